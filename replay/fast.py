@@ -1,0 +1,216 @@
+"""Vectorised fast paths for the high-volume families (polars regexes over whole columns).
+
+Each fast path must give exactly the rows the grammar's Transformer gives for the same records
+(same field names, same string values, same row order); tests/integration/test_engines.py runs
+both engines over every fixture and compares every table. Families without a fast path here go
+through lark in both engines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+_I = r"-?\d+"
+_SHARE = r"(?P<host>\S+)\.(?P<share_id>\d+)"
+_MACHINE = (
+    rf"(?P<m_host>\S+) +(?P<m_blacklisted>\S+) +(?P<m_order>{_I}) +(?P<m_active>{_I}) +"
+    rf"(?P<m_unused>{_I}) +(?P<memory_mb>{_I}) +(?:<none>|(?P<m_jobs_list>(?:\d+ *)+))"
+)
+_RMJOB = (
+    rf"(?P<type_code>[JSMRA?])_*(?P<job_id>\d+) +(?P<job_name>\S+) +(?P<user>\S+) +(?P<class>\S+) +"
+    rf"(?P<shares>{_I}) +(?P<order>{_I}) +(?P<qshares>{_I}) +(?P<threads>{_I}) +(?P<memory_gb>{_I}) +"
+    rf"(?P<nquest>{_I}) +(?P<remaining>{_I}) +(?P<init_wait>\S+) +(?P<max_processes>{_I})"
+)
+_VALUES = r"(?P<values_list>(?:-?\d+ *)*)"
+
+# family -> regex over the (trimmed) first body line; named groups are the grammar's field names.
+REGEXES: dict[str, str] = {
+    "rmc_start": r"^(?P<descr>\S+) RmCounter Start$",
+    "rmc_end": r"^(?P<descr>\S+) RmCounter End$",
+    "rmc_maxorder": rf"^(?P<descr>\S+) maxorder = +(?P<maxorder>{_I})$",
+    "rmc_names": r"^(?P<descr>\S+) entity_names = *(?P<names_list>.*)$",
+    "rmc_weights": rf"^(?P<descr>\S+) weights += *{_VALUES}$",
+    "rmc_wanted": rf"^(?P<descr>\S+) wantedby\.(?P<entity>\S+) = *{_VALUES}$",
+    "rmc_vmachines": rf"^(?P<descr>\S+) vmachines = *{_VALUES}$",
+    "rmc_final": r"^(?P<descr>\S+) Final apportionment:$",
+    "rmc_given": rf"^(?P<descr>\S+) +(?P<entity>\S+) gbo *{_VALUES}$",
+    "rmc_vshares": rf"^(?P<descr>\S+) vshares *{_VALUES}$",
+    "rmc_nshares": rf"^(?P<descr>\S+) nshares *{_VALUES}$",
+    "frag_header": r"^Nodepool +User +PureFS +NSh +Counted +Needed +O +Class: +(?P<class>\S+)$",
+    "frag_row": (
+        rf"^(?P<nodepool>\S+) +(?P<user>\S+) +(?P<pure_fs>{_I}) +(?P<nsh>{_I}) +(?P<counted>{_I}) +"
+        rf"(?P<needed>{_I}) +(?P<order>{_I})(?: +(?P<potentially_needy>POTENTIALLY NEEDY))?$"
+    ),
+    "frag_free": (
+        rf"^NP (?P<nodepool>\S+) After check: (?P<space_kind>virtual|cumulative) +free Space *{_VALUES}$"
+    ),
+    "frag_needy": (
+        rf"^NP: +(?P<nodepool>\S+) User: +(?P<user>\S+) Pure fs: +(?P<pure_fs>{_I}) needed +"
+        rf"(?P<needed>{_I}) O\[(?P<order>{_I})\] ACTUALLY NEEDY$"
+    ),
+    "frag_none": r"^No needy jobs, defragmentation bypassed\.$",
+    "frag_detected": r"^NEEDY JOBS DETECTED$",
+    "rich_candidate": r"^Candidate machine: +(?P<host>\S+)$",
+    "rich_not_candidate": r"^Not a candidate, insufficient free space \+ candidate shares: +(?P<host>\S+)$",
+    "rich_found": rf"^Found (?P<count>{_I}) machines to be searched in this order:$",
+    "rich_eligible": r"^Eligible machines: *(?P<hosts_list>.*)$",
+    "evict_header": r"^Counted Current Needed Order +\((?P<nodepool>\S+)\)$",
+    "evict_row": rf"^(?P<counted>{_I}) +(?P<current>{_I}) +(?P<needed>{_I}) +(?P<order>{_I})$",
+    "node_heartbeat": rf"^(?P<rule_count>{_I}) (?P<host>\S+) (?P<short_name>\S+) (?P<ip>\S+)$",
+    "prj_cannot_predict": (
+        r"^(?P<user>\S+) Cannot predict cap: init_wait (?P<init_wait>\S+) \|\| time_per_item "
+        r"(?P<time_per_item>\S+)$"
+    ),
+    "prj_cap": (
+        rf"^(?P<user>\S+) O (?P<order>{_I}) T (?P<prj_t>{_I}) NTh (?P<prj_nth>{_I}) TI (?P<prj_ti>{_I}) "
+        rf"TR (?P<prj_tr>\S+) R (?P<prj_r>\S+) QR (?P<prj_qr>{_I}) P (?P<prj_p>{_I}) F (?P<prj_f>{_I}) "
+        rf"ST (?P<prj_st>{_I}) return (?P<prj_return>{_I})$"
+    ),
+    "init_job_cap": (
+        rf"^(?P<user>\S+) O (?P<order>{_I}) Base cap: (?P<base_cap>{_I}) Expected future cap: "
+        rf"(?P<expected_cap>{_I}) potential cap (?P<potential_cap>{_I}) actual cap (?P<actual_cap>{_I})$"
+    ),
+    "what_of_fair_share": (
+        rf"^Scheduling job in class +(?P<class>\S+) : (?P<shares_given>{_I}) shares given, order (?P<order>{_I})$"
+    ),
+    "how_much_fair_share": rf"^Scheduling job in class +\S+ : +{_RMJOB}$",
+    "submit_row": rf"^submit +{_RMJOB}$",
+    "job_update": (
+        rf"^tot: (?P<total>{_I}) (?P<state_from>\S+) -> (?P<state_to>\S+) compl: (?P<completed>\S+) "
+        rf"err: (?P<errors>\S+) rem: (?P<remaining>{_I}) mean: (?P<mean>\S+) skew: (?P<skew>\S+)$"
+    ),
+    "connect_share": rf"^share {_SHARE} order (?P<order>{_I}) machine +{_MACHINE}$",
+    "connect_new_share": rf"^Connecting new share {_SHARE}$",
+    "loop_enter": rf"^-+ (?P<epoch>{_I}) -+ Entering scheduling loop -+$",
+    "loop_return": rf"^-+ (?P<epoch>{_I}) -+ Scheduling loop returns +-+$",
+    "total_arrivals": rf"^Total arrivals: (?P<count>{_I})$",
+    "schedule_summary": rf"^Scheduling (?P<new_jobs>{_I}) +new jobs\. +Existing jobs: (?P<existing_jobs>{_I})$",
+    "schedule_run": rf"^Run scheduler {_I} with top-level nodepool (?P<nodepool>\S+)$",
+    "schedule_sent": r"^Schedule sent to Orchestrator$",
+    "fixed_to_class": r"^Scheduling job to class: (?P<class>\S+)$",
+    "fixed_counting": r"^Counting shares for (?P<type_code>[JSMRA?])\.(?P<job_id>\d+)(?: in class (?P<class>\S+))?$",
+    "fixed_stable": rf"^\[stable\] assigned (?P<shares>{_I}) processes, +(?P<qshares>{_I}) QS$",
+    "fixed_granted": (
+        rf"^\+\+\+\+\+ nodepool (?P<nodepool>\S+) class (?P<class>\S+) order (?P<order>{_I}) shares (?P<nqm>\d+Q\d+)$"
+    ),
+    "expansion_order": r"^(?P<nodepool>\S+) Doing expansions in this order: *(?P<pools_list>.*)$",
+    "proc_new": rf"^New process +{_SHARE} (?P<rss>{_I}) (?P<state_to>\S+) (?P<pid>\S+)$",
+    "proc_state": (
+        rf"^Process +(?P<pid>\S+) (?:{_SHARE}|<none>) State: (?P<state_from>\S+) -> (?P<state_to>\S+) "
+        rf"(?P<init_ms>{_I}) (?P<run_ms>{_I})$"
+    ),
+    "proc_completion": rf"^Process +(?P<pid>\S+) Completion: {_SHARE}$",
+    "proc_completed": r"^Process +(?P<pid>\S+) +completed due to state (?P<state_to>\S+)$",
+    "proc_ignored": r"^Process +(?P<pid>\S+) ignoring update because of state (?P<state_to>\S+)$",
+    "proc_vacate": rf"^Job vacate signal share: +{_SHARE}$",
+    "node_blacklist": (
+        rf"^(?P<host>\S+) (?P<share_id>{_I}) (?P<uuid>[0-9a-fA-F-]{{8,}}) procs (?P<count>{_I}) shares left "
+        rf"(?P<free_shares>{_I}) / (?P<share_order>{_I})$"
+    ),
+}
+
+
+def _regex_rows(part: pl.DataFrame, regex: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) for single-line families: extract the named groups of `regex`."""
+    matched = part["body"].str.contains(regex)
+    hits = part.filter(matched)
+    if "(?P<" not in regex:
+        return hits.select("rec"), part.filter(~matched).select("rec")
+    rows = hits.select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
+    rows = rows.with_columns(
+        [pl.col(c).str.extract_all(r"\S+") for c in rows.columns if c.endswith("_list")]
+    )
+    return rows, part.filter(~matched).select("rec")
+
+
+def _explode_expansions(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """doExpansion: one row per `<job>:found|notfound`, one row with no job when the list is empty."""
+    regex = r"^NP: +(?P<nodepool>\S+) Expansions in this order:(?P<rest>(?: +\d+:(?:found|notfound))*) *$"
+    matched = part["body"].str.contains(regex)
+    got = part.filter(matched).select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
+    rows = got.with_columns(pl.col("rest").str.extract_all(r"\d+:\w+").alias("e")).explode("e").select(
+        "rec", "nodepool",
+        pl.col("e").str.split(":").list.get(0, null_on_oob=True).alias("job_id"),
+        pl.col("e").str.split(":").list.get(1, null_on_oob=True).alias("found"),
+    )
+    return rows, part.filter(~matched).select("rec")
+
+
+_CS_ITEM = r"^(?P<work_type>\S+) (?P<job_id>\d+) (?P<memory_gb>\d+)GB(?: +(?P<reason>.*\S))? *$"
+_CS_REFUSED_ITEM = r"^(?P<work_type>\S+) (?P<job_id>\d+) *$"
+_CS_LIST = r"^\t(?P<kind>Existing|Additions|Removals)\[\d+\]: *(?P<res>.*)$"
+_CS_RES = r"\S+\.\d+\^\d+(?:\^P)?"
+
+
+def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The Orchestrator structure (R1), line by line with vectorised classification."""
+    lines = cont.join(part.select("rec"), on="rec", how="semi").with_columns(
+        pl.col("text").str.strip_chars_end(" \r")
+    ).filter(pl.col("text").str.strip_chars() != "")
+    t = pl.col("text")
+    lines = lines.with_columns(
+        pl.when(t.str.contains(_CS_ITEM)).then(pl.lit("item"))
+        .when(t.str.contains(r"^\tRefused: ")).then(pl.lit("refused"))
+        .when(t.str.contains(_CS_REFUSED_ITEM)).then(pl.lit("refused_item"))
+        .when(t.str.contains(_CS_LIST)).then(pl.lit("list"))
+        .when(t.str.contains(rf"^\t *(?:{_CS_RES} *)+$")).then(pl.lit("wrap"))
+        .otherwise(None).alias("shape")
+    )
+    bad = lines.filter(pl.col("shape").is_null()).select("file", "line", "text")
+    lines = lines.filter(pl.col("shape").is_not_null())
+    item = t.str.extract_groups(_CS_ITEM)
+    ref = t.str.extract_groups(_CS_REFUSED_ITEM)
+    is_item = pl.col("shape").is_in(["item", "refused_item"])
+    lines = lines.with_columns(
+        pl.when(pl.col("shape") == "item").then(item.struct.field("work_type"))
+        .when(pl.col("shape") == "refused_item").then(ref.struct.field("work_type")).alias("work_type"),
+        pl.when(pl.col("shape") == "item").then(item.struct.field("job_id"))
+        .when(pl.col("shape") == "refused_item").then(ref.struct.field("job_id")).alias("job_id"),
+        pl.when(pl.col("shape") == "item").then(item.struct.field("memory_gb")).alias("memory_gb"),
+        pl.when(pl.col("shape") == "item").then(item.struct.field("reason"))
+        .when(pl.col("shape") == "refused").then(t.str.replace(r"^\tRefused: *", "").str.strip_chars())
+        .alias("reason"),
+        pl.when(pl.col("shape") == "list").then(t.str.extract(_CS_LIST, 1)).alias("kind"),
+        pl.when(pl.col("shape").is_in(["list", "wrap"])).then(t.str.extract_all(_CS_RES)).alias("res"),
+        is_item.cum_sum().over("rec").alias("item_no"),
+    )
+    # carry each item's header down to its list lines, and each list's kind down to its wraps
+    lines = lines.with_columns(
+        pl.col("work_type", "job_id", "memory_gb").forward_fill().over("rec", "item_no"),
+        pl.col("kind").forward_fill().over("rec", "item_no"),
+        pl.col("reason").forward_fill().over("rec", "item_no"),
+    )
+    refused = lines.filter(pl.col("shape") == "refused").select("rec", "line", "work_type", "job_id", "reason")
+    lists = lines.filter(pl.col("shape").is_in(["list", "wrap"]))
+    # an empty list still yields one row (so a job with nothing keeps its reason); a wrap never does
+    lists = lists.filter((pl.col("shape") == "list") | (pl.col("res").list.len() > 0))
+    shares = lists.explode("res").with_columns(
+        pl.col("res").str.extract(r"^(\S+)\.\d+\^", 1).alias("host"),
+        pl.col("res").str.extract(r"\.(\d+)\^", 1).alias("share_id"),
+        pl.col("res").str.extract(r"\^(\d+)", 1).alias("init_ms"),
+        pl.when(pl.col("res").is_null()).then(None)
+        .otherwise(pl.col("res").str.ends_with("^P").cast(pl.String).str.to_lowercase()).alias("purged"),
+    ).select("rec", "line", "work_type", "job_id", "memory_gb", "reason", "kind", "host", "share_id", "init_ms", "purged")
+    rows = pl.concat([shares, refused], how="diagonal").sort("rec", "line", maintain_order=True).drop("line")
+    return rows, bad
+
+
+# family -> handler(records of the family, continuation lines) -> (rows, failures)
+HANDLERS: dict[str, Callable[[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = {
+    "do_expansion": _explode_expansions,
+    "schedule_state": _schedule_state,
+}
+
+
+def has_fast_path(family: str) -> bool:
+    """Whether `family` is parsed by a vectorised fast path in the fast engine."""
+    return family in REGEXES or family in HANDLERS
+
+
+def fast_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) of one family; failures are `rec` rows, or (file, line, text) lines."""
+    if family in HANDLERS:
+        return HANDLERS[family](part, cont)
+    return _regex_rows(part, REGEXES[family])

@@ -1,0 +1,202 @@
+"""rm.log files -> typed tables: read, split records, route to families, parse, assemble.
+
+`engine="fast"` parses the high-volume families with vectorised regexes (replay.fast) and the
+rest with lark; `engine="lark"` parses every header and every body with the grammar. Both must
+give identical tables (tests/integration/test_engines.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from replay import fast, grammar
+from replay.families import GENERIC, ROUTES, TARGETS
+from replay.records import Records, find_records, full_bodies, split_lines
+from replay.sources import InputError, Source, discover, read_bytes
+from replay.tables import assemble
+
+# Families whose continuation lines are part of the message; for all others a non-blank
+# continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
+MULTILINE = {"schedule_state", "occupancy_table", "sched_sections", "pool_tables", "np_nodes", GENERIC}
+TS_FORMAT = "%d %b %Y %H:%M:%S,%3f"
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a parse saw: sizes, record counts per family, unparsed lines, cycles and time span."""
+
+    files: list[str]
+    bytes: int
+    lines: int
+    records: int
+    families: dict[str, int]
+    unparsed: int
+    bad_utf8_lines: int
+    cycles: int
+    first_ts: str | None
+    last_ts: str | None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The tables (name -> polars DataFrame) and the summary of one parse."""
+
+    tables: dict[str, pl.DataFrame]
+    summary: Summary
+
+
+def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None) -> ParseResult:
+    """Parse rm.log files (rolled sets, directories, .gz) into typed tables."""
+    say = progress or (lambda _msg: None)
+    if isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__"):
+        paths = [paths]  # type: ignore[list-item]
+    sources = discover(list(paths))
+    say(f"reading {len(sources)} file(s)")
+    blobs = [read_bytes(s) for s in sources]
+    say("splitting lines and headers")
+    lines = split_lines(blobs)
+    recs = find_records(lines, engine)
+    _check_is_rmlog(sources, blobs, lines.frame, recs)
+    records = _route(recs.records)
+    say("parsing message bodies")
+    buckets, unparsed = _parse_families(records, recs, engine, say)
+    unparsed.append(_orphans(recs))
+    unparsed.append(_unexpected_continuations(records, recs.continuations))
+    say("assembling tables")
+    names = [s.name for s in sources]
+    unparsed_frame = _unparsed_table(unparsed, lines.frame, records, names)
+    tables = assemble(buckets, records, names, unparsed_frame)
+    return ParseResult(tables, _summary(sources, blobs, lines, records, tables))
+
+
+def _check_is_rmlog(sources: list[Source], blobs: list[bytes], lines: pl.DataFrame, recs: Records) -> None:
+    if lines.height == 0:
+        raise InputError(f"{', '.join(str(s.path) for s in sources)}: empty input, no lines to parse")
+    with_headers = set(recs.records["file"].unique().to_list())
+    for idx, (src, blob) in enumerate(zip(sources, blobs)):
+        if blob.strip() and idx not in with_headers:
+            raise InputError(
+                f"{src.path}: not an rm.log: no line has the DUCC log header "
+                "'dd Mon yyyy hh:mm:ss,SSS LEVEL RM.Class - JID T[tid] METHOD ...'"
+            )
+
+
+def _route(records: pl.DataFrame) -> pl.DataFrame:
+    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and `ts`."""
+    parts = []
+    for (cls, method), part in records.partition_by("cls", "method", as_dict=True, maintain_order=True).items():
+        routes = ROUTES.get((cls, method))
+        if routes is None:
+            fam: pl.Expr = pl.lit(GENERIC)
+        else:
+            fam = pl.lit(None, dtype=pl.String)
+            for route in reversed(routes):
+                fam = pl.when(pl.col("body").str.contains(route.prefix)).then(pl.lit(route.family)).otherwise(fam)
+        parts.append(part.with_columns(fam.alias("family")))
+    routed = pl.concat(parts).sort("rec") if parts else records.with_columns(family=pl.lit(None, pl.String))
+    return routed.with_columns(
+        pl.col("ts").str.to_datetime(TS_FORMAT, time_unit="ms", strict=False).alias("ts"),
+        pl.col("ts").alias("ts_text"),
+    )
+
+
+def _parse_families(
+    records: pl.DataFrame, recs: Records, engine: str, say: Progress
+) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame]]:
+    buckets: dict[str, list[pl.DataFrame]] = {}
+    unparsed: list[pl.DataFrame] = []
+    unknown = records.filter(pl.col("family").is_null())
+    if unknown.height:
+        unparsed.append(unknown.select(
+            "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
+                                        pl.lit(" with a body of no known shape"))))
+    for family, part in records.filter(pl.col("family").is_not_null()).partition_by(
+        "family", as_dict=True, maintain_order=True
+    ).items():
+        family = family[0] if isinstance(family, tuple) else family
+        if family == GENERIC:
+            rows = full_bodies(part, recs.continuations)
+            buckets.setdefault("messages", []).append(rows)
+            continue
+        if engine == "fast" and fast.has_fast_path(family):
+            rows, failed = fast.fast_rows(family, part, recs.continuations)
+        else:
+            rows, failed = _lark_rows(family, part, recs.continuations)
+        if failed.height:
+            if "rec" in failed.columns:
+                if "reason" not in failed.columns:
+                    failed = failed.with_columns(reason=pl.lit(f"{family}: body does not match the grammar"))
+                unparsed.append(failed.select("rec", "reason"))
+            else:
+                unparsed.append(failed.select(
+                    "file", "line", "text", reason=pl.lit(f"{family}: line is not part of the message")))
+        for target in TARGETS.get(family, []):
+            consts = [pl.lit(v).alias(k) for k, v in target.consts.items()]
+            buckets.setdefault(target.table, []).append(rows.with_columns(*consts, _family=pl.lit(family)))
+    return buckets, unparsed
+
+
+def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    texts = full_bodies(part, cont) if family in MULTILINE else part.select("rec", text="body")
+    rows: list[dict] = []
+    bad_rec: list[int] = []
+    bad_reason: list[str] = []
+    for rec, text in texts.iter_rows():
+        got = grammar.parse_body(family, text or "")
+        if isinstance(got, str):
+            bad_rec.append(rec)
+            bad_reason.append(got)
+            continue
+        rows.extend({"rec": rec, **row} for row in got)
+    frame = pl.from_dicts(rows, infer_schema_length=None) if rows else pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
+    failed = pl.DataFrame({"rec": bad_rec, "reason": bad_reason}, schema={"rec": pl.UInt32, "reason": pl.String})
+    return frame.with_columns(pl.col("rec").cast(pl.UInt32)), failed
+
+
+def _orphans(recs: Records) -> pl.DataFrame:
+    return recs.orphans.filter(pl.col("text").str.strip_chars() != "").select(
+        "file", "line", "text",
+        reason=pl.lit("continuation line before the first record header (the log starts mid-record)"),
+    )
+
+
+def _unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame:
+    single = records.filter(~pl.col("family").is_in(list(MULTILINE)) | pl.col("family").is_null()).select("rec", "family", "cls", "method")
+    return cont.filter(pl.col("text").str.strip_chars() != "").join(single, on="rec").select(
+        "file", "line", "text",
+        reason=pl.concat_str(pl.lit("unexpected line inside a "), "cls", pl.lit("."), "method",
+                             pl.lit(" record (interleaved or wrapped output)")),
+    )
+
+
+def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """file/line/text/reason rows; a failed record is reported at its header line."""
+    schema = {"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String}
+    frames = [p.select("file", "line", "text", "reason").cast(schema) for p in parts if "line" in p.columns]
+    failed = [p for p in parts if "line" not in p.columns]
+    if failed:
+        where = pl.concat(failed).join(records.select("rec", "file", "line"), on="rec", how="left")
+        frames.append(where.join(lines, on=["file", "line"], how="left").select(*schema).cast(schema))
+    out = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+    out = out.sort("file", "line", maintain_order=True)
+    lookup = pl.DataFrame({"file": range(len(names)), "name": names}, schema={"file": pl.UInt16, "name": pl.String})
+    return out.join(lookup, on="file", how="left").select(pl.col("name").alias("file"), "line", "text", "reason")
+
+
+def _summary(sources: list[Source], blobs: list[bytes], lines, records: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> Summary:
+    fams = records.group_by("family").len().sort("family", nulls_last=True)
+    ts = records["ts_text"]
+    return Summary(
+        files=[str(s.path) for s in sources], bytes=sum(len(b) for b in blobs), lines=lines.frame.height,
+        records=records.height,
+        families={str(f): int(n) for f, n in fams.iter_rows()},
+        unparsed=tables["unparsed"].height, bad_utf8_lines=lines.bad_utf8_lines,
+        cycles=tables["cycles"].height,
+        first_ts=ts[0] if len(ts) else None, last_ts=ts[-1] if len(ts) else None,
+    )

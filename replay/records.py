@@ -1,0 +1,120 @@
+"""Split log bytes into lines, recognise record headers, stitch continuation lines to records.
+
+Two engines produce the same frames: `fast` (numpy line split + one polars regex over all lines)
+and `lark` (the grammar's `record_header` rule, line by line; the reference, used by the tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from replay import grammar
+
+# The header as one anchored regex (catalog section 0); Rust regex, no look-around.
+HEADER_RE = (
+    r"^(\d\d [A-Z][a-z][a-z] \d\d\d\d \d\d:\d\d:\d\d,\d\d\d) +(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +"
+    r"(\S*)\.([^\s.]+) +- +(\S+) +T\[(\d*)\] +(\S+)(.*)"
+)
+HEADER_FIELDS = ["ts", "level", "component", "cls", "jid", "tid", "method", "body"]
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Every input line: file index, 1-based line number, text (newline removed)."""
+
+    frame: pl.DataFrame  # file: u16, line: u32, text: str
+    bad_utf8_lines: int
+
+
+@dataclass(frozen=True)
+class Records:
+    """Header lines as records and the continuation lines stitched to them."""
+
+    records: pl.DataFrame  # rec, file, line, ts, level, component, cls, jid, tid, method, body
+    continuations: pl.DataFrame  # rec, file, line, text
+    orphans: pl.DataFrame  # file, line, text: continuation lines before any header
+
+
+def split_lines(blobs: list[bytes]) -> Lines:
+    """All lines of all files, in order; invalid UTF-8 is replaced (and counted), never fatal."""
+    frames = []
+    bad = 0
+    for idx, data in enumerate(blobs):
+        if data and np.frombuffer(data, dtype=np.uint8).max() >= 0x80:
+            text = data.decode("utf-8", errors="replace")
+            bad += text.count("\ufffd") and sum(1 for ln in text.split("\n") if "\ufffd" in ln)
+            data = text.encode("utf-8")
+        frames.append(_lines_of(idx, data))
+    frame = pl.concat(frames) if frames else pl.DataFrame(
+        schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String}
+    )
+    return Lines(frame, bad)
+
+
+def _lines_of(idx: int, data: bytes) -> pl.DataFrame:
+    # Zero-copy: one Arrow string array over the file's bytes, one value per line (newline kept,
+    # then stripped by polars), instead of a Python list of a million str objects.
+    if not data:
+        return pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String})
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
+    if starts[-1] == len(data):
+        starts = starts[:-1]
+    offsets = np.append(starts, len(data)).astype(np.int64)
+    arr = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets.tobytes()), pa.py_buffer(data))
+    text = pl.from_arrow(arr).cast(pl.String).str.strip_chars_end("\r\n")
+    n = len(starts)
+    return pl.DataFrame({
+        "file": pl.Series(np.full(n, idx, dtype=np.uint16)),
+        "line": pl.Series(np.arange(1, n + 1, dtype=np.uint32)),
+        "text": text,
+    })
+
+
+def find_records(lines: Lines, engine: str = "fast") -> Records:
+    """Recognise headers (by `engine`) and stitch every other line to the record before it."""
+    frame = lines.frame
+    if engine == "lark":
+        headers = _lark_headers(frame["text"].to_list())
+    else:
+        headers = frame.select(pl.col("text").str.extract_groups(HEADER_RE)).unnest("text")
+        headers.columns = HEADER_FIELDS
+        headers = headers.with_columns(pl.col("body").str.strip_chars())
+    is_header = headers["ts"].is_not_null()
+    rec = is_header.cast(pl.Int64).cum_sum() - 1
+    full = pl.concat([frame, headers, pl.DataFrame({"rec": rec, "is_header": is_header})], how="horizontal")
+    records = full.filter(pl.col("is_header")).select(
+        "rec", "file", "line", *HEADER_FIELDS
+    ).with_columns(pl.col("rec").cast(pl.UInt32), pl.col("tid").cast(pl.UInt32, strict=False))
+    cont = full.filter(~pl.col("is_header"))
+    orphans = cont.filter(pl.col("rec") < 0).select("file", "line", "text")
+    continuations = cont.filter(pl.col("rec") >= 0).select(
+        pl.col("rec").cast(pl.UInt32), "file", "line", "text"
+    )
+    return Records(records, continuations, orphans)
+
+
+def _lark_headers(texts: list[str]) -> pl.DataFrame:
+    cols: dict[str, list[str | None]] = {f: [] for f in HEADER_FIELDS}
+    for text in texts:
+        fields = grammar.parse_header(text) if text[:1].isdigit() else None
+        for f in HEADER_FIELDS:
+            cols[f].append(fields[f] if fields else None)
+    return pl.DataFrame(cols, schema={f: pl.String for f in HEADER_FIELDS})
+
+
+def full_bodies(records: pl.DataFrame, continuations: pl.DataFrame) -> pl.DataFrame:
+    """rec -> the whole body text (first line, then continuation lines), trimmed."""
+    extra = continuations.join(records.select("rec"), on="rec", how="semi").group_by(
+        "rec", maintain_order=True
+    ).agg(pl.col("text").str.join("\n").alias("more"))
+    return records.select("rec", "body").join(extra, on="rec", how="left").select(
+        "rec",
+        pl.when(pl.col("more").is_null()).then(pl.col("body"))
+        .otherwise(pl.concat_str(pl.col("body"), pl.lit("\n"), pl.col("more")))
+        .str.strip_chars().alias("text"),
+    )

@@ -1,0 +1,419 @@
+"""Table schemas (the contract other tools build on) and their assembly from family rows.
+
+Family rows arrive as strings keyed by grammar field names, tagged with `rec` (the record) and
+`_family`. Assembly is shared by both engines: cast to the schema, attach each record's time,
+cycle, file and line, and build the tables that span records (RmCounter blocks, the occupancy
+table, the published schedule, cap chains, configuration).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+I, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
+LI, LS = pl.List(pl.Int64), pl.List(pl.String)
+TS = pl.Datetime("ms")
+WHERE = {"file": S, "line": pl.UInt32}
+
+SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "cycles": {"cycle": pl.UInt32, "epoch": I, "ts_start": TS, "ts_end": TS, **WHERE,
+               "total_arrivals": I, "new_jobs": I, "existing_jobs": I},
+    "nodes": {"ts": TS, "cycle": pl.UInt32, "host": S, "event": S, "nodepool": S, "share_order": I,
+              "memory_mb": I, "count": I, "short_name": S, "ip": S, "status": S, "job_id": I,
+              "work_type": S, "detail": S, **WHERE},
+    "job_caps": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "user": S, "order": I, "base_cap": I,
+                 "expected_cap": I, "potential_cap": I, "actual_cap": I, "prj_kind": S, "prj_t": I,
+                 "prj_nth": I, "prj_ti": I, "prj_tr": F, "prj_r": F, "prj_qr": I, "prj_p": I, "prj_f": I,
+                 "prj_st": I, "prj_return": I, "init_wait": B, "time_per_item": F, "init_time_zero": B, **WHERE},
+    "counts": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "class": S, "shares_given": I, "order": I,
+               "policy": S, "kind": S, "nodepool": S, "type_code": S, "shares": I, "qshares": I, "nqm": S,
+               "count": I, "reason": S, **WHERE},
+    "rmcounter": {"ts": TS, "cycle": pl.UInt32, "descr": S, "block": I, "entity": S, "weight": I,
+                  "wanted": LI, "vmachines": LI, "maxorder": I, "given": LI, **WHERE},
+    "placements": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "host": S, "share_id": I, "order": I,
+                   "kind": S, "placed_for": I, "reassigned": B, "m_order": I, "m_active": I, "m_unused": I,
+                   "memory_mb": I, "m_jobs": LI, **WHERE},
+    "evictions": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "host": S, "share_id": I, "order": I,
+                  "reason": S, "nodepool": S, "work_type": S, **WHERE},
+    "eviction_counts": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "nodepool": S, "block": I, "counted": I,
+                        "current": I, "needed": I, "order": I, **WHERE},
+    "defrag": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "kind": S, "nodepool": S, "class": S, "user": S,
+               "host": S, "share_id": I, "donor_job": I, "pure_fs": I, "nsh": I, "counted": I, "needed": I,
+               "order": I, "count": I, "shares": I, "qshares": I, "potentially_needy": B, "space_kind": S,
+               "detail": S, "values": LI, "hosts": LS, "job_ids": LI, **WHERE},
+    "schedule": {"cycle": pl.UInt32, "job_id": I, "work_type": S, "memory_gb": I, "reason": S, "kind": S,
+                 "host": S, "share_id": I, "init_ms": I, "purged": B, "refused": B, "ts": TS, **WHERE},
+    "jobs": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "source": S, "section": S, "type_code": S,
+             "job_name": S, "user": S, "class": S, "shares": I, "order": I, "qshares": I, "threads": I,
+             "memory_gb": I, "nquest": I, "remaining": I, "init_wait": B, "max_processes": I, **WHERE},
+    "job_events": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "event": S, "tag": S, "state_from": S,
+                   "state_to": S, "total": I, "completed": I, "errors": I, "remaining": I, "mean": F,
+                   "skew": F, "max_processes": I, "count": I, "pid": S, "host": S, "share_id": I,
+                   "hosts": LS, "detail": S, **WHERE},
+    "processes": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "event": S, "pid": S, "host": S, "share_id": I,
+                  "state_from": S, "state_to": S, "init_ms": I, "run_ms": I, "rss": I, "uuid": S,
+                  "count": I, "free_shares": I, "share_order": I, **WHERE},
+    "allotments": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "kind": S, "nqm": S, "wanted_nqm": S,
+                   "qshares": I, "memory_gb": I, "allotment_qshares": I, "allotment_gb": I, "user": S,
+                   "count": I, **WHERE},
+    "expansions": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "kind": S, "nodepool": S, "found": B,
+                   "pools": LS, "hosts": LS, "counted": I, "current": I, "needed": I, "order": I, "count": I,
+                   "nqm": S, "assign": S, "because": S, "host": S, **WHERE},
+    "occupancy": {"ts": TS, "cycle": pl.UInt32, "nodepool": S, "host": S, "blacklisted": B, "order": I,
+                  "active": I, "unused": I, "memory_mb": I, "jobs": LI, "free": I, **WHERE},
+    "pool_tables": {"ts": TS, "cycle": pl.UInt32, "nodepool": S, "depth": I, "table_row": S, "values": LI,
+                    **WHERE},
+    "config": {"key": S, "value": S, **WHERE},
+    "classes": {"name": S, "policy": S, "priority": I, "weight": I, "nodepool": S, "init_cap": I,
+                "expand_by_doubling": B, "prediction": B, "prediction_fudge": I, "enforce": B,
+                "max_allotment": S, "cap": S, "debug": S, "authorized_users": S, **WHERE},
+    "nodepools": {"name": S, "parent": S, "search_order": I, "quantum": I, "node_file": S, "node_rule": S,
+                  "classes": LS, "subpools": LS, "nodes": LS, **WHERE},
+    "messages": {"ts": TS, "cycle": pl.UInt32, "level": S, "component": S, "cls": S, "jid": S, "tid": pl.UInt32,
+                 "method": S, "text": S, **WHERE},
+    "unparsed": {"file": S, "line": pl.UInt32, "text": S, "reason": S},
+}
+
+TRUE_WORDS = ["true", "found", "POTENTIALLY NEEDY"]
+RENAME = {"values_list": "values", "hosts_list": "hosts", "pools_list": "pools", "names_list": "names",
+          "m_jobs_list": "m_jobs", "job_id_list": "job_ids", "classes_list": "classes",
+          "subpools_list": "subpools", "nodes_list": "nodes", "text": "detail"}
+FIXED_METHODS = ["countFixedForJob", "countSingleFixedProcess", "howMuchFixed"]
+RESERVE_METHODS = ["countReservationForJob", "countSingleReservation"]
+
+
+def _convert(col: str, dtype: pl.DataType, have: pl.DataType) -> pl.Expr:
+    c = pl.col(col)
+    if dtype == B:
+        return c if have == B else pl.when(c.is_null()).then(None).otherwise(c.cast(S).is_in(TRUE_WORDS))
+    if isinstance(dtype, pl.List):
+        return c.list.eval(pl.element().cast(dtype.inner, strict=False)) if isinstance(have, pl.List) else c.cast(dtype, strict=False)
+    return c.cast(dtype, strict=False)
+
+
+def conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """The schema's columns, in order, cast from whatever the rows carried (absent -> null)."""
+    exprs = []
+    for col, dtype in schema.items():
+        if col in df.columns:
+            exprs.append(_convert(col, dtype, df.schema[col]).alias(col))
+        else:
+            exprs.append(pl.lit(None, dtype=dtype).alias(col))
+    return df.select(exprs)
+
+
+# Fields the assembly steps read; a log that lacks a family still yields these columns (null).
+_SCALARS = ("user class host share_id kind memory_gb nodepool detail order m_order m_host m_blacklisted m_active "
+            "m_unused memory_mb free shares shares_given nqm policy epoch count new_jobs existing_jobs maxorder "
+            "entity descr quantum search_order prop_key value rich_from clear_kind needy_what").split()
+_LISTS = "values names m_jobs classes subpools nodes hosts".split()
+
+
+def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame) -> pl.DataFrame:
+    """All family rows of one bucket, in log order, with the record's ts/cycle/file/line/jid."""
+    parts = buckets.get(name, [])
+    if not parts:
+        parts = [pl.DataFrame({"rec": [], "_family": []}, schema={"rec": pl.UInt32, "_family": S})]
+    df = pl.concat([p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts], how="diagonal_relaxed")
+    df = df.rename({k: v for k, v in RENAME.items() if k in df.columns and v not in df.columns})
+    df = df.with_columns([pl.lit(None, S).alias(c) for c in _SCALARS if c not in df.columns]
+                         + [pl.lit(None, LS).alias(c) for c in _LISTS if c not in df.columns])
+    df = df.sort("rec", maintain_order=True).join(info, on="rec", how="left")
+    jid = pl.col("jid").cast(I, strict=False)
+    return df.with_columns(
+        (pl.coalesce(pl.col("job_id").cast(I, strict=False), jid) if "job_id" in df.columns else jid).alias("job_id")
+    )
+
+
+def record_info(records: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """rec -> ts, cycle, file name, line, jid, method (cycle = next published schedule)."""
+    sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
+    before = sent.cum_sum() - sent
+    total = records.filter(pl.col("family") == "schedule_sent").height
+    cyc = pl.when(pl.col("family") == "schedule_state").then(before).otherwise(before + 1)
+    lookup = pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
+    return records.with_columns(
+        pl.when((cyc >= 1) & (cyc <= total)).then(cyc).otherwise(None).cast(pl.UInt32).alias("cycle")
+    ).join(lookup, on="file", how="left").select(
+        "rec", "ts", "cycle", pl.col("fname").alias("file"), "line", "jid", "method", "level",
+        "component", "cls", "tid",
+    )
+
+
+def assemble(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
+             unparsed: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Every table of the contract, from the family rows of one parse."""
+    info = record_info(records, names)
+    get = lambda name: _rows(buckets, name, info)  # noqa: E731
+    schedule = _schedule(get("_schedule_lines"))
+    placements = _placements(get("_placement_lines"), schedule)
+    tables = {
+        "cycles": _cycles(get("_cycle_lines")),
+        "nodes": get("nodes"),
+        "job_caps": _caps(get("_cap_lines")),
+        "counts": _counts(get("counts")),
+        "rmcounter": _rmcounter(get("_rmcounter_lines")),
+        "placements": placements,
+        "evictions": _evictions(get("evictions"), placements),
+        "eviction_counts": _eviction_counts(get("_eviction_count_lines")),
+        "defrag": _defrag(get("_defrag_lines")),
+        "schedule": schedule,
+        "jobs": get("jobs").filter(pl.col("job_id").is_not_null()),
+        "job_events": get("job_events"),
+        "processes": get("processes"),
+        "allotments": get("allotments"),
+        "expansions": get("expansions"),
+        "occupancy": _occupancy(get("_occupancy_lines")),
+        "pool_tables": get("pool_tables"),
+        "messages": get("messages"),
+        "unparsed": unparsed,
+    }
+    config = get("_config_lines")
+    tables["config"] = _config(config)
+    tables["classes"] = _classes(config)
+    tables["nodepools"] = _nodepools(get("_nodepool_lines"))
+    return {name: conform(tables[name], schema) for name, schema in SCHEMAS.items()}
+
+
+def _fam(name: str) -> pl.Expr:
+    return pl.col("_family") == name
+
+
+def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
+    sent = lines.filter(_fam("schedule_sent")).select("cycle", "ts", "file", "line")
+    enter = lines.filter(_fam("loop_enter") & pl.col("cycle").is_not_null()).group_by("cycle").agg(
+        pl.col("epoch").last(), pl.col("ts").last().alias("ts_start"), pl.col("file").last().alias("efile"),
+        pl.col("line").last().alias("eline"),
+    )
+    ret = lines.filter(_fam("loop_return")).select("epoch", pl.col("ts").alias("ts_end")).unique("epoch", keep="last")
+    last = lambda fam, col, alias: lines.filter(_fam(fam) & pl.col("cycle").is_not_null()).group_by("cycle").agg(  # noqa: E731
+        pl.col(col).last().alias(alias))
+    out = sent.join(enter, on="cycle", how="left").join(ret, on="epoch", how="left")
+    for fam, col, alias in (("total_arrivals", "count", "total_arrivals"), ("schedule_summary", "new_jobs", "new_jobs"),
+                            ("schedule_summary", "existing_jobs", "existing_jobs")):
+        if col in lines.columns:
+            out = out.join(last(fam, col, alias), on="cycle", how="left")
+    return out.with_columns(
+        pl.coalesce("ts_start", "ts").alias("ts_start"),
+        pl.coalesce("efile", "file").alias("file"), pl.coalesce("eline", "line").alias("line"),
+    ).sort("cycle")
+
+
+def _caps(lines: pl.DataFrame) -> pl.DataFrame:
+    cols = lines.columns
+    caps = lines.filter(_fam("init_job_cap"))
+    prj = lines.filter(_fam("prj_cap") | _fam("prj_cannot_predict")).with_columns(
+        pl.when(_fam("prj_cap")).then(pl.lit("predicted")).otherwise(pl.lit("cannot_predict")).alias("prj_kind")
+    )
+    prj_cols = [c for c in cols if c.startswith("prj_") or c in ("init_wait", "time_per_item")] + ["prj_kind"]
+    prj = prj.select("rec", "job_id", "cycle", *[c for c in prj_cols if c in prj.columns]).rename({"rec": "prj_rec"})
+    zero = lines.filter(_fam("prj_init_zero")).select("job_id", "cycle").unique().with_columns(init_time_zero=pl.lit(True))
+    out = caps.drop([c for c in prj_cols if c in caps.columns]).with_columns(
+        pl.col("rec").alias("prj_rec"), pl.col("cycle").fill_null(0).alias("_c"))
+    prj = prj.with_columns(pl.col("cycle").fill_null(0).alias("_c")).drop("cycle").sort("prj_rec")
+    out = out.sort("prj_rec").join_asof(prj, on="prj_rec", by=["job_id", "_c"], strategy="backward",
+                                        check_sortedness=False)
+    out = out.join(zero, on=["job_id", "cycle"], how="left", nulls_equal=True)
+    return out.with_columns(pl.col("init_time_zero").fill_null(False)).sort("rec")
+
+
+def _counts(rows: pl.DataFrame) -> pl.DataFrame:
+    if "policy" not in rows.columns:
+        rows = rows.with_columns(policy=pl.lit(None, S))
+    nqm_n = pl.col("nqm").str.extract(r"^(\d+)Q", 1).cast(I) if "nqm" in rows.columns else pl.lit(None, I)
+    shares = pl.col("shares").cast(I, strict=False) if "shares" in rows.columns else pl.lit(None, I)
+    given = pl.col("shares_given").cast(I, strict=False) if "shares_given" in rows.columns else pl.lit(None, I)
+    return rows.with_columns(
+        pl.coalesce(
+            pl.col("policy"),
+            pl.when(pl.col("method").is_in(FIXED_METHODS)).then(pl.lit("FIXED_SHARE"))
+            .when(pl.col("method").is_in(RESERVE_METHODS)).then(pl.lit("RESERVE")),
+        ).alias("policy"),
+        pl.coalesce(given, pl.when(pl.col("kind") == "granted").then(pl.coalesce(nqm_n, pl.lit(1))),
+                    pl.when(pl.col("kind") == "stable").then(shares)).alias("shares_given"),
+        (pl.col("detail") if "detail" in rows.columns else pl.lit(None, S)).alias("reason"),
+    )
+
+
+def _rmcounter(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    lines = lines.with_columns(_fam("rmc_start").cast(I).cum_sum().alias("_blk"))
+    start = lines.filter(_fam("rmc_start")).select("_blk", "ts", "cycle", "file", "line", "descr")
+    start = start.with_columns(pl.col("_blk").rank("ordinal").over("cycle").cast(I).alias("block"))
+    per_block = lambda fam, col, alias: lines.filter(_fam(fam)).group_by("_blk").agg(pl.col(col).last().alias(alias))  # noqa: E731
+    names = lines.filter(_fam("rmc_names")).select("_blk", "names")
+    weights = per_block("rmc_weights", "values", "weights")
+    entities = names.join(weights, on="_blk", how="left").with_columns(
+        pl.int_ranges(0, pl.col("names").list.len()).alias("_i")
+    ).explode("names", "_i").select(
+        "_blk", pl.col("names").alias("entity"), pl.col("weights").list.get(pl.col("_i"), null_on_oob=True).alias("weight")
+    ).filter(pl.col("entity").is_not_null())
+    wanted = lines.filter(_fam("rmc_wanted")).group_by("_blk", "entity").agg(pl.col("values").last().alias("wanted"))
+    given = lines.filter(_fam("rmc_given")).group_by("_blk", "entity").agg(pl.col("values").last().alias("given"))
+    out = start.join(entities, on="_blk", how="left").join(wanted, on=["_blk", "entity"], how="left")
+    out = out.join(per_block("rmc_vmachines", "values", "vmachines"), on="_blk", how="left")
+    out = out.join(per_block("rmc_maxorder", "maxorder", "maxorder"), on="_blk", how="left")
+    out = out.join(given, on=["_blk", "entity"], how="left") if given.height else out
+    return out.sort("_blk", maintain_order=True)
+
+
+def _schedule(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    kind = pl.col("kind").replace_strict({"Existing": "existing", "Additions": "addition", "Removals": "removal"},
+                                         default=None, return_dtype=S) if "kind" in lines.columns else pl.lit(None, S)
+    mem = pl.col("memory_gb") if "memory_gb" in lines.columns else pl.lit(None, S)
+    host = pl.col("host") if "host" in lines.columns else pl.lit(None, S)
+    lines = lines.with_columns(kind.alias("kind"), mem.is_null().alias("refused"), host.alias("host"))
+    has_share = pl.col("host").is_not_null().any().over("rec", "job_id")
+    keep = pl.col("host").is_not_null() | (~has_share & (pl.int_range(pl.len()).over("rec", "job_id") == 0))
+    return lines.filter(keep).with_columns(
+        pl.when(pl.col("host").is_null()).then(None).otherwise(pl.col("kind")).alias("kind")
+    )
+
+
+def _placements(lines: pl.DataFrame, schedule: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    new = lines.filter(_fam("connect_new_share")).select("cycle", "host", "share_id").unique().with_columns(_new=pl.lit(True))
+    conn = lines.filter(_fam("connect_share")).join(new, on=["cycle", "host", "share_id"], how="left", nulls_equal=True)
+    conn = conn.with_columns(
+        pl.when(pl.col("_new")).then(pl.lit("new"))
+        .when(pl.col("order").cast(I) == pl.col("m_order").cast(I)).then(pl.lit("whole_machine"))
+        .otherwise(pl.lit("recovered")).alias("kind")
+    )
+    # defragmentation can hand a share placed for one job to a needy job in the same cycle: the
+    # placement belongs to the job the published schedule adds it to
+    adds = schedule.filter(pl.col("kind") == "addition").select(
+        "cycle", "host", pl.col("share_id").cast(S), pl.col("job_id").alias("_sched_job"))
+    conn = conn.join(adds.unique(["cycle", "host", "share_id"]), on=["cycle", "host", "share_id"], how="left", nulls_equal=True)
+    moved = pl.col("_sched_job").is_not_null() & (pl.col("_sched_job") != pl.col("job_id"))
+    return conn.with_columns(
+        pl.when(moved).then(pl.col("job_id")).otherwise(None).alias("placed_for"),
+        moved.alias("reassigned"),
+        pl.when(moved).then(pl.col("_sched_job")).otherwise(pl.col("job_id")).alias("job_id"),
+    )
+
+
+def _evictions(rows: pl.DataFrame, placements: pl.DataFrame) -> pl.DataFrame:
+    if rows.is_empty() or placements.is_empty() or "share_id" not in rows.columns:
+        return rows
+    order = placements.select("host", pl.col("share_id").cast(S), pl.col("order").alias("_order")).unique(
+        ["host", "share_id"], keep="first")
+    out = rows.join(order, on=["host", "share_id"], how="left", nulls_equal=False)
+    return out.with_columns(pl.coalesce(pl.col("order") if "order" in out.columns else pl.lit(None), "_order").alias("order"))
+
+
+def _eviction_counts(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    hdr = _fam("evict_header")
+    lines = lines.with_columns(
+        pl.when(hdr).then(pl.col("nodepool")).forward_fill().alias("nodepool"),
+        hdr.cast(I).cum_sum().over("cycle").alias("block"),
+    )
+    return lines.filter(_fam("evict_row"))
+
+
+DEFRAG_KINDS = {
+    "frag_header": "class_header", "frag_row": "analysis", "frag_free": "free_space", "frag_needy": "needy",
+    "frag_vmachines": "vmachines", "frag_max_size": "max_size_warning", "frag_none": "bypassed",
+    "frag_detected": "needy_detected", "rich_candidate": "candidate_machine",
+    "rich_not_candidate": "not_candidate_machine", "rich_found": "machines_found",
+    "rich_eligible": "eligible_machines", "rich_bypass": "bypass_machine", "rich_satisfied": "satisfied",
+    "rich_retry": "retry_all_candidates", "rich_failed": "failed", "rich_candidate_job": "donor_candidate",
+    "rich_looking": "looking", "rich_attempt": "attempt", "clear_share": "clear_share",
+    "needy_assign": "expand_needy_assign", "needy_expand": "expand_needy",
+}
+
+
+def _defrag(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    detail = [c for c in ("rich_from", "clear_kind", "needy_what", "detail") if c in lines.columns]
+    cls = pl.when(_fam("frag_header")).then(pl.col("class")) if "class" in lines.columns else pl.lit(None, S)
+    return lines.with_columns(
+        pl.col("_family").replace_strict(DEFRAG_KINDS, default=None).alias("kind"),
+        cls.forward_fill().over("cycle").alias("class"),
+        (pl.coalesce(*detail) if detail else pl.lit(None, S)).alias("detail"),
+    )
+
+
+def _occupancy(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    pool = pl.when(_fam("occupancy_begin")).then(pl.col("nodepool")).forward_fill()
+    lines = lines.with_columns(pool.alias("nodepool"))
+    return lines.filter(_fam("occupancy_table") & pl.col("m_host").is_not_null()).select(
+        "rec", "ts", "cycle", "nodepool", pl.col("m_host").alias("host"), pl.col("m_blacklisted").alias("blacklisted"),
+        pl.col("m_order").alias("order"), pl.col("m_active").alias("active"), pl.col("m_unused").alias("unused"),
+        "memory_mb", pl.col("m_jobs").alias("jobs") if "m_jobs" in lines.columns else pl.lit(None, LS).alias("jobs"),
+        "free", "file", "line",
+    )
+
+
+def _config(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    owner = pl.when(_fam("class_begin")).then(pl.concat_str(pl.lit("class."), "class")).when(
+        _fam("user_begin")).then(pl.concat_str(pl.lit("user."), "user")).when(
+        ~_fam("property")).then(pl.lit(""))
+    lines = lines.with_columns(owner.forward_fill().alias("_owner"))
+    params = lines.filter(_fam("init_param")).select(pl.col("prop_key").alias("key"), "value", "file", "line")
+    users = lines.filter(_fam("property") & pl.col("_owner").str.starts_with("user.")).select(
+        pl.concat_str("_owner", pl.lit("."), "prop_key").alias("key"), "value", "file", "line")
+    jd = lines.filter(_fam("jd_host_class")).select(pl.lit("jd.host").alias("key"), "value", "file", "line")
+    out = pl.concat([params, users, jd], how="diagonal_relaxed")
+    return out.unique("key", keep="last", maintain_order=True)
+
+
+_PROPS = {"Policy": "policy", "Priority": "priority", "Weight": "weight", "Nodepool": "nodepool",
+          "Initialization Cap": "init_cap", "Expand By Doubling": "expand_by_doubling",
+          "Use Prediction": "prediction", "Prediction Fudge": "prediction_fudge",
+          "Enforce Memory Size": "enforce", "Max Allotment": "max_allotment", "max-allotment": "max_allotment",
+          "Cap": "cap", "Debug": "debug", "Authorized Users": "authorized_users"}
+
+
+def _classes(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    lines = lines.with_columns(
+        pl.when(_fam("class_begin")).then(pl.col("class")).when(_fam("user_begin") | _fam("class_row")).then(pl.lit(""))
+        .forward_fill().alias("_cls"))
+    props = lines.filter(_fam("property") & (pl.col("_cls") != "")).with_columns(
+        pl.col("prop_key").replace_strict(_PROPS, default=None).alias("_k")).filter(pl.col("_k").is_not_null())
+    begins = lines.filter(_fam("class_begin")).select(pl.col("class").alias("name"), "file", "line").unique("name", keep="last")
+    wide = props.select(pl.col("_cls").alias("name"), "_k", "value").unique(["name", "_k"], keep="last").pivot(
+        "_k", index="name", values="value") if props.height else pl.DataFrame({"name": []}, schema={"name": S})
+    table = lines.filter(_fam("class_row")).select(
+        pl.col("class").alias("name"), *[c for c in ("policy", "priority", "weight", "nodepool", "init_cap",
+                                                    "expand_by_doubling", "prediction", "prediction_fudge", "enforce")
+                                         if c in lines.columns], pl.col("file").alias("tfile"), pl.col("line").alias("tline"),
+    ).unique("name", keep="last") if lines.filter(_fam("class_row")).height else None
+    out = begins.join(wide, on="name", how="full", coalesce=True)
+    if table is not None:
+        out = out.join(table, on="name", how="full", coalesce=True, suffix="_t")
+        for col in [c for c in out.columns if c.endswith("_t")]:
+            out = out.with_columns(pl.coalesce(col, col.removesuffix("_t")).alias(col.removesuffix("_t"))).drop(col)
+        out = out.with_columns(pl.coalesce("file", "tfile").alias("file"), pl.coalesce("line", "tline").alias("line"))
+    return out.sort("name")
+
+
+def _nodepools(lines: pl.DataFrame) -> pl.DataFrame:
+    if lines.is_empty():
+        return lines
+    lines = lines.with_columns(pl.when(_fam("np_name")).then(pl.col("nodepool")).forward_fill().alias("name"))
+    def last(fam: str, col: str, alias: str) -> pl.DataFrame:
+        return lines.filter(_fam(fam)).group_by("name").agg(pl.col(col).last().alias(alias)) if col in lines.columns \
+            else pl.DataFrame({"name": [], alias: []}, schema={"name": S, alias: S})
+    out = lines.filter(_fam("np_name")).select("name", "file", "line").unique("name", keep="last", maintain_order=True)
+    for fam, col, alias in (("np_quantum", "quantum", "quantum"), ("np_search_order", "search_order", "search_order"),
+                            ("np_node_file", "detail", "node_file"), ("np_node_rule", "detail", "node_rule"),
+                            ("np_classes", "classes", "classes"), ("np_subpools", "subpools", "subpools"),
+                            ("np_nodes", "nodes", "nodes")):
+        out = out.join(last(fam, col, alias), on="name", how="left")
+    if "subpools" in out.columns:
+        parents = out.select(pl.col("name").alias("parent"), pl.col("subpools").alias("child")).explode("child")
+        out = out.join(parents.filter(pl.col("child").is_not_null()), left_on="name", right_on="child", how="left")
+    return out

@@ -1,0 +1,1 @@
+"""Textual browser for parsed rm.log tables (see issue 4)."""
