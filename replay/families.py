@@ -264,7 +264,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Job \d+ is a candidate with processes", "rich_candidate_job"),
         (r"^Needy job looking for", "rich_looking"), (r"^Will attempt", "rich_attempt"),
         (r"^Job \d+ is (not a|a backup) candidate", GENERIC), (r"^Skipping class", GENERIC),
-        (r"^Job \d+ ", GENERIC),
+        (r"^Job \d+ ", GENERIC), (r"^Needy job has better priority", GENERIC),
     ),
     ("NodepoolScheduler", "clearShare"): _r(
         (r"^(Donate|Reassign expanded share|Canceling expansion share) ", "clear_share"),

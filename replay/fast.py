@@ -130,7 +130,7 @@ def _explode_expansions(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.Dat
     regex = r"^NP: +(?P<nodepool>\S+) Expansions in this order:(?P<rest>(?: +\d+:(?:found|notfound))*) *$"
     matched = part["body"].str.contains(regex)
     got = part.filter(matched).select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
-    rows = got.with_columns(pl.col("rest").str.extract_all(r"\d+:\w+").alias("e")).explode("e").select(
+    rows = got.with_columns(pl.col("rest").str.extract_all(r"\d+:\w+").alias("e")).explode("e", empty_as_null=True).select(
         "rec", "nodepool",
         pl.col("e").str.split(":").list.get(0, null_on_oob=True).alias("job_id"),
         pl.col("e").str.split(":").list.get(1, null_on_oob=True).alias("found"),
@@ -186,7 +186,7 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
     lists = lines.filter(pl.col("shape").is_in(["list", "wrap"]))
     # an empty list still yields one row (so a job with nothing keeps its reason); a wrap never does
     lists = lists.filter((pl.col("shape") == "list") | (pl.col("res").list.len() > 0))
-    shares = lists.explode("res").with_columns(
+    shares = lists.explode("res", empty_as_null=True).with_columns(
         pl.col("res").str.extract(r"^(\S+)\.\d+\^", 1).alias("host"),
         pl.col("res").str.extract(r"\.(\d+)\^", 1).alias("share_id"),
         pl.col("res").str.extract(r"\^(\d+)", 1).alias("init_ms"),

@@ -265,6 +265,8 @@ def _schedule(lines: pl.DataFrame) -> pl.DataFrame:
                                          default=None, return_dtype=S) if "kind" in lines.columns else pl.lit(None, S)
     mem = pl.col("memory_gb") if "memory_gb" in lines.columns else pl.lit(None, S)
     host = pl.col("host") if "host" in lines.columns else pl.lit(None, S)
+    # an empty structure (no work at all) is a record with no rows
+    lines = lines.filter(pl.col("job_id").is_not_null())
     lines = lines.with_columns(kind.alias("kind"), mem.is_null().alias("refused"), host.alias("host"))
     has_share = pl.col("host").is_not_null().any().over("rec", "job_id")
     keep = pl.col("host").is_not_null() | (~has_share & (pl.int_range(pl.len()).over("rec", "job_id") == 0))
