@@ -105,6 +105,28 @@ REGEXES: dict[str, str] = {
     "proc_completed": r"^Process +(?P<pid>\S+) +completed due to state (?P<state_to>\S+)$",
     "proc_ignored": r"^Process +(?P<pid>\S+) ignoring update because of state (?P<state_to>\S+)$",
     "proc_vacate": rf"^Job vacate signal share: +{_SHARE}$",
+    "rich_failed": rf"^Could not get enough from the rich\. Asked for (?P<needed>{_I}) still needing (?P<count>{_I})$",
+    "rich_satisfied": r"^Satisfied needs of job by taking from (?P<rich_from>the rich\.|all candidates\.)$",
+    "shrink_by": rf"^Removing share +{_SHARE}$",
+    "ev_non_schedulable": r"^Received non-schedulable job, state = +(?P<state_to>\S+)$",
+    "ev_incoming": r"^Incoming, state = +(?P<state_to>\S+)$",
+    "ev_remove_unschedulable": r"^Removing unschedulable: +(?P<state_from>\S+) -> (?P<state_to>\S+)$",
+    "job_initialized": r"^Set Initialized\.$",
+    "job_schedule_new": r"^Scheduling as new\.$",
+    "job_arrives": rf"^total_work (?P<total>{_I}) completed_work (?P<completed>\S+) remaining_work (?P<remaining>{_I})$",
+    "job_completion_signal": r"^Job completion signal(?:\.|: +(?P<text>.*\S)) *$",
+    "job_completes": r"^Job completes\.$",
+    "jobs_arrive": r"^Jobs arrive:$",
+    "submit_header": (
+        r"^submit +ID +JobName +User +Class +Shares +Order +QShares +NTh +Memory +nQuest +Ques +Rem +InitWait "
+        r"+Max +P/Nst$"
+    ),
+    "prj_init_zero": r"^(?P<user>\S+) Initialization time is 0, project cap and investment will be inaccurate\.$",
+    "node_map": r"^Map (?P<host>\S+) to (?P<nodepool>\S+)$",
+    "node_added": (
+        rf"^Nodepool: (?P<nodepool>\S+) Host added: \S+ : +(?P<host>\S+) Nodefile: (?P<text_word>\S+) shares +"
+        rf"(?P<share_order>{_I}) total +(?P<count>{_I}): +{_MACHINE}$"
+    ),
     "node_blacklist": (
         rf"^(?P<host>\S+) (?P<share_id>{_I}) (?P<uuid>[0-9a-fA-F-]{{8,}}) procs (?P<count>{_I}) shares left "
         rf"(?P<free_shares>{_I}) / (?P<share_order>{_I})$"
@@ -114,13 +136,14 @@ REGEXES: dict[str, str] = {
 
 def _regex_rows(part: pl.DataFrame, regex: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows, failures) for single-line families: extract the named groups of `regex`."""
-    matched = part["body"].str.contains(regex)
-    hits = part.filter(matched)
     if "(?P<" not in regex:
-        return hits.select("rec"), part.filter(~matched).select("rec")
-    rows = hits.select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
-    rows = rows.with_columns(
-        [pl.col(c).str.extract_all(r"\S+") for c in rows.columns if c.endswith("_list")]
+        matched = part["body"].str.contains(regex)
+        return part.filter(matched).select("rec"), part.filter(~matched).select("rec")
+    got = part.select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
+    # a regex that opens with a group matched iff that group did; others need their own test
+    matched = got[got.columns[1]].is_not_null() if regex.startswith("^(?P<") else part["body"].str.contains(regex)
+    rows = got.filter(matched).with_columns(
+        [pl.col(c).str.extract_all(r"\S+") for c in got.columns if c.endswith("_list")]
     )
     return rows, part.filter(~matched).select("rec")
 

@@ -86,7 +86,10 @@ class RowBuilder(Transformer):
             vals = [c.value for c in children if isinstance(c, TOKEN_TYPES) and c.type != "NL"]
             return _Fields([(data, vals)])
         if len(children) == 1 and isinstance(children[0], TOKEN_TYPES):
-            text = children[0].value.strip()
+            token = children[0]
+            if token.type in TOKEN_FIELDS:  # a row rule whose only value is a named terminal
+                return _Fields([(TOKEN_FIELDS[token.type], token_value(token.type, token.value))])
+            text = token.value.strip()
             if data in SPLITTERS:
                 return _Fields(SPLITTERS[data](text))
             return _Fields([(RENAMES.get(data, data), text)])
@@ -129,7 +132,7 @@ def parser() -> Lark:
     """The LALR parser with one start symbol per family (and `record_header`)."""
     return Lark(
         grammar_text(), parser="lalr", lexer="contextual",
-        start=["record_header", *all_families()], maybe_placeholders=False, **_PLUGINS,
+        start=["record_header", *all_families()], maybe_placeholders=False, cache=True, **_PLUGINS,
     )
 
 
