@@ -65,6 +65,7 @@ SPLITTERS = {
     "wantedby": lambda t: [("entity", t.removeprefix("wantedby."))],
     "jd_host_class": lambda t: [("value", t)],
     "paren_pool": lambda t: [("nodepool", t.strip("()"))],
+    "count_dot": lambda t: [("count", t.rstrip("."))],
 }
 
 

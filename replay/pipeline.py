@@ -80,7 +80,7 @@ def _check_is_rmlog(sources: list[Source], blobs: list[bytes], lines: pl.DataFra
         raise InputError(f"{', '.join(str(s.path) for s in sources)}: empty input, no lines to parse")
     with_headers = set(recs.records["file"].unique().to_list())
     for idx, (src, blob) in enumerate(zip(sources, blobs)):
-        if blob.strip() and idx not in with_headers:
+        if idx not in with_headers and blob.strip():
             raise InputError(
                 f"{src.path}: not an rm.log: no line has the DUCC log header "
                 "'dd Mon yyyy hh:mm:ss,SSS LEVEL RM.Class - JID T[tid] METHOD ...'"

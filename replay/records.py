@@ -103,29 +103,33 @@ _CANONICAL = (
 
 
 def _fast_headers(frame: pl.DataFrame) -> pl.DataFrame:
-    t = pl.col("text")
-    canonical = t.str.contains(_CANONICAL)
-    rest = t.str.slice(31)
-    p1 = rest.str.find(" - ", literal=True)
-    p2 = rest.str.find(" T[", literal=True)
-    after = rest.str.slice(p2 + 3)
-    p3 = after.str.find("] ", literal=True)
-    tail = after.str.slice(p3 + 2)
-    p4 = tail.str.find(" ", literal=True)
-    logger = rest.str.slice(0, p1)
-    fast = frame.lazy().select(
-        canonical.alias("_ok"),
-        t.str.slice(0, 24).alias("ts"),
-        t.str.slice(25, 5).str.strip_chars_start().alias("level"),
-        logger.str.extract(r"^(.*)\.[^.]*$", 1).alias("component"),
-        logger.str.extract(r"([^.]*)$", 1).alias("cls"),
-        rest.str.slice(p1 + 3, p2 - p1 - 3).str.strip_chars_end().alias("jid"),
-        after.str.slice(0, p3).alias("tid"),
-        pl.when(p4.is_null()).then(tail).otherwise(tail.str.slice(0, p4)).alias("method"),
-        pl.when(p4.is_null()).then(pl.lit("")).otherwise(tail.str.slice(p4).str.strip_chars()).alias("body"),
-    ).collect()
-    ok = fast["_ok"]
-    out = fast.drop("_ok").select([pl.when(ok).then(pl.col(c)).alias(c) for c in HEADER_FIELDS])
+    c = pl.col
+    ok = frame["text"].str.contains(_CANONICAL)
+    # staged columns: each slice is computed once (inline expressions would be recomputed)
+    fields = (
+        frame.lazy().with_row_index("_i").filter(ok)
+        .with_columns(c("text").str.slice(31).alias("_r"))
+        .with_columns(c("_r").str.find(" - ", literal=True).alias("_p1"), c("_r").str.find(" T[", literal=True).alias("_p2"))
+        .with_columns(
+            c("_r").str.slice(0, c("_p1")).alias("_logger"),
+            c("_r").str.slice(c("_p1") + 3, c("_p2") - c("_p1") - 3).str.strip_chars_end().alias("jid"),
+            c("_r").str.slice(c("_p2") + 3).alias("_a"),
+        )
+        .with_columns(c("_a").str.find("] ", literal=True).alias("_p3"), c("_logger").str.split(".").list.last().alias("cls"))
+        .with_columns(c("_a").str.slice(0, c("_p3")).alias("tid"), c("_a").str.slice(c("_p3") + 2).alias("_t"))
+        .with_columns(c("_t").str.find(" ", literal=True).alias("_p4"))
+        .select(
+            "_i",
+            c("text").str.slice(0, 24).alias("ts"),
+            c("text").str.slice(25, 5).str.strip_chars_start().alias("level"),
+            c("_logger").str.slice(0, c("_logger").str.len_chars() - c("cls").str.len_chars() - 1).alias("component"),
+            "cls", "jid", "tid",
+            pl.when(c("_p4").is_null()).then(c("_t")).otherwise(c("_t").str.slice(0, c("_p4"))).alias("method"),
+            pl.when(c("_p4").is_null()).then(pl.lit("")).otherwise(c("_t").str.slice(c("_p4")).str.strip_chars()).alias("body"),
+        )
+    )
+    out = pl.LazyFrame({"_i": pl.int_range(0, frame.height, dtype=pl.UInt32, eager=True)}).join(
+        fields, on="_i", how="left", maintain_order="left").drop("_i").collect()
     # rare: header lines with another layout (extra padding); parsed by the general regex
     odd = (~ok) & frame["text"].str.contains(r"^\d\d [A-Z][a-z][a-z] \d\d\d\d ")
     if odd.any():

@@ -230,7 +230,10 @@ def _counts(rows: pl.DataFrame) -> pl.DataFrame:
             .when(pl.col("method").is_in(RESERVE_METHODS)).then(pl.lit("RESERVE")),
         ).alias("policy"),
         pl.coalesce(given, pl.when(pl.col("kind") == "granted").then(pl.coalesce(nqm_n, pl.lit(1))),
-                    pl.when(pl.col("kind") == "stable").then(shares)).alias("shares_given"),
+                    pl.when(pl.col("kind") == "stable").then(shares),
+                    # a deferral is a decision to give nothing this cycle
+                    pl.when(pl.col("kind").is_in(["deferred", "deferring", "out_of_shares"])).then(pl.lit(0))
+                    ).alias("shares_given"),
         (pl.col("detail") if "detail" in rows.columns else pl.lit(None, S)).alias("reason"),
     )
 
@@ -238,10 +241,15 @@ def _counts(rows: pl.DataFrame) -> pl.DataFrame:
 def _rmcounter(lines: pl.DataFrame) -> pl.DataFrame:
     if lines.is_empty():
         return lines
+    lines = lines.select("_family", "ts", "cycle", "file", "line", "descr", "maxorder", "names", "values", "entity")
     lines = lines.with_columns(_fam("rmc_start").cast(I).cum_sum().alias("_blk"))
     start = lines.filter(_fam("rmc_start")).select("_blk", "ts", "cycle", "file", "line", "descr")
     start = start.with_columns(pl.col("_blk").rank("ordinal").over("cycle").cast(I).alias("block"))
-    per_block = lambda fam, col, alias: lines.filter(_fam(fam)).group_by("_blk").agg(pl.col(col).last().alias(alias))  # noqa: E731
+    def per_block(fam: str, col: str, alias: str, by: tuple[str, ...] = ("_blk",)) -> pl.DataFrame:
+        # unique(keep=last) rather than group_by().last(): list aggregation is slow
+        got = lines.filter(_fam(fam)).select(*by, pl.col(col).alias(alias))
+        return got.unique(list(by), keep="last", maintain_order=True)
+
     names = lines.filter(_fam("rmc_names")).select("_blk", "names")
     weights = per_block("rmc_weights", "values", "weights")
     entities = names.join(weights, on="_blk", how="left").with_columns(
@@ -249,8 +257,8 @@ def _rmcounter(lines: pl.DataFrame) -> pl.DataFrame:
     ).explode("names", "_i").select(
         "_blk", pl.col("names").alias("entity"), pl.col("weights").list.get(pl.col("_i"), null_on_oob=True).alias("weight")
     ).filter(pl.col("entity").is_not_null())
-    wanted = lines.filter(_fam("rmc_wanted")).group_by("_blk", "entity").agg(pl.col("values").last().alias("wanted"))
-    given = lines.filter(_fam("rmc_given")).group_by("_blk", "entity").agg(pl.col("values").last().alias("given"))
+    wanted = per_block("rmc_wanted", "values", "wanted", ("_blk", "entity"))
+    given = per_block("rmc_given", "values", "given", ("_blk", "entity"))
     out = start.join(entities, on="_blk", how="left").join(wanted, on=["_blk", "entity"], how="left")
     out = out.join(per_block("rmc_vmachines", "values", "vmachines"), on="_blk", how="left")
     out = out.join(per_block("rmc_maxorder", "maxorder", "maxorder"), on="_blk", how="left")

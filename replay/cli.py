@@ -1,0 +1,107 @@
+"""The `rmreplay` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from replay.pipeline import ParseResult, parse
+from replay.sources import InputError
+from replay.store import write_tables
+
+# Families shown in the summary, grouped the way the catalog groups them.
+GROUPS = {
+    "bootstrap": ("np_", "class_", "user_", "property", "init_param", "jd_host"),
+    "nodes": ("node_",),
+    "jobs and processes": ("ev_", "job_", "proc_", "submit", "jobs_arrive", "recovered", "how_much"),
+    "job caps": ("prj_", "init_job_cap"),
+    "how much": ("rmc_", "fixed_", "res_", "defer", "allot_", "what_of"),
+    "what of": ("connect_", "expansion", "do_expansion", "find_", "freeable_", "needy_"),
+    "evictions": ("evict_", "shrink_by", "clear_for", "schedule_removal", "share_removed", "non_preempt"),
+    "defragmentation": ("frag_", "rich_", "clear_share"),
+    "schedule and cycles": ("schedule_", "loop_", "total_arrivals", "sched_sections"),
+    "occupancy and tables": ("occupancy_", "pool_tables"),
+    "generic messages": ("message",),
+}
+
+
+def _group(family: str) -> str:
+    for name, prefixes in GROUPS.items():
+        if family.startswith(prefixes):
+            return name
+    return "other"
+
+
+def summary_table(result: ParseResult, seconds: float) -> Table:
+    """One screen: input, records per family group, unparsed lines, cycles, time span."""
+    s = result.summary
+    table = Table(title="rmreplay parse", show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_row("files", ", ".join(Path(f).name for f in s.files))
+    table.add_row("input", f"{s.bytes / 1e6:,.1f} MB, {s.lines:,} lines, {s.records:,} records")
+    table.add_row("speed", f"{seconds:.2f} s, {s.bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s")
+    groups: dict[str, int] = {}
+    for fam, n in s.families.items():
+        groups[_group(fam)] = groups.get(_group(fam), 0) + n
+    for name in [*GROUPS, "other"]:
+        if groups.get(name):
+            table.add_row(f"  {name}", f"{groups[name]:,}")
+    table.add_row("cycles", f"{s.cycles:,}")
+    table.add_row("time span", f"{s.first_ts} .. {s.last_ts}")
+    style = "green" if s.unparsed == 0 else "yellow"
+    table.add_row("unparsed lines", f"[{style}]{s.unparsed:,}[/]")
+    if s.bad_utf8_lines:
+        table.add_row("lines with bad bytes", f"[yellow]{s.bad_utf8_lines:,}[/] (replaced by U+FFFD)")
+    return table
+
+
+def cmd_parse(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay parse LOG... -o OUT"""
+    start = time.perf_counter()
+    with console.status("parsing", spinner="dots") as status:
+        result = parse(args.logs, engine=args.engine, progress=lambda msg: status.update(msg))
+        status.update("writing Parquet")
+        if args.out:
+            write_tables(result.tables, args.out)
+    console.print(summary_table(result, time.perf_counter() - start))
+    if args.out:
+        console.print(f"tables written to [bold]{args.out}[/] ({len(result.tables)} Parquet files)")
+    if result.summary.unparsed:
+        console.print(f"[yellow]{result.summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)[/]")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `rmreplay`."""
+    parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
+    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
+    p.add_argument("--engine", choices=["fast", "lark"], default="fast",
+                   help="fast (vectorised, default) or lark (the grammar for everything; slower)")
+    p.set_defaults(func=cmd_parse)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `rmreplay` console script."""
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=False)
+    try:
+        return args.func(args, console)
+    except InputError as exc:
+        Console(stderr=True).print(f"rmreplay: {exc}", style="red", markup=False, highlight=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

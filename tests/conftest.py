@@ -1,0 +1,51 @@
+"""Shared fixtures: the bundled ground-truth logs (fixtures/) and a per-session parse cache."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from replay import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and (p / "scenario.json.gz").exists())
+LOGS = [(name, level) for name in SCENARIOS for level in ("rm.log", "rm-debug.log")]
+
+
+def log_path(name: str, level: str = "rm.log") -> Path:
+    """The fixture's log, plain or gzipped."""
+    for cand in (FIXTURES / name / level, FIXTURES / name / f"{level}.gz"):
+        if cand.exists():
+            return cand
+    raise FileNotFoundError(f"{name}/{level}")
+
+
+@lru_cache(maxsize=None)
+def truth(name: str) -> list[dict]:
+    """truth.jsonl: the real scheduler's state per published schedule."""
+    with gzip.open(FIXTURES / name / "truth.jsonl.gz", "rt") as fh:
+        return [json.loads(line) for line in fh]
+
+
+@lru_cache(maxsize=None)
+def scenario(name: str) -> dict:
+    """scenario.json: what was run."""
+    with gzip.open(FIXTURES / name / "scenario.json.gz", "rt") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=None)
+def parsed(name: str, level: str = "rm.log", engine: str = "fast"):
+    """The parse of one fixture log (cached for the session)."""
+    return parse([log_path(name, level)], engine=engine)
+
+
+@pytest.fixture(params=LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])
+def fixture_log(request):
+    """(scenario name, log level file name) for every bundled log."""
+    return request.param
