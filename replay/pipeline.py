@@ -34,6 +34,8 @@ class Summary:
     bytes: int
     lines: int
     records: int
+    continuation_lines: int
+    orphan_lines: int
     families: dict[str, int]
     unparsed: int
     bad_utf8_lines: int
@@ -72,12 +74,10 @@ def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | Non
     names = [s.name for s in sources]
     unparsed_frame = _unparsed_table(unparsed, lines.frame, records, names)
     tables = assemble(buckets, records, names, unparsed_frame)
-    return ParseResult(tables, _summary(sources, blobs, lines, records, tables))
+    return ParseResult(tables, _summary(sources, blobs, lines, recs, records, tables))
 
 
 def _check_is_rmlog(sources: list[Source], blobs: list[bytes], lines: pl.DataFrame, recs: Records) -> None:
-    if lines.height == 0:
-        raise InputError(f"{', '.join(str(s.path) for s in sources)}: empty input, no lines to parse")
     with_headers = set(recs.records["file"].unique().to_list())
     for idx, (src, blob) in enumerate(zip(sources, blobs)):
         if idx not in with_headers and blob.strip():
@@ -85,6 +85,9 @@ def _check_is_rmlog(sources: list[Source], blobs: list[bytes], lines: pl.DataFra
                 f"{src.path}: not an rm.log: no line has the DUCC log header "
                 "'dd Mon yyyy hh:mm:ss,SSS LEVEL RM.Class - JID T[tid] METHOD ...'"
             )
+    if not with_headers:
+        names = ", ".join(str(s.path) for s in sources)
+        raise InputError(f"{names}: empty input (no log lines); check that the right file was given")
 
 
 def _route(records: pl.DataFrame) -> pl.DataFrame:
@@ -189,12 +192,13 @@ def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.
     return out.join(lookup, on="file", how="left").select(pl.col("name").alias("file"), "line", "text", "reason")
 
 
-def _summary(sources: list[Source], blobs: list[bytes], lines, records: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> Summary:
+def _summary(sources: list[Source], blobs: list[bytes], lines, recs: Records, records: pl.DataFrame,
+             tables: dict[str, pl.DataFrame]) -> Summary:
     fams = records.group_by("family").len().sort("family", nulls_last=True)
     ts = records["ts_text"]
     return Summary(
         files=[str(s.path) for s in sources], bytes=sum(len(b) for b in blobs), lines=lines.frame.height,
-        records=records.height,
+        records=records.height, continuation_lines=recs.continuations.height, orphan_lines=recs.orphans.height,
         families={str(f): int(n) for f, n in fams.iter_rows()},
         unparsed=tables["unparsed"].height, bad_utf8_lines=lines.bad_utf8_lines,
         cycles=tables["cycles"].height,

@@ -165,7 +165,7 @@ def assemble(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, name
         "expansions": get("expansions"),
         "occupancy": _occupancy(get("_occupancy_lines")),
         "pool_tables": get("pool_tables"),
-        "messages": get("messages"),
+        "messages": get("messages").rename({"detail": "text"}),
         "unparsed": unparsed,
     }
     config = get("_config_lines")

@@ -1,0 +1,138 @@
+"""Bad input gives a one-line error (exit 2) or counted unparsed rows, never a traceback."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from replay import InputError, parse
+from replay.cli import main
+from tests.conftest import log_path, parsed
+
+SAMPLE = log_path("a_tiny")
+
+
+def _lines() -> list[str]:
+    return SAMPLE.read_text().splitlines(keepends=True)
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _accounted(result) -> int:
+    """Lines in records (header + continuation) plus unparsed orphans must be every line."""
+    return result.summary.lines
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n"])
+def test_empty_file_is_a_one_line_error(tmp_path, capsys, content):
+    f = tmp_path / "rm.log"
+    f.write_bytes(content)
+    code, _, err = _run(capsys, "parse", str(f))
+    assert code == 2
+    assert str(f) in err and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_random_bytes_are_not_an_rmlog(tmp_path, capsys):
+    f = tmp_path / "junk.bin"
+    f.write_bytes(random.Random(7).randbytes(50_000))
+    code, _, err = _run(capsys, "parse", str(f))
+    assert code == 2 and "not an rm.log" in err and str(f) in err
+
+
+def test_other_log_format_is_not_an_rmlog(tmp_path, capsys):
+    f = tmp_path / "syslog"
+    f.write_text("Nov 22 03:21:00 host sshd[1]: Accepted publickey\n" * 50)
+    code, _, err = _run(capsys, "parse", str(f))
+    assert code == 2 and "not an rm.log" in err
+
+
+def test_missing_file_and_damaged_gzip(tmp_path, capsys):
+    code, _, err = _run(capsys, "parse", str(tmp_path / "nope.log"))
+    assert code == 2 and "no such file" in err
+    bad = tmp_path / "rm.log.gz"
+    bad.write_bytes(gzip.compress(SAMPLE.read_bytes())[:5000])
+    code, _, err = _run(capsys, "parse", str(bad))
+    assert code == 2 and "gzip" in err
+
+
+def test_invalid_utf8_is_replaced_and_counted(tmp_path):
+    lines = _lines()
+    lines[300] = lines[300].replace("share", "sh\udcffare")
+    f = tmp_path / "rm.log"
+    f.write_bytes("".join(lines).encode("utf-8", errors="surrogateescape"))
+    result = parse([f])
+    assert result.summary.bad_utf8_lines == 1
+    assert result.summary.lines == len(lines)
+
+
+def test_file_cut_mid_line_and_mid_record(tmp_path):
+    text = SAMPLE.read_text()
+    cut = text.index("\tAdditions[1]: nodeB.sim.ducc.1^0") + 12  # inside a createState structure, mid-line
+    f = tmp_path / "rm.log"
+    f.write_text(text[:cut])
+    result = parse([f])
+    unparsed = result.tables["unparsed"]
+    assert unparsed.height == 1 and unparsed["line"][0] == text[:cut].count("\n") + 1
+    assert "not part of the message" in unparsed["reason"][0]
+    assert result.summary.lines == text[:cut].count("\n") + 1
+
+
+def test_interleaved_line_is_counted_not_dropped(tmp_path):
+    lines = _lines()
+    at = next(i for i, ln in enumerate(lines) if "initJobCap" in ln) + 1
+    lines.insert(at, "garbage from another writer\n")
+    f = tmp_path / "rm.log"
+    f.write_text("".join(lines))
+    unparsed = parse([f]).tables["unparsed"]
+    assert unparsed.select("line", "text").rows() == [(at + 1, "garbage from another writer")]
+    assert "interleaved" in unparsed["reason"][0]
+
+
+def test_unknown_message_is_kept_as_a_generic_record(tmp_path):
+    lines = _lines()
+    lines.insert(200, "01 Jan 2015 00:01:00,000  INFO RM.Brandnew - N/A T[19] doSomething  a message nobody knows\n")
+    f = tmp_path / "rm.log"
+    f.write_text("".join(lines))
+    result = parse([f])
+    msgs = result.tables["messages"].filter(pl.col("cls") == "Brandnew")
+    assert msgs.select("method", "text", "line").rows() == [("doSomething", "a message nobody knows", 201)]
+    assert result.tables["unparsed"].height == 0
+
+
+def test_known_message_with_unknown_body_is_unparsed(tmp_path):
+    lines = _lines()
+    lines.insert(200, "01 Jan 2015 00:01:00,000  INFO RM.RmJob - 1 T[19] initJobCap  alice something new\n")
+    f = tmp_path / "rm.log"
+    f.write_text("".join(lines))
+    unparsed = parse([f]).tables["unparsed"]
+    assert unparsed.select("line").to_series().to_list() == [201]
+    assert "RmJob.initJobCap" in unparsed["reason"][0]
+
+
+def test_log_starting_mid_cycle_without_bootstrap(tmp_path):
+    lines = _lines()
+    start = next(i for i, ln in enumerate(lines) if "Additions[1]: nodeB.sim.ducc.2" in ln)
+    f = tmp_path / "rm.log"
+    f.write_text("".join(lines[start:]))
+    result = parse([f])
+    assert result.tables["config"].height == 0 and result.tables["classes"].height == 0
+    unparsed = result.tables["unparsed"]
+    assert unparsed.height == 2 and set(unparsed["line"].to_list()) == {1, 2}
+    assert all("starts mid-record" in r for r in unparsed["reason"].to_list())
+    full = parsed("a_tiny").tables["cycles"]
+    assert result.summary.cycles == full.height - 1  # the first, half-seen schedule is not counted
+
+
+def test_every_input_line_is_accounted_for(fixture_log):
+    result = parsed(*fixture_log)
+    s = result.summary
+    assert s.lines == s.records + s.continuation_lines + s.orphan_lines
