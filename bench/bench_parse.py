@@ -1,0 +1,76 @@
+"""Benchmark `rmreplay parse` end to end (rm.log -> Parquet) on i_mega24, beside lnav and grep.
+
+    python bench/bench_parse.py [--log PATH] [--runs N] [--json OUT]
+
+The log is decompressed first (the fixture ships gzipped). Each tool runs as its own process;
+peak RSS is that process's maximum resident set (os.wait4). lnav is `apt-get install lnav`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
+
+
+def run(cmd: list[str]) -> tuple[float, int]:
+    """(wall seconds, peak RSS in bytes) of one command, its output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed with status {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_maxrss * 1024
+
+
+def best(cmd: list[str], runs: int) -> tuple[float, int]:
+    """The fastest of `runs` runs (and the peak RSS of that run)."""
+    return min(run(cmd) for _ in range(runs))
+
+
+def main() -> int:
+    """Run the benchmark and print (and optionally save) the figures."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log", type=Path, default=DEFAULT_LOG)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "rm.log"
+        data = gzip.decompress(args.log.read_bytes()) if args.log.suffix == ".gz" else args.log.read_bytes()
+        log.write_bytes(data)
+        size, lines = len(data), data.count(b"\n")
+        rmreplay = shutil.which("rmreplay") or sys.exit("bench: rmreplay is not installed (pip install -e .)")
+        results = {"file_mb": size / 1e6, "lines": lines}
+        # warm the page cache and lark's parser cache so every tool reads from memory
+        run([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "warm")])
+        wall, rss = best([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "out")], args.runs)
+        results["rmreplay"] = {"seconds": wall, "mb_s": size / 1e6 / wall, "lines_s": lines / wall,
+                               "peak_rss_mb": rss / 1e6, "rss_over_file": rss / size}
+        if shutil.which("lnav"):
+            wall, rss = best(["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(log)], args.runs)
+            results["lnav_index"] = {"seconds": wall, "mb_s": size / 1e6 / wall, "peak_rss_mb": rss / 1e6}
+        else:
+            results["lnav_index"] = "not installed (apt-get install lnav)"
+        # grep stops at the first match when its output is /dev/null: give it a real file
+        wall, rss = best(["sh", "-c", f"grep -c . {log} > {Path(tmp) / 'grep.out'}"], args.runs)
+        results["grep_count"] = {"seconds": wall, "mb_s": size / 1e6 / wall}
+    print(json.dumps(results, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
