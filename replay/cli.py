@@ -10,9 +10,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from replay.pipeline import ParseResult, parse
+from replay.pipeline import MemorySink, Summary, run
 from replay.sources import InputError
-from replay.store import write_tables
+from replay.store import ParquetSink
+from replay.tables import SCHEMAS
 
 # Families shown in the summary, grouped the way the catalog groups them.
 GROUPS = {
@@ -37,9 +38,8 @@ def _group(family: str) -> str:
     return "other"
 
 
-def summary_table(result: ParseResult, seconds: float) -> Table:
+def summary_table(s: Summary, seconds: float) -> Table:
     """One screen: input, records per family group, unparsed lines, cycles, time span."""
-    s = result.summary
     table = Table(title="rmreplay parse", show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column(justify="right")
@@ -62,18 +62,18 @@ def summary_table(result: ParseResult, seconds: float) -> Table:
 
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
-    """rmreplay parse LOG... -o OUT"""
+    """rmreplay parse LOG... [-o OUT]"""
     start = time.perf_counter()
+    sink = ParquetSink(args.out) if args.out else MemorySink()
     with console.status("parsing", spinner="dots") as status:
-        result = parse(args.logs, engine=args.engine, progress=lambda msg: status.update(msg))
-        status.update("writing Parquet")
-        if args.out:
-            write_tables(result.tables, args.out)
-    console.print(summary_table(result, time.perf_counter() - start))
+        summary = run(args.logs, sink, engine=args.engine, progress=lambda msg: status.update(msg))
+        if isinstance(sink, ParquetSink):
+            sink.close()
+    console.print(summary_table(summary, time.perf_counter() - start))
     if args.out:
-        console.print(f"tables written to [bold]{args.out}[/] ({len(result.tables)} Parquet files)")
-    if result.summary.unparsed:
-        console.print(f"[yellow]{result.summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)[/]")
+        console.print(f"tables written to [bold]{args.out}[/] ({len(SCHEMAS)} Parquet files)")
+    if summary.unparsed:
+        console.print(f"[yellow]{summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)[/]")
     return 0
 
 

@@ -182,11 +182,20 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
         .when(t.str.contains(rf"^\t *(?:{_CS_RES} *)+$")).then(pl.lit("wrap"))
         .otherwise(None).alias("shape")
     )
-    bad = lines.filter(pl.col("shape").is_null()).select("file", "line", "text")
-    lines = lines.filter(pl.col("shape").is_not_null())
+    lines = lines.with_columns(pl.col("shape").is_in(["item", "refused_item"]).cum_sum().over("rec").alias("item_no"))
+    # the grammar's shape: every item is a header and its three lists, or a header and `Refused:`
+    per_item = lines.group_by("rec", "item_no").agg(
+        pl.col("shape").first().alias("head"), (pl.col("shape") == "list").sum().alias("lists"),
+        (pl.col("shape") == "refused").sum().alias("refusals"), pl.col("shape").is_null().any().alias("odd"),
+    )
+    broken = per_item.filter(
+        pl.col("odd") | (pl.col("item_no") == 0)
+        | ((pl.col("head") == "item") & ((pl.col("lists") != 3) | (pl.col("refusals") > 0)))
+        | ((pl.col("head") == "refused_item") & ((pl.col("refusals") != 1) | (pl.col("lists") > 0)))
+    ).select("rec").unique()
+    lines = lines.join(broken, on="rec", how="anti")
     item = t.str.extract_groups(_CS_ITEM)
     ref = t.str.extract_groups(_CS_REFUSED_ITEM)
-    is_item = pl.col("shape").is_in(["item", "refused_item"])
     lines = lines.with_columns(
         pl.when(pl.col("shape") == "item").then(item.struct.field("work_type"))
         .when(pl.col("shape") == "refused_item").then(ref.struct.field("work_type")).alias("work_type"),
@@ -198,7 +207,6 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
         .alias("reason"),
         pl.when(pl.col("shape") == "list").then(t.str.extract(_CS_LIST, 1)).alias("kind"),
         pl.when(pl.col("shape").is_in(["list", "wrap"])).then(t.str.extract_all(_CS_RES)).alias("res"),
-        is_item.cum_sum().over("rec").alias("item_no"),
     )
     # carry each item's header down to its list lines, and each list's kind down to its wraps
     lines = lines.with_columns(
@@ -218,7 +226,7 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
         .otherwise(pl.col("res").str.ends_with("^P").cast(pl.String).str.to_lowercase()).alias("purged"),
     ).select("rec", "line", "work_type", "job_id", "memory_gb", "reason", "kind", "host", "share_id", "init_ms", "purged")
     rows = pl.concat([shares, refused], how="diagonal").sort("rec", "line", maintain_order=True).drop("line")
-    return rows, bad
+    return rows, broken
 
 
 # family -> handler(records of the family, continuation lines) -> (rows, failures)

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
 
 import polars as pl
 
 from replay import fast, grammar
 from replay.families import GENERIC, ROUTES, TARGETS
+from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
-from replay.sources import InputError, Source, discover, read_bytes
-from replay.tables import assemble
+from replay.sources import InputError, discover
+from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, conform
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
@@ -53,41 +56,106 @@ class ParseResult:
     summary: Summary
 
 
-def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None) -> ParseResult:
-    """Parse rm.log files (rolled sets, directories, .gz) into typed tables."""
+DEFAULT_CHUNK_BYTES = 16 << 20
+
+
+class Sink(Protocol):
+    """Where per-chunk tables go: kept in memory (parse) or appended to Parquet files (the CLI)."""
+
+    def add(self, tables: dict[str, pl.DataFrame]) -> None: ...
+
+
+class MemorySink:
+    """Collects every chunk's tables and concatenates them per table."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in SCHEMAS}
+
+    def add(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Keep one chunk's tables."""
+        for name, df in tables.items():
+            self.parts[name].append(df)
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """Every table, in log order."""
+        return {name: pl.concat(parts) if parts else conform(pl.DataFrame(), SCHEMAS[name])
+                for name, parts in self.parts.items()}
+
+
+def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None,
+          chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> ParseResult:
+    """Parse rm.log files (rolled sets, directories, .gz) into typed tables (polars DataFrames)."""
+    sink = MemorySink()
+    summary = run(paths, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes)
+    return ParseResult(sink.tables(), summary)
+
+
+@dataclass
+class _Totals:
+    """What every chunk adds to the summary, and the state one chunk hands to the next."""
+
+    bytes: int = 0
+    lines: int = 0
+    records: int = 0
+    continuation_lines: int = 0
+    orphan_lines: int = 0
+    unparsed: int = 0
+    bad_utf8_lines: int = 0
+    families: dict[str, int] = field(default_factory=dict)
+    first_ts: str | None = None
+    last_ts: str | None = None
+    carry: Carry = field(default_factory=Carry)
+
+
+def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Progress | None = None,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Summary:
+    """Parse the input chunk by chunk into `sink`; return the summary."""
     say = progress or (lambda _msg: None)
-    if isinstance(paths, (str, bytes)) or not hasattr(paths, "__iter__"):
-        paths = [paths]  # type: ignore[list-item]
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
     sources = discover(list(paths))
-    say(f"reading {len(sources)} file(s)")
-    blobs = [read_bytes(s) for s in sources]
-    say("splitting lines and headers")
-    lines = split_lines(blobs)
+    if not any([sniff(s) for s in sources]):
+        raise InputError(f"{', '.join(str(s.path) for s in sources)}: empty input (no log lines); "
+                         "check that the right file was given")
+    names = [s.name for s in sources]
+    totals = _Totals()
+    for chunk in stream_chunks(sources, chunk_bytes):
+        say(f"parsing: {totals.bytes / 1e6:,.0f} MB done, {totals.carry.cycles:,} cycles")
+        sink.add(_parse_chunk(chunk, engine, names, totals))
+    say("assembling cycles and configuration")
+    final = assemble_final(totals.carry)
+    sink.add(final)
+    return Summary(
+        files=[str(s.path) for s in sources], bytes=totals.bytes, lines=totals.lines, records=totals.records,
+        continuation_lines=totals.continuation_lines, orphan_lines=totals.orphan_lines,
+        families=dict(sorted(totals.families.items())), unparsed=totals.unparsed,
+        bad_utf8_lines=totals.bad_utf8_lines, cycles=final["cycles"].height,
+        first_ts=totals.first_ts, last_ts=totals.last_ts,
+    )
+
+
+def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals) -> dict[str, pl.DataFrame]:
+    lines = split_lines(chunk.pieces)
     recs = find_records(lines, engine)
-    _check_is_rmlog(sources, blobs, lines.frame, recs)
     records = _route(recs.records)
-    say("parsing message bodies")
-    buckets, unparsed = _parse_families(records, recs, engine, say)
+    buckets, unparsed = _parse_families(records, recs, engine)
     unparsed.append(_orphans(recs))
     unparsed.append(_unexpected_continuations(records, recs.continuations))
-    say("assembling tables")
-    names = [s.name for s in sources]
-    unparsed_frame = _unparsed_table(unparsed, lines.frame, records, names)
-    tables = assemble(buckets, records, names, unparsed_frame)
-    return ParseResult(tables, _summary(sources, blobs, lines, recs, records, tables))
-
-
-def _check_is_rmlog(sources: list[Source], blobs: list[bytes], lines: pl.DataFrame, recs: Records) -> None:
-    with_headers = set(recs.records["file"].unique().to_list())
-    for idx, (src, blob) in enumerate(zip(sources, blobs)):
-        if idx not in with_headers and blob.strip():
-            raise InputError(
-                f"{src.path}: not an rm.log: no line has the DUCC log header "
-                "'dd Mon yyyy hh:mm:ss,SSS LEVEL RM.Class - JID T[tid] METHOD ...'"
-            )
-    if not with_headers:
-        names = ", ".join(str(s.path) for s in sources)
-        raise InputError(f"{names}: empty input (no log lines); check that the right file was given")
+    unparsed_frame = _unparsed_table(unparsed, lines.frame, records, recs.continuations, names)
+    tables = assemble_chunk(buckets, records, names, unparsed_frame, totals.carry, chunk.last)
+    totals.bytes += chunk.size
+    totals.lines += lines.frame.height
+    totals.records += records.height
+    totals.continuation_lines += recs.continuations.height
+    totals.orphan_lines += recs.orphans.height
+    totals.unparsed += unparsed_frame.height
+    totals.bad_utf8_lines += lines.bad_utf8_lines
+    for fam, n in records.group_by("family").len().iter_rows():
+        totals.families[str(fam)] = totals.families.get(str(fam), 0) + n
+    if records.height:
+        totals.first_ts = totals.first_ts or records["ts_text"][0]
+        totals.last_ts = records["ts_text"][-1]
+    return tables
 
 
 def _route(records: pl.DataFrame) -> pl.DataFrame:
@@ -110,7 +178,7 @@ def _route(records: pl.DataFrame) -> pl.DataFrame:
 
 
 def _parse_families(
-    records: pl.DataFrame, recs: Records, engine: str, say: Progress
+    records: pl.DataFrame, recs: Records, engine: str
 ) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame]]:
     buckets: dict[str, list[pl.DataFrame]] = {}
     unparsed: list[pl.DataFrame] = []
@@ -129,6 +197,11 @@ def _parse_families(
             continue
         if engine == "fast" and fast.has_fast_path(family):
             rows, failed = fast.fast_rows(family, part, recs.continuations)
+            if failed.height:
+                # the grammar decides: its rows if it accepts the record, its error message if not
+                retry = part.join(failed.select("rec"), on="rec", how="semi")
+                more, failed = _lark_rows(family, retry, recs.continuations)
+                rows = pl.concat([rows, more], how="diagonal_relaxed").sort("rec", maintain_order=True)
         else:
             rows, failed = _lark_rows(family, part, recs.continuations)
         if failed.height:
@@ -178,29 +251,21 @@ def _unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.D
     )
 
 
-def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.DataFrame, names: list[str]) -> pl.DataFrame:
-    """file/line/text/reason rows; a failed record is reported at its header line."""
+def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.DataFrame,
+                   cont: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """file/line/text/reason rows; a rejected record is reported with every one of its lines."""
     schema = {"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String}
     frames = [p.select("file", "line", "text", "reason").cast(schema) for p in parts if "line" in p.columns]
     failed = [p for p in parts if "line" not in p.columns]
     if failed:
         where = pl.concat(failed).join(records.select("rec", "file", "line"), on="rec", how="left")
         frames.append(where.join(lines, on=["file", "line"], how="left").select(*schema).cast(schema))
+        inner = cont.join(where.select("rec", pl.col("line").alias("at")), on="rec").select(
+            "file", "line", "text",
+            reason=pl.concat_str(pl.lit("inside the unparsed record at line "), pl.col("at").cast(pl.String)),
+        )
+        frames.append(inner.cast(schema))
     out = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
     out = out.sort("file", "line", maintain_order=True)
     lookup = pl.DataFrame({"file": range(len(names)), "name": names}, schema={"file": pl.UInt16, "name": pl.String})
     return out.join(lookup, on="file", how="left").select(pl.col("name").alias("file"), "line", "text", "reason")
-
-
-def _summary(sources: list[Source], blobs: list[bytes], lines, recs: Records, records: pl.DataFrame,
-             tables: dict[str, pl.DataFrame]) -> Summary:
-    fams = records.group_by("family").len().sort("family", nulls_last=True)
-    ts = records["ts_text"]
-    return Summary(
-        files=[str(s.path) for s in sources], bytes=sum(len(b) for b in blobs), lines=lines.frame.height,
-        records=records.height, continuation_lines=recs.continuations.height, orphan_lines=recs.orphans.height,
-        families={str(f): int(n) for f, n in fams.iter_rows()},
-        unparsed=tables["unparsed"].height, bad_utf8_lines=lines.bad_utf8_lines,
-        cycles=tables["cycles"].height,
-        first_ts=ts[0] if len(ts) else None, last_ts=ts[-1] if len(ts) else None,
-    )

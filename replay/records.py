@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow as pa
 
 from replay import grammar
+from replay.chunks import Piece
 
 # The header as one anchored regex (catalog section 0); Rust regex, no look-around.
 HEADER_RE = (
@@ -39,25 +40,24 @@ class Records:
     orphans: pl.DataFrame  # file, line, text: continuation lines before any header
 
 
-def split_lines(blobs: list[bytes]) -> Lines:
-    """All lines of all files, in order; invalid UTF-8 is replaced (and counted), never fatal."""
+def split_lines(pieces: list[Piece]) -> Lines:
+    """All lines of the pieces, in order; invalid UTF-8 is replaced (and counted), never fatal."""
     frames = []
     bad = 0
-    for idx, data in enumerate(blobs):
+    for piece in pieces:
+        data = piece.data
         if data and np.frombuffer(data, dtype=np.uint8).max() >= 0x80:
             text = data.decode("utf-8", errors="replace")
-            bad += text.count("\ufffd") and sum(1 for ln in text.split("\n") if "\ufffd" in ln)
+            bad += sum(1 for ln in text.split("\n") if "\ufffd" in ln)
             data = text.encode("utf-8")
-        frames.append(_lines_of(idx, data))
-    frame = pl.concat(frames) if frames else pl.DataFrame(
-        schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String}
-    )
+        frames.append(_lines_of(piece.file, piece.first_line, data))
+    frame = pl.concat(frames) if frames else _lines_of(0, 1, b"")
     return Lines(frame, bad)
 
 
-def _lines_of(idx: int, data: bytes) -> pl.DataFrame:
-    # Zero-copy: one Arrow string array over the file's bytes, one value per line (newline kept,
-    # then stripped by polars), instead of a Python list of a million str objects.
+def _lines_of(idx: int, first_line: int, data: bytes) -> pl.DataFrame:
+    # Zero-copy: one Arrow string array over the bytes, one value per line (newline kept, then
+    # stripped by polars), instead of a Python list of a million str objects.
     if not data:
         return pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String})
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -70,7 +70,7 @@ def _lines_of(idx: int, data: bytes) -> pl.DataFrame:
     n = len(starts)
     return pl.DataFrame({
         "file": pl.Series(np.full(n, idx, dtype=np.uint16)),
-        "line": pl.Series(np.arange(1, n + 1, dtype=np.uint32)),
+        "line": pl.Series(np.arange(first_line, first_line + n, dtype=np.uint32)),
         "text": text,
     })
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,18 +48,3 @@ def discover(paths: list[str | Path]) -> list[Source]:
         bases.setdefault(_rolled_key(f)[0], len(bases))
     ordered = sorted(dict.fromkeys(files), key=lambda f: (bases[_rolled_key(f)[0]], _rolled_key(f)[1]))
     return [Source(f, f.name) for f in ordered]
-
-
-def read_bytes(source: Source) -> bytes:
-    """The file's content, gunzipped when it starts with the gzip magic (whatever its name)."""
-    try:
-        with open(source.path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(f"{source.path}: cannot read ({exc.strerror}); check the path and permissions") from exc
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{source.path}: damaged gzip file ({exc}); re-copy it or gunzip what can be saved") from exc
-    return data

@@ -8,6 +8,8 @@ table, the published schedule, cap chains, configuration).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import polars as pl
 
 I, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
@@ -125,36 +127,60 @@ def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame)
     )
 
 
-def record_info(records: pl.DataFrame, names: list[str]) -> pl.DataFrame:
-    """rec -> ts, cycle, file name, line, jid, method (cycle = next published schedule)."""
+@dataclass
+class Carry:
+    """What one chunk hands to the next: cycles so far, known share orders, and the rows of the
+    small tables that span the whole log (assembled once, at the end)."""
+
+    cycles: int = 0
+    share_orders: pl.DataFrame | None = None
+    spanning: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {b: [] for b in SPANNING})
+
+
+# Buckets whose tables need the whole log: loop returns close cycles in the next chunk, and the
+# configuration may be printed again by a reconfigure.
+SPANNING = ("_cycle_lines", "_config_lines", "_nodepool_lines")
+
+
+def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: bool) -> pl.DataFrame:
+    """rec -> ts, cycle, file name, line, jid, method (cycle = next published schedule at or after)."""
     sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
     before = sent.cum_sum() - sent
     total = records.filter(pl.col("family") == "schedule_sent").height
     cyc = pl.when(pl.col("family") == "schedule_state").then(before).otherwise(before + 1)
+    # a chunk ends after a published schedule, so only the log's last chunk has records after its
+    # last one (no cycle); a chunk cut elsewhere (no schedule for a long stretch) continues into the next
+    valid = (cyc >= 1) & ((cyc <= total) | (not last))
     lookup = pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
     return records.with_columns(
-        pl.when((cyc >= 1) & (cyc <= total)).then(cyc).otherwise(None).cast(pl.UInt32).alias("cycle")
+        pl.when(valid).then(cyc + carry.cycles).otherwise(None).cast(pl.UInt32).alias("cycle")
     ).join(lookup, on="file", how="left").select(
         "rec", "ts", "cycle", pl.col("fname").alias("file"), "line", "jid", "method", "level",
         "component", "cls", "tid",
     )
 
 
-def assemble(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-             unparsed: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """Every table of the contract, from the family rows of one parse."""
-    info = record_info(records, names)
+def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
+                   unparsed: pl.DataFrame, carry: Carry, last: bool) -> dict[str, pl.DataFrame]:
+    """The per-cycle tables of one chunk (conformed to SCHEMAS); spanning rows go to `carry`."""
+    info = record_info(records, names, carry, last)
+    carry.cycles += records.filter(pl.col("family") == "schedule_sent").height
     get = lambda name: _rows(buckets, name, info)  # noqa: E731
+    for name in SPANNING:
+        carry.spanning[name].append(get(name))
     schedule = _schedule(get("_schedule_lines"))
     placements = _placements(get("_placement_lines"), schedule)
+    if placements.height:
+        known = placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order"))
+        both = known if carry.share_orders is None else pl.concat([carry.share_orders, known])
+        carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
     tables = {
-        "cycles": _cycles(get("_cycle_lines")),
         "nodes": get("nodes"),
         "job_caps": _caps(get("_cap_lines")),
         "counts": _counts(get("counts")),
         "rmcounter": _rmcounter(get("_rmcounter_lines")),
         "placements": placements,
-        "evictions": _evictions(get("evictions"), placements),
+        "evictions": _evictions(get("evictions"), carry.share_orders),
         "eviction_counts": _eviction_counts(get("_eviction_count_lines")),
         "defrag": _defrag(get("_defrag_lines")),
         "schedule": schedule,
@@ -168,11 +194,20 @@ def assemble(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, name
         "messages": get("messages").rename({"detail": "text"}),
         "unparsed": unparsed,
     }
-    config = get("_config_lines")
-    tables["config"] = _config(config)
-    tables["classes"] = _classes(config)
-    tables["nodepools"] = _nodepools(get("_nodepool_lines"))
-    return {name: conform(tables[name], schema) for name, schema in SCHEMAS.items()}
+    return {name: conform(df, SCHEMAS[name]) for name, df in tables.items()}
+
+
+def assemble_final(carry: Carry) -> dict[str, pl.DataFrame]:
+    """The tables that span the whole log: cycles, config, classes, nodepools."""
+    rows = {name: pl.concat(parts, how="diagonal_relaxed") for name, parts in carry.spanning.items()}
+    config = rows["_config_lines"]
+    tables = {
+        "cycles": _cycles(rows["_cycle_lines"]),
+        "config": _config(config),
+        "classes": _classes(config),
+        "nodepools": _nodepools(rows["_nodepool_lines"]),
+    }
+    return {name: conform(df, SCHEMAS[name]) for name, df in tables.items()}
 
 
 def _fam(name: str) -> pl.Expr:
@@ -306,13 +341,12 @@ def _placements(lines: pl.DataFrame, schedule: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _evictions(rows: pl.DataFrame, placements: pl.DataFrame) -> pl.DataFrame:
-    if rows.is_empty() or placements.is_empty() or "share_id" not in rows.columns:
+def _evictions(rows: pl.DataFrame, share_orders: pl.DataFrame | None) -> pl.DataFrame:
+    """Evictions with the order of the evicted share (from where it was placed, in any chunk)."""
+    if rows.is_empty() or share_orders is None:
         return rows
-    order = placements.select("host", pl.col("share_id").cast(S), pl.col("order").alias("_order")).unique(
-        ["host", "share_id"], keep="first")
-    out = rows.join(order, on=["host", "share_id"], how="left", nulls_equal=False)
-    return out.with_columns(pl.coalesce(pl.col("order") if "order" in out.columns else pl.lit(None), "_order").alias("order"))
+    out = rows.join(share_orders, on=["host", "share_id"], how="left")
+    return out.with_columns(pl.coalesce("order", "_order").alias("order"))
 
 
 def _eviction_counts(lines: pl.DataFrame) -> pl.DataFrame:

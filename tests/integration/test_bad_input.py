@@ -81,9 +81,14 @@ def test_file_cut_mid_line_and_mid_record(tmp_path):
     f.write_text(text[:cut])
     result = parse([f])
     unparsed = result.tables["unparsed"]
-    assert unparsed.height == 1 and unparsed["line"][0] == text[:cut].count("\n") + 1
-    assert "not part of the message" in unparsed["reason"][0]
-    assert result.summary.lines == text[:cut].count("\n") + 1
+    n_lines = text[:cut].count("\n") + 1
+    header = text[:cut].rfind("createState  \n")
+    header_line = text[:header].count("\n") + 1
+    # the truncated structure is rejected as a whole, and each of its lines is reported
+    assert unparsed["line"].to_list() == list(range(header_line, n_lines + 1))
+    assert "schedule_state" in unparsed["reason"][0]
+    assert result.summary.lines == n_lines
+    assert result.summary.cycles == text[:cut].count("Schedule sent to Orchestrator") == 1
 
 
 def test_interleaved_line_is_counted_not_dropped(tmp_path):
