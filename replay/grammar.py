@@ -123,18 +123,23 @@ def as_rows(result: Any) -> list[Row]:
     return list(result)
 
 
-def grammar_text() -> str:
-    """The text of grammars/rmlog.lark, read from the installed package."""
-    return resources.files("grammars").joinpath("rmlog.lark").read_text(encoding="utf-8")
+def grammar_text(name: str = "rmlog.lark") -> str:
+    """The text of a grammar in grammars/, read from the installed package."""
+    return resources.files("grammars").joinpath(name).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    """The LALR parser with one start symbol per family (and `record_header`)."""
-    return Lark(
-        grammar_text(), parser="lalr", lexer="contextual",
-        start=["record_header", *all_families()], maybe_placeholders=False, cache=True, **_PLUGINS,
-    )
+    """The LALR parser of message bodies, with one start symbol per family."""
+    return Lark(grammar_text(), parser="lalr", lexer="contextual", start=all_families(),
+                maybe_placeholders=False, cache=True, **_PLUGINS)
+
+
+@lru_cache(maxsize=1)
+def header_parser() -> Lark:
+    """The LALR parser of record header lines (grammars/header.lark)."""
+    return Lark(grammar_text("header.lark"), parser="lalr", lexer="contextual", start="record_header",
+                maybe_placeholders=False, cache=True, **_PLUGINS)
 
 
 _BUILDER = RowBuilder()
@@ -162,7 +167,7 @@ def describe_error(exc: LarkError) -> str:
 def parse_header(line: str) -> dict[str, str] | None:
     """The header fields of one line, or None when it is not a record header (a continuation)."""
     try:
-        tree = parser().parse(line, start="record_header")
+        tree = header_parser().parse(line)
     except LarkError:
         return None
     toks = {t.type: t.value for t in tree.children if isinstance(t, TOKEN_TYPES)}

@@ -266,6 +266,7 @@ def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.
         )
         frames.append(inner.cast(schema))
     out = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
-    out = out.sort("file", "line", maintain_order=True)
+    # one row per line: a stray line after a rejected record keeps its first (more precise) reason
+    out = out.sort("file", "line", maintain_order=True).unique(["file", "line"], keep="first", maintain_order=True)
     lookup = pl.DataFrame({"file": range(len(names)), "name": names}, schema={"file": pl.UInt16, "name": pl.String})
     return out.join(lookup, on="file", how="left").select(pl.col("name").alias("file"), "line", "text", "reason")

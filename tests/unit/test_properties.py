@@ -32,7 +32,7 @@ def _write(tmp_path, lines: list[str]):
     return f
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(line, min_size=1, max_size=60))
 def test_any_lines_are_accounted_for_and_engines_agree(tmp_path, lines):
     f = _write(tmp_path, lines)
