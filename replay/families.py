@@ -294,12 +294,15 @@ for _fam in ("np_name np_quantum np_search_order np_node_file np_node_rule np_cl
 for _fam in ("class_begin user_begin property class_row class_assign init_param jd_host_class "
              "class_rebuild").split():
     _t("_config_lines", _fam, item=_fam)
+# event names of the issue's contract; the others are the family name without `node_`
+NODE_EVENTS = {"node_added": "arrive", "node_reactivated": "reactivate", "node_recovers": "recover",
+               "node_recover": "recover_node", "node_disabled": "disable"}
 for _fam in ("node_heartbeat node_rule_match node_map node_added node_reactivated node_recover "
              "node_missed node_missed_recorded node_missed_time node_heartbeat_reset "
              "node_heartbeat_reset_time node_recovers node_death_notice node_death node_disabled "
              "node_purge node_not_purged node_completed node_resize node_status node_metrics node_vary "
              "node_waiting").split():
-    _t("nodes", _fam, event=_fam.removeprefix("node_"))
+    _t("nodes", _fam, event=NODE_EVENTS.get(_fam, _fam.removeprefix("node_")))
 _t("processes", "node_blacklist", event="blacklist")
 _t("evictions", "node_purge", reason="node_purge")
 _t("_occupancy_lines", "occupancy_begin occupancy_table occupancy_end")

@@ -93,7 +93,7 @@ def scenario_nodes(name: str) -> list[tuple[str, int]]:
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_nodes_reproduce_the_scenario_inventory(name):
-    nodes = parsed(name).tables["nodes"].filter(pl.col("event") == "added")
+    nodes = parsed(name).tables["nodes"].filter(pl.col("event") == "arrive")
     got = {h: mb for h, mb in nodes.select("host", "memory_mb").iter_rows()}
     want = {host: gb * 1024 for host, gb in scenario_nodes(name)}
     assert got == want
@@ -110,9 +110,9 @@ def test_node_failure_outage_timeline():
                 status[n["name"]].append((cyc["cycle"], n["online"]))
     # truth: fnode02 goes offline in the cycle of the purge, and online again when it is reactivated
     assert status["fnode02.sim.ducc"][1:] == [(first("fnode02.sim.ducc", "death"), False),
-                                              (first("fnode02.sim.ducc", "reactivated"), True)]
+                                              (first("fnode02.sim.ducc", "reactivate"), True)]
     assert first("fnode02.sim.ducc", "purge") == first("fnode02.sim.ducc", "death")
-    assert status["fnode04.sim.ducc"][0][0] == first("fnode04.sim.ducc", "added")
+    assert status["fnode04.sim.ducc"][0][0] == first("fnode04.sim.ducc", "arrive")
     assert status["fnode03.sim.ducc"] == [(1, True)]
     assert nodes.filter((pl.col("host") == "fnode03.sim.ducc") & (pl.col("event") == "missed"))["count"].max() == 4
     scen = {n["name"]: n for n in scenario("f_node_failure")["nodes"]}

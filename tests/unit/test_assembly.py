@@ -1,0 +1,33 @@
+"""Hand-worked examples for the table assembly steps that no fixture exercises."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from replay.tables import _placements, _schedule
+
+
+def test_a_share_handed_to_a_needy_job_belongs_to_the_published_job():
+    """Defragmentation can give a share placed for job 1 to needy job 2 in the same cycle."""
+    lines = pl.DataFrame({
+        "_family": ["connect_share", "connect_new_share", "connect_share", "connect_new_share"],
+        "cycle": [5, 5, 5, 5], "job_id": [1, 1, 1, 1],
+        "host": ["n1", "n1", "n2", "n2"], "share_id": ["10", "10", "11", "11"],
+        "order": ["2", None, "2", None], "m_order": ["4", None, "4", None],
+    })
+    schedule = _schedule(pl.DataFrame({
+        "rec": [9, 9, 9], "job_id": [1, 2, 2], "kind": ["Additions", "Additions", "Existing"],
+        "host": ["n2", "n1", "n1"], "share_id": ["11", "10", "10"], "memory_gb": ["8", "8", "8"],
+    }).with_columns(cycle=pl.lit(5)))
+    got = _placements(lines, schedule).select("job_id", "share_id", "kind", "placed_for", "reassigned").rows()
+    assert got == [(2, "10", "new", 1, True), (1, "11", "new", None, False)]
+
+
+def test_a_job_with_no_shares_keeps_one_row_for_its_reason():
+    rows = pl.DataFrame({
+        "rec": [3, 3, 3, 3], "job_id": [7, 7, 7, 8], "kind": ["Existing", "Additions", "Removals", "Existing"],
+        "host": [None, None, None, "n1"], "share_id": [None, None, None, "4"],
+        "memory_gb": ["8", "8", "8", "8"], "reason": ["Waiting for defragmentation."] * 3 + [None],
+    })
+    got = _schedule(rows).select("job_id", "kind", "host", "reason").rows()
+    assert got == [(7, None, None, "Waiting for defragmentation."), (8, "existing", "n1", None)]
