@@ -250,7 +250,7 @@ def has_fast_path(family: str) -> bool:
 
 
 def fast_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(rows, failures) of one family; failures are `rec` rows, or (file, line, text) lines."""
+    """(rows, failures) of one family; failures are the `rec` of records it could not take."""
     if family in HANDLERS:
         return HANDLERS[family](part, cont)
     return _regex_rows(part, REGEXES[family])

@@ -19,7 +19,7 @@ from replay.families import GENERIC, ROUTES, TARGETS
 from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
 from replay.sources import InputError, discover
-from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, conform
+from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, conform, file_names
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
@@ -45,7 +45,6 @@ class Summary:
     cycles: int
     first_ts: str | None
     last_ts: str | None
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -159,7 +158,7 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals) -
 
 
 def _route(records: pl.DataFrame) -> pl.DataFrame:
-    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and `ts`."""
+    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body); parse `ts`."""
     parts = []
     for (cls, method), part in records.partition_by("cls", "method", as_dict=True, maintain_order=True).items():
         routes = ROUTES.get((cls, method))
@@ -204,14 +203,8 @@ def _parse_families(
                 rows = pl.concat([rows, more], how="diagonal_relaxed").sort("rec", maintain_order=True)
         else:
             rows, failed = _lark_rows(family, part, recs.continuations)
-        if failed.height:
-            if "rec" in failed.columns:
-                if "reason" not in failed.columns:
-                    failed = failed.with_columns(reason=pl.lit(f"{family}: body does not match the grammar"))
-                unparsed.append(failed.select("rec", "reason"))
-            else:
-                unparsed.append(failed.select(
-                    "file", "line", "text", reason=pl.lit(f"{family}: line is not part of the message")))
+        if failed.height:  # (rec, reason): the grammar's own error message
+            unparsed.append(failed)
         for target in TARGETS.get(family, []):
             consts = [pl.lit(v).alias(k) for k, v in target.consts.items()]
             buckets.setdefault(target.table, []).append(rows.with_columns(*consts, _family=pl.lit(family)))
@@ -268,5 +261,4 @@ def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.
     out = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
     # one row per line: a stray line after a rejected record keeps its first (more precise) reason
     out = out.sort("file", "line", maintain_order=True).unique(["file", "line"], keep="first", maintain_order=True)
-    lookup = pl.DataFrame({"file": range(len(names)), "name": names}, schema={"file": pl.UInt16, "name": pl.String})
-    return out.join(lookup, on="file", how="left").select(pl.col("name").alias("file"), "line", "text", "reason")
+    return out.join(file_names(names), on="file", how="left").select(pl.col("fname").alias("file"), "line", "text", "reason")

@@ -142,6 +142,11 @@ class Carry:
 SPANNING = ("_cycle_lines", "_config_lines", "_nodepool_lines")
 
 
+def file_names(names: list[str]) -> pl.DataFrame:
+    """file index -> file name (`fname`), to label rows with the file they came from."""
+    return pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
+
+
 def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: bool) -> pl.DataFrame:
     """rec -> ts, cycle, file name, line, jid, method (cycle = next published schedule at or after)."""
     sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
@@ -151,10 +156,9 @@ def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: boo
     # a chunk ends after a published schedule, so only the log's last chunk has records after its
     # last one (no cycle); a chunk cut elsewhere (no schedule for a long stretch) continues into the next
     valid = (cyc >= 1) & ((cyc <= total) | (not last))
-    lookup = pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
     return records.with_columns(
         pl.when(valid).then(cyc + carry.cycles).otherwise(None).cast(pl.UInt32).alias("cycle")
-    ).join(lookup, on="file", how="left").select(
+    ).join(file_names(names), on="file", how="left").select(
         "rec", "ts", "cycle", pl.col("fname").alias("file"), "line", "jid", "method", "level",
         "component", "cls", "tid",
     )
