@@ -1,0 +1,60 @@
+"""Rebuild scheduler inputs from the parsed tables (the log side of a replay).
+
+So far: the job-cap phase's inputs, one row per (cycle, job) that the RM logged a cap for.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rmref import UNLIMITED, CapInput, Caps, job_caps
+
+CAP_INPUT_COLUMNS = ["remaining", "threads", "current", "max_processes", "initialized", "projected",
+                     "init_cap", "expand_by_doubling", "use_prediction"]
+
+
+def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """(cycle, job_id, CapInput fields) for every job whose RmJob row the cycle logged.
+
+    The row is the `howMuchFairShare` one of the same cycle (the job's state when its cap was
+    computed) or, for work that is not fair share, its `submit` row. What the row does not say:
+    * reservations print 0 work items and threads: the RM counts one request of one thread;
+    * `Shares` still counts a share purged earlier in the cycle (node death): subtract those;
+    * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized.
+    """
+    caps = tables["job_caps"].select("cycle", "job_id", "expected_cap", "prj_kind", "line")
+    rows = tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"])).sort(
+        pl.col("source") != "howMuchFairShare", maintain_order=True
+    ).unique(["cycle", "job_id"], keep="first", maintain_order=True)
+    purged = tables["nodes"].filter(pl.col("event") == "purge").group_by("cycle", "job_id").len("purged")
+    classes = tables["classes"].select(pl.col("name").alias("class"), "init_cap", "expand_by_doubling", "prediction")
+    reservation = pl.col("type_code") == "R"
+    return (
+        caps.join(rows, on=["cycle", "job_id"], how="inner")
+        .join(purged, on=["cycle", "job_id"], how="left")
+        .join(classes, on="class", how="left")
+        .select(
+            "cycle", "job_id",
+            pl.when(reservation).then(1).otherwise(pl.col("remaining")).alias("remaining"),
+            pl.when(reservation).then(1).otherwise(pl.col("threads")).alias("threads"),
+            (pl.col("shares") - pl.col("purged").fill_null(0)).alias("current"),
+            pl.col("max_processes").fill_null(UNLIMITED),
+            (~pl.col("init_wait") & (pl.col("prj_kind") == "predicted")).alias("initialized"),
+            pl.col("expected_cap").alias("projected"),
+            pl.col("init_cap").fill_null(0),
+            pl.col("expand_by_doubling").fill_null(False),
+            pl.col("prediction").fill_null(False).alias("use_prediction"),
+        )
+        .sort("cycle", "job_id")
+    )
+
+
+def replay_caps(inputs: pl.DataFrame, phase=job_caps) -> pl.DataFrame:
+    """Run the cap phase (rmref's, or a replacement with the same signature) over rebuilt inputs."""
+    out = []
+    for row in inputs.iter_rows(named=True):
+        caps: Caps = phase(CapInput(**{k: row[k] for k in CAP_INPUT_COLUMNS}))
+        out.append((row["cycle"], row["job_id"], caps.base, caps.projected, caps.potential, caps.actual, caps.rule))
+    return pl.DataFrame(out, schema={"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64,
+                                     "projected_cap": pl.Int64, "potential_cap": pl.Int64,
+                                     "actual_cap": pl.Int64, "rule": pl.String}, orient="row")

@@ -1,0 +1,72 @@
+"""rmref on the hand-worked examples of the design notes (shared/seeds), plus properties."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rmref import UNLIMITED, CapInput, PoolTables, job_caps, job_order, machine_order, n_shares_by_order
+from rmref.orders import KB_PER_GB, processes_for_qshares
+
+
+def test_share_order_rounds_job_memory_up_and_machine_memory_down():
+    assert job_order(14, 15) == 1 and job_order(15, 15) == 1 and job_order(16, 15) == 2
+    assert machine_order(48 * KB_PER_GB, 15) == 3 and machine_order(44 * KB_PER_GB, 15) == 2
+
+
+def test_15gb_quantum_example():
+    """User guide: with a 15 GB quantum, 20 shares are 20 processes of a 14 GB job, 10 of a 28 GB job."""
+    assert processes_for_qshares(20, job_order(14, 15)) == 20
+    assert processes_for_qshares(20, job_order(28, 15)) == 10
+
+
+def test_one_order_5_machine_gives_1_1_1_2_5_shares():
+    n = np.array([0, 0, 0, 0, 0, 1])
+    assert n_shares_by_order(n, np.zeros(6, dtype=int)).tolist() == [0, 5, 2, 1, 1, 1]
+
+
+def test_the_seed_table_example():
+    got = n_shares_by_order(np.array([0, 2, 0, 1, 4]), np.array([0, 1, 2, 0, 0]))
+    assert got.tolist() == [0, 26, 11, 5, 4]
+
+
+def test_order_3_on_an_order_5_machine_leaves_an_order_2_virtual_machine():
+    tables = PoolTables.from_free([(5, 5)], max_order=5).allocate(machine_order=5, free=5, order=3)
+    assert tables.n_machines.tolist() == [0] * 6
+    assert tables.v_machines.tolist() == [0, 0, 1, 0, 0, 0]
+
+
+def caps(**kw):
+    base = dict(remaining=100, threads=4, current=0, max_processes=UNLIMITED, initialized=False,
+                projected=UNLIMITED, init_cap=1, expand_by_doubling=True, use_prediction=True)
+    return job_caps(CapInput(**(base | kw)))
+
+
+def test_init_job_cap_rules():
+    assert caps(refused=True).actual == 0
+    assert caps(completed=True, current=3).actual == 3
+    assert caps().base == 25  # ceil(100 / 4)
+    assert caps(remaining=101).base == 26  # rounded up
+    assert caps(remaining=4, current=3).base == 3  # never below what the job holds
+    assert caps(max_processes=7).base == 7  # never above max processes
+    assert (caps().actual, caps().rule) == (1, "initialization_cap")  # not initialized: init cap
+    assert caps(init_cap=0).actual == 25  # no init cap configured: the potential
+    assert (caps(initialized=True, current=4).actual, caps(initialized=True, current=4).rule) == (8, "doubling")
+    assert caps(initialized=True, current=4, expand_by_doubling=False).actual == 25
+    assert (caps(initialized=True, current=0, init_cap=2).actual, caps(initialized=True, current=0).rule) == (2, "restart")
+    assert caps(initialized=True, current=0, init_cap=2, remaining=4).actual == 1  # restart, but not above base
+    pred = caps(initialized=True, current=5, projected=7)
+    assert (pred.potential, pred.actual, pred.rule) == (7, 7, "prediction")  # prediction lowers the potential
+    assert caps(initialized=True, current=9, projected=7).potential == 9  # but never below what it holds
+    assert caps(initialized=True, current=5, projected=7, use_prediction=False).potential == 25
+    assert caps(projected=0).projected == 25  # nothing known: the base
+
+
+@given(st.integers(0, 10_000), st.integers(1, 64), st.integers(0, 500), st.integers(1, UNLIMITED),
+       st.booleans(), st.integers(0, UNLIMITED), st.integers(0, 8), st.booleans(), st.booleans())
+def test_caps_stay_within_their_bounds(remaining, threads, current, max_p, init, projected, init_cap, dbl, pred):
+    c = job_caps(CapInput(remaining, threads, current, max_p, init, projected, init_cap, dbl, pred))
+    assert 0 <= c.actual <= c.potential <= max(c.base, current)
+    assert c.base <= max_p
+    assert c == job_caps(CapInput(remaining, threads, current, max_p, init, projected, init_cap, dbl, pred))
