@@ -1,13 +1,17 @@
 """Rebuild scheduler inputs from the parsed tables (the log side of a replay).
 
-So far: the job-cap phase's inputs, one row per (cycle, job) that the RM logged a cap for.
+So far: the job-cap phase's inputs (one row per job the RM logged a cap for) and the How Much
+counter's inputs (one per logged RmCounter block).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from dataclasses import dataclass
+
 from rmref import UNLIMITED, CapInput, Caps, job_caps
+from rmref.howmuch import Entity
 
 CAP_INPUT_COLUMNS = ["remaining", "threads", "current", "max_processes", "initialized", "projected",
                      "init_cap", "expand_by_doubling", "use_prediction"]
@@ -58,3 +62,35 @@ def replay_caps(inputs: pl.DataFrame, phase=job_caps) -> pl.DataFrame:
     return pl.DataFrame(out, schema={"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64,
                                      "projected_cap": pl.Int64, "potential_cap": pl.Int64,
                                      "actual_cap": pl.Int64, "rule": pl.String}, orient="row")
+
+
+@dataclass(frozen=True)
+class CounterBlock:
+    """One logged RmCounter block: the How Much counter's complete input."""
+
+    cycle: int
+    block: int
+    descr: str  # countClassShares / countUserShares / countJobShares
+    entities: tuple[Entity, ...]
+    vmachines: tuple[int, ...]
+    given: dict[str, tuple[int, ...]] | None  # the RM's result, when the log is at DEBUG
+
+
+def counter_blocks(tables: dict[str, pl.DataFrame]) -> list[CounterBlock]:
+    """Every RmCounter block of the log, entities in the RM's apportionment order.
+
+    A job's share order is the order it wants processes of (its wanted vector has one non-zero
+    order); users and classes have none.
+    """
+    blocks = []
+    for (cycle, block), rows in tables["rmcounter"].group_by("cycle", "block", maintain_order=True):
+        descr = rows["descr"][0]
+        entities = tuple(
+            Entity(name, weight, tuple(wanted),
+                   order=next((o for o, n in enumerate(wanted) if o and n), 0) if descr == "countJobShares" else 0)
+            for name, weight, wanted in rows.select("entity", "weight", "wanted").iter_rows()
+        )
+        given = dict(rows.select("entity", "given").iter_rows()) if rows["given"].null_count() == 0 else None
+        blocks.append(CounterBlock(cycle, block, descr, entities, tuple(rows["vmachines"][0]),
+                                   {k: tuple(v) for k, v in given.items()} if given else None))
+    return blocks

@@ -70,3 +70,39 @@ def test_caps_stay_within_their_bounds(remaining, threads, current, max_p, init,
     assert 0 <= c.actual <= c.potential <= max(c.base, current)
     assert c.base <= max_p
     assert c == job_caps(CapInput(remaining, threads, current, max_p, init, projected, init_cap, dbl, pred))
+
+
+def test_weighted_counter_worked_example():
+    """Classes normal (weight 100) and low (50) want order-2 processes; three free order-3 machines.
+
+    9 quantum shares: normal deserves 6, low 3. At order 2 there are 3 possible processes (one per
+    machine): normal's weighted part is ceil(3 * 100/150 * 2) = 4 quanta = 2 processes, low's
+    ceil(3 * 50/150 * 2) = 2 quanta = 1 process. The machines keep one quantum each, which
+    nobody of order 2 can use, so there is no bonus.
+    """
+    from rmref import Entity, apportion
+
+    vm = [0, 0, 0, 3]
+    got = apportion([Entity("normal", 100, (7, 0, 7, 0)), Entity("low", 50, (4, 0, 4, 0))], vm,
+                    pool_shares=n_shares_by_order(np.array(vm), np.zeros(4, dtype=int)))
+    assert got.given == {"normal": (2, 0, 2, 0), "low": (1, 0, 1, 0)}
+    assert got.vmachines_left == (0, 3, 0, 0)
+
+
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(0, 12), st.integers(1, 3)), min_size=1, max_size=5),
+       st.lists(st.integers(0, 4), min_size=5, max_size=5))
+def test_counter_never_gives_more_than_wanted_or_available(wants, machines):
+    from rmref import Entity, apportion
+
+    vm = [0, *machines]  # orders 0..5
+    entities = []
+    for i, (order, n, weight) in enumerate(wants):
+        wanted = [0] * 6
+        wanted[order], wanted[0] = n, n
+        entities.append(Entity(f"e{i}", weight, tuple(wanted), order=order))
+    got = apportion(entities, vm)
+    quanta = sum(o * m for o, m in enumerate(vm))
+    assert sum(o * g[o] for g in got.given.values() for o in range(1, 6)) <= quanta
+    for e in entities:
+        assert all(got.given[e.name][o] <= e.wanted[o] for o in range(6))
+    assert got == apportion(entities, vm)
