@@ -106,3 +106,20 @@ def test_counter_never_gives_more_than_wanted_or_available(wants, machines):
     for e in entities:
         assert all(got.given[e.name][o] <= e.wanted[o] for o in range(6))
     assert got == apportion(entities, vm)
+
+
+def test_shrink_by_investment_order():
+    """Seed 000 "shrinkBy": uninitialized first (least init time first), then least investment,
+    then the larger host, then the newest share."""
+    from rmref import HeldShare, shrink_by
+
+    a = HeldShare(1, "big", True, 9000, investment=500, host_memory_mb=96_000)
+    b = HeldShare(2, "small", True, 9000, investment=100, host_memory_mb=32_000)
+    c = HeldShare(3, "small", False, 4000, investment=0, host_memory_mb=32_000)
+    d = HeldShare(4, "small", False, 1000, investment=0, host_memory_mb=32_000)
+    e = HeldShare(5, "big", True, 9000, investment=100, host_memory_mb=96_000)
+    f = HeldShare(6, "big", True, 9000, investment=100, host_memory_mb=96_000)
+    order = [s.share_id for s in shrink_by([a, b, c, d, e, f], 6)]
+    assert order == [4, 3, 6, 5, 2, 1]
+    assert [s.share_id for s in shrink_by([a, b, c], 1)] == [3]
+    assert shrink_by([a], 5) == [a] and shrink_by([a, b], 0) == []
