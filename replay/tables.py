@@ -224,10 +224,15 @@ def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("epoch").last(), pl.col("ts").last().alias("ts_start"), pl.col("file").last().alias("efile"),
         pl.col("line").last().alias("eline"),
     )
-    ret = lines.filter(_fam("loop_return")).select("epoch", pl.col("ts").alias("ts_end")).unique("epoch", keep="last")
+    # a loop-return line closes the cycle before the one it is counted in (the last one: none);
+    # epochs restart with every RM incarnation, so match on both
+    closes = pl.when(pl.col("cycle").is_null()).then(sent["cycle"].max()).otherwise(pl.col("cycle") - 1)
+    ret = lines.filter(_fam("loop_return")).select(
+        closes.cast(pl.UInt32).alias("cycle"), "epoch", pl.col("ts").alias("ts_end")
+    ).unique(["cycle", "epoch"], keep="first")
     last = lambda fam, col, alias: lines.filter(_fam(fam) & pl.col("cycle").is_not_null()).group_by("cycle").agg(  # noqa: E731
         pl.col(col).last().alias(alias))
-    out = sent.join(enter, on="cycle", how="left").join(ret, on="epoch", how="left")
+    out = sent.join(enter, on="cycle", how="left").join(ret, on=["cycle", "epoch"], how="left")
     for fam, col, alias in (("total_arrivals", "count", "total_arrivals"), ("schedule_summary", "new_jobs", "new_jobs"),
                             ("schedule_summary", "existing_jobs", "existing_jobs")):
         if col in lines.columns:

@@ -26,6 +26,16 @@ def test_cycles_carry_the_epoch_of_each_published_schedule(fixture_log):
     assert list(zip(cycles["cycle"].to_list(), cycles["epoch"].to_list())) == want
 
 
+def test_each_cycle_spans_the_time_of_its_published_schedule(fixture_log):
+    from datetime import datetime
+
+    cycles = parsed(*fixture_log).tables["cycles"]
+    assert cycles["ts_end"].null_count() == 0
+    for (start, end), cyc in zip(cycles.select("ts_start", "ts_end").iter_rows(), truth(fixture_log[0])):
+        published = datetime.strptime(cyc["time"], "%d %b %Y %H:%M:%S,%f")
+        assert start <= published <= end, cyc["cycle"]
+
+
 def test_schedule_lists_equal_shares_added_and_preempted(fixture_log):
     name, level = fixture_log
     groups = _by_cycle_job(parsed(name, level).tables["schedule"])

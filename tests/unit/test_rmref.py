@@ -61,13 +61,18 @@ def test_init_job_cap_rules():
     assert caps(initialized=True, current=9, projected=7).potential == 9  # but never below what it holds
     assert caps(initialized=True, current=5, projected=7, use_prediction=False).potential == 25
     assert caps(projected=0).projected == 25  # nothing known: the base
+    # found by Hypothesis, and so in the RM: a restart may exceed a predicted potential
+    restart = caps(remaining=2, threads=1, max_processes=2, initialized=True, projected=1, init_cap=2)
+    assert (restart.potential, restart.actual, restart.rule) == (1, 2, "restart")
 
 
 @given(st.integers(0, 10_000), st.integers(1, 64), st.integers(0, 500), st.integers(1, UNLIMITED),
        st.booleans(), st.integers(0, UNLIMITED), st.integers(0, 8), st.booleans(), st.booleans())
 def test_caps_stay_within_their_bounds(remaining, threads, current, max_p, init, projected, init_cap, dbl, pred):
     c = job_caps(CapInput(remaining, threads, current, max_p, init, projected, init_cap, dbl, pred))
-    assert 0 <= c.actual <= c.potential <= max(c.base, current)
+    assert 0 <= c.actual <= max(c.base, current) and c.potential <= max(c.base, current)
+    # a restart from 0 processes is bounded by the base cap, not the (predicted) potential
+    assert c.actual <= c.potential or c.rule == "restart"
     assert c.base <= max_p
     assert c == job_caps(CapInput(remaining, threads, current, max_p, init, projected, init_cap, dbl, pred))
 
