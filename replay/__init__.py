@@ -1,6 +1,12 @@
-"""rmreplay's log side: parse DUCC rm.log files into typed tables (and, later, replay them)."""
+"""rmreplay's log side: parse DUCC rm.log files into typed tables (and rebuild scheduler inputs).
+
+    from replay import parse, write_tables
+    result = parse(["rm.log"])          # result.tables: table name -> polars DataFrame
+    write_tables(result.tables, "out")  # out/<table>.parquet
+"""
 
 from replay.pipeline import ParseResult, Summary, parse
 from replay.sources import InputError
+from replay.store import read_tables, write_tables
 
-__all__ = ["InputError", "ParseResult", "Summary", "parse"]
+__all__ = ["InputError", "ParseResult", "Summary", "parse", "read_tables", "write_tables"]
