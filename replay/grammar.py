@@ -36,7 +36,7 @@ TOKEN_FIELDS = {
     "NEEDY_WHAT": "needy_what", "EVICT_RECURSE": "recurse", "REASON_WORD": "because",
     "FREE": "free", "UUID": "uuid",
 }
-# Field rules whose token text holds more than one value.
+# Field rules named differently from their column (`class` is a keyword in the grammar's Python side).
 RENAMES = {"klass": "class"}
 
 
@@ -55,6 +55,7 @@ def _split_typed(text: str) -> list[tuple[str, str]]:
     return [("type_code", text[0]), ("job_id", text[1:].lstrip("_."))]
 
 
+# Field rules whose token text holds more than one value, or needs a unit or prefix removed.
 SPLITTERS = {
     "share": _split_share,
     "res": _split_resource,

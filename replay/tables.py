@@ -235,8 +235,7 @@ def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
     out = sent.join(enter, on="cycle", how="left").join(ret, on=["cycle", "epoch"], how="left")
     for fam, col, alias in (("total_arrivals", "count", "total_arrivals"), ("schedule_summary", "new_jobs", "new_jobs"),
                             ("schedule_summary", "existing_jobs", "existing_jobs")):
-        if col in lines.columns:
-            out = out.join(last(fam, col, alias), on="cycle", how="left")
+        out = out.join(last(fam, col, alias), on="cycle", how="left")
     return out.with_columns(
         pl.coalesce("ts_start", "ts").alias("ts_start"),
         pl.coalesce("efile", "file").alias("file"), pl.coalesce("eline", "line").alias("line"),
@@ -262,11 +261,9 @@ def _caps(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _counts(rows: pl.DataFrame) -> pl.DataFrame:
-    if "policy" not in rows.columns:
-        rows = rows.with_columns(policy=pl.lit(None, S))
-    nqm_n = pl.col("nqm").str.extract(r"^(\d+)Q", 1).cast(I) if "nqm" in rows.columns else pl.lit(None, I)
-    shares = pl.col("shares").cast(I, strict=False) if "shares" in rows.columns else pl.lit(None, I)
-    given = pl.col("shares_given").cast(I, strict=False) if "shares_given" in rows.columns else pl.lit(None, I)
+    nqm_n = pl.col("nqm").str.extract(r"^(\d+)Q", 1).cast(I)
+    shares = pl.col("shares").cast(I, strict=False)
+    given = pl.col("shares_given").cast(I, strict=False)
     return rows.with_columns(
         pl.coalesce(
             pl.col("policy"),
@@ -278,7 +275,7 @@ def _counts(rows: pl.DataFrame) -> pl.DataFrame:
                     # a deferral is a decision to give nothing this cycle
                     pl.when(pl.col("kind").is_in(["deferred", "deferring", "out_of_shares"])).then(pl.lit(0))
                     ).alias("shares_given"),
-        (pl.col("detail") if "detail" in rows.columns else pl.lit(None, S)).alias("reason"),
+        pl.col("detail").alias("reason"),
     )
 
 
@@ -314,12 +311,10 @@ def _schedule(lines: pl.DataFrame) -> pl.DataFrame:
     if lines.is_empty():
         return lines
     kind = pl.col("kind").replace_strict({"Existing": "existing", "Additions": "addition", "Removals": "removal"},
-                                         default=None, return_dtype=S) if "kind" in lines.columns else pl.lit(None, S)
-    mem = pl.col("memory_gb") if "memory_gb" in lines.columns else pl.lit(None, S)
-    host = pl.col("host") if "host" in lines.columns else pl.lit(None, S)
+                                         default=None, return_dtype=S)
     # an empty structure (no work at all) is a record with no rows
     lines = lines.filter(pl.col("job_id").is_not_null())
-    lines = lines.with_columns(kind.alias("kind"), mem.is_null().alias("refused"), host.alias("host"))
+    lines = lines.with_columns(kind.alias("kind"), pl.col("memory_gb").is_null().alias("refused"))
     has_share = pl.col("host").is_not_null().any().over("rec", "job_id")
     keep = pl.col("host").is_not_null() | (~has_share & (pl.int_range(pl.len()).over("rec", "job_id") == 0))
     return lines.filter(keep).with_columns(
@@ -384,12 +379,11 @@ DEFRAG_KINDS = {
 def _defrag(lines: pl.DataFrame) -> pl.DataFrame:
     if lines.is_empty():
         return lines
-    detail = [c for c in ("rich_from", "clear_kind", "needy_what", "detail") if c in lines.columns]
-    cls = pl.when(_fam("frag_header")).then(pl.col("class")) if "class" in lines.columns else pl.lit(None, S)
+    cls = pl.when(_fam("frag_header")).then(pl.col("class"))
     return lines.with_columns(
         pl.col("_family").replace_strict(DEFRAG_KINDS, default=None).alias("kind"),
         cls.forward_fill().over("cycle").alias("class"),
-        (pl.coalesce(*detail) if detail else pl.lit(None, S)).alias("detail"),
+        pl.coalesce("rich_from", "clear_kind", "needy_what", "detail").alias("detail"),
     )
 
 
@@ -401,7 +395,7 @@ def _occupancy(lines: pl.DataFrame) -> pl.DataFrame:
     return lines.filter(_fam("occupancy_table") & pl.col("m_host").is_not_null()).select(
         "rec", "ts", "cycle", "nodepool", pl.col("m_host").alias("host"), pl.col("m_blacklisted").alias("blacklisted"),
         pl.col("m_order").alias("order"), pl.col("m_active").alias("active"), pl.col("m_unused").alias("unused"),
-        "memory_mb", pl.col("m_jobs").alias("jobs") if "m_jobs" in lines.columns else pl.lit(None, LS).alias("jobs"),
+        "memory_mb", pl.col("m_jobs").alias("jobs"),
         "free", "file", "line",
     )
 
@@ -458,15 +452,13 @@ def _nodepools(lines: pl.DataFrame) -> pl.DataFrame:
         return lines
     lines = lines.with_columns(pl.when(_fam("np_name")).then(pl.col("nodepool")).forward_fill().alias("name"))
     def last(fam: str, col: str, alias: str) -> pl.DataFrame:
-        return lines.filter(_fam(fam)).group_by("name").agg(pl.col(col).last().alias(alias)) if col in lines.columns \
-            else pl.DataFrame({"name": [], alias: []}, schema={"name": S, alias: S})
+        return lines.filter(_fam(fam)).group_by("name").agg(pl.col(col).last().alias(alias))
     out = lines.filter(_fam("np_name")).select("name", "file", "line").unique("name", keep="last", maintain_order=True)
     for fam, col, alias in (("np_quantum", "quantum", "quantum"), ("np_search_order", "search_order", "search_order"),
                             ("np_node_file", "detail", "node_file"), ("np_node_rule", "detail", "node_rule"),
                             ("np_classes", "classes", "classes"), ("np_subpools", "subpools", "subpools"),
                             ("np_nodes", "nodes", "nodes")):
         out = out.join(last(fam, col, alias), on="name", how="left")
-    if "subpools" in out.columns:
-        parents = out.select(pl.col("name").alias("parent"), pl.col("subpools").alias("child")).explode("child")
-        out = out.join(parents.filter(pl.col("child").is_not_null()), left_on="name", right_on="child", how="left")
+    parents = out.select(pl.col("name").alias("parent"), pl.col("subpools").alias("child")).explode("child")
+    out = out.join(parents.filter(pl.col("child").is_not_null()), left_on="name", right_on="child", how="left")
     return out
