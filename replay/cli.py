@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from replay.pipeline import MemorySink, Summary, run
+from replay.audit import DECISIONS, AuditResult, audit, write_audit
+from replay.pipeline import MemorySink, Summary, parse, run
 from replay.sources import InputError
 from replay.store import ParquetSink
 from replay.tables import SCHEMAS
@@ -77,6 +78,78 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def parse_cycles(text: str | None) -> range | None:
+    """`A:B` (inclusive, either end optional) or `N` as a range of cycle numbers."""
+    if not text:
+        return None
+    lo, sep, hi = text.partition(":")
+    try:
+        first = int(lo) if lo else 1
+        last = int(hi) if hi else (first if not sep else 2**31)
+    except ValueError:
+        raise InputError(f"--cycles {text!r}: expected A:B, A:, :B or N (cycle numbers)") from None
+    if first < 1 or last < first:
+        raise InputError(f"--cycles {text!r}: cycles count from 1 and A must not exceed B")
+    return range(first, last + 1)
+
+
+def load_tables(logs: list[str], config: str | None, console: Console) -> dict:
+    """Parse the logs; fill a bootstrap that rotated away from `--config DIR`."""
+    with console.status("parsing", spinner="dots") as status:
+        tables = parse(logs, progress=lambda msg: status.update(msg)).tables
+    if config:
+        from replay.resources import read_resources
+
+        if tables["classes"].is_empty() or tables["nodepools"].is_empty():
+            tables.update(read_resources(Path(config)))
+            console.print(f"bootstrap: from {config} (the log has none)")
+        else:
+            console.print("bootstrap: from the log (it has one; --config not needed)")
+    return tables
+
+
+def audit_table(result: AuditResult, seconds: float) -> Table:
+    """Cycles audited and agreeing, then agreement per decision kind."""
+    report = result.report()
+    table = Table(title="rmreplay audit", show_header=True, box=None, pad_edge=False)
+    table.add_column("decision", style="bold")
+    table.add_column("agree", justify="right")
+    table.add_column("total", justify="right")
+    table.add_column("")
+    for kind in DECISIONS:
+        agree, total = report["decisions"][kind]["agree"], report["decisions"][kind]["total"]
+        if kind not in result.audited:
+            table.add_row(kind, "-", "-", "[dim]not audited: rmref has no such phase yet[/]")
+            continue
+        style = "green" if agree == total else "yellow"
+        table.add_row(kind, f"[{style}]{agree:,}[/]", f"{total:,}", "")
+    n, ok = report["cycles"], report["cycles_agree"]
+    table.caption = f"{ok:,} of {n:,} cycles agree; {seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s"
+    return table
+
+
+def cmd_audit(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
+    cycles = parse_cycles(args.cycles)
+    tables = load_tables(args.logs, args.config, console)
+    start = time.perf_counter()
+    with console.status("auditing", spinner="dots") as status:
+        result = audit(tables, cycles=cycles,
+                       progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
+    console.print(audit_table(result, time.perf_counter() - start))
+    if not result.cycles:
+        raise InputError("no published schedule in the audited range: nothing to audit "
+                         "(check --cycles, or that the log has `createState  Schedule sent` records)")
+    for cycle, job, kind, _logged, _ref, why in result.divergences[: args.show]:
+        console.print(f"  cycle {cycle} job {job} {kind}: {why}", markup=False, highlight=False)
+    if len(result.divergences) > args.show:
+        console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
+    if args.out:
+        write_audit(result, Path(args.out))
+        console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet)")
+    return 1 if result.divergences else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
@@ -87,6 +160,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=["fast", "lark"], default="fast",
                    help="fast (vectorised, default) or lark (the grammar for everything; slower)")
     p.set_defaults(func=cmd_parse)
+
+    a = sub.add_parser("audit", help="re-run every scheduling cycle with rmref and diff it against the log")
+    a.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    a.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
+                   "for a log whose bootstrap section has rolled away")
+    a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet and divergences.parquet")
+    a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too)")
+    a.add_argument("--show", type=int, default=10, metavar="N", help="divergences to print (default 10)")
+    a.set_defaults(func=cmd_audit)
     return parser
 
 

@@ -1,16 +1,16 @@
 """Rebuild scheduler inputs from the parsed tables (the log side of a replay).
 
-So far: the job-cap phase's inputs (one row per job the RM logged a cap for) and the How Much
-counter's inputs (one per logged RmCounter block).
+The job-cap phase's inputs (one row per job the RM logged a cap for) and the How Much counter's
+inputs (one per logged RmCounter block). `replay.world` assembles whole cycles from them.
 """
 
 from __future__ import annotations
 
-import polars as pl
-
 from dataclasses import dataclass
 
-from rmref import UNLIMITED, CapInput, Caps, job_caps
+import polars as pl
+
+from rmref import UNLIMITED
 from rmref.howmuch import Entity
 
 CAP_INPUT_COLUMNS = ["remaining", "threads", "current", "max_processes", "initialized", "projected",
@@ -18,32 +18,46 @@ CAP_INPUT_COLUMNS = ["remaining", "threads", "current", "max_processes", "initia
 
 
 def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """(cycle, job_id, CapInput fields) for every job whose RmJob row the cycle logged.
+    """(cycle, job_id, CapInput fields) for every job the RM logged a cap for.
 
-    The row is the `howMuchFairShare` one of the same cycle (the job's state when its cap was
-    computed) or, for work that is not fair share, its `submit` row. What the row does not say:
+    The row describing the job is the `howMuchFairShare` one of the same cycle (the job's state
+    when its cap was computed) or else the latest `submit`/`howMuchFairShare` row before it (work
+    that is not fair share is described only when it arrives). What the row does not say:
     * reservations print 0 work items and threads: the RM counts one request of one thread;
     * `Shares` still counts a share purged earlier in the cycle (node death): subtract those;
+    * a row from an earlier cycle has a stale `Shares`: `current` is then null, for the caller
+      to fill from the shares the job holds;
     * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized.
     """
-    caps = tables["job_caps"].select("cycle", "job_id", "expected_cap", "prj_kind", "line")
-    rows = tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"])).sort(
-        pl.col("source") != "howMuchFairShare", maintain_order=True
-    ).unique(["cycle", "job_id"], keep="first", maintain_order=True)
+    caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
+        "cycle", "job_id", "expected_cap", "prj_kind", "line")
+    rows = (
+        tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"]) & pl.col("cycle").is_not_null())
+        .sort(pl.col("source") != "howMuchFairShare", maintain_order=True)
+        .unique(["cycle", "job_id"], keep="first", maintain_order=True)
+        .with_columns(pl.col("cycle").alias("described"))
+        .drop("line")
+        .sort("cycle")
+    )
     purged = tables["nodes"].filter(pl.col("event") == "purge").group_by("cycle", "job_id").len("purged")
     classes = tables["classes"].select(pl.col("name").alias("class"), "init_cap", "expand_by_doubling", "prediction")
     reservation = pl.col("type_code") == "R"
     return (
-        caps.join(rows, on=["cycle", "job_id"], how="inner")
+        caps.sort("cycle")
+        .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
+        .filter(pl.col("described").is_not_null())
         .join(purged, on=["cycle", "job_id"], how="left")
         .join(classes, on="class", how="left")
         .select(
             "cycle", "job_id",
             pl.when(reservation).then(1).otherwise(pl.col("remaining")).alias("remaining"),
             pl.when(reservation).then(1).otherwise(pl.col("threads")).alias("threads"),
-            (pl.col("shares") - pl.col("purged").fill_null(0)).alias("current"),
+            pl.when(pl.col("described") == pl.col("cycle"))
+            .then(pl.col("shares") - pl.col("purged").fill_null(0)).alias("current"),
             pl.col("max_processes").fill_null(UNLIMITED),
-            (~pl.col("init_wait") & (pl.col("prj_kind") == "predicted")).alias("initialized"),
+            # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
+            ((pl.col("prj_kind") == "predicted")
+             & (~pl.col("init_wait") | (pl.col("described") != pl.col("cycle")))).alias("initialized"),
             pl.col("expected_cap").alias("projected"),
             pl.col("init_cap").fill_null(0),
             pl.col("expand_by_doubling").fill_null(False),
@@ -51,17 +65,6 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         )
         .sort("cycle", "job_id")
     )
-
-
-def replay_caps(inputs: pl.DataFrame, phase=job_caps) -> pl.DataFrame:
-    """Run the cap phase (rmref's, or a replacement with the same signature) over rebuilt inputs."""
-    out = []
-    for row in inputs.iter_rows(named=True):
-        caps: Caps = phase(CapInput(**{k: row[k] for k in CAP_INPUT_COLUMNS}))
-        out.append((row["cycle"], row["job_id"], caps.base, caps.projected, caps.potential, caps.actual, caps.rule))
-    return pl.DataFrame(out, schema={"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64,
-                                     "projected_cap": pl.Int64, "potential_cap": pl.Int64,
-                                     "actual_cap": pl.Int64, "rule": pl.String}, orient="row")
 
 
 @dataclass(frozen=True)

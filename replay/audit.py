@@ -1,0 +1,153 @@
+"""`rmreplay audit`: run rmref on every rebuilt cycle and compare its decisions with the logged ones.
+
+Each phase is fed the RM's *logged* upstream decisions (What Of gets the logged counts, not
+rmref's), so one divergence does not cascade: every divergent row is attributable to the phase
+that produced it. A phase can be swapped (`Phases`) to replay history against a change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from replay.logged import Logged, logged_decisions
+from replay.world import Bootstrap, bootstrap, cycle_inputs
+from rmref import CapInput, Caps, job_caps
+from rmref.model import CycleInput, Eviction, Placement
+
+DECISIONS = ("caps", "counts", "placements", "evictions", "defrag")
+
+HowMuchPhase = Callable[[CycleInput, Mapping[int, int]], Mapping[int, int]]
+WhatOfPhase = Callable[[CycleInput, Mapping[int, int]], Iterable[Placement]]
+EvictionPhase = Callable[[CycleInput, Mapping[int, int]], Iterable[Eviction]]
+
+
+@dataclass(frozen=True)
+class Phases:
+    """The scheduler phases the audit runs; None means the phase is not audited."""
+
+    caps: Callable[[CapInput], Caps] = job_caps
+    how_much: HowMuchPhase | None = None
+    what_of: WhatOfPhase | None = None
+    evictions: EvictionPhase | None = None
+
+
+@dataclass
+class AuditResult:
+    """rmref's decisions, the divergences and the per-kind tallies of one audit."""
+
+    cycles: list[int] = field(default_factory=list)
+    ref: dict[str, list[tuple]] = field(default_factory=lambda: {k: [] for k in DECISIONS})
+    divergences: list[tuple[int, int | None, str, str, str, str]] = field(default_factory=list)
+    tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
+    audited: tuple[str, ...] = ()
+
+    def report(self) -> dict:
+        """The report.json contract."""
+        bad = {d[0] for d in self.divergences}
+        return {
+            "cycles": len(self.cycles),
+            "cycles_agree": sum(1 for c in self.cycles if c not in bad),
+            "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
+            "audited": list(self.audited),
+        }
+
+
+def _cap_rule(caps: Caps, logged: object) -> str:
+    return (f"rmref's cap chain: base {caps.base}, projected {caps.projected}, potential {caps.potential}, "
+            f"actual {caps.actual} (bound by {caps.rule}); the RM logged actual cap {logged}")
+
+
+def _compare(result: AuditResult, kind: str, cycle: int, logged: Mapping[int, object],
+             ref: Mapping[int, object], explain: Callable[[int, object, object], str]) -> None:
+    """Tally one decision kind of one cycle, job by job, and record every disagreement."""
+    for job in sorted(set(logged) | set(ref)):
+        lv, rv = logged.get(job), ref.get(job)
+        result.tally[kind][1] += 1
+        if lv == rv:
+            result.tally[kind][0] += 1
+        else:
+            result.divergences.append((cycle, job, kind, str(lv), str(rv), explain(job, lv, rv)))
+
+
+def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult) -> None:
+    """Run each phase on one cycle's input and compare it with the log."""
+    c = inp.cycle
+    result.cycles.append(c)
+    logged_caps = logged.caps.get(c, {})
+    caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work if w.job_id in logged_caps}
+    result.ref["caps"] += [(c, j, k.base, k.projected, k.potential, k.actual) for j, k in sorted(caps.items())]
+    _compare(result, "caps", c, logged_caps, {j: k.actual for j, k in caps.items()},
+             lambda j, lv, rv: _cap_rule(caps[j], lv) if j in caps else "the RM logged no cap input for this job")
+
+    logged_counts = logged.counts.get(c, {})
+    if phases.how_much is not None:
+        counts = dict(phases.how_much(inp, {j: k.actual for j, k in caps.items()}))
+        result.ref["counts"] += [(c, j, w.order, counts.get(j, 0)) for w in inp.work for j in [w.job_id] if j in counts]
+        _compare(result, "counts", c, logged_counts, {j: counts.get(j, 0) for j in logged_counts} | counts,
+                 lambda j, lv, rv: f"rmref counts {rv} processes, the RM {lv}")
+
+    if phases.what_of is not None:
+        placed: dict[int, list] = {}
+        for p in phases.what_of(inp, logged_counts):
+            placed.setdefault(p.job_id, []).append((p.host, p.order))
+            result.ref["placements"].append((c, p.job_id, p.host, p.order))
+        _compare(result, "placements", c, logged.placements.get(c, {}), {j: sorted(v) for j, v in placed.items()},
+                 lambda j, lv, rv: f"rmref places the new processes on {rv or 'no host'}, the RM on {lv or 'no host'}")
+
+    if phases.evictions is not None:
+        evicted: dict[int, list] = {}
+        for e in phases.evictions(inp, logged_counts):
+            evicted.setdefault(e.job_id, []).append((e.host, e.share_id))
+            result.ref["evictions"].append((c, e.job_id, e.host, e.share_id, e.reason))
+        _compare(result, "evictions", c, logged.evictions.get(c, {}), {j: sorted(v) for j, v in evicted.items()},
+                 lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
+
+
+def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
+          phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None) -> AuditResult:
+    """Audit every cycle (or those in `cycles`) of a parsed log."""
+    boot = boot or bootstrap(tables)
+    logged = logged_decisions(tables, boot.config.quantum_gb)
+    audited = tuple(k for k, v in (("caps", phases.caps), ("counts", phases.how_much),
+                                   ("placements", phases.what_of), ("evictions", phases.evictions)) if v)
+    result = AuditResult(audited=audited)
+    total = tables["cycles"].height
+    for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
+        audit_cycle(inp, logged, phases, result)
+        if progress and i % 50 == 0:
+            progress(i, total)
+    return result
+
+
+REF_SCHEMAS = {
+    "caps": {"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64, "projected_cap": pl.Int64,
+             "potential_cap": pl.Int64, "actual_cap": pl.Int64},
+    "counts": {"cycle": pl.UInt32, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64},
+    "placements": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "order": pl.Int64},
+    "evictions": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "share_id": pl.Int64,
+                  "reason": pl.String},
+    "defrag": {"cycle": pl.UInt32, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
+               "share_id": pl.Int64},
+}
+DIVERGENCE_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
+                     "reference": pl.String, "explanation": pl.String}
+
+
+def result_frames(result: AuditResult) -> dict[str, pl.DataFrame]:
+    """ref_<kind> and divergences as data frames (rows in cycle order, as decided)."""
+    frames = {f"ref_{k}": pl.DataFrame(result.ref[k], schema=s, orient="row") for k, s in REF_SCHEMAS.items()}
+    frames["divergences"] = pl.DataFrame(result.divergences, schema=DIVERGENCE_SCHEMA, orient="row")
+    return frames
+
+
+def write_audit(result: AuditResult, out: Path) -> None:
+    """OUT/report.json, OUT/ref_*.parquet and OUT/divergences.parquet."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in result_frames(result).items():
+        frame.write_parquet(out / f"{name}.parquet", compression="zstd", statistics=False)
+    (out / "report.json").write_text(json.dumps(result.report(), indent=2, sort_keys=True) + "\n")

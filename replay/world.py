@@ -1,0 +1,189 @@
+"""Rebuild what the RM knew at the start of each cycle from the parsed tables (rmref's inputs).
+
+State carried from cycle to cycle, and where the log shows it:
+* machines: node arrival, death and recovery events up to the cycle (`nodes`);
+* shares held: the cycle's published `Existing` less its `Additions` is exactly what the job held
+  when the cycle began; a share is pending removal if the previous schedule already removed it;
+* work: every job the cycle publishes, described by its latest submit / howMuchFairShare row, and
+  its cap inputs (`replay.inputs.cap_inputs`);
+* needy jobs: the `needy` rows of the previous cycle's defragmentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import polars as pl
+
+from replay.inputs import CAP_INPUT_COLUMNS, cap_inputs
+from replay.sources import InputError
+from rmref import UNLIMITED, CapInput, job_order
+from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
+
+WORK_TYPES = {"J": "Job", "S": "Service", "R": "Reservation", "M": "ManagedReservation"}
+_OFFLINE = {"death", "disable"}
+_ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The configuration a replay needs before any cycle: from the log, or from `--config DIR`."""
+
+    config: Config
+    classes: tuple[ClassDef, ...]
+    nodepools: tuple[Nodepool, ...]
+
+
+def _int(value, default: int) -> int:
+    try:
+        return int(str(value).split()[0])
+    except (TypeError, ValueError, IndexError):
+        return default
+
+
+def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
+    """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables.
+
+    Raises InputError naming what is missing when the log (or resources) did not have them.
+    """
+    missing = [name for name in ("classes", "nodepools") if tables[name].is_empty()]
+    if missing:
+        raise InputError(
+            f"the log has no bootstrap section ({' and '.join(missing)} missing, probably rolled away): "
+            "pass --config DIR with the DUCC resources directory (ducc.properties, ducc.classes)"
+        )
+    config = dict(tables["config"].select("key", "value").iter_rows())
+    quantum = tables["nodepools"]["quantum"].drop_nulls()
+    cfg = Config(
+        quantum_gb=int(quantum[0]) if len(quantum) else 15,
+        fragmentation_threshold=_int(config.get("fragmentation threshold"), 8),
+        defragmentation=str(config.get("do defragmentation", "true")).lower() == "true",
+    )
+    classes = tuple(
+        ClassDef(
+            name=r["name"], policy=r["policy"], priority=r["priority"], weight=r["weight"] or 0,
+            nodepool=r["nodepool"], init_cap=r["init_cap"] or 0,
+            expand_by_doubling=bool(r["expand_by_doubling"]), prediction=bool(r["prediction"]),
+            prediction_fudge=r["prediction_fudge"] or 0, cap=_int(r["cap"], UNLIMITED),
+            max_allotment=_int(r["max_allotment"], UNLIMITED),
+        )
+        for r in tables["classes"].iter_rows(named=True)
+    )
+    nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100)
+                      for r in tables["nodepools"].iter_rows(named=True))
+    return Bootstrap(cfg, classes, nodepools)
+
+
+def _by_cycle(frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
+    """Rows grouped by cycle (rows after the last published schedule have none and are dropped)."""
+    frame = frame.filter(pl.col("cycle").is_not_null())
+    return {key[0]: part for key, part in frame.partition_by("cycle", as_dict=True, maintain_order=True).items()}
+
+
+class _Machines:
+    """Node liveness and inventory, advanced one cycle's events at a time."""
+
+    def __init__(self, nodes: pl.DataFrame):
+        self._events = _by_cycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
+        ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
+        self._ips = dict(ips.select("host", "ip").iter_rows())
+        self._known: dict[str, Machine] = {}
+
+    def advance(self, cycle: int) -> tuple[Machine, ...]:
+        """The machines as the cycle's scheduling pass saw them."""
+        events = self._events.get(cycle)
+        if events is not None:
+            for host, event, pool, order, memory in events.select(
+                "host", "event", "nodepool", "share_order", "memory_mb"
+            ).iter_rows():
+                old = self._known.get(host)
+                if event in _ONLINE:
+                    self._known[host] = Machine(
+                        host, pool or (old.nodepool if old else "--default--"),
+                        order if order is not None else (old.order if old else 0),
+                        memory if memory is not None else (old.memory_mb if old else 0),
+                        self._ips.get(host, ""), online=True,
+                    )
+                elif old is not None:
+                    self._known[host] = Machine(old.name, old.nodepool, old.order, old.memory_mb, old.ip, online=False)
+        return tuple(self._known[h] for h in sorted(self._known))
+
+
+def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per (cycle, job) published: the job's latest description at or before the cycle."""
+    published = tables["schedule"].group_by("cycle", "job_id", maintain_order=True).agg(
+        pl.col("work_type").first(), pl.col("memory_gb").first()
+    )
+    described = (
+        tables["jobs"].filter(pl.col("cycle").is_not_null())
+        .sort("job_id", "cycle", "line")
+        .unique(["job_id", "cycle"], keep="last", maintain_order=True)
+        .select("job_id", "cycle", "type_code", "user", "class", "order", "threads", "remaining",
+                "init_wait", "max_processes", "shares")
+        .sort("cycle")
+    )
+    first_seen = tables["jobs"].group_by("job_id").agg(pl.col("line").min().alias("submit_line"))
+    return (
+        published.sort("cycle")
+        .join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
+        .join(first_seen, on="job_id", how="left")
+        .sort("cycle", "job_id")
+    )
+
+
+def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
+                 cycles: range | None = None) -> Iterator[CycleInput]:
+    """rmref's input for every published cycle of the log (or those in `cycles`), in order."""
+    boot = boot or bootstrap(tables)
+    quantum = boot.config.quantum_gb
+    machines = _Machines(tables["nodes"])
+    schedule = _by_cycle(tables["schedule"].filter(pl.col("host").is_not_null()))
+    work = _by_cycle(_work_rows(tables))
+    caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
+    needy = _by_cycle(tables["defrag"].filter(pl.col("kind") == "needy"))
+    removed_before: set[tuple[int, int]] = set()
+    empty = tables["schedule"].clear()
+    for cycle in tables["cycles"]["cycle"].to_list():
+        state = machines.advance(cycle)
+        sched = schedule.get(cycle, empty)
+        removed_now = set(sched.filter(pl.col("kind") == "removal").select("job_id", "share_id").iter_rows())
+        if cycles is not None and cycle not in cycles:
+            removed_before = removed_now
+            continue
+        added = set(sched.filter(pl.col("kind") == "addition").select("job_id", "share_id").iter_rows())
+        held: dict[int, list[Share]] = {}
+        for job, host, sid, mem, init_ms in sched.filter(pl.col("kind") == "existing").select(
+            "job_id", "host", "share_id", "memory_gb", "init_ms"
+        ).iter_rows():
+            if (job, sid) in added:
+                continue
+            held.setdefault(job, []).append(Share(
+                sid, job, host, job_order(mem, quantum), pending_removal=(job, sid) in removed_before,
+                initialized=bool(init_ms), init_ms=init_ms or 0,
+            ))
+        rows = work.get(cycle)
+        jobs = []
+        for r in rows.iter_rows(named=True) if rows is not None else ():
+            job = r["job_id"]
+            shares = tuple(sorted(held.get(job, ()), key=lambda s: s.share_id))
+            logged = caps.get((cycle, job))
+            held_now = sum(1 for s in shares if not s.pending_removal)
+            cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS} | (
+                {"current": held_now} if logged["current"] is None else {})) if logged else CapInput(
+                remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
+                max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
+                initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
+                use_prediction=False,
+            )
+            jobs.append(Work(
+                job, r["work_type"] or WORK_TYPES.get(r["type_code"] or "", "Job"), r["user"] or "",
+                r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum), r["memory_gb"] or 0,
+                cap, submit_seq=r["submit_line"] or 0, shares=shares,
+            ))
+        prev_needy = needy.get(cycle - 1)
+        yield CycleInput(
+            cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
+            tuple(sorted(set(prev_needy["job_id"].to_list()))) if prev_needy is not None else (),
+        )
+        removed_before = removed_now

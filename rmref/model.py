@@ -1,0 +1,157 @@
+"""The records one scheduling cycle reads and writes: rmref's whole public data model.
+
+Inputs describe what the RM knew when a cycle began (configuration, classes, the nodepool tree,
+machines with the shares on them, the work with its cap inputs, the needy jobs carried from the
+last cycle). Outputs are the decisions of each phase. Everything is a frozen dataclass of plain
+values so a cycle can be built by hand in a test, or rebuilt from a log by `replay`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rmref.caps import Caps, CapInput
+
+FAIR_SHARE, FIXED_SHARE, RESERVE = "FAIR_SHARE", "FIXED_SHARE", "RESERVE"
+
+
+@dataclass(frozen=True)
+class Config:
+    """ducc.properties values the scheduler reads."""
+
+    quantum_gb: int = 15  # ducc.rm.share.quantum
+    fragmentation_threshold: int = 8  # ducc.rm.fragmentation.threshold
+    defragmentation: bool = True
+    global_allotment: int = 2147483647  # ducc.rm.global_allotment, in quantum shares
+
+
+@dataclass(frozen=True)
+class ClassDef:
+    """One scheduling class (ducc.classes)."""
+
+    name: str
+    policy: str  # FAIR_SHARE / FIXED_SHARE / RESERVE
+    priority: int
+    weight: int
+    nodepool: str
+    init_cap: int = 0
+    expand_by_doubling: bool = False
+    prediction: bool = False
+    prediction_fudge: int = 0
+    cap: int = 2147483647  # max shares for the class (fair share), UNLIMITED when unset
+    max_allotment: int = 2147483647  # per-user allotment in quantum shares (fixed / reserve)
+
+
+@dataclass(frozen=True)
+class Nodepool:
+    """One node of the nodepool tree; `parent` is None for a top-level pool."""
+
+    name: str
+    parent: str | None
+    search_order: int = 100
+
+
+@dataclass(frozen=True)
+class Share:
+    """A process slot a job holds on a machine."""
+
+    share_id: int  # the RM's number after the host name ("nodeB.sim.ducc.2" is 2)
+    job_id: int
+    host: str
+    order: int  # quantum shares it occupies
+    pending_removal: bool = False  # preempted, not yet confirmed gone by the Orchestrator
+    initialized: bool = True
+    init_ms: int = 0
+    investment: int = 0  # work-item time invested (ms), for the eviction order
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A node as the scheduler sees it at the start of the cycle."""
+
+    name: str
+    nodepool: str  # the deepest pool it belongs to
+    order: int  # share order: memory in whole quanta
+    memory_mb: int
+    ip: str = ""
+    online: bool = True  # responsive and not offline (schedulable)
+    blacklisted: bool = False
+
+
+@dataclass(frozen=True)
+class Work:
+    """A job, service or reservation with what the phases read about it."""
+
+    job_id: int
+    work_type: str  # Job / Service / Reservation / ManagedReservation / Pop
+    user: str
+    class_name: str
+    order: int  # share order of one process
+    memory_gb: int
+    cap_input: CapInput
+    submit_seq: int = 0  # arrival order (JobByTimeSorter); ties break on job_id
+    shares: tuple[Share, ...] = ()
+    is_new: bool = False  # first cycle the scheduler sees it
+
+
+@dataclass(frozen=True)
+class CycleInput:
+    """Everything one scheduling cycle starts from."""
+
+    cycle: int
+    config: Config
+    classes: tuple[ClassDef, ...]
+    nodepools: tuple[Nodepool, ...]
+    machines: tuple[Machine, ...]
+    work: tuple[Work, ...]
+    needy: tuple[int, ...] = ()  # job ids left needy by the previous cycle's defragmentation
+
+    def class_of(self, work: Work) -> ClassDef | None:
+        """The work's class, or None when the configuration does not define it."""
+        return next((c for c in self.classes if c.name == work.class_name), None)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A new process: job, host and order (share ids are the RM's and are not predicted)."""
+
+    job_id: int
+    host: str
+    order: int
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """A process the cycle takes from a job."""
+
+    job_id: int
+    host: str
+    share_id: int
+    order: int
+    reason: str  # shrink / squatter / reservation / defrag / purge
+
+
+@dataclass(frozen=True)
+class DefragAction:
+    """One defragmentation step: a donor's share given up (or reassigned) for a needy job."""
+
+    action: str  # evict / reassign_pending / cancel_pending
+    needy_job: int
+    donor_job: int
+    host: str
+    share_id: int
+    order: int
+
+
+@dataclass(frozen=True)
+class CycleDecisions:
+    """What rmref decided for one cycle, phase by phase."""
+
+    cycle: int
+    caps: dict[int, Caps] = field(default_factory=dict)
+    counts: dict[int, int] = field(default_factory=dict)  # How Much: processes per job
+    deferred: dict[int, str] = field(default_factory=dict)  # job -> reason it got nothing
+    placements: tuple[Placement, ...] = ()
+    evictions: tuple[Eviction, ...] = ()
+    needy: tuple[int, ...] = ()
+    defrag: tuple[DefragAction, ...] = ()
