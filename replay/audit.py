@@ -17,13 +17,15 @@ import polars as pl
 from replay.logged import Logged, logged_decisions
 from replay.world import Bootstrap, bootstrap, cycle_inputs
 from rmref import CapInput, Caps, job_caps
+from rmref.evictions import PURGE, evictions
+from rmref.whatof import what_of
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag")
 
 HowMuchPhase = Callable[[CycleInput, Mapping[int, int]], Mapping[int, int]]
 WhatOfPhase = Callable[[CycleInput, Mapping[int, int]], Iterable[Placement]]
-EvictionPhase = Callable[[CycleInput, Mapping[int, int]], Iterable[Eviction]]
+EvictionPhase = Callable[[CycleInput, Mapping[int, int], tuple[str, ...]], Iterable[Eviction]]
 
 
 @dataclass(frozen=True)
@@ -32,8 +34,8 @@ class Phases:
 
     caps: Callable[[CapInput], Caps] = job_caps
     how_much: HowMuchPhase | None = None
-    what_of: WhatOfPhase | None = None
-    evictions: EvictionPhase | None = None
+    what_of: WhatOfPhase | None = what_of
+    evictions: EvictionPhase | None = evictions
 
 
 @dataclass
@@ -101,8 +103,9 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
 
     if phases.evictions is not None:
         evicted: dict[int, list] = {}
-        for e in phases.evictions(inp, logged_counts):
-            evicted.setdefault(e.job_id, []).append((e.host, e.share_id))
+        for e in phases.evictions(inp, logged_counts, logged.cleared.get(c, ())):
+            # the log's purge lines name the host and the job, not the share
+            evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
             result.ref["evictions"].append((c, e.job_id, e.host, e.share_id, e.reason))
         _compare(result, "evictions", c, logged.evictions.get(c, {}), {j: sorted(v) for j, v in evicted.items()},
                  lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
@@ -112,7 +115,7 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
           phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log."""
     boot = boot or bootstrap(tables)
-    logged = logged_decisions(tables, boot.config.quantum_gb)
+    logged = logged_decisions(tables)
     audited = tuple(k for k, v in (("caps", phases.caps), ("counts", phases.how_much),
                                    ("placements", phases.what_of), ("evictions", phases.evictions)) if v)
     result = AuditResult(audited=audited)

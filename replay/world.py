@@ -6,7 +6,12 @@ State carried from cycle to cycle, and where the log shows it:
   when the cycle began; a share is pending removal if the previous schedule already removed it;
 * work: every job the cycle publishes, described by its latest submit / howMuchFairShare row, and
   its cap inputs (`replay.inputs.cap_inputs`);
-* needy jobs: the `needy` rows of the previous cycle's defragmentation.
+* needy jobs: the jobs the previous cycle's detectFragmentation found *potentially* needy (the RM
+  keeps them on its needy list, and expands them first, even when it then finds room for them);
+* per process, what the eviction order reads: whether the process had reported (the RM's
+  "initialized" test) and was running when the cycle began, its initialization time, and its
+  investment. Investment (work done) is not logged; the published `Existing` list is sorted by
+  the RM's own investment comparator, so a process's rank there stands in for it.
 """
 
 from __future__ import annotations
@@ -107,11 +112,16 @@ class _Machines:
                     )
                 elif old is not None:
                     self._known[host] = Machine(old.name, old.nodepool, old.order, old.memory_mb, old.ip, online=False)
-        return tuple(self._known[h] for h in sorted(self._known))
+        return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 
 
 def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """One row per (cycle, job) published: the job's latest description at or before the cycle."""
+    """One row per (cycle, job) published: the job's latest description at or before the cycle.
+
+    Rows come in the RM's job-table order, which decides ties in What Of: the table is keyed by
+    random ids, so the order cannot be computed, but the cycle's "Scheduling job" lines (`counts`)
+    are written in it. Jobs without such a line follow, by id.
+    """
     published = tables["schedule"].group_by("cycle", "job_id", maintain_order=True).agg(
         pl.col("work_type").first(), pl.col("memory_gb").first()
     )
@@ -123,13 +133,38 @@ def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
                 "init_wait", "max_processes", "shares")
         .sort("cycle")
     )
-    first_seen = tables["jobs"].group_by("job_id").agg(pl.col("line").min().alias("submit_line"))
+    table_order = tables["counts"].filter(pl.col("cycle").is_not_null()).group_by("cycle", "job_id").agg(
+        pl.col("file").first().alias("table_file"), pl.col("line").min().alias("table_line"))
     return (
         published.sort("cycle")
         .join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
-        .join(first_seen, on="job_id", how="left")
-        .sort("cycle", "job_id")
+        .join(table_order, on=["cycle", "job_id"], how="left")
+        .sort("cycle", pl.col("table_line").is_null(), "table_file", "table_line", "job_id")
     )
+
+
+class _ProcessClock:
+    """When each process (host, share id) first reported, and first left Initializing."""
+
+    def __init__(self, processes: pl.DataFrame, cycles: pl.DataFrame):
+        reports = processes.filter(pl.col("event").is_in(["new", "state"]) & pl.col("cycle").is_not_null())
+        running = reports.filter(pl.col("state_to").is_not_null() & (pl.col("state_to") != "Initializing")
+                                 & (pl.col("state_from").is_null() | (pl.col("state_from") == "Initializing")))
+        self._reported = self._first(reports)
+        self._running = self._first(running)
+        self._starts = dict(cycles.select("cycle", "line").iter_rows())
+
+    @staticmethod
+    def _first(frame: pl.DataFrame) -> dict[tuple[str, int], tuple[int, int]]:
+        rows = frame.sort("cycle", "line").unique(["host", "share_id"], keep="first")
+        return {(h, s): (c, ln) for h, s, c, ln in rows.select("host", "share_id", "cycle", "line").iter_rows()}
+
+    def state(self, cycle: int, host: str, share_id: int) -> tuple[bool, bool]:
+        """(reported, running) as the RM knew them when the cycle's scheduling pass began."""
+        start = (cycle, self._starts.get(cycle, 0))
+        never = (1 << 62, 0)
+        return (self._reported.get((host, share_id), never) < start,
+                self._running.get((host, share_id), never) < start)
 
 
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
@@ -141,7 +176,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     schedule = _by_cycle(tables["schedule"].filter(pl.col("host").is_not_null()))
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
-    needy = _by_cycle(tables["defrag"].filter(pl.col("kind") == "needy"))
+    needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
+    clock = _ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
     empty = tables["schedule"].clear()
     for cycle in tables["cycles"]["cycle"].to_list():
@@ -153,14 +189,18 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             continue
         added = set(sched.filter(pl.col("kind") == "addition").select("job_id", "share_id").iter_rows())
         held: dict[int, list[Share]] = {}
+        rank: dict[int, int] = {}
         for job, host, sid, mem, init_ms in sched.filter(pl.col("kind") == "existing").select(
             "job_id", "host", "share_id", "memory_gb", "init_ms"
         ).iter_rows():
+            rank[job] = rank.get(job, -1) + 1  # position in the printed list, investment order
             if (job, sid) in added:
                 continue
+            reported, running = clock.state(cycle, host, sid)
             held.setdefault(job, []).append(Share(
                 sid, job, host, job_order(mem, quantum), pending_removal=(job, sid) in removed_before,
-                initialized=bool(init_ms), init_ms=init_ms or 0,
+                initialized=reported, init_ms=(init_ms or 0) if reported else 0,
+                investment=rank[job] if running else 0,
             ))
         rows = work.get(cycle)
         jobs = []
@@ -177,9 +217,10 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                 use_prediction=False,
             )
             jobs.append(Work(
-                job, r["work_type"] or WORK_TYPES.get(r["type_code"] or "", "Job"), r["user"] or "",
+                job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",
                 r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum), r["memory_gb"] or 0,
-                cap, submit_seq=r["submit_line"] or 0, shares=shares,
+                # the Orchestrator numbers work in submission order; the timestamp itself is not logged
+                cap, submit_seq=job, shares=shares,
             ))
         prev_needy = needy.get(cycle - 1)
         yield CycleInput(

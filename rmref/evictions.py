@@ -11,8 +11,10 @@ ones (seed 000, "shrinkBy", as corrected by the source, catalog section 7 item 2
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from rmref.model import FAIR_SHARE, CycleInput, Eviction, Machine, Share, Work
 
 
 @dataclass(frozen=True)
@@ -37,3 +39,132 @@ def investment_key(share: HeldShare) -> tuple[int, int, int, int, int]:
 def shrink_by(shares: Sequence[HeldShare], howmany: int) -> list[HeldShare]:
     """The processes a job loses when it must shed `howmany` of them."""
     return sorted(shares, key=investment_key)[: max(0, min(howmany, len(shares)))]
+
+
+# ------------------------------------------------------------------------------------------------
+# The eviction phase of one cycle (NodepoolScheduler.doEvictions and what runs before it).
+#
+# In the RM a share taken from a job stays in the job's assigned set, marked as pending removal,
+# until the Orchestrator confirms the process is gone; the published schedule lists every pending
+# removal again each cycle. "Current" for a job is therefore what it holds minus what is already
+# leaving (RmJob.countNShares; new shares placed this cycle would count too, but a job counted
+# fewer than it holds is never given any).
+#
+# Three things take shares away before defragmentation, in this order:
+#   purge        a dead host's work is taken at once, before the schedule is computed
+#                (NodePool.disable from Scheduler.handleDeadNodes);
+#   reservation  a host the RESERVE phase chose to clear (NodePool.setupPreemptions, during the
+#                What Of of reservations) loses every share that is still *preemptable*: fair-share
+#                work of a job that, at that moment, holds more than it was counted;
+#   shrink       every job counted fewer processes than it currently has gives up the difference
+#                (RmJob.shrinkBy, UIMA-4275), least invested first.
+# The NodePool squatter/resident eviction (doEvictionsByMachine, neededByOrder) is dead code in
+# the RM this models: nothing calls it, so a squatter loses shares only through shrink or
+# defragmentation.
+#
+# Share.initialized is the RM's own test: the Orchestrator has sent an initialization window with
+# an end. Orchestrators that report the time so far as the end make every reported process
+# "initialized" while it is still initializing; its investment is then 0, so it still goes first,
+# and ties among such processes fall to the larger host, then the newest share.
+# ------------------------------------------------------------------------------------------------
+
+PURGE, RESERVATION, SHRINK = "purge", "reservation", "shrink"
+
+
+def held_count(work: Work) -> int:
+    """Processes the job currently has: assigned minus those already pending removal."""
+    return sum(not s.pending_removal for s in work.shares)
+
+
+def _held_share(share: Share, machines: Mapping[str, Machine]) -> HeldShare:
+    """The share as the eviction order sees it (host memory from the machine list)."""
+    host = machines.get(share.host)
+    return HeldShare(share.share_id, share.host, share.initialized, share.init_ms, share.investment,
+                     host.memory_mb if host else 0)
+
+
+def shrink_victims(work: Work, counted: int, machines: Mapping[str, Machine],
+                   leaving: frozenset[int] = frozenset()) -> list[Share]:
+    """The shares a job newly loses to shrinkBy when counted `counted` processes.
+
+    `leaving` holds share ids already taken earlier in this cycle. The RM sorts *all* the job's
+    assigned shares, those already pending removal included, and marks the first `overage` of
+    them; marking one that is already leaving changes nothing, so the job then sheds fewer
+    than its overage this cycle (and the rest in a later one).
+    """
+    gone = {s.share_id for s in work.shares if s.pending_removal} | set(leaving)
+    overage = sum(s.share_id not in gone for s in work.shares) - counted
+    if overage <= 0:
+        return []
+    by_id = {s.share_id: s for s in work.shares}
+    chosen = shrink_by([_held_share(s, machines) for s in work.shares], overage)
+    return [by_id[h.share_id] for h in chosen if h.share_id not in gone]
+
+
+def _preemptable(work: Work, inp: CycleInput) -> bool:
+    """Fair-share work can be preempted; FIXED_SHARE and RESERVE shares are fixed."""
+    cls = inp.class_of(work)
+    return cls is not None and cls.policy == FAIR_SHARE
+
+
+def _purges(inp: CycleInput, machines: Mapping[str, Machine]) -> list[Eviction]:
+    """Work on hosts that died (not online at the start of the cycle); reservations are not purged.
+
+    A host varied offline loses only its fair-share work; Machine cannot tell that from a dead one.
+    """
+    out = []
+    for work in inp.work:
+        if work.work_type == "Reservation":
+            continue
+        for s in work.shares:
+            m = machines.get(s.host)
+            if m is not None and not m.online and not s.pending_removal:
+                out.append(Eviction(work.job_id, s.host, s.share_id, s.order, PURGE))
+    return out
+
+
+def _clearing(inp: CycleInput, counts: Mapping[int, int], hosts: Sequence[str],
+              taken: dict[int, set[int]]) -> list[Eviction]:
+    """Shares evicted from hosts set up for clearing for a reservation (setupPreemptions).
+
+    The RM walks a host's shares in its hash-map order, which matters only when a job over its
+    count holds more shares on the host than its overage; rmref takes them by share id.
+    """
+    out = []
+    wanted = set(hosts)
+    for work in sorted(inp.work, key=lambda w: w.job_id):
+        if work.job_id not in counts or not _preemptable(work, inp):
+            continue
+        gone = taken.setdefault(work.job_id, set())
+        for s in sorted(work.shares, key=lambda s: s.share_id):
+            if s.host not in wanted or s.pending_removal or s.share_id in gone:
+                continue
+            current = held_count(work) - len(gone)
+            if current - counts[work.job_id] <= 0:  # only a job over its count is preemptable
+                break
+            gone.add(s.share_id)
+            out.append(Eviction(work.job_id, s.host, s.share_id, s.order, RESERVATION))
+    return out
+
+
+def evictions(inp: CycleInput, counts: Mapping[int, int],
+              clear_hosts: Sequence[str] = ()) -> tuple[Eviction, ...]:
+    """The shares the cycle takes away before defragmentation: purges, reservation clearing, shrinks.
+
+    `counts` is How Much's processes per job (a job absent from it is not judged and keeps what
+    it has); `clear_hosts` are the hosts the RESERVE phase chose to clear (countFreeableMachines).
+    Only fair-share work is shrunk: FIXED_SHARE and RESERVE work is never counted below what it holds.
+    """
+    machines = {m.name: m for m in inp.machines}
+    out = _purges(inp, machines)
+    taken: dict[int, set[int]] = {}
+    for e in out:
+        taken.setdefault(e.job_id, set()).add(e.share_id)
+    out += _clearing(inp, counts, clear_hosts, taken)
+    for work in sorted(inp.work, key=lambda w: w.job_id):
+        if work.job_id not in counts or not _preemptable(work, inp):
+            continue
+        leaving = frozenset(taken.get(work.job_id, ()))
+        out += [Eviction(work.job_id, s.host, s.share_id, s.order, SHRINK)
+                for s in shrink_victims(work, counts[work.job_id], machines, leaving)]
+    return tuple(out)

@@ -1,0 +1,141 @@
+"""Java 8 HashMap iteration order, which decides the RM's host choice among equal candidates.
+
+The RM keeps its nodes in java.util.HashMap<Node, Machine> tables and walks them in iteration
+order, so which of two equally free machines gets a process is decided by the hash of the node's
+key and by the map's history (its capacity and the order keys were put in). This module models
+just enough of java.util.HashMap (OpenJDK 8) to reproduce that order:
+
+- a key's bucket is spread(hash) & (capacity - 1), spread(h) = h ^ (h >>> 16);
+- a put appends to the tail of its bucket; a remove unlinks without reordering;
+- the table starts at 16 buckets and doubles once size exceeds 3/4 of the capacity (or when a
+  bucket would reach 9 entries while the table is under 64 buckets); a doubling splits each
+  bucket in two keeping the relative order;
+- clone() re-puts the entries, in the source's iteration order, into a fresh table of
+  tableSizeFor(size / 0.75 + 1) buckets (so a clone can be *smaller* than its source).
+
+Not modelled: a bucket that becomes a red-black tree (9+ keys in one bucket of a 64+ bucket
+table) iterates root first and places new keys after their tree parent, so such a map's order
+differs from this model. It takes many near-identical hashes in one bucket; none of the fixture
+clusters (up to 53 nodes) comes close.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+
+_MASK = 0xFFFFFFFF
+_DEFAULT_CAPACITY = 16
+_TREEIFY_THRESHOLD = 8
+_MIN_TREEIFY_CAPACITY = 64
+
+
+def string_hash(text: str) -> int:
+    """java.lang.String.hashCode, as an unsigned 32-bit value (UTF-16 code units)."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK
+    return h
+
+
+def node_hash(name: str, ip: str) -> int:
+    """DuccNode.hashCode for a node: 31 + NodeIdentity.hashCode, NodeIdentity = 31*(31 + ip) + name."""
+    identity = (31 * (31 + string_hash(ip)) + string_hash(name)) & _MASK
+    return (31 + identity) & _MASK
+
+
+def spread(h: int) -> int:
+    """HashMap.hash: fold the high half into the low half (h ^ (h >>> 16))."""
+    h &= _MASK
+    return h ^ (h >> 16)
+
+
+def table_size_for(cap: int) -> int:
+    """HashMap.tableSizeFor: the smallest power of two >= cap (at least 1)."""
+    n = 1
+    while n < cap:
+        n <<= 1
+    return n
+
+
+class JavaHashMap:
+    """The key order of a java.util.HashMap (values are not needed: the RM maps a node to its machine)."""
+
+    def __init__(self, capacity: int = 0) -> None:
+        """An empty map; the table is allocated on the first put (`capacity` 0 means the default 16)."""
+        self._initial = capacity or _DEFAULT_CAPACITY
+        self._table: list[list[tuple[int, Hashable]]] | None = None
+        self._size = 0
+
+    @property
+    def capacity(self) -> int:
+        """Number of buckets (0 while no table has been allocated)."""
+        return len(self._table) if self._table is not None else 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, key: Hashable) -> bool:
+        return self._find(key) is not None
+
+    def __iter__(self) -> Iterator[Hashable]:
+        for bucket in self._table or ():
+            for _, key in bucket:
+                yield key
+
+    def _find(self, key: Hashable) -> tuple[list, int] | None:
+        if self._table is None:
+            return None
+        for bucket in self._table:
+            for i, (_, k) in enumerate(bucket):
+                if k == key:
+                    return bucket, i
+        return None
+
+    def _index(self, h: int, capacity: int) -> int:
+        return spread(h) & (capacity - 1)
+
+    def _resize(self) -> None:
+        old = self._table
+        if old is None:
+            self._table = [[] for _ in range(self._initial)]
+            return
+        cap = len(old) * 2
+        new: list[list[tuple[int, Hashable]]] = [[] for _ in range(cap)]
+        for bucket in old:  # lo/hi split keeps each bucket's relative order
+            for entry in bucket:
+                new[self._index(entry[0], cap)].append(entry)
+        self._table = new
+
+    def put(self, key: Hashable, h: int) -> None:
+        """Insert `key` whose Java hashCode is `h`; an existing key keeps its place."""
+        if self._table is None:
+            self._resize()
+        bucket = self._table[self._index(h, len(self._table))]
+        if any(k == key for _, k in bucket):
+            return
+        bucket.append((h & _MASK, key))
+        if len(bucket) > _TREEIFY_THRESHOLD and len(self._table) < _MIN_TREEIFY_CAPACITY:
+            self._resize()  # treeifyBin on a small table resizes instead
+        self._size += 1
+        if self._size > int(len(self._table) * 0.75):
+            self._resize()
+
+    def remove(self, key: Hashable) -> None:
+        """Unlink `key` if present (the table never shrinks)."""
+        found = self._find(key)
+        if found is not None:
+            bucket, i = found
+            del bucket[i]
+            self._size -= 1
+
+    def entries(self) -> list[tuple[Hashable, int]]:
+        """(key, hash) pairs in iteration order."""
+        return [(k, h) for bucket in self._table or () for h, k in bucket]
+
+    def clone(self) -> JavaHashMap:
+        """HashMap.clone: a fresh table sized for the current size, filled in this map's iteration order."""
+        copy = JavaHashMap(table_size_for(int(self._size / 0.75 + 1.0)) if self._size else 0)
+        for key, h in self.entries():
+            copy.put(key, h)
+        return copy

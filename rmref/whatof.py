@@ -1,0 +1,319 @@
+"""What Of: which machines the new processes go to, once How Much has set each job's count.
+
+The RM's placement walk (NodepoolScheduler.whatOf*, NodePool.findShares/findMachines):
+
+- Every cycle each nodepool rebuilds, per free-space size v, a java.util.HashMap of its
+  schedulable machines with v free quanta ("virtual machines by order"): the pool's machines are
+  put in the pool's own node-map order, then every process already running is accounted for,
+  moving its machine to the map of its new free space (fixed and reserved work first, then fair
+  share). A placement moves the machine again.
+- findShares(job) walks free-space sizes i = job order, order+1, ... and, for each, a *clone* of
+  that map, in Java HashMap iteration order; on each machine it stacks
+  g = min(still needed, free // job order) processes (vertical stacking), and stops when the job
+  has its count. A fair-share job that is still short then tries the pool's subpools (by search
+  order), recursively.
+- Priority tiers go from the best (lowest number) down. Jobs that the previous cycle's
+  defragmentation left needy expand first (all tiers), then each tier's normal pass: fair share
+  walks the nodepool tree depth first, subpools before their parent, each pool expanding the jobs
+  of the classes bound to it, oldest job first (JobByTimeSorter); fixed share places each class's
+  jobs without stacking two processes of one service on a machine, and only when that finds
+  nothing, with stacking; reservations take whole free machines of exactly their order.
+
+Which of several equally free machines is chosen is decided by the HashMap iteration order,
+modelled in rmref.javahash; the order in which `CycleInput.machines` lists the machines is taken
+as the order they joined the RM (the order of the pool's node map inserts), and the order of `CycleInput.work` as the
+order the RM's class job tables (HashMaps keyed by random UUIDs, so not derivable from ids) list
+the jobs; the log shows it (the whatOfFairShare / howMuchFixed "Scheduling job ..." lines). Both
+only matter for machines whose keys share a bucket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rmref.javahash import JavaHashMap, node_hash, string_hash
+from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
+
+_SERVICE_TYPES = ("Service",)
+
+
+@dataclass
+class _Pool:
+    """One nodepool's working tables for this cycle (mutable scratch, private to the walk)."""
+
+    name: str
+    search_order: int
+    children: list[_Pool] = field(default_factory=list)
+    machines: JavaHashMap = field(default_factory=JavaHashMap)  # allMachines: the pool's own nodes
+    by_free: dict[int, JavaHashMap] = field(default_factory=dict)  # virtualMachinesByOrder
+
+
+@dataclass
+class _Walk:
+    """The state findShares reads and changes: free space per machine and who runs where."""
+
+    jobs: dict[int, Work]  # by id, in `CycleInput.work` order
+    machines: dict[str, Machine]
+    pools: dict[str, _Pool]
+    free: dict[str, int]  # virtual share order: what the pool tables believe is free
+    used: dict[str, int]  # quanta held by processes (countFreeShares reads this)
+    jobs_on: dict[str, list[int]]  # job ids with a process on the machine
+    current: dict[int, int]  # processes a job holds, less those being removed
+    placements: list[Placement] = field(default_factory=list)
+
+
+def _hash(machine: Machine) -> int:
+    return node_hash(machine.name, machine.ip)
+
+
+def _schedulable(machine: Machine) -> bool:
+    return machine.online and not machine.blacklisted
+
+
+def _policy(cls: ClassDef | None) -> str:
+    """The class's policy, FAIR_SHARE when unknown."""
+    if cls is None:
+        return FAIR_SHARE
+    return cls.policy if cls.policy in (FIXED_SHARE, RESERVE) else FAIR_SHARE
+
+
+def _job_sort_key(work: Work) -> tuple[int, int]:
+    """JobByTimeSorter: oldest first, a tie to the larger order (sorted stably over the RM's job-table order)."""
+    return (work.submit_seq, -work.order)
+
+
+def _build_pools(inp: CycleInput) -> dict[str, _Pool]:
+    pools = {p.name: _Pool(p.name, p.search_order) for p in inp.nodepools}
+    children: dict[str, JavaHashMap] = {}
+    for p in inp.nodepools:  # NodePool.children is a HashMap keyed by pool name
+        if p.parent in pools:
+            children.setdefault(p.parent, JavaHashMap()).put(p.name, string_hash(p.name))
+    for parent, names in children.items():
+        kids = [pools[n] for n in names]
+        pools[parent].children = sorted(kids, key=lambda k: k.search_order)  # stable, like Collections.sort
+    for m in inp.machines:
+        if m.nodepool in pools:
+            pools[m.nodepool].machines.put(m.name, _hash(m))
+    return pools
+
+
+def roots(inp: CycleInput) -> list[str]:
+    """Top-level nodepools, by search order."""
+    names = {p.name for p in inp.nodepools}
+    top = [p for p in inp.nodepools if p.parent not in names]
+    return [p.name for p in sorted(top, key=lambda p: p.search_order)]
+
+
+def _start(inp: CycleInput) -> _Walk:
+    """NodePool.reset then accountForNonPreemptable and accountForFairShare."""
+    machines = {m.name: m for m in inp.machines}
+    pools = _build_pools(inp)
+    jobs = {w.job_id: w for w in inp.work}
+    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {})
+    for pool in pools.values():
+        for name in pool.machines:
+            m = machines[name]
+            walk.free[name] = m.order
+            if _schedulable(m):
+                pool.by_free.setdefault(m.order, JavaHashMap()).put(name, _hash(m))
+    for work in _accounting_order(inp):
+        for share in sorted(work.shares, key=lambda s: s.share_id):
+            if share.host in machines:
+                walk.used[share.host] += share.order
+                walk.jobs_on[share.host].append(work.job_id)
+                _move(walk, share.host, share.order, _policy(inp.class_of(work)))
+    for work in inp.work:
+        walk.current[work.job_id] = sum(1 for s in work.shares if not s.pending_removal)
+    return walk
+
+
+def _accounting_order(inp: CycleInput) -> list[Work]:
+    """accountForNonPreemptable then accountForFairShare: classes in the RM's class-map order, jobs in `inp.work` order."""
+    classes = JavaHashMap()  # the RM's class map is keyed by class, whose hash is its name's
+    for c in inp.classes:
+        classes.put(c.name, string_hash(c.name))
+    policy = {c.name: _policy(c) for c in inp.classes}
+    ordered = []
+    for wanted in ((FIXED_SHARE, RESERVE), (FAIR_SHARE,)):
+        for name in classes:
+            if policy[name] in wanted:
+                ordered.extend(w for w in inp.work if w.class_name == name)
+    return ordered
+
+
+def _move(walk: _Walk, host: str, order: int, policy: str) -> None:
+    """NodePool.rearrangeVirtual: a process of `order` now occupies `host`; move it to its new free-space map."""
+    machine = walk.machines[host]
+    pool = walk.pools.get(machine.nodepool)
+    if pool is None:
+        return
+    v = walk.free[host]
+    if order > v:  # more than is free (a resized node): count the machine as full
+        order = v
+    elif order < v and policy == RESERVE:  # a reservation always takes the whole machine
+        order = v
+    table = pool.by_free.get(v)
+    if table is None:  # never listed (unschedulable at reset): the RM leaves it alone
+        return
+    table.remove(host)
+    walk.free[host] = v - order
+    if v - order:
+        pool.by_free.setdefault(v - order, JavaHashMap()).put(host, _hash(machine))
+
+
+def _service_id(work: Work) -> int:
+    """RmJob.getServiceId: 0 for everything but services (we take the job id as a service's id)."""
+    return work.job_id if work.work_type in _SERVICE_TYPES else 0
+
+
+def _conflicts(walk: _Walk, host: str, work: Work) -> bool:
+    """Machine.hasVerticalConflict: the machine already runs a process of the same service id."""
+    sid = _service_id(work)
+    return any(_service_id(walk.jobs[j]) == sid for j in walk.jobs_on[host] if j in walk.jobs)
+
+
+def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
+    """connectShare: record the process and update the tables."""
+    walk.placements.append(Placement(work.job_id, host, work.order))
+    walk.used[host] += work.order
+    walk.jobs_on[host].append(work.job_id)
+    walk.current[work.job_id] = walk.current.get(work.job_id, 0) + 1
+    _move(walk, host, work.order, policy)
+
+
+def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int], policy: str,
+                 vertical: bool = True) -> int:
+    """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair share, its subpools)."""
+    needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
+    if needed <= 0 or work.order <= 0:
+        return 0
+    given = 0
+    for size in range(work.order, max(pool.by_free, default=0) + 1):
+        table = pool.by_free.get(size)
+        if not table:
+            continue
+        for host in list(table.clone()):
+            machine = walk.machines[host]
+            if not _schedulable(machine):
+                continue
+            if not vertical and _conflicts(walk, host, work):
+                continue
+            g = min(needed, (machine.order - walk.used[host]) // work.order)
+            for _ in range(g):
+                _place(walk, work, host, policy)
+            given += g
+            needed -= g
+            if needed == 0:
+                return given
+    if needed > 0 and policy not in (FIXED_SHARE, RESERVE):
+        for child in pool.children:
+            g = _find_shares(walk, child, work, counts, policy)
+            given += g
+            needed -= g
+            if needed <= 0:
+                break
+    return given
+
+
+def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]) -> None:
+    """NodePool.findMachines: a reservation takes wholly free machines of exactly its order in its own pool."""
+    needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
+    if needed <= 0:
+        return
+    same_order = JavaHashMap()  # machinesByOrder[order]: the pool's nodes of that size, in arrival order
+    for host in pool.machines:
+        if walk.machines[host].order == work.order:
+            same_order.put(host, _hash(walk.machines[host]))
+    for host in same_order:
+        m = walk.machines[host]
+        if _schedulable(m) and walk.used[host] == 0 and not walk.jobs_on[host]:
+            _place(walk, work, host, RESERVE)
+            needed -= 1
+            if needed == 0:
+                return
+
+
+def _tiers(inp: CycleInput) -> list[list[ClassDef]]:
+    """Classes grouped by priority, best (lowest number) first."""
+    by_priority: dict[int, list[ClassDef]] = {}
+    for c in inp.classes:
+        by_priority.setdefault(c.priority, []).append(c)
+    return [by_priority[p] for p in sorted(by_priority)]
+
+
+def _expand_pool_jobs(walk: _Walk, pool: _Pool, jobs: list[Work], counts: Mapping[int, int], policy: str) -> None:
+    """Expand jobs of one policy in one pool, oldest first (doExpansion, or the needy fixed/reserve loops)."""
+    for w in sorted(jobs, key=_job_sort_key):
+        if policy == RESERVE:
+            _find_machines(walk, pool, w, counts)
+        else:  # needy fixed-share jobs may stack (findShares with vertical allowed)
+            _find_shares(walk, pool, w, counts, policy)
+
+
+def _needy_pass(walk: _Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[int, int], needy: set[int]) -> None:
+    """expandNeedyJobs: subpools first, then this pool's needy jobs of the tier: reservations, fixed, fair."""
+    for child in pool.children:
+        _needy_pass(walk, child, tier, counts, needy)
+    classes = {c.name: c for c in tier if c.nodepool == pool.name}
+    mine = [w for w in walk.jobs.values() if w.job_id in needy and w.class_name in classes]
+    for policy in (RESERVE, FIXED_SHARE, FAIR_SHARE):
+        jobs = [w for w in mine if _policy(classes[w.class_name]) == policy]
+        if jobs:
+            _expand_pool_jobs(walk, pool, jobs, counts, policy)
+        needy.difference_update(w.job_id for w in jobs)
+
+
+def _fair_pass(walk: _Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
+    """traverseNodepoolsForExpansion: subpools first, then the jobs of the classes bound to this pool."""
+    for child in pool.children:
+        _fair_pass(walk, child, tier, counts)
+    names = {c.name for c in tier if c.nodepool == pool.name}
+    jobs = [w for w in walk.jobs.values() if w.class_name in names]
+    if jobs:
+        _expand_pool_jobs(walk, pool, jobs, counts, FAIR_SHARE)
+
+
+def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
+    """whatOfFixedShare: per class, oldest job first; no stacking of one service first, stacking if that found nothing."""
+    for c in tier:
+        pool = walk.pools.get(c.nodepool)
+        if pool is None:
+            continue
+        for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=_job_sort_key):
+            if counts.get(w.job_id, 0) <= walk.current.get(w.job_id, 0):
+                continue
+            _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=False)
+            if walk.current.get(w.job_id, 0) == 0:
+                _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
+
+
+def _reserve_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
+    """whatOfReserve: per class, oldest reservation first."""
+    for c in tier:
+        pool = walk.pools.get(c.nodepool)
+        if pool is None:
+            continue
+        for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=_job_sort_key):
+            _find_machines(walk, pool, w, counts)
+
+
+def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
+    """The new processes of the cycle (job, host, order), in the order the RM creates them."""
+    walk = _start(inp)
+    tiers = _tiers(inp)
+    top = [walk.pools[n] for n in roots(inp)]
+    needy = set(inp.needy)
+    for tier in tiers:
+        for pool in top:
+            _needy_pass(walk, pool, tier, counts, needy)
+    for tier in tiers:
+        policy = tier[0].policy
+        if policy == FIXED_SHARE:
+            _fixed_pass(walk, tier, counts)
+        elif policy == RESERVE:
+            _reserve_pass(walk, tier, counts)
+        else:
+            for pool in top:
+                _fair_pass(walk, pool, tier, counts)
+    return tuple(walk.placements)

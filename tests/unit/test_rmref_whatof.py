@@ -1,0 +1,158 @@
+"""What Of on hand-built cycles, and the Java HashMap model checked against a real JVM.
+
+The JVM facts below were printed by OpenJDK (HashMap is unchanged from 8 in these respects) from
+a key class whose hashCode is DuccNode's: 31 + (31 * (31 + ip.hashCode()) + name.hashCode()).
+"""
+
+from __future__ import annotations
+
+from rmref import CapInput
+from rmref.javahash import JavaHashMap, node_hash, spread, string_hash
+from rmref.model import (FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine,
+                         Nodepool, Share, Work)
+from rmref.whatof import what_of
+
+A = Machine("nodeA.sim.ducc", "--default--", 8, 32768, "10.0.0.1")
+B = Machine("nodeB.sim.ducc", "--default--", 8, 32768, "10.0.0.2")
+C = Machine("nodeC.sim.ducc", "--default--", 12, 49152, "10.0.0.3")
+NORMAL = ClassDef("normal", FAIR_SHARE, 10, 100, "--default--")
+POOLS = (Nodepool("--default--", None),)
+_CAP = CapInput(remaining=100, threads=1, current=0, max_processes=100, initialized=True, projected=0,
+                init_cap=0, expand_by_doubling=False, use_prediction=False, completed=False, refused=False)
+
+
+def _work(job_id, order, cls="normal", shares=(), work_type="Job", submit=None):
+    return Work(job_id, work_type, "u", cls, order, order * 4, _CAP, submit_seq=job_id if submit is None else submit,
+                shares=tuple(Share(i, job_id, h, order) for i, h in shares))
+
+
+def _cycle(machines, work, classes=(NORMAL,), pools=POOLS, needy=()):
+    return CycleInput(1, Config(quantum_gb=4), tuple(classes), pools, tuple(machines), tuple(work), needy)
+
+
+def _placed(inp, counts):
+    return [(p.job_id, p.host, p.order) for p in what_of(inp, counts)]
+
+
+# ---- the Java HashMap model -------------------------------------------------------------------
+
+def test_hashes_are_javas():
+    assert string_hash("hello") == 99162322
+    assert string_hash("Aa") == string_hash("BB") == 2112
+    assert node_hash("nodeA.sim.ducc", "10.0.0.1") == -1389228047 & 0xFFFFFFFF
+    assert node_hash("nodeB.sim.ducc", "10.0.0.2") == -1585741521 & 0xFFFFFFFF
+
+
+def test_clone_of_a_small_map_iterates_in_a_smaller_table():
+    """JVM: {A, B} (16 buckets) iterates A, B; its clone (4 buckets) iterates B, A."""
+    m = JavaHashMap()
+    for k in (A, B, C):
+        m.put(k.name, node_hash(k.name, k.ip))
+    m.remove(C.name)
+    assert list(m) == [A.name, B.name] and m.capacity == 16
+    # by hand: spread(hash) & 3 is 3 for A and 0 for B
+    assert spread(node_hash(A.name, A.ip)) & 3 == 3 and spread(node_hash(B.name, B.ip)) & 3 == 0
+    clone = m.clone()
+    assert list(clone) == [B.name, A.name] and clone.capacity == 4
+
+
+def test_growth_removal_and_reinsertion_follow_the_jvm():
+    keys = [(f"h{i * 7919 % 1000}.example.com", f"192.168.{i % 3}.{i}") for i in range(1, 21)]
+    m = JavaHashMap()
+    for name, ip in keys:
+        m.put(name, node_hash(name, ip))
+    jvm_all = [704, 919, 866, 757, 28, 190, 352, 461, 676, 623, 433, 514, 595, 271, 542, 109, 838, 947, 380, 785]
+    assert list(m) == [f"h{n}.example.com" for n in jvm_all] and m.capacity == 32
+    for i in range(0, 20, 4):  # a re-put goes to the tail of its bucket
+        m.remove(keys[i][0])
+        m.put(keys[i][0], node_hash(*keys[i]))
+    jvm_readded = [704, 919, 866, 757, 28, 190, 352, 461, 676, 623, 433, 514, 595, 542, 271, 109, 838, 380, 947, 785]
+    assert list(m) == [f"h{n}.example.com" for n in jvm_readded]
+    for i in range(20):
+        if i % 5:
+            m.remove(keys[i][0])
+    jvm_left = [f"h{n}.example.com" for n in (704, 919, 514, 109)]
+    assert list(m) == jvm_left and list(m.clone()) == jvm_left and m.clone().capacity == 8
+
+
+# ---- What Of ----------------------------------------------------------------------------------
+
+def test_equal_free_machines_first_in_clone_order_wins():
+    """A and B are both wholly free (8): the clone of that 2-entry map lists B first (see above)."""
+    inp = _cycle([A, B], [_work(1, 1)])
+    assert _placed(inp, {1: 1}) == [(1, B.name, 1)]
+
+
+def test_vertical_stacking_fills_the_smallest_fitting_space_then_moves_on():
+    """3 order-1 processes: B has 2 free (6 used), A 8 free; the walk starts at free size 1 and
+    takes min(needed, free) on each machine: 2 on B (size 2), then 1 on A (size 8)."""
+    inp = _cycle([A, B], [_work(1, 1), _work(2, 6, shares=[(1, B.name)])])
+    assert _placed(inp, {1: 3, 2: 1}) == [(1, B.name, 1), (1, B.name, 1), (1, A.name, 1)]
+
+
+def test_order_two_skips_spaces_too_small_and_stacks_by_whole_processes():
+    """An order-3 job needing 3: B has 5 free (one fits: 5 // 3), A 8 free (two fit), C 12 (four)."""
+    inp = _cycle([A, B, C], [_work(1, 3), _work(2, 3, shares=[(1, B.name)])])
+    assert _placed(inp, {1: 3, 2: 1}) == [(1, B.name, 3), (1, A.name, 3), (1, A.name, 3)]
+
+
+def test_oldest_job_places_first():
+    """Jobs 1 and 2 both want one order-8 process; only B and A are free; the older job (by
+    submit_seq) gets the first machine in hash order."""
+    inp = _cycle([A, B], [_work(1, 8, submit=2), _work(2, 8, submit=1)])
+    assert _placed(inp, {1: 1, 2: 1}) == [(2, B.name, 8), (1, A.name, 8)]
+
+
+def test_processes_being_removed_still_occupy_the_machine_but_not_the_job():
+    """Job 1 holds one process on B that is pending removal: B has only 4 free, and the job still
+    needs 2 to reach its count of 2."""
+    shares = (Share(1, 1, B.name, 4, pending_removal=True),)
+    work = Work(1, "Job", "u", "normal", 4, 16, _CAP, submit_seq=1, shares=shares)
+    inp = _cycle([A, B], [work])
+    assert _placed(inp, {1: 2}) == [(1, B.name, 4), (1, A.name, 4)]
+
+
+def test_subpool_jobs_first_then_parent_jobs_spill_into_subpools():
+    """Pool big (child of --default--) holds C; --default-- holds A. The big-class job places
+    first; the default job fills A and then spills into big."""
+    pools = (Nodepool("--default--", None), Nodepool("big", "--default--"))
+    big_c = Machine(C.name, "big", 12, 49152, C.ip)
+    big_cls = ClassDef("normal-big", FAIR_SHARE, 10, 100, "big")
+    inp = _cycle([A, big_c], [_work(1, 4), _work(2, 4, cls="normal-big")], classes=(NORMAL, big_cls), pools=pools)
+    assert _placed(inp, {1: 3, 2: 2}) == [(2, C.name, 4), (2, C.name, 4), (1, A.name, 4), (1, A.name, 4),
+                                          (1, C.name, 4)]
+
+
+def test_better_priority_tier_places_first():
+    urgent = ClassDef("urgent", FAIR_SHARE, 5, 400, "--default--")
+    inp = _cycle([A], [_work(1, 8), _work(2, 8, cls="urgent", submit=9)], classes=(NORMAL, urgent))
+    assert _placed(inp, {1: 1, 2: 1}) == [(2, A.name, 8)]
+
+
+def test_fixed_share_avoids_stacking_non_service_work_unless_it_has_nothing():
+    """Fixed job 1 (service id 0) already runs on B; B has room but holds id-0 work, so its
+    second process goes to A. Fixed job 3 has nothing yet and every machine has id-0 work:
+    the horizontal pass finds nothing, the vertical pass stacks it."""
+    fixed = ClassDef("fixed", FIXED_SHARE, 5, 0, "--default--")
+    inp = _cycle([A, B], [_work(1, 2, cls="fixed", shares=[(1, B.name)])], classes=(fixed,))
+    assert _placed(inp, {1: 2}) == [(1, A.name, 2)]
+    inp = _cycle([A, B], [_work(2, 2, shares=[(1, A.name)]), _work(1, 2, cls="fixed", shares=[(2, B.name)]),
+                          _work(3, 2, cls="fixed")], classes=(NORMAL, fixed))
+    assert _placed(inp, {1: 1, 2: 1, 3: 1}) == [(3, B.name, 2)]
+
+
+def test_reservation_takes_a_wholly_free_machine_of_its_exact_order():
+    reserve = ClassDef("reserve", RESERVE, 1, 0, "--default--")
+    inp = _cycle([A, B, C], [_work(1, 1, shares=[(1, B.name)]), _work(2, 8, cls="reserve")],
+                 classes=(NORMAL, reserve))
+    assert _placed(inp, {1: 1, 2: 1}) == [(2, A.name, 8)]
+
+
+def test_needy_jobs_expand_before_older_jobs():
+    inp = _cycle([A], [_work(1, 8), _work(2, 8)], needy=(2,))
+    assert _placed(inp, {1: 1, 2: 1}) == [(2, A.name, 8)]
+
+
+def test_offline_machines_are_never_chosen():
+    inp = _cycle([A, Machine(B.name, "--default--", 8, 32768, B.ip, online=False)], [_work(1, 1)])
+    assert _placed(inp, {1: 1}) == [(1, A.name, 1)]
