@@ -17,13 +17,15 @@ import polars as pl
 from replay.logged import Logged, logged_decisions
 from replay.world import Bootstrap, bootstrap, cycle_inputs
 from rmref import CapInput, Caps, job_caps
+from rmref.counting import HowMuch, how_much
+from rmref.defrag import Defrag, defragment
 from rmref.evictions import PURGE, evictions
 from rmref.whatof import what_of
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag")
 
-HowMuchPhase = Callable[[CycleInput, Mapping[int, int]], Mapping[int, int]]
+HowMuchPhase = Callable[..., HowMuch]
 WhatOfPhase = Callable[[CycleInput, Mapping[int, int]], Iterable[Placement]]
 EvictionPhase = Callable[[CycleInput, Mapping[int, int], tuple[str, ...]], Iterable[Eviction]]
 
@@ -33,9 +35,10 @@ class Phases:
     """The scheduler phases the audit runs; None means the phase is not audited."""
 
     caps: Callable[[CapInput], Caps] = job_caps
-    how_much: HowMuchPhase | None = None
+    how_much: HowMuchPhase | None = how_much
     what_of: WhatOfPhase | None = what_of
     evictions: EvictionPhase | None = evictions
+    defrag: Callable[..., Defrag] | None = defragment
 
 
 @dataclass
@@ -47,6 +50,8 @@ class AuditResult:
     divergences: list[tuple[int, int | None, str, str, str, str]] = field(default_factory=list)
     tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
     audited: tuple[str, ...] = ()
+    wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
+    last_caps: dict[int, int] = field(default_factory=dict)  # a cap the RM did not recompute stands
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -88,10 +93,17 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
 
     logged_counts = logged.counts.get(c, {})
     if phases.how_much is not None:
-        counts = dict(phases.how_much(inp, {j: k.actual for j, k in caps.items()}))
-        result.ref["counts"] += [(c, j, w.order, counts.get(j, 0)) for w in inp.work for j in [w.job_id] if j in counts]
-        _compare(result, "counts", c, logged_counts, {j: counts.get(j, 0) for j in logged_counts} | counts,
-                 lambda j, lv, rv: f"rmref counts {rv} processes, the RM {lv}")
+        # How Much reads the logged caps (the cap phase is audited on its own above); a job whose
+        # cap the cycle did not log keeps the one it had
+        result.last_caps.update(logged_caps)
+        hm = phases.how_much(inp, {w.job_id: result.last_caps.get(w.job_id, caps[w.job_id].actual if w.job_id in caps else 0)
+                                   for w in inp.work},
+                             dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
+        counts = hm.counts
+        result.ref["counts"] += [(c, w.job_id, w.order, counts[w.job_id]) for w in inp.work if w.job_id in counts]
+        _compare(result, "counts", c, logged_counts, {j: n for j, n in counts.items() if n or j in logged_counts},
+                 lambda j, lv, rv: f"rmref counts {rv} processes"
+                                   f"{' (' + hm.deferred[j] + ')' if j in hm.deferred else ''}, the RM {lv}")
 
     if phases.what_of is not None:
         placed: dict[int, list] = {}
@@ -110,14 +122,71 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
         _compare(result, "evictions", c, logged.evictions.get(c, {}), {j: sorted(v) for j, v in evicted.items()},
                  lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
 
+    if phases.defrag is not None:
+        _audit_defrag(inp, logged, logged_counts, phases.defrag, result)
+
+
+def _logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placement], list[Eviction]]:
+    """What Of's and doEvictions' logged decisions, as the defragmentation phase reads them."""
+    c = inp.cycle
+    placed = [Placement(j, h, o) for j, h, o, _sid in sorted(logged.connected.get(c, ()), key=lambda r: r[3] or 0)]
+    held: dict[tuple[int, str], list] = {}
+    for w in inp.work:
+        for share in w.shares:
+            held.setdefault((w.job_id, share.host), []).append(share)
+    gone: list[Eviction] = []
+    for job, host, sid, order, reason in logged.shrunk.get(c, ()):
+        if sid is None:  # a purge line names the host, not the share: every share the job has there
+            gone += [Eviction(job, host, s.share_id, s.order, PURGE) for s in held.get((job, host), ())]
+        else:
+            gone.append(Eviction(job, host, sid, order or 0, reason))
+    return placed, gone
+
+
+def _unknown_order(job: int, disputed: set[int], known: set[tuple[int, int]]) -> str:
+    """Why a needy verdict can differ: the log does not show the order the RM tallied the jobs in
+    (`disputed`: the jobs that competed for the same free space)."""
+    unordered = sorted(o for o in disputed - {job} if (job, o) not in known and (o, job) not in known)
+    if not unordered:
+        return ""
+    return (f". detectFragmentation tallies free space job by job, so the first job tallied takes the last "
+            f"free space; the RM tallied jobs {job} and {', '.join(map(str, unordered))} in "
+            f"an order the INFO log does not show (its job map is keyed by random ids), and rmref took "
+            f"the submission order: the log lacks this input")
+
+
+def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase, result: AuditResult) -> None:
+    """Needy jobs and the shares taken for them, against the ACTUALLY NEEDY lines and the Removals."""
+    c = inp.cycle
+    placed, gone = _logged_phase_outputs(inp, logged)
+    d = phase(inp, counts, placed, gone, pure_fair_share=logged.pure_fair_share.get(c, {}),
+              job_order=logged.job_order.get(c, ()), wealth=result.wealth)
+    result.wealth = d.wealth
+    taken: dict[int, list] = {}
+    for a in d.actions:
+        result.ref["defrag"].append((c, a.needy_job, a.donor_job, a.host, a.share_id))
+        if a.action == "evict":
+            taken.setdefault(a.donor_job, []).append((a.host, a.share_id))
+    logged_needy = logged.needy.get(c, {})
+    disputed = set(logged_needy) | set(d.needy) | set(d.carried)  # every job that competed for free space
+    _compare(result, "defrag", c, {j: ("needy", n) for j, n in logged_needy.items()},
+             {j: ("needy", n) for j, n in d.needy.items()},
+             lambda j, lv, rv: f"rmref finds job {j} {'needy for ' + str(rv[1]) if rv else 'not needy'}, "
+                               f"the RM {'needy for ' + str(lv[1]) if lv else 'not needy'}"
+                               + _unknown_order(j, disputed, logged.job_order_known.get(c, set())))
+    _compare(result, "defrag", c, {j: ("taken", v) for j, v in logged.defrag.get(c, {}).items()},
+             {j: ("taken", sorted(v)) for j, v in taken.items()},
+             lambda j, lv, rv: f"defragmentation takes {rv[1] if rv else 'nothing'} from job {j} in rmref, "
+                               f"{lv[1] if lv else 'nothing'} in the RM")
+
 
 def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log."""
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
-    audited = tuple(k for k, v in (("caps", phases.caps), ("counts", phases.how_much),
-                                   ("placements", phases.what_of), ("evictions", phases.evictions)) if v)
+    audited = tuple(k for k, v in (("caps", phases.caps), ("counts", phases.how_much), ("placements", phases.what_of),
+                                   ("evictions", phases.evictions), ("defrag", phases.defrag)) if v)
     result = AuditResult(audited=audited)
     total = tables["cycles"].height
     for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):

@@ -150,6 +150,15 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     return 1 if result.divergences else 0
 
 
+def cmd_explain(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay explain LOG... --job ID [--cycle N] [--config DIR]"""
+    from replay.explain import explain_job, render
+
+    tables = load_tables(args.logs, args.config, console)
+    console.print(render(explain_job(tables, args.job, args.cycle)), markup=False, highlight=False)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
@@ -169,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too)")
     a.add_argument("--show", type=int, default=10, metavar="N", help="divergences to print (default 10)")
     a.set_defaults(func=cmd_audit)
+
+    e = sub.add_parser("explain", help="the story of one job: why it got what it got, level by level")
+    e.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    e.add_argument("--job", type=int, required=True, metavar="ID", help="the job (or service, reservation) id")
+    e.add_argument("--cycle", type=int, metavar="N", help="one cycle in detail (default: the job's whole life, "
+                   "then its last scheduled cycle)")
+    e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
+    e.set_defaults(func=cmd_explain)
     return parser
 
 

@@ -34,8 +34,14 @@ class Logged:
     placements: PerJob
     evictions: PerJob
     defrag: PerJob  # donor job -> shares taken from it
-    needy: dict[int, tuple[int, ...]]
+    needy: dict[int, dict[int, int]]  # cycle -> actually needy job -> processes it still needs
     cleared: dict[int, tuple[str, ...]]  # hosts How Much cleared for a reservation (evictions' input)
+    connected: dict[int, list[tuple[int, str, int, int]]]  # What Of's (job, host, order, share id), in order
+    shrunk: dict[int, list[tuple[int, str, int | None, int | None, str]]]  # (job, host, share, order, reason)
+    pure_fair_share: dict[int, dict[int, int]]  # detectFragmentation's PureFS per job
+    job_order: dict[int, list[int]]  # the RM's job HashMap order, as far as the log shows it
+    job_order_known: dict[int, set[tuple[int, int]]]  # (a, b): the log shows a was taken before b
+    user_orders: dict[int, list[tuple[str, ...]]]  # the user order of each countUserShares block
 
 
 def _nest(frame: pl.DataFrame, value: str) -> PerJob:
@@ -53,7 +59,11 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
               .with_columns(pl.col("shares_given").fill_null(0))
               .unique(["cycle", "job_id"], keep="last", maintain_order=True))
     sched = tables["schedule"].filter(pl.col("host").is_not_null())
-    added = (tables["placements"].filter(pl.col("cycle").is_not_null())
+    # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
+    # then handed it to a needy job)
+    connected = tables["placements"].filter(pl.col("cycle").is_not_null()).with_columns(
+        pl.coalesce("placed_for", "job_id").alias("job_id"))
+    added = (connected
              .with_columns(pl.struct("host", "order").alias("p"))
              .group_by("cycle", "job_id").agg(pl.col("p").sort_by("p")))
     removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "host", "share_id")
@@ -65,9 +75,12 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     shrunk = tables["evictions"].filter(pl.col("reason").is_in(EVICTION_REASONS) & pl.col("cycle").is_not_null())
     evicted = shrunk.with_columns(pl.struct("host", "share_id").alias("e")).group_by(
         "cycle", "job_id").agg(pl.col("e").sort_by("e"))
-    defrag = new_removals.join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti").with_columns(
+    purged = shrunk.filter(pl.col("share_id").is_null())  # a purge line names host and job, not the share
+    defrag = (new_removals.join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+              .join(purged, on=["cycle", "job_id", "host"], how="anti")).with_columns(
         pl.struct("host", "share_id").alias("e")).group_by("cycle", "job_id").agg(pl.col("e").sort_by("e"))
     needy = tables["defrag"].filter((pl.col("kind") == "needy") & pl.col("cycle").is_not_null())
+    _orders = defrag_job_order(tables["defrag"])
     cleared = tables["evictions"].filter((pl.col("reason") == "clear_for_reservation") & pl.col("cycle").is_not_null())
     return Logged(
         caps=_nest(caps, "actual_cap"),
@@ -78,7 +91,79 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
                    for c, jobs in _nest(evicted, "e").items()},
         defrag={c: {j: [(e["host"], e["share_id"]) for e in v] for j, v in jobs.items()}
                 for c, jobs in _nest(defrag, "e").items()},
-        needy={c: tuple(sorted(set(g["job_id"].to_list())))
-               for (c,), g in needy.partition_by("cycle", as_dict=True).items()},
+        needy=_nest(needy, "needed"),
         cleared={c: tuple(g["host"].to_list()) for (c,), g in cleared.partition_by("cycle", as_dict=True).items()},
+        connected=_rows(connected.sort("cycle", "line"), "job_id", "host", "order", "share_id"),
+        shrunk=_rows(shrunk.sort("cycle", "line"), "job_id", "host", "share_id", "order", "reason"),
+        pure_fair_share=_nest(tables["defrag"].filter((pl.col("kind") == "analysis") & pl.col("pure_fs").is_not_null()
+                                                      & pl.col("cycle").is_not_null()), "pure_fs"),
+        job_order={c: order for c, (order, _) in _orders.items()},
+        job_order_known={c: known for c, (_, known) in _orders.items()},
+        user_orders=user_orders(tables["rmcounter"]),
     )
+
+
+def user_orders(rmcounter: pl.DataFrame) -> dict[int, list[tuple[str, ...]]]:
+    """Per cycle, the order the RM counted each class's users in (a HashMap order the log shows:
+    users whose names share a bucket come in the order of a map keyed by random ids)."""
+    rows = rmcounter.filter((pl.col("descr") == "countUserShares") & pl.col("cycle").is_not_null())
+    orders: dict[int, list[tuple[str, ...]]] = {}
+    for (cycle, _), block in rows.group_by("cycle", "block", maintain_order=True):
+        orders.setdefault(cycle, []).append(tuple(block["entity"].to_list()))
+    return orders
+
+
+def _rows(frame: pl.DataFrame, *columns: str) -> dict[int, list[tuple]]:
+    out: dict[int, list[tuple]] = {}
+    for cycle, *values in frame.filter(pl.col("cycle").is_not_null()).select("cycle", *columns).iter_rows():
+        out.setdefault(cycle, []).append(tuple(values))
+    return out
+
+
+# the takeFromTheRich lines that name the needy job, in the order the RM served the jobs
+_TAKE_KINDS = ("candidate_machine", "not_candidate_machine", "machines_found", "eligible_machines",
+               "satisfied", "failed")
+
+
+def _merge(sequences: list[list[int]]) -> list[int]:
+    """One order consistent with every sequence (a topological sort; ties by first appearance)."""
+    first: dict[int, int] = {}
+    after: dict[int, set[int]] = {}
+    for seq in sequences:
+        for a, b in zip([None, *seq], seq):
+            first.setdefault(b, len(first))
+            after.setdefault(b, set())
+            if a is not None and a != b:
+                after[a].add(b)
+    before = {j: sum(j in nxt for nxt in after.values()) for j in first}
+    out: list[int] = []
+    while before:
+        ready = [j for j, n in before.items() if n == 0] or list(before)  # a contradiction: take the first seen
+        j = min(ready, key=first.__getitem__)
+        out.append(j)
+        del before[j]
+        for k in after[j]:
+            if k in before:
+                before[k] -= 1
+    return out
+
+
+def defrag_job_order(defrag: pl.DataFrame) -> dict[int, tuple[list[int], set[tuple[int, int]]]]:
+    """Per cycle, the RM's job HashMap order as far as the INFO log shows it, and which pairs it shows.
+
+    The RM keys jobs by random UUIDs, so the order it serves needy jobs in cannot be computed;
+    each class's detectFragmentation rows, each pool's ACTUALLY NEEDY rows and the takeFromTheRich
+    lines each show part of it, and one order consistent with all of them is taken. Jobs of two
+    classes that no line relates keep an order the log does not show.
+    """
+    rows = defrag.with_row_index("row").filter(pl.col("job_id").is_not_null() & pl.col("cycle").is_not_null())
+    out = {}
+    for (cycle,), g in rows.sort("row").group_by("cycle", maintain_order=True):
+        seqs = [sub["job_id"].to_list() for _, sub in
+                g.filter(pl.col("kind") == "analysis").group_by("class", maintain_order=True)]
+        seqs += [sub["job_id"].to_list() for _, sub in
+                 g.filter(pl.col("kind") == "needy").group_by("nodepool", maintain_order=True)]
+        seqs.append(list(dict.fromkeys(g.filter(pl.col("kind").is_in(_TAKE_KINDS))["job_id"].to_list())))
+        known = {(a, b) for seq in seqs for i, a in enumerate(seq) for b in seq[i + 1:]}
+        out[cycle] = (_merge(seqs), known)
+    return out

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import re
+
 import polars as pl
 
 from replay.inputs import CAP_INPUT_COLUMNS, cap_inputs
@@ -47,6 +49,15 @@ def _int(value, default: int) -> int:
         return default
 
 
+def _global_allotment(tables: dict[str, pl.DataFrame], config: dict[str, str]) -> int:
+    """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
+    and reservation count prints the allotment it checks against; resources (--config) have it."""
+    if "global allotment" in config:
+        return _int(config["global allotment"], UNLIMITED)
+    seen = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null())
+    return int(seen["allotment_gb"][-1]) if seen.height else UNLIMITED
+
+
 def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
     """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables.
 
@@ -60,10 +71,14 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
         )
     config = dict(tables["config"].select("key", "value").iter_rows())
     quantum = tables["nodepools"]["quantum"].drop_nulls()
+    users = tuple(sorted((m.group(1), _int(v, UNLIMITED)) for k, v in config.items()
+                         if (m := re.fullmatch(r"user\.(.+)\.max-allotment", k))))
     cfg = Config(
         quantum_gb=int(quantum[0]) if len(quantum) else 15,
         fragmentation_threshold=_int(config.get("fragmentation threshold"), 8),
         defragmentation=str(config.get("do defragmentation", "true")).lower() == "true",
+        global_allotment=_global_allotment(tables, config),
+        user_allotments=users,
     )
     classes = tuple(
         ClassDef(

@@ -13,12 +13,12 @@ given. A last "bonus" round hands out what rounding left behind, one process per
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from rmref.pool import n_shares_by_order
 
 UNLIMITED = 2147483647
 
@@ -40,6 +40,20 @@ class Apportionment:
 
     given: dict[str, tuple[int, ...]]
     vmachines_left: tuple[int, ...]
+
+
+@lru_cache(maxsize=None)
+def _split_matrix(size: int) -> np.ndarray:
+    """S[o, p] = p // o for p > o: how many order-o processes a free space of order p holds."""
+    split = np.zeros((size, size), dtype=np.int64)
+    for o in range(1, size):
+        split[o, o + 1:] = np.arange(o + 1, size) // o
+    return split
+
+
+def shares_by_order(vmach: np.ndarray) -> np.ndarray:
+    """nSharesByOrder of one free-space vector (rmref.pool.n_shares_by_order with no virtual machines, as one product)."""
+    return vmach + _split_matrix(len(vmach)) @ vmach
 
 
 def _remove_shares(vmach: np.ndarray, count: int, order: int) -> None:
@@ -74,7 +88,7 @@ def _remove_shares(vmach: np.ndarray, count: int, order: int) -> None:
                 return
 
 
-def _can_use_bonus(e: Entity, wanted: np.ndarray, given: dict[str, np.ndarray], order: int,
+def _can_use_bonus(e: Entity, wanted: np.ndarray, given: Mapping[str, np.ndarray], order: int,
                    pool_shares: np.ndarray | None) -> bool:
     """Whether one more process of `order` is usable (canUseBonus of a class, user or job)."""
     mine = given[e.name]
@@ -87,6 +101,9 @@ def _can_use_bonus(e: Entity, wanted: np.ndarray, given: dict[str, np.ndarray], 
     return True
 
 
+BonusRule = Callable[[Entity, int, np.ndarray, Mapping[str, np.ndarray]], bool]
+
+
 def apportion(entities: Sequence[Entity], vmachines: Sequence[int],
               pool_shares: Sequence[int] | None = None) -> Apportionment:
     """Weighted fair share of the resource vector among the entities (given in apportionment order).
@@ -94,12 +111,31 @@ def apportion(entities: Sequence[Entity], vmachines: Sequence[int],
     `pool_shares` marks the entities as the classes of a nodepool with that nSharesByOrder (it
     limits their bonus processes); leave it out for users and jobs.
     """
-    vmach = np.array(vmachines, dtype=np.int64)
-    nshares = n_shares_by_order(vmach, np.zeros_like(vmach))
     pool = None if pool_shares is None else np.array(pool_shares, dtype=np.int64)
+
+    def bonus_ok(e: Entity, order: int, wanted: np.ndarray, kept: Mapping[str, np.ndarray]) -> bool:
+        return _can_use_bonus(e, wanted, kept, order, pool)
+
+    return apportion_nested(entities, vmachines, {}, bonus_ok)
+
+
+def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
+                     earlier: Mapping[str, Sequence[int]], bonus_ok: BonusRule) -> Apportionment:
+    """The counter for classes counted again higher up the nodepool tree (and, with no `earlier`, for anything).
+
+    A class already counted in a subpool keeps that award (ResourceClass.setGivenByOrder ignores a
+    second array): the passes below still run for it, and still use up the vector, but what they
+    give it is dropped; only the bonus round adds to the award it already has. `earlier` holds
+    those awards, `bonus_ok(entity, order, still wanted, awards so far)` is canUseBonus.
+    """
+    vmach = np.array(vmachines, dtype=np.int64)
+    nshares = shares_by_order(vmach)
     maxorder = len(vmach) - 1
     wanted = {e.name: np.array(e.wanted, dtype=np.int64) for e in entities}
     given = {e.name: np.zeros(len(vmach), dtype=np.int64) for e in entities}
+    # the award each entity keeps: the earlier one when there is one, else this count's
+    kept = {e.name: np.array(earlier[e.name], dtype=np.int64) if e.name in earlier else given[e.name]
+            for e in entities}
     working = list(entities)
     shares_given = True
     while shares_given and working:
@@ -138,23 +174,23 @@ def apportion(entities: Sequence[Entity], vmachines: Sequence[int],
             if taken_here:
                 shares_given = True
                 _remove_shares(vmach, taken_here, o)
-                nshares = n_shares_by_order(vmach, np.zeros_like(vmach))
+                nshares = shares_by_order(vmach)
             # an entity that got all it deserves this pass stops diluting the others' share
             allweights -= sum(e.weight for e in working if deserved[e.name] - per_round[e.name] <= 0)
             if allweights <= 0:
                 break
-        working = [e for e in working if wanted[e.name][0] > 0 and given[e.name][0] < e.cap]
+        working = [e for e in working if wanted[e.name][0] > 0 and kept[e.name][0] < e.cap]
         working = [e for e in working if any(wanted[e.name][o] > 0 and nshares[o] > 0 for o in range(1, maxorder + 1))]
     bonus_given = True
     while nshares[1] > 0 and bonus_given:  # leftovers: one process per entity per turn
         bonus_given = False
         for e in entities:
             for o in range(maxorder, 0, -1):
-                if vmach[o] > 0 and _can_use_bonus(e, wanted[e.name], given, o, pool):
-                    given[e.name][o] += 1
-                    given[e.name][0] += 1
+                if vmach[o] > 0 and bonus_ok(e, o, wanted[e.name], kept):
+                    kept[e.name][o] += 1
+                    kept[e.name][0] += 1
                     _remove_shares(vmach, 1, o)
-                    nshares = n_shares_by_order(vmach, np.zeros_like(vmach))
+                    nshares = shares_by_order(vmach)
                     bonus_given = True
-    return Apportionment({e.name: tuple(int(x) for x in given[e.name]) for e in entities},
+    return Apportionment({e.name: tuple(int(x) for x in kept[e.name]) for e in entities},
                          tuple(int(x) for x in vmach))

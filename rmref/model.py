@@ -22,7 +22,8 @@ class Config:
     quantum_gb: int = 15  # ducc.rm.share.quantum
     fragmentation_threshold: int = 8  # ducc.rm.fragmentation.threshold
     defragmentation: bool = True
-    global_allotment: int = 2147483647  # ducc.rm.global_allotment, in quantum shares
+    global_allotment: int = 2147483647  # ducc.rm.global_allotment, in GB
+    user_allotments: tuple[tuple[str, int], ...] = ()  # ducc.users max-allotment overrides, GB
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class Share:
     host: str
     order: int  # quantum shares it occupies
     pending_removal: bool = False  # preempted, not yet confirmed gone by the Orchestrator
-    initialized: bool = True
+    initialized: bool = True  # Share.isInitialized: the end of its initialization was reported
     init_ms: int = 0
     investment: int = 0  # work-item time invested (ms), for the eviction order
 
@@ -128,7 +129,7 @@ class Eviction:
     host: str
     share_id: int
     order: int
-    reason: str  # shrink / squatter / reservation / defrag / purge
+    reason: str  # purge / reservation / shrink (rmref.evictions)
 
 
 @dataclass(frozen=True)

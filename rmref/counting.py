@@ -1,0 +1,544 @@
+"""How Much, the whole phase: how many processes each job is counted this cycle (NodepoolScheduler.findHowMuch).
+
+The RM counts one priority band at a time, best (lowest number) first, against nodepool tables
+that start as every schedulable machine's whole memory less the non-preemptable (FIXED_SHARE and
+RESERVE) processes already running; fair-share processes count as free, since fair share can be
+preempted. Each band takes from the tables what later bands may count.
+
+- RESERVE (howMuchReserve): a reservation already holding its machine keeps its count of one;
+  otherwise the user's allotment, a machine of its exact size in its class's pool, and a machine
+  that is free or can be freed (it holds only preemptable work) must all be found. A machine that
+  must be freed is set aside for the reservation; a wholly free one is not (so it can be counted
+  twice, and stays in the tables fair share counts from).
+- FIXED_SHARE (howMuchFixed): a service or managed reservation gets one process while its pool
+  still has room for one of its order and the user's allotment allows it; a fixed-share job gets
+  its cap, bounded by the user's allotment.
+- FAIR_SHARE (howMuchFairShare): the classes of the band are counted by nodepool, depth first,
+  subpools before their parent, each pool's classes (with those of its subpools) competing for
+  the free space of the pool and its subpools; each class's award is then divided among its users
+  and each user's among its jobs, all with the weighted fair-share counter of rmref.howmuch.
+  Two RM details matter: a class counted again in a parent pool keeps its subpool award (plus
+  any bonus), though the parent's count spends shares for it too; and a class is capped at
+  Integer.MAX_VALUE / (quantum in KB) processes.
+
+Orders follow the RM's sorters: classes by weight then name, jobs by submission, users in
+java.util.HashMap order (the RM's user sorter is a no-op; see `how_much` for the one thing no
+input can tell).
+
+Deferral reasons are the RM's own strings (spelling included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rmref.caps import job_caps
+from rmref.howmuch import Entity, apportion, apportion_nested, shares_by_order
+from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Work
+
+UNLIMITED = 2147483647
+KB_PER_GB = 1024 * 1024
+_SINGLE_PROCESS = ("Service", "Pop", "Reservation", "ManagedReservation")  # DuccTypes counted as one process
+
+
+@dataclass(frozen=True)
+class CounterRun:
+    """One run of the weighted counter, as the RM logs it (an RmCounter block)."""
+
+    descr: str  # countClassShares / countUserShares / countJobShares
+    scope: str  # the nodepool (classes), the class (users) or "class/user" (jobs)
+    entities: tuple[Entity, ...]  # in the RM's apportionment order
+    vmachines: tuple[int, ...]
+    given: dict[str, tuple[int, ...]]  # processes by share order, index 0 the total
+
+
+@dataclass(frozen=True)
+class HowMuch:
+    """What the How Much phase decided, with the intermediate awards that explain it."""
+
+    counts: dict[int, int]  # processes each job is counted (truth `nshares_given`)
+    deferred: dict[int, str] = field(default_factory=dict)  # job -> the RM's deferral reason
+    class_given: dict[str, tuple[int, ...]] = field(default_factory=dict)  # fair-share class awards by order
+    user_given: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)  # (class, user) awards
+    runs: tuple[CounterRun, ...] = ()
+    pure_fair_share: dict[int, int] = field(default_factory=dict)  # job -> uncapped, un-bonused share (defrag)  # every counter run, in the RM's order
+
+
+# ---------------------------------------------------------------------------------------------
+# Java ordering the counter depends on
+
+
+def java_string_hash(text: str) -> int:
+    """java.lang.String.hashCode as an unsigned 32-bit value."""
+    h = 0
+    for unit in np.frombuffer(text.encode("utf-16-be"), dtype=">u2"):
+        h = (31 * h + int(unit)) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: Sequence[str]) -> list[str]:
+    """Iteration order of a fresh java.util.HashMap after putting string `keys` in this order."""
+    distinct = list(dict.fromkeys(keys))  # putting a key again leaves it where it is
+    capacity = 16
+    while len(distinct) > capacity * 3 // 4:  # the table doubles once size exceeds 3/4 of it
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(distinct, key=bucket)  # stable: a bucket keeps insertion order (doubling splits keep it too)
+
+
+# ---------------------------------------------------------------------------------------------
+# The nodepool tables (scratch state of one cycle; every count-out changes them)
+
+
+@dataclass
+class _Pool:
+    """One nodepool's counting tables: whole free machines and partly used ones, by free quanta."""
+
+    name: str
+    search_order: int
+    n: list[int]  # nMachinesByOrder
+    v: list[int]  # vMachinesByOrder
+    machines: list[Machine] = field(default_factory=list)  # its own machines (not its subpools')
+    children: list[_Pool] = field(default_factory=list)  # HashMap order (by name)
+    preemptable: set[str] = field(default_factory=set)  # machines set aside for reservations this cycle
+
+    def ascending(self) -> list[_Pool]:
+        """getChildrenAscending: subpools by search order (ties keep the map order)."""
+        return sorted(self.children, key=lambda p: p.search_order)
+
+    def subtree(self) -> list[_Pool]:
+        """This pool and every pool below it."""
+        return [self] + [p for c in self.children for p in c.subtree()]
+
+    def local_nshares(self) -> np.ndarray:
+        """nSharesByOrder of this pool alone."""
+        return shares_by_order(np.array(self.n, dtype=np.int64) + np.array(self.v, dtype=np.int64))
+
+    def vmachines(self) -> list[int]:
+        """cloneVMachinesByOrder: free spaces of this pool and all its subpools."""
+        return [sum(p.n[o] + p.v[o] for p in self.subtree()) for o in range(len(self.n))]
+
+    def count_out(self, order: int, wanted: int) -> int:
+        """countOutNSharesByOrder: take `wanted` processes of `order`, from here first, then the subpools."""
+        given, low, top = 0, order, len(self.n) - 1
+        while given < wanted and low <= top:
+            if self.v[low] + self.n[low] > 0:
+                if self.v[low] > 0:  # partly used machines go first
+                    self.v[low] -= 1
+                else:
+                    self.n[low] -= 1
+                given += 1
+                rest = low - order
+                if rest > 0:
+                    self.v[rest] += 1
+                    low = max(rest, order)
+            else:
+                low += 1
+        for child in self.children:
+            if given >= wanted:
+                break
+            given += child.count_out(order, wanted - given)
+        return given
+
+
+def _schedulable(m: Machine) -> bool:
+    """NodePool.isSchedulable: responsive, online and not blacklisted."""
+    return m.online and not m.blacklisted
+
+
+def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -> dict[str, _Pool]:
+    """NodePool.reset then accountForNonPreemptable: the tables every band starts from."""
+    pools = {p.name: _Pool(p.name, p.search_order, [0] * (maxorder + 1), [0] * (maxorder + 1)) for p in inp.nodepools}
+    if not pools:
+        pools["--default--"] = _Pool("--default--", 100, [0] * (maxorder + 1), [0] * (maxorder + 1))
+    for name in java_hashmap_order([p.name for p in inp.nodepools]):
+        parent = next(p.parent for p in inp.nodepools if p.name == name)
+        if parent in pools:
+            pools[parent].children.append(pools[name])
+    free: dict[str, int] = {}
+    for m in inp.machines:
+        pool = pools.get(m.nodepool)
+        if pool is None:
+            continue
+        pool.machines.append(m)
+        if _schedulable(m):
+            pool.n[m.order] += 1
+            free[m.name] = m.order
+    by_name = {m.name: m for m in inp.machines}
+    for w in inp.work:  # non-preemptable processes are not there to count
+        if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
+            continue
+        for s in w.shares:
+            m = by_name.get(s.host)
+            if m is None or m.name not in free:  # (an unschedulable machine is not in the tables)
+                continue
+            pool = pools[m.nodepool]
+            left = free[m.name]
+            # rearrangeVirtual: a share bigger than the space left, or any reservation, takes it all
+            take = left if (s.order > left or policy_of[w.job_id] == RESERVE) else s.order
+            if left == m.order:
+                pool.n[m.order] -= 1
+            elif left > 0:
+                pool.v[left] -= 1
+            left -= take
+            if left > 0:
+                pool.v[left] += 1
+            free[m.name] = left
+    return pools
+
+
+# ---------------------------------------------------------------------------------------------
+# The cycle
+
+
+@dataclass
+class _Cycle:
+    """What every counting step reads: the input, caps, classes and the live tables."""
+
+    inp: CycleInput
+    caps: Mapping[int, int]
+    maxorder: int
+    pools: dict[str, _Pool]
+    class_of: dict[int, ClassDef]
+    user_limits: Mapping[str, int]
+    user_orders: dict[frozenset[str], tuple[str, ...]]
+    counts: dict[int, int] = field(default_factory=dict)
+    deferred: dict[int, str] = field(default_factory=dict)
+    runs: list[CounterRun] = field(default_factory=list)
+    class_given: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    user_given: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
+    class_pure: dict[str, int] = field(default_factory=dict)  # the class's pure fair share, quantum shares
+    pure: dict[int, int] = field(default_factory=dict)
+    by_class: dict[str, list[Work]] = field(default_factory=dict)  # class -> its jobs, oldest first
+    occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
+
+    @property
+    def quantum_gb(self) -> int:
+        """ducc.rm.share.quantum."""
+        return self.inp.config.quantum_gb
+
+    def jobs_of(self, cd: ClassDef) -> list[Work]:
+        """The class's jobs, oldest first."""
+        return self.by_class.get(cd.name, [])
+
+    def held(self, w: Work) -> int:
+        """RmJob.countNShares: processes held, less those already being taken away."""
+        return sum(1 for s in w.shares if not s.pending_removal)
+
+    def np_occupancy(self, user: str) -> int:
+        """User.countNPShares: quantum shares the user's non-preemptable work occupies."""
+        return self.occupancy.get(user, 0)
+
+    def allotment_gb(self, user: str) -> int:
+        """The user's allotment in GB: the registry's override, else ducc.rm.global_allotment."""
+        return self.user_limits.get(user, self.inp.config.global_allotment)
+
+    def cap(self, w: Work) -> int:
+        """The job's cap from the cap phase (computed here when the caller has none)."""
+        return self.caps[w.job_id] if w.job_id in self.caps else job_caps(w.cap_input).actual
+
+
+def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int] | None = None,
+             user_orders: Sequence[Sequence[str]] = ()) -> HowMuch:
+    """Every job's count for the cycle (truth `nshares_given`), and why the deferred got none.
+
+    `caps` is each job's actual cap from the cap phase; `user_limits` the registry's per-user
+    allotment overrides in GB (ducc.users `max-allotment`). `user_orders` are orders the RM was
+    seen to count a class's users in (its log's countUserShares blocks): a class whose users are
+    exactly one of them is counted in that order. Without one, users whose names share a HashMap
+    bucket are taken in job submission order, which is only a guess: the RM put them in the
+    order of its job map, whose keys hash random UUIDs.
+    """
+    classes = {c.name: c for c in inp.classes}
+    class_of = {w.job_id: classes[w.class_name] for w in inp.work
+                if w.class_name in classes and not w.cap_input.refused}
+    maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
+    policy_of = {j: c.policy for j, c in class_of.items()}
+    cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits or {},
+                 {frozenset(order): tuple(order) for order in user_orders})
+    for w in sorted(inp.work, key=lambda w: (w.submit_seq, -w.order, w.job_id)):  # JobByTimeSorter
+        cyc.counts[w.job_id] = 0
+        if w.job_id in class_of:
+            cyc.by_class.setdefault(class_of[w.job_id].name, []).append(w)
+            if policy_of[w.job_id] != FAIR_SHARE:  # the occupancy allotments are checked against
+                cyc.occupancy[w.user] = cyc.occupancy.get(w.user, 0) + len(w.shares) * w.order
+    for priority in sorted({c.priority for c in inp.classes}):  # best (lowest) priority first
+        band = [c for c in inp.classes if c.priority == priority]
+        policy = band[0].policy
+        if policy == RESERVE:
+            _how_much_reserve(cyc, band)
+        elif policy == FIXED_SHARE:
+            _how_much_fixed(cyc, band)
+        else:
+            _how_much_fair_share(cyc, band)
+    return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure)
+
+
+# ---------------------------------------------------------------------------------------------
+# Allotments
+
+
+def _single_allotment_ok(cyc: _Cycle, w: Work) -> bool:
+    """validSingleAllotment: one more process must keep the user within its allotment."""
+    limit = cyc.allotment_gb(w.user)
+    if (cyc.np_occupancy(w.user) + w.order) * cyc.quantum_gb > limit:
+        cyc.deferred[w.job_id] = f"Deferred because allotment of {limit}GB is exceeded by user {w.user}"
+        return False
+    return True
+
+
+def _allotment_for_job(cyc: _Cycle, w: Work) -> int:
+    """getAllotmentForJob: processes the job may hold in all, its cap bounded by the user's allotment."""
+    limit = cyc.allotment_gb(w.user)
+    additional = max(0, limit // cyc.quantum_gb - cyc.np_occupancy(w.user)) // w.order
+    if additional == 0:
+        if cyc.held(w) == 0:
+            cyc.deferred[w.job_id] = f"Deferred because allotment of {limit}GB is exceeded."
+        return cyc.held(w)
+    return min(cyc.cap(w), cyc.held(w) + additional)
+
+
+# ---------------------------------------------------------------------------------------------
+# RESERVE
+
+
+def _reservables(pool: _Pool, w: Work) -> int:
+    """countReservables: the pool's own machines of the job's exact size (any state)."""
+    return sum(1 for m in pool.machines if m.order == w.order)
+
+
+def _freeable_machines(cyc: _Cycle, pool: _Pool, w: Work, needed: int) -> int:
+    """countFreeableMachines: machines of the job's size that are free, or hold only preemptable work.
+
+    Free machines come first; a machine that must be emptied is set aside (and leaves the tables).
+    """
+    on_host: dict[str, list[str]] = {}
+    for other in cyc.inp.work:
+        for s in other.shares:
+            on_host.setdefault(s.host, []).append(cyc.class_of[other.job_id].policy if other.job_id in cyc.class_of
+                                                  else FAIR_SHARE)
+    candidates = [m for m in pool.machines if m.order == w.order]
+    candidates.sort(key=lambda m: (bool(on_host.get(m.name)), m.order))  # free ones first, then smallest
+    given, set_aside = 0, []
+    for m in candidates:
+        if given >= needed:
+            break
+        if not _schedulable(m) or m.name in pool.preemptable:
+            continue
+        policies = on_host.get(m.name, [])
+        if policies and any(p != FAIR_SHARE for p in policies):
+            continue  # holds non-preemptable work: cannot be freed
+        given += 1
+        if policies:
+            set_aside.append(m)
+    for m in set_aside:
+        pool.preemptable.add(m.name)
+        pool.n[m.order] -= 1
+    return given
+
+
+def _how_much_reserve(cyc: _Cycle, band: list[ClassDef]) -> None:
+    """howMuchReserve: whole machines for reservations (and jobs) of the band's classes."""
+    for cd in band:
+        pool = cyc.pools[cd.nodepool]
+        for w in cyc.jobs_of(cd):
+            if w.work_type == "Job":
+                _count_reservation_for_job(cyc, cd, pool, w)
+            else:
+                _count_single_reservation(cyc, cd, pool, w)
+
+
+def _count_single_reservation(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+    """countSingleReservation: one machine, or a deferral."""
+    if cyc.held(w) > 0:
+        cyc.counts[w.job_id] = 1
+        return
+    if not _single_allotment_ok(cyc, w):
+        return
+    if _reservables(pool, w) == 0:
+        cyc.deferred[w.job_id] = f"Deferred because there are no hosts of the correct size in class {cd.name}"
+        return
+    if _freeable_machines(cyc, pool, w, 1) == 0:
+        cyc.deferred[w.job_id] = "Deferred because resources are exhausted."
+        return
+    cyc.counts[w.job_id] = 1
+
+
+def _count_reservation_for_job(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+    """countReservationForJob: as many whole machines as the allotment allows and can be found."""
+    if _reservables(pool, w) == 0:
+        if cyc.held(w) == 0:
+            cyc.deferred[w.job_id] = f"Deferred because there are no hosts of the correct size in class {cd.name}"
+        return  # (the RM counts none even for a job that holds machines)
+    needed = _allotment_for_job(cyc, w) - cyc.held(w)
+    freeable = 0
+    if needed > 0:
+        freeable = _freeable_machines(cyc, pool, w, needed)
+        if freeable + cyc.held(w) == 0:
+            cyc.deferred[w.job_id] = "Deferred because resources are exhausted."
+            return
+    cyc.counts[w.job_id] = freeable + cyc.held(w)
+
+
+# ---------------------------------------------------------------------------------------------
+# FIXED_SHARE
+
+
+def _how_much_fixed(cyc: _Cycle, band: list[ClassDef]) -> None:
+    """howMuchFixed: non-preemptable processes for the band's classes, oldest job first."""
+    for cd in band:
+        pool = cyc.pools[cd.nodepool]
+        for w in cyc.jobs_of(cd):
+            if w.work_type == "Job":
+                _count_fixed_for_job(cyc, cd, pool, w)
+            else:
+                _count_single_fixed(cyc, cd, pool, w)
+
+
+def _no_room_reason(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work, spaces: str) -> str:
+    """Why a fixed-share request found no room: busy machines of its size, or none big enough."""
+    # countFixable counts the pool's machines of exactly the job's order (once per order below the
+    # largest), so a job as big as the largest order always reads as "no hosts big enough"
+    fixable = sum(1 for m in pool.machines if m.order == w.order) * max(0, cyc.maxorder - w.order)
+    if fixable > 0:
+        return f"Deferred{spaces}because insufficient resources are availble."
+    return f"Deferred because no hosts in class {cd.name} have sufficient memory to accomodate the request."
+
+
+def _count_single_fixed(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+    """countSingleFixedProcess: one process for a service or managed reservation."""
+    if w.cap_input.completed:
+        return
+    if cyc.held(w) > 0:
+        cyc.counts[w.job_id] = 1
+        return
+    if pool.local_nshares()[w.order] == 0:
+        cyc.deferred[w.job_id] = _no_room_reason(cyc, cd, pool, w, "  ")  # the RM's double space
+        return
+    if not _single_allotment_ok(cyc, w):
+        return
+    cyc.counts[w.job_id] = 1
+    pool.count_out(w.order, 1)
+
+
+def _count_fixed_for_job(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+    """countFixedForJob: a fixed-share job gets its cap, bounded by the allotment."""
+    if pool.local_nshares()[w.order] == 0 and cyc.held(w) == 0:
+        cyc.deferred[w.job_id] = _no_room_reason(cyc, cd, pool, w, " ")
+        return
+    granted = _allotment_for_job(cyc, w)
+    cyc.counts[w.job_id] = granted
+    pool.count_out(w.order, granted - cyc.held(w))
+
+
+# ---------------------------------------------------------------------------------------------
+# FAIR_SHARE
+
+
+def _class_cap(cyc: _Cycle) -> int:
+    """ResourceClass.calculateCap: Integer.MAX_VALUE over the quantum in KB (a limit on processes)."""
+    return UNLIMITED // (cyc.quantum_gb * KB_PER_GB)
+
+
+def _wanted(jobs: Sequence[Work], cyc: _Cycle) -> tuple[int, ...]:
+    """initWantedByOrder: the caps of these jobs, summed by share order (index 0 the total)."""
+    wanted = [0] * (cyc.maxorder + 1)
+    for w in jobs:
+        wanted[w.order] += cyc.cap(w)
+    wanted[0] = sum(wanted[1:])
+    return tuple(wanted)
+
+
+def _how_much_fair_share(cyc: _Cycle, band: list[ClassDef]) -> None:
+    """howMuchFairShare: class awards by nodepool, then users, then jobs."""
+    eligible = [cd for cd in sorted(band, key=lambda c: -c.weight) if cyc.jobs_of(cd)]
+    if not eligible:
+        return
+    awards: dict[str, np.ndarray] = {}  # each class's persisted given-by-order
+    top = [p for p in cyc.pools.values() if not any(p in q.children for q in cyc.pools.values())]
+    for root in sorted(top, key=lambda p: p.search_order):
+        _traverse_for_counts(cyc, root, eligible, awards)
+    for cd in eligible:
+        if cd.name not in awards:
+            continue
+        cyc.class_given[cd.name] = tuple(int(x) for x in awards[cd.name])
+        if cyc.class_given[cd.name][0] > 0:  # (with no award its jobs keep a count of 0)
+            _count_users_and_jobs(cyc, cd, cyc.class_given[cd.name])
+
+
+def _traverse_for_counts(cyc: _Cycle, pool: _Pool, eligible: list[ClassDef],
+                         awards: dict[str, np.ndarray]) -> list[ClassDef]:
+    """traverseNodepoolsForCounts: count each pool's classes with those of its subpools, leaves first."""
+    mine = [cd for cd in eligible if cd.nodepool == pool.name]
+    counted = list(mine)
+    for child in pool.ascending():
+        counted += _traverse_for_counts(cyc, child, eligible, awards)
+    if mine:  # a pool with no classes of its own leaves its subpools' classes to its parent
+        _count_class_shares(cyc, pool, counted, awards)
+    return counted
+
+
+def _count_class_shares(cyc: _Cycle, pool: _Pool, rcs: list[ClassDef], awards: dict[str, np.ndarray]) -> None:
+    """countClassShares: the classes compete for the free space of the pool and its subpools."""
+    cap = _class_cap(cyc)
+    entities = sorted((Entity(cd.name, cd.weight, _wanted(cyc.jobs_of(cd), cyc), cap=cap) for cd in rcs),
+                      key=lambda e: (-e.weight, e.name))  # ApportionmentSorterCl: heavier first, then name
+    by_name = {cd.name: cd for cd in rcs}
+    below = {p.name: p.subtree() for p in cyc.pools.values()}
+    pool_shares = {p.name: p.local_nshares() for p in cyc.pools.values()}
+    classes_of_pool = {p: [c.name for c in cyc.inp.classes if c.nodepool == p] for p in cyc.pools}
+
+    def bonus_ok(e: Entity, order: int, wanted: np.ndarray, kept: Mapping[str, np.ndarray]) -> bool:
+        # canUseBonus: under the cap, still wanting, and the class's pools (its own and below)
+        # still have a process of this order that no class of theirs has been given
+        if kept[e.name][0] >= e.cap or wanted[order] <= 0:
+            return False
+        room = 0
+        for p in below[by_name[e.name].nodepool]:
+            room += int(pool_shares[p.name][order])
+            for c in classes_of_pool[p.name]:
+                gbo = kept.get(c, awards.get(c))
+                if gbo is not None:
+                    room -= int(gbo[order])
+        return room > 0
+
+    vmachines = pool.vmachines()
+    earlier = {name: tuple(int(x) for x in a) for name, a in awards.items() if name in by_name}
+    result = apportion_nested(entities, vmachines, earlier, bonus_ok)
+    for name, given in result.given.items():
+        awards[name] = np.array(given, dtype=np.int64)
+    cyc.runs.append(CounterRun("countClassShares", pool.name, tuple(entities), tuple(vmachines), dict(result.given)))
+    # the pure fair share (for defragmentation): the pool tree's quantum shares by weight alone;
+    # the last (highest) pool that counts a class sets it
+    total = sum(m.order for p in pool.subtree() for m in p.machines)
+    weights = sum(cd.weight for cd in rcs)
+    for cd in rcs:
+        cyc.class_pure[cd.name] = (total * cd.weight) // weights if weights else 0
+
+
+def _count_users_and_jobs(cyc: _Cycle, cd: ClassDef, award: tuple[int, ...]) -> None:
+    """countUserShares then countJobShares: the class award split among users, each user's among its jobs."""
+    jobs = cyc.jobs_of(cd)
+    users = java_hashmap_order([w.user for w in jobs])  # a HashMap of users; the user sorter leaves it so
+    users = list(cyc.user_orders.get(frozenset(users), users))
+    entities = tuple(Entity(u, 1, _wanted([w for w in jobs if w.user == u], cyc)) for u in users)
+    result = apportion(entities, award)
+    cyc.runs.append(CounterRun("countUserShares", cd.name, entities, award, dict(result.given)))
+    user_pure = cyc.class_pure.get(cd.name, 0) // max(len(users), 1)
+    for user in users:
+        cyc.user_given[(cd.name, user)] = result.given[user]
+        mine = [w for w in jobs if w.user == user]
+        job_entities = tuple(Entity(str(w.job_id), 1, _wanted([w], cyc), order=w.order) for w in mine)
+        vector = result.given[user]
+        split = apportion(job_entities, vector)
+        cyc.runs.append(CounterRun("countJobShares", f"{cd.name}/{user}", job_entities, vector, dict(split.given)))
+        for w in mine:
+            cyc.counts[w.job_id] = split.given[str(w.job_id)][w.order]
+            cyc.pure[w.job_id] = user_pure // len(mine)

@@ -1,0 +1,491 @@
+"""Defragmentation: the last phase of a cycle (NodepoolScheduler.insureFullEviction).
+
+How Much counts processes on an idealised, unfragmented cluster; What Of may not find room for
+them all. Defragmentation finds the jobs that came out short and takes space from "rich" jobs:
+
+1. Detection (detectFragmentation). A job is *potentially needy* when it holds fewer processes
+   than it was counted (held = assigned + new - being removed). A fair-share job only if it holds
+   fewer than the fragmentation threshold and fewer than its pure fair share (the share it
+   deserves before any bonus), and then for at most `threshold` processes; fixed-share and reserve
+   work whenever it is short. All potentially needy jobs go on the RM's needy list, which What Of
+   serves first in the next cycle. Then each pool tallies the space that is free or will be once
+   the processes being removed are gone (per machine, propagated to every ancestor pool), and a
+   job whose shortfall that space cannot cover is *actually needy*. (The RM only subtracts the
+   space a job uses from the tally when the job is partly covered, never when fully covered.)
+2. Donors (doFinalEvictions), for each actually needy job: the fair-share jobs of classes in a
+   compatible nodepool (one pool contains the other) whose priority is not better. A job is a
+   *rich* candidate when it holds processes, is not needy itself, is initialized and holds at
+   least the threshold; when the needy job's priority is strictly better, the others in such
+   classes are *poor* candidates, tried only if the rich ones do not give enough. A user's wealth
+   is the quantum shares its candidate jobs hold.
+3. takeFromTheRich: machines of the needy job's pool tree that are big enough and whose free space
+   plus candidate processes could make room are eligible (a reservation also wants an exact-size
+   machine holding only candidates). They are tried richest user first, then largest memory;
+   on the first that can make room, candidate processes are cleared, richest owner first (an
+   exact size match jumps the queue), until there is room for one process: a process not yet
+   started is handed to the needy job when it has the same size and dropped otherwise, a running
+   one is evicted. The machines are re-sorted (wealth changed) and the round repeats until the
+   job has what it needs or nothing more is found.
+
+Equal candidates are ordered as the RM's java.util collections order them: TreeMaps whose
+comparators never tie put a newcomer before its equals; machine maps iterate in HashMap order
+(rmref.javahash, machines put in `CycleInput.machines` order). Jobs, shares and users are hashed
+by random UUIDs, so the order in which needy jobs are served cannot be computed: the caller may
+pass it (`job_order`, e.g. from the log); otherwise jobs go by id.
+
+Users' wealth lives on in the RM between cycles: the machine and share orders read the wealth of
+*every* user with a process there, including users that were not candidates this time, whose
+value is the one left by the last defragmentation that counted them. `Defrag.wealth` returns it
+so a caller can pass it to the next cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rmref.evictions import HeldShare, investment_key
+from rmref.howmuch import _remove_shares
+from rmref.javahash import JavaHashMap, node_hash, string_hash, table_size_for
+from rmref.model import (
+    FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work,
+)
+from rmref.pool import n_shares_by_order
+
+_MASK = 0xFFFFFFFF
+EVICT, REASSIGN, CANCEL = "evict", "reassign_pending", "cancel_pending"
+
+
+@dataclass(frozen=True)
+class TakeFromTheRich:
+    """One takeFromTheRich call: what the needy job asked for and how many processes it made room for."""
+
+    needy_job: int
+    needed: int
+    given: int
+
+
+@dataclass(frozen=True)
+class Defrag:
+    """What defragmentation decided in one cycle."""
+
+    needy: dict[int, int]  # actually needy job -> processes it still needs
+    take_from_the_rich: tuple[TakeFromTheRich, ...]
+    actions: tuple[DefragAction, ...]  # in the order the RM cleared the shares
+    carried: tuple[int, ...] = ()  # the needy list What Of serves first next cycle (potentially needy jobs)
+    wealth: dict[str, int] = field(default_factory=dict)  # users' share wealth as the RM keeps it afterwards
+
+
+# ---------------------------------------------------------------------------------------------
+# Working state (mutable scratch, private to one call)
+
+
+@dataclass
+class _Share:
+    share_id: int  # 0 for a new process: the RM numbers it, we do not predict the number
+    job_id: int
+    host: str
+    order: int
+    pending: bool  # placed this cycle, not yet published (can be handed over or dropped)
+    evicted: bool
+    initialized: bool
+    init_ms: int
+    investment: int
+
+
+@dataclass
+class _Job:
+    work: Work
+    policy: str
+    priority: int
+    pool: str
+    counted: int
+    pure_fs: int
+    shares: list[_Share] = field(default_factory=list)
+
+    @property
+    def held(self) -> int:
+        """countNShares: assigned plus new, less those being removed."""
+        return sum(1 for s in self.shares if not s.evicted)
+
+
+@dataclass
+class _Node:
+    machine: Machine
+    virtual: int  # free space as What Of left it (the RM does not update it during defrag)
+    shares: list[_Share] = field(default_factory=list)  # activeShares
+
+    def freed_up(self) -> int:
+        """countFreedUpShares: unused space plus the space of processes being removed."""
+        used = sum(s.order for s in self.shares if not s.evicted)
+        return self.machine.order - used
+
+
+@dataclass
+class _State:
+    inp: CycleInput
+    jobs: dict[int, _Job]
+    nodes: dict[str, _Node]
+    children: dict[str, list[str]]  # pool -> child pools in the RM's HashMap order
+    parent: dict[str, str | None]
+    threshold: int
+    max_order: int
+    rank: dict[int, int]  # job id -> position in the RM's job HashMap order
+    wealth: dict[str, int]
+    actions: list[DefragAction] = field(default_factory=list)
+    calls: list[TakeFromTheRich] = field(default_factory=list)
+
+
+def _identity_hash(m: Machine) -> int:
+    """Machine.hashCode (NodeIdentity's): the node-map key hash less DuccNode's own 31."""
+    return (node_hash(m.name, m.ip) - 31) & _MASK
+
+
+def _user_of(state: _State, job_id: int) -> str:
+    return state.jobs[job_id].work.user
+
+
+def _build(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
+           evictions: Sequence[Eviction], pure_fair_share: Mapping[int, int],
+           job_order: Sequence[int], wealth: Mapping[str, int] | None) -> _State:
+    """The scheduler's state after What Of and the shrink evictions: what defragmentation starts from."""
+    classes = {c.name: c for c in inp.classes}
+    pools = {p.name for p in inp.nodepools}
+    evicted = {(e.job_id, e.share_id) for e in evictions}
+    jobs: dict[int, _Job] = {}
+    nodes = {m.name: _Node(m, m.order) for m in inp.machines}
+    for w in inp.work:
+        cls = classes.get(w.class_name)
+        if cls is None:
+            continue
+        policy = cls.policy if cls.policy in (FIXED_SHARE, RESERVE) else FAIR_SHARE
+        job = _Job(w, policy, cls.priority, cls.nodepool, counts.get(w.job_id, 0), pure_fair_share.get(w.job_id, 0))
+        for s in sorted(w.shares, key=lambda s: s.share_id):
+            job.shares.append(_Share(s.share_id, w.job_id, s.host, s.order, False,
+                                     s.pending_removal or (w.job_id, s.share_id) in evicted,
+                                     s.initialized, s.init_ms, s.investment))
+        jobs[w.job_id] = job
+    for p in placements:
+        if p.job_id in jobs:
+            jobs[p.job_id].shares.append(_Share(0, p.job_id, p.host, p.order, True, False, False, 0, 0))
+    for job in jobs.values():
+        for s in job.shares:
+            node = nodes.get(s.host)
+            if node is None:
+                continue
+            node.shares.append(s)
+            # What Of's tables: every process (even one being removed) occupies its space; a
+            # reservation takes the whole machine. (The RM leaves a stale value on a machine that
+            # was unschedulable at the start of the cycle; we compute it the same way for all.)
+            take = node.virtual if job.policy == RESERVE else min(s.order, node.virtual)
+            node.virtual -= take
+    children: dict[str, JavaHashMap] = {}
+    for p in inp.nodepools:  # NodePool.children: a HashMap keyed by pool name
+        if p.parent in pools:
+            children.setdefault(p.parent, JavaHashMap()).put(p.name, string_hash(p.name))
+    max_order = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
+    listed = list(dict.fromkeys(job_order))
+    rank = {j: i for i, j in enumerate(listed)}
+    for j in sorted(jobs):
+        rank.setdefault(j, len(listed) + j)
+    return _State(inp, jobs, nodes, {k: list(v) for k, v in children.items()},
+                  {p.name: (p.parent if p.parent in pools else None) for p in inp.nodepools},
+                  inp.config.fragmentation_threshold, max_order, rank, dict(wealth or {}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Nodepool tree
+
+
+def _post_order(state: _State) -> list[str]:
+    """getNodepools: every pool, children (in HashMap order) before their parent."""
+    out: list[str] = []
+
+    def visit(name: str) -> None:
+        for child in state.children.get(name, []):
+            visit(child)
+        out.append(name)
+
+    for root in (name for name, parent in state.parent.items() if parent is None):
+        visit(root)
+    return out
+
+
+def _contains(state: _State, outer: str, inner: str) -> bool:
+    """NodePool.containsSubpool: `inner` is `outer` or lies below it."""
+    name: str | None = inner
+    while name is not None:
+        if name == outer:
+            return True
+        name = state.parent.get(name)
+    return False
+
+
+def _own_machines(state: _State, pool: str) -> JavaHashMap:
+    table = JavaHashMap()
+    for m in state.inp.machines:
+        if m.nodepool == pool:
+            table.put(m.name, node_hash(m.name, m.ip))
+    return table
+
+
+def _all_machines(state: _State, pool: str) -> list[str]:
+    """NodePool.getAllMachines: a clone of the pool's node map with every subpool's put in after."""
+    table = _own_machines(state, pool).clone()
+    for child in state.children.get(pool, []):
+        for name in _all_machines(state, child):
+            m = state.nodes[name].machine
+            table.put(name, node_hash(m.name, m.ip))
+    return list(table)
+
+
+# ---------------------------------------------------------------------------------------------
+# Detection
+
+
+def _potential_need(state: _State, job: _Job) -> int:
+    """detectFragmentation's first pass: processes a job is short (0 when not potentially needy)."""
+    if job.work.cap_input.refused:
+        return 0
+    held, needed = job.held, job.counted - job.held
+    if job.policy != FAIR_SHARE:  # fixed share and reservations: always, if short
+        return max(needed, 0)
+    if held >= state.threshold or held >= job.pure_fs or needed <= 0:
+        return 0
+    return min(needed, state.threshold)
+
+
+def _detect(state: _State) -> tuple[dict[int, int], list[int]]:
+    """Actually needy jobs (job -> processes still needed) and the potentially needy ones."""
+    potential: dict[str, dict[int, int]] = {}
+    for job in state.jobs.values():
+        need = _potential_need(state, job)
+        if need > 0:
+            potential.setdefault(job.pool, {})[job.work.job_id] = need
+    if not potential:
+        return {}, []
+    pools = _post_order(state)
+    size = state.max_order + 1
+    vfree = {p: np.zeros(size, dtype=np.int64) for p in pools}
+    for pool in pools:  # space free now or once removals finish, per machine, up the tree
+        for name in _own_machines(state, pool):
+            free = state.nodes[name].freed_up()
+            if free <= 0:  # (less than none only on a node that shrank; the RM would fail there)
+                continue
+            up: str | None = pool
+            while up is not None:
+                free = min(free, size - 1)
+                vfree[up][free] += 1
+                up = state.parent.get(up)
+    needy: dict[int, int] = {}
+    for pool in pools:
+        for job_id in sorted(potential.get(pool, {}), key=state.rank.__getitem__):
+            needed = potential[pool][job_id]
+            order = state.jobs[job_id].work.order
+            available = int(n_shares_by_order(vfree[pool], np.zeros(size, dtype=np.int64))[order])
+            if available >= needed:
+                continue  # covered; the RM does not take the space out of the tally here
+            needed -= available
+            up = pool
+            while up is not None:
+                _remove_shares(vfree[up], available, order)
+                up = state.parent.get(up)
+            needy[job_id] = needed
+    carried = sorted(j for jobs in potential.values() for j in jobs)
+    return needy, carried
+
+
+# ---------------------------------------------------------------------------------------------
+# Donors
+
+
+def _candidates(state: _State, needy_id: int, needy: Mapping[int, int]) -> tuple[set[int], set[int]]:
+    """doFinalEvictions: the rich and the poor (backup) donor jobs for one needy job.
+
+    The RM keeps them (and the users, by wealth) in sorted TreeMaps, but only ever asks whether a
+    job is among them, so plain sets do.
+    """
+    nj = state.jobs[needy_id]
+    rich: set[int] = set()
+    poor: set[int] = set()
+    classes = {c.name: c for c in state.inp.classes}
+    for job in state.jobs.values():
+        cls = classes[job.work.class_name]
+        if job.policy != FAIR_SHARE:  # fixed share and reservations are never preempted
+            continue
+        if not (_contains(state, nj.pool, cls.nodepool) or _contains(state, cls.nodepool, nj.pool)):
+            continue
+        if nj.priority > cls.priority:  # the donors' class is better
+            continue
+        backup = nj.priority < cls.priority  # a better needy job may fall back on the poor
+        held = job.held
+        if held == 0:
+            continue
+        # RmJob.isInitialized: some process of the job has reported the end of its initialization
+        if (job.work.job_id in needy or not any(s.initialized for s in job.work.shares)
+                or held < state.threshold):
+            if backup:
+                poor.add(job.work.job_id)
+            continue
+        rich.add(job.work.job_id)
+    return rich, poor
+
+
+def _collect_wealth(state: _State, candidates: set[int]) -> None:
+    """collectWealth: each candidate user's wealth is the quantum shares its candidate jobs hold."""
+    totals: dict[str, int] = {}
+    for job_id in candidates:
+        job = state.jobs[job_id]
+        totals[job.work.user] = totals.get(job.work.user, 0) + job.held * job.work.order
+    state.wealth.update(totals)
+
+
+# ---------------------------------------------------------------------------------------------
+# takeFromTheRich
+
+
+def _forceable(share: _Share) -> bool:
+    return not share.evicted
+
+
+def _machine_wealth(state: _State, node: _Node) -> int:
+    """EligibleMachineSorter: the wealth of the richest user with a process on the machine."""
+    return max((state.wealth.get(_user_of(state, s.job_id), 0) for s in node.shares), default=0)
+
+
+def _sorted_machines(state: _State, names: Sequence[str]) -> list[str]:
+    """A TreeMap on EligibleMachineSorter filled in `names` order: a newcomer goes before its equals."""
+    out: list[str] = []
+    keys: list[tuple[int, int]] = []
+    for name in names:
+        node = state.nodes[name]
+        key = (-_machine_wealth(state, node), -node.machine.memory_mb)
+        at = next((i for i, k in enumerate(keys) if k >= key), len(keys))
+        out.insert(at, name)
+        keys.insert(at, key)
+    return out
+
+
+def _rehash(state: _State, names: Sequence[str]) -> list[str]:
+    """new HashMap<Machine, Machine>().putAll(treemap): machines in Machine.hashCode order."""
+    table = JavaHashMap(table_size_for(int(len(names) / 0.75 + 1.0)))
+    for name in names:
+        table.put(name, _identity_hash(state.nodes[name].machine))
+    return list(table)
+
+
+def _share_key(state: _State, share: _Share) -> tuple:
+    """ShareByWealthSorter: richest owner first, then the least investment (RmJob.compareInvestment)."""
+    held = HeldShare(share.share_id, share.host, share.initialized, share.init_ms, share.investment,
+                     state.nodes[share.host].machine.memory_mb)
+    return (-state.wealth.get(_user_of(state, share.job_id), 0), investment_key(held))
+
+
+def _clear(state: _State, share: _Share, nj: _Job) -> None:
+    """clearShare: hand over a same-size new process, drop a different-size one, evict a running one."""
+    donor = state.jobs[share.job_id]
+    node = state.nodes[share.host]
+    if share.pending:
+        donor.shares.remove(share)
+        node.shares.remove(share)
+        if share.order == nj.work.order:
+            kind = REASSIGN
+            share.job_id = nj.work.job_id
+            nj.shares.append(share)
+            node.shares.append(share)  # removed and put back: it goes to the end of its bucket
+        else:
+            kind = CANCEL
+    else:
+        kind = EVICT
+        share.evicted = True
+    state.actions.append(DefragAction(kind, nj.work.job_id, donor.work.job_id, share.host, share.share_id, share.order))
+
+
+def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[int]) -> int:
+    """Clear space for up to `needed` processes of the needy job; returns how many it made room for."""
+    want = nj.work.order
+    eligible: list[str] = []
+    for name in _all_machines(state, nj.pool):
+        node = state.nodes[name]
+        if node.machine.order < want:
+            continue
+        if nj.policy == RESERVE:  # a reservation wants a whole machine of its size
+            if node.machine.order != want or any(s.job_id not in candidates for s in node.shares):
+                continue
+        room = node.virtual + sum(state.jobs[s.job_id].work.order for s in node.shares
+                                  if _forceable(s) and s.job_id in candidates)
+        if room >= want:
+            eligible.append(name)
+    eligible = _sorted_machines(state, eligible)
+    given = 0
+    while True:
+        cleared, room = 0, 0
+        for name in eligible:
+            node = state.nodes[name]
+            room = node.virtual
+            chosen: list[_Share] = []
+            for share in sorted(node.shares, key=lambda s: _share_key(state, s)):
+                if _forceable(share) and share.job_id in candidates:
+                    room += share.order
+                    if share.order == want:
+                        chosen.insert(0, share)  # an exact fit goes first
+                    else:
+                        chosen.append(share)
+                if room >= want:
+                    break
+            if room < want:
+                continue
+            room = node.virtual
+            for share in chosen:
+                room += share.order
+                cleared += 1
+                owner = _user_of(state, share.job_id)
+                _clear(state, share, nj)
+                state.wealth[owner] = state.wealth.get(owner, 0) - share.order
+                if room >= want:
+                    break
+            break  # one machine per round
+        if cleared:
+            eligible = _sorted_machines(state, _rehash(state, eligible))
+            given += room // want
+        if cleared == 0 or given >= needed:
+            return given
+
+
+def _final_evictions(state: _State, needy: dict[int, int]) -> None:
+    """doFinalEvictions: for each needy job, take from the rich, then (if allowed) from the poor."""
+    for needy_id in sorted(needy, key=state.rank.__getitem__):
+        nj = state.jobs[needy_id]
+        rich, poor = _candidates(state, needy_id, needy)
+        _collect_wealth(state, rich)
+        needed = needy[needy_id]
+        given = _take_from_the_rich(state, nj, needed, rich)
+        state.calls.append(TakeFromTheRich(needy_id, needed, given))
+        needed -= given
+        if needed <= 0 or not poor:
+            continue
+        everyone = rich | poor
+        _collect_wealth(state, everyone)
+        given = _take_from_the_rich(state, nj, needed, everyone)
+        state.calls.append(TakeFromTheRich(needy_id, needed, given))
+
+
+def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
+               evictions: Sequence[Eviction], *, pure_fair_share: Mapping[int, int],
+               job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None) -> Defrag:
+    """Detect jobs left short by fragmentation and clear space for them (insureFullEviction).
+
+    `counts` are How Much's processes per job, `pure_fair_share` its pure (pre-bonus) fair share
+    per job; `placements` and `evictions` are what What Of and the shrink evictions decided this
+    cycle (the state defragmentation starts from). `job_order` is the RM's HashMap order of jobs
+    (the order needy jobs are served), `wealth` the users' wealth left by the previous cycle.
+    """
+    state = _build(inp, counts, placements, evictions, pure_fair_share, job_order, wealth)
+    if not inp.config.defragmentation or not any(j.policy != RESERVE for j in state.jobs.values()):
+        return Defrag({}, (), (), (), dict(state.wealth))
+    needy, carried = _detect(state)
+    if needy:
+        _final_evictions(state, needy)
+    return Defrag(needy, tuple(state.calls), tuple(state.actions), tuple(carried), dict(state.wealth))

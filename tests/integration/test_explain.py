@@ -1,0 +1,136 @@
+"""`explain_job` tells each job's story with the facts the real scheduler had (truth.jsonl).
+
+For a handful of cycles per fixture (the ones where processes were added, preempted or taken by
+defragmentation, and the last), every job's story must carry truth's count, cap, hosts, class,
+user and policy, the shares the cycle added and took, and say them in the rendered text.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from replay.explain import Story, explain_job, render
+from replay.sources import InputError
+from tests.conftest import parsed, truth
+
+LOGS = [("a_tiny", "rm.log"), ("b_classes", "rm-debug.log"), ("c_nodepools", "rm.log"),
+        ("c_nodepools", "rm-debug.log"), ("d_fragmentation", "rm.log"), ("d_fragmentation", "rm-debug.log"),
+        ("e_initcap_prediction", "rm.log"), ("f_node_failure", "rm.log"), ("g_reservations_services", "rm.log")]
+IDS = [f"{n}/{lv}" for n, lv in LOGS]
+
+
+def _chosen(name: str, n: int = 4) -> list[tuple[dict, dict]]:
+    """(record, previous record) for up to n eventful cycles, spread over the run, and the last."""
+    recs = truth(name)
+    eventful = [i for i, r in enumerate(recs)
+                if r["defrag"]["actions"] or any(j["added"] or j["preempted"] for j in r["jobs"])]
+    step = max(1, len(eventful) // n)
+    picks = sorted(set(eventful[::step][:n]) | {len(recs) - 1})
+    return [(recs[i], recs[i - 1] if i else {"jobs": []}) for i in picks]
+
+
+def _new_preempted(job: dict, prev: dict) -> list[int]:
+    """Removals first listed by this schedule (a removal stays listed until the process is gone)."""
+    before = next((set(j["preempted"]) for j in prev["jobs"] if j["id"] == job["id"]), set())
+    return sorted(set(job["preempted"]) - before)
+
+
+def _check(story: Story, job: dict, prev: dict, record: dict) -> None:
+    where = (record["cycle"], job["id"])
+    assert (story.user, story.class_name, story.policy) == (job["user"], job["class"], job["policy"]), where
+    assert story.count == job["nshares_given"], where
+    assert story.actual_cap == job["job_cap"], where
+    assert story.caps is not None and story.caps.actual == job["job_cap"], where
+    assert list(story.hosts) == sorted(s["host"] for s in job["shares"]), where
+    assert sorted(p.share_id for p in story.placed if not p.cancelled) == sorted(job["added"]), where
+    assert sorted(t.share_id for t in story.taken) == _new_preempted(job, prev), where
+    donated = {(a["host"], a["share"], a["needy_job"]) for a in record["defrag"]["actions"]
+               if a["donor_job"] == job["id"] and a["action"] == "evict"}
+    assert {(t.host, t.share_id, t.needy_job) for t in story.taken if t.reason == "defrag"} == donated, where
+    me = story.jobs.of(str(job["id"])) if story.jobs else None
+    if me is not None:  # the job's own line of its countJobShares block (logged, or recomputed)
+        assert me.given[0] == job["nshares_given"], where
+
+
+@pytest.mark.parametrize("name,level", LOGS, ids=IDS)
+def test_story_facts_equal_truth(name, level):
+    tables = parsed(name, level).tables
+    checked = 0
+    for record, prev in _chosen(name):
+        for job in record["jobs"]:
+            _check(explain_job(tables, job["id"], record["cycle"]), job, prev, record)
+            checked += 1
+    assert checked
+
+
+@pytest.mark.parametrize("name,level", LOGS[:4], ids=IDS[:4])
+def test_rendered_story_says_the_facts(name, level):
+    tables = parsed(name, level).tables
+    for record, _ in _chosen(name, 2):
+        for job in record["jobs"]:
+            story = explain_job(tables, job["id"], record["cycle"])
+            text = render(story)
+            assert f"user {job['user']}" in text and f"class {job['class']}" in text and job["policy"] in text
+            assert f"How Much gave it {job['nshares_given']} (cap {job['job_cap']})" in text
+            assert all(s["host"] in text for s in job["shares"])
+            assert all(f"{p.host}.{p.share_id}" in text for p in story.placed)
+            assert all(f"{t.host}.{t.share_id}" in text for t in story.taken)
+            for number in range(1, 9):  # every level of the cycle's detail is there
+                assert f"\n{number}. " in text
+
+
+@pytest.mark.parametrize("name", ["a_tiny", "d_fragmentation", "g_reservations_services"])
+def test_life_follows_truth(name):
+    """Without a cycle: arrival, every change of the processes held, the end; then the last cycle."""
+    tables = parsed(name).tables
+    held: dict[int, dict[int, int]] = {}
+    for record in truth(name):
+        for job in record["jobs"]:
+            held.setdefault(job["id"], {})[record["cycle"]] = len(job["shares"])
+    for job_id, by_cycle in sorted(held.items())[:6]:
+        story = explain_job(tables, job_id)
+        cycles = sorted(by_cycle)
+        assert story.cycle == cycles[-1] and (story.first_cycle, story.last_cycle) == (cycles[0], cycles[-1])
+        assert story.life[0].cycle == cycles[0] and "arrives" in story.life[0].text
+        for event in story.life:
+            assert event.processes == by_cycle[event.cycle], (job_id, event)
+        changes = {c for prev, c in zip(cycles, cycles[1:]) if by_cycle[c] != by_cycle[prev]}
+        assert changes <= {e.cycle for e in story.life}, job_id
+        assert "Life" in render(story)
+
+
+def test_unknown_job_names_the_jobs_there_are():
+    tables = parsed("a_tiny").tables
+    with pytest.raises(InputError, match=r"job 999 is not in the log: its jobs are 1-"):
+        explain_job(tables, 999)
+
+
+def test_cycle_out_of_range():
+    tables = parsed("a_tiny").tables
+    last = len(truth("a_tiny"))
+    with pytest.raises(InputError, match=rf"cycle {last + 1} is out of range: the log has cycles 1-{last}"):
+        explain_job(tables, 1, last + 1)
+
+
+def test_cycle_before_the_job_arrived():
+    tables = parsed("d_fragmentation").tables
+    first = next(r["cycle"] for r in truth("d_fragmentation") if any(j["id"] == 3 for j in r["jobs"]))
+    with pytest.raises(InputError, match=rf"job 3 is not in cycle 1: it is published in cycles {first}-"):
+        explain_job(tables, 3, 1)
+
+
+def test_a_dead_nodes_processes_are_told_as_purged():
+    """f_node_failure: a node dies; its processes are removed as purged, not preempted."""
+    name = "f_node_failure"
+    tables = parsed(name).tables
+    seen = 0
+    recs = truth(name)
+    for prev, record in zip(recs, recs[1:]):
+        for job in record["jobs"]:
+            purged = {s["id"] for s in job["shares"] if s["purged"]} & set(_new_preempted(job, prev))
+            if purged:
+                story = explain_job(tables, job["id"], record["cycle"])
+                assert {t.share_id for t in story.taken if t.reason == "node_purge"} == purged
+                assert "purged: its node died" in render(story)
+                seen += 1
+    assert seen

@@ -1,0 +1,114 @@
+"""Defragmentation on hand-worked examples (seed 000, "Defragmentation", and clearShare's cases)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rmref.caps import CapInput
+from rmref.defrag import TakeFromTheRich, defragment
+from rmref.model import (
+    FAIR_SHARE, ClassDef, Config, CycleInput, DefragAction, Machine, Nodepool, Placement, Share, Work,
+)
+
+POOL = "--default--"
+NORMAL = ClassDef("normal", FAIR_SHARE, priority=10, weight=100, nodepool=POOL)
+
+
+def _work(job_id: int, user: str, order: int, shares: tuple[Share, ...]) -> Work:
+    cap = CapInput(remaining=100, threads=1, current=len(shares), max_processes=100, initialized=True,
+                   projected=0, init_cap=0, expand_by_doubling=False, use_prediction=False)
+    return Work(job_id, "Job", user, "normal", order, order * 15, cap, submit_seq=job_id, shares=shares)
+
+
+def _cycle(machines: tuple[Machine, ...], work: tuple[Work, ...], threshold: int = 2) -> CycleInput:
+    return CycleInput(1, Config(fragmentation_threshold=threshold), (NORMAL,), (Nodepool(POOL, None),),
+                      machines, work)
+
+
+def seed_example() -> CycleInput:
+    """Seed 000's fragmented layout on three 3-quantum machines.
+
+    Job A (user a, order 1) holds 5 processes, job B (user b, order 2) holds 1. How Much counted A 5
+    and B 2 (9 quanta for 9 quanta), but A's processes sit one each in the holes B needs:
+        m1: B B A        m2: A A .        m3: A A .      (m3 has a little more memory)
+    """
+    m = (Machine("m1", POOL, 3, 45 * 1024), Machine("m2", POOL, 3, 45 * 1024), Machine("m3", POOL, 3, 46 * 1024))
+    a = (Share(1, 1, "m1", 1, investment=300), Share(2, 1, "m2", 1, investment=300), Share(3, 1, "m2", 1, investment=300),
+         Share(4, 1, "m3", 1, investment=100), Share(5, 1, "m3", 1, investment=50))
+    b = (Share(6, 2, "m1", 2, investment=300),)
+    return _cycle(m, (_work(1, "a", 1, a), _work(2, "b", 2, b)))
+
+
+COUNTS = {1: 5, 2: 2}
+PURE = {1: 4, 2: 4}  # pure fair share: 9 quanta / 2 users, halved down
+
+
+def test_seed_example_hand_worked():
+    """B is short one process and no 2-quantum hole exists; A gives up its least-invested process on m3.
+
+    detectFragmentation: B holds 1 < threshold 2 and < pure share 4, counted 2: potentially needy 1.
+    Free space: m2 and m3 have one quantum each, so no order-2 process fits: ACTUALLY NEEDY, 1.
+    doFinalEvictions: A holds 5 >= threshold, is initialized and not needy, same priority: rich.
+    User a's wealth is 5. takeFromTheRich: m1 can free only 1 quantum (0 free + A's 1); m2 and m3
+    can free 3 (1 free + A's two): eligible. Same wealth, so the larger machine, m3, goes first.
+    Its A shares by least investment: share 5 (50). 1 free + 1 = 2 quanta: room for B. Evict share 5.
+    """
+    d = defragment(seed_example(), COUNTS, (), (), pure_fair_share=PURE)
+    assert d.needy == {2: 1}
+    assert d.take_from_the_rich == (TakeFromTheRich(2, 1, 1),)
+    assert d.actions == (DefragAction("evict", 2, 1, "m3", 5, 1),)
+    assert d.carried == (2,)
+    assert d.wealth == {"a": 4}  # 5 quanta, less the one cleared
+
+
+def test_no_defrag_when_the_free_space_fits():
+    """If A already gave back a process on m2 (being removed), a 2-quantum hole is coming: nobody is needy."""
+    inp = seed_example()
+    a = next(w for w in inp.work if w.job_id == 1)
+    shares = tuple(replace(s, pending_removal=True) if s.share_id == 3 else s for s in a.shares)
+    inp = replace(inp, work=(replace(a, shares=shares), inp.work[1]))
+    d = defragment(inp, {1: 4, 2: 2}, (), (), pure_fair_share=PURE)
+    assert (d.needy, d.actions) == ({}, ())
+    assert d.carried == (2,)  # still potentially needy: What Of serves it first next cycle
+
+
+def test_threshold_and_pure_share_exempt_a_job():
+    """B holding as many as the threshold (or its pure fair share) is not needy, whatever it was counted."""
+    assert defragment(replace(seed_example(), config=Config(fragmentation_threshold=1)), COUNTS, (), (),
+                      pure_fair_share=PURE).carried == ()
+    assert defragment(seed_example(), COUNTS, (), (), pure_fair_share={1: 4, 2: 1}).carried == ()
+
+
+def test_defragmentation_off():
+    """ducc.rm.defragmentation = false: the phase does nothing."""
+    inp = replace(seed_example(), config=Config(fragmentation_threshold=2, defragmentation=False))
+    assert defragment(inp, COUNTS, (), (), pure_fair_share=PURE).needy == {}
+
+
+def test_a_new_process_of_the_right_size_is_handed_over():
+    """clearShare on a process placed this cycle: same size, reassigned to the needy job (not evicted).
+
+    C (user c, order 2) runs on m2 and m3 and was just placed on m1; B (order 2) got nothing.
+    C holds 3 >= threshold 2: rich, wealth 6. All three machines could be cleared; m1 is the
+    largest, so C's new process there goes to B. Room for one: given 1.
+    """
+    m = (Machine("m1", POOL, 2, 31 * 1024), Machine("m2", POOL, 2, 30 * 1024), Machine("m3", POOL, 2, 30 * 1024))
+    c = (Share(1, 3, "m2", 2), Share(2, 3, "m3", 2))
+    inp = _cycle(m, (_work(2, "b", 2, ()), _work(3, "c", 2, c)))
+    d = defragment(inp, {2: 1, 3: 3}, (Placement(3, "m1", 2),), (), pure_fair_share={2: 2, 3: 2})
+    assert d.needy == {2: 1}
+    assert d.actions == (DefragAction("reassign_pending", 2, 3, "m1", 0, 2),)
+    assert d.take_from_the_rich == (TakeFromTheRich(2, 1, 1),)
+
+
+def test_a_new_process_of_another_size_is_dropped():
+    """clearShare on a process placed this cycle of another size: the placement is cancelled.
+
+    Same as the seed example, but A's process on m3 with the least investment is a new one: it
+    sorts first (not initialized) and is dropped rather than evicted.
+    """
+    inp = seed_example()
+    a = next(w for w in inp.work if w.job_id == 1)
+    inp = replace(inp, work=(replace(a, shares=tuple(s for s in a.shares if s.share_id != 5)), inp.work[1]))
+    d = defragment(inp, COUNTS, (Placement(1, "m3", 1),), (), pure_fair_share=PURE)
+    assert d.actions == (DefragAction("cancel_pending", 2, 1, "m3", 0, 1),)

@@ -1,0 +1,101 @@
+"""Hypothesis properties of rmref's phases on random small cycles.
+
+No machine is ever over-allocated, non-preemptable work is never preempted (only a dead host
+takes it), a job never gets more processes than it was counted, and the same input always gives
+the same output.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rmref import CapInput
+from rmref.evictions import PURGE, evictions
+from rmref.model import FAIR_SHARE, FIXED_SHARE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
+from rmref.whatof import what_of
+
+POOL = "--default--"
+CLASSES = (ClassDef("normal", FAIR_SHARE, 10, 100, POOL), ClassDef("fixed", FIXED_SHARE, 5, 0, POOL))
+CAP = CapInput(remaining=100, threads=1, current=0, max_processes=100, initialized=True, projected=0,
+               init_cap=0, expand_by_doubling=False, use_prediction=False)
+
+
+@st.composite
+def cycles(draw) -> tuple[CycleInput, dict[int, int]]:
+    """A cycle whose held shares fit their machines, and a count per job."""
+    orders = draw(st.lists(st.integers(1, 8), min_size=1, max_size=4))
+    online = draw(st.lists(st.booleans(), min_size=len(orders), max_size=len(orders)))
+    machines = tuple(Machine(f"n{i}.sim", POOL, o, o * 4096, f"10.0.0.{i}", online=online[i] or i == 0)
+                     for i, o in enumerate(orders))
+    free = {m.name: m.order for m in machines}
+    work, counts, sid = [], {}, 1
+    for job in range(1, draw(st.integers(1, 4)) + 1):
+        order = draw(st.integers(1, 4))
+        shares = []
+        for m in draw(st.lists(st.sampled_from(machines), max_size=3)):
+            if free[m.name] >= order:
+                free[m.name] -= order
+                shares.append(Share(sid, job, m.name, order, pending_removal=draw(st.booleans()),
+                                    investment=draw(st.integers(0, 5))))
+                sid += 1
+        cls = draw(st.sampled_from(["normal", "fixed"]))
+        work.append(Work(job, "Job", f"u{job % 2}", cls, order, order * 4, CAP, submit_seq=job, shares=tuple(shares)))
+        counts[job] = draw(st.integers(0, 5))
+    return CycleInput(1, Config(quantum_gb=4), CLASSES, (Nodepool(POOL, None),), machines, tuple(work)), counts
+
+
+def _held(inp: CycleInput) -> dict[int, int]:
+    return {w.job_id: sum(1 for s in w.shares if not s.pending_removal) for w in inp.work}
+
+
+@given(cycles())
+def test_what_of_never_over_allocates_a_machine(case):
+    inp, counts = case
+    used = {m.name: 0 for m in inp.machines}
+    for w in inp.work:
+        for s in w.shares:
+            used[s.host] += s.order
+    for p in what_of(inp, counts):
+        used[p.host] += p.order
+    assert all(used[m.name] <= m.order for m in inp.machines)
+    assert all(m.online for m in inp.machines if any(p.host == m.name for p in what_of(inp, counts)))
+
+
+@given(cycles())
+def test_what_of_never_gives_more_than_the_count(case):
+    inp, counts = case
+    placed: dict[int, int] = {}
+    for p in what_of(inp, counts):
+        placed[p.job_id] = placed.get(p.job_id, 0) + 1
+    held = _held(inp)
+    assert all(held[j] + n <= max(counts.get(j, 0), held[j]) for j, n in placed.items())
+
+
+@given(cycles())
+def test_non_preemptable_work_is_never_preempted(case):
+    inp, counts = case
+    fixed = {w.job_id for w in inp.work if w.class_name == "fixed"}
+    offline = {m.name for m in inp.machines if not m.online}
+    for e in evictions(inp, counts):
+        assert e.job_id not in fixed or (e.reason == PURGE and e.host in offline)
+
+
+@given(cycles())
+def test_shrink_takes_exactly_the_excess(case):
+    """A fair-share job on live hosts with nothing already leaving sheds exactly held - count."""
+    inp, counts = case
+    online = {m.name for m in inp.machines if m.online}
+    taken: dict[int, int] = {}
+    for e in evictions(inp, counts):
+        taken[e.job_id] = taken.get(e.job_id, 0) + 1
+    for w in inp.work:
+        if w.class_name == "normal" and all(s.host in online and not s.pending_removal for s in w.shares):
+            assert taken.get(w.job_id, 0) == max(0, len(w.shares) - counts[w.job_id])
+
+
+@given(cycles())
+def test_the_same_input_gives_the_same_output(case):
+    inp, counts = case
+    assert what_of(inp, counts) == what_of(inp, counts)
+    assert evictions(inp, counts) == evictions(inp, counts)
