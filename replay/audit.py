@@ -2,13 +2,14 @@
 
 Each phase is fed the RM's *logged* upstream decisions (What Of gets the logged counts, not
 rmref's), so one divergence does not cascade: every divergent row is attributable to the phase
-that produced it. A phase can be swapped (`Phases`) to replay history against a change.
+that produced it. A phase can be swapped (`rmref.Phases`) to replay history against a change, and
+`only` limits the audit to some decision kinds.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,29 +17,11 @@ import polars as pl
 
 from replay.logged import Logged, logged_decisions
 from replay.world import Bootstrap, bootstrap, cycle_inputs
-from rmref import CapInput, Caps, job_caps
-from rmref.counting import HowMuch, how_much
-from rmref.defrag import Defrag, defragment
-from rmref.evictions import PURGE, evictions
-from rmref.whatof import what_of
+from rmref import Caps, Phases
+from rmref.evictions import PURGE
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag")
-
-HowMuchPhase = Callable[..., HowMuch]
-WhatOfPhase = Callable[[CycleInput, Mapping[int, int]], Iterable[Placement]]
-EvictionPhase = Callable[[CycleInput, Mapping[int, int], tuple[str, ...]], Iterable[Eviction]]
-
-
-@dataclass(frozen=True)
-class Phases:
-    """The scheduler phases the audit runs; None means the phase is not audited."""
-
-    caps: Callable[[CapInput], Caps] = job_caps
-    how_much: HowMuchPhase | None = how_much
-    what_of: WhatOfPhase | None = what_of
-    evictions: EvictionPhase | None = evictions
-    defrag: Callable[..., Defrag] | None = defragment
 
 
 @dataclass
@@ -81,7 +64,8 @@ def _compare(result: AuditResult, kind: str, cycle: int, logged: Mapping[int, ob
             result.divergences.append((cycle, job, kind, str(lv), str(rv), explain(job, lv, rv)))
 
 
-def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult) -> None:
+def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                only: Collection[str] = DECISIONS) -> None:
     """Run each phase on one cycle's input and compare it with the log."""
     c = inp.cycle
     result.cycles.append(c)
@@ -92,7 +76,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
              lambda j, lv, rv: _cap_rule(caps[j], lv) if j in caps else "the RM logged no cap input for this job")
 
     logged_counts = logged.counts.get(c, {})
-    if phases.how_much is not None:
+    if "counts" in only:
         # How Much reads the logged caps (the cap phase is audited on its own above); a job whose
         # cap the cycle did not log keeps the one it had
         result.last_caps.update(logged_caps)
@@ -105,7 +89,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
                  lambda j, lv, rv: f"rmref counts {rv} processes"
                                    f"{' (' + hm.deferred[j] + ')' if j in hm.deferred else ''}, the RM {lv}")
 
-    if phases.what_of is not None:
+    if "placements" in only:
         placed: dict[int, list] = {}
         for p in phases.what_of(inp, logged_counts):
             placed.setdefault(p.job_id, []).append((p.host, p.order))
@@ -113,7 +97,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
         _compare(result, "placements", c, logged.placements.get(c, {}), {j: sorted(v) for j, v in placed.items()},
                  lambda j, lv, rv: f"rmref places the new processes on {rv or 'no host'}, the RM on {lv or 'no host'}")
 
-    if phases.evictions is not None:
+    if "evictions" in only:
         evicted: dict[int, list] = {}
         for e in phases.evictions(inp, logged_counts, logged.cleared.get(c, ())):
             # the log's purge lines name the host and the job, not the share
@@ -122,7 +106,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
         _compare(result, "evictions", c, logged.evictions.get(c, {}), {j: sorted(v) for j, v in evicted.items()},
                  lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
 
-    if phases.defrag is not None:
+    if "defrag" in only:
         _audit_defrag(inp, logged, logged_counts, phases.defrag, result)
 
 
@@ -181,16 +165,15 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
 
 
 def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
-          phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None) -> AuditResult:
-    """Audit every cycle (or those in `cycles`) of a parsed log."""
+          phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None,
+          only: Collection[str] = DECISIONS) -> AuditResult:
+    """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`."""
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
-    audited = tuple(k for k, v in (("caps", phases.caps), ("counts", phases.how_much), ("placements", phases.what_of),
-                                   ("evictions", phases.evictions), ("defrag", phases.defrag)) if v)
-    result = AuditResult(audited=audited)
+    result = AuditResult(audited=tuple(k for k in DECISIONS if k in only))
     total = tables["cycles"].height
     for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
-        audit_cycle(inp, logged, phases, result)
+        audit_cycle(inp, logged, phases, result, only)
         if progress and i % 50 == 0:
             progress(i, total)
     return result

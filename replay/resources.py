@@ -28,6 +28,7 @@ import polars as pl
 
 from replay.sources import InputError
 from replay.tables import SCHEMAS
+from rmref.javahash import hashmap_order
 
 PROPERTIES = "ducc.properties"
 DEFAULT_CLASS_FILE = "ducc.classes"
@@ -477,32 +478,6 @@ class PoolRow:
     line: int
 
 
-def java_string_hash(s: str) -> int:
-    """java.lang.String.hashCode (over UTF-16 code units, 32-bit wrap-around)."""
-    h = 0
-    units = s.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: list[str]) -> list[str]:
-    """Iteration order of a java.util.HashMap filled with these keys in this order.
-
-    The RM prints node lists and subpool lists by iterating HashMaps, so reproducing the order
-    makes rows compare equal. Buckets are (hash ^ hash>>>16) & (capacity-1) with capacity the
-    default 16 doubled while size > 0.75*capacity; ties keep insertion order. (Bins long enough
-    to be treeified are not modelled: that needs 8 keys in one bucket.)"""
-    unique = list(dict.fromkeys(keys))
-    capacity = 16
-    while len(unique) > capacity * 3 // 4:
-        capacity *= 2
-    def bucket(k: str) -> int:
-        h = java_string_hash(k)
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return sorted(unique, key=bucket)  # sorted() is stable: insertion order within a bucket
-
-
 def _resolve_file(root: Path, name: str) -> Path | None:
     """A file the configuration names: relative to the resources directory; an absolute path from
     the production host falls back to the same file name inside the directory."""
@@ -658,13 +633,13 @@ def resolve_nodepools(stanzas: list[Stanza], classes: list[ClassRow], props: Pro
         else:
             reader.read(nf, n, nodes.setdefault(n, []), set(files))
 
-    hash_order = java_hashmap_order(list(pools))  # the RM links children by iterating a HashMap
+    hash_order = hashmap_order(list(pools))  # the RM links children by iterating a HashMap
     children = {n: [c for c in hash_order if parent[c] == n] for n in pools}
     rows: list[PoolRow] = []
 
     def visit(n: str) -> None:
         st = pools[n]
-        printed = [k for k in java_hashmap_order(nodes.get(n, [])) if "." not in k]  # the RM prints short names
+        printed = [k for k in hashmap_order(nodes.get(n, [])) if "." not in k]  # the RM prints short names
         members = [c.name for c in classes if c.nodepool == n]
         rows.append(PoolRow(
             name=n, parent=parent[n], search_order=_search_order(st), quantum=quantum[n],

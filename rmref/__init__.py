@@ -1,18 +1,35 @@
-"""rmref: a pure reference implementation of the DUCC RM's scheduling phases (inputs in, decisions out).
+"""rmref: a pure reference implementation of the DUCC RM's scheduling cycle (inputs in, decisions out).
 
-No I/O and no import of `replay` or `tui`. Each phase is a plain function over frozen
-dataclasses, so a developer can replace one and replay history against the change. Present so
-far: share orders, nodepool capacity tables, the job-cap phase and the How Much counter, the eviction
-order of shrinkBy; What Of and defragmentation follow (issue 3).
+No I/O, no logging and no import of `replay` or `tui`. The phases are plain functions over the
+frozen dataclasses of `rmref.model`, chained by `schedule`; replace one (`Phases`) to replay
+history against a change:
+
+    caps       job_caps(CapInput) -> Caps                          RmJob.initJobCap
+    How Much   how_much(inp, caps, ...) -> HowMuch                 howMuchFairShare / howMuchFixed / reservations
+    What Of    what_of(inp, counts) -> tuple[Placement, ...]       whatOfFairShare / findShares / findMachines
+    evictions  evictions(inp, counts, cleared) -> tuple[Eviction]  doEvictions (purge, reservation clearing, shrinkBy)
+    defrag     defragment(inp, counts, placed, evicted, ...) -> Defrag   detectFragmentation / takeFromTheRich
 """
 
 from rmref.caps import UNLIMITED, CapInput, Caps, base_cap, job_caps
-from rmref.evictions import HeldShare, investment_key, shrink_by
+from rmref.counting import CounterRun, HowMuch, how_much
+from rmref.cycle import CycleResult, Hints, Phases, schedule
+from rmref.defrag import Defrag, TakeFromTheRich, defragment
+from rmref.evictions import HeldShare, evictions, investment_key, shrink_by
 from rmref.howmuch import Apportionment, Entity, apportion
+from rmref.model import (
+    FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleDecisions, CycleInput, DefragAction, Eviction,
+    Machine, Nodepool, Placement, Share, Work,
+)
 from rmref.orders import job_order, machine_order, processes_for_qshares
 from rmref.pool import PoolTables, n_shares_by_order
+from rmref.whatof import what_of
 
 __all__ = [
-    "Apportionment", "Entity", "HeldShare", "apportion", "investment_key", "shrink_by", "UNLIMITED", "CapInput", "Caps", "PoolTables", "base_cap", "job_caps", "job_order", "machine_order",
-    "n_shares_by_order", "processes_for_qshares",
+    "FAIR_SHARE", "FIXED_SHARE", "RESERVE", "UNLIMITED",
+    "Apportionment", "CapInput", "Caps", "ClassDef", "Config", "CounterRun", "CycleDecisions", "CycleInput",
+    "CycleResult", "Defrag", "DefragAction", "Entity", "Eviction", "HeldShare", "Hints", "HowMuch", "Machine",
+    "Nodepool", "Phases", "Placement", "PoolTables", "Share", "TakeFromTheRich", "Work",
+    "apportion", "base_cap", "defragment", "evictions", "how_much", "investment_key", "job_caps", "job_order",
+    "machine_order", "n_shares_by_order", "processes_for_qshares", "schedule", "shrink_by", "what_of",
 ]

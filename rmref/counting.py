@@ -37,6 +37,7 @@ import numpy as np
 
 from rmref.caps import job_caps
 from rmref.howmuch import Entity, apportion, apportion_nested, shares_by_order
+from rmref.javahash import hashmap_order
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Work
 
 UNLIMITED = 2147483647
@@ -69,28 +70,6 @@ class HowMuch:
 
 # ---------------------------------------------------------------------------------------------
 # Java ordering the counter depends on
-
-
-def java_string_hash(text: str) -> int:
-    """java.lang.String.hashCode as an unsigned 32-bit value."""
-    h = 0
-    for unit in np.frombuffer(text.encode("utf-16-be"), dtype=">u2"):
-        h = (31 * h + int(unit)) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: Sequence[str]) -> list[str]:
-    """Iteration order of a fresh java.util.HashMap after putting string `keys` in this order."""
-    distinct = list(dict.fromkeys(keys))  # putting a key again leaves it where it is
-    capacity = 16
-    while len(distinct) > capacity * 3 // 4:  # the table doubles once size exceeds 3/4 of it
-        capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = java_string_hash(key)
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return sorted(distinct, key=bucket)  # stable: a bucket keeps insertion order (doubling splits keep it too)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +137,7 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
     pools = {p.name: _Pool(p.name, p.search_order, [0] * (maxorder + 1), [0] * (maxorder + 1)) for p in inp.nodepools}
     if not pools:
         pools["--default--"] = _Pool("--default--", 100, [0] * (maxorder + 1), [0] * (maxorder + 1))
-    for name in java_hashmap_order([p.name for p in inp.nodepools]):
+    for name in hashmap_order([p.name for p in inp.nodepools]):
         parent = next(p.parent for p in inp.nodepools if p.name == name)
         if parent in pools:
             pools[parent].children.append(pools[name])
@@ -526,7 +505,7 @@ def _count_class_shares(cyc: _Cycle, pool: _Pool, rcs: list[ClassDef], awards: d
 def _count_users_and_jobs(cyc: _Cycle, cd: ClassDef, award: tuple[int, ...]) -> None:
     """countUserShares then countJobShares: the class award split among users, each user's among its jobs."""
     jobs = cyc.jobs_of(cd)
-    users = java_hashmap_order([w.user for w in jobs])  # a HashMap of users; the user sorter leaves it so
+    users = hashmap_order([w.user for w in jobs])  # a HashMap of users; the user sorter leaves it so
     users = list(cyc.user_orders.get(frozenset(users), users))
     entities = tuple(Entity(u, 1, _wanted([w for w in jobs if w.user == u], cyc)) for u in users)
     result = apportion(entities, award)

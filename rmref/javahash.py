@@ -21,7 +21,8 @@ clusters (up to 53 nodes) comes close.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
+from functools import lru_cache
 
 _MASK = 0xFFFFFFFF
 _DEFAULT_CAPACITY = 16
@@ -29,6 +30,7 @@ _TREEIFY_THRESHOLD = 8
 _MIN_TREEIFY_CAPACITY = 64
 
 
+@lru_cache(maxsize=65536)  # host, user and class names recur every cycle
 def string_hash(text: str) -> int:
     """java.lang.String.hashCode, as an unsigned 32-bit value (UTF-16 code units)."""
     data = text.encode("utf-16-be")
@@ -38,6 +40,7 @@ def string_hash(text: str) -> int:
     return h
 
 
+@lru_cache(maxsize=65536)
 def node_hash(name: str, ip: str) -> int:
     """DuccNode.hashCode for a node: 31 + NodeIdentity.hashCode, NodeIdentity = 31*(31 + ip) + name."""
     identity = (31 * (31 + string_hash(ip)) + string_hash(name)) & _MASK
@@ -139,3 +142,11 @@ class JavaHashMap:
         for key, h in self.entries():
             copy.put(key, h)
         return copy
+
+
+def hashmap_order(keys: Sequence[str]) -> list[str]:
+    """Iteration order of a fresh HashMap<String, ...> after putting `keys` in this order."""
+    table = JavaHashMap()
+    for key in keys:
+        table.put(key, string_hash(key))
+    return list(table)

@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rmref import UNLIMITED, CapInput, n_shares_by_order
-from rmref.counting import how_much, java_hashmap_order, java_string_hash
+from rmref.counting import how_much
+from rmref.javahash import hashmap_order as java_hashmap_order
+from rmref.javahash import string_hash as java_string_hash
 from rmref.howmuch import shares_by_order
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 
