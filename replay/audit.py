@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from replay.logged import Logged, logged_decisions
-from replay.world import Bootstrap, bootstrap, cycle_inputs
+from replay.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
 from rmref import Caps, Phases
 from rmref.evictions import PURGE
 from rmref.model import CycleInput, Eviction, Placement
@@ -33,6 +33,7 @@ class AuditResult:
     divergences: list[tuple[int, int | None, str, str, str, str]] = field(default_factory=list)
     tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
     audited: tuple[str, ...] = ()
+    skipped: dict[int, str] = field(default_factory=dict)  # cycles that cannot be rebuilt, and why
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     last_caps: dict[int, int] = field(default_factory=dict)  # a cap the RM did not recompute stands
 
@@ -44,6 +45,7 @@ class AuditResult:
             "cycles_agree": sum(1 for c in self.cycles if c not in bad),
             "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
             "audited": list(self.audited),
+            "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
         }
 
 
@@ -171,8 +173,12 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
     result = AuditResult(audited=tuple(k for k in DECISIONS if k in only))
+    gaps = inventory_gaps(tables, boot)
     total = tables["cycles"].height
     for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
+        if inp.cycle in gaps:
+            result.skipped[inp.cycle] = gaps[inp.cycle]
+            continue
         audit_cycle(inp, logged, phases, result, only)
         if progress and i % 50 == 0:
             progress(i, total)

@@ -137,9 +137,13 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         result = audit(tables, cycles=cycles,
                        progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
     console.print(audit_table(result, time.perf_counter() - start))
+    if result.skipped:
+        console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
+                      f"{next(iter(result.skipped.values()))}[/]", highlight=False)
     if not result.cycles:
-        raise InputError("no published schedule in the audited range: nothing to audit "
-                         "(check --cycles, or that the log has `createState  Schedule sent` records)")
+        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
+                         "no published schedule in the audited range (check --cycles, or that the log has "
+                         "`createState  Schedule sent` records)"))
     for cycle, job, kind, _logged, _ref, why in result.divergences[: args.show]:
         console.print(f"  cycle {cycle} job {job} {kind}: {why}", markup=False, highlight=False)
     if len(result.divergences) > args.show:

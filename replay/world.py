@@ -102,13 +102,40 @@ def _by_cycle(frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
 
 
 class _Machines:
-    """Node liveness and inventory, advanced one cycle's events at a time."""
+    """Node liveness and inventory, advanced one cycle's events at a time.
 
-    def __init__(self, nodes: pl.DataFrame):
+    A log that starts after the nodes arrived never shows their arrival: a host it hears from
+    (heartbeats) is taken as there from the start when some line shows its size (a connectShare
+    or occupancy line); otherwise it is `missing`, and the cycles cannot be rebuilt.
+    """
+
+    def __init__(self, tables: dict[str, pl.DataFrame], top_pool: str):
+        nodes = tables["nodes"]
         self._events = _by_cycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
         ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
         self._ips = dict(ips.select("host", "ip").iter_rows())
         self._known: dict[str, Machine] = {}
+        sizes = pl.concat([
+            tables["placements"].select("host", pl.col("m_order").alias("order"), "memory_mb"),
+            tables["occupancy"].select("host", "order", "memory_mb"),
+        ]).drop_nulls().unique("host", keep="first", maintain_order=True)
+        sizes = {h: (o, m) for h, o, m in sizes.iter_rows()}
+        self._pool_of = {n: r["name"] for r in tables["nodepools"].iter_rows(named=True) for n in (r["nodes"] or ())}
+        self._top = top_pool
+        arrived = set(nodes.filter(pl.col("event").is_in(list(_ONLINE)))["host"].to_list())
+        heard = nodes.filter(pl.col("event") == "heartbeat")["host"].unique(maintain_order=True).to_list()
+        self.missing: set[str] = set()
+        for host in heard:  # there before the log began, in the order they were first heard from
+            if host in arrived:
+                continue
+            if host in sizes:
+                order, memory = sizes[host]
+                self._known[host] = Machine(host, self._pool(host), order, memory, self._ips.get(host, ""))
+            else:
+                self.missing.add(host)
+
+    def _pool(self, host: str) -> str:
+        return self._pool_of.get(host, self._pool_of.get(host.split(".")[0], self._top))
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
@@ -120,7 +147,7 @@ class _Machines:
                 old = self._known.get(host)
                 if event in _ONLINE:
                     self._known[host] = Machine(
-                        host, pool or (old.nodepool if old else "--default--"),
+                        host, pool or (old.nodepool if old else self._pool(host)),
                         order if order is not None else (old.order if old else 0),
                         memory if memory is not None else (old.memory_mb if old else 0),
                         self._ips.get(host, ""), online=True,
@@ -174,12 +201,36 @@ class _ProcessClock:
         rows = frame.sort("cycle", "line").unique(["host", "share_id"], keep="first")
         return {(h, s): (c, ln) for h, s, c, ln in rows.select("host", "share_id", "cycle", "line").iter_rows()}
 
-    def state(self, cycle: int, host: str, share_id: int) -> tuple[bool, bool]:
-        """(reported, running) as the RM knew them when the cycle's scheduling pass began."""
+    def state(self, cycle: int, host: str, share_id: int, predates_log: bool = False) -> tuple[bool, bool]:
+        """(reported, running) as the RM knew them when the cycle's scheduling pass began.
+
+        A process already there when the log began had reported before the log's first line,
+        and was running then unless the log shows it leave Initializing later."""
         start = (cycle, self._starts.get(cycle, 0))
         never = (1 << 62, 0)
+        if predates_log:
+            left_init = self._running.get((host, share_id))
+            return True, left_init is None or left_init < start
         return (self._reported.get((host, share_id), never) < start,
                 self._running.get((host, share_id), never) < start)
+
+
+def _top_pool(boot: Bootstrap) -> str:
+    return next((p.name for p in boot.nodepools if p.parent is None), "--default--")
+
+
+def inventory_gaps(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None) -> dict[int, str]:
+    """Cycles whose machines the log cannot rebuild, and why (a log that starts mid-run)."""
+    machines = _Machines(tables, _top_pool(boot or bootstrap(tables)))
+    gaps = {}
+    for cycle in tables["cycles"]["cycle"].to_list():
+        machines.advance(cycle)
+        if machines.missing:  # (the same hosts for every cycle: a size, once shown, is known throughout)
+            hosts = sorted(machines.missing)
+            gaps[cycle] = (f"the log starts after {len(hosts)} node(s) arrived and never shows their "
+                           f"memory ({', '.join(hosts[:5])}{', ...' if len(hosts) > 5 else ''}): a DEBUG log "
+                           "(occupancy table) or one that includes their arrival has it")
+    return gaps
 
 
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
@@ -187,7 +238,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     """rmref's input for every published cycle of the log (or those in `cycles`), in order."""
     boot = boot or bootstrap(tables)
     quantum = boot.config.quantum_gb
-    machines = _Machines(tables["nodes"])
+    machines = _Machines(tables, _top_pool(boot))
     schedule = _by_cycle(tables["schedule"].filter(pl.col("host").is_not_null()))
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
@@ -195,6 +246,12 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     clock = _ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
     empty = tables["schedule"].clear()
+    first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
+    if tables["cycles"].height:
+        first = schedule.get(tables["cycles"]["cycle"][0], empty)
+        added_first = first.filter(pl.col("kind") == "addition").select("job_id", "share_id")
+        first_held = set(first.filter(pl.col("kind") == "existing").select("job_id", "share_id").join(
+            added_first, on=["job_id", "share_id"], how="anti").iter_rows())
     for cycle in tables["cycles"]["cycle"].to_list():
         state = machines.advance(cycle)
         sched = schedule.get(cycle, empty)
@@ -211,11 +268,11 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             rank[job] = rank.get(job, -1) + 1  # position in the printed list, investment order
             if (job, sid) in added:
                 continue
-            reported, running = clock.state(cycle, host, sid)
+            reported, running = clock.state(cycle, host, sid, predates_log=(job, sid) in first_held)
             held.setdefault(job, []).append(Share(
                 sid, job, host, job_order(mem, quantum), pending_removal=(job, sid) in removed_before,
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
-                investment=rank[job] if running else 0,
+                investment=rank[job] + 1 if running else 0,  # a running process has done some work
             ))
         rows = work.get(cycle)
         jobs = []

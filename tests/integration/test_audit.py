@@ -92,3 +92,31 @@ def test_audit_output_is_byte_identical_across_runs(tmp_path, capsys):
         _run(capsys, "audit", str(log_path("c_nodepools")), "-o", str(tmp_path / run))
     for f in sorted((tmp_path / "a").iterdir()):
         assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+
+
+def _from_cycle(level: str, loop: int, tmp_path):
+    """h_mega15 cut at its `loop`-th scheduling loop: a production log whose start rolled away."""
+    import gzip
+
+    with gzip.open(log_path("h_mega15", level), "rt") as fh:
+        lines = fh.readlines()
+    start = [i for i, line in enumerate(lines) if "Entering scheduling loop" in line][loop - 1]
+    log = tmp_path / f"{level}.cut"
+    log.write_text("".join(lines[start:]))
+    return log
+
+
+def test_a_debug_log_that_starts_mid_run_audits_with_config(tmp_path, capsys):
+    """The occupancy table gives every node's size; processes already running predate the log."""
+    log = _from_cycle("rm-debug.log", 60, tmp_path)
+    code, out, _ = _run(capsys, "audit", str(log), "--config", str(FIXTURES / "h_mega15" / "resources"),
+                        "-o", str(tmp_path / "out"))
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["cycles"] == 69  # the published schedules after the cut
+    assert (code, report["cycles_agree"]) == (0, report["cycles"])
+
+
+def test_an_info_log_that_starts_mid_run_says_which_nodes_it_cannot_size(tmp_path, capsys):
+    log = _from_cycle("rm.log", 60, tmp_path)
+    code, _, err = _run(capsys, "audit", str(log), "--config", str(FIXTURES / "h_mega15" / "resources"))
+    assert code == 2 and "never shows their memory" in err and "sys290-10" in err
