@@ -1,93 +1,39 @@
 """rmref's What Of places every new process on the host the RM chose, on every fixture cycle.
 
-Input: each cycle's start state rebuilt from truth (tests.truth_inputs) and truth's How Much count
-per job. Expected: the (job, host, order) of the shares truth lists as `added`, corrected for what
-the same cycle's defragmentation did afterwards to shares What Of had just placed: a
-`cancel_pending` share was taken back (so it never reaches `added`), a `reassign_pending` share
-was handed from its donor to the needy job (so `added` lists it under the needy job).
-
-Three facts the shared truth input does not carry yet are supplied here (see `_input`):
-- the needy list a cycle starts with is every job with `in_needy_list` after the previous cycle
-  (the RM keeps a job there even when the needy count is 0, so `defrag.needy` misses some);
-- a managed reservation (`ap`) is not a service: its service id is 0, which makes fixed-share
-  placement avoid machines already running other id-0 work (g_reservations_services cycle 3);
-- the order in which the RM's class job tables list the jobs (HashMaps keyed by random UUIDs) is
-  the order of the cycle's "Scheduling job ..." lines; it decides which of two machines sharing a
-  hash bucket comes first (h_mega15 cycle 38).
-Nodes are put in the order they arrived, as the RM's node map was filled.
+Input: each cycle's start state rebuilt from truth (`tests.truth_inputs.truth_cycles`, which also
+carries what only the log has: node arrival order, the class job-table order, the needy list, and
+managed reservations typed as such) and truth's How Much count per job. Expected: the
+(job, host, order) of the shares truth lists as `added`, with what the same cycle's
+defragmentation did afterwards to shares What Of had just placed undone
+(`tests.truth_inputs.expected_placements`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
-from functools import lru_cache
+from dataclasses import replace
 
-import polars as pl
 import pytest
 
 from rmref.whatof import what_of
-from tests.conftest import SCENARIOS, parsed
-from tests.truth_inputs import truth_cycles
+from tests.conftest import SCENARIOS
+from tests.truth_inputs import TruthCycle, expected_placements, truth_cycles
 
 
-@lru_cache(maxsize=None)
-def _arrival(name: str) -> dict[str, int]:
-    hosts = parsed(name).tables["nodes"].filter(pl.col("event") == "arrive").sort("line")["host"]
-    return {h: i for i, h in enumerate(dict.fromkeys(hosts.to_list()))}
-
-
-@lru_cache(maxsize=None)
-def _job_table_order(name: str) -> dict[int, dict[int, int]]:
-    """cycle -> job -> position in the cycle's "Scheduling job ..." lines (the class job-table order)."""
-    out: dict[int, dict[int, int]] = {}
-    counts = parsed(name).tables["counts"].filter(pl.col("job_id").is_not_null()).sort("line")
-    for cycle, job in counts.select("cycle", "job_id").iter_rows():
-        out.setdefault(cycle, {}).setdefault(job, len(out[cycle]))
-    return out
-
-
-def _input(name, tc, prev_record):
-    inp = tc.input
-    needy = tuple(j["id"] for j in prev_record["jobs"] if j["in_needy_list"]) if prev_record else ()
-    managed = {j["id"] for j in tc.record["jobs"] if j.get("ap")}
-    pos = _job_table_order(name).get(inp.cycle, {})
-    arrival = _arrival(name)
-    work = tuple(dataclasses.replace(w, work_type="ManagedReservation") if w.job_id in managed else w
-                 for w in inp.work)
-    return dataclasses.replace(
-        inp, needy=needy,
-        work=tuple(sorted(work, key=lambda w: (pos.get(w.job_id, len(pos)), w.job_id))),
-        machines=tuple(sorted(inp.machines, key=lambda m: arrival.get(m.name, len(arrival)))),
-    )
-
-
-def _expected(record) -> Counter:
-    out = Counter()
-    for j in record["jobs"]:
-        added = set(j["added"])
-        out.update((j["id"], s["host"], s["order"]) for s in j["shares"] if s["id"] in added)
-    for a in record["defrag"]["actions"]:
-        if a["action"] == "cancel_pending":  # placed for the donor, then taken back
-            out[(a["donor_job"], a["host"], a["order"])] += 1
-        elif a["action"] == "reassign_pending":  # placed for the donor, then handed to the needy job
-            out[(a["donor_job"], a["host"], a["order"])] += 1
-            out[(a["needy_job"], a["host"], a["order"])] -= 1
-    return +out
+def placed(tc: TruthCycle, **changes) -> Counter:
+    """rmref's placements, (job, host, order) with multiplicity, for truth's counts (input fields replaced by `changes`)."""
+    counts = {j["id"]: j["nshares_given"] for j in tc.record["jobs"]}
+    return Counter((p.job_id, p.host, p.order) for p in what_of(replace(tc.input, **changes), counts))
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_placements_match_truth_on_every_cycle(name):
-    cycles = truth_cycles(name)
-    placed = 0
-    for prev, tc in zip((None, *cycles), cycles):
-        inp = _input(name, tc, prev.record if prev else None)
-        counts = {j["id"]: j["nshares_given"] for j in tc.record["jobs"]}
-        got = Counter((p.job_id, p.host, p.order) for p in what_of(inp, counts))
-        expected = _expected(tc.record)
+    total = 0
+    for tc in truth_cycles(name):
+        got, expected = placed(tc), expected_placements(tc.record)
         assert got == expected, (tc.record["cycle"], dict(got - expected), dict(expected - got))
-        placed += sum(expected.values())
-    assert placed > 0
+        total += sum(expected.values())
+    assert total > 0
 
 
 def test_needy_jobs_with_zero_need_still_expand_first():
@@ -95,9 +41,20 @@ def test_needy_jobs_with_zero_need_still_expand_first():
     expandNeedyJobs with stacking; the normal fixed-share pass would refuse the stacked machine."""
     cycles = truth_cycles("g_reservations_services")
     prev, tc = cycles[40], cycles[41]
-    assert tc.record["cycle"] == 42 and not prev.record["defrag"]["needy"]
-    counts = {j["id"]: j["nshares_given"] for j in tc.record["jobs"]}
-    with_list = what_of(_input("g_reservations_services", tc, prev.record), counts)
-    without = what_of(dataclasses.replace(_input("g_reservations_services", tc, prev.record), needy=()), counts)
-    assert Counter((p.job_id, p.host) for p in with_list) == Counter({(19, "gnode01.sim.ducc"): 1})
-    assert not without
+    assert tc.record["cycle"] == 42 and not prev.record["defrag"]["needy"] and 19 in tc.input.needy
+    assert placed(tc) == Counter({(19, "gnode01.sim.ducc", 4): 1})
+    assert not placed(tc, needy=())
+
+
+def test_managed_reservations_and_job_table_order_matter():
+    """The other log-only inputs decide a placement too. A managed reservation (`ap`) is not a
+    service: its service id is 0, so fixed-share placement avoids machines already running other
+    id-0 work (g cycle 3). The class job-table order decides which of two machines sharing a hash
+    bucket comes first (h_mega15 cycle 38)."""
+    g = truth_cycles("g_reservations_services")[2]
+    typed = {j["id"]: j["type"] for j in g.record["jobs"]}
+    assert g.input.cycle == 3 and placed(g) == expected_placements(g.record)
+    assert placed(g, work=tuple(replace(w, work_type=typed[w.job_id]) for w in g.input.work)) != placed(g)
+    h = truth_cycles("h_mega15")[37]
+    assert h.input.cycle == 38 and placed(h) == expected_placements(h.record)
+    assert placed(h, work=tuple(sorted(h.input.work, key=lambda w: w.job_id))) != placed(h)
