@@ -4,7 +4,8 @@ A phase test wants to check one rmref phase alone, without the log-rebuild's own
 truth.jsonl holds the scheduler's state right *after* each published schedule; the state a cycle
 *started* from is that state less the shares it added, with a share pending removal only if the
 previous schedule already listed it as a removal. The cap chain is taken from truth (`job_cap`),
-so `Work.cap_input` here is only a placeholder.
+so `Work.cap_input` here is only a placeholder. The global allotment comes from the fixture's
+resources (ducc.properties), independently of what the log rebuild infers.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-import polars as pl
 
 from rmref import CapInput
-from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
-from replay.world import cycle_inputs
+from replay.world import bootstrap, cycle_inputs
+from rmref.model import CycleInput, Machine, Share, Work
 from tests.conftest import FIXTURES, parsed, truth
 
 UNLIMITED = 2147483647
@@ -31,40 +31,6 @@ class TruthCycle:
     input: CycleInput
     caps: dict[int, int]  # job -> actual cap (truth `job_cap`)
     record: dict
-
-
-def _int(value, default: int) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def bootstrap(name: str) -> tuple[Config, tuple[ClassDef, ...], tuple[Nodepool, ...], dict[str, str]]:
-    """Configuration, classes, nodepools and host IPs from the fixture's INFO log."""
-    tables = parsed(name).tables
-    config = dict(tables["config"].select("key", "value").iter_rows())
-    pools = tables["nodepools"]
-    quantum = pools["quantum"].drop_nulls()
-    cfg = Config(
-        quantum_gb=int(quantum[0]) if len(quantum) else 15,
-        fragmentation_threshold=_int(config.get("fragmentation threshold"), 8),
-        defragmentation=str(config.get("do defragmentation", "true")).lower() == "true",
-    )
-    classes = tuple(
-        ClassDef(
-            name=r["name"], policy=r["policy"], priority=r["priority"], weight=r["weight"] or 0,
-            nodepool=r["nodepool"], init_cap=r["init_cap"] or 0,
-            expand_by_doubling=bool(r["expand_by_doubling"]), prediction=bool(r["prediction"]),
-            prediction_fudge=r["prediction_fudge"] or 0, cap=_int(r["cap"], UNLIMITED),
-            max_allotment=_int(r["max_allotment"], UNLIMITED),
-        )
-        for r in tables["classes"].iter_rows(named=True)
-    )
-    nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100)
-                      for r in pools.iter_rows(named=True))
-    ips = dict(tables["nodes"].filter(pl.col("ip").is_not_null()).select("host", "ip").unique("host", keep="first").iter_rows())
-    return cfg, classes, nodepools, ips
 
 
 @lru_cache(maxsize=None)
@@ -81,10 +47,12 @@ def truth_cycles(name: str) -> tuple[TruthCycle, ...]:
     cycle: the order the RM's maps were filled in (node arrival, the job table), and per process
     whether it had reported initialization and its investment rank.
     """
-    cfg, classes, nodepools, ips = bootstrap(name)
-    global_allotment, users = _allotments(name)
-    cfg = replace(cfg, global_allotment=global_allotment, user_allotments=users)
+    boot = bootstrap(parsed(name).tables)
+    global_allotment, users = _allotments(name)  # from resources: a check on what the log rebuild infers
+    cfg = replace(boot.config, global_allotment=global_allotment, user_allotments=users)
+    classes, nodepools = boot.classes, boot.nodepools
     logs = _log_inputs(name)
+    ips = {m.name: m.ip for log in logs.values() for m in log.machines}
     out = []
     prev_removals: set[tuple[int, int]] = set()
     needy: tuple[int, ...] = ()
