@@ -185,7 +185,7 @@ def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     )
 
 
-class _ProcessClock:
+class ProcessClock:
     """When each process (host, share id) first reported, and first left Initializing."""
 
     def __init__(self, processes: pl.DataFrame, cycles: pl.DataFrame):
@@ -243,7 +243,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
     needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
-    clock = _ProcessClock(tables["processes"], tables["cycles"])
+    clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
     empty = tables["schedule"].clear()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began

@@ -15,9 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-
-from rmref import CapInput
 from replay.world import bootstrap, cycle_inputs
+from rmref import CapInput
 from rmref.model import CycleInput, Machine, Share, Work
 from tests.conftest import FIXTURES, parsed, truth
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 import polars as pl
 import pytest
 
-from replay.world import _ProcessClock
+from replay.world import ProcessClock
 from rmref.evictions import PURGE, SHRINK, HeldShare, evictions, investment_key
 from tests.conftest import SCENARIOS, parsed, truth
 from tests.truth_inputs import TruthCycle, defrag_evictions, removals, truth_cycles
@@ -96,7 +96,7 @@ def test_published_share_lists_are_in_investment_order(name):
     ones, and among them the larger host first, then the newest share. Processes the Orchestrator
     has not reported yet (printed `^0`) are left out: the RM orders those by its hash maps."""
     tables = parsed(name).tables
-    clock = _ProcessClock(tables["processes"], tables["cycles"])  # what the shared input's shares come from
+    clock = ProcessClock(tables["processes"], tables["cycles"])  # what the shared input's shares come from
     memory = {n["name"]: n["memory_kb"] // 1024 for rec in truth(name) for n in rec["nodes"]}
     listed = tables["schedule"].filter(pl.col("kind") == "existing").select("cycle", "job_id", "share_id", "host")
     published: dict[tuple[int, int], list[tuple[int, str]]] = {}  # (cycle, job) -> its list, in printed order
