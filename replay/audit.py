@@ -69,47 +69,69 @@ def _compare(result: AuditResult, kind: str, cycle: int, logged: Mapping[int, ob
 def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
                 only: Collection[str] = DECISIONS) -> None:
     """Run each phase on one cycle's input and compare it with the log."""
-    c = inp.cycle
-    result.cycles.append(c)
-    logged_caps = logged.caps.get(c, {})
-    caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work if w.job_id in logged_caps}
-    result.ref["caps"] += [(c, j, k.base, k.projected, k.potential, k.actual) for j, k in sorted(caps.items())]
-    _compare(result, "caps", c, logged_caps, {j: k.actual for j, k in caps.items()},
-             lambda j, lv, rv: _cap_rule(caps[j], lv) if j in caps else "the RM logged no cap input for this job")
-
-    logged_counts = logged.counts.get(c, {})
+    result.cycles.append(inp.cycle)
+    caps = _audit_caps(inp, logged, phases, result, "caps" in only)
+    counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
     if "counts" in only:
-        # How Much reads the logged caps (the cap phase is audited on its own above); a job whose
-        # cap the cycle did not log keeps the one it had
-        result.last_caps.update(logged_caps)
-        hm = phases.how_much(inp, {w.job_id: result.last_caps.get(w.job_id, caps[w.job_id].actual if w.job_id in caps else 0)
-                                   for w in inp.work},
-                             dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
-        counts = hm.counts
-        result.ref["counts"] += [(c, w.job_id, w.order, counts[w.job_id]) for w in inp.work if w.job_id in counts]
-        _compare(result, "counts", c, logged_counts, {j: n for j, n in counts.items() if n or j in logged_counts},
-                 lambda j, lv, rv: f"rmref counts {rv} processes"
-                                   f"{' (' + hm.deferred[j] + ')' if j in hm.deferred else ''}, the RM {lv}")
-
+        _audit_counts(inp, logged, phases, result, caps)
     if "placements" in only:
-        placed: dict[int, list] = {}
-        for p in phases.what_of(inp, logged_counts):
-            placed.setdefault(p.job_id, []).append((p.host, p.order))
-            result.ref["placements"].append((c, p.job_id, p.host, p.order))
-        _compare(result, "placements", c, logged.placements.get(c, {}), {j: sorted(v) for j, v in placed.items()},
-                 lambda j, lv, rv: f"rmref places the new processes on {rv or 'no host'}, the RM on {lv or 'no host'}")
-
+        _audit_placements(inp, logged, phases, result, counts)
     if "evictions" in only:
-        evicted: dict[int, list] = {}
-        for e in phases.evictions(inp, logged_counts, logged.cleared.get(c, ())):
-            # the log's purge lines name the host and the job, not the share
-            evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
-            result.ref["evictions"].append((c, e.job_id, e.host, e.share_id, e.reason))
-        _compare(result, "evictions", c, logged.evictions.get(c, {}), {j: sorted(v) for j, v in evicted.items()},
-                 lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
-
+        _audit_evictions(inp, logged, phases, result, counts)
     if "defrag" in only:
-        _audit_defrag(inp, logged, logged_counts, phases.defrag, result)
+        _audit_defrag(inp, logged, counts, phases.defrag, result)
+
+
+def _audit_caps(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult, tally: bool) -> dict[int, Caps]:
+    """rmref's cap chain for every job the RM logged a cap for."""
+    c, logged_caps = inp.cycle, logged.caps.get(inp.cycle, {})
+    caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work if w.job_id in logged_caps}
+    if tally:
+        result.ref["caps"] += [(c, j, k.base, k.projected, k.potential, k.actual) for j, k in sorted(caps.items())]
+        _compare(result, "caps", c, logged_caps, {j: k.actual for j, k in caps.items()},
+                 lambda j, lv, rv: _cap_rule(caps[j], lv) if j in caps else "the RM logged no cap input for this job")
+    return caps
+
+
+def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                  caps: Mapping[int, Caps]) -> None:
+    """How Much on the logged caps (the cap phase is audited on its own); a job whose cap the
+    cycle did not log keeps the one it had."""
+    c = inp.cycle
+    result.last_caps.update(logged.caps.get(c, {}))
+    job_caps = {w.job_id: result.last_caps.get(w.job_id, caps[w.job_id].actual if w.job_id in caps else 0)
+                for w in inp.work}
+    hm = phases.how_much(inp, job_caps, dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
+    logged_counts = logged.counts.get(c, {})
+    result.ref["counts"] += [(c, w.job_id, w.order, hm.counts[w.job_id]) for w in inp.work if w.job_id in hm.counts]
+    deferred = {j: f" ({why})" for j, why in hm.deferred.items()}
+    _compare(result, "counts", c, logged_counts, {j: n for j, n in hm.counts.items() if n or j in logged_counts},
+             lambda j, lv, rv: f"rmref counts {rv} processes{deferred.get(j, '')}, the RM {lv}")
+
+
+def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                      counts: Mapping[int, int]) -> None:
+    """What Of on the logged counts, against the connectShare lines."""
+    placed: dict[int, list] = {}
+    for p in phases.what_of(inp, counts):
+        placed.setdefault(p.job_id, []).append((p.host, p.order))
+        result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
+    _compare(result, "placements", inp.cycle, logged.placements.get(inp.cycle, {}),
+             {j: sorted(v) for j, v in placed.items()},
+             lambda j, lv, rv: f"rmref places the new processes on {rv or 'no host'}, the RM on {lv or 'no host'}")
+
+
+def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                     counts: Mapping[int, int]) -> None:
+    """doEvictions on the logged counts, against the shrinkBy and purge lines."""
+    evicted: dict[int, list] = {}
+    for e in phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ())):
+        # the log's purge lines name the host and the job, not the share
+        evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
+        result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
+    _compare(result, "evictions", inp.cycle, logged.evictions.get(inp.cycle, {}),
+             {j: sorted(v) for j, v in evicted.items()},
+             lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
 
 
 def _logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placement], list[Eviction]]:
