@@ -51,54 +51,58 @@ def _nest(frame: pl.DataFrame, value: str) -> PerJob:
     return out
 
 
+def _pairs(frame: pl.DataFrame, first: str, second: str) -> dict[int, dict[int, object]]:
+    """cycle -> job -> sorted [(first, second), ...]."""
+    grouped = frame.with_columns(pl.struct(first, second).alias("v")).group_by("cycle", "job_id").agg(
+        pl.col("v").sort_by("v"))
+    return {c: {j: [(x[first], x[second]) for x in v] for j, v in jobs.items()}
+            for c, jobs in _nest(grouped, "v").items()}
+
+
+def _new_removals(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """(cycle, job_id, host, share_id) of every removal the schedule lists for the first time."""
+    removed = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()).select(
+        "cycle", "job_id", "host", "share_id")
+    cycles = tables["cycles"]["cycle"].to_list()
+    following = dict(zip(cycles[:-1], cycles[1:]))
+    seen_before = removed.with_columns(pl.col("cycle").replace_strict(following, default=None)).drop_nulls("cycle")
+    return removed.join(seen_before, on=["cycle", "job_id", "host", "share_id"], how="anti")
+
+
+def _in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("cycle").is_not_null())
+
+
 def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
-    caps = tables["job_caps"].filter(pl.col("cycle").is_not_null() & pl.col("actual_cap").is_not_null())
-    caps = caps.unique(["cycle", "job_id"], keep="last", maintain_order=True)
-    counts = (tables["counts"].filter(pl.col("cycle").is_not_null())
-              .with_columns(pl.col("shares_given").fill_null(0))
-              .unique(["cycle", "job_id"], keep="last", maintain_order=True))
-    sched = tables["schedule"].filter(pl.col("host").is_not_null())
+    caps = _in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
+        ["cycle", "job_id"], keep="last", maintain_order=True)
+    counts = _in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0)).unique(
+        ["cycle", "job_id"], keep="last", maintain_order=True)
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
-    connected = tables["placements"].filter(pl.col("cycle").is_not_null()).with_columns(
-        pl.coalesce("placed_for", "job_id").alias("job_id"))
-    added = (connected
-             .with_columns(pl.struct("host", "order").alias("p"))
-             .group_by("cycle", "job_id").agg(pl.col("p").sort_by("p")))
-    removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "host", "share_id")
-    cycles = tables["cycles"]["cycle"].to_list()
-    previous = dict(zip(cycles[1:], cycles[:-1]))
-    earlier = removed.with_columns(pl.col("cycle").replace_strict(
-        {v: k for k, v in previous.items()}, default=None)).drop_nulls("cycle")
-    new_removals = removed.join(earlier, on=["cycle", "job_id", "host", "share_id"], how="anti")
-    shrunk = tables["evictions"].filter(pl.col("reason").is_in(EVICTION_REASONS) & pl.col("cycle").is_not_null())
-    evicted = shrunk.with_columns(pl.struct("host", "share_id").alias("e")).group_by(
-        "cycle", "job_id").agg(pl.col("e").sort_by("e"))
+    connected = _in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
+    shrunk = _in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
     purged = shrunk.filter(pl.col("share_id").is_null())  # a purge line names host and job, not the share
-    defrag = (new_removals.join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
-              .join(purged, on=["cycle", "job_id", "host"], how="anti")).with_columns(
-        pl.struct("host", "share_id").alias("e")).group_by("cycle", "job_id").agg(pl.col("e").sort_by("e"))
-    needy = tables["defrag"].filter((pl.col("kind") == "needy") & pl.col("cycle").is_not_null())
-    _orders = defrag_job_order(tables["defrag"])
-    cleared = tables["evictions"].filter((pl.col("reason") == "clear_for_reservation") & pl.col("cycle").is_not_null())
+    defrag = (_new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+              .join(purged, on=["cycle", "job_id", "host"], how="anti"))
+    analysis = _in_cycles(tables["defrag"])
+    orders = defrag_job_order(tables["defrag"])
+    cleared = _in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
     return Logged(
         caps=_nest(caps, "actual_cap"),
         counts=_nest(counts, "shares_given"),
-        placements={c: {j: [(p["host"], p["order"]) for p in v] for j, v in jobs.items()}
-                    for c, jobs in _nest(added, "p").items()},
-        evictions={c: {j: [(e["host"], e["share_id"]) for e in v] for j, v in jobs.items()}
-                   for c, jobs in _nest(evicted, "e").items()},
-        defrag={c: {j: [(e["host"], e["share_id"]) for e in v] for j, v in jobs.items()}
-                for c, jobs in _nest(defrag, "e").items()},
-        needy=_nest(needy, "needed"),
-        cleared={c: tuple(g["host"].to_list()) for (c,), g in cleared.partition_by("cycle", as_dict=True).items()},
+        placements=_pairs(connected, "host", "order"),
+        evictions=_pairs(shrunk, "host", "share_id"),
+        defrag=_pairs(defrag, "host", "share_id"),
+        needy=_nest(analysis.filter(pl.col("kind") == "needy"), "needed"),
+        cleared={c: tuple(h for (h,) in rows) for c, rows in _rows(cleared, "host").items()},
         connected=_rows(connected.sort("cycle", "line"), "job_id", "host", "order", "share_id"),
         shrunk=_rows(shrunk.sort("cycle", "line"), "job_id", "host", "share_id", "order", "reason"),
-        pure_fair_share=_nest(tables["defrag"].filter((pl.col("kind") == "analysis") & pl.col("pure_fs").is_not_null()
-                                                      & pl.col("cycle").is_not_null()), "pure_fs"),
-        job_order={c: order for c, (order, _) in _orders.items()},
-        job_order_known={c: known for c, (_, known) in _orders.items()},
+        pure_fair_share=_nest(analysis.filter((pl.col("kind") == "analysis") & pl.col("pure_fs").is_not_null()),
+                              "pure_fs"),
+        job_order={c: order for c, (order, _) in orders.items()},
+        job_order_known={c: known for c, (_, known) in orders.items()},
         user_orders=user_orders(tables["rmcounter"]),
     )
 
