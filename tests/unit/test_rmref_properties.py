@@ -1,8 +1,8 @@
 """Hypothesis properties of rmref's phases on random small cycles.
 
-No machine is ever over-allocated, non-preemptable work is never preempted (only a dead host
-takes it), a job never gets more processes than it was counted, and the same input always gives
-the same output.
+No machine is ever over-allocated, How Much never counts a job past its cap, non-preemptable
+work is never preempted (only a dead host takes it), a job never gets more processes than it was
+counted, and the same input always gives the same output.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rmref import CapInput
+from rmref.counting import how_much
 from rmref.evictions import PURGE, evictions
 from rmref.model import FAIR_SHARE, FIXED_SHARE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.whatof import what_of
@@ -94,8 +95,20 @@ def test_shrink_takes_exactly_the_excess(case):
             assert taken.get(w.job_id, 0) == max(0, len(w.shares) - counts[w.job_id])
 
 
+@given(cycles(), st.lists(st.integers(0, 6), min_size=4, max_size=4))
+def test_how_much_never_counts_past_a_cap_or_the_cluster(case, cap_list):
+    inp, _ = case
+    caps = {w.job_id: cap_list[i] for i, w in enumerate(inp.work)}
+    counts = how_much(inp, caps).counts
+    assert all(0 <= counts[j] <= caps[j] for j in caps)
+    fair = [w for w in inp.work if w.class_name == "normal"]
+    assert sum(counts[w.job_id] * w.order for w in fair) <= sum(m.order for m in inp.machines if m.online)
+
+
 @given(cycles())
 def test_the_same_input_gives_the_same_output(case):
     inp, counts = case
+    caps = {w.job_id: 3 for w in inp.work}
+    assert how_much(inp, caps) == how_much(inp, caps)
     assert what_of(inp, counts) == what_of(inp, counts)
     assert evictions(inp, counts) == evictions(inp, counts)
