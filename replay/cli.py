@@ -163,6 +163,123 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _change(args: argparse.Namespace):
+    """The --set and --scheduler options as a what-if Change."""
+    from replay.whatif import Change, load_scheduler, parse_sets
+
+    phases = load_scheduler(args.scheduler) if args.scheduler else None
+    return Change(parse_sets(args.set or ()), **({"phases": phases} if phases else {}), scheduler=args.scheduler)
+
+
+def whatif_table(report: dict) -> Table:
+    """Changed cycles and decisions, fairness and preemptions of a what-if."""
+    table = Table(title="rmreplay whatif", show_header=True, box=None, pad_edge=False)
+    table.add_column("", style="bold")
+    table.add_column("logged", justify="right")
+    table.add_column("what-if", justify="right")
+    table.add_row("preemptions", f"{report['preemptions']['logged']:,}", f"{report['preemptions']['whatif']:,}")
+    fair = report["fairness"]
+    table.add_row("fairness (Jain)", *(f"{fair[k]:.3f}" if fair[k] is not None else "-" for k in ("logged", "whatif")))
+    for user, v in report["per_user"].items():
+        table.add_row(f"  {user} mean shares", f"{v['mean_shares_logged']:,.2f}", f"{v['mean_shares_whatif']:,.2f}")
+    return table
+
+
+def whatif_summary(report: dict, seconds: float) -> str:
+    """One line: cycles and jobs changed, speed."""
+    n = report["cycles"]
+    return (f"{report['cycles_changed']:,} of {n:,} cycles and {report['jobs_changed']:,} job(s) change "
+            f"(open loop: each cycle starts from the recorded state); {seconds:.1f} s, "
+            f"{n / max(seconds, 1e-9):,.0f} cycles/s")
+
+
+def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay whatif LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] -o OUT"""
+    from replay.whatif import whatif, write_whatif
+
+    change = _change(args)
+    cycles = parse_cycles(args.cycles)
+    tables = load_tables(args.logs, args.config, console)
+    start = time.perf_counter()
+    with console.status("replaying", spinner="dots") as status:
+        result = whatif(tables, change, cycles=cycles,
+                        progress=lambda i, n: status.update(f"replaying cycle {i:,} of {n:,}"))
+    if not result.cycles:
+        raise InputError("no published schedule in the replayed range: nothing to replay")
+    seconds = time.perf_counter() - start
+    console.print(whatif_table(result.report()))
+    console.print(whatif_summary(result.report(), seconds), highlight=False)
+    for cycle, job, kind, logged, new in result.changes[: args.show]:
+        console.print(f"  cycle {cycle} job {job} {kind}: logged {logged} -> what-if {new}", markup=False,
+                      highlight=False)
+    if len(result.changes) > args.show:
+        console.print(f"  ... {len(result.changes) - args.show:,} more (changes.parquet)")
+    write_whatif(result, Path(args.out))
+    console.print(f"written to [bold]{args.out}[/] (report.json, changes.parquet)")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay check LOG... [--scheduler ...] [--set ...] [--max-changed-cycles N] [--junit FILE]"""
+    from replay.whatif import junit_xml, whatif
+
+    change = _change(args)
+    results = []
+    for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
+        tables = load_tables([log], args.config, console)
+        start = time.perf_counter()
+        with console.status(f"replaying {log}", spinner="dots"):
+            result = whatif(tables, change)
+        seconds = time.perf_counter() - start
+        results.append((log, result, seconds))
+        n = result.cycles_changed
+        ok = n <= args.max_changed_cycles
+        console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}: {n:,} of "
+                      f"{len(result.cycles):,} cycles change (allowed {args.max_changed_cycles:,}); "
+                      f"{len({j for _c, j, *_ in result.changes}):,} job(s)", highlight=False)
+        for cycle, job, kind, logged, new in result.changes[: args.show]:
+            console.print(f"  cycle {cycle} job {job} {kind}: logged {logged} -> what-if {new}", markup=False,
+                          highlight=False)
+    if args.junit:
+        Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.junit).write_text(junit_xml(results, args.max_changed_cycles))
+        console.print(f"JUnit XML written to [bold]{args.junit}[/]")
+    return 1 if any(r.cycles_changed > args.max_changed_cycles for _, r, _ in results) else 0
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay report LOG... -o report.html [--no-audit]"""
+    from replay.report import build_report
+
+    tables = load_tables(args.logs, args.config, console)
+    audited = None
+    if not args.no_audit:
+        with console.status("auditing", spinner="dots") as status:
+            try:
+                audited = audit(tables, progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
+            except InputError as exc:  # no bootstrap: the rest of the report still stands
+                console.print(f"[yellow]audit skipped: {exc}[/]")
+    title = args.title or f"rmreplay report: {', '.join(Path(p).name for p in args.logs)}"
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(build_report(tables, title, audited))
+    console.print(f"report written to [bold]{out}[/] ({out.stat().st_size / 1e3:,.0f} kB, self-contained)")
+    return 0
+
+
+def _add_change_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="change a setting: ducc.rm.share.quantum, ducc.rm.fragmentation.threshold, "
+                        "ducc.rm.defragmentation, ducc.rm.global_allotment, class.<name>.<attribute> "
+                        "(weight, priority, policy, nodepool, initialization-cap, expand-by-doubling, "
+                        "use-prediction, prediction-fudge, cap, max-allotment), user.<name>.max-allotment; repeatable")
+    p.add_argument("--scheduler", metavar="MODULE:OBJECT",
+                   help="replace rmref phases: OBJECT is an rmref.Phases or a dict {phase name: function} "
+                        "(MODULE may be a path/to/file.py)")
+    p.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
+    p.add_argument("--show", type=int, default=10, metavar="N", help="changed decisions to print (default 10)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
@@ -190,6 +307,29 @@ def build_parser() -> argparse.ArgumentParser:
                    "then its last scheduled cycle)")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     e.set_defaults(func=cmd_explain)
+
+    w = sub.add_parser("whatif", help="replay every cycle's recorded inputs with a changed configuration or phase")
+    w.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    _add_change_options(w)
+    w.add_argument("-o", "--out", required=True, help="directory for report.json and changes.parquet")
+    w.add_argument("--cycles", metavar="A:B", help="replay only cycles A to B (inclusive)")
+    w.set_defaults(func=cmd_whatif)
+
+    c = sub.add_parser("check", help="CI gate: fail when a change alters more cycles than allowed")
+    c.add_argument("logs", nargs="+", help="logs to check, each on its own (a file, or a directory of a rolled set)")
+    _add_change_options(c)
+    c.add_argument("--max-changed-cycles", type=int, default=0, metavar="N",
+                   help="cycles allowed to change per log (default 0)")
+    c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log)")
+    c.set_defaults(func=cmd_check)
+
+    r = sub.add_parser("report", help="one self-contained HTML report of a log (inline SVG plots)")
+    r.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    r.add_argument("-o", "--out", required=True, help="the HTML file to write")
+    r.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
+    r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")
+    r.add_argument("--title", help="the report's title")
+    r.set_defaults(func=cmd_report)
     return parser
 
 
