@@ -9,7 +9,6 @@ in this process), so a slower parser and a slower scheduler can be told apart.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -18,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_parse import DEFAULT_LOG, best  # noqa: E402
+from bench_parse import bench_args, best, emit  # noqa: E402
 
 
 def replay_only(log: Path) -> dict:
@@ -36,11 +35,7 @@ def replay_only(log: Path) -> dict:
 
 def main() -> int:
     """Run the benchmark and print (and optionally save) the figures."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--log", type=Path, default=DEFAULT_LOG)
-    ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--json", type=Path)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 1)
     rmreplay = shutil.which("rmreplay") or sys.exit("bench: rmreplay is not installed (pip install -e .)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "audit"
@@ -55,10 +50,7 @@ def main() -> int:
         "agreement": {k: v for k, v in report["decisions"].items()},
         "cycles_agree": report["cycles_agree"],
     }
-    print(json.dumps(results, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
+    return emit(results, args.json)
 
 
 if __name__ == "__main__":

@@ -39,13 +39,26 @@ def best(cmd: list[str], runs: int, ok: tuple[int, ...] = (0,)) -> tuple[float, 
     return min(run(cmd, ok) for _ in range(runs))
 
 
+def bench_args(doc: str, runs: int) -> argparse.Namespace:
+    """The options every benchmark here takes: --log, --runs, --json."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--log", type=Path, default=DEFAULT_LOG)
+    ap.add_argument("--runs", type=int, default=runs, help=f"best of N (default {runs})")
+    ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    return ap.parse_args()
+
+
+def emit(results: dict, path: Path | None) -> int:
+    """Print the figures (and save them when asked)."""
+    print(json.dumps(results, indent=2))
+    if path:
+        path.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
 def main() -> int:
     """Run the benchmark and print (and optionally save) the figures."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--log", type=Path, default=DEFAULT_LOG)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--json", type=Path)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 3)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "rm.log"
         data = gzip.decompress(args.log.read_bytes()) if args.log.suffix == ".gz" else args.log.read_bytes()
@@ -66,10 +79,7 @@ def main() -> int:
         # grep stops at the first match when its output is /dev/null: give it a real file
         wall, rss = best(["sh", "-c", f"grep -c . {log} > {Path(tmp) / 'grep.out'}"], args.runs)
         results["grep_count"] = {"seconds": wall, "mb_s": size / 1e6 / wall}
-    print(json.dumps(results, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
+    return emit(results, args.json)
 
 
 if __name__ == "__main__":

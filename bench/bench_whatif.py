@@ -10,15 +10,14 @@ baseline that tells a change from a decision rmref does not reproduce).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_parse import bench_args, emit  # noqa: E402
 
 
 def main() -> int:
@@ -27,11 +26,7 @@ def main() -> int:
     from replay.whatif import Change, whatif
     from replay.world import bootstrap
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--log", type=Path, default=DEFAULT_LOG)
-    ap.add_argument("--runs", type=int, default=1, help="best of N per what-if")
-    ap.add_argument("--json", type=Path)
-    args = ap.parse_args()
+    args = bench_args(__doc__, 1)
     start = time.perf_counter()
     tables = parse([args.log]).tables
     parse_s = time.perf_counter() - start
@@ -56,10 +51,7 @@ def main() -> int:
                                    "cycles_changed": report["cycles_changed"],
                                    "unreproduced": report["unreproduced"]}
         print(name, results["whatif"][name], flush=True)
-    print(json.dumps(results, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
+    return emit(results, args.json)
 
 
 if __name__ == "__main__":
