@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from replay.audit import DECISIONS, AuditResult, audit, write_audit
+from replay.audit import AuditResult, audit, write_audit
 from replay.pipeline import MemorySink, Summary, parse, run
 from replay.sources import InputError
 from replay.store import ParquetSink
@@ -113,19 +113,20 @@ def audit_table(result: AuditResult, seconds: float) -> Table:
     report = result.report()
     table = Table(title="rmreplay audit", show_header=True, box=None, pad_edge=False)
     table.add_column("decision", style="bold")
-    table.add_column("agree", justify="right")
-    table.add_column("total", justify="right")
-    table.add_column("")
-    for kind in DECISIONS:
+    for name in ("agree", "divergent", "total"):
+        table.add_column(name, justify="right")
+    for kind in result.audited:
         agree, total = report["decisions"][kind]["agree"], report["decisions"][kind]["total"]
-        if kind not in result.audited:
-            table.add_row(kind, "-", "-", "[dim]not audited: rmref has no such phase yet[/]")
-            continue
         style = "green" if agree == total else "yellow"
-        table.add_row(kind, f"[{style}]{agree:,}[/]", f"{total:,}", "")
-    n, ok = report["cycles"], report["cycles_agree"]
-    table.caption = f"{ok:,} of {n:,} cycles agree; {seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s"
+        table.add_row(kind, f"[{style}]{agree:,}[/]", f"{total - agree:,}", f"{total:,}")
     return table
+
+
+def audit_line(result: AuditResult, seconds: float) -> str:
+    """The one-line verdict under the table."""
+    n, ok = len(result.cycles), result.report()["cycles_agree"]
+    style = "green" if ok == n else "yellow"
+    return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s)"
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -136,7 +137,9 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     with console.status("auditing", spinner="dots") as status:
         result = audit(tables, cycles=cycles,
                        progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
-    console.print(audit_table(result, time.perf_counter() - start))
+    seconds = time.perf_counter() - start
+    console.print(audit_table(result, seconds))
+    console.print(audit_line(result, seconds))
     if result.skipped:
         console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
                       f"{next(iter(result.skipped.values()))}[/]", highlight=False)
