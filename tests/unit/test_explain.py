@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from replay.explain import (
-    Competitor, Counting, HeldShare, Section, Story, Taken, _by_order, _counter_chain, _fraction, _ranges,
-    _rich_takings, _rule_words, _spaces, render,
-)
+from replay.explain import Competitor, Counting, HeldShare, Section, Story, Taken, render
+from replay.explain.counting import _counter_chain
+from replay.explain.sections import _rule_words
+from replay.explain.taken import _rich_takings
+from replay.explain.text import _by_order, _fraction, _ranges, _spaces
 from replay.inputs import CounterBlock
 from replay.tables import SCHEMAS, conform
 from rmref import CapInput, Caps, job_caps

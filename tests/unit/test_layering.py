@@ -11,14 +11,14 @@ ALLOWED_IN_RMREF = {"__future__", "dataclasses", "numpy", "rmref", "typing", "co
 
 def _imports(package: str) -> dict[str, set[str]]:
     found = {}
-    for path in (ROOT / package).glob("*.py"):
+    for path in sorted((ROOT / package).rglob("*.py")):
         names = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names.add(node.module.split(".")[0])
-        found[path.name] = names
+        found[str(path.relative_to(ROOT))] = names
     return found
 
 
