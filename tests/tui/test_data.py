@@ -1,0 +1,116 @@
+"""The TUI's precomputed views against ground truth, and its small helpers."""
+
+from __future__ import annotations
+
+import asyncio
+
+import polars as pl
+import pytest
+
+from replay import write_tables
+from tests.conftest import SCENARIOS, log_path, parsed, truth
+from tests.tui.helpers import SIZE, rows, wait_until
+from tui.app import RmReplayApp
+from tui.cli import build_parser, main
+from tui.data import Sliced, build, line_style, matches
+from tui.load import input_key, load
+
+SMALL = [n for n in SCENARIOS if n != "i_mega24"]
+CASES = [(n, "rm.log") for n in SMALL] + [(n, "rm-debug.log") for n in ("c_nodepools", "f_node_failure")]
+
+
+@pytest.mark.parametrize("name, level", CASES, ids=[f"{n}/{lv}" for n, lv in CASES])
+def test_views_match_truth(name, level):
+    """Every cycle: the jobs (user, class, shares held, added, removed) and hosts (order, free, status) of truth."""
+    b = build(name, parsed(name, level).tables)
+    assert b.total == len(truth(name))
+    for rec in truth(name):
+        c = rec["cycle"]
+        jobs = {r["job_id"]: r for r in b.jobs.at(c).iter_rows(named=True)}
+        assert set(jobs) == {j["id"] for j in rec["jobs"]}, c
+        for j in rec["jobs"]:
+            r = jobs[j["id"]]
+            assert (r["user"], r["class"], r["held"], r["added"], r["removed"]) == (
+                j["user"], j["class"], len(j["shares"]), len(j["added"]), len(j["preempted"])), (c, j["id"])
+        nodes = {r["host"]: r for r in b.nodes.at(c).iter_rows(named=True)}
+        assert set(nodes) == {n["name"] for n in rec["nodes"]}, c
+        for n in rec["nodes"]:
+            r = nodes[n["name"]]
+            assert (r["order"], r["free"], r["status"]) == (n["order"], n["free_qshares"], n["status"]), (c, n["name"])
+
+
+def test_needy_marks_follow_truth():
+    """The timeline's needy count is truth's needy jobs where the RM logged them."""
+    name = "d_fragmentation"
+    b = build(name, parsed(name).tables)
+    marked = set(b.timeline.filter(pl.col("needy") > 0)["cycle"].to_list())
+    needy = {r["cycle"] for r in truth(name) if r["defrag"]["needy"]}
+    assert needy and needy <= marked
+
+
+def test_sliced_and_matches():
+    """Slices are a cycle's rows; the filter matches words on the named columns only."""
+    frame = pl.DataFrame({"cycle": [3, 1, 2, 2], "job_id": [7, 1, 12, 2], "user": ["bob", "ann", "Bob", "cy"],
+                          "hosts": ["n1 n2", "n3", "n1", ""]})
+    s = Sliced(frame)
+    assert s.at(2)["job_id"].to_list() == [12, 2] and s.at(9).height == 0
+    cols = {"job": "job_id", "user": "user", "host": "hosts"}
+    assert matches(frame, "bob", cols)["job_id"].to_list() == [7, 12]
+    assert matches(frame, "user:bob host:n2", cols)["job_id"].to_list() == [7]
+    assert matches(frame, "job:1", cols)["job_id"].to_list() == [1]  # ids match whole, not 12
+    assert matches(frame, "class:x", cols).height == 0
+
+
+def test_goto_time_and_log_slices():
+    """A time goes to the last cycle begun by then; a cycle's raw lines start at its scheduling loop."""
+    from tests.tui.helpers import loaded
+
+    lo = loaded("a_tiny")
+    b = build(lo.name, lo.tables, lo.lines)
+    rec = truth("a_tiny")[9]
+    hhmmss = rec["time"].split()[3].split(",")[0]
+    assert b.cycle_at_time(hhmmss, 1) == rec["cycle"]
+    assert b.cycle_at_time("2015-01-01 " + hhmmss, 1) == rec["cycle"]
+    assert b.cycle_at_time("not a time", 1) is None
+    lines, n = b.log_at(rec["cycle"])
+    assert n == len(lines) and f"-------- {rec['epoch']} ------- Entering scheduling loop" in lines[0]
+    assert line_style(lines[0]) != "dim"
+
+
+def test_parse_directory_opens(tmp_path):
+    """A `rmreplay parse -o` directory opens (no raw lines: the Log tab says so)."""
+    write_tables(parsed("a_tiny").tables, tmp_path / "out")
+    got = load([str(tmp_path / "out")])
+    assert got.lines is None and got.tables["cycles"].height == 20
+
+    async def go():
+        app = RmReplayApp([str(tmp_path / "out")])
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.ready and app.audit_done)
+            assert len(rows(app.query_one("#jobs-table"))) == len(truth("a_tiny")[0]["jobs"])
+            await pilot.press("4")
+            await pilot.pause()
+            assert "not available" in app.query_one("#log-view").text()
+
+    asyncio.run(go())
+
+
+def test_cache_key_follows_content(tmp_path):
+    """Same bytes, same key; one byte changed, another key."""
+    a = tmp_path / "rm.log"
+    a.write_bytes(log_path("a_tiny").read_bytes())
+    k1 = input_key([str(a)])
+    assert k1 == input_key([str(a)])
+    a.write_bytes(a.read_bytes() + b"\n")
+    assert input_key([str(a)]) != k1
+
+
+def test_cli_keeps_replay_commands(tmp_path, capsys):
+    """The console script adds `tui` and still runs replay's sub-commands."""
+    parser = build_parser()
+    assert parser.parse_args(["tui", "x.log"]).func.__name__ == "cmd_tui"
+    assert main(["parse", str(log_path("a_tiny")), "-o", str(tmp_path / "p")]) == 0
+    assert (tmp_path / "p" / "cycles.parquet").exists()
+    capsys.readouterr()
+    assert main(["tui", str(tmp_path / "missing.log")]) == 2  # before the app takes the terminal
+    assert "no such file" in capsys.readouterr().err

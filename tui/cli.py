@@ -1,0 +1,62 @@
+"""The `rmreplay` console script: replay's sub-commands plus `rmreplay tui`.
+
+replay must not import tui, so the TUI's sub-command is added here, on top of
+`replay.cli.build_parser()`, and every other sub-command is dispatched to replay unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+
+from replay import cli as replay_cli
+from replay.sources import InputError
+
+
+def cmd_tui(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay tui LOG... (or a `rmreplay parse` output directory)"""
+    from replay.sources import discover
+    from tui.app import RmReplayApp
+    from tui.load import is_parse_dir
+
+    if not (len(args.logs) == 1 and is_parse_dir(args.logs[0])):
+        discover(args.logs)  # a missing file is a command-line error, before the terminal is taken over
+    app = RmReplayApp(args.logs, use_cache=not args.no_cache)
+    app.run()
+    if app.error:
+        Console(stderr=True).print(f"rmreplay: {app.error}", style="red", markup=False, highlight=False,
+                                   soft_wrap=True)
+        return 2
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """replay's parser with the `tui` sub-command added."""
+    parser = replay_cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    t = sub.add_parser("tui", help="browse a log cycle by cycle in the terminal (Textual)")
+    t.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz), directories, "
+                   "or a `rmreplay parse -o` output directory")
+    t.add_argument("--no-cache", action="store_true",
+                   help="parse again even if the cache ($RMREPLAY_CACHE, ~/.cache/rmreplay) has this input")
+    t.set_defaults(func=cmd_tui)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `rmreplay` console script."""
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=False)
+    try:
+        return args.func(args, console)
+    except InputError as exc:
+        Console(stderr=True).print(f"rmreplay: {exc}", style="red", markup=False, highlight=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

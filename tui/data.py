@@ -1,0 +1,389 @@
+"""What the TUI shows, precomputed once per log as polars frames sorted by cycle.
+
+Every view (jobs, nodes, defragmentation, divergences, raw lines) is one frame for the whole log,
+sorted by cycle, so showing a cycle is a binary search and a zero-copy `slice`: moving between
+cycles never rebuilds a table. The audit's frames arrive later (it runs in the background) and
+are joined in once with `Browse.with_audit`.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from replay.cli import GROUPS, _group
+from replay.families import ROUTES
+from replay.sources import discover
+from rmref import job_order
+
+# Node events, as the node table shows the host afterwards. Missed heartbeats alone leave a node
+# online; the RM declares it dead (unresponsive) after enough of them, and disables it in the same
+# breath, so a disable is an administrative `offline` only when no death explains it.
+NODE_STATUS = {"arrive": "online", "reactivate": "online", "recover": "online", "recover_node": "online",
+               "death": "unresponsive", "disable": "offline"}
+DEFRAG_KINDS = ["needy_detected", "needy", "failed", "satisfied", "machines_found", "candidate_machine",
+                "free_space"]
+LOG_LINE_LIMIT = 4000  # a DEBUG cycle can print tens of thousands of lines; the Log tab shows the first ones
+
+
+class Sliced:
+    """A frame sorted by cycle, sliced per cycle by binary search (no copy, no filter)."""
+
+    def __init__(self, frame: pl.DataFrame):
+        self.frame = frame.sort("cycle", maintain_order=True) if frame.height else frame
+        self._keys = self.frame["cycle"].cast(pl.Int64).to_numpy() if frame.height else np.zeros(0, np.int64)
+
+    def at(self, cycle: int) -> pl.DataFrame:
+        """The rows of one cycle."""
+        lo = int(np.searchsorted(self._keys, cycle, "left"))
+        hi = int(np.searchsorted(self._keys, cycle, "right"))
+        return self.frame.slice(lo, hi - lo)
+
+
+@dataclass
+class LogLines:
+    """The raw lines of the input, and the first line (0-based, across files) of every cycle."""
+
+    text: pl.Series
+    starts: dict[int, int]
+
+    def at(self, cycle: int, next_cycle: int | None) -> tuple[list[str], int]:
+        """The cycle's lines (at most LOG_LINE_LIMIT) and how many it has in all."""
+        lo = self.starts.get(cycle, 0)
+        hi = self.starts.get(next_cycle, len(self.text)) if next_cycle is not None else len(self.text)
+        n = max(hi - lo, 0)
+        return self.text.slice(lo, min(n, LOG_LINE_LIMIT)).to_list(), n
+
+
+def read_lines(paths: Sequence[str | Path]) -> pl.DataFrame:
+    """(file, line, text) of every input line, in the order the parser reads them."""
+    frames = []
+    for src in discover(list(paths)):
+        opener = gzip.open if src.path.suffix == ".gz" else open
+        with opener(src.path, "rb") as fh:
+            data = fh.read().decode("utf-8", "replace")
+        lines = data.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        frames.append(pl.DataFrame({"text": lines}, schema={"text": pl.String}).select(
+            pl.lit(src.name).alias("file"), "text", pl.int_range(1, len(lines) + 1, dtype=pl.UInt32).alias("line")))
+    if not frames:
+        return pl.DataFrame(schema={"file": pl.String, "text": pl.String, "line": pl.UInt32})
+    return pl.concat(frames)
+
+
+def log_lines(lines: pl.DataFrame, cycles: pl.DataFrame) -> LogLines:
+    """Index the raw lines by cycle: a cycle runs from its loop-entry line to the next one's."""
+    offsets: dict[str, int] = {}
+    total = 0
+    for name, n in lines.group_by("file", maintain_order=True).len().iter_rows():
+        offsets[name] = total
+        total += n
+    starts: dict[int, int] = {}
+    for i, (cycle, file, line) in enumerate(cycles.select("cycle", "file", "line").iter_rows()):
+        # the bootstrap section before the first loop belongs to the first cycle (as in the tables)
+        starts[cycle] = 0 if i == 0 else offsets.get(file, 0) + (line or 1) - 1
+    return LogLines(lines["text"], starts)
+
+
+# Colours of the family groups in the Log tab (the grouping `rmreplay parse` prints).
+GROUP_STYLES = {
+    "bootstrap": "grey62", "nodes": "cyan", "jobs and processes": "green", "job caps": "magenta",
+    "how much": "yellow", "what of": "bright_blue", "evictions": "red", "defragmentation": "bright_red",
+    "schedule and cycles": "bold white", "occupancy and tables": "blue", "generic messages": "default",
+    "other": "default",
+}
+assert set(GROUPS) <= set(GROUP_STYLES)
+METHOD_GROUPS: dict[str, str] = {}
+for (_cls, _method), _routes in ROUTES.items():
+    METHOD_GROUPS.setdefault(_method, _group(_routes[0].family))
+
+
+def line_style(line: str) -> str:
+    """The style of a raw log line: by the family group of its method (continuation lines: dim)."""
+    if len(line) < 25 or not line[:2].isdigit():
+        return "dim"
+    if " WARN " in line[:35] or " ERROR " in line[:35]:
+        return "bold red"
+    parts = line[25:].split(None, 6)  # LEVEL RM.Class - JID T[n] method ...
+    method = parts[5] if len(parts) > 5 else ""
+    return GROUP_STYLES.get(METHOD_GROUPS.get(method, "other"), "default")
+
+
+def _in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("cycle").is_not_null())
+
+
+def _quantum(tables: dict[str, pl.DataFrame]) -> int:
+    q = tables["nodepools"]["quantum"].drop_nulls() if "nodepools" in tables else pl.Series([], dtype=pl.Int64)
+    return int(q[0]) if len(q) else 15
+
+
+def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions."""
+    sched = _in_cycles(tables["schedule"])
+    quantum = _quantum(tables)
+    held = sched.group_by("cycle", "job_id", maintain_order=True).agg(
+        pl.col("work_type").first().alias("type"),
+        pl.col("memory_gb").first(),
+        (pl.col("kind") == "existing").sum().cast(pl.Int64).alias("held"),
+        (pl.col("kind") == "addition").sum().cast(pl.Int64).alias("added"),
+        (pl.col("kind") == "removal").sum().cast(pl.Int64).alias("removed"),
+        pl.col("host").filter(pl.col("kind") == "existing").unique(maintain_order=True).sort().str.join(" ").alias("hosts"),
+        pl.col("reason").drop_nulls().first().alias("sched_reason"),
+    ).sort("cycle")
+    described = (_in_cycles(tables["jobs"]).sort("job_id", "cycle", "line")
+                 .unique(["job_id", "cycle"], keep="last", maintain_order=True)
+                 .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order")).sort("cycle"))
+    caps = (_in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null())
+            .unique(["cycle", "job_id"], keep="last", maintain_order=True)
+            .select("cycle", "job_id", pl.col("actual_cap").alias("cap")).sort("cycle"))
+    counts = _in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0))
+    counted = counts.unique(["cycle", "job_id"], keep="last", maintain_order=True).select(
+        "cycle", "job_id", pl.col("shares_given").alias("counted"))
+    deferred = counts.filter(pl.col("reason").is_not_null()).group_by("cycle", "job_id").agg(
+        pl.col("reason").unique(maintain_order=True).str.join("; ").alias("count_reason"))
+    out = (held.join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
+           # a cap the RM did not recompute this cycle stands
+           .join_asof(caps, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
+           .join(counted, on=["cycle", "job_id"], how="left")
+           .join(deferred, on=["cycle", "job_id"], how="left"))
+    order = pl.coalesce("job_order", pl.col("memory_gb").map_elements(lambda m: job_order(m, quantum), pl.Int64))
+    state = (pl.when(pl.col("added") > 0).then(pl.lit("Expanded"))
+             .when(pl.col("removed") > 0).then(pl.lit("Shrunken"))
+             .when((pl.col("type") == "Reservation") & (pl.col("held") > 0)).then(pl.lit("Reserved"))
+             .when(pl.col("held") > 0).then(pl.lit("Stable"))
+             .otherwise(pl.lit("Dormant")))
+    return out.with_columns(
+        order.alias("order"), state.alias("state"),
+        pl.coalesce("sched_reason", "count_reason").alias("reason"),
+        pl.lit(None, pl.Int64).alias("ref_cap"), pl.lit(None, pl.Int64).alias("ref_counted"),
+        pl.lit(0, pl.Int64).alias("divergences"),
+    ).select("cycle", "job_id", "type", "user", "class", "order", "cap", "counted", "held", "added", "removed",
+             "state", "ref_cap", "ref_counted", "divergences", "reason", "hosts", "memory_gb").sort("cycle", "job_id")
+
+
+def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFrame:
+    """One row per (cycle, host) known by then: pool, order, status and the quanta the schedule leaves used."""
+    nodes = tables["nodes"]
+    events = _in_cycles(nodes).filter(pl.col("event").is_in(list(NODE_STATUS)))
+    if events.is_empty():
+        return pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
+                                    "status": pl.String, "blacklisted": pl.Boolean, "used": pl.Int64,
+                                    "free": pl.Int64, "jobs": pl.String})
+    inventory = (events.filter(pl.col("event") == "arrive").sort("cycle", "line")
+                 .select("cycle", "host", "nodepool", pl.col("share_order").alias("order")))
+    died = events.filter(pl.col("event") == "death").select("cycle", "host").unique()
+    status = events.join(died.with_columns(pl.lit(True).alias("_died")), on=["cycle", "host"], how="left")
+    status = status.filter(~((pl.col("event") == "disable") & pl.col("_died").fill_null(False))).sort("cycle", "line").unique(["cycle", "host"], keep="last", maintain_order=True).select(
+        "cycle", "host", pl.col("event").replace_strict(NODE_STATUS).alias("status")).sort("cycle")
+    first = inventory.group_by("host", maintain_order=True).agg(pl.col("cycle").min().alias("since"))
+    grid = (pl.DataFrame({"cycle": cycles}).join(first, how="cross").filter(pl.col("cycle") >= pl.col("since"))
+            .drop("since").sort("cycle"))
+    grid = (grid.join_asof(inventory.sort("cycle"), on="cycle", by="host", strategy="backward", check_sortedness=False)
+            .join_asof(status, on="cycle", by="host", strategy="backward", check_sortedness=False))
+    quantum = _quantum(tables)
+    existing = _in_cycles(tables["schedule"]).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
+    existing = existing.with_columns(
+        pl.col("memory_gb").map_elements(lambda m: job_order(m, quantum), pl.Int64).alias("qshares"))
+    used = existing.group_by("cycle", "host").agg(
+        pl.col("qshares").sum().alias("used"),
+        pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))
+    black = pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "blacklisted": pl.Boolean})
+    if not tables["occupancy"].is_empty():
+        black = (_in_cycles(tables["occupancy"]).group_by("cycle", "host").agg(pl.col("blacklisted").any()))
+    return (grid.join(used, on=["cycle", "host"], how="left").join(black, on=["cycle", "host"], how="left")
+            .with_columns(pl.col("used").fill_null(0), pl.col("jobs").fill_null(""),
+                          pl.col("blacklisted").fill_null(False), pl.col("order").fill_null(0))
+            .with_columns((pl.col("order") - pl.col("used")).clip(lower_bound=0).alias("free"))
+            .select("cycle", "host", "nodepool", "order", "status", "blacklisted", "used", "free", "jobs")
+            .sort("cycle", "nodepool", "host"))
+
+
+def defrag_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Defragmentation per cycle: needy jobs and the machines searched for them, then the shares taken."""
+    rows = _in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(DEFRAG_KINDS)).select(
+        "cycle", "kind", "job_id", "user", "class", "host", "donor_job", "counted", "needed", "detail")
+    from replay.logged import _new_removals  # the shares the schedule newly removes (the log's takings)
+
+    shrunk = _in_cycles(tables["evictions"]).select("cycle", "job_id", "host", "share_id")
+    taken = (_new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+             .join(shrunk.filter(pl.col("share_id").is_null()), on=["cycle", "job_id", "host"], how="anti"))
+    taken = taken.select("cycle", pl.lit("taken").alias("kind"), pl.lit(None, pl.Int64).alias("job_id"),
+                         pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.String).alias("class"), "host",
+                         pl.col("job_id").alias("donor_job"), pl.lit(None, pl.Int64).alias("counted"),
+                         pl.lit(None, pl.Int64).alias("needed"),
+                         pl.format("share {}", pl.col("share_id")).alias("detail"))
+    return pl.concat([rows, taken.cast(rows.schema)]).sort("cycle", maintain_order=True)
+
+
+def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: dict[str, pl.DataFrame],
+                   divergences: pl.DataFrame) -> pl.DataFrame:
+    """One row per cycle: time, jobs, expanded and shrunken jobs, needy jobs, node deaths, divergences."""
+    per = jobs.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("jobs"),
+                                     (pl.col("added") > 0).sum().cast(pl.Int64).alias("expanded"),
+                                     (pl.col("removed") > 0).sum().cast(pl.Int64).alias("shrunken"))
+    needy = (_in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(["needy", "needy_detected"]))
+             .group_by("cycle").agg(pl.col("job_id").n_unique().cast(pl.Int64).alias("needy")))
+    deaths = (_in_cycles(tables["nodes"]).filter(pl.col("event").is_in(["death", "disable"]))
+              .group_by("cycle").agg(pl.len().cast(pl.Int64).alias("deaths")))
+    div = divergences.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences"))
+    return (cycles.select("cycle", pl.coalesce("ts_start", "ts_end").alias("ts"))
+            .join(per, on="cycle", how="left").join(needy, on="cycle", how="left")
+            .join(deaths, on="cycle", how="left").join(div, on="cycle", how="left")
+            .with_columns(pl.col("jobs", "expanded", "shrunken", "needy", "deaths", "divergences").fill_null(0))
+            .sort("cycle"))
+
+
+EMPTY_DIVERGENCES = pl.DataFrame(schema={"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String,
+                                         "logged": pl.String, "reference": pl.String, "explanation": pl.String})
+
+
+@dataclass
+class Browse:
+    """Everything the TUI shows, for every cycle of one log."""
+
+    name: str
+    tables: dict[str, pl.DataFrame]
+    timeline: pl.DataFrame
+    jobs: Sliced
+    nodes: Sliced
+    defrag: Sliced
+    diff: Sliced
+    lines: LogLines | None = None
+    audited: bool = False
+    cycle_list: list[int] = field(default_factory=list)
+    div_cycles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    @property
+    def total(self) -> int:
+        """Number of published cycles."""
+        return len(self.cycle_list)
+
+    def ts(self, cycle: int) -> datetime | None:
+        """The cycle's timestamp (when its scheduling loop began)."""
+        i = self.index(cycle)
+        return self.timeline["ts"][i] if i is not None else None
+
+    def index(self, cycle: int) -> int | None:
+        """Position of the cycle in the log (cycles are numbered 1..n)."""
+        i = cycle - 1
+        return i if 0 <= i < len(self.cycle_list) and self.cycle_list[i] == cycle else (
+            self.cycle_list.index(cycle) if cycle in self.cycle_list else None)
+
+    def next_divergence(self, cycle: int, forward: bool = True) -> int | None:
+        """The next (or previous) cycle with a divergence, or None."""
+        d = self.div_cycles
+        if forward:
+            i = int(np.searchsorted(d, cycle, "right"))
+            return int(d[i]) if i < len(d) else None
+        i = int(np.searchsorted(d, cycle, "left")) - 1
+        return int(d[i]) if i >= 0 else None
+
+    def cycle_at_time(self, text: str, around: int) -> int | None:
+        """The last cycle that began at or before a time (`HH:MM[:SS]` on the current cycle's day, or a
+        full `YYYY-MM-DD HH:MM[:SS]` / `DD Mon YYYY HH:MM:SS`)."""
+        text = text.strip()
+        when: datetime | None = None
+        for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%d %b %Y %H:%M:%S,%f",
+                    "%d %b %Y %H:%M:%S", "%d %b %Y %H:%M"):
+            try:
+                when = datetime.strptime(text, fmt)
+                break
+            except ValueError:
+                pass
+        if when is None:
+            for fmt in ("%H:%M:%S", "%H:%M"):
+                try:
+                    t = datetime.strptime(text, fmt).time()
+                except ValueError:
+                    continue
+                day = self.ts(around) or self.timeline["ts"].drop_nulls().first()
+                if day is None:
+                    return None
+                when = datetime.combine(day.date(), time(t.hour, t.minute, t.second))
+                break
+        if when is None:
+            return None
+        ts = self.timeline["ts"]
+        at = self.timeline.filter(ts <= when)
+        return int(at["cycle"][-1]) if at.height else int(self.timeline["cycle"][0])
+
+    def log_at(self, cycle: int) -> tuple[list[str], int]:
+        """The raw lines of the cycle (none when the input was a parse directory without the logs)."""
+        if self.lines is None:
+            return [], 0
+        i = self.index(cycle)
+        nxt = self.cycle_list[i + 1] if i is not None and i + 1 < len(self.cycle_list) else None
+        return self.lines.at(cycle, nxt)
+
+    def history(self, job_id: int) -> pl.DataFrame:
+        """Every cycle the job was published in."""
+        return self.jobs.frame.filter(pl.col("job_id") == job_id)
+
+    def with_audit(self, frames: dict[str, pl.DataFrame]) -> Browse:
+        """The same views with rmref's decisions and the divergences joined in."""
+        div = frames["divergences"]
+        ref_caps = frames["ref_caps"].unique(["cycle", "job_id"], keep="last").select(
+            "cycle", "job_id", pl.col("actual_cap").alias("_rc"))
+        ref_counts = frames["ref_counts"].unique(["cycle", "job_id"], keep="last").select(
+            "cycle", "job_id", pl.col("shares_given").alias("_rn"))
+        per_job = div.group_by("cycle", "job_id").agg(pl.len().cast(pl.Int64).alias("_dv"))
+        jobs = (self.jobs.frame.join(ref_caps, on=["cycle", "job_id"], how="left")
+                .join(ref_counts, on=["cycle", "job_id"], how="left")
+                .join(per_job, on=["cycle", "job_id"], how="left")
+                .with_columns(pl.col("_rc").alias("ref_cap"), pl.col("_rn").alias("ref_counted"),
+                              pl.col("_dv").fill_null(0).alias("divergences"))
+                .drop("_rc", "_rn", "_dv"))
+        taken = frames["ref_defrag"].select(
+            "cycle", pl.lit("rmref taken").alias("kind"), pl.col("needy_job").alias("job_id"),
+            pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.String).alias("class"), "host", "donor_job",
+            pl.lit(None, pl.Int64).alias("counted"), pl.lit(None, pl.Int64).alias("needed"),
+            pl.format("share {}", pl.col("share_id")).alias("detail"))
+        defrag = pl.concat([self.defrag.frame, taken.cast(self.defrag.frame.schema)])
+        timeline = self.timeline.drop("divergences").join(
+            div.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences")), on="cycle", how="left"
+        ).with_columns(pl.col("divergences").fill_null(0)).sort("cycle")
+        return replace(self, jobs=Sliced(jobs), defrag=Sliced(defrag), diff=Sliced(div), timeline=timeline,
+                       audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
+
+
+def build(name: str, tables: dict[str, pl.DataFrame], lines: pl.DataFrame | None = None) -> Browse:
+    """Precompute every view of a parsed log (the audit's columns come later, see `with_audit`)."""
+    cycles = tables["cycles"]
+    jobs = jobs_frame(tables)
+    return Browse(
+        name=name, tables=tables,
+        timeline=timeline_frame(cycles, jobs, tables, EMPTY_DIVERGENCES),
+        jobs=Sliced(jobs), nodes=Sliced(nodes_frame(tables, cycles["cycle"])), defrag=Sliced(defrag_frame(tables)),
+        diff=Sliced(EMPTY_DIVERGENCES), lines=log_lines(lines, cycles) if lines is not None else None,
+        cycle_list=cycles["cycle"].cast(pl.Int64).to_list(),
+    )
+
+
+def matches(frame: pl.DataFrame, query: str, columns: dict[str, str]) -> pl.DataFrame:
+    """Rows matching a filter: words that must all match, each `text` (any column) or `field:text`
+    (field one of job, user, class, host); case-insensitive substring, job ids whole."""
+    keep = pl.lit(True)
+    for word in query.split():
+        key, sep, value = word.partition(":")
+        if not sep:
+            key, value = "", word
+        value = value.lower()
+        wanted = [c for k, c in columns.items() if (not key or k == key) and c in frame.columns]
+        if not wanted:
+            return frame.clear()
+        any_of = pl.lit(False)
+        for col in wanted:
+            if frame.schema[col].is_integer():
+                any_of = any_of | (pl.col(col).cast(pl.String) == value)
+            else:
+                any_of = any_of | pl.col(col).str.to_lowercase().str.contains(value, literal=True).fill_null(False)
+        keep = keep & any_of
+    return frame.filter(keep)
