@@ -43,6 +43,10 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
+# keys resources give that the RM's bootstrap never prints (a replay needs them all the same)
+RESOURCE_ONLY_KEYS = ("global allotment",)
+
+
 def config_rows(props: Properties, classes: list[ClassRow], first_pool: Stanza | None,
                 class_file: str) -> list[tuple[str, str, str | None, int | None]]:
     """(key, value, file, line) for the scheduler parameters the RM logs at bootstrap (Scheduler.init),
@@ -92,6 +96,8 @@ def config_rows(props: Properties, classes: list[ClassRow], first_pool: Stanza |
     if url is not None:
         add("ActiveMQ URL", url, "ducc.broker.protocol", "ducc.broker.port")
     add("JVM Path", props.raw("ducc.jvm"), "ducc.jvm")
+    if props.raw("ducc.rm.global_allotment") is not None:  # the RM never logs it (see RESOURCE_ONLY_KEYS)
+        add("global allotment", props.integer("ducc.rm.global_allotment"), "ducc.rm.global_allotment")
     return rows
 
 
