@@ -3,40 +3,44 @@
 Parsing and the audit run in worker threads; the browser opens as soon as the parse is in, and
 the reference columns, divergence markers and the Diff tab fill in when the audit finishes.
 Showing a cycle slices the precomputed frames of `tui.data.Browse` and refills only the tab on
-screen; the other tabs are refilled when they are opened.
+screen; the other tabs are refilled when they are opened. The tables (`tui.grid.Grid`) and the Log
+view draw only their visible lines, and nothing on a cycle switch re-lays the screen out.
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
-from pathlib import Path
 
 import polars as pl
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.screen import ModalScreen, Screen
 from textual.widgets import (DataTable, Footer, Input, Label, ProgressBar, Sparkline, Static, TabbedContent,
                              TabPane)
 
 from replay import InputError
 from tui.data import Browse, build, line_style, matches
+from tui.grid import Grid
 from tui.load import Loaded, load, run_audit, save_audit
 
 # The key table: footer, `?` help and the README show the same words.
 KEYS = [
     ("n / p", "next / previous cycle"),
     ("d / D", "next / previous cycle with a divergence (rmref and the log disagree)"),
-    ("g", "go to a cycle number or a time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS)"),
+    ("g", "go to a cycle number or a time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS), typed in the status line"),
     ("/", "filter rows: words match job, user, class or host; job:12 user:alice class:normal host:node1"),
     ("enter", "open the job under the cursor: its history and the explanation of this cycle"),
-    ("escape", "back (close the job history, a dialog, or clear the filter)"),
+    ("escape", "back (close the job history or the help, cancel g, or clear the filter)"),
     ("1-5", "Jobs, Nodes, Defrag, Log, Diff tab"),
     ("ctrl+p", "command palette"),
     ("?", "this help"),
@@ -44,8 +48,7 @@ KEYS = [
 ]
 MARKS = [("!", "bold red", "divergence"), ("N", "yellow", "needy jobs"), ("X", "magenta", "node death")]
 TABS = ("jobs", "nodes", "defrag", "log", "diff")
-PAD_LIMIT = 400  # tables keep up to this many (blank) rows so that moving between cycles re-lays nothing out
-# Fixed column widths: a cycle's rows overwrite the previous cycle's cells without re-measuring.
+# Fixed column widths: a row is laid out without measuring the others, and only visible rows are drawn.
 COLUMNS = {
     # one cell per row: scrolling the timeline re-renders one cell a line, not six
     "timeline": [(" cycle time     jobs  +   -  !NX", 34)],
@@ -74,38 +77,66 @@ def _ts(v) -> str:
     return v.strftime("%Y-%m-%d %H:%M:%S") if v is not None else "-"
 
 
+def _settle_heap() -> None:
+    """Move the loaded log's objects out of the garbage collector's sight.
+
+    A big log leaves millions of long-lived objects; every full (generation 2) collection walked
+    them all, 30-50 ms in the middle of a key press, several times per hundred cycle switches.
+    Frozen, they are no longer walked (they live as long as the app anyway)."""
+    gc.collect()
+    gc.freeze()
+
+
 class LogView(ScrollView, can_focus=True):
     """The raw lines of one cycle, rendered line by line (only the visible lines are drawn)."""
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.lines: list[tuple[str, str]] = []  # (text, style)
+        self._strips: dict[int, Strip] = {}  # line -> its rendering, until the lines change
+        self._base: Style | None = None
 
     def set_lines(self, lines: list[tuple[str, str]]) -> None:
         """Show these lines from the top."""
         self.lines = lines
+        self._strips.clear()
         width = max((len(t) for t, _ in lines), default=0)
-        self.virtual_size = Size(width, len(lines))
-        self.scroll_to(0, 0, animate=False)
+        size = Size(width, len(lines))
+        if size != self.virtual_size:
+            # the virtual size is a layout reactive; the view's own size does not change, so skip the re-layout
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
+        self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
 
     def text(self) -> str:
         """Every line, as plain text."""
         return "\n".join(t for t, _ in self.lines)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Look the widget's style up once for all the lines of this paint."""
+        self._base = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base = None
+
     def render_line(self, y: int) -> Strip:
         """One visible line, cropped to the view."""
         scroll_x, scroll_y = self.scroll_offset
+        base = self._base or self.rich_style
         i = scroll_y + y
         if i >= len(self.lines):
-            return Strip.blank(self.size.width, self.rich_style)
-        text, style = self.lines[i]
-        segments = Text(text, style=style, no_wrap=True).render(self.app.console)
-        strip = Strip(list(segments)).crop(scroll_x, scroll_x + self.size.width)
-        return strip.extend_cell_length(self.size.width).apply_style(self.rich_style)
+            return Strip.blank(self.size.width, base)
+        strip = self._strips.get(i)
+        if strip is None:
+            text, style = self.lines[i]
+            strip = self._strips[i] = Strip(list(Text(text, style=style, no_wrap=True).render(self.app.console)))
+        strip = strip.crop(scroll_x, scroll_x + self.size.width)
+        return strip.extend_cell_length(self.size.width).apply_style(base)
 
 
-class JobsTable(DataTable):
+class JobsTable(Grid):
     """The Jobs tab's table: enter opens the job's history."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Open job", show=True)]
@@ -160,25 +191,6 @@ class HelpScreen(ModalScreen):
         with Vertical(id="help-box"):
             yield Static(keys)
             yield Label("escape closes", id="help-hint")
-
-
-class GotoScreen(ModalScreen[str | None]):
-    """Ask for a cycle number or a time."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="goto-box"):
-            yield Label("Go to cycle number or time (HH:MM[:SS] or YYYY-MM-DD HH:MM:SS)")
-            yield Input(id="goto-input")
-
-    @on(Input.Submitted)
-    def _submit(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
-
-    def action_cancel(self) -> None:
-        """Close without moving."""
-        self.dismiss(None)
 
 
 class HistoryScreen(Screen):
@@ -279,38 +291,37 @@ class RmReplayApp(App):
         self.error: str | None = None
         self._stale: set[str] = set()
         self._row_keys: dict[str, list[str]] = {}
-        self._row_counts: dict[str, int] = {}
-        self._capacity: dict[str, int] = {}
         self._loading: LoadingScreen | None = None
+        self._goto_text: str | None = None  # what has been typed after `g`, while it is being typed
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Static(" rmreplay", id="header")
         with Horizontal(id="body"):
-            yield DataTable(id="timeline", cursor_type="row", zebra_stripes=False)
+            yield Grid(COLUMNS["timeline"], id="timeline")
             with TabbedContent(id="tabs", initial="jobs"):
                 with TabPane("Jobs", id="jobs"):
-                    yield JobsTable(id="jobs-table", cursor_type="row")
+                    yield JobsTable(COLUMNS["jobs-table"], id="jobs-table")
                 with TabPane("Nodes", id="nodes"):
-                    yield DataTable(id="nodes-table", cursor_type="row")
+                    yield Grid(COLUMNS["nodes-table"], id="nodes-table")
                 with TabPane("Defrag", id="defrag"):
-                    yield DataTable(id="defrag-table", cursor_type="row")
+                    yield Grid(COLUMNS["defrag-table"], id="defrag-table")
                 with TabPane("Log", id="log"):
                     yield LogView(id="log-view")
                 with TabPane("Diff", id="diff"):
-                    yield DataTable(id="diff-table", cursor_type="row")
+                    yield Grid(COLUMNS["diff-table"], id="diff-table")
         yield Input(id="filter", placeholder="filter: words match job, user, class or host (user:alice host:n1)")
         with Horizontal(id="status"):
             yield Static("", id="status-text")
             yield ProgressBar(total=100, show_eta=False, id="audit-progress")
         yield Footer()
 
+    def on_unmount(self) -> None:
+        """Give the frozen heap back to the collector (tests run many apps in one process)."""
+        gc.unfreeze()
+
     def on_mount(self) -> None:
-        """Set up the tables' columns and start loading."""
-        for table_id, columns in COLUMNS.items():
-            table = self.query_one(f"#{table_id}", DataTable)
-            for label, width in columns:
-                table.add_column(label, width=width)
+        """Start loading."""
         self.query_one("#filter", Input).display = False
         if self.loaded is not None:
             self._opened(self.loaded)
@@ -354,7 +365,6 @@ class RmReplayApp(App):
             browse = browse.with_audit(loaded.audit)
         self.browse = browse
         self.loaded = loaded
-        self._set_capacity()
         if self._loading is not None:
             self.pop_screen()
             self._loading = None
@@ -367,6 +377,7 @@ class RmReplayApp(App):
         else:
             self._set_status("auditing: rmref replays every cycle", progress=0)
             self._audit()
+        _settle_heap()
 
     @work(thread=True, exclusive=True, group="audit")
     def _audit(self) -> None:
@@ -389,7 +400,6 @@ class RmReplayApp(App):
         assert self.browse is not None
         if not self.browse.audited:
             self.browse = self.browse.with_audit(frames)
-            self._set_capacity()
             self._fill_timeline()
             self.show_cycle(self.cycle)
         n = frames["divergences"].height
@@ -397,32 +407,29 @@ class RmReplayApp(App):
         self._set_status(f"audit: {self.browse.total - bad:,} of {self.browse.total:,} cycles agree with rmref, "
                          f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
         self.audit_done = True
-
-    def _set_capacity(self) -> None:
-        """The most rows any cycle puts in each tab's table."""
-        assert self.browse is not None
-        b = self.browse
-        for table_id, sliced in (("jobs-table", b.jobs), ("nodes-table", b.nodes), ("defrag-table", b.defrag),
-                                 ("diff-table", b.diff)):
-            frame = sliced.frame
-            self._capacity[table_id] = int(frame.group_by("cycle").len()["len"].max() or 0) if frame.height else 0
+        _settle_heap()
 
     def _set_status(self, message: str, progress: int | None = None) -> None:
-        parts = [message]
-        if self.filter_text:
-            parts.append(f"filter: {self.filter_text}")
-        self.query_one("#status-text", Static).update(Text("  ·  ".join(parts)), layout=False)
+        self._status = message
+        self._paint_status()
         bar = self.query_one("#audit-progress", ProgressBar)
         bar.display = progress is not None
         if progress is not None:
             bar.update(progress=progress)
-        self._status = message
+
+    def _paint_status(self) -> None:
+        """The status line: the go-to prompt while `g` is asking, else the status and the filter."""
+        if self._goto_text is not None:
+            text = Text.assemble(("go to: ", "bold"), (self._goto_text, "reverse"), " ", (
+                "cycle number or time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS); enter goes, escape cancels", "dim"))
+        else:
+            text = Text("  ·  ".join([getattr(self, "_status", "")] + ([f"filter: {self.filter_text}"]
+                                                                      if self.filter_text else [])))
+        self.query_one("#status-text", Static).update(text, layout=False)
 
     # ------------------------------------------------------------------ showing a cycle
     def _fill_timeline(self) -> None:
         assert self.browse is not None
-        table = self.query_one("#timeline", DataTable)
-        table.clear()
         rows = []
         for c, ts, jobs, exp, shr, needy, deaths, div in self.browse.timeline.select(
                 "cycle", "ts", "jobs", "expanded", "shrunken", "needy", "deaths", "divergences").iter_rows():
@@ -430,7 +437,7 @@ class RmReplayApp(App):
             for on_, (mark, style, _what) in zip((div, needy, deaths), MARKS):
                 line.append(mark if on_ else " ", style=style)
             rows.append((line,))
-        table.add_rows(rows)
+        self.query_one("#timeline", Grid).set_rows(rows)
 
     def show_cycle(self, cycle: int) -> None:
         """Show one cycle: header, timeline cursor, and the tab on screen (the others when opened)."""
@@ -444,9 +451,7 @@ class RmReplayApp(App):
         self.query_one("#header", Static).update(Text.assemble(
             (" rmreplay ", "bold"), f" {b.name}   ", (f"Cycle {cycle}/{b.total}", "bold"), f"   {_ts(b.ts(cycle))}"),
             layout=False)
-        timeline = self.query_one("#timeline", DataTable)
-        if timeline.cursor_row != i:
-            timeline.move_cursor(row=i)
+        self.query_one("#timeline", Grid).move_cursor(i)
         self._stale = set(TABS)
         self._refresh_tab(self.query_one("#tabs", TabbedContent).active or "jobs")
 
@@ -459,28 +464,10 @@ class RmReplayApp(App):
     def _filtered(self, tab: str, frame: pl.DataFrame) -> pl.DataFrame:
         return matches(frame, self.filter_text, FILTER_COLUMNS[tab]) if self.filter_text else frame
 
-    def _refill(self, table: DataTable, rows: Iterable[tuple], keys: Iterable[str] | None = None) -> None:
-        """Put new rows in a table in place. Cells are overwritten (columns have fixed widths, so
-        nothing is measured) and the table keeps as many rows as the busiest cycle needs, blank
-        below this cycle's rows: a changed row count would re-lay the whole screen out. Row keys
-        are positions; `keys` (the job or host of each row) are kept aside."""
-        rows = list(rows)
-        table_id = table.id or ""
-        self._row_keys[table_id] = list(keys) if keys is not None else []
-        self._row_counts[table_id] = len(rows)
-        columns = [c.key for c in table.ordered_columns]
-        blank = ("",) * len(columns)
-        have = table.row_count
-        want = max(len(rows), min(self._capacity.get(table_id, 0), PAD_LIMIT), have)
-        for i in range(want):
-            row = rows[i] if i < len(rows) else blank
-            if i < have:
-                for col, value in zip(columns, row):
-                    table.update_cell(f"r{i}", col, value)
-            else:
-                table.add_row(*row, key=f"r{i}")
-        if rows and table.cursor_row >= len(rows):
-            table.move_cursor(row=len(rows) - 1, animate=False)
+    def _refill(self, table: Grid, rows: Iterable[tuple], keys: Iterable[str] | None = None) -> None:
+        """Put a cycle's rows in a table (drawn when on screen); `keys` (the job or host of each row) are kept aside."""
+        self._row_keys[table.id or ""] = list(keys) if keys is not None else []
+        table.set_rows(list(rows))
 
     def row_key(self, table_id: str, row: int) -> str | None:
         """The job (or host) shown on a row of a tab's table."""
@@ -512,7 +499,7 @@ class RmReplayApp(App):
                 Text(str(div) if div else "", style=base), Text(r["reason"] or "", style="italic"),
             ))
             keys.append(str(r["job_id"]))
-        self._refill(self.query_one("#jobs-table", DataTable), rows, keys)
+        self._refill(self.query_one("#jobs-table", Grid), rows, keys)
 
     def _fill_nodes(self) -> None:
         assert self.browse is not None
@@ -531,7 +518,7 @@ class RmReplayApp(App):
                          str(used), str(r["free"]), r["jobs"],
                          Text(status, style="bold red" if down or r["blacklisted"] else "green")))
             keys.append(r["host"])
-        self._refill(self.query_one("#nodes-table", DataTable), rows, keys)
+        self._refill(self.query_one("#nodes-table", Grid), rows, keys)
 
     def _fill_defrag(self) -> None:
         assert self.browse is not None
@@ -544,7 +531,7 @@ class RmReplayApp(App):
                          r["class"] or "", r["host"] or "", _n(r["donor_job"]) if r["donor_job"] is not None else "",
                          _n(r["counted"]) if r["counted"] is not None else "",
                          _n(r["needed"]) if r["needed"] is not None else "", r["detail"] or ""))
-        self._refill(self.query_one("#defrag-table", DataTable), rows)
+        self._refill(self.query_one("#defrag-table", Grid), rows)
 
     def _fill_diff(self) -> None:
         assert self.browse is not None
@@ -553,7 +540,7 @@ class RmReplayApp(App):
                 for r in frame.iter_rows(named=True)]
         if not rows and not self.browse.audited:
             rows = [("", "", "", "", Text("the audit is still running", style="italic"))]
-        self._refill(self.query_one("#diff-table", DataTable), rows)
+        self._refill(self.query_one("#diff-table", Grid), rows)
 
     def _fill_log(self) -> None:
         assert self.browse is not None
@@ -575,26 +562,18 @@ class RmReplayApp(App):
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._refresh_tab(event.pane.id or "")
 
-    @on(DataTable.RowHighlighted, "#timeline")
-    def _timeline_moved(self, event: DataTable.RowHighlighted) -> None:
-        # only the user moving the timeline's cursor: a highlight that is not where the cursor is
-        # now is the echo of an earlier programmatic move (n pressed fast), and must not pull back
-        if event.cursor_row != event.data_table.cursor_row or not event.data_table.has_focus:
+    @on(Grid.Highlighted, "#timeline")
+    def _timeline_moved(self, event: Grid.Highlighted) -> None:
+        # only the user's moves send Highlighted; one that is not where the cursor is now was overtaken
+        if event.cursor_row != event.grid.cursor_row:
             return
         if self.browse is not None and 0 <= event.cursor_row < self.browse.total:
             cycle = self.browse.cycle_list[event.cursor_row]
             if cycle != self.cycle:
                 self.show_cycle(cycle)
 
-    @on(DataTable.RowHighlighted)
-    def _keep_cursor_on_rows(self, event: DataTable.RowHighlighted) -> None:
-        table = event.data_table
-        n = self._row_counts.get(table.id or "")
-        if n is not None and n > 0 and event.cursor_row >= n:
-            table.move_cursor(row=n - 1, animate=False)
-
-    @on(DataTable.RowSelected, "#jobs-table")
-    def _job_selected(self, event: DataTable.RowSelected) -> None:
+    @on(Grid.Selected, "#jobs-table")
+    def _job_selected(self, event: Grid.Selected) -> None:
         job = self.row_key("jobs-table", event.cursor_row)
         if job is not None:
             self.open_job(int(job))
@@ -607,7 +586,7 @@ class RmReplayApp(App):
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value.strip()
-        self._set_status(getattr(self, "_status", ""), None)
+        self._paint_status()
         self.show_cycle(self.cycle)
 
     @on(Input.Submitted, "#filter")
@@ -660,7 +639,34 @@ class RmReplayApp(App):
     def action_goto(self) -> None:
         """Ask for a cycle number or time."""
         if self.browse is not None:
-            self.push_screen(GotoScreen(), self.goto)
+            self._goto_text = ""
+            self._paint_status()
+
+    # `g` is typed into the status line rather than a dialog or an input box: opening and closing
+    # either moves the focus, which makes Textual rebuild the footer and re-lay the screen out
+    # (100-300 ms on a big log), while the status line is repainted in place.
+    async def on_event(self, event: events.Event) -> None:
+        """While `g` is asking for a cycle, keys on the main screen edit the answer."""
+        if (self._goto_text is not None and isinstance(event, events.Key) and not event.is_forwarded
+                and self.screen is self.screen_stack[0]):
+            self._goto_key(event)
+            return
+        await super().on_event(event)
+
+    def _goto_key(self, event: events.Key) -> None:
+        text = self._goto_text or ""
+        if event.key in ("enter", "escape"):
+            self._goto_text = None
+            self._paint_status()
+            if event.key == "enter":
+                self.goto(text)
+            return
+        if event.key == "backspace":
+            text = text[:-1]
+        elif event.is_printable and event.character:
+            text += event.character
+        self._goto_text = text
+        self._paint_status()
 
     def goto(self, value: str | None) -> None:
         """Go to a cycle number or the last cycle begun at or before a time."""

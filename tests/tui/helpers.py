@@ -52,8 +52,5 @@ async def wait_until(pilot, done, timeout: float = 30.0) -> None:
 
 
 def rows(table) -> list[list[str]]:
-    """A DataTable's cells as plain strings (without the blank rows a table keeps below the cycle's)."""
-    out = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-    while out and not any(out[-1]):
-        out.pop()
-    return out
+    """A table's rows as drawn on screen (each cell's text cut to its column), whether scrolled into view or not."""
+    return [table.drawn(i) for i in range(table.row_count)]

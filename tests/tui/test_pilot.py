@@ -43,6 +43,10 @@ def test_keys_walk_cycles_and_tables_match_truth():
             assert f"Cycle 1/{total}" in header(app)
             await pilot.press("n", "n", "n", "p")
             assert app.cycle == 3 and f"Cycle 3/{total}" in header(app)
+            await pilot.press("g", "9", "escape")  # escape: no jump, and n/p are keys again
+            assert app.cycle == 3
+            await pilot.press("g", "9", "backspace", "2", "enter")
+            assert app.cycle == 2 and f"Cycle 2/{total}" in header(app)
             await pilot.press("g", *"38", "enter")
             await pilot.pause()
             assert app.cycle == 38 and f"Cycle 38/{total}" in header(app)
@@ -73,6 +77,36 @@ def test_keys_walk_cycles_and_tables_match_truth():
     run(go())
 
 
+def test_timeline_and_table_cursor_keys():
+    """The timeline's cursor keys move through cycles; a table's cursor scrolls its rows into view."""
+    name = "d_fragmentation"
+
+    async def go():
+        app = app_for(name)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.ready)
+            timeline = app.query_one("#timeline")
+            timeline.focus()
+            await pilot.press("down", "down")
+            await pilot.pause()
+            assert app.cycle == 3 and timeline.cursor_row == 2
+            await pilot.press("end")
+            await pilot.pause()
+            assert app.cycle == len(truth(name))
+            # the last cycle's row is drawn on screen, with its cycle number
+            drawn = ["".join(seg.text for seg in timeline.render_line(y)) for y in range(timeline.size.height)]
+            assert any(line.strip().startswith(str(app.cycle)) for line in drawn)
+            await pilot.press("home", "1")
+            await pilot.pause()
+            assert app.cycle == 1
+            jobs = app.query_one("#jobs-table")
+            first = "".join(seg.text for seg in jobs.render_line(1)).split()
+            assert first and first[0] == jobs.drawn(0)[0]
+            await pilot.press("q")
+
+    run(go())
+
+
 def test_node_death_shown_offline_as_truth_says():
     """f_node_failure: the dead node is marked in the Nodes tab and the timeline."""
     name = "f_node_failure"
@@ -89,7 +123,7 @@ def test_node_death_shown_offline_as_truth_says():
                 assert nodes[n["name"]][7].split()[0] == n["status"]
             assert any(n["status"] != "online" for n in rec["nodes"])
             death_cycle = app.browse.timeline.filter(pl.col("deaths") > 0)["cycle"].to_list()
-            marks = str(app.query_one("#timeline").get_row_at(death_cycle[0] - 1)[-1])
+            marks = app.query_one("#timeline").drawn(death_cycle[0] - 1)[-1][-3:]
             assert "X" in marks
             await pilot.press("q")
 
@@ -115,7 +149,7 @@ def test_divergence_keys_diff_tab_and_filter():
             assert app.cycle == 12
             await pilot.press("D")
             assert app.cycle == 5
-            assert "!" in str(app.query_one("#timeline").get_row_at(4)[-1])
+            assert "!" in app.query_one("#timeline").drawn(4)[-1][-3:]
             assert jobs_shown(app)[2][13] == "1"  # the div column of job 2
             await pilot.press("5")
             await pilot.pause()
@@ -144,7 +178,7 @@ def test_enter_opens_history_escape_returns_help_and_palette():
             await pilot.press("g", *"6", "enter")
             await pilot.pause()
             table = app.query_one("#jobs-table")
-            job = int(str(table.get_row_at(table.cursor_row)[0]))
+            job = int(table.drawn(table.cursor_row)[0])
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.explained)
             screen = app.screen
