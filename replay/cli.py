@@ -336,14 +336,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `rmreplay` console script."""
-    args = build_parser().parse_args(argv)
-    console = Console(stderr=False)
+def print_error(message: object) -> None:
+    """One red line on stderr, `rmreplay: ...`."""
+    Console(stderr=True).print(f"rmreplay: {message}", style="red", markup=False, highlight=False, soft_wrap=True)
+
+
+def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Entry point of the `rmreplay` sub-commands (`parser`: build_parser() or one extending it)."""
+    args = (parser or build_parser()).parse_args(argv)
     try:
-        return args.func(args, console)
+        return args.func(args, Console(stderr=False))
     except InputError as exc:
-        Console(stderr=True).print(f"rmreplay: {exc}", style="red", markup=False, highlight=False, soft_wrap=True)
+        print_error(exc)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -233,40 +233,52 @@ def inventory_gaps(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = Non
     return gaps
 
 
+def _published_shares(schedule: pl.DataFrame) -> tuple[dict, dict, dict]:
+    """Per cycle: the Existing shares in printed order (job, host, share id, memory, init ms), and
+    the (job, share id) sets of Additions and Removals; one pass over the table."""
+    existing: dict[int, list[tuple]] = {}
+    added: dict[int, set[tuple[int, int]]] = {}
+    removed: dict[int, set[tuple[int, int]]] = {}
+    rows = schedule.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
+        "cycle", "kind", "job_id", "host", "share_id", "memory_gb", "init_ms")
+    for cycle, kind, job, host, sid, mem, init_ms in rows.iter_rows():
+        if kind == "existing":
+            existing.setdefault(cycle, []).append((job, host, sid, mem, init_ms))
+        elif kind == "addition":
+            added.setdefault(cycle, set()).add((job, sid))
+        elif kind == "removal":
+            removed.setdefault(cycle, set()).add((job, sid))
+    return existing, added, removed
+
+
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                  cycles: range | None = None) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order."""
     boot = boot or bootstrap(tables)
     quantum = boot.config.quantum_gb
     machines = _Machines(tables, _top_pool(boot))
-    schedule = _by_cycle(tables["schedule"].filter(pl.col("host").is_not_null()))
+    existing, added, removed = _published_shares(tables["schedule"])
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
     needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
     clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
-    empty = tables["schedule"].clear()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
     if tables["cycles"].height:
-        first = schedule.get(tables["cycles"]["cycle"][0], empty)
-        added_first = first.filter(pl.col("kind") == "addition").select("job_id", "share_id")
-        first_held = set(first.filter(pl.col("kind") == "existing").select("job_id", "share_id").join(
-            added_first, on=["job_id", "share_id"], how="anti").iter_rows())
+        first = tables["cycles"]["cycle"][0]
+        first_held = {(job, sid) for job, _, sid, _, _ in existing.get(first, ())} - added.get(first, set())
     for cycle in tables["cycles"]["cycle"].to_list():
         state = machines.advance(cycle)
-        sched = schedule.get(cycle, empty)
-        removed_now = set(sched.filter(pl.col("kind") == "removal").select("job_id", "share_id").iter_rows())
+        removed_now = removed.get(cycle, set())
         if cycles is not None and cycle not in cycles:
             removed_before = removed_now
             continue
-        added = set(sched.filter(pl.col("kind") == "addition").select("job_id", "share_id").iter_rows())
+        added_now = added.get(cycle, set())
         held: dict[int, list[Share]] = {}
         rank: dict[int, int] = {}
-        for job, host, sid, mem, init_ms in sched.filter(pl.col("kind") == "existing").select(
-            "job_id", "host", "share_id", "memory_gb", "init_ms"
-        ).iter_rows():
+        for job, host, sid, mem, init_ms in existing.get(cycle, ()):
             rank[job] = rank.get(job, -1) + 1  # position in the printed list, investment order
-            if (job, sid) in added:
+            if (job, sid) in added_now:
                 continue
             reported, running = clock.state(cycle, host, sid, predates_log=(job, sid) in first_held)
             held.setdefault(job, []).append(Share(

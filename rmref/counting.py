@@ -323,15 +323,17 @@ def _freeable_machines(cyc: _Cycle, pool: _Pool, w: Work, needed: int) -> int:
     return given
 
 
-def _how_much_reserve(cyc: _Cycle, band: list[ClassDef]) -> None:
-    """howMuchReserve: whole machines for reservations (and jobs) of the band's classes."""
+def _count_band(cyc: _Cycle, band: list[ClassDef], for_job, for_single) -> None:
+    """Each class of the band, oldest work first: a Job may get several processes, other work one."""
     for cd in band:
         pool = cyc.pools[cd.nodepool]
         for w in cyc.jobs_of(cd):
-            if w.work_type == "Job":
-                _count_reservation_for_job(cyc, cd, pool, w)
-            else:
-                _count_single_reservation(cyc, cd, pool, w)
+            (for_job if w.work_type == "Job" else for_single)(cyc, cd, pool, w)
+
+
+def _how_much_reserve(cyc: _Cycle, band: list[ClassDef]) -> None:
+    """howMuchReserve: whole machines for reservations (and jobs) of the band's classes."""
+    _count_band(cyc, band, _count_reservation_for_job, _count_single_reservation)
 
 
 def _count_single_reservation(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
@@ -372,13 +374,7 @@ def _count_reservation_for_job(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) 
 
 def _how_much_fixed(cyc: _Cycle, band: list[ClassDef]) -> None:
     """howMuchFixed: non-preemptable processes for the band's classes, oldest job first."""
-    for cd in band:
-        pool = cyc.pools[cd.nodepool]
-        for w in cyc.jobs_of(cd):
-            if w.work_type == "Job":
-                _count_fixed_for_job(cyc, cd, pool, w)
-            else:
-                _count_single_fixed(cyc, cd, pool, w)
+    _count_band(cyc, band, _count_fixed_for_job, _count_single_fixed)
 
 
 def _no_room_reason(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work, spaces: str) -> str:

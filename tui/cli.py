@@ -12,7 +12,6 @@ import sys
 from rich.console import Console
 
 from replay import cli as replay_cli
-from replay.sources import InputError
 
 
 def cmd_tui(args: argparse.Namespace, console: Console) -> int:
@@ -26,8 +25,7 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     app = RmReplayApp(args.logs, use_cache=not args.no_cache)
     app.run()
     if app.error:
-        Console(stderr=True).print(f"rmreplay: {app.error}", style="red", markup=False, highlight=False,
-                                   soft_wrap=True)
+        replay_cli.print_error(app.error)
         return 2
     return 0
 
@@ -47,15 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `rmreplay` console script."""
-    args = build_parser().parse_args(argv)
-    console = Console(stderr=False)
-    try:
-        return args.func(args, console)
-    except InputError as exc:
-        Console(stderr=True).print(f"rmreplay: {exc}", style="red", markup=False, highlight=False, soft_wrap=True)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    return replay_cli.main(argv, build_parser())
 
 
 if __name__ == "__main__":

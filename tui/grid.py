@@ -68,29 +68,23 @@ class Grid(ScrollView, can_focus=True):
         Binding("enter", "select_cursor", "Select", show=False),
     ]
 
-    class Highlighted(Message):
+    class _RowMessage(Message):
+        """A message about one row of a grid."""
+
+        def __init__(self, grid: Grid, row: int) -> None:
+            super().__init__()
+            self.grid, self.cursor_row = grid, row
+
+        @property
+        def control(self) -> Grid:
+            """The grid the message is about."""
+            return self.grid
+
+    class Highlighted(_RowMessage):
         """The user moved the cursor to another row."""
 
-        def __init__(self, grid: Grid, row: int) -> None:
-            super().__init__()
-            self.grid, self.cursor_row = grid, row
-
-        @property
-        def control(self) -> Grid:
-            """The grid the cursor moved in."""
-            return self.grid
-
-    class Selected(Message):
+    class Selected(_RowMessage):
         """Enter (or a click on the cursor's row) picked a row."""
-
-        def __init__(self, grid: Grid, row: int) -> None:
-            super().__init__()
-            self.grid, self.cursor_row = grid, row
-
-        @property
-        def control(self) -> Grid:
-            """The grid the row was picked in."""
-            return self.grid
 
     def __init__(self, columns: Sequence[tuple[str, int]], *, header: bool = True, **kw) -> None:
         super().__init__(**kw)

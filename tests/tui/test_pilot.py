@@ -17,6 +17,17 @@ def run(coro):
     return asyncio.run(coro)
 
 
+def drive(app: RmReplayApp, script) -> None:
+    """Run the app headless until it has loaded, play `await script(pilot)`, then quit with q."""
+    async def go():
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.ready)
+            await script(pilot)
+            await pilot.press("q")
+
+    run(go())
+
+
 def truth_at(name: str, cycle: int) -> dict:
     rec = truth(name)[cycle - 1]
     assert rec["cycle"] == cycle
@@ -34,100 +45,91 @@ def jobs_shown(app) -> dict[int, list[str]]:
 def test_keys_walk_cycles_and_tables_match_truth():
     """n/p/g move through cycles; the Jobs and Nodes tabs list truth's jobs and hosts with their numbers."""
     name = "d_fragmentation"
+    app = app_for(name)
 
-    async def go():
-        app = app_for(name)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.ready)
-            total = len(truth(name))
-            assert f"Cycle 1/{total}" in header(app)
-            await pilot.press("n", "n", "n", "p")
-            assert app.cycle == 3 and f"Cycle 3/{total}" in header(app)
-            await pilot.press("g", "9", "escape")  # escape: no jump, and n/p are keys again
-            assert app.cycle == 3
-            await pilot.press("g", "9", "backspace", "2", "enter")
-            assert app.cycle == 2 and f"Cycle 2/{total}" in header(app)
-            await pilot.press("g", *"38", "enter")
-            await pilot.pause()
-            assert app.cycle == 38 and f"Cycle 38/{total}" in header(app)
-            rec = truth_at(name, 38)
-            shown = jobs_shown(app)
-            assert set(shown) == {j["id"] for j in rec["jobs"]}
-            for j in rec["jobs"]:
-                row = shown[j["id"]]
-                # job, type, user, class, order, ..., held (existing after the cycle)
-                assert row[1:5] == [j["type"], j["user"], j["class"], str(j["order"])]
-                assert row[9] == str(len(j["shares"]))
-                assert row[10] == (f"+{len(j['added'])}" if j["added"] else "")
-                assert row[11] == (f"-{len(j['preempted'])}" if j["preempted"] else "")
-            await pilot.press("2")
-            await pilot.pause()
-            nodes = {r[1]: r for r in rows(app.query_one("#nodes-table"))}
-            assert set(nodes) == {n["name"] for n in rec["nodes"]}
-            for n in rec["nodes"]:
-                assert nodes[n["name"]][2] == str(n["order"])
-                assert nodes[n["name"]][5] == str(n["free_qshares"])
-                assert nodes[n["name"]][7].startswith(n["status"])
-            # a time goes to the last cycle begun at or before it
-            await pilot.press("g", *"00:05:15", "enter")
-            await pilot.pause()
-            assert app.cycle == next(r["cycle"] for r in truth(name) if r["time"].endswith("00:05:10,000"))
-            await pilot.press("q")
+    async def script(pilot):
+        total = len(truth(name))
+        assert f"Cycle 1/{total}" in header(app)
+        await pilot.press("n", "n", "n", "p")
+        assert app.cycle == 3 and f"Cycle 3/{total}" in header(app)
+        await pilot.press("g", "9", "escape")  # escape: no jump, and n/p are keys again
+        assert app.cycle == 3
+        await pilot.press("g", "9", "backspace", "2", "enter")
+        assert app.cycle == 2 and f"Cycle 2/{total}" in header(app)
+        await pilot.press("g", *"38", "enter")
+        await pilot.pause()
+        assert app.cycle == 38 and f"Cycle 38/{total}" in header(app)
+        rec = truth_at(name, 38)
+        shown = jobs_shown(app)
+        assert set(shown) == {j["id"] for j in rec["jobs"]}
+        for j in rec["jobs"]:
+            row = shown[j["id"]]
+            # job, type, user, class, order, ..., held (existing after the cycle)
+            assert row[1:5] == [j["type"], j["user"], j["class"], str(j["order"])]
+            assert row[9] == str(len(j["shares"]))
+            assert row[10] == (f"+{len(j['added'])}" if j["added"] else "")
+            assert row[11] == (f"-{len(j['preempted'])}" if j["preempted"] else "")
+        await pilot.press("2")
+        await pilot.pause()
+        nodes = {r[1]: r for r in rows(app.query_one("#nodes-table"))}
+        assert set(nodes) == {n["name"] for n in rec["nodes"]}
+        for n in rec["nodes"]:
+            assert nodes[n["name"]][2] == str(n["order"])
+            assert nodes[n["name"]][5] == str(n["free_qshares"])
+            assert nodes[n["name"]][7].startswith(n["status"])
+        # a time goes to the last cycle begun at or before it
+        await pilot.press("g", *"00:05:15", "enter")
+        await pilot.pause()
+        assert app.cycle == next(r["cycle"] for r in truth(name) if r["time"].endswith("00:05:10,000"))
 
-    run(go())
+    drive(app, script)
 
 
 def test_timeline_and_table_cursor_keys():
     """The timeline's cursor keys move through cycles; a table's cursor scrolls its rows into view."""
     name = "d_fragmentation"
+    app = app_for(name)
 
-    async def go():
-        app = app_for(name)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.ready)
-            timeline = app.query_one("#timeline")
-            timeline.focus()
-            await pilot.press("down", "down")
-            await pilot.pause()
-            assert app.cycle == 3 and timeline.cursor_row == 2
-            await pilot.press("end")
-            await pilot.pause()
-            assert app.cycle == len(truth(name))
-            # the last cycle's row is drawn on screen, with its cycle number
-            drawn = ["".join(seg.text for seg in timeline.render_line(y)) for y in range(timeline.size.height)]
-            assert any(line.strip().startswith(str(app.cycle)) for line in drawn)
-            await pilot.press("home", "1")
-            await pilot.pause()
-            assert app.cycle == 1
-            jobs = app.query_one("#jobs-table")
-            first = "".join(seg.text for seg in jobs.render_line(1)).split()
-            assert first and first[0] == jobs.drawn(0)[0]
-            await pilot.press("q")
+    async def script(pilot):
+        timeline = app.query_one("#timeline")
+        timeline.focus()
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert app.cycle == 3 and timeline.cursor_row == 2
+        await pilot.press("end")
+        await pilot.pause()
+        assert app.cycle == len(truth(name))
+        # the last cycle's row is drawn on screen, with its cycle number
+        drawn = ["".join(seg.text for seg in timeline.render_line(y)) for y in range(timeline.size.height)]
+        assert any(line.strip().startswith(str(app.cycle)) for line in drawn)
+        await pilot.press("home", "1")
+        await pilot.pause()
+        assert app.cycle == 1
+        jobs = app.query_one("#jobs-table")
+        first = "".join(seg.text for seg in jobs.render_line(1)).split()
+        assert first and first[0] == jobs.drawn(0)[0]
 
-    run(go())
+    drive(app, script)
 
 
 def test_node_death_shown_offline_as_truth_says():
     """f_node_failure: the dead node is marked in the Nodes tab and the timeline."""
     name = "f_node_failure"
+    app = app_for(name)
 
-    async def go():
-        app = app_for(name)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.ready)
-            await pilot.press("g", *"45", "enter", "2")
-            await pilot.pause()
-            rec = truth_at(name, 45)
-            nodes = {r[1]: r for r in rows(app.query_one("#nodes-table"))}
-            for n in rec["nodes"]:
-                assert nodes[n["name"]][7].split()[0] == n["status"]
-            assert any(n["status"] != "online" for n in rec["nodes"])
-            death_cycle = app.browse.timeline.filter(pl.col("deaths") > 0)["cycle"].to_list()
-            marks = app.query_one("#timeline").drawn(death_cycle[0] - 1)[-1][-3:]
-            assert "X" in marks
-            await pilot.press("q")
+    async def script(pilot):
+        await pilot.press("g", *"45", "enter", "2")
+        await pilot.pause()
+        rec = truth_at(name, 45)
+        nodes = {r[1]: r for r in rows(app.query_one("#nodes-table"))}
+        for n in rec["nodes"]:
+            assert nodes[n["name"]][7].split()[0] == n["status"]
+        assert any(n["status"] != "online" for n in rec["nodes"])
+        death_cycle = app.browse.timeline.filter(pl.col("deaths") > 0)["cycle"].to_list()
+        marks = app.query_one("#timeline").drawn(death_cycle[0] - 1)[-1][-3:]
+        assert "X" in marks
 
-    run(go())
+    drive(app, script)
 
 
 def test_divergence_keys_diff_tab_and_filter():
@@ -170,39 +172,36 @@ def test_divergence_keys_diff_tab_and_filter():
 def test_enter_opens_history_escape_returns_help_and_palette():
     """enter on a job: its history (held per cycle as truth has it, and the explanation); escape; ?; ctrl+p."""
     name = "a_tiny"
+    app = app_for(name)
 
-    async def go():
-        app = app_for(name)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: app.ready)
-            await pilot.press("g", *"6", "enter")
-            await pilot.pause()
-            table = app.query_one("#jobs-table")
-            job = int(table.drawn(table.cursor_row)[0])
-            await pilot.press("enter")
-            await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.explained)
-            screen = app.screen
-            held = [len(next(j for j in r["jobs"] if j["id"] == job)["shares"]) for r in truth(name)
-                    if any(j["id"] == job for j in r["jobs"])]
-            assert list(screen.query_one("#history-spark").data) == held
-            text = str(screen.query_one("#explain-text").render())
-            assert f"Job {job}" in text and "Cycle 6" in text
-            await pilot.press("escape")
-            assert not isinstance(app.screen, HistoryScreen)
-            await pilot.press("question_mark")
-            assert isinstance(app.screen, HelpScreen)
-            await pilot.press("escape")
-            await pilot.press("ctrl+p")
-            await pilot.pause()
-            assert type(app.screen).__name__ == "CommandPalette"
-            await pilot.press(*"Next cycle")
-            await pilot.pause(0.3)
-            await pilot.press("enter")
-            await pilot.pause()
-            assert app.cycle == 7
-            await pilot.press("q")
+    async def script(pilot):
+        await pilot.press("g", *"6", "enter")
+        await pilot.pause()
+        table = app.query_one("#jobs-table")
+        job = int(table.drawn(table.cursor_row)[0])
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.explained)
+        screen = app.screen
+        held = [len(next(j for j in r["jobs"] if j["id"] == job)["shares"]) for r in truth(name)
+                if any(j["id"] == job for j in r["jobs"])]
+        assert list(screen.query_one("#history-spark").data) == held
+        text = str(screen.query_one("#explain-text").render())
+        assert f"Job {job}" in text and "Cycle 6" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HistoryScreen)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CommandPalette"
+        await pilot.press(*"Next cycle")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.cycle == 7
 
-    run(go())
+    drive(app, script)
 
 
 def test_loads_through_worker_and_cache(tmp_path, monkeypatch):
