@@ -160,14 +160,19 @@ def defrag_job_order(defrag: pl.DataFrame) -> dict[int, tuple[list[int], set[tup
     lines each show part of it, and one order consistent with all of them is taken. Jobs of two
     classes that no line relates keep an order the log does not show.
     """
-    rows = defrag.with_row_index("row").filter(pl.col("job_id").is_not_null() & pl.col("cycle").is_not_null())
+    rows = defrag.filter(pl.col("job_id").is_not_null() & pl.col("cycle").is_not_null()
+                         & pl.col("kind").is_in(["analysis", "needy", *_TAKE_KINDS]))
+    # per cycle, in log order: one sequence per class (analysis), per pool (needy), and the takings
+    seqs: dict[int, dict[tuple[str, str | None], list[int]]] = {}
+    for cycle, kind, cls, pool, job in rows.select("cycle", "kind", "class", "nodepool", "job_id").iter_rows():
+        key = ("analysis", cls) if kind == "analysis" else ("needy", pool) if kind == "needy" else ("take", None)
+        seq = seqs.setdefault(cycle, {}).setdefault(key, [])
+        if key[0] != "take" or job not in seq:
+            seq.append(job)
     out = {}
-    for (cycle,), g in rows.sort("row").group_by("cycle", maintain_order=True):
-        seqs = [sub["job_id"].to_list() for _, sub in
-                g.filter(pl.col("kind") == "analysis").group_by("class", maintain_order=True)]
-        seqs += [sub["job_id"].to_list() for _, sub in
-                 g.filter(pl.col("kind") == "needy").group_by("nodepool", maintain_order=True)]
-        seqs.append(list(dict.fromkeys(g.filter(pl.col("kind").is_in(_TAKE_KINDS))["job_id"].to_list())))
-        known = {(a, b) for seq in seqs for i, a in enumerate(seq) for b in seq[i + 1:]}
-        out[cycle] = (_merge(seqs), known)
+    for cycle, by_key in seqs.items():
+        rank = {"analysis": 0, "needy": 1, "take": 2}  # ties in the merge go by this order
+        parts = [seq for key, seq in sorted(by_key.items(), key=lambda kv: rank[kv[0][0]])]
+        known = {(a, b) for seq in parts for i, a in enumerate(seq) for b in seq[i + 1:]}
+        out[cycle] = (_merge(parts), known)
     return out
