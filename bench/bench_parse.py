@@ -56,6 +56,15 @@ def emit(results: dict, path: Path | None) -> int:
     return 0
 
 
+def _compiled() -> bool:
+    """Whether the installed rmreplay has its compiled scanner (else the figures are the polars path's)."""
+    try:
+        from replay.scan import COMPILED
+    except ImportError:
+        return False
+    return COMPILED
+
+
 def main() -> int:
     """Run the benchmark and print (and optionally save) the figures."""
     args = bench_args(__doc__, 3)
@@ -65,7 +74,7 @@ def main() -> int:
         log.write_bytes(data)
         size, lines = len(data), data.count(b"\n")
         rmreplay = shutil.which("rmreplay") or sys.exit("bench: rmreplay is not installed (pip install -e .)")
-        results = {"file_mb": size / 1e6, "lines": lines}
+        results = {"file_mb": size / 1e6, "lines": lines, "compiled_scanner": _compiled()}
         # warm the page cache and lark's parser cache so every tool reads from memory
         run([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "warm")])
         wall, rss = best([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "out")], args.runs)

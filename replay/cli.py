@@ -290,8 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
     p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
     p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
-    p.add_argument("--engine", choices=["fast", "lark"], default="fast",
-                   help="fast (vectorised, default) or lark (the grammar for everything; slower)")
+    p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
+                   help="fast (compiled scanner, default), polars (pure Python, vectorised) or lark "
+                        "(the grammar for everything; slowest); all three give the same tables")
     p.set_defaults(func=cmd_parse)
 
     a = sub.add_parser("audit", help="re-run every scheduling cycle with rmref and diff it against the log")

@@ -1,8 +1,10 @@
 """rm.log files -> typed tables: read, split records, route to families, parse, assemble.
 
-`engine="fast"` parses the high-volume families with vectorised regexes (replay.fast) and the
-rest with lark; `engine="lark"` parses every header and every body with the grammar. Both must
-give identical tables (tests/integration/test_engines.py).
+`engine="fast"` splits lines and headers and matches the high-volume families with the compiled
+scanner (replay.scan, replay.templates), the other families with vectorised regexes (replay.fast)
+and the rest with lark; `engine="polars"` does without the scanner (also what "fast" falls back
+to when it was not built); `engine="lark"` parses every header and every body with the grammar.
+All three must give identical tables (tests/integration/test_engines.py).
 """
 
 from __future__ import annotations
@@ -12,19 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
 import polars as pl
 
 from replay import fast, grammar
 from replay.families import GENERIC, ROUTES, TARGETS
 from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
+from replay.scan import COMPILED, has_template, scan_records, template_rows
 from replay.sources import InputError, discover
 from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, conform, file_names
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
 MULTILINE = {"schedule_state", "occupancy_table", "sched_sections", "pool_tables", "np_nodes", GENERIC}
-TS_FORMAT = "%d %b %Y %H:%M:%S,%3f"
 
 Progress = Callable[[str], None]
 
@@ -134,8 +137,11 @@ def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Prog
 
 
 def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals) -> dict[str, pl.DataFrame]:
-    lines = split_lines(chunk.pieces)
-    recs = find_records(lines, engine)
+    if engine == "fast" and COMPILED:
+        lines, recs = scan_records(chunk.pieces)
+    else:
+        lines = split_lines(chunk.pieces)
+        recs = find_records(lines, "lark" if engine == "lark" else "fast")
     records = _route(recs.records)
     buckets, unparsed = _parse_families(records, recs, engine)
     unparsed.append(_orphans(recs))
@@ -158,22 +164,44 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals) -
 
 
 def _route(records: pl.DataFrame) -> pl.DataFrame:
-    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body); parse `ts`."""
-    parts = []
-    for (cls, method), part in records.partition_by("cls", "method", as_dict=True, maintain_order=True).items():
+    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body).
+
+    Each (class, METHOD) group tries its routes in order on the bodies no earlier route took
+    (first match wins), a literal prefix by `starts_with` rather than a regex."""
+    codes = np.full(records.height, -1, dtype=np.int32)
+    body = records["body"]
+    groups = records.select("cls", "method", pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i")).group_by(
+        "cls", "method").agg("_i")
+    for cls, method, at in groups.iter_rows():
         routes = ROUTES.get((cls, method))
+        at = np.asarray(at, dtype=np.int64)
         if routes is None:
-            fam: pl.Expr = pl.lit(GENERIC)
-        else:
-            fam = pl.lit(None, dtype=pl.String)
-            for route in reversed(routes):
-                fam = pl.when(pl.col("body").str.contains(route.prefix)).then(pl.lit(route.family)).otherwise(fam)
-        parts.append(part.with_columns(fam.alias("family")))
-    routed = pl.concat(parts).sort("rec") if parts else records.with_columns(family=pl.lit(None, pl.String))
-    return routed.with_columns(
-        pl.col("ts").str.to_datetime(TS_FORMAT, time_unit="ms", strict=False).alias("ts"),
-        pl.col("ts").alias("ts_text"),
-    )
+            codes[at] = _FAMILY_CODE[GENERIC]
+            continue
+        texts = body.gather(at)
+        for route in routes:
+            hit = _prefix_match(texts, route.prefix).fill_null(False).to_numpy()
+            codes[at[hit]] = _FAMILY_CODE[route.family]
+            at, texts = at[~hit], texts.filter(pl.Series(~hit))
+            if not at.size:
+                break
+    family = pl.Series("family", _FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
+    return records.with_columns(family)
+
+
+_FAMILY_NAMES = list(dict.fromkeys([GENERIC] + [r.family for routes in ROUTES.values() for r in routes]))
+_FAMILY_CODE = {name: i for i, name in enumerate(_FAMILY_NAMES)}
+_REGEX_SYNTAX = set("\\.^$*+?()[]{}|")
+
+
+def _prefix_match(texts: pl.Series, prefix: str) -> pl.Series:
+    if prefix == "":
+        return pl.Series(np.ones(texts.len(), dtype=bool))
+    if prefix == "^$":
+        return texts == ""
+    if prefix.startswith("^") and not _REGEX_SYNTAX.intersection(prefix[1:]):
+        return texts.str.starts_with(prefix[1:])
+    return texts.str.contains(prefix)
 
 
 def _parse_families(
@@ -194,21 +222,37 @@ def _parse_families(
             rows = full_bodies(part, recs.continuations)
             buckets.setdefault("messages", []).append(rows)
             continue
-        if engine == "fast" and fast.has_fast_path(family):
-            rows, failed = fast.fast_rows(family, part, recs.continuations)
-            if failed.height:
-                # the grammar decides: its rows if it accepts the record, its error message if not
-                retry = part.join(failed.select("rec"), on="rec", how="semi")
-                more, failed = _lark_rows(family, retry, recs.continuations)
-                rows = pl.concat([rows, more], how="diagonal_relaxed").sort("rec", maintain_order=True)
-        else:
-            rows, failed = _lark_rows(family, part, recs.continuations)
+        rows, failed = _family_rows(family, part, recs, engine)
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
         for target in TARGETS.get(family, []):
             consts = [pl.lit(v).alias(k) for k, v in target.consts.items()]
             buckets.setdefault(target.table, []).append(rows.with_columns(*consts, _family=pl.lit(family)))
     return buckets, unparsed
+
+
+def _family_rows(family: str, part: pl.DataFrame, recs: Records, engine: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) of one family: each path takes what it can and hands the rest on, the
+    compiled templates to the polars regexes, those to the grammar, which decides (its failures
+    carry the grammar's own error message)."""
+    cont = recs.continuations
+    paths: list[Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = []
+    if recs.blocks and has_template(family):
+        paths.append(lambda p: template_rows(family, p, recs.blocks))
+    if engine != "lark" and fast.has_fast_path(family):
+        paths.append(lambda p: fast.fast_rows(family, p, cont))
+    paths.append(lambda p: _lark_rows(family, p, cont))
+    found: list[pl.DataFrame] = []
+    todo = part
+    for path in paths:
+        rows, failed = path(todo)
+        found.append(rows)
+        if not failed.height:
+            break
+        todo = part.join(failed.select("rec"), on="rec", how="semi")
+    if len(found) == 1:
+        return found[0], failed
+    return pl.concat(found, how="diagonal_relaxed").sort("rec", maintain_order=True), failed
 
 
 def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -21,6 +21,7 @@ HEADER_RE = (
     r"(\S*)\.([^\s.]+) +- +(\S+) +T\[(\d*)\] +(\S+)(.*)"
 )
 HEADER_FIELDS = ["ts", "level", "component", "cls", "jid", "tid", "method", "body"]
+TS_FORMAT = "%d %b %Y %H:%M:%S,%3f"
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,23 @@ class Lines:
 class Records:
     """Header lines as records and the continuation lines stitched to them."""
 
-    records: pl.DataFrame  # rec, file, line, ts, level, component, cls, jid, tid, method, body
+    records: pl.DataFrame  # rec, file, line, level, component, cls, jid, tid, method, body, ts, ts_text
     continuations: pl.DataFrame  # rec, file, line, text
     orphans: pl.DataFrame  # file, line, text: continuation lines before any header
+    blocks: tuple[bytes, ...] = ()  # the compiled scanner's: the bytes `_piece`/`_bs`/`_be` point into
+
+
+def repair_utf8(data: bytes) -> tuple[bytes, int]:
+    """(the bytes with invalid UTF-8 replaced by U+FFFD, how many lines had some); never fatal."""
+    if not data or np.frombuffer(data, dtype=np.uint8).max() < 0x80:
+        return data, 0
+    text = data.decode("utf-8", errors="replace")
+    return text.encode("utf-8"), sum(1 for ln in text.split("\n") if "\ufffd" in ln)
+
+
+def parse_ts(text: pl.Expr) -> pl.Expr:
+    """The header's timestamp text as a datetime (null when it is no real date)."""
+    return text.str.to_datetime(TS_FORMAT, time_unit="ms", strict=False)
 
 
 def split_lines(pieces: list[Piece]) -> Lines:
@@ -45,11 +60,8 @@ def split_lines(pieces: list[Piece]) -> Lines:
     frames = []
     bad = 0
     for piece in pieces:
-        data = piece.data
-        if data and np.frombuffer(data, dtype=np.uint8).max() >= 0x80:
-            text = data.decode("utf-8", errors="replace")
-            bad += sum(1 for ln in text.split("\n") if "\ufffd" in ln)
-            data = text.encode("utf-8")
+        data, bad_lines = repair_utf8(piece.data)
+        bad += bad_lines
         frames.append(_lines_of(piece.file, piece.first_line, data))
     frame = pl.concat(frames) if frames else _lines_of(0, 1, b"")
     return Lines(frame, bad)
@@ -78,12 +90,12 @@ def _lines_of(idx: int, first_line: int, data: bytes) -> pl.DataFrame:
 def find_records(lines: Lines, engine: str = "fast") -> Records:
     """Recognise headers (by `engine`) and stitch every other line to the record before it."""
     frame = lines.frame
-    headers = _lark_headers(frame["text"].to_list()) if engine == "lark" else _fast_headers(frame)
+    headers = _lark_headers(frame["text"].to_list()) if engine == "lark" else fast_headers(frame)
     is_header = headers["ts"].is_not_null()
     rec = is_header.cast(pl.Int64).cum_sum() - 1
     full = pl.concat([frame, headers, pl.DataFrame({"rec": rec, "is_header": is_header})], how="horizontal")
     records = full.filter(pl.col("is_header")).select(
-        "rec", "file", "line", *HEADER_FIELDS
+        "rec", "file", "line", *HEADER_FIELDS[1:], parse_ts(pl.col("ts")).alias("ts"), pl.col("ts").alias("ts_text"),
     ).with_columns(pl.col("rec").cast(pl.UInt32), pl.col("tid").cast(pl.UInt32, strict=False))
     cont = full.filter(~pl.col("is_header"))
     orphans = cont.filter(pl.col("rec") < 0).select("file", "line", "text")
@@ -102,7 +114,8 @@ _CANONICAL = (
 )
 
 
-def _fast_headers(frame: pl.DataFrame) -> pl.DataFrame:
+def fast_headers(frame: pl.DataFrame) -> pl.DataFrame:
+    """The header fields of each line of `frame` (all null on lines that are not headers)."""
     c = pl.col
     ok = frame["text"].str.contains(_CANONICAL)
     # staged columns: each slice is computed once (inline expressions would be recomputed)

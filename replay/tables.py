@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import polars as pl
+import pyarrow as pa
 
 I, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
 LI, LS = pl.List(pl.Int64), pl.List(pl.String)
@@ -95,10 +96,11 @@ def _convert(col: str, dtype: pl.DataType, have: pl.DataType) -> pl.Expr:
 
 def conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """The schema's columns, in order, cast from whatever the rows carried (absent -> null)."""
+    have = df.schema  # built anew on every access
     exprs = []
     for col, dtype in schema.items():
-        if col in df.columns:
-            exprs.append(_convert(col, dtype, df.schema[col]).alias(col))
+        if col in have:
+            exprs.append(_convert(col, dtype, have[col]).alias(col))
         else:
             exprs.append(pl.lit(None, dtype=dtype).alias(col))
     return df.select(exprs)
@@ -109,6 +111,7 @@ _SCALARS = ("user class host share_id kind memory_gb nodepool detail order m_ord
             "m_unused memory_mb free shares shares_given nqm policy epoch count new_jobs existing_jobs maxorder "
             "entity descr quantum search_order prop_key value rich_from clear_kind needy_what").split()
 _LISTS = "values names m_jobs classes subpools nodes hosts".split()
+_ABSENT = {**{c: pl.lit(None, S).alias(c) for c in _SCALARS}, **{c: pl.lit(None, LS).alias(c) for c in _LISTS}}
 
 
 def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame) -> pl.DataFrame:
@@ -118,8 +121,7 @@ def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame)
         parts = [pl.DataFrame({"rec": [], "_family": []}, schema={"rec": pl.UInt32, "_family": S})]
     df = pl.concat([p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts], how="diagonal_relaxed")
     df = df.rename({k: v for k, v in RENAME.items() if k in df.columns and v not in df.columns})
-    df = df.with_columns([pl.lit(None, S).alias(c) for c in _SCALARS if c not in df.columns]
-                         + [pl.lit(None, LS).alias(c) for c in _LISTS if c not in df.columns])
+    df = df.with_columns([expr for c, expr in _ABSENT.items() if c not in df.columns])
     df = df.sort("rec", maintain_order=True).join(info, on="rec", how="left")
     jid = pl.col("jid").cast(I, strict=False)
     return df.with_columns(
@@ -140,6 +142,21 @@ class Carry:
 # Buckets whose tables need the whole log: loop returns close cycles in the next chunk, and the
 # configuration may be printed again by a reconfigure.
 SPANNING = ("_cycle_lines", "_config_lines", "_nodepool_lines")
+
+
+def compact(df: pl.DataFrame) -> pl.DataFrame:
+    """`df` with its text copied out of the chunk it points into, so rows kept across chunks do not
+    keep every chunk's bytes alive (polars string views share their source buffers)."""
+    table = df.to_arrow()
+    return pl.from_arrow(table.cast(pa.schema([f.with_type(_plain(f.type)) for f in table.schema])))
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string_view(t) or pa.types.is_string(t):
+        return pa.large_string()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.large_list(_plain(t.value_type))
+    return t
 
 
 def file_names(names: list[str]) -> pl.DataFrame:
@@ -171,11 +188,11 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     carry.cycles += records.filter(pl.col("family") == "schedule_sent").height
     get = lambda name: _rows(buckets, name, info)  # noqa: E731
     for name in SPANNING:
-        carry.spanning[name].append(get(name))
+        carry.spanning[name].append(compact(get(name)))
     schedule = _schedule(get("_schedule_lines"))
     placements = _placements(get("_placement_lines"), schedule)
     if placements.height:
-        known = placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order"))
+        known = compact(placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order")))
         both = known if carry.share_orders is None else pl.concat([carry.share_orders, known])
         carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
     tables = {

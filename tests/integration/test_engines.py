@@ -1,22 +1,35 @@
-"""The vectorised fast engine and the all-lark engine give identical tables on every fixture.
+"""The three engines give identical tables on every fixture.
 
-This is how lark tests its own two parsers: the grammar is the specification; every fast path
-(header split, the high-volume families, the createState structure) must agree with it.
+This is how lark tests its own two parsers: the grammar is the specification, and every fast
+path must agree with it. `fast` is the compiled scanner (replay._scan: lines, headers, token
+templates) with the polars regexes behind it; `polars` is the pure-Python vectorised path (what
+runs where no C compiler was available at install); `lark` parses every header and body with
+the grammar.
 """
 
 from __future__ import annotations
 
+import pytest
 from polars.testing import assert_frame_equal
 
+from replay.scan import COMPILED
 from tests.conftest import parsed
 
 
-def test_fast_engine_equals_lark_engine(fixture_log):
-    fast = parsed(*fixture_log, engine="fast").tables
-    slow = parsed(*fixture_log, engine="lark").tables
-    assert fast.keys() == slow.keys()
-    for name in fast:
+def _same_tables(a, b) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
         try:
-            assert_frame_equal(fast[name], slow[name], check_exact=True)
+            assert_frame_equal(a[name], b[name], check_exact=True)
         except AssertionError as exc:
             raise AssertionError(f"table {name}: {exc}") from None
+
+
+def test_the_compiled_scanner_is_built():
+    # `pip install` builds it (setup.py); without it the suite would test only the polars path
+    assert COMPILED, "replay._scan is missing: reinstall with a C compiler (pip install -e .)"
+
+
+@pytest.mark.parametrize("engine", ["fast", "polars"])
+def test_engine_equals_lark_engine(fixture_log, engine):
+    _same_tables(parsed(*fixture_log, engine=engine).tables, parsed(*fixture_log, engine="lark").tables)

@@ -1,0 +1,438 @@
+/* _scan: the byte loops of the rm.log front end, compiled (see replay/scan.py).
+ *
+ * Python decides what a record means; this module only finds where things are in the bytes:
+ *   lines(data)                  -> every line's span, whether it is a record header, the spans of
+ *                                   the header's fields and its timestamp in epoch milliseconds;
+ *   views(data, starts, ends)    -> Arrow string views over `data` (zero-copy string columns);
+ *   match(data, starts, ends, t) -> the fields of a token template (replay/templates.py) per body.
+ * The pure-polars path in replay/records.py and replay/fast.py gives the same tables without it;
+ * tests/integration/test_engines.py holds the two to identical output on every fixture.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- lines ------------------------------------------------------------------------------ */
+
+enum { K_CONT = 0, K_HEADER = 1, K_MAYBE = 2 };  /* K_MAYBE: Python's general regex decides */
+/* int32 columns per line: start, end, kind, then (start, end) of level, component, cls, jid,
+ * tid, method, body */
+enum { NCOL = 17 };
+#define TS_NONE INT64_MIN  /* a timestamp left to polars (unusual values) */
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_blank(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* Rust's ASCII whitespace */
+
+static int two(const char *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
+
+/* days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil) */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+/* "dd Mon yyyy hh:mm:ss,SSS" -> ms since the epoch; TS_NONE for anything a strict reader would
+ * question (polars then decides, so both paths agree on odd dates) */
+static int64_t parse_ts(const char *p)
+{
+    static const char *months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int month = 0;
+    for (int i = 0; i < 12; i++)
+        if (memcmp(p + 3, months + 3 * i, 3) == 0) { month = i + 1; break; }
+    int64_t year = two(p + 7) * 100 + two(p + 9);
+    int day = two(p), hh = two(p + 12), mm = two(p + 15), ss = two(p + 18);
+    int ms = two(p + 21) * 10 + (p[23] - '0');
+    if (!month || day < 1 || hh > 23 || mm > 59 || ss > 59)
+        return TS_NONE;
+    if (day > mdays[month - 1] + (month == 2 && is_leap(year)))
+        return TS_NONE;
+    return ((days_from_civil(year, month, day) * 24 + hh) * 60 + mm) * 60000LL + ss * 1000LL + ms;
+}
+
+/* "dd Mon yyyy " with ASCII digits and letters: the start every header shares */
+static int has_date_prefix(const char *p, Py_ssize_t n)
+{
+    return n >= 12 && is_digit(p[0]) && is_digit(p[1]) && p[2] == ' ' && p[3] >= 'A' && p[3] <= 'Z'
+           && p[4] >= 'a' && p[4] <= 'z' && p[5] >= 'a' && p[5] <= 'z' && p[6] == ' ' && is_digit(p[7])
+           && is_digit(p[8]) && is_digit(p[9]) && is_digit(p[10]) && p[11] == ' ';
+}
+
+static int has_timestamp(const char *p, Py_ssize_t n)
+{
+    static const int digits[] = {12, 13, 15, 16, 18, 19, 21, 22, 23};
+    if (n < 25 || !has_date_prefix(p, n) || p[14] != ':' || p[17] != ':' || p[20] != ',' || p[24] != ' ')
+        return 0;
+    for (int i = 0; i < 9; i++)
+        if (!is_digit(p[digits[i]]))
+            return 0;
+    return 1;
+}
+
+static int has_level(const char *p)
+{
+    static const char *levels[] = {"TRACE", "DEBUG", " INFO", " WARN", "ERROR", "FATAL"};
+    for (int i = 0; i < 6; i++)
+        if (memcmp(p, levels[i], 5) == 0)
+            return 1;
+    return 0;
+}
+
+/* The layout log4j writes: "<ts> <%5p> <logger> - <jid> +T[<tid>] <METHOD>[ <body>]", ASCII only.
+ * Fills the field spans (absolute offsets) and returns 1, or returns 0 (not this layout). */
+static int split_header(const char *base, Py_ssize_t s, Py_ssize_t e, int32_t *col)
+{
+    const char *p = base + s;
+    Py_ssize_t n = e - s, i, dot = -1;
+    if (n < 32 || !has_timestamp(p, n) || !has_level(p + 25) || p[30] != ' ')
+        return 0;
+    col[3] = (int32_t)(s + 25 + (p[25] == ' '));  /* level, right-aligned in five columns */
+    col[4] = (int32_t)(s + 30);
+    for (i = 31; i < n && !is_blank(p[i]); i++)  /* the logger: component.Class */
+        if (p[i] == '.')
+            dot = i;
+    if (dot < 0 || dot + 1 >= i || i + 3 >= n || p[i + 1] != '-' || p[i + 2] != ' ' || p[i] != ' ')
+        return 0;
+    col[5] = (int32_t)(s + 31), col[6] = (int32_t)(s + dot);
+    col[7] = (int32_t)(s + dot + 1), col[8] = (int32_t)(s + i);
+    Py_ssize_t j = i + 3, jid_end;
+    if (is_blank(p[j]))
+        return 0;
+    for (; j < n && !is_blank(p[j]); j++) {}
+    jid_end = j;
+    for (; j < n && p[j] == ' '; j++) {}
+    if (j == jid_end || j + 2 > n || p[j] != 'T' || p[j + 1] != '[')
+        return 0;
+    col[9] = (int32_t)(s + i + 3), col[10] = (int32_t)(s + jid_end);
+    Py_ssize_t t = j + 2;
+    for (j = t; j < n && is_digit(p[j]); j++) {}
+    if (j + 2 >= n || p[j] != ']' || p[j + 1] != ' ' || is_blank(p[j + 2]))
+        return 0;
+    col[11] = (int32_t)(s + t), col[12] = (int32_t)(s + j);
+    Py_ssize_t m = j + 2;
+    for (j = m; j < n && p[j] != ' '; j++) {}  /* METHOD ends at the first blank (a space) */
+    col[13] = (int32_t)(s + m), col[14] = (int32_t)(s + j);
+    Py_ssize_t b = j, be = n;
+    while (b < be && is_blank(p[b])) b++;
+    while (be > b && is_blank(p[be - 1])) be--;
+    col[15] = (int32_t)(s + b), col[16] = (int32_t)(s + be);
+    return 1;
+}
+
+static PyObject *scan_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer in;
+    if (!PyArg_ParseTuple(args, "y*", &in))
+        return NULL;
+    const char *d = in.buf;
+    Py_ssize_t size = in.len, n = 0, k;
+    if (size >= INT32_MAX) {
+        PyBuffer_Release(&in);
+        return PyErr_Format(PyExc_ValueError, "block of %zd bytes: the scanner takes under 2 GiB", size);
+    }
+    for (k = 0; k < size; k++)
+        n += d[k] == '\n';
+    if (size && d[size - 1] != '\n')
+        n++;  /* a last line without its newline (a file cut mid-line) */
+    PyObject *cols = PyBytes_FromStringAndSize(NULL, n * NCOL * (Py_ssize_t)sizeof(int32_t));
+    PyObject *stamps = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!cols || !stamps) {
+        Py_XDECREF(cols), Py_XDECREF(stamps), PyBuffer_Release(&in);
+        return NULL;
+    }
+    int32_t *col = (int32_t *)PyBytes_AS_STRING(cols);
+    int64_t *ts = (int64_t *)PyBytes_AS_STRING(stamps);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t s = 0;
+    for (Py_ssize_t li = 0; li < n; li++, col += NCOL) {
+        const char *nl = memchr(d + s, '\n', (size_t)(size - s));
+        Py_ssize_t next = nl ? nl - d + 1 : size, e = nl ? nl - d : size;
+        while (e > s && d[e - 1] == '\r') e--;
+        memset(col, 0, NCOL * sizeof(int32_t));
+        col[0] = (int32_t)s, col[1] = (int32_t)e;
+        ts[li] = TS_NONE;
+        int ascii = 1;
+        for (k = s; k < e; k++)
+            if ((unsigned char)d[k] >= 0x80) { ascii = 0; break; }
+        if (ascii && split_header(d, s, e, col)) {
+            col[2] = K_HEADER;
+            ts[li] = parse_ts(d + s);
+        } else if (!ascii || has_date_prefix(d + s, e - s)) {
+            col[2] = K_MAYBE;
+        }
+        s = next;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&in);
+    return Py_BuildValue("(nNN)", n, cols, stamps);
+}
+
+/* ---- Arrow string views ------------------------------------------------------------------ */
+
+/* One 16-byte Arrow view per (start, end): the bytes inline when they fit in 12, else a 4-byte
+ * prefix, buffer 0 and the offset, so polars reads the columns without copying the text. */
+static PyObject *make_views(PyObject *self, PyObject *args)
+{
+    Py_buffer in, st, en;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &in, &st, &en))
+        return NULL;
+    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t);
+    PyObject *out = NULL;
+    if (en.len != st.len || in.len >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "views: starts and ends differ in length, or the block is over 2 GiB");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * 16);
+    if (!out)
+        goto done;
+    const int32_t *s = st.buf, *e = en.buf;
+    const char *d = in.buf;
+    char *v = PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++, v += 16) {
+        int32_t len = e[i] - s[i], zero = 0;
+        if (s[i] < 0 || len < 0 || (Py_ssize_t)e[i] > in.len) {
+            Py_CLEAR(out);
+            PyErr_SetString(PyExc_ValueError, "views: a span lies outside the block");
+            goto done;
+        }
+        memset(v, 0, 16);
+        memcpy(v, &len, 4);
+        if (len <= 12) {
+            memcpy(v + 4, d + s[i], (size_t)len);
+        } else {
+            memcpy(v + 4, d + s[i], 4);
+            memcpy(v + 8, &zero, 4);
+            memcpy(v + 12, &s[i], 4);
+        }
+    }
+done:
+    PyBuffer_Release(&in), PyBuffer_Release(&st), PyBuffer_Release(&en);
+    return out;
+}
+
+/* ---- token templates ------------------------------------------------------------------- */
+
+/* A template (compiled by replay/templates.py) is a tuple of ops, one per blank-separated token
+ * of a single-line body; a blank in the body is one or more spaces, as the grammar's %ignore.
+ * Each op is (code, prefix, suffix, field, kind):
+ *   T_LIT    the token equals `prefix`;
+ *   T_FIELD  the token is prefix + VALUE + suffix, VALUE non-empty (and an integer if kind=K_INT);
+ *            VALUE's span goes to `field`;
+ *   T_TYPED  a typed job id "[JSMRA?]_*digits": the letter to `field`, the digits to `field + 1`;
+ *   T_LIST   every remaining token (integers if kind=K_INT) is one element of the list;
+ *   T_OPT    the remaining tokens, if any, are the words of `prefix` one space apart (a terminal
+ *            with a blank inside, as in the grammar); the span to `field`.
+ * A body matches when the ops consume every token. Bodies with other blanks (tabs) or non-ASCII
+ * bytes never match: the caller hands those to the regex and lark paths. */
+enum { T_LIT = 0, T_FIELD = 1, T_TYPED = 2, T_LIST = 3, T_OPT = 4 };
+enum { K_ANY = 0, K_INT = 1 };
+
+typedef struct {
+    int code, field, kind;
+    const char *pre, *suf;
+    Py_ssize_t npre, nsuf;
+} Op;
+
+static int is_int(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = p[0] == '-';
+    if (i >= n || n - i > 18)  /* longer numbers: let the reference paths decide */
+        return 0;
+    for (; i < n; i++)
+        if (!is_digit(p[i]))
+            return 0;
+    return 1;
+}
+
+static int is_typed_id(const char *p, Py_ssize_t n, Py_ssize_t *digits)
+{
+    if (n < 2 || !strchr("JSMRA?", p[0]))
+        return 0;
+    Py_ssize_t i = 1;
+    while (i < n && p[i] == '_') i++;
+    if (i == n)
+        return 0;
+    *digits = i;
+    for (; i < n; i++)
+        if (!is_digit(p[i]))
+            return 0;
+    return 1;
+}
+
+static Py_ssize_t next_token(const char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t *tok_end)
+{
+    while (pos < end && d[pos] == ' ') pos++;
+    Py_ssize_t e = pos;
+    while (e < end && d[e] != ' ') e++;
+    *tok_end = e;
+    return pos;
+}
+
+/* Match one body; spans get (start, end) per field; list tokens are appended to `items`. */
+static int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+                     int32_t *items, Py_ssize_t *nitems, int32_t *count)
+{
+    for (Py_ssize_t k = s; k < e; k++)
+        if ((unsigned char)d[k] >= 0x80 || (d[k] >= '\t' && d[k] <= '\r'))
+            return 0;
+    Py_ssize_t pos = s, te;
+    for (int o = 0; o < nops; o++) {
+        const Op *op = &ops[o];
+        if (op->code == T_LIST) {
+            Py_ssize_t first = *nitems;
+            for (Py_ssize_t t = next_token(d, pos, e, &te); t < e; t = next_token(d, te, e, &te)) {
+                if (op->kind == K_INT && !is_int(d + t, te - t)) {
+                    *nitems = first;
+                    return 0;
+                }
+                items[2 * *nitems] = (int32_t)t, items[2 * *nitems + 1] = (int32_t)te;
+                (*nitems)++;
+            }
+            *count = (int32_t)(*nitems - first);
+            pos = e;
+            continue;
+        }
+        if (op->code == T_OPT) {
+            Py_ssize_t t = next_token(d, pos, e, &te), start = t;
+            if (t == e)
+                continue;  /* absent */
+            for (Py_ssize_t w = 0; w < op->npre;) {  /* present: word for word, one space apart */
+                Py_ssize_t wl = 0, prev = te;
+                while (w + wl < op->npre && op->pre[w + wl] != ' ') wl++;
+                if (w > 0 && ((t = next_token(d, te, e, &te)) == e || t != prev + 1))
+                    return 0;
+                if (te - t != wl || memcmp(d + t, op->pre + w, (size_t)wl) != 0)
+                    return 0;
+                w += wl + 1;
+            }
+            spans[2 * op->field] = (int32_t)start, spans[2 * op->field + 1] = (int32_t)te;
+            pos = te;
+            continue;
+        }
+        Py_ssize_t t = next_token(d, pos, e, &te), n = te - t;
+        if (t == e)
+            return 0;
+        pos = te;
+        if (op->code == T_LIT) {
+            if (n != op->npre || memcmp(d + t, op->pre, (size_t)n) != 0)
+                return 0;
+        } else if (op->code == T_TYPED) {
+            Py_ssize_t digits;
+            if (!is_typed_id(d + t, n, &digits))
+                return 0;
+            spans[2 * op->field] = (int32_t)t, spans[2 * op->field + 1] = (int32_t)(t + 1);
+            spans[2 * op->field + 2] = (int32_t)(t + digits), spans[2 * op->field + 3] = (int32_t)te;
+        } else {
+            Py_ssize_t vs = t + op->npre, ve = te - op->nsuf;
+            if (ve <= vs || memcmp(d + t, op->pre, (size_t)op->npre) != 0
+                || memcmp(d + ve, op->suf, (size_t)op->nsuf) != 0)
+                return 0;
+            if (op->kind == K_INT && !is_int(d + vs, ve - vs))
+                return 0;
+            spans[2 * op->field] = (int32_t)vs, spans[2 * op->field + 1] = (int32_t)ve;
+        }
+    }
+    return next_token(d, pos, e, &te) == e;  /* nothing left over */
+}
+
+static int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields)
+{
+    if (!PyTuple_Check(tmpl))
+        return PyErr_SetString(PyExc_TypeError, "match: the template must be a tuple of ops"), 0;
+    *nops = (int)PyTuple_GET_SIZE(tmpl);
+    *ops = PyMem_Calloc((size_t)*nops + 1, sizeof(Op));
+    if (!*ops)
+        return PyErr_NoMemory(), 0;
+    *nfields = 0;
+    for (int i = 0; i < *nops; i++) {
+        Op *op = &(*ops)[i];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(tmpl, i), "iy#y#ii", &op->code, &op->pre, &op->npre, &op->suf,
+                              &op->nsuf, &op->field, &op->kind))
+            return 0;
+        int last = op->field + (op->code == T_TYPED);
+        if (op->code != T_LIT && op->code != T_LIST && last + 1 > *nfields)
+            *nfields = last + 1;
+    }
+    return 1;
+}
+
+static PyObject *match_template(PyObject *self, PyObject *args)
+{
+    Py_buffer in, st, en;
+    PyObject *tmpl, *result = NULL, *ok = NULL, *spans = NULL, *items = NULL, *counts = NULL;
+    Op *ops = NULL;
+    int nops, nfields;
+    if (!PyArg_ParseTuple(args, "y*y*y*O", &in, &st, &en, &tmpl))
+        return NULL;
+    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t), total = 0;
+    if (!read_ops(tmpl, &ops, &nops, &nfields))
+        goto done;
+    if (en.len != st.len) {
+        PyErr_SetString(PyExc_ValueError, "match: starts and ends differ in length");
+        goto done;
+    }
+    const int32_t *s = st.buf, *e = en.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len) {
+            PyErr_SetString(PyExc_ValueError, "match: a span lies outside the block");
+            goto done;
+        }
+        total += (e[i] - s[i]) / 2 + 1;  /* at most this many tokens */
+    }
+    ok = PyBytes_FromStringAndSize(NULL, n);
+    spans = PyBytes_FromStringAndSize(NULL, n * (nfields ? nfields : 1) * 2 * (Py_ssize_t)sizeof(int32_t));
+    counts = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    int32_t *buf = PyMem_Malloc((size_t)total * 2 * sizeof(int32_t) + 8);
+    if (!ok || !spans || !counts || !buf) {
+        PyMem_Free(buf);
+        PyErr_NoMemory();
+        goto done;
+    }
+    char *okp = PyBytes_AS_STRING(ok);
+    int32_t *sp = (int32_t *)PyBytes_AS_STRING(spans), *cnt = (int32_t *)PyBytes_AS_STRING(counts);
+    Py_ssize_t nitems = 0;
+    for (Py_ssize_t i = 0; i < n; i++, sp += 2 * nfields) {
+        for (int f = 0; f < 2 * nfields; f++)
+            sp[f] = -1;
+        cnt[i] = 0;
+        okp[i] = (char)match_one(in.buf, s[i], e[i], ops, nops, sp, buf, &nitems, &cnt[i]);
+        if (!okp[i]) {
+            nitems -= cnt[i];
+            cnt[i] = 0;
+        }
+    }
+    items = PyBytes_FromStringAndSize((const char *)buf, nitems * 2 * (Py_ssize_t)sizeof(int32_t));
+    PyMem_Free(buf);
+    if (items)
+        result = Py_BuildValue("(OOOO)", ok, spans, counts, items);
+done:
+    Py_XDECREF(ok), Py_XDECREF(spans), Py_XDECREF(counts), Py_XDECREF(items);
+    PyMem_Free(ops);
+    PyBuffer_Release(&in), PyBuffer_Release(&st), PyBuffer_Release(&en);
+    return result;
+}
+
+/* ---- module ------------------------------------------------------------------------------ */
+
+static PyMethodDef methods[] = {
+    {"lines", scan_lines, METH_VARARGS,
+     "lines(data) -> (n, int32[n*17] spans, int64[n] ms): every line, its kind and header fields."},
+    {"views", make_views, METH_VARARGS,
+     "views(data, starts, ends) -> bytes: one 16-byte Arrow string view per int32 (start, end)."},
+    {"match", match_template, METH_VARARGS,
+     "match(data, starts, ends, template) -> (ok u8[n], spans i32[n,2f], counts i32[n], items i32[m,2])."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", "Compiled byte loops of the rm.log front end.",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }

@@ -1,0 +1,168 @@
+"""The compiled front end: lines, headers and timestamps from `replay._scan`, as zero-copy columns.
+
+`scan_records` gives exactly the frames `records.split_lines` + `records.find_records` give
+(tests/integration/test_engines.py), in one pass over the bytes and without copying any text:
+every string column is an Arrow string view into the chunk's bytes. Lines the scanner is not sure
+of (another header layout, non-ASCII text) go through the polars path, so both agree on them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from replay.chunks import Piece
+from replay.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
+from replay.templates import TEMPLATES, Template, compile_template
+
+try:
+    from replay import _scan
+except ImportError:  # pragma: no cover - built by `pip install`; without a compiler, polars does it all
+    _scan = None
+
+COMPILED = _scan is not None
+_K_HEADER, _K_MAYBE = 1, 2
+_FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
+_TS_NONE = np.iinfo(np.int64).min
+
+
+def _strings(data: bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
+    """Zero-copy string column over `data` (one Arrow string view per span)."""
+    views = _scan.views(data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32))
+    arr = pa.Array.from_buffers(pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)])
+    return pl.from_arrow(arr).alias(name)
+
+
+def _timestamps(stamps: np.ndarray, text: pl.Series) -> pl.Series:
+    """The scanner's epoch milliseconds; the dates it left alone (leap seconds, no such day) are
+    read by polars, so every timestamp is the one the polars path gives."""
+    ts = pl.Series("ts", stamps).cast(pl.Datetime("ms"))
+    odd = np.flatnonzero(stamps == _TS_NONE)
+    if odd.size:
+        ts = ts.scatter(odd, pl.select(parse_ts(pl.lit(text.gather(odd)))).to_series())
+    return ts
+
+
+def _piece(piece: Piece) -> tuple[bytes, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]:
+    """(bytes, lines, canonical header fields, other header fields, bad UTF-8 lines) of one piece."""
+    data, bad = repair_utf8(piece.data)
+    n, raw_cols, raw_ts = _scan.lines(data)
+    cols = np.frombuffer(raw_cols, dtype=np.int32).reshape(n, 17)
+    kind = cols[:, 2]
+    lines = pl.DataFrame({
+        "file": pl.Series(np.full(n, piece.file, dtype=np.uint16)),
+        "line": pl.Series(np.arange(piece.first_line, piece.first_line + n, dtype=np.uint32)),
+        "text": _strings(data, cols[:, 0], cols[:, 1], "text"),
+    })
+    at = np.flatnonzero(kind == _K_HEADER)
+    head = cols[at]
+    ts_text = _strings(data, head[:, 0], head[:, 0] + 24, "ts_text")
+    canonical = pl.DataFrame([
+        pl.Series("_i", at.astype(np.uint32)),
+        ts_text,
+        _timestamps(np.frombuffer(raw_ts, dtype=np.int64)[at], ts_text),
+        *[_strings(data, head[:, c], head[:, c + 1], f) for f, c in _FIELD_COLS.items()],
+        pl.Series("_bs", head[:, 15]), pl.Series("_be", head[:, 16]),  # where the body lies, for templates
+    ])
+    maybe = np.flatnonzero(kind == _K_MAYBE)
+    others = pl.DataFrame()
+    if maybe.size:
+        got = fast_headers(lines[maybe.tolist()]).with_columns(pl.Series("_i", maybe.astype(np.uint32)))
+        others = got.filter(pl.col("ts").is_not_null()).rename({"ts": "ts_text"})
+    return data, lines, canonical, others, bad
+
+
+def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
+    """Every line and every record of the pieces (the compiled equivalent of the polars path)."""
+    line_frames, record_frames, blocks, bad, offset = [], [], [], 0, 0
+    for piece in pieces:
+        if not piece.data:
+            continue
+        data, lines, canonical, others, bad_lines = _piece(piece)
+        frames = [canonical.with_columns(_piece=pl.lit(len(blocks), pl.UInt16))]
+        if others.height:
+            frames.append(others.with_columns(parse_ts(pl.col("ts_text")).alias("ts")))
+        heads = pl.concat(frames, how="diagonal").sort("_i") if len(frames) > 1 else frames[0]
+        record_frames.append(heads.with_columns(pl.col("_i") + offset))
+        blocks.append(data)
+        line_frames.append(lines)
+        offset += lines.height
+        bad += bad_lines
+    if not line_frames:
+        empty = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String})
+        return Lines(empty, 0), Records(_empty_records(), empty.with_columns(rec=pl.lit(0, pl.UInt32)).select(
+            "rec", "file", "line", "text"), empty)
+    frame = pl.concat(line_frames)
+    heads = pl.concat(record_frames)
+    return Lines(frame, bad), _stitch(frame, heads, tuple(blocks))
+
+
+def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[bytes, ...]) -> Records:
+    """Records from the header rows; every other line goes to the record before it."""
+    is_header = np.zeros(frame.height, dtype=bool)
+    at = heads["_i"].to_numpy()
+    is_header[at] = True
+    rec = np.cumsum(is_header, dtype=np.int64) - 1
+    mask = pl.Series(is_header)
+    where = frame.select("file", "line").filter(mask)
+    records = pl.concat([heads.drop("_i").with_row_index("rec"), where], how="horizontal").select(
+        "rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece", "_bs", "_be",
+    ).with_columns(pl.col("tid").cast(pl.UInt32, strict=False))
+    cont = frame.filter(~mask).with_columns(pl.Series("rec", rec[~is_header]))
+    orphans = cont.filter(pl.col("rec") < 0).select("file", "line", "text")
+    continuations = cont.filter(pl.col("rec") >= 0).select(pl.col("rec").cast(pl.UInt32), "file", "line", "text")
+    return Records(records, continuations, orphans, blocks)
+
+
+def _empty_records() -> pl.DataFrame:
+    schema = {"rec": pl.UInt32, "file": pl.UInt16, "line": pl.UInt32,
+              **{f: pl.String for f in HEADER_FIELDS if f != "ts"}, "ts": pl.Datetime("ms"), "ts_text": pl.String}
+    return pl.DataFrame(schema=schema).with_columns(pl.col("tid").cast(pl.UInt32))
+
+
+def has_template(family: str) -> bool:
+    """Whether the compiled scanner has a template for `family`."""
+    return COMPILED and family in TEMPLATES
+
+
+def template_rows(family: str, part: pl.DataFrame, blocks: tuple[bytes, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) of one family's records, matched in the blocks their bodies lie in.
+
+    `part` carries each body's span (`_piece`, `_bs`, `_be`); a record without one (a header the
+    polars path read) is a failure here, and so goes on to the regex and lark paths."""
+    tmpl = compile_template(TEMPLATES[family])
+    rows, failed = [], [part.filter(pl.col("_bs").is_null()).select("rec")]
+    for (piece,), sub in part.filter(pl.col("_bs").is_not_null()).partition_by("_piece", as_dict=True).items():
+        got, bad = _match(tmpl, sub, blocks[piece])
+        rows.append(got)
+        failed.append(bad)
+    out = pl.concat(rows) if rows else pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
+    return out, pl.concat(failed)
+
+
+def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
+    starts = part["_bs"].to_numpy()
+    ends = part["_be"].to_numpy()
+    raw_ok, raw_spans, raw_counts, raw_items = _scan.match(
+        data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32), tmpl.ops)
+    ok = np.frombuffer(raw_ok, dtype=np.bool_)
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(len(ok), max(len(tmpl.fields), 1) * 2)[ok]
+    cols: list[pl.Series] = [part["rec"].filter(pl.Series(ok))]
+    for i, name in enumerate(tmpl.fields):
+        if name == "_":
+            continue
+        s, e = spans[:, 2 * i], spans[:, 2 * i + 1]
+        col = _strings(data, np.maximum(s, 0), np.maximum(e, 0), name)
+        missing = np.flatnonzero(s < 0)  # an optional field that is absent
+        cols.append(col.scatter(missing, None) if missing.size else col)
+    if tmpl.list_field:
+        counts = np.frombuffer(raw_counts, dtype=np.int32)[ok]
+        items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+        values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
+        # from_buffers, not pa.array: that one imports pandas (a quarter second) to inspect its input
+        lists = pa.ListArray.from_buffers(pa.list_(values.type), len(counts), [None, pa.py_buffer(offsets)],
+                                          children=[values])
+        cols.append(pl.from_arrow(lists).alias(tmpl.list_field))
+    return pl.DataFrame(cols), part.filter(~pl.Series(ok)).select("rec")

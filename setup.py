@@ -1,0 +1,9 @@
+"""The compiled front end (replay._scan); everything else is declared in pyproject.toml.
+
+`optional=True`: without a C compiler the install still succeeds and rmreplay parses with its
+pure-polars path (slower, same tables).
+"""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("replay._scan", ["replay/_scan.c"], extra_compile_args=["-O2"], optional=True)])
