@@ -1,7 +1,8 @@
 """Split log bytes into lines, recognise record headers, stitch continuation lines to records.
 
-Two engines produce the same frames: `fast` (numpy line split + one polars regex over all lines)
-and `lark` (the grammar's `record_header` rule, line by line; the reference, used by the tests).
+Two paths here produce the same frames: the polars one (numpy line split + polars string kernels;
+engine "polars", and "fast" where the compiled scanner of replay/scan.py was not built) and lark
+(the grammar's `record_header` rule, line by line; the reference, used by the tests).
 """
 
 from __future__ import annotations
