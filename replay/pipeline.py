@@ -23,7 +23,7 @@ from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
 from replay.scan import COMPILED, has_template, scan_records, template_rows
 from replay.sources import InputError, discover
-from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, conform, file_names
+from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
@@ -74,9 +74,9 @@ class MemorySink:
         self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in SCHEMAS}
 
     def add(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Keep one chunk's tables."""
+        """Keep one chunk's tables (their text copied out, so the chunk's bytes can go)."""
         for name, df in tables.items():
-            self.parts[name].append(df)
+            self.parts[name].append(compact(df))
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """Every table, in log order."""
