@@ -362,3 +362,8 @@ def all_families() -> list[str]:
             if route.family != GENERIC:
                 seen[route.family] = None
     return list(seen)
+
+
+# Every family as a small integer (the compiled router's output): GENERIC first, then route order.
+FAMILY_NAMES: list[str] = list(dict.fromkeys([GENERIC] + [r.family for rs in ROUTES.values() for r in rs]))
+FAMILY_CODE: dict[str, int] = {name: i for i, name in enumerate(FAMILY_NAMES)}

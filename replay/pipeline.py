@@ -18,10 +18,10 @@ import numpy as np
 import polars as pl
 
 from replay import fast, grammar
-from replay.families import GENERIC, ROUTES, TARGETS
+from replay.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
-from replay.scan import COMPILED, has_template, scan_records, template_rows
+from replay.scan import COMPILED, UNDECIDED, has_template, scan_records, template_rows
 from replay.sources import InputError, discover
 from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
 
@@ -166,8 +166,22 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals) -
 def _route(records: pl.DataFrame) -> pl.DataFrame:
     """Add `family` (grammar rule, GENERIC, or null = known method, unknown body).
 
-    Each (class, METHOD) group tries its routes in order on the bodies no earlier route took
-    (first match wins), a literal prefix by `starts_with` rather than a regex."""
+    The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`."""
+    if "_fam" in records.columns:
+        codes = records["_fam"].fill_null(UNDECIDED).to_numpy().copy()
+        todo = np.flatnonzero(codes == UNDECIDED)
+    else:
+        codes = np.full(records.height, -1, dtype=np.int32)
+        todo = np.arange(records.height)
+    if todo.size:
+        codes[todo] = _route_polars(records[todo.tolist()] if todo.size < records.height else records)
+    family = pl.Series("family", FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
+    return records.with_columns(family)
+
+
+def _route_polars(records: pl.DataFrame) -> np.ndarray:
+    """Family codes by vectorised regexes: each (class, METHOD) group tries its routes in order on
+    the bodies no earlier route took (first match wins), a literal prefix by `starts_with`."""
     codes = np.full(records.height, -1, dtype=np.int32)
     body = records["body"]
     groups = records.select("cls", "method", pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i")).group_by(
@@ -176,21 +190,18 @@ def _route(records: pl.DataFrame) -> pl.DataFrame:
         routes = ROUTES.get((cls, method))
         at = np.asarray(at, dtype=np.int64)
         if routes is None:
-            codes[at] = _FAMILY_CODE[GENERIC]
+            codes[at] = FAMILY_CODE[GENERIC]
             continue
         texts = body.gather(at)
         for route in routes:
             hit = _prefix_match(texts, route.prefix).fill_null(False).to_numpy()
-            codes[at[hit]] = _FAMILY_CODE[route.family]
+            codes[at[hit]] = FAMILY_CODE[route.family]
             at, texts = at[~hit], texts.filter(pl.Series(~hit))
             if not at.size:
                 break
-    family = pl.Series("family", _FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
-    return records.with_columns(family)
+    return codes
 
 
-_FAMILY_NAMES = list(dict.fromkeys([GENERIC] + [r.family for routes in ROUTES.values() for r in routes]))
-_FAMILY_CODE = {name: i for i, name in enumerate(_FAMILY_NAMES)}
 _REGEX_SYNTAX = set("\\.^$*+?()[]{}|")
 
 

@@ -8,11 +8,15 @@ of (another header layout, non-ASCII text) go through the polars path, so both a
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from replay.chunks import Piece
+from replay.families import FAMILY_CODE, GENERIC, ROUTES
+from replay.prefixes import Unsupported, compile_prefix
 from replay.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
 from replay.templates import TEMPLATES, Template, compile_template
 
@@ -22,6 +26,7 @@ except ImportError:  # pragma: no cover - built by `pip install`; without a comp
     _scan = None
 
 COMPILED = _scan is not None
+UNDECIDED = -2  # the compiled router leaves the record to polars (replay.pipeline._route)
 _K_HEADER, _K_MAYBE = 1, 2
 _FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
 _TS_NONE = np.iinfo(np.int64).min
@@ -32,6 +37,21 @@ def _strings(data: bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl
     views = _scan.views(data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32))
     arr = pa.Array.from_buffers(pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)])
     return pl.from_arrow(arr).alias(name)
+
+
+@lru_cache(maxsize=1)
+def _route_table() -> tuple:
+    """ROUTES for `_scan.route`: per (class, METHOD), its compiled prefixes in order (None: some
+    prefix is outside the compiled subset, so polars routes that group)."""
+    table = []
+    for (cls, method), routes in ROUTES.items():
+        try:
+            progs = tuple((p.code, p.sets, int(p.anchored), FAMILY_CODE[r.family])
+                          for r in routes for p in [compile_prefix(r.prefix)])
+        except Unsupported:
+            progs = None
+        table.append((f"{cls}\0{method}".encode(), progs))
+    return tuple(table)
 
 
 def _timestamps(stamps: np.ndarray, text: pl.Series) -> pl.Series:
@@ -64,6 +84,8 @@ def _piece(piece: Piece) -> tuple[bytes, pl.DataFrame, pl.DataFrame, pl.DataFram
         _timestamps(np.frombuffer(raw_ts, dtype=np.int64)[at], ts_text),
         *[_strings(data, head[:, c], head[:, c + 1], f) for f, c in _FIELD_COLS.items()],
         pl.Series("_bs", head[:, 15]), pl.Series("_be", head[:, 16]),  # where the body lies, for templates
+        pl.Series("_fam", np.frombuffer(_scan.route(data, np.ascontiguousarray(head), _route_table(),
+                                                    FAMILY_CODE[GENERIC]), dtype=np.int32)),
     ])
     maybe = np.flatnonzero(kind == _K_MAYBE)
     others = pl.DataFrame()
@@ -107,7 +129,7 @@ def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[bytes, ...])
     mask = pl.Series(is_header)
     where = frame.select("file", "line").filter(mask)
     records = pl.concat([heads.drop("_i").with_row_index("rec"), where], how="horizontal").select(
-        "rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece", "_bs", "_be",
+        "rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece", "_bs", "_be", "_fam",
     ).with_columns(pl.col("tid").cast(pl.UInt32, strict=False))
     cont = frame.filter(~mask).with_columns(pl.Series("rec", rec[~is_header]))
     orphans = cont.filter(pl.col("rec") < 0).select("file", "line", "text")

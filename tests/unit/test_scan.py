@@ -3,13 +3,19 @@ grammar its templates stand for: hand-worked lines, then Hypothesis over generat
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from replay import fast
 from replay.chunks import Piece
+from replay.families import GENERIC, ROUTES
+from replay.pipeline import _route
+from replay.prefixes import Unsupported, compile_prefix
 from replay.records import find_records, split_lines
 from replay.scan import scan_records, template_rows
 from replay.templates import TEMPLATES, compile_template
@@ -27,7 +33,7 @@ def _same(text: str) -> None:
     (l1, r1), (l2, r2) = _both(text)
     assert_frame_equal(l1.frame, l2.frame)
     assert l1.bad_utf8_lines == l2.bad_utf8_lines
-    assert_frame_equal(r1.records, r2.records.drop("_piece", "_bs", "_be"), check_exact=True)
+    assert_frame_equal(r1.records, r2.records.drop("_piece", "_bs", "_be", "_fam"), check_exact=True)
     assert_frame_equal(r1.continuations, r2.continuations)
     assert_frame_equal(r1.orphans, r2.orphans)
 
@@ -146,3 +152,82 @@ def test_any_body_a_template_takes_the_regex_takes_alike(family, data):
     gaps = data.draw(st.lists(st.sampled_from([" ", "  ", " \t"]), min_size=len(tokens), max_size=len(tokens)))
     body = "".join(g + t for g, t in zip(gaps, tokens)).strip()
     _agrees_with_regex(family, [body])
+
+
+# -- routing: the compiled prefixes against polars' regexes -------------------------------------
+
+_GROUPS = sorted(ROUTES)
+
+
+def _routed(lines: list[str]) -> tuple[list, list]:
+    """(compiled, polars) family of each header line's record."""
+    _, recs = scan_records([Piece(0, 1, "\n".join(lines).encode())])
+    compiled = _route(recs.records)["family"].to_list()
+    by_polars = _route(recs.records.drop("_fam"))["family"].to_list()
+    return compiled, by_polars
+
+
+def _line(group: tuple[str, str], body: str) -> str:
+    return f"01 Jan 2015 00:01:00,000  INFO RM.{group[0]} - N/A T[1] {group[1]} {body}"
+
+
+def test_every_route_prefix_is_in_the_compiled_subset():
+    for routes in ROUTES.values():
+        for route in routes:
+            compile_prefix(route.prefix)
+
+
+def test_syntax_outside_the_subset_is_refused_not_guessed():
+    for regex in (r"\bword", r"(?P<x>a)", r"a{2,x}", r"(a*)*", "caf\u00e9", r"[\d-z]"):
+        with pytest.raises(Unsupported):
+            compile_prefix(regex)
+
+
+def test_hand_worked_bodies_route_alike():
+    cases = [
+        (("NodepoolScheduler", "apportion_qshares"), "countJobShares RmCounter Start"),
+        (("NodepoolScheduler", "apportion_qshares"), "countJobShares  wantedby.J12 = 1 2"),
+        (("NodepoolScheduler", "apportion_qshares"), "countJobShares A 1 2 3"),
+        (("NodepoolScheduler", "apportion_qshares"), "countJobShares A 1 2 x"),
+        (("NodepoolScheduler", "doEvictions"), "-1   0 3 4"),
+        (("NodepoolScheduler", "doEvictions"), "1 0 3 -4"),
+        (("NodepoolScheduler", "detectFragmentation"), "np  bob -1 2 3 4 5 POTENTIALLY NEEDY"),
+        (("NodePool", "disable"), "Nodepool: np Host offline: h1 purge: true"),
+        (("Scheduler", "initClasses"), "----"), (("Scheduler", "initClasses"), "---"),
+        (("Scheduler", "initClasses"), "fair FIXED_SHARE 1"), (("Scheduler", "schedule"), "-----"),
+        (("Scheduler", "findNodepoolByRule"), "3 host short 10.0.0.1"),
+        (("Scheduler", "findNodepoolByRule"), "3 host short 10.0.0.1 extra"),
+        (("JobManagerConverter", "eventArrives"), "[S] State: x"),
+        (("NoSuchClass", "method"), "anything"),
+    ]
+    compiled, by_polars = _routed([_line(g, b) for g, b in cases])
+    assert compiled == by_polars
+    assert compiled[:4] == ["rmc_start", None, "rmc_before_bonus_row", None]  # one space after \S+, not two
+    assert compiled[-1] == GENERIC
+
+
+_ASCII = st.characters(min_codepoint=32, max_codepoint=126) | st.just("\t")
+
+
+@st.composite
+def _near_route(draw) -> tuple[tuple[str, str], str]:
+    """A (class, METHOD) and a body that matches one of its prefixes, often then damaged."""
+    group = draw(st.sampled_from(_GROUPS))
+    prefix = draw(st.sampled_from([r.prefix for r in ROUTES[group]]))
+    body = draw(st.from_regex(prefix, alphabet=_ASCII)).strip(" \t")
+    edit = draw(st.sampled_from(["keep", "cut", "change", "grow"]))
+    at = draw(st.integers(0, max(len(body) - 1, 0)))
+    if edit == "cut":
+        body = body[:at] + body[at + 1:]
+    elif edit == "change":
+        body = body[:at] + draw(st.sampled_from(list(" -1x*:[")) ) + body[at + 1:]
+    elif edit == "grow":
+        body = body + draw(st.text(alphabet=" 1-ab", max_size=6))
+    return group, body.strip(" \t")
+
+
+@settings(max_examples=400)
+@given(st.lists(_near_route(), min_size=1, max_size=10))
+def test_any_body_routes_as_polars_routes_it(cases):
+    compiled, by_polars = _routed([_line(group, body) for group, body in cases])
+    assert compiled == by_polars
