@@ -344,6 +344,36 @@ static int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, i
     return next_token(d, pos, e, &te) == e;  /* nothing left over */
 }
 
+/* int64 values of integer spans the templates checked (at most 18 digits, an optional '-') */
+static PyObject *parse_ints(PyObject *self, PyObject *args)
+{
+    Py_buffer in, sp;
+    if (!PyArg_ParseTuple(args, "y*y*", &in, &sp))
+        return NULL;
+    Py_ssize_t n = sp.len / (Py_ssize_t)(2 * sizeof(int32_t));
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (out) {
+        const int32_t *span = sp.buf;
+        const char *d = in.buf;
+        int64_t *v = (int64_t *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int32_t s = span[2 * i], e = span[2 * i + 1];
+            if (s < 0 || e < s || (Py_ssize_t)e > in.len || !is_int(d + s, e - s)) {
+                Py_CLEAR(out);
+                PyErr_SetString(PyExc_ValueError, "ints: a span is not an integer within the block");
+                break;
+            }
+            int neg = d[s] == '-';
+            int64_t x = 0;
+            for (int32_t k = s + neg; k < e; k++)
+                x = x * 10 + (d[k] - '0');
+            v[i] = neg ? -x : x;
+        }
+    }
+    PyBuffer_Release(&in), PyBuffer_Release(&sp);
+    return out;
+}
+
 static int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields)
 {
     if (!PyTuple_Check(tmpl))
@@ -630,6 +660,8 @@ static PyMethodDef methods[] = {
      "views(data, starts, ends) -> bytes: one 16-byte Arrow string view per int32 (start, end)."},
     {"match", match_template, METH_VARARGS,
      "match(data, starts, ends, template) -> (ok u8[n], spans i32[n,2f], counts i32[n], items i32[m,2])."},
+    {"ints", parse_ints, METH_VARARGS,
+     "ints(data, spans) -> int64[n]: the integer in each int32 (start, end) span."},
     {"route", route_records, METH_VARARGS,
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
     {NULL, NULL, 0, NULL},

@@ -68,6 +68,7 @@ class Template:
     ops: tuple[tuple[int, bytes, bytes, int, int], ...]
     fields: tuple[str, ...]  # by field slot; "_" slots are matched, not kept
     list_field: str | None
+    list_ints: bool = False  # the list holds integers (read to int64 by the scanner)
 
 
 @lru_cache(maxsize=None)
@@ -75,7 +76,7 @@ def compile_template(text: str) -> Template:
     """Turn a template's text into the op tuple the scanner runs."""
     ops: list[tuple[int, bytes, bytes, int, int]] = []
     fields: list[str] = []
-    list_field = None
+    list_field, list_ints = None, False
     optional = _OPTIONAL.search(text)
     body = text[: optional.start()] if optional else text
     for token in body.split(" "):
@@ -85,7 +86,7 @@ def compile_template(text: str) -> Template:
             continue
         names, kind = m["names"].split(","), m["kind"]
         if kind in ("ints*", "words*"):
-            list_field = names[0]
+            list_field, list_ints = names[0], kind == "ints*"
             ops.append((T_LIST, b"", b"", 0, K_INT if kind == "ints*" else K_ANY))
         elif kind == "typed":
             ops.append((T_TYPED, b"", b"", len(fields), K_ANY))
@@ -96,4 +97,4 @@ def compile_template(text: str) -> Template:
     if optional:
         ops.append((T_OPT, optional["words"].encode(), b"", len(fields), K_ANY))
         fields.append(optional["name"])
-    return Template(tuple(ops), tuple(fields), list_field)
+    return Template(tuple(ops), tuple(fields), list_field, list_ints)
