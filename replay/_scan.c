@@ -457,8 +457,10 @@ done:
  * (replay/families.py). The prefixes are regexes; replay/prefixes.py compiles each into a program
  * of int32 instructions [op, x, y, set] run here by a backtracking matcher (explicit stack, a step
  * budget): OP_SET consumes one byte of a 256-bit set, OP_SPLIT tries x then y, OP_JMP goes to x,
- * OP_BOL / OP_EOL assert the start / end of the body, OP_MATCH accepts. */
-enum { OP_SET = 0, OP_SPLIT = 1, OP_JMP = 2, OP_BOL = 3, OP_EOL = 4, OP_MATCH = 5 };
+ * OP_BOL / OP_EOL assert the start / end of the body, OP_MATCH accepts, OP_SPAN consumes the
+ * longest run of set bytes (at least x of them) with no way back (the compiler emits it only where
+ * backtracking into the run could not help). */
+enum { OP_SET = 0, OP_SPLIT = 1, OP_JMP = 2, OP_BOL = 3, OP_EOL = 4, OP_MATCH = 5, OP_SPAN = 6 };
 enum { R_UNKNOWN_BODY = -1, R_UNDECIDED = -2 };  /* no route took the body; polars decides */
 #define STEP_BUDGET 200000
 #define STACK_CAP 4096
@@ -498,6 +500,16 @@ static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py
                     if (!((p->sets[32 * ins[3] + (b >> 3)] >> (b & 7)) & 1))
                         break;
                     pos++, pc++;
+                } else if (ins[0] == OP_SPAN) {
+                    if (ins[3] < 0 || ins[3] >= p->nsets)
+                        break;
+                    const unsigned char *set = p->sets + 32 * ins[3];
+                    Py_ssize_t from = pos;
+                    while (pos < e && ((set[(unsigned char)d[pos] >> 3] >> ((unsigned char)d[pos] & 7)) & 1))
+                        pos++;
+                    if (pos - from < ins[1])
+                        break;
+                    pc++;
                 } else if (ins[0] == OP_SPLIT) {
                     if (top + 2 > STACK_CAP)
                         return -1;

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-OP_SET, OP_SPLIT, OP_JMP, OP_BOL, OP_EOL, OP_MATCH = range(6)
+OP_SET, OP_SPLIT, OP_JMP, OP_BOL, OP_EOL, OP_MATCH, OP_SPAN = range(7)
 _BLANK = frozenset(b" \t\n\v\f\r")
 _DIGIT = frozenset(string.digits.encode())
 _WORD = frozenset((string.ascii_letters + string.digits + "_").encode())
@@ -31,7 +31,9 @@ class Unsupported(ValueError):
 
 @dataclass(frozen=True)
 class Program:
-    """A compiled prefix: int32 code [op, x, y, set] per instruction, 32-byte sets, anchored?"""
+    """A compiled prefix: int32 code [op, x, y, set] per instruction, 32-byte sets, anchored?
+
+    OP_SPAN (set, at least x) takes the longest run of set bytes and never backtracks into it."""
 
     code: bytes
     sets: bytes
@@ -200,8 +202,12 @@ class _Emitter:
         elif kind == "eol":
             self.emit(OP_EOL)
         elif kind == "seq":
-            for item in node[1]:
-                self.node(item)
+            items = node[1]
+            for i, item in enumerate(items):
+                if _possessive(item, items[i + 1:]):
+                    self.span(item[1][1], item[2])
+                else:
+                    self.node(item)
         elif kind == "alt":
             jumps = []
             for branch in node[1][:-1]:
@@ -215,6 +221,10 @@ class _Emitter:
                 self.code[j][1] = len(self.code)
         else:
             self.repeat(node[1], node[2], node[3])
+
+    def span(self, members: frozenset[int], least: int) -> None:
+        self.node(("set", members))  # registers the set; turned into a SPAN below
+        self.code[-1][0], self.code[-1][1] = OP_SPAN, least
 
     def repeat(self, inner: tuple, lo: int, hi: int | None) -> None:
         for _ in range(lo):
@@ -233,6 +243,40 @@ class _Emitter:
             self.node(inner)
         for s in splits:
             self.code[s][2] = len(self.code)
+
+
+def _first(nodes: list[tuple]) -> tuple[frozenset[int], bool]:
+    """(bytes a match of `nodes` can start with, whether it can match without consuming any)."""
+    first: frozenset[int] = frozenset()
+    for node in nodes:
+        kind = node[0]
+        if kind == "set":
+            return first | node[1], False
+        if kind == "eol":  # consumes nothing and ends the body: nothing can follow it
+            return first, False
+        if kind == "bol":
+            continue
+        if kind == "seq":
+            got, empty = _first(node[1])
+        elif kind == "alt":
+            parts = [_first([b]) for b in node[1]]
+            got, empty = frozenset().union(*(p[0] for p in parts)), any(p[1] for p in parts)
+        else:
+            got, empty = _first([node[1]])
+            empty = empty or node[2] == 0
+        first |= got
+        if not empty:
+            return first, False
+    return first, True
+
+
+def _possessive(node: tuple, rest: list[tuple]) -> bool:
+    """Whether an unbounded run of one byte set can take all it can, never giving any back: what
+    follows it must start with a byte outside the set (so backtracking could never help)."""
+    if node[0] != "rep" or node[3] is not None or node[1][0] != "set":
+        return False
+    follow, empty = _first(rest)
+    return not empty and follow.isdisjoint(node[1][1])
 
 
 @lru_cache(maxsize=None)
