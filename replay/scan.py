@@ -154,13 +154,22 @@ def template_rows(family: str, part: pl.DataFrame, blocks: tuple[bytes, ...]) ->
     `part` carries each body's span (`_piece`, `_bs`, `_be`); a record without one (a header the
     polars path read) is a failure here, and so goes on to the regex and lark paths."""
     tmpl = compile_template(TEMPLATES[family])
-    rows, failed = [], [part.filter(pl.col("_bs").is_null()).select("rec")]
-    for (piece,), sub in part.filter(pl.col("_bs").is_not_null()).partition_by("_piece", as_dict=True).items():
+    rows, failed = [], []
+    spanned = part
+    if part["_bs"].null_count():
+        failed.append(part.filter(pl.col("_bs").is_null()).select("rec"))
+        spanned = part.filter(pl.col("_bs").is_not_null())
+    pieces = spanned["_piece"]
+    if spanned.height and pieces.min() == pieces.max():  # the common case: one block, no partition
+        by_piece = {pieces[0]: spanned}
+    else:
+        by_piece = {key: sub for (key,), sub in spanned.partition_by("_piece", as_dict=True).items()}
+    for piece, sub in by_piece.items():
         got, bad = _match(tmpl, sub, blocks[piece])
         rows.append(got)
         failed.append(bad)
-    out = pl.concat(rows) if rows else pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
-    return out, pl.concat(failed)
+    out = pl.concat(rows) if len(rows) > 1 else rows[0] if rows else pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
+    return out, pl.concat(failed) if len(failed) > 1 else failed[0]
 
 
 def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -169,8 +178,10 @@ def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFram
     raw_ok, raw_spans, raw_counts, raw_items = _scan.match(
         data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32), tmpl.ops)
     ok = np.frombuffer(raw_ok, dtype=np.bool_)
-    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(len(ok), max(len(tmpl.fields), 1) * 2)[ok]
-    cols: list[pl.Series] = [part["rec"].filter(pl.Series(ok))]
+    every = bool(ok.all())
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(len(ok), max(len(tmpl.fields), 1) * 2)
+    spans = spans if every else spans[ok]
+    cols: list[pl.Series] = [part["rec"] if every else part["rec"].filter(pl.Series(ok))]
     for i, name in enumerate(tmpl.fields):
         if name == "_":
             continue
@@ -179,7 +190,8 @@ def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFram
         missing = np.flatnonzero(s < 0)  # an optional field that is absent
         cols.append(col.scatter(missing, None) if missing.size else col)
     if tmpl.list_field:
-        counts = np.frombuffer(raw_counts, dtype=np.int32)[ok]
+        counts = np.frombuffer(raw_counts, dtype=np.int32)
+        counts = counts if every else counts[ok]
         items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
         if tmpl.list_ints:  # integers as int64 now: half the memory of string views, and no cast later
@@ -190,4 +202,5 @@ def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFram
         lists = pa.ListArray.from_buffers(pa.list_(values.type), len(counts), [None, pa.py_buffer(offsets)],
                                           children=[values])
         cols.append(pl.from_arrow(lists).alias(tmpl.list_field))
-    return pl.DataFrame(cols), part.filter(~pl.Series(ok)).select("rec")
+    failed = part.select("rec").clear() if every else part.filter(~pl.Series(ok)).select("rec")
+    return pl.DataFrame(cols), failed

@@ -114,14 +114,17 @@ _LISTS = "values names m_jobs classes subpools nodes hosts".split()
 _ABSENT = {**{c: pl.lit(None, S).alias(c) for c in _SCALARS}, **{c: pl.lit(None, LS).alias(c) for c in _LISTS}}
 
 
-def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame) -> pl.DataFrame:
-    """All family rows of one bucket, in log order, with the record's ts/cycle/file/line/jid."""
+def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame, fill: bool = True) -> pl.DataFrame:
+    """All family rows of one bucket, in log order, with the record's ts/cycle/file/line/jid
+    (`fill`: with every column an assembly step reads; plain tables leave that to `conform`)."""
     parts = buckets.get(name, [])
     if not parts:
         parts = [pl.DataFrame({"rec": [], "_family": []}, schema={"rec": pl.UInt32, "_family": S})]
-    df = pl.concat([p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts], how="diagonal_relaxed")
+    parts = [p if p.schema["rec"] == pl.UInt32 else p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts]
+    df = pl.concat(parts, how="diagonal_relaxed") if len(parts) > 1 else parts[0]
     df = df.rename({k: v for k, v in RENAME.items() if k in df.columns and v not in df.columns})
-    df = df.with_columns([expr for c, expr in _ABSENT.items() if c not in df.columns])
+    if fill:
+        df = df.with_columns([expr for c, expr in _ABSENT.items() if c not in df.columns])
     df = df.sort("rec", maintain_order=True).join(info, on="rec", how="left")
     jid = pl.col("jid").cast(I, strict=False)
     return df.with_columns(
@@ -187,6 +190,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     info = record_info(records, names, carry, last)
     carry.cycles += records.filter(pl.col("family") == "schedule_sent").height
     get = lambda name: _rows(buckets, name, info)  # noqa: E731
+    plain = lambda name: _rows(buckets, name, info, fill=False)  # noqa: E731
     for name in SPANNING:
         carry.spanning[name].append(compact(get(name)))
     schedule = _schedule(get("_schedule_lines"))
@@ -196,7 +200,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         both = known if carry.share_orders is None else pl.concat([carry.share_orders, known])
         carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
     tables = {
-        "nodes": get("nodes"),
+        "nodes": plain("nodes"),
         "job_caps": _caps(get("_cap_lines")),
         "counts": _counts(get("counts")),
         "rmcounter": _rmcounter(get("_rmcounter_lines")),
@@ -205,14 +209,14 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "eviction_counts": _eviction_counts(get("_eviction_count_lines")),
         "defrag": _defrag(get("_defrag_lines")),
         "schedule": schedule,
-        "jobs": get("jobs").filter(pl.col("job_id").is_not_null()),
-        "job_events": get("job_events"),
-        "processes": get("processes"),
-        "allotments": get("allotments"),
-        "expansions": get("expansions"),
+        "jobs": plain("jobs").filter(pl.col("job_id").is_not_null()),
+        "job_events": plain("job_events"),
+        "processes": plain("processes"),
+        "allotments": plain("allotments"),
+        "expansions": plain("expansions"),
         "occupancy": _occupancy(get("_occupancy_lines")),
-        "pool_tables": get("pool_tables"),
-        "messages": get("messages").rename({"detail": "text"}),
+        "pool_tables": plain("pool_tables"),
+        "messages": plain("messages").rename({"detail": "text"}, strict=False),
         "unparsed": unparsed,
     }
     return {name: conform(df, SCHEMAS[name]) for name, df in tables.items()}
