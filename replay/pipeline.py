@@ -21,7 +21,7 @@ from replay import fast, grammar
 from replay.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
-from replay.scan import COMPILED, UNDECIDED, has_template, scan_records, template_rows
+from replay.scan import COMPILED, UNDECIDED, has_template, rmcounter_rows, scan_records, template_rows
 from replay.sources import InputError, discover
 from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
 
@@ -202,6 +202,8 @@ def _route_polars(records: pl.DataFrame) -> np.ndarray:
     return codes
 
 
+# every family whose rows make the rmcounter table (the scanner may assemble them all itself)
+_RMCOUNTER_FAMILIES = [f for f, targets in TARGETS.items() if any(t.table == "_rmcounter_lines" for t in targets)]
 _REGEX_SYNTAX = set("\\.^$*+?()[]{}|")
 
 
@@ -225,10 +227,18 @@ def _parse_families(
         unparsed.append(unknown.select(
             "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
                                         pl.lit(" with a body of no known shape"))))
+    assembled: set[str] = set()
+    if engine == "fast" and recs.blocks:
+        ready = rmcounter_rows(records.filter(pl.col("family").is_in(_RMCOUNTER_FAMILIES)), recs.blocks)
+        if ready is not None:
+            buckets["_rmcounter_rows"] = [ready]
+            assembled = set(_RMCOUNTER_FAMILIES)
     for family, part in records.filter(pl.col("family").is_not_null()).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():
         family = family[0] if isinstance(family, tuple) else family
+        if family in assembled:
+            continue
         if family == GENERIC:
             rows = full_bodies(part, recs.continuations)
             buckets.setdefault("messages", []).append(rows)

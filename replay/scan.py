@@ -204,3 +204,66 @@ def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFram
         cols.append(pl.from_arrow(lists).alias(tmpl.list_field))
     failed = part.select("rec").clear() if every else part.filter(~pl.Series(ok)).select("rec")
     return pl.DataFrame(cols), failed
+
+
+# The RmCounter families the scanner assembles itself, in `_scan.rmcounter`'s kind order.
+RMCOUNTER_KINDS = ("rmc_start", "rmc_end", "rmc_maxorder", "rmc_names", "rmc_weights", "rmc_wanted",
+                   "rmc_vmachines", "rmc_final", "rmc_given", "rmc_vshares", "rmc_nshares")
+
+
+@lru_cache(maxsize=1)
+def _rmcounter_templates() -> tuple:
+    """Per kind: the template's ops and the slots of its `entity` and `maxorder` fields (-1: none)."""
+    out = []
+    for family in RMCOUNTER_KINDS:
+        tmpl = compile_template(TEMPLATES[family])
+        slot = lambda name: tmpl.fields.index(name) if name in tmpl.fields else -1  # noqa: E731
+        out.append((tmpl.ops, slot("entity"), slot("maxorder")))
+    return tuple(out)
+
+
+def rmcounter_rows(part: pl.DataFrame, blocks: tuple[bytes, ...]) -> pl.DataFrame | None:
+    """One row per entity of every RmCounter block in `part` (the chunk's RmCounter records, in log
+    order), assembled by the scanner: `rec` of the block's Start line, descr, entity, weight,
+    wanted, vmachines, maxorder, given. None when it cannot take them all (another family, a
+    header the polars path read, records in two blocks, a line its template refuses): then they
+    go the general way (template rows, tables._rmcounter), which gives the same rows."""
+    if not COMPILED or part.is_empty() or not part["family"].is_in(RMCOUNTER_KINDS).all():
+        return None
+    if part["_bs"].null_count() or part["_piece"].n_unique() != 1:
+        return None
+    data = blocks[part["_piece"][0]]
+    kinds = part["family"].replace_strict({f: i for i, f in enumerate(RMCOUNTER_KINDS)}, return_dtype=pl.Int32)
+    got = _scan.rmcounter(data, np.ascontiguousarray(part["_bs"].to_numpy(), np.int32),
+                          np.ascontiguousarray(part["_be"].to_numpy(), np.int32),
+                          np.ascontiguousarray(kinds.to_numpy(), np.int32), _rmcounter_templates())
+    if got is None:
+        return None
+    i32 = lambda key: np.frombuffer(got[key], dtype=np.int32)  # noqa: E731
+    block_of = i32("row_block")
+    descr = i32("descr").reshape(-1, 2)
+    entity = i32("entity").reshape(-1, 2)
+    vmachines = _int_lists(got, "vmachines").gather(pl.Series(block_of))
+    maxorder = pl.Series("maxorder", np.frombuffer(got["maxorder"], dtype=np.int64)).scatter(
+        np.flatnonzero(i32("maxorder_ok") == 0), None).gather(pl.Series(block_of))
+    weight = pl.Series("weight", np.frombuffer(got["weight"], dtype=np.int64)).scatter(
+        np.flatnonzero(i32("weight_ok") == 0), None)
+    missing = np.flatnonzero(entity[:, 0] < 0)
+    names = _strings(data, np.maximum(entity[:, 0], 0), np.maximum(entity[:, 1], 0), "entity")
+    return pl.DataFrame([
+        part["rec"].gather(pl.Series(i32("block_line")[block_of])).alias("rec"),
+        _strings(data, descr[:, 0], descr[:, 1], "descr").gather(pl.Series(block_of)),
+        names.scatter(missing, None) if missing.size else names,
+        weight, _int_lists(got, "wanted"), vmachines.alias("vmachines"), maxorder, _int_lists(got, "given"),
+    ])
+
+
+def _int_lists(got: dict, key: str) -> pl.Series:
+    """A list<int64> column from the scanner's values, offsets and validity."""
+    offsets = np.concatenate(([0], np.frombuffer(got[f"{key}_off"], dtype=np.int32))).astype(np.int32)
+    values = pa.Array.from_buffers(pa.int64(), len(got[key]) // 8, [None, pa.py_buffer(got[key])])
+    present = np.frombuffer(got[f"{key}_ok"], dtype=np.int32) != 0
+    validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
+    lists = pa.ListArray.from_buffers(pa.list_(pa.int64()), len(offsets) - 1, [validity, pa.py_buffer(offsets)],
+                                      null_count=int((~present).sum()), children=[values])
+    return pl.from_arrow(lists).alias(key)

@@ -203,7 +203,8 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "nodes": plain("nodes"),
         "job_caps": _caps(get("_cap_lines")),
         "counts": _counts(get("counts")),
-        "rmcounter": _rmcounter(get("_rmcounter_lines")),
+        "rmcounter": (_rmcounter_assembled(buckets["_rmcounter_rows"][0], info) if "_rmcounter_rows" in buckets
+                      else _rmcounter(get("_rmcounter_lines"))),
         "placements": placements,
         "evictions": _evictions(get("evictions"), carry.share_orders),
         "eviction_counts": _eviction_counts(get("_eviction_count_lines")),
@@ -326,6 +327,13 @@ def _rmcounter(lines: pl.DataFrame) -> pl.DataFrame:
     out = out.join(per_block("rmc_maxorder", "maxorder", "maxorder"), on="_blk", how="left")
     out = out.join(given, on=["_blk", "entity"], how="left") if given.height else out
     return out.sort("_blk", maintain_order=True)
+
+
+def _rmcounter_assembled(rows: pl.DataFrame, info: pl.DataFrame) -> pl.DataFrame:
+    """RmCounter rows the scanner assembled (replay.scan.rmcounter_rows): the Start line's time,
+    cycle and place, and the block's number within its cycle, as `_rmcounter` gives them."""
+    where = info.select("ts", "cycle", "file", "line").select(pl.all().gather(rows["rec"]))
+    return rows.hstack(where).with_columns(pl.col("rec").rank("dense").over("cycle").cast(I).alias("block"))
 
 
 def _schedule(lines: pl.DataFrame) -> pl.DataFrame:

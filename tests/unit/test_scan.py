@@ -14,10 +14,10 @@ from polars.testing import assert_frame_equal
 from replay import fast
 from replay.chunks import Piece
 from replay.families import GENERIC, ROUTES
-from replay.pipeline import _route
+from replay.pipeline import _route, parse
 from replay.prefixes import Unsupported, compile_prefix
 from replay.records import find_records, split_lines
-from replay.scan import scan_records, template_rows
+from replay.scan import rmcounter_rows, scan_records, template_rows
 from replay.templates import TEMPLATES, compile_template
 
 HEADER = "01 Jan 2015 00:01:00,000  INFO RM.NodepoolScheduler - N/A T[19] apportion_qshares   countClassShares RmCounter Start  "
@@ -231,3 +231,49 @@ def _near_route(draw) -> tuple[tuple[str, str], str]:
 def test_any_body_routes_as_polars_routes_it(cases):
     compiled, by_polars = _routed([_line(group, body) for group, body in cases])
     assert compiled == by_polars
+
+
+# -- RmCounter blocks: the scanner's assembly against the general one ---------------------------
+
+_NAMES = ["low", "high", "J7", "bob", "42"]
+_RMC = "01 Jan 2015 00:01:00,000  INFO RM.NodepoolScheduler - N/A T[19] apportion_qshares  "
+_SENT = "01 Jan 2015 00:01:00,000  INFO RM.JobManagerConverter - N/A T[19] createState  Schedule sent to Orchestrator"
+_ints = st.lists(st.integers(-5, 99), max_size=5).map(lambda xs: " ".join(f"{x:3d}" for x in xs))
+_rmc_line = st.one_of(
+    st.just("RmCounter Start"), st.just("RmCounter End"), st.just("Final apportionment:"),
+    st.integers(0, 90).map(lambda n: f"maxorder =  {n}"),
+    st.lists(st.sampled_from(_NAMES), max_size=4).map(lambda ns: "entity_names =  " + " ".join(ns) + " "),
+    _ints.map(lambda v: f"weights      =  {v} "), _ints.map(lambda v: f"vmachines = {v}"),
+    st.tuples(st.sampled_from(_NAMES), _ints).map(lambda t: f"wantedby.{t[0]} = {t[1]}"),
+    st.tuples(st.sampled_from(_NAMES), _ints).map(lambda t: f"{t[0]} gbo {t[1]}"),
+    _ints.map(lambda v: f"vshares {v}"), _ints.map(lambda v: f"nshares {v}"),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.sampled_from(["countClassShares", "countJobShares"]), _rmc_line),
+                          st.just(("", "sent")), st.just(("countJobShares", "weights = 1 x"))), min_size=1, max_size=40),
+       st.booleans())
+def test_rmcounter_blocks_the_scanner_assembles_are_the_general_ones(tmp_path_factory, lines, canonical):
+    if canonical:  # mostly lines every template takes; else now and then one it refuses
+        lines = [ln for ln in lines if ln[1] != "weights = 1 x"]
+    text = "\n".join([*(_SENT if body == "sent" else f"{_RMC}{descr} {body}" for descr, body in lines), _SENT]) + "\n"
+    log = tmp_path_factory.mktemp("rmc") / "rm.log"
+    log.write_text(text)
+    fast_tables = parse(str(log), engine="fast").tables
+    general = parse(str(log), engine="polars").tables
+    assert_frame_equal(fast_tables["rmcounter"], general["rmcounter"])
+    assert_frame_equal(fast_tables["unparsed"], general["unparsed"])
+
+
+def test_the_scanner_assembles_rmcounter_blocks_itself():
+    """A hand-worked block: the scanner's path is the one taken, and its rows are right."""
+    body = ["countJobShares RmCounter Start", "countJobShares maxorder =  3", "countJobShares entity_names =  a b a ",
+            "countJobShares weights      =  5   7 ", "countJobShares wantedby.a =    1   2",
+            "countJobShares wantedby.a =    3", "countJobShares vmachines =   0   4", "countJobShares RmCounter End"]
+    text = "\n".join(_RMC + b for b in body) + "\n"
+    _, recs = scan_records([Piece(0, 1, text.encode())])
+    rows = rmcounter_rows(_route(recs.records), recs.blocks)
+    assert rows is not None
+    assert rows.select("entity", "weight", "wanted", "vmachines", "maxorder", "given").rows() == [
+        ("a", 5, [3], [0, 4], 3, None), ("b", 7, None, [0, 4], 3, None), ("a", None, [3], [0, 4], 3, None)]
