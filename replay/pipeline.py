@@ -21,7 +21,8 @@ from replay import fast, grammar
 from replay.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
-from replay.scan import COMPILED, UNDECIDED, has_template, rmcounter_rows, scan_records, template_rows
+from replay.scan import (COMPILED, UNDECIDED, has_template, rmcounter_rows, scan_records, schedule_rows,
+                         template_rows)
 from replay.sources import InputError, discover
 from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
 
@@ -260,6 +261,8 @@ def _family_rows(family: str, part: pl.DataFrame, recs: Records, engine: str) ->
     paths: list[Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = []
     if recs.blocks and has_template(family):
         paths.append(lambda p: template_rows(family, p, recs.blocks))
+    if recs.blocks and family == "schedule_state":
+        paths.append(lambda p: schedule_rows(p, cont, recs.blocks))
     if engine != "lark" and fast.has_fast_path(family):
         paths.append(lambda p: fast.fast_rows(family, p, cont))
     paths.append(lambda p: _lark_rows(family, p, cont))

@@ -74,6 +74,7 @@ def _piece(piece: Piece) -> tuple[bytes, pl.DataFrame, pl.DataFrame, pl.DataFram
         "file": pl.Series(np.full(n, piece.file, dtype=np.uint16)),
         "line": pl.Series(np.arange(piece.first_line, piece.first_line + n, dtype=np.uint32)),
         "text": _strings(data, cols[:, 0], cols[:, 1], "text"),
+        "_s": pl.Series(cols[:, 0]), "_e": pl.Series(cols[:, 1]),  # where the line lies, for schedule()
     })
     at = np.flatnonzero(kind == _K_HEADER)
     head = cols[at]
@@ -108,7 +109,7 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
         heads = pl.concat(frames, how="diagonal").sort("_i") if len(frames) > 1 else frames[0]
         record_frames.append(heads.with_columns(pl.col("_i") + offset))
         blocks.append(data)
-        line_frames.append(lines)
+        line_frames.append(lines.with_columns(_piece=pl.lit(len(blocks) - 1, pl.UInt16)))
         offset += lines.height
         bad += bad_lines
     if not line_frames:
@@ -133,7 +134,8 @@ def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[bytes, ...])
     ).with_columns(pl.col("tid").cast(pl.UInt32, strict=False))
     cont = frame.filter(~mask).with_columns(pl.Series("rec", rec[~is_header]))
     orphans = cont.filter(pl.col("rec") < 0).select("file", "line", "text")
-    continuations = cont.filter(pl.col("rec") >= 0).select(pl.col("rec").cast(pl.UInt32), "file", "line", "text")
+    continuations = cont.filter(pl.col("rec") >= 0).select(pl.col("rec").cast(pl.UInt32), "file", "line", "text",
+                                                          "_piece", "_s", "_e")
     return Records(records, continuations, orphans, blocks)
 
 
@@ -267,3 +269,32 @@ def _int_lists(got: dict, key: str) -> pl.Series:
     lists = pa.ListArray.from_buffers(pa.list_(pa.int64()), len(offsets) - 1, [validity, pa.py_buffer(offsets)],
                                       null_count=int((~present).sum()), children=[values])
     return pl.from_arrow(lists).alias(key)
+
+
+_SCHEDULE_SPANS = ("work_type", "job_id", "memory_gb", "reason", "host", "share_id", "init_ms")
+
+
+def schedule_rows(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[bytes, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) of createState records: the scanner reads every record whose lines have
+    exactly the canonical shapes (`_scan.schedule`), and leaves the others (and any record whose
+    lines lie in two blocks, or that the polars path read) to replay.fast's _schedule_state."""
+    lines = cont.join(part.select("rec"), on="rec", how="semi")
+    if "_s" not in cont.columns or lines["_s"].null_count() or lines["_piece"].n_unique() > 1:
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+    if lines.is_empty():  # records without a structure: nothing to read, nothing wrong
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec").clear()
+    data = blocks[lines["_piece"][0]]
+    raw_rec, raw_kind, raw_purged, raw_spans, raw_refused = _scan.schedule(
+        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SCHEDULE_SPANS))
+    cols = [pl.Series("rec", np.frombuffer(raw_rec, dtype=np.int32)).cast(pl.UInt32)]
+    for i, name in enumerate(_SCHEDULE_SPANS):
+        s, e = spans[:, 2 * i], spans[:, 2 * i + 1]
+        col = _strings(data, np.maximum(s, 0), np.maximum(e, 0), name)
+        missing = np.flatnonzero(s < 0)
+        cols.append(col.scatter(missing, None) if missing.size else col)
+    codes = lambda raw, names: pl.Series(names).gather(pl.Series(np.frombuffer(raw, dtype=np.int32)).replace(-1, None))  # noqa: E731
+    cols += [codes(raw_kind, ["Existing", "Additions", "Removals"]).alias("kind"),
+             codes(raw_purged, ["false", "true"]).alias("purged")]
+    failed = pl.DataFrame({"rec": np.frombuffer(raw_refused, dtype=np.int32)}).cast(pl.UInt32)
+    return pl.DataFrame(cols), failed
