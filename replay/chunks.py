@@ -113,10 +113,23 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
             head, tail = data[:cut], data[cut:]
             pending.append(Piece(idx, line_no, head))
             line_no += head.count(b"\n")
-            yield Chunk(pending, last=False)
+            yield Chunk(_merged(pending), last=False)
             pending, size = [Piece(idx, line_no, tail)], len(tail)
             line_no += tail.count(b"\n")
         if carry:  # a last line without its newline (a file cut mid-line)
             pending.append(Piece(idx, line_no, carry))
             size += len(carry)
-    yield Chunk([p for p in pending if p.data], last=True)
+    yield Chunk(_merged([p for p in pending if p.data]), last=True)
+
+
+def _merged(pieces: list[Piece]) -> list[Piece]:
+    """Consecutive pieces of one file as one (they are contiguous: the scanner then sees whole
+    cycles in one block)."""
+    out: list[Piece] = []
+    run: list[Piece] = []
+    for piece in pieces + [Piece(-1, 0, b"")]:
+        if run and piece.file != run[0].file:
+            out.append(run[0] if len(run) == 1 else Piece(run[0].file, run[0].first_line, b"".join(p.data for p in run)))
+            run = []
+        run.append(piece)
+    return out
