@@ -234,7 +234,9 @@ def _parse_families(
         if ready is not None:
             buckets["_rmcounter_rows"] = [ready]
             assembled = set(_RMCOUNTER_FAMILIES)
-    for family, part in records.filter(pl.col("family").is_not_null()).partition_by(
+    # the family paths read only these: partitioning fewer columns copies less
+    slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns]
+    for family, part in records.select(slim).filter(pl.col("family").is_not_null()).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():
         family = family[0] if isinstance(family, tuple) else family
