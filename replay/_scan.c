@@ -1,13 +1,18 @@
 /* _scan: the byte loops of the rm.log front end, compiled (see replay/scan.py).
  *
- * Python decides what a record means; this module only finds where things are in the bytes:
+ * Python decides what a record means; this module does the byte loops:
  *   lines(data)                  -> every line's span, whether it is a record header, the spans of
  *                                   the header's fields and its timestamp in epoch milliseconds;
  *   views(data, starts, ends)    -> Arrow string views over `data` (zero-copy string columns);
+ *   route(data, headers, table, g) -> each record's family, from its class, METHOD and body prefix
+ *                                   (the route regexes compiled by replay/prefixes.py);
  *   match(data, starts, ends, t) -> the fields of a token template (replay/templates.py) per body;
- *   route(data, headers, table, g) -> each record's family, from its class, METHOD and body prefix.
- * The pure-polars path in replay/records.py and replay/fast.py gives the same tables without it;
- * tests/integration/test_engines.py holds the two to identical output on every fixture.
+ *   ints(data, spans)            -> the integers the templates found, as int64;
+ *   rmcounter(...)               -> the RmCounter blocks of a chunk, one row per entity;
+ *   schedule(...)                -> the rows of createState structures of the canonical shape.
+ * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
+ * replay/records.py and replay/fast.py gives the same tables without any of it, and
+ * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,9 +1,14 @@
-"""The compiled front end: lines, headers and timestamps from `replay._scan`, as zero-copy columns.
+"""The compiled front end (`replay._scan`) as polars columns.
 
 `scan_records` gives exactly the frames `records.split_lines` + `records.find_records` give
 (tests/integration/test_engines.py), in one pass over the bytes and without copying any text:
-every string column is an Arrow string view into the chunk's bytes. Lines the scanner is not sure
+every string column is an Arrow string view into the chunk's bytes. It also routes each record to
+its family (`_fam`, the route prefixes compiled by replay.prefixes). Lines the scanner is not sure
 of (another header layout, non-ASCII text) go through the polars path, so both agree on them.
+
+The family readers: `template_rows` (token templates, replay.templates), `rmcounter_rows` (whole
+RmCounter blocks, one row per entity) and `schedule_rows` (createState structures). Each takes
+what it is sure of and hands the rest to the regexes of replay.fast, which hand theirs to lark.
 """
 
 from __future__ import annotations
