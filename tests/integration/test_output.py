@@ -20,6 +20,17 @@ def test_parquet_is_byte_identical_across_runs(tmp_path, capsys):
         assert (tmp_path / "a" / f"{name}.parquet").read_bytes() == (tmp_path / "b" / f"{name}.parquet").read_bytes(), name
 
 
+def test_the_chunk_size_changes_nothing_in_the_output(tmp_path, capsys):
+    log = str(log_path("h_mega15", "rm.log"))
+    assert main(["parse", log, "-o", str(tmp_path / "default")]) == 0
+    assert main(["parse", log, "--chunk-mb", "1", "-o", str(tmp_path / "small")]) == 0
+    capsys.readouterr()
+    default, small = read_tables(tmp_path / "default"), read_tables(tmp_path / "small")
+    assert small["cycles"].height > 1 and small["rmcounter"].height  # more than one chunk, and real rows
+    for name in SCHEMAS:  # the same rows (only the Parquet row groups follow the chunks)
+        assert default[name].equals(small[name]), name
+
+
 def test_tables_load_in_polars_duckdb_and_pandas(tmp_path, capsys):
     assert main(["parse", str(log_path("a_tiny")), "-o", str(tmp_path)]) == 0
     assert "unparsed lines" in capsys.readouterr().out
