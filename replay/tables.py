@@ -118,8 +118,10 @@ def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame,
     """All family rows of one bucket, in log order, with the record's ts/cycle/file/line/jid
     (`fill`: with every column an assembly step reads; plain tables leave that to `conform`)."""
     parts = buckets.get(name, [])
-    if not parts:
-        parts = [pl.DataFrame({"rec": [], "_family": []}, schema={"rec": pl.UInt32, "_family": S})]
+    if not parts:  # most chunks lack a few families (the bootstrap, DEBUG tables): skip the steps
+        fills = {c: (S if c in _SCALARS else LS) for c in _ABSENT} if fill else {}
+        return pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, **fills,
+                                    **{c: t for c, t in info.schema.items() if c != "rec"}, "job_id": I})
     parts = [p if p.schema["rec"] == pl.UInt32 else p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts]
     df = pl.concat(parts, how="diagonal_relaxed") if len(parts) > 1 else parts[0]
     df = df.rename({k: v for k, v in RENAME.items() if k in df.columns and v not in df.columns})

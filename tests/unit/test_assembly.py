@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from replay.tables import _placements, _schedule
+from replay.tables import _placements, _rows, _schedule
 
 
 def test_a_share_handed_to_a_needy_job_belongs_to_the_published_job():
@@ -31,3 +31,12 @@ def test_a_job_with_no_shares_keeps_one_row_for_its_reason():
     })
     got = _schedule(rows).select("job_id", "kind", "host", "reason").rows()
     assert got == [(7, None, None, "Waiting for defragmentation."), (8, "existing", "n1", None)]
+
+
+def test_a_family_absent_from_a_chunk_gives_the_columns_an_empty_one_gives():
+    """`_rows` skips its steps for a bucket no record filled; the frame must be the one they give."""
+    info = pl.DataFrame(schema={"rec": pl.UInt32, "ts": pl.Datetime("ms"), "cycle": pl.UInt32, "file": pl.String,
+                                "line": pl.UInt32, "jid": pl.String, "method": pl.String, "level": pl.String})
+    empty = {"b": [pl.DataFrame(schema={"rec": pl.UInt32, "_family": pl.String})]}
+    for fill in (True, False):
+        assert _rows({}, "b", info, fill).schema == _rows(empty, "b", info, fill).schema
