@@ -8,6 +8,7 @@ through lark in both engines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import polars as pl
@@ -136,17 +137,31 @@ REGEXES: dict[str, str] = {
 }
 
 
-def _regex_rows(part: pl.DataFrame, regex: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(rows, failures) for single-line families: extract the named groups of `regex`."""
+def _regex_plan(part: pl.DataFrame, regex: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """(rows, failures) of a single-line family as lazy queries: the named groups of `regex`."""
+    body = part.lazy()
     if "(?P<" not in regex:
-        matched = part["body"].str.contains(regex)
-        return part.filter(matched).select("rec"), part.filter(~matched).select("rec")
-    got = part.select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
+        matched = pl.col("body").str.contains(regex)
+        return body.filter(matched).select("rec"), body.filter(~matched).select("rec")
+    got = body.select("rec", "body", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
     # a regex that opens with a group matched iff that group did; others need their own test
-    matched = got[got.columns[1]].is_not_null() if regex.startswith("^(?P<") else part["body"].str.contains(regex)
-    rows = got.filter(matched)
-    return rows.with_columns([split_words(rows[c]) for c in rows.columns if c.endswith("_list")]), \
-        part.filter(~matched).select("rec")
+    first = re.match(r"\^\(\?P<(\w+)>", regex)
+    matched = pl.col(first[1]).is_not_null() if first else pl.col("body").str.contains(regex)
+    return got.filter(matched).drop("body"), got.filter(~matched).select("rec")
+
+
+def regex_rows(parts: dict[str, pl.DataFrame]) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
+    """(rows, failures) of several single-line families at once: one polars call runs every query
+    (a few small queries per family cost more in calls than in work)."""
+    names = list(parts)
+    plans = [q for name in names for q in _regex_plan(parts[name], REGEXES[name])]
+    done = pl.collect_all(plans) if plans else []
+    out = {}
+    for i, name in enumerate(names):
+        rows, failed = done[2 * i], done[2 * i + 1]
+        lists = [split_words(rows[c]) for c in rows.columns if c.endswith("_list")]
+        out[name] = (rows.with_columns(lists) if lists else rows, failed)
+    return out
 
 
 def split_words(col: pl.Series) -> pl.Series:
@@ -253,4 +268,4 @@ def fast_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.D
     """(rows, failures) of one family; failures are the `rec` of records it could not take."""
     if family in HANDLERS:
         return HANDLERS[family](part, cont)
-    return _regex_rows(part, REGEXES[family])
+    return regex_rows({family: part})[family]

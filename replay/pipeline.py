@@ -236,17 +236,16 @@ def _parse_families(
             assembled = set(_RMCOUNTER_FAMILIES)
     # the family paths read only these: partitioning fewer columns copies less
     slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns]
+    parts: dict[str, pl.DataFrame] = {}
     for family, part in records.select(slim).filter(pl.col("family").is_not_null()).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():
         family = family[0] if isinstance(family, tuple) else family
-        if family in assembled:
-            continue
         if family == GENERIC:
-            rows = full_bodies(part, recs.continuations)
-            buckets.setdefault("messages", []).append(rows)
-            continue
-        rows, failed = _family_rows(family, part, recs, engine)
+            buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
+        elif family not in assembled:
+            parts[family] = part
+    for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
         for target in TARGETS.get(family, []):
@@ -255,30 +254,40 @@ def _parse_families(
     return buckets, unparsed
 
 
-def _family_rows(family: str, part: pl.DataFrame, recs: Records, engine: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(rows, failures) of one family: each path takes what it can and hands the rest on, the
-    compiled templates to the polars regexes, those to the grammar, which decides (its failures
-    carry the grammar's own error message)."""
+def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
+                 engine: str) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
+    """(rows, failures) per family. Each path takes what it can and hands the rest on: the
+    compiled readers to the polars regexes (every family's in one call) and handlers, those to the
+    grammar, which decides (its failures carry the grammar's own error message)."""
     cont = recs.continuations
-    paths: list[Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = []
-    if recs.blocks and has_template(family):
-        paths.append(lambda p: template_rows(family, p, recs.blocks))
-    if recs.blocks and family == "schedule_state":
-        paths.append(lambda p: schedule_rows(p, cont, recs.blocks))
-    if engine != "lark" and fast.has_fast_path(family):
-        paths.append(lambda p: fast.fast_rows(family, p, cont))
-    paths.append(lambda p: _lark_rows(family, p, cont))
-    found: list[pl.DataFrame] = []
-    todo = part
-    for path in paths:
-        rows, failed = path(todo)
-        found.append(rows)
-        if not failed.height:
-            break
-        todo = part.join(failed.select("rec"), on="rec", how="semi")
-    if len(found) == 1:
-        return found[0], failed
-    return pl.concat(found, how="diagonal_relaxed").sort("rec", maintain_order=True), failed
+    found: dict[str, list[pl.DataFrame]] = {family: [] for family in parts}
+    todo = dict(parts)
+
+    def take(family: str, rows: pl.DataFrame, failed: pl.DataFrame) -> None:
+        found[family].append(rows)
+        todo[family] = todo[family].join(failed.select("rec"), on="rec", how="semi") if failed.height else None
+
+    for family in parts:
+        if recs.blocks and has_template(family):
+            take(family, *template_rows(family, todo[family], recs.blocks))
+        elif recs.blocks and family == "schedule_state":
+            take(family, *schedule_rows(todo[family], cont, recs.blocks))
+    if engine != "lark":
+        batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
+        for family, (rows, failed) in fast.regex_rows(batch).items():
+            take(family, rows, failed)
+        for family, part in list(todo.items()):
+            if part is not None and family in fast.HANDLERS:
+                take(family, *fast.fast_rows(family, part, cont))
+    out = {}
+    for family, rows in found.items():
+        failed = pl.DataFrame(schema={"rec": pl.UInt32, "reason": pl.String})
+        if todo[family] is not None:
+            more, failed = _lark_rows(family, todo[family], cont)
+            rows.append(more)
+        out[family] = (rows[0] if len(rows) == 1 else
+                       pl.concat(rows, how="diagonal_relaxed").sort("rec", maintain_order=True), failed)
+    return out
 
 
 def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
