@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import gzip
 import random
-from pathlib import Path
 
 import polars as pl
 import pytest
 
-from replay import InputError, parse
+from replay import parse
 from replay.cli import main
 from tests.conftest import log_path, parsed
 

@@ -3,8 +3,6 @@ grammar its templates stand for: hand-worked lines, then Hypothesis over generat
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 import pytest
 from hypothesis import given, settings
