@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from replay.tables import LEFT
 from rmref import UNLIMITED
 from rmref.howmuch import Entity
 
@@ -46,8 +47,8 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         caps.sort("cycle")
         .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .filter(pl.col("described").is_not_null())
-        .join(purged, on=["cycle", "job_id"], how="left")
-        .join(classes, on="class", how="left")
+        .join(purged, on=["cycle", "job_id"], **LEFT)
+        .join(classes, on="class", **LEFT)
         .select(
             "cycle", "job_id",
             pl.when(reservation).then(1).otherwise(pl.col("remaining")).alias("remaining"),

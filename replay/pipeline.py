@@ -24,7 +24,7 @@ from replay.records import Records, find_records, full_bodies, split_lines
 from replay.scan import (COMPILED, UNDECIDED, has_template, rmcounter_rows, scan_records, schedule_rows,
                          template_rows)
 from replay.sources import InputError, discover
-from replay.tables import SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
+from replay.tables import LEFT, SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
@@ -316,7 +316,7 @@ def _orphans(recs: Records) -> pl.DataFrame:
 
 def _unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame:
     single = records.filter(~pl.col("family").is_in(list(MULTILINE)) | pl.col("family").is_null()).select("rec", "family", "cls", "method")
-    return cont.filter(pl.col("text").str.strip_chars() != "").join(single, on="rec").select(
+    return cont.filter(pl.col("text").str.strip_chars() != "").join(single, on="rec", maintain_order="left").select(
         "file", "line", "text",
         reason=pl.concat_str(pl.lit("unexpected line inside a "), "cls", pl.lit("."), "method",
                              pl.lit(" record (interleaved or wrapped output)")),
@@ -330,9 +330,9 @@ def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.
     frames = [p.select("file", "line", "text", "reason").cast(schema) for p in parts if "line" in p.columns]
     failed = [p for p in parts if "line" not in p.columns]
     if failed:
-        where = pl.concat(failed).join(records.select("rec", "file", "line"), on="rec", how="left")
-        frames.append(where.join(lines, on=["file", "line"], how="left").select(*schema).cast(schema))
-        inner = cont.join(where.select("rec", pl.col("line").alias("at")), on="rec").select(
+        where = pl.concat(failed).join(records.select("rec", "file", "line"), on="rec", **LEFT)
+        frames.append(where.join(lines, on=["file", "line"], **LEFT).select(*schema).cast(schema))
+        inner = cont.join(where.select("rec", pl.col("line").alias("at")), on="rec", maintain_order="left").select(
             "file", "line", "text",
             reason=pl.concat_str(pl.lit("inside the unparsed record at line "), pl.col("at").cast(pl.String)),
         )
@@ -340,4 +340,5 @@ def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.
     out = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
     # one row per line: a stray line after a rejected record keeps its first (more precise) reason
     out = out.sort("file", "line", maintain_order=True).unique(["file", "line"], keep="first", maintain_order=True)
-    return out.join(file_names(names), on="file", how="left").select(pl.col("fname").alias("file"), "line", "text", "reason")
+    return out.join(file_names(names), on="file", **LEFT).select(
+        pl.col("fname").alias("file"), "line", "text", "reason")

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from replay import grammar
 from replay.chunks import Piece
+from replay.tables import LEFT
 
 # The header as one anchored regex (catalog section 0); Rust regex, no look-around.
 HEADER_RE = (
@@ -143,7 +144,7 @@ def fast_headers(frame: pl.DataFrame) -> pl.DataFrame:
         )
     )
     out = pl.LazyFrame({"_i": pl.int_range(0, frame.height, dtype=pl.UInt32, eager=True)}).join(
-        fields, on="_i", how="left", maintain_order="left").drop("_i").collect()
+        fields, on="_i", **LEFT).drop("_i").collect()
     # rare: header lines with another layout (extra padding); parsed by the general regex
     odd = (~ok) & frame["text"].str.contains(r"^\d\d [A-Z][a-z][a-z] \d\d\d\d ")
     if odd.any():
@@ -168,7 +169,7 @@ def full_bodies(records: pl.DataFrame, continuations: pl.DataFrame) -> pl.DataFr
     extra = continuations.join(records.select("rec"), on="rec", how="semi").group_by(
         "rec", maintain_order=True
     ).agg(pl.col("text").str.join("\n").alias("more"))
-    return records.select("rec", "body").join(extra, on="rec", how="left").select(
+    return records.select("rec", "body").join(extra, on="rec", **LEFT).select(
         "rec",
         pl.when(pl.col("more").is_null()).then(pl.col("body"))
         .otherwise(pl.concat_str(pl.col("body"), pl.lit("\n"), pl.col("more")))

@@ -16,6 +16,7 @@ import polars as pl
 
 from replay.logged import logged_decisions
 from replay.sources import InputError
+from replay.tables import LEFT
 from replay.whatif import logged_holdings
 from rmref import UNLIMITED, machine_order
 
@@ -189,7 +190,7 @@ def _waiting(tables: dict[str, pl.DataFrame], owners: Mapping[int, tuple[str, st
         pl.col("cycle").max().alias("last"), pl.col("reason").last().alias("reason"),
         pl.col("work_type").first().alias("type"))
         .join(held.join(s.select("cycle", "job_id").unique(), on=["cycle", "job_id"], how="semi")
-              .group_by("job_id").len("with_shares"), on="job_id", how="left")
+              .group_by("job_id").len("with_shares"), on="job_id", **LEFT)
         .sort(pl.col("n"), pl.col("job_id"), descending=[True, False]).head(top))
     return [(r["job_id"], *owners.get(r["job_id"], ("?", "?")), r["type"], r["n"], r["with_shares"] or 0,
              f'{r["first"]}..{r["last"]}', r["reason"]) for r in agg.iter_rows(named=True)]

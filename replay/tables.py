@@ -14,6 +14,9 @@ import polars as pl
 import pyarrow as pa
 
 I, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
+# A left join that keeps the left frame's row order: polars promises none unless asked, and the
+# tables must come out the same, byte for byte, on every run.
+LEFT: dict = {"how": "left", "maintain_order": "left"}
 LI, LS = pl.List(pl.Int64), pl.List(pl.String)
 TS = pl.Datetime("ms")
 WHERE = {"file": S, "line": pl.UInt32}
@@ -127,7 +130,7 @@ def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame,
     df = df.rename({k: v for k, v in RENAME.items() if k in df.columns and v not in df.columns})
     if fill:
         df = df.with_columns([expr for c, expr in _ABSENT.items() if c not in df.columns])
-    df = df.sort("rec", maintain_order=True).join(info, on="rec", how="left")
+    df = df.sort("rec", maintain_order=True).join(info, on="rec", **LEFT)
     jid = pl.col("jid").cast(I, strict=False)
     return df.with_columns(
         (pl.coalesce(pl.col("job_id").cast(I, strict=False), jid) if "job_id" in df.columns else jid).alias("job_id")
@@ -180,7 +183,7 @@ def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: boo
     valid = (cyc >= 1) & ((cyc <= total) | (not last))
     return records.with_columns(
         pl.when(valid).then(cyc + carry.cycles).otherwise(None).cast(pl.UInt32).alias("cycle")
-    ).join(file_names(names), on="file", how="left").select(
+    ).join(file_names(names), on="file", **LEFT).select(
         "rec", "ts", "cycle", pl.col("fname").alias("file"), "line", "jid", "method", "level",
         "component", "cls", "tid",
     )
@@ -256,10 +259,10 @@ def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
     ).unique(["cycle", "epoch"], keep="first")
     last = lambda fam, col, alias: lines.filter(_fam(fam) & pl.col("cycle").is_not_null()).group_by("cycle").agg(  # noqa: E731
         pl.col(col).last().alias(alias))
-    out = sent.join(enter, on="cycle", how="left").join(ret, on=["cycle", "epoch"], how="left")
+    out = sent.join(enter, on="cycle", **LEFT).join(ret, on=["cycle", "epoch"], **LEFT)
     for fam, col, alias in (("total_arrivals", "count", "total_arrivals"), ("schedule_summary", "new_jobs", "new_jobs"),
                             ("schedule_summary", "existing_jobs", "existing_jobs")):
-        out = out.join(last(fam, col, alias), on="cycle", how="left")
+        out = out.join(last(fam, col, alias), on="cycle", **LEFT)
     return out.with_columns(
         pl.coalesce("ts_start", "ts").alias("ts_start"),
         pl.coalesce("efile", "file").alias("file"), pl.coalesce("eline", "line").alias("line"),
@@ -280,7 +283,7 @@ def _caps(lines: pl.DataFrame) -> pl.DataFrame:
     prj = prj.with_columns(pl.col("cycle").fill_null(0).alias("_c")).drop("cycle").sort("prj_rec")
     out = out.sort("prj_rec").join_asof(prj, on="prj_rec", by=["job_id", "_c"], strategy="backward",
                                         check_sortedness=False)
-    out = out.join(zero, on=["job_id", "cycle"], how="left", nulls_equal=True)
+    out = out.join(zero, on=["job_id", "cycle"], nulls_equal=True, **LEFT)
     return out.with_columns(pl.col("init_time_zero").fill_null(False)).sort("rec")
 
 
@@ -317,17 +320,17 @@ def _rmcounter(lines: pl.DataFrame) -> pl.DataFrame:
 
     names = lines.filter(_fam("rmc_names")).select("_blk", "names")
     weights = per_block("rmc_weights", "values", "weights")
-    entities = names.join(weights, on="_blk", how="left").with_columns(
+    entities = names.join(weights, on="_blk", **LEFT).with_columns(
         pl.int_ranges(0, pl.col("names").list.len()).alias("_i")
     ).explode("names", "_i").select(
         "_blk", pl.col("names").alias("entity"), pl.col("weights").list.get(pl.col("_i"), null_on_oob=True).alias("weight")
     ).filter(pl.col("entity").is_not_null())
     wanted = per_block("rmc_wanted", "values", "wanted", ("_blk", "entity"))
     given = per_block("rmc_given", "values", "given", ("_blk", "entity"))
-    out = start.join(entities, on="_blk", how="left").join(wanted, on=["_blk", "entity"], how="left")
-    out = out.join(per_block("rmc_vmachines", "values", "vmachines"), on="_blk", how="left")
-    out = out.join(per_block("rmc_maxorder", "maxorder", "maxorder"), on="_blk", how="left")
-    out = out.join(given, on=["_blk", "entity"], how="left") if given.height else out
+    out = start.join(entities, on="_blk", **LEFT).join(wanted, on=["_blk", "entity"], **LEFT)
+    out = out.join(per_block("rmc_vmachines", "values", "vmachines"), on="_blk", **LEFT)
+    out = out.join(per_block("rmc_maxorder", "maxorder", "maxorder"), on="_blk", **LEFT)
+    out = out.join(given, on=["_blk", "entity"], **LEFT) if given.height else out
     return out.sort("_blk", maintain_order=True)
 
 
@@ -357,7 +360,7 @@ def _placements(lines: pl.DataFrame, schedule: pl.DataFrame) -> pl.DataFrame:
     if lines.is_empty():
         return lines
     new = lines.filter(_fam("connect_new_share")).select("cycle", "host", "share_id").unique().with_columns(_new=pl.lit(True))
-    conn = lines.filter(_fam("connect_share")).join(new, on=["cycle", "host", "share_id"], how="left", nulls_equal=True)
+    conn = lines.filter(_fam("connect_share")).join(new, on=["cycle", "host", "share_id"], nulls_equal=True, **LEFT)
     conn = conn.with_columns(
         pl.when(pl.col("_new")).then(pl.lit("new"))
         .when(pl.col("order").cast(I) == pl.col("m_order").cast(I)).then(pl.lit("whole_machine"))
@@ -367,7 +370,9 @@ def _placements(lines: pl.DataFrame, schedule: pl.DataFrame) -> pl.DataFrame:
     # placement belongs to the job the published schedule adds it to
     adds = schedule.filter(pl.col("kind") == "addition").select(
         "cycle", "host", pl.col("share_id").cast(S), pl.col("job_id").alias("_sched_job"))
-    conn = conn.join(adds.unique(["cycle", "host", "share_id"]), on=["cycle", "host", "share_id"], how="left", nulls_equal=True)
+    first_add = adds.unique(["cycle", "host", "share_id"], keep="first", maintain_order=True)
+    conn = conn.join(first_add, on=["cycle", "host", "share_id"],
+                     nulls_equal=True, **LEFT)
     moved = pl.col("_sched_job").is_not_null() & (pl.col("_sched_job") != pl.col("job_id"))
     return conn.with_columns(
         pl.when(moved).then(pl.col("job_id")).otherwise(None).alias("placed_for"),
@@ -380,7 +385,7 @@ def _evictions(rows: pl.DataFrame, share_orders: pl.DataFrame | None) -> pl.Data
     """Evictions with the order of the evicted share (from where it was placed, in any chunk)."""
     if rows.is_empty() or share_orders is None:
         return rows
-    out = rows.join(share_orders, on=["host", "share_id"], how="left")
+    out = rows.join(share_orders, on=["host", "share_id"], **LEFT)
     return out.with_columns(pl.coalesce("order", "_order").alias("order"))
 
 
@@ -489,7 +494,7 @@ def _nodepools(lines: pl.DataFrame) -> pl.DataFrame:
                             ("np_node_file", "detail", "node_file"), ("np_node_rule", "detail", "node_rule"),
                             ("np_classes", "classes", "classes"), ("np_subpools", "subpools", "subpools"),
                             ("np_nodes", "nodes", "nodes")):
-        out = out.join(last(fam, col, alias), on="name", how="left")
+        out = out.join(last(fam, col, alias), on="name", **LEFT)
     parents = out.select(pl.col("name").alias("parent"), pl.col("subpools").alias("child")).explode("child")
-    out = out.join(parents.filter(pl.col("child").is_not_null()), left_on="name", right_on="child", how="left")
+    out = out.join(parents.filter(pl.col("child").is_not_null()), left_on="name", right_on="child", **LEFT)
     return out

@@ -25,6 +25,7 @@ import polars as pl
 
 from replay.inputs import CAP_INPUT_COLUMNS, cap_inputs
 from replay.sources import InputError
+from replay.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
 from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 
@@ -180,7 +181,7 @@ def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return (
         published.sort("cycle")
         .join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
-        .join(table_order, on=["cycle", "job_id"], how="left")
+        .join(table_order, on=["cycle", "job_id"], **LEFT)
         .sort("cycle", pl.col("table_line").is_null(), "table_file", "table_line", "job_id")
     )
 

@@ -20,6 +20,7 @@ import polars as pl
 from replay.cli import GROUPS, _group
 from replay.families import ROUTES
 from replay.sources import discover
+from replay.tables import LEFT
 from rmref import job_order
 
 # Node events, as the node table shows the host afterwards. Missed heartbeats alone leave a node
@@ -152,8 +153,8 @@ def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     out = (held.join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
            # a cap the RM did not recompute this cycle stands
            .join_asof(caps, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
-           .join(counted, on=["cycle", "job_id"], how="left")
-           .join(deferred, on=["cycle", "job_id"], how="left"))
+           .join(counted, on=["cycle", "job_id"], **LEFT)
+           .join(deferred, on=["cycle", "job_id"], **LEFT))
     order = pl.coalesce("job_order", pl.col("memory_gb").map_elements(lambda m: job_order(m, quantum), pl.Int64))
     state = (pl.when(pl.col("added") > 0).then(pl.lit("Expanded"))
              .when(pl.col("removed") > 0).then(pl.lit("Shrunken"))
@@ -180,7 +181,7 @@ def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFr
     inventory = (events.filter(pl.col("event") == "arrive").sort("cycle", "line")
                  .select("cycle", "host", "nodepool", pl.col("share_order").alias("order")))
     died = events.filter(pl.col("event") == "death").select("cycle", "host").unique()
-    status = events.join(died.with_columns(pl.lit(True).alias("_died")), on=["cycle", "host"], how="left")
+    status = events.join(died.with_columns(pl.lit(True).alias("_died")), on=["cycle", "host"], **LEFT)
     status = status.filter(~((pl.col("event") == "disable") & pl.col("_died").fill_null(False))).sort("cycle", "line").unique(["cycle", "host"], keep="last", maintain_order=True).select(
         "cycle", "host", pl.col("event").replace_strict(NODE_STATUS).alias("status")).sort("cycle")
     first = inventory.group_by("host", maintain_order=True).agg(pl.col("cycle").min().alias("since"))
@@ -198,7 +199,7 @@ def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFr
     black = pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "blacklisted": pl.Boolean})
     if not tables["occupancy"].is_empty():
         black = (_in_cycles(tables["occupancy"]).group_by("cycle", "host").agg(pl.col("blacklisted").any()))
-    return (grid.join(used, on=["cycle", "host"], how="left").join(black, on=["cycle", "host"], how="left")
+    return (grid.join(used, on=["cycle", "host"], **LEFT).join(black, on=["cycle", "host"], **LEFT)
             .with_columns(pl.col("used").fill_null(0), pl.col("jobs").fill_null(""),
                           pl.col("blacklisted").fill_null(False), pl.col("order").fill_null(0))
             .with_columns((pl.col("order") - pl.col("used")).clip(lower_bound=0).alias("free"))
@@ -235,8 +236,8 @@ def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: dict[str, p
               .group_by("cycle").agg(pl.len().cast(pl.Int64).alias("deaths")))
     div = divergences.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences"))
     return (cycles.select("cycle", pl.coalesce("ts_start", "ts_end").alias("ts"))
-            .join(per, on="cycle", how="left").join(needy, on="cycle", how="left")
-            .join(deaths, on="cycle", how="left").join(div, on="cycle", how="left")
+            .join(per, on="cycle", **LEFT).join(needy, on="cycle", **LEFT)
+            .join(deaths, on="cycle", **LEFT).join(div, on="cycle", **LEFT)
             .with_columns(pl.col("jobs", "expanded", "shrunken", "needy", "deaths", "divergences").fill_null(0))
             .sort("cycle"))
 
@@ -335,9 +336,9 @@ class Browse:
         ref_counts = frames["ref_counts"].unique(["cycle", "job_id"], keep="last").select(
             "cycle", "job_id", pl.col("shares_given").alias("_rn"))
         per_job = div.group_by("cycle", "job_id").agg(pl.len().cast(pl.Int64).alias("_dv"))
-        jobs = (self.jobs.frame.join(ref_caps, on=["cycle", "job_id"], how="left")
-                .join(ref_counts, on=["cycle", "job_id"], how="left")
-                .join(per_job, on=["cycle", "job_id"], how="left")
+        jobs = (self.jobs.frame.join(ref_caps, on=["cycle", "job_id"], **LEFT)
+                .join(ref_counts, on=["cycle", "job_id"], **LEFT)
+                .join(per_job, on=["cycle", "job_id"], **LEFT)
                 .with_columns(pl.col("_rc").alias("ref_cap"), pl.col("_rn").alias("ref_counted"),
                               pl.col("_dv").fill_null(0).alias("divergences"))
                 .drop("_rc", "_rn", "_dv"))

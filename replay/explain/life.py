@@ -9,6 +9,7 @@ import polars as pl
 from replay.explain.lookup import _published
 from replay.explain.story import LifeEvent
 from replay.explain.text import _plural
+from replay.tables import LEFT
 
 
 def _life_rows(tables: dict[str, pl.DataFrame], job_id: int) -> pl.DataFrame:
@@ -23,7 +24,7 @@ def _life_rows(tables: dict[str, pl.DataFrame], job_id: int) -> pl.DataFrame:
     )
     counts = (tables["counts"].filter((pl.col("job_id") == job_id) & pl.col("shares_given").is_not_null())
               .unique("cycle", keep="last", maintain_order=True).select("cycle", pl.col("shares_given").alias("count")))
-    return per_cycle.join(counts, on="cycle", how="left").sort("cycle")
+    return per_cycle.join(counts, on="cycle", **LEFT).sort("cycle")
 
 
 def _life_text(prev: int | None, e: LifeEvent) -> str:
