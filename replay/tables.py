@@ -9,6 +9,7 @@ table, the published schedule, cap chains, configuration).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import polars as pl
 import pyarrow as pa
@@ -99,14 +100,17 @@ def _convert(col: str, dtype: pl.DataType, have: pl.DataType) -> pl.Expr:
 
 def conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """The schema's columns, in order, cast from whatever the rows carried (absent -> null)."""
-    have = df.schema  # built anew on every access
-    exprs = []
-    for col, dtype in schema.items():
-        if col in have:
-            exprs.append(_convert(col, dtype, have[col]).alias(col))
-        else:
-            exprs.append(pl.lit(None, dtype=dtype).alias(col))
-    return df.select(exprs)
+    have = tuple((c, t) for c, t in df.schema.items() if c in schema)
+    return df.select(_conform_exprs(have, tuple(schema.items())))
+
+
+@lru_cache(maxsize=1024)
+def _conform_exprs(have: tuple[tuple[str, pl.DataType], ...],
+                   schema: tuple[tuple[str, pl.DataType], ...]) -> list[pl.Expr]:
+    # every chunk brings the same few input schemas per table: build their casts once
+    known = dict(have)
+    return [_convert(col, dtype, known[col]).alias(col) if col in known else pl.lit(None, dtype=dtype).alias(col)
+            for col, dtype in schema]
 
 
 # Fields the assembly steps read; a log that lacks a family still yields these columns (null).
