@@ -6,4 +6,7 @@ pure-polars path (slower, same tables).
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("replay._scan", ["replay/_scan.c"], extra_compile_args=["-O2"], optional=True)])
+SOURCES = [f"replay/csrc/{name}.c" for name in ("module", "lines", "templates", "route", "rmcounter", "schedule")]
+
+setup(ext_modules=[Extension("replay._scan", SOURCES, depends=["replay/csrc/scan.h"], extra_compile_args=["-O2"],
+                             optional=True)])

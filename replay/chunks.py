@@ -12,6 +12,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
 
 from replay.sources import InputError, Source
 
@@ -126,10 +127,7 @@ def _merged(pieces: list[Piece]) -> list[Piece]:
     """Consecutive pieces of one file as one (they are contiguous: the scanner then sees whole
     cycles in one block)."""
     out: list[Piece] = []
-    run: list[Piece] = []
-    for piece in pieces + [Piece(-1, 0, b"")]:
-        if run and piece.file != run[0].file:
-            out.append(run[0] if len(run) == 1 else Piece(run[0].file, run[0].first_line, b"".join(p.data for p in run)))
-            run = []
-        run.append(piece)
+    for _, same_file in groupby(pieces, key=lambda p: p.file):
+        run = list(same_file)
+        out.append(run[0] if len(run) == 1 else Piece(run[0].file, run[0].first_line, b"".join(p.data for p in run)))
     return out

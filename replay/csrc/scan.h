@@ -1,0 +1,93 @@
+/* Shared by the scanner's C files (replay/csrc/): what a line's spans are, small byte tests,
+ * the template ops, growable arrays, and the entry points module.c registers. */
+#ifndef RMREPLAY_SCAN_H
+#define RMREPLAY_SCAN_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* int32 columns per line (lines()): start, end, kind, then (start, end) of level, component, cls,
+ * jid, tid, method, body */
+enum { NCOL = 17 };
+
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline int is_blank(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* Rust's ASCII whitespace */
+
+/* an integer token: an optional '-' and at most 18 digits (longer: the reference paths decide) */
+static inline int is_int(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = p[0] == '-';
+    if (i >= n || n - i > 18)
+        return 0;
+    for (; i < n; i++)
+        if (!is_digit(p[i]))
+            return 0;
+    return 1;
+}
+
+/* the value of an integer span is_int() accepted */
+static inline int64_t int_at(const char *d, int32_t s, int32_t e)
+{
+    int neg = d[s] == '-';
+    int64_t x = 0;
+    for (int32_t k = s + neg; k < e; k++)
+        x = x * 10 + (d[k] - '0');
+    return neg ? -x : x;
+}
+
+/* ---- token templates (templates.c) ---- */
+enum { T_LIT = 0, T_FIELD = 1, T_TYPED = 2, T_LIST = 3, T_OPT = 4 };
+enum { K_ANY = 0, K_INT = 1 };
+
+typedef struct {
+    int code, field, kind;
+    const char *pre, *suf;
+    Py_ssize_t npre, nsuf;
+} Op;
+
+int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields);
+int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+              int32_t *items, Py_ssize_t *nitems, int32_t *count);
+
+/* ---- growable arrays ---- */
+typedef struct { int64_t *v; Py_ssize_t n, cap; } I64s;
+typedef struct { int32_t *v; Py_ssize_t n, cap; } I32s;
+
+static inline int i64_push(I64s *a, int64_t x)
+{
+    if (a->n == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
+        int64_t *v = PyMem_Realloc(a->v, (size_t)cap * sizeof(int64_t));
+        if (!v) return 0;
+        a->v = v, a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 1;
+}
+
+static inline int i32_push(I32s *a, int32_t x)
+{
+    if (a->n == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
+        int32_t *v = PyMem_Realloc(a->v, (size_t)cap * sizeof(int32_t));
+        if (!v) return 0;
+        a->v = v, a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 1;
+}
+
+static inline PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
+
+/* ---- the functions module.c registers ---- */
+PyObject *scan_lines(PyObject *self, PyObject *args);
+PyObject *make_views(PyObject *self, PyObject *args);
+PyObject *match_template(PyObject *self, PyObject *args);
+PyObject *parse_ints(PyObject *self, PyObject *args);
+PyObject *route_records(PyObject *self, PyObject *args);
+PyObject *rmcounter_rows(PyObject *self, PyObject *args);
+PyObject *schedule_rows(PyObject *self, PyObject *args);
+
+#endif
