@@ -37,6 +37,61 @@ static int push_list(const char *d, const Line *l, const int32_t *items, I64s *v
     return i32_push(offs, (int32_t)vals->n);
 }
 
+/* The last wantedby / gbo line per (kind, entity) of one block, hashed: a block has a line per
+ * entity, so looking each up by a scan would be quadratic in the entities of a busy class. */
+typedef struct { Py_ssize_t *slot; Py_ssize_t cap; } EntityIndex;
+
+static uint32_t entity_hash(const char *d, const int32_t *span, int kind)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)kind;
+    for (int32_t k = span[0]; k < span[1]; k++) h = (h ^ (unsigned char)d[k]) * 16777619u;
+    return h;
+}
+
+static const int32_t *entity_of(const Line *lines, const Kind *kinds, Py_ssize_t r)
+{
+    return &lines[r].f[2 * kinds[lines[r].kind].entity];
+}
+
+/* index lines [a, b): each (kind, entity) keeps the last line that has it; 0 when out of memory */
+static int index_rows(EntityIndex *ix, const Line *lines, const Kind *kinds, const char *d, Py_ssize_t a,
+                      Py_ssize_t b)
+{
+    Py_ssize_t m = 0, cap = 16;
+    for (Py_ssize_t r = a; r < b; r++)
+        m += lines[r].kind == RC_WANTED || lines[r].kind == RC_GIVEN;
+    while (cap < 2 * m + 2) cap *= 2;
+    if (cap > ix->cap) {
+        Py_ssize_t *slot = PyMem_Realloc(ix->slot, (size_t)cap * sizeof(Py_ssize_t));
+        if (!slot) return 0;
+        ix->slot = slot;
+    }
+    ix->cap = cap;
+    for (Py_ssize_t k = 0; k < cap; k++) ix->slot[k] = -1;
+    for (Py_ssize_t r = a; r < b; r++) {
+        int rk = lines[r].kind;
+        if (rk != RC_WANTED && rk != RC_GIVEN)
+            continue;
+        const int32_t *key = entity_of(lines, kinds, r);
+        Py_ssize_t h = entity_hash(d, key, rk) & (cap - 1);
+        while (ix->slot[h] >= 0 && !(lines[ix->slot[h]].kind == rk && same_span(d, key, entity_of(lines, kinds, ix->slot[h]))))
+            h = (h + 1) & (cap - 1);
+        ix->slot[h] = r;  /* a later line replaces an earlier one: the last counts */
+    }
+    return 1;
+}
+
+/* the index of the last `kind` line for `name` in the indexed block, or -1 */
+static Py_ssize_t last_row(const EntityIndex *ix, const Line *lines, const Kind *kinds, const char *d, int kind,
+                           const int32_t *name)
+{
+    Py_ssize_t h = entity_hash(d, name, kind) & (ix->cap - 1);
+    for (; ix->slot[h] >= 0; h = (h + 1) & (ix->cap - 1))
+        if (lines[ix->slot[h]].kind == kind && same_span(d, name, entity_of(lines, kinds, ix->slot[h])))
+            return ix->slot[h];
+    return -1;
+}
+
 PyObject *rmcounter_rows(PyObject *self, PyObject *args)
 {
     Py_buffer in, st, en, kd;
@@ -45,6 +100,7 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
     memset(kinds, 0, sizeof(kinds));
     Line *lines = NULL;
     int32_t *items = NULL;
+    EntityIndex per = {0};
     I32s blk_line = {0}, row_blk = {0}, row_entity = {0}, wanted_off = {0}, given_off = {0}, vm_off = {0};
     I64s weight = {0}, wanted = {0}, given = {0}, vm = {0}, maxorder = {0};
     I32s weight_ok = {0}, wanted_ok = {0}, given_ok = {0}, vm_ok = {0}, maxorder_ok = {0};
@@ -118,6 +174,8 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
         int mslot = kinds[RC_MAXORDER].maxorder;
         if (!i64_push(&maxorder, mo ? int_at(d, mo->f[2 * mslot], mo->f[2 * mslot + 1]) : 0) || !i32_push(&maxorder_ok, mo != NULL))
             goto nomem;
+        if (!index_rows(&per, lines, kinds, d, b0 + 1, i))
+            goto nomem;
         Py_ssize_t rows_before = row_blk.n;
         for (Py_ssize_t j = b0 + 1; j < i; j++) {
             if (lines[j].kind != RC_NAMES)
@@ -130,16 +188,8 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
                 const int32_t *w = has_w ? &items[2 * (lines[last_w].first + t)] : NULL;
                 if (!i64_push(&weight, has_w ? int_at(d, w[0], w[1]) : 0) || !i32_push(&weight_ok, has_w))
                     goto nomem;
-                Py_ssize_t last_wanted = -1, last_given = -1;
-                for (Py_ssize_t r = b0 + 1; r < i; r++) {
-                    int rk = lines[r].kind;
-                    if (rk != RC_WANTED && rk != RC_GIVEN)
-                        continue;
-                    int es = kinds[rk].entity;
-                    if (!same_span(d, name, &lines[r].f[2 * es]))
-                        continue;
-                    if (rk == RC_WANTED) last_wanted = r; else last_given = r;
-                }
+                Py_ssize_t last_wanted = last_row(&per, lines, kinds, d, RC_WANTED, name);
+                Py_ssize_t last_given = last_row(&per, lines, kinds, d, RC_GIVEN, name);
                 if (last_wanted >= 0 ? !push_list(d, &lines[last_wanted], items, &wanted, &wanted_off)
                                      : !i32_push(&wanted_off, (int32_t)wanted.n))
                     goto nomem;
@@ -185,6 +235,7 @@ nomem:
     PyErr_NoMemory();
 done:
     for (int k = 0; k < RC_KINDS; k++) PyMem_Free(kinds[k].ops);
+    PyMem_Free(per.slot);
     PyMem_Free(lines), PyMem_Free(items);
     PyMem_Free(blk_line.v), PyMem_Free(row_blk.v), PyMem_Free(row_entity.v), PyMem_Free(wanted_off.v);
     PyMem_Free(given_off.v), PyMem_Free(vm_off.v), PyMem_Free(weight.v), PyMem_Free(wanted.v);

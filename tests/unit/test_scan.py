@@ -312,3 +312,20 @@ def test_schedules_the_scanner_reads_are_the_general_ones(tmp_path_factory, reco
     general = parse(str(log), engine="polars").tables
     assert_frame_equal(fast_tables["schedule"], general["schedule"])
     assert_frame_equal(fast_tables["unparsed"], general["unparsed"])
+
+
+def test_a_block_of_many_entities_is_assembled_as_the_general_path_does(tmp_path):
+    """Thousands of entities (a busy class), wantedby and gbo lines out of order and repeated."""
+    names = [f"J{i}" for i in range(1500)]
+    order = names[::-1] + names[::7]
+    body = (["countJobShares RmCounter Start", "countJobShares maxorder =  3",
+             "countJobShares entity_names =  " + " ".join(names),
+             "countJobShares weights      =  " + " ".join(str(i % 9 + 1) for i in range(1400))]
+            + [f"countJobShares wantedby.{n} =    {i % 5}   {i % 3}" for i, n in enumerate(order)]
+            + ["countJobShares vmachines =   0   4", "countJobShares Final apportionment:"]
+            + [f"countJobShares {n} gbo  {i}" for i, n in enumerate(names[::3])] + ["countJobShares RmCounter End"])
+    log = tmp_path / "rm.log"
+    log.write_text("\n".join([*(_RMC + b for b in body), _SENT]) + "\n")
+    fast_tables, general = parse(str(log), engine="fast").tables, parse(str(log), engine="polars").tables
+    assert fast_tables["rmcounter"].height == 1500
+    assert_frame_equal(fast_tables["rmcounter"], general["rmcounter"])
