@@ -15,12 +15,12 @@ import polars as pl
 import pyarrow as pa
 
 I, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
-# A left join that keeps the left frame's row order: polars promises none unless asked, and the
-# tables must come out the same, byte for byte, on every run.
-LEFT: dict = {"how": "left", "maintain_order": "left"}
 LI, LS = pl.List(pl.Int64), pl.List(pl.String)
 TS = pl.Datetime("ms")
 WHERE = {"file": S, "line": pl.UInt32}
+# A left join that keeps the left frame's row order: polars promises none unless asked, and the
+# tables must come out the same, byte for byte, on every run.
+LEFT: dict = {"how": "left", "maintain_order": "left"}
 
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "cycles": {"cycle": pl.UInt32, "epoch": I, "ts_start": TS, "ts_end": TS, **WHERE,
