@@ -69,6 +69,14 @@ def _new_removals(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return removed.join(seen_before, on=["cycle", "job_id", "host", "share_id"], how="anti")
 
 
+def taken_by_defrag(tables: dict[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl.DataFrame:
+    """The schedule's new removals that no line of `shrunk` (evictions rows) accounts for: the
+    shares defragmentation took. A purge line names the host and the job, not the share."""
+    purged = shrunk.filter(pl.col("share_id").is_null())
+    return (_new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+            .join(purged, on=["cycle", "job_id", "host"], how="anti"))
+
+
 def _in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("cycle").is_not_null())
 
@@ -83,9 +91,7 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     # then handed it to a needy job)
     connected = _in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
     shrunk = _in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
-    purged = shrunk.filter(pl.col("share_id").is_null())  # a purge line names host and job, not the share
-    defrag = (_new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
-              .join(purged, on=["cycle", "job_id", "host"], how="anti"))
+    defrag = taken_by_defrag(tables, shrunk)
     analysis = _in_cycles(tables["defrag"])
     orders = defrag_job_order(tables["defrag"])
     cleared = _in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")

@@ -38,10 +38,26 @@ _TS_NONE = np.iinfo(np.int64).min
 
 
 def _strings(data: bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
-    """Zero-copy string column over `data` (one Arrow string view per span)."""
+    """Zero-copy string column over `data` (one Arrow string view per span; a span the scanner
+    marked absent, start -1, is null)."""
+    missing = np.flatnonzero(starts < 0) if len(starts) and starts.min() < 0 else ()
+    if len(missing):
+        starts, ends = np.maximum(starts, 0), np.maximum(ends, 0)
     views = _scan.views(data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32))
     arr = pa.Array.from_buffers(pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)])
-    return pl.from_arrow(arr).alias(name)
+    col = pl.from_arrow(arr).alias(name)
+    return col.scatter(missing, None) if len(missing) else col
+
+
+def _lists(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray | None = None) -> pl.Series:
+    """A list column from flat values and int32 offsets (`present`: which lists are not null)."""
+    absent = 0 if present is None else int((~present).sum())
+    validity = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
+    # from_buffers, not pa.array: that one imports pandas (a quarter second) to inspect its input
+    lists = pa.ListArray.from_buffers(pa.list_(values.type), len(offsets) - 1,
+                                      [validity, pa.py_buffer(np.ascontiguousarray(offsets, np.int32))],
+                                      null_count=absent, children=[values])
+    return pl.from_arrow(lists).alias(name)
 
 
 @lru_cache(maxsize=1)
@@ -192,23 +208,17 @@ def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFram
     for i, name in enumerate(tmpl.fields):
         if name == "_":
             continue
-        s, e = spans[:, 2 * i], spans[:, 2 * i + 1]
-        col = _strings(data, np.maximum(s, 0), np.maximum(e, 0), name)
-        missing = np.flatnonzero(s < 0)  # an optional field that is absent
-        cols.append(col.scatter(missing, None) if missing.size else col)
+        cols.append(_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name))  # absent optional: null
     if tmpl.list_field:
         counts = np.frombuffer(raw_counts, dtype=np.int32)
         counts = counts if every else counts[ok]
         items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
-        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
         if tmpl.list_ints:  # integers as int64 now: half the memory of string views, and no cast later
             values = pa.Array.from_buffers(pa.int64(), len(items), [None, pa.py_buffer(_scan.ints(data, items))])
         else:
             values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
-        # from_buffers, not pa.array: that one imports pandas (a quarter second) to inspect its input
-        lists = pa.ListArray.from_buffers(pa.list_(values.type), len(counts), [None, pa.py_buffer(offsets)],
-                                          children=[values])
-        cols.append(pl.from_arrow(lists).alias(tmpl.list_field))
+        cols.append(_lists(values, offsets, tmpl.list_field))
     failed = part.select("rec").clear() if every else part.filter(~pl.Series(ok)).select("rec")
     return pl.DataFrame(cols), failed
 
@@ -255,25 +265,19 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[bytes, ...]) -> pl.DataFram
         np.flatnonzero(i32("maxorder_ok") == 0), None).gather(pl.Series(block_of))
     weight = pl.Series("weight", np.frombuffer(got["weight"], dtype=np.int64)).scatter(
         np.flatnonzero(i32("weight_ok") == 0), None)
-    missing = np.flatnonzero(entity[:, 0] < 0)
-    names = _strings(data, np.maximum(entity[:, 0], 0), np.maximum(entity[:, 1], 0), "entity")
     return pl.DataFrame([
         part["rec"].gather(pl.Series(i32("block_line")[block_of])).alias("rec"),
         _strings(data, descr[:, 0], descr[:, 1], "descr").gather(pl.Series(block_of)),
-        names.scatter(missing, None) if missing.size else names,
+        _strings(data, entity[:, 0], entity[:, 1], "entity"),  # a block without entities: null
         weight, _int_lists(got, "wanted"), vmachines.alias("vmachines"), maxorder, _int_lists(got, "given"),
     ])
 
 
 def _int_lists(got: dict, key: str) -> pl.Series:
     """A list<int64> column from the scanner's values, offsets and validity."""
-    offsets = np.concatenate(([0], np.frombuffer(got[f"{key}_off"], dtype=np.int32))).astype(np.int32)
+    offsets = np.concatenate(([0], np.frombuffer(got[f"{key}_off"], dtype=np.int32)))
     values = pa.Array.from_buffers(pa.int64(), len(got[key]) // 8, [None, pa.py_buffer(got[key])])
-    present = np.frombuffer(got[f"{key}_ok"], dtype=np.int32) != 0
-    validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
-    lists = pa.ListArray.from_buffers(pa.list_(pa.int64()), len(offsets) - 1, [validity, pa.py_buffer(offsets)],
-                                      null_count=int((~present).sum()), children=[values])
-    return pl.from_arrow(lists).alias(key)
+    return _lists(values, offsets, key, np.frombuffer(got[f"{key}_ok"], dtype=np.int32) != 0)
 
 
 _SCHEDULE_SPANS = ("work_type", "job_id", "memory_gb", "reason", "host", "share_id", "init_ms")
@@ -293,11 +297,7 @@ def schedule_rows(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[bytes, .
         data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SCHEDULE_SPANS))
     cols = [pl.Series("rec", np.frombuffer(raw_rec, dtype=np.int32)).cast(pl.UInt32)]
-    for i, name in enumerate(_SCHEDULE_SPANS):
-        s, e = spans[:, 2 * i], spans[:, 2 * i + 1]
-        col = _strings(data, np.maximum(s, 0), np.maximum(e, 0), name)
-        missing = np.flatnonzero(s < 0)
-        cols.append(col.scatter(missing, None) if missing.size else col)
+    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SCHEDULE_SPANS)]
     codes = lambda raw, names: pl.Series(names).gather(pl.Series(np.frombuffer(raw, dtype=np.int32)).replace(-1, None))  # noqa: E731
     cols += [codes(raw_kind, ["Existing", "Additions", "Removals"]).alias("kind"),
              codes(raw_purged, ["false", "true"]).alias("purged")]

@@ -19,6 +19,7 @@ import polars as pl
 
 from replay.cli import GROUPS, _group
 from replay.families import ROUTES
+from replay.logged import taken_by_defrag
 from replay.sources import discover
 from replay.tables import LEFT
 from rmref import job_order
@@ -211,11 +212,8 @@ def defrag_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Defragmentation per cycle: needy jobs and the machines searched for them, then the shares taken."""
     rows = _in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(DEFRAG_KINDS)).select(
         "cycle", "kind", "job_id", "user", "class", "host", "donor_job", "counted", "needed", "detail")
-    from replay.logged import _new_removals  # the shares the schedule newly removes (the log's takings)
-
     shrunk = _in_cycles(tables["evictions"]).select("cycle", "job_id", "host", "share_id")
-    taken = (_new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
-             .join(shrunk.filter(pl.col("share_id").is_null()), on=["cycle", "job_id", "host"], how="anti"))
+    taken = taken_by_defrag(tables, shrunk)
     taken = taken.select("cycle", pl.lit("taken").alias("kind"), pl.lit(None, pl.Int64).alias("job_id"),
                          pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.String).alias("class"), "host",
                          pl.col("job_id").alias("donor_job"), pl.lit(None, pl.Int64).alias("counted"),

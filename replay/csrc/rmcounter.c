@@ -43,9 +43,7 @@ typedef struct { Py_ssize_t *slot; Py_ssize_t cap; } EntityIndex;
 
 static uint32_t entity_hash(const char *d, const int32_t *span, int kind)
 {
-    uint32_t h = 2166136261u ^ (uint32_t)kind;
-    for (int32_t k = span[0]; k < span[1]; k++) h = (h ^ (unsigned char)d[k]) * 16777619u;
-    return h;
+    return fnv(FNV_START ^ (uint32_t)kind, d + span[0], span[1] - span[0]);
 }
 
 static const int32_t *entity_of(const Line *lines, const Kind *kinds, Py_ssize_t r)

@@ -84,13 +84,10 @@ static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py
     return 0;
 }
 
-static uint32_t fnv(const char *a, Py_ssize_t na, const char *b, Py_ssize_t nb)
+/* the hash of a (class, METHOD) key: the two names with a NUL between, as the table spells keys */
+static uint32_t key_hash(const char *cls, Py_ssize_t ncls, const char *meth, Py_ssize_t nmeth)
 {
-    uint32_t h = 2166136261u;
-    for (Py_ssize_t i = 0; i < na; i++) h = (h ^ (unsigned char)a[i]) * 16777619u;
-    h = (h ^ 0u) * 16777619u;
-    for (Py_ssize_t i = 0; i < nb; i++) h = (h ^ (unsigned char)b[i]) * 16777619u;
-    return h;
+    return fnv(fnv(fnv(FNV_START, cls, ncls), "", 1), meth, nmeth);
 }
 
 static int read_groups(PyObject *table, Group **groups, Py_ssize_t *ngroups)
@@ -162,7 +159,7 @@ PyObject *route_records(PyObject *self, PyObject *args)
             goto done;
         }
         Py_ssize_t nc = zero - groups[g].key;
-        uint32_t h = fnv(groups[g].key, nc, zero + 1, groups[g].nkey - nc - 1) & 1023;
+        uint32_t h = key_hash(groups[g].key, nc, zero + 1, groups[g].nkey - nc - 1) & 1023;
         while (slots[h] >= 0) h = (h + 1) & 1023;
         slots[h] = (int32_t)g;
     }
@@ -183,7 +180,7 @@ PyObject *route_records(PyObject *self, PyObject *args)
         }
         const char *cls = d + col[7], *meth = d + col[13];
         Py_ssize_t ncls = col[8] - col[7], nmeth = col[14] - col[13];
-        uint32_t h = fnv(cls, ncls, meth, nmeth) & 1023;
+        uint32_t h = key_hash(cls, ncls, meth, nmeth) & 1023;
         const Group *gr = NULL;
         for (; slots[h] >= 0; h = (h + 1) & 1023) {
             const Group *c = &groups[slots[h]];

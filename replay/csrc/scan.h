@@ -55,28 +55,41 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
 typedef struct { int64_t *v; Py_ssize_t n, cap; } I64s;
 typedef struct { int32_t *v; Py_ssize_t n, cap; } I32s;
 
+/* room for one more element of `size` bytes in *v (n used of *cap); 0 when out of memory */
+static inline int grow(void **v, Py_ssize_t n, Py_ssize_t *cap, size_t size)
+{
+    if (n < *cap)
+        return 1;
+    Py_ssize_t more = *cap ? 2 * *cap : 1024;
+    void *p = PyMem_Realloc(*v, (size_t)more * size);
+    if (!p)
+        return 0;
+    *v = p, *cap = more;
+    return 1;
+}
+
 static inline int i64_push(I64s *a, int64_t x)
 {
-    if (a->n == a->cap) {
-        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
-        int64_t *v = PyMem_Realloc(a->v, (size_t)cap * sizeof(int64_t));
-        if (!v) return 0;
-        a->v = v, a->cap = cap;
-    }
+    if (!grow((void **)&a->v, a->n, &a->cap, sizeof(int64_t)))
+        return 0;
     a->v[a->n++] = x;
     return 1;
 }
 
 static inline int i32_push(I32s *a, int32_t x)
 {
-    if (a->n == a->cap) {
-        Py_ssize_t cap = a->cap ? 2 * a->cap : 1024;
-        int32_t *v = PyMem_Realloc(a->v, (size_t)cap * sizeof(int32_t));
-        if (!v) return 0;
-        a->v = v, a->cap = cap;
-    }
+    if (!grow((void **)&a->v, a->n, &a->cap, sizeof(int32_t)))
+        return 0;
     a->v[a->n++] = x;
     return 1;
+}
+
+/* FNV-1a over n bytes, continuing from h (start from FNV_START) */
+#define FNV_START 2166136261u
+static inline uint32_t fnv(uint32_t h, const char *p, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
 }
 
 static inline PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
