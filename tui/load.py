@@ -45,15 +45,29 @@ def cache_root() -> Path:
     return Path(os.environ.get("RMREPLAY_CACHE") or Path.home() / ".cache" / "rmreplay")
 
 
-def _code_fingerprint() -> bytes:
-    h = hashlib.blake2b(digest_size=16)
+_SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
+
+
+def source_files() -> list[tuple[str, Path]]:
+    """(name, path) of every source file the tables come from: Python (subpackages too), the
+    scanner's C, the grammar."""
+    import grammars
     import replay
     import rmref
 
-    for pkg in (replay, rmref):
-        for f in sorted(Path(pkg.__file__).parent.glob("*.py")):
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
+    files = []
+    for pkg in (grammars, replay, rmref):
+        root = Path(pkg.__file__).parent
+        files += [(f"{root.name}/{p.relative_to(root).as_posix()}", p)
+                  for p in sorted(root.rglob("*")) if p.suffix in _SOURCE_SUFFIXES]
+    return files
+
+
+def _code_fingerprint() -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for name, path in source_files():
+        h.update(name.encode())
+        h.update(path.read_bytes())
     return h.digest()
 
 

@@ -13,7 +13,7 @@ from tests.tui.helpers import SIZE, rows, wait_until
 from tui.app import RmReplayApp
 from tui.cli import build_parser, main
 from tui.data import Sliced, build, line_style, matches
-from tui.load import input_key, load
+from tui.load import input_key, load, source_files
 
 SMALL = [n for n in SCENARIOS if n != "i_mega24"]
 CASES = [(n, "rm.log") for n in SMALL] + [(n, "rm-debug.log") for n in ("c_nodepools", "f_node_failure")]
@@ -114,3 +114,10 @@ def test_cli_keeps_replay_commands(tmp_path, capsys):
     capsys.readouterr()
     assert main(["tui", str(tmp_path / "missing.log")]) == 2  # before the app takes the terminal
     assert "no such file" in capsys.readouterr().err
+
+
+def test_cache_key_follows_the_code_the_tables_come_from():
+    """The scanner's C and the grammar make the tables too: both are in the key, with subpackages."""
+    names = {name for name, _ in source_files()}
+    assert {"replay/csrc/route.c", "replay/csrc/scan.h", "grammars/rmlog.lark",
+            "replay/explain/story.py", "rmref/counting.py"} <= names
