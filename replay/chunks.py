@@ -90,15 +90,18 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
     """Chunks of about `chunk_bytes` (at least one whole cycle each), oldest first."""
     pending: list[Piece] = []
     size = 0
+    # read in quarters of a chunk, so a chunk overshoots its size by at most a quarter (the first
+    # chunk's working set sets the peak memory of the whole parse)
+    block_bytes = max(chunk_bytes // 4, 1 << 16)
     for idx, src in enumerate(sources):
         line_no, carry = 1, b""
-        for block in read_blocks(src, chunk_bytes):
+        for block in read_blocks(src, block_bytes):
             data = carry + block
             end = data.rfind(b"\n") + 1
             data, carry = data[:end], data[end:]
             if not data:
                 continue
-            cut = _cycle_cut(data) if size + len(data) >= chunk_bytes else None
+            cut = _cycle_cut(data) if size + len(data) + len(carry) >= chunk_bytes else None
             if cut is None and size + len(data) >= max(4 * chunk_bytes, LONG_STRETCH):
                 # no published schedule for a long stretch (an RM that never got to schedule):
                 # cut at a record boundary anyway, so memory stays bounded

@@ -6,15 +6,18 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
-from replay.audit import AuditResult, audit, write_audit
 from replay.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, parse, run
 from replay.sources import InputError
 from replay.store import ParquetSink
 from replay.tables import SCHEMAS
+
+if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
+    from replay.audit import AuditResult
 
 # Families shown in the summary, grouped the way the catalog groups them.
 GROUPS = {
@@ -132,6 +135,8 @@ def audit_line(result: AuditResult, seconds: float) -> str:
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
+    from replay.audit import audit, write_audit
+
     cycles = parse_cycles(args.cycles)
     tables = load_tables(args.logs, args.config, console)
     start = time.perf_counter()
@@ -253,6 +258,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
+    from replay.audit import audit
     from replay.report import build_report
 
     tables = load_tables(args.logs, args.config, console)
