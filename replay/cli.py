@@ -35,7 +35,8 @@ GROUPS = {
 }
 
 
-def _group(family: str) -> str:
+def family_group(family: str) -> str:
+    """The summary group a family is counted in (GROUPS; "other" when none claims it)."""
     for name, prefixes in GROUPS.items():
         if family.startswith(prefixes):
             return name
@@ -52,7 +53,7 @@ def summary_table(s: Summary, seconds: float) -> Table:
     table.add_row("speed", f"{seconds:.2f} s, {s.bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s")
     groups: dict[str, int] = {}
     for fam, n in s.families.items():
-        groups[_group(fam)] = groups.get(_group(fam), 0) + n
+        groups[family_group(fam)] = groups.get(family_group(fam), 0) + n
     for name in [*GROUPS, "other"]:
         if groups.get(name):
             table.add_row(f"  {name}", f"{groups[name]:,}")

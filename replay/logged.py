@@ -77,24 +77,25 @@ def taken_by_defrag(tables: dict[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl
             .join(purged, on=["cycle", "job_id", "host"], how="anti"))
 
 
-def _in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
+def in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows that belong to a published cycle (a log's tail after its last schedule has none)."""
     return frame.filter(pl.col("cycle").is_not_null())
 
 
 def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
-    caps = _in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
+    caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
-    counts = _in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0)).unique(
+    counts = in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0)).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
-    connected = _in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
-    shrunk = _in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
+    connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
+    shrunk = in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
     defrag = taken_by_defrag(tables, shrunk)
-    analysis = _in_cycles(tables["defrag"])
+    analysis = in_cycles(tables["defrag"])
     orders = defrag_job_order(tables["defrag"])
-    cleared = _in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
+    cleared = in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
     return Logged(
         caps=_nest(caps, "actual_cap"),
         counts=_nest(counts, "shares_given"),

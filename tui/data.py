@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from replay.cli import GROUPS, _group
+from replay.cli import GROUPS, family_group
 from replay.families import ROUTES
-from replay.logged import taken_by_defrag
+from replay.logged import in_cycles, taken_by_defrag
 from replay.sources import discover
 from replay.tables import LEFT
 from rmref import job_order
@@ -104,7 +104,7 @@ GROUP_STYLES = {
 assert set(GROUPS) <= set(GROUP_STYLES)
 METHOD_GROUPS: dict[str, str] = {}
 for (_cls, _method), _routes in ROUTES.items():
-    METHOD_GROUPS.setdefault(_method, _group(_routes[0].family))
+    METHOD_GROUPS.setdefault(_method, family_group(_routes[0].family))
 
 
 def line_style(line: str) -> str:
@@ -118,10 +118,6 @@ def line_style(line: str) -> str:
     return GROUP_STYLES.get(METHOD_GROUPS.get(method, "other"), "default")
 
 
-def _in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.filter(pl.col("cycle").is_not_null())
-
-
 def _quantum(tables: dict[str, pl.DataFrame]) -> int:
     q = tables["nodepools"]["quantum"].drop_nulls() if "nodepools" in tables else pl.Series([], dtype=pl.Int64)
     return int(q[0]) if len(q) else 15
@@ -129,7 +125,7 @@ def _quantum(tables: dict[str, pl.DataFrame]) -> int:
 
 def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions."""
-    sched = _in_cycles(tables["schedule"])
+    sched = in_cycles(tables["schedule"])
     quantum = _quantum(tables)
     held = sched.group_by("cycle", "job_id", maintain_order=True).agg(
         pl.col("work_type").first().alias("type"),
@@ -140,13 +136,13 @@ def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         pl.col("host").filter(pl.col("kind") == "existing").unique(maintain_order=True).sort().str.join(" ").alias("hosts"),
         pl.col("reason").drop_nulls().first().alias("sched_reason"),
     ).sort("cycle")
-    described = (_in_cycles(tables["jobs"]).sort("job_id", "cycle", "line")
+    described = (in_cycles(tables["jobs"]).sort("job_id", "cycle", "line")
                  .unique(["job_id", "cycle"], keep="last", maintain_order=True)
                  .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order")).sort("cycle"))
-    caps = (_in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null())
+    caps = (in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null())
             .unique(["cycle", "job_id"], keep="last", maintain_order=True)
             .select("cycle", "job_id", pl.col("actual_cap").alias("cap")).sort("cycle"))
-    counts = _in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0))
+    counts = in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0))
     counted = counts.unique(["cycle", "job_id"], keep="last", maintain_order=True).select(
         "cycle", "job_id", pl.col("shares_given").alias("counted"))
     deferred = counts.filter(pl.col("reason").is_not_null()).group_by("cycle", "job_id").agg(
@@ -174,7 +170,7 @@ def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFrame:
     """One row per (cycle, host) known by then: pool, order, status and the quanta the schedule leaves used."""
     nodes = tables["nodes"]
-    events = _in_cycles(nodes).filter(pl.col("event").is_in(list(NODE_STATUS)))
+    events = in_cycles(nodes).filter(pl.col("event").is_in(list(NODE_STATUS)))
     if events.is_empty():
         return pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
                                     "status": pl.String, "blacklisted": pl.Boolean, "used": pl.Int64,
@@ -191,7 +187,7 @@ def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFr
     grid = (grid.join_asof(inventory.sort("cycle"), on="cycle", by="host", strategy="backward", check_sortedness=False)
             .join_asof(status, on="cycle", by="host", strategy="backward", check_sortedness=False))
     quantum = _quantum(tables)
-    existing = _in_cycles(tables["schedule"]).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
+    existing = in_cycles(tables["schedule"]).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
     existing = existing.with_columns(
         pl.col("memory_gb").map_elements(lambda m: job_order(m, quantum), pl.Int64).alias("qshares"))
     used = existing.group_by("cycle", "host").agg(
@@ -199,7 +195,7 @@ def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFr
         pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))
     black = pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "blacklisted": pl.Boolean})
     if not tables["occupancy"].is_empty():
-        black = (_in_cycles(tables["occupancy"]).group_by("cycle", "host").agg(pl.col("blacklisted").any()))
+        black = (in_cycles(tables["occupancy"]).group_by("cycle", "host").agg(pl.col("blacklisted").any()))
     return (grid.join(used, on=["cycle", "host"], **LEFT).join(black, on=["cycle", "host"], **LEFT)
             .with_columns(pl.col("used").fill_null(0), pl.col("jobs").fill_null(""),
                           pl.col("blacklisted").fill_null(False), pl.col("order").fill_null(0))
@@ -210,9 +206,9 @@ def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFr
 
 def defrag_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Defragmentation per cycle: needy jobs and the machines searched for them, then the shares taken."""
-    rows = _in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(DEFRAG_KINDS)).select(
+    rows = in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(DEFRAG_KINDS)).select(
         "cycle", "kind", "job_id", "user", "class", "host", "donor_job", "counted", "needed", "detail")
-    shrunk = _in_cycles(tables["evictions"]).select("cycle", "job_id", "host", "share_id")
+    shrunk = in_cycles(tables["evictions"]).select("cycle", "job_id", "host", "share_id")
     taken = taken_by_defrag(tables, shrunk)
     taken = taken.select("cycle", pl.lit("taken").alias("kind"), pl.lit(None, pl.Int64).alias("job_id"),
                          pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.String).alias("class"), "host",
@@ -228,9 +224,9 @@ def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: dict[str, p
     per = jobs.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("jobs"),
                                      (pl.col("added") > 0).sum().cast(pl.Int64).alias("expanded"),
                                      (pl.col("removed") > 0).sum().cast(pl.Int64).alias("shrunken"))
-    needy = (_in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(["needy", "needy_detected"]))
+    needy = (in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(["needy", "needy_detected"]))
              .group_by("cycle").agg(pl.col("job_id").n_unique().cast(pl.Int64).alias("needy")))
-    deaths = (_in_cycles(tables["nodes"]).filter(pl.col("event").is_in(["death", "disable"]))
+    deaths = (in_cycles(tables["nodes"]).filter(pl.col("event").is_in(["death", "disable"]))
               .group_by("cycle").agg(pl.len().cast(pl.Int64).alias("deaths")))
     div = divergences.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences"))
     return (cycles.select("cycle", pl.coalesce("ts_start", "ts_end").alias("ts"))
