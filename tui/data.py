@@ -8,7 +8,6 @@ are joined in once with `Browse.with_audit`.
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time
@@ -20,6 +19,8 @@ import polars as pl
 from replay.cli import GROUPS, family_group
 from replay.families import ROUTES
 from replay.logged import in_cycles, taken_by_defrag
+from replay.chunks import read_blocks
+from replay.scan import line_texts
 from replay.sources import discover
 from replay.tables import LEFT
 from rmref import job_order
@@ -67,14 +68,11 @@ def read_lines(paths: Sequence[str | Path]) -> pl.DataFrame:
     """(file, line, text) of every input line, in the order the parser reads them."""
     frames = []
     for src in discover(list(paths)):
-        opener = gzip.open if src.path.suffix == ".gz" else open
-        with opener(src.path, "rb") as fh:
-            data = fh.read().decode("utf-8", "replace")
-        lines = data.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        frames.append(pl.DataFrame({"text": lines}, schema={"text": pl.String}).select(
-            pl.lit(src.name).alias("file"), "text", pl.int_range(1, len(lines) + 1, dtype=pl.UInt32).alias("line")))
+        # read as the parser reads (gzip known by its magic, not its name), in one block: the
+        # lines are views into it, not a million Python strings
+        data = b"".join(read_blocks(src, -1))  # -1: the whole file in one read
+        frames.append(pl.DataFrame([line_texts(data)]).select(
+            pl.lit(src.name).alias("file"), "text", pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line")))
     if not frames:
         return pl.DataFrame(schema={"file": pl.String, "text": pl.String, "line": pl.UInt32})
     return pl.concat(frames)
