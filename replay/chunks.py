@@ -117,9 +117,12 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
             head, tail = data[:cut], data[cut:]
             pending.append(Piece(idx, line_no, head))
             line_no += head.count(b"\n")
-            yield Chunk(_merged(pending), last=False)
+            chunk = Chunk(_merged(pending), last=False)
             pending, size = [Piece(idx, line_no, tail)], len(tail)
             line_no += tail.count(b"\n")
+            # hold no other copy of the chunk's bytes while it is parsed
+            del head, tail, data, block
+            yield chunk
         if carry:  # a last line without its newline (a file cut mid-line)
             pending.append(Piece(idx, line_no, carry))
             size += len(carry)
