@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from replay.chunks import read_blocks
 from replay.cli import GROUPS, family_group
 from replay.families import ROUTES
 from replay.logged import in_cycles, taken_by_defrag
-from replay.chunks import read_blocks
 from replay.scan import line_texts
 from replay.sources import discover
 from replay.tables import LEFT

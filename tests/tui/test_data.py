@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import polars as pl
 import pytest
@@ -12,7 +13,7 @@ from tests.conftest import SCENARIOS, log_path, parsed, truth
 from tests.tui.helpers import SIZE, rows, wait_until
 from tui.app import RmReplayApp
 from tui.cli import build_parser, main
-from tui.data import Sliced, build, line_style, matches
+from tui.data import Sliced, build, line_style, matches, read_lines
 from tui.load import input_key, load, source_files
 
 SMALL = [n for n in SCENARIOS if n != "i_mega24"]
@@ -121,3 +122,16 @@ def test_cache_key_follows_the_code_the_tables_come_from():
     names = {name for name, _ in source_files()}
     assert {"replay/csrc/route.c", "replay/csrc/scan.h", "grammars/rmlog.lark",
             "replay/explain/story.py", "rmref/counting.py"} <= names
+
+
+def test_log_lines_are_read_as_the_parser_reads_them(tmp_path):
+    """The Log tab's lines: gzip known by its magic (not its name), CR and newline dropped, bad
+    bytes replaced, a last line without its newline kept, numbered from 1 per file."""
+    raw = b"01 Jan 2015 00:00:00,000  INFO RM.A - N/A T[1] m  one\r\nplain \xff line\n\nlast without newline"
+    expected = ["01 Jan 2015 00:00:00,000  INFO RM.A - N/A T[1] m  one", "plain \ufffd line", "", "last without newline"]
+    (tmp_path / "rm.log").write_bytes(gzip.compress(raw, mtime=0))  # gzipped, under a plain name
+    (tmp_path / "rm.log.1").write_bytes(raw)
+    got = read_lines([tmp_path])
+    assert got["file"].to_list() == ["rm.log.1"] * 4 + ["rm.log"] * 4  # a higher suffix is older
+    assert got["text"].to_list() == expected * 2
+    assert got["line"].to_list() == [1, 2, 3, 4] * 2
