@@ -3,7 +3,9 @@
     python bench/bench_parse.py [--log PATH] [--runs N] [--json OUT]
 
 The log is decompressed first (the fixture ships gzipped). Each tool runs as its own process;
-peak RSS is that process's maximum resident set (os.wait4). lnav is `apt-get install lnav`.
+peak RSS is that process's maximum resident set (os.wait4), the highest of the runs; the time is
+the fastest run's, with the median and the CPU seconds beside it for rmreplay (this machine is
+shared, and its wall times vary by a third from hour to hour). lnav is `apt-get install lnav`.
 """
 
 from __future__ import annotations
@@ -13,30 +15,50 @@ import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
 
 
-def run(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
-    """(wall seconds, peak RSS in bytes) of one command, its output discarded."""
+@dataclass(frozen=True)
+class Run:
+    """One run of a command: wall seconds, CPU seconds (user + system, all threads), peak RSS bytes."""
+
+    wall: float
+    cpu: float
+    rss: int
+
+
+def run(cmd: list[str], ok: tuple[int, ...] = (0,)) -> Run:
+    """One run of a command, its output discarded; `ok` lists accepted exit statuses."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in ok:
         raise SystemExit(f"bench: {' '.join(cmd)} failed with status {os.waitstatus_to_exitcode(status)}")
-    return wall, usage.ru_maxrss * 1024
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)
 
 
 def best(cmd: list[str], runs: int, ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
-    """The fastest of `runs` runs (and the peak RSS of that run); `ok` lists accepted exit statuses."""
-    return min(run(cmd, ok) for _ in range(runs))
+    """(fastest wall seconds, highest peak RSS) of `runs` runs: memory is not chosen by luck."""
+    got = [run(cmd, ok) for _ in range(runs)]
+    return min(r.wall for r in got), max(r.rss for r in got)
+
+
+def spread(cmd: list[str], runs: int) -> dict:
+    """Fastest and median wall seconds, the fastest run's CPU seconds, and the highest peak RSS of
+    `runs` runs (on a shared machine the wall time varies; CPU seconds vary less)."""
+    got = sorted((run(cmd) for _ in range(runs)), key=lambda r: r.wall)
+    return {"seconds": got[0].wall, "median_seconds": statistics.median(r.wall for r in got),
+            "cpu_seconds": got[0].cpu, "peak_rss": max(r.rss for r in got)}
 
 
 def bench_args(doc: str, runs: int) -> argparse.Namespace:
@@ -77,9 +99,11 @@ def main() -> int:
         results = {"file_mb": size / 1e6, "lines": lines, "compiled_scanner": _compiled()}
         # warm the page cache and lark's parser cache so every tool reads from memory
         run([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "warm")])
-        wall, rss = best([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "out")], args.runs)
-        results["rmreplay"] = {"seconds": wall, "mb_s": size / 1e6 / wall, "lines_s": lines / wall,
-                               "peak_rss_mb": rss / 1e6, "rss_over_file": rss / size}
+        got = spread([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "out")], args.runs)
+        wall, rss = got["seconds"], got["peak_rss"]
+        results["rmreplay"] = {"seconds": wall, "median_seconds": got["median_seconds"],
+                               "cpu_seconds": got["cpu_seconds"], "mb_s": size / 1e6 / wall,
+                               "lines_s": lines / wall, "peak_rss_mb": rss / 1e6, "rss_over_file": rss / size}
         if shutil.which("lnav"):
             wall, rss = best(["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(log)], args.runs)
             results["lnav_index"] = {"seconds": wall, "mb_s": size / 1e6 / wall, "peak_rss_mb": rss / 1e6}
