@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from replay.chunks import HEADER_START, SCHEDULE_BODY, stream_chunks
+from replay.chunks import HEADER_START, SCHEDULE_BODY, Chunk, stream_chunks
 from replay.sources import discover
 from tests.conftest import log_path
 
@@ -23,7 +23,7 @@ def _cycle_log(cycles: int, filler: int) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def _chunks(tmp_path: Path, data: bytes, size: int) -> list:
+def _chunks(tmp_path: Path, data: bytes, size: int) -> list[Chunk]:
     (tmp_path / "rm.log").write_bytes(data)
     return list(stream_chunks(discover([str(tmp_path / "rm.log")]), chunk_bytes=size))
 
