@@ -148,12 +148,10 @@ def load(paths: list[str], progress: Progress | None = None, use_cache: bool = T
         done = int(m.group(1).replace(",", "")) * 1e6 / total if m else 0.95
         say(min(done, 0.95) * 0.9, msg)
 
-    tables = parse(paths, progress=on_parse).tables
+    # the parse hands over the lines it read, for the Log tab: the log is not read (or gunzipped) twice
+    result = parse(paths, progress=on_parse, keep_lines=True)
+    tables, lines = result.tables, result.lines
     check(tables, name)
-    say(0.92, "reading the raw lines")
-    from tui.data import read_lines
-
-    lines = read_lines(paths)
     if slot is not None:
         say(0.96, "caching the parse")
         try:

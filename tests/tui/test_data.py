@@ -8,7 +8,7 @@ import gzip
 import polars as pl
 import pytest
 
-from replay import write_tables
+from replay import parse, write_tables
 from tests.conftest import SCENARIOS, log_path, parsed, truth
 from tests.tui.helpers import SIZE, rows, wait_until
 from tui.app import RmReplayApp
@@ -135,3 +135,17 @@ def test_log_lines_are_read_as_the_parser_reads_them(tmp_path):
     assert got["file"].to_list() == ["rm.log.1"] * 4 + ["rm.log"] * 4  # a higher suffix is older
     assert got["text"].to_list() == expected * 2
     assert got["line"].to_list() == [1, 2, 3, 4] * 2
+
+
+@pytest.mark.parametrize("engine", ["fast", "polars"])
+def test_parse_hands_over_the_lines_the_log_tab_would_read(tmp_path, engine):
+    """`parse(keep_lines=True)` gives the lines `read_lines` reads: every line of a rolled set of a
+    plain and a gzipped file, in order, small chunks so that several are joined."""
+    plain = gzip.decompress(log_path("b_classes").read_bytes())
+    cut = plain.index(b"\n", len(plain) // 2) + 1
+    (tmp_path / "rm.log.1").write_bytes(plain[:cut])
+    (tmp_path / "rm.log").write_bytes(gzip.compress(plain[cut:] + b"a last line\r\ncut mid-li", mtime=0))
+    got = parse([str(tmp_path)], engine=engine, chunk_bytes=64 << 10, keep_lines=True).lines
+    want = read_lines([tmp_path])
+    assert got.height == plain.count(b"\n") + 2
+    assert got.equals(want)
