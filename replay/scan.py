@@ -22,7 +22,7 @@ import pyarrow as pa
 from replay.chunks import Piece
 from replay.families import FAMILY_CODE, GENERIC, ROUTES
 from replay.prefixes import Unsupported, compile_prefix
-from replay.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8, split_lines
+from replay.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
 from replay.templates import TEMPLATES, Template, compile_template
 
 try:
@@ -115,17 +115,6 @@ def _piece(piece: Piece) -> tuple[bytes, pl.DataFrame, pl.DataFrame, pl.DataFram
         got = fast_headers(lines[maybe.tolist()]).with_columns(pl.Series("_i", maybe.astype(np.uint32)))
         others = got.filter(pl.col("ts").is_not_null()).rename({"ts": "ts_text"})
     return data, lines, canonical, others, bad
-
-
-def line_texts(data: bytes) -> pl.Series:
-    """Every line of `data` as text (newline and a trailing CR dropped, invalid UTF-8 replaced):
-    string views into the bytes, no copy of the text (the polars path when the scanner is absent)."""
-    if not COMPILED:
-        return split_lines([Piece(0, 1, data)]).frame["text"]
-    data, _bad = repair_utf8(data)
-    n, raw_cols, _ts = _scan.lines(data)
-    cols = np.frombuffer(raw_cols, dtype=np.int32).reshape(n, 17)
-    return _strings(data, cols[:, 0], cols[:, 1], "text")
 
 
 def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:

@@ -8,20 +8,15 @@ are joined in once with `Browse.with_audit`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from replay.chunks import read_blocks
 from replay.cli import GROUPS, family_group
 from replay.families import ROUTES
 from replay.logged import in_cycles, taken_by_defrag
-from replay.scan import line_texts
-from replay.sources import discover
 from replay.tables import LEFT
 from rmref import job_order
 
@@ -62,20 +57,6 @@ class LogLines:
         hi = self.starts.get(next_cycle, len(self.text)) if next_cycle is not None else len(self.text)
         n = max(hi - lo, 0)
         return self.text.slice(lo, min(n, LOG_LINE_LIMIT)).to_list(), n
-
-
-def read_lines(paths: Sequence[str | Path]) -> pl.DataFrame:
-    """(file, line, text) of every input line, in the order the parser reads them."""
-    frames = []
-    for src in discover(list(paths)):
-        # read as the parser reads (gzip known by its magic, not its name), in one block: the
-        # lines are views into it, not a million Python strings
-        data = b"".join(read_blocks(src, -1))  # -1: the whole file in one read
-        frames.append(pl.DataFrame([line_texts(data)]).select(
-            pl.lit(src.name).alias("file"), "text", pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line")))
-    if not frames:
-        return pl.DataFrame(schema={"file": pl.String, "text": pl.String, "line": pl.UInt32})
-    return pl.concat(frames)
 
 
 def log_lines(lines: pl.DataFrame, cycles: pl.DataFrame) -> LogLines:

@@ -8,9 +8,9 @@ from functools import lru_cache
 import polars as pl
 
 from replay.audit import audit, result_frames
+from replay import parse
 from tests.conftest import log_path, parsed
 from tui.app import RmReplayApp
-from tui.data import read_lines
 from tui.load import Loaded
 
 SIZE = (150, 40)  # a fixed terminal: snapshots and row counts must not depend on the runner's
@@ -33,7 +33,7 @@ def loaded(name: str, level: str = "rm.log", divergences: pl.DataFrame | None = 
 
 @lru_cache(maxsize=None)
 def _lines(name: str, level: str) -> pl.DataFrame:
-    return read_lines([log_path(name, level)])
+    return parse([log_path(name, level)], keep_lines=True).lines
 
 
 def app_for(name: str, level: str = "rm.log", **kw) -> RmReplayApp:

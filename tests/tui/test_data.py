@@ -13,7 +13,7 @@ from tests.conftest import SCENARIOS, log_path, parsed, truth
 from tests.tui.helpers import SIZE, rows, wait_until
 from tui.app import RmReplayApp
 from tui.cli import build_parser, main
-from tui.data import Sliced, build, line_style, matches, read_lines
+from tui.data import Sliced, build, line_style, matches
 from tui.load import input_key, load, source_files
 
 SMALL = [n for n in SCENARIOS if n != "i_mega24"]
@@ -125,27 +125,30 @@ def test_cache_key_follows_the_code_the_tables_come_from():
 
 
 def test_log_lines_are_read_as_the_parser_reads_them(tmp_path):
-    """The Log tab's lines: gzip known by its magic (not its name), CR and newline dropped, bad
-    bytes replaced, a last line without its newline kept, numbered from 1 per file."""
+    """The Log tab's lines (`parse(keep_lines=True)`): gzip known by its magic (not its name), CR and
+    newline dropped, bad bytes replaced, a last line without its newline kept, numbered per file."""
     raw = b"01 Jan 2015 00:00:00,000  INFO RM.A - N/A T[1] m  one\r\nplain \xff line\n\nlast without newline"
     expected = ["01 Jan 2015 00:00:00,000  INFO RM.A - N/A T[1] m  one", "plain \ufffd line", "", "last without newline"]
     (tmp_path / "rm.log").write_bytes(gzip.compress(raw, mtime=0))  # gzipped, under a plain name
     (tmp_path / "rm.log.1").write_bytes(raw)
-    got = read_lines([tmp_path])
-    assert got["file"].to_list() == ["rm.log.1"] * 4 + ["rm.log"] * 4  # a higher suffix is older
-    assert got["text"].to_list() == expected * 2
-    assert got["line"].to_list() == [1, 2, 3, 4] * 2
+    for engine in ("fast", "polars"):
+        got = parse([str(tmp_path)], engine=engine, keep_lines=True).lines
+        assert got["file"].to_list() == ["rm.log.1"] * 4 + ["rm.log"] * 4  # a higher suffix is older
+        assert got["text"].to_list() == expected * 2
+        assert got["line"].to_list() == [1, 2, 3, 4] * 2
+        assert got.columns == ["file", "text", "line"]
 
 
 @pytest.mark.parametrize("engine", ["fast", "polars"])
-def test_parse_hands_over_the_lines_the_log_tab_would_read(tmp_path, engine):
-    """`parse(keep_lines=True)` gives the lines `read_lines` reads: every line of a rolled set of a
-    plain and a gzipped file, in order, small chunks so that several are joined."""
+def test_parse_hands_over_every_line_of_a_rolled_set(tmp_path, engine):
+    """Every line of a rolled set of a plain and a gzipped file, in order, whatever the chunking."""
     plain = gzip.decompress(log_path("b_classes").read_bytes())
     cut = plain.index(b"\n", len(plain) // 2) + 1
     (tmp_path / "rm.log.1").write_bytes(plain[:cut])
     (tmp_path / "rm.log").write_bytes(gzip.compress(plain[cut:] + b"a last line\r\ncut mid-li", mtime=0))
     got = parse([str(tmp_path)], engine=engine, chunk_bytes=64 << 10, keep_lines=True).lines
-    want = read_lines([tmp_path])
-    assert got.height == plain.count(b"\n") + 2
-    assert got.equals(want)
+    older = plain[:cut].decode().split("\n")[:-1]
+    newer = (plain[cut:].decode() + "a last line\ncut mid-li").split("\n")
+    assert got["text"].to_list() == older + newer
+    assert got["file"].to_list() == ["rm.log.1"] * len(older) + ["rm.log"] * len(newer)
+    assert got["line"].to_list() == list(range(1, len(older) + 1)) + list(range(1, len(newer) + 1))
