@@ -259,11 +259,6 @@ HANDLERS: dict[str, Callable[[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, p
 }
 
 
-def has_fast_path(family: str) -> bool:
-    """Whether `family` is parsed by a vectorised fast path in the fast engine."""
-    return family in REGEXES or family in HANDLERS
-
-
 def fast_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows, failures) of one family; failures are the `rec` of records it could not take."""
     if family in HANDLERS:

@@ -375,8 +375,7 @@ def _placements(lines: pl.DataFrame, schedule: pl.DataFrame) -> pl.DataFrame:
     adds = schedule.filter(pl.col("kind") == "addition").select(
         "cycle", "host", pl.col("share_id").cast(S), pl.col("job_id").alias("_sched_job"))
     first_add = adds.unique(["cycle", "host", "share_id"], keep="first", maintain_order=True)
-    conn = conn.join(first_add, on=["cycle", "host", "share_id"],
-                     nulls_equal=True, **LEFT)
+    conn = conn.join(first_add, on=["cycle", "host", "share_id"], nulls_equal=True, **LEFT)
     moved = pl.col("_sched_job").is_not_null() & (pl.col("_sched_job") != pl.col("job_id"))
     return conn.with_columns(
         pl.when(moved).then(pl.col("job_id")).otherwise(None).alias("placed_for"),
