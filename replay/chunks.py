@@ -12,7 +12,6 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import groupby
 
 from replay.sources import InputError, Source
 
@@ -75,65 +74,61 @@ def sniff(source: Source) -> bool:
     return True
 
 
-def _cycle_cut(data: bytes) -> int | None:
-    """Offset just after the last complete published schedule in `data` (None: there is none)."""
-    at = data.rfind(SCHEDULE_BODY)
+def _cycle_cut(buf: bytearray, lo: int, hi: int) -> int | None:
+    """Offset just after the last complete published schedule in buf[lo:hi] (None: there is none)."""
+    at = buf.rfind(SCHEDULE_BODY, lo, hi)
     while at >= 0:
-        nxt = HEADER_START.search(data, at + len(SCHEDULE_BODY) - 1)
+        nxt = HEADER_START.search(buf, at + len(SCHEDULE_BODY) - 1, hi)
         if nxt:  # the structure ended where the next record header begins
             return nxt.start() + 1
-        at = data.rfind(SCHEDULE_BODY, 0, at)
+        at = buf.rfind(SCHEDULE_BODY, lo, at)
     return None
+
+
+def _last_header(buf: bytearray, lo: int, hi: int) -> int | None:
+    """Offset of the last record header that starts in buf[lo:hi] (None: there is none)."""
+    m = None
+    for m in HEADER_START.finditer(buf, lo, hi):
+        pass
+    return m.start() + 1 if m else None
 
 
 def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
     """Chunks of about `chunk_bytes` (at least one whole cycle each), oldest first."""
-    pending: list[Piece] = []
-    size = 0
+    done: list[Piece] = []  # whole earlier files of the chunk being gathered
+    size = 0  # bytes in `done`
     # read in quarters of a chunk, so a chunk overshoots its size by at most a quarter (the first
     # chunk's working set sets the peak memory of the whole parse)
     block_bytes = max(chunk_bytes // 4, 1 << 16)
     for idx, src in enumerate(sources):
-        line_no, carry = 1, b""
+        # this file's bytes not yet handed out, in one buffer: each byte is copied in once and out
+        # once (joining blocks and slicing bytes copied a chunk four times)
+        buf, line_no, seen = bytearray(), 1, 0  # seen: buf[:seen] is whole lines already searched
         for block in read_blocks(src, block_bytes):
-            data = carry + block
-            end = data.rfind(b"\n") + 1
-            data, carry = data[:end], data[end:]
-            if not data:
+            buf += block
+            del block
+            end = buf.rfind(b"\n", seen) + 1
+            if end <= seen:
                 continue
-            cut = _cycle_cut(data) if size + len(data) + len(carry) >= chunk_bytes else None
-            if cut is None and size + len(data) >= max(4 * chunk_bytes, LONG_STRETCH):
+            cut = _cycle_cut(buf, seen, end) if size + len(buf) >= chunk_bytes else None
+            if cut is None and size + end >= max(4 * chunk_bytes, LONG_STRETCH):
                 # no published schedule for a long stretch (an RM that never got to schedule):
                 # cut at a record boundary anyway, so memory stays bounded
-                m = None
-                for m in HEADER_START.finditer(data):
-                    pass
-                cut = m.start() + 1 if m else None
+                cut = _last_header(buf, seen, end)
+            seen = end
             if cut is None:
-                pending.append(Piece(idx, line_no, data))
-                line_no += data.count(b"\n")
-                size += len(data)
                 continue
-            head, tail = data[:cut], data[cut:]
-            pending.append(Piece(idx, line_no, head))
+            with memoryview(buf) as view:
+                head = bytes(view[:cut])
+            del buf[:cut]
+            seen -= cut
+            chunk = Chunk([*done, Piece(idx, line_no, head)], last=False)
             line_no += head.count(b"\n")
-            chunk = Chunk(_merged(pending), last=False)
-            pending, size = [Piece(idx, line_no, tail)], len(tail)
-            line_no += tail.count(b"\n")
+            done, size = [], 0
             # hold no other copy of the chunk's bytes while it is parsed
-            del head, tail, data, block
+            del head
             yield chunk
-        if carry:  # a last line without its newline (a file cut mid-line)
-            pending.append(Piece(idx, line_no, carry))
-            size += len(carry)
-    yield Chunk(_merged([p for p in pending if p.data]), last=True)
-
-
-def _merged(pieces: list[Piece]) -> list[Piece]:
-    """Consecutive pieces of one file as one (they are contiguous: the scanner then sees whole
-    cycles in one block)."""
-    out: list[Piece] = []
-    for _, same_file in groupby(pieces, key=lambda p: p.file):
-        run = list(same_file)
-        out.append(run[0] if len(run) == 1 else Piece(run[0].file, run[0].first_line, b"".join(p.data for p in run)))
-    return out
+        if buf:  # the file's last lines (the very last one may lack its newline: a file cut mid-line)
+            done.append(Piece(idx, line_no, bytes(buf)))
+            size += len(buf)
+    yield Chunk(done, last=True)
