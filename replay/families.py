@@ -35,6 +35,12 @@ def _r(*pairs: tuple[str, str]) -> list[Route]:
     return [Route(p, f) for p, f in pairs]
 
 
+# ResourceClass's header, dashes and one row per class, logged at INFO under an isTrace() guard
+_TRACE_CLASS_TABLE = (
+    (r"^Class Name +Policy ", GENERIC), (r"^-{12} -{11} ", GENERIC),
+    (r"^\S+ +(FAIR_SHARE|FIXED_SHARE|RESERVE) ", GENERIC),
+)
+
 ROUTES: dict[tuple[str, str], list[Route]] = {
     # -- family 1: bootstrap
     ("Config", "printNodepool"): _r(
@@ -64,6 +70,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Nodepool: \S+ Host added:", "node_added"),
         (r"^Nodepool: \S+ Host reactivated", "node_reactivated"),
         (r"^RECOVER NODE ", "node_recover"),
+        (r"^Cannot write machine to DB:", GENERIC),
     ),
     ("NodeStability", "missedNode"): _r((r"^\*\*\* Missed heartbeat", "node_missed")),
     ("Machine", "heartbeatMissed"): _r(
@@ -76,7 +83,9 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ),
     ("NodeStability", "nodeRecovers"): _r((r"^\*\*\* Node recovers", "node_recovers")),
     ("NodeStability", "nodeDeath"): _r((r"^\*\*\* ! Notification", "node_death_notice")),
-    ("Scheduler", "handleDeadNodes"): _r((r"^\*\*\*Purging machine", "node_death")),
+    ("Scheduler", "handleDeadNodes"): _r(
+        (r"^\*\*\*Purging machine", "node_death"), (r"^Waiting for \(re\)initialization", GENERIC),
+    ),
     ("NodePool", "disable"): _r(
         (r"^Nodepool: \S+ Host disabled:", "node_disabled"),
         (r"^Nodepool: \S+ Host (dead|offline): \S+ purge:", "node_purge"),
@@ -112,6 +121,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ),
     ("JobManagerConverter", "jobArrives"): _r(
         (r"^total_work ", "job_arrives"), (r"^machine list:", "job_machine_list"),
+        (r"^Memory units other than GB", GENERIC),
     ),
     ("JobManagerConverter", "jobUpdate"): _r(
         (r"^tot: ", "job_update"), (r"^Max shares adjusted", "job_max_shares"),
@@ -128,6 +138,9 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ),
     ("JobManagerConverter", "recoverFromOrchestrator"): _r(
         (r"^Receive: ", "job_recover"), (r"^Recovered\[", "job_recovered_nodes"),
+        # after an RM restart: each recovered process and node, and work it skips
+        (r"^Ignoring completed work:", GENERIC), (r"^ *Process\[", GENERIC),
+        (r"^ *Recover node\[", GENERIC), (r"^ *Node ?\[", GENERIC), (r"^Received work of type", GENERIC),
     ),
     ("Scheduler", "signalCompletion"): _r(
         (r"^Job vacate signal share:", "proc_vacate"),
@@ -135,6 +148,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ),
     ("Scheduler", "processCompletion"): _r(
         (r"^Job completes", "job_completes"), (r"^Job vacates share", "proc_vacated"),
+        (r"^Cannot delete job from database:", GENERIC), (r"^Job is not in run list!", GENERIC),
     ),
     ("RmJob", "refuse"): _r((r"", "job_refused")),
     ("JobManagerConverter", "reconcileProcess"): _r(
@@ -149,13 +163,21 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Jobs arrive:", "jobs_arrive"), (r"^Scheduling \d+ +new jobs", "schedule_summary"),
         (r"^Run scheduler ", "schedule_run"), (r"^-+ Scheduler returns", GENERIC),
         (r"^-+$", GENERIC), (r"^$", "sched_sections"),
+        (r"^Bypassing previously refused job", GENERIC), (r"^Waiting for \(re\)initialization", GENERIC),
+        (r"^Cannot (persist new job|update demand) in database:", GENERIC),
     ),
     ("Scheduler", "processRecovery"): _r(
         (r"^Recovered job:", "recovered_job"), (r"^Recovered shares:", "recovered_shares"),
+        (r"^Set fixed bit for ", GENERIC), (r"^Share is in incompatible nodepool", GENERIC),
+        (r"^Increased order of RESERVE job to", GENERIC), (r"^&+ new user ", GENERIC),
+        (r"^Cannot persist recovered job in database:", GENERIC),
+        (r"^Recovery - Removing share from wrong nodepool", GENERIC),
     ),
     ("NodepoolScheduler", "howMuchFairShare"): _r(
         (r"^Scheduling job in class ", "how_much_fair_share"),
         (r"^Schedule class ", GENERIC), (r"^No jobs to schedule", GENERIC),
+        # TRACE only: the classes table, logged at INFO under an isTrace() guard
+        (r"^Scheduling FAIR SHARE for these classes:", GENERIC), *_TRACE_CLASS_TABLE,
     ),
     # -- family 5: job caps
     ("RmJob", "getPrjCap"): _r(
@@ -174,7 +196,10 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^\S+ +\S+( +\d+)+$", "rmc_before_bonus_row"),
     ),
     ("NodepoolScheduler", "countClassShares"): _r((r"^Counting for nodepool", GENERIC)),
-    ("NodepoolScheduler", "howMuchFixed"): _r((r"^Scheduling job to class:", "fixed_to_class")),
+    ("NodepoolScheduler", "howMuchFixed"): _r(
+        (r"^Scheduling job to class:", "fixed_to_class"),
+        (r"^Scheduling FIXED SHARE for these classes:", GENERIC), *_TRACE_CLASS_TABLE,
+    ),
     ("NodepoolScheduler", "countFixedForJob"): _r(
         (r"^Counting shares for ", "fixed_counting"),
         (r"^available shares of order", "fixed_available"),
@@ -230,6 +255,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Enter nodepool", "freeable_enter"), (r"^Machines to search", "freeable_order"),
         (r"^Examining ", "freeable_examining"), (r"^Giving ", "freeable_giving"),
         (r"^Bypass because machine", "freeable_bypass"), (r"^Setting up ", "freeable_evict"),
+        (r"^Increased order of RESERVE job to", GENERIC),
     ),
     # -- family 8: evictions
     ("NodepoolScheduler", "doEvictions"): _r(
@@ -272,10 +298,12 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     # -- family 10: published schedule and cycle framing
     ("JobManagerConverter", "createState"): _r(
         (r"^Schedule sent to Orchestrator", "schedule_sent"), (r"^$", "schedule_state"),
+        (r"^Refusal: ", "job_refused"),  # WARN, beside the refusal in the published structure
     ),
     ("ResourceManagerComponent", "runScheduler"): _r(
         (r"^-+ \d+ -+ Entering scheduling loop", "loop_enter"),
         (r"^-+ \d+ -+ Scheduling loop returns", "loop_return"),
+        (r"^Scheduling wait interrupted", GENERIC),
     ),
 }
 
