@@ -75,11 +75,11 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ("NodeStability", "missedNode"): _r((r"^\*\*\* Missed heartbeat", "node_missed")),
     ("Machine", "heartbeatMissed"): _r(
         (r"^\S+ Missed heartbeat count", "node_missed_recorded"),
-        (r"^\S+ Time to record", "node_missed_time"),
+        (r"^\S+ Time to record", "node_missed_time"), (r"^\S+ Cannot update heartbeat count in database:", GENERIC),
     ),
     ("Machine", "heartbeatArrives"): _r(
         (r"^\S+ Reset heartbeat", "node_heartbeat_reset"),
-        (r"^\S+ Time to reset heartbeat", "node_heartbeat_reset_time"),
+        (r"^\S+ Time to reset heartbeat", "node_heartbeat_reset_time"), (r"^\S+ Cannot update heartbeat count in database:", GENERIC),
     ),
     ("NodeStability", "nodeRecovers"): _r((r"^\*\*\* Node recovers", "node_recovers")),
     ("NodeStability", "nodeDeath"): _r((r"^\*\*\* ! Notification", "node_death_notice")),
@@ -92,8 +92,12 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Nodepool: \S+ Host (dead|offline): \S+ Not purging", "node_not_purged"),
         (r"^Nodepool: \S+ Host (dead|offline): \S+ Mark ", "node_completed"),
     ),
-    ("Machine", "updateShareOrder"): _r((r"^\S+ Size has changed", "node_resize")),
-    ("NodePool", "isQuiesce"): _r((r"^\S+ node status =", "node_status")),
+    ("Machine", "updateShareOrder"): _r(
+        (r"^\S+ Size has changed", "node_resize"), (r"^\S+ ERROR - \S+ free plus", GENERIC),
+    ),
+    ("NodePool", "isQuiesce"): _r(
+        (r"^\S+ node status =", "node_status"), (r"^\S+ node (status|metrics) missing", GENERIC),
+    ),
     ("ResourceManagerEventListener", "onNodeMetricsEvent"): _r((r"^\S+ \S+$", "node_metrics")),
     ("Scheduler", "varyoff"): _r((r"^Vary", "node_vary")),
     ("Scheduler", "varyon"): _r((r"^Vary", "node_vary")),
@@ -130,11 +134,12 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ("JobManagerConverter", "receiveExecutable"): _r(
         (r"^Scheduling as new", "job_schedule_new"),
         (r"^Scheduling for recovery", "job_schedule_recovery"),
-        (r"^Assigning share", "job_assign_recovery"),
+        (r"^Assigning share", "job_assign_recovery"), (r"^Skipping process ", GENERIC),
     ),
     ("JobManagerConverter", "receiveReservation"): _r(
         (r"^Scheduling as new", "job_schedule_new"),
         (r"^Scheduling for recovery", "job_schedule_recovery"),
+        (r"^Assigning share for recovery", GENERIC),
     ),
     ("JobManagerConverter", "recoverFromOrchestrator"): _r(
         (r"^Receive: ", "job_recover"), (r"^Recovered\[", "job_recovered_nodes"),
@@ -157,6 +162,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Process +\S+ +completed due to state", "proc_completed"),
         (r"^Process +\S+ ignoring update", "proc_ignored"),
         (r"^Update for share from process", "proc_unknown_share"),
+        (r"^\S+ share not found\?", GENERIC),
     ),
     ("Scheduler", "schedule"): _r(
         (r"^submit +ID ", "submit_header"), (r"^submit ", "submit_row"),
@@ -291,6 +297,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Needy job looking for", "rich_looking"), (r"^Will attempt", "rich_attempt"),
         (r"^Job \d+ is (not a|a backup) candidate", GENERIC), (r"^Skipping class", GENERIC),
         (r"^Job \d+ ", GENERIC), (r"^Needy job has better priority", GENERIC),
+        (r"^Jobs in class \S+ are not candidates", GENERIC),
     ),
     ("NodepoolScheduler", "clearShare"): _r(
         (r"^(Donate|Reassign expanded share|Canceling expansion share) ", "clear_share"),

@@ -12,6 +12,7 @@ from tests.conftest import log_path
 
 _INFO = "01 Jan 2015 00:00:10,000  INFO"
 _WARN = "01 Jan 2015 00:00:10,000  WARN"
+_DEBUG = "01 Jan 2015 00:00:10,000 DEBUG"
 
 # (header level and logger, job id, METHOD, body)
 RARE = [
@@ -57,6 +58,20 @@ RARE = [
     (_INFO, "RM.Scheduler", "7", "schedule", "Bypassing previously refused job."),
     (_WARN, "RM.Scheduler", "7", "schedule", "Cannot persist new job in database: java.lang.RuntimeException: down"),
     (_WARN, "RM.Scheduler", "N/A", "schedule", "Cannot update demand in database: java.lang.RuntimeException: down"),
+    (_DEBUG, "RM.JobManagerConverter", "7", "receiveExecutable",
+     "Skipping process 12 on nodeA.sim.ducc beacause state is Stopped"),  # sic: the RM's spelling
+    (_DEBUG, "RM.JobManagerConverter", "7", "receiveReservation", "Assigning share for recovery nodeA.sim.ducc.1^0"),
+    (_DEBUG, "RM.NodepoolScheduler", "7", "doFinalEvictions",
+     "Jobs in class normal are not candidates because better priority: [ 10 vs 5 ]"),
+    (_WARN, "RM.Machine", "N/A", "updateShareOrder",
+     "nodeA.sim.ducc ERROR - 3 free plus 2 in use doesn't match old share order of 4"),
+    (_WARN, "RM.Machine", "N/A", "heartbeatArrives",
+     "nodeA.sim.ducc Cannot update heartbeat count in database: java.lang.RuntimeException: down"),
+    (_WARN, "RM.Machine", "N/A", "heartbeatMissed",
+     "nodeA.sim.ducc Cannot update heartbeat count in database: java.lang.RuntimeException: down"),
+    (_WARN, "RM.NodePool", "N/A", "isQuiesce", "nodeA node status missing"),
+    (_WARN, "RM.NodePool", "N/A", "isQuiesce", "nodeA node metrics missing"),
+    (_WARN, "RM.JobManagerConverter", "7", "reconcileProcess", "12 share not found?"),
 ]
 
 
