@@ -58,6 +58,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^-{4}", "class_table_rule"), (r"^Rebuilding ", "class_rebuild"),
         (r"^Created top-level nodepool", "class_pool_created"), (r"^Assign rc ", "class_assign"),
         (r"^\S+ +(FAIR_SHARE|FIXED_SHARE|RESERVE) ", "class_row"),
+        (r"^Scheduler exits: unable to read configuration", GENERIC),
     ),
     ("ResourceClass", "ResourceClass"): _r((r"^jd\.host\.class=", "jd_host_class")),
     ("Scheduler", "init"): _r((r"", "init_param")),
@@ -313,6 +314,12 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Scheduling wait interrupted", GENERIC),
     ),
 }
+
+# Any routed method may log a caught exception (`logger.error(methodName, id, e)`): its class name,
+# message and stack trace are kept as a message, not taken for a drifted format.
+JAVA_EXCEPTION = Route(r"^([a-z_][\w$]*\.)+[A-Z][\w$]*(Exception|Error)", GENERIC)
+for _routes in ROUTES.values():
+    _routes.append(JAVA_EXCEPTION)
 
 # Family -> the tables its rows land in (a family may feed two tables).
 TARGETS: dict[str, list[Target]] = {}

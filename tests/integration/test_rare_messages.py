@@ -104,3 +104,21 @@ def test_a_drifted_body_of_a_routed_method_is_still_reported(tmp_path):
                     + f"{_INFO} RM.Scheduler - 7 T[19] processRecovery  Something new: 42\n")
     unparsed = parse([str(path)]).tables["unparsed"]
     assert unparsed.height == 1 and "Something new" in unparsed["text"][0]
+
+
+def test_an_exception_in_a_routed_method_is_kept_with_its_stack_trace(tmp_path):
+    # logger.error(methodName, id, e) prints the exception, then log4j its stack trace lines
+    err = "01 Jan 2015 00:00:10,000 ERROR"
+    trace = ("\tat org.apache.uima.ducc.rm.scheduler.Scheduler.initClasses(Scheduler.java:600)\n"
+             "\tat org.apache.uima.ducc.rm.scheduler.Scheduler.init(Scheduler.java:300)\n")
+    path = tmp_path / "rm.log"
+    path.write_text(log_path("a_tiny").read_text()
+                    + f"{err} RM.Scheduler - N/A T[1] initClasses  java.lang.IllegalStateException: no ducc.classes\n"
+                    + trace
+                    + f"{err} RM.Scheduler - N/A T[1] initClasses  Scheduler exits: unable to read configuration.\n")
+    for engine in ("fast", "lark"):
+        tables = parse([str(path)], engine=engine).tables
+        assert tables["unparsed"].height == 0
+        errors = tables["messages"].filter(pl.col("level") == "ERROR")["text"].to_list()
+        assert errors == ["java.lang.IllegalStateException: no ducc.classes\n" + trace.rstrip("\n"),
+                          "Scheduler exits: unable to read configuration."]
