@@ -316,10 +316,11 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
 }
 
 # Any routed method may log a caught exception (`logger.error(methodName, id, e)`): its class name,
-# message and stack trace are kept as a message, not taken for a drifted format.
+# message and stack trace are kept as a message, not taken for a drifted format (ahead of a
+# catch-all route, whose grammar would reject it).
 JAVA_EXCEPTION = Route(r"^([a-z_][\w$]*\.)+[A-Z][\w$]*(Exception|Error)", GENERIC)
 for _routes in ROUTES.values():
-    _routes.append(JAVA_EXCEPTION)
+    _routes.insert(len(_routes) - (_routes[-1].prefix == ""), JAVA_EXCEPTION)
 
 # Family -> the tables its rows land in (a family may feed two tables).
 TARGETS: dict[str, list[Target]] = {}

@@ -122,3 +122,15 @@ def test_an_exception_in_a_routed_method_is_kept_with_its_stack_trace(tmp_path):
         errors = tables["messages"].filter(pl.col("level") == "ERROR")["text"].to_list()
         assert errors == ["java.lang.IllegalStateException: no ducc.classes\n" + trace.rstrip("\n"),
                           "Scheduler exits: unable to read configuration."]
+
+
+def test_an_exception_goes_ahead_of_a_catch_all_route(tmp_path):
+    # Scheduler.init routes every body to its parameter lines; an exception there is not one
+    path = tmp_path / "rm.log"
+    path.write_text(log_path("a_tiny").read_text()
+                    + "01 Jan 2015 00:00:10,000 ERROR RM.Scheduler - N/A T[1] init  "
+                      "java.lang.NumberFormatException: For input string: \"x\"\n")
+    tables = parse([str(path)]).tables
+    assert tables["unparsed"].height == 0
+    assert tables["messages"].filter(pl.col("level") == "ERROR")["text"].to_list() == [
+        'java.lang.NumberFormatException: For input string: "x"']
