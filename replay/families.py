@@ -76,11 +76,13 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ("NodeStability", "missedNode"): _r((r"^\*\*\* Missed heartbeat", "node_missed")),
     ("Machine", "heartbeatMissed"): _r(
         (r"^\S+ Missed heartbeat count", "node_missed_recorded"),
-        (r"^\S+ Time to record", "node_missed_time"), (r"^\S+ Cannot update heartbeat count in database:", GENERIC),
+        (r"^\S+ Time to record", "node_missed_time"),
+        (r"^\S+ Cannot update heartbeat count in database:", GENERIC),
     ),
     ("Machine", "heartbeatArrives"): _r(
         (r"^\S+ Reset heartbeat", "node_heartbeat_reset"),
-        (r"^\S+ Time to reset heartbeat", "node_heartbeat_reset_time"), (r"^\S+ Cannot update heartbeat count in database:", GENERIC),
+        (r"^\S+ Time to reset heartbeat", "node_heartbeat_reset_time"),
+        (r"^\S+ Cannot update heartbeat count in database:", GENERIC),
     ),
     ("NodeStability", "nodeRecovers"): _r((r"^\*\*\* Node recovers", "node_recovers")),
     ("NodeStability", "nodeDeath"): _r((r"^\*\*\* ! Notification", "node_death_notice")),

@@ -13,6 +13,7 @@ from tests.conftest import log_path
 _INFO = "01 Jan 2015 00:00:10,000  INFO"
 _WARN = "01 Jan 2015 00:00:10,000  WARN"
 _DEBUG = "01 Jan 2015 00:00:10,000 DEBUG"
+_ERROR = "01 Jan 2015 00:00:10,000 ERROR"
 
 # (header level and logger, job id, METHOD, body)
 RARE = [
@@ -97,27 +98,29 @@ def test_rare_messages_are_routed_not_unparsed(log_with_rare, engine):
     assert "exceeds largest machine" in refusals["detail"][0]
 
 
+def _sample_with(tmp_path, text: str) -> list[str]:
+    """The sample log with `text` appended, as parse()'s argument."""
+    path = tmp_path / "rm.log"
+    path.write_text(log_path("a_tiny").read_text() + text)
+    return [str(path)]
+
+
 def test_a_drifted_body_of_a_routed_method_is_still_reported(tmp_path):
     # the GENERIC routes above are anchored: a new shape of the same method must stay visible
-    path = tmp_path / "rm.log"
-    path.write_text(log_path("a_tiny").read_text()
-                    + f"{_INFO} RM.Scheduler - 7 T[19] processRecovery  Something new: 42\n")
-    unparsed = parse([str(path)]).tables["unparsed"]
+    log = _sample_with(tmp_path, f"{_INFO} RM.Scheduler - 7 T[19] processRecovery  Something new: 42\n")
+    unparsed = parse(log).tables["unparsed"]
     assert unparsed.height == 1 and "Something new" in unparsed["text"][0]
 
 
 def test_an_exception_in_a_routed_method_is_kept_with_its_stack_trace(tmp_path):
     # logger.error(methodName, id, e) prints the exception, then log4j its stack trace lines
-    err = "01 Jan 2015 00:00:10,000 ERROR"
     trace = ("\tat org.apache.uima.ducc.rm.scheduler.Scheduler.initClasses(Scheduler.java:600)\n"
              "\tat org.apache.uima.ducc.rm.scheduler.Scheduler.init(Scheduler.java:300)\n")
-    path = tmp_path / "rm.log"
-    path.write_text(log_path("a_tiny").read_text()
-                    + f"{err} RM.Scheduler - N/A T[1] initClasses  java.lang.IllegalStateException: no ducc.classes\n"
-                    + trace
-                    + f"{err} RM.Scheduler - N/A T[1] initClasses  Scheduler exits: unable to read configuration.\n")
+    head = f"{_ERROR} RM.Scheduler - N/A T[1] initClasses  "
+    log = _sample_with(tmp_path, f"{head}java.lang.IllegalStateException: no ducc.classes\n{trace}"
+                                 f"{head}Scheduler exits: unable to read configuration.\n")
     for engine in ("fast", "lark"):
-        tables = parse([str(path)], engine=engine).tables
+        tables = parse(log, engine=engine).tables
         assert tables["unparsed"].height == 0
         errors = tables["messages"].filter(pl.col("level") == "ERROR")["text"].to_list()
         assert errors == ["java.lang.IllegalStateException: no ducc.classes\n" + trace.rstrip("\n"),
@@ -126,11 +129,9 @@ def test_an_exception_in_a_routed_method_is_kept_with_its_stack_trace(tmp_path):
 
 def test_an_exception_goes_ahead_of_a_catch_all_route(tmp_path):
     # Scheduler.init routes every body to its parameter lines; an exception there is not one
-    path = tmp_path / "rm.log"
-    path.write_text(log_path("a_tiny").read_text()
-                    + "01 Jan 2015 00:00:10,000 ERROR RM.Scheduler - N/A T[1] init  "
-                      "java.lang.NumberFormatException: For input string: \"x\"\n")
-    tables = parse([str(path)]).tables
+    log = _sample_with(tmp_path, f"{_ERROR} RM.Scheduler - N/A T[1] init  "
+                                 "java.lang.NumberFormatException: For input string: \"x\"\n")
+    tables = parse(log).tables
     assert tables["unparsed"].height == 0
     assert tables["messages"].filter(pl.col("level") == "ERROR")["text"].to_list() == [
         'java.lang.NumberFormatException: For input string: "x"']
