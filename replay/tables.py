@@ -119,26 +119,55 @@ _SCALARS = ("user class host share_id kind memory_gb nodepool detail order m_ord
             "entity descr quantum search_order prop_key value rich_from clear_kind needy_what").split()
 _LISTS = "values names m_jobs classes subpools nodes hosts".split()
 _ABSENT = {**{c: pl.lit(None, S).alias(c) for c in _SCALARS}, **{c: pl.lit(None, LS).alias(c) for c in _LISTS}}
+# Per bucket, the fields its assembly step reads (the plain tables read none: `conform` fills them).
+# Only these are added when absent: a null column costs as much as a full one.
+READS: dict[str, tuple[str, ...]] = {
+    "counts": ("nqm", "shares", "shares_given", "policy", "kind", "detail"),
+    "evictions": ("host", "share_id", "order"),
+    "_schedule_lines": ("kind", "memory_gb", "host", "share_id"),
+    "_placement_lines": ("host", "share_id", "order", "m_order"),
+    "_rmcounter_lines": ("descr", "maxorder", "names", "values", "entity"),
+    "_eviction_count_lines": ("nodepool",),
+    "_defrag_lines": ("class", "rich_from", "clear_kind", "needy_what", "detail"),
+    "_occupancy_lines": ("nodepool", "m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb",
+                         "m_jobs", "free"),
+}
+# The record columns every table's rows take (and `jid` for job_id); some tables take more.
+WHERE_COLUMNS = ("ts", "cycle", "file", "line", "jid")
+MORE_WHERE = {"counts": ("method",), "messages": ("level", "component", "cls", "tid", "method")}
 
 
-def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame, fill: bool = True) -> pl.DataFrame:
-    """All family rows of one bucket, in log order, with the record's ts/cycle/file/line/jid
-    (`fill`: with every column an assembly step reads; plain tables leave that to `conform`)."""
+def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame) -> pl.DataFrame:
+    """All family rows of one bucket, in log order, with their record's ts, cycle, file, line (and
+    MORE_WHERE's columns), job_id (the record's JID where the row names no job), and the fields
+    its assembly step reads (READS; null where no row carried them)."""
+    where = (*WHERE_COLUMNS, *MORE_WHERE.get(name, ()))
+    reads = READS.get(name, ())
     parts = buckets.get(name, [])
     if not parts:  # most chunks lack a few families (the bootstrap, DEBUG tables): skip the steps
-        fills = {c: (S if c in _SCALARS else LS) for c in _ABSENT} if fill else {}
-        return pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, **fills,
-                                    **{c: t for c, t in info.schema.items() if c != "rec"}, "job_id": I})
+        return pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, **{c: (S if c in _SCALARS else LS) for c in reads},
+                                    **{c: info.schema[c] for c in where}, "job_id": I})
     parts = [p if p.schema["rec"] == pl.UInt32 else p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts]
-    df = pl.concat(parts, how="diagonal_relaxed") if len(parts) > 1 else parts[0]
+    # one part (the common case: the scanner's) is in record order already
+    df = pl.concat(parts, how="diagonal_relaxed").sort("rec", maintain_order=True) if len(parts) > 1 else parts[0]
     df = df.rename({k: v for k, v in RENAME.items() if k in df.columns and v not in df.columns})
-    if fill:
-        df = df.with_columns([expr for c, expr in _ABSENT.items() if c not in df.columns])
-    df = df.sort("rec", maintain_order=True).join(info, on="rec", **LEFT)
+    df = df.with_columns([_ABSENT[c] for c in reads if c not in df.columns])
+    # a record's number is its row in `info`: its columns are gathered, not joined
+    df = df.hstack(info.select(pl.col(*where).gather(df["rec"])))
     jid = pl.col("jid").cast(I, strict=False)
     return df.with_columns(
         (pl.coalesce(pl.col("job_id").cast(I, strict=False), jid) if "job_id" in df.columns else jid).alias("job_id")
     )
+
+
+def _filled(df: pl.DataFrame) -> pl.DataFrame:
+    """`df` with every column an assembly step reads (absent -> null)."""
+    return df.with_columns([expr for c, expr in _ABSENT.items() if c not in df.columns])
+
+
+# the rows of a bucket no chunk filled: the columns _rows gives every bucket, and nothing more
+_NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle": pl.UInt32, "file": S,
+                                "line": pl.UInt32, "jid": S, "job_id": I})
 
 
 @dataclass
@@ -177,7 +206,8 @@ def file_names(names: list[str]) -> pl.DataFrame:
 
 
 def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: bool) -> pl.DataFrame:
-    """rec -> ts, cycle, file name, line, jid, method (cycle = next published schedule at or after)."""
+    """Per record (row `rec`): ts, cycle, file name, line and the header fields (cycle: that of the
+    next published schedule at or after it)."""
     sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
     before = sent.cum_sum() - sent
     total = records.filter(pl.col("family") == "schedule_sent").height
@@ -185,11 +215,10 @@ def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: boo
     # a chunk ends after a published schedule, so only the log's last chunk has records after its
     # last one (no cycle); a chunk cut elsewhere (no schedule for a long stretch) continues into the next
     valid = (cyc >= 1) & ((cyc <= total) | (not last))
-    return records.with_columns(
-        pl.when(valid).then(cyc + carry.cycles).otherwise(None).cast(pl.UInt32).alias("cycle")
-    ).join(file_names(names), on="file", **LEFT).select(
-        "rec", "ts", "cycle", pl.col("fname").alias("file"), "line", "jid", "method", "level",
-        "component", "cls", "tid",
+    fname = pl.lit(pl.Series(names, dtype=S)).gather(pl.col("file"))
+    return records.select(
+        "rec", "ts", pl.when(valid).then(cyc + carry.cycles).otherwise(None).cast(pl.UInt32).alias("cycle"),
+        fname.alias("file"), "line", "jid", "method", "level", "component", "cls", "tid",
     )
 
 
@@ -199,9 +228,12 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     info = record_info(records, names, carry, last)
     carry.cycles += records.filter(pl.col("family") == "schedule_sent").height
     get = lambda name: _rows(buckets, name, info)  # noqa: E731
-    plain = lambda name: _rows(buckets, name, info, fill=False)  # noqa: E731
     for name in SPANNING:
-        carry.spanning[name].append(compact(get(name)))
+        # only the columns its rows carry (the fill comes once, at the end): the ~40 null columns
+        # of a filled frame cost about a megabyte per chunk, held to the end of the log
+        rows = get(name)
+        if rows.height:
+            carry.spanning[name].append(compact(rows))
     schedule = _schedule(get("_schedule_lines"))
     placements = _placements(get("_placement_lines"), schedule)
     if placements.height:
@@ -209,7 +241,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         both = known if carry.share_orders is None else pl.concat([carry.share_orders, known])
         carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
     tables = {
-        "nodes": plain("nodes"),
+        "nodes": get("nodes"),
         "job_caps": _caps(get("_cap_lines")),
         "counts": _counts(get("counts")),
         "rmcounter": (_rmcounter_assembled(buckets["_rmcounter_rows"][0], info) if "_rmcounter_rows" in buckets
@@ -219,14 +251,14 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "eviction_counts": _eviction_counts(get("_eviction_count_lines")),
         "defrag": _defrag(get("_defrag_lines")),
         "schedule": schedule,
-        "jobs": plain("jobs").filter(pl.col("job_id").is_not_null()),
-        "job_events": plain("job_events"),
-        "processes": plain("processes"),
-        "allotments": plain("allotments"),
-        "expansions": plain("expansions"),
+        "jobs": get("jobs").filter(pl.col("job_id").is_not_null()),
+        "job_events": get("job_events"),
+        "processes": get("processes"),
+        "allotments": get("allotments"),
+        "expansions": get("expansions"),
         "occupancy": _occupancy(get("_occupancy_lines")),
-        "pool_tables": plain("pool_tables"),
-        "messages": plain("messages").rename({"detail": "text"}, strict=False),
+        "pool_tables": get("pool_tables"),
+        "messages": get("messages").rename({"detail": "text"}, strict=False),
         "unparsed": unparsed,
     }
     return {name: conform(df, SCHEMAS[name]) for name, df in tables.items()}
@@ -234,7 +266,8 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
 
 def assemble_final(carry: Carry) -> dict[str, pl.DataFrame]:
     """The tables that span the whole log: cycles, config, classes, nodepools."""
-    rows = {name: pl.concat(parts, how="diagonal_relaxed") for name, parts in carry.spanning.items()}
+    rows = {name: _filled(pl.concat(parts, how="diagonal_relaxed") if parts else _NO_ROWS)
+            for name, parts in carry.spanning.items()}
     config = rows["_config_lines"]
     tables = {
         "cycles": _cycles(rows["_cycle_lines"]),
