@@ -6,7 +6,7 @@ pure-polars path (slower, same tables).
 
 from setuptools import Extension, setup
 
-SOURCES = [f"replay/csrc/{name}.c" for name in ("module", "lines", "templates", "route", "rmcounter", "schedule")]
+SOURCES = [f"replay/csrc/{name}.c" for name in ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule")]
 
 setup(ext_modules=[Extension("replay._scan", SOURCES, depends=["replay/csrc/scan.h"], extra_compile_args=["-O2"],
                              optional=True)])

@@ -25,6 +25,8 @@ _RMJOB = (
     rf"(?P<shares>{_I}) +(?P<order>{_I}) +(?P<qshares>{_I}) +(?P<threads>{_I}) +(?P<memory_gb>{_I}) +"
     rf"(?P<nquest>{_I}) +(?P<remaining>{_I}) +(?P<init_wait>\S+) +(?P<max_processes>{_I})"
 )
+# the grammar's NUM | INT: a double as Java prints it, or an integer
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|NaN|Infinity)"
 # a plain character class: nested quantifiers here cost 10x in the capture engine
 _VALUES = r"(?P<values_list>[-0-9 ]*)"
 
@@ -64,11 +66,11 @@ REGEXES: dict[str, str] = {
     "node_heartbeat": rf"^(?P<rule_count>{_I}) (?P<host>\S+) (?P<short_name>\S+) (?P<ip>\S+)$",
     "prj_cannot_predict": (
         r"^(?P<user>\S+) Cannot predict cap: init_wait (?P<init_wait>\S+) \|\| time_per_item "
-        r"(?P<time_per_item>\S+)$"
+        rf"(?P<time_per_item>{_NUM})$"
     ),
     "prj_cap": (
         rf"^(?P<user>\S+) O (?P<order>{_I}) T (?P<prj_t>{_I}) NTh (?P<prj_nth>{_I}) TI (?P<prj_ti>{_I}) "
-        rf"TR (?P<prj_tr>\S+) R (?P<prj_r>\S+) QR (?P<prj_qr>{_I}) P (?P<prj_p>{_I}) F (?P<prj_f>{_I}) "
+        rf"TR (?P<prj_tr>{_NUM}) R (?P<prj_r>{_NUM}) QR (?P<prj_qr>{_I}) P (?P<prj_p>{_I}) F (?P<prj_f>{_I}) "
         rf"ST (?P<prj_st>{_I}) return (?P<prj_return>{_I})$"
     ),
     "init_job_cap": (
@@ -82,7 +84,7 @@ REGEXES: dict[str, str] = {
     "submit_row": rf"^submit +{_RMJOB}$",
     "job_update": (
         rf"^tot: (?P<total>{_I}) (?P<state_from>\S+) -> (?P<state_to>\S+) compl: (?P<completed>\S+) "
-        rf"err: (?P<errors>\S+) rem: (?P<remaining>{_I}) mean: (?P<mean>\S+) skew: (?P<skew>\S+)$"
+        rf"err: (?P<errors>\S+) rem: (?P<remaining>{_I}) mean: (?P<mean>{_NUM}) skew: (?P<skew>{_NUM})$"
     ),
     "connect_share": rf"^share {_SHARE} order (?P<order>{_I}) machine +{_MACHINE}$",
     "connect_new_share": rf"^Connecting new share {_SHARE}$",

@@ -65,7 +65,7 @@ SPLITTERS = {
     "allot_gb": lambda t: [("allotment_gb", t.removesuffix("GB"))],
     "wantedby": lambda t: [("entity", t.removeprefix("wantedby."))],
     "jd_host_class": lambda t: [("value", t)],
-    "paren_pool": lambda t: [("nodepool", t.strip("()"))],
+    "paren_pool": lambda t: [("nodepool", t[1:-1])],  # "(" + name + ")": a name may hold parentheses
     "count_dot": lambda t: [("count", t.rstrip("."))],
 }
 

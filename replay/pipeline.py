@@ -21,8 +21,7 @@ from replay import fast, grammar
 from replay.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
-from replay.scan import (COMPILED, UNDECIDED, has_template, rmcounter_rows, scan_records, schedule_rows,
-                         template_rows)
+from replay.scan import COMPILED, UNDECIDED, fill_rows, rmcounter_rows, scan_records, schedule_rows
 from replay.sources import InputError, discover
 from replay.tables import LEFT, SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
 
@@ -182,7 +181,7 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals,
 
 
 def _route(records: pl.DataFrame) -> pl.DataFrame:
-    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body).
+    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and its code `_code`.
 
     The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`."""
     if "_fam" in records.columns:
@@ -194,7 +193,7 @@ def _route(records: pl.DataFrame) -> pl.DataFrame:
     if todo.size:
         codes[todo] = _route_polars(records[todo.tolist()] if todo.size < records.height else records)
     family = pl.Series("family", FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
-    return records.with_columns(family)
+    return records.with_columns(family, pl.Series("_code", codes, dtype=pl.Int32))
 
 
 def _route_polars(records: pl.DataFrame) -> np.ndarray:
@@ -245,12 +244,18 @@ def _parse_families(
         unparsed.append(unknown.select(
             "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
                                         pl.lit(" with a body of no known shape"))))
-    assembled: set[str] = set()
+    assembled: frozenset[str] = frozenset()
     if engine == "fast" and recs.blocks:
         ready = rmcounter_rows(records.filter(pl.col("family").is_in(_RMCOUNTER_FAMILIES)), recs.blocks)
         if ready is not None:
             buckets["_rmcounter_rows"] = [ready]
-            assembled = set(_RMCOUNTER_FAMILIES)
+            assembled = frozenset(_RMCOUNTER_FAMILIES)
+        # every single-line family with templates, in one pass; what they leave goes on below
+        filled, taken = fill_rows(records, recs.blocks, skip=assembled)
+        for table, rows in filled.items():
+            buckets.setdefault(table, []).append(rows)
+        if taken.any():
+            records = records.filter(pl.Series(~taken))
     # the family paths read only these: partitioning fewer columns copies less
     slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns]
     parts: dict[str, pl.DataFrame] = {}
@@ -274,8 +279,8 @@ def _parse_families(
 def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
                  engine: str) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
     """(rows, failures) per family. Each path takes what it can and hands the rest on: the
-    compiled readers to the polars regexes (every family's in one call) and handlers, those to the
-    grammar, which decides (its failures carry the grammar's own error message)."""
+    compiled createState reader to the polars regexes (every family's in one call) and handlers,
+    those to the grammar, which decides (its failures carry the grammar's own error message)."""
     cont = recs.continuations
     found: dict[str, list[pl.DataFrame]] = {family: [] for family in parts}
     todo = dict(parts)
@@ -284,11 +289,8 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
         found[family].append(rows)
         todo[family] = todo[family].join(failed.select("rec"), on="rec", how="semi") if failed.height else None
 
-    for family in parts:
-        if recs.blocks and has_template(family):
-            take(family, *template_rows(family, todo[family], recs.blocks))
-        elif recs.blocks and family == "schedule_state":
-            take(family, *schedule_rows(todo[family], cont, recs.blocks))
+    if recs.blocks and "schedule_state" in parts:
+        take("schedule_state", *schedule_rows(todo["schedule_state"], cont, recs.blocks))
     if engine != "lark":
         batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
         for family, (rows, failed) in fast.regex_rows(batch).items():

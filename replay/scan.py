@@ -6,13 +6,15 @@ every string column is an Arrow string view into the chunk's bytes. It also rout
 its family (`_fam`, the route prefixes compiled by replay.prefixes). Lines the scanner is not sure
 of (another header layout, non-ASCII text) go through the polars path, so both agree on them.
 
-The family readers: `template_rows` (token templates, replay.templates), `rmcounter_rows` (whole
-RmCounter blocks, one row per entity) and `schedule_rows` (createState structures). Each takes
-what it is sure of and hands the rest to the regexes of replay.fast, which hand theirs to lark.
+The family readers: `fill_rows` (every single-line family with token templates, replay.templates,
+in one pass, gathered by table), `rmcounter_rows` (whole RmCounter blocks, one row per entity) and
+`schedule_rows` (createState structures). Each takes what it is sure of and hands the rest to the
+regexes of replay.fast, which hand theirs to lark.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -20,10 +22,10 @@ import polars as pl
 import pyarrow as pa
 
 from replay.chunks import Piece
-from replay.families import FAMILY_CODE, GENERIC, ROUTES
+from replay.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.prefixes import Unsupported, compile_prefix
 from replay.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
-from replay.templates import TEMPLATES, Template, compile_template
+from replay.templates import K_ANY, K_INT, TEMPLATES, compile_template, templates_of
 
 try:
     from replay import _scan
@@ -166,61 +168,119 @@ def _empty_records() -> pl.DataFrame:
     return pl.DataFrame(schema=schema).with_columns(pl.col("tid").cast(pl.UInt32))
 
 
-def has_template(family: str) -> bool:
-    """Whether the compiled scanner has a template for `family`."""
-    return COMPILED and family in TEMPLATES
+@dataclass(frozen=True)
+class Bucket:
+    """The templated families of one table as the scanner fills them: its string columns, its
+    list columns (and which hold integers), and the constant columns its families' targets add
+    (a value per family code, None for the families without it)."""
+
+    table: str
+    columns: tuple[str, ...]
+    lists: tuple[str, ...]
+    list_ints: tuple[bool, ...]
+    consts: tuple[tuple[str, tuple[str | None, ...]], ...]
 
 
-def template_rows(family: str, part: pl.DataFrame, blocks: tuple[bytes, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(rows, failures) of one family's records, matched in the blocks their bodies lie in.
-
-    `part` carries each body's span (`_piece`, `_bs`, `_be`); a record without one (a header the
-    polars path read) is a failure here, and so goes on to the regex and lark paths."""
-    tmpl = compile_template(TEMPLATES[family])
-    rows, failed = [], []
-    spanned = part
-    if part["_bs"].null_count():
-        failed.append(part.filter(pl.col("_bs").is_null()).select("rec"))
-        spanned = part.filter(pl.col("_bs").is_not_null())
-    pieces = spanned["_piece"]
-    if spanned.height and pieces.min() == pieces.max():  # the common case: one block, no partition
-        by_piece = {pieces[0]: spanned}
-    else:
-        by_piece = {key: sub for (key,), sub in spanned.partition_by("_piece", as_dict=True).items()}
-    for piece, sub in by_piece.items():
-        got, bad = _match(tmpl, sub, blocks[piece])
-        rows.append(got)
-        failed.append(bad)
-    out = pl.concat(rows) if len(rows) > 1 else rows[0] if rows else pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
-    return out, pl.concat(failed) if len(failed) > 1 else failed[0]
+def templated(family: str) -> bool:
+    """Whether the scanner reads `family` by its templates (replay.templates)."""
+    return COMPILED and family in _fill_plan()[2]
 
 
-def _match(tmpl: Template, part: pl.DataFrame, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame]:
-    starts = part["_bs"].to_numpy()
-    ends = part["_be"].to_numpy()
-    raw_ok, raw_spans, raw_counts, raw_items = _scan.match(
-        data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32), tmpl.ops)
-    ok = np.frombuffer(raw_ok, dtype=np.bool_)
-    every = bool(ok.all())
-    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(len(ok), max(len(tmpl.fields), 1) * 2)
-    spans = spans if every else spans[ok]
-    cols: list[pl.Series] = [part["rec"] if every else part["rec"].filter(pl.Series(ok))]
-    for i, name in enumerate(tmpl.fields):
-        if name == "_":
+@lru_cache(maxsize=1)
+def _fill_plan() -> tuple[tuple[Bucket, ...], tuple, frozenset[str]]:
+    """(buckets, the plan `_scan.fill` runs, the families it reads): every family with templates
+    and one target table, its table's bucket, and per template the bucket column of each field."""
+    tables: dict[str, dict] = {}
+    chosen = []
+    for family in FAMILY_NAMES:
+        targets = TARGETS.get(family, [])
+        if not templates_of(family) or len(targets) != 1:
             continue
-        cols.append(_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name))  # absent optional: null
-    if tmpl.list_field:
+        got = tables.setdefault(targets[0].table, {"columns": {}, "lists": {}, "consts": {}})
+        for text in templates_of(family):
+            tmpl = compile_template(text)
+            for name in tmpl.fields:
+                if name != "_":
+                    got["columns"].setdefault(name, None)
+            if tmpl.list_field and got["lists"].setdefault(tmpl.list_field, tmpl.list_ints) != tmpl.list_ints:
+                raise ValueError(f"template list {tmpl.list_field!r} holds integers in one family, words in another")
+        for key, value in targets[0].consts.items():
+            got["consts"].setdefault(key, {})[FAMILY_CODE[family]] = value
+        chosen.append((family, targets[0].table))
+    buckets = tuple(Bucket(table, tuple(got["columns"]), tuple(got["lists"]), tuple(got["lists"].values()),
+                           tuple((key, tuple(per.get(code) for code in range(len(FAMILY_NAMES))))
+                                 for key, per in got["consts"].items()))
+                    for table, got in tables.items())
+    index = {b.table: i for i, b in enumerate(buckets)}
+    families: list = [None] * len(FAMILY_NAMES)
+    for family, table in chosen:
+        bucket = buckets[index[table]]
+        alts = []
+        for text in templates_of(family):
+            tmpl = compile_template(text)
+            slots = np.array([-1 if f == "_" else bucket.columns.index(f) for f in tmpl.fields], dtype=np.int32)
+            alts.append((tmpl.ops, slots.tobytes(), bucket.lists.index(tmpl.list_field) if tmpl.list_field else -1))
+        families[FAMILY_CODE[family]] = (index[table], tuple(alts))
+    kinds = tuple((len(b.columns), bytes(K_INT if ints else K_ANY for ints in b.list_ints)) for b in buckets)
+    return buckets, (tuple(families), kinds), frozenset(f for f, _ in chosen)
+
+
+def fill_rows(records: pl.DataFrame, blocks: tuple[bytes, ...],
+              skip: frozenset[str] = frozenset()) -> tuple[dict[str, pl.DataFrame], np.ndarray]:
+    """The rows of every templated family in `records` (routed: `_code`, and the body spans
+    `_piece`, `_bs`, `_be`), one frame per table in record order; and which records they took.
+
+    A record its templates do not match (or whose header the polars path read, so it has no span)
+    is not taken: it goes on to the regex and lark paths. Families in `skip` are left alone."""
+    taken = np.zeros(records.height, dtype=bool)
+    if not COMPILED or not blocks or records.is_empty() or "_bs" not in records.columns:
+        return {}, taken
+    buckets, plan, families = _fill_plan()
+    codes = records["_code"].to_numpy().astype(np.int32)
+    if skip:
+        codes = np.where(np.isin(codes, [FAMILY_CODE[f] for f in skip]), -1, codes).astype(np.int32)
+    spanned = records["_bs"].is_not_null().to_numpy()
+    starts = records["_bs"].fill_null(0).to_numpy().astype(np.int32)
+    ends = records["_be"].fill_null(0).to_numpy().astype(np.int32)
+    pieces = records["_piece"].fill_null(0).to_numpy()
+    rec = records["rec"].to_numpy()
+    parts: dict[str, list[pl.DataFrame]] = {}
+    for piece in np.unique(pieces[spanned]):
+        at = np.flatnonzero(spanned & (pieces == piece))
+        status, rows = _scan.fill(blocks[piece], starts[at], ends[at], codes[at], plan)
+        taken[at] = np.frombuffer(status, dtype=np.uint8) == 1
+        for bucket, got in zip(buckets, rows):
+            frame = _bucket_frame(bucket, got, blocks[piece], at, rec, codes)
+            if frame is not None:
+                parts.setdefault(bucket.table, []).append(frame)
+    return {table: pl.concat(frames) if len(frames) > 1 else frames[0] for table, frames in parts.items()}, taken
+
+
+def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: np.ndarray,
+                  codes: np.ndarray) -> pl.DataFrame | None:
+    """One bucket's rows from `_scan.fill`'s output for one block (None: it took no record)."""
+    raw_rows, raw_spans, lists = got
+    rows = at[np.frombuffer(raw_rows, dtype=np.int32)]
+    if not rows.size:
+        return None
+    code = pl.Series(codes[rows])
+    cols = [pl.Series("rec", rec[rows], dtype=pl.UInt32), _FAMILY.gather(code).alias("_family")]
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(rows.size, len(bucket.columns) * 2)
+    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(bucket.columns)]
+    for name, ints, (raw_counts, raw_values) in zip(bucket.lists, bucket.list_ints, lists):
         counts = np.frombuffer(raw_counts, dtype=np.int32)
-        counts = counts if every else counts[ok]
-        items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
-        offsets = np.concatenate(([0], np.cumsum(counts)))
-        if tmpl.list_ints:  # integers as int64 now: half the memory of string views, and no cast later
-            values = pa.Array.from_buffers(pa.int64(), len(items), [None, pa.py_buffer(_scan.ints(data, items))])
+        offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
+        if ints:
+            values = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(raw_values)])
         else:
+            items = np.frombuffer(raw_values, dtype=np.int32).reshape(-1, 2)
             values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
-        cols.append(_lists(values, offsets, tmpl.list_field))
-    failed = part.select("rec").clear() if every else part.filter(~pl.Series(ok)).select("rec")
-    return pl.DataFrame(cols), failed
+        cols.append(_lists(values, offsets, name, counts >= 0))
+    cols += [pl.Series(key, per_code, dtype=pl.String).gather(code) for key, per_code in bucket.consts]
+    return pl.DataFrame(cols)
+
+
+_FAMILY = pl.Series("_family", FAMILY_NAMES, dtype=pl.String)
 
 
 # The RmCounter families the scanner assembles itself, in `_scan.rmcounter`'s kind order.

@@ -6,8 +6,8 @@
  *   views(data, starts, ends)    -> Arrow string views over `data` (zero-copy string columns);
  *   route(data, headers, table, g) -> each record's family, from its class, METHOD and body prefix
  *                                   (the route regexes compiled by replay/prefixes.py);
- *   match(data, starts, ends, t) -> the fields of a token template (replay/templates.py) per body;
- *   ints(data, spans)            -> the integers the templates found, as int64;
+ *   fill(data, starts, ends, fams, plan) -> the single-line families' fields, by token templates
+ *                                   (replay/templates.py), gathered by the table they land in;
  *   rmcounter(...)               -> the RmCounter blocks of a chunk, one row per entity;
  *   schedule(...)                -> the rows of createState structures of the canonical shape.
  * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
@@ -23,10 +23,8 @@ static PyMethodDef methods[] = {
      "lines(data) -> (n, int32[n*17] spans, int64[n] ms): every line, its kind and header fields."},
     {"views", make_views, METH_VARARGS,
      "views(data, starts, ends) -> bytes: one 16-byte Arrow string view per int32 (start, end)."},
-    {"match", match_template, METH_VARARGS,
-     "match(data, starts, ends, template) -> (ok u8[n], spans i32[n,2f], counts i32[n], items i32[m,2])."},
-    {"ints", parse_ints, METH_VARARGS,
-     "ints(data, spans) -> int64[n]: the integer in each int32 (start, end) span."},
+    {"fill", fill_rows, METH_VARARGS,
+     "fill(data, starts, ends, families, plan) -> (status u8[n], rows per bucket): templated rows by table."},
     {"rmcounter", rmcounter_rows, METH_VARARGS,
      "rmcounter(data, starts, ends, kinds, templates) -> dict of row columns, or None when a line fails."},
     {"schedule", schedule_rows, METH_VARARGS,

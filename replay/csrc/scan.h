@@ -38,13 +38,14 @@ static inline int64_t int_at(const char *d, int32_t s, int32_t e)
 }
 
 /* ---- token templates (templates.c) ---- */
-enum { T_LIT = 0, T_FIELD = 1, T_TYPED = 2, T_LIST = 3, T_OPT = 4 };
-enum { K_ANY = 0, K_INT = 1 };
+/* op codes and field kinds, numbered as replay/templates.py numbers them */
+enum { T_LIT = 0, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST };
+enum { K_ANY = 0, K_INT, K_UINT, K_UUID, K_NQM, K_NUM };
 
 typedef struct {
-    int code, field, kind;
-    const char *pre, *suf;
-    Py_ssize_t npre, nsuf;
+    int code, field, kind, minimum;
+    const char *lit, *pre, *suf;
+    Py_ssize_t nlit, npre, nsuf;
 } Op;
 
 int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields);
@@ -97,10 +98,9 @@ static inline PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_F
 /* ---- the functions module.c registers ---- */
 PyObject *scan_lines(PyObject *self, PyObject *args);
 PyObject *make_views(PyObject *self, PyObject *args);
-PyObject *match_template(PyObject *self, PyObject *args);
-PyObject *parse_ints(PyObject *self, PyObject *args);
 PyObject *route_records(PyObject *self, PyObject *args);
 PyObject *rmcounter_rows(PyObject *self, PyObject *args);
 PyObject *schedule_rows(PyObject *self, PyObject *args);
+PyObject *fill_rows(PyObject *self, PyObject *args);
 
 #endif

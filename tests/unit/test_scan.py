@@ -11,12 +11,13 @@ from polars.testing import assert_frame_equal
 
 from replay import fast
 from replay.chunks import Piece
-from replay.families import GENERIC, ROUTES
-from replay.pipeline import _route, parse
+from replay.families import FAMILY_CODE, GENERIC, ROUTES, TARGETS
+from replay.pipeline import _lark_rows, _route, parse
 from replay.prefixes import Unsupported, compile_prefix
 from replay.records import find_records, split_lines
-from replay.scan import rmcounter_rows, scan_records, template_rows
-from replay.templates import TEMPLATES, compile_template
+from replay.scan import fill_rows, rmcounter_rows, scan_records, templated
+from replay.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF, T_REST, T_RUN,
+                              T_SHARE, T_TYPED, TEMPLATES, compile_template, templates_of)
 
 HEADER = "01 Jan 2015 00:01:00,000  INFO RM.NodepoolScheduler - N/A T[19] apportion_qshares   countClassShares RmCounter Start  "
 
@@ -75,33 +76,55 @@ def test_timestamps_are_the_ones_polars_reads(stamps):
                     for d, m, y, h, mi, s, ms in stamps) + "\n")
 
 
-def _part(bodies: list[str]) -> tuple[pl.DataFrame, tuple[bytes, ...]]:
+def _records(family: str, bodies: list[str]) -> tuple[pl.DataFrame, tuple[bytes, ...]]:
+    """Routed records of `family`, one per body, their spans in one block (as scan_records gives)."""
     data = "\n".join(bodies).encode()
     starts, at = [], 0
     for b in bodies:
         starts.append(at)
         at += len(b.encode()) + 1
-    part = pl.DataFrame({
+    records = pl.DataFrame({
         "rec": pl.Series(range(len(bodies)), dtype=pl.UInt32), "body": bodies,
-        "_piece": pl.Series([0] * len(bodies), dtype=pl.UInt16),
-        "_bs": pl.Series(starts, dtype=pl.Int32), "_be": pl.Series([s + len(b.encode()) for s, b in zip(starts, bodies)], dtype=pl.Int32),
+        "family": [family] * len(bodies), "_code": pl.Series([FAMILY_CODE[family]] * len(bodies), dtype=pl.Int32),
+        "_piece": pl.Series([0] * len(bodies), dtype=pl.UInt16), "_bs": pl.Series(starts, dtype=pl.Int32),
+        "_be": pl.Series([s + len(b.encode()) for s, b in zip(starts, bodies)], dtype=pl.Int32),
     })
-    return part, (data,)
+    return records, (data,)
 
 
-def _agrees_with_regex(family: str, bodies: list[str]) -> set[int]:
-    """Every body the template takes, the family's regex takes too, with the same fields; the
-    records the template took."""
-    part, blocks = _part(bodies)
-    rows, failed = template_rows(family, part, blocks)
-    expected, _ = fast.fast_rows(family, part.join(rows.select("rec"), on="rec", how="semi"), pl.DataFrame())
-    assert_frame_equal(rows.select(expected.columns), expected, check_dtypes=False)
-    assert rows.height + failed.height == len(bodies)
+def _agrees_with_grammar(family: str, bodies: list[str]) -> set[int]:
+    """Every body the family's templates take, the grammar takes too, with the same fields (and
+    the template's other columns null); the records the templates took."""
+    records, blocks = _records(family, bodies)
+    filled, taken = fill_rows(records, blocks)
+    assert len(filled) <= 1 and sum(f.height for f in filled.values()) == taken.sum()
+    if not taken.any():
+        return set()
+    rows = next(iter(filled.values()))
+    expected, failed = _lark_rows(family, records.filter(pl.Series(taken)).select("rec", "body"), pl.DataFrame())
+    assert failed.is_empty(), f"a template took what the grammar rejects: {failed.to_dicts()}"
+    consts = {k for t in TARGETS[family] for k in t.consts}
+    for col in rows.columns:
+        if col in ("rec", "_family") or col in consts:
+            continue
+        got = rows[col]
+        if col not in expected.columns:
+            assert got.null_count() == got.len(), f"{col}: the template fills a field the grammar has not"
+        elif got.dtype == pl.List(pl.Int64):
+            assert got.to_list() == expected[col].cast(pl.List(pl.Int64)).to_list(), col
+        else:
+            assert got.to_list() == expected[col].to_list(), col
+    assert (rows["_family"] == family).all()
     return set(rows["rec"].to_list())
 
 
+def test_every_template_is_read_by_the_scanner():
+    # a family with templates but not one table would silently fall back to the regexes
+    assert all(templated(family) for family in TEMPLATES)
+
+
 def test_templates_take_the_canonical_bodies_and_leave_the_rest_to_the_regexes():
-    took = _agrees_with_regex("frag_row", [
+    took = _agrees_with_grammar("frag_row", [
         "--default-- bob 3 2 2 1 1",
         "--default--   bob  3 2 2 1 1 POTENTIALLY NEEDY",
         "--default-- bob 3 2 2 1 1 POTENTIALLY  NEEDY",  # the terminal has one blank inside
@@ -113,43 +136,109 @@ def test_templates_take_the_canonical_bodies_and_leave_the_rest_to_the_regexes()
         "--default-- bob 3 2 2 1 12345678901234567890",  # beyond int64: the reference paths decide
     ])
     assert took == {0, 1}
-    assert _agrees_with_regex("how_much_fair_share", [
+    assert _agrees_with_grammar("how_much_fair_share", [
         "Scheduling job in class normal : J_____7 job7 bob normal 0 2 0 4 15 10 10 true 3",
         "Scheduling job in class normal : X7 job7 bob normal 0 2 0 4 15 10 10 true 3",
         "Scheduling job in class normal : J_ job7 bob normal 0 2 0 4 15 10 10 true 3",
     ]) == {0}
-    assert _agrees_with_regex("rmc_wanted", [
+    assert _agrees_with_grammar("rmc_wanted", [
         "countUserShares wantedby.bob = 0 1 2",
         "countUserShares wantedby.bob =",
         "countUserShares wantedby. = 1",
         "countUserShares wantedby.bob = 1 a",
     ]) == {0, 1}
-    assert _agrees_with_regex("evict_header", [
+    assert _agrees_with_grammar("evict_header", [
         "Counted Current Needed Order (--default--)", "Counted Current Needed Order ()",
         "Counted Current Needed Order ((x))",
     ]) == {0, 2}
 
 
-_WORDS = st.sampled_from(["0", "1", "-3", "12", "bob", "x.y", "=", "(a)", "J_4", "POTENTIALLY", "NEEDY", "a\tb", "é"])
+def test_alternative_templates_and_the_other_token_kinds():
+    assert _agrees_with_grammar("proc_state", [
+        "Process 1234 sys1.5 State: Starting -> Running 10 20",
+        "Process 1234 <none> State: Starting -> Running 10 20",
+        "Process 1234 sys1 State: Starting -> Running 10 20",  # no share id
+        "Process 1234 .5 State: Starting -> Running 10 20",  # no host
+        "Process 1234 a.b.17 State: Starting -> Running 10 20",  # the last dot splits
+    ]) == {0, 1, 4}
+    assert _agrees_with_grammar("fixed_counting", [
+        "Counting shares for J.7", "Counting shares for J.7 in class fixed", "Counting shares for J_7",
+        "Counting shares for J.7 in class", "Counting shares for X.7",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("loop_enter", [
+        "-------- 12 ------- Entering scheduling loop --------", "- 12 - Entering scheduling loop -",
+        "-------- 12 ------- Entering scheduling loop", "--x 12 -- Entering scheduling loop --",
+    ]) == {0}
+    assert _agrees_with_grammar("rich_satisfied", [
+        "Satisfied needs of job by taking from the rich.", "Satisfied needs of job by taking from all candidates.",
+        "Satisfied needs of job by taking from the  rich.", "Satisfied needs of job by taking from the",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("connect_share", [
+        "share h1.3 order 2 machine h1 false 4 2 2 8192 <none>",
+        "share h1.3 order 2 machine h1 false 4 2 2 8192 7 9",
+        "share h1.3 order 2 machine h1 false 4 2 2 8192",  # the jobs or <none> are not optional
+        "share h1.3 order 2 machine h1 false 4 2 2 8192 7 x",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("job_completion_signal", [
+        "Job completion signal.", "Job completion signal: all  done now", "Job completion signal:",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("share_removed", [
+        "Job removes  sys293-53.58  reduces from  56  to  55.", "Job removes h.1 reduces from 2 to -1.",
+        "Job removes h.1 reduces from 2 to 1",
+    ]) == {0}
+    assert _agrees_with_grammar("node_blacklist", [
+        "h1 7 0a1b2c3d-4e procs 2 shares left 3 / 4", "h1 7 0a1b2c3g procs 2 shares left 3 / 4",
+        "h1 7 0a1b procs 2 shares left 3 / 4",
+    ]) == {0}
 
 
-@settings(max_examples=200)
+_WORDS = st.sampled_from(["0", "1", "-3", "12", "007", "bob", "x.y", "h.12", "a.b.7", "=", "(a)", "J_4", "J.4",
+                          "2Q4", "--", "-", "0a1b2c3d", "POTENTIALLY", "NEEDY", "the", "rich.", "<none>",
+                          "a\tb", "\u00e9", "5.", "[3]"])
+
+
+# words a field of any token takes, and some the grammar's lexer may read as another terminal
+_FIELD_WORDS = {K_ANY: ["bob", "x.y", "J_4", "h.12", "2Q4", "5.", "[3]", "(a)", "0a1b2c3d", "=", "==", ":", "->",
+                        "wantedby.x", "jd.host.class=x", "h.1^2", "---"], K_INT: ["0", "12", "-3", "007"], K_UINT: ["0", "12", "007"],
+                K_UUID: ["0a1b2c3d", "0a1b-2c3d-4e"], K_NQM: ["2Q4", "10Q0"],
+                K_NUM: ["0", "-3", "1.5", "2.", "1.0E10", "3e-2", "NaN", "-Infinity", "1e", "x"]}
+
+
+def _token_for(op: tuple, data) -> list[str]:
+    """Tokens for one op: mostly what it asks for (so most bodies match), now and then not."""
+    code, lit, pre, suf, kind = op[0], op[1].decode(), op[2].decode(), op[3].decode(), op[5]
+    if not data.draw(st.integers(0, 29)):
+        return data.draw(st.lists(_WORDS, max_size=2))
+    if code == T_LIT:
+        return [lit]
+    if code == T_LIST:
+        words = _FIELD_WORDS[kind] if kind == K_INT else [*_FIELD_WORDS[K_ANY], "7"]
+        return data.draw(st.lists(st.sampled_from(words), min_size=op[6], max_size=4))
+    if code == T_REST:
+        return data.draw(st.lists(st.sampled_from(["all", "done", "x.y", "(p)"]), min_size=1, max_size=4))
+    if code == T_PHRASE:
+        phrases = [p.split(" ") for p in lit.split("|")]
+        return data.draw(st.sampled_from([*phrases, *([[]] if not op[6] else [])]))
+    if code == T_RUN:
+        return [lit * data.draw(st.integers(op[6], 9))]
+    if code == T_TYPED:
+        return [data.draw(st.sampled_from(["J_4", "R_____17", "?9", "S3"]))]
+    if code == T_REF:
+        return [data.draw(st.sampled_from(["J.4", "R.17"]))]
+    if code == T_SHARE:
+        return [data.draw(st.sampled_from(["h.12", "a.b.7", "sys2-15.3"]))]
+    return [pre + data.draw(st.sampled_from(_FIELD_WORDS[kind])) + suf]
+
+
+@settings(max_examples=400)
 @given(st.sampled_from(sorted(TEMPLATES)), st.data())
-def test_any_body_a_template_takes_the_regex_takes_alike(family, data):
-    tokens = []
-    for op in compile_template(TEMPLATES[family]).ops:
-        code, pre, suf = op[0], op[1].decode(), op[2].decode()
-        if code == 0:
-            tokens.append(data.draw(st.one_of(st.just(pre), _WORDS)))
-        elif code == 3:
-            tokens.extend(data.draw(st.lists(_WORDS, max_size=4)))
-        elif code == 4:
-            tokens.extend(data.draw(st.sampled_from([[], pre.split(" "), ["NEEDY"]])))
-        else:
-            tokens.append(pre + data.draw(_WORDS) + suf)
-    gaps = data.draw(st.lists(st.sampled_from([" ", "  ", " \t"]), min_size=len(tokens), max_size=len(tokens)))
+def test_any_body_a_template_takes_the_grammar_takes_alike(family, data):
+    text = data.draw(st.sampled_from(templates_of(family)))
+    tokens = [t for op in compile_template(text).ops for t in _token_for(op, data)]
+    gap = st.sampled_from([" "] * 12 + ["  ", "   ", " \t"])
+    gaps = data.draw(st.lists(gap, min_size=len(tokens), max_size=len(tokens)))
     body = "".join(g + t for g, t in zip(gaps, tokens)).strip()
-    _agrees_with_regex(family, [body])
+    _agrees_with_grammar(family, [body])
 
 
 # -- routing: the compiled prefixes against polars' regexes -------------------------------------
