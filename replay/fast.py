@@ -254,10 +254,93 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
     return rows, broken
 
 
+def _record_lines(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rec, line, k, text) of the records' continuation lines, the trailing blank ones dropped (the
+    grammar reads the stripped text), k numbering each record's lines; and the recs with none."""
+    lines = cont.join(part.select("rec"), on="rec", how="semi").select("rec", "line", "text")
+    blank = pl.col("text").str.strip_chars() == ""
+    last = pl.when(~blank).then(pl.int_range(pl.len())).max().over("rec")
+    lines = lines.filter(pl.int_range(pl.len()).over("rec") <= last).with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over("rec").alias("k"))
+    return lines, part.select("rec").join(lines.select("rec").unique(), on="rec", how="anti")
+
+
+# tokens a field of any token holds that the grammar's lexer may read as another terminal (see
+# replay/csrc/templates.c is_word): such a record is left to the grammar
+_NOT_A_WORD = r"^(?:[=:]+|wantedby\.\S+)$"
+_OCC_HEADER = r"^ *Name +Blacklisted +Order +Active +Shares +Unused +Shares +Memory +\(MB\) +Jobs *$"
+_OCC_RULE = r"^ *(?:-{2,} +)+\.\.\. *$"
+_OCC_ROW = rf"^ *{_MACHINE} *(?:\[(?P<free>\d+)\])? *$"
+
+
+def _occupancy_table(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The DEBUG occupancy table (O1): a header line, a rule line, then one row per machine (a
+    table with no machine is one row with no fields, as the grammar's Transformer gives it)."""
+    lines, bare = _record_lines(part, cont)
+    t, k = pl.col("text"), pl.col("k")
+    row = t.str.extract_groups(_OCC_ROW)
+    lines = lines.with_columns(row.alias("g")).unnest("g")
+    ok = (pl.when(k == 0).then(t.str.contains(_OCC_HEADER)).when(k == 1).then(t.str.contains(_OCC_RULE))
+          .otherwise(pl.col("m_host").is_not_null() & ~pl.col("m_host").str.contains(_NOT_A_WORD)
+                     & ~pl.col("m_blacklisted").str.contains(_NOT_A_WORD)))
+    per_rec = lines.group_by("rec").agg(ok.all().alias("ok"), pl.len().alias("n"))
+    broken = pl.concat([bare, per_rec.filter(~pl.col("ok") | (pl.col("n") < 2)).select("rec")])
+    good = per_rec.filter(pl.col("ok") & (pl.col("n") >= 2))
+    rows = lines.filter(k >= 2).join(good.select("rec"), on="rec", how="semi").drop("line", "k", "text")
+    rows = rows.with_columns(split_words(rows["m_jobs_list"].str.strip_chars()))  # "2 1 [4]": no word after 1
+    empty = good.filter(pl.col("n") == 2).select("rec")  # a header and a rule: the table has no machine
+    out = pl.concat([rows, empty], how="diagonal").sort("rec", maintain_order=True)
+    return out, broken
+
+
+_SECTION = r"^ *(?P<section>Expanded|Shrunken|Stable|Dormant|Reserved) *: *$"
+_JOB_HEADER = (r"^ *ID +JobName +User +Class +Shares +Order +QShares +NTh +Memory +nQuest +Ques +Rem +InitWait "
+               r"+Max +P/Nst *$")
+_JOB_ROW = rf"^ *{_RMJOB} *$"
+# the grammar's order of a section's lines: its name, then <none> or a header and job rows (no
+# blank line inside a section; blank lines, or none, between sections)
+_SECTION_STEPS = {("", "section"), ("section", "none"), ("section", "header"), ("none", "blank"),
+                  ("none", "section"), ("header", "row"), ("header", "blank"), ("header", "section"),
+                  ("row", "row"), ("row", "blank"), ("row", "section"), ("blank", "blank"), ("blank", "section")}
+
+
+def _sched_sections(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The DEBUG pretty-printed schedule (R2): per section, one row per job, or one row with only
+    the section when it has none (as the grammar's Transformer gives them)."""
+    lines, bare = _record_lines(part, cont)
+    t = pl.col("text")
+    lines = lines.with_columns(t.str.extract_groups(_JOB_ROW).alias("g")).unnest("g").with_columns(
+        t.str.extract(_SECTION, 1).alias("section"),
+        pl.when(t.str.contains(_SECTION)).then(pl.lit("section")).when(t.str.contains(r"^ *<none> *$"))
+        .then(pl.lit("none")).when(t.str.contains(_JOB_HEADER)).then(pl.lit("header"))
+        .when(pl.col("job_id").is_not_null()).then(pl.lit("row")).when(t.str.strip_chars() == "")
+        .then(pl.lit("blank")).alias("shape"))
+    prev = pl.col("shape").shift(1, fill_value="").over("rec")
+    nxt = pl.col("shape").shift(-1, fill_value="").over("rec")
+    step = pl.concat_str(prev, pl.lit(">"), pl.col("shape").fill_null("?"))
+    allowed = [f"{a}>{b}" for a, b in sorted(_SECTION_STEPS)]
+    words = pl.any_horizontal(pl.col("job_name", "user", "class", "init_wait").str.contains(_NOT_A_WORD))
+    lines = lines.with_columns(
+        (step.is_in(allowed) & ((pl.col("shape") != "row") | ~words.fill_null(False))).alias("ok"),
+        pl.col("section").forward_fill().over("rec"), nxt.alias("next"))
+    per_rec = lines.group_by("rec").agg(pl.col("ok").all(), pl.col("shape").last().is_in(["none", "header", "row"])
+                                        .alias("ends"))
+    broken = pl.concat([bare, per_rec.filter(~pl.col("ok") | ~pl.col("ends")).select("rec")])
+    keep = (pl.col("shape").is_in(["row", "none"])) | ((pl.col("shape") == "header") & (pl.col("next") != "row"))
+    rows = lines.join(broken, on="rec", how="anti").filter(keep).with_columns(
+        pl.when(pl.col("shape") == "row").then(pl.col(c)).alias(c) for c in _RMJOB_FIELDS)
+    return rows.select("rec", "section", *_RMJOB_FIELDS), broken
+
+
+_RMJOB_FIELDS = re.findall(r"\?P<(\w+)>", _RMJOB)
+
+
 # family -> handler(records of the family, continuation lines) -> (rows, failures)
 HANDLERS: dict[str, Callable[[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = {
     "do_expansion": _explode_expansions,
     "schedule_state": _schedule_state,
+    "occupancy_table": _occupancy_table,
+    "sched_sections": _sched_sections,
 }
 
 

@@ -76,11 +76,15 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "rich_attempt": "Will attempt to have space made for {needed:int} processes",
     "clear_share": "<Donate|Reassign expanded share|Canceling expansion share>{clear_kind} {host,share_id:share} from {donor_job:int}",
     "needy_assign": "Assign: {host,share_id:share}",
+    "rich_candidate_job": "Job {donor_job:int} is a candidate with processes[ {shares:int} ] qshares[ {qshares:int} ]",
     # -- evictions
     "evict_header": "Counted Current Needed Order ({nodepool})",
     "evict_row": "{counted:int} {current:int} {needed:int} {order:int}",
     "shrink_by": "Removing share {host,share_id:share}",
     "share_removed": "Job removes {host,share_id:share} reduces from {_:int} to {count:uint}.",
+    # -- occupancy (DEBUG)
+    "occupancy_begin": "{_:equals} Query Machines Nodepool: {nodepool} {_:equals}",
+    "occupancy_end": "{_:equals} End Query Machines Nodepool: {nodepool} {_:equals}",
     # -- nodes
     "node_heartbeat": "{rule_count:int} {host} {short_name} {ip}",
     "node_map": "Map {host} to {nodepool}",

@@ -418,3 +418,64 @@ def test_a_block_of_many_entities_is_assembled_as_the_general_path_does(tmp_path
     fast_tables, general = parse(str(log), engine="fast").tables, parse(str(log), engine="polars").tables
     assert fast_tables["rmcounter"].height == 1500
     assert_frame_equal(fast_tables["rmcounter"], general["rmcounter"])
+
+
+# -- the DEBUG tables: the vectorised readers against the grammar ------------------------------
+
+_QUERY = "01 Jan 2015 00:01:00,000  INFO RM.NodePool - N/A T[19] queryMachines  "
+_SCHEDULE = "01 Jan 2015 00:01:00,000 DEBUG RM.Scheduler - N/A T[19] schedule  "
+_OCC_HEADER = "                 Name  Blacklisted Order Active Shares Unused Shares Memory (MB) Jobs"
+_OCC_RULE = "-------------------- ------------ ----- ------------- ------------- ----------- ------ ..."
+_machine = st.tuples(st.sampled_from(["sys290-14", "nodeB.sim.ducc", "h.1"]), st.sampled_from(["false", "true"]),
+                     st.integers(0, 80), st.integers(0, 80), st.lists(st.integers(1, 99), max_size=3),
+                     st.sampled_from(["", "[3]", " [12]"])).map(
+    lambda m: f"{m[0]:>20} {m[1]:>12} {m[2]:5d} {m[3]:13d} {m[3]:13d} {m[2] * 1024:11d} "
+              + (" ".join(map(str, m[4])) or "<none>") + m[5])
+_odd_occ = st.sampled_from(["", "   ", "\tsys1\tfalse\t4\t0\t4\t4096\t<none>", " h false 4 0 4 4096", "= false 4 0 4 4096 <none>",
+                            " h false 4 0 4 4096 <none>[x]", " h false -4 0 4 4096 1 -2", _OCC_HEADER, "----- ..."])
+_JOB_HEADER = ("            ID                        JobName       User      Class Shares Order QShares NTh Memory "
+               "nQuest Ques Rem InitWait Max P/Nst")
+_job_row = st.tuples(st.sampled_from(["J", "R", "S"]), st.integers(1, 999), st.sampled_from(["job7", "Job_Driver"]),
+                     st.sampled_from(["bob", "System"]), st.integers(0, 60)).map(
+    lambda j: f"   {j[0]}{'_' * 9}{j[1]} {j[2]:>30} {j[3]:>10} {'normal':>10} {j[4]:6d}     2       2   0      "
+              f"2      0        0        0         1")
+_section = st.tuples(st.sampled_from(["Expanded", "Shrunken", "Stable", "Dormant", "Reserved"]),
+                     st.one_of(st.just(None), st.lists(_job_row, max_size=3))).map(
+    lambda s: [f"{s[0]}:", "   <none>"] if s[1] is None else [f"{s[0]}:", _JOB_HEADER, *s[1]])
+_odd_sched = st.sampled_from(["", "Stable :", "   <none>", _JOB_HEADER, "Other:", "   J_5 job bob normal 1 2",
+                              "   X_5 job bob normal 0 2 2 0 2 0 0 0 1"])
+
+
+def _same_as_grammar(tmp_path_factory, text: str, tables: tuple[str, ...]) -> None:
+    log = tmp_path_factory.mktemp("debug") / "rm.log"
+    log.write_text(text)
+    fast_tables, general = parse(str(log), engine="fast").tables, parse(str(log), engine="lark").tables
+    for name in (*tables, "unparsed"):
+        assert_frame_equal(fast_tables[name], general[name])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(_machine, max_size=4), st.lists(st.tuples(st.integers(0, 6), _odd_occ), max_size=2),
+                          st.booleans()), min_size=1, max_size=3))
+def test_occupancy_tables_read_as_the_grammar_reads_them(tmp_path_factory, tables):
+    text = []
+    for rows, odd, with_header in tables:
+        lines = [*([_OCC_HEADER, _OCC_RULE] if with_header else []), *rows, ""]
+        for at, line in odd:
+            lines.insert(min(at, len(lines)), line)
+        text += [_QUERY, *lines]
+    _same_as_grammar(tmp_path_factory, "\n".join(text) + "\n", ("occupancy",))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(_section, min_size=1, max_size=5), st.lists(st.tuples(st.integers(0, 12), _odd_sched),
+                                                                                 max_size=2)), min_size=1, max_size=3))
+def test_debug_schedule_sections_read_as_the_grammar_reads_them(tmp_path_factory, records):
+    text = []
+    for sections, odd in records:
+        lines = [ln for i, sec in enumerate(sections) for ln in ([""] if i else []) + sec]
+        lines[0] = " " + lines[0]
+        for at, line in odd:
+            lines.insert(min(at, len(lines)), line)
+        text += [_SCHEDULE, *lines, "", ""]
+    _same_as_grammar(tmp_path_factory, "\n".join(text) + "\n", ("jobs",))
