@@ -253,7 +253,8 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[bytes, ...],
             frame = _bucket_frame(bucket, got, blocks[piece], at, rec, codes)
             if frame is not None:
                 parts.setdefault(bucket.table, []).append(frame)
-    return {table: pl.concat(frames) if len(frames) > 1 else frames[0] for table, frames in parts.items()}, taken
+    return {table: pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+            for table, frames in parts.items()}, taken
 
 
 def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: np.ndarray,
@@ -266,9 +267,13 @@ def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: 
     code = pl.Series(codes[rows])
     cols = [pl.Series("rec", rec[rows], dtype=pl.UInt32), _FAMILY.gather(code).alias("_family")]
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(rows.size, len(bucket.columns) * 2)
-    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(bucket.columns)]
+    # a field none of these rows has is left out (the assembly adds the null columns it reads)
+    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(bucket.columns)
+             if spans[:, 2 * i].max() >= 0]
     for name, ints, (raw_counts, raw_values) in zip(bucket.lists, bucket.list_ints, lists):
         counts = np.frombuffer(raw_counts, dtype=np.int32)
+        if counts.max() < 0:
+            continue
         offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
         if ints:
             values = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(raw_values)])
@@ -276,7 +281,9 @@ def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: 
             items = np.frombuffer(raw_values, dtype=np.int32).reshape(-1, 2)
             values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
         cols.append(_lists(values, offsets, name, counts >= 0))
-    cols += [pl.Series(key, per_code, dtype=pl.String).gather(code) for key, per_code in bucket.consts]
+    present = set(codes[rows].tolist())
+    cols += [pl.Series(key, per_code, dtype=pl.String).gather(code) for key, per_code in bucket.consts
+             if any(per_code[c] is not None for c in present)]
     return pl.DataFrame(cols)
 
 

@@ -143,21 +143,17 @@ def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame)
     its assembly step reads (READS; null where no row carried them)."""
     where = (*WHERE_COLUMNS, *MORE_WHERE.get(name, ()))
     reads = READS.get(name, ())
-    parts = buckets.get(name, [])
-    if not parts:  # most chunks lack a few families (the bootstrap, DEBUG tables): skip the steps
-        return pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, **{c: (S if c in _SCALARS else LS) for c in reads},
-                                    **{c: info.schema[c] for c in where}, "job_id": I})
+    # most chunks lack a few families (the bootstrap, DEBUG tables): theirs is an empty frame
+    parts = buckets.get(name) or [pl.DataFrame(schema={"rec": pl.UInt32, "_family": S})]
     parts = [p if p.schema["rec"] == pl.UInt32 else p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts]
     # one part (the common case: the scanner's) is in record order already
     df = pl.concat(parts, how="diagonal_relaxed").sort("rec", maintain_order=True) if len(parts) > 1 else parts[0]
-    df = df.rename({k: v for k, v in RENAME.items() if k in df.columns and v not in df.columns})
-    df = df.with_columns([_ABSENT[c] for c in reads if c not in df.columns])
+    cols = {RENAME[c] if c in RENAME and RENAME[c] not in df.columns else c: pl.col(c) for c in df.columns}
     # a record's number is its row in `info`: its columns are gathered, not joined
-    df = df.hstack(info.select(pl.col(*where).gather(df["rec"])))
-    jid = pl.col("jid").cast(I, strict=False)
-    return df.with_columns(
-        (pl.coalesce(pl.col("job_id").cast(I, strict=False), jid) if "job_id" in df.columns else jid).alias("job_id")
-    )
+    cols.update({c: pl.lit(info[c]).gather(pl.col("rec")) for c in where})
+    jid = cols["jid"].cast(I, strict=False)
+    cols["job_id"] = pl.coalesce(cols["job_id"].cast(I, strict=False), jid) if "job_id" in cols else jid
+    return df.select(*[e.alias(c) for c, e in cols.items()], *[_ABSENT[c] for c in reads if c not in cols])
 
 
 def _filled(df: pl.DataFrame) -> pl.DataFrame:
