@@ -1,6 +1,7 @@
 """Benchmark `rmreplay parse` end to end (rm.log -> Parquet) on i_mega24, beside lnav and grep.
 
     python bench/bench_parse.py [--log PATH] [--runs N] [--json OUT] [--chunk-mb 4,8,16,32]
+                                [--debug-copies N]
 
 The log is decompressed first (the fixture ships gzipped). Each tool runs as its own process;
 peak RSS is that process's maximum resident set (os.wait4), the highest of the runs (never below
@@ -8,6 +9,9 @@ the bench's own peak, reported as rss_floor_mb, so the bench keeps no copy of th
 the fastest run's, with the median and the CPU seconds beside it for rmreplay (this machine is
 shared, and its wall times vary by a third from hour to hour). lnav is `apt-get install lnav`.
 `--chunk-mb` also times `rmreplay parse --chunk-mb N` for each N: the speed-for-memory trade.
+A DEBUG-level log reads differently (occupancy tables, the pretty-printed schedule, a third of its
+records generic messages), and no big one ships: `--debug-copies N` (default 20, 0: skip) also
+times the parse of h_mega15's genuine rm-debug.log written N times over (130 MB at 20).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
+DEBUG_LOG = ROOT / "fixtures" / "h_mega15" / "rm-debug.log.gz"
 
 
 @dataclass(frozen=True)
@@ -50,15 +55,17 @@ def run(cmd: list[str], ok: tuple[int, ...] = (0,)) -> Run:
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)
 
 
-def unpack(src: Path, dest: Path) -> tuple[int, int]:
-    """Copy the log to `dest`, gunzipped when it is .gz, block by block: (bytes, lines). This
-    process must not hold the log: see own_peak_rss."""
+def unpack(src: Path, dest: Path, copies: int = 1) -> tuple[int, int]:
+    """Copy the log to `dest` (`copies` times over), gunzipped when it is .gz, block by block:
+    (bytes, lines). This process must not hold the log: see own_peak_rss."""
     opener = gzip.open if src.suffix == ".gz" else open
     size = lines = 0
-    with opener(src, "rb") as fh, open(dest, "wb") as out:
-        while block := fh.read(1 << 20):
-            out.write(block)
-            size, lines = size + len(block), lines + block.count(b"\n")
+    with open(dest, "wb") as out:
+        for _ in range(copies):
+            with opener(src, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    out.write(block)
+                    size, lines = size + len(block), lines + block.count(b"\n")
     return size, lines
 
 
@@ -129,6 +136,8 @@ def main() -> int:
     ap = bench_parser(__doc__, 3)
     ap.add_argument("--chunk-mb", type=_sizes, default=[], metavar="N,N,...",
                     help="also time these chunk sizes (rmreplay parse --chunk-mb)")
+    ap.add_argument("--debug-copies", type=int, default=20, metavar="N",
+                    help="also time h_mega15's rm-debug.log written N times over (0: skip)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "rm.log"
@@ -159,6 +168,17 @@ def main() -> int:
         # grep stops at the first match when its output is /dev/null: give it a real file
         wall, rss = best(["sh", "-c", f"grep -c . {log} > {Path(tmp) / 'grep.out'}"], args.runs)
         results["grep_count"] = {"seconds": wall, "mb_s": size / 1e6 / wall}
+        if args.debug_copies > 0:
+            debug = Path(tmp) / "rm-debug.log"
+            log.unlink()  # one big log on disk at a time
+            dsize, dlines = unpack(DEBUG_LOG, debug, args.debug_copies)
+            got = spread([rmreplay, "parse", str(debug), "-o", str(Path(tmp) / "debug")], args.runs)
+            results["rmreplay_debug"] = {
+                "log": f"{DEBUG_LOG.relative_to(ROOT)} x{args.debug_copies}", "file_mb": dsize / 1e6,
+                "lines": dlines, "seconds": got["seconds"], "median_seconds": got["median_seconds"],
+                "cpu_seconds": got["cpu_seconds"], "mb_s": dsize / 1e6 / got["seconds"],
+                "lines_s": dlines / got["seconds"], "peak_rss_mb": got["peak_rss"] / 1e6,
+                "rss_over_file": got["peak_rss"] / dsize}
     results["compiled_scanner"] = _compiled()  # last: importing replay would raise the floor
     return emit(results, args.json)
 
