@@ -8,6 +8,7 @@ table, the published schedule, cap chains, configuration).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -224,40 +225,52 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     info = record_info(records, names, carry, last)
     carry.cycles += records.filter(pl.col("family") == "schedule_sent").height
     get = lambda name: _rows(buckets, name, info)  # noqa: E731
+
+    def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
+        # a bucket no record of the chunk filled gives an empty table without a step (most
+        # chunks lack several: the bootstrap, allotments, the DEBUG tables)
+        if bucket not in buckets:
+            return _empty_table(name)
+        rows = get(bucket)
+        return conform(step(rows) if step else rows, SCHEMAS[name])
+
     for name in SPANNING:
-        # only the columns its rows carry (the fill comes once, at the end): the ~40 null columns
-        # of a filled frame cost about a megabyte per chunk, held to the end of the log
-        rows = get(name)
-        if rows.height:
-            carry.spanning[name].append(compact(rows))
+        if name in buckets:
+            # only the columns its rows carry (the fill comes once, at the end)
+            carry.spanning[name].append(compact(get(name)))
     schedule = _schedule(get("_schedule_lines"))
-    placements = _placements(get("_placement_lines"), schedule)
-    if placements.height:
+    placements = _placements(get("_placement_lines"), schedule) if "_placement_lines" in buckets else None
+    if placements is not None and placements.height:
         known = compact(placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order")))
         both = known if carry.share_orders is None else pl.concat([carry.share_orders, known])
         carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
-    tables = {
-        "nodes": get("nodes"),
-        "job_caps": _caps(get("_cap_lines")),
-        "counts": _counts(get("counts")),
-        "rmcounter": (_rmcounter_assembled(buckets["_rmcounter_rows"][0], info) if "_rmcounter_rows" in buckets
-                      else _rmcounter(get("_rmcounter_lines"))),
-        "placements": placements,
-        "evictions": _evictions(get("evictions"), carry.share_orders),
-        "eviction_counts": _eviction_counts(get("_eviction_count_lines")),
-        "defrag": _defrag(get("_defrag_lines")),
-        "schedule": schedule,
-        "jobs": get("jobs").filter(pl.col("job_id").is_not_null()),
-        "job_events": get("job_events"),
-        "processes": get("processes"),
-        "allotments": get("allotments"),
-        "expansions": get("expansions"),
-        "occupancy": _occupancy(get("_occupancy_lines")),
-        "pool_tables": get("pool_tables"),
-        "messages": get("messages").rename({"detail": "text"}, strict=False),
-        "unparsed": unparsed,
+    return {
+        "nodes": table("nodes", "nodes"),
+        "job_caps": table("job_caps", "_cap_lines", _caps),
+        "counts": table("counts", "counts", _counts),
+        "rmcounter": (conform(_rmcounter_assembled(buckets["_rmcounter_rows"][0], info), SCHEMAS["rmcounter"])
+                      if "_rmcounter_rows" in buckets else table("rmcounter", "_rmcounter_lines", _rmcounter)),
+        "placements": _empty_table("placements") if placements is None else conform(placements, SCHEMAS["placements"]),
+        "evictions": table("evictions", "evictions", lambda rows: _evictions(rows, carry.share_orders)),
+        "eviction_counts": table("eviction_counts", "_eviction_count_lines", _eviction_counts),
+        "defrag": table("defrag", "_defrag_lines", _defrag),
+        "schedule": table("schedule", "_schedule_lines", lambda _: schedule),
+        "jobs": table("jobs", "jobs", lambda rows: rows.filter(pl.col("job_id").is_not_null())),
+        "job_events": table("job_events", "job_events"),
+        "processes": table("processes", "processes"),
+        "allotments": table("allotments", "allotments"),
+        "expansions": table("expansions", "expansions"),
+        "occupancy": table("occupancy", "_occupancy_lines", _occupancy),
+        "pool_tables": table("pool_tables", "pool_tables"),
+        "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
+        "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
     }
-    return {name: conform(df, SCHEMAS[name]) for name, df in tables.items()}
+
+
+@lru_cache(maxsize=None)
+def _empty_table(name: str) -> pl.DataFrame:
+    """The table with no rows (shared: nothing mutates a chunk's tables)."""
+    return pl.DataFrame(schema=SCHEMAS[name])
 
 
 def assemble_final(carry: Carry) -> dict[str, pl.DataFrame]:
@@ -303,21 +316,17 @@ def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _caps(lines: pl.DataFrame) -> pl.DataFrame:
-    cols = lines.columns
-    caps = lines.filter(_fam("init_job_cap"))
-    prj = lines.filter(_fam("prj_cap") | _fam("prj_cannot_predict")).with_columns(
-        pl.when(_fam("prj_cap")).then(pl.lit("predicted")).otherwise(pl.lit("cannot_predict")).alias("prj_kind")
-    )
-    prj_cols = [c for c in cols if c.startswith("prj_") or c in ("init_wait", "time_per_item")] + ["prj_kind"]
-    prj = prj.select("rec", "job_id", "cycle", *[c for c in prj_cols if c in prj.columns]).rename({"rec": "prj_rec"})
-    zero = lines.filter(_fam("prj_init_zero")).select("job_id", "cycle").unique().with_columns(init_time_zero=pl.lit(True))
-    out = caps.drop([c for c in prj_cols if c in caps.columns]).with_columns(
-        pl.col("rec").alias("prj_rec"), pl.col("cycle").fill_null(0).alias("_c"))
-    prj = prj.with_columns(pl.col("cycle").fill_null(0).alias("_c")).drop("cycle").sort("prj_rec")
-    out = out.sort("prj_rec").join_asof(prj, on="prj_rec", by=["job_id", "_c"], strategy="backward",
-                                        check_sortedness=False)
-    out = out.join(zero, on=["job_id", "cycle"], nulls_equal=True, **LEFT)
-    return out.with_columns(pl.col("init_time_zero").fill_null(False)).sort("rec")
+    """initJobCap rows, each with the getPrjCap line its job logged last before it in the cycle,
+    and whether the job logged "Initialization time is 0" in the cycle."""
+    prj = _fam("prj_cap") | _fam("prj_cannot_predict")
+    prj_cols = [c for c in lines.columns if c.startswith("prj_") or c in ("init_wait", "time_per_item")]
+    job_cycle = ("job_id", pl.col("cycle").fill_null(0))
+    last = pl.when(prj).then(pl.col("_i")).forward_fill().over(*job_cycle)  # the row of its last getPrjCap
+    kind = pl.when(_fam("prj_cap")).then(pl.lit("predicted")).otherwise(pl.lit("cannot_predict"))
+    return lines.with_row_index("_i").with_columns(
+        *[pl.col(c).gather(last) for c in prj_cols], kind.gather(last).alias("prj_kind"),
+        _fam("prj_init_zero").any().over(*job_cycle).alias("init_time_zero"),
+    ).filter(_fam("init_job_cap"))
 
 
 def _counts(rows: pl.DataFrame) -> pl.DataFrame:

@@ -6,6 +6,7 @@ import duckdb
 import pandas as pd
 import polars as pl
 
+from replay import parse
 from replay.cli import main
 from replay.store import read_tables
 from replay.tables import SCHEMAS
@@ -43,3 +44,15 @@ def test_tables_load_in_polars_duckdb_and_pandas(tmp_path, capsys):
     adds = pd.read_parquet(tmp_path / "schedule.parquet").query("kind == 'addition'")
     assert len(adds) == sum(len(j["added"]) for c in truth("a_tiny") for j in c["jobs"])
     assert pl.read_parquet(tmp_path / "unparsed.parquet").height == 0
+
+
+def test_a_table_the_log_has_no_message_for_is_empty_with_its_schema(tmp_path, capsys):
+    # a_tiny's INFO log has no allotment lines and (INFO) no occupancy table: those tables must
+    # come out empty, from the in-memory parse and from the Parquet files alike
+    log = str(log_path("a_tiny"))
+    assert main(["parse", log, "-o", str(tmp_path)]) == 0
+    capsys.readouterr()
+    for tables in (parse([log]).tables, read_tables(tmp_path)):
+        for name in ("allotments", "occupancy", "unparsed"):
+            assert tables[name].height == 0, name
+            assert dict(tables[name].schema) == SCHEMAS[name], name
