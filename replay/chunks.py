@@ -23,11 +23,12 @@ LONG_STRETCH = 64 << 20
 
 @dataclass(frozen=True)
 class Piece:
-    """Whole lines of one file: its index, the 1-based number of its first line, the bytes."""
+    """Whole lines of one file: its index, the 1-based number of its first line, the bytes (a
+    bytearray from the reader, never changed once handed out: views into it outlive the call)."""
 
     file: int
     first_line: int
-    data: bytes
+    data: bytes | bytearray
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,9 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
     # chunk's working set sets the peak memory of the whole parse)
     block_bytes = max(chunk_bytes // 4, 1 << 16)
     for idx, src in enumerate(sources):
-        # this file's bytes not yet handed out, in one buffer: each byte is copied in once and out
-        # once (joining blocks and slicing bytes copied a chunk four times)
+        # this file's bytes not yet handed out, in one buffer: each byte is copied in once, and a
+        # chunk's bytes leave as the buffer itself (only the lines after the cut are copied, to a
+        # new buffer); deleting a chunk from the front would keep its whole allocation alive
         buf, line_no, seen = bytearray(), 1, 0  # seen: buf[:seen] is whole lines already searched
         for block in read_blocks(src, block_bytes):
             buf += block
@@ -118,9 +120,8 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
             seen = end
             if cut is None:
                 continue
-            with memoryview(buf) as view:
-                head = bytes(view[:cut])
-            del buf[:cut]
+            head, buf = buf, buf[cut:]
+            del head[cut:]
             seen -= cut
             chunk = Chunk([*done, Piece(idx, line_no, head)], last=False)
             line_no += head.count(b"\n")
@@ -129,6 +130,6 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
             del head
             yield chunk
         if buf:  # the file's last lines (the very last one may lack its newline: a file cut mid-line)
-            done.append(Piece(idx, line_no, bytes(buf)))
+            done.append(Piece(idx, line_no, buf))
             size += len(buf)
     yield Chunk(done, last=True)

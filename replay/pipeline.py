@@ -60,7 +60,7 @@ class ParseResult:
     lines: pl.DataFrame | None = None
 
 
-DEFAULT_CHUNK_BYTES = 8 << 20  # measured on i_mega24: 16 MB chunks 17% faster, 30% more memory
+DEFAULT_CHUNK_BYTES = 6 << 20  # measured on i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB 6% faster, 9% more memory
 
 
 class Sink(Protocol):
@@ -82,7 +82,7 @@ class MemorySink:
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """Every table, in log order."""
-        return {name: pl.concat(parts) if parts else conform(pl.DataFrame(), SCHEMAS[name])
+        return {name: pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMAS[name])
                 for name, parts in self.parts.items()}
 
 
@@ -271,8 +271,9 @@ def _parse_families(
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
         for target in TARGETS.get(family, []):
-            consts = [pl.lit(v).alias(k) for k, v in target.consts.items()]
-            buckets.setdefault(target.table, []).append(rows.with_columns(*consts, _family=pl.lit(family)))
+            consts = {**target.consts, "_family": family}
+            buckets.setdefault(target.table, []).append(rows.hstack([
+                pl.Series(k, [v], dtype=pl.String).new_from_index(0, rows.height) for k, v in consts.items()]))
     return buckets, unparsed
 
 

@@ -51,6 +51,11 @@ def _strings(data: bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl
     return col.scatter(missing, None) if len(missing) else col
 
 
+def _take(values: pl.Series, at: np.ndarray) -> pl.Series:
+    """values[at]: a row selection by index, a third of the cost of Series.gather (no query)."""
+    return values[at]
+
+
 def _lists(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray | None = None) -> pl.Series:
     """A list column from flat values and int32 offsets (`present`: which lists are not null)."""
     absent = 0 if present is None else int((~present).sum())
@@ -146,20 +151,21 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
 
 def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[bytes, ...]) -> Records:
     """Records from the header rows; every other line goes to the record before it."""
+    # rows are taken by index (frame[idx]): no polars query per step, this runs once per chunk
     is_header = np.zeros(frame.height, dtype=bool)
     at = heads["_i"].to_numpy()
     is_header[at] = True
     rec = np.cumsum(is_header, dtype=np.int64) - 1
-    mask = pl.Series(is_header)
-    where = frame.select("file", "line").filter(mask)
-    records = pl.concat([heads.drop("_i").with_row_index("rec"), where], how="horizontal").select(
-        "rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece", "_bs", "_be", "_fam",
-    ).with_columns(pl.col("tid").cast(pl.UInt32, strict=False))
-    cont = frame.filter(~mask).with_columns(pl.Series("rec", rec[~is_header]))
-    orphans = cont.filter(pl.col("rec") < 0).select("file", "line", "text")
-    continuations = cont.filter(pl.col("rec") >= 0).select(pl.col("rec").cast(pl.UInt32), "file", "line", "text",
-                                                          "_piece", "_s", "_e")
-    return Records(records, continuations, orphans, blocks)
+    records = heads.with_row_index("rec").hstack(frame[["file", "line"]][at])
+    records = records[["rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece",
+                       "_bs", "_be", "_fam"]]
+    records.replace_column(records.get_column_index("tid"), records["tid"].cast(pl.UInt32, strict=False))
+    others = np.flatnonzero(~is_header)
+    orphan = int(np.searchsorted(rec[others], 0))  # the lines before the first header (a log cut mid-record)
+    cont = frame[others]
+    orphans = cont[:orphan][["file", "line", "text"]]
+    continuations = cont[orphan:].hstack([pl.Series("rec", rec[others[orphan:]], dtype=pl.UInt32)])
+    return Records(records, continuations[["rec", "file", "line", "text", "_piece", "_s", "_e"]], orphans, blocks)
 
 
 def _empty_records() -> pl.DataFrame:
@@ -264,8 +270,8 @@ def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: 
     rows = at[np.frombuffer(raw_rows, dtype=np.int32)]
     if not rows.size:
         return None
-    code = pl.Series(codes[rows])
-    cols = [pl.Series("rec", rec[rows], dtype=pl.UInt32), _FAMILY.gather(code).alias("_family")]
+    code = codes[rows]
+    cols = [pl.Series("rec", rec[rows], dtype=pl.UInt32), _take(_FAMILY, code)]
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(rows.size, len(bucket.columns) * 2)
     # a field none of these rows has is left out (the assembly adds the null columns it reads)
     cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(bucket.columns)
@@ -281,8 +287,8 @@ def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: 
             items = np.frombuffer(raw_values, dtype=np.int32).reshape(-1, 2)
             values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
         cols.append(_lists(values, offsets, name, counts >= 0))
-    present = set(codes[rows].tolist())
-    cols += [pl.Series(key, per_code, dtype=pl.String).gather(code) for key, per_code in bucket.consts
+    present = set(code.tolist())
+    cols += [_take(pl.Series(key, per_code, dtype=pl.String), code) for key, per_code in bucket.consts
              if any(per_code[c] is not None for c in present)]
     return pl.DataFrame(cols)
 
@@ -327,14 +333,15 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[bytes, ...]) -> pl.DataFram
     block_of = i32("row_block")
     descr = i32("descr").reshape(-1, 2)
     entity = i32("entity").reshape(-1, 2)
-    vmachines = _int_lists(got, "vmachines").gather(pl.Series(block_of))
+    vmachines = _take(_int_lists(got, "vmachines"), block_of)
     maxorder = pl.Series("maxorder", np.frombuffer(got["maxorder"], dtype=np.int64)).scatter(
-        np.flatnonzero(i32("maxorder_ok") == 0), None).gather(pl.Series(block_of))
+        np.flatnonzero(i32("maxorder_ok") == 0), None)
+    maxorder = _take(maxorder, block_of)
     weight = pl.Series("weight", np.frombuffer(got["weight"], dtype=np.int64)).scatter(
         np.flatnonzero(i32("weight_ok") == 0), None)
     return pl.DataFrame([
-        part["rec"].gather(pl.Series(i32("block_line")[block_of])).alias("rec"),
-        _strings(data, descr[:, 0], descr[:, 1], "descr").gather(pl.Series(block_of)),
+        _take(part["rec"], i32("block_line")[block_of]),
+        _take(_strings(data, descr[:, 0], descr[:, 1], "descr"), block_of),
         _strings(data, entity[:, 0], entity[:, 1], "entity"),  # a block without entities: null
         weight, _int_lists(got, "wanted"), vmachines.alias("vmachines"), maxorder, _int_lists(got, "given"),
     ])
