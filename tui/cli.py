@@ -15,13 +15,15 @@ import sys
 def tune_allocators() -> None:
     """Allocator settings for a streaming parse, made before polars and pyarrow load: each chunk
     allocates and frees the same few large buffers, and every arena that serves them keeps its
-    high-water mark. Measured on i_mega24 (bench/bench_parse.py), together about 60 MB off the peak
-    of `rmreplay parse`, at no measurable cost in time."""
+    high-water mark. Measured on i_mega24 (bench/bench_parse.py), together about 65 MB off the peak
+    of `rmreplay parse` (315 -> 250 MB), at no measurable cost in time."""
     # Arrow's jemalloc pool keeps freed chunk buffers for reuse; the C allocator hands them back
+    # (about 45 MB)
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    # polars' jemalloc: one arena for its thread pool and ours, not one per thread (about 20 MB)
+    # polars' jemalloc: one arena for its thread pool and ours, not one per thread; glibc: the
+    # Parquet writer thread shares the main arena instead of keeping one of its own (together
+    # about 17 MB)
     os.environ.setdefault("_RJEM_MALLOC_CONF", "narenas:1")
-    # glibc: the Parquet writer thread shares the main arena instead of keeping one of its own
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None) if sys.platform.startswith("linux") else None
     if mallopt is not None:
         mallopt(-8, 1)  # M_ARENA_MAX
