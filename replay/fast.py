@@ -297,6 +297,7 @@ _SECTION = r"^ *(?P<section>Expanded|Shrunken|Stable|Dormant|Reserved) *: *$"
 _JOB_HEADER = (r"^ *ID +JobName +User +Class +Shares +Order +QShares +NTh +Memory +nQuest +Ques +Rem +InitWait "
                r"+Max +P/Nst *$")
 _JOB_ROW = rf"^ *{_RMJOB} *$"
+_RMJOB_FIELDS = re.findall(r"\?P<(\w+)>", _RMJOB)
 # the grammar's order of a section's lines: its name, then <none> or a header and job rows (no
 # blank line inside a section; blank lines, or none, between sections)
 _SECTION_STEPS = {("", "section"), ("section", "none"), ("section", "header"), ("none", "blank"),
@@ -330,9 +331,6 @@ def _sched_sections(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
     rows = lines.join(broken, on="rec", how="anti").filter(keep).with_columns(
         pl.when(pl.col("shape") == "row").then(pl.col(c)).alias(c) for c in _RMJOB_FIELDS)
     return rows.select("rec", "section", *_RMJOB_FIELDS), broken
-
-
-_RMJOB_FIELDS = re.findall(r"\?P<(\w+)>", _RMJOB)
 
 
 # family -> handler(records of the family, continuation lines) -> (rows, failures)

@@ -23,7 +23,7 @@ from replay.chunks import Chunk, sniff, stream_chunks
 from replay.records import Records, find_records, full_bodies, split_lines
 from replay.scan import COMPILED, UNDECIDED, fill_rows, rmcounter_rows, scan_records, schedule_rows
 from replay.sources import InputError, discover
-from replay.tables import LEFT, SCHEMAS, Carry, assemble_chunk, assemble_final, compact, conform, file_names
+from replay.tables import LEFT, SCHEMAS, Carry, assemble_chunk, assemble_final, compact, file_names
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
@@ -60,7 +60,7 @@ class ParseResult:
     lines: pl.DataFrame | None = None
 
 
-DEFAULT_CHUNK_BYTES = 6 << 20  # measured on i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB 6% faster, 9% more memory
+DEFAULT_CHUNK_BYTES = 6 << 20  # i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB about as fast, 10% more memory (2.0x the file)
 
 
 class Sink(Protocol):

@@ -241,7 +241,7 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[bytes, ...],
     taken = np.zeros(records.height, dtype=bool)
     if not COMPILED or not blocks or records.is_empty() or "_bs" not in records.columns:
         return {}, taken
-    buckets, plan, families = _fill_plan()
+    buckets, plan, _ = _fill_plan()
     codes = records["_code"].to_numpy().astype(np.int32)
     if skip:
         codes = np.where(np.isin(codes, [FAMILY_CODE[f] for f in skip]), -1, codes).astype(np.int32)

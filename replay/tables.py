@@ -254,7 +254,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "evictions": table("evictions", "evictions", lambda rows: _evictions(rows, carry.share_orders)),
         "eviction_counts": table("eviction_counts", "_eviction_count_lines", _eviction_counts),
         "defrag": table("defrag", "_defrag_lines", _defrag),
-        "schedule": table("schedule", "_schedule_lines", lambda _: schedule),
+        "schedule": conform(schedule, SCHEMAS["schedule"]),
         "jobs": table("jobs", "jobs", lambda rows: rows.filter(pl.col("job_id").is_not_null())),
         "job_events": table("job_events", "job_events"),
         "processes": table("processes", "processes"),

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from replay import fast
 from replay.chunks import Piece
 from replay.families import FAMILY_CODE, GENERIC, ROUTES, TARGETS
 from replay.pipeline import _lark_rows, _route, parse
