@@ -71,11 +71,11 @@ static int read_bucket(PyObject *item, Bucket *bk)
     Py_ssize_t nkinds;
     if (!PyArg_ParseTuple(item, "iy#", &bk->ncols, &kinds, &nkinds))
         return 0;
-    bk->nlists = (int)nkinds;
     bk->list_int = PyMem_Calloc((size_t)nkinds + 1, 1);
     bk->lists = PyMem_Calloc((size_t)nkinds + 1, sizeof(ListCol));
     if (!bk->list_int || !bk->lists)
         return PyErr_NoMemory(), 0;
+    bk->nlists = (int)nkinds;  /* only now: free_plan() walks what is counted */
     for (Py_ssize_t l = 0; l < nkinds; l++)
         bk->list_int[l] = kinds[l] == K_INT;
     return bk->ncols >= 0 || fail("fill: a bucket with fewer than no columns");
@@ -126,10 +126,10 @@ static int read_plan(PyObject *families, PyObject *buckets, Plan *p)
             return fail("fill: a family's plan is (bucket, alternatives)");
         if (fam->bucket < 0 || fam->bucket >= p->nbuckets)
             return fail("fill: a family's bucket is out of range");
-        fam->nalts = (int)PyTuple_GET_SIZE(alts);
-        fam->alts = PyMem_Calloc((size_t)fam->nalts + 1, sizeof(Alt));
+        fam->alts = PyMem_Calloc((size_t)PyTuple_GET_SIZE(alts) + 1, sizeof(Alt));
         if (!fam->alts)
             return PyErr_NoMemory(), 0;
+        fam->nalts = (int)PyTuple_GET_SIZE(alts);
         for (int a = 0; a < fam->nalts; a++)
             if (!read_alt(PyTuple_GET_ITEM(alts, a), &p->buckets[fam->bucket], &fam->alts[a], &p->maxfields))
                 return 0;
