@@ -18,10 +18,11 @@ import polars as pl
 from replay.logged import Logged, logged_decisions
 from replay.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
 from rmref import Caps, Phases
+from rmref.cycle import CycleResult, Hints, schedule
 from rmref.evictions import PURGE
 from rmref.model import CycleInput, Eviction, Placement
 
-DECISIONS = ("caps", "counts", "placements", "evictions", "defrag")
+DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
 
 
 @dataclass
@@ -36,6 +37,7 @@ class AuditResult:
     skipped: dict[int, str] = field(default_factory=dict)  # cycles that cannot be rebuilt, and why
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     last_caps: dict[int, int] = field(default_factory=dict)  # a cap the RM did not recompute stands
+    chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -80,6 +82,8 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
         _audit_evictions(inp, logged, phases, result, counts)
     if "defrag" in only:
         _audit_defrag(inp, logged, counts, phases.defrag, result)
+    if "schedule" in only:
+        _audit_schedule(inp, logged, phases, result)
 
 
 def _audit_caps(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult, tally: bool) -> dict[int, Caps]:
@@ -188,6 +192,31 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
                                f"{lv[1] if lv else 'nothing'} in the RM")
 
 
+def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult) -> None:
+    """The phases chained, each fed rmref's own upstream decisions (rmref.schedule), against the
+    schedule the RM published: a cascade that the phase-isolated kinds hide shows here."""
+    c, prev = inp.cycle, result.chained
+    hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
+                  prev.pure_fair_share if prev else {}, prev.defrag.wealth if prev else None)
+    run = schedule(inp, hints, phases)
+    result.chained = run
+    for job, pub in run.published.items():
+        result.ref["schedule"] += [(c, job, "addition", h, None) for h in pub.additions]
+        result.ref["schedule"] += [(c, job, "removal", h, sid) for h, sid in pub.removals]
+    _compare(result, "schedule", c, logged.published.get(c, {}),
+             {j: (p.additions, p.removals) for j, p in run.published.items()},
+             lambda j, lv, rv: f"rmref's chained phases publish {_published(rv)} for job {j}, the RM {_published(lv)}")
+
+
+def _published(value: object) -> str:
+    if not value:
+        return "nothing"
+    additions, removals = value  # type: ignore[misc]
+    parts = [f"additions on {', '.join(additions)}"] if additions else []
+    parts += [f"removals {', '.join(f'{h}.{s}' for h, s in removals)}"] if removals else []
+    return "; ".join(parts)
+
+
 def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None,
           only: Collection[str] = DECISIONS) -> AuditResult:
@@ -216,6 +245,8 @@ REF_SCHEMAS = {
                   "reason": pl.String},
     "defrag": {"cycle": pl.UInt32, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
                "share_id": pl.Int64},
+    "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
+                 "share_id": pl.Int64},
 }
 DIVERGENCE_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
                      "reference": pl.String, "explanation": pl.String}

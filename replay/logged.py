@@ -42,6 +42,7 @@ class Logged:
     job_order: dict[int, list[int]]  # the RM's job HashMap order, as far as the log shows it
     job_order_known: dict[int, set[tuple[int, int]]]  # (a, b): the log shows a was taken before b
     user_orders: dict[int, list[tuple[str, ...]]]  # the user order of each countUserShares block
+    published: PerJob  # job -> (Additions' hosts, new Removals' (host, share id)), both sorted
 
 
 def _nest(frame: pl.DataFrame, value: str) -> PerJob:
@@ -111,7 +112,21 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
         job_order={c: order for c, (order, _) in orders.items()},
         job_order_known={c: known for c, (_, known) in orders.items()},
         user_orders=user_orders(tables["rmcounter"]),
+        published=published(tables),
     )
+
+
+def published(tables: dict[str, pl.DataFrame]) -> PerJob:
+    """The schedule each cycle sent: per job, the hosts of its Additions and the shares first
+    listed as its Removals (a removal is listed again every cycle until the Orchestrator confirms it)."""
+    additions = tables["schedule"].filter((pl.col("kind") == "addition") & pl.col("host").is_not_null())
+    added = _nest(additions.group_by("cycle", "job_id").agg(pl.col("host").sort()), "host")
+    removed = _pairs(_new_removals(tables), "host", "share_id")
+    out: PerJob = {}
+    for cycle in set(added) | set(removed):
+        a, r = added.get(cycle, {}), removed.get(cycle, {})
+        out[cycle] = {j: (tuple(a.get(j, ())), tuple(r.get(j, ()))) for j in sorted(set(a) | set(r))}
+    return out
 
 
 def user_orders(rmcounter: pl.DataFrame) -> dict[int, list[tuple[str, ...]]]:

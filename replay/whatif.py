@@ -362,7 +362,6 @@ class WhatIfResult:
 def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
     """The orders the log reveals for the cycle, and what the scheduler carried from the last one."""
     return Hints(tuple(logged.user_orders.get(cycle, ())), tuple(logged.job_order.get(cycle, ())),
-                 tuple(logged.cleared.get(cycle, ())),
                  carried.pure_fair_share if carried else {}, carried.defrag.wealth if carried else None)
 
 

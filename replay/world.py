@@ -285,7 +285,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             held.setdefault(job, []).append(Share(
                 sid, job, host, job_order(mem, quantum), pending_removal=(job, sid) in removed_before,
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
-                investment=rank[job] + 1 if running else 0,  # a running process has done some work
+                investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
             ))
         rows = work.get(cycle)
         jobs = []

@@ -64,8 +64,9 @@ class HowMuch:
     deferred: dict[int, str] = field(default_factory=dict)  # job -> the RM's deferral reason
     class_given: dict[str, tuple[int, ...]] = field(default_factory=dict)  # fair-share class awards by order
     user_given: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)  # (class, user) awards
-    runs: tuple[CounterRun, ...] = ()
-    pure_fair_share: dict[int, int] = field(default_factory=dict)  # job -> uncapped, un-bonused share (defrag)  # every counter run, in the RM's order
+    runs: tuple[CounterRun, ...] = ()  # every counter run, in the RM's order
+    pure_fair_share: dict[int, int] = field(default_factory=dict)  # job -> uncapped, un-bonused share (defrag)
+    cleared: tuple[str, ...] = ()  # machines set aside to be emptied for a reservation (the evictions' input)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,7 +258,8 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
             _how_much_fixed(cyc, band)
         else:
             _how_much_fair_share(cyc, band)
-    return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure)
+    cleared = tuple(name for pool in cyc.pools.values() for name in sorted(pool.preemptable))
+    return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure, cleared)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -438,8 +440,11 @@ def _how_much_fair_share(cyc: _Cycle, band: list[ClassDef]) -> None:
         return
     awards: dict[str, np.ndarray] = {}  # each class's persisted given-by-order
     top = [p for p in cyc.pools.values() if not any(p in q.children for q in cyc.pools.values())]
-    for root in sorted(top, key=lambda p: p.search_order):
+    roots = sorted(top, key=lambda p: p.search_order)
+    for root in roots:
         _traverse_for_counts(cyc, root, eligible, awards)
+    for root in roots:  # what this band was given is gone for the bands after it
+        _update_nodepools(root, eligible, awards, top=True)
     for cd in eligible:
         if cd.name not in awards:
             continue
@@ -458,6 +463,27 @@ def _traverse_for_counts(cyc: _Cycle, pool: _Pool, eligible: list[ClassDef],
     if mine:  # a pool with no classes of its own leaves its subpools' classes to its parent
         _count_class_shares(cyc, pool, counted, awards)
     return counted
+
+
+def _update_nodepools(pool: _Pool, classes: list[ClassDef], awards: Mapping[str, np.ndarray], top: bool) -> None:
+    """updateNodepools: count each class's award out of its own pool's tables.
+
+    The RM recurses one level only: a subpool's call receives just the classes bound to that
+    subpool, so the classes of a grand-child pool match none of its children and are never
+    counted out; a lower band then sees their space as free. rmref keeps that.
+    """
+    for child in pool.ascending():
+        mine = [cd for cd in classes if cd.nodepool == child.name]
+        if mine:
+            _update_nodepools(child, mine, awards, top=False)
+    if top:
+        classes = [cd for cd in classes if cd.nodepool == pool.name]
+    for cd in classes:
+        given = awards.get(cd.name)
+        if given is None:
+            continue
+        for order in range(len(given) - 1, 0, -1):
+            pool.count_out(order, int(given[order]))
 
 
 def _count_class_shares(cyc: _Cycle, pool: _Pool, rcs: list[ClassDef], awards: dict[str, np.ndarray]) -> None:

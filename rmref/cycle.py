@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from rmref.caps import CapInput, Caps, job_caps
 from rmref.counting import HowMuch, how_much
-from rmref.defrag import Defrag, defragment
+from rmref.defrag import EVICT, REASSIGN, Defrag, defragment
 from rmref.evictions import evictions
-from rmref.model import CycleDecisions, CycleInput, Eviction, Placement
+from rmref.model import CycleDecisions, CycleInput, DefragAction, Eviction, Placement
 from rmref.whatof import what_of
 
 
@@ -26,7 +26,6 @@ class Hints:
 
     user_orders: tuple[tuple[str, ...], ...] = ()  # the order each class's users were counted in
     job_order: tuple[int, ...] = ()  # the order needy jobs are served in by defragmentation
-    cleared_hosts: tuple[str, ...] = ()  # hosts cleared for a reservation this cycle
     pure_fair_share: dict[int, int] = field(default_factory=dict)  # last known, for jobs not counted now
     wealth: dict[str, int] | None = None  # users' wealth left by the last defragmentation
 
@@ -43,6 +42,38 @@ class Phases:
 
 
 @dataclass(frozen=True)
+class Published:
+    """One job's part of the schedule a cycle publishes: its Additions and its new Removals."""
+
+    additions: tuple[str, ...]  # hosts of the new processes, sorted (the RM numbers the shares itself)
+    removals: tuple[tuple[str, int], ...]  # (host, share id) taken from the job this cycle, sorted
+
+
+def publish(placements: tuple[Placement, ...], evictions: tuple[Eviction, ...],
+            actions: tuple[DefragAction, ...]) -> dict[int, Published]:
+    """The schedule the chained phases publish, per job with a change.
+
+    Defragmentation works on What Of's result: a new process it cancels is never published, one
+    it hands over is published for the needy job, and a running one it takes is a removal.
+    """
+    added: dict[int, list[str]] = {}
+    for p in placements:
+        added.setdefault(p.job_id, []).append(p.host)
+    removed: dict[int, list[tuple[str, int]]] = {}
+    for e in evictions:
+        removed.setdefault(e.job_id, []).append((e.host, e.share_id))
+    for a in actions:
+        if a.action == EVICT:
+            removed.setdefault(a.donor_job, []).append((a.host, a.share_id))
+            continue
+        added[a.donor_job].remove(a.host)
+        if a.action == REASSIGN:
+            added.setdefault(a.needy_job, []).append(a.host)
+    jobs = {j for j, hosts in added.items() if hosts} | {j for j, shares in removed.items() if shares}
+    return {j: Published(tuple(sorted(added.get(j, ()))), tuple(sorted(removed.get(j, ())))) for j in sorted(jobs)}
+
+
+@dataclass(frozen=True)
 class CycleResult:
     """A cycle's decisions, with the full How Much and defragmentation records and what to carry on."""
 
@@ -50,6 +81,7 @@ class CycleResult:
     how_much: HowMuch
     defrag: Defrag
     pure_fair_share: dict[int, int]  # to pass on in the next cycle's Hints
+    published: dict[int, Published] = field(default_factory=dict)  # the schedule sent to the Orchestrator
 
 
 def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases()) -> CycleResult:
@@ -58,10 +90,10 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     hm = phases.how_much(inp, {j: c.actual for j, c in caps.items()}, dict(inp.config.user_allotments),
                          hints.user_orders)
     placed = tuple(phases.what_of(inp, hm.counts))
-    evicted = tuple(phases.evictions(inp, hm.counts, hints.cleared_hosts))
+    evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared))
     pure = {**hints.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,
                       wealth=hints.wealth)
     decisions = CycleDecisions(inp.cycle, caps, dict(hm.counts), dict(hm.deferred), placed, evicted,
                                tuple(d.carried), tuple(d.actions))
-    return CycleResult(decisions, hm, d, pure)
+    return CycleResult(decisions, hm, d, pure, publish(placed, evicted, tuple(d.actions)))

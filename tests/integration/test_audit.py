@@ -24,7 +24,7 @@ def test_report_contract(tmp_path, capsys):
     code, out, _ = _run(capsys, "audit", str(SAMPLE), "-o", str(tmp_path))
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["cycles"] == 20  # a_tiny publishes 20 schedules
-    assert set(report["decisions"]) == {"caps", "counts", "placements", "evictions", "defrag"}
+    assert set(report["decisions"]) == {"caps", "counts", "placements", "evictions", "defrag", "schedule"}
     for tally in report["decisions"].values():
         assert set(tally) == {"agree", "total"} and 0 <= tally["agree"] <= tally["total"]
     assert code == (0 if report["cycles_agree"] == report["cycles"] else 1)

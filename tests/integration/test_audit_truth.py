@@ -88,6 +88,26 @@ def test_reference_defrag_equals_truth(name, level):
         assert ours.get(record["cycle"], []) == expected, record["cycle"]
 
 
+@pytest.mark.parametrize(("name", "level"), LOGS)
+def test_reference_schedule_equals_truth(name, level):
+    """rmref's chained phases publish what the RM published: each job's Additions (hosts) and
+    the shares it newly lists as Removals."""
+    ref = _audit(name, level)[1]["ref_schedule"]
+    ours: dict[int, tuple[Counter, set]] = {}
+    for cycle, job, kind, host, share in ref.iter_rows():
+        added, removed = ours.setdefault(cycle, (Counter(), set()))
+        if kind == "addition":
+            added[(job, host)] += 1
+        else:
+            removed.add((job, host, share))
+    before: set = set()
+    for record in truth(name):
+        added = Counter((j["id"], s["host"]) for j in record["jobs"] for s in j["shares"] if s["id"] in set(j["added"]))
+        now = removals(record)
+        assert ours.get(record["cycle"], (Counter(), set())) == (added, now - before), record["cycle"]
+        before = now
+
+
 def test_the_one_residual_of_i_mega24_names_the_input_the_log_lacks():
     """i_mega24 cycle 1473: jobs of different classes compete for one free order-37 slot; which
     is tallied first decides who is needy, and the INFO log does not show that order."""
