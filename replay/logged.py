@@ -78,6 +78,22 @@ def taken_by_defrag(tables: dict[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl
             .join(purged, on=["cycle", "job_id", "host"], how="anti"))
 
 
+def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The shrink and purge rows, and the shares taken from the hosts cleared for a reservation.
+
+    setupPreemptions logs the host it clears ("Clearing X from preemptable list"), not the
+    shares: at INFO they appear only as the schedule's new removals on that host. Defragmentation
+    cannot take them too (a cleared host's shares are already leaving), so every new removal
+    there that no shrink line names is the clearing's.
+    """
+    columns = ["cycle", "job_id", "host", "share_id", "order", "reason", "line"]
+    taken = (_new_removals(tables).join(cleared.select("cycle", "host").unique(), on=["cycle", "host"])
+             .join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+             .join(cleared.group_by("cycle", "host").agg(pl.col("line").min()), on=["cycle", "host"])
+             .with_columns(pl.lit(None, pl.Int64).alias("order"), pl.lit("reservation").alias("reason")))
+    return pl.concat([shrunk.select(columns), taken.select(columns)], how="vertical_relaxed")
+
+
 def in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
     """The rows that belong to a published cycle (a log's tail after its last schedule has none)."""
     return frame.filter(pl.col("cycle").is_not_null())
@@ -92,11 +108,12 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
     connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
-    shrunk = in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
+    cleared = in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
+    shrunk = _with_clearing(in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS)),
+                            cleared, tables)
     defrag = taken_by_defrag(tables, shrunk)
     analysis = in_cycles(tables["defrag"])
     orders = defrag_job_order(tables["defrag"])
-    cleared = in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
     return Logged(
         caps=_nest(caps, "actual_cap"),
         counts=_nest(counts, "shares_given"),
