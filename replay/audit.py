@@ -36,7 +36,6 @@ class AuditResult:
     audited: tuple[str, ...] = ()
     skipped: dict[int, str] = field(default_factory=dict)  # cycles that cannot be rebuilt, and why
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
-    last_caps: dict[int, int] = field(default_factory=dict)  # a cap the RM did not recompute stands
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
 
     def report(self) -> dict:
@@ -99,11 +98,11 @@ def _audit_caps(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
 
 def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
                   caps: Mapping[int, Caps]) -> None:
-    """How Much on the logged caps (the cap phase is audited on its own); a job whose cap the
-    cycle did not log keeps the one it had."""
+    """How Much on the logged caps (the cap phase is audited on its own). The RM logs a cap for
+    every job but a completed or refused one, whose cap rmref derives as the RM does."""
     c = inp.cycle
-    result.last_caps.update(logged.caps.get(c, {}))
-    job_caps = {w.job_id: result.last_caps.get(w.job_id, caps[w.job_id].actual if w.job_id in caps else 0)
+    logged_caps = logged.caps.get(c, {})
+    job_caps = {w.job_id: logged_caps[w.job_id] if w.job_id in logged_caps else phases.caps(w.cap_input).actual
                 for w in inp.work}
     hm = phases.how_much(inp, job_caps, dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
     logged_counts = logged.counts.get(c, {})

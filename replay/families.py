@@ -102,8 +102,13 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^\S+ node status =", "node_status"), (r"^\S+ node (status|metrics) missing", GENERIC),
     ),
     ("ResourceManagerEventListener", "onNodeMetricsEvent"): _r((r"^\S+ \S+$", "node_metrics")),
-    ("Scheduler", "varyoff"): _r((r"^Vary", "node_vary")),
-    ("Scheduler", "varyon"): _r((r"^Vary", "node_vary")),
+    # an administrator's vary-off/on: the host leaves (or rejoins) the schedulable machines
+    ("Scheduler", "varyoff"): _r(
+        (r"^VaryOff: \S+ - OK\.$", "node_vary_off"),
+        (r"^VaryOff: Nodepool \S+ - Unresponsive machine, marked offline:", "node_vary_offline"),
+        (r"^Vary", "node_vary"),
+    ),
+    ("Scheduler", "varyon"): _r((r"^VaryOn: Nodepool \S+ - Machine marked online:", "node_vary_on"), (r"^Vary", "node_vary")),
     ("Scheduler", "nodeArrives"): _r(
         (r"^Total arrivals:", "total_arrivals"), (r"^Waiting for", "node_waiting"),
     ),
@@ -341,11 +346,13 @@ for _fam in ("class_begin user_begin property class_row class_assign init_param 
     _t("_config_lines", _fam, item=_fam)
 # event names of the issue's contract; the others are the family name without `node_`
 NODE_EVENTS = {"node_added": "arrive", "node_reactivated": "reactivate", "node_recovers": "recover",
-               "node_recover": "recover_node", "node_disabled": "disable"}
+               "node_recover": "recover_node", "node_disabled": "disable",
+               "node_vary_offline": "vary_off"}
 for _fam in ("node_heartbeat node_rule_match node_map node_added node_reactivated node_recover "
              "node_missed node_missed_recorded node_missed_time node_heartbeat_reset "
              "node_heartbeat_reset_time node_recovers node_death_notice node_death node_disabled "
              "node_purge node_not_purged node_completed node_resize node_status node_metrics node_vary "
+             "node_vary_off node_vary_offline node_vary_on "
              "node_waiting").split():
     _t("nodes", _fam, event=NODE_EVENTS.get(_fam, _fam.removeprefix("node_")))
 _t("processes", "node_blacklist", event="blacklist")

@@ -17,7 +17,7 @@ State carried from cycle to cycle, and where the log shows it:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import re
 
@@ -30,7 +30,7 @@ from rmref import UNLIMITED, CapInput, job_order
 from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 
 WORK_TYPES = {"J": "Job", "S": "Service", "R": "Reservation", "M": "ManagedReservation"}
-_OFFLINE = {"death", "disable"}
+_OFFLINE = {"death", "vary_off", "vary_on"}
 _ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
 
 
@@ -126,6 +126,7 @@ class _Machines:
         arrived = set(nodes.filter(pl.col("event").is_in(list(_ONLINE)))["host"].to_list())
         heard = nodes.filter(pl.col("event") == "heartbeat")["host"].unique(maintain_order=True).to_list()
         self.missing: set[str] = set()
+        self._dead: set[str] = set()
         for host in heard:  # there before the log began, in the order they were first heard from
             if host in arrived:
                 continue
@@ -147,14 +148,22 @@ class _Machines:
             ).iter_rows():
                 old = self._known.get(host)
                 if event in _ONLINE:
+                    varied_off = old.varied_off if old else False  # a dead node returns still varied off
                     self._known[host] = Machine(
                         host, pool or (old.nodepool if old else self._pool(host)),
                         order if order is not None else (old.order if old else 0),
                         memory if memory is not None else (old.memory_mb if old else 0),
-                        self._ips.get(host, ""), online=True,
+                        self._ips.get(host, ""), online=not varied_off, varied_off=varied_off,
                     )
-                elif old is not None:
-                    self._known[host] = Machine(old.name, old.nodepool, old.order, old.memory_mb, old.ip, online=False)
+                    self._dead.discard(host)
+                elif old is None:
+                    continue
+                elif event == "death":
+                    self._dead.add(host)
+                    self._known[host] = replace(old, online=False)
+                else:  # an administrator's vary-off or vary-on
+                    off = event == "vary_off"
+                    self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead)
         return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 
 
@@ -166,7 +175,7 @@ def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     are written in it. Jobs without such a line follow, by id.
     """
     published = tables["schedule"].group_by("cycle", "job_id", maintain_order=True).agg(
-        pl.col("work_type").first(), pl.col("memory_gb").first()
+        pl.col("work_type").first(), pl.col("memory_gb").first(), pl.col("refused").any()
     )
     described = (
         tables["jobs"].filter(pl.col("cycle").is_not_null())
@@ -261,6 +270,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     existing, added, removed = _published_shares(tables["schedule"])
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
+    capped = set(tables["job_caps"].filter(pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
     needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
     clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
@@ -294,12 +304,14 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             shares = tuple(sorted(held.get(job, ()), key=lambda s: s.share_id))
             logged = caps.get((cycle, job))
             held_now = sum(1 for s in shares if not s.pending_removal)
+            # the RM logs a cap for every job but a completed or refused one
             cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS} | (
                 {"current": held_now} if logged["current"] is None else {})) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
-                use_prediction=False,
+                use_prediction=False, completed=(cycle, job) not in capped and not r["refused"],
+                refused=bool(r["refused"]),
             )
             jobs.append(Work(
                 job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",

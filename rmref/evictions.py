@@ -108,9 +108,10 @@ def _preemptable(work: Work, inp: CycleInput) -> bool:
 
 
 def _purges(inp: CycleInput, machines: Mapping[str, Machine]) -> list[Eviction]:
-    """Work on hosts that died (not online at the start of the cycle); reservations are not purged.
+    """Work on hosts that are not online at the start of the cycle (NodePool.disable).
 
-    A host varied offline loses only its fair-share work; Machine cannot tell that from a dead one.
+    A dead host loses everything but reservations; a host an administrator varied off loses
+    only its fair-share work (its services and other fixed work stay on it).
     """
     out = []
     for work in inp.work:
@@ -118,8 +119,11 @@ def _purges(inp: CycleInput, machines: Mapping[str, Machine]) -> list[Eviction]:
             continue
         for s in work.shares:
             m = machines.get(s.host)
-            if m is not None and not m.online and not s.pending_removal:
-                out.append(Eviction(work.job_id, s.host, s.share_id, s.order, PURGE))
+            if m is None or m.online or s.pending_removal:
+                continue
+            if m.varied_off and not _preemptable(work, inp):
+                continue
+            out.append(Eviction(work.job_id, s.host, s.share_id, s.order, PURGE))
     return out
 
 

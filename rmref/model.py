@@ -77,6 +77,7 @@ class Machine:
     ip: str = ""
     online: bool = True  # responsive and not offline (schedulable)
     blacklisted: bool = False
+    varied_off: bool = False  # offline because an administrator varied it off (not dead: it keeps non-preemptable work)
 
 
 @dataclass(frozen=True)
