@@ -128,7 +128,7 @@ def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: Au
                      counts: Mapping[int, int]) -> None:
     """doEvictions on the logged counts, against the shrinkBy and purge lines."""
     evicted: dict[int, list] = {}
-    for e in phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ())):
+    for e in phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ()), logged.share_walk.get(inp.cycle, {})):
         # the log's purge lines name the host and the job, not the share
         evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
         result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
@@ -196,7 +196,8 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
     schedule the RM published: a cascade that the phase-isolated kinds hide shows here."""
     c, prev = inp.cycle, result.chained
     hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
-                  prev.pure_fair_share if prev else {}, prev.defrag.wealth if prev else None)
+                  logged.share_walk.get(c, {}), prev.pure_fair_share if prev else {},
+                  prev.defrag.wealth if prev else None)
     run = schedule(inp, hints, phases)
     result.chained = run
     for job, pub in run.published.items():

@@ -18,6 +18,30 @@ CAP_INPUT_COLUMNS = ["remaining", "threads", "current", "max_processes", "initia
                      "init_cap", "expand_by_doubling", "use_prediction"]
 
 
+_AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
+
+
+def _in_force(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Every value a job's process limit and remaining work took, in log order.
+
+    The job rows print both; the Orchestrator's updates change them between rows ("Max shares
+    adjusted", jobUpdate's `rem:`), and a job that is not fair share is printed only once.
+    """
+    printed = tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"]))
+    events = tables["job_events"]
+    updates = [
+        (printed, "max_processes", "max_in_force"),
+        (events.filter(pl.col("event") == "max_shares"), "max_processes", "max_in_force"),
+        (printed, "remaining", "remaining_in_force"),
+        (events.filter(pl.col("event").is_in(["update", "arrives"])), "remaining", "remaining_in_force"),
+    ]
+    frames = [frame.filter(pl.col("cycle").is_not_null() & pl.col(column).is_not_null())
+              .select("job_id", _AT, pl.col(column).alias(name)) for frame, column, name in updates]
+    # one row per change; each column forward-filled so a row carries both values then in force
+    return (pl.concat(frames, how="diagonal").sort("at")
+            .with_columns(pl.col("max_in_force", "remaining_in_force").forward_fill().over("job_id")))
+
+
 def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """(cycle, job_id, CapInput fields) for every job the RM logged a cap for.
 
@@ -28,10 +52,13 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     * `Shares` still counts a share purged earlier in the cycle (node death): subtract those;
     * a row from an earlier cycle has a stale `Shares`: `current` is then null, for the caller
       to fill from the shares the job holds;
-    * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized.
+    * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized;
+    * the Orchestrator changes a job's process limit ("Max shares adjusted") and remaining work
+      (jobUpdate) between rows, and a job that is not fair share is printed only when it
+      arrives: the latest value logged is the one in force.
     """
     caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
-        "cycle", "job_id", "expected_cap", "prj_kind", "line")
+        "cycle", "job_id", "expected_cap", "prj_kind", _AT)
     rows = (
         tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"]) & pl.col("cycle").is_not_null())
         .sort(pl.col("source") != "howMuchFairShare", maintain_order=True)
@@ -49,13 +76,14 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         .filter(pl.col("described").is_not_null())
         .join(purged, on=["cycle", "job_id"], **LEFT)
         .join(classes, on="class", **LEFT)
+        .join_asof(_in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
         .select(
             "cycle", "job_id",
-            pl.when(reservation).then(1).otherwise(pl.col("remaining")).alias("remaining"),
+            pl.when(reservation).then(1).otherwise(pl.coalesce("remaining_in_force", "remaining")).alias("remaining"),
             pl.when(reservation).then(1).otherwise(pl.col("threads")).alias("threads"),
             pl.when(pl.col("described") == pl.col("cycle"))
             .then(pl.col("shares") - pl.col("purged").fill_null(0)).alias("current"),
-            pl.col("max_processes").fill_null(UNLIMITED),
+            pl.coalesce("max_in_force", "max_processes").fill_null(UNLIMITED).alias("max_processes"),
             # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
             ((pl.col("prj_kind") == "predicted")
              & (~pl.col("init_wait") | (pl.col("described") != pl.col("cycle")))).alias("initialized"),

@@ -42,6 +42,7 @@ class Logged:
     job_order: dict[int, list[int]]  # the RM's job HashMap order, as far as the log shows it
     job_order_known: dict[int, set[tuple[int, int]]]  # (a, b): the log shows a was taken before b
     user_orders: dict[int, list[tuple[str, ...]]]  # the user order of each countUserShares block
+    share_walk: dict[int, dict[str, tuple[int, ...]]]  # cleared host -> its shares in the order the RM walked them
     published: PerJob  # job -> (Additions' hosts, new Removals' (host, share id)), both sorted
 
 
@@ -94,6 +95,25 @@ def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: dict[str
     return pl.concat([shrunk.select(columns), taken.select(columns)], how="vertical_relaxed")
 
 
+def share_walk(shrunk: pl.DataFrame, evictions: pl.DataFrame) -> dict[int, dict[str, tuple[int, ...]]]:
+    """Per cycle and cleared host, its shares in the order setupPreemptions walked them, as far
+    as the log shows: the shares it took, then those it found not preemptable (logged in walk
+    order, under the host's "Clearing" line). A host's shares are keyed by random ids, so this
+    order is the log's to tell; which of a job's shares go depends on nothing else."""
+    walked = (evictions.filter(pl.col("reason").is_in(["clear_for_reservation", "non_preemptable"]))
+              .sort("cycle", "line")
+              .with_columns(pl.when(pl.col("reason") == "clear_for_reservation").then(pl.col("host"))
+                            .forward_fill().over("cycle").alias("host"))
+              .filter(pl.col("reason") == "non_preemptable"))
+    taken = shrunk.filter(pl.col("reason") == "reservation").sort("cycle", "line", "share_id")
+    out: dict[int, dict[str, tuple[int, ...]]] = {}
+    for frame in (taken, walked):
+        for cycle, host, sid in frame.select("cycle", "host", "share_id").drop_nulls().iter_rows():
+            hosts = out.setdefault(cycle, {})
+            hosts[host] = (*hosts.get(host, ()), sid)
+    return out
+
+
 def in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
     """The rows that belong to a published cycle (a log's tail after its last schedule has none)."""
     return frame.filter(pl.col("cycle").is_not_null())
@@ -129,6 +149,7 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
         job_order={c: order for c, (order, _) in orders.items()},
         job_order_known={c: known for c, (_, known) in orders.items()},
         user_orders=user_orders(tables["rmcounter"]),
+        share_walk=share_walk(shrunk, in_cycles(tables["evictions"])),
         published=published(tables),
     )
 

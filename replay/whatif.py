@@ -362,7 +362,8 @@ class WhatIfResult:
 def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
     """The orders the log reveals for the cycle, and what the scheduler carried from the last one."""
     return Hints(tuple(logged.user_orders.get(cycle, ())), tuple(logged.job_order.get(cycle, ())),
-                 carried.pure_fair_share if carried else {}, carried.defrag.wealth if carried else None)
+                 logged.share_walk.get(cycle, {}), carried.pure_fair_share if carried else {},
+                 carried.defrag.wealth if carried else None)
 
 
 def _logged_preemptions(logged: Logged, cycle: int) -> int:

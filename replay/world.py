@@ -50,13 +50,41 @@ def _int(value, default: int) -> int:
         return default
 
 
-def _global_allotment(tables: dict[str, pl.DataFrame], config: dict[str, str]) -> int:
+def _global_allotment(tables: dict[str, pl.DataFrame], config: dict[str, str],
+                      overridden: set[str]) -> int:
     """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
-    and reservation count prints the allotment it checks against; resources (--config) have it."""
+    and reservation count prints the allotment it checks against, and every allotment deferral
+    names it; resources (--config) have it. A user with an allotment of its own (ducc.users)
+    shows that one instead, so only the other users' lines tell."""
     if "global allotment" in config:
         return _int(config["global allotment"], UNLIMITED)
-    seen = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null())
+    if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
+        return UNLIMITED
+    users = tables["jobs"].select("job_id", "user").drop_nulls().unique("job_id", keep="last")
+    checked = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null()).select(
+        "cycle", "line", "job_id", "allotment_gb")
+    deferred = tables["counts"].filter(pl.col("reason").str.contains("allotment of")).select(
+        "cycle", "line", "job_id",
+        pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"))
+    seen = (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")
+            .filter(~pl.col("user").is_in(list(overridden)) | pl.col("user").is_null())
+            .sort("cycle", "line", nulls_last=False))
     return int(seen["allotment_gb"][-1]) if seen.height else UNLIMITED
+
+
+def _user_allotments(config: dict[str, str]) -> dict[str, int]:
+    """ducc.users overrides of the global allotment (GB), as the RM reads them.
+
+    The RM takes any `max-allotment...` key whose *value* has no dot as the user's global limit
+    (it tests the value, not the key, for a class suffix), so `max-allotment.<class> = 64`
+    overrides the global allotment too; of several, the last one read wins.
+    """
+    out: dict[str, int] = {}
+    for key, value in config.items():
+        m = re.fullmatch(r"user\.(.+?)\.max-allotment(\..*)?", key)
+        if m and "." not in value and _int(value, -1) >= 0:
+            out[m.group(1)] = _int(value, UNLIMITED)
+    return out
 
 
 def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
@@ -72,13 +100,12 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
         )
     config = dict(tables["config"].select("key", "value").iter_rows())
     quantum = tables["nodepools"]["quantum"].drop_nulls()
-    users = tuple(sorted((m.group(1), _int(v, UNLIMITED)) for k, v in config.items()
-                         if (m := re.fullmatch(r"user\.(.+)\.max-allotment", k))))
+    users = tuple(sorted(_user_allotments(config).items()))
     cfg = Config(
         quantum_gb=int(quantum[0]) if len(quantum) else 15,
         fragmentation_threshold=_int(config.get("fragmentation threshold"), 8),
         defragmentation=str(config.get("do defragmentation", "true")).lower() == "true",
-        global_allotment=_global_allotment(tables, config),
+        global_allotment=_global_allotment(tables, config, {user for user, _ in users}),
         user_allotments=users,
     )
     classes = tuple(

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rmref.bands import priority_bands
 from rmref.caps import job_caps
 from rmref.howmuch import Entity, apportion, apportion_nested, shares_by_order
 from rmref.javahash import hashmap_order
@@ -249,8 +250,7 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
             cyc.by_class.setdefault(class_of[w.job_id].name, []).append(w)
             if policy_of[w.job_id] != FAIR_SHARE:  # the occupancy allotments are checked against
                 cyc.occupancy[w.user] = cyc.occupancy.get(w.user, 0) + len(w.shares) * w.order
-    for priority in sorted({c.priority for c in inp.classes}):  # best (lowest) priority first
-        band = [c for c in inp.classes if c.priority == priority]
+    for band in priority_bands(inp.classes):  # best (lowest) priority first
         policy = band[0].policy
         if policy == RESERVE:
             _how_much_reserve(cyc, band)

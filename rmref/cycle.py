@@ -9,7 +9,7 @@ RM iterates some maps keyed by random ids, and keeps a few values from one cycle
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rmref.caps import CapInput, Caps, job_caps
@@ -26,6 +26,7 @@ class Hints:
 
     user_orders: tuple[tuple[str, ...], ...] = ()  # the order each class's users were counted in
     job_order: tuple[int, ...] = ()  # the order needy jobs are served in by defragmentation
+    share_walk: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a cleared host's shares, in the RM's walk order
     pure_fair_share: dict[int, int] = field(default_factory=dict)  # last known, for jobs not counted now
     wealth: dict[str, int] | None = None  # users' wealth left by the last defragmentation
 
@@ -90,7 +91,7 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     hm = phases.how_much(inp, {j: c.actual for j, c in caps.items()}, dict(inp.config.user_allotments),
                          hints.user_orders)
     placed = tuple(phases.what_of(inp, hm.counts))
-    evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared))
+    evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
     pure = {**hints.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,
                       wealth=hints.wealth)

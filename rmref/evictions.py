@@ -128,35 +128,38 @@ def _purges(inp: CycleInput, machines: Mapping[str, Machine]) -> list[Eviction]:
 
 
 def _clearing(inp: CycleInput, counts: Mapping[int, int], hosts: Sequence[str],
-              taken: dict[int, set[int]]) -> list[Eviction]:
+              taken: dict[int, set[int]], walk: Mapping[str, Sequence[int]]) -> list[Eviction]:
     """Shares evicted from hosts set up for clearing for a reservation (setupPreemptions).
 
-    The RM walks a host's shares in its hash-map order, which matters only when a job over its
-    count holds more shares on the host than its overage; rmref takes them by share id.
+    The RM clears the hosts in turn and walks each host's shares in its hash-map order (keyed by
+    random ids): a share goes while its job still holds more than it was counted. `walk` gives a
+    host's order where the caller knows it (a log shows it); otherwise shares go by id.
     """
+    owner = {s.share_id: (w, s) for w in inp.work for s in w.shares}
     out = []
-    wanted = set(hosts)
-    for work in sorted(inp.work, key=lambda w: w.job_id):
-        if work.job_id not in counts or not _preemptable(work, inp):
-            continue
-        gone = taken.setdefault(work.job_id, set())
-        for s in sorted(work.shares, key=lambda s: s.share_id):
-            if s.host not in wanted or s.pending_removal or s.share_id in gone:
+    for host in hosts:
+        listed = list(walk.get(host, ()))
+        on_host = sorted((sid for sid, (_, s) in owner.items() if s.host == host), key=lambda sid: (
+            listed.index(sid) if sid in listed else len(listed), sid))
+        for sid in on_host:
+            work, s = owner[sid]
+            if work.job_id not in counts or not _preemptable(work, inp) or s.pending_removal:
                 continue
-            current = held_count(work) - len(gone)
-            if current - counts[work.job_id] <= 0:  # only a job over its count is preemptable
-                break
-            gone.add(s.share_id)
-            out.append(Eviction(work.job_id, s.host, s.share_id, s.order, RESERVATION))
+            gone = taken.setdefault(work.job_id, set())
+            if sid in gone or held_count(work) - len(gone) - counts[work.job_id] <= 0:
+                continue  # only a job over its count is preemptable
+            gone.add(sid)
+            out.append(Eviction(work.job_id, host, sid, s.order, RESERVATION))
     return out
 
 
-def evictions(inp: CycleInput, counts: Mapping[int, int],
-              clear_hosts: Sequence[str] = ()) -> tuple[Eviction, ...]:
+def evictions(inp: CycleInput, counts: Mapping[int, int], clear_hosts: Sequence[str] = (),
+              share_walk: Mapping[str, Sequence[int]] | None = None) -> tuple[Eviction, ...]:
     """The shares the cycle takes away before defragmentation: purges, reservation clearing, shrinks.
 
     `counts` is How Much's processes per job (a job absent from it is not judged and keeps what
-    it has); `clear_hosts` are the hosts the RESERVE phase chose to clear (countFreeableMachines).
+    it has); `clear_hosts` are the hosts the RESERVE phase chose to clear (countFreeableMachines),
+    `share_walk` the order the RM walks a cleared host's shares in, where known.
     Only fair-share work is shrunk: FIXED_SHARE and RESERVE work is never counted below what it holds.
     """
     machines = {m.name: m for m in inp.machines}
@@ -164,7 +167,7 @@ def evictions(inp: CycleInput, counts: Mapping[int, int],
     taken: dict[int, set[int]] = {}
     for e in out:
         taken.setdefault(e.job_id, set()).add(e.share_id)
-    out += _clearing(inp, counts, clear_hosts, taken)
+    out += _clearing(inp, counts, clear_hosts, taken, share_walk or {})
     for work in sorted(inp.work, key=lambda w: w.job_id):
         if work.job_id not in counts or not _preemptable(work, inp):
             continue

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rmref.bands import class_map_order, priority_bands
 from rmref.javahash import JavaHashMap, node_hash, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 
@@ -130,15 +131,11 @@ def _start(inp: CycleInput) -> _Walk:
 
 def _accounting_order(inp: CycleInput) -> list[Work]:
     """accountForNonPreemptable then accountForFairShare: classes in the RM's class-map order, jobs in `inp.work` order."""
-    classes = JavaHashMap()  # the RM's class map is keyed by class, whose hash is its name's
-    for c in inp.classes:
-        classes.put(c.name, string_hash(c.name))
-    policy = {c.name: _policy(c) for c in inp.classes}
     ordered = []
     for wanted in ((FIXED_SHARE, RESERVE), (FAIR_SHARE,)):
-        for name in classes:
-            if policy[name] in wanted:
-                ordered.extend(w for w in inp.work if w.class_name == name)
+        for c in class_map_order(inp.classes):
+            if _policy(c) in wanted:
+                ordered.extend(w for w in inp.work if w.class_name == c.name)
     return ordered
 
 
@@ -234,14 +231,6 @@ def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, in
                 return
 
 
-def _tiers(inp: CycleInput) -> list[list[ClassDef]]:
-    """Classes grouped by priority, best (lowest number) first."""
-    by_priority: dict[int, list[ClassDef]] = {}
-    for c in inp.classes:
-        by_priority.setdefault(c.priority, []).append(c)
-    return [by_priority[p] for p in sorted(by_priority)]
-
-
 def _expand_pool_jobs(walk: _Walk, pool: _Pool, jobs: list[Work], counts: Mapping[int, int], policy: str) -> None:
     """Expand jobs of one policy in one pool, oldest first (doExpansion, or the needy fixed/reserve loops)."""
     for w in sorted(jobs, key=_job_sort_key):
@@ -301,7 +290,7 @@ def _reserve_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
     """The new processes of the cycle (job, host, order), in the order the RM creates them."""
     walk = _start(inp)
-    tiers = _tiers(inp)
+    tiers = priority_bands(inp.classes)
     top = [walk.pools[n] for n in roots(inp)]
     needy = set(inp.needy)
     for tier in tiers:

@@ -31,7 +31,8 @@ def test_chained_cycle_equals_truth(name):
     pure, wealth, before = {}, None, set()
     for tc in truth_cycles(name):
         inp, rec, c = tc.input, tc.record, tc.input.cycle
-        hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())), pure, wealth)
+        hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
+                      logged.share_walk.get(c, {}), pure, wealth)
         result = schedule(inp, hints, Phases(caps=_truth_caps(tc.caps)(inp)))
         d = result.decisions
         assert d.counts == {j["id"]: j["nshares_given"] for j in rec["jobs"]}, c
