@@ -14,7 +14,7 @@ from replay.tables import LEFT
 from rmref import UNLIMITED
 from rmref.howmuch import Entity
 
-CAP_INPUT_COLUMNS = ["remaining", "threads", "current", "max_processes", "initialized", "projected",
+CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected",
                      "init_cap", "expand_by_doubling", "use_prediction"]
 
 
@@ -49,9 +49,9 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     when its cap was computed) or else the latest `submit`/`howMuchFairShare` row before it (work
     that is not fair share is described only when it arrives). What the row does not say:
     * reservations print 0 work items and threads: the RM counts one request of one thread;
-    * `Shares` still counts a share purged earlier in the cycle (node death): subtract those;
-    * a row from an earlier cycle has a stale `Shares`: `current` is then null, for the caller
-      to fill from the shares the job holds;
+    * the processes the cap counts (countNShares) are those the job holds less those being
+      removed, which the caller knows from the schedule; `purged` counts the ones a dead node
+      took earlier in the same cycle, which the schedule does not show yet;
     * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized;
     * the Orchestrator changes a job's process limit ("Max shares adjusted") and remaining work
       (jobUpdate) between rows, and a job that is not fair share is printed only when it
@@ -81,8 +81,7 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
             "cycle", "job_id",
             pl.when(reservation).then(1).otherwise(pl.coalesce("remaining_in_force", "remaining")).alias("remaining"),
             pl.when(reservation).then(1).otherwise(pl.col("threads")).alias("threads"),
-            pl.when(pl.col("described") == pl.col("cycle"))
-            .then(pl.col("shares") - pl.col("purged").fill_null(0)).alias("current"),
+            pl.col("purged").fill_null(0),
             pl.coalesce("max_in_force", "max_processes").fill_null(UNLIMITED).alias("max_processes"),
             # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
             ((pl.col("prj_kind") == "predicted")

@@ -79,6 +79,18 @@ def taken_by_defrag(tables: dict[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl
             .join(purged, on=["cycle", "job_id", "host"], how="anti"))
 
 
+def _reservation_counts(counts: pl.DataFrame, expansions: pl.DataFrame) -> pl.DataFrame:
+    """A RESERVE grant's count: "Request is granted" does not say how many machines (a job in a
+    reserve class may get several); findMachines, which places them, prints it ("counted N")."""
+    counted = (expansions.filter((pl.col("kind") == "find_machines") & pl.col("counted").is_not_null())
+               .unique(["cycle", "job_id"], keep="first").select("cycle", "job_id", pl.col("counted").alias("_n")))
+    granted = (pl.col("kind") == "granted") & (pl.col("policy") == "RESERVE")
+    return (counts.join(counted, on=["cycle", "job_id"], how="left")
+            .with_columns(pl.when(granted & pl.col("_n").is_not_null()).then(pl.col("_n"))
+                          .otherwise(pl.col("shares_given")).alias("shares_given"))
+            .drop("_n"))
+
+
 def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """The shrink and purge rows, and the shares taken from the hosts cleared for a reservation.
 
@@ -123,14 +135,17 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
     caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
-    counts = in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0)).unique(
-        ["cycle", "job_id"], keep="last", maintain_order=True)
+    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"]).with_columns(
+        pl.col("shares_given").fill_null(0)).unique(["cycle", "job_id"], keep="last", maintain_order=True)
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
     connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
     cleared = in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
-    shrunk = _with_clearing(in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS)),
-                            cleared, tables)
+    # a job that completed in the cycle its node died is purged but no longer published: its
+    # purge is no decision about the cycle's work
+    listed = tables["schedule"].select("cycle", "job_id").unique()
+    shrunk = _with_clearing(in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
+                            .join(listed, on=["cycle", "job_id"], how="semi"), cleared, tables)
     defrag = taken_by_defrag(tables, shrunk)
     analysis = in_cycles(tables["defrag"])
     orders = defrag_job_order(tables["defrag"])

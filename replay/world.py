@@ -288,6 +288,43 @@ def _published_shares(schedule: pl.DataFrame) -> tuple[dict, dict, dict]:
     return existing, added, removed
 
 
+def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
+    """Each job's place in submission order (JobByTimeSorter's key), equal for jobs that tie.
+
+    The Orchestrator numbers work in submission order, so job ids order it; the timestamps are
+    not logged. Two jobs submitted in the same millisecond tie, and the RM then keeps its job
+    table's order, which can put the later id first: wherever the log lists jobs in
+    JobByTimeSorter's order (a pool's "Expansions in this order", a fixed-share or reserve class's
+    counting lines) and does so, the two tie.
+    """
+    classes = dict(tables["jobs"].select("job_id", "class").drop_nulls().unique("job_id", keep="last").iter_rows())
+    expansions = tables["expansions"].filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
+    sequences = [rows["job_id"].to_list() for _, rows in
+                 expansions.group_by("cycle", "file", "line", maintain_order=True)]
+    counted = tables["counts"].filter(pl.col("job_id").is_not_null() & (
+        ((pl.col("kind") == "class") & (pl.col("policy") == "FIXED_SHARE"))
+        | ((pl.col("kind") == "counting") & (pl.col("policy") == "RESERVE"))))
+    for _, rows in counted.group_by("cycle", maintain_order=True):
+        by_class: dict[str, list[int]] = {}
+        for job in rows["job_id"].to_list():
+            by_class.setdefault(classes.get(job, ""), []).append(job)
+        sequences += by_class.values()
+    tied: dict[int, int] = {}  # job -> the earliest job it ties with (union-find parent)
+
+    def root(job: int) -> int:
+        while tied.get(job, job) != job:
+            job = tied[job]
+        return job
+
+    for seq in sequences:
+        for i, later in enumerate(seq):
+            for earlier in seq[i + 1:]:
+                if earlier < later:  # listed after a later-submitted job: the two tie
+                    a, b = sorted((root(earlier), root(later)))
+                    tied[b] = a
+    return {job: root(job) for job in tied}
+
+
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                  cycles: range | None = None) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order."""
@@ -297,6 +334,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     existing, added, removed = _published_shares(tables["schedule"])
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
+    submitted = submission_order(tables)
     capped = set(tables["job_caps"].filter(pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
     needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
     clock = ProcessClock(tables["processes"], tables["cycles"])
@@ -332,8 +370,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             logged = caps.get((cycle, job))
             held_now = sum(1 for s in shares if not s.pending_removal)
             # the RM logs a cap for every job but a completed or refused one
-            cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS} | (
-                {"current": held_now} if logged["current"] is None else {})) if logged else CapInput(
+            cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS},
+                           current=held_now - logged["purged"]) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
@@ -343,8 +381,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             jobs.append(Work(
                 job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",
                 r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum), r["memory_gb"] or 0,
-                # the Orchestrator numbers work in submission order; the timestamp itself is not logged
-                cap, submit_seq=job, shares=shares,
+                cap, submit_seq=submitted.get(job, job), shares=shares,
             ))
         prev_needy = needy.get(cycle - 1)
         yield CycleInput(

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rmref.bands import priority_bands
+from rmref.bands import by_submission, priority_bands
 from rmref.caps import job_caps
 from rmref.howmuch import Entity, apportion, apportion_nested, shares_by_order
 from rmref.javahash import hashmap_order
@@ -244,7 +244,9 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
     policy_of = {j: c.policy for j, c in class_of.items()}
     cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits or {},
                  {frozenset(order): tuple(order) for order in user_orders})
-    for w in sorted(inp.work, key=lambda w: (w.submit_seq, -w.order, w.job_id)):  # JobByTimeSorter
+    for w in sorted(inp.work, key=by_submission):  # each class's jobs oldest first (getAllJobsSorted)
+        if w.class_name not in classes:  # refused on arrival: never among the scheduler's jobs
+            continue
         cyc.counts[w.job_id] = 0
         if w.job_id in class_of:
             cyc.by_class.setdefault(class_of[w.job_id].name, []).append(w)

@@ -91,7 +91,7 @@ class Work:
     order: int  # share order of one process
     memory_gb: int
     cap_input: CapInput
-    submit_seq: int = 0  # arrival order (JobByTimeSorter); ties break on job_id
+    submit_seq: int = 0  # submission time, or any number ordered like it (JobByTimeSorter; equal = a tie)
     shares: tuple[Share, ...] = ()
     is_new: bool = False  # first cycle the scheduler sees it
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rmref.bands import class_map_order, priority_bands
+from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.javahash import JavaHashMap, node_hash, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 
@@ -77,11 +77,6 @@ def _policy(cls: ClassDef | None) -> str:
     if cls is None:
         return FAIR_SHARE
     return cls.policy if cls.policy in (FIXED_SHARE, RESERVE) else FAIR_SHARE
-
-
-def _job_sort_key(work: Work) -> tuple[int, int]:
-    """JobByTimeSorter: oldest first, a tie to the larger order (sorted stably over the RM's job-table order)."""
-    return (work.submit_seq, -work.order)
 
 
 def _build_pools(inp: CycleInput) -> dict[str, _Pool]:
@@ -233,7 +228,7 @@ def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, in
 
 def _expand_pool_jobs(walk: _Walk, pool: _Pool, jobs: list[Work], counts: Mapping[int, int], policy: str) -> None:
     """Expand jobs of one policy in one pool, oldest first (doExpansion, or the needy fixed/reserve loops)."""
-    for w in sorted(jobs, key=_job_sort_key):
+    for w in sorted(jobs, key=by_submission):
         if policy == RESERVE:
             _find_machines(walk, pool, w, counts)
         else:  # needy fixed-share jobs may stack (findShares with vertical allowed)
@@ -269,7 +264,7 @@ def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) ->
         pool = walk.pools.get(c.nodepool)
         if pool is None:
             continue
-        for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=_job_sort_key):
+        for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=by_submission):
             if counts.get(w.job_id, 0) <= walk.current.get(w.job_id, 0):
                 continue
             _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=False)
@@ -283,8 +278,19 @@ def _reserve_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) 
         pool = walk.pools.get(c.nodepool)
         if pool is None:
             continue
-        for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=_job_sort_key):
+        for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=by_submission):
             _find_machines(walk, pool, w, counts)
+
+
+def _needy_jobs(inp: CycleInput) -> set[int]:
+    """The RM's needy list: a TreeMap on JobByTimeSorter, so of jobs that tie (same submission
+    time and order) one entry stays, holding the last one put (`inp.needy` is in put order)."""
+    work = {w.job_id: w for w in inp.work}
+    kept: dict[tuple[int, int], int] = {}
+    for job in inp.needy:
+        w = work.get(job)
+        kept[by_submission(w) if w else (job, 0)] = job
+    return set(kept.values())
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
@@ -292,7 +298,7 @@ def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]
     walk = _start(inp)
     tiers = priority_bands(inp.classes)
     top = [walk.pools[n] for n in roots(inp)]
-    needy = set(inp.needy)
+    needy = _needy_jobs(inp)
     for tier in tiers:
         for pool in top:
             _needy_pass(walk, pool, tier, counts, needy)
