@@ -201,9 +201,10 @@ def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     random ids, so the order cannot be computed, but the cycle's "Scheduling job" lines (`counts`)
     are written in it. Jobs without such a line follow, by id.
     """
-    published = tables["schedule"].group_by("cycle", "job_id", maintain_order=True).agg(
-        pl.col("work_type").first(), pl.col("memory_gb").first(), pl.col("refused").any()
-    )
+    # work refused on arrival (an unknown class, an unauthorized user) is published as refused
+    # and never joins the scheduler's jobs
+    published = tables["schedule"].filter(~pl.col("refused").fill_null(False)).group_by(
+        "cycle", "job_id", maintain_order=True).agg(pl.col("work_type").first(), pl.col("memory_gb").first())
     described = (
         tables["jobs"].filter(pl.col("cycle").is_not_null())
         .sort("job_id", "cycle", "line")
@@ -336,6 +337,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
     submitted = submission_order(tables)
     capped = set(tables["job_caps"].filter(pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
+    refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
+    refused_in = dict(refusals.group_by("job_id").agg(pl.col("cycle").min()).iter_rows())  # job -> first cycle
     needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
     clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
@@ -370,13 +373,13 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             logged = caps.get((cycle, job))
             held_now = sum(1 for s in shares if not s.pending_removal)
             # the RM logs a cap for every job but a completed or refused one
+            refused = refused_in.get(job, cycle + 1) <= cycle
             cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS},
                            current=held_now - logged["purged"]) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
-                use_prediction=False, completed=(cycle, job) not in capped and not r["refused"],
-                refused=bool(r["refused"]),
+                use_prediction=False, completed=(cycle, job) not in capped and not refused, refused=refused,
             )
             jobs.append(Work(
                 job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",

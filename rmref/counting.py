@@ -245,8 +245,6 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
     cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits or {},
                  {frozenset(order): tuple(order) for order in user_orders})
     for w in sorted(inp.work, key=by_submission):  # each class's jobs oldest first (getAllJobsSorted)
-        if w.class_name not in classes:  # refused on arrival: never among the scheduler's jobs
-            continue
         cyc.counts[w.job_id] = 0
         if w.job_id in class_of:
             cyc.by_class.setdefault(class_of[w.job_id].name, []).append(w)
