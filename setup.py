@@ -1,4 +1,4 @@
-"""The compiled front end (replay._scan); everything else is declared in pyproject.toml.
+"""The compiled front end (replay.parsing._scan); everything else is declared in pyproject.toml.
 
 `optional=True`: without a C compiler the install still succeeds and rmreplay parses with its
 pure-polars path (slower, same tables).
@@ -6,7 +6,7 @@ pure-polars path (slower, same tables).
 
 from setuptools import Extension, setup
 
-SOURCES = [f"replay/csrc/{name}.c" for name in ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule")]
+SOURCES = [f"replay/parsing/csrc/{name}.c" for name in ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule")]
 
-setup(ext_modules=[Extension("replay._scan", SOURCES, depends=["replay/csrc/scan.h"], extra_compile_args=["-O2"],
+setup(ext_modules=[Extension("replay.parsing._scan", SOURCES, depends=["replay/parsing/csrc/scan.h"], extra_compile_args=["-O2"],
                              optional=True)])

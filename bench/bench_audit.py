@@ -23,7 +23,7 @@ from bench_parse import bench_args, best, emit  # noqa: E402
 def replay_only(log: Path) -> dict:
     """Seconds and cycles/s of the audit on tables parsed beforehand."""
     from replay import parse
-    from replay.audit import audit
+    from replay.apps.audit import audit
 
     tables = parse([log]).tables
     start = time.perf_counter()

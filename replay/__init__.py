@@ -5,8 +5,8 @@
     write_tables(result.tables, "out")  # out/<table>.parquet
 """
 
-from replay.pipeline import ParseResult, Summary, parse
-from replay.sources import InputError
-from replay.store import read_tables, write_tables
+from replay.parsing.pipeline import ParseResult, Summary, parse
+from replay.parsing.sources import InputError
+from replay.parsing.store import read_tables, write_tables
 
 __all__ = ["InputError", "ParseResult", "Summary", "parse", "read_tables", "write_tables"]

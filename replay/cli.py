@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from replay.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, parse, run
-from replay.sources import InputError
-from replay.store import ParquetSink
-from replay.tables import SCHEMAS
+from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, parse, run
+from replay.parsing.sources import InputError
+from replay.parsing.store import ParquetSink
+from replay.parsing.tables import SCHEMAS
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
-    from replay.audit import AuditResult
+    from replay.apps.audit import AuditResult
 
 # Families shown in the summary, grouped the way the catalog groups them.
 GROUPS = {
@@ -103,7 +103,7 @@ def load_tables(logs: list[str], config: str | None, console: Console) -> dict:
     with console.status("parsing", spinner="dots") as status:
         tables = parse(logs, progress=lambda msg: status.update(msg)).tables
     if config:
-        from replay.resources import read_resources
+        from replay.model.resources import read_resources
 
         if tables["classes"].is_empty() or tables["nodepools"].is_empty():
             tables.update(read_resources(Path(config)))
@@ -136,7 +136,7 @@ def audit_line(result: AuditResult, seconds: float) -> str:
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
-    from replay.audit import audit, write_audit
+    from replay.apps.audit import audit, write_audit
 
     cycles = parse_cycles(args.cycles)
     tables = load_tables(args.logs, args.config, console)
@@ -166,7 +166,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N] [--config DIR]"""
-    from replay.explain import explain_job, render
+    from replay.apps.explain import explain_job, render
 
     tables = load_tables(args.logs, args.config, console)
     console.print(render(explain_job(tables, args.job, args.cycle)), markup=False, highlight=False)
@@ -175,7 +175,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
 
 def _change(args: argparse.Namespace):
     """The --set and --scheduler options as a what-if Change."""
-    from replay.whatif import Change, load_scheduler, parse_sets
+    from replay.apps.whatif import Change, load_scheduler, parse_sets
 
     phases = load_scheduler(args.scheduler) if args.scheduler else None
     return Change(parse_sets(args.set or ()), **({"phases": phases} if phases else {}), scheduler=args.scheduler)
@@ -205,7 +205,7 @@ def whatif_summary(report: dict, seconds: float) -> str:
 
 def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     """rmreplay whatif LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] -o OUT"""
-    from replay.whatif import whatif, write_whatif
+    from replay.apps.whatif import whatif, write_whatif
 
     change = _change(args)
     cycles = parse_cycles(args.cycles)
@@ -231,7 +231,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """rmreplay check LOG... [--scheduler ...] [--set ...] [--max-changed-cycles N] [--junit FILE]"""
-    from replay.whatif import junit_xml, whatif
+    from replay.apps.whatif import junit_xml, whatif
 
     change = _change(args)
     results = []
@@ -259,8 +259,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
-    from replay.audit import audit
-    from replay.report import build_report
+    from replay.apps.audit import audit
+    from replay.apps.report import build_report
 
     tables = load_tables(args.logs, args.config, console)
     audited = None

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from replay.world import bootstrap, cycle_inputs
+from replay.model.world import bootstrap, cycle_inputs
 from rmref import CapInput
 from rmref.model import CycleInput, Machine, Share, Work
 from tests.conftest import FIXTURES, parsed, truth

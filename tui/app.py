@@ -243,7 +243,7 @@ class HistoryScreen(Screen):
 
     @work(thread=True, exclusive=True, group="explain")
     def _explain(self) -> None:
-        from replay.explain import explain_job, render
+        from replay.apps.explain import explain_job, render
 
         try:
             text = render(explain_job(self.browse.tables, self.job_id, self.cycle))

@@ -29,16 +29,13 @@ def tune_allocators() -> None:
         mallopt(-8, 1)  # M_ARENA_MAX
 
 
-tune_allocators()
-
-from rich.console import Console  # noqa: E402
-
-from replay import cli as replay_cli  # noqa: E402
+from rich.console import Console
 
 
 def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     """rmreplay tui LOG... (or a `rmreplay parse` output directory)"""
-    from replay.sources import discover
+    from replay import cli as replay_cli
+    from replay.parsing.sources import discover
     from tui.app import RmReplayApp
     from tui.load import is_parse_dir
 
@@ -54,6 +51,8 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """replay's parser with the `tui` sub-command added."""
+    from replay import cli as replay_cli
+
     parser = replay_cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
     t = sub.add_parser("tui", help="browse a log cycle by cycle in the terminal (Textual)")
@@ -66,7 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `rmreplay` console script."""
+    """Entry point of the `rmreplay` console script (the allocators are set before polars loads)."""
+    tune_allocators()
+    from replay import cli as replay_cli
+
     return replay_cli.main(argv, build_parser())
 
 

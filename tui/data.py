@@ -15,9 +15,9 @@ import numpy as np
 import polars as pl
 
 from replay.cli import GROUPS, family_group
-from replay.families import ROUTES
-from replay.logged import in_cycles, taken_by_defrag
-from replay.tables import LEFT
+from replay.parsing.families import ROUTES
+from replay.model.logged import in_cycles, taken_by_defrag
+from replay.parsing.tables import LEFT
 from rmref import job_order
 
 # Node events, as the node table shows the host afterwards. Missed heartbeats alone leave a node

@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from replay import InputError, parse, read_tables, write_tables
-from replay.sources import discover
+from replay.parsing.sources import discover
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is happening)
@@ -184,7 +184,7 @@ def save_audit(slot: Path | None, frames: dict[str, pl.DataFrame]) -> None:
 
 def run_audit(tables: dict[str, pl.DataFrame], progress: Progress | None = None) -> dict[str, pl.DataFrame]:
     """rmref on every cycle; its decisions and the divergences as frames."""
-    from replay.audit import audit, result_frames
+    from replay.apps.audit import audit, result_frames
 
     say = progress or (lambda _f, _m: None)
     result = audit(tables, progress=lambda i, n: say(i / max(n, 1), f"auditing cycle {i:,} of {n:,}"))

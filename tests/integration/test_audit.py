@@ -7,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from replay.audit import DIVERGENCE_SCHEMA, REF_SCHEMAS
+from replay.apps.audit import DIVERGENCE_SCHEMA, REF_SCHEMAS
 from replay.cli import main
 from tests.conftest import FIXTURES, log_path
 
@@ -78,7 +78,7 @@ def test_missing_bootstrap_says_what_is_missing_and_what_to_do(tmp_path, capsys)
 
 
 def test_config_dir_replaces_a_rotated_bootstrap(tmp_path, capsys):
-    pytest.importorskip("replay.resources")
+    pytest.importorskip("replay.model.resources")
     log = _without_bootstrap(tmp_path)
     code, out, _ = _run(capsys, "audit", str(log), "--config", str(FIXTURES / "a_tiny" / "resources"),
                         "-o", str(tmp_path / "out"))

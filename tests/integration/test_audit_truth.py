@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import pytest
 
-from replay.audit import audit, result_frames
+from replay.apps.audit import audit, result_frames
 from tests.conftest import LOGS, parsed, truth
 from tests.truth_inputs import defrag_evictions, expected_placements, removals
 

@@ -1,7 +1,7 @@
 """The three engines give identical tables on every fixture.
 
 This is how lark tests its own two parsers: the grammar is the specification, and every fast
-path must agree with it. `fast` is the compiled scanner (replay._scan: lines, headers, token
+path must agree with it. `fast` is the compiled scanner (replay.parsing._scan: lines, headers, token
 templates) with the polars regexes behind it; `polars` is the pure-Python vectorised path (what
 runs where no C compiler was available at install); `lark` parses every header and body with
 the grammar.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from polars.testing import assert_frame_equal
 
-from replay.scan import COMPILED
+from replay.parsing.scan import COMPILED
 from tests.conftest import parsed
 
 
@@ -27,7 +27,7 @@ def _same_tables(a, b) -> None:
 
 def test_the_compiled_scanner_is_built():
     # `pip install` builds it (setup.py); without it the suite would test only the polars path
-    assert COMPILED, "replay._scan is missing: reinstall with a C compiler (pip install -e .)"
+    assert COMPILED, "replay.parsing._scan is missing: reinstall with a C compiler (pip install -e .)"
 
 
 @pytest.mark.parametrize("engine", ["fast", "polars"])

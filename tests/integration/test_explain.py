@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.explain import Story, explain_job, render
-from replay.sources import InputError
+from replay.apps.explain import Story, explain_job, render
+from replay.parsing.sources import InputError
 from tests.conftest import parsed, truth
 
 LOGS = [("a_tiny", "rm.log"), ("b_classes", "rm-debug.log"), ("c_nodepools", "rm.log"),

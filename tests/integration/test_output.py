@@ -8,8 +8,8 @@ import polars as pl
 
 from replay import parse
 from replay.cli import main
-from replay.store import read_tables
-from replay.tables import SCHEMAS
+from replay.parsing.store import read_tables
+from replay.parsing.tables import SCHEMAS
 from tests.conftest import log_path, truth
 
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from replay.cli import main
-from replay.report import PALETTE, capacity
-from replay.whatif import logged_holdings
-from replay.world import bootstrap
+from replay.apps.report import PALETTE, capacity
+from replay.apps.whatif import logged_holdings
+from replay.model.world import bootstrap
 from tests.conftest import SCENARIOS, log_path, parsed, truth
 
 PLOTS = ("plot-users", "plot-classes", "plot-utilisation", "plot-capacity", "plot-preemptions")

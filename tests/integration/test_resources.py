@@ -13,10 +13,10 @@ import polars as pl
 import pytest
 
 from replay import parse
-from replay.resources import read_resources
-from replay.resources.config import RESOURCE_ONLY_KEYS
-from replay.world import bootstrap
-from replay.tables import SCHEMAS
+from replay.model.resources import read_resources
+from replay.model.resources.config import RESOURCE_ONLY_KEYS
+from replay.model.world import bootstrap
+from replay.parsing.tables import SCHEMAS
 from tests.conftest import FIXTURES, SCENARIOS, log_path, parsed
 
 # Logged at bootstrap but not derivable from $DUCC_HOME/resources:

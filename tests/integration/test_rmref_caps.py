@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from replay.audit import audit, result_frames
+from replay.apps.audit import audit, result_frames
 from tests.conftest import parsed, truth
 
 

@@ -2,7 +2,7 @@
 
 Inputs: `tests.truth_inputs.truth_cycles` (state at cycle start, truth's caps, and the allotments
 the RM read in `Config`), and, where said, the order the RM counted each class's users in, read
-from its INFO log (`replay.logged.user_orders`): the RM puts a class's users in a HashMap filled
+from its INFO log (`replay.model.logged.user_orders`): the RM puts a class's users in a HashMap filled
 in the order of its job map, whose keys hash random UUIDs, so users whose names share a bucket
 come in an order no input can tell (see `test_user_order_is_the_hashmap_order_up_to_bucket_ties`).
 
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from replay.inputs import counter_blocks
-from replay.logged import user_orders
+from replay.model.inputs import counter_blocks
+from replay.model.logged import user_orders
 from rmref.counting import HowMuch, how_much
 from rmref.javahash import JavaHashMap, spread, string_hash
 from tests.conftest import SCENARIOS, parsed

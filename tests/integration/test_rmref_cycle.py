@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from replay.logged import logged_decisions
+from replay.model.logged import logged_decisions
 from rmref.cycle import Hints, Phases, schedule
 from rmref.caps import Caps
 from tests.conftest import SCENARIOS, parsed

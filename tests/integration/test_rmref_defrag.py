@@ -16,7 +16,7 @@ published `Existing` list is sorted by the same investment comparator, so a runn
 position in it stands in for its investment.
 
 The RM keeps jobs in HashMaps keyed by random UUIDs, so the order it serves needy jobs in cannot be
-computed; it is read from the INFO log (`replay.logged.defrag_job_order`). Users' wealth is carried
+computed; it is read from the INFO log (`replay.model.logged.defrag_job_order`). Users' wealth is carried
 from cycle to cycle as the RM keeps it.
 """
 
@@ -28,7 +28,7 @@ from dataclasses import replace
 import polars as pl
 import pytest
 
-from replay.logged import defrag_job_order
+from replay.model.logged import defrag_job_order
 from rmref.defrag import Defrag, TakeFromTheRich, _build, defragment
 from rmref.model import CycleInput, Eviction, Placement
 from tests.conftest import SCENARIOS, parsed

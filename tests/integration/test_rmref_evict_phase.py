@@ -2,7 +2,7 @@
 
 Inputs are truth's cycle-start state (`tests.truth_inputs.truth_cycles`) with the How Much count
 per job taken from truth (`nshares_given`). truth has no per-process eviction data; the shared
-input carries it as the log rebuild (replay/world.py) sees it: a process is initialized once it
+input carries it as the log rebuild (replay/model/world.py) sees it: a process is initialized once it
 has reported (these Orchestrators send an initialization window from the first report on), and
 the investment of a running process is its position in the cycle's published `Existing` list,
 which JobManagerConverter sorts with the very comparator shrinkBy uses
@@ -22,7 +22,7 @@ from functools import lru_cache
 import polars as pl
 import pytest
 
-from replay.world import ProcessClock
+from replay.model.world import ProcessClock
 from rmref.evictions import PURGE, SHRINK, HeldShare, evictions, investment_key
 from tests.conftest import SCENARIOS, parsed, truth
 from tests.truth_inputs import TruthCycle, defrag_evictions, removals, truth_cycles
@@ -30,7 +30,7 @@ from tests.truth_inputs import TruthCycle, defrag_evictions, removals, truth_cyc
 
 @lru_cache(maxsize=None)
 def _cleared(name: str) -> dict[int, tuple[str, ...]]:
-    """Per cycle, the hosts How Much cleared for a reservation (the same as `replay.logged`'s
+    """Per cycle, the hosts How Much cleared for a reservation (the same as `replay.model.logged`'s
     `Logged.cleared`, without building every other logged decision of the log)."""
     rows = parsed(name).tables["evictions"].filter(pl.col("reason") == "clear_for_reservation")
     out: dict[int, tuple[str, ...]] = {}

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from replay.inputs import counter_blocks
+from replay.model.inputs import counter_blocks
 from rmref import apportion, n_shares_by_order
 from tests.conftest import SCENARIOS, parsed
 

@@ -9,7 +9,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from replay import parse
-from replay.sources import discover
+from replay.parsing.sources import discover
 from tests.conftest import log_path
 
 PIECE = 10 * 1024 * 1024

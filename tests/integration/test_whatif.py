@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 from replay.cli import main
-from replay.whatif import CHANGES_SCHEMA, Change, parse_sets, whatif
-from replay.world import bootstrap
+from replay.apps.whatif import CHANGES_SCHEMA, Change, parse_sets, whatif
+from replay.model.world import bootstrap
 from tests.conftest import LOGS, log_path, parsed
 
 FIRST_FIT = textwrap.dedent('''

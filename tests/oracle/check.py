@@ -1,6 +1,6 @@
 """Check one oracle run: audit each log (rmref vs the logged decisions) and rmref vs truth.jsonl.
 
-For the INFO and the DEBUG log separately: parse, `replay.audit.audit`, tally the audit report's
+For the INFO and the DEBUG log separately: parse, `replay.apps.audit.audit`, tally the audit report's
 decision kinds (every kind it has, so a kind added later is picked up), and compare rmref's own
 reference decisions (`result_frames`) with the real scheduler's state per cycle the way
 tests/integration/test_audit_truth.py does. Units: caps, counts, placements and evictions per
@@ -25,8 +25,8 @@ from pathlib import Path
 import polars as pl
 
 from replay import parse
-from replay.audit import audit, result_frames
-from replay.logged import Logged, logged_decisions
+from replay.apps.audit import audit, result_frames
+from replay.model.logged import Logged, logged_decisions
 
 LEVELS = {"info": "rm.log", "debug": "rm-debug.log"}
 LACKS_INPUT = "the log lacks this input"  # how the audit marks a divergence the log cannot settle

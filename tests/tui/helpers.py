@@ -8,7 +8,7 @@ from functools import lru_cache
 import polars as pl
 
 from replay import parse
-from replay.audit import audit, result_frames
+from replay.apps.audit import audit, result_frames
 from tests.conftest import log_path, parsed
 from tui.app import RmReplayApp
 from tui.load import Loaded

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from replay.tables import _placements, _rows, _schedule
+from replay.parsing.tables import _placements, _rows, _schedule
 
 
 def test_a_share_handed_to_a_needy_job_belongs_to_the_published_job():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from replay.chunks import HEADER_START, SCHEDULE_BODY, Chunk, stream_chunks
-from replay.sources import discover
+from replay.parsing.chunks import HEADER_START, SCHEDULE_BODY, Chunk, stream_chunks
+from replay.parsing.sources import discover
 from tests.conftest import log_path
 
 HEAD = "01 Jan 2015 00:00:{:02d},000  INFO RM.{} - N/A T[19] {}"

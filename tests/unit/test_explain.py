@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from replay.explain import Competitor, Counting, HeldShare, Section, Story, Taken, render
-from replay.explain.counting import _counter_chain
-from replay.explain.sections import _rule_words
-from replay.explain.taken import _rich_takings
-from replay.explain.text import _by_order, _fraction, _ranges, _spaces
-from replay.inputs import CounterBlock
-from replay.tables import SCHEMAS, conform
+from replay.apps.explain import Competitor, Counting, HeldShare, Section, Story, Taken, render
+from replay.apps.explain.counting import _counter_chain
+from replay.apps.explain.sections import _rule_words
+from replay.apps.explain.taken import _rich_takings
+from replay.apps.explain.text import _by_order, _fraction, _ranges, _spaces
+from replay.model.inputs import CounterBlock
+from replay.parsing.tables import SCHEMAS, conform
 from rmref import CapInput, Caps, job_caps
 from rmref.howmuch import Entity
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from replay import fast
-from replay.grammar import parse_body, parse_header
+from replay.parsing import fast
+from replay.parsing.grammar import parse_body, parse_header
 
 MACHINE = "node12.example.com        false     3             0             3       48128 <none>"
 

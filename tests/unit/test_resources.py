@@ -1,4 +1,4 @@
-"""replay.resources on small hand-written DUCC resources directories.
+"""replay.model.resources on small hand-written DUCC resources directories.
 
 Expected values follow the RM's documented rules (NodeConfiguration / ResourceClass): inheritance
 copies unset fields from the parent chain but not 'abstract' or 'default'; FAIR_SHARE classes take
@@ -15,13 +15,13 @@ import polars as pl
 import pytest
 
 from replay import InputError
-from replay.resources import (
+from replay.model.resources import (
     parse_properties,
     parse_stanzas,
     read_resources,
     tokenize,
 )
-from replay.tables import SCHEMAS
+from replay.parsing.tables import SCHEMAS
 from rmref.javahash import hashmap_order as java_hashmap_order
 
 PROPS = """\

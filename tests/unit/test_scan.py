@@ -1,4 +1,4 @@
-"""The compiled scanner (replay._scan) against the polars path it replaces and the regexes and
+"""The compiled scanner (replay.parsing._scan) against the polars path it replaces and the regexes and
 grammar its templates stand for: hand-worked lines, then Hypothesis over generated ones."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from replay.chunks import Piece
-from replay.families import FAMILY_CODE, GENERIC, ROUTES, TARGETS
-from replay.pipeline import _lark_rows, _route, parse
-from replay.prefixes import Unsupported, compile_prefix
-from replay.records import find_records, split_lines
-from replay.scan import fill_rows, rmcounter_rows, scan_records, templated
-from replay.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF, T_REST, T_RUN,
+from replay.parsing.chunks import Piece
+from replay.parsing.families import FAMILY_CODE, GENERIC, ROUTES, TARGETS
+from replay.parsing.pipeline import _lark_rows, _route, parse
+from replay.parsing.prefixes import Unsupported, compile_prefix
+from replay.parsing.records import find_records, split_lines
+from replay.parsing.scan import fill_rows, rmcounter_rows, scan_records, templated
+from replay.parsing.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF, T_REST, T_RUN,
                               T_SHARE, T_TYPED, TEMPLATES, compile_template, templates_of)
 
 HEADER = "01 Jan 2015 00:01:00,000  INFO RM.NodepoolScheduler - N/A T[19] apportion_qshares   countClassShares RmCounter Start  "

@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from replay.sources import InputError
-from replay.whatif import (
+from replay.parsing.sources import InputError
+from replay.apps.whatif import (
     Change, WhatIfResult, adapt, apply_sets, decision_values, holdings, jain, junit_xml, load_scheduler,
     parse_sets,
 )
-from replay.world import Bootstrap
+from replay.model.world import Bootstrap
 from rmref import CapInput, Phases, schedule
 from rmref.model import (
     ClassDef, Config, CycleDecisions, CycleInput, Eviction, Machine, Nodepool, Placement, Share, Work,

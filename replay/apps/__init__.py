@@ -1,0 +1,1 @@
+"""The applications over parsed tables: audit, explain, what-if and the HTML report."""

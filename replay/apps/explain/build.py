@@ -1,0 +1,86 @@
+"""Putting it together: `explain_job` gathers a cycle's facts, then the sections that tell them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import polars as pl
+
+from replay.apps.explain.counting import _counter_chain
+from replay.apps.explain.facts import _logged_caps, _logged_count, _placed, _schedule_shares, _who
+from replay.apps.explain.life import _life
+from replay.apps.explain.lookup import _chosen_cycle, _cycle_input, _job_cycles, _rows
+from replay.apps.explain.sections import (
+    _cap_section, _count_section, _counting_section, _defrag_lines, _job_section, _life_section, _placement_section,
+    _taken_section, _waiting_section,
+)
+from replay.apps.explain.story import Section, Story
+from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
+from replay.model.inputs import counter_blocks
+from rmref import job_caps
+from rmref.model import CycleInput
+
+
+def _facts(tables: dict[str, pl.DataFrame], inp: CycleInput | None, job_id: int, c: int,
+           cycles: list[int], with_life: bool) -> Story:
+    """The story's facts for cycle `c` (no sections yet)."""
+    quantum = inp.config.quantum_gb if inp else 15
+    work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
+    cls = inp.class_of(work) if inp and work else None
+    who = _who(tables, work, c, job_id, quantum)
+    held, reason = _schedule_shares(tables, c, job_id, quantum)
+    fair = cls is None or cls.policy == "FAIR_SHARE"
+    blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
+    subpools = bool(tables["nodepools"]["parent"].is_not_null().any())
+    classes, users, jobs = (_counter_chain(blocks, job_id, who.class_name, who.user, subpools) if fair
+                            else (None, None, None))
+    return Story(
+        job_id=job_id, cycle=c, first_cycle=cycles[0], last_cycle=cycles[-1], work_type=who.work_type,
+        user=who.user, class_name=who.class_name, policy=cls.policy if cls else None,
+        nodepool=cls.nodepool if cls else None, memory_gb=who.memory_gb, order=who.order,
+        threads=work.cap_input.threads if work else None, remaining=work.cap_input.remaining if work else None,
+        count=_logged_count(_rows(tables, "counts", c, job_id)), logged_caps=_logged_caps(tables, c, job_id),
+        caps=job_caps(work.cap_input) if work else None, shares=held, placed=_placed(tables, c, job_id),
+        taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
+        life=_life(tables, job_id, cycles) if with_life else (), sections=(),
+    )
+
+
+def _sections(tables: dict[str, pl.DataFrame], story: Story, inp: CycleInput | None) -> tuple[Section, ...]:
+    """The story's sections: its life when told, then the eight levels of the cycle's detail."""
+    c, job_id = story.cycle, story.job_id
+    quantum = inp.config.quantum_gb if inp else 15
+    work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
+    cls = inp.class_of(work) if inp and work else None
+    not_fair = story.policy is not None and story.policy != "FAIR_SHARE"
+    count_rows = _rows(tables, "counts", c, job_id)
+    sections = [_life_section(story.life)] if story.life else []
+    sections += [
+        _job_section(job_id, work, story.work_type, story.user, story.class_name, cls, story.memory_gb,
+                     story.order, quantum),
+        _cap_section(story.caps, work.cap_input if work else None, story.logged_caps),
+        _counting_section(f"3. Its class among the classes of nodepool {story.nodepool or '?'}", story.classes,
+                          "No class count: " + ("the class is not fair share." if not_fair
+                                                else "no RmCounter block names the class this cycle.")),
+        _counting_section(f"4. Its user among the users of class {story.class_name}", story.users,
+                          "No user count: " + ("the class is not fair share." if not_fair
+                                               else "the class got nothing to divide among its users.")),
+        _count_section(story.count, count_rows, story.jobs, story.policy),
+        _placement_section(story.placed, _rows(tables, "expansions", c, job_id)),
+        _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id),
+                       _confirmed_gone(tables, c, job_id)),
+        _waiting_section(story.reason, count_rows, story.shares, story.count),
+    ]
+    return tuple(sections)
+
+
+def explain_job(tables: dict[str, pl.DataFrame], job_id: int, cycle: int | None = None) -> Story:
+    """The story of one job: its life (when `cycle` is None) and the detail of one cycle.
+
+    Raises InputError when the job is not in the log or the cycle is out of range.
+    """
+    cycles = _job_cycles(tables, job_id)
+    c = _chosen_cycle(tables, job_id, cycles, cycle)
+    inp = _cycle_input(tables, c)
+    story = _facts(tables, inp, job_id, c, cycles, with_life=cycle is None)
+    return replace(story, sections=_sections(tables, story, inp))

@@ -1,0 +1,73 @@
+"""Facts of one cycle, table by table: the job's identity, its logged cap chain and count, its processes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from replay.apps.explain.lookup import _rows
+from replay.apps.explain.story import HeldShare, LoggedCaps, Placed
+from rmref import job_order
+from rmref.model import Work
+
+
+@dataclass(frozen=True)
+class _Who:
+    """The job's identity in the detailed cycle."""
+
+    work_type: str
+    user: str
+    class_name: str
+    memory_gb: int
+    order: int
+
+
+def _who(tables: dict[str, pl.DataFrame], work: Work | None, cycle: int, job_id: int, quantum: int) -> _Who:
+    if work is not None:
+        return _Who(work.work_type, work.user, work.class_name, work.memory_gb, work.order)
+    row = _rows(tables, "schedule", cycle, job_id).row(0, named=True)
+    mem = row["memory_gb"] or 0
+    return _Who(row["work_type"] or "Job", "", "", mem, job_order(mem, quantum))
+
+
+def _logged_caps(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> LoggedCaps | None:
+    rows = _rows(tables, "job_caps", cycle, job_id).filter(pl.col("actual_cap").is_not_null())
+    if rows.is_empty():
+        return None
+    r = rows.row(-1, named=True)
+    return LoggedCaps(r["base_cap"], r["expected_cap"], r["potential_cap"], r["actual_cap"], r["prj_kind"])
+
+
+def _logged_count(rows: pl.DataFrame) -> int | None:
+    """The RM's How Much decision: the last count row that says how many (a deferral says 0)."""
+    given = rows.filter(pl.col("shares_given").is_not_null())
+    return None if given.is_empty() else int(given["shares_given"][-1])
+
+
+def _schedule_shares(tables: dict[str, pl.DataFrame], cycle: int, job_id: int,
+                     quantum: int) -> tuple[tuple[HeldShare, ...], str | None]:
+    """Held processes after the cycle (the published Existing list) and the published reason."""
+    rows = _rows(tables, "schedule", cycle, job_id)
+    reason = next((r for r in rows["reason"].to_list() if r), None)
+    with_host = rows.filter(pl.col("host").is_not_null())
+    key = lambda kind: set(with_host.filter(pl.col("kind") == kind).select("host", "share_id").iter_rows())  # noqa: E731
+    added, removing = key("addition"), key("removal")
+    held = tuple(
+        HeldShare(host, sid, job_order(mem or 0, quantum), (host, sid) in added, (host, sid) in removing)
+        for host, sid, mem in with_host.filter(pl.col("kind") == "existing")
+        .select("host", "share_id", "memory_gb").iter_rows()
+    )
+    return held, reason
+
+
+def _placed(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> tuple[Placed, ...]:
+    """New processes connected for the job; one the published Additions lacks was cancelled."""
+    rows = _rows(tables, "placements", cycle, job_id)
+    sched = _rows(tables, "schedule", cycle, job_id).filter(pl.col("kind") == "addition")
+    added = set(sched.select("host", "share_id").iter_rows())
+    return tuple(
+        Placed(r["host"], r["share_id"], r["order"], r["m_order"], r["m_unused"], r["m_active"],
+               r["placed_for"] if r["reassigned"] else None, (r["host"], r["share_id"]) not in added)
+        for r in rows.iter_rows(named=True)
+    )

@@ -1,0 +1,63 @@
+"""The job's whole life: arrival, every cycle its processes change, new waiting reasons, its end."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import polars as pl
+
+from replay.apps.explain.lookup import _published
+from replay.apps.explain.story import LifeEvent
+from replay.apps.explain.text import _plural
+from replay.parsing.tables import LEFT
+
+
+def _life_rows(tables: dict[str, pl.DataFrame], job_id: int) -> pl.DataFrame:
+    """Per published cycle: processes held, added, the removals listed, the reason, the count."""
+    sched = _published(tables).filter(pl.col("job_id") == job_id)
+    removal = pl.col("kind") == "removal"
+    per_cycle = sched.group_by("cycle").agg(
+        (pl.col("kind") == "existing").sum().alias("held"),
+        (pl.col("kind") == "addition").sum().alias("added"),
+        pl.concat_str("host", pl.lit("."), "share_id").filter(removal).alias("removals"),
+        pl.col("reason").drop_nulls().first().alias("reason"),
+    )
+    counts = (tables["counts"].filter((pl.col("job_id") == job_id) & pl.col("shares_given").is_not_null())
+              .unique("cycle", keep="last", maintain_order=True).select("cycle", pl.col("shares_given").alias("count")))
+    return per_cycle.join(counts, on="cycle", **LEFT).sort("cycle")
+
+
+def _life_text(prev: int | None, e: LifeEvent) -> str:
+    told = f"; How Much count {e.count}" if e.count is not None else ""
+    moves = [f"+{e.added} new"] if e.added else []
+    if prev is None:
+        return f"arrives; holds {_plural(e.processes, 'process')}" + (f" ({moves[0]})" if moves else "") + told
+    moves += [f"{e.preempted} preempted or taken"] if e.preempted else []
+    gone = prev + e.added - e.processes
+    moves += [f"{gone} confirmed gone"] if gone > 0 else []
+    change = f" ({', '.join(moves)})" if moves else ""
+    return f"{prev} -> {_plural(e.processes, 'process')}{change}{told}"
+
+
+def _life(tables: dict[str, pl.DataFrame], job_id: int, cycles: list[int]) -> tuple[LifeEvent, ...]:
+    """Arrival, every cycle its processes change (or some are preempted), new waiting reasons, its end.
+
+    A preempted process stays listed until the Orchestrator confirms it gone, so only its first
+    listing counts as preempted; it leaves the held count when confirmed.
+    """
+    events: list[LifeEvent] = []
+    prev_held, prev_reason, prev_removals = None, None, set()
+    for c, held, added, removals, reason, count in _life_rows(tables, job_id).select(
+            "cycle", "held", "added", "removals", "reason", "count").iter_rows():
+        removals = set(removals)
+        e = LifeEvent(c, held, "", added, len(removals - prev_removals), count)
+        if prev_held is None or held != prev_held or e.preempted:
+            events.append(replace(e, text=_life_text(prev_held, e)))
+        if reason and reason != prev_reason:
+            events.append(replace(e, text=f"waits: {reason}"))
+        prev_held, prev_reason, prev_removals = held, reason, removals
+    last_log = tables["cycles"]["cycle"].max()
+    end = ("still published at the end of the log" if cycles[-1] == last_log
+           else f"last published; gone from cycle {cycles[-1] + 1} on (finished or cancelled)")
+    events.append(LifeEvent(cycles[-1], prev_held or 0, end))
+    return tuple(events)

@@ -1,0 +1,47 @@
+"""Which job, which cycle: the published cycles of a job, the cycle to detail, its rows and rebuilt input."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from replay.apps.explain.text import _ranges
+from replay.parsing.sources import InputError
+from replay.model.world import cycle_inputs
+from rmref.model import CycleInput
+
+
+def _published(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    return tables["schedule"].filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
+
+
+def _job_cycles(tables: dict[str, pl.DataFrame], job_id: int) -> list[int]:
+    """Cycles whose published schedule lists the job; InputError when it is not in the log."""
+    published = _published(tables)
+    cycles = sorted(set(published.filter(pl.col("job_id") == job_id)["cycle"].to_list()))
+    if not cycles:
+        known = published["job_id"].unique().to_list()
+        have = f"its jobs are {_ranges(known)}" if known else "it publishes no job at all"
+        raise InputError(f"job {job_id} is not in the log: {have}")
+    return cycles
+
+
+def _chosen_cycle(tables: dict[str, pl.DataFrame], job_id: int, cycles: list[int], cycle: int | None) -> int:
+    """The cycle to detail: the one asked for, else the job's last; InputError when out of range."""
+    if cycle is None:
+        return cycles[-1]
+    logged = tables["cycles"]["cycle"].to_list()
+    if cycle not in logged:
+        span = f"{min(logged)}-{max(logged)}" if logged else "none"
+        raise InputError(f"cycle {cycle} is out of range: the log has cycles {span}")
+    if cycle not in cycles:
+        raise InputError(f"job {job_id} is not in cycle {cycle}: it is published in cycles {_ranges(cycles)}")
+    return cycle
+
+
+def _cycle_input(tables: dict[str, pl.DataFrame], cycle: int) -> CycleInput | None:
+    return next(cycle_inputs(tables, cycles=range(cycle, cycle + 1)), None)
+
+
+def _rows(tables: dict[str, pl.DataFrame], name: str, cycle: int, job_id: int) -> pl.DataFrame:
+    frame = tables[name]
+    return frame.filter((pl.col("cycle") == cycle) & (pl.col("job_id") == job_id))

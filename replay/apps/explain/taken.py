@@ -1,0 +1,104 @@
+"""What a cycle took from the job (preempted, purged, taken by defragmentation) and what it only said about it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import polars as pl
+
+from replay.apps.explain.lookup import _published, _rows
+from replay.apps.explain.story import Taken
+from rmref import job_order
+
+
+# Eviction lines that are not a decision to take a process: a confirmation it is gone, a share
+# the RM found it cannot preempt, the machine-level line of a reservation's clearing.
+_NOT_TAKEN = ("share_removed", "non_preemptable")
+
+
+def _new_removals(tables: dict[str, pl.DataFrame], cycle: int, quantum: int) -> list[tuple[int, Taken]]:
+    """(owner, removal) for every job's removals first listed by this cycle's schedule.
+
+    A removal stays listed until the process is gone, so only its first listing is a decision;
+    a dead node's processes are listed as purged.
+    """
+    removal = _published(tables).filter(pl.col("kind") == "removal")
+    earlier = set(removal.filter(pl.col("cycle") == cycle - 1).select("job_id", "host", "share_id").iter_rows())
+    now = removal.filter(pl.col("cycle") == cycle).select("job_id", "host", "share_id", "memory_gb", "purged")
+    return [(job, Taken(host, sid, job_order(mem or 0, quantum), "node_purge" if purged else "removal"))
+            for job, host, sid, mem, purged in now.iter_rows() if (job, host, sid) not in earlier]
+
+
+def _logged_reasons(tables: dict[str, pl.DataFrame], cycle: int) -> dict[tuple[str, int], Taken]:
+    """(host, share) -> why, from DEBUG defragmentation `clearShare` lines, then eviction lines."""
+    out: dict[tuple[str, int], Taken] = {}
+    cleared = tables["defrag"].filter((pl.col("cycle") == cycle) & (pl.col("kind") == "clear_share"))
+    for r in cleared.iter_rows(named=True):
+        out.setdefault((r["host"], r["share_id"]), Taken(r["host"], r["share_id"], None, "defrag", r["job_id"]))
+    evicted = tables["evictions"].filter((pl.col("cycle") == cycle) & pl.col("share_id").is_not_null()
+                                         & pl.col("host").is_not_null() & ~pl.col("reason").is_in(_NOT_TAKEN))
+    for r in evicted.iter_rows(named=True):
+        out.setdefault((r["host"], r["share_id"]), Taken(r["host"], r["share_id"], r["order"], r["reason"] or "evicted"))
+    return out
+
+
+def _rich_takings(tables: dict[str, pl.DataFrame], cycle: int, unexplained: list[Taken]) -> dict[tuple[str, int], int]:
+    """(host, share) -> needy job, for removals no log line explains (INFO names no defrag share).
+
+    Needy jobs are served in the order their searches are logged; each takes the unexplained
+    removals on the machines it searched, in its search order, newest share first (the least
+    invested), until the quantum shares it needed are covered.
+    """
+    rows = tables["defrag"].filter(pl.col("cycle") == cycle)
+    need = {job: (n or 0) * (o or 0) for job, n, o in
+            rows.filter(pl.col("kind") == "needy").select("job_id", "needed", "order").iter_rows()}
+    left = sorted(unexplained, key=lambda t: -(t.share_id or 0))
+    out: dict[tuple[str, int], int] = {}
+    for needy, hosts in rows.filter(pl.col("kind") == "eligible_machines").select("job_id", "hosts").iter_rows():
+        want = need.get(needy, 0)
+        for host in hosts or ():
+            for t in [t for t in left if t.host == host]:
+                if want <= 0:
+                    break
+                out[(t.host, t.share_id)] = needy
+                want -= t.order or 0
+                left.remove(t)
+    return out
+
+
+def _taken(tables: dict[str, pl.DataFrame], cycle: int, job_id: int, quantum: int) -> tuple[Taken, ...]:
+    """What the cycle took from the job: its new removals, each with the reason the log gives.
+
+    The published Removals list is complete; an eviction or DEBUG defragmentation line says why.
+    A removal no line explains went to a needy job's take-from-the-rich (inferred, see
+    `_rich_takings`), else it is only "removed". A dead node's processes are listed as purged.
+    """
+    removals = _new_removals(tables, cycle, quantum)
+    reasons = _logged_reasons(tables, cycle)
+    unexplained = [t for _, t in removals if (t.host, t.share_id) not in reasons and t.reason == "removal"]
+    inferred = _rich_takings(tables, cycle, unexplained)
+    taken = []
+    for r in (t for owner, t in removals if owner == job_id):
+        why = reasons.get((r.host, r.share_id))
+        needy = inferred.get((r.host, r.share_id))
+        if r.reason == "removal" and why is not None:
+            r = replace(why, order=why.order or r.order)
+        elif r.reason == "removal" and needy is not None:
+            r = replace(r, reason="defrag", needy_job=needy, inferred=True)
+        taken.append(r)
+    return tuple(taken)
+
+
+def _kept_lines(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+    """Eviction lines about the job that took nothing: shares found not preemptable, reservation setup."""
+    rows = _rows(tables, "evictions", cycle, job_id)
+    lines = [f"Share {sid} was found not preemptable (a reservation waits for its machine)."
+             for sid in rows.filter(pl.col("reason") == "non_preemptable")["share_id"].to_list()]
+    lines += [f"Machine {h} is being cleared for it (reservation)."
+              for h in rows.filter(pl.col("reason") == "setup_for_reservation")["host"].to_list()]
+    return lines
+
+
+def _confirmed_gone(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+    rows = _rows(tables, "evictions", cycle, job_id).filter(pl.col("reason") == "share_removed")
+    return [f"{h}.{s}" for h, s in rows.select("host", "share_id").iter_rows()]

@@ -1,0 +1,338 @@
+"""`rmreplay report`: one self-contained HTML file about a log, for a support ticket.
+
+Time span, the cluster (nodes, nodepools, classes), per-user and per-class shares over time,
+utilisation over time, preemptions and defragmentation, node deaths, the audit's divergences and
+the jobs that waited longest, with the RM's reasons. Plots are inline SVG drawn here (no script,
+no network, no external file), so the page opens anywhere, offline.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from replay.model.logged import logged_decisions
+from replay.parsing.sources import InputError
+from replay.parsing.tables import LEFT
+from replay.apps.whatif import logged_holdings
+from rmref import UNLIMITED, machine_order
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+           "#bcbd22", "#7f7f7f")
+MAX_SERIES = 9  # more users or classes than this: the rest are summed as "others"
+MAX_POINTS = 600  # a plot's x axis is bucketed down to this many points
+ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
+OFFLINE = {"death", "disable"}
+E = html.escape
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line (or band) of a plot."""
+
+    name: str
+    values: tuple[float, ...]
+
+
+def _bucket(xs: Sequence[int], values: Sequence[float], how: Callable[[Sequence[float]], float]) -> tuple[list, list]:
+    """At most MAX_POINTS points: consecutive cycles merged (mean for levels, sum for events)."""
+    step = max(1, -(-len(xs) // MAX_POINTS))
+    if step == 1:
+        return list(xs), list(values)
+    return ([xs[i] for i in range(0, len(xs), step)],
+            [how(values[i:i + step]) for i in range(0, len(xs), step)])
+
+
+def _mean(vs: Sequence[float]) -> float:
+    return sum(vs) / len(vs)
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi]."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    mag = 10 ** len(str(int(raw))) / 10 if raw >= 1 else 1
+    step = next((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), raw)
+    first = int(lo // step) * step
+    return [first + i * step for i in range(int((hi - first) // step) + 1) if first + i * step >= lo]
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
+
+
+def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Series], y_label: str,
+             kind: str = "line", events: bool = False, y_max: float | None = None) -> str:
+    """An inline SVG chart: `line`, `stacked` (bands summing to the total) or `bars` over cycles."""
+    w, h, left, right, top, bottom = 900, 260, 60, 150, 28, 36
+    pw, ph = w - left - right, h - top - bottom
+    if not xs or not series:
+        return (f'<svg class="plot empty" id="{plot_id}" width="{w}" height="60" role="img">'
+                f'<title>{E(title)}</title><text x="10" y="30">{E(title)}: nothing to plot</text></svg>')
+    how = sum if events else _mean
+    bx = _bucket(xs, series[0].values, how)[0]
+    cols = [_bucket(xs, s.values, how)[1] for s in series]
+    if kind == "stacked":
+        tops, acc = [], [0.0] * len(bx)
+        for col in cols:
+            acc = [a + v for a, v in zip(acc, col)]
+            tops.append(acc)
+        peak = max(acc, default=0)
+    else:
+        peak = max((v for col in cols for v in col), default=0)
+    peak = y_max if y_max is not None else (peak or 1)
+    x0, x1 = bx[0], bx[-1] if bx[-1] > bx[0] else bx[0] + 1
+
+    def px(x: float) -> float:
+        return left + (x - x0) / (x1 - x0) * pw
+
+    def py(y: float) -> float:
+        return top + ph - (min(y, peak) / peak) * ph
+
+    out = [f'<svg class="plot" id="{plot_id}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'viewBox="0 0 {w} {h}" role="img"><title>{E(title)}</title>',
+           f'<text x="{left}" y="16" class="ptitle">{E(title)}</text>']
+    for t in _ticks(0, peak):
+        y = py(t)
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt(t)}</text>')
+    for t in _ticks(x0, x1):
+        x = px(t)
+        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" class="tick">{_fmt(t)}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{h - 4}" text-anchor="middle" class="axis">cycle</text>'
+               f'<text x="14" y="{top + ph / 2}" transform="rotate(-90 14 {top + ph / 2})" text-anchor="middle" '
+               f'class="axis">{E(y_label)}</text>')
+    bar_w = max(1.0, pw / max(len(bx), 1) / max(len(cols), 1))
+    for i, (s, col) in enumerate(zip(series, cols)):
+        color = PALETTE[i % len(PALETTE)]
+        if kind == "stacked":
+            upper = tops[i]
+            lower = tops[i - 1] if i else [0.0] * len(bx)
+            pts = [f"{px(x):.1f},{py(v):.1f}" for x, v in zip(bx, upper)]
+            pts += [f"{px(x):.1f},{py(v):.1f}" for x, v in zip(reversed(bx), reversed(lower))]
+            out.append(f'<polygon class="series" data-series="{E(s.name)}" fill="{color}" fill-opacity="0.8" '
+                       f'stroke="none" points="{" ".join(pts)}"/>')
+        elif kind == "bars":
+            rects = [f'<rect x="{px(x) + i * bar_w - bar_w * len(cols) / 2:.1f}" y="{py(v):.1f}" width="{bar_w:.1f}" '
+                     f'height="{top + ph - py(v):.1f}"/>' for x, v in zip(bx, col) if v]
+            out.append(f'<g class="series" data-series="{E(s.name)}" fill="{color}">{"".join(rects)}</g>')
+        else:
+            pts = " ".join(f"{px(x):.1f},{py(v):.1f}" for x, v in zip(bx, col))
+            out.append(f'<polyline class="series" data-series="{E(s.name)}" fill="none" stroke="{color}" '
+                       f'stroke-width="1.8" points="{pts}"/>')
+        ly = top + 12 + i * 16
+        out.append(f'<rect x="{left + pw + 12}" y="{ly - 9}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{left + pw + 26}" y="{ly}" class="legend">{E(s.name[:20])}</text>')
+    out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" class="frame"/></svg>')
+    return "".join(out)
+
+
+def _top_series(per: Mapping[str, Sequence[float]]) -> list[Series]:
+    """The biggest MAX_SERIES series by total, the rest summed as 'others'."""
+    ranked = sorted(per, key=lambda k: (-sum(per[k]), k))
+    keep = ranked if len(ranked) <= MAX_SERIES + 1 else ranked[:MAX_SERIES]
+    out = [Series(k, tuple(per[k])) for k in keep]
+    rest = [per[k] for k in ranked if k not in keep]
+    if rest:
+        out.append(Series(f"others ({len(rest)})", tuple(map(sum, zip(*rest)))))
+    return out
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], cls: str = "") -> str:
+    """An HTML table (cells escaped)."""
+    head = "".join(f"<th>{E(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{E('' if v is None else str(v))}</td>" for v in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _quantum(tables: dict[str, pl.DataFrame]) -> int:
+    q = tables["nodepools"]["quantum"].drop_nulls()
+    return int(q[0]) if len(q) else 15  # ducc.rm.share.quantum's default
+
+
+def capacity(tables: dict[str, pl.DataFrame], cycles: Sequence[int], quantum: int) -> list[int]:
+    """Quantum shares of the online machines at each cycle (node arrivals, deaths, recoveries)."""
+    ev = tables["nodes"].filter(pl.col("event").is_in(list(ONLINE | OFFLINE)) & pl.col("cycle").is_not_null())
+    by_cycle: dict[int, list[tuple]] = {}
+    for row in ev.sort("cycle", "line").select("cycle", "host", "event", "share_order", "memory_mb").iter_rows():
+        by_cycle.setdefault(row[0], []).append(row[1:])
+    state: dict[str, tuple[bool, int]] = {}
+    out = []
+    for c in cycles:
+        for host, event, order, memory in by_cycle.get(c, ()):
+            old = state.get(host, (False, 0))
+            size = order if order is not None else (machine_order(memory * 1024, quantum) if memory else old[1])
+            state[host] = (event in ONLINE, size if event in ONLINE else old[1])
+        out.append(sum(size for online, size in state.values() if online))
+    return out
+
+
+def _owners(tables: dict[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
+    """job -> (user, class), from the job's latest description."""
+    rows = (tables["jobs"].filter(pl.col("user").is_not_null()).sort("job_id", "line")
+            .unique("job_id", keep="last").select("job_id", "user", "class"))
+    return {j: (u, c or "?") for j, u, c in rows.iter_rows()}
+
+
+def _waiting(tables: dict[str, pl.DataFrame], owners: Mapping[int, tuple[str, str]], top: int) -> list[tuple]:
+    """The jobs the RM published with a reason (not given what they asked for) in the most cycles."""
+    s = tables["schedule"].filter(pl.col("reason").is_not_null() & pl.col("cycle").is_not_null())
+    if s.is_empty():
+        return []
+    held = tables["schedule"].filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).select(
+        "cycle", "job_id").unique()
+    agg = (s.sort("cycle", "line").group_by("job_id").agg(
+        pl.col("cycle").n_unique().alias("n"), pl.col("cycle").min().alias("first"),
+        pl.col("cycle").max().alias("last"), pl.col("reason").last().alias("reason"),
+        pl.col("work_type").first().alias("type"))
+        .join(held.join(s.select("cycle", "job_id").unique(), on=["cycle", "job_id"], how="semi")
+              .group_by("job_id").len("with_shares"), on="job_id", **LEFT)
+        .sort(pl.col("n"), pl.col("job_id"), descending=[True, False]).head(top))
+    return [(r["job_id"], *owners.get(r["job_id"], ("?", "?")), r["type"], r["n"], r["with_shares"] or 0,
+             f'{r["first"]}..{r["last"]}', r["reason"]) for r in agg.iter_rows(named=True)]
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}
+table{border-collapse:collapse;font-size:12px;margin:8px 0} td,th{border:1px solid #ddd;padding:3px 7px;text-align:left}
+th{background:#f3f3f3} .kv td:first-child{font-weight:600} .note{color:#555;font-size:13px}
+svg.plot{display:block;margin:8px 0;background:#fff} .grid{stroke:#eee} .frame{fill:none;stroke:#999}
+.tick{font-size:10px;fill:#555} .axis{font-size:11px;fill:#333} .ptitle{font-size:13px;font-weight:600}
+.legend{font-size:11px} .ok{color:#2a7d2a} .bad{color:#b03030}
+"""
+
+
+def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report", audit_result=None,
+                 top_waiting: int = 15, max_rows: int = 50) -> str:
+    """The report as one HTML document (pass `audit_result` to include the audit's divergences)."""
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    if cyc.is_empty():
+        raise InputError("no published schedule in the log: nothing to report "
+                         "(check that it has `createState  Schedule sent` records)")
+    cycles = cyc["cycle"].to_list()
+    quantum = _quantum(tables)
+    owners = _owners(tables)
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{E(title)}</title>"
+             f"<style>{CSS}</style></head><body><h1>{E(title)}</h1>"]
+
+    # time span
+    files = sorted({f for f in cyc["file"].to_list() if f})
+    parts.append("<h2 id=\"span\">Time span</h2>" + table(("", ""), [
+        ("first cycle", f"{cycles[0]} at {cyc['ts_start'][0]}"), ("last cycle", f"{cycles[-1]} at {cyc['ts_end'][-1]}"),
+        ("cycles", f"{len(cycles):,}"), ("log files", ", ".join(files)), ("share quantum", f"{quantum} GB"),
+    ], "kv"))
+
+    # cluster
+    nodes = (tables["nodes"].filter(pl.col("event") == "arrive").sort("line")
+             .unique("host", keep="last", maintain_order=True))
+    pools = nodes.group_by("nodepool").agg(pl.len().alias("n"), pl.col("memory_mb").sum().alias("mb"),
+                                           pl.col("share_order").sum().alias("q")).sort("nodepool")
+    parts.append("<h2 id=\"cluster\">Cluster</h2>"
+                 f"<p>{nodes.height} node(s) joined, {tables['nodepools'].height} nodepool(s), "
+                 f"{tables['classes'].height} class(es).</p>")
+    parts.append(table(("nodepool", "parent", "quantum GB", "nodes", "memory GB", "quantum shares", "classes"), [
+        (r["name"], r["parent"] or "", r["quantum"],
+         *next(((p["n"], (p["mb"] or 0) // 1024, p["q"]) for p in pools.iter_rows(named=True)
+                if p["nodepool"] == r["name"]), (0, 0, 0)),
+         ", ".join(r["classes"] or ())) for r in tables["nodepools"].iter_rows(named=True)]))
+    parts.append(table(("class", "policy", "priority", "weight", "nodepool", "init cap", "cap"), [
+        (r["name"], r["policy"], r["priority"], r["weight"], r["nodepool"], r["init_cap"],
+         "unlimited" if str(r["cap"]) == str(UNLIMITED) else r["cap"])
+        for r in tables["classes"].sort("priority", "name").iter_rows(named=True)]))
+    if nodes.height:
+        parts.append("<details><summary>nodes</summary>" + table(("host", "nodepool", "memory MB", "share order"), [
+            (r["host"], r["nodepool"], r["memory_mb"], r["share_order"]) for r in nodes.sort("host").iter_rows(named=True)
+        ]) + "</details>")
+
+    # shares over time
+    held = logged_holdings(tables, quantum)
+    per_user: dict[str, list[float]] = {}
+    per_class: dict[str, list[float]] = {}
+    for i, c in enumerate(cycles):
+        for job, q in held.get(c, {}).items():
+            user, cls = owners.get(job, ("?", "?"))
+            per_user.setdefault(user, [0.0] * len(cycles))[i] += q
+            per_class.setdefault(cls, [0.0] * len(cycles))[i] += q
+    parts.append("<h2 id=\"shares\">Shares over time</h2><p class=\"note\">Quantum shares held after each "
+                 f"cycle ({quantum} GB each): the published Existing shares less the Removals.</p>")
+    parts.append(svg_plot("plot-users", "Shares per user", cycles, _top_series(per_user), "quantum shares", "stacked"))
+    parts.append(svg_plot("plot-classes", "Shares per class", cycles, _top_series(per_class), "quantum shares",
+                          "stacked"))
+
+    # utilisation
+    cap = capacity(tables, cycles, quantum)
+    used_all = tables["schedule"].filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).with_columns(
+        ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q")).group_by("cycle").agg(pl.col("q").sum())
+    used = dict(used_all.iter_rows())
+    util = [100.0 * used.get(c, 0) / k if k else 0.0 for c, k in zip(cycles, cap)]
+    mean_util = sum(util) / len(util)
+    parts.append(f"<h2 id=\"utilisation\">Utilisation</h2><p class=\"note\">Quantum shares in use (every process "
+                 f"placed, including those being preempted) over the online machines' capacity; mean "
+                 f"{mean_util:.1f}%.</p>")
+    parts.append(svg_plot("plot-utilisation", "Utilisation (%)", cycles,
+                          [Series("used %", tuple(util))], "% of capacity", y_max=100.0))
+    parts.append(svg_plot("plot-capacity", "Capacity and use (quantum shares)", cycles,
+                          [Series("capacity", tuple(cap)), Series("in use", tuple(used.get(c, 0) for c in cycles))],
+                          "quantum shares"))
+
+    # preemptions and defragmentation
+    logged = logged_decisions(tables)
+    ev = tables["evictions"].filter(pl.col("cycle").is_not_null())
+    shrink = dict(ev.filter(pl.col("reason") == "shrink").group_by("cycle").len().iter_rows())
+    purge = dict(ev.filter(pl.col("reason") == "node_purge").group_by("cycle").len().iter_rows())
+    defrag = {c: sum(len(v) for v in jobs.values()) for c, jobs in logged.defrag.items()}
+    needy = {c: len(v) for c, v in logged.needy.items()}
+    parts.append("<h2 id=\"preemptions\">Preemptions and defragmentation</h2>"
+                 f"<p>{sum(shrink.values())} process(es) preempted to rebalance fair shares (shrinkBy), "
+                 f"{sum(defrag.values())} taken by defragmentation for needy jobs, {sum(purge.values())} purge "
+                 f"line(s) for dead nodes; {sum(needy.values())} needy-job verdict(s).</p>")
+    parts.append(svg_plot("plot-preemptions", "Evictions per cycle", cycles, [
+        Series("preempted (shrink)", tuple(shrink.get(c, 0) for c in cycles)),
+        Series("defragmentation", tuple(defrag.get(c, 0) for c in cycles)),
+        Series("node purge", tuple(purge.get(c, 0) for c in cycles)),
+        Series("needy jobs", tuple(needy.get(c, 0) for c in cycles))], "events", "bars", events=True))
+    rows = sorted([(c, j, "preempted", f"{h} share {s}") for c, jobs in logged.evictions.items()
+                   for j, v in jobs.items() for h, s in v if s is not None]
+                  + [(c, j, "defragmentation", f"{h} share {s}") for c, jobs in logged.defrag.items()
+                     for j, v in jobs.items() for h, s in v]
+                  + [(c, j, "needy", f"needs {n} more") for c, jobs in logged.needy.items() for j, n in jobs.items()])
+    parts.append(f"<details><summary>events ({len(rows)})</summary>"
+                 + table(("cycle", "job", "event", "detail"), rows[:max_rows * 4]) + "</details>")
+
+    # node deaths
+    nd = tables["nodes"].filter(pl.col("event").is_in(["death", "disable", "missed", "reactivate", "recover",
+                                                      "recover_node"])).sort("line")
+    deaths = nd.filter(pl.col("event") == "death").height
+    parts.append(f"<h2 id=\"nodes\">Node deaths</h2><p>{deaths} node death(s).</p>"
+                 + (table(("time", "cycle", "host", "event", "nodepool"), [
+                     (r["ts"], r["cycle"], r["host"], r["event"], r["nodepool"]) for r in nd.head(max_rows * 4).iter_rows(named=True)
+                 ]) if nd.height else ""))
+
+    # audit divergences
+    parts.append("<h2 id=\"audit\">Audit divergences</h2>")
+    if audit_result is None:
+        parts.append("<p class=\"note\">Not audited (run without --no-audit to include it).</p>")
+    else:
+        rep = audit_result.report()
+        ok = rep["cycles_agree"] == rep["cycles"]
+        parts.append(f"<p class=\"{'ok' if ok else 'bad'}\">rmref reproduces {rep['cycles_agree']:,} of "
+                     f"{rep['cycles']:,} cycles exactly; {len(audit_result.divergences):,} divergent decision(s).</p>")
+        parts.append(table(("decision", "agree", "total"), [
+            (k, v["agree"], v["total"]) for k, v in rep["decisions"].items()]))
+        if audit_result.divergences:
+            parts.append(table(("cycle", "job", "decision", "logged", "rmref", "why"),
+                               audit_result.divergences[:max_rows]))
+
+    # waiting jobs
+    waiting = _waiting(tables, owners, top_waiting)
+    parts.append("<h2 id=\"waiting\">Jobs that waited longest</h2><p class=\"note\">Cycles the RM published "
+                 "the job with a reason (it did not get all it asked for); the reason is the last one given.</p>")
+    parts.append(table(("job", "user", "class", "type", "cycles waiting", "of which holding shares",
+                        "cycles", "reason"), waiting) if waiting else "<p>No job waited.</p>")
+    parts.append("<p class=\"note\">Generated by rmreplay report.</p></body></html>\n")
+    return "".join(parts)

@@ -1,0 +1,127 @@
+"""Rebuild scheduler inputs from the parsed tables (the log side of a replay).
+
+The job-cap phase's inputs (one row per job the RM logged a cap for) and the How Much counter's
+inputs (one per logged RmCounter block). `replay.model.world` assembles whole cycles from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from replay.parsing.tables import LEFT
+from rmref import UNLIMITED
+from rmref.howmuch import Entity
+
+CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected",
+                     "init_cap", "expand_by_doubling", "use_prediction"]
+
+
+_AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
+
+
+def _in_force(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Every value a job's process limit and remaining work took, in log order.
+
+    The job rows print both; the Orchestrator's updates change them between rows ("Max shares
+    adjusted", jobUpdate's `rem:`), and a job that is not fair share is printed only once.
+    """
+    printed = tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"]))
+    events = tables["job_events"]
+    updates = [
+        (printed, "max_processes", "max_in_force"),
+        (events.filter(pl.col("event") == "max_shares"), "max_processes", "max_in_force"),
+        (printed, "remaining", "remaining_in_force"),
+        (events.filter(pl.col("event").is_in(["update", "arrives"])), "remaining", "remaining_in_force"),
+    ]
+    frames = [frame.filter(pl.col("cycle").is_not_null() & pl.col(column).is_not_null())
+              .select("job_id", _AT, pl.col(column).alias(name)) for frame, column, name in updates]
+    # one row per change; each column forward-filled so a row carries both values then in force
+    return (pl.concat(frames, how="diagonal").sort("at")
+            .with_columns(pl.col("max_in_force", "remaining_in_force").forward_fill().over("job_id")))
+
+
+def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """(cycle, job_id, CapInput fields) for every job the RM logged a cap for.
+
+    The row describing the job is the `howMuchFairShare` one of the same cycle (the job's state
+    when its cap was computed) or else the latest `submit`/`howMuchFairShare` row before it (work
+    that is not fair share is described only when it arrives). What the row does not say:
+    * reservations print 0 work items and threads: the RM counts one request of one thread;
+    * the processes the cap counts (countNShares) are those the job holds less those being
+      removed, which the caller knows from the schedule; `purged` counts the ones a dead node
+      took earlier in the same cycle, which the schedule does not show yet;
+    * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized;
+    * the Orchestrator changes a job's process limit ("Max shares adjusted") and remaining work
+      (jobUpdate) between rows, and a job that is not fair share is printed only when it
+      arrives: the latest value logged is the one in force.
+    """
+    caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
+        "cycle", "job_id", "expected_cap", "prj_kind", _AT)
+    rows = (
+        tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"]) & pl.col("cycle").is_not_null())
+        .sort(pl.col("source") != "howMuchFairShare", maintain_order=True)
+        .unique(["cycle", "job_id"], keep="first", maintain_order=True)
+        .with_columns(pl.col("cycle").alias("described"))
+        .drop("line")
+        .sort("cycle")
+    )
+    purged = tables["nodes"].filter(pl.col("event") == "purge").group_by("cycle", "job_id").len("purged")
+    classes = tables["classes"].select(pl.col("name").alias("class"), "init_cap", "expand_by_doubling", "prediction")
+    reservation = pl.col("type_code") == "R"
+    return (
+        caps.sort("cycle")
+        .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
+        .filter(pl.col("described").is_not_null())
+        .join(purged, on=["cycle", "job_id"], **LEFT)
+        .join(classes, on="class", **LEFT)
+        .join_asof(_in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
+        .select(
+            "cycle", "job_id",
+            pl.when(reservation).then(1).otherwise(pl.coalesce("remaining_in_force", "remaining")).alias("remaining"),
+            pl.when(reservation).then(1).otherwise(pl.col("threads")).alias("threads"),
+            pl.col("purged").fill_null(0),
+            pl.coalesce("max_in_force", "max_processes").fill_null(UNLIMITED).alias("max_processes"),
+            # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
+            ((pl.col("prj_kind") == "predicted")
+             & (~pl.col("init_wait") | (pl.col("described") != pl.col("cycle")))).alias("initialized"),
+            pl.col("expected_cap").alias("projected"),
+            pl.col("init_cap").fill_null(0),
+            pl.col("expand_by_doubling").fill_null(False),
+            pl.col("prediction").fill_null(False).alias("use_prediction"),
+        )
+        .sort("cycle", "job_id")
+    )
+
+
+@dataclass(frozen=True)
+class CounterBlock:
+    """One logged RmCounter block: the How Much counter's complete input."""
+
+    cycle: int
+    block: int
+    descr: str  # countClassShares / countUserShares / countJobShares
+    entities: tuple[Entity, ...]
+    vmachines: tuple[int, ...]
+    given: dict[str, tuple[int, ...]] | None  # the RM's result, when the log is at DEBUG
+
+
+def counter_blocks(tables: dict[str, pl.DataFrame]) -> list[CounterBlock]:
+    """Every RmCounter block of the log, entities in the RM's apportionment order.
+
+    A job's share order is the order it wants processes of (its wanted vector has one non-zero
+    order); users and classes have none.
+    """
+    blocks = []
+    for (cycle, block), rows in tables["rmcounter"].group_by("cycle", "block", maintain_order=True):
+        descr = rows["descr"][0]
+        entities = tuple(
+            Entity(name, weight, tuple(wanted),
+                   order=next((o for o, n in enumerate(wanted) if o and n), 0) if descr == "countJobShares" else 0)
+            for name, weight, wanted in rows.select("entity", "weight", "wanted").iter_rows()
+        )
+        given = dict(rows.select("entity", "given").iter_rows()) if rows["given"].null_count() == 0 else None
+        blocks.append(CounterBlock(cycle, block, descr, entities, tuple(rows["vmachines"][0]),
+                                   {k: tuple(v) for k, v in given.items()} if given else None))
+    return blocks

@@ -1,0 +1,40 @@
+/* replay.parsing._scan: the byte loops of the rm.log front end, compiled (see replay/parsing/scan.py).
+ *
+ * Python decides what a record means; this module does the byte loops:
+ *   lines(data)                  -> every line's span, whether it is a record header, the spans of
+ *                                   the header's fields and its timestamp in epoch milliseconds;
+ *   views(data, starts, ends)    -> Arrow string views over `data` (zero-copy string columns);
+ *   route(data, headers, table, g) -> each record's family, from its class, METHOD and body prefix
+ *                                   (the route regexes compiled by replay/parsing/prefixes.py);
+ *   fill(data, starts, ends, fams, plan) -> the single-line families' fields, by token templates
+ *                                   (replay/parsing/templates.py), gathered by the table they land in;
+ *   rmcounter(...)               -> the RmCounter blocks of a chunk, one row per entity;
+ *   schedule(...)                -> the rows of createState structures of the canonical shape.
+ * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
+ * replay/parsing/records.py and replay/parsing/fast.py gives the same tables without any of it, and
+ * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
+ */
+#include "scan.h"
+
+/* ---- module ------------------------------------------------------------------------------ */
+
+static PyMethodDef methods[] = {
+    {"lines", scan_lines, METH_VARARGS,
+     "lines(data) -> (n, int32[n*17] spans, int64[n] ms): every line, its kind and header fields."},
+    {"views", make_views, METH_VARARGS,
+     "views(data, starts, ends) -> bytes: one 16-byte Arrow string view per int32 (start, end)."},
+    {"fill", fill_rows, METH_VARARGS,
+     "fill(data, starts, ends, families, plan) -> (status u8[n], rows per bucket): templated rows by table."},
+    {"rmcounter", rmcounter_rows, METH_VARARGS,
+     "rmcounter(data, starts, ends, kinds, templates) -> dict of row columns, or None when a line fails."},
+    {"schedule", schedule_rows, METH_VARARGS,
+     "schedule(data, recs, starts, ends) -> (rec, kind, purged, spans, refused): createState's rows."},
+    {"route", route_records, METH_VARARGS,
+     "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", "Compiled byte loops of the rm.log front end.",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }

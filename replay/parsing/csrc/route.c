@@ -1,0 +1,211 @@
+/* route(): each record's family, by its class, METHOD and body prefix (see module.c) */
+#include "scan.h"
+
+/* ---- routing ----------------------------------------------------------------------------- */
+
+/* A record's family is decided by its (class, METHOD) and the first route prefix its body matches
+ * (replay/parsing/families.py). The prefixes are regexes; replay/parsing/prefixes.py compiles each into a program
+ * of int32 instructions [op, x, y, set] run here by a backtracking matcher (explicit stack, a step
+ * budget): OP_SET consumes one byte of a 256-bit set, OP_SPLIT tries x then y, OP_JMP goes to x,
+ * OP_BOL / OP_EOL assert the start / end of the body, OP_MATCH accepts, OP_SPAN consumes the
+ * longest run of set bytes (at least x of them) with no way back (the compiler emits it only where
+ * backtracking into the run could not help). */
+enum { OP_SET = 0, OP_SPLIT = 1, OP_JMP = 2, OP_BOL = 3, OP_EOL = 4, OP_MATCH = 5, OP_SPAN = 6 };
+enum { R_UNKNOWN_BODY = -1, R_UNDECIDED = -2 };  /* no route took the body; polars decides */
+#define STEP_BUDGET 200000
+#define STACK_CAP 4096
+
+typedef struct {
+    const int32_t *code;
+    const unsigned char *sets;
+    Py_ssize_t ncode, nsets;
+    int anchored, family;
+} Prog;
+
+typedef struct {
+    const char *key;
+    Py_ssize_t nkey;
+    Prog *progs;
+    int nprogs;  /* -1: the group's prefixes are outside the compiled subset */
+} Group;
+
+/* 1 match, 0 none, -1 gave up (the stack or the step budget ran out) */
+static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *stack)
+{
+    long budget = STEP_BUDGET;
+    Py_ssize_t last = p->anchored ? s : e;
+    for (Py_ssize_t start = s; start <= last; start++) {
+        Py_ssize_t top = 0;
+        stack[top++] = 0, stack[top++] = start;
+        while (top) {
+            Py_ssize_t pos = stack[--top], pc = stack[--top];
+            for (;;) {
+                if (--budget < 0 || pc < 0 || pc >= p->ncode)
+                    return -1;
+                const int32_t *ins = p->code + 4 * pc;
+                if (ins[0] == OP_SET) {
+                    if (pos >= e || ins[3] < 0 || ins[3] >= p->nsets)
+                        break;
+                    unsigned char b = (unsigned char)d[pos];
+                    if (!((p->sets[32 * ins[3] + (b >> 3)] >> (b & 7)) & 1))
+                        break;
+                    pos++, pc++;
+                } else if (ins[0] == OP_SPAN) {
+                    if (ins[3] < 0 || ins[3] >= p->nsets)
+                        break;
+                    const unsigned char *set = p->sets + 32 * ins[3];
+                    Py_ssize_t from = pos;
+                    while (pos < e && ((set[(unsigned char)d[pos] >> 3] >> ((unsigned char)d[pos] & 7)) & 1))
+                        pos++;
+                    if (pos - from < ins[1])
+                        break;
+                    pc++;
+                } else if (ins[0] == OP_SPLIT) {
+                    if (top + 2 > STACK_CAP)
+                        return -1;
+                    stack[top++] = ins[2], stack[top++] = pos;
+                    pc = ins[1];
+                } else if (ins[0] == OP_JMP) {
+                    pc = ins[1];
+                } else if (ins[0] == OP_BOL) {
+                    if (pos != s)
+                        break;
+                    pc++;
+                } else if (ins[0] == OP_EOL) {
+                    if (pos != e)
+                        break;
+                    pc++;
+                } else {
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* the hash of a (class, METHOD) key: the two names with a NUL between, as the table spells keys */
+static uint32_t key_hash(const char *cls, Py_ssize_t ncls, const char *meth, Py_ssize_t nmeth)
+{
+    return fnv(fnv(fnv(FNV_START, cls, ncls), "", 1), meth, nmeth);
+}
+
+static int read_groups(PyObject *table, Group **groups, Py_ssize_t *ngroups)
+{
+    if (!PyTuple_Check(table))
+        return PyErr_SetString(PyExc_TypeError, "route: the table must be a tuple"), 0;
+    *ngroups = PyTuple_GET_SIZE(table);
+    *groups = PyMem_Calloc((size_t)*ngroups + 1, sizeof(Group));
+    if (!*groups)
+        return PyErr_NoMemory(), 0;
+    for (Py_ssize_t g = 0; g < *ngroups; g++) {
+        Group *gr = &(*groups)[g];
+        PyObject *routes;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(table, g), "y#O", &gr->key, &gr->nkey, &routes))
+            return 0;
+        if (routes == Py_None) {
+            gr->nprogs = -1;
+            continue;
+        }
+        if (!PyTuple_Check(routes))
+            return PyErr_SetString(PyExc_TypeError, "route: routes must be a tuple or None"), 0;
+        gr->nprogs = (int)PyTuple_GET_SIZE(routes);
+        gr->progs = PyMem_Calloc((size_t)gr->nprogs + 1, sizeof(Prog));
+        if (!gr->progs)
+            return PyErr_NoMemory(), 0;
+        for (int r = 0; r < gr->nprogs; r++) {
+            Prog *p = &gr->progs[r];
+            const char *code, *sets;
+            Py_ssize_t ncode, nsets;
+            if (!PyArg_ParseTuple(PyTuple_GET_ITEM(routes, r), "y#y#ii", &code, &ncode, &sets, &nsets,
+                                  &p->anchored, &p->family))
+                return 0;
+            p->code = (const int32_t *)code, p->ncode = ncode / 16;
+            p->sets = (const unsigned char *)sets, p->nsets = nsets / 32;
+        }
+    }
+    return 1;
+}
+
+static void free_groups(Group *groups, Py_ssize_t ngroups)
+{
+    for (Py_ssize_t g = 0; groups && g < ngroups; g++)
+        PyMem_Free(groups[g].progs);
+    PyMem_Free(groups);
+}
+
+PyObject *route_records(PyObject *self, PyObject *args)
+{
+    Py_buffer in, hd;
+    PyObject *table, *out = NULL;
+    int generic;
+    Group *groups = NULL;
+    Py_ssize_t ngroups = 0, *stack = NULL;
+    int32_t slots[1024];
+    if (!PyArg_ParseTuple(args, "y*y*Oi", &in, &hd, &table, &generic))
+        return NULL;
+    Py_ssize_t n = hd.len / (Py_ssize_t)(NCOL * sizeof(int32_t));
+    if (!read_groups(table, &groups, &ngroups))
+        goto done;
+    if (ngroups > 512) {
+        PyErr_SetString(PyExc_ValueError, "route: at most 512 (class, METHOD) groups");
+        goto done;
+    }
+    for (int i = 0; i < 1024; i++) slots[i] = -1;
+    for (Py_ssize_t g = 0; g < ngroups; g++) {
+        const char *zero = memchr(groups[g].key, 0, (size_t)groups[g].nkey);
+        if (!zero) {
+            PyErr_SetString(PyExc_ValueError, "route: a key is class NUL method");
+            goto done;
+        }
+        Py_ssize_t nc = zero - groups[g].key;
+        uint32_t h = key_hash(groups[g].key, nc, zero + 1, groups[g].nkey - nc - 1) & 1023;
+        while (slots[h] >= 0) h = (h + 1) & 1023;
+        slots[h] = (int32_t)g;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    stack = PyMem_Malloc(STACK_CAP * sizeof(Py_ssize_t));
+    if (!out || !stack) {
+        Py_CLEAR(out);
+        PyErr_NoMemory();
+        goto done;
+    }
+    const char *d = in.buf;
+    const int32_t *col = hd.buf;
+    int32_t *fam = (int32_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++, col += NCOL) {
+        if (col[7] < 0 || col[14] > in.len || col[16] > in.len || col[8] < col[7] || col[14] < col[13] || col[16] < col[15]) {
+            fam[i] = R_UNDECIDED;
+            continue;
+        }
+        const char *cls = d + col[7], *meth = d + col[13];
+        Py_ssize_t ncls = col[8] - col[7], nmeth = col[14] - col[13];
+        uint32_t h = key_hash(cls, ncls, meth, nmeth) & 1023;
+        const Group *gr = NULL;
+        for (; slots[h] >= 0; h = (h + 1) & 1023) {
+            const Group *c = &groups[slots[h]];
+            if (c->nkey == ncls + 1 + nmeth && memcmp(c->key, cls, (size_t)ncls) == 0
+                && memcmp(c->key + ncls + 1, meth, (size_t)nmeth) == 0) {
+                gr = c;
+                break;
+            }
+        }
+        if (!gr) {
+            fam[i] = generic;
+            continue;
+        }
+        fam[i] = gr->nprogs < 0 ? R_UNDECIDED : R_UNKNOWN_BODY;
+        for (int r = 0; r < gr->nprogs; r++) {
+            int got = run_prog(&gr->progs[r], d, col[15], col[16], stack);
+            if (got) {
+                fam[i] = got > 0 ? gr->progs[r].family : R_UNDECIDED;
+                break;
+            }
+        }
+    }
+done:
+    PyMem_Free(stack);
+    free_groups(groups, ngroups);
+    PyBuffer_Release(&in), PyBuffer_Release(&hd);
+    return out;
+}

@@ -1,0 +1,106 @@
+/* Shared by the scanner's C files (replay/parsing/csrc/): what a line's spans are, small byte tests,
+ * the template ops, growable arrays, and the entry points module.c registers. */
+#ifndef RMREPLAY_SCAN_H
+#define RMREPLAY_SCAN_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* int32 columns per line (lines()): start, end, kind, then (start, end) of level, component, cls,
+ * jid, tid, method, body */
+enum { NCOL = 17 };
+
+static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline int is_blank(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* Rust's ASCII whitespace */
+
+/* an integer token: an optional '-' and at most 18 digits (longer: the reference paths decide) */
+static inline int is_int(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = p[0] == '-';
+    if (i >= n || n - i > 18)
+        return 0;
+    for (; i < n; i++)
+        if (!is_digit(p[i]))
+            return 0;
+    return 1;
+}
+
+/* the value of an integer span is_int() accepted */
+static inline int64_t int_at(const char *d, int32_t s, int32_t e)
+{
+    int neg = d[s] == '-';
+    int64_t x = 0;
+    for (int32_t k = s + neg; k < e; k++)
+        x = x * 10 + (d[k] - '0');
+    return neg ? -x : x;
+}
+
+/* ---- token templates (templates.c) ---- */
+/* op codes and field kinds, numbered as replay/parsing/templates.py numbers them */
+enum { T_LIT = 0, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST };
+enum { K_ANY = 0, K_INT, K_UINT, K_UUID, K_NQM, K_NUM };
+
+typedef struct {
+    int code, field, kind, minimum;
+    const char *lit, *pre, *suf;
+    Py_ssize_t nlit, npre, nsuf;
+} Op;
+
+int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields);
+int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+              int32_t *items, Py_ssize_t *nitems, int32_t *count);
+
+/* ---- growable arrays ---- */
+typedef struct { int64_t *v; Py_ssize_t n, cap; } I64s;
+typedef struct { int32_t *v; Py_ssize_t n, cap; } I32s;
+
+/* room for one more element of `size` bytes in *v (n used of *cap); 0 when out of memory */
+static inline int grow(void **v, Py_ssize_t n, Py_ssize_t *cap, size_t size)
+{
+    if (n < *cap)
+        return 1;
+    Py_ssize_t more = *cap ? 2 * *cap : 1024;
+    void *p = PyMem_Realloc(*v, (size_t)more * size);
+    if (!p)
+        return 0;
+    *v = p, *cap = more;
+    return 1;
+}
+
+static inline int i64_push(I64s *a, int64_t x)
+{
+    if (!grow((void **)&a->v, a->n, &a->cap, sizeof(int64_t)))
+        return 0;
+    a->v[a->n++] = x;
+    return 1;
+}
+
+static inline int i32_push(I32s *a, int32_t x)
+{
+    if (!grow((void **)&a->v, a->n, &a->cap, sizeof(int32_t)))
+        return 0;
+    a->v[a->n++] = x;
+    return 1;
+}
+
+/* FNV-1a over n bytes, continuing from h (start from FNV_START) */
+#define FNV_START 2166136261u
+static inline uint32_t fnv(uint32_t h, const char *p, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+static inline PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
+
+/* ---- the functions module.c registers ---- */
+PyObject *scan_lines(PyObject *self, PyObject *args);
+PyObject *make_views(PyObject *self, PyObject *args);
+PyObject *route_records(PyObject *self, PyObject *args);
+PyObject *rmcounter_rows(PyObject *self, PyObject *args);
+PyObject *schedule_rows(PyObject *self, PyObject *args);
+PyObject *fill_rows(PyObject *self, PyObject *args);
+
+#endif

@@ -1,0 +1,265 @@
+/* match_one(), read_ops(): token templates over record bodies (see module.c and fill.c) */
+#include "scan.h"
+
+/* A template (compiled by replay/parsing/templates.py) is a tuple of ops, one per blank-separated token
+ * of a single-line body; a blank in the body is one or more spaces, as the grammar's %ignore.
+ * Each op is (code, literal, prefix, suffix, field, kind, minimum):
+ *   T_LIT     the token equals `literal`;
+ *   T_FIELD   the token is prefix + VALUE + suffix, VALUE non-empty and of `kind` (any token, an
+ *             integer, digits, a UUID, an NQM such as 2Q4, a number); VALUE's span goes to `field`;
+ *   T_TYPED   a typed job id "[JSMRA?]_*digits": the letter to `field`, the digits to `field + 1`;
+ *   T_REF     a typed reference "[JSMRA?].digits", split the same way;
+ *   T_SHARE   a share "host.digits": the host to `field`, the digits after the last dot to `field + 1`;
+ *   T_RUN     a run of `minimum` or more of the literal's one byte (the grammar's DASHES);
+ *   T_LIST    every remaining token (integers if kind=K_INT), at least `minimum` of them;
+ *   T_REST    the rest of the body, non-empty, to `field`;
+ *   T_PHRASE  one of the literal's '|'-separated phrases, its words one space apart (a terminal
+ *             with a blank inside); its span to `field`. With minimum 0 it may be absent.
+ * A body matches when the ops consume every token. Bodies with other blanks (tabs) or non-ASCII
+ * bytes never match: the caller hands those to the regex and lark paths. */
+
+static int all_digits(const char *p, Py_ssize_t n)
+{
+    if (n < 1)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!is_digit(p[i]))
+            return 0;
+    return 1;
+}
+
+static int is_typed_id(const char *p, Py_ssize_t n, Py_ssize_t *digits)
+{
+    if (n < 2 || !strchr("JSMRA?", p[0]))
+        return 0;
+    Py_ssize_t i = 1;
+    while (i < n && p[i] == '_') i++;
+    *digits = i;
+    return all_digits(p + i, n - i);
+}
+
+static int is_typed_ref(const char *p, Py_ssize_t n)
+{
+    return n >= 3 && strchr("JSMRA?", p[0]) && p[1] == '.' && all_digits(p + 2, n - 2);
+}
+
+/* "host.digits": the offset of the last dot (a host of at least one byte before it), or -1 */
+static Py_ssize_t share_dot(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t dot = n - 1;
+    while (dot >= 0 && p[dot] != '.') dot--;
+    return dot >= 1 && all_digits(p + dot + 1, n - dot - 1) ? dot : -1;
+}
+
+static int is_uuid(const char *p, Py_ssize_t n)
+{
+    if (n < 8)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!(is_digit(p[i]) || (p[i] >= 'a' && p[i] <= 'f') || (p[i] >= 'A' && p[i] <= 'F') || p[i] == '-'))
+            return 0;
+    return 1;
+}
+
+static int is_nqm(const char *p, Py_ssize_t n)
+{
+    const char *q = memchr(p, 'Q', (size_t)n);
+    return q && all_digits(p, q - p) && all_digits(q + 1, n - (q - p) - 1);
+}
+
+/* the whole token is the grammar's NUM, [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity) (an INT is one) */
+static int is_num(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = n > 0 && (p[0] == '-' || p[0] == '+'), start;
+    if ((n - i == 3 && memcmp(p + i, "NaN", 3) == 0) || (n - i == 8 && memcmp(p + i, "Infinity", 8) == 0))
+        return 1;
+    for (start = i; i < n && is_digit(p[i]); i++) {}
+    if (i == start)
+        return 0;
+    if (i < n && p[i] == '.')
+        for (i++; i < n && is_digit(p[i]); i++) {}
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i += i + 1 < n && (p[i + 1] == '-' || p[i + 1] == '+');
+        for (start = ++i; i < n && is_digit(p[i]); i++) {}
+        if (i == start)
+            return 0;
+    }
+    return i == n;
+}
+
+/* Any token, but those the grammar's lexer may read as another terminal where its LALR states
+ * merge (a run of '=' or ':' alone, "wantedby.X"): a user or host never looks like them, and the
+ * reference paths decide. */
+static int is_word(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n && (p[i] == '=' || p[i] == ':')) i++;
+    return n > 0 && i < n && !(n > 9 && memcmp(p, "wantedby.", 9) == 0);
+}
+
+static int has_kind(const char *p, Py_ssize_t n, int kind)
+{
+    switch (kind) {
+    case K_INT: return is_int(p, n);
+    case K_NUM: return is_num(p, n);
+    case K_UINT: return all_digits(p, n) && n <= 18;
+    case K_UUID: return is_uuid(p, n);
+    case K_NQM: return is_nqm(p, n);
+    default: return is_word(p, n);
+    }
+}
+
+static Py_ssize_t next_token(const char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t *tok_end)
+{
+    while (pos < end && d[pos] == ' ') pos++;
+    Py_ssize_t e = pos;
+    while (e < end && d[e] != ' ') e++;
+    *tok_end = e;
+    return pos;
+}
+
+/* The end of `phrase` (words one space apart) spelled from token start t, or -1. */
+static Py_ssize_t phrase_at(const char *d, Py_ssize_t t, Py_ssize_t e, const char *phrase, Py_ssize_t n)
+{
+    if (t + n > e || memcmp(d + t, phrase, (size_t)n) != 0)
+        return -1;
+    return t + n == e || d[t + n] == ' ' ? t + n : -1;  /* it ends where a token ends */
+}
+
+/* The longest of the op's phrases spelled from the next token: its (start, end), or 0. */
+static int match_phrase(const char *d, Py_ssize_t pos, Py_ssize_t e, const Op *op, Py_ssize_t *ps, Py_ssize_t *pe)
+{
+    Py_ssize_t te, t = next_token(d, pos, e, &te), best = -1;
+    if (t == e)
+        return 0;
+    for (const char *p = op->lit, *end = op->lit + op->nlit; p < end;) {
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        Py_ssize_t n = (bar ? bar : end) - p, got = phrase_at(d, t, e, p, n);
+        if (got > best)
+            best = got;
+        p += n + 1;
+    }
+    if (best < 0)
+        return 0;
+    *ps = t, *pe = best;
+    return 1;
+}
+
+/* Match one body; spans get (start, end) per field; list tokens are appended to `items`. */
+int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+              int32_t *items, Py_ssize_t *nitems, int32_t *count)
+{
+    for (Py_ssize_t k = s; k < e; k++)
+        if ((unsigned char)d[k] >= 0x80 || (d[k] >= '\t' && d[k] <= '\r'))
+            return 0;
+    Py_ssize_t pos = s, te;
+    for (int o = 0; o < nops; o++) {
+        const Op *op = &ops[o];
+        int32_t *f = &spans[2 * op->field];
+        if (op->code == T_LIST) {
+            Py_ssize_t first = *nitems;
+            for (Py_ssize_t t = next_token(d, pos, e, &te); t < e; t = next_token(d, te, e, &te)) {
+                if (op->kind == K_INT && !is_int(d + t, te - t)) {
+                    *nitems = first;
+                    return 0;
+                }
+                items[2 * *nitems] = (int32_t)t, items[2 * *nitems + 1] = (int32_t)te;
+                (*nitems)++;
+            }
+            *count = (int32_t)(*nitems - first);
+            if (*count < op->minimum) {
+                *nitems = first;
+                return 0;
+            }
+            pos = e;
+            continue;
+        }
+        if (op->code == T_PHRASE) {
+            Py_ssize_t ps, pe;
+            if (match_phrase(d, pos, e, op, &ps, &pe)) {
+                f[0] = (int32_t)ps, f[1] = (int32_t)pe;
+                pos = pe;
+            } else if (op->minimum) {
+                return 0;
+            }  /* else absent: the field stays null */
+            continue;
+        }
+        Py_ssize_t t = next_token(d, pos, e, &te), n = te - t;
+        if (t == e)
+            return 0;
+        if (op->code == T_REST) {  /* the body's end is already trimmed of blanks */
+            f[0] = (int32_t)t, f[1] = (int32_t)e;
+            pos = e;
+            continue;
+        }
+        pos = te;
+        switch (op->code) {
+        case T_LIT:
+            if (n != op->nlit || memcmp(d + t, op->lit, (size_t)n) != 0)
+                return 0;
+            break;
+        case T_RUN:
+            if (n < op->minimum)
+                return 0;
+            for (Py_ssize_t k = t; k < te; k++)
+                if (d[k] != op->lit[0])
+                    return 0;
+            break;
+        case T_TYPED: {
+            Py_ssize_t digits;
+            if (!is_typed_id(d + t, n, &digits))
+                return 0;
+            f[0] = (int32_t)t, f[1] = (int32_t)(t + 1), f[2] = (int32_t)(t + digits), f[3] = (int32_t)te;
+            break;
+        }
+        case T_REF:
+            if (!is_typed_ref(d + t, n))
+                return 0;
+            f[0] = (int32_t)t, f[1] = (int32_t)(t + 1), f[2] = (int32_t)(t + 2), f[3] = (int32_t)te;
+            break;
+        case T_SHARE: {
+            Py_ssize_t dot = share_dot(d + t, n);
+            if (dot < 0)
+                return 0;
+            f[0] = (int32_t)t, f[1] = (int32_t)(t + dot), f[2] = (int32_t)(t + dot + 1), f[3] = (int32_t)te;
+            break;
+        }
+        case T_FIELD: {
+            Py_ssize_t vs = t + op->npre, ve = te - op->nsuf;
+            if (ve <= vs || memcmp(d + t, op->pre, (size_t)op->npre) != 0
+                || memcmp(d + ve, op->suf, (size_t)op->nsuf) != 0 || !has_kind(d + vs, ve - vs, op->kind))
+                return 0;
+            f[0] = (int32_t)vs, f[1] = (int32_t)ve;
+            break;
+        }
+        default:
+            return 0;
+        }
+    }
+    return next_token(d, pos, e, &te) == e;  /* nothing left over */
+}
+
+/* The ops of one template tuple (see the top of this file); the number of field slots it fills. */
+int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields)
+{
+    if (!PyTuple_Check(tmpl))
+        return PyErr_SetString(PyExc_TypeError, "templates: a template must be a tuple of ops"), 0;
+    *nops = (int)PyTuple_GET_SIZE(tmpl);
+    *ops = PyMem_Calloc((size_t)*nops + 1, sizeof(Op));
+    if (!*ops)
+        return PyErr_NoMemory(), 0;
+    *nfields = 0;
+    for (int i = 0; i < *nops; i++) {
+        Op *op = &(*ops)[i];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(tmpl, i), "iy#y#y#iii", &op->code, &op->lit, &op->nlit, &op->pre,
+                              &op->npre, &op->suf, &op->nsuf, &op->field, &op->kind, &op->minimum))
+            return 0;
+        if (op->code < T_LIT || op->code > T_REST || op->field < 0 || (op->code == T_RUN && op->nlit != 1))
+            return PyErr_SetString(PyExc_ValueError, "templates: an op of unknown code or shape"), 0;
+        int pair = op->code == T_TYPED || op->code == T_REF || op->code == T_SHARE;
+        int fills = op->code == T_FIELD || op->code == T_PHRASE || op->code == T_REST || pair;
+        if (fills && op->field + pair + 1 > *nfields)
+            *nfields = op->field + pair + 1;
+    }
+    return 1;
+}

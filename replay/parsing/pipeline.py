@@ -1,0 +1,365 @@
+"""rm.log files -> typed tables: read, split records, route to families, parse, assemble.
+
+`engine="fast"` splits lines and headers and matches the high-volume families with the compiled
+scanner (replay.parsing.scan, replay.parsing.templates), the other families with vectorised regexes (replay.parsing.fast)
+and the rest with lark; `engine="polars"` does without the scanner (also what "fast" falls back
+to when it was not built); `engine="lark"` parses every header and every body with the grammar.
+All three must give identical tables (tests/integration/test_engines.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import polars as pl
+
+from replay.parsing import fast
+from replay.parsing import grammar
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
+from replay.parsing.chunks import Chunk, sniff, stream_chunks
+from replay.parsing.records import Records, find_records, full_bodies, split_lines
+from replay.parsing.scan import COMPILED, UNDECIDED, fill_rows, rmcounter_rows, scan_records, schedule_rows
+from replay.parsing.sources import InputError, discover
+from replay.parsing.tables import LEFT, SCHEMAS, Carry, assemble_chunk, assemble_final, compact, file_names
+
+# Families whose continuation lines are part of the message; for all others a non-blank
+# continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
+MULTILINE = {"schedule_state", "occupancy_table", "sched_sections", "pool_tables", "np_nodes", GENERIC}
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a parse saw: sizes, record counts per family, unparsed lines, cycles and time span."""
+
+    files: list[str]
+    bytes: int
+    lines: int
+    records: int
+    continuation_lines: int
+    orphan_lines: int
+    families: dict[str, int]
+    unparsed: int
+    bad_utf8_lines: int
+    cycles: int
+    first_ts: str | None
+    last_ts: str | None
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The tables (name -> polars DataFrame) and the summary of one parse; with `keep_lines`, every
+    input line too (file, text, line), for a viewer that shows the raw log beside the tables."""
+
+    tables: dict[str, pl.DataFrame]
+    summary: Summary
+    lines: pl.DataFrame | None = None
+
+
+DEFAULT_CHUNK_BYTES = 6 << 20  # i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB about as fast, 10% more memory (2.0x the file)
+
+
+class Sink(Protocol):
+    """Where per-chunk tables go: kept in memory (parse) or appended to Parquet files (the CLI)."""
+
+    def add(self, tables: dict[str, pl.DataFrame]) -> None: ...
+
+
+class MemorySink:
+    """Collects every chunk's tables and concatenates them per table."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in SCHEMAS}
+
+    def add(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Keep one chunk's tables (their text copied out, so the chunk's bytes can go)."""
+        for name, df in tables.items():
+            self.parts[name].append(compact(df))
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """Every table, in log order."""
+        return {name: pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMAS[name])
+                for name, parts in self.parts.items()}
+
+
+def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None,
+          chunk_bytes: int = DEFAULT_CHUNK_BYTES, keep_lines: bool = False) -> ParseResult:
+    """Parse rm.log files (rolled sets, directories, .gz) into typed tables (polars DataFrames);
+    `keep_lines`: also every input line, as read (it costs the input's size in memory)."""
+    sink = MemorySink()
+    kept: list[pl.DataFrame] = []
+    summary = run(paths, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes,
+                  lines_to=kept.append if keep_lines else None)
+    return ParseResult(sink.tables(), summary, _named_lines(kept, summary.files) if keep_lines else None)
+
+
+def _named_lines(frames: list[pl.DataFrame], files: list[str]) -> pl.DataFrame:
+    """(file, text, line) of every chunk's lines, the file by its name."""
+    names = pl.Series([Path(f).name for f in files], dtype=pl.String)
+    if not frames:
+        return pl.DataFrame(schema={"file": pl.String, "text": pl.String, "line": pl.UInt32})
+    return pl.concat(frames).select(pl.lit(names).gather(pl.col("file")).alias("file"), "text", "line")
+
+
+@dataclass
+class _Totals:
+    """What every chunk adds to the summary, and the state one chunk hands to the next."""
+
+    bytes: int = 0
+    lines: int = 0
+    records: int = 0
+    continuation_lines: int = 0
+    orphan_lines: int = 0
+    unparsed: int = 0
+    bad_utf8_lines: int = 0
+    families: dict[str, int] = field(default_factory=dict)
+    first_ts: str | None = None
+    last_ts: str | None = None
+    carry: Carry = field(default_factory=Carry)
+
+
+def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Progress | None = None,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES, lines_to: Callable[[pl.DataFrame], None] | None = None) -> Summary:
+    """Parse the input chunk by chunk into `sink`; return the summary (`lines_to`: also called with
+    each chunk's lines: file index, line, text)."""
+    say = progress or (lambda _msg: None)
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    sources = discover(list(paths))
+    if not any([sniff(s) for s in sources]):
+        raise InputError(f"{', '.join(str(s.path) for s in sources)}: empty input (no log lines); "
+                         "check that the right file was given")
+    names = [s.name for s in sources]
+    totals = _Totals()
+    for chunk in stream_chunks(sources, chunk_bytes):
+        say(f"parsing: {totals.bytes / 1e6:,.0f} MB done, {totals.carry.cycles:,} cycles")
+        sink.add(_parse_chunk(chunk, engine, names, totals, lines_to))
+    say("assembling cycles and configuration")
+    final = assemble_final(totals.carry)
+    sink.add(final)
+    return Summary(
+        files=[str(s.path) for s in sources], bytes=totals.bytes, lines=totals.lines, records=totals.records,
+        continuation_lines=totals.continuation_lines, orphan_lines=totals.orphan_lines,
+        families=dict(sorted(totals.families.items())), unparsed=totals.unparsed,
+        bad_utf8_lines=totals.bad_utf8_lines, cycles=final["cycles"].height,
+        first_ts=totals.first_ts, last_ts=totals.last_ts,
+    )
+
+
+def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals,
+                 lines_to: Callable[[pl.DataFrame], None] | None) -> dict[str, pl.DataFrame]:
+    if engine == "fast" and COMPILED:
+        lines, recs = scan_records(chunk.pieces)
+    else:
+        lines = split_lines(chunk.pieces)
+        recs = find_records(lines, "lark" if engine == "lark" else "fast")
+    if lines_to is not None:
+        lines_to(lines.frame.select("file", "line", "text"))
+    records = _route(recs.records)
+    buckets, unparsed = _parse_families(records, recs, engine)
+    unparsed.append(_orphans(recs))
+    unparsed.append(_unexpected_continuations(records, recs.continuations))
+    unparsed_frame = _unparsed_table(unparsed, lines.frame, records, recs.continuations, names)
+    tables = assemble_chunk(buckets, records, names, unparsed_frame, totals.carry, chunk.last)
+    totals.bytes += chunk.size
+    totals.lines += lines.frame.height
+    totals.records += records.height
+    totals.continuation_lines += recs.continuations.height
+    totals.orphan_lines += recs.orphans.height
+    totals.unparsed += unparsed_frame.height
+    totals.bad_utf8_lines += lines.bad_utf8_lines
+    for fam, n in records.group_by("family").len().iter_rows():
+        totals.families[str(fam)] = totals.families.get(str(fam), 0) + n
+    if records.height:
+        totals.first_ts = totals.first_ts or records["ts_text"][0]
+        totals.last_ts = records["ts_text"][-1]
+    return tables
+
+
+def _route(records: pl.DataFrame) -> pl.DataFrame:
+    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and its code `_code`.
+
+    The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`."""
+    if "_fam" in records.columns:
+        codes = records["_fam"].fill_null(UNDECIDED).to_numpy().copy()
+        todo = np.flatnonzero(codes == UNDECIDED)
+    else:
+        codes = np.full(records.height, -1, dtype=np.int32)
+        todo = np.arange(records.height)
+    if todo.size:
+        codes[todo] = _route_polars(records[todo.tolist()] if todo.size < records.height else records)
+    family = pl.Series("family", FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
+    return records.with_columns(family, pl.Series("_code", codes, dtype=pl.Int32))
+
+
+def _route_polars(records: pl.DataFrame) -> np.ndarray:
+    """Family codes by vectorised regexes: each (class, METHOD) group tries its routes in order on
+    the bodies no earlier route took (first match wins), a literal prefix by `starts_with`."""
+    codes = np.full(records.height, -1, dtype=np.int32)
+    body = records["body"]
+    groups = records.select("cls", "method", pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i")).group_by(
+        "cls", "method").agg("_i")
+    for cls, method, at in groups.iter_rows():
+        routes = ROUTES.get((cls, method))
+        at = np.asarray(at, dtype=np.int64)
+        if routes is None:
+            codes[at] = FAMILY_CODE[GENERIC]
+            continue
+        texts = body.gather(at)
+        for route in routes:
+            hit = _prefix_match(texts, route.prefix).fill_null(False).to_numpy()
+            codes[at[hit]] = FAMILY_CODE[route.family]
+            at, texts = at[~hit], texts.filter(pl.Series(~hit))
+            if not at.size:
+                break
+    return codes
+
+
+# every family whose rows make the rmcounter table (the scanner may assemble them all itself)
+_RMCOUNTER_FAMILIES = [f for f, targets in TARGETS.items() if any(t.table == "_rmcounter_lines" for t in targets)]
+_REGEX_SYNTAX = set("\\.^$*+?()[]{}|")
+
+
+def _prefix_match(texts: pl.Series, prefix: str) -> pl.Series:
+    if prefix == "":
+        return pl.Series(np.ones(texts.len(), dtype=bool))
+    if prefix == "^$":
+        return texts == ""
+    if prefix.startswith("^") and not _REGEX_SYNTAX.intersection(prefix[1:]):
+        return texts.str.starts_with(prefix[1:])
+    return texts.str.contains(prefix)
+
+
+def _parse_families(
+    records: pl.DataFrame, recs: Records, engine: str
+) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame]]:
+    buckets: dict[str, list[pl.DataFrame]] = {}
+    unparsed: list[pl.DataFrame] = []
+    unknown = records.filter(pl.col("family").is_null())
+    if unknown.height:
+        unparsed.append(unknown.select(
+            "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
+                                        pl.lit(" with a body of no known shape"))))
+    assembled: frozenset[str] = frozenset()
+    if engine == "fast" and recs.blocks:
+        ready = rmcounter_rows(records.filter(pl.col("family").is_in(_RMCOUNTER_FAMILIES)), recs.blocks)
+        if ready is not None:
+            buckets["_rmcounter_rows"] = [ready]
+            assembled = frozenset(_RMCOUNTER_FAMILIES)
+        # every single-line family with templates, in one pass; what they leave goes on below
+        filled, taken = fill_rows(records, recs.blocks, skip=assembled)
+        for table, rows in filled.items():
+            buckets.setdefault(table, []).append(rows)
+        if taken.any():
+            records = records.filter(pl.Series(~taken))
+    # the family paths read only these: partitioning fewer columns copies less
+    slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns]
+    parts: dict[str, pl.DataFrame] = {}
+    for family, part in records.select(slim).filter(pl.col("family").is_not_null()).partition_by(
+        "family", as_dict=True, maintain_order=True
+    ).items():
+        family = family[0] if isinstance(family, tuple) else family
+        if family == GENERIC:
+            buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
+        elif family not in assembled:
+            parts[family] = part
+    for family, (rows, failed) in _family_rows(parts, recs, engine).items():
+        if failed.height:  # (rec, reason): the grammar's own error message
+            unparsed.append(failed)
+        for target in TARGETS.get(family, []):
+            consts = {**target.consts, "_family": family}
+            buckets.setdefault(target.table, []).append(rows.hstack([
+                pl.Series(k, [v], dtype=pl.String).new_from_index(0, rows.height) for k, v in consts.items()]))
+    return buckets, unparsed
+
+
+def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
+                 engine: str) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
+    """(rows, failures) per family. Each path takes what it can and hands the rest on: the
+    compiled createState reader to the polars regexes (every family's in one call) and handlers,
+    those to the grammar, which decides (its failures carry the grammar's own error message)."""
+    cont = recs.continuations
+    found: dict[str, list[pl.DataFrame]] = {family: [] for family in parts}
+    todo = dict(parts)
+
+    def take(family: str, rows: pl.DataFrame, failed: pl.DataFrame) -> None:
+        found[family].append(rows)
+        todo[family] = todo[family].join(failed.select("rec"), on="rec", how="semi") if failed.height else None
+
+    if recs.blocks and "schedule_state" in parts:
+        take("schedule_state", *schedule_rows(todo["schedule_state"], cont, recs.blocks))
+    if engine != "lark":
+        batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
+        for family, (rows, failed) in fast.regex_rows(batch).items():
+            take(family, rows, failed)
+        for family, part in list(todo.items()):
+            if part is not None and family in fast.HANDLERS:
+                take(family, *fast.fast_rows(family, part, cont))
+    out = {}
+    for family, rows in found.items():
+        failed = pl.DataFrame(schema={"rec": pl.UInt32, "reason": pl.String})
+        if todo[family] is not None:
+            more, failed = _lark_rows(family, todo[family], cont)
+            rows.append(more)
+        out[family] = (rows[0] if len(rows) == 1 else
+                       pl.concat(rows, how="diagonal_relaxed").sort("rec", maintain_order=True), failed)
+    return out
+
+
+def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    texts = full_bodies(part, cont) if family in MULTILINE else part.select("rec", text="body")
+    rows: list[dict] = []
+    bad_rec: list[int] = []
+    bad_reason: list[str] = []
+    for rec, text in texts.iter_rows():
+        got = grammar.parse_body(family, text or "")
+        if isinstance(got, str):
+            bad_rec.append(rec)
+            bad_reason.append(got)
+            continue
+        rows.extend({"rec": rec, **row} for row in got)
+    frame = pl.from_dicts(rows, infer_schema_length=None) if rows else pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
+    failed = pl.DataFrame({"rec": bad_rec, "reason": bad_reason}, schema={"rec": pl.UInt32, "reason": pl.String})
+    return frame.with_columns(pl.col("rec").cast(pl.UInt32)), failed
+
+
+def _orphans(recs: Records) -> pl.DataFrame:
+    return recs.orphans.filter(pl.col("text").str.strip_chars() != "").select(
+        "file", "line", "text",
+        reason=pl.lit("continuation line before the first record header (the log starts mid-record)"),
+    )
+
+
+def _unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame:
+    single = records.filter(~pl.col("family").is_in(list(MULTILINE)) | pl.col("family").is_null()).select("rec", "family", "cls", "method")
+    return cont.filter(pl.col("text").str.strip_chars() != "").join(single, on="rec", maintain_order="left").select(
+        "file", "line", "text",
+        reason=pl.concat_str(pl.lit("unexpected line inside a "), "cls", pl.lit("."), "method",
+                             pl.lit(" record (interleaved or wrapped output)")),
+    )
+
+
+def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.DataFrame,
+                   cont: pl.DataFrame, names: list[str]) -> pl.DataFrame:
+    """file/line/text/reason rows; a rejected record is reported with every one of its lines."""
+    schema = {"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String}
+    frames = [p.select("file", "line", "text", "reason").cast(schema) for p in parts if "line" in p.columns]
+    failed = [p for p in parts if "line" not in p.columns]
+    if failed:
+        where = pl.concat(failed).join(records.select("rec", "file", "line"), on="rec", **LEFT)
+        frames.append(where.join(lines, on=["file", "line"], **LEFT).select(*schema).cast(schema))
+        inner = cont.join(where.select("rec", pl.col("line").alias("at")), on="rec", maintain_order="left").select(
+            "file", "line", "text",
+            reason=pl.concat_str(pl.lit("inside the unparsed record at line "), pl.col("at").cast(pl.String)),
+        )
+        frames.append(inner.cast(schema))
+    out = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+    # one row per line: a stray line after a rejected record keeps its first (more precise) reason
+    out = out.sort("file", "line", maintain_order=True).unique(["file", "line"], keep="first", maintain_order=True)
+    return out.join(file_names(names), on="file", **LEFT).select(
+        pl.col("fname").alias("file"), "line", "text", "reason")

@@ -1,0 +1,382 @@
+"""The compiled front end (`replay.parsing._scan`) as polars columns.
+
+`scan_records` gives exactly the frames `records.split_lines` + `records.find_records` give
+(tests/integration/test_engines.py), in one pass over the bytes and without copying any text:
+every string column is an Arrow string view into the chunk's bytes. It also routes each record to
+its family (`_fam`, the route prefixes compiled by replay.parsing.prefixes). Lines the scanner is not sure
+of (another header layout, non-ASCII text) go through the polars path, so both agree on them.
+
+The family readers: `fill_rows` (every single-line family with token templates, replay.parsing.templates,
+in one pass, gathered by table), `rmcounter_rows` (whole RmCounter blocks, one row per entity) and
+`schedule_rows` (createState structures). Each takes what it is sure of and hands the rest to the
+regexes of replay.parsing.fast, which hand theirs to lark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from replay.parsing.chunks import Piece
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
+from replay.parsing.prefixes import Unsupported, compile_prefix
+from replay.parsing.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
+from replay.parsing.templates import K_ANY, K_INT, TEMPLATES, compile_template, templates_of
+
+try:
+    from replay.parsing import _scan
+except ImportError:  # pragma: no cover - built by `pip install`; without a compiler, polars does it all
+    _scan = None
+
+COMPILED = _scan is not None
+UNDECIDED = -2  # the compiled router leaves the record to polars (replay.parsing.pipeline._route)
+_K_HEADER, _K_MAYBE = 1, 2
+_FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
+_TS_NONE = np.iinfo(np.int64).min
+
+
+def _strings(data: bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
+    """Zero-copy string column over `data` (one Arrow string view per span; a span the scanner
+    marked absent, start -1, is null)."""
+    missing = np.flatnonzero(starts < 0) if len(starts) and starts.min() < 0 else ()
+    if len(missing):
+        starts, ends = np.maximum(starts, 0), np.maximum(ends, 0)
+    views = _scan.views(data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32))
+    arr = pa.Array.from_buffers(pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)])
+    col = pl.from_arrow(arr).alias(name)
+    # nulls by scatter, not by an Arrow validity bitmap: polars exports a foreign string-view column
+    # with a bitmap to arrays that still hold `data`, so compact() kept every chunk's bytes alive
+    # (+110 MB on i_mega24)
+    return col.scatter(missing, None) if len(missing) else col
+
+
+def _take(values: pl.Series, at: np.ndarray) -> pl.Series:
+    """values[at]: a row selection by index, a third of the cost of Series.gather (no query)."""
+    return values[at]
+
+
+def _lists(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray | None = None) -> pl.Series:
+    """A list column from flat values and int32 offsets (`present`: which lists are not null)."""
+    absent = 0 if present is None else int((~present).sum())
+    validity = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
+    # from_buffers, not pa.array: that one imports pandas (a quarter second) to inspect its input
+    lists = pa.ListArray.from_buffers(pa.list_(values.type), len(offsets) - 1,
+                                      [validity, pa.py_buffer(np.ascontiguousarray(offsets, np.int32))],
+                                      null_count=absent, children=[values])
+    return pl.from_arrow(lists).alias(name)
+
+
+@lru_cache(maxsize=1)
+def _route_table() -> tuple:
+    """ROUTES for `_scan.route`: per (class, METHOD), its compiled prefixes in order (None: some
+    prefix is outside the compiled subset, so polars routes that group)."""
+    table = []
+    for (cls, method), routes in ROUTES.items():
+        try:
+            progs = tuple((p.code, p.sets, int(p.anchored), FAMILY_CODE[r.family])
+                          for r in routes for p in [compile_prefix(r.prefix)])
+        except Unsupported:
+            progs = None
+        table.append((f"{cls}\0{method}".encode(), progs))
+    return tuple(table)
+
+
+def _timestamps(stamps: np.ndarray, text: pl.Series) -> pl.Series:
+    """The scanner's epoch milliseconds; the dates it left alone (leap seconds, no such day) are
+    read by polars, so every timestamp is the one the polars path gives."""
+    ts = pl.Series("ts", stamps).cast(pl.Datetime("ms"))
+    odd = np.flatnonzero(stamps == _TS_NONE)
+    if odd.size:
+        ts = ts.scatter(odd, pl.select(parse_ts(pl.lit(text.gather(odd)))).to_series())
+    return ts
+
+
+def _piece(piece: Piece) -> tuple[bytes, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]:
+    """(bytes, lines, canonical header fields, other header fields, bad UTF-8 lines) of one piece."""
+    data, bad = repair_utf8(piece.data)
+    n, raw_cols, raw_ts = _scan.lines(data)
+    cols = np.frombuffer(raw_cols, dtype=np.int32).reshape(n, 17)
+    kind = cols[:, 2]
+    lines = pl.DataFrame({
+        "file": pl.Series(np.full(n, piece.file, dtype=np.uint16)),
+        "line": pl.Series(np.arange(piece.first_line, piece.first_line + n, dtype=np.uint32)),
+        "text": _strings(data, cols[:, 0], cols[:, 1], "text"),
+        "_s": pl.Series(cols[:, 0]), "_e": pl.Series(cols[:, 1]),  # where the line lies, for schedule()
+    })
+    at = np.flatnonzero(kind == _K_HEADER)
+    head = cols[at]
+    ts_text = _strings(data, head[:, 0], head[:, 0] + 24, "ts_text")
+    canonical = pl.DataFrame([
+        pl.Series("_i", at.astype(np.uint32)),
+        ts_text,
+        _timestamps(np.frombuffer(raw_ts, dtype=np.int64)[at], ts_text),
+        *[_strings(data, head[:, c], head[:, c + 1], f) for f, c in _FIELD_COLS.items()],
+        pl.Series("_bs", head[:, 15]), pl.Series("_be", head[:, 16]),  # where the body lies, for templates
+        pl.Series("_fam", np.frombuffer(_scan.route(data, np.ascontiguousarray(head), _route_table(),
+                                                    FAMILY_CODE[GENERIC]), dtype=np.int32)),
+    ])
+    maybe = np.flatnonzero(kind == _K_MAYBE)
+    others = pl.DataFrame()
+    if maybe.size:
+        got = fast_headers(lines[maybe.tolist()]).with_columns(pl.Series("_i", maybe.astype(np.uint32)))
+        others = got.filter(pl.col("ts").is_not_null()).rename({"ts": "ts_text"})
+    return data, lines, canonical, others, bad
+
+
+def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
+    """Every line and every record of the pieces (the compiled equivalent of the polars path)."""
+    line_frames, record_frames, blocks, bad, offset = [], [], [], 0, 0
+    for piece in pieces:
+        if not piece.data:
+            continue
+        data, lines, canonical, others, bad_lines = _piece(piece)
+        frames = [canonical.with_columns(_piece=pl.lit(len(blocks), pl.UInt16))]
+        if others.height:
+            frames.append(others.with_columns(parse_ts(pl.col("ts_text")).alias("ts")))
+        heads = pl.concat(frames, how="diagonal").sort("_i") if len(frames) > 1 else frames[0]
+        record_frames.append(heads.with_columns(pl.col("_i") + offset))
+        blocks.append(data)
+        line_frames.append(lines.with_columns(_piece=pl.lit(len(blocks) - 1, pl.UInt16)))
+        offset += lines.height
+        bad += bad_lines
+    if not line_frames:
+        empty = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String})
+        return Lines(empty, 0), Records(_empty_records(), empty.with_columns(rec=pl.lit(0, pl.UInt32)).select(
+            "rec", "file", "line", "text"), empty)
+    frame = pl.concat(line_frames)
+    heads = pl.concat(record_frames)
+    return Lines(frame, bad), _stitch(frame, heads, tuple(blocks))
+
+
+def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[bytes, ...]) -> Records:
+    """Records from the header rows; every other line goes to the record before it."""
+    # rows are taken by index (frame[idx]): no polars query per step, this runs once per chunk
+    is_header = np.zeros(frame.height, dtype=bool)
+    at = heads["_i"].to_numpy()
+    is_header[at] = True
+    rec = np.cumsum(is_header, dtype=np.int64) - 1
+    records = heads.with_row_index("rec").hstack(frame[["file", "line"]][at])
+    records = records[["rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece",
+                       "_bs", "_be", "_fam"]]
+    records.replace_column(records.get_column_index("tid"), records["tid"].cast(pl.UInt32, strict=False))
+    others = np.flatnonzero(~is_header)
+    orphan = int(np.searchsorted(rec[others], 0))  # the lines before the first header (a log cut mid-record)
+    cont = frame[others]
+    orphans = cont[:orphan][["file", "line", "text"]]
+    continuations = cont[orphan:].hstack([pl.Series("rec", rec[others[orphan:]], dtype=pl.UInt32)])
+    return Records(records, continuations[["rec", "file", "line", "text", "_piece", "_s", "_e"]], orphans, blocks)
+
+
+def _empty_records() -> pl.DataFrame:
+    schema = {"rec": pl.UInt32, "file": pl.UInt16, "line": pl.UInt32,
+              **{f: pl.String for f in HEADER_FIELDS if f != "ts"}, "ts": pl.Datetime("ms"), "ts_text": pl.String}
+    return pl.DataFrame(schema=schema).with_columns(pl.col("tid").cast(pl.UInt32))
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """The templated families of one table as the scanner fills them: its string columns, its
+    list columns (and which hold integers), and the constant columns its families' targets add
+    (a value per family code, None for the families without it)."""
+
+    table: str
+    columns: tuple[str, ...]
+    lists: tuple[str, ...]
+    list_ints: tuple[bool, ...]
+    consts: tuple[tuple[str, tuple[str | None, ...]], ...]
+
+
+def templated(family: str) -> bool:
+    """Whether the scanner reads `family` by its templates (replay.parsing.templates)."""
+    return COMPILED and family in _fill_plan()[2]
+
+
+@lru_cache(maxsize=1)
+def _fill_plan() -> tuple[tuple[Bucket, ...], tuple, frozenset[str]]:
+    """(buckets, the plan `_scan.fill` runs, the families it reads): every family with templates
+    and one target table, its table's bucket, and per template the bucket column of each field."""
+    tables: dict[str, dict] = {}
+    chosen = []
+    for family in FAMILY_NAMES:
+        targets = TARGETS.get(family, [])
+        if not templates_of(family) or len(targets) != 1:
+            continue
+        got = tables.setdefault(targets[0].table, {"columns": {}, "lists": {}, "consts": {}})
+        for text in templates_of(family):
+            tmpl = compile_template(text)
+            for name in tmpl.fields:
+                if name != "_":
+                    got["columns"].setdefault(name, None)
+            if tmpl.list_field and got["lists"].setdefault(tmpl.list_field, tmpl.list_ints) != tmpl.list_ints:
+                raise ValueError(f"template list {tmpl.list_field!r} holds integers in one family, words in another")
+        for key, value in targets[0].consts.items():
+            got["consts"].setdefault(key, {})[FAMILY_CODE[family]] = value
+        chosen.append((family, targets[0].table))
+    buckets = tuple(Bucket(table, tuple(got["columns"]), tuple(got["lists"]), tuple(got["lists"].values()),
+                           tuple((key, tuple(per.get(code) for code in range(len(FAMILY_NAMES))))
+                                 for key, per in got["consts"].items()))
+                    for table, got in tables.items())
+    index = {b.table: i for i, b in enumerate(buckets)}
+    families: list = [None] * len(FAMILY_NAMES)
+    for family, table in chosen:
+        bucket = buckets[index[table]]
+        alts = []
+        for text in templates_of(family):
+            tmpl = compile_template(text)
+            slots = np.array([-1 if f == "_" else bucket.columns.index(f) for f in tmpl.fields], dtype=np.int32)
+            alts.append((tmpl.ops, slots.tobytes(), bucket.lists.index(tmpl.list_field) if tmpl.list_field else -1))
+        families[FAMILY_CODE[family]] = (index[table], tuple(alts))
+    kinds = tuple((len(b.columns), bytes(K_INT if ints else K_ANY for ints in b.list_ints)) for b in buckets)
+    return buckets, (tuple(families), kinds), frozenset(f for f, _ in chosen)
+
+
+def fill_rows(records: pl.DataFrame, blocks: tuple[bytes, ...],
+              skip: frozenset[str] = frozenset()) -> tuple[dict[str, pl.DataFrame], np.ndarray]:
+    """The rows of every templated family in `records` (routed: `_code`, and the body spans
+    `_piece`, `_bs`, `_be`), one frame per table in record order; and which records they took.
+
+    A record its templates do not match (or whose header the polars path read, so it has no span)
+    is not taken: it goes on to the regex and lark paths. Families in `skip` are left alone."""
+    taken = np.zeros(records.height, dtype=bool)
+    if not COMPILED or not blocks or records.is_empty() or "_bs" not in records.columns:
+        return {}, taken
+    buckets, plan, _ = _fill_plan()
+    codes = records["_code"].to_numpy().astype(np.int32)
+    if skip:
+        codes = np.where(np.isin(codes, [FAMILY_CODE[f] for f in skip]), -1, codes).astype(np.int32)
+    spanned = records["_bs"].is_not_null().to_numpy()
+    starts = records["_bs"].fill_null(0).to_numpy().astype(np.int32)
+    ends = records["_be"].fill_null(0).to_numpy().astype(np.int32)
+    pieces = records["_piece"].fill_null(0).to_numpy()
+    rec = records["rec"].to_numpy()
+    parts: dict[str, list[pl.DataFrame]] = {}
+    for piece in np.unique(pieces[spanned]):
+        at = np.flatnonzero(spanned & (pieces == piece))
+        status, rows = _scan.fill(blocks[piece], starts[at], ends[at], codes[at], plan)
+        taken[at] = np.frombuffer(status, dtype=np.uint8) == 1
+        for bucket, got in zip(buckets, rows):
+            frame = _bucket_frame(bucket, got, blocks[piece], at, rec, codes)
+            if frame is not None:
+                parts.setdefault(bucket.table, []).append(frame)
+    return {table: pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+            for table, frames in parts.items()}, taken
+
+
+def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: np.ndarray,
+                  codes: np.ndarray) -> pl.DataFrame | None:
+    """One bucket's rows from `_scan.fill`'s output for one block (None: it took no record)."""
+    raw_rows, raw_spans, lists = got
+    rows = at[np.frombuffer(raw_rows, dtype=np.int32)]
+    if not rows.size:
+        return None
+    code = codes[rows]
+    cols = [pl.Series("rec", rec[rows], dtype=pl.UInt32), _take(_FAMILY, code)]
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(rows.size, len(bucket.columns) * 2)
+    # a field none of these rows has is left out (the assembly adds the null columns it reads)
+    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(bucket.columns)
+             if spans[:, 2 * i].max() >= 0]
+    for name, ints, (raw_counts, raw_values) in zip(bucket.lists, bucket.list_ints, lists):
+        counts = np.frombuffer(raw_counts, dtype=np.int32)
+        if counts.max() < 0:
+            continue
+        offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
+        if ints:
+            values = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(raw_values)])
+        else:
+            items = np.frombuffer(raw_values, dtype=np.int32).reshape(-1, 2)
+            values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
+        cols.append(_lists(values, offsets, name, counts >= 0))
+    present = set(code.tolist())
+    cols += [_take(pl.Series(key, per_code, dtype=pl.String), code) for key, per_code in bucket.consts
+             if any(per_code[c] is not None for c in present)]
+    return pl.DataFrame(cols)
+
+
+_FAMILY = pl.Series("_family", FAMILY_NAMES, dtype=pl.String)
+
+
+# The RmCounter families the scanner assembles itself, in `_scan.rmcounter`'s kind order.
+RMCOUNTER_KINDS = ("rmc_start", "rmc_end", "rmc_maxorder", "rmc_names", "rmc_weights", "rmc_wanted",
+                   "rmc_vmachines", "rmc_final", "rmc_given", "rmc_vshares", "rmc_nshares")
+
+
+@lru_cache(maxsize=1)
+def _rmcounter_templates() -> tuple:
+    """Per kind: the template's ops and the slots of its `entity` and `maxorder` fields (-1: none)."""
+    out = []
+    for family in RMCOUNTER_KINDS:
+        tmpl = compile_template(TEMPLATES[family])
+        slot = lambda name: tmpl.fields.index(name) if name in tmpl.fields else -1  # noqa: E731
+        out.append((tmpl.ops, slot("entity"), slot("maxorder")))
+    return tuple(out)
+
+
+def rmcounter_rows(part: pl.DataFrame, blocks: tuple[bytes, ...]) -> pl.DataFrame | None:
+    """One row per entity of every RmCounter block in `part` (the chunk's RmCounter records, in log
+    order), assembled by the scanner: `rec` of the block's Start line, descr, entity, weight,
+    wanted, vmachines, maxorder, given. None when it cannot take them all (another family, a
+    header the polars path read, records in two blocks, a line its template refuses): then they
+    go the general way (template rows, tables._rmcounter), which gives the same rows."""
+    if not COMPILED or part.is_empty() or not part["family"].is_in(RMCOUNTER_KINDS).all():
+        return None
+    if part["_bs"].null_count() or part["_piece"].n_unique() != 1:
+        return None
+    data = blocks[part["_piece"][0]]
+    kinds = part["family"].replace_strict({f: i for i, f in enumerate(RMCOUNTER_KINDS)}, return_dtype=pl.Int32)
+    got = _scan.rmcounter(data, np.ascontiguousarray(part["_bs"].to_numpy(), np.int32),
+                          np.ascontiguousarray(part["_be"].to_numpy(), np.int32),
+                          np.ascontiguousarray(kinds.to_numpy(), np.int32), _rmcounter_templates())
+    if got is None:
+        return None
+    i32 = lambda key: np.frombuffer(got[key], dtype=np.int32)  # noqa: E731
+    block_of = i32("row_block")
+    descr = i32("descr").reshape(-1, 2)
+    entity = i32("entity").reshape(-1, 2)
+    vmachines = _take(_int_lists(got, "vmachines"), block_of)
+    maxorder = pl.Series("maxorder", np.frombuffer(got["maxorder"], dtype=np.int64)).scatter(
+        np.flatnonzero(i32("maxorder_ok") == 0), None)
+    maxorder = _take(maxorder, block_of)
+    weight = pl.Series("weight", np.frombuffer(got["weight"], dtype=np.int64)).scatter(
+        np.flatnonzero(i32("weight_ok") == 0), None)
+    return pl.DataFrame([
+        _take(part["rec"], i32("block_line")[block_of]),
+        _take(_strings(data, descr[:, 0], descr[:, 1], "descr"), block_of),
+        _strings(data, entity[:, 0], entity[:, 1], "entity"),  # a block without entities: null
+        weight, _int_lists(got, "wanted"), vmachines.alias("vmachines"), maxorder, _int_lists(got, "given"),
+    ])
+
+
+def _int_lists(got: dict, key: str) -> pl.Series:
+    """A list<int64> column from the scanner's values, offsets and validity."""
+    offsets = np.concatenate(([0], np.frombuffer(got[f"{key}_off"], dtype=np.int32)))
+    values = pa.Array.from_buffers(pa.int64(), len(got[key]) // 8, [None, pa.py_buffer(got[key])])
+    return _lists(values, offsets, key, np.frombuffer(got[f"{key}_ok"], dtype=np.int32) != 0)
+
+
+_SCHEDULE_SPANS = ("work_type", "job_id", "memory_gb", "reason", "host", "share_id", "init_ms")
+
+
+def schedule_rows(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[bytes, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) of createState records: the scanner reads every record whose lines have
+    exactly the canonical shapes (`_scan.schedule`), and leaves the others (and any record whose
+    lines lie in two blocks, or that the polars path read) to replay.parsing.fast's _schedule_state."""
+    lines = cont.join(part.select("rec"), on="rec", how="semi")
+    if "_s" not in cont.columns or lines["_s"].null_count() or lines["_piece"].n_unique() > 1:
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+    if lines.is_empty():  # records without a structure: nothing to read, nothing wrong
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec").clear()
+    data = blocks[lines["_piece"][0]]
+    raw_rec, raw_kind, raw_purged, raw_spans, raw_refused = _scan.schedule(
+        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SCHEDULE_SPANS))
+    cols = [pl.Series("rec", np.frombuffer(raw_rec, dtype=np.int32)).cast(pl.UInt32)]
+    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SCHEDULE_SPANS)]
+    codes = lambda raw, names: pl.Series(names).gather(pl.Series(np.frombuffer(raw, dtype=np.int32)).replace(-1, None))  # noqa: E731
+    cols += [codes(raw_kind, ["Existing", "Additions", "Removals"]).alias("kind"),
+             codes(raw_purged, ["false", "true"]).alias("purged")]
+    failed = pl.DataFrame({"rec": np.frombuffer(raw_refused, dtype=np.int32)}).cast(pl.UInt32)
+    return pl.DataFrame(cols), failed

@@ -1,0 +1,79 @@
+"""Write and read the parsed tables as Parquet, byte-identically for the same input."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from replay.parsing.tables import SCHEMAS, conform
+
+# Every option fixed (pyarrow writes no creation time), so the same rows give the same bytes.
+WRITE_OPTIONS = {"compression": "zstd", "compression_level": 1, "use_dictionary": True,
+                 "write_statistics": True, "data_page_version": "1.0"}
+
+
+@lru_cache(maxsize=None)
+def _arrow_schema(name: str) -> pa.Schema:
+    return conform(pl.DataFrame(), SCHEMAS[name]).to_arrow().schema
+
+
+class ParquetSink:
+    """Appends each chunk's tables to OUT/<table>.parquet as row groups (memory stays bounded).
+
+    The compression and writing run on one background thread (pyarrow releases the GIL there),
+    so they overlap the parsing of the next chunk on the second core; one thread keeps the row
+    groups in order, so the bytes are the same as a sequential write."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.root = Path(out)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
+        self._pending: Future | None = None
+
+    def add(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Queue one chunk's rows (the previous chunk's must be written first: bounded memory)."""
+        batch = {name: df.to_arrow().cast(_arrow_schema(name)) for name, df in tables.items() if df.height}
+        self._wait()
+        self._pending = self._pool.submit(self._write, batch)
+
+    def _write(self, batch: dict[str, pa.Table]) -> None:
+        for name, table in batch.items():
+            if name not in self.writers:
+                self.writers[name] = pq.ParquetWriter(self.root / f"{name}.parquet", _arrow_schema(name), **WRITE_OPTIONS)
+            self.writers[name].write_table(table)
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            self._pending.result()  # re-raises a write error here, in the caller's thread
+            self._pending = None
+
+    def close(self) -> list[Path]:
+        """Finish every file; a table with no rows is written empty (with its schema)."""
+        self._wait()
+        self._pool.shutdown()
+        for name in SCHEMAS:
+            if name in self.writers:
+                self.writers[name].close()
+            else:
+                # a writer closed with no rows (pq.write_table would import pandas: a quarter second)
+                pq.ParquetWriter(self.root / f"{name}.parquet", _arrow_schema(name), **WRITE_OPTIONS).close()
+        return [self.root / f"{name}.parquet" for name in SCHEMAS]
+
+
+def write_tables(tables: dict[str, pl.DataFrame], out: str | Path) -> list[Path]:
+    """OUT/<table>.parquet for every table of a `replay.parse` result."""
+    sink = ParquetSink(out)
+    sink.add(tables)
+    return sink.close()
+
+
+def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
+    """The tables of a `rmreplay parse -o OUT` directory."""
+    root = Path(out)
+    return {name: pl.read_parquet(root / f"{name}.parquet") for name in SCHEMAS if (root / f"{name}.parquet").exists()}
