@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION, SHRINK
 from rmref.model import FAIR_SHARE, CycleInput, Eviction, Machine, Share, Work
 
 
@@ -68,8 +69,7 @@ def shrink_by(shares: Sequence[HeldShare], howmany: int) -> list[HeldShare]:
 # and ties among such processes fall to the larger host, then the newest share.
 # ------------------------------------------------------------------------------------------------
 
-PURGE, RESERVATION, SHRINK = "purge", "reservation", "shrink"
-ALREADY_LEAVING = "already_leaving"  # shrinkBy marked a share that was leaving anyway: nothing new goes
+
 
 
 def held_count(work: Work) -> int:

@@ -35,16 +35,7 @@ from dataclasses import dataclass, field
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.evictions import held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, string_hash
-from rmref.model import (
-    FAIR_SHARE,
-    FIXED_SHARE,
-    RESERVE,
-    ClassDef,
-    CycleInput,
-    Machine,
-    Placement,
-    Work,
-)
+from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.trees import trees
 
 _SERVICE_TYPES = ("Service",)
@@ -135,8 +126,9 @@ def _start(inp: CycleInput) -> _Walk:
 
 
 def _accounting_order(inp: CycleInput) -> list[Work]:
-    """accountForNonPreemptable then accountForFairShare: classes in the RM's class-map order, jobs in `inp.work` order."""
-    ordered = []
+    """accountForNonPreemptable then accountForFairShare: classes in the RM's class-map order, jobs in
+    `inp.work` order."""
+    ordered: list[Work] = []
     for wanted in ((FIXED_SHARE, RESERVE), (FAIR_SHARE,)):
         for c in class_map_order(inp.classes):
             if _policy(c) in wanted:
@@ -186,7 +178,8 @@ def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
 
 def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int], policy: str,
                  vertical: bool = True) -> int:
-    """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair share, its subpools)."""
+    """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair
+    share, its subpools)."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
     if needed <= 0 or work.order <= 0:
         return 0
@@ -266,7 +259,8 @@ def _fair_pass(walk: _Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[i
 
 
 def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
-    """whatOfFixedShare: per class, oldest job first; no stacking of one service first, stacking if that found nothing."""
+    """whatOfFixedShare: per class, oldest job first; no stacking of one service first, stacking if
+    that found nothing."""
     for c in tier:
         pool = walk.pools.get(c.nodepool)
         if pool is None:

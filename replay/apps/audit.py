@@ -18,8 +18,8 @@ import polars as pl
 from replay.model.logged import Logged, pair_key, logged_decisions
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
 from rmref import Caps, Phases
+from rmref.constants import PURGE
 from rmref.cycle import CycleResult, Hints, schedule
-from rmref.evictions import PURGE
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")

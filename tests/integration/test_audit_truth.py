@@ -12,7 +12,7 @@ from functools import lru_cache
 import pytest
 
 from replay.apps.audit import audit, result_frames
-from rmref.evictions import ALREADY_LEAVING
+from rmref.constants import ALREADY_LEAVING
 from tests.conftest import LOGS, parsed, truth
 from tests.truth_inputs import defrag_evictions, expected_placements, removals
 

@@ -27,7 +27,7 @@ import polars as pl
 from replay import parse
 from replay.apps.audit import audit, result_frames
 from replay.model.logged import Logged, logged_decisions
-from rmref.evictions import ALREADY_LEAVING
+from rmref.constants import ALREADY_LEAVING
 
 LEVELS = {"info": "rm.log", "debug": "rm-debug.log"}
 LACKS_INPUT = "the log lacks this input"  # how the audit marks a divergence the log cannot settle

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rmref.caps import CapInput
-from rmref.evictions import ALREADY_LEAVING, PURGE, RESERVATION, SHRINK, evictions, held_count
+from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION, SHRINK
+from rmref.evictions import evictions, held_count
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 
 CAP = CapInput(remaining=100, threads=1, current=0, max_processes=100, initialized=True, projected=0,
