@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -154,7 +155,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
                          "no published schedule in the audited range (check --cycles, or that the log has "
                          "`createState  Schedule sent` records)"))
-    for cycle, job, kind, _logged, _ref, why in result.divergences[: args.show]:
+    for cycle, job, kind, _logged, _ref, why, *_ in result.divergences[: args.show]:
         console.print(f"  cycle {cycle} job {job} {kind}: {why}", markup=False, highlight=False)
     if len(result.divergences) > args.show:
         console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
@@ -166,10 +167,14 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N] [--config DIR]"""
-    from replay.apps.explain import explain_job, render
+    from replay.apps.explain import as_json, explain_job, render
 
     tables = load_tables(args.logs, args.config, console)
-    console.print(render(explain_job(tables, args.job, args.cycle)), markup=False, highlight=False)
+    story = explain_job(tables, args.job, args.cycle)
+    if args.json:
+        sys.stdout.write(json.dumps(as_json(story), indent=2, sort_keys=True) + "\n")
+    else:
+        console.print(render(story), markup=False, highlight=False)
     return 0
 
 
@@ -328,6 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--cycle", type=int, metavar="N", help="one cycle in detail (default: the job's whole life, "
                    "then its last scheduled cycle)")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
+    e.add_argument("--json", action="store_true", help="print the story as JSON (logged and rmref decisions, "
+                   "where they part, the sections)")
     e.set_defaults(func=cmd_explain)
 
     w = sub.add_parser("whatif", help="replay every cycle's recorded inputs with a changed configuration or phase")

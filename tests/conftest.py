@@ -21,6 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and (p / "scenario.json.gz").exists())
 LOGS = [(name, level) for name in SCENARIOS for level in ("rm.log", "rm-debug.log")]
+# shrunk failures of the differential runs against the real RM (tests/oracle), fixed and kept:
+# small logs the audit and rmref are held to, cycle by cycle (not the parser's engines or the TUI)
+CORPUS = sorted(f"corpus/{p.name}" for p in (FIXTURES / "corpus").iterdir() if (p / "scenario.json.gz").exists())
+CORPUS_LOGS = [(name, level) for name in CORPUS for level in ("rm.log", "rm-debug.log")]
 
 
 def log_path(name: str, level: str = "rm.log") -> Path:

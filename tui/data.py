@@ -14,6 +14,7 @@ from datetime import datetime, time
 import numpy as np
 import polars as pl
 
+from replay.apps.audit import DIVERGENCE_SCHEMA
 from replay.cli import GROUPS, family_group
 from replay.parsing.families import ROUTES
 from replay.model.logged import in_cycles, taken_by_defrag
@@ -215,8 +216,7 @@ def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: dict[str, p
             .sort("cycle"))
 
 
-EMPTY_DIVERGENCES = pl.DataFrame(schema={"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String,
-                                         "logged": pl.String, "reference": pl.String, "explanation": pl.String})
+EMPTY_DIVERGENCES = pl.DataFrame(schema=DIVERGENCE_SCHEMA)
 
 
 @dataclass

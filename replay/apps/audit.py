@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
 
 from replay.model.logged import Logged, pair_key, logged_decisions
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
-from rmref import Caps, Phases
+from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
+from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import PURGE
 from rmref.cycle import CycleResult, Hints, schedule
 from rmref.model import CycleInput, Eviction, Placement
@@ -31,12 +32,15 @@ class AuditResult:
 
     cycles: list[int] = field(default_factory=list)
     ref: dict[str, list[tuple]] = field(default_factory=lambda: {k: [] for k in DECISIONS})
-    divergences: list[tuple[int, int | None, str, str, str, str]] = field(default_factory=list)
+    # (cycle, job, decision, logged, rmref, explanation, step, detail): DIVERGENCE_SCHEMA
+    divergences: list[tuple[int, int | None, str, str, str, str, str, str]] = field(default_factory=list)
     tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
     audited: tuple[str, ...] = ()
     skipped: dict[int, str] = field(default_factory=dict)  # cycles that cannot be rebuilt, and why
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
+    traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
+    carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -50,39 +54,67 @@ class AuditResult:
         }
 
 
-def _cap_rule(caps: Caps, logged: object) -> str:
-    return (f"rmref's cap chain: base {caps.base}, projected {caps.projected}, potential {caps.potential}, "
-            f"actual {caps.actual} (bound by {caps.rule}); the RM logged actual cap {logged}")
+@dataclass(frozen=True)
+class Carried:
+    """What rmref carries into a cycle from the ones before (so one cycle can be run again alone)."""
+
+    wealth: dict[str, int] | None
+    chained: CycleResult | None
+
+
+@dataclass(frozen=True)
+class CycleTrace:
+    """rmref's run of one audited cycle, every phase as the audit ran it: what `explain` tells."""
+
+    cycle: int
+    input: CycleInput
+    caps: dict[int, Caps] = field(default_factory=dict)
+    how_much: HowMuch | None = None  # on the RM's logged caps
+    placements: tuple[Placement, ...] = ()  # on the RM's logged counts
+    evictions: tuple[Eviction, ...] = ()
+    defrag: Defrag | None = None
+    chained: CycleResult | None = None  # the phases chained on rmref's own decisions
+
+
+def _cap_rule(caps: Caps, logged: object) -> Cause:
+    return Cause("initJobCap", "", f"rmref's cap chain is base {caps.base}, projected {caps.projected}, potential "
+                 f"{caps.potential}, actual {caps.actual} (bound by {caps.rule}); the RM's actual cap is {logged}")
 
 
 def _compare(result: AuditResult, kind: str, cycle: int, logged: Mapping[int, object],
-             ref: Mapping[int, object], explain: Callable[[int, object, object], str]) -> None:
-    """Tally one decision kind of one cycle, job by job, and record every disagreement."""
+             ref: Mapping[int, object], explain: Callable[[int, object, object], Cause]) -> None:
+    """Tally one decision kind of one cycle, job by job, and record every disagreement with its cause."""
     for job in sorted(set(logged) | set(ref)):
         lv, rv = logged.get(job), ref.get(job)
         result.tally[kind][1] += 1
         if lv == rv:
             result.tally[kind][0] += 1
         else:
-            result.divergences.append((cycle, job, kind, str(lv), str(rv), explain(job, lv, rv)))
+            cause = explain(job, lv, rv)
+            if not cause.entity:
+                cause = replace(cause, entity=f"job {job}")
+            result.divergences.append((cycle, job, kind, str(lv), str(rv), cause.sentence(), cause.step,
+                                       cause.detail))
 
 
 def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                only: Collection[str] = DECISIONS) -> None:
-    """Run each phase on one cycle's input and compare it with the log."""
+                only: Collection[str] = DECISIONS) -> CycleTrace:
+    """Run each phase on one cycle's input, compare it with the log, and return rmref's run."""
     result.cycles.append(inp.cycle)
     caps = _audit_caps(inp, logged, phases, result, "caps" in only)
     counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
+    trace = CycleTrace(inp.cycle, inp, caps)
     if "counts" in only:
-        _audit_counts(inp, logged, phases, result, caps)
+        trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
     if "placements" in only:
-        _audit_placements(inp, logged, phases, result, counts)
+        trace = replace(trace, placements=_audit_placements(inp, logged, phases, result, counts))
     if "evictions" in only:
-        _audit_evictions(inp, logged, phases, result, counts)
+        trace = replace(trace, evictions=_audit_evictions(inp, logged, phases, result, counts))
     if "defrag" in only:
-        _audit_defrag(inp, logged, counts, phases.defrag, result)
+        trace = replace(trace, defrag=_audit_defrag(inp, logged, counts, phases.defrag, result))
     if "schedule" in only:
-        _audit_schedule(inp, logged, phases, result)
+        trace = replace(trace, chained=_audit_schedule(inp, logged, phases, result))
+    return trace
 
 
 def _audit_caps(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult, tally: bool) -> dict[int, Caps]:
@@ -92,12 +124,13 @@ def _audit_caps(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     if tally:
         result.ref["caps"] += [(c, j, k.base, k.projected, k.potential, k.actual) for j, k in sorted(caps.items())]
         _compare(result, "caps", c, logged_caps, {j: k.actual for j, k in caps.items()},
-                 lambda j, lv, rv: _cap_rule(caps[j], lv) if j in caps else "the RM logged no cap input for this job")
+                 lambda j, lv, rv: _cap_rule(caps[j], lv) if j in caps
+                 else Cause("initJobCap", "", "the RM logged no cap input for this job"))
     return caps
 
 
 def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                  caps: Mapping[int, Caps]) -> None:
+                  caps: Mapping[int, Caps]) -> HowMuch:
     """How Much on the logged caps (the cap phase is audited on its own). The RM logs a cap for
     every job but a completed or refused one, whose cap rmref derives as the RM does."""
     c = inp.cycle
@@ -107,34 +140,47 @@ def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: Audit
     hm = phases.how_much(inp, job_caps, dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
     logged_counts = logged.counts.get(c, {})
     result.ref["counts"] += [(c, w.job_id, w.order, hm.counts[w.job_id]) for w in inp.work if w.job_id in hm.counts]
-    deferred = {j: f" ({why})" for j, why in hm.deferred.items()}
-    _compare(result, "counts", c, logged_counts, {j: n for j, n in hm.counts.items() if n or j in logged_counts},
-             lambda j, lv, rv: f"rmref counts {rv} processes{deferred.get(j, '')}, the RM {lv}")
+    work = {w.job_id: w for w in inp.work}
+    reasons = logged.deferrals.get(c, {})
+
+    def why(job: int, lv: object, rv: object) -> Cause:
+        if job not in work:
+            return Cause("howMuch", f"job {job}", f"the RM counted {lv} processes for a job the cycle does not "
+                         "publish")
+        return count_cause(work[job], inp, hm, logged.counters(c), lv if isinstance(lv, int) else None,
+                           reasons.get(job))
+
+    _compare(result, "counts", c, logged_counts, {j: n for j, n in hm.counts.items() if n or j in logged_counts}, why)
+    return hm
 
 
 def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                      counts: Mapping[int, int]) -> None:
+                      counts: Mapping[int, int]) -> tuple[Placement, ...]:
     """What Of on the logged counts, against the connectShare lines."""
     placed: dict[int, list] = {}
-    for p in phases.what_of(inp, counts):
+    placements = tuple(phases.what_of(inp, counts))
+    for p in placements:
         placed.setdefault(p.job_id, []).append((p.host, p.order))
         result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
     _compare(result, "placements", inp.cycle, logged.placements.get(inp.cycle, {}),
              {j: sorted(v) for j, v in placed.items()},
-             lambda j, lv, rv: f"rmref places the new processes on {rv or 'no host'}, the RM on {lv or 'no host'}")
+             lambda j, lv, rv: placement_cause(inp, j, lv, rv))
+    return placements
 
 
 def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                     counts: Mapping[int, int]) -> None:
+                     counts: Mapping[int, int]) -> tuple[Eviction, ...]:
     """doEvictions on the logged counts, against the shrinkBy and purge lines."""
     evicted: dict[int, list] = {}
-    for e in phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ()), logged.share_walk.get(inp.cycle, {})):
+    done = tuple(phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ()), logged.share_walk.get(inp.cycle, {})))
+    for e in done:
         # the log's purge lines name the host and the job, not the share
         evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
         result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
     _compare(result, "evictions", inp.cycle, logged.evictions.get(inp.cycle, {}),
              {j: sorted(v, key=pair_key) for j, v in evicted.items()},
-             lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
+             lambda j, lv, rv: eviction_cause(inp, j, counts.get(j), lv, rv, done))
+    return done
 
 
 def _logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placement], list[Eviction]]:
@@ -166,7 +212,8 @@ def _unknown_order(job: int, disputed: set[int], known: set[tuple[int, int]]) ->
             f"the submission order: the log lacks this input")
 
 
-def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase, result: AuditResult) -> None:
+def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase: Callable[..., Defrag],
+                  result: AuditResult) -> Defrag:
     """Needy jobs and the shares taken for them, against the ACTUALLY NEEDY lines and the Removals."""
     c = inp.cycle
     placed, gone = _logged_phase_outputs(inp, logged)
@@ -182,16 +229,28 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
     disputed = set(logged_needy) | set(d.needy) | set(d.carried)  # every job that competed for free space
     _compare(result, "defrag", c, {j: ("needy", n) for j, n in logged_needy.items()},
              {j: ("needy", n) for j, n in d.needy.items()},
-             lambda j, lv, rv: f"rmref finds job {j} {'needy for ' + str(rv[1]) if rv else 'not needy'}, "
-                               f"the RM {'needy for ' + str(lv[1]) if lv else 'not needy'}"
-                               + _unknown_order(j, disputed, logged.job_order_known.get(c, set())))
+             lambda j, lv, rv: Cause(
+                 "detectFragmentation", f"job {j}",
+                 f"rmref finds it {_needy_words(rv)}, the RM {_needy_words(lv)}"
+                 + _unknown_order(j, disputed, logged.job_order_known.get(c, set()))))
     _compare(result, "defrag", c, {j: ("taken", v) for j, v in logged.defrag.get(c, {}).items()},
              {j: ("taken", sorted(v)) for j, v in taken.items()},
-             lambda j, lv, rv: f"defragmentation takes {rv[1] if rv else 'nothing'} from job {j} in rmref, "
-                               f"{lv[1] if lv else 'nothing'} in the RM")
+             lambda j, lv, rv: Cause("takeFromTheRich", f"job {j}",
+                                     f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"))
+    return d
 
 
-def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult) -> None:
+def _needy_words(value: object) -> str:
+    return f"needy for {value[1]} processes" if isinstance(value, tuple) else "not needy"
+
+
+def _shares_words(value: object) -> str:
+    if not isinstance(value, tuple) or not value[1]:
+        return "nothing"
+    return ", ".join(f"{h}.{s}" for h, s in value[1])
+
+
+def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult) -> CycleResult:
     """The phases chained, each fed rmref's own upstream decisions (rmref.schedule), against the
     schedule the RM published: a cascade that the phase-isolated kinds hide shows here."""
     c, prev = inp.cycle, result.chained
@@ -205,7 +264,9 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
         result.ref["schedule"] += [(c, job, "removal", h, sid) for h, sid in pub.removals]
     _compare(result, "schedule", c, logged.published.get(c, {}),
              {j: (p.additions, p.removals) for j, p in run.published.items()},
-             lambda j, lv, rv: f"rmref's chained phases publish {_published(rv)} for job {j}, the RM {_published(lv)}")
+             lambda j, lv, rv: Cause("schedule", f"job {j}", f"rmref's chained phases publish {_published(rv)}, "
+                                     f"the RM {_published(lv)}"))
+    return run
 
 
 def _published(value: object) -> str:
@@ -219,8 +280,9 @@ def _published(value: object) -> str:
 
 def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None,
-          only: Collection[str] = DECISIONS) -> AuditResult:
-    """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`."""
+          only: Collection[str] = DECISIONS, trace: Collection[int] = ()) -> AuditResult:
+    """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
+    rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`)."""
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
     result = AuditResult(audited=tuple(k for k in DECISIONS if k in only))
@@ -230,10 +292,27 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
         if inp.cycle in gaps:
             result.skipped[inp.cycle] = gaps[inp.cycle]
             continue
-        audit_cycle(inp, logged, phases, result, only)
+        result.carried[inp.cycle] = Carried(result.wealth, result.chained)
+        cycle_trace = audit_cycle(inp, logged, phases, result, only)
+        if inp.cycle in trace:
+            result.traces[inp.cycle] = cycle_trace
         if progress and i % 50 == 0:
             progress(i, total)
     return result
+
+
+def trace_cycle(tables: dict[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,
+                phases: Phases = Phases()) -> CycleTrace | None:
+    """rmref's run of one cycle exactly as `result`'s audit ran it (the cycle again, from what the
+    audit carried into it); None when the audit did not audit the cycle."""
+    if cycle in result.traces:
+        return result.traces[cycle]
+    carried = result.carried.get(cycle)
+    if carried is None:
+        return None
+    again = AuditResult(audited=result.audited, wealth=carried.wealth, chained=carried.chained)
+    inp = next(cycle_inputs(tables, boot or bootstrap(tables), range(cycle, cycle + 1)), None)
+    return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None
 
 
 REF_SCHEMAS = {
@@ -249,7 +328,7 @@ REF_SCHEMAS = {
                  "share_id": pl.Int64},
 }
 DIVERGENCE_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
-                     "reference": pl.String, "explanation": pl.String}
+                     "reference": pl.String, "explanation": pl.String, "step": pl.String, "detail": pl.String}
 
 
 def result_frames(result: AuditResult) -> dict[str, pl.DataFrame]:

@@ -326,7 +326,7 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
             (k, v["agree"], v["total"]) for k, v in rep["decisions"].items()]))
         if audit_result.divergences:
             parts.append(table(("cycle", "job", "decision", "logged", "rmref", "why"),
-                               audit_result.divergences[:max_rows]))
+                               [d[:6] for d in audit_result.divergences[:max_rows]]))
 
     # waiting jobs
     waiting = _waiting(tables, owners, top_waiting)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from replay.model.inputs import CounterBlock, counter_blocks
+
 PerJob = dict[int, dict[int, object]]
 EVICTION_REASONS = ["shrink", "node_purge"]  # the `evictions` rows that name a share doEvictions took
 
@@ -43,6 +45,14 @@ class Logged:
     job_order_known: dict[int, set[tuple[int, int]]]  # (a, b): the log shows a was taken before b
     user_orders: dict[int, list[tuple[str, ...]]]  # the user order of each countUserShares block
     share_walk: dict[int, dict[str, tuple[int, ...]]]  # cleared host -> its shares in the order the RM walked them
+    rmcounter: dict[int, pl.DataFrame]  # the cycle's RmCounter rows (`counters` builds the blocks when asked)
+    deferrals: dict[int, dict[int, str]]  # job -> the reason the RM gave it nothing
+
+    def counters(self, cycle: int) -> list[CounterBlock]:
+        """The RmCounter blocks How Much printed in the cycle, in order (built only when asked: a
+        long log has tens of thousands)."""
+        rows = self.rmcounter.get(cycle)
+        return counter_blocks({"rmcounter": rows}) if rows is not None else []
     published: PerJob  # job -> (Additions' hosts, new Removals' (host, share id)), both sorted
 
 
@@ -109,8 +119,12 @@ def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: dict[str
     there that no shrink line names is the clearing's.
     """
     columns = ["cycle", "job_id", "host", "share_id", "order", "reason", "line"]
+    evictions_rows = in_cycles(tables["evictions"])
+    # a share it found not preemptable ("Found non-preemptable share N") stays; defragmentation may take it later
+    kept = evictions_rows.filter(pl.col("reason") == "non_preemptable").select("cycle", "share_id")
     taken = (_new_removals(tables).join(cleared.select("cycle", "host").unique(), on=["cycle", "host"])
              .join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+             .join(kept, on=["cycle", "share_id"], how="anti")
              .join(cleared.group_by("cycle", "host").agg(pl.col("line").min()), on=["cycle", "host"])
              .with_columns(pl.lit(None, pl.Int64).alias("order"), pl.lit("reservation").alias("reason")))
     return pl.concat([shrunk.select(columns), taken.select(columns)], how="vertical_relaxed")
@@ -174,6 +188,11 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
         job_order_known={c: known for c, (_, known) in orders.items()},
         user_orders=user_orders(tables["rmcounter"]),
         share_walk=share_walk(shrunk, in_cycles(tables["evictions"])),
+        rmcounter={c: part for (c,), part in in_cycles(tables["rmcounter"]).partition_by(
+            "cycle", as_dict=True, maintain_order=True).items()},
+        deferrals={c: {j: r for j, r in jobs.items() if r} for c, jobs in _nest(
+            in_cycles(tables["counts"]).filter(pl.col("reason").is_not_null())
+            .unique(["cycle", "job_id"], keep="last", maintain_order=True), "reason").items()},
         published=published(tables),
     )
 

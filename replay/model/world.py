@@ -375,8 +375,9 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             shares = tuple(sorted(held.get(job, ()), key=lambda s: s.share_id))
             logged = caps.get((cycle, job))
             held_now = sum(1 for s in shares if not s.pending_removal)
-            # the RM logs a cap for every job but a completed or refused one
-            refused = refused_in.get(job, cycle + 1) <= cycle
+            # the RM logs a cap for every job but a completed or refused one; a refusal that leaves the
+            # job in a class (a service in a fair-share class) does not stop its scheduling
+            refused = refused_in.get(job, cycle + 1) <= cycle and not r["class"]
             cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS},
                            current=held_now - logged["purged"]) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,

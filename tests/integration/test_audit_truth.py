@@ -13,7 +13,7 @@ import pytest
 
 from replay.apps.audit import audit, result_frames
 from rmref.constants import ALREADY_LEAVING
-from tests.conftest import LOGS, parsed, truth
+from tests.conftest import CORPUS_LOGS, LOGS, parsed, truth
 from tests.truth_inputs import defrag_evictions, expected_placements, removals
 
 
@@ -23,7 +23,7 @@ def _audit(name: str, level: str):
     return result, result_frames(result)
 
 
-@pytest.mark.parametrize(("name", "level"), LOGS)
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
 def test_every_cycle_agrees_with_the_log(name, level):
     result, _ = _audit(name, level)
     report = result.report()
@@ -34,16 +34,16 @@ def test_every_cycle_agrees_with_the_log(name, level):
         assert tally["agree"] == tally["total"], kind
 
 
-@pytest.mark.parametrize(("name", "level"), LOGS)
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
 def test_reference_caps_equal_truth(name, level):
     ref = _audit(name, level)[1]["ref_caps"]
     caps = {(r["cycle"], j["id"]): j["job_cap"] for r in truth(name) for j in r["jobs"]}
-    assert ref.height > 0
+    assert ref.height > 0 or not caps  # (a log whose only work is refused has no cap to check)
     for cycle, job, actual in ref.select("cycle", "job_id", "actual_cap").iter_rows():
         assert actual == caps[(cycle, job)], (cycle, job)
 
 
-@pytest.mark.parametrize(("name", "level"), LOGS)
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
 def test_reference_placements_equal_truth(name, level):
     ref = _audit(name, level)[1]["ref_placements"]
     placed: dict[int, Counter] = {}
@@ -53,7 +53,7 @@ def test_reference_placements_equal_truth(name, level):
         assert placed.get(record["cycle"], Counter()) == expected_placements(record), record["cycle"]
 
 
-@pytest.mark.parametrize(("name", "level"), LOGS)
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
 def test_reference_evictions_equal_truth(name, level):
     """doEvictions' victims are the shares first listed as removed, less defragmentation's."""
     ref = _audit(name, level)[1]["ref_evictions"]
@@ -69,7 +69,7 @@ def test_reference_evictions_equal_truth(name, level):
         before = now
 
 
-@pytest.mark.parametrize(("name", "level"), LOGS)
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
 def test_reference_counts_equal_truth(name, level):
     ref = _audit(name, level)[1]["ref_counts"]
     given = {(r["cycle"], j["id"]): j["nshares_given"] for r in truth(name) for j in r["jobs"]}
@@ -78,9 +78,23 @@ def test_reference_counts_equal_truth(name, level):
         assert shares == given[(cycle, job)], (cycle, job)
 
 
-@pytest.mark.parametrize(("name", "level"), LOGS)
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
+def _by_machine(actions: list[tuple]) -> list[tuple]:
+    """Actions as (needy job, host, the donors' shares there): the machines in the order they were
+    cleared, the shares of one machine as a set. Which of a machine's shares goes first follows
+    the processes' investment, which no log prints (only its order within one job's Existing list)."""
+    out: list[tuple] = []
+    for needy, donor, host, share in actions:
+        if out and out[-1][:2] == (needy, host):
+            out[-1][2].add((donor, share))
+        else:
+            out.append((needy, host, {(donor, share)}))
+    return out
+
+
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
 def test_reference_defrag_equals_truth(name, level):
-    """Every defragmentation action truth records, in order, and nothing else."""
+    """Every defragmentation action truth records, machine by machine in order, and nothing else."""
     ref = _audit(name, level)[1]["ref_defrag"]
     ours: dict[int, list] = {}
     for cycle, needy, donor, host, share in ref.iter_rows():
@@ -88,10 +102,10 @@ def test_reference_defrag_equals_truth(name, level):
     for record in truth(name):
         expected = [(a["needy_job"], a["donor_job"], a["host"], a["share"] if a["action"] == "evict" else 0)
                     for a in record["defrag"]["actions"]]
-        assert ours.get(record["cycle"], []) == expected, record["cycle"]
+        assert _by_machine(ours.get(record["cycle"], [])) == _by_machine(expected), record["cycle"]
 
 
-@pytest.mark.parametrize(("name", "level"), LOGS)
+@pytest.mark.parametrize(("name", "level"), LOGS + CORPUS_LOGS)
 def test_reference_schedule_equals_truth(name, level):
     """rmref's chained phases publish what the RM published: each job's Additions (hosts) and
     the shares it newly lists as Removals."""
@@ -116,6 +130,6 @@ def test_the_one_residual_of_i_mega24_names_the_input_the_log_lacks():
     is tallied first decides who is needy, and the INFO log does not show that order."""
     result = audit(parsed("i_mega24").tables, cycles=range(1471, 1476))
     assert [c for c in result.cycles if c not in {d[0] for d in result.divergences}] == [1471, 1472, 1474, 1475]
-    [(cycle, job, kind, _logged, _ref, why)] = result.divergences
-    assert (cycle, job, kind) == (1473, 36, "defrag")
+    [(cycle, job, kind, _logged, _ref, why, step, _detail)] = result.divergences
+    assert (cycle, job, kind, step) == (1473, 36, "defrag", "detectFragmentation")
     assert "the log lacks this input" in why and "order the INFO log does not show" in why

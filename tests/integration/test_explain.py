@@ -7,11 +7,21 @@ user and policy, the shares the cycle added and took, and say them in the render
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
-from replay.apps.explain import Story, explain_job, render
+from functools import lru_cache
+
+from replay.apps.audit import AuditResult, audit
+from replay.apps.explain import Story, as_json, explain_job, render
 from replay.parsing.sources import InputError
 from tests.conftest import parsed, truth
+
+
+@lru_cache(maxsize=None)
+def _audited(name: str, level: str) -> AuditResult:
+    """The log's audit, once: explain re-runs one cycle of it (what the audit carried into it)."""
+    return audit(parsed(name, level).tables)
 
 LOGS = [("a_tiny", "rm.log"), ("b_classes", "rm-debug.log"), ("c_nodepools", "rm.log"),
         ("c_nodepools", "rm-debug.log"), ("d_fragmentation", "rm.log"), ("d_fragmentation", "rm-debug.log"),
@@ -58,7 +68,7 @@ def test_story_facts_equal_truth(name, level):
     checked = 0
     for record, prev in _chosen(name):
         for job in record["jobs"]:
-            _check(explain_job(tables, job["id"], record["cycle"]), job, prev, record)
+            _check(explain_job(tables, job["id"], record["cycle"], _audited(name, level)), job, prev, record)
             checked += 1
     assert checked
 
@@ -68,7 +78,7 @@ def test_rendered_story_says_the_facts(name, level):
     tables = parsed(name, level).tables
     for record, _ in _chosen(name, 2):
         for job in record["jobs"]:
-            story = explain_job(tables, job["id"], record["cycle"])
+            story = explain_job(tables, job["id"], record["cycle"], _audited(name, level))
             text = render(story)
             assert f"user {job['user']}" in text and f"class {job['class']}" in text and job["policy"] in text
             assert f"How Much gave it {job['nshares_given']} (cap {job['job_cap']})" in text
@@ -88,7 +98,7 @@ def test_life_follows_truth(name):
         for job in record["jobs"]:
             held.setdefault(job["id"], {})[record["cycle"]] = len(job["shares"])
     for job_id, by_cycle in sorted(held.items())[:6]:
-        story = explain_job(tables, job_id)
+        story = explain_job(tables, job_id, result=_audited(name, "rm.log"))
         cycles = sorted(by_cycle)
         assert story.cycle == cycles[-1] and (story.first_cycle, story.last_cycle) == (cycles[0], cycles[-1])
         assert story.life[0].cycle == cycles[0] and "arrives" in story.life[0].text
@@ -129,8 +139,35 @@ def test_a_dead_nodes_processes_are_told_as_purged():
         for job in record["jobs"]:
             purged = {s["id"] for s in job["shares"] if s["purged"]} & set(_new_preempted(job, prev))
             if purged:
-                story = explain_job(tables, job["id"], record["cycle"])
+                story = explain_job(tables, job["id"], record["cycle"], _audited(name, "rm.log"))
                 assert {t.share_id for t in story.taken if t.reason == "node_purge"} == purged
                 assert "purged: its node died" in render(story)
                 seen += 1
     assert seen
+
+
+@pytest.mark.parametrize("name,level", LOGS, ids=IDS)
+def test_explain_json_is_the_audits_run(name, level):
+    """explain's rmref side is the audit's own run (ref_*), its logged side the audit's reading of the log."""
+    from replay.apps.audit import result_frames
+    from replay.model.logged import logged_decisions
+
+    tables = parsed(name, level).tables
+    result = _audited(name, level)
+    frames = result_frames(result)
+    logged = logged_decisions(tables)
+    for record, _ in _chosen(name, 2):
+        c = record["cycle"]
+        for job in record["jobs"]:
+            data = as_json(explain_job(tables, job["id"], c, result))
+            j = job["id"]
+            ref_caps = frames["ref_caps"].filter((pl.col("cycle") == c) & (pl.col("job_id") == j))["actual_cap"]
+            ref_counts = frames["ref_counts"].filter((pl.col("cycle") == c) & (pl.col("job_id") == j))["shares_given"]
+            placed = sorted(frames["ref_placements"].filter((pl.col("cycle") == c) & (pl.col("job_id") == j))
+                            .select("host", "order").rows())
+            assert data["rmref"]["cap"] == (ref_caps[0] if len(ref_caps) else None), (c, j)
+            assert data["rmref"]["count"] == (ref_counts[0] if len(ref_counts) else None), (c, j)
+            assert [tuple(p) for p in data["rmref"]["placed"]] == placed, (c, j)
+            assert data["logged"]["cap"] == logged.caps.get(c, {}).get(j), (c, j)
+            assert data["logged"]["count"] == logged.counts.get(c, {}).get(j), (c, j)
+            assert [tuple(p) for p in data["logged"]["placed"]] == logged.placements.get(c, {}).get(j, []), (c, j)

@@ -137,7 +137,8 @@ def test_divergence_keys_diff_tab_and_filter():
     name = "a_tiny"
     planted = pl.DataFrame({"cycle": [5, 12], "job_id": [2, 1], "decision": ["counts", "caps"],
                             "logged": ["1", "4"], "reference": ["2", "3"],
-                            "explanation": ["planted for the test", "planted too"]})
+                            "explanation": ["planted for the test", "planted too"],
+                            "step": ["users", "caps"], "detail": ["planted", "planted"]})
 
     async def go():
         app = app_for(name, divergences=planted)

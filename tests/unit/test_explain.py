@@ -5,13 +5,13 @@ from __future__ import annotations
 import polars as pl
 
 from replay.apps.explain import Competitor, Counting, HeldShare, Section, Story, Taken, render
-from replay.apps.explain.counting import _counter_chain
+from replay.apps.causes import award, chain
 from replay.apps.explain.sections import _rule_words
 from replay.apps.explain.taken import _rich_takings
 from replay.apps.explain.text import _by_order, _fraction, _ranges, _spaces
 from replay.model.inputs import CounterBlock
 from replay.parsing.tables import SCHEMAS, conform
-from rmref import CapInput, Caps, job_caps
+from rmref import CapInput, Caps, CounterRun, job_caps
 from rmref.howmuch import Entity
 
 
@@ -53,25 +53,30 @@ def _block(i: int, descr: str, names: list[str], vm: tuple[int, ...] = (0, 0, 2)
     return CounterBlock(5, i, descr, tuple(Entity(n, 1, (1, 0, 1)) for n in names), vm, None)
 
 
-def test_counter_chain_picks_the_blocks_the_job_went_through():
-    """Class blocks (subpool, then the parent), then per class its users and per user its jobs."""
+def test_the_chain_pairs_each_run_with_the_block_of_the_same_count():
+    """Class blocks (subpool, then the parent), then per class its users and per user its jobs: two
+    classes with the same users pair by occurrence, not by the last block of those users."""
     blocks = [
         _block(1, "countClassShares", ["b"]),
         _block(2, "countClassShares", ["a", "b"]),
-        _block(3, "countUserShares", ["ann", "bob"]),  # class a
+        _block(3, "countUserShares", ["bob"]),  # class a
         _block(4, "countJobShares", ["10"]),
-        _block(5, "countJobShares", ["11"]),
-        _block(6, "countUserShares", ["bob"]),  # class b: bob again
-        _block(7, "countJobShares", ["12"]),
+        _block(5, "countUserShares", ["bob"]),  # class b: bob again
+        _block(6, "countJobShares", ["12"]),
     ]
-    classes, users, jobs = _counter_chain(blocks, 12, "b", "bob")
-    assert (classes.block, users.block, jobs.block) == (2, 6, 7)
-    classes, users, jobs = _counter_chain(blocks, 11, "a", "bob")
-    assert (classes.block, users.block, jobs.block) == (2, 3, 5)
-    # INFO: results recomputed; the class's own result is its user block's resource vector
-    assert classes.of("a").given == users.vmachines
-    classes, users, jobs = _counter_chain(blocks[:2], 13, "b", "cy")  # no job block: the class got nothing
-    assert (classes.block, users, jobs) == (2, None, None)
+    runs = [_run("countClassShares", "sub", ["b"]), _run("countClassShares", "top", ["a", "b"]),
+            _run("countUserShares", "a", ["bob"]), _run("countJobShares", "a/bob", ["10"]),
+            _run("countUserShares", "b", ["bob"]), _run("countJobShares", "b/bob", ["12"])]
+    levels = chain(runs, blocks, "b", "bob", 12, {"bob"}, {"12"})
+    assert [lv.block.block for lv in levels] == [2, 5, 6]
+    levels = chain(runs, blocks, "a", "bob", 10, {"bob"}, {"10"})
+    assert [lv.block.block for lv in levels] == [2, 3, 4]
+    # INFO: a level's award is the next level's resource vector
+    assert award(levels[0], levels[1]) == blocks[2].vmachines
+
+
+def _run(descr: str, scope: str, names: list[str]) -> CounterRun:
+    return CounterRun(descr, scope, tuple(Entity(n, 1, (2, 2)) for n in names), (0, 4), {n: (1, 1) for n in names})
 
 
 def _defrag(rows: list[dict]) -> pl.DataFrame:

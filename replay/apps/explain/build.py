@@ -6,43 +6,65 @@ from dataclasses import replace
 
 import polars as pl
 
-from replay.apps.explain.counting import _counter_chain
+from replay.apps.audit import AuditResult, CycleTrace, audit, trace_cycle
+from replay.apps.explain.counting import rmref_chain
 from replay.apps.explain.facts import _logged_caps, _logged_count, _placed, _schedule_shares, _who
 from replay.apps.explain.life import _life
-from replay.apps.explain.lookup import _chosen_cycle, _cycle_input, _job_cycles, _rows
+from replay.apps.explain.lookup import _chosen_cycle, _job_cycles, _rows
 from replay.apps.explain.sections import (
     _cap_section, _count_section, _counting_section, _defrag_lines, _job_section, _life_section, _placement_section,
     _taken_section, _waiting_section,
 )
-from replay.apps.explain.story import Section, Story
+from replay.apps.explain.story import Decisions, Divergence, Section, Story
 from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
 from replay.model.inputs import counter_blocks
-from rmref import job_caps
+from replay.model.logged import Logged, logged_decisions, pair_key
+from rmref.constants import PURGE
 from rmref.model import CycleInput
 
 
-def _facts(tables: dict[str, pl.DataFrame], inp: CycleInput | None, job_id: int, c: int,
+def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) -> tuple[Decisions | None, Decisions]:
+    """The job's decisions as the audit's rmref run made them, and as the audit reads them from the log."""
+    theirs = Decisions(
+        logged.caps.get(cycle, {}).get(job_id), logged.counts.get(cycle, {}).get(job_id),
+        tuple(logged.placements.get(cycle, {}).get(job_id, ())),
+        tuple(logged.evictions.get(cycle, {}).get(job_id, ())))
+    if trace is None:
+        return None, theirs
+    caps = trace.caps.get(job_id)
+    ours = Decisions(
+        caps.actual if caps else None, trace.how_much.counts.get(job_id) if trace.how_much else None,
+        tuple(sorted((p.host, p.order) for p in trace.placements if p.job_id == job_id)),
+        tuple(sorted(((e.host, None if e.reason == PURGE else e.share_id) for e in trace.evictions
+                      if e.job_id == job_id), key=pair_key)))
+    return ours, theirs
+
+
+def _facts(tables: dict[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, job_id: int, c: int,
            cycles: list[int], with_life: bool) -> Story:
-    """The story's facts for cycle `c` (no sections yet)."""
+    """The story's facts for cycle `c` (no sections yet), rmref's side from the audit's own run."""
+    inp = trace.input if trace else None
     quantum = inp.config.quantum_gb if inp else 15
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     who = _who(tables, work, c, job_id, quantum)
     held, reason = _schedule_shares(tables, c, job_id, quantum)
-    fair = cls is None or cls.policy == "FAIR_SHARE"
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
-    subpools = bool(tables["nodepools"]["parent"].is_not_null().any())
-    classes, users, jobs = (_counter_chain(blocks, job_id, who.class_name, who.user, subpools) if fair
+    classes, users, jobs = (rmref_chain(inp, trace.how_much, work, cls, blocks) if inp and trace
                             else (None, None, None))
+    ours, theirs = _sides(trace, logged_decisions(tables), job_id, c)
+    causes = tuple(Divergence(kind, step, why) for cycle, job, kind, _lv, _rv, why, step, _detail
+                   in result.divergences if cycle == c and job == job_id)
     return Story(
         job_id=job_id, cycle=c, first_cycle=cycles[0], last_cycle=cycles[-1], work_type=who.work_type,
         user=who.user, class_name=who.class_name, policy=cls.policy if cls else None,
         nodepool=cls.nodepool if cls else None, memory_gb=who.memory_gb, order=who.order,
         threads=work.cap_input.threads if work else None, remaining=work.cap_input.remaining if work else None,
         count=_logged_count(_rows(tables, "counts", c, job_id)), logged_caps=_logged_caps(tables, c, job_id),
-        caps=job_caps(work.cap_input) if work else None, shares=held, placed=_placed(tables, c, job_id),
+        caps=trace.caps.get(job_id) if trace else None, shares=held, placed=_placed(tables, c, job_id),
         taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
         life=_life(tables, job_id, cycles) if with_life else (), sections=(),
+        rmref=ours, logged=theirs, causes=causes,
     )
 
 
@@ -65,7 +87,7 @@ def _sections(tables: dict[str, pl.DataFrame], story: Story, inp: CycleInput | N
         _counting_section(f"4. Its user among the users of class {story.class_name}", story.users,
                           "No user count: " + ("the class is not fair share." if not_fair
                                                else "the class got nothing to divide among its users.")),
-        _count_section(story.count, count_rows, story.jobs, story.policy),
+        _count_section(story, count_rows),
         _placement_section(story.placed, _rows(tables, "expansions", c, job_id)),
         _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id),
                        _confirmed_gone(tables, c, job_id)),
@@ -74,13 +96,20 @@ def _sections(tables: dict[str, pl.DataFrame], story: Story, inp: CycleInput | N
     return tuple(sections)
 
 
-def explain_job(tables: dict[str, pl.DataFrame], job_id: int, cycle: int | None = None) -> Story:
+def explain_job(tables: dict[str, pl.DataFrame], job_id: int, cycle: int | None = None,
+                result: AuditResult | None = None) -> Story:
     """The story of one job: its life (when `cycle` is None) and the detail of one cycle.
 
+    rmref's side is the audit's own run of that cycle: `result` when it holds the cycle's trace
+    (an audit run with `trace={cycle}`), else an audit of the log up to the cycle (defragmentation
+    carries the users' wealth from cycle to cycle, so the cycles before it count).
     Raises InputError when the job is not in the log or the cycle is out of range.
     """
     cycles = _job_cycles(tables, job_id)
     c = _chosen_cycle(tables, job_id, cycles, cycle)
-    inp = _cycle_input(tables, c)
-    story = _facts(tables, inp, job_id, c, cycles, with_life=cycle is None)
-    return replace(story, sections=_sections(tables, story, inp))
+    trace = trace_cycle(tables, result, c) if result is not None else None
+    if trace is None:
+        result = audit(tables, cycles=range(0, c + 1), trace={c})
+        trace = result.traces.get(c)
+    story = _facts(tables, result, trace, job_id, c, cycles, with_life=cycle is None)
+    return replace(story, sections=_sections(tables, story, trace.input if trace else None))

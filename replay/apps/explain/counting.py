@@ -1,66 +1,41 @@
-"""The three RmCounter levels the job went through: its class's, its user's and its own block."""
+"""The three How Much levels the job went through, as the audit's own rmref run counted them.
+
+rmref records every counter run (`HowMuch.runs`): the job's class among the classes of its
+nodepool, its user among the class's users, the job among its user's jobs. Each level is shown
+as rmref ran it, beside what the RM's log shows of the same count (its RmCounter block's
+inputs, and the award when the log prints it: a DEBUG log, or the next level's block).
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 
-import numpy as np
-
+from replay.apps.causes import Level, award, chain
 from replay.apps.explain.story import Competitor, Counting
 from replay.model.inputs import CounterBlock
-from rmref import apportion, n_shares_by_order
+from rmref import CounterRun, HowMuch
+from rmref.model import ClassDef, CycleInput, Work
 
 
-def _results(block: CounterBlock) -> tuple[dict[str, tuple[int, ...]], bool]:
-    """Each entity's result: printed by a DEBUG log, else recomputed with rmref's counter."""
-    if block.given:
-        return block.given, True
-    pool = None
-    if block.descr == "countClassShares":  # classes of a nodepool: its shares bound their bonus
-        vm = np.array(block.vmachines)
-        pool = n_shares_by_order(np.array(vm, dtype=np.int64))
-    return apportion(block.entities, block.vmachines, pool_shares=pool).given, False
+def _counting(level: Level, below: Level | None, blocks: Sequence[CounterBlock]) -> Counting | None:
+    run: CounterRun | None = level.run
+    if run is None:
+        return None
+    competitors = tuple(Competitor(e.name, e.weight, e.wanted, run.given.get(e.name, (0,) * len(e.wanted)))
+                        for e in run.entities)
+    block_no = blocks.index(level.block) + 1 if level.block is not None else None
+    return Counting(run.descr, block_no or 0, run.vmachines, competitors, False, level.entity,
+                    logged_vmachines=level.block.vmachines if level.block is not None else None,
+                    logged_award=award(level, below))
 
 
-def _counting(block: CounterBlock, mine: str, subpools: bool) -> Counting:
-    given, logged = _results(block)
-    competitors = tuple(Competitor(e.name, e.weight, e.wanted, given.get(e.name, (0,) * len(e.wanted)))
-                        for e in block.entities)
-    approximate = subpools and not logged and block.descr == "countClassShares"
-    return Counting(block.descr, block.block, block.vmachines, competitors, logged, mine, approximate)
-
-
-def _names(block: CounterBlock) -> set[str]:
-    return {e.name for e in block.entities}
-
-
-def _counter_chain(blocks: list[CounterBlock], job_id: int, class_name: str, user: str,
-                   subpools: bool = False) -> tuple[Counting | None, Counting | None, Counting | None]:
-    """The class, user and job blocks the job went through this cycle.
-
-    The RM counts classes (nodepool by nodepool, the parent last), then for each class its users,
-    then each user's jobs: the job's block names it; its user block is the nearest user block
-    before it, the class block the nearest class block before that naming the class.
-    """
-    at_job = next((i for i, b in enumerate(blocks) if b.descr == "countJobShares" and str(job_id) in _names(b)), None)
-    end = at_job if at_job is not None else len(blocks)
-    at_user = None
-    if at_job is not None:
-        at_user = next((i for i in range(at_job - 1, -1, -1) if blocks[i].descr == "countUserShares"), None)
-    before = at_user if at_user is not None else end
-    at_class = next((i for i in range(before - 1, -1, -1)
-                     if blocks[i].descr == "countClassShares" and class_name in _names(blocks[i])), None)
-    if at_class is None:  # no job block: the class may still have been counted (and got nothing)
-        at_class = next((i for i in range(len(blocks) - 1, -1, -1)
-                         if blocks[i].descr == "countClassShares" and class_name in _names(blocks[i])), None)
-    pick = lambda i, mine: _counting(blocks[i], mine, subpools) if i is not None else None  # noqa: E731
-    classes, users = pick(at_class, class_name), pick(at_user, user)
-    if classes is not None and users is not None and not classes.given_logged:
-        classes = _with_given(classes, class_name, users.vmachines)
-    return classes, users, pick(at_job, str(job_id))
-
-
-def _with_given(counting: Counting, name: str, given: tuple[int, ...]) -> Counting:
-    """The class's result taken from its user block, whose resource vector is exactly what the class got."""
-    competitors = tuple(replace(c, given=given) if c.name == name else c for c in counting.competitors)
-    return replace(counting, competitors=competitors)
+def rmref_chain(inp: CycleInput, hm: HowMuch | None, work: Work | None, cls: ClassDef | None,
+                blocks: Sequence[CounterBlock]) -> tuple[Counting | None, Counting | None, Counting | None]:
+    """The class, user and job counts rmref ran for the job this cycle (None where it ran none)."""
+    if hm is None or work is None or cls is None or cls.policy != "FAIR_SHARE":
+        return None, None, None
+    users = {w.user for w in inp.work if w.class_name == cls.name}
+    jobs = {str(w.job_id) for w in inp.work if w.class_name == cls.name and w.user == work.user}
+    levels = chain(hm.runs, blocks, cls.name, work.user, work.job_id, users, jobs)
+    out = [_counting(lv, levels[i + 1] if i + 1 < len(levels) else None, blocks) for i, lv in enumerate(levels)]
+    return out[0], out[1], out[2]

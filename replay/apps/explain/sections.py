@@ -6,7 +6,9 @@ from fractions import Fraction
 
 import polars as pl
 
-from replay.apps.explain.story import Competitor, Counting, HeldShare, LifeEvent, LoggedCaps, Placed, Section, Taken
+from replay.apps.explain.story import (
+    Competitor, Counting, HeldShare, LifeEvent, LoggedCaps, Placed, Section, Story, Taken,
+)
 from replay.apps.explain.text import _by_order, _cap_text, _fraction, _plural, _spaces
 from rmref import UNLIMITED, CapInput, Caps
 from rmref.model import ClassDef, Work
@@ -94,21 +96,34 @@ def _counting_lines(counting: Counting) -> list[str]:
     """One RmCounter block in words: what it divides, each competitor's weight share and result."""
     what, _ = _LEVELS.get(counting.level, ("entity", "entities"))
     total = sum(c.weight for c in counting.competitors)
-    source = ("results as logged (DEBUG)" if counting.given_logged
-              else "results recomputed with rmref's counter (an INFO log prints only the inputs)")
-    lines = [f"{counting.level} (RmCounter block {counting.block}) divides {counting.quantum_shares} quantum shares "
-             f"({_spaces(counting.vmachines)}); {source}."]
+    block = f"the RM's RmCounter block {counting.block}" if counting.block else "no block of the RM's log"
+    lines = [f"{counting.level} (rmref's run, the audit's; {block}) divides {counting.quantum_shares} quantum "
+             f"shares ({_spaces(counting.vmachines)})."]
+    if counting.logged_vmachines is not None and _trimmed(counting.logged_vmachines) != _trimmed(counting.vmachines):
+        lines.append(f"The RM's block divided other free space: {_spaces(counting.logged_vmachines)}.")
     if counting.approximate:
         lines.append("Approximate for the other classes: with subpools a class's bonus is bounded by its own "
                      "pool's free space, which this recomputation does not model (this job's class: exact, "
                      "from its user count).")
     lines += [_competitor_line(c, total, counting.quantum_shares, counting.mine, what) for c in counting.competitors]
     me = counting.of(counting.mine)
+    award = counting.logged_award
+    if me is not None and award is not None and _trimmed(award[1:]) != _trimmed(me.given[1:]):
+        lines.append(f"The RM gave {what} {me.name} {award[0]} ({_spaces(award)}), rmref {me.given[0]}.")
+    elif me is not None and award is not None:
+        lines.append(f"The RM's log shows the same award for {what} {me.name}.")
     if me is not None and me.given[0] < me.wanted[0]:
         why = ("it was alone: that is all the space held for its order" if len(counting.competitors) == 1
                or me.weight == total else "the others' weights and the shape of the free space took the rest")
         lines.append(f"{what.capitalize()} {me.name} got {me.given[0]} of the {me.wanted[0]} it wanted: {why}.")
     return lines
+
+
+def _trimmed(vector: tuple[int, ...]) -> tuple[int, ...]:
+    out = list(vector)
+    while out and out[-1] == 0:
+        out.pop()
+    return tuple(out)
 
 
 def _counting_section(title: str, counting: Counting | None, missing: str) -> Section:
@@ -132,18 +147,23 @@ def _fixed_lines(rows: pl.DataFrame) -> list[str]:
     return lines
 
 
-def _count_section(count: int | None, rows: pl.DataFrame, jobs: Counting | None, policy: str | None) -> Section:
+def _count_section(story: Story, rows: pl.DataFrame) -> Section:
+    """The job's own count: rmref's (the audit's run) beside the RM's, and where they part if they do."""
+    policy, jobs = story.policy, story.jobs
     if policy and policy != "FAIR_SHARE":
         lines = [f"{policy} work is not weighed against others: the RM grants the whole request if it fits."]
         lines += _fixed_lines(rows)
     else:
         lines = _counting_lines(jobs) if jobs else ["No job count: the user got nothing to divide among its jobs."]
-        me = jobs.of(jobs.mine) if jobs else None
-        if me is not None and count is not None and me.given[0] != count:
-            lines.append(f"The counter gives it {me.given[0]} but the RM logged {count}: "
-                         "see `rmreplay audit` for the How Much phase.")
+    count = story.count
     lines.append(f"The RM's How Much count for this job: {_plural(count, 'process')}." if count is not None
                  else "The RM logged no How Much count for this job in this cycle.")
+    ours = story.rmref.count if story.rmref else None
+    if ours is not None:
+        lines.append(f"rmref's count (the audit's run): {_plural(ours, 'process')}.")
+    for d in story.causes:
+        if d.decision == "counts":
+            lines.append(f"rmref and the RM part at {d.explanation}.")
     title = "5. Its count among its user's jobs" if not policy or policy == "FAIR_SHARE" else f"5. Its count ({policy})"
     return Section(title, tuple(lines))
 

@@ -81,9 +81,11 @@ class Counting:
     block: int
     vmachines: tuple[int, ...]  # free spaces by size in quanta
     competitors: tuple[Competitor, ...]
-    given_logged: bool  # results printed by a DEBUG log (else recomputed with rmref.apportion)
+    given_logged: bool  # results printed by a DEBUG log (else rmref's run)
     mine: str  # the entity this story follows (class, user or job id)
     approximate: bool = False  # recomputed classes of a nodepool tree (rmref does not bound bonuses per subpool)
+    logged_vmachines: tuple[int, ...] | None = None  # the free space the RM's block divided (its log)
+    logged_award: tuple[int, ...] | None = None  # what the RM gave `mine`, where its log shows it
 
     @property
     def quantum_shares(self) -> int:
@@ -105,6 +107,25 @@ class LifeEvent:
     added: int = 0
     preempted: int = 0  # newly listed removals
     count: int | None = None  # the How Much count
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """One side's decisions about the job in the cycle, in the audit's shapes (equal by construction)."""
+
+    cap: int | None
+    count: int | None
+    placed: tuple[tuple[str, int], ...]  # (host, order) of each new process, sorted
+    evicted: tuple[tuple[str, int | None], ...]  # (host, share id) taken by doEvictions (None: a purge's host)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A decision on which the audit finds rmref and the RM apart, and the first step where they part."""
+
+    decision: str
+    step: str
+    explanation: str
 
 
 @dataclass(frozen=True)
@@ -131,11 +152,14 @@ class Story:
     placed: tuple[Placed, ...]
     taken: tuple[Taken, ...]
     reason: str | None  # the published waiting / deferral reason
-    classes: Counting | None
+    classes: Counting | None  # the How Much levels as the audit's rmref run counted them
     users: Counting | None
     jobs: Counting | None
     life: tuple[LifeEvent, ...]
     sections: tuple[Section, ...]
+    rmref: Decisions | None = None  # the audit's rmref run of this cycle, for this job
+    logged: Decisions | None = None  # what the RM logged it decided, as the audit reads it
+    causes: tuple[Divergence, ...] = ()  # where the two part, per decision (the audit's divergences)
 
     @property
     def actual_cap(self) -> int | None:

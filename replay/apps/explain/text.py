@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-from replay.apps.explain.story import Story
+from replay.apps.explain.story import Decisions, Story
 from rmref import UNLIMITED
 
 
@@ -73,3 +73,20 @@ def render(story: Story) -> str:
         out += [f"  {line}" for line in section.lines]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def as_json(story: Story) -> dict[str, object]:
+    """The story as JSON-ready data: the job, the cycle, each side's decisions and where they part."""
+    def side(d: Decisions | None) -> dict[str, object] | None:
+        if d is None:
+            return None
+        return {"cap": d.cap, "count": d.count, "placed": [list(p) for p in d.placed],
+                "evicted": [list(e) for e in d.evicted]}
+
+    return {
+        "job": story.job_id, "cycle": story.cycle, "user": story.user, "class": story.class_name,
+        "policy": story.policy, "nodepool": story.nodepool, "order": story.order,
+        "logged": side(story.logged), "rmref": side(story.rmref),
+        "divergences": [{"decision": d.decision, "step": d.step, "explanation": d.explanation} for d in story.causes],
+        "sections": [{"title": s.title, "lines": list(s.lines)} for s in story.sections],
+    }
