@@ -35,8 +35,8 @@ from pathlib import Path
 import polars as pl
 
 from replay.model.logged import Logged, logged_decisions
-from replay.model.world import Bootstrap, bootstrap, cycle_inputs
 from replay.parsing.sources import InputError
+from replay.model.world import Bootstrap, bootstrap, cycle_inputs
 from rmref import job_order, machine_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.evictions import PURGE
