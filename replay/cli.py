@@ -99,19 +99,39 @@ def parse_cycles(text: str | None) -> range | None:
     return range(first, last + 1)
 
 
-def load_tables(logs: list[str], config: str | None, console: Console) -> dict:
-    """Parse the logs; fill a bootstrap that rotated away from `--config DIR`."""
+def require_cycles(cycles: range | None, text: str | None, tables: dict) -> None:
+    """InputError when `--cycles` holds none of the log's published cycles."""
+    logged = tables["cycles"]["cycle"]
+    if cycles is None or logged.is_empty():  # a log with no cycle at all: the command says so
+        return
+    first, last = logged.min(), logged.max()
+    if cycles.start > last or cycles.stop <= first:
+        raise InputError(f"--cycles {text!r}: the log has cycles {first:,} to {last:,}; "
+                         "give A:B, A:, :B or N within them")
+
+
+def load_tables(logs: list[str], config: str | None, console: Console) -> tuple[dict, str | None]:
+    """Parse the logs; fill a bootstrap that rotated away from `--config DIR`. Returns the tables
+    and a note on where the bootstrap came from, for the command to print with its results (so an
+    error is all a failing command prints)."""
     with console.status("parsing", spinner="dots") as status:
         tables = parse(logs, progress=lambda msg: status.update(msg)).tables
+    note = None
     if config:
         from replay.model.resources import read_resources
 
         if tables["classes"].is_empty() or tables["nodepools"].is_empty():
             tables.update(read_resources(Path(config)))
-            console.print(f"bootstrap: from {config} (the log has none)")
+            note = f"bootstrap: from {config} (the log has none)"
         else:
-            console.print("bootstrap: from the log (it has one; --config not needed)")
-    return tables
+            note = "bootstrap: from the log (it has one; --config not needed)"
+    return tables, note
+
+
+def print_note(console: Console, note: str | None) -> None:
+    """The bootstrap note of `load_tables`, if any."""
+    if note:
+        console.print(note, markup=False, highlight=False)
 
 
 def audit_table(result: AuditResult, seconds: float) -> Table:
@@ -140,12 +160,18 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.audit import audit, write_audit
 
     cycles = parse_cycles(args.cycles)
-    tables = load_tables(args.logs, args.config, console)
+    tables, note = load_tables(args.logs, args.config, console)
+    require_cycles(cycles, args.cycles, tables)
     start = time.perf_counter()
     with console.status("auditing", spinner="dots") as status:
         result = audit(tables, cycles=cycles,
                        progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
     seconds = time.perf_counter() - start
+    if not result.cycles:
+        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
+                         "no published schedule in the audited range (check --cycles, or that the log has "
+                         "`createState  Schedule sent` records)"))
+    print_note(console, note)
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))
     if result.skipped:
@@ -169,13 +195,29 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N] [--config DIR]"""
     from replay.apps.explain import as_json, explain_job, render
 
-    tables = load_tables(args.logs, args.config, console)
-    story = explain_job(tables, args.job, args.cycle)
+    job, cycle = whole_number(args.job, "--job", "a job id"), whole_number(args.cycle, "--cycle", "a cycle number")
+    tables, note = load_tables(args.logs, args.config, console)
+    try:
+        story = explain_job(tables, job, cycle)
+    except InputError as exc:  # the job or cycle asked for is not in the log: name the flags
+        flags = f"--job {job}" + ("" if cycle is None else f" --cycle {cycle}")
+        raise InputError(f"{flags}: {exc}") from None
     if args.json:
         sys.stdout.write(json.dumps(as_json(story), indent=2, sort_keys=True) + "\n")
     else:
+        print_note(console, note)
         console.print(render(story), markup=False, highlight=False)
     return 0
+
+
+def whole_number(text: str | None, flag: str, what: str) -> int | None:
+    """A flag's value as a whole number (None when not given); InputError naming the flag otherwise."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"{flag} {text!r}: expected {what}, a whole number (e.g. {flag} 12)") from None
 
 
 def _change(args: argparse.Namespace):
@@ -187,17 +229,32 @@ def _change(args: argparse.Namespace):
 
 
 def whatif_table(report: dict) -> Table:
-    """Changed cycles and decisions, fairness and preemptions of a what-if."""
+    """Preemptions, fairness and shares per user of a what-if: logged, rmref unchanged (the
+    baseline) and with the change."""
+    from replay.apps.whatif import SIDES
+
     table = Table(title="rmreplay whatif", show_header=True, box=None, pad_edge=False)
     table.add_column("", style="bold")
-    table.add_column("logged", justify="right")
-    table.add_column("what-if", justify="right")
-    table.add_row("preemptions", f"{report['preemptions']['logged']:,}", f"{report['preemptions']['whatif']:,}")
+    for side in ("logged", "baseline", "what-if"):
+        table.add_column(side, justify="right")
+    for key, label in (("preemptions", "preemptions (shares)"), ("evictions", "  by doEvictions"),
+                       ("defrag_takes", "  by defragmentation")):
+        table.add_row(label, *(f"{report[key][s]:,}" for s in SIDES))
     fair = report["fairness"]
-    table.add_row("fairness (Jain)", *(f"{fair[k]:.3f}" if fair[k] is not None else "-" for k in ("logged", "whatif")))
+    table.add_row("fairness (Jain)", *(f"{fair[s]:.3f}" if fair[s] is not None else "-" for s in SIDES))
     for user, v in report["per_user"].items():
-        table.add_row(f"  {user} mean shares", f"{v['mean_shares_logged']:,.2f}", f"{v['mean_shares_whatif']:,.2f}")
+        table.add_row(f"  {user} mean shares", *(f"{v[f'mean_shares_{s}']:,.2f}" for s in SIDES))
     return table
+
+
+def baseline_line(report: dict) -> str:
+    """What the changes are counted against: rmref unchanged, and where it already differs from the log."""
+    n, cycles, decisions = report["baseline_divergent_cycles"], report["cycles"], report["unreproduced"]
+    if not n:
+        return f"rmref unchanged reproduces every logged decision ({decisions:,} unreproduced)"
+    return (f"rmref unchanged already differs from the log in {n:,} of {cycles:,} cycles ({decisions:,} "
+            f"decision{'s' if decisions != 1 else ''} unreproduced; `rmreplay audit` shows why); changes are "
+            "counted against it")
 
 
 def whatif_summary(report: dict, seconds: float) -> str:
@@ -210,11 +267,12 @@ def whatif_summary(report: dict, seconds: float) -> str:
 
 def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     """rmreplay whatif LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] -o OUT"""
-    from replay.apps.whatif import whatif, write_whatif
+    from replay.apps.whatif import change_text, whatif, write_whatif
 
     change = _change(args)
     cycles = parse_cycles(args.cycles)
-    tables = load_tables(args.logs, args.config, console)
+    tables, note = load_tables(args.logs, args.config, console)
+    require_cycles(cycles, args.cycles, tables)
     start = time.perf_counter()
     with console.status("replaying", spinner="dots") as status:
         result = whatif(tables, change, cycles=cycles,
@@ -222,11 +280,13 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     if not result.cycles:
         raise InputError("no published schedule in the replayed range: nothing to replay")
     seconds = time.perf_counter() - start
-    console.print(whatif_table(result.report()))
-    console.print(whatif_summary(result.report(), seconds), highlight=False)
-    for cycle, job, kind, logged, new in result.changes[: args.show]:
-        console.print(f"  cycle {cycle} job {job} {kind}: logged {logged} -> what-if {new}", markup=False,
-                      highlight=False)
+    report = result.report()
+    print_note(console, note)
+    console.print(whatif_table(report))
+    console.print(whatif_summary(report, seconds), highlight=False)
+    console.print(baseline_line(report), markup=False, highlight=False)
+    for row in result.changes[: args.show]:
+        console.print(f"  {change_text(row)}", markup=False, highlight=False)
     if len(result.changes) > args.show:
         console.print(f"  ... {len(result.changes) - args.show:,} more (changes.parquet)")
     write_whatif(result, Path(args.out))
@@ -236,12 +296,12 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """rmreplay check LOG... [--scheduler ...] [--set ...] [--max-changed-cycles N] [--junit FILE]"""
-    from replay.apps.whatif import junit_xml, whatif
+    from replay.apps.whatif import change_text, junit_xml, whatif
 
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables = load_tables([log], args.config, console)
+        tables, note = load_tables([log], args.config, console)
         start = time.perf_counter()
         with console.status(f"replaying {log}", spinner="dots"):
             result = whatif(tables, change)
@@ -249,15 +309,16 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         results.append((log, result, seconds))
         n = result.cycles_changed
         ok = n <= args.max_changed_cycles
+        print_note(console, note)
         console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}: {n:,} of "
                       f"{len(result.cycles):,} cycles change (allowed {args.max_changed_cycles:,}); "
                       f"{len({j for _c, j, *_ in result.changes}):,} job(s)", highlight=False)
-        for cycle, job, kind, logged, new in result.changes[: args.show]:
-            console.print(f"  cycle {cycle} job {job} {kind}: logged {logged} -> what-if {new}", markup=False,
-                          highlight=False)
+        console.print(f"  {baseline_line(result.report())}", markup=False, highlight=False)
+        for row in result.changes[: args.show]:
+            console.print(f"  {change_text(row)}", markup=False, highlight=False)
     if args.junit:
         Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.junit).write_text(junit_xml(results, args.max_changed_cycles))
+        Path(args.junit).write_text(junit_xml(results, args.max_changed_cycles), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(r.cycles_changed > args.max_changed_cycles for _, r, _ in results) else 0
 
@@ -267,7 +328,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.audit import audit
     from replay.apps.report import build_report
 
-    tables = load_tables(args.logs, args.config, console)
+    tables, note = load_tables(args.logs, args.config, console)
+    print_note(console, note)
     audited = None
     if not args.no_audit:
         with console.status("auditing", spinner="dots") as status:
@@ -306,6 +368,7 @@ def _chunk_mb(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
     p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
@@ -329,8 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", help="the story of one job: why it got what it got, level by level")
     e.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
-    e.add_argument("--job", type=int, required=True, metavar="ID", help="the job (or service, reservation) id")
-    e.add_argument("--cycle", type=int, metavar="N", help="one cycle in detail (default: the job's whole life, "
+    e.add_argument("--job", required=True, metavar="ID", help="the job (or service, reservation) id")
+    e.add_argument("--cycle", metavar="N", help="one cycle in detail (default: the job's whole life, "
                    "then its last scheduled cycle)")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     e.add_argument("--json", action="store_true", help="print the story as JSON (logged and rmref decisions, "
@@ -362,6 +425,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """rmreplay's installed version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("rmreplay")
+    except PackageNotFoundError:
+        return "(not installed: run from a source tree)"
+
+
+def stdout_console() -> Console:
+    """The console commands print to: word-wrapped on a terminal; piped or redirected, every line
+    as long as it is (a file or a pipe gets whole sentences, not 80-column pieces)."""
+    console = Console()
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
 def print_error(message: object) -> None:
     """One red line on stderr, `rmreplay: ...`."""
     Console(stderr=True).print(f"rmreplay: {message}", style="red", markup=False, highlight=False, soft_wrap=True)
@@ -371,7 +453,7 @@ def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None =
     """Entry point of the `rmreplay` sub-commands (`parser`: build_parser() or one extending it)."""
     args = (parser or build_parser()).parse_args(argv)
     try:
-        return args.func(args, Console(stderr=False))
+        return args.func(args, stdout_console())
     except InputError as exc:
         print_error(exc)
         return 2

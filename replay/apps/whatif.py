@@ -15,6 +15,8 @@ the next.
 Where rmref itself does not reproduce a logged decision (an audit divergence, `rmreplay audit`),
 a change that leaves rmref's answer as it was is not counted as a change: the decision is then
 compared with rmref's unchanged answer (the baseline), and the gap is reported as `unreproduced`.
+Every figure (preemptions, shares held, fairness) is given three times: as logged, as the
+baseline replays it, and with the change, so a change is read against the baseline.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import importlib
 import importlib.util
 import json
 import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
 
 import polars as pl
 
@@ -40,13 +43,28 @@ from rmref.constants import PURGE
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Work
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "needy")
+SIDES = ("logged", "baseline", "whatif")  # every figure: as logged, rmref unchanged, rmref with the change
+TAKEN = ("evictions", "defrag_takes")  # shares taken from running work, each counted once
 
 # ducc.properties keys a what-if may change -> (Config field, value parser)
 _BOOL = {"true": True, "false": False}
 
 
-def _to_int(text: str) -> int:
-    return int(text.strip())
+def _at_least(low: int) -> Callable[[str], int]:
+    """A parser of whole numbers no smaller than `low` (a weight of 0 would leave nothing to
+    divide by; a negative cap or threshold means nothing to the RM)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise ValueError(f"expected a whole number of {low} or more, got {text.strip()!r}")
+        return value
+    return parse
+
+
+_to_int, _count, _positive = _at_least(-(2**31)), _at_least(0), _at_least(1)
 
 
 def _to_bool(text: str) -> bool:
@@ -64,23 +82,23 @@ def _to_policy(text: str) -> str:
 
 
 PROPERTIES: dict[str, tuple[str, Callable[[str], object]]] = {
-    "ducc.rm.share.quantum": ("quantum_gb", _to_int),
-    "ducc.rm.fragmentation.threshold": ("fragmentation_threshold", _to_int),
+    "ducc.rm.share.quantum": ("quantum_gb", _positive),
+    "ducc.rm.fragmentation.threshold": ("fragmentation_threshold", _count),
     "ducc.rm.defragmentation": ("defragmentation", _to_bool),
-    "ducc.rm.global_allotment": ("global_allotment", _to_int),
+    "ducc.rm.global_allotment": ("global_allotment", _count),
 }
 # class.<name>.<attribute>, attributes spelt as in ducc.classes -> (ClassDef field, value parser)
 CLASS_ATTRIBUTES: dict[str, tuple[str, Callable[[str], object]]] = {
-    "weight": ("weight", _to_int),
+    "weight": ("weight", _count),
     "priority": ("priority", _to_int),
     "policy": ("policy", _to_policy),
-    "nodepool": ("nodepool", str.strip),
-    "initialization-cap": ("init_cap", _to_int),
+    "nodepool": ("nodepool", str.strip),  # checked against the log's nodepools in apply_sets
+    "initialization-cap": ("init_cap", _count),
     "expand-by-doubling": ("expand_by_doubling", _to_bool),
     "use-prediction": ("prediction", _to_bool),
-    "prediction-fudge": ("prediction_fudge", _to_int),
-    "cap": ("cap", _to_int),
-    "max-allotment": ("max_allotment", _to_int),
+    "prediction-fudge": ("prediction_fudge", _count),
+    "cap": ("cap", _count),
+    "max-allotment": ("max_allotment", _count),
 }
 _SET_HELP = (", ".join(PROPERTIES) + ", class.<name>.{" + ",".join(CLASS_ATTRIBUTES) + "}"
              + ", user.<name>.max-allotment")
@@ -97,9 +115,16 @@ def parse_sets(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _show(text: str) -> str:
+    """Text as typed, or quoted when it holds a line break or another control character (an error
+    message stays one line)."""
+    return text if text.isprintable() else repr(text)
+
+
 def apply_sets(boot: Bootstrap, sets: Iterable[tuple[str, str]]) -> Bootstrap:
     """The bootstrap with every `--set` applied; InputError for an unknown key, class or bad value."""
     config, classes = boot.config, {c.name: c for c in boot.classes}
+    pools = sorted(p.name for p in boot.nodepools)
     users = dict(config.user_allotments)
     for key, value in sets:
         try:
@@ -109,20 +134,25 @@ def apply_sets(boot: Bootstrap, sets: Iterable[tuple[str, str]]) -> Bootstrap:
             elif key.startswith("class.") and "." in key[6:]:
                 cls, _, attr = key[6:].rpartition(".")
                 if cls not in classes:
-                    raise InputError(f"--set {key}: no class {cls!r} (classes: {', '.join(sorted(classes))})")
+                    raise InputError(f"--set {_show(key)}: no class {cls!r} (classes: {', '.join(sorted(classes))})")
                 if attr not in CLASS_ATTRIBUTES:
-                    raise InputError(f"--set {key}: unknown class attribute {attr!r} "
+                    raise InputError(f"--set {_show(key)}: unknown class attribute {attr!r} "
                                      f"(one of {', '.join(CLASS_ATTRIBUTES)})")
                 name, parse = CLASS_ATTRIBUTES[attr]
+                if name == "nodepool" and value not in pools:
+                    raise ValueError(f"no nodepool {value!r} (nodepools: {', '.join(pools)})")
                 classes[cls] = dataclasses.replace(classes[cls], **{name: parse(value)})
             elif key.startswith("user.") and key.endswith(".max-allotment") and len(key) > 19:
-                users[key[5:-14]] = _to_int(value)
+                users[key[5:-14]] = _count(value)
             else:
-                raise InputError(f"--set {key}: not a setting a what-if can change (keys: {_SET_HELP})")
+                raise InputError(f"--set {_show(key)}: not a setting a what-if can change (keys: {_SET_HELP})")
         except ValueError as exc:
-            raise InputError(f"--set {key}={value}: {exc}") from None
-    if config.quantum_gb <= 0:
-        raise InputError("--set ducc.rm.share.quantum: the quantum must be a positive number of GB")
+            raise InputError(f"--set {_show(f'{key}={value}')}: {exc}") from None
+    for before in boot.classes:  # the fair share divides by the weights of a priority's classes
+        after = classes[before.name]
+        if after != before and after.policy == FAIR_SHARE and after.weight < 1:
+            raise InputError(f"--set class.{after.name}: a FAIR_SHARE class needs a weight of 1 or more "
+                             f"(it has {after.weight}; add --set class.{after.name}.weight=N)")
     config = dataclasses.replace(config, user_allotments=tuple(sorted(users.items())))
     return Bootstrap(config, tuple(classes[c.name] for c in boot.classes), boot.nodepools)
 
@@ -306,11 +336,19 @@ def logged_holdings(tables: dict[str, pl.DataFrame], quantum: int) -> dict[int, 
     return out
 
 
-def preemptions(result: CycleResult) -> int:
-    """Processes the cycle takes from running work for the scheduler's own reasons (not node deaths)."""
+def taken_shares(result: CycleResult) -> dict[str, set[tuple[int, int]]]:
+    """(job, share id) of the shares the cycle takes from running work for the scheduler's own
+    reasons (not node deaths): by doEvictions (shrink, reservation clearing) and by defragmentation."""
     d = result.decisions
-    return (sum(1 for e in d.evictions if e.reason != PURGE)
-            + sum(1 for a in d.defrag if a.action == "evict"))
+    return {"evictions": {(e.job_id, e.share_id) for e in d.evictions if e.reason != PURGE},
+            "defrag_takes": {(a.donor_job, a.share_id) for a in d.defrag if a.action == "evict"}}
+
+
+def logged_taken_shares(logged: Logged, cycle: int) -> dict[str, set[tuple[int, int]]]:
+    """The shares the RM took in the cycle, in the shapes of `taken_shares` (a purge names no share)."""
+    return {"evictions": {(j, sid) for j, v in logged.evictions.get(cycle, {}).items() for _h, sid in v
+                          if sid is not None},
+            "defrag_takes": {(j, sid) for j, v in logged.defrag.get(cycle, {}).items() for _h, sid in v}}
 
 
 def jain(values: Iterable[float]) -> float | None:
@@ -320,17 +358,25 @@ def jain(values: Iterable[float]) -> float | None:
     return (sum(xs) ** 2) / (len(xs) * square) if xs and square else None
 
 
+# one changed decision: cycle, job, decision kind, then its value logged, rmref unchanged, with the change
+ChangeRow = tuple[int, int, str, str | None, str | None, str | None]
+
+
 @dataclass
 class WhatIfResult:
-    """Changed decisions of a what-if replay and the tallies report.json is made of."""
+    """Changed decisions of a what-if replay and the tallies report.json is made of (per SIDES)."""
 
     change: Change
     cycles: list[int] = field(default_factory=list)
-    changes: list[tuple[int, int, str, str | None, str | None]] = field(default_factory=list)
+    changes: list[ChangeRow] = field(default_factory=list)
     unreproduced: int = 0  # decisions rmref unchanged does not reproduce (audit divergences)
-    user_shares: dict[str, list[int]] = field(default_factory=dict)  # user -> [logged, what-if] share-cycles
-    fairness: list[list[float]] = field(default_factory=lambda: [[], []])  # per cycle Jain index, logged / what-if
-    preemptions: list[int] = field(default_factory=lambda: [0, 0])
+    unreproduced_cycles: set[int] = field(default_factory=set)  # the cycles they are in
+    user_shares: dict[str, list[int]] = field(default_factory=dict)  # user -> share-cycles per side
+    fairness: list[list[float]] = field(default_factory=lambda: [[] for _ in SIDES])  # per cycle Jain index
+    # figure -> per side, every (job, share id) taken: a share the replay takes again in a later
+    # cycle (open loop: each cycle starts from what the RM held) is still one share
+    taken: dict[str, list[set[tuple[int, int]]]] = field(
+        default_factory=lambda: {k: [set() for _ in SIDES] for k in TAKEN})
 
     @property
     def cycles_changed(self) -> int:
@@ -342,15 +388,17 @@ class WhatIfResult:
         n = len(self.cycles)
         mean = (lambda xs: round(sum(xs) / len(xs), 6) if xs else None)
         by_kind = {k: sum(1 for r in self.changes if r[2] == k) for k in DECISIONS}
+        evicted, took = self.taken["evictions"], self.taken["defrag_takes"]
         return {
             "cycles": n,
             "cycles_changed": self.cycles_changed,
             "jobs_changed": len({j for _c, j, *_ in self.changes}),
-            "per_user": {u: {"mean_shares_logged": round(v[0] / n, 6) if n else 0.0,
-                             "mean_shares_whatif": round(v[1] / n, 6) if n else 0.0}
+            "baseline_divergent_cycles": len(self.unreproduced_cycles),
+            "per_user": {u: {f"mean_shares_{side}": round(q / n, 6) if n else 0.0 for side, q in zip(SIDES, v)}
                          for u, v in sorted(self.user_shares.items())},
-            "preemptions": {"logged": self.preemptions[0], "whatif": self.preemptions[1]},
-            "fairness": {"logged": mean(self.fairness[0]), "whatif": mean(self.fairness[1])},
+            "preemptions": dict(zip(SIDES, (len(e | t) for e, t in zip(evicted, took)))),
+            **{k: dict(zip(SIDES, map(len, self.taken[k]))) for k in TAKEN},
+            "fairness": dict(zip(SIDES, map(mean, self.fairness))),
             "decisions_changed": by_kind,
             "unreproduced": self.unreproduced,
             "set": {k: v for k, v in self.change.sets},
@@ -364,11 +412,6 @@ def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
     return Hints(tuple(logged.user_orders.get(cycle, ())), tuple(logged.job_order.get(cycle, ())),
                  logged.share_walk.get(cycle, {}), carried.pure_fair_share if carried else {},
                  carried.defrag.wealth if carried else None)
-
-
-def _logged_preemptions(logged: Logged, cycle: int) -> int:
-    shrunk = sum(1 for v in logged.evictions.get(cycle, {}).values() for _h, sid in v if sid is not None)
-    return shrunk + sum(len(v) for v in logged.defrag.get(cycle, {}).values())
 
 
 def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
@@ -388,7 +431,7 @@ def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Boo
         what = base if change.identity else schedule(adapt(inp, boot, changed_boot), _hints(logged, c, what_prev),
                                                      change.phases)
         _compare(result, c, logged, base, what)
-        _tally(result, inp, logged, held_logged.get(c, {}), what)
+        _tally(result, inp, logged, held_logged.get(c, {}), base, what)
         base_prev, what_prev = base, what
         if progress and i % 50 == 0:
             progress(i, total)
@@ -408,36 +451,85 @@ def _compare(result: WhatIfResult, cycle: int, logged: Logged, base: CycleResult
             logged_v, base_v, what_v = lk.get(job), bk.get(job), wk.get(job)
             if base_v != logged_v:
                 result.unreproduced += 1
+                result.unreproduced_cycles.add(cycle)
             if what_v != logged_v and what_v != base_v:
-                result.changes.append((cycle, job, kind, logged_v, what_v))
+                result.changes.append((cycle, job, kind, logged_v, base_v, what_v))
 
 
 def _tally(result: WhatIfResult, inp: CycleInput, logged: Logged, held_logged: Mapping[int, int],
-           what: CycleResult) -> None:
-    """Per-user shares, fairness and preemptions of one cycle, logged and what-if."""
+           base: CycleResult, what: CycleResult) -> None:
+    """Per-user shares, fairness and the shares taken in one cycle, for every side (SIDES)."""
     owner = {w.job_id: w.user for w in inp.work}
     users = sorted(set(owner.values()))
-    held_what = holdings(inp, what)
-    for side, held in enumerate((held_logged, held_what)):
+    sides = ((held_logged, logged_taken_shares(logged, inp.cycle)),
+             (holdings(inp, base), taken_shares(base)), (holdings(inp, what), taken_shares(what)))
+    for side, (held, taken) in enumerate(sides):
         per_user = dict.fromkeys(users, 0)
         for job, q in held.items():
             if job in owner:
                 per_user[owner[job]] += q
         for u, q in per_user.items():
-            result.user_shares.setdefault(u, [0, 0])[side] += q
+            result.user_shares.setdefault(u, [0] * len(SIDES))[side] += q
         index = jain(per_user.values())
         if index is not None:
             result.fairness[side].append(index)
-    result.preemptions[0] += _logged_preemptions(logged, inp.cycle)
-    result.preemptions[1] += preemptions(what)
+        for kind, shares in taken.items():
+            result.taken[kind][side] |= shares
 
 
 CHANGES_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
-                  "whatif": pl.String}
+                  "baseline": pl.String, "whatif": pl.String}
+_ABSENT = {"caps": "no cap", "counts": "no count", "placements": "nothing placed", "evictions": "nothing taken",
+           "defrag": "nothing taken", "needy": "not needy"}
+
+
+def _processes(n: int) -> str:
+    return f"{n:,} process" + ("" if n == 1 else "es")
+
+
+def describe(kind: str, value: str | None) -> str:
+    """A decision's value (JSON text, as in changes.parquet; None: no such decision) in words."""
+    if value is None:
+        return _ABSENT[kind]
+    v = json.loads(value)
+    if kind == "caps":
+        return f"cap {v:,}"
+    if kind == "counts":
+        return _processes(v)
+    if kind == "needy":
+        return f"needs {_processes(v)}"
+    if kind == "placements":  # [host, order] per process
+        orders = {order for _h, order in v}
+        per_host = Counter(host if len(orders) == 1 else f"{host} (order {order})" for host, order in v)
+        of = f" of order {next(iter(orders))}" if len(orders) == 1 else ""
+        if len(per_host) == 1:
+            return f"{_processes(len(v))}{of} on {next(iter(per_host))}"
+        return f"{_processes(len(v))}{of}: " + ", ".join(f"{n} on {h}" for h, n in per_host.items())
+    # evictions, defrag: [host, share id], the share id None for a node purge (the log names none)
+    ids: dict[str, list[int | None]] = {}
+    for host, share in v:
+        ids.setdefault(host, []).append(share)
+    words = []
+    for host, shares in ids.items():
+        named = [str(s) for s in shares if s is not None]
+        if named:
+            words.append(f"share{'s' if len(named) > 1 else ''} {', '.join(named)} on {host}")
+        if None in shares:
+            words.append(f"every share on {host} (node purged)")
+    return "; ".join(words)
+
+
+def change_text(row: ChangeRow) -> str:
+    """One changed decision in words: the logged value, the what-if's, and the baseline's where it
+    already differed from the log."""
+    cycle, job, kind, logged, base, what = row
+    unchanged = "" if base == logged else f" (rmref unchanged: {describe(kind, base)})"
+    return f"cycle {cycle} job {job} {kind}: logged {describe(kind, logged)}{unchanged} -> what-if {describe(kind, what)}"
 
 
 def changes_frame(result: WhatIfResult) -> pl.DataFrame:
-    """changes.parquet: one row per changed decision, values as JSON text (null: no such decision)."""
+    """changes.parquet: one row per changed decision, logged, rmref unchanged and with the change,
+    values as JSON text (null: no such decision)."""
     return pl.DataFrame(result.changes, schema=CHANGES_SCHEMA, orient="row")
 
 
@@ -449,25 +541,25 @@ def write_whatif(result: WhatIfResult, out: Path) -> None:
 
 
 def junit_xml(results: list[tuple[str, WhatIfResult, float]], max_changed: int) -> str:
-    """A JUnit XML document: one testsuite per log, one testcase (the gate) in each."""
-    suites = []
-    for name, res, seconds in results:
-        n = res.cycles_changed
-        case = f'    <testcase classname="rmreplay.check" name={quoteattr(f"changed cycles <= {max_changed}")} ' \
-               f'time="{seconds:.3f}">\n'
-        if n > max_changed:
-            lines = [f"cycle {c} job {j} {k}: logged {lv} -> what-if {wv}" for c, j, k, lv, wv in res.changes[:50]]
-            more = len(res.changes) - 50
-            if more > 0:
-                lines.append(f"... {more} more")
-            case += (f'      <failure message={quoteattr(f"{n} of {len(res.cycles)} cycles change (allowed {max_changed})")}'
-                     f' type="ChangedCycles">{escape(chr(10).join(lines))}</failure>\n')
+    """A JUnit XML document: one testsuite per log, one testcase (the gate) in each; the suite's
+    properties give the baseline's own divergences (cycles rmref unchanged does not reproduce)."""
+    failed = [r.cycles_changed > max_changed for _, r, _ in results]
+    root = ET.Element("testsuites", name="rmreplay check", tests=str(len(results)), failures=str(sum(failed)))
+    for (name, res, seconds), fail in zip(results, failed):
         report = res.report()
-        case += f"      <system-out>{escape(json.dumps(report, sort_keys=True))}</system-out>\n    </testcase>\n"
-        failures = int(n > max_changed)
-        suites.append(f'  <testsuite name={quoteattr(name)} tests="1" failures="{failures}" errors="0" '
-                      f'time="{seconds:.3f}">\n{case}  </testsuite>\n')
-    total_fail = sum(int(r.cycles_changed > max_changed) for _, r, _ in results)
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name="rmreplay check" tests="{len(results)}" failures="{total_fail}">\n'
-            + "".join(suites) + "</testsuites>\n")
+        suite = ET.SubElement(root, "testsuite", name=name, tests="1", failures=str(int(fail)), errors="0",
+                              time=f"{seconds:.3f}")
+        props = ET.SubElement(suite, "properties")
+        for key in ("cycles", "cycles_changed", "baseline_divergent_cycles", "unreproduced"):
+            ET.SubElement(props, "property", name=key, value=str(report[key]))
+        case = ET.SubElement(suite, "testcase", classname="rmreplay.check", name=f"changed cycles <= {max_changed}",
+                             time=f"{seconds:.3f}")
+        if fail:
+            lines = [change_text(row) for row in res.changes[:50]]
+            if len(res.changes) > 50:
+                lines.append(f"... {len(res.changes) - 50} more")
+            message = f"{res.cycles_changed} of {len(res.cycles)} cycles change (allowed {max_changed})"
+            ET.SubElement(case, "failure", message=message, type="ChangedCycles").text = "\n".join(lines)
+        ET.SubElement(case, "system-out").text = json.dumps(report, sort_keys=True)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

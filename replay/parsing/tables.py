@@ -454,12 +454,21 @@ DEFRAG_KINDS = {
 
 
 def _defrag(lines: pl.DataFrame) -> pl.DataFrame:
+    """The defrag rows; `class` is the class of the row's own job (null for a row naming none).
+
+    detectFragmentation prints a `Class:` header, then that class's jobs: those rows take the
+    header's class. Every later line of the cycle naming a job (needy, takeFromTheRich,
+    clearShare, ...) takes the class its job was listed under, not whichever header came last.
+    """
     if lines.is_empty():
         return lines
-    cls = pl.when(_fam("frag_header")).then(pl.col("class"))
+    header = _fam("frag_header")
+    block = pl.when(header).then(pl.col("class")).forward_fill().over("cycle")
+    lines = lines.with_columns(pl.when(header | _fam("frag_row")).then(block).alias("class"))  # header, rows
+    own = pl.col("class").drop_nulls().first().over("cycle", "job_id")
     return lines.with_columns(
         pl.col("_family").replace_strict(DEFRAG_KINDS, default=None).alias("kind"),
-        cls.forward_fill().over("cycle").alias("class"),
+        pl.when(pl.col("job_id").is_not_null()).then(own).otherwise(pl.col("class")).alias("class"),
         pl.coalesce("rich_from", "clear_kind", "needy_what", "detail").alias("detail"),
     )
 

@@ -138,3 +138,29 @@ def test_donor_shares_are_named_only_at_debug():
     assert info.filter(pl.col("kind") == "clear_share").height == 0
     assert debug.filter(pl.col("kind") == "clear_share").height > 0
     assert info.filter(pl.col("kind") == "needy").height == debug.filter(pl.col("kind") == "needy").height > 0
+
+
+def test_defrag_class_is_the_class_of_the_rows_own_job(fixture_log):
+    """detectFragmentation prints a `Class:` header, then that class's jobs; the needy rows and
+    takeFromTheRich lines that follow name a job of any class. Every row naming a job carries the
+    class truth gives that job in that cycle; a row naming none carries a class only if it is a
+    header."""
+    name, level = fixture_log
+    defrag = parsed(name, level).tables["defrag"]
+    classes = {(cyc["cycle"], job["id"]): job["class"] for cyc in truth(name) for job in cyc["jobs"]}
+    rows = defrag.filter(pl.col("job_id").is_not_null()).select("cycle", "job_id", "kind", "class")
+    wrong = [r for r in rows.iter_rows() if classes.get((r[0], r[1])) != r[3]]
+    assert not wrong, wrong[:5]
+    unowned = defrag.filter(pl.col("job_id").is_null() & pl.col("class").is_not_null())
+    assert set(unowned["kind"]) <= {"class_header"}
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+def test_defrag_rows_after_a_later_class_header_keep_their_jobs_class(level):
+    """h_mega15 lists normal's jobs, then JobDriver's: its needy normal jobs come after the
+    JobDriver header (the case that used to be labelled JobDriver)."""
+    defrag = parsed("h_mega15", level).tables["defrag"]
+    needy = defrag.filter(pl.col("kind") == "needy")
+    assert needy.height > 0 and set(needy["class"]) == {"normal"}
+    last_header = defrag.filter(pl.col("kind") == "class_header").group_by("cycle").agg(pl.col("class").last())
+    assert "JobDriver" in set(needy.join(last_header, on="cycle", suffix="_header")["class_header"])

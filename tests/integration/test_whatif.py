@@ -14,10 +14,14 @@ import xml.etree.ElementTree as ET
 import polars as pl
 import pytest
 
-from replay.cli import main
+from replay import parse
+from replay.apps.audit import audit
 from replay.apps.whatif import CHANGES_SCHEMA, Change, parse_sets, whatif
+from replay.cli import main
 from replay.model.world import bootstrap
-from tests.conftest import LOGS, log_path, parsed
+from tests.conftest import LOGS, SCENARIOS, log_path, parsed, truth
+
+FIGURES = ("preemptions", "evictions", "defrag_takes", "fairness")  # each {logged, baseline, whatif}
 
 FIRST_FIT = textwrap.dedent('''
     """A trivial What Of: first fit on machines in name order, in the class's own nodepool."""
@@ -100,7 +104,7 @@ def test_raising_a_class_weight_raises_its_users_shares():
     # the How Much count of ben's jobs never goes down
     counts = [r for r in result.changes if r[2] == "counts"]
     ben_jobs = set(tables["jobs"].filter(pl.col("user") == "ben")["job_id"])
-    assert all(json.loads(w or "0") >= json.loads(lv or "0") for c, j, _, lv, w in counts if j in ben_jobs)
+    assert all(json.loads(w or "0") >= json.loads(lv or "0") for c, j, _, lv, _b, w in counts if j in ben_jobs)
 
 
 def test_a_weight_cut_lowers_the_class_and_the_cli_writes_the_contract(tmp_path, capsys):
@@ -108,10 +112,13 @@ def test_a_weight_cut_lowers_the_class_and_the_cli_writes_the_contract(tmp_path,
     code, text = _run(capsys, "whatif", str(log_path("b_classes")), "--set", "class.urgent.weight=1", "-o", str(out))
     assert code == 0 and "cycles" in text
     rep = json.loads((out / "report.json").read_text())
-    for key in ("cycles", "cycles_changed", "jobs_changed", "per_user", "preemptions", "fairness"):
+    for key in ("cycles", "cycles_changed", "jobs_changed", "baseline_divergent_cycles", "unreproduced", "per_user",
+                "preemptions", "evictions", "defrag_takes", "fairness"):
         assert key in rep
-    assert set(rep["preemptions"]) == set(rep["fairness"]) == {"logged", "whatif"}
-    assert all(set(v) == {"mean_shares_logged", "mean_shares_whatif"} for v in rep["per_user"].values())
+    for figure in FIGURES:
+        assert set(rep[figure]) == {"logged", "baseline", "whatif"}
+    assert all(set(v) == {"mean_shares_logged", "mean_shares_baseline", "mean_shares_whatif"}
+               for v in rep["per_user"].values())
     eve = rep["per_user"]["eve"]  # urgent's only user
     assert eve["mean_shares_whatif"] < eve["mean_shares_logged"]
     changes = pl.read_parquet(out / "changes.parquet")
@@ -188,3 +195,95 @@ def test_check_gate_and_junit(tmp_path, capsys):
     changed = whatif(parsed("b_classes").tables, Change(parse_sets(change[1:]))).cycles_changed
     assert _run(capsys, "check", logs[1], *change, "--max-changed-cycles", str(changed))[0] == 0
     assert _run(capsys, "check", logs[1], *change, "--max-changed-cycles", str(changed - 1))[0] == 1
+
+
+def _figures(rep: dict, side: str) -> dict:
+    """Every figure of a what-if report for one side (logged, baseline, whatif)."""
+    out = {figure: rep[figure][side] for figure in FIGURES}
+    out.update({user: v[f"mean_shares_{side}"] for user, v in rep["per_user"].items()})
+    return out
+
+
+@pytest.mark.parametrize("name, level", LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])
+def test_no_change_reports_the_baseline_on_every_figure(name, level):
+    """Without --set the what-if is rmref unchanged: baseline and what-if agree on every figure,
+    and so they do when a change that changes nothing (the log's own quantum) takes the change
+    path (each cycle scheduled twice, each side tallied from its own run)."""
+    tables = parsed(name, level).tables
+    rep = whatif(tables).report()
+    assert _figures(rep, "whatif") == _figures(rep, "baseline")
+    assert rep["cycles_changed"] == 0 and rep["baseline_divergent_cycles"] == rep["unreproduced"] == 0
+    same = Change(parse_sets([f"ducc.rm.share.quantum={bootstrap(tables).config.quantum_gb}"]))
+    assert not same.identity
+    rep = whatif(tables, same).report()
+    assert _figures(rep, "whatif") == _figures(rep, "baseline")
+    assert rep["cycles_changed"] == 0
+
+
+@pytest.mark.parametrize("name, level", LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])
+def test_preemptions_are_the_shares_the_rm_took_once_each(name, level):
+    """truth.jsonl lists every share the RM preempted (a share pending removal is listed again in
+    each cycle until the Orchestrator confirms it); those on live hosts are the scheduler's own
+    preemptions (the others went with a dead node). Logged and baseline count each share once."""
+    taken = set()
+    for cyc in truth(name):
+        online = {n["name"] for n in cyc["nodes"] if n["online"]}
+        for job in cyc["jobs"]:
+            hosts = {s["id"]: s["host"] for s in job["shares"]}
+            taken |= {(job["id"], sid) for sid in job["preempted"] if hosts.get(sid) in online}
+    rep = whatif(parsed(name, level).tables).report()
+    assert rep["preemptions"]["logged"] == rep["preemptions"]["baseline"] == len(taken)
+    assert rep["evictions"]["logged"] + rep["defrag_takes"]["logged"] == len(taken)
+
+
+def test_the_fixtures_take_shares_both_ways():
+    """The test above covers both figures: several fixtures have shares taken by doEvictions and
+    by defragmentation."""
+    reports = [whatif(parsed(name).tables).report() for name in SCENARIOS]
+    assert sum(r["evictions"]["logged"] > 0 and r["defrag_takes"]["logged"] > 0 for r in reports) >= 3
+
+
+def _tampered(tmp_path):
+    """a_tiny with one logged decision the rules cannot give: bob's actual cap 7 in cycle 2."""
+    lines = log_path("a_tiny").read_text().splitlines(keepends=True)
+    target = next(i for i, line in enumerate(lines) if "initJobCap  bob O 3 Base cap: 100" in line)
+    lines[target] = lines[target].replace("actual cap 1", "actual cap 7")
+    log = tmp_path / "rm.log"
+    log.write_text("".join(lines))
+    return log
+
+
+def test_the_baselines_own_divergences_are_printed_and_counted_against(tmp_path, capsys):
+    """rmref unchanged differs from a tampered log in one cycle (the audit's count too): whatif
+    and check say so even when no cycle changes; the change is counted against the baseline."""
+    log = _tampered(tmp_path)
+    assert not audit(parsed("a_tiny").tables).divergences
+    tampered = parse([log]).tables
+    audited = {c for c, *_ in audit(tampered).divergences}
+    assert len(audited) == 1 and whatif(tampered).unreproduced_cycles == audited
+    sentence = "rmref unchanged already differs from the log in 1 of 20 cycles (1 decision unreproduced"
+    code, text = _run(capsys, "whatif", str(log), "-o", str(tmp_path / "out"))
+    rep = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert code == 0 and (rep["baseline_divergent_cycles"], rep["unreproduced"], rep["cycles_changed"]) == (1, 1, 0)
+    assert sentence in text and "changes are counted against it" in text
+    junit = tmp_path / "junit.xml"
+    code, text = _run(capsys, "check", str(log), "--junit", str(junit))
+    assert code == 0 and "PASS" in text and sentence in text
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    assert (props["baseline_divergent_cycles"], props["unreproduced"]) == ("1", "1")
+
+
+def test_the_console_shows_decisions_in_words(tmp_path, capsys):
+    """Each changed decision printed is the changes.parquet row in words: no JSON, no None."""
+    out = tmp_path / "out"
+    code, text = _run(capsys, "whatif", str(log_path("b_classes")), "--set", "class.low.weight=400", "-o", str(out),
+                      "--show", "1000")
+    assert code == 0
+    from replay.apps.whatif import change_text
+
+    rows = pl.read_parquet(out / "changes.parquet").rows()
+    printed = [line.strip() for line in text.splitlines() if line.startswith("  cycle ")]
+    assert printed == [change_text(r) for r in rows] and len(printed) > 100
+    assert {r[2] for r in rows} >= {"counts", "placements", "evictions", "needy"}
+    assert "None" not in text and "[[" not in text and '["' not in text
+    assert "rmref unchanged reproduces every logged decision (0 unreproduced)" in text

@@ -8,16 +8,40 @@ import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from replay.parsing.sources import InputError
 from replay.apps.whatif import (
-    Change, WhatIfResult, adapt, apply_sets, decision_values, holdings, jain, junit_xml, load_scheduler,
+    CLASS_ATTRIBUTES,
+    PROPERTIES,
+    Change,
+    WhatIfResult,
+    _tally,
+    adapt,
+    apply_sets,
+    decision_values,
+    describe,
+    holdings,
+    jain,
+    junit_xml,
+    load_scheduler,
     parse_sets,
 )
 from replay.model.world import Bootstrap
+from replay.parsing.sources import InputError
 from rmref import CapInput, Phases, schedule
 from rmref.model import (
-    ClassDef, Config, CycleDecisions, CycleInput, Eviction, Machine, Nodepool, Placement, Share, Work,
+    ClassDef,
+    Config,
+    CycleDecisions,
+    CycleInput,
+    DefragAction,
+    Eviction,
+    Machine,
+    Nodepool,
+    Placement,
+    Share,
+    Work,
 )
 
 CLASSES = (ClassDef("normal", "FAIR_SHARE", 10, 100, "--default--", init_cap=2, expand_by_doubling=True,
@@ -121,10 +145,77 @@ def test_jain():
 
 def test_junit_document():
     ok, bad = WhatIfResult(Change(), cycles=[1, 2]), WhatIfResult(Change(), cycles=[1, 2, 3])
-    bad.changes = [(2, 7, "counts", "3", "5"), (3, 7, "counts", "3", "4")]
+    bad.changes = [(2, 7, "counts", "3", "3", "5"), (3, 7, "counts", "3", "2", "4")]
     root = ET.fromstring(junit_xml([("a.log", ok, 0.5), ("b & c.log", bad, 1.0)], max_changed=1))
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["a.log", "b & c.log"]
     assert [s.get("failures") for s in suites] == ["0", "1"] and root.get("failures") == "1"
     failure = suites[1].find("testcase/failure")
-    assert "2 of 3 cycles" in failure.get("message") and "cycle 2 job 7 counts" in failure.text
+    assert "2 of 3 cycles" in failure.get("message")
+    assert failure.text.splitlines() == [
+        "cycle 2 job 7 counts: logged 3 processes -> what-if 5 processes",
+        "cycle 3 job 7 counts: logged 3 processes (rmref unchanged: 2 processes) -> what-if 4 processes"]
+
+
+def _decided(*, evictions=(), defrag=()) -> SimpleNamespace:
+    """A cycle's result as `_tally` reads it: the decisions (holdings, shares taken)."""
+    return SimpleNamespace(decisions=CycleDecisions(1, evictions=tuple(evictions), defrag=tuple(defrag)))
+
+
+def test_a_share_taken_in_several_cycles_is_one_preemption():
+    """A removal stays listed until the Orchestrator confirms it, and an open-loop replay takes the
+    same share again in each cycle that starts from the recorded state: one share, counted once.
+    A node purge is no preemption; a share taken by both phases is one preemption."""
+    inp = _input()
+    shrink = Eviction(1, "n1", 2, 2, "shrink")
+    purge = Eviction(1, "n1", 1, 2, "purge")
+    took = DefragAction("evict", 2, 1, "n1", 1, 2)
+    # the RM logged share 2 taken by shrink in cycles 1 and 2 (listed twice), share 1 by defrag in cycle 2
+    logged = SimpleNamespace(evictions={1: {1: [("n1", 2), ("n1", None)]}, 2: {1: [("n1", 2)]}},
+                             defrag={2: {1: [("n1", 1)]}})
+    result = WhatIfResult(Change(phases=Phases(what_of=len)))
+    for cycle in (1, 2):
+        inp = CycleInput(cycle, inp.config, inp.classes, inp.nodepools, inp.machines, inp.work)
+        base = _decided(evictions=[shrink, purge])
+        what = _decided(evictions=[shrink, purge], defrag=[took] if cycle == 2 else [])
+        _tally(result, inp, logged, {}, base, what)
+    rep = result.report()
+    assert rep["evictions"] == {"logged": 1, "baseline": 1, "whatif": 1}
+    assert rep["defrag_takes"] == {"logged": 1, "baseline": 0, "whatif": 1}
+    assert rep["preemptions"] == {"logged": 2, "baseline": 1, "whatif": 2}
+
+
+@pytest.mark.parametrize("kind, value, words", [
+    ("caps", "4", "cap 4"),
+    ("caps", None, "no cap"),
+    ("counts", "1", "1 process"),
+    ("counts", "12", "12 processes"),
+    ("needy", "2", "needs 2 processes"),
+    ("placements", '[["n1",2]]', "1 process of order 2 on n1"),
+    ("placements", '[["n1",2],["n1",2],["n2",2]]', "3 processes of order 2: 2 on n1, 1 on n2"),
+    ("placements", '[["n1",1],["n1",2]]', "2 processes: 1 on n1 (order 1), 1 on n1 (order 2)"),
+    ("placements", None, "nothing placed"),
+    ("evictions", '[["n1",7],["n1",9],["n2",3]]', "shares 7, 9 on n1; share 3 on n2"),
+    ("evictions", '[["n3",null]]', "every share on n3 (node purged)"),
+    ("defrag", None, "nothing taken"),
+])
+def test_decisions_in_words(kind, value, words):
+    assert describe(kind, value) == words
+
+
+_KEYS = st.sampled_from([*PROPERTIES, *(f"class.normal.{a}" for a in CLASS_ATTRIBUTES),
+                         *(f"class.fixed.{a}" for a in CLASS_ATTRIBUTES), "user.ann.max-allotment"])
+
+
+@given(key=_KEYS, value=st.one_of(st.integers(-3, 3).map(str), st.sampled_from(["true", "reserve", "--default--"]),
+                                  st.text(min_size=1, max_size=6)))
+def test_any_setting_applies_or_is_a_one_line_error_naming_it(key, value):
+    """Whatever the value, --set either applies or raises InputError naming the setting; a value
+    it applies never leaves a fair-share class without weight (rmref would divide by zero)."""
+    try:
+        boot = apply_sets(BOOT, parse_sets([f"{key}={value}"]))
+    except InputError as exc:
+        text = str(exc)
+        assert text.startswith("--set ") and key.rpartition(".")[0] in text and "\n" not in text
+        return
+    assert all(c.weight >= 1 for c in boot.classes if c.policy == "FAIR_SHARE")
