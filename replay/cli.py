@@ -26,6 +26,7 @@ from replay.parsing.store import ParquetSink
 from replay.parsing.tables import SCHEMAS
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
+    from replay.apps.anonymize import Anonymized
     from replay.apps.audit import AuditResult
 
 # Families shown in the summary, grouped the way the catalog groups them.
@@ -308,6 +309,45 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def anonymize_table(done: Anonymized, out: str) -> Table:
+    """Files, lines (understood or not, rewritten or passed through), names renamed and kept."""
+    lines, p = done.lines, done.pseudonyms
+    table = Table(title="rmreplay anonymize", show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("files", f"{', '.join(lines.files)} (same names, gzipped where the input was)")
+    table.add_row("lines", f"{lines.lines:,}")
+    table.add_row("  in records the parser reads", f"{lines.understood:,} ({lines.understood_rewritten:,} rewritten)")
+    table.add_row("  others, with a name in them", f"{lines.rewritten:,} rewritten token by token")
+    table.add_row("  others, without one", f"{lines.passed_through:,} passed through")
+    shown = {"hosts": "host names", "short_names": "short host names", "domains": "domains", "ips": "IPs",
+             "users": "users", "jobs": "job names", "files": "paths"}
+    table.add_row("renamed", ", ".join(f"{len(p.kinds[k]):,} {label}" for k, label in shown.items() if p.kinds[k]))
+    if p.kept:
+        table.add_row("[yellow]kept as they are[/]", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items()))
+    if p.loose:
+        table.add_row("[yellow]HashMap order not kept[/]", "; ".join(f"{name!r}: {why}" for name, why in p.loose.items()))
+    hosts, users = p.bits.values()
+    table.add_row("HashMap order", f"kept in maps of up to {2 ** hosts:,} hosts and {2 ** users:,} users "
+                  f"(the pseudonyms share {hosts} and {users} bits of the names' hashes)")
+    table.add_row("key", done.key_note)
+    table.add_row("checked", "the anonymized log parses to the same tables, names renamed")
+    return table
+
+
+def cmd_anonymize(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay anonymize LOG... -o OUT [--key FILE] [--force]"""
+    from replay.apps.anonymize import MAPPING, anonymize
+
+    check_replaceable(Path(args.out), args.force, "anonymize", args.logs)
+    with console.status("anonymizing", spinner="dots") as status:
+        done = anonymize(args.logs, args.out, args.key, args.force, progress=lambda msg: status.update(msg))
+    console.print(anonymize_table(done, args.out))
+    console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{MAPPING}[/] at your site "
+                  "(it turns the pseudonyms back into your names)", highlight=False)
+    return 0
+
+
 def _add_change_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="change a setting: ducc.rm.share.quantum, ducc.rm.fragmentation.threshold, "
@@ -391,6 +431,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")
     r.add_argument("--title", help="the report's title")
     r.set_defaults(func=cmd_report)
+
+    n = sub.add_parser("anonymize", help="the same logs with host, user, job names, IPs and paths replaced by "
+                       "pseudonyms (audits the same)")
+    n.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    n.add_argument("-o", "--out", required=True, help="directory for the anonymized files and mapping.json")
+    n.add_argument("--key", metavar="FILE", help="the site's key: read, or created there when absent, so that "
+                   "later logs get the same pseudonyms (default: a new key for this run only)")
+    _add_force(n)
+    n.set_defaults(func=cmd_anonymize)
     return parser
 
 
