@@ -25,7 +25,13 @@ import polars as pl
 from replay.apps.anonymize.key import load_or_create_key
 from replay.apps.anonymize.mapping import Pseudonyms, pseudonyms_for
 from replay.apps.anonymize.names import config_user, inventory
-from replay.apps.anonymize.rewrite import LineCounts, Rewriter, Shapes, Unread, rewrite_files
+from replay.apps.anonymize.rewrite import (
+    LineCounts,
+    Rewriter,
+    Shapes,
+    Unread,
+    rewrite_files,
+)
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.pipeline import MemorySink, Summary, parse, run
 from replay.parsing.sources import InputError, discover

@@ -41,6 +41,9 @@ class Pseudonyms:
     def _free(self, text: str) -> bool:
         return text not in self._taken and text not in self._reserved
 
+    def _taken_by(self, text: str) -> bool:
+        return not self._free(text)
+
     def _claim(self, kind: str, original: str, pseudonym: str) -> str:
         self.kinds[kind][original] = pseudonym
         self.words[original] = pseudonym
@@ -52,7 +55,7 @@ class Pseudonyms:
         if known is not None:
             return known
         prefix = PREFIX["paths"] if kind == "files" and original.startswith("/") else PREFIX[kind]
-        return self._claim(kind, original, search(self.key, kind, original, prefix, (), self.bits, lambda t: not self._free(t)))
+        return self._claim(kind, original, search(self.key, kind, original, prefix, (), self.bits, self._taken_by))
 
     def ip(self, original: str) -> str:
         """`10.255.x.y` for an IPv4 address (keyed, one per address)."""
@@ -90,15 +93,14 @@ class Pseudonyms:
     def _label(self, label: str, prefix: str, constraints: list) -> str:
         """A name's pseudonym under every constraint; if they contradict each other (a machine
         named both `n1` and `n1.site` in one log), under the first one only, noted in `loose`."""
-        free = lambda t: not self._free(t)  # noqa: E731
         try:
-            return search(self.key, "label", label, prefix, constraints, self.bits, free)
+            return search(self.key, "label", label, prefix, constraints, self.bits, self._taken_by)
         except LookupError:
             self.loose[label] = f"hashed as {', '.join(c.name for c in constraints)}: kept for {constraints[0].name} only"
-            return search(self.key, "label", label, prefix, constraints[:1], self.bits, free)
+            return search(self.key, "label", label, prefix, constraints[:1], self.bits, self._taken_by)
 
     def _plain_label(self, label: str) -> str:
-        return search(self.key, "label", label, PREFIX["hosts"], (), self.bits, lambda t: not self._free(t))
+        return search(self.key, "label", label, PREFIX["hosts"], (), self.bits, self._taken_by)
 
     def add(self, inv: Inventory) -> None:
         """Search the pseudonyms of everything the log's tables name (see the module doc)."""

@@ -18,8 +18,10 @@ import gzip
 import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
@@ -188,31 +190,29 @@ def _line_blocks(path: Path, gz: bool, block: int = 4 << 20) -> Iterator[list[by
         yield [rest]
 
 
-class _Compressor:
-    """Writes blocks to a file (gzipped or not) on a second thread, one block in flight, so
-    compressing overlaps the rewriting of the next block (zlib releases the GIL)."""
+def _open_out(target: Path, gz: bool) -> BinaryIO:
+    # no time in the gzip header (its name is the file's own): the same log and key give the same bytes
+    return gzip.GzipFile(target, "wb", compresslevel=6, mtime=0) if gz else open(target, "wb")
 
-    def __init__(self, target: Path, gz: bool) -> None:
-        # no time in the gzip header (its name is the file's own): the same log and key give the same bytes
-        self._fh = gzip.GzipFile(target, "wb", compresslevel=6, mtime=0) if gz else open(target, "wb")
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anonymize")
-        self._pending: Future | None = None
 
-    def write(self, data: bytes) -> None:
-        if self._pending is not None:
-            self._pending.result()
-        self._pending = self._pool.submit(self._fh.write, data)
+@contextmanager
+def _in_background(write: Callable[[bytes], object]) -> Iterator[Callable[[bytes], None]]:
+    """`write` on a second thread, one block in flight: compressing a block overlaps the rewriting
+    of the next (zlib releases the GIL)."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anonymize")
+    pending: list[Future] = []
 
-    def __enter__(self) -> _Compressor:
-        return self
+    def submit(data: bytes) -> None:
+        if pending:
+            pending.pop().result()
+        pending.append(pool.submit(write, data))
 
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if self._pending is not None:
-                self._pending.result()
-        finally:
-            self._pool.shutdown()
-            self._fh.close()
+    try:
+        yield submit
+        if pending:
+            pending.pop().result()
+    finally:
+        pool.shutdown()
 
 
 def rewrite_files(sources: list[Source], out: Path, rewriter: Rewriter, unread: Unread,
@@ -226,7 +226,7 @@ def rewrite_files(sources: list[Source], out: Path, rewriter: Rewriter, unread: 
         gz = is_gzip(src.path)
         counts.files.append(src.name)
         number = 0
-        with _Compressor(out / src.name, gz) as sink:
+        with _open_out(out / src.name, gz) as fh, _in_background(fh.write) as write:
             for block in _line_blocks(src.path, gz):
                 if progress:
                     progress(f"anonymizing {src.name}: line {number:,}")
@@ -245,5 +245,5 @@ def rewrite_files(sources: list[Source], out: Path, rewriter: Rewriter, unread: 
                         counts.understood += 1
                         counts.understood_rewritten += changed
                     written.append(new.encode("utf-8", "surrogateescape") + raw[len(body):] if changed else raw)
-                sink.write(b"".join(written))
+                write(b"".join(written))
     return counts
