@@ -38,11 +38,8 @@ class Pseudonyms:
         self._taken: set[str] = set()
         self._reserved = reserved or set()
 
-    def _free(self, text: str) -> bool:
-        return text not in self._taken and text not in self._reserved
-
-    def _taken_by(self, text: str) -> bool:
-        return not self._free(text)
+    def _unavailable(self, text: str) -> bool:
+        return text in self._taken or text in self._reserved
 
     def _claim(self, kind: str, original: str, pseudonym: str) -> str:
         self.kinds[kind][original] = pseudonym
@@ -55,7 +52,7 @@ class Pseudonyms:
         if known is not None:
             return known
         prefix = PREFIX["paths"] if kind == "files" and original.startswith("/") else PREFIX[kind]
-        return self._claim(kind, original, search(self.key, kind, original, prefix, (), self.bits, self._taken_by))
+        return self._claim(kind, original, search(self.key, kind, original, prefix, (), self.bits, self._unavailable))
 
     def ip(self, original: str) -> str:
         """`10.255.x.y` for an IPv4 address (keyed, one per address)."""
@@ -67,7 +64,7 @@ class Pseudonyms:
         for i in range(1 << 16):
             n = (start + i) & 0xFFFF
             candidate = f"10.255.{n >> 8}.{n & 0xFF}"
-            if self._free(candidate):
+            if not self._unavailable(candidate):
                 return self._claim("ips", original, candidate)
         raise RuntimeError("more than 65,536 IP addresses: no 10.255.x.y left")
 
@@ -94,13 +91,13 @@ class Pseudonyms:
         """A name's pseudonym under every constraint; if they contradict each other (a machine
         named both `n1` and `n1.site` in one log), under the first one only, noted in `loose`."""
         try:
-            return search(self.key, "label", label, prefix, constraints, self.bits, self._taken_by)
+            return search(self.key, "label", label, prefix, constraints, self.bits, self._unavailable)
         except LookupError:
             self.loose[label] = f"hashed as {', '.join(c.name for c in constraints)}: kept for {constraints[0].name} only"
-            return search(self.key, "label", label, prefix, constraints[:1], self.bits, self._taken_by)
+            return search(self.key, "label", label, prefix, constraints[:1], self.bits, self._unavailable)
 
     def _plain_label(self, label: str) -> str:
-        return search(self.key, "label", label, PREFIX["hosts"], (), self.bits, self._taken_by)
+        return search(self.key, "label", label, PREFIX["hosts"], (), self.bits, self._unavailable)
 
     def add(self, inv: Inventory) -> None:
         """Search the pseudonyms of everything the log's tables name (see the module doc)."""

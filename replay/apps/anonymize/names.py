@@ -38,7 +38,7 @@ FREE_TEXT = {("counts", "reason"), ("schedule", "reason"), ("defrag", "detail"),
              ("unparsed", "text"), ("unparsed", "reason"), ("nodepools", "node_file"), ("nodepools", "node_rule"),
              ("classes", "authorized_users"), ("rmcounter", "entity")}
 
-IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+IPV4 = r"\d{1,3}(?:\.\d{1,3}){3}"  # Python's re and Rust's regex (polars) read it alike
 NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|NaN|Infinity)")
 _HOST_COUNT = re.compile(r":\d+$")  # countFreeableMachines lists machines as host:free
 
@@ -61,7 +61,7 @@ def _values(tables: dict[str, pl.DataFrame], columns) -> list[str]:
 
 def split_host(host: str) -> tuple[str, str | None]:
     """(first label, domain) of a host name; an IPv4 address or a short name has no domain."""
-    if IPV4.fullmatch(host) or "." not in host:
+    if re.fullmatch(IPV4, host) or "." not in host:
         return host, None
     label, _, domain = host.partition(".")
     return label, domain

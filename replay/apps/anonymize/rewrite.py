@@ -26,6 +26,7 @@ from typing import BinaryIO
 import polars as pl
 
 from replay.apps.anonymize.mapping import Pseudonyms
+from replay.apps.anonymize.names import IPV4
 from replay.parsing.records import HEADER_RE
 from replay.parsing.sources import Source
 
@@ -35,7 +36,7 @@ _GLUE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 _AFTER = r"(?![A-Za-z0-9_/-])(?!\.[A-Za-z_])"  # a name ends where no word goes on (a share's ".12" may)
 
 # the shapes, as Rust regexes for polars (no look-around: context characters are stripped after)
-_IPV4 = r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b"
+_IPV4 = rf"\b{IPV4}\b"
 _PATH = r"(?:^|[\s:=,;(\[<'\"])/[^/\s,;)\]>'\"][^\s,;)\]>'\"]*"  # not a URL's "//"
 _URL_HOST = r"://[^/:?#@\s]+"
 _DOTTED = r"\b[A-Za-z0-9_-]+(?:\.[A-Za-z][A-Za-z0-9_-]*)+"  # a host name? (kept if in one of the log's domains)
