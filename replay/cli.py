@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,12 +14,20 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from replay.parsing.outdir import (
+    atomic_output_dir,
+    atomic_output_file,
+    check_replaceable,
+    check_replaceable_file,
+    interrupted_line,
+)
 from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, parse, run
 from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetSink
 from replay.parsing.tables import SCHEMAS
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
+    from replay.apps.anonymize import Anonymized
     from replay.apps.audit import AuditResult
 
 # Families shown in the summary, grouped the way the catalog groups them.
@@ -67,15 +77,29 @@ def summary_table(s: Summary, seconds: float) -> Table:
     return table
 
 
-def cmd_parse(args: argparse.Namespace, console: Console) -> int:
-    """rmreplay parse LOG... [-o OUT]"""
-    start = time.perf_counter()
-    sink = ParquetSink(args.out) if args.out else MemorySink()
+def _parse_into(args: argparse.Namespace, sink: ParquetSink | MemorySink, console: Console) -> Summary:
     with console.status("parsing", spinner="dots") as status:
-        summary = run(args.logs, sink, engine=args.engine, progress=lambda msg: status.update(msg),
-                      chunk_bytes=args.chunk_mb << 20)
+        try:
+            summary = run(args.logs, sink, engine=args.engine, progress=lambda msg: status.update(msg),
+                          chunk_bytes=args.chunk_mb << 20)
+        except BaseException:
+            if isinstance(sink, ParquetSink):
+                sink.abort()  # its writer thread stops before the directory is discarded
+            raise
         if isinstance(sink, ParquetSink):
+            status.update("writing the tables")
             sink.close()
+    return summary
+
+
+def cmd_parse(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay parse LOG... [-o OUT [--force]]"""
+    start = time.perf_counter()
+    if args.out:
+        with atomic_output_dir(args.out, args.force, command="parse", inputs=args.logs) as tmp:
+            summary = _parse_into(args, ParquetSink(tmp), console)
+    else:
+        summary = _parse_into(args, MemorySink(), console)
     console.print(summary_table(summary, time.perf_counter() - start))
     if args.out:
         console.print(f"tables written to [bold]{args.out}[/] ({len(SCHEMAS)} Parquet files)")
@@ -159,6 +183,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
     from replay.apps.audit import audit, write_audit
 
+    if args.out:  # before the work: a refused OUT is known at once
+        check_replaceable(Path(args.out), args.force, "audit", args.logs)
     cycles = parse_cycles(args.cycles)
     tables, note = load_tables(args.logs, args.config, console)
     require_cycles(cycles, args.cycles, tables)
@@ -186,7 +212,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if len(result.divergences) > args.show:
         console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
     if args.out:
-        write_audit(result, Path(args.out))
+        with atomic_output_dir(args.out, args.force, command="audit", inputs=args.logs) as tmp:
+            write_audit(result, tmp)
         console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet)")
     return 1 if result.divergences else 0
 
@@ -269,6 +296,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     """rmreplay whatif LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] -o OUT"""
     from replay.apps.whatif import change_text, whatif, write_whatif
 
+    check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
     cycles = parse_cycles(args.cycles)
     tables, note = load_tables(args.logs, args.config, console)
@@ -289,7 +317,8 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  {change_text(row)}", markup=False, highlight=False)
     if len(result.changes) > args.show:
         console.print(f"  ... {len(result.changes) - args.show:,} more (changes.parquet)")
-    write_whatif(result, Path(args.out))
+    with atomic_output_dir(args.out, args.force, command="whatif", inputs=args.logs) as tmp:
+        write_whatif(result, tmp)
     console.print(f"written to [bold]{args.out}[/] (report.json, changes.parquet)")
     return 0
 
@@ -317,8 +346,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         for row in result.changes[: args.show]:
             console.print(f"  {change_text(row)}", markup=False, highlight=False)
     if args.junit:
-        Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.junit).write_text(junit_xml(results, args.max_changed_cycles), encoding="utf-8")
+        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+            tmp.write_text(junit_xml(results, args.max_changed_cycles), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(r.cycles_changed > args.max_changed_cycles for _, r, _ in results) else 0
 
@@ -326,8 +355,9 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
     from replay.apps.audit import audit
-    from replay.apps.report import build_report
+    from replay.apps.report import GENERATOR, build_report
 
+    check_replaceable_file(Path(args.out), args.force, GENERATOR.encode())
     tables, note = load_tables(args.logs, args.config, console)
     print_note(console, note)
     audited = None
@@ -339,9 +369,49 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
                 console.print(f"[yellow]audit skipped: {exc}[/]")
     title = args.title or f"rmreplay report: {', '.join(Path(p).name for p in args.logs)}"
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(tables, title, audited))
+    page = build_report(tables, title, audited)
+    with atomic_output_file(out, args.force, marker=GENERATOR.encode()) as tmp:
+        tmp.write_text(page)
     console.print(f"report written to [bold]{out}[/] ({out.stat().st_size / 1e3:,.0f} kB, self-contained)")
+    return 0
+
+
+def anonymize_table(done: Anonymized, out: str) -> Table:
+    """Files, lines (understood or not, rewritten or passed through), names renamed and kept."""
+    lines, p = done.lines, done.pseudonyms
+    table = Table(title="rmreplay anonymize", show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("files", f"{', '.join(lines.files)} (same names, gzipped where the input was)")
+    table.add_row("lines", f"{lines.lines:,}")
+    table.add_row("  in records the parser reads", f"{lines.understood:,} ({lines.understood_rewritten:,} rewritten)")
+    table.add_row("  others, with a name in them", f"{lines.rewritten:,} rewritten token by token")
+    table.add_row("  others, without one", f"{lines.passed_through:,} passed through")
+    shown = {"hosts": "host names", "short_names": "short host names", "domains": "domains", "ips": "IPs",
+             "users": "users", "jobs": "job names", "files": "paths"}
+    table.add_row("renamed", ", ".join(f"{len(p.kinds[k]):,} {label}" for k, label in shown.items() if p.kinds[k]))
+    if p.kept:
+        table.add_row("[yellow]kept as they are[/]", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items()))
+    if p.loose:
+        table.add_row("[yellow]HashMap order not kept[/]", "; ".join(f"{name!r}: {why}" for name, why in p.loose.items()))
+    hosts, users = p.bits.values()
+    table.add_row("HashMap order", f"kept in maps of up to {2 ** hosts:,} hosts and {2 ** users:,} users "
+                  f"(the pseudonyms share {hosts} and {users} bits of the names' hashes)")
+    table.add_row("key", done.key_note)
+    table.add_row("checked", "the anonymized log parses to the same tables, names renamed")
+    return table
+
+
+def cmd_anonymize(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay anonymize LOG... -o OUT [--key FILE] [--force]"""
+    from replay.apps.anonymize import MAPPING, anonymize
+
+    check_replaceable(Path(args.out), args.force, "anonymize", args.logs)
+    with console.status("anonymizing", spinner="dots") as status:
+        done = anonymize(args.logs, args.out, args.key, args.force, progress=lambda msg: status.update(msg))
+    console.print(anonymize_table(done, args.out))
+    console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{MAPPING}[/] at your site "
+                  "(it turns the pseudonyms back into your names)", highlight=False)
     return 0
 
 
@@ -356,6 +426,11 @@ def _add_change_options(p: argparse.ArgumentParser) -> None:
                         "(MODULE may be a path/to/file.py)")
     p.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     p.add_argument("--show", type=int, default=10, metavar="N", help="changed decisions to print (default 10)")
+
+
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="replace OUT even when rmreplay did not write it (or another command did)")
 
 
 def _chunk_mb(text: str) -> int:
@@ -373,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
     p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
     p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
+    _add_force(p)
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
                    help="fast (compiled scanner, default), polars (pure Python, vectorised) or lark "
                         "(the grammar for everything; slowest); all three give the same tables")
@@ -386,6 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
                    "for a log whose bootstrap section has rolled away")
     a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet and divergences.parquet")
+    _add_force(a)
     a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too)")
     a.add_argument("--show", type=int, default=10, metavar="N", help="divergences to print (default 10)")
     a.set_defaults(func=cmd_audit)
@@ -404,6 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
     _add_change_options(w)
     w.add_argument("-o", "--out", required=True, help="directory for report.json and changes.parquet")
+    _add_force(w)
     w.add_argument("--cycles", metavar="A:B", help="replay only cycles A to B (inclusive)")
     w.set_defaults(func=cmd_whatif)
 
@@ -418,10 +496,20 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="one self-contained HTML report of a log (inline SVG plots)")
     r.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
     r.add_argument("-o", "--out", required=True, help="the HTML file to write")
+    _add_force(r)
     r.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")
     r.add_argument("--title", help="the report's title")
     r.set_defaults(func=cmd_report)
+
+    n = sub.add_parser("anonymize", help="the same logs with host, user, job names, IPs and paths replaced by "
+                       "pseudonyms (audits the same)")
+    n.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    n.add_argument("-o", "--out", required=True, help="directory for the anonymized files and mapping.json")
+    n.add_argument("--key", metavar="FILE", help="the site's key: read, or created there when absent, so that "
+                   "later logs get the same pseudonyms (default: a new key for this run only)")
+    _add_force(n)
+    n.set_defaults(func=cmd_anonymize)
     return parser
 
 
@@ -449,16 +537,25 @@ def print_error(message: object) -> None:
     Console(stderr=True).print(f"rmreplay: {message}", style="red", markup=False, highlight=False, soft_wrap=True)
 
 
+def _terminate(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends a command the way Ctrl-C does: outputs discarded, one line
+
+
 def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
     """Entry point of the `rmreplay` sub-commands (`parser`: build_parser() or one extending it)."""
     args = (parser or build_parser()).parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
     try:
         return args.func(args, stdout_console())
     except InputError as exc:
         print_error(exc)
         return 2
     except KeyboardInterrupt:
+        print_error(interrupted_line(getattr(args, "out", None), directory=args.command != "report"))
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

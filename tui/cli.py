@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import signal
 import sys
+from typing import TYPE_CHECKING
 
 
 def tune_allocators() -> None:
@@ -29,7 +31,8 @@ def tune_allocators() -> None:
         mallopt(-8, 1)  # M_ARENA_MAX
 
 
-from rich.console import Console
+if TYPE_CHECKING:  # rich loads with replay, after the Ctrl-C handling is in place
+    from rich.console import Console
 
 
 def cmd_tui(args: argparse.Namespace, console: Console) -> int:
@@ -64,12 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `rmreplay` console script (the allocators are set before polars loads)."""
     tune_allocators()
-    from replay import cli as replay_cli
+    # a Ctrl-C or SIGTERM while the libraries load (a second or so) ends quietly too; once the
+    # command runs, replay.cli.main says what became of its output
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        from replay import cli as replay_cli
 
-    return replay_cli.main(argv, build_parser())
+        parser = build_parser()
+    except KeyboardInterrupt:
+        print("rmreplay: interrupted: nothing written", file=sys.stderr)
+        return 130
+    return replay_cli.main(argv, parser)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from replay import InputError, parse, read_tables, write_tables
+from replay.parsing.manifest import MANIFEST
 from replay.parsing.sources import discover
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
@@ -84,9 +85,9 @@ def input_key(paths: list[str]) -> str:
 
 
 def is_parse_dir(path: str | Path) -> bool:
-    """Is this a `rmreplay parse -o` output directory?"""
+    """Is this a `rmreplay parse -o` output directory (complete or not: reading it checks its manifest)?"""
     p = Path(path)
-    return p.is_dir() and (p / "cycles.parquet").exists()
+    return p.is_dir() and ((p / MANIFEST).exists() or (p / "cycles.parquet").exists())
 
 
 def _input_bytes(paths: list[str]) -> int:

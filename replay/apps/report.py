@@ -207,6 +207,10 @@ svg.plot{display:block;margin:8px 0;background:#fff} .grid{stroke:#eee} .frame{f
 """
 
 
+# marks the page as rmreplay's: `report -o` replaces an existing file without --force only when it has this
+GENERATOR = '<meta name="generator" content="rmreplay">'
+
+
 def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report", audit_result=None,
                  top_waiting: int = 15, max_rows: int = 50) -> str:
     """The report as one HTML document (pass `audit_result` to include the audit's divergences)."""
@@ -217,7 +221,7 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
     cycles = cyc["cycle"].to_list()
     quantum = _quantum(tables)
     owners = _owners(tables)
-    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{E(title)}</title>"
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}<title>{E(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{E(title)}</h1>"]
 
     # time span

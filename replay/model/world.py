@@ -123,6 +123,13 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
     return Bootstrap(cfg, classes, nodepools)
 
 
+def machine_hosts(nodes: pl.DataFrame) -> list[str]:
+    """The host names the rebuilt cycles name machines by: those that arrive or return, and those
+    heard from (heartbeats), in first-seen order."""
+    rows = nodes.filter(pl.col("event").is_in([*_ONLINE, "heartbeat"]))
+    return rows["host"].drop_nulls().unique(maintain_order=True).to_list()
+
+
 def _by_cycle(frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
     """Rows grouped by cycle (rows after the last published schedule have none and are dropped)."""
     frame = frame.filter(pl.col("cycle").is_not_null())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
 
@@ -10,6 +12,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from replay.parsing.manifest import check_manifest
+from replay.parsing.outdir import atomic_output_dir
+from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
 
 # Every option fixed (pyarrow writes no creation time), so the same rows give the same bytes.
@@ -53,6 +58,17 @@ class ParquetSink:
             self._pending.result()  # re-raises a write error here, in the caller's thread
             self._pending = None
 
+    def abort(self) -> None:
+        """Stop after an error or an interrupt: let the write under way finish, close every file
+        (the caller discards the directory), raise nothing."""
+        # the error that stopped the parse is the one to report, not what it left half done here
+        with suppress(Exception):
+            self._wait()
+        self._pool.shutdown()
+        for writer in self.writers.values():
+            with suppress(Exception):
+                writer.close()
+
     def close(self) -> list[Path]:
         """Finish every file; a table with no rows is written empty (with its schema)."""
         self._wait()
@@ -66,14 +82,29 @@ class ParquetSink:
         return [self.root / f"{name}.parquet" for name in SCHEMAS]
 
 
-def write_tables(tables: dict[str, pl.DataFrame], out: str | Path) -> list[Path]:
-    """OUT/<table>.parquet for every table of a `replay.parse` result."""
-    sink = ParquetSink(out)
-    sink.add(tables)
-    return sink.close()
+def write_tables(tables: dict[str, pl.DataFrame], out: str | Path, inputs: Iterable[str | Path] = (),
+                 force: bool = False) -> list[Path]:
+    """OUT/<table>.parquet for every table of a `replay.parse` result, and OUT/manifest.json
+    (`inputs`: the logs they came from), written whole or not at all (replay/parsing/outdir.py)."""
+    with atomic_output_dir(out, force, command="parse", inputs=inputs) as tmp:
+        sink = ParquetSink(tmp)
+        sink.add(tables)
+        sink.close()
+    return [Path(out) / f"{name}.parquet" for name in SCHEMAS]
 
 
 def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
-    """The tables of a `rmreplay parse -o OUT` directory."""
+    """The tables of a `rmreplay parse -o OUT` directory; InputError when its manifest is missing
+    (an interrupted or foreign directory) or a table is not the one rmreplay wrote."""
     root = Path(out)
-    return {name: pl.read_parquet(root / f"{name}.parquet") for name in SCHEMAS if (root / f"{name}.parquet").exists()}
+    manifest = check_manifest(root, "parse")
+    missing = [name for name in SCHEMAS if name not in manifest["tables"]]
+    if missing:
+        raise InputError(f"{root}: written by rmreplay {manifest.get('rmreplay')}, without the "
+                         f"{', '.join(missing)} table(s) this version reads; parse the log again")
+    tables = {name: pl.read_parquet(root / f"{name}.parquet") for name in SCHEMAS}
+    for name, frame in tables.items():
+        if manifest["tables"].get(name) != frame.height:
+            raise InputError(f"{root}: {name}.parquet has {frame.height:,} rows, the manifest "
+                             f"{manifest['tables'].get(name)}; parse the log again")
+    return tables

@@ -1,0 +1,125 @@
+"""`rmreplay anonymize`: the same logs with the site's names replaced by keyed pseudonyms.
+
+    from replay.apps.anonymize import anonymize
+    done = anonymize(["/var/log/ducc/"], "out", key_file="site.key")
+
+1. Parse the logs (what names a host, a user, a job is the grammar's to say: names.py).
+2. Give every name a pseudonym (mapping.py), searched so that the RM's HashMap orders, which
+   rmref replays, stay the same (pseudonyms.py); and every token whose shape names the site
+   (an IP, a path, a host in one of the log's domains) found in any line (rewrite.Shapes).
+3. Rewrite every line token by token (rewrite.py), into OUT as the same files (gzipped where the
+   input was), with OUT/mapping.json; the whole directory appears at once (replay/parsing/outdir.py).
+4. Parse the rewritten files and require the original's tables, renamed (`check`): an output
+   that would not read the same is not written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from replay.apps.anonymize.key import load_or_create_key
+from replay.apps.anonymize.mapping import Pseudonyms, pseudonyms_for
+from replay.apps.anonymize.names import config_user, inventory
+from replay.apps.anonymize.rewrite import (
+    LineCounts,
+    Rewriter,
+    Shapes,
+    Unread,
+    rewrite_files,
+)
+from replay.parsing.outdir import atomic_output_dir
+from replay.parsing.pipeline import MemorySink, Summary, parse, run
+from replay.parsing.sources import InputError, discover
+
+MAPPING = "mapping.json"
+
+
+@dataclass(frozen=True)
+class Anonymized:
+    """What `anonymize` did: the lines, the pseudonyms, the key, the original parse's summary."""
+
+    lines: LineCounts
+    pseudonyms: Pseudonyms
+    key_note: str
+    summary: Summary
+
+
+def unread_lines(tables: dict[str, pl.DataFrame]) -> Unread:
+    """The lines no known record took, per file: generic messages' headers and unparsed lines."""
+    def by_file(frame: pl.DataFrame) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for name, line in frame.select("file", "line").iter_rows():
+            out.setdefault(name, set()).add(line)
+        return out
+
+    return Unread(by_file(tables["messages"]), by_file(tables["unparsed"]))
+
+
+def rename_tables(tables: dict[str, pl.DataFrame], rewriter: Rewriter) -> dict[str, pl.DataFrame]:
+    """The tables with every string rewritten as the lines were (what the anonymized log must
+    parse to); a `user.<name>.<setting>` key renames its user."""
+    def value(v: str) -> str:
+        user = config_user(v)
+        if user is not None and user in rewriter.p.words:
+            return f"user.{rewriter.p.words[user]}{v[len('user.') + len(user):]}"
+        return rewriter.text(v)
+
+    out = {}
+    for name, frame in tables.items():
+        exprs = []
+        for column, dtype in frame.schema.items():
+            if column == "file" or dtype not in (pl.String, pl.List(pl.String)):
+                continue
+            series = frame[column].explode() if dtype == pl.List(pl.String) else frame[column]
+            olds = series.drop_nulls().unique().to_list()
+            renamed = {old: new for old in olds if (new := value(old)) != old}
+            if not renamed:
+                continue
+            expr = pl.element() if dtype == pl.List(pl.String) else pl.col(column)
+            expr = expr.replace(list(renamed), list(renamed.values()))
+            exprs.append(pl.col(column).list.eval(expr) if dtype == pl.List(pl.String) else expr)
+        out[name] = frame.with_columns(exprs) if exprs else frame
+    return out
+
+
+def check(expected: dict[str, pl.DataFrame], files: list[Path]) -> None:
+    """Parse the anonymized files; InputError unless every table is `expected` (the original's, renamed)."""
+    got = parse([str(f) for f in files]).tables
+    for name, frame in expected.items():
+        if not got[name].equals(frame):
+            diff = got[name].join(frame, on=got[name].columns, how="anti", nulls_equal=True).head(1)
+            raise InputError(f"the anonymized log would not parse to the same {name} table "
+                             f"({diff.to_dicts()[:1] or 'row count differs'}): nothing written; please report "
+                             "this message to rmreplay's maintainers")
+
+
+def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = None, force: bool = False,
+              progress: Callable[[str], None] | None = None) -> Anonymized:
+    """Write OUT/<each input's name> with the site's names replaced, and OUT/mapping.json."""
+    say = progress or (lambda _msg: None)
+    sources = discover(paths)
+    names = [s.name for s in sources]
+    if len(set(names)) != len(names):
+        raise InputError(f"two inputs have the same file name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}): "
+                         "OUT keeps the names, so anonymize each set into its own directory")
+    key, key_note = load_or_create_key(key_file)
+    sink, shapes = MemorySink(), Shapes()
+    summary = run(paths, sink, progress=say, lines_to=shapes.add)
+    tables = sink.tables()
+    say("choosing pseudonyms")
+    pseudonyms = pseudonyms_for(inventory(tables), key)
+    shapes.name(pseudonyms)
+    rewriter = Rewriter(pseudonyms)
+    with atomic_output_dir(out, force, command="anonymize", inputs=paths) as tmp:
+        lines = rewrite_files(sources, tmp, rewriter, unread_lines(tables), say)
+        say("checking that the anonymized log parses to the same tables")
+        check(rename_tables(tables, rewriter), [tmp / n for n in names])
+        mapping = tmp / MAPPING
+        mapping.write_text(rewriter.p.to_json(), encoding="utf-8")
+        os.chmod(mapping, 0o600)  # it turns the pseudonyms back into names: the site's eyes only
+    return Anonymized(lines, pseudonyms, key_note, summary)

@@ -1,0 +1,119 @@
+"""OUT/manifest.json: what an rmreplay output directory holds, written last, checked by readers.
+
+A directory rmreplay wrote (`parse -o`, `audit -o`, `whatif -o`, `anonymize -o`, ...) ends with
+one `manifest.json`, written after every other file and before the directory is renamed into
+place (replay/parsing/outdir.py). Its format (version 1; keys sorted, two-space indent, so the
+same output gives the same bytes):
+
+    {
+      "format": "rmreplay-output/1",
+      "rmreplay": "0.1.0",                  # the version that wrote it
+      "command": "parse",                   # the command (or API call) that wrote it
+      "input": {                            # the input files as discovered (oldest first)
+        "sha256": "<hex>",                  #   over the files' names and sha256s, in order
+        "files": [{"name": "rm.log", "bytes": 241796, "sha256": "<hex of the raw file>"}]
+      },                                    # (null when the writer had no input files)
+      "tables": {"cycles": 20, ...},        # rows of every <name>.parquet
+      "files": {"cycles.parquet": {"bytes": 5123, "sha256": "<hex>"}, ...}   # every other file too
+    }
+
+Writers may add keys of their own (`extra`); readers ignore keys they do not know. A reader
+checks that the manifest is there, of a known format, written by the expected command, and that
+every file it lists is there with its size (`check_manifest`); row counts are checked where the
+tables are read (`read_tables`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+from replay.parsing.sources import InputError, discover
+
+MANIFEST = "manifest.json"
+FORMAT = "rmreplay-output/1"
+
+
+@lru_cache(maxsize=1)
+def rmreplay_version() -> str:
+    """The installed rmreplay's version ("unknown" when run from a source tree that was not installed)."""
+    try:
+        return metadata.version("rmreplay")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            h.update(block)
+    return h.hexdigest()
+
+
+def input_record(paths: Iterable[str | Path]) -> dict | None:
+    """The manifest's `input`: every input file (as `discover` orders them) with its size and sha256."""
+    paths = list(paths)
+    if not paths:
+        return None
+    files = [{"name": s.name, "bytes": s.path.stat().st_size, "sha256": file_sha256(s.path)}
+             for s in discover(paths)]
+    whole = hashlib.sha256("".join(f"{f['name']}\0{f['sha256']}\n" for f in files).encode())
+    return {"sha256": whole.hexdigest(), "files": files}
+
+
+def _parquet_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.read_metadata(path).num_rows
+
+
+def build_manifest(root: Path, command: str, inputs: Iterable[str | Path] = (),
+                   extra: Mapping[str, object] | None = None) -> dict:
+    """The manifest of the files under `root` (every file but the manifest itself)."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
+    listed = {p.relative_to(root).as_posix(): {"bytes": p.stat().st_size, "sha256": file_sha256(p)} for p in files}
+    tables = {p.relative_to(root).as_posix().removesuffix(".parquet"): _parquet_rows(p)
+              for p in files if p.suffix == ".parquet"}
+    return {"format": FORMAT, "rmreplay": rmreplay_version(), "command": command,
+            "input": input_record(inputs), "tables": tables, "files": listed, **(extra or {})}
+
+
+def write_manifest(root: Path, manifest: Mapping[str, object]) -> Path:
+    """ROOT/manifest.json (sorted keys: the same manifest gives the same bytes)."""
+    path = root / MANIFEST
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def read_manifest(root: str | Path) -> dict | None:
+    """ROOT/manifest.json as a dict; None when there is none, or it is not rmreplay's."""
+    path = Path(root) / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def check_manifest(root: str | Path, command: str) -> dict:
+    """The manifest of a complete output of `command`; InputError (one line, what to do) otherwise."""
+    root = Path(root)
+    manifest = read_manifest(root)
+    redo = f"run `rmreplay {command} ... -o {root}` again"
+    if manifest is None:
+        raise InputError(f"{root}: not a complete rmreplay {command} output (no {MANIFEST}: the run was "
+                         f"interrupted, or an older rmreplay or another program wrote it); {redo}")
+    if manifest.get("command") != command:
+        raise InputError(f"{root}: holds a `rmreplay {manifest.get('command')}` output, not a {command} output")
+    for name, info in (manifest.get("files") or {}).items():
+        path = root / name
+        if not path.is_file() or path.stat().st_size != info.get("bytes"):
+            raise InputError(f"{root}: {name} is missing or changed since rmreplay wrote it "
+                             f"(the manifest lists {info.get('bytes')} bytes); {redo}")
+    return manifest
