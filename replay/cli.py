@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, parse, run
+from replay.parsing.cache import open_input, parse_to
+from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, run
 from replay.parsing.sources import InputError
-from replay.parsing.store import ParquetSink
 from replay.parsing.tables import SCHEMAS
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
@@ -49,6 +49,8 @@ def summary_table(s: Summary, seconds: float) -> Table:
     table.add_column(style="bold")
     table.add_column(justify="right")
     table.add_row("files", ", ".join(Path(f).name for f in s.files))
+    if s.note:
+        table.add_row("left out", s.note)
     table.add_row("input", f"{s.bytes / 1e6:,.1f} MB, {s.lines:,} lines, {s.records:,} records")
     table.add_row("speed", f"{seconds:.2f} s, {s.bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s")
     groups: dict[str, int] = {}
@@ -69,15 +71,13 @@ def summary_table(s: Summary, seconds: float) -> Table:
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     """rmreplay parse LOG... [-o OUT]"""
     start = time.perf_counter()
-    sink = ParquetSink(args.out) if args.out else MemorySink()
     with console.status("parsing", spinner="dots") as status:
-        summary = run(args.logs, sink, engine=args.engine, progress=lambda msg: status.update(msg),
-                      chunk_bytes=args.chunk_mb << 20)
-        if isinstance(sink, ParquetSink):
-            sink.close()
+        options = {"engine": args.engine, "progress": lambda msg: status.update(msg), "chunk_bytes": args.chunk_mb << 20}
+        summary = parse_to(args.logs, args.out, **options) if args.out else run(args.logs, MemorySink(), **options)
     console.print(summary_table(summary, time.perf_counter() - start))
     if args.out:
-        console.print(f"tables written to [bold]{args.out}[/] ({len(SCHEMAS)} Parquet files)")
+        console.print(f"tables written to [bold]{args.out}[/] ({len(SCHEMAS)} Parquet files and manifest.json; every "
+                      "command reads this folder in place of the log)")
     if summary.unparsed:
         console.print(f"[yellow]{summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)[/]")
     return 0
@@ -98,19 +98,30 @@ def parse_cycles(text: str | None) -> range | None:
     return range(first, last + 1)
 
 
-def load_tables(logs: list[str], config: str | None, console: Console) -> dict:
-    """Parse the logs; fill a bootstrap that rotated away from `--config DIR`."""
+def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True) -> dict:
+    """The logs' tables (a parse directory's, the cache's, or parsed and cached); fill a bootstrap
+    that rotated away from `--config DIR`."""
     with console.status("parsing", spinner="dots") as status:
-        tables = parse(logs, progress=lambda msg: status.update(msg)).tables
-    if config:
-        from replay.model.resources import read_resources
-
-        if tables["classes"].is_empty() or tables["nodepools"].is_empty():
-            tables.update(read_resources(Path(config)))
-            console.print(f"bootstrap: from {config} (the log has none)")
-        else:
-            console.print("bootstrap: from the log (it has one; --config not needed)")
+        opened = open_input(logs, use_cache=use_cache, progress=lambda msg: status.update(msg))
+    if opened.note:
+        Console(stderr=True).print(f"rmreplay: {opened.note}", markup=False, highlight=False, soft_wrap=True)
+    tables = opened.tables
+    message = apply_config(tables, config)
+    if message:
+        console.print(message)
     return tables
+
+
+def apply_config(tables: dict, config: str | None) -> str | None:
+    """Fill the bootstrap tables from `--config DIR` when the log has none; what was done, in words."""
+    if not config:
+        return None
+    from replay.model.resources import read_resources
+
+    if tables["classes"].is_empty() or tables["nodepools"].is_empty():
+        tables.update(read_resources(Path(config)))
+        return f"bootstrap: from {config} (the log has none)"
+    return "bootstrap: from the log (it has one; --config not needed)"
 
 
 def audit_table(result: AuditResult, seconds: float) -> Table:
@@ -139,7 +150,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.audit import audit, write_audit
 
     cycles = parse_cycles(args.cycles)
-    tables = load_tables(args.logs, args.config, console)
+    tables = load_tables(args.logs, args.config, console, not args.no_cache)
     start = time.perf_counter()
     with console.status("auditing", spinner="dots") as status:
         result = audit(tables, cycles=cycles,
@@ -168,7 +179,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N] [--config DIR]"""
     from replay.apps.explain import explain_job, render
 
-    tables = load_tables(args.logs, args.config, console)
+    tables = load_tables(args.logs, args.config, console, not args.no_cache)
     console.print(render(explain_job(tables, args.job, args.cycle)), markup=False, highlight=False)
     return 0
 
@@ -209,7 +220,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     change = _change(args)
     cycles = parse_cycles(args.cycles)
-    tables = load_tables(args.logs, args.config, console)
+    tables = load_tables(args.logs, args.config, console, not args.no_cache)
     start = time.perf_counter()
     with console.status("replaying", spinner="dots") as status:
         result = whatif(tables, change, cycles=cycles,
@@ -236,7 +247,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables = load_tables([log], args.config, console)
+        tables = load_tables([log], args.config, console, not args.no_cache)
         start = time.perf_counter()
         with console.status(f"replaying {log}", spinner="dots"):
             result = whatif(tables, change)
@@ -262,7 +273,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.audit import audit
     from replay.apps.report import build_report
 
-    tables = load_tables(args.logs, args.config, console)
+    tables = load_tables(args.logs, args.config, console, not args.no_cache)
     audited = None
     if not args.no_audit:
         with console.status("auditing", spinner="dots") as status:
@@ -298,12 +309,17 @@ def _chunk_mb(text: str) -> int:
     return int(text)
 
 
+LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only) or a "
+             "`rmreplay parse -o` directory")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
-    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or a DUCC log folder "
+                   "(its rm.log* only)")
     p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
                    help="fast (compiled scanner, default), polars (pure Python, vectorised) or lark "
@@ -314,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_parse)
 
     a = sub.add_parser("audit", help="re-run every scheduling cycle with rmref and diff it against the log")
-    a.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    a.add_argument("logs", nargs="+", help=LOGS_HELP)
     a.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
                    "for a log whose bootstrap section has rolled away")
     a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet and divergences.parquet")
@@ -323,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(func=cmd_audit)
 
     e = sub.add_parser("explain", help="the story of one job: why it got what it got, level by level")
-    e.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    e.add_argument("logs", nargs="+", help=LOGS_HELP)
     e.add_argument("--job", type=int, required=True, metavar="ID", help="the job (or service, reservation) id")
     e.add_argument("--cycle", type=int, metavar="N", help="one cycle in detail (default: the job's whole life, "
                    "then its last scheduled cycle)")
@@ -331,14 +347,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_explain)
 
     w = sub.add_parser("whatif", help="replay every cycle's recorded inputs with a changed configuration or phase")
-    w.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    w.add_argument("logs", nargs="+", help=LOGS_HELP)
     _add_change_options(w)
     w.add_argument("-o", "--out", required=True, help="directory for report.json and changes.parquet")
     w.add_argument("--cycles", metavar="A:B", help="replay only cycles A to B (inclusive)")
     w.set_defaults(func=cmd_whatif)
 
     c = sub.add_parser("check", help="CI gate: fail when a change alters more cycles than allowed")
-    c.add_argument("logs", nargs="+", help="logs to check, each on its own (a file, or a directory of a rolled set)")
+    c.add_argument("logs", nargs="+", help="logs to check, each on its own (a file, a log folder, or a "
+                   "`rmreplay parse -o` directory)")
     _add_change_options(c)
     c.add_argument("--max-changed-cycles", type=int, default=0, metavar="N",
                    help="cycles allowed to change per log (default 0)")
@@ -346,12 +363,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("report", help="one self-contained HTML report of a log (inline SVG plots)")
-    r.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    r.add_argument("logs", nargs="+", help=LOGS_HELP)
     r.add_argument("-o", "--out", required=True, help="the HTML file to write")
     r.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")
     r.add_argument("--title", help="the report's title")
     r.set_defaults(func=cmd_report)
+    for command in (a, e, w, c, r):
+        command.add_argument("--no-cache", action="store_true", help="parse the logs again even if the cache "
+                             "($RMREPLAY_CACHE, default ~/.cache/rmreplay) has them (a LOG may also be a "
+                             "`rmreplay parse -o` directory)")
     return parser
 
 

@@ -277,11 +277,12 @@ class RmReplayApp(App):
     ]
 
     def __init__(self, paths: list[str] | None = None, loaded: Loaded | None = None, use_cache: bool = True,
-                 explain: bool = True) -> None:
+                 explain: bool = True, config: str | None = None) -> None:
         super().__init__()
         self.paths = list(paths or [])
         self.loaded = loaded
         self.use_cache = use_cache
+        self.config = config  # the DUCC resources folder for a log without its bootstrap (--config)
         self.explain = explain
         self.browse: Browse | None = None
         self.cycle = 0
@@ -338,7 +339,7 @@ class RmReplayApp(App):
                 self.call_from_thread(self._loading.show, fraction, message)
 
         try:
-            loaded = load(self.paths, progress=progress, use_cache=self.use_cache)
+            loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config)
         except InputError as exc:
             self.call_from_thread(self.show_error, str(exc))
             return
@@ -372,6 +373,8 @@ class RmReplayApp(App):
         self.show_cycle(browse.cycle_list[0])
         self.ready = True
         self.query_one("#jobs-table").focus()
+        if loaded.note:
+            self.notify(loaded.note, title="left out of the log folder", timeout=10)
         if loaded.audit is not None:
             self._audited(loaded.audit, cached=loaded.from_cache)
         else:

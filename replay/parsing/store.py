@@ -10,6 +10,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from replay.parsing.manifest import MANIFEST, Manifest, write_manifest
 from replay.parsing.tables import SCHEMAS, conform
 
 # Every option fixed (pyarrow writes no creation time), so the same rows give the same bytes.
@@ -66,11 +67,16 @@ class ParquetSink:
         return [self.root / f"{name}.parquet" for name in SCHEMAS]
 
 
-def write_tables(tables: dict[str, pl.DataFrame], out: str | Path) -> list[Path]:
-    """OUT/<table>.parquet for every table of a `replay.parse` result."""
+def write_tables(tables: dict[str, pl.DataFrame], out: str | Path, files: tuple[str, ...] = (),
+                 content: str | None = None) -> list[Path]:
+    """OUT/<table>.parquet for every table of a `replay.parse` result, then OUT/manifest.json (naming
+    the input's `files` and `content` digest when given), which makes OUT a parse directory."""
+    (Path(out) / MANIFEST).unlink(missing_ok=True)
     sink = ParquetSink(out)
     sink.add(tables)
-    return sink.close()
+    written = sink.close()
+    write_manifest(out, Manifest(tuple(SCHEMAS), files, content))
+    return written
 
 
 def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:

@@ -219,8 +219,9 @@ def test_loads_through_worker_and_cache(tmp_path, monkeypatch):
 
     first = run(open_once())
     assert not first.loaded.from_cache
-    slots = list(tmp_path.iterdir())
-    assert len(slots) == 1 and (slots[0] / "complete").exists() and (slots[0] / "audit" / "complete").exists()
+    slots = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(slots) == 1 and (slots[0] / "tables" / "manifest.json").exists()
+    assert (slots[0] / "lines.parquet").exists() and (slots[0] / "audit" / "complete").exists()
     second = run(open_once())
     assert second.loaded.from_cache and second.loaded.audit is not None
 
