@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
 from replay.parsing.cache import open_input, parse_to
 from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, run
 from replay.parsing.sources import InputError
@@ -83,21 +84,6 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def parse_cycles(text: str | None) -> range | None:
-    """`A:B` (inclusive, either end optional) or `N` as a range of cycle numbers."""
-    if not text:
-        return None
-    lo, sep, hi = text.partition(":")
-    try:
-        first = int(lo) if lo else 1
-        last = int(hi) if hi else (first if not sep else 2**31)
-    except ValueError:
-        raise InputError(f"--cycles {text!r}: expected A:B, A:, :B or N (cycle numbers)") from None
-    if first < 1 or last < first:
-        raise InputError(f"--cycles {text!r}: cycles count from 1 and A must not exceed B")
-    return range(first, last + 1)
-
-
 def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True) -> dict:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached); fill a bootstrap
     that rotated away from `--config DIR`."""
@@ -149,8 +135,9 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
     from replay.apps.audit import audit, write_audit
 
-    cycles = parse_cycles(args.cycles)
+    span = parse_span(args.cycles) if args.cycles else None
     tables = load_tables(args.logs, args.config, console, not args.no_cache)
+    cycles = resolve_span(span, tables["cycles"])
     start = time.perf_counter()
     with console.status("auditing", spinner="dots") as status:
         result = audit(tables, cycles=cycles,
@@ -166,7 +153,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
                          "no published schedule in the audited range (check --cycles, or that the log has "
                          "`createState  Schedule sent` records)"))
     for cycle, job, kind, _logged, _ref, why in result.divergences[: args.show]:
-        console.print(f"  cycle {cycle} job {job} {kind}: {why}", markup=False, highlight=False)
+        console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
+                      highlight=False)
     if len(result.divergences) > args.show:
         console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
     if args.out:
@@ -176,11 +164,17 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
-    """rmreplay explain LOG... --job ID [--cycle N] [--config DIR]"""
-    from replay.apps.explain import explain_job, render
+    """rmreplay explain LOG... --job ID [--cycle N|eN] [--config DIR] [--json]"""
+    from replay.apps.explain import explain_job, render, story_json
 
-    tables = load_tables(args.logs, args.config, console, not args.no_cache)
-    console.print(render(explain_job(tables, args.job, args.cycle)), markup=False, highlight=False)
+    ref = parse_ref(args.cycle) if args.cycle else None
+    # with --json, stdout is the JSON alone: what the loading says goes to stderr
+    tables = load_tables(args.logs, args.config, Console(stderr=True) if args.json else console, not args.no_cache)
+    story = explain_job(tables, args.job, resolve(ref, tables["cycles"]) if ref else None)
+    if args.json:
+        sys.stdout.write(story_json(story) + "\n")
+    else:
+        console.print(render(story), markup=False, highlight=False)
     return 0
 
 
@@ -219,8 +213,9 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.whatif import whatif, write_whatif
 
     change = _change(args)
-    cycles = parse_cycles(args.cycles)
+    span = parse_span(args.cycles) if args.cycles else None
     tables = load_tables(args.logs, args.config, console, not args.no_cache)
+    cycles = resolve_span(span, tables["cycles"])
     start = time.perf_counter()
     with console.status("replaying", spinner="dots") as status:
         result = whatif(tables, change, cycles=cycles,
@@ -231,8 +226,8 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     console.print(whatif_table(result.report()))
     console.print(whatif_summary(result.report(), seconds), highlight=False)
     for cycle, job, kind, logged, new in result.changes[: args.show]:
-        console.print(f"  cycle {cycle} job {job} {kind}: logged {logged} -> what-if {new}", markup=False,
-                      highlight=False)
+        console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: logged {logged} -> "
+                      f"what-if {new}", markup=False, highlight=False)
     if len(result.changes) > args.show:
         console.print(f"  ... {len(result.changes) - args.show:,} more (changes.parquet)")
     write_whatif(result, Path(args.out))
@@ -259,8 +254,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
                       f"{len(result.cycles):,} cycles change (allowed {args.max_changed_cycles:,}); "
                       f"{len({j for _c, j, *_ in result.changes}):,} job(s)", highlight=False)
         for cycle, job, kind, logged, new in result.changes[: args.show]:
-            console.print(f"  cycle {cycle} job {job} {kind}: logged {logged} -> what-if {new}", markup=False,
-                          highlight=False)
+            console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: logged {logged} -> "
+                          f"what-if {new}", markup=False, highlight=False)
     if args.junit:
         Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
         Path(args.junit).write_text(junit_xml(results, args.max_changed_cycles))
@@ -334,15 +329,17 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
                    "for a log whose bootstrap section has rolled away")
     a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet and divergences.parquet")
-    a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too)")
+    a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too; "
+                   "each a cycle number, or the RM's epoch as eN: e118:e240)")
     a.add_argument("--show", type=int, default=10, metavar="N", help="divergences to print (default 10)")
     a.set_defaults(func=cmd_audit)
 
     e = sub.add_parser("explain", help="the story of one job: why it got what it got, level by level")
     e.add_argument("logs", nargs="+", help=LOGS_HELP)
     e.add_argument("--job", type=int, required=True, metavar="ID", help="the job (or service, reservation) id")
-    e.add_argument("--cycle", type=int, metavar="N", help="one cycle in detail (default: the job's whole life, "
-                   "then its last scheduled cycle)")
+    e.add_argument("--cycle", metavar="N", help="one cycle in detail, by number or by the RM's epoch (e118) "
+                   "(default: the job's whole life, then its last scheduled cycle)")
+    e.add_argument("--json", action="store_true", help="the story's facts and sections as JSON")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     e.set_defaults(func=cmd_explain)
 
@@ -350,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("logs", nargs="+", help=LOGS_HELP)
     _add_change_options(w)
     w.add_argument("-o", "--out", required=True, help="directory for report.json and changes.parquet")
-    w.add_argument("--cycles", metavar="A:B", help="replay only cycles A to B (inclusive)")
+    w.add_argument("--cycles", metavar="A:B", help="replay only cycles A to B (inclusive; numbers or epochs eN)")
     w.set_defaults(func=cmd_whatif)
 
     c = sub.add_parser("check", help="CI gate: fail when a change alters more cycles than allowed")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
 from rmref import Caps, Phases
@@ -37,6 +38,7 @@ class AuditResult:
     skipped: dict[int, str] = field(default_factory=dict)  # cycles that cannot be rebuilt, and why
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
+    epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -47,6 +49,7 @@ class AuditResult:
             "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
             "audited": list(self.audited),
             "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
+            "span": span_of(self.cycles, self.epochs),
         }
 
 
@@ -223,7 +226,7 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`."""
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
-    result = AuditResult(audited=tuple(k for k in DECISIONS if k in only))
+    result = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=epochs(tables["cycles"]))
     gaps = inventory_gaps(tables, boot)
     total = tables["cycles"].height
     for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
@@ -236,26 +239,27 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
     return result
 
 
+CYCLE = {"cycle": pl.UInt32, "epoch": pl.Int64}  # every frame names its cycle both ways (replay.model.cycleref)
 REF_SCHEMAS = {
-    "caps": {"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64, "projected_cap": pl.Int64,
+    "caps": {**CYCLE, "job_id": pl.Int64, "base_cap": pl.Int64, "projected_cap": pl.Int64,
              "potential_cap": pl.Int64, "actual_cap": pl.Int64},
-    "counts": {"cycle": pl.UInt32, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64},
-    "placements": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "order": pl.Int64},
-    "evictions": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "share_id": pl.Int64,
+    "counts": {**CYCLE, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64},
+    "placements": {**CYCLE, "job_id": pl.Int64, "host": pl.String, "order": pl.Int64},
+    "evictions": {**CYCLE, "job_id": pl.Int64, "host": pl.String, "share_id": pl.Int64,
                   "reason": pl.String},
-    "defrag": {"cycle": pl.UInt32, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
+    "defrag": {**CYCLE, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
                "share_id": pl.Int64},
-    "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
+    "schedule": {**CYCLE, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
                  "share_id": pl.Int64},
 }
-DIVERGENCE_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
+DIVERGENCE_SCHEMA = {**CYCLE, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
                      "reference": pl.String, "explanation": pl.String}
 
 
 def result_frames(result: AuditResult) -> dict[str, pl.DataFrame]:
-    """ref_<kind> and divergences as data frames (rows in cycle order, as decided)."""
-    frames = {f"ref_{k}": pl.DataFrame(result.ref[k], schema=s, orient="row") for k, s in REF_SCHEMAS.items()}
-    frames["divergences"] = pl.DataFrame(result.divergences, schema=DIVERGENCE_SCHEMA, orient="row")
+    """ref_<kind> and divergences as data frames (rows in cycle order, as decided), each cycle with its epoch."""
+    frames = {f"ref_{k}": rows_frame(result.ref[k], s, result.epochs) for k, s in REF_SCHEMAS.items()}
+    frames["divergences"] = rows_frame(result.divergences, DIVERGENCE_SCHEMA, result.epochs)
     return frames
 
 

@@ -31,6 +31,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import polars as pl
 
+from replay.model.cycleref import epochs, label, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
 from replay.parsing.sources import InputError
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs
@@ -331,6 +332,7 @@ class WhatIfResult:
     user_shares: dict[str, list[int]] = field(default_factory=dict)  # user -> [logged, what-if] share-cycles
     fairness: list[list[float]] = field(default_factory=lambda: [[], []])  # per cycle Jain index, logged / what-if
     preemptions: list[int] = field(default_factory=lambda: [0, 0])
+    epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
 
     @property
     def cycles_changed(self) -> int:
@@ -356,6 +358,7 @@ class WhatIfResult:
             "set": {k: v for k, v in self.change.sets},
             "scheduler": self.change.scheduler,
             "open_loop": True,
+            "span": span_of(self.cycles, self.epochs),
         }
 
 
@@ -378,7 +381,7 @@ def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Boo
     changed_boot = apply_sets(boot, change.sets)
     logged = logged_decisions(tables)
     held_logged = logged_holdings(tables, boot.config.quantum_gb)
-    result = WhatIfResult(change)
+    result = WhatIfResult(change, epochs=epochs(tables["cycles"]))
     base_prev = what_prev = None
     total = tables["cycles"].height
     for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
@@ -432,13 +435,13 @@ def _tally(result: WhatIfResult, inp: CycleInput, logged: Logged, held_logged: M
     result.preemptions[1] += preemptions(what)
 
 
-CHANGES_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
-                  "whatif": pl.String}
+CHANGES_SCHEMA = {"cycle": pl.UInt32, "epoch": pl.Int64, "job_id": pl.Int64, "decision": pl.String,
+                  "logged": pl.String, "whatif": pl.String}
 
 
 def changes_frame(result: WhatIfResult) -> pl.DataFrame:
     """changes.parquet: one row per changed decision, values as JSON text (null: no such decision)."""
-    return pl.DataFrame(result.changes, schema=CHANGES_SCHEMA, orient="row")
+    return rows_frame(result.changes, CHANGES_SCHEMA, result.epochs)
 
 
 def write_whatif(result: WhatIfResult, out: Path) -> None:
@@ -456,7 +459,8 @@ def junit_xml(results: list[tuple[str, WhatIfResult, float]], max_changed: int) 
         case = f'    <testcase classname="rmreplay.check" name={quoteattr(f"changed cycles <= {max_changed}")} ' \
                f'time="{seconds:.3f}">\n'
         if n > max_changed:
-            lines = [f"cycle {c} job {j} {k}: logged {lv} -> what-if {wv}" for c, j, k, lv, wv in res.changes[:50]]
+            lines = [f"cycle {label(c, res.epochs.get(c))} job {j} {k}: logged {lv} -> what-if {wv}"
+                     for c, j, k, lv, wv in res.changes[:50]]
             more = len(res.changes) - 50
             if more > 0:
                 lines.append(f"... {more} more")

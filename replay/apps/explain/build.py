@@ -16,6 +16,7 @@ from replay.apps.explain.sections import (
 )
 from replay.apps.explain.story import Section, Story
 from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
+from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from rmref import job_caps
 from rmref.model import CycleInput
@@ -27,6 +28,7 @@ def _facts(tables: dict[str, pl.DataFrame], inp: CycleInput | None, job_id: int,
     quantum = inp.config.quantum_gb if inp else 15
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
+    epoch_of = epochs(tables["cycles"])
     who = _who(tables, work, c, job_id, quantum)
     held, reason = _schedule_shares(tables, c, job_id, quantum)
     fair = cls is None or cls.policy == "FAIR_SHARE"
@@ -43,6 +45,7 @@ def _facts(tables: dict[str, pl.DataFrame], inp: CycleInput | None, job_id: int,
         caps=job_caps(work.cap_input) if work else None, shares=held, placed=_placed(tables, c, job_id),
         taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
         life=_life(tables, job_id, cycles) if with_life else (), sections=(),
+        epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
     )
 
 

@@ -105,6 +105,7 @@ class LifeEvent:
     added: int = 0
     preempted: int = 0  # newly listed removals
     count: int | None = None  # the How Much count
+    epoch: int | None = None  # the RM's scheduling epoch of the cycle (its name in any copy of the log)
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,9 @@ class Story:
     jobs: Counting | None
     life: tuple[LifeEvent, ...]
     sections: tuple[Section, ...]
+    epoch: int | None = None  # the RM's epochs of `cycle`, `first_cycle` and `last_cycle` (replay.model.cycleref)
+    first_epoch: int | None = None
+    last_epoch: int | None = None
 
     @property
     def actual_cap(self) -> int | None:

@@ -1,11 +1,14 @@
-"""Words: small wording helpers shared by the sections, and `render` (a story as plain text)."""
+"""Words: small wording helpers shared by the sections, `render` (a story as plain text) and `story_json`."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from fractions import Fraction
 
 from replay.apps.explain.story import Story
+from replay.model.cycleref import label
 from rmref import UNLIMITED
 
 
@@ -59,17 +62,25 @@ def _summary(story: Story) -> str:
         hosts[h] = hosts.get(h, 0) + 1
     where = ", ".join(f"{n} on {h}" for h, n in hosts.items())
     count = f"How Much gave it {story.count}" if story.count is not None else "no How Much count logged"
-    return (f"Cycle {story.cycle}: {count} (cap {_cap_text(story.actual_cap)}); it holds "
+    return (f"Cycle {label(story.cycle, story.epoch)}: {count} (cap {_cap_text(story.actual_cap)}); it holds "
             f"{_plural(len(story.shares), 'process')} after the cycle" + (f": {where}." if where else "."))
 
 
 def render(story: Story) -> str:
     """The story as plain text."""
+    epochs = (f" (epochs {story.first_epoch}-{story.last_epoch})"
+              if story.first_epoch is not None and story.last_epoch is not None else "")
     head = (f"{story.work_type} {story.job_id}: user {story.user}, class {story.class_name}"
-            f" ({story.policy or 'unknown policy'}), published in cycles {story.first_cycle}-{story.last_cycle}")
+            f" ({story.policy or 'unknown policy'}), published in cycles {story.first_cycle}-{story.last_cycle}"
+            + epochs)
     out = [head, "=" * len(head), _summary(story), ""]
     for section in story.sections:
         out.append(section.title)
         out += [f"  {line}" for line in section.lines]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def story_json(story: Story) -> str:
+    """The story as JSON: every fact (cycles with their epochs) and the sections' words."""
+    return json.dumps(asdict(story), indent=2)
