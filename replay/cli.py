@@ -50,8 +50,6 @@ def summary_table(s: Summary, seconds: float) -> Table:
     table.add_column(style="bold")
     table.add_column(justify="right")
     table.add_row("files", ", ".join(Path(f).name for f in s.files))
-    if s.note:
-        table.add_row("left out", s.note)
     table.add_row("input", f"{s.bytes / 1e6:,.1f} MB, {s.lines:,} lines, {s.records:,} records")
     table.add_row("speed", f"{seconds:.2f} s, {s.bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s")
     groups: dict[str, int] = {}
@@ -76,6 +74,7 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
         options = {"engine": args.engine, "progress": lambda msg: status.update(msg), "chunk_bytes": args.chunk_mb << 20}
         summary = parse_to(args.logs, args.out, **options) if args.out else run(args.logs, MemorySink(), **options)
     console.print(summary_table(summary, time.perf_counter() - start))
+    print_note(summary.note)
     if args.out:
         console.print(f"tables written to [bold]{args.out}[/] ({len(SCHEMAS)} Parquet files and manifest.json; every "
                       "command reads this folder in place of the log)")
@@ -89,8 +88,7 @@ def load_tables(logs: list[str], config: str | None, console: Console, use_cache
     that rotated away from `--config DIR`."""
     with console.status("parsing", spinner="dots") as status:
         opened = open_input(logs, use_cache=use_cache, progress=lambda msg: status.update(msg))
-    if opened.note:
-        Console(stderr=True).print(f"rmreplay: {opened.note}", markup=False, highlight=False, soft_wrap=True)
+    print_note(opened.note)
     tables = opened.tables
     message = apply_config(tables, config)
     if message:
@@ -371,6 +369,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "($RMREPLAY_CACHE, default ~/.cache/rmreplay) has them (a LOG may also be a "
                              "`rmreplay parse -o` directory)")
     return parser
+
+
+def print_note(note: str | None) -> None:
+    """What the log folders given held besides the RM's log: one line on stderr."""
+    if note:
+        Console(stderr=True).print(f"rmreplay: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def print_error(message: object) -> None:

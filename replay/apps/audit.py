@@ -239,21 +239,21 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
     return result
 
 
-CYCLE = {"cycle": pl.UInt32, "epoch": pl.Int64}  # every frame names its cycle both ways (replay.model.cycleref)
+EPOCH = {"epoch": pl.Int64}  # last: every frame names its cycle both ways (replay.model.cycleref)
 REF_SCHEMAS = {
-    "caps": {**CYCLE, "job_id": pl.Int64, "base_cap": pl.Int64, "projected_cap": pl.Int64,
-             "potential_cap": pl.Int64, "actual_cap": pl.Int64},
-    "counts": {**CYCLE, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64},
-    "placements": {**CYCLE, "job_id": pl.Int64, "host": pl.String, "order": pl.Int64},
-    "evictions": {**CYCLE, "job_id": pl.Int64, "host": pl.String, "share_id": pl.Int64,
-                  "reason": pl.String},
-    "defrag": {**CYCLE, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
-               "share_id": pl.Int64},
-    "schedule": {**CYCLE, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
-                 "share_id": pl.Int64},
+    "caps": {"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64, "projected_cap": pl.Int64,
+             "potential_cap": pl.Int64, "actual_cap": pl.Int64, **EPOCH},
+    "counts": {"cycle": pl.UInt32, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64, **EPOCH},
+    "placements": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "order": pl.Int64, **EPOCH},
+    "evictions": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "share_id": pl.Int64,
+                  "reason": pl.String, **EPOCH},
+    "defrag": {"cycle": pl.UInt32, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
+               "share_id": pl.Int64, **EPOCH},
+    "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
+                 "share_id": pl.Int64, **EPOCH},
 }
-DIVERGENCE_SCHEMA = {**CYCLE, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
-                     "reference": pl.String, "explanation": pl.String}
+DIVERGENCE_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
+                     "reference": pl.String, "explanation": pl.String, **EPOCH}
 
 
 def result_frames(result: AuditResult) -> dict[str, pl.DataFrame]:

@@ -435,8 +435,8 @@ def _tally(result: WhatIfResult, inp: CycleInput, logged: Logged, held_logged: M
     result.preemptions[1] += preemptions(what)
 
 
-CHANGES_SCHEMA = {"cycle": pl.UInt32, "epoch": pl.Int64, "job_id": pl.Int64, "decision": pl.String,
-                  "logged": pl.String, "whatif": pl.String}
+CHANGES_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
+                  "whatif": pl.String, "epoch": pl.Int64}
 
 
 def changes_frame(result: WhatIfResult) -> pl.DataFrame:

@@ -119,7 +119,8 @@ def span_of(cycles: list[int], epoch_of: dict[int, int | None]) -> dict | None:
 
 
 def rows_frame(rows: list[tuple], schema: dict[str, pl.DataType], epoch_of: dict[int, int | None]) -> pl.DataFrame:
-    """A frame of rows that name their cycle, `schema`'s `epoch` column filled from `epoch_of`."""
+    """A frame of rows that name their cycle (tuples without the epoch), `schema`'s `epoch` column
+    filled from `epoch_of`."""
     bare = {k: v for k, v in schema.items() if k != "epoch"}
     epoch = pl.col("cycle").replace_strict(epoch_of, default=None, return_dtype=pl.Int64).alias("epoch")
     return pl.DataFrame(rows, schema=bare, orient="row").with_columns(epoch).select(*schema)
