@@ -35,8 +35,8 @@ from rich.console import Console
 
 def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     """rmreplay tui LOG... (or a `rmreplay parse` output directory)"""
-    from replay import cli as replay_cli
     from replay import InputError
+    from replay import cli as replay_cli
     from replay.parsing.logdir import find_inputs
     from tui.app import RmReplayApp
     from tui.load import is_parse_dir

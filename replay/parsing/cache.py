@@ -107,18 +107,6 @@ def _save_memo(memo: dict[str, list]) -> None:
         pass  # a read-only home: files are hashed every time
 
 
-def known_digest(sources: list[Source]) -> str | None:
-    """The content digest from the memo alone (None: some file is new or changed since it was hashed)."""
-    memo = _load_memo()
-    parts = []
-    for src in sources:
-        entry = memo.get(str(src.path.resolve()))
-        if entry is None or entry[:3] != _stat(src.path):
-            return None
-        parts.append((src.name, entry[3]))
-    return _combine(parts)
-
-
 def content_digest(sources: list[Source]) -> str:
     """Digest of the input: each file's name and bytes, in reading order (memoised by stat)."""
     memo = _load_memo()
@@ -181,7 +169,9 @@ def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progre
         return Opened(Path(paths[0]).name, tables, None, slot, False, None)
     inputs = find_inputs(list(paths))
     name = _name(inputs.sources)
-    content = known_digest(inputs.sources) if use_cache else None
+    if use_cache:
+        say("hashing the input")  # once per file: then its digest is memoised
+    content = content_digest(inputs.sources) if use_cache else None
     slot = slot_of(content) if content else None
     if slot is not None and read_manifest_quietly(slot / "tables"):
         say("reading the cached parse")
@@ -254,21 +244,18 @@ class _Tee:
 
 def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: bool, say: Progress,
                      keep_lines: bool) -> Opened:
-    """Parse the input; with the cache, write its slot on the way (the digest is computed beside
-    the parse when the memo does not have it)."""
-    tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache else None
+    """Parse the input; with the cache, write its slot on the way."""
+    tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
     before = [_stat(s.path) for s in inputs.sources]
-    with _beside(content_digest, inputs.sources, content is None and use_cache) as digest:
-        sink = _Tee(tmp / "tables" if tmp else None)
-        kept: list[pl.DataFrame] = []
-        try:
-            summary = run(inputs, sink, progress=say, chunk_bytes=DEFAULT_CHUNK_BYTES,
-                          lines_to=kept.append if keep_lines else None)
-        except BaseException:
-            _remove(tmp)
-            raise
-        whole = sink.close()
-        content = content or (digest.result() if digest else None)
+    sink = _Tee(tmp / "tables" if tmp else None)
+    kept: list[pl.DataFrame] = []
+    try:
+        summary = run(inputs, sink, progress=say, chunk_bytes=DEFAULT_CHUNK_BYTES,
+                      lines_to=kept.append if keep_lines else None)
+    except BaseException:
+        _remove(tmp)
+        raise
+    whole = sink.close()
     tables = sink.memory.tables()
     lines = named_lines(kept, summary.files) if keep_lines else None
     slot = None

@@ -31,8 +31,8 @@ FOREIGN = {
     "pm.log": ("the Process Manager's log", [
         "INFO PM.ProcessManagerComponent - N/A T[1] start  Process Manager started",
         "INFO PM.ProcessManagerComponent - 1204 T[33] dispatchStateUpdateToAgents  ............. DuccType:Job",
-        "INFO PM.ProcessManagerEventListener - N/A T[30] onOrchestratorStateDuccEvent  "
-        "Transport received Event. Body Type:OrchestratorStateDuccEvent",
+        ("INFO PM.ProcessManagerEventListener - N/A T[30] onOrchestratorStateDuccEvent  "
+         "Transport received Event. Body Type:OrchestratorStateDuccEvent"),
     ]),
     "sm.log": ("the Service Manager's log", [
         "INFO SM.ServiceManagerComponent - N/A T[1] init  Service Manager starting",

@@ -25,8 +25,8 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
 
 def _same(a: dict, b: dict) -> None:
     assert set(a) == set(b)
-    for name in a:
-        assert_frame_equal(a[name], b[name], check_dtypes=True), name
+    for name, frame in a.items():
+        assert_frame_equal(frame, b[name], check_dtypes=True)
 
 
 @pytest.fixture(scope="module")
