@@ -149,7 +149,6 @@ class Opened:
     slot: Path | None  # the cache slot (None: not cached)
     from_cache: bool
     note: str | None  # what the folders given held besides the RM's log
-    summary: Summary | None = None  # the parse's, when one ran
 
 
 def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progress | None = None,
@@ -263,7 +262,7 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
     if tmp is not None and whole and content and unchanged:
         slot = _keep(tmp, content, inputs, lines)
     _remove(tmp)
-    return Opened(name, tables, lines, slot, False, inputs.note(), summary)
+    return Opened(name, tables, lines, slot, False, inputs.note())
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay.parsing.chunks import SNIFF_BYTES, read_blocks
+from replay.parsing.manifest import read_manifest
 from replay.parsing.sources import InputError, Source, discover, rolled_key
 
 # the RM's rolled set: rm.log, rm.log.3, rm.log.3.gz, rm.log.gz, and <host>.rm.log… (DUCC 2.x)
@@ -96,6 +97,9 @@ def find_inputs(paths: list[str | Path]) -> Inputs:
     missing: list[str] = []
     for raw in paths:
         p = Path(raw)
+        if p.is_dir() and read_manifest(p) is not None:
+            raise InputError(f"{p}: a `rmreplay parse -o` directory, already parsed: give it to audit, explain, "
+                             "whatif, check, report or tui in place of the log")
         if p.is_dir():
             found, left, gaps = _folder(p)
             files += found
@@ -154,7 +158,8 @@ def _folder(folder: Path) -> tuple[list[Path], list[Ignored], list[str]]:
     if subfolders:
         ignored.append(Ignored(folder / f"{subfolders} folder(s)", "not read: name them to read them"))
     if not streams:
-        seen = f"; it holds {', '.join(f'{i.path.name} ({i.what})' for i in ignored)}" if ignored else ""
+        held = [f"{i.path.name} ({i.what})" for i in ignored]
+        seen = f"; it holds {', '.join(held[:10])}{f' and {len(held) - 10} more' if len(held) > 10 else ''}" if held else ""
         raise InputError(f"{folder}: no RM log here (rm.log, rm.log.N or .gz of either, holding RM records){seen}")
     if len(streams) > 1:
         names = " and ".join(f"{base}{_more(len(m))}" for base, m in sorted(streams.items()))
