@@ -92,6 +92,7 @@ def find_inputs(paths: list[str | Path]) -> Inputs:
     with no RM log or with two RM logs that are not one rolled set, a member present twice with
     different content, a file that cannot be read."""
     files: list[Path] = []
+    heads: dict[Path, Head] = {}  # every file's, read once
     from_folders: set[Path] = set()  # classified with their folder
     ignored: list[Ignored] = []
     missing: list[str] = []
@@ -101,7 +102,7 @@ def find_inputs(paths: list[str | Path]) -> Inputs:
             raise InputError(f"{p}: a `rmreplay parse -o` directory, already parsed: give it to audit, explain, "
                              "whatif, check, report or tui in place of the log")
         if p.is_dir():
-            found, left, gaps = _folder(p)
+            found, left, gaps = _folder(p, heads)
             files += found
             from_folders.update(found)
             ignored += left
@@ -109,8 +110,9 @@ def find_inputs(paths: list[str | Path]) -> Inputs:
         else:
             files += [s.path for s in discover([p])]
     sources = discover(files)
-    heads = {s.path: head(s) for s in sources}
     for src in sources:
+        if src.path not in heads:
+            heads[src.path] = head(src)
         h = heads[src.path]
         if src.path in from_folders or h.empty:
             continue
@@ -120,14 +122,15 @@ def find_inputs(paths: list[str | Path]) -> Inputs:
         if h.daemon not in (None, "RM"):
             raise InputError(f"{src.path}: this is {whose(h.daemon)} log ({src.name}), not the RM's; give the "
                              "RM's log (rm.log, rm.log.N, .gz) or the folder that holds it")
-    if all(h.empty for h in heads.values()):
+    if all(heads[s.path].empty for s in sources):
         raise InputError(f"{', '.join(str(s.path) for s in sources)}: empty input (no log lines); "
                          "check that the right file was given")
     return Inputs(sources, ignored, missing)
 
 
-def _folder(folder: Path) -> tuple[list[Path], list[Ignored], list[str]]:
-    """The RM's rolled set in a folder, what else is there, and the members missing from the set."""
+def _folder(folder: Path, heads: dict[Path, Head]) -> tuple[list[Path], list[Ignored], list[str]]:
+    """The RM's rolled set in a folder, what else is there, and the members missing from the set
+    (`heads`: each file's, filled in)."""
     streams: dict[str, list[Path]] = {}  # RM logs by rolled base name (rm.log, head.rm.log, rm-debug.log)
     ignored: list[Ignored] = []
     subfolders = 0
@@ -142,12 +145,15 @@ def _folder(folder: Path) -> tuple[list[Path], list[Ignored], list[str]]:
             ignored.append(Ignored(p, "not a regular file"))
             continue
         try:
-            h = head(Source(p, p.name))
+            h = heads[p] = head(Source(p, p.name))
         except InputError as exc:
             raise InputError(f"{exc} (in the log folder {folder}: cannot tell whether it is the RM's; fix it, "
                              "move it out, or name the RM's files)") from None
         named = RM_SET.match(p.name)
-        if h.daemon == "RM" or (named and h.empty):  # an empty rm.log: just rolled over
+        if named and not h.empty and h.daemon != "RM":
+            what = f"it is {whose(h.daemon)} log" if h.daemon else "it holds no RM record"
+            raise InputError(f"{p}: named as the RM's log but {what}; move it out of the folder, or name the RM's files")
+        if h.daemon == "RM" or named:  # an empty rm.log: just rolled over
             streams.setdefault(_base(p.name), []).append(p)
         elif h.empty:
             ignored.append(Ignored(p, "empty"))

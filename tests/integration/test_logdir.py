@@ -212,3 +212,11 @@ def test_a_gap_in_the_rolled_set_is_named(tmp_path):
     folder = ducc_logs(tmp_path / "logs")
     (folder / "rm.log.2.gz").unlink()
     assert "rm.log.2" in find_inputs([folder]).note()
+
+
+def test_a_file_named_as_the_rms_that_is_not(tmp_path, capsys):
+    """rm.log holding the Orchestrator's records is not skipped in silence: the newest part would be lost."""
+    folder = ducc_logs(tmp_path / "logs")
+    (folder / "rm.log").write_bytes(_daemon_log(FOREIGN["or.log"][1]))
+    err = _one_line_error(capsys, "parse", str(folder))
+    assert "rm.log: named as the RM's log but it is the Orchestrator's log" in err
