@@ -71,7 +71,8 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     """rmreplay parse LOG... [-o OUT]"""
     start = time.perf_counter()
     with console.status("parsing", spinner="dots") as status:
-        options = {"engine": args.engine, "progress": lambda msg: status.update(msg), "chunk_bytes": args.chunk_mb << 20}
+        options = {"engine": args.engine, "progress": lambda msg: status.update(msg),
+                   "chunk_bytes": args.chunk_mb << 20}
         summary = parse_to(args.logs, args.out, **options) if args.out else run(args.logs, MemorySink(), **options)
     console.print(summary_table(summary, time.perf_counter() - start))
     print_note(summary.note)

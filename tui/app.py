@@ -217,7 +217,8 @@ class HistoryScreen(Screen):
         span = f"cycles {first.get('cycle')}..{last.get('cycle')}" if rows.height else "never published"
         yield Static(Text(f" Job {self.job_id}  {first.get('type') or ''}  user {first.get('user') or '-'}  "
                           f"class {first.get('class') or '-'}  order {_n(first.get('order'))}   {span}   "
-                          f"Cycle {self.cycle}/{self.browse.total}{_epoch(self.browse.epoch(self.cycle))}"), id="header")
+                          f"Cycle {self.cycle}/{self.browse.total}{_epoch(self.browse.epoch(self.cycle))}"),
+                     id="header")
         held = rows["held"].to_list() if rows.height else [0]
         yield Label(f"shares held per cycle (max {max(held)})", classes="section")
         yield Sparkline(held, id="history-spark")

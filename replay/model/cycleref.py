@@ -88,7 +88,7 @@ def resolve(ref: CycleRef, cycles: pl.DataFrame, what: str = "--cycle", near: st
     span = f"epochs {known['epoch'].min()}-{known['epoch'].max()}" if known.height else "no epoch at all"
     growing = known.height and bool((known["epoch"].diff().drop_nulls() > 0).all())
     if near and growing:
-        side = known.filter(pl.col("epoch") > ref.value) if near == "after" else known.filter(pl.col("epoch") < ref.value)
+        side = known.filter((pl.col("epoch") > ref.value) if near == "after" else (pl.col("epoch") < ref.value))
         if side.height:
             return int(side["cycle"][0] if near == "after" else side["cycle"][-1])
     raise InputError(f"{what} {ref}: no published cycle has epoch {ref.value} (the log's cycles have {span}; "

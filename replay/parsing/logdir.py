@@ -152,7 +152,8 @@ def _folder(folder: Path, heads: dict[Path, Head]) -> tuple[list[Path], list[Ign
         named = RM_SET.match(p.name)
         if named and not h.empty and h.daemon != "RM":
             what = f"it is {whose(h.daemon)} log" if h.daemon else "it holds no RM record"
-            raise InputError(f"{p}: named as the RM's log but {what}; move it out of the folder, or name the RM's files")
+            raise InputError(f"{p}: named as the RM's log but {what}; move it out of the folder, or name the "
+                             "RM's files")
         if h.daemon == "RM" or named:  # an empty rm.log: just rolled over
             streams.setdefault(_base(p.name), []).append(p)
         elif h.empty:
@@ -165,7 +166,8 @@ def _folder(folder: Path, heads: dict[Path, Head]) -> tuple[list[Path], list[Ign
         ignored.append(Ignored(folder / f"{subfolders} folder(s)", "not read: name them to read them"))
     if not streams:
         held = [f"{i.path.name} ({i.what})" for i in ignored]
-        seen = f"; it holds {', '.join(held[:10])}{f' and {len(held) - 10} more' if len(held) > 10 else ''}" if held else ""
+        more = f" and {len(held) - 10} more" if len(held) > 10 else ""
+        seen = f"; it holds {', '.join(held[:10])}{more}" if held else ""
         raise InputError(f"{folder}: no RM log here (rm.log, rm.log.N or .gz of either, holding RM records){seen}")
     if len(streams) > 1:
         names = " and ".join(f"{base}{_more(len(m))}" for base, m in sorted(streams.items()))

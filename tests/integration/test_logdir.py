@@ -174,7 +174,8 @@ def test_a_member_twice_must_be_the_same_log(tmp_path, capsys):
     (folder / "rm.log").write_bytes(data)
     (folder / "rm.log.gz").write_bytes(gzip.compress(data, mtime=0))
     got = parse([folder])
-    assert [Path(f).name for f in got.summary.files] == ["rm.log"] and "rm.log.gz (the same as rm.log)" in got.summary.note
+    assert [Path(f).name for f in got.summary.files] == ["rm.log"]
+    assert "rm.log.gz (the same as rm.log)" in got.summary.note
     (folder / "rm.log.gz").write_bytes(gzip.compress(data[: len(data) // 2], mtime=0))  # an older copy
     err = _one_line_error(capsys, "parse", str(folder))
     assert "rm.log.gz" in err and "different" in err
