@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
@@ -14,6 +13,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
+from replay.parsing.cache import open_input, parse_to
 from replay.parsing.outdir import (
     atomic_output_dir,
     atomic_output_file,
@@ -21,9 +22,8 @@ from replay.parsing.outdir import (
     check_replaceable_file,
     interrupted_line,
 )
-from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, parse, run
+from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, run
 from replay.parsing.sources import InputError
-from replay.parsing.store import ParquetSink
 from replay.parsing.tables import SCHEMAS
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
@@ -77,50 +77,24 @@ def summary_table(s: Summary, seconds: float) -> Table:
     return table
 
 
-def _parse_into(args: argparse.Namespace, sink: ParquetSink | MemorySink, console: Console) -> Summary:
-    with console.status("parsing", spinner="dots") as status:
-        try:
-            summary = run(args.logs, sink, engine=args.engine, progress=lambda msg: status.update(msg),
-                          chunk_bytes=args.chunk_mb << 20)
-        except BaseException:
-            if isinstance(sink, ParquetSink):
-                sink.abort()  # its writer thread stops before the directory is discarded
-            raise
-        if isinstance(sink, ParquetSink):
-            status.update("writing the tables")
-            sink.close()
-    return summary
-
-
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     """rmreplay parse LOG... [-o OUT [--force]]"""
     start = time.perf_counter()
-    if args.out:
-        with atomic_output_dir(args.out, args.force, command="parse", inputs=args.logs) as tmp:
-            summary = _parse_into(args, ParquetSink(tmp), console)
-    else:
-        summary = _parse_into(args, MemorySink(), console)
+    with console.status("parsing", spinner="dots") as status:
+        options = {"engine": args.engine, "progress": lambda msg: status.update(msg),
+                   "chunk_bytes": args.chunk_mb << 20}
+        if args.out:
+            summary = parse_to(args.logs, args.out, force=args.force, **options)
+        else:
+            summary = run(args.logs, MemorySink(), **options)
     console.print(summary_table(summary, time.perf_counter() - start))
+    print_input_note(summary.note)
     if args.out:
-        console.print(f"tables written to [bold]{args.out}[/] ({len(SCHEMAS)} Parquet files)")
+        console.print(f"tables written to [bold]{args.out}[/] ({len(SCHEMAS)} Parquet files and manifest.json; every "
+                      "command reads this folder in place of the log)")
     if summary.unparsed:
         console.print(f"[yellow]{summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)[/]")
     return 0
-
-
-def parse_cycles(text: str | None) -> range | None:
-    """`A:B` (inclusive, either end optional) or `N` as a range of cycle numbers."""
-    if not text:
-        return None
-    lo, sep, hi = text.partition(":")
-    try:
-        first = int(lo) if lo else 1
-        last = int(hi) if hi else (first if not sep else 2**31)
-    except ValueError:
-        raise InputError(f"--cycles {text!r}: expected A:B, A:, :B or N (cycle numbers)") from None
-    if first < 1 or last < first:
-        raise InputError(f"--cycles {text!r}: cycles count from 1 and A must not exceed B")
-    return range(first, last + 1)
 
 
 def require_cycles(cycles: range | None, text: str | None, tables: dict) -> None:
@@ -134,28 +108,41 @@ def require_cycles(cycles: range | None, text: str | None, tables: dict) -> None
                          "give A:B, A:, :B or N within them")
 
 
-def load_tables(logs: list[str], config: str | None, console: Console) -> tuple[dict, str | None]:
-    """Parse the logs; fill a bootstrap that rotated away from `--config DIR`. Returns the tables
-    and a note on where the bootstrap came from, for the command to print with its results (so an
-    error is all a failing command prints)."""
-    with console.status("parsing", spinner="dots") as status:
-        tables = parse(logs, progress=lambda msg: status.update(msg)).tables
-    note = None
-    if config:
-        from replay.model.resources import read_resources
+def cycles_asked(text: str | None, tables: dict) -> range | None:
+    """The cycles `--cycles` names (numbers or epochs), checked against the log's."""
+    cycles = resolve_span(parse_span(text), tables["cycles"]) if text else None
+    require_cycles(cycles, text, tables)
+    return cycles
 
-        if tables["classes"].is_empty() or tables["nodepools"].is_empty():
-            tables.update(read_resources(Path(config)))
-            note = f"bootstrap: from {config} (the log has none)"
-        else:
-            note = "bootstrap: from the log (it has one; --config not needed)"
-    return tables, note
+
+def load_tables(logs: list[str], config: str | None, console: Console,
+                use_cache: bool = True) -> tuple[dict, str | None]:
+    """The logs' tables (a parse directory's, the cache's, or parsed and cached); fill a bootstrap
+    that rotated away from `--config DIR`. Returns the tables and a note on where the bootstrap came
+    from, for the command to print with its results (so an error is all a failing command prints)."""
+    with console.status("parsing", spinner="dots") as status:
+        opened = open_input(logs, use_cache=use_cache, progress=lambda msg: status.update(msg))
+    print_input_note(opened.note)
+    tables = opened.tables
+    return tables, apply_config(tables, config)
 
 
 def print_note(console: Console, note: str | None) -> None:
     """The bootstrap note of `load_tables`, if any."""
     if note:
         console.print(note, markup=False, highlight=False)
+
+
+def apply_config(tables: dict, config: str | None) -> str | None:
+    """Fill the bootstrap tables from `--config DIR` when the log has none; what was done, in words."""
+    if not config:
+        return None
+    from replay.model.resources import read_resources
+
+    if tables["classes"].is_empty() or tables["nodepools"].is_empty():
+        tables.update(read_resources(Path(config)))
+        return f"bootstrap: from {config} (the log has none)"
+    return "bootstrap: from the log (it has one; --config not needed)"
 
 
 def audit_table(result: AuditResult, seconds: float) -> Table:
@@ -185,9 +172,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    cycles = parse_cycles(args.cycles)
-    tables, note = load_tables(args.logs, args.config, console)
-    require_cycles(cycles, args.cycles, tables)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with console.status("auditing", spinner="dots") as status:
         result = audit(tables, cycles=cycles,
@@ -208,7 +194,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
                          "no published schedule in the audited range (check --cycles, or that the log has "
                          "`createState  Schedule sent` records)"))
     for cycle, job, kind, _logged, _ref, why, *_ in result.divergences[: args.show]:
-        console.print(f"  cycle {cycle} job {job} {kind}: {why}", markup=False, highlight=False)
+        console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
+                      highlight=False)
     if len(result.divergences) > args.show:
         console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
     if args.out:
@@ -219,18 +206,22 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
-    """rmreplay explain LOG... --job ID [--cycle N] [--config DIR]"""
-    from replay.apps.explain import as_json, explain_job, render
+    """rmreplay explain LOG... --job ID [--cycle N|eN] [--config DIR] [--json]"""
+    from replay.apps.explain import explain_job, render, story_json
 
-    job, cycle = whole_number(args.job, "--job", "a job id"), whole_number(args.cycle, "--cycle", "a cycle number")
-    tables, note = load_tables(args.logs, args.config, console)
+    job = whole_number(args.job, "--job", "a job id")
+    ref = parse_ref(args.cycle) if args.cycle else None
+    # with --json, stdout is the JSON alone: what the loading says goes to stderr
+    tables, note = load_tables(args.logs, args.config, Console(stderr=True) if args.json else console,
+                               not args.no_cache)
+    cycle = resolve(ref, tables["cycles"]) if ref else None
     try:
         story = explain_job(tables, job, cycle)
     except InputError as exc:  # the job or cycle asked for is not in the log: name the flags
-        flags = f"--job {job}" + ("" if cycle is None else f" --cycle {cycle}")
+        flags = f"--job {job}" + ("" if cycle is None else f" --cycle {args.cycle}")
         raise InputError(f"{flags}: {exc}") from None
     if args.json:
-        sys.stdout.write(json.dumps(as_json(story), indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(story_json(story) + "\n")
     else:
         print_note(console, note)
         console.print(render(story), markup=False, highlight=False)
@@ -264,9 +255,9 @@ def whatif_table(report: dict) -> Table:
     table.add_column("", style="bold")
     for side in ("logged", "baseline", "what-if"):
         table.add_column(side, justify="right")
-    for key, label in (("preemptions", "preemptions (shares)"), ("evictions", "  by doEvictions"),
+    for key, title in (("preemptions", "preemptions (shares)"), ("evictions", "  by doEvictions"),
                        ("defrag_takes", "  by defragmentation")):
-        table.add_row(label, *(f"{report[key][s]:,}" for s in SIDES))
+        table.add_row(title, *(f"{report[key][s]:,}" for s in SIDES))
     fair = report["fairness"]
     table.add_row("fairness (Jain)", *(f"{fair[s]:.3f}" if fair[s] is not None else "-" for s in SIDES))
     for user, v in report["per_user"].items():
@@ -298,9 +289,8 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
-    cycles = parse_cycles(args.cycles)
-    tables, note = load_tables(args.logs, args.config, console)
-    require_cycles(cycles, args.cycles, tables)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with console.status("replaying", spinner="dots") as status:
         result = whatif(tables, change, cycles=cycles,
@@ -314,7 +304,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     console.print(whatif_summary(report, seconds), highlight=False)
     console.print(baseline_line(report), markup=False, highlight=False)
     for row in result.changes[: args.show]:
-        console.print(f"  {change_text(row)}", markup=False, highlight=False)
+        console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
     if len(result.changes) > args.show:
         console.print(f"  ... {len(result.changes) - args.show:,} more (changes.parquet)")
     with atomic_output_dir(args.out, args.force, command="whatif", inputs=args.logs) as tmp:
@@ -330,7 +320,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console)
+        tables, note = load_tables([log], args.config, console, not args.no_cache)
         start = time.perf_counter()
         with console.status(f"replaying {log}", spinner="dots"):
             result = whatif(tables, change)
@@ -344,7 +334,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
                       f"{len({j for _c, j, *_ in result.changes}):,} job(s)", highlight=False)
         console.print(f"  {baseline_line(result.report())}", markup=False, highlight=False)
         for row in result.changes[: args.show]:
-            console.print(f"  {change_text(row)}", markup=False, highlight=False)
+            console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
     if args.junit:
         with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
             tmp.write_text(junit_xml(results, args.max_changed_cycles), encoding="utf-8")
@@ -358,7 +348,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.report import GENERATOR, build_report
 
     check_replaceable_file(Path(args.out), args.force, GENERATOR.encode())
-    tables, note = load_tables(args.logs, args.config, console)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
     print_note(console, note)
     audited = None
     if not args.no_audit:
@@ -440,13 +430,18 @@ def _chunk_mb(text: str) -> int:
     return int(text)
 
 
+LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only) or a "
+             "`rmreplay parse -o` directory")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
-    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or a DUCC log folder "
+                   "(its rm.log* only)")
     p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
     _add_force(p)
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
@@ -458,35 +453,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_parse)
 
     a = sub.add_parser("audit", help="re-run every scheduling cycle with rmref and diff it against the log")
-    a.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    a.add_argument("logs", nargs="+", help=LOGS_HELP)
     a.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
                    "for a log whose bootstrap section has rolled away")
     a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet and divergences.parquet")
     _add_force(a)
-    a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too)")
+    a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too; "
+                   "each a cycle number, or the RM's epoch as eN: e118:e240)")
     a.add_argument("--show", type=int, default=10, metavar="N", help="divergences to print (default 10)")
     a.set_defaults(func=cmd_audit)
 
     e = sub.add_parser("explain", help="the story of one job: why it got what it got, level by level")
-    e.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    e.add_argument("logs", nargs="+", help=LOGS_HELP)
     e.add_argument("--job", required=True, metavar="ID", help="the job (or service, reservation) id")
-    e.add_argument("--cycle", metavar="N", help="one cycle in detail (default: the job's whole life, "
-                   "then its last scheduled cycle)")
+    e.add_argument("--cycle", metavar="N", help="one cycle in detail, by number or by the RM's epoch (e118) "
+                   "(default: the job's whole life, then its last scheduled cycle)")
+    e.add_argument("--json", action="store_true", help="the story as JSON (logged and rmref decisions, where "
+                   "they part, the sections)")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
-    e.add_argument("--json", action="store_true", help="print the story as JSON (logged and rmref decisions, "
-                   "where they part, the sections)")
     e.set_defaults(func=cmd_explain)
 
     w = sub.add_parser("whatif", help="replay every cycle's recorded inputs with a changed configuration or phase")
-    w.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    w.add_argument("logs", nargs="+", help=LOGS_HELP)
     _add_change_options(w)
     w.add_argument("-o", "--out", required=True, help="directory for report.json and changes.parquet")
     _add_force(w)
-    w.add_argument("--cycles", metavar="A:B", help="replay only cycles A to B (inclusive)")
+    w.add_argument("--cycles", metavar="A:B", help="replay only cycles A to B (inclusive; numbers or epochs eN)")
     w.set_defaults(func=cmd_whatif)
 
     c = sub.add_parser("check", help="CI gate: fail when a change alters more cycles than allowed")
-    c.add_argument("logs", nargs="+", help="logs to check, each on its own (a file, or a directory of a rolled set)")
+    c.add_argument("logs", nargs="+", help="logs to check, each on its own (a file, a log folder, or a "
+                   "`rmreplay parse -o` directory)")
     _add_change_options(c)
     c.add_argument("--max-changed-cycles", type=int, default=0, metavar="N",
                    help="cycles allowed to change per log (default 0)")
@@ -494,23 +491,33 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("report", help="one self-contained HTML report of a log (inline SVG plots)")
-    r.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    r.add_argument("logs", nargs="+", help=LOGS_HELP)
     r.add_argument("-o", "--out", required=True, help="the HTML file to write")
     _add_force(r)
     r.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")
     r.add_argument("--title", help="the report's title")
     r.set_defaults(func=cmd_report)
+    for command in (a, e, w, c, r):
+        command.add_argument("--no-cache", action="store_true", help="parse the logs again even if the cache "
+                             "($RMREPLAY_CACHE, default ~/.cache/rmreplay) has them (a LOG may also be a "
+                             "`rmreplay parse -o` directory)")
 
     n = sub.add_parser("anonymize", help="the same logs with host, user, job names, IPs and paths replaced by "
                        "pseudonyms (audits the same)")
-    n.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    n.add_argument("logs", nargs="+", help=LOGS_HELP)
     n.add_argument("-o", "--out", required=True, help="directory for the anonymized files and mapping.json")
     n.add_argument("--key", metavar="FILE", help="the site's key: read, or created there when absent, so that "
                    "later logs get the same pseudonyms (default: a new key for this run only)")
     _add_force(n)
     n.set_defaults(func=cmd_anonymize)
     return parser
+
+
+def print_input_note(note: str | None) -> None:
+    """What the log folders given held besides the RM's log: one line on stderr."""
+    if note:
+        Console(stderr=True).print(f"rmreplay: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def version() -> str:

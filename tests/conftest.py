@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,6 +34,18 @@ def log_path(name: str, level: str = "rm.log") -> Path:
         if cand.exists():
             return cand
     raise FileNotFoundError(f"{name}/{level}")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """The commands cache their parses: the tests' go to a folder of their own, not the user's."""
+    before = os.environ.get("RMREPLAY_CACHE")
+    os.environ["RMREPLAY_CACHE"] = str(tmp_path_factory.mktemp("rmreplay-cache"))
+    yield
+    if before is None:
+        os.environ.pop("RMREPLAY_CACHE", None)
+    else:
+        os.environ["RMREPLAY_CACHE"] = before
 
 
 @lru_cache(maxsize=None)

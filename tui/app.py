@@ -37,7 +37,8 @@ from tui.load import Loaded, load, run_audit, save_audit
 KEYS = [
     ("n / p", "next / previous cycle"),
     ("d / D", "next / previous cycle with a divergence (rmref and the log disagree)"),
-    ("g", "go to a cycle number or a time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS), typed in the status line"),
+    ("g", "go to a cycle number, an RM epoch (e118) or a time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS), typed in the "
+          "status line"),
     ("/", "filter rows: words match job, user, class or host; job:12 user:alice class:normal host:node1"),
     ("enter", "open the job under the cursor: its history and the explanation of this cycle"),
     ("escape", "back (close the job history or the help, cancel g, or clear the filter)"),
@@ -75,6 +76,11 @@ def _n(v: object) -> str:
 
 def _ts(v) -> str:
     return v.strftime("%Y-%m-%d %H:%M:%S") if v is not None else "-"
+
+
+def _epoch(epoch: int | None) -> str:
+    """' (epoch 118)' after a cycle number: the RM's own name for the cycle, the same in any copy of the log."""
+    return f" (epoch {epoch})" if epoch is not None else ""
 
 
 def _settle_heap() -> None:
@@ -211,7 +217,8 @@ class HistoryScreen(Screen):
         span = f"cycles {first.get('cycle')}..{last.get('cycle')}" if rows.height else "never published"
         yield Static(Text(f" Job {self.job_id}  {first.get('type') or ''}  user {first.get('user') or '-'}  "
                           f"class {first.get('class') or '-'}  order {_n(first.get('order'))}   {span}   "
-                          f"Cycle {self.cycle}/{self.browse.total}"), id="header")
+                          f"Cycle {self.cycle}/{self.browse.total}{_epoch(self.browse.epoch(self.cycle))}"),
+                     id="header")
         held = rows["held"].to_list() if rows.height else [0]
         yield Label(f"shares held per cycle (max {max(held)})", classes="section")
         yield Sparkline(held, id="history-spark")
@@ -277,11 +284,12 @@ class RmReplayApp(App):
     ]
 
     def __init__(self, paths: list[str] | None = None, loaded: Loaded | None = None, use_cache: bool = True,
-                 explain: bool = True) -> None:
+                 explain: bool = True, config: str | None = None) -> None:
         super().__init__()
         self.paths = list(paths or [])
         self.loaded = loaded
         self.use_cache = use_cache
+        self.config = config  # the DUCC resources folder for a log without its bootstrap (--config)
         self.explain = explain
         self.browse: Browse | None = None
         self.cycle = 0
@@ -338,7 +346,7 @@ class RmReplayApp(App):
                 self.call_from_thread(self._loading.show, fraction, message)
 
         try:
-            loaded = load(self.paths, progress=progress, use_cache=self.use_cache)
+            loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config)
         except InputError as exc:
             self.call_from_thread(self.show_error, str(exc))
             return
@@ -372,6 +380,8 @@ class RmReplayApp(App):
         self.show_cycle(browse.cycle_list[0])
         self.ready = True
         self.query_one("#jobs-table").focus()
+        if loaded.note:
+            self.notify(loaded.note, title="left out of the log folder", timeout=10)
         if loaded.audit is not None:
             self._audited(loaded.audit, cached=loaded.from_cache)
         else:
@@ -421,7 +431,8 @@ class RmReplayApp(App):
         """The status line: the go-to prompt while `g` is asking, else the status and the filter."""
         if self._goto_text is not None:
             text = Text.assemble(("go to: ", "bold"), (self._goto_text, "reverse"), " ", (
-                "cycle number or time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS); enter goes, escape cancels", "dim"))
+                "cycle number, epoch (e118) or time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS); enter goes, escape cancels",
+                "dim"))
         else:
             text = Text("  ·  ".join([getattr(self, "_status", "")] + ([f"filter: {self.filter_text}"]
                                                                       if self.filter_text else [])))
@@ -449,7 +460,8 @@ class RmReplayApp(App):
             return
         self.cycle = cycle
         self.query_one("#header", Static).update(Text.assemble(
-            (" rmreplay ", "bold"), f" {b.name}   ", (f"Cycle {cycle}/{b.total}", "bold"), f"   {_ts(b.ts(cycle))}"),
+            (" rmreplay ", "bold"), f" {b.name}   ", (f"Cycle {cycle}/{b.total}", "bold"), _epoch(b.epoch(cycle)),
+            f"   {_ts(b.ts(cycle))}"),
             layout=False)
         self.query_one("#timeline", Grid).move_cursor(i)
         self._stale = set(TABS)
@@ -673,15 +685,16 @@ class RmReplayApp(App):
         if not value or self.browse is None:
             return
         value = value.strip()
-        if value.isdigit():
-            cycle = int(value)
-            if self.browse.index(cycle) is None:
-                self.notify(f"no cycle {cycle}: cycles are 1..{self.browse.total}", severity="warning", timeout=3)
+        if value.isdigit() or (value[:1] in "eE" and value[1:].isdigit()):
+            try:
+                cycle = self.browse.cycle_named(value)
+            except InputError as exc:
+                self.notify(str(exc), severity="warning", timeout=4)
                 return
         else:
             found = self.browse.cycle_at_time(value, self.cycle)
             if found is None:
-                self.notify(f"{value!r}: not a cycle number or a time", severity="warning", timeout=3)
+                self.notify(f"{value!r}: not a cycle number, an epoch (e118) or a time", severity="warning", timeout=3)
                 return
             cycle = found
         self.show_cycle(cycle)

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 from typing import TYPE_CHECKING
+from pathlib import Path
 
 
 def tune_allocators() -> None:
@@ -37,14 +38,17 @@ if TYPE_CHECKING:  # rich loads with replay, after the Ctrl-C handling is in pla
 
 def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     """rmreplay tui LOG... (or a `rmreplay parse` output directory)"""
+    from replay import InputError
     from replay import cli as replay_cli
-    from replay.parsing.sources import discover
+    from replay.parsing.logdir import find_inputs
     from tui.app import RmReplayApp
     from tui.load import is_parse_dir
 
-    if not (len(args.logs) == 1 and is_parse_dir(args.logs[0])):
-        discover(args.logs)  # a missing file is a command-line error, before the terminal is taken over
-    app = RmReplayApp(args.logs, use_cache=not args.no_cache)
+    if not is_parse_dir(args.logs[0]):
+        find_inputs(args.logs)  # input that cannot be read is a command-line error, before the terminal is taken over
+    if args.config and not Path(args.config).is_dir():
+        raise InputError(f"--config {args.config}: no such directory (give the DUCC resources folder)")
+    app = RmReplayApp(args.logs, use_cache=not args.no_cache, config=args.config)
     app.run()
     if app.error:
         replay_cli.print_error(app.error)
@@ -63,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "or a `rmreplay parse -o` output directory")
     t.add_argument("--no-cache", action="store_true",
                    help="parse again even if the cache ($RMREPLAY_CACHE, ~/.cache/rmreplay) has this input")
+    t.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
+                   "for a log whose bootstrap section has rolled away, as for `rmreplay audit`")
     t.set_defaults(func=cmd_tui)
     return parser
 

@@ -15,7 +15,9 @@ import numpy as np
 import polars as pl
 
 from replay.apps.audit import DIVERGENCE_SCHEMA
+from replay import InputError
 from replay.cli import GROUPS, family_group
+from replay.model.cycleref import parse_ref, resolve
 from replay.parsing.families import ROUTES
 from replay.model.logged import in_cycles, taken_by_defrag
 from replay.parsing.tables import LEFT
@@ -209,7 +211,7 @@ def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: dict[str, p
     deaths = (in_cycles(tables["nodes"]).filter(pl.col("event").is_in(["death", "disable"]))
               .group_by("cycle").agg(pl.len().cast(pl.Int64).alias("deaths")))
     div = divergences.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences"))
-    return (cycles.select("cycle", pl.coalesce("ts_start", "ts_end").alias("ts"))
+    return (cycles.select("cycle", "epoch", pl.coalesce("ts_start", "ts_end").alias("ts"))
             .join(per, on="cycle", **LEFT).join(needy, on="cycle", **LEFT)
             .join(deaths, on="cycle", **LEFT).join(div, on="cycle", **LEFT)
             .with_columns(pl.col("jobs", "expanded", "shrunken", "needy", "deaths", "divergences").fill_null(0))
@@ -244,6 +246,18 @@ class Browse:
         """The cycle's timestamp (when its scheduling loop began)."""
         i = self.index(cycle)
         return self.timeline["ts"][i] if i is not None else None
+
+    def epoch(self, cycle: int) -> int | None:
+        """The RM's scheduling epoch of the cycle (its name in any copy of the log)."""
+        i = self.index(cycle)
+        return self.timeline["epoch"][i] if i is not None else None
+
+    def cycle_named(self, text: str) -> int:
+        """The cycle `12` or `e118` names (InputError saying why none)."""
+        cycle = resolve(parse_ref(text, "go to"), self.tables["cycles"], "go to")
+        if self.index(cycle) is None:
+            raise InputError(f"no cycle {cycle}: cycles are 1..{self.total}")
+        return cycle
 
     def index(self, cycle: int) -> int | None:
         """Position of the cycle in the log (cycles are numbered 1..n)."""

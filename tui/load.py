@@ -1,19 +1,13 @@
-"""Open the TUI's input: rm.log files (parsed, then cached by content hash) or a `rmreplay parse` directory.
+"""Open the TUI's input: logs (through replay's parse cache) or a `rmreplay parse` directory, with the audit.
 
-The cache lives in `$RMREPLAY_CACHE` (default `~/.cache/rmreplay`), one directory per input:
-`<key>/tables/*.parquet` (the parse), `<key>/lines.parquet` (the raw lines, for the Log tab) and
-`<key>/audit/*.parquet` (rmref's decisions and the divergences). The key hashes the bytes of every
-input file and the source of the code that produced them (replay and rmref), so editing the log or
-the scheduler model never serves a stale answer. Logs are often read-only (and fixtures are), so
-the cache is not written next to them.
+The parse and its cache are replay's (`replay.parsing.cache`: every command shares them); the TUI
+adds the raw lines (its Log tab) and keeps the audit's frames in the same cache slot, one folder
+per `--config` (the audit of a log without its bootstrap depends on the folder given).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import shutil
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +15,11 @@ from pathlib import Path
 
 import polars as pl
 
-from replay import InputError, parse, read_tables, write_tables
-from replay.parsing.manifest import MANIFEST
-from replay.parsing.sources import discover
+from replay import InputError
+from replay.cli import apply_config
+from replay.parsing.cache import config_digest, keep_frames, open_input, read_frames
+from replay.parsing.logdir import find_inputs
+from replay.parsing.manifest import parse_dir_manifest
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is happening)
@@ -37,63 +33,20 @@ class Loaded:
     tables: dict[str, pl.DataFrame]
     lines: pl.DataFrame | None
     audit: dict[str, pl.DataFrame] | None
-    cache: Path | None
+    cache: Path | None  # where the audit's frames are kept (None: not kept)
     from_cache: bool = False
-
-
-def cache_root() -> Path:
-    """Where parses are cached."""
-    return Path(os.environ.get("RMREPLAY_CACHE") or Path.home() / ".cache" / "rmreplay")
-
-
-_SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
-
-
-def source_files() -> list[tuple[str, Path]]:
-    """(name, path) of every source file the tables come from: Python (subpackages too), the
-    scanner's C, the grammar."""
-    import grammars
-    import replay
-    import rmref
-
-    files = []
-    for pkg in (grammars, replay, rmref):
-        root = Path(pkg.__file__).parent
-        files += [(f"{root.name}/{p.relative_to(root).as_posix()}", p)
-                  for p in sorted(root.rglob("*")) if p.suffix in _SOURCE_SUFFIXES]
-    return files
-
-
-def _code_fingerprint() -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for name, path in source_files():
-        h.update(name.encode())
-        h.update(path.read_bytes())
-    return h.digest()
-
-
-def input_key(paths: list[str]) -> str:
-    """Hash of the input files' bytes and of the parsing and scheduling code."""
-    h = hashlib.blake2b(digest_size=20)
-    h.update(_code_fingerprint())
-    for src in discover(paths):
-        h.update(src.name.encode())
-        with open(src.path, "rb") as fh:
-            while block := fh.read(1 << 22):
-                h.update(block)
-    return h.hexdigest()
+    note: str | None = None  # what the folders given held besides the RM's log
 
 
 def is_parse_dir(path: str | Path) -> bool:
-    """Is this a `rmreplay parse -o` output directory (complete or not: reading it checks its manifest)?"""
-    p = Path(path)
-    return p.is_dir() and ((p / MANIFEST).exists() or (p / "cycles.parquet").exists())
+    """Is this a `rmreplay parse -o` output directory? (InputError: one left incomplete)"""
+    return parse_dir_manifest(path) is not None
 
 
 def _input_bytes(paths: list[str]) -> int:
     """Bytes the parser will read (a gzip member records its uncompressed size, modulo 4 GiB)."""
     total = 0
-    for src in discover(paths):
+    for src in find_inputs(paths).sources:
         size = src.path.stat().st_size
         if src.path.suffix == ".gz" and size >= 4:
             with open(src.path, "rb") as fh:
@@ -117,32 +70,15 @@ def check(tables: dict[str, pl.DataFrame], name: str) -> None:
                          "nothing to browse; is this the Resource Manager's rm.log?")
 
 
-def load(paths: list[str], progress: Progress | None = None, use_cache: bool = True) -> Loaded:
-    """Parse the input (or read it from the cache or a parse directory); raise InputError with the reason."""
+def load(paths: list[str], progress: Progress | None = None, use_cache: bool = True,
+         config: str | None = None) -> Loaded:
+    """Parse the input (or read it from the cache or a parse directory), fill the bootstrap from
+    `config` when the log has none; raise InputError with the reason."""
     say = progress or (lambda _f, _m: None)
     if not paths:
         raise InputError("no input: name rm.log files or a `rmreplay parse` output directory")
-    if len(paths) == 1 and is_parse_dir(paths[0]):
-        root = Path(paths[0])
-        say(0.5, f"reading {root}")
-        tables = read_tables(root)
-        check(tables, str(root))
-        have = all((root / f"{n}.parquet").exists() for n in AUDIT_FRAMES)
-        audit = {n: pl.read_parquet(root / f"{n}.parquet") for n in AUDIT_FRAMES} if have else None
-        return Loaded(root.name, tables, None, audit, None)
-    sources = discover(paths)
-    name = ", ".join(s.name for s in sources) if len(sources) <= 2 else f"{sources[0].name} (+{len(sources) - 1})"
-    key = input_key(paths) if use_cache else None
-    slot = cache_root() / key if key else None
-    if slot is not None and (slot / "complete").exists():
-        say(0.5, "reading the cached parse")
-        tables = read_tables(slot / "tables")
-        lines = pl.read_parquet(slot / "lines.parquet")
-        audit_dir = slot / "audit"
-        audit = ({n: pl.read_parquet(audit_dir / f"{n}.parquet") for n in AUDIT_FRAMES}
-                 if (audit_dir / "complete").exists() else None)
-        return Loaded(name, tables, lines, audit, slot, from_cache=True)
-    total = _input_bytes(paths)
+    parse_dir = is_parse_dir(paths[0])
+    total = 1 if parse_dir else _input_bytes(paths)
 
     def on_parse(msg: str) -> None:
         m = _DONE.search(msg)
@@ -150,37 +86,34 @@ def load(paths: list[str], progress: Progress | None = None, use_cache: bool = T
         say(min(done, 0.95) * 0.9, msg)
 
     # the parse hands over the lines it read, for the Log tab: the log is not read (or gunzipped) twice
-    result = parse(paths, progress=on_parse, keep_lines=True)
-    tables, lines = result.tables, result.lines
-    check(tables, name)
-    if slot is not None:
-        say(0.96, "caching the parse")
-        try:
-            tmp = slot.with_name(slot.name + ".tmp")
-            shutil.rmtree(tmp, ignore_errors=True)
-            write_tables(tables, tmp / "tables")
-            lines.write_parquet(tmp / "lines.parquet", compression="zstd")
-            (tmp / "complete").write_text("ok\n")
-            shutil.rmtree(slot, ignore_errors=True)
-            tmp.rename(slot)
-        except OSError:
-            slot = None  # a read-only home: browse without a cache
+    opened = open_input(paths, use_cache=use_cache, progress=on_parse, keep_lines=not parse_dir)
+    check(opened.tables, opened.name)
+    apply_config(opened.tables, config)
+    audit = _audit_beside(Path(paths[0])) if parse_dir else None
+    slot = opened.slot / _audit_folder(config) if opened.slot is not None else None
+    if audit is None and slot is not None:
+        audit = read_frames(slot)
     say(1.0, "parsed")
-    return Loaded(name, tables, lines, None, slot)
+    return Loaded(opened.name, opened.tables, opened.lines, audit, slot, opened.from_cache, opened.note)
+
+
+def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:
+    """An audit written into the parse directory itself (`rmreplay audit DIR -o DIR`)."""
+    if all((root / f"{n}.parquet").exists() for n in AUDIT_FRAMES):
+        return {n: pl.read_parquet(root / f"{n}.parquet") for n in AUDIT_FRAMES}
+    return None
+
+
+def _audit_folder(config: str | None) -> str:
+    """The slot's folder for the audit of this `--config` (its files' digest), or of none."""
+    digest = config_digest(config)
+    return f"audit-{digest}" if digest else "audit"
 
 
 def save_audit(slot: Path | None, frames: dict[str, pl.DataFrame]) -> None:
     """Keep the audit's frames beside the cached parse."""
-    if slot is None:
-        return
-    out = slot / "audit"
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for n in AUDIT_FRAMES:
-            frames[n].write_parquet(out / f"{n}.parquet", compression="zstd")
-        (out / "complete").write_text("ok\n")
-    except OSError:
-        pass
+    if slot is not None:
+        keep_frames(slot, {n: frames[n] for n in AUDIT_FRAMES})
 
 
 def run_audit(tables: dict[str, pl.DataFrame], progress: Progress | None = None) -> dict[str, pl.DataFrame]:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from replay.model.logged import Logged, pair_key, logged_decisions
+from replay.model.cycleref import epochs, rows_frame, span_of
+from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
 from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
 from rmref import Caps, Defrag, HowMuch, Phases
@@ -41,6 +42,7 @@ class AuditResult:
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
+    epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -51,6 +53,7 @@ class AuditResult:
             "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
             "audited": list(self.audited),
             "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
+            "span": span_of(self.cycles, self.epochs),
         }
 
 
@@ -285,7 +288,7 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
     rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`)."""
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
-    result = AuditResult(audited=tuple(k for k in DECISIONS if k in only))
+    result = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=epochs(tables["cycles"]))
     gaps = inventory_gaps(tables, boot)
     total = tables["cycles"].height
     for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
@@ -315,26 +318,28 @@ def trace_cycle(tables: dict[str, pl.DataFrame], result: AuditResult, cycle: int
     return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None
 
 
+EPOCH = {"epoch": pl.Int64}  # last: every frame names its cycle both ways (replay.model.cycleref)
 REF_SCHEMAS = {
     "caps": {"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64, "projected_cap": pl.Int64,
-             "potential_cap": pl.Int64, "actual_cap": pl.Int64},
-    "counts": {"cycle": pl.UInt32, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64},
-    "placements": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "order": pl.Int64},
+             "potential_cap": pl.Int64, "actual_cap": pl.Int64, **EPOCH},
+    "counts": {"cycle": pl.UInt32, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64, **EPOCH},
+    "placements": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "order": pl.Int64, **EPOCH},
     "evictions": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "share_id": pl.Int64,
-                  "reason": pl.String},
+                  "reason": pl.String, **EPOCH},
     "defrag": {"cycle": pl.UInt32, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
-               "share_id": pl.Int64},
+               "share_id": pl.Int64, **EPOCH},
     "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
-                 "share_id": pl.Int64},
+                 "share_id": pl.Int64, **EPOCH},
 }
 DIVERGENCE_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
-                     "reference": pl.String, "explanation": pl.String, "step": pl.String, "detail": pl.String}
+                     "reference": pl.String, "explanation": pl.String, "step": pl.String, "detail": pl.String,
+                     **EPOCH}
 
 
 def result_frames(result: AuditResult) -> dict[str, pl.DataFrame]:
-    """ref_<kind> and divergences as data frames (rows in cycle order, as decided)."""
-    frames = {f"ref_{k}": pl.DataFrame(result.ref[k], schema=s, orient="row") for k, s in REF_SCHEMAS.items()}
-    frames["divergences"] = pl.DataFrame(result.divergences, schema=DIVERGENCE_SCHEMA, orient="row")
+    """ref_<kind> and divergences as data frames (rows in cycle order, as decided), each cycle with its epoch."""
+    frames = {f"ref_{k}": rows_frame(result.ref[k], s, result.epochs) for k, s in REF_SCHEMAS.items()}
+    frames["divergences"] = rows_frame(result.divergences, DIVERGENCE_SCHEMA, result.epochs)
     return frames
 
 

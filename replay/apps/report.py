@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from replay.model.cycleref import epochs, label
 from replay.model.logged import logged_decisions
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
@@ -178,7 +179,8 @@ def _owners(tables: dict[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
     return {j: (u, c or "?") for j, u, c in rows.iter_rows()}
 
 
-def _waiting(tables: dict[str, pl.DataFrame], owners: Mapping[int, tuple[str, str]], top: int) -> list[tuple]:
+def _waiting(tables: dict[str, pl.DataFrame], owners: Mapping[int, tuple[str, str]], top: int,
+             epoch_of: Mapping[int, int | None]) -> list[tuple]:
     """The jobs the RM published with a reason (not given what they asked for) in the most cycles."""
     s = tables["schedule"].filter(pl.col("reason").is_not_null() & pl.col("cycle").is_not_null())
     if s.is_empty():
@@ -193,7 +195,8 @@ def _waiting(tables: dict[str, pl.DataFrame], owners: Mapping[int, tuple[str, st
               .group_by("job_id").len("with_shares"), on="job_id", **LEFT)
         .sort(pl.col("n"), pl.col("job_id"), descending=[True, False]).head(top))
     return [(r["job_id"], *owners.get(r["job_id"], ("?", "?")), r["type"], r["n"], r["with_shares"] or 0,
-             f'{r["first"]}..{r["last"]}', r["reason"]) for r in agg.iter_rows(named=True)]
+             f'{r["first"]}..{r["last"]} (epochs {epoch_of.get(r["first"])}..{epoch_of.get(r["last"])})', r["reason"])
+            for r in agg.iter_rows(named=True)]
 
 
 CSS = """
@@ -219,6 +222,7 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
         raise InputError("no published schedule in the log: nothing to report "
                          "(check that it has `createState  Schedule sent` records)")
     cycles = cyc["cycle"].to_list()
+    epoch_of = epochs(cyc)
     quantum = _quantum(tables)
     owners = _owners(tables)
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}<title>{E(title)}</title>"
@@ -227,7 +231,8 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
     # time span
     files = sorted({f for f in cyc["file"].to_list() if f})
     parts.append("<h2 id=\"span\">Time span</h2>" + table(("", ""), [
-        ("first cycle", f"{cycles[0]} at {cyc['ts_start'][0]}"), ("last cycle", f"{cycles[-1]} at {cyc['ts_end'][-1]}"),
+        ("first cycle", f"{label(cycles[0], epoch_of.get(cycles[0]))} at {cyc['ts_start'][0]}"),
+        ("last cycle", f"{label(cycles[-1], epoch_of.get(cycles[-1]))} at {cyc['ts_end'][-1]}"),
         ("cycles", f"{len(cycles):,}"), ("log files", ", ".join(files)), ("share quantum", f"{quantum} GB"),
     ], "kv"))
 
@@ -306,15 +311,17 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
                      for j, v in jobs.items() for h, s in v]
                   + [(c, j, "needy", f"needs {n} more") for c, jobs in logged.needy.items() for j, n in jobs.items()])
     parts.append(f"<details><summary>events ({len(rows)})</summary>"
-                 + table(("cycle", "job", "event", "detail"), rows[:max_rows * 4]) + "</details>")
+                 + table(("cycle", "epoch", "job", "event", "detail"),
+                         [(c, epoch_of.get(c), *rest) for c, *rest in rows[:max_rows * 4]]) + "</details>")
 
     # node deaths
     nd = tables["nodes"].filter(pl.col("event").is_in(["death", "disable", "missed", "reactivate", "recover",
                                                       "recover_node"])).sort("line")
     deaths = nd.filter(pl.col("event") == "death").height
     parts.append(f"<h2 id=\"nodes\">Node deaths</h2><p>{deaths} node death(s).</p>"
-                 + (table(("time", "cycle", "host", "event", "nodepool"), [
-                     (r["ts"], r["cycle"], r["host"], r["event"], r["nodepool"]) for r in nd.head(max_rows * 4).iter_rows(named=True)
+                 + (table(("time", "cycle", "epoch", "host", "event", "nodepool"), [
+                     (r["ts"], r["cycle"], epoch_of.get(r["cycle"]), r["host"], r["event"], r["nodepool"])
+                     for r in nd.head(max_rows * 4).iter_rows(named=True)
                  ]) if nd.height else ""))
 
     # audit divergences
@@ -329,11 +336,11 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
         parts.append(table(("decision", "agree", "total"), [
             (k, v["agree"], v["total"]) for k, v in rep["decisions"].items()]))
         if audit_result.divergences:
-            parts.append(table(("cycle", "job", "decision", "logged", "rmref", "why"),
-                               [d[:6] for d in audit_result.divergences[:max_rows]]))
+            parts.append(table(("cycle", "epoch", "job", "decision", "logged", "rmref", "why"),
+                               [(c, epoch_of.get(c), *rest[:5]) for c, *rest in audit_result.divergences[:max_rows]]))
 
     # waiting jobs
-    waiting = _waiting(tables, owners, top_waiting)
+    waiting = _waiting(tables, owners, top_waiting, epoch_of)
     parts.append("<h2 id=\"waiting\">Jobs that waited longest</h2><p class=\"note\">Cycles the RM published "
                  "the job with a reason (it did not get all it asked for); the reason is the last one given.</p>")
     parts.append(table(("job", "user", "class", "type", "cycles waiting", "of which holding shares",

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import polars as pl
 
+from replay.model.cycleref import epochs, label, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
 from replay.parsing.sources import InputError
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs
@@ -377,6 +378,7 @@ class WhatIfResult:
     # cycle (open loop: each cycle starts from what the RM held) is still one share
     taken: dict[str, list[set[tuple[int, int]]]] = field(
         default_factory=lambda: {k: [set() for _ in SIDES] for k in TAKEN})
+    epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
 
     @property
     def cycles_changed(self) -> int:
@@ -404,6 +406,7 @@ class WhatIfResult:
             "set": {k: v for k, v in self.change.sets},
             "scheduler": self.change.scheduler,
             "open_loop": True,
+            "span": span_of(self.cycles, self.epochs),
         }
 
 
@@ -421,7 +424,7 @@ def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Boo
     changed_boot = apply_sets(boot, change.sets)
     logged = logged_decisions(tables)
     held_logged = logged_holdings(tables, boot.config.quantum_gb)
-    result = WhatIfResult(change)
+    result = WhatIfResult(change, epochs=epochs(tables["cycles"]))
     base_prev = what_prev = None
     total = tables["cycles"].height
     for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
@@ -478,7 +481,7 @@ def _tally(result: WhatIfResult, inp: CycleInput, logged: Logged, held_logged: M
 
 
 CHANGES_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
-                  "baseline": pl.String, "whatif": pl.String}
+                  "baseline": pl.String, "whatif": pl.String, "epoch": pl.Int64}
 _ABSENT = {"caps": "no cap", "counts": "no count", "placements": "nothing placed", "evictions": "nothing taken",
            "defrag": "nothing taken", "needy": "not needy"}
 
@@ -519,18 +522,18 @@ def describe(kind: str, value: str | None) -> str:
     return "; ".join(words)
 
 
-def change_text(row: ChangeRow) -> str:
+def change_text(row: ChangeRow, epoch_of: dict[int, int | None] | None = None) -> str:
     """One changed decision in words: the logged value, the what-if's, and the baseline's where it
-    already differed from the log."""
+    already differed from the log (the cycle named with its epoch when `epoch_of` knows it)."""
     cycle, job, kind, logged, base, what = row
     unchanged = "" if base == logged else f" (rmref unchanged: {describe(kind, base)})"
-    return f"cycle {cycle} job {job} {kind}: logged {describe(kind, logged)}{unchanged} -> what-if {describe(kind, what)}"
+    return f"cycle {label(cycle, (epoch_of or {}).get(cycle))} job {job} {kind}: logged {describe(kind, logged)}{unchanged} -> what-if {describe(kind, what)}"
 
 
 def changes_frame(result: WhatIfResult) -> pl.DataFrame:
     """changes.parquet: one row per changed decision, logged, rmref unchanged and with the change,
     values as JSON text (null: no such decision)."""
-    return pl.DataFrame(result.changes, schema=CHANGES_SCHEMA, orient="row")
+    return rows_frame(result.changes, CHANGES_SCHEMA, result.epochs)
 
 
 def write_whatif(result: WhatIfResult, out: Path) -> None:
@@ -555,7 +558,7 @@ def junit_xml(results: list[tuple[str, WhatIfResult, float]], max_changed: int) 
         case = ET.SubElement(suite, "testcase", classname="rmreplay.check", name=f"changed cycles <= {max_changed}",
                              time=f"{seconds:.3f}")
         if fail:
-            lines = [change_text(row) for row in res.changes[:50]]
+            lines = [change_text(row, res.epochs) for row in res.changes[:50]]
             if len(res.changes) > 50:
                 lines.append(f"... {len(res.changes) - 50} more")
             message = f"{res.cycles_changed} of {len(res.cycles)} cycles change (allowed {max_changed})"

@@ -12,6 +12,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from replay.parsing.sources import InputError, Source
 
@@ -19,6 +20,10 @@ HEADER_START = re.compile(rb"\n\d\d [A-Z][a-z][a-z] \d\d\d\d \d\d:\d\d:\d\d,\d\d
 SCHEDULE_BODY = b" createState  \n"
 SNIFF_BYTES = 1 << 20
 LONG_STRETCH = 64 << 20
+_TS = re.compile(rb"^(\d\d [A-Z][a-z][a-z] \d{4} \d\d:\d\d:\d\d,\d{3}) ", re.MULTILINE)
+# log4j stamps an event before it takes the appender's lock, so a busy thread can write an
+# earlier time just after a roll; a file that begins further back than this overlaps the last
+ROLL_SKEW = timedelta(seconds=5)
 
 
 @dataclass(frozen=True)
@@ -59,22 +64,6 @@ def read_blocks(source: Source, block: int) -> Iterator[bytes]:
         raise InputError(f"{source.path}: cannot read ({exc.strerror or exc}); check the path and permissions") from exc
 
 
-def sniff(source: Source) -> bool:
-    """Whether the start of the file holds a DUCC log header (False: blank or not an rm.log)."""
-    head = b"\n"
-    for data in read_blocks(source, SNIFF_BYTES):
-        head += data
-        break
-    if not head.strip():
-        return False
-    if not HEADER_START.search(head):
-        raise InputError(
-            f"{source.path}: not an rm.log: no line has the DUCC log header "
-            "'dd Mon yyyy hh:mm:ss,SSS LEVEL RM.Class - JID T[tid] METHOD ...'"
-        )
-    return True
-
-
 def _cycle_cut(buf: bytearray, lo: int, hi: int) -> int | None:
     """Offset just after the last complete published schedule in buf[lo:hi] (None: there is none)."""
     at = buf.rfind(SCHEDULE_BODY, lo, hi)
@@ -94,8 +83,51 @@ def _last_header(buf: bytearray, lo: int, hi: int) -> int | None:
     return m.start() + 1 if m else None
 
 
+def _stamp(data: bytes | bytearray, last: bool = False) -> datetime | None:
+    """The time of the first (or last) record header in `data` (the last one searched for in the
+    final megabyte first, so a big file's tail is not scanned whole)."""
+    found = None
+    for lo in ((max(len(data) - SNIFF_BYTES, 0), 0) if last else (0,)):
+        for found in _TS.finditer(data, lo):
+            if not last:
+                break
+        if found is not None:
+            break
+    try:
+        return datetime.strptime(found.group(1).decode(), "%d %b %Y %H:%M:%S,%f") if found else None
+    except ValueError:  # no such date (the parse reports the line)
+        return None
+
+
+@dataclass
+class _TimeOrder:
+    """Each file must begin no earlier than the file before it ended (ROLL_SKEW aside): files
+    that overlap in time are two logs mixed, or rolled members out of order."""
+
+    previous: tuple[str, datetime] | None = None
+
+    def begins(self, src: Source, buf: bytearray) -> bool:
+        """Check the file's first record (False: no header yet, look again in the next block)."""
+        first = _stamp(buf)
+        if first is None:
+            return False
+        if self.previous and first < self.previous[1] - ROLL_SKEW:
+            name, ended = self.previous
+            raise InputError(f"{name} ends at {ended} but {src.name}, read after it, begins at {first}: the files "
+                             "overlap in time, so they are not one rolled log (two logs mixed, or a member out of "
+                             "order); name the files of one log, oldest first")
+        return True
+
+    def ends(self, src: Source, tail: bytearray) -> None:
+        """Remember when the file ended (the last header in its unread tail)."""
+        last = _stamp(tail, last=True)
+        self.previous = (src.name, last) if last else self.previous
+
+
 def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
-    """Chunks of about `chunk_bytes` (at least one whole cycle each), oldest first."""
+    """Chunks of about `chunk_bytes` (at least one whole cycle each), oldest first; InputError when
+    a file begins before the one read before it ended."""
+    order = _TimeOrder()
     done: list[Piece] = []  # whole earlier files of the chunk being gathered
     size = 0  # bytes in `done`
     # read in quarters of a chunk, so a chunk overshoots its size by at most a quarter (the first
@@ -106,9 +138,11 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
         # chunk's bytes leave as the buffer itself (only the lines after the cut are copied, to a
         # new buffer); deleting a chunk from the front would keep its whole allocation alive
         buf, line_no, seen = bytearray(), 1, 0  # seen: buf[:seen] is whole lines already searched
+        begun = len(sources) == 1
         for block in read_blocks(src, block_bytes):
             buf += block
             del block
+            begun = begun or order.begins(src, buf)
             end = buf.rfind(b"\n", seen) + 1
             if end <= seen:
                 continue
@@ -129,6 +163,8 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
             # hold no other copy of the chunk's bytes while it is parsed
             del head
             yield chunk
+        if idx + 1 < len(sources):
+            order.ends(src, buf)
         if buf:  # the file's last lines (the very last one may lack its newline: a file cut mid-line)
             done.append(Piece(idx, line_no, buf))
             size += len(buf)

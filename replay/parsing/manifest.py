@@ -9,8 +9,9 @@ same output gives the same bytes):
       "format": "rmreplay-output/1",
       "rmreplay": "0.1.0",                  # the version that wrote it
       "command": "parse",                   # the command (or API call) that wrote it
-      "input": {                            # the input files as discovered (oldest first)
-        "sha256": "<hex>",                  #   over the files' names and sha256s, in order
+      "input": {                            # the input files as read (oldest first)
+        "sha256": "<hex>",                  #   over the files' names and sha256s, in order: the
+                                            #   content digest that keys the parse cache
         "files": [{"name": "rm.log", "bytes": 241796, "sha256": "<hex of the raw file>"}]
       },                                    # (null when the writer had no input files)
       "tables": {"cycles": 20, ...},        # rows of every <name>.parquet
@@ -20,19 +21,20 @@ same output gives the same bytes):
 Writers may add keys of their own (`extra`); readers ignore keys they do not know. A reader
 checks that the manifest is there, of a known format, written by the expected command, and that
 every file it lists is there with its size (`check_manifest`); row counts are checked where the
-tables are read (`read_tables`).
+tables are read (`read_tables`). A `parse` output is a *parse directory*: every command reads it in
+place of the log (`parse_dir_manifest`), and the cache keeps its parses as parse directories too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from replay.parsing.sources import InputError, discover
+from replay.parsing.digest import combine, file_digest, file_digests
+from replay.parsing.sources import InputError, Source
 
 MANIFEST = "manifest.json"
 FORMAT = "rmreplay-output/1"
@@ -47,24 +49,32 @@ def rmreplay_version() -> str:
         return "unknown"
 
 
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file's bytes, read in blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
-
-
 def input_record(paths: Iterable[str | Path]) -> dict | None:
-    """The manifest's `input`: every input file (as `discover` orders them) with its size and sha256."""
+    """The manifest's `input`: every input file, as the commands read them, with its size and sha256
+    (a parse directory given as input: the input its own manifest names)."""
+    # logdir reads manifests to tell parse directories apart, so it is imported here, not at the top
+    from replay.parsing.logdir import find_inputs
+
     paths = list(paths)
     if not paths:
         return None
-    files = [{"name": s.name, "bytes": s.path.stat().st_size, "sha256": file_sha256(s.path)}
-             for s in discover(paths)]
-    whole = hashlib.sha256("".join(f"{f['name']}\0{f['sha256']}\n" for f in files).encode())
-    return {"sha256": whole.hexdigest(), "files": files}
+    if len(paths) == 1 and Path(paths[0]).is_dir() and (Path(paths[0]) / MANIFEST).exists():
+        return (read_manifest(paths[0]) or {}).get("input")
+    return input_record_of(find_inputs(paths).sources)
+
+
+def input_record_of(sources: list[Source]) -> dict:
+    """The manifest's `input` for files already found (their digests memoised by stat)."""
+    parts = file_digests(sources)
+    files = [{"name": name, "bytes": s.path.stat().st_size, "sha256": digest}
+             for s, (name, digest) in zip(sources, parts)]
+    return {"sha256": combine(parts), "files": files}
+
+
+def content_of(manifest: Mapping[str, object]) -> str | None:
+    """The digest of the input a manifest names (the parse cache's key); None when it names none."""
+    record = manifest.get("input")
+    return record.get("sha256") if isinstance(record, dict) else None
 
 
 def _parquet_rows(path: Path) -> int:
@@ -73,15 +83,17 @@ def _parquet_rows(path: Path) -> int:
     return pq.read_metadata(path).num_rows
 
 
-def build_manifest(root: Path, command: str, inputs: Iterable[str | Path] = (),
+def build_manifest(root: Path, command: str, inputs: Iterable[str | Path] | dict | None = (),
                    extra: Mapping[str, object] | None = None) -> dict:
-    """The manifest of the files under `root` (every file but the manifest itself)."""
+    """The manifest of the files under `root` (every file but the manifest itself); `inputs` the
+    input paths, or their `input_record` when the caller has it."""
+    record = inputs if isinstance(inputs, dict) or inputs is None else input_record(inputs)
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
-    listed = {p.relative_to(root).as_posix(): {"bytes": p.stat().st_size, "sha256": file_sha256(p)} for p in files}
+    listed = {p.relative_to(root).as_posix(): {"bytes": p.stat().st_size, "sha256": file_digest(p)} for p in files}
     tables = {p.relative_to(root).as_posix().removesuffix(".parquet"): _parquet_rows(p)
               for p in files if p.suffix == ".parquet"}
     return {"format": FORMAT, "rmreplay": rmreplay_version(), "command": command,
-            "input": input_record(inputs), "tables": tables, "files": listed, **(extra or {})}
+            "input": record, "tables": tables, "files": listed, **(extra or {})}
 
 
 def write_manifest(root: Path, manifest: Mapping[str, object]) -> Path:
@@ -117,3 +129,20 @@ def check_manifest(root: str | Path, command: str) -> dict:
             raise InputError(f"{root}: {name} is missing or changed since rmreplay wrote it "
                              f"(the manifest lists {info.get('bytes')} bytes); {redo}")
     return manifest
+
+
+def parse_dir_manifest(folder: str | Path) -> dict | None:
+    """The manifest of a parse directory (`rmreplay parse -o`); None when `folder` is none, and an
+    InputError when it holds tables without a whole manifest (an interrupted or older parse)."""
+    root = Path(folder)
+    if not root.is_dir():
+        return None
+    if not (root / MANIFEST).exists():
+        if (root / "cycles.parquet").exists():
+            raise InputError(f"{root}: Parquet tables without a {MANIFEST}: the parse was interrupted, or written by "
+                             "an older rmreplay; parse the log again (rmreplay parse LOG -o DIR)")
+        return None
+    manifest = read_manifest(root)
+    if manifest is None or manifest.get("command") != "parse":
+        return None
+    return check_manifest(root, "parse")

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from replay.parsing.manifest import build_manifest, read_manifest, write_manifest
+from replay.parsing.manifest import MANIFEST, build_manifest, read_manifest, write_manifest
 from replay.parsing.sources import InputError
 
 _TMP_TAG = ".rmreplay-"
@@ -188,7 +188,8 @@ def _discarded_on_error(tmp: Path) -> Iterator[None]:
 @contextmanager
 def atomic_output_dir(path: str | Path, force: bool = False, *, command: str, inputs: Iterable[str | Path] = (),
                       extra: Mapping[str, object] | None = None) -> Iterator[Path]:
-    """Yield an empty temporary directory; on success write its manifest and rename it to `path`."""
+    """Yield an empty temporary directory; on success write its manifest (unless the body wrote its
+    own, as `parse -o` does with the input's digests computed beside the parse) and rename it to `path`."""
     inputs = list(inputs)
     target = Path(path)
     check_replaceable(target, force, command, inputs)
@@ -198,7 +199,8 @@ def atomic_output_dir(path: str | Path, force: bool = False, *, command: str, in
     os.mkdir(tmp)  # the umask applies, as it would to a directory made in place
     with _discarded_on_error(tmp):
         yield tmp
-        write_manifest(tmp, build_manifest(tmp, command, inputs, extra))
+        if not (tmp / MANIFEST).exists():
+            write_manifest(tmp, build_manifest(tmp, command, inputs, extra))
         _commit(tmp, target)
 
 

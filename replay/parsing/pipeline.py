@@ -20,10 +20,11 @@ import polars as pl
 from replay.parsing import fast
 from replay.parsing import grammar
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
-from replay.parsing.chunks import Chunk, sniff, stream_chunks
+from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
 from replay.parsing.scan import COMPILED, UNDECIDED, fill_rows, rmcounter_rows, scan_records, schedule_rows
-from replay.parsing.sources import InputError, discover
+from replay.parsing.logdir import Inputs, find_inputs
+from replay.parsing.sources import Source
 from replay.parsing.tables import LEFT, SCHEMAS, Carry, assemble_chunk, assemble_final, compact, file_names
 
 # Families whose continuation lines are part of the message; for all others a non-blank
@@ -49,6 +50,7 @@ class Summary:
     cycles: int
     first_ts: str | None
     last_ts: str | None
+    note: str | None = None  # what the folders given held besides the RM's log (replay.parsing.logdir)
 
 
 @dataclass(frozen=True)
@@ -95,15 +97,22 @@ def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | Non
     kept: list[pl.DataFrame] = []
     summary = run(paths, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes,
                   lines_to=kept.append if keep_lines else None)
-    return ParseResult(sink.tables(), summary, _named_lines(kept, summary.files) if keep_lines else None)
+    return ParseResult(sink.tables(), summary, named_lines(kept, summary.files) if keep_lines else None)
 
 
-def _named_lines(frames: list[pl.DataFrame], files: list[str]) -> pl.DataFrame:
+def named_lines(frames: list[pl.DataFrame], files: list[str]) -> pl.DataFrame:
     """(file, text, line) of every chunk's lines, the file by its name."""
     names = pl.Series([Path(f).name for f in files], dtype=pl.String)
     if not frames:
         return pl.DataFrame(schema={"file": pl.String, "text": pl.String, "line": pl.UInt32})
     return pl.concat(frames).select(pl.lit(names).gather(pl.col("file")).alias("file"), "text", "line")
+
+
+def read_lines(sources: list[Source], chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> pl.DataFrame:
+    """Every line of the input (file, text, line) as `parse(keep_lines=True)` gives them, without parsing."""
+    frames = [split_lines(chunk.pieces).frame.select("file", "line", "text")
+              for chunk in stream_chunks(sources, chunk_bytes)]
+    return named_lines(frames, [str(s.path) for s in sources])
 
 
 @dataclass
@@ -123,17 +132,15 @@ class _Totals:
     carry: Carry = field(default_factory=Carry)
 
 
-def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Progress | None = None,
+def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progress: Progress | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES, lines_to: Callable[[pl.DataFrame], None] | None = None) -> Summary:
-    """Parse the input chunk by chunk into `sink`; return the summary (`lines_to`: also called with
-    each chunk's lines: file index, line, text)."""
+    """Parse the input (paths, or the files `find_inputs` chose) chunk by chunk into `sink`; return
+    the summary (`lines_to`: also called with each chunk's lines: file index, line, text)."""
     say = progress or (lambda _msg: None)
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    sources = discover(list(paths))
-    if not any([sniff(s) for s in sources]):
-        raise InputError(f"{', '.join(str(s.path) for s in sources)}: empty input (no log lines); "
-                         "check that the right file was given")
+    inputs = paths if isinstance(paths, Inputs) else find_inputs(list(paths))
+    sources = inputs.sources
     names = [s.name for s in sources]
     totals = _Totals()
     for chunk in stream_chunks(sources, chunk_bytes):
@@ -147,7 +154,7 @@ def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Prog
         continuation_lines=totals.continuation_lines, orphan_lines=totals.orphan_lines,
         families=dict(sorted(totals.families.items())), unparsed=totals.unparsed,
         bad_utf8_lines=totals.bad_utf8_lines, cycles=final["cycles"].height,
-        first_ts=totals.first_ts, last_ts=totals.last_ts,
+        first_ts=totals.first_ts, last_ts=totals.last_ts, note=inputs.note(),
     )
 
 

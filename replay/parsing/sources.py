@@ -1,4 +1,4 @@
-"""Find, order and read rm.log files: plain or gzipped, single, rolled sets, directories."""
+"""Input files in reading order (rolled sets oldest first), and the input error every command reports."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ROLLED = re.compile(r"^(?P<base>.+?)(?:\.(?P<n>\d+))?(?:\.gz)?$")
-_LOG_NAME = re.compile(r"\.log(\.\d+)?(\.gz)?$")
 
 
 class InputError(Exception):
@@ -22,29 +21,28 @@ class Source:
     name: str
 
 
-def _rolled_key(path: Path) -> tuple[str, int]:
-    # log4j RollingFileAppender: rm.log is current, rm.log.1 the newest backup, .5 the oldest.
+def rolled_key(path: Path) -> tuple[str, int]:
+    """(rolled set, age): rm.log.3.gz -> ("rm.log", -3); log4j's RollingFileAppender keeps rm.log
+    current, rm.log.1 the newest backup, rm.log.5 the oldest."""
     m = _ROLLED.match(path.name)
     assert m is not None
     return m.group("base"), -int(m.group("n") or 0)
 
 
 def discover(paths: list[str | Path]) -> list[Source]:
-    """Expand directories, then order each rolled family oldest first (higher suffix = older)."""
+    """Files in reading order: each rolled family oldest first (higher suffix = older), families in
+    the order given. Folders are `replay.parsing.logdir.find_inputs`'s to read."""
     files: list[Path] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.is_file() and _LOG_NAME.search(q.name))
-            if not found:
-                raise InputError(f"{p}: directory holds no *.log, *.log.N or *.log.gz file; name the log files")
-            files.extend(found)
-        elif p.is_file():
+        if p.is_file():
             files.append(p)
+        elif p.is_dir():
+            raise InputError(f"{p}: a folder; read it with replay.parsing.logdir.find_inputs")
         else:
             raise InputError(f"{p}: no such file or directory")
     bases: dict[str, int] = {}
     for f in files:
-        bases.setdefault(_rolled_key(f)[0], len(bases))
-    ordered = sorted(dict.fromkeys(files), key=lambda f: (bases[_rolled_key(f)[0]], _rolled_key(f)[1]))
+        bases.setdefault(rolled_key(f)[0], len(bases))
+    ordered = sorted(dict.fromkeys(files), key=lambda f: (bases[rolled_key(f)[0]], rolled_key(f)[1]))
     return [Source(f, f.name) for f in ordered]

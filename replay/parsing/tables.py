@@ -300,12 +300,17 @@ def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
     # a loop-return line closes the cycle before the one it is counted in (the last one: none);
     # epochs restart with every RM incarnation, so match on both
     closes = pl.when(pl.col("cycle").is_null()).then(sent["cycle"].max()).otherwise(pl.col("cycle") - 1)
-    ret = lines.filter(_fam("loop_return")).select(
-        closes.cast(pl.UInt32).alias("cycle"), "epoch", pl.col("ts").alias("ts_end")
-    ).unique(["cycle", "epoch"], keep="first")
+    returns = lines.filter(_fam("loop_return")).select(
+        closes.cast(pl.UInt32).alias("cycle"), "epoch", pl.col("ts").alias("ts_end"))
+    ret = returns.unique(["cycle", "epoch"], keep="first")
+    # a log that starts inside a cycle lacks its loop-entry line: the first return after the
+    # schedule names the same epoch, so the cycle keeps the number the whole log gives it
+    first_return = returns.unique("cycle", keep="first").select("cycle", pl.col("epoch").alias("_epoch"))
     last = lambda fam, col, alias: lines.filter(_fam(fam) & pl.col("cycle").is_not_null()).group_by("cycle").agg(  # noqa: E731
         pl.col(col).last().alias(alias))
-    out = sent.join(enter, on="cycle", **LEFT).join(ret, on=["cycle", "epoch"], **LEFT)
+    out = (sent.join(enter, on="cycle", **LEFT).join(first_return, on="cycle", **LEFT)
+           .with_columns(pl.coalesce("epoch", "_epoch").alias("epoch")).drop("_epoch")
+           .join(ret, on=["cycle", "epoch"], **LEFT))
     for fam, col, alias in (("total_arrivals", "count", "total_arrivals"), ("schedule_summary", "new_jobs", "new_jobs"),
                             ("schedule_summary", "existing_jobs", "existing_jobs")):
         out = out.join(last(fam, col, alias), on="cycle", **LEFT)

@@ -7,13 +7,15 @@ user and policy, the shares the cycle added and took, and say them in the render
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
 from functools import lru_cache
 
 from replay.apps.audit import AuditResult, audit
-from replay.apps.explain import Story, as_json, explain_job, render
+from replay.apps.explain import Story, explain_job, render, story_json
 from replay.parsing.sources import InputError
 from tests.conftest import parsed, truth
 
@@ -159,7 +161,7 @@ def test_explain_json_is_the_audits_run(name, level):
     for record, _ in _chosen(name, 2):
         c = record["cycle"]
         for job in record["jobs"]:
-            data = as_json(explain_job(tables, job["id"], c, result))
+            data = json.loads(story_json(explain_job(tables, job["id"], c, result)))
             j = job["id"]
             ref_caps = frames["ref_caps"].filter((pl.col("cycle") == c) & (pl.col("job_id") == j))["actual_cap"]
             ref_counts = frames["ref_counts"].filter((pl.col("cycle") == c) & (pl.col("job_id") == j))["shares_given"]

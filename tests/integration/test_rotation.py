@@ -9,6 +9,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from replay import parse
+from replay.parsing.logdir import find_inputs
 from replay.parsing.sources import discover
 from tests.conftest import log_path
 
@@ -42,9 +43,11 @@ def _same_tables(whole, rolled) -> None:
 
 
 def test_rolled_order_is_oldest_first(tmp_path):
-    for name in ("rm.log", "rm.log.1", "rm.log.10.gz", "rm.log.2.gz"):
-        (tmp_path / name).write_text("x")
-    assert [s.name for s in discover([tmp_path])] == ["rm.log.10.gz", "rm.log.2.gz", "rm.log.1", "rm.log"]
+    for age, name in enumerate(("rm.log", "rm.log.1", "rm.log.2.gz", "rm.log.10.gz")):
+        line = f"01 Jan 2015 00:{59 - age:02}:00,000  INFO RM.Scheduler - N/A T[1] schedule  x\n".encode()
+        (tmp_path / name).write_bytes(gzip.compress(line) if name.endswith(".gz") else line)
+    assert [s.name for s in find_inputs([tmp_path]).sources] == ["rm.log.10.gz", "rm.log.2.gz", "rm.log.1", "rm.log"]
+    assert [s.name for s in discover(list(tmp_path.iterdir()))] == ["rm.log.10.gz", "rm.log.2.gz", "rm.log.1", "rm.log"]
 
 
 def test_small_pieces_of_h_mega15(tmp_path):

@@ -165,7 +165,7 @@ def check_truth(res: LevelResult, frames: dict[str, pl.DataFrame], truth: list[d
     """rmref's reference decisions against the real scheduler's recorded state, for the audited cycles."""
     with_defrag = truth_has_defrag(truth)
     audited = set(cycles)
-    rows = {k: frames[f"ref_{k}"].rows() for k in ("caps", "counts", "placements", "evictions", "defrag")}
+    rows = {k: frames[f"ref_{k}"].drop("epoch").rows() for k in ("caps", "counts", "placements", "evictions", "defrag")}
     caps = _group(rows["caps"], lambda r: r[0], lambda r: (r[1], r[5]))
     counts = _group(rows["counts"], lambda r: r[0], lambda r: (r[1], r[3]))
     placed = _group(rows["placements"], lambda r: r[0], lambda r: r[1:])

@@ -27,7 +27,8 @@ def loaded(name: str, level: str = "rm.log", divergences: pl.DataFrame | None = 
     path = log_path(name, level)
     frames = dict(audit_frames(name, level))
     if divergences is not None:
-        frames["divergences"] = pl.concat([frames["divergences"], divergences.cast(frames["divergences"].schema)])
+        frames["divergences"] = pl.concat([frames["divergences"], divergences], how="diagonal_relaxed").cast(
+            frames["divergences"].schema)
     return Loaded(path.name, parsed(name, level).tables, _lines(name, level), frames, None)
 
 

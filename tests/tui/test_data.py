@@ -14,7 +14,10 @@ from tests.tui.helpers import SIZE, rows, wait_until
 from tui.app import RmReplayApp
 from tui.cli import build_parser, main
 from tui.data import Sliced, build, line_style, matches
-from tui.load import input_key, load, source_files
+from replay.parsing.cache import source_files
+from replay.parsing.digest import content_digest
+from replay.parsing.logdir import find_inputs
+from tui.load import load
 
 SMALL = [n for n in SCENARIOS if n != "i_mega24"]
 CASES = [(n, "rm.log") for n in SMALL] + [(n, "rm-debug.log") for n in ("c_nodepools", "f_node_failure")]
@@ -96,14 +99,16 @@ def test_parse_directory_opens(tmp_path):
     asyncio.run(go())
 
 
-def test_cache_key_follows_content(tmp_path):
-    """Same bytes, same key; one byte changed, another key."""
+def test_cache_key_follows_content(tmp_path, monkeypatch):
+    """Same bytes, same key (hashed, or from the memo); one byte changed, another key."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
     a = tmp_path / "rm.log"
     a.write_bytes(log_path("a_tiny").read_bytes())
-    k1 = input_key([str(a)])
-    assert k1 == input_key([str(a)])
-    a.write_bytes(a.read_bytes() + b"\n")
-    assert input_key([str(a)]) != k1
+    key = lambda: content_digest(find_inputs([str(a)]).sources)  # noqa: E731
+    k1 = key()
+    assert (tmp_path / "cache" / "digests.json").exists() and k1 == key()
+    a.write_bytes(a.read_bytes().replace(b"nodeB", b"nodeC", 1))  # the same size
+    assert key() != k1
 
 
 def test_cli_keeps_replay_commands(tmp_path, capsys):

@@ -112,6 +112,25 @@ def test_timeline_and_table_cursor_keys():
     drive(app, script)
 
 
+def test_goto_takes_the_rms_epoch():
+    """`g e45` goes to the cycle truth gives epoch 45, and the header names both; an epoch that
+    published nothing stays put with a warning."""
+    name = "d_fragmentation"
+    app = app_for(name)
+    rec = next(r for r in truth(name) if r["epoch"] == 45)
+
+    async def script(pilot):
+        await pilot.press("g", *"e45", "enter")
+        await pilot.pause()
+        assert app.cycle == rec["cycle"]
+        assert f"Cycle {rec['cycle']}/{len(truth(name))} (epoch 45)" in header(app)
+        await pilot.press("g", *"e2", "enter")
+        await pilot.pause()
+        assert app.cycle == rec["cycle"]
+
+    drive(app, script)
+
+
 def test_node_death_shown_offline_as_truth_says():
     """f_node_failure: the dead node is marked in the Nodes tab and the timeline."""
     name = "f_node_failure"
@@ -220,8 +239,9 @@ def test_loads_through_worker_and_cache(tmp_path, monkeypatch):
 
     first = run(open_once())
     assert not first.loaded.from_cache
-    slots = list(tmp_path.iterdir())
-    assert len(slots) == 1 and (slots[0] / "complete").exists() and (slots[0] / "audit" / "complete").exists()
+    slots = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(slots) == 1 and (slots[0] / "tables" / "manifest.json").exists()
+    assert (slots[0] / "lines.parquet").exists() and (slots[0] / "audit" / "complete").exists()
     second = run(open_once())
     assert second.loaded.from_cache and second.loaded.audit is not None
 

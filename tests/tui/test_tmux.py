@@ -53,7 +53,8 @@ class Tmux:
 
 
 def test_rmreplay_tui_in_tmux(tmp_path):
-    """Open a_tiny, move three cycles with n, read `Cycle 4/20` in the header, quit with q: exit status 0."""
+    """Open a_tiny, move three cycles with n, read `Cycle 4/20 (epoch 9)` in the header (truth's epoch), quit
+    with q: exit status 0."""
     total = len(truth("a_tiny"))
     tmux = Tmux()
     cmd = (f"RMREPLAY_CACHE={tmp_path} {_rmreplay()} tui {log_path('a_tiny')}; "
@@ -64,13 +65,14 @@ def test_rmreplay_tui_in_tmux(tmp_path):
         tmux.wait_for(r"cycles agree")  # the audit finished: nothing left running
         for _ in range(3):
             tmux("send-keys", "-t", "tui", "n")
-        m = tmux.wait_for(r"Cycle (\d+)/(\d+)\s+\S+ (\d\d:\d\d:\d\d)", timeout=10)
+        header = r"Cycle (\d+)/(\d+) \(epoch (\d+)\)\s+\S+ (\d\d:\d\d:\d\d)"
+        m = tmux.wait_for(header, timeout=10)
         deadline = time.monotonic() + 10
         while m.group(1) != "4" and time.monotonic() < deadline:
             time.sleep(0.1)
-            m = tmux.wait_for(r"Cycle (\d+)/(\d+)\s+\S+ (\d\d:\d\d:\d\d)")
-        assert (int(m.group(1)), int(m.group(2))) == (4, total)
-        assert truth("a_tiny")[3]["time"].endswith(m.group(3) + ",000")
+            m = tmux.wait_for(header)
+        assert (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (4, total, truth("a_tiny")[3]["epoch"])
+        assert truth("a_tiny")[3]["time"].endswith(m.group(4) + ",000")
         tmux("send-keys", "-t", "tui", "q")
         tmux.wait_for(r"RMREPLAY-EXIT=0", timeout=15)
         assert "Traceback" not in tmux.screen()

@@ -34,7 +34,8 @@ from replay.apps.anonymize.rewrite import (
 )
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.pipeline import MemorySink, Summary, parse, run
-from replay.parsing.sources import InputError, discover
+from replay.parsing.logdir import find_inputs
+from replay.parsing.sources import InputError
 
 MAPPING = "mapping.json"
 
@@ -102,7 +103,7 @@ def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = N
               progress: Callable[[str], None] | None = None) -> Anonymized:
     """Write OUT/<each input's name> with the site's names replaced, and OUT/mapping.json."""
     say = progress or (lambda _msg: None)
-    sources = discover(paths)
+    sources = find_inputs(paths).sources
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         raise InputError(f"two inputs have the same file name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}): "

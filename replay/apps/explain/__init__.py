@@ -27,9 +27,9 @@ from replay.apps.explain.build import explain_job
 from replay.apps.explain.story import (
     Competitor, Counting, HeldShare, LifeEvent, LoggedCaps, Placed, Section, Story, Taken,
 )
-from replay.apps.explain.text import as_json, render
+from replay.apps.explain.text import render, story_json
 
 __all__ = [
     "Competitor", "Counting", "HeldShare", "LifeEvent", "LoggedCaps", "Placed", "Section", "Story", "Taken",
-    "as_json", "explain_job", "render",
+    "explain_job", "render", "story_json",
 ]

@@ -17,6 +17,7 @@ from replay.apps.explain.sections import (
 )
 from replay.apps.explain.story import Decisions, Divergence, Section, Story
 from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
+from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
 from rmref.constants import PURGE
@@ -47,6 +48,7 @@ def _facts(tables: dict[str, pl.DataFrame], result: AuditResult, trace: CycleTra
     quantum = inp.config.quantum_gb if inp else 15
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
+    epoch_of = epochs(tables["cycles"])
     who = _who(tables, work, c, job_id, quantum)
     held, reason = _schedule_shares(tables, c, job_id, quantum)
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
@@ -65,6 +67,7 @@ def _facts(tables: dict[str, pl.DataFrame], result: AuditResult, trace: CycleTra
         taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
         life=_life(tables, job_id, cycles) if with_life else (), sections=(),
         rmref=ours, logged=theirs, causes=causes,
+        epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
     )
 
 

@@ -9,6 +9,7 @@ import polars as pl
 from replay.apps.explain.lookup import _published
 from replay.apps.explain.story import LifeEvent
 from replay.apps.explain.text import _plural
+from replay.model.cycleref import epochs, label
 from replay.parsing.tables import LEFT
 
 
@@ -46,18 +47,20 @@ def _life(tables: dict[str, pl.DataFrame], job_id: int, cycles: list[int]) -> tu
     listing counts as preempted; it leaves the held count when confirmed.
     """
     events: list[LifeEvent] = []
+    epoch_of = epochs(tables["cycles"])
     prev_held, prev_reason, prev_removals = None, None, set()
     for c, held, added, removals, reason, count in _life_rows(tables, job_id).select(
             "cycle", "held", "added", "removals", "reason", "count").iter_rows():
         removals = set(removals)
-        e = LifeEvent(c, held, "", added, len(removals - prev_removals), count)
+        e = LifeEvent(c, held, "", added, len(removals - prev_removals), count, epoch_of.get(c))
         if prev_held is None or held != prev_held or e.preempted:
             events.append(replace(e, text=_life_text(prev_held, e)))
         if reason and reason != prev_reason:
             events.append(replace(e, text=f"waits: {reason}"))
         prev_held, prev_reason, prev_removals = held, reason, removals
     last_log = tables["cycles"]["cycle"].max()
+    gone = cycles[-1] + 1
     end = ("still published at the end of the log" if cycles[-1] == last_log
-           else f"last published; gone from cycle {cycles[-1] + 1} on (finished or cancelled)")
-    events.append(LifeEvent(cycles[-1], prev_held or 0, end))
+           else f"last published; gone from cycle {label(gone, epoch_of.get(gone))} on (finished or cancelled)")
+    events.append(LifeEvent(cycles[-1], prev_held or 0, end, epoch=epoch_of.get(cycles[-1])))
     return tuple(events)

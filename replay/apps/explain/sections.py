@@ -10,12 +10,13 @@ from replay.apps.explain.story import (
     Competitor, Counting, HeldShare, LifeEvent, LoggedCaps, Placed, Section, Story, Taken,
 )
 from replay.apps.explain.text import _by_order, _cap_text, _fraction, _plural, _spaces
+from replay.model.cycleref import label
 from rmref import UNLIMITED, CapInput, Caps
 from rmref.model import ClassDef, Work
 
 
 def _life_section(life: tuple[LifeEvent, ...]) -> Section:
-    return Section("Life", tuple(f"cycle {e.cycle}: {e.text}" for e in life))
+    return Section("Life", tuple(f"cycle {label(e.cycle, e.epoch)}: {e.text}" for e in life))
 
 
 def _class_words(cls: ClassDef | None, class_name: str) -> str:

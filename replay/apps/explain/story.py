@@ -107,6 +107,7 @@ class LifeEvent:
     added: int = 0
     preempted: int = 0  # newly listed removals
     count: int | None = None  # the How Much count
+    epoch: int | None = None  # the RM's scheduling epoch of the cycle (its name in any copy of the log)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,9 @@ class Story:
     rmref: Decisions | None = None  # the audit's rmref run of this cycle, for this job
     logged: Decisions | None = None  # what the RM logged it decided, as the audit reads it
     causes: tuple[Divergence, ...] = ()  # where the two part, per decision (the audit's divergences)
+    epoch: int | None = None  # the RM's epochs of `cycle`, `first_cycle` and `last_cycle` (replay.model.cycleref)
+    first_epoch: int | None = None
+    last_epoch: int | None = None
 
     @property
     def actual_cap(self) -> int | None:

@@ -1,11 +1,14 @@
-"""Words: small wording helpers shared by the sections, and `render` (a story as plain text)."""
+"""Words: small wording helpers shared by the sections, `render` (a story as plain text) and `story_json`."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from fractions import Fraction
 
-from replay.apps.explain.story import Decisions, Story
+from replay.apps.explain.story import Story
+from replay.model.cycleref import label
 from rmref import UNLIMITED
 
 
@@ -59,14 +62,17 @@ def _summary(story: Story) -> str:
         hosts[h] = hosts.get(h, 0) + 1
     where = ", ".join(f"{n} on {h}" for h, n in hosts.items())
     count = f"How Much gave it {story.count}" if story.count is not None else "no How Much count logged"
-    return (f"Cycle {story.cycle}: {count} (cap {_cap_text(story.actual_cap)}); it holds "
+    return (f"Cycle {label(story.cycle, story.epoch)}: {count} (cap {_cap_text(story.actual_cap)}); it holds "
             f"{_plural(len(story.shares), 'process')} after the cycle" + (f": {where}." if where else "."))
 
 
 def render(story: Story) -> str:
     """The story as plain text."""
+    epochs = (f" (epochs {story.first_epoch}-{story.last_epoch})"
+              if story.first_epoch is not None and story.last_epoch is not None else "")
     head = (f"{story.work_type} {story.job_id}: user {story.user}, class {story.class_name}"
-            f" ({story.policy or 'unknown policy'}), published in cycles {story.first_cycle}-{story.last_cycle}")
+            f" ({story.policy or 'unknown policy'}), published in cycles {story.first_cycle}-{story.last_cycle}"
+            + epochs)
     out = [head, "=" * len(head), _summary(story), ""]
     for section in story.sections:
         out.append(section.title)
@@ -75,18 +81,6 @@ def render(story: Story) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def as_json(story: Story) -> dict[str, object]:
-    """The story as JSON-ready data: the job, the cycle, each side's decisions and where they part."""
-    def side(d: Decisions | None) -> dict[str, object] | None:
-        if d is None:
-            return None
-        return {"cap": d.cap, "count": d.count, "placed": [list(p) for p in d.placed],
-                "evicted": [list(e) for e in d.evicted]}
-
-    return {
-        "job": story.job_id, "cycle": story.cycle, "user": story.user, "class": story.class_name,
-        "policy": story.policy, "nodepool": story.nodepool, "order": story.order,
-        "logged": side(story.logged), "rmref": side(story.rmref),
-        "divergences": [{"decision": d.decision, "step": d.step, "explanation": d.explanation} for d in story.causes],
-        "sections": [{"title": s.title, "lines": list(s.lines)} for s in story.sections],
-    }
+def story_json(story: Story) -> str:
+    """The story as JSON: every fact (cycles with their epochs) and the sections' words."""
+    return json.dumps(asdict(story), indent=2)

@@ -1,0 +1,280 @@
+"""One parse, reused: every command reads the tables of a log it has parsed before from a cache.
+
+The cache lives in `$RMREPLAY_CACHE` (default `~/.cache/rmreplay`; logs are often read-only, and
+the bundled fixtures are, so nothing is written next to them), one slot per input:
+`<key>/tables/` (a parse directory, its manifest written last), `<key>/lines.parquet` (the raw
+lines, for the TUI's Log tab) and `<key>/audit…/` (frames the TUI keeps beside the parse). The key
+hashes the input's content (each file's name and bytes) and the source of the code that produces
+the tables and the audit (grammars, replay, rmref), so an edited log or scheduler never serves a
+stale answer. Hashing a 137 MB log takes about half a second, so each file's digest is also kept
+by its path, size, modification time and inode (`digests.json`), as git's index does, and only a
+file that changed is hashed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+
+import polars as pl
+
+from replay.parsing.logdir import Inputs, find_inputs
+from replay.parsing.digest import cache_root, content_digest, stat_key
+from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
+from replay.parsing.outdir import atomic_output_dir
+from replay.parsing.pipeline import (
+    DEFAULT_CHUNK_BYTES,
+    MemorySink,
+    Summary,
+    named_lines,
+    read_lines,
+    run,
+)
+from replay.parsing.sources import InputError, Source
+from replay.parsing.store import ParquetSink, read_tables
+
+Progress = Callable[[str], None]
+_SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
+
+
+def source_files() -> list[tuple[str, Path]]:
+    """(name, path) of every source file the tables and the audit come from: Python (subpackages
+    too), the scanner's C, the grammar."""
+    files = []
+    for pkg in ("grammars", "replay", "rmref"):
+        spec = find_spec(pkg)
+        assert spec is not None and spec.origin is not None
+        root = Path(spec.origin).parent
+        files += [(f"{root.name}/{p.relative_to(root).as_posix()}", p)
+                  for p in sorted(root.rglob("*")) if p.suffix in _SOURCE_SUFFIXES]
+    return files
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Digest of the code that turns a log into tables and audits it."""
+    h = hashlib.sha256()
+    for name, path in source_files():
+        h.update(name.encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def slot_of(content: str) -> Path:
+    """The cache slot of an input with this content digest (for this code)."""
+    return cache_root() / hashlib.sha256(f"{code_fingerprint()}\0{content}".encode()).hexdigest()[:40]
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A command's input as tables: from a parse directory, the cache, or a parse just made."""
+
+    name: str  # what to call it: the files, or the parse directory
+    tables: dict[str, pl.DataFrame]
+    lines: pl.DataFrame | None  # every raw line (file, text, line) when asked for and known
+    slot: Path | None  # the cache slot (None: not cached)
+    from_cache: bool
+    note: str | None  # what the folders given held besides the RM's log
+
+
+def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progress | None = None,
+               keep_lines: bool = False) -> Opened:
+    """The tables of `paths`: a `rmreplay parse -o` directory, or logs (files and log folders) read
+    from the cache or parsed (and cached); `keep_lines` also gives every raw line."""
+    say = progress or (lambda _msg: None)
+    if not paths:
+        raise InputError("no input: name rm.log files, a log folder or a `rmreplay parse -o` directory")
+    manifest = parse_dir_manifest(paths[0])
+    if manifest is not None:
+        if len(paths) > 1:
+            raise InputError(f"{paths[0]} is a parse directory: give it alone, not with other input")
+        say(f"reading the tables of {paths[0]}")
+        tables = read_tables(paths[0])
+        content = content_of(manifest)
+        slot = slot_of(content) if content and use_cache else None
+        return Opened(Path(paths[0]).name, tables, None, slot, False, None)
+    inputs = find_inputs(list(paths))
+    name = _name(inputs.sources)
+    if use_cache:
+        say("hashing the input")  # once per file: then its digest is memoised
+    content = content_digest(inputs.sources) if use_cache else None
+    slot = slot_of(content) if content else None
+    if slot is not None and read_manifest_quietly(slot / "tables"):
+        say("reading the cached parse")
+        tables = read_tables(slot / "tables")
+        lines = _cached_lines(slot, inputs, say) if keep_lines else None
+        return Opened(name, tables, lines, slot, True, inputs.note())
+    return _parse_and_cache(inputs, name, content, use_cache, say, keep_lines)
+
+
+def read_manifest_quietly(folder: Path) -> dict | None:
+    """The manifest of a cache slot's tables; None when the slot is absent or damaged (parsed again)."""
+    try:
+        return parse_dir_manifest(folder)
+    except InputError:
+        return None
+
+
+def _name(sources: list[Source]) -> str:
+    return ", ".join(s.name for s in sources) if len(sources) <= 2 else f"{sources[0].name} (+{len(sources) - 1})"
+
+
+def _cached_lines(slot: Path, inputs: Inputs, say: Progress) -> pl.DataFrame:
+    """The slot's raw lines; read from the logs (and kept) when a command without them cached the parse."""
+    path = slot / "lines.parquet"
+    if path.exists():
+        return pl.read_parquet(path)
+    say("reading the raw lines")
+    lines = read_lines(inputs.sources)
+    try:
+        tmp = slot / f"lines.{uuid.uuid4().hex}.tmp"
+        lines.write_parquet(tmp, compression="zstd")
+        tmp.replace(path)
+    except OSError:
+        pass
+    return lines
+
+
+class _Tee:
+    """The parse's sink: every chunk's tables kept in memory and, while the cache can be written,
+    appended to the cache slot's Parquet files too (on the writer thread, beside the parse)."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.memory = MemorySink()
+        self.disk: ParquetSink | None = None
+        if out is not None:
+            try:
+                self.disk = ParquetSink(out)
+            except OSError:
+                self.disk = None
+
+    def add(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One chunk's tables."""
+        self.memory.add(tables)
+        if self.disk is not None:
+            try:
+                self.disk.add(tables)
+            except OSError:
+                self.disk = None  # a full disk or a read-only home: carry on without the cache
+
+    def close(self) -> bool:
+        """Finish the Parquet files; whether they are whole."""
+        if self.disk is None:
+            return False
+        try:
+            self.disk.close()
+            return True
+        except OSError:
+            return False
+
+
+def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: bool, say: Progress,
+                     keep_lines: bool) -> Opened:
+    """Parse the input; with the cache, write its slot on the way."""
+    tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
+    before = [stat_key(s.path) for s in inputs.sources]
+    sink = _Tee(tmp / "tables" if tmp else None)
+    kept: list[pl.DataFrame] = []
+    try:
+        summary = run(inputs, sink, progress=say, chunk_bytes=DEFAULT_CHUNK_BYTES,
+                      lines_to=kept.append if keep_lines else None)
+    except BaseException:
+        _remove(tmp)
+        raise
+    whole = sink.close()
+    tables = sink.memory.tables()
+    lines = named_lines(kept, summary.files) if keep_lines else None
+    slot = None
+    unchanged = before == [stat_key(s.path) for s in inputs.sources]  # a live log grew: do not key it
+    if tmp is not None and whole and content and unchanged:
+        slot = _keep(tmp, content, inputs, lines)
+    _remove(tmp)
+    return Opened(name, tables, lines, slot, False, inputs.note())
+
+
+@contextmanager
+def _beside(fn: Callable[[list[Source]], str], sources: list[Source], wanted: bool) -> Iterator[Future | None]:
+    """Run fn(sources) on a thread while the body runs (hashlib lets go of the GIL)."""
+    if not wanted:
+        yield None
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="digest") as pool:
+        yield pool.submit(fn, sources)
+
+
+def _keep(tmp: Path, content: str, inputs: Inputs, lines: pl.DataFrame | None) -> Path | None:
+    """Finish the temporary slot (manifest last) and move it into place; None when it cannot be written."""
+    slot = slot_of(content)
+    try:
+        if lines is not None:
+            lines.write_parquet(tmp / "lines.parquet", compression="zstd")
+        write_manifest(tmp / "tables", build_manifest(tmp / "tables", "parse", input_record_of(inputs.sources)))
+        shutil.rmtree(slot, ignore_errors=True)
+        tmp.rename(slot)
+        return slot
+    except OSError:
+        return None
+
+
+def _remove(tmp: Path | None) -> None:
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def config_digest(folder: str | Path | None) -> str | None:
+    """Digest of a `--config` folder's files (None: no folder), for what depends on it."""
+    if folder is None:
+        return None
+    h = hashlib.sha256()
+    root = Path(folder)
+    for p in sorted(root.rglob("*")) if root.is_dir() else []:
+        if p.is_file():
+            h.update(f"{p.relative_to(root).as_posix()}\0".encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def read_frames(folder: Path) -> dict[str, pl.DataFrame] | None:
+    """Frames kept in a cache slot's folder (its `complete` marker written last); None when absent."""
+    if not (folder / "complete").exists():
+        return None
+    return {p.stem: pl.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
+
+
+def keep_frames(folder: Path, frames: dict[str, pl.DataFrame]) -> None:
+    """Keep frames in a cache slot's folder (nothing when it cannot be written)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, frame in frames.items():
+            frame.write_parquet(folder / f"{name}.parquet", compression="zstd")
+        (folder / "complete").write_text("ok\n")
+    except OSError:
+        pass
+
+
+def parse_to(paths: list[str | Path], out: str | Path, engine: str = "fast", progress: Progress | None = None,
+             chunk_bytes: int = DEFAULT_CHUNK_BYTES, force: bool = False) -> Summary:
+    """`rmreplay parse -o OUT`: the tables as OUT/<table>.parquet, then OUT/manifest.json, written whole or
+    not at all (replay.parsing.outdir); the input's digests are computed beside the parse."""
+    inputs = find_inputs(list(paths))
+    with atomic_output_dir(out, force, command="parse", inputs=paths) as tmp, \
+            _beside(input_record_of, inputs.sources, True) as record:
+        sink = ParquetSink(tmp)
+        try:
+            summary = run(inputs, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes)
+        except BaseException:
+            sink.abort()  # its writer thread stops before the directory is discarded
+            raise
+        sink.close()
+        assert record is not None
+        input_record = record.result()
+        write_manifest(tmp, build_manifest(tmp, "parse", input_record))
+    return summary
