@@ -216,7 +216,7 @@ def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
         res.cycles, res.cycles_agree_log = report["cycles"], report["cycles_agree"]
         res.skipped = report.get("skipped", {}).get("cycles", 0) or 0
         res.audit = {k: [v["agree"], v["total"]] for k, v in report["decisions"].items()}
-        for cycle, job, kind, lv, rv, why in result.divergences:
+        for cycle, job, kind, lv, rv, why, *_ in result.divergences:
             res.failures.append(Failure(int(cycle), job, kind, "log", str(lv), str(rv), why, LACKS_INPUT in why))
         check_truth(res, result_frames(result), truth, logged_decisions(tables), result.cycles)
     except Exception as exc:  # noqa: BLE001 - a crash of rmreplay is a result, not the end of the run
