@@ -127,6 +127,14 @@ def audit_table(result: AuditResult, seconds: float) -> Table:
     return table
 
 
+def assumed_block(result: AuditResult) -> list[str]:
+    """One line per setting the log's bootstrap and --config did not give (defaulted or inferred),
+    and one for the machines; report.json has every one with its evidence."""
+    lines = [f"  {a.setting} = {a.value} ({a.source})" for a in result.assumed
+             if a.source != "config" and not a.setting.startswith("node ")]
+    return ["assumed or inferred (the evidence for each: report.json 'assumed'):", *lines] if lines else []
+
+
 def audit_line(result: AuditResult, seconds: float) -> str:
     """The one-line verdict under the table."""
     n, ok = len(result.cycles), result.report()["cycles_agree"]
@@ -145,6 +153,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         result = audit(tables, cycles=cycles,
                        progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
     seconds = time.perf_counter() - start
+    for line in assumed_block(result):
+        console.print(line, markup=False, highlight=False)
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))
     if result.skipped:
