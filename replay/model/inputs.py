@@ -47,12 +47,16 @@ _TYPE_CODES = {"Job": "J", "Service": "S", "Reservation": "R", "ManagedReservati
 
 
 def job_descriptions(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """The `jobs` rows, and a description of each job the log never prints a row for (work
-    submitted before the log began that is not fair share, which the RM describes only on
-    arrival): its class and type from the cycle's counting lines, its user and order from its
-    cap line, its memory from the schedule. Its work items, threads and process limit are not
-    logged (the Orchestrator's updates give the latest, see `cap_inputs`)."""
+    """The `jobs` rows, and a description (source PREDATES_LOG) of each job the log never prints
+    a submit or howMuchFairShare row for: work submitted before the log began that is not fair
+    share, which the RM describes only on arrival. A DEBUG log describes it every cycle (its
+    schedule sections); an INFO log gives its class and type in the cycle's counting lines, its
+    user and order in its cap line, its memory in the schedule, but not its work items, threads
+    and process limit (the Orchestrator's updates give the latest, see `cap_inputs`)."""
     jobs = tables["jobs"]
+    described = jobs.filter(pl.col("source").is_in(["howMuchFairShare", "submit"])).select("job_id").unique()
+    sections = (jobs.filter(pl.col("source") == "schedule").join(described, on="job_id", how="anti")
+                .with_columns(pl.lit(PREDATES_LOG).alias("source")))
     seen = pl.concat([
         tables["counts"].select("cycle", "job_id", "class", "type_code", pl.lit(None, pl.String).alias("user"),
                                 pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb")),
@@ -64,14 +68,13 @@ def job_descriptions(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
                                   pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.Int64).alias("order"),
                                   "memory_gb"),
     ]).filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
-    undescribed = seen.join(jobs.select("job_id").unique(), on="job_id", how="anti")
-    if undescribed.is_empty():
-        return jobs
+    undescribed = seen.join(described, on="job_id", how="anti").join(sections.select("job_id").unique(),
+                                                                       on="job_id", how="anti")
     made = (undescribed.sort("cycle", maintain_order=True).group_by("job_id", maintain_order=True).agg(
         pl.col("cycle").first(), *(pl.col(c).drop_nulls().first() for c in ("class", "type_code", "user", "order",
                                                                               "memory_gb")))
             .with_columns(pl.lit(PREDATES_LOG).alias("source")))
-    return pl.concat([jobs, made], how="diagonal_relaxed").select(jobs.columns)
+    return pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
 
 
 def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:

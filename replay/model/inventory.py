@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from replay.model.settings import INFERRED, Assumption
+from replay.model.settings import CONFIG, INFERRED, Assumption
 
 STATED, UNKNOWN = "log", "unknown"
 ONLINE_EVENTS = ("arrive", "reactivate", "recover_node")  # a node (re)joining the RM's tables
@@ -97,7 +97,7 @@ def prelog_hosts(tables: dict[str, pl.DataFrame]) -> list[str]:
     """Hosts there before the log began, in the order first heard from: heard from (heartbeats,
     missed heartbeats, ...) or holding work in a cycle before the one they first arrive in. (A
     node new to the RM is heard from, mapped and added in one go, within one cycle.)"""
-    nodes = tables["nodes"].filter(pl.col("cycle").is_not_null())
+    nodes = tables["nodes"].filter(pl.col("cycle").is_not_null() & pl.col("host").is_not_null())
     arrival = dict(nodes.filter(pl.col("event").is_in(ONLINE_EVENTS)).group_by("host").agg(
         pl.col("cycle").min()).iter_rows())
     mentions = pl.concat([
@@ -126,7 +126,7 @@ def stated_inventory(tables: dict[str, pl.DataFrame], pool_of: PoolOf, quantum_g
         else:
             hosts.append(Host(name, pool_of(name), None, None, ips.get(name, ""), UNKNOWN,
                               "no line states its order"))
-    sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", STATED,
+    sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
                         "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)
                      + (sized if hosts and all(h.order is not None for h in hosts) else ()))
@@ -138,6 +138,6 @@ def memory_assumptions(hosts: Iterable[Host], quantum_gb: int) -> tuple[Assumpti
     out = [Assumption(f"node {h.name} memory", f"{h.order * quantum_gb * 1024} MB", INFERRED,
                       f"order {h.order} x quantum {quantum_gb} GB; no line shows its memory") for h in guessed]
     if guessed:
-        out.append(Assumption("node memory", f"order x quantum for {len(guessed)} node(s)", INFERRED,
+        out.append(Assumption("nodes' memory", f"{len(guessed)} node(s): order x quantum", INFERRED,
                               "no line shows their memory (connectShare, the occupancy table and nodeArrives do)"))
     return tuple(out)
