@@ -148,11 +148,13 @@ def infer_threshold(tables: dict[str, pl.DataFrame], classes: Iterable) -> Assum
         return _documented(THRESHOLD, "no detectFragmentation row bounds it")
     default = int(DOCUMENTED_DEFAULTS[THRESHOLD])
     value = min(max(default, lo), hi)
+    pinned = lo == hi
     bounds = [f"at least {lo} (cycle {lo_at[0]} job {lo_at[1]} needy)" if lo_at else "",
               f"at most {hi} (cycle {hi_at[0]} job {hi_at[1]} holds {hi} and is not needy)" if hi_at else ""]
-    return Assumption(THRESHOLD, str(value), INFERRED if value != default else DEFAULT,
-                      f"detectFragmentation shows {' and '.join(b for b in bounds if b)}; "
-                      + ("the documented default fits" if value == default else f"{value} is the nearest"))
+    return Assumption(THRESHOLD, str(value), INFERRED if pinned or value != default else DEFAULT,
+                      f"detectFragmentation shows {' and '.join(b for b in bounds if b)}"
+                      + ("" if pinned else "; the documented default fits" if value == default
+                         else f"; {value} is the nearest"))
 
 
 def infer_defragmentation(tables: dict[str, pl.DataFrame]) -> Assumption:
