@@ -278,48 +278,67 @@ def _equations(cycles: Sequence[_Cycle], groups: Sequence[_Group], pools: _Pools
     return list(unique.values())
 
 
-def _compositions(n: int, parts: int) -> Iterable[tuple[int, ...]]:
-    if parts == 1:
-        yield (n,)
-        return
-    for first in range(n, -1, -1):
-        for rest in _compositions(n - first, parts - 1):
-            yield (first, *rest)
-
-
 def _solve_counts(groups: Sequence[_Group], equations) -> list[dict[tuple[int, int], int]]:
     """Every assignment of orders to the groups' machines (counts per group and order) that fills
-    every equation exactly (at most MAX_SOLUTIONS)."""
-    order = sorted(range(len(groups)), key=lambda gi: (len(groups[gi].orders), -len(groups[gi].hosts)))
-    rest_after = {gi: set(order[i + 1:]) for i, gi in enumerate(order)}
+    every equation exactly (at most MAX_SOLUTIONS).
+
+    Each equation, and each group's size, is a sum of some of the counts: a depth-first search
+    takes the count with the least room first (an equation with one open count fixes it), and
+    tries the known machines' orders, and larger counts, first."""
+    variables = [(gi, o) for gi, g in enumerate(groups) for o in g.orders]
+    rows = [(target, list(terms)) for target, terms in equations]
+    rows += [(len(g.hosts), [(gi, o) for o in g.orders]) for gi, g in enumerate(groups)]
+    rows_of: dict[tuple[int, int], list[int]] = {v: [] for v in variables}
+    for k, (_t, terms) in enumerate(rows):
+        for v in terms:
+            rows_of[v].append(k)
+    residual = [t for t, _ in rows]
+    open_in = [len(terms) for _, terms in rows]
+    rank = {v: i for i, v in enumerate(variables)}
+    chosen: dict[tuple[int, int], int] = {}
     solutions: list[dict] = []
 
-    def feasible(residual: list[int], remaining: set[int]) -> bool:
-        for (target, terms), r in zip(equations, residual):
-            if r < 0:
-                return False
-            if r > sum(len(groups[gi].hosts) for gi in {gi for gi, _ in terms} & remaining):
-                return False
-        return True
+    def room(v: tuple[int, int]) -> int:
+        return min(residual[k] for k in rows_of[v])
 
-    def search(i: int, residual: list[int], chosen: dict) -> None:
+    def pick() -> tuple[tuple[int, int], range] | None:
+        best = None
+        for v in variables:
+            if v in chosen:
+                continue
+            forced = next((residual[k] for k in rows_of[v] if open_in[k] == 1), None)
+            if forced is not None:
+                return v, range(forced, forced - 1, -1)
+            key = (room(v), rank[v])
+            if best is None or key < best[0]:
+                best = (key, v)
+        return None if best is None else (best[1], range(best[0][0], -1, -1))
+
+    def search() -> None:
         if len(solutions) >= MAX_SOLUTIONS:
             return
-        if i == len(order):
+        step = pick()
+        if step is None:
             if not any(residual):
-                solutions.append(dict(chosen))
+                solutions.append({v: n for v, n in chosen.items() if n})
             return
-        gi = order[i]
-        g = groups[gi]
-        for split in _compositions(len(g.hosts), len(g.orders)):
-            trial = list(residual)
-            for k, (_t, terms) in enumerate(equations):
-                trial[k] -= sum(n * terms.get((gi, o), 0) for o, n in zip(g.orders, split))
-            if feasible(trial, rest_after[gi]):
-                search(i + 1, trial, {**chosen, **{(gi, o): n for o, n in zip(g.orders, split) if n}})
+        v, values = step
+        for n in values:
+            if n < 0 or n > room(v):
+                continue
+            chosen[v] = n
+            for k in rows_of[v]:
+                residual[k] -= n
+                open_in[k] -= 1
+            if all(residual[k] == 0 or open_in[k] > 0 for k in rows_of[v]):
+                search()
+            for k in rows_of[v]:
+                residual[k] += n
+                open_in[k] += 1
+            del chosen[v]
 
-    if all(g.orders for g in groups):
-        search(0, [t for t, _ in equations], {})
+    if all(g.orders for g in groups) and all(t >= 0 for t in residual):
+        search()
     return solutions
 
 
@@ -537,5 +556,5 @@ def _assumptions(hosts: Sequence[Host], unknown: Mapping[str, Host], fits: Seque
             "nodes (alternatives)", f"{len(fits)} inferences fit the counters", INFERRED,
             f"the next differs on {', '.join(differ[:4])}{' ...' if len(differ) > 4 else ''}; the one taken agrees "
             f"with {fits[0].agree} of {fits[0].total} logged placements, the next with {fits[1].agree}"
-            + ("; it has fewer machine sizes the log does not show" if same else "")))
+            + ("; the one taken has fewer machine sizes the log does not show" if same else "")))
     return tuple(out)
