@@ -160,6 +160,11 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if result.skipped:
         console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
                       f"{next(iter(result.skipped.values()))}[/]", highlight=False)
+    partly = {c: why for kinds in result.skipped_kinds.values() for c, why in kinds.items() if c not in result.skipped}
+    if partly:
+        kept = [k for k in result.audited if not any(c in result.skipped_kinds.get(k, {}) for c in partly)]
+        console.print(f"[yellow]{len(partly):,} cycle(s) audited for {', '.join(kept) or 'nothing'} only: "
+                      f"{next(iter(partly.values()))}[/]", highlight=False)
     if not result.cycles:
         raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
                          "no published schedule in the audited range (check --cycles, or that the log has "

@@ -249,18 +249,20 @@ def _groups(cycles: Sequence[_Cycle], hosts: Mapping[str, Host], floors: Mapping
             for (pool, floor, exact, _), names in by_sig.items()]
 
 
-def _equations(cycles: Sequence[_Cycle], groups: Sequence[_Group], pools: _Pools):
-    """Distinct equations: per clean cycle state, for each counter and free size, the residual the
-    groups must fill, and each (group, order)'s contribution. Cycles in the same state but with
-    other residuals contradict each other: the state's most common residual is kept."""
+def _equations(cycles: Sequence[_Cycle], groups: Sequence[_Group], pools: _Pools) -> list[tuple[int, list]]:
+    """The equations of every clean cycle state, with the number of cycles in that state (most
+    first): for each counter and free size, the residual the groups must fill and the (group,
+    order) counts that fill it. Cycles in the same state but with other residuals contradict each
+    other: the state's most common residual is kept (the others fail the check of every cycle)."""
     states: dict[tuple, Counter] = {}
     for c in cycles:
         if c.clean:
             key = (tuple(c.seen.get(g.hosts[0]) for g in groups), tuple(c.scopes))
             states.setdefault(key, Counter())[tuple(tuple(r) for r in c.residual)] += 1
-    equations = []  # (target, {(group index, order): contribution})
+    out = []
     for (seen, scopes), residuals in states.items():
-        residual = residuals.most_common(1)[0][0]
+        residual, support = residuals.most_common(1)[0]
+        equations = []  # (target, {(group index, order): 1})
         for scope, r in zip(scopes, residual):
             terms: dict[int, dict[tuple[int, int], int]] = {}
             for gi, g in enumerate(groups):
@@ -271,16 +273,31 @@ def _equations(cycles: Sequence[_Cycle], groups: Sequence[_Group], pools: _Pools
                     free = free_space(o, s.np_shares)
                     if 0 < free < len(r):
                         terms.setdefault(free, {})[(gi, o)] = 1
-            for free in range(1, len(r)):
-                if r[free] or free in terms:
-                    equations.append((r[free], terms.get(free, {})))
-    unique = {(t, tuple(sorted(k))): (t, k) for t, k in equations}
-    return list(unique.values())
+            equations += [(r[free], terms.get(free, {})) for free in range(1, len(r)) if r[free] or free in terms]
+        out.append((support, equations))
+    return sorted(out, key=lambda state: -state[0])
 
 
-def _solve_counts(groups: Sequence[_Group], equations) -> list[dict[tuple[int, int], int]]:
+def _distinct(equations: Iterable) -> list:
+    return list({(t, tuple(sorted(k))): (t, k) for t, k in equations}.values())
+
+
+def _solve(groups: Sequence[_Group], states: Sequence[tuple[int, list]]) -> list[dict[tuple[int, int], int]]:
+    """The counts that fit every state's equations; when none does (a state the others
+    contradict), the counts that fit the most-seen states that fit together (greedily)."""
+    solutions = _solve_counts(groups, _distinct(eq for _, eqs in states for eq in eqs))
+    if solutions or not states:
+        return solutions
+    kept: list = []
+    for _support, eqs in states:
+        if _solve_counts(groups, _distinct([*kept, *eqs]), limit=1):
+            kept += eqs
+    return _solve_counts(groups, _distinct(kept))
+
+
+def _solve_counts(groups: Sequence[_Group], equations, limit: int = MAX_SOLUTIONS) -> list[dict[tuple[int, int], int]]:
     """Every assignment of orders to the groups' machines (counts per group and order) that fills
-    every equation exactly (at most MAX_SOLUTIONS).
+    every equation exactly (at most `limit`).
 
     Each equation, and each group's size, is a sum of some of the counts: a depth-first search
     takes the count with the least room first (an equation with one open count fixes it), and
@@ -315,7 +332,7 @@ def _solve_counts(groups: Sequence[_Group], equations) -> list[dict[tuple[int, i
         return None if best is None else (best[1], range(best[0][0], -1, -1))
 
     def search() -> None:
-        if len(solutions) >= MAX_SOLUTIONS:
+        if len(solutions) >= limit:
             return
         step = pick()
         if step is None:
@@ -506,7 +523,7 @@ def infer_inventory(tables: dict[str, pl.DataFrame], boot, stated: Inventory,
     maxorder = tables["rmcounter"]["maxorder"].max() or max(known_orders, default=0) or 1 << 16
     candidates = _candidate_orders(cycles, known_orders, maxorder)
     groups = _groups(cycles, unknown, floors, _reserved(inputs, set(unknown)), candidates)
-    solutions = _solve_counts(groups, _equations(cycles, groups, pools))
+    solutions = _solve(groups, _equations(cycles, groups, pools))
     fits = [f for f in (_fit(groups, counts, cycles, logged) for counts in solutions) if f is not None]
     # most placements reproduced; then the fewest machine sizes the known machines do not have
     fits.sort(key=lambda f: (-f.agree, len(set(f.orders.values()) - known_orders), len(set(f.orders.values())),
