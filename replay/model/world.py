@@ -303,6 +303,20 @@ def _published_shares(schedule: pl.DataFrame) -> tuple[dict, dict, dict]:
     return existing, added, removed
 
 
+def needy_expanded(tables: dict[str, pl.DataFrame]) -> dict[int, pl.DataFrame]:
+    """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
+    carried from the one before (its doExpansion lines before the fair-share traversal)."""
+    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
+    normal = pl.concat([
+        expansions.filter(pl.col("kind") == "expansion_order").select("cycle", "line"),
+        tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()).select("cycle", "line"),
+    ]).group_by("cycle").agg(pl.col("line").min().alias("normal"))
+    early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
+             .join(normal, on="cycle", how="left")
+             .filter(pl.col("normal").is_null() | (pl.col("line") < pl.col("normal"))))
+    return _by_cycle(early.select("cycle", "job_id"))
+
+
 def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
     """Each job's place in submission order (JobByTimeSorter's key), equal for jobs that tie.
 
@@ -356,6 +370,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
     refused_in = dict(refusals.group_by("job_id").agg(pl.col("cycle").min()).iter_rows())  # job -> first cycle
     needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
+    analysed = set(tables["defrag"].filter(pl.col("kind") == "analysis")["cycle"].drop_nulls().to_list())
+    expanded_first = needy_expanded(tables)
     clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
@@ -405,6 +421,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                 cap, submit_seq=submitted.get(job, job), shares=shares,
             ))
         prev_needy = needy.get(cycle - 1)
+        if cycle - 1 not in analysed:  # the log starts at or inside the cycle before: the needy pass shows them
+            prev_needy = expanded_first.get(cycle)
         yield CycleInput(
             cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
             tuple(sorted(set(prev_needy["job_id"].to_list()))) if prev_needy is not None else (),
