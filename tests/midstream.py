@@ -62,10 +62,13 @@ def cut_index(lines: list[str], epoch: int, kind: str) -> int:
     raise ValueError(f"no {kind} point in the log")
 
 
-def cut(name: str, level: str, kind: str, out: Path) -> Path:
-    """The fixture's log from the cut point on, written to `out`."""
+def cut(name: str, level: str, kind: str, out: Path, at: float | None = None) -> Path:
+    """The fixture's log from the cut point on, written to `out`: in the cycle a node went idle
+    in, or `at` that fraction of the cycles."""
     lines = _lines(name, level)
-    out.write_text("".join(lines[cut_index(lines, idle_epoch(name), kind):]))
+    records = truth(name)
+    epoch = idle_epoch(name) if at is None else records[int(len(records) * at)]["epoch"]
+    out.write_text("".join(lines[cut_index(lines, epoch, kind):]))
     return out
 
 

@@ -147,6 +147,37 @@ def test_inferred_settings_are_the_ones_the_rm_ran_with(name, level, kind, tmp):
             assert a.value == value, a
 
 
+LATE = [name for name, level in LOGS if level == "rm.log"]
+
+
+@cache
+def _late(name: str, tmp: Path):
+    path = cut(name, "rm.log", "between", tmp / f"{name}-late.log", at=2 / 3)
+    tables = parse([path]).tables
+    tables.update(read_resources(classes_only(name, tmp / f"{name}-config")))
+    return tables, audit(tables), machine_inventory(tables, bootstrap(tables))
+
+
+@pytest.mark.parametrize("name", LATE)
+def test_late_cuts_leave_nodes_the_log_never_sizes(name, tmp):
+    """Cut two thirds of the way in, an INFO log never sizes many of its nodes (no placement,
+    black/whitelisting or reservation search names them again): each one's order is inferred and
+    is truth's, and rmref still equals truth from the first whole cycle on."""
+    tables, result, inventory = _late(name, tmp)
+    orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
+    assert not inventory.unknown and all(h.order == orders[h.name] for h in inventory.hosts)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    bad = {c for c, _e, _k in _disagreeing(result_frames(result), result.cycles, epochs, name)}
+    assert len(result.cycles) - len(bad) >= 0.99 * len(result.cycles), sorted(bad)[:5]
+
+
+def test_the_late_cuts_exercise_the_inference(tmp):
+    """Most of the late cuts' nodes are solved for, not stated (d_fragmentation's cut never
+    sizes any of its 8): the tests above check inferred orders, not only stated ones."""
+    inferred = {name: sum(h.source == "inferred" for h in _late(name, tmp)[2].hosts) for name in LATE}
+    assert inferred["d_fragmentation"] == 8 and sum(inferred.values()) >= 25, inferred
+
+
 def test_without_the_node_files_it_says_which_to_copy(tmp):
     """c_nodepools' classes name node files: without them the nodepools cannot be rebuilt."""
     folder = classes_only("c_nodepools", tmp / "no-node-files", node_files=False)
