@@ -11,15 +11,16 @@ history against a change:
     defrag     defragment(inp, counts, placed, evicted, ...) -> Defrag   detectFragmentation / takeFromTheRich
 """
 
-from rmref.caps import UNLIMITED, CapInput, Caps, base_cap, job_caps
+from rmref.caps import CapInput, Caps, base_cap, job_caps
+from rmref.constants import UNLIMITED
 from rmref.counting import CounterRun, HowMuch, how_much
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import Defrag, TakeFromTheRich, defragment
 from rmref.evictions import HeldShare, evictions, investment_key, shrink_by
 from rmref.howmuch import Apportionment, Entity, apportion
 from rmref.model import (
-    FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleDecisions, CycleInput, DefragAction, Eviction,
-    Machine, Nodepool, Placement, Share, Work,
+    FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleDecisions, CycleInput, DefragAction, Eviction, Machine,
+    Nodepool, Placement, Share, Work,
 )
 from rmref.orders import job_order, machine_order, processes_for_qshares
 from rmref.pool import PoolTables, n_shares_by_order

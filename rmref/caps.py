@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-UNLIMITED = 2147483647  # Java's Integer.MAX_VALUE: "no limit" / "could not predict"
-
 
 @dataclass(frozen=True)
 class CapInput:

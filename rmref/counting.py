@@ -30,19 +30,21 @@ Deferral reasons are the RM's own strings (spelling included).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rmref.bands import by_submission, priority_bands
 from rmref.caps import job_caps
-from rmref.howmuch import Entity, apportion, apportion_nested, shares_by_order
-from rmref.javahash import hashmap_order
+from rmref.constants import KB_PER_GB, UNLIMITED
+from rmref.evictions import held_now
+from rmref.howmuch import Entity, apportion, apportion_nested
+from rmref.javahash import hashmap_order, node_map_order
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Work
+from rmref.pool import PoolTables
+from rmref.trees import trees
 
-UNLIMITED = 2147483647
-KB_PER_GB = 1024 * 1024
 _SINGLE_PROCESS = ("Service", "Pop", "Reservation", "ManagedReservation")  # DuccTypes counted as one process
 
 
@@ -78,67 +80,17 @@ class HowMuch:
 # The nodepool tables (scratch state of one cycle; every count-out changes them)
 
 
-@dataclass
-class _Pool:
-    """One nodepool's counting tables: whole free machines and partly used ones, by free quanta."""
-
-    name: str
-    search_order: int
-    n: list[int]  # nMachinesByOrder
-    v: list[int]  # vMachinesByOrder
-    machines: list[Machine] = field(default_factory=list)  # its own machines (not its subpools')
-    children: list[_Pool] = field(default_factory=list)  # HashMap order (by name)
-    preemptable: set[str] = field(default_factory=set)  # machines set aside for reservations this cycle
-
-    def ascending(self) -> list[_Pool]:
-        """getChildrenAscending: subpools by search order (ties keep the map order)."""
-        return sorted(self.children, key=lambda p: p.search_order)
-
-    def subtree(self) -> list[_Pool]:
-        """This pool and every pool below it."""
-        return [self] + [p for c in self.children for p in c.subtree()]
-
-    def local_nshares(self) -> np.ndarray:
-        """nSharesByOrder of this pool alone."""
-        return shares_by_order(np.array(self.n, dtype=np.int64) + np.array(self.v, dtype=np.int64))
-
-    def vmachines(self) -> list[int]:
-        """cloneVMachinesByOrder: free spaces of this pool and all its subpools."""
-        return [sum(p.n[o] + p.v[o] for p in self.subtree()) for o in range(len(self.n))]
-
-    def count_out(self, order: int, wanted: int) -> int:
-        """countOutNSharesByOrder: take `wanted` processes of `order`, from here first, then the subpools."""
-        given, low, top = 0, order, len(self.n) - 1
-        while given < wanted and low <= top:
-            if self.v[low] + self.n[low] > 0:
-                if self.v[low] > 0:  # partly used machines go first
-                    self.v[low] -= 1
-                else:
-                    self.n[low] -= 1
-                given += 1
-                rest = low - order
-                if rest > 0:
-                    self.v[rest] += 1
-                    low = max(rest, order)
-            else:
-                low += 1
-        for child in self.children:
-            if given >= wanted:
-                break
-            given += child.count_out(order, wanted - given)
-        return given
-
-
 def _schedulable(m: Machine) -> bool:
     """NodePool.isSchedulable: responsive, online and not blacklisted."""
     return m.online and not m.blacklisted
 
 
-def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -> dict[str, _Pool]:
+def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -> dict[str, PoolTables]:
     """NodePool.reset then accountForNonPreemptable: the tables every band starts from."""
-    pools = {p.name: _Pool(p.name, p.search_order, [0] * (maxorder + 1), [0] * (maxorder + 1)) for p in inp.nodepools}
+    size = maxorder + 1
+    pools = {p.name: PoolTables(p.name, p.search_order, [0] * size, [0] * size) for p in inp.nodepools}
     if not pools:
-        pools["--default--"] = _Pool("--default--", 100, [0] * (maxorder + 1), [0] * (maxorder + 1))
+        pools["--default--"] = PoolTables("--default--", 100, [0] * (maxorder + 1), [0] * (maxorder + 1))
     for name in hashmap_order([p.name for p in inp.nodepools]):
         parent = next(p.parent for p in inp.nodepools if p.name == name)
         if parent in pools:
@@ -157,9 +109,10 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue
         for s in w.shares:
-            m = by_name.get(s.host)
-            if m is None or m.name not in free:  # (an unschedulable machine is not in the tables)
+            host = by_name.get(s.host)
+            if host is None or host.name not in free:  # (an unschedulable machine is not in the tables)
                 continue
+            m = host
             pool = pools[m.nodepool]
             left = free[m.name]
             # rearrangeVirtual: a share bigger than the space left, or any reservation, takes it all
@@ -186,7 +139,7 @@ class _Cycle:
     inp: CycleInput
     caps: Mapping[int, int]
     maxorder: int
-    pools: dict[str, _Pool]
+    pools: dict[str, PoolTables]
     class_of: dict[int, ClassDef]
     user_limits: Mapping[str, int]
     user_orders: dict[frozenset[str], tuple[str, ...]]
@@ -199,6 +152,7 @@ class _Cycle:
     pure: dict[int, int] = field(default_factory=dict)
     by_class: dict[str, list[Work]] = field(default_factory=dict)  # class -> its jobs, oldest first
     occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
+    current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
 
     @property
     def quantum_gb(self) -> int:
@@ -210,8 +164,8 @@ class _Cycle:
         return self.by_class.get(cd.name, [])
 
     def held(self, w: Work) -> int:
-        """RmJob.countNShares: processes held, less those already being taken away."""
-        return sum(1 for s in w.shares if not s.pending_removal)
+        """RmJob.countNShares: processes held, less those already being taken away (or purged)."""
+        return self.current.get(w.job_id, 0)
 
     def np_occupancy(self, user: str) -> int:
         """User.countNPShares: quantum shares the user's non-preemptable work occupies."""
@@ -236,20 +190,44 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
     exactly one of them is counted in that order. Without one, users whose names share a HashMap
     bucket are taken in job submission order, which is only a guess: the RM put them in the
     order of its job map, whose keys hash random UUIDs.
+
+    Each top-level nodepool tree is counted by a scheduler of its own (rmref.trees), with the
+    tree's quantum; a user's non-preemptable occupancy counts its work in every tree.
     """
+    parts = [_how_much_tree(tree, inp, caps, user_limits or {}, user_orders) for tree in trees(inp)]
+    if len(parts) == 1:
+        return parts[0]
+    return HowMuch(
+        counts={j: n for p in parts for j, n in p.counts.items()},
+        deferred={j: r for p in parts for j, r in p.deferred.items()},
+        class_given={c: g for p in parts for c, g in p.class_given.items()},
+        user_given={u: g for p in parts for u, g in p.user_given.items()},
+        runs=tuple(r for p in parts for r in p.runs),
+        pure_fair_share={j: n for p in parts for j, n in p.pure_fair_share.items()},
+        cleared=tuple(h for p in parts for h in p.cleared),
+    )
+
+
+def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int],
+                   user_orders: Sequence[Sequence[str]]) -> HowMuch:
+    """How Much of one top-level pool tree (`whole` is the cycle's input across every tree)."""
     classes = {c.name: c for c in inp.classes}
     class_of = {w.job_id: classes[w.class_name] for w in inp.work
                 if w.class_name in classes and not w.cap_input.refused}
     maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
     policy_of = {j: c.policy for j, c in class_of.items()}
-    cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits or {},
+    cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits,
                  {frozenset(order): tuple(order) for order in user_orders})
+    cyc.current = held_now(inp)
     for w in sorted(inp.work, key=by_submission):  # each class's jobs oldest first (getAllJobsSorted)
         cyc.counts[w.job_id] = 0
         if w.job_id in class_of:
             cyc.by_class.setdefault(class_of[w.job_id].name, []).append(w)
-            if policy_of[w.job_id] != FAIR_SHARE:  # the occupancy allotments are checked against
-                cyc.occupancy[w.user] = cyc.occupancy.get(w.user, 0) + len(w.shares) * w.order
+    every_class = {c.name: c for c in whole.classes}
+    for w in whole.work:  # the occupancy allotments are checked against (User.countNPShares)
+        cd = every_class.get(w.class_name)
+        if cd is not None and not w.cap_input.refused and cd.policy != FAIR_SHARE:
+            cyc.occupancy[w.user] = cyc.occupancy.get(w.user, 0) + len(w.shares) * w.order
     for band in priority_bands(inp.classes):  # best (lowest) priority first
         policy = band[0].policy
         if policy == RESERVE:
@@ -290,12 +268,12 @@ def _allotment_for_job(cyc: _Cycle, w: Work) -> int:
 # RESERVE
 
 
-def _reservables(pool: _Pool, w: Work) -> int:
+def _reservables(pool: PoolTables, w: Work) -> int:
     """countReservables: the pool's own machines of the job's exact size (any state)."""
     return sum(1 for m in pool.machines if m.order == w.order)
 
 
-def _freeable_machines(cyc: _Cycle, pool: _Pool, w: Work, needed: int) -> int:
+def _freeable_machines(cyc: _Cycle, pool: PoolTables, w: Work, needed: int) -> int:
     """countFreeableMachines: machines of the job's size that are free, or hold only preemptable work.
 
     Free machines come first; a machine that must be emptied is set aside (and leaves the tables).
@@ -305,8 +283,11 @@ def _freeable_machines(cyc: _Cycle, pool: _Pool, w: Work, needed: int) -> int:
         for s in other.shares:
             on_host.setdefault(s.host, []).append(cyc.class_of[other.job_id].policy if other.job_id in cyc.class_of
                                                   else FAIR_SHARE)
-    candidates = [m for m in pool.machines if m.order == w.order]
-    candidates.sort(key=lambda m: (bool(on_host.get(m.name)), m.order))  # free ones first, then smallest
+    # machinesByOrder[order]: the pool's nodes of that size, a HashMap filled as they arrived; the
+    # eviction-cost sort only puts free machines first (its comparator never reaches a cost)
+    by_name = {m.name: m for m in pool.machines}
+    candidates = [by_name[n] for n in node_map_order([(m.name, m.ip) for m in pool.machines if m.order == w.order])]
+    candidates.sort(key=lambda m: bool(on_host.get(m.name)))
     given, set_aside = 0, []
     for m in candidates:
         if given >= needed:
@@ -325,7 +306,10 @@ def _freeable_machines(cyc: _Cycle, pool: _Pool, w: Work, needed: int) -> int:
     return given
 
 
-def _count_band(cyc: _Cycle, band: list[ClassDef], for_job, for_single) -> None:
+_Counter = Callable[["_Cycle", ClassDef, PoolTables, Work], None]
+
+
+def _count_band(cyc: _Cycle, band: list[ClassDef], for_job: _Counter, for_single: _Counter) -> None:
     """Each class of the band, oldest work first: a Job may get several processes, other work one."""
     for cd in band:
         pool = cyc.pools[cd.nodepool]
@@ -338,7 +322,7 @@ def _how_much_reserve(cyc: _Cycle, band: list[ClassDef]) -> None:
     _count_band(cyc, band, _count_reservation_for_job, _count_single_reservation)
 
 
-def _count_single_reservation(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+def _count_single_reservation(cyc: _Cycle, cd: ClassDef, pool: PoolTables, w: Work) -> None:
     """countSingleReservation: one machine, or a deferral."""
     if cyc.held(w) > 0:
         cyc.counts[w.job_id] = 1
@@ -354,7 +338,7 @@ def _count_single_reservation(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -
     cyc.counts[w.job_id] = 1
 
 
-def _count_reservation_for_job(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+def _count_reservation_for_job(cyc: _Cycle, cd: ClassDef, pool: PoolTables, w: Work) -> None:
     """countReservationForJob: as many whole machines as the allotment allows and can be found."""
     if _reservables(pool, w) == 0:
         if cyc.held(w) == 0:
@@ -379,7 +363,7 @@ def _how_much_fixed(cyc: _Cycle, band: list[ClassDef]) -> None:
     _count_band(cyc, band, _count_fixed_for_job, _count_single_fixed)
 
 
-def _no_room_reason(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work, spaces: str) -> str:
+def _no_room_reason(cyc: _Cycle, cd: ClassDef, pool: PoolTables, w: Work, spaces: str) -> str:
     """Why a fixed-share request found no room: busy machines of its size, or none big enough."""
     # countFixable counts the pool's machines of exactly the job's order (once per order below the
     # largest), so a job as big as the largest order always reads as "no hosts big enough"
@@ -389,7 +373,7 @@ def _no_room_reason(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work, spaces: str
     return f"Deferred because no hosts in class {cd.name} have sufficient memory to accomodate the request."
 
 
-def _count_single_fixed(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+def _count_single_fixed(cyc: _Cycle, cd: ClassDef, pool: PoolTables, w: Work) -> None:
     """countSingleFixedProcess: one process for a service or managed reservation."""
     if w.cap_input.completed:
         return
@@ -405,7 +389,7 @@ def _count_single_fixed(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None
     pool.count_out(w.order, 1)
 
 
-def _count_fixed_for_job(cyc: _Cycle, cd: ClassDef, pool: _Pool, w: Work) -> None:
+def _count_fixed_for_job(cyc: _Cycle, cd: ClassDef, pool: PoolTables, w: Work) -> None:
     """countFixedForJob: a fixed-share job gets its cap, bounded by the allotment."""
     if pool.local_nshares()[w.order] == 0 and cyc.held(w) == 0:
         cyc.deferred[w.job_id] = _no_room_reason(cyc, cd, pool, w, " ")
@@ -453,7 +437,7 @@ def _how_much_fair_share(cyc: _Cycle, band: list[ClassDef]) -> None:
             _count_users_and_jobs(cyc, cd, cyc.class_given[cd.name])
 
 
-def _traverse_for_counts(cyc: _Cycle, pool: _Pool, eligible: list[ClassDef],
+def _traverse_for_counts(cyc: _Cycle, pool: PoolTables, eligible: list[ClassDef],
                          awards: dict[str, np.ndarray]) -> list[ClassDef]:
     """traverseNodepoolsForCounts: count each pool's classes with those of its subpools, leaves first."""
     mine = [cd for cd in eligible if cd.nodepool == pool.name]
@@ -465,7 +449,7 @@ def _traverse_for_counts(cyc: _Cycle, pool: _Pool, eligible: list[ClassDef],
     return counted
 
 
-def _update_nodepools(pool: _Pool, classes: list[ClassDef], awards: Mapping[str, np.ndarray], top: bool) -> None:
+def _update_nodepools(pool: PoolTables, classes: list[ClassDef], awards: Mapping[str, np.ndarray], top: bool) -> None:
     """updateNodepools: count each class's award out of its own pool's tables.
 
     The RM recurses one level only: a subpool's call receives just the classes bound to that
@@ -486,7 +470,7 @@ def _update_nodepools(pool: _Pool, classes: list[ClassDef], awards: Mapping[str,
             pool.count_out(order, int(given[order]))
 
 
-def _count_class_shares(cyc: _Cycle, pool: _Pool, rcs: list[ClassDef], awards: dict[str, np.ndarray]) -> None:
+def _count_class_shares(cyc: _Cycle, pool: PoolTables, rcs: list[ClassDef], awards: dict[str, np.ndarray]) -> None:
     """countClassShares: the classes compete for the free space of the pool and its subpools."""
     cap = _class_cap(cyc)
     entities = sorted((Entity(cd.name, cd.weight, _wanted(cyc.jobs_of(cd), cyc), cap=cap) for cd in rcs),

@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rmref.caps import CapInput, Caps, job_caps
+from rmref.constants import ALREADY_LEAVING, EVICT, REASSIGN
 from rmref.counting import HowMuch, how_much
-from rmref.defrag import EVICT, REASSIGN, Defrag, defragment
+from rmref.defrag import Defrag, defragment
 from rmref.evictions import evictions
 from rmref.model import CycleDecisions, CycleInput, DefragAction, Eviction, Placement
 from rmref.whatof import what_of
@@ -26,7 +27,7 @@ class Hints:
 
     user_orders: tuple[tuple[str, ...], ...] = ()  # the order each class's users were counted in
     job_order: tuple[int, ...] = ()  # the order needy jobs are served in by defragmentation
-    share_walk: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a cleared host's shares, in the RM's walk order
+    share_walk: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a cleared host's shares, walk order
     pure_fair_share: dict[int, int] = field(default_factory=dict)  # last known, for jobs not counted now
     wealth: dict[str, int] | None = None  # users' wealth left by the last defragmentation
 
@@ -62,7 +63,8 @@ def publish(placements: tuple[Placement, ...], evictions: tuple[Eviction, ...],
         added.setdefault(p.job_id, []).append(p.host)
     removed: dict[int, list[tuple[str, int]]] = {}
     for e in evictions:
-        removed.setdefault(e.job_id, []).append((e.host, e.share_id))
+        if e.reason != ALREADY_LEAVING:
+            removed.setdefault(e.job_id, []).append((e.host, e.share_id))
     for a in actions:
         if a.action == EVICT:
             removed.setdefault(a.donor_job, []).append((a.host, a.share_id))

@@ -46,16 +46,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.evictions import HeldShare, investment_key
-from rmref.howmuch import _remove_shares
 from rmref.javahash import JavaHashMap, node_hash, string_hash, table_size_for
-from rmref.model import (
-    FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work,
-)
-from rmref.pool import n_shares_by_order
+from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work
+from rmref.pool import n_shares_by_order, remove_shares
+from rmref.trees import trees
 
 _MASK = 0xFFFFFFFF
-EVICT, REASSIGN, CANCEL = "evict", "reassign_pending", "cancel_pending"
 
 
 @dataclass(frozen=True)
@@ -162,14 +160,15 @@ def _build(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Plac
             continue
         policy = cls.policy if cls.policy in (FIXED_SHARE, RESERVE) else FAIR_SHARE
         job = _Job(w, policy, cls.priority, cls.nodepool, counts.get(w.job_id, 0), pure_fair_share.get(w.job_id, 0))
-        for s in sorted(w.shares, key=lambda s: s.share_id):
-            job.shares.append(_Share(s.share_id, w.job_id, s.host, s.order, False,
-                                     s.pending_removal or (w.job_id, s.share_id) in evicted,
-                                     s.initialized, s.init_ms, s.investment))
+        for held in sorted(w.shares, key=lambda s: s.share_id):
+            job.shares.append(_Share(held.share_id, w.job_id, held.host, held.order, False,
+                                     held.pending_removal or (w.job_id, held.share_id) in evicted,
+                                     held.initialized, held.init_ms, held.investment))
         jobs[w.job_id] = job
-    for p in placements:
-        if p.job_id in jobs:
-            jobs[p.job_id].shares.append(_Share(0, p.job_id, p.host, p.order, True, False, False, 0, 0))
+    for placed in placements:
+        if placed.job_id in jobs:
+            jobs[placed.job_id].shares.append(_Share(0, placed.job_id, placed.host, placed.order, True, False, False,
+                                                     0, 0))
     for job in jobs.values():
         for s in job.shares:
             node = nodes.get(s.host)
@@ -284,13 +283,13 @@ def _detect(state: _State) -> tuple[dict[int, int], list[int]]:
         for job_id in sorted(potential.get(pool, {}), key=state.rank.__getitem__):
             needed = potential[pool][job_id]
             order = state.jobs[job_id].work.order
-            available = int(n_shares_by_order(vfree[pool], np.zeros(size, dtype=np.int64))[order])
+            available = int(n_shares_by_order(vfree[pool])[order])
             if available >= needed:
                 continue  # covered; the RM does not take the space out of the tally here
             needed -= available
             up = pool
             while up is not None:
-                _remove_shares(vfree[up], available, order)
+                remove_shares(vfree[up], available, order)
                 up = state.parent.get(up)
             needy[job_id] = needed
     carried = sorted(j for jobs in potential.values() for j in jobs)
@@ -376,7 +375,7 @@ def _rehash(state: _State, names: Sequence[str]) -> list[str]:
     return list(table)
 
 
-def _share_key(state: _State, share: _Share) -> tuple:
+def _share_key(state: _State, share: _Share) -> tuple[int, tuple[int, int, int, int, int]]:
     """ShareByWealthSorter: richest owner first, then the least investment (RmJob.compareInvestment)."""
     held = HeldShare(share.share_id, share.host, share.initialized, share.init_ms, share.investment,
                      state.nodes[share.host].machine.memory_mb)
@@ -481,7 +480,25 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     per job; `placements` and `evictions` are what What Of and the shrink evictions decided this
     cycle (the state defragmentation starts from). `job_order` is the RM's HashMap order of jobs
     (the order needy jobs are served), `wealth` the users' wealth left by the previous cycle.
+    Each top-level pool tree is defragmented by its own scheduler, in turn (rmref.trees).
     """
+    parts: list[Defrag] = []
+    for tree in trees(inp):
+        jobs = {w.job_id for w in tree.work}
+        parts.append(_defragment_tree(tree, counts, [p for p in placements if p.job_id in jobs],
+                                      [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth))
+        wealth = parts[-1].wealth  # users are shared by the trees' schedulers
+    if len(parts) == 1:
+        return parts[0]
+    return Defrag({j: n for p in parts for j, n in p.needy.items()},
+                  tuple(t for p in parts for t in p.take_from_the_rich), tuple(a for p in parts for a in p.actions),
+                  tuple(j for p in parts for j in p.carried), dict(parts[-1].wealth))
+
+
+def _defragment_tree(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
+                     evictions: Sequence[Eviction], pure_fair_share: Mapping[int, int], job_order: Sequence[int],
+                     wealth: Mapping[str, int] | None) -> Defrag:
+    """insureFullEviction for one top-level pool tree."""
     state = _build(inp, counts, placements, evictions, pure_fair_share, job_order, wealth)
     if not inp.config.defragmentation or not any(j.policy != RESERVE for j in state.jobs.values()):
         return Defrag({}, (), (), (), dict(state.wealth))

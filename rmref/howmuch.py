@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-
-UNLIMITED = 2147483647
+from rmref.constants import UNLIMITED
+from rmref.pool import n_shares_by_order, remove_shares
 
 
 @dataclass(frozen=True)
@@ -40,52 +39,6 @@ class Apportionment:
 
     given: dict[str, tuple[int, ...]]
     vmachines_left: tuple[int, ...]
-
-
-@lru_cache(maxsize=None)
-def _split_matrix(size: int) -> np.ndarray:
-    """S[o, p] = p // o for p > o: how many order-o processes a free space of order p holds."""
-    split = np.zeros((size, size), dtype=np.int64)
-    for o in range(1, size):
-        split[o, o + 1:] = np.arange(o + 1, size) // o
-    return split
-
-
-def shares_by_order(vmach: np.ndarray) -> np.ndarray:
-    """nSharesByOrder of one free-space vector (rmref.pool.n_shares_by_order with no virtual machines, as one product)."""
-    return vmach + _split_matrix(len(vmach)) @ vmach
-
-
-def _remove_shares(vmach: np.ndarray, count: int, order: int) -> None:
-    """Take `count` processes of `order` from the free-space vector, splitting bigger spaces."""
-    if count == 0:
-        return
-    f = 1
-    while f * order < len(vmach):  # first, spaces that are whole multiples of the order
-        fo = f * order
-        if vmach[fo] > 0:
-            available = int(vmach[fo]) * f
-            given = min(count, available)
-            remaining = available - given
-            vmach[fo] = (remaining * order) // fo
-            if (remaining * order) % fo:
-                vmach[(remaining * order) % fo] += 1
-            count -= given
-        if count == 0:
-            return
-        f += 1
-    for o in range(order, len(vmach)):  # then split any space big enough
-        while vmach[o] > 0:
-            if count >= o // order:
-                count -= o // order
-                if o % order:
-                    vmach[o % order] += 1
-            else:
-                vmach[o - count * order] += 1
-                count = 0
-            vmach[o] -= 1
-            if count == 0:
-                return
 
 
 def _can_use_bonus(e: Entity, wanted: np.ndarray, given: Mapping[str, np.ndarray], order: int,
@@ -129,7 +82,7 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
     those awards, `bonus_ok(entity, order, still wanted, awards so far)` is canUseBonus.
     """
     vmach = np.array(vmachines, dtype=np.int64)
-    nshares = shares_by_order(vmach)
+    nshares = n_shares_by_order(vmach)
     maxorder = len(vmach) - 1
     wanted = {e.name: np.array(e.wanted, dtype=np.int64) for e in entities}
     given = {e.name: np.zeros(len(vmach), dtype=np.int64) for e in entities}
@@ -173,8 +126,8 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
                 per_round[e.name] += take * o
             if taken_here:
                 shares_given = True
-                _remove_shares(vmach, taken_here, o)
-                nshares = shares_by_order(vmach)
+                remove_shares(vmach, taken_here, o)
+                nshares = n_shares_by_order(vmach)
             # an entity that got all it deserves this pass stops diluting the others' share
             allweights -= sum(e.weight for e in working if deserved[e.name] - per_round[e.name] <= 0)
             if allweights <= 0:
@@ -189,8 +142,8 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
                 if vmach[o] > 0 and bonus_ok(e, o, wanted[e.name], kept):
                     kept[e.name][o] += 1
                     kept[e.name][0] += 1
-                    _remove_shares(vmach, 1, o)
-                    nshares = shares_by_order(vmach)
+                    remove_shares(vmach, 1, o)
+                    nshares = n_shares_by_order(vmach)
                     bonus_given = True
     return Apportionment({e.name: tuple(int(x) for x in kept[e.name]) for e in entities},
                          tuple(int(x) for x in vmach))

@@ -21,7 +21,7 @@ clusters (up to 53 nodes) comes close.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 _MASK = 0xFFFFFFFF
@@ -67,7 +67,7 @@ class JavaHashMap:
     def __init__(self, capacity: int = 0) -> None:
         """An empty map; the table is allocated on the first put (`capacity` 0 means the default 16)."""
         self._initial = capacity or _DEFAULT_CAPACITY
-        self._table: list[list[tuple[int, Hashable]]] | None = None
+        self._table: list[list[tuple[int, str]]] | None = None
         self._size = 0
 
     @property
@@ -78,15 +78,15 @@ class JavaHashMap:
     def __len__(self) -> int:
         return self._size
 
-    def __contains__(self, key: Hashable) -> bool:
+    def __contains__(self, key: str) -> bool:
         return self._find(key) is not None
 
-    def __iter__(self) -> Iterator[Hashable]:
+    def __iter__(self) -> Iterator[str]:
         for bucket in self._table or ():
             for _, key in bucket:
                 yield key
 
-    def _find(self, key: Hashable) -> tuple[list, int] | None:
+    def _find(self, key: str) -> tuple[list[tuple[int, str]], int] | None:
         if self._table is None:
             return None
         for bucket in self._table:
@@ -104,27 +104,30 @@ class JavaHashMap:
             self._table = [[] for _ in range(self._initial)]
             return
         cap = len(old) * 2
-        new: list[list[tuple[int, Hashable]]] = [[] for _ in range(cap)]
+        new: list[list[tuple[int, str]]] = [[] for _ in range(cap)]
         for bucket in old:  # lo/hi split keeps each bucket's relative order
             for entry in bucket:
                 new[self._index(entry[0], cap)].append(entry)
         self._table = new
 
-    def put(self, key: Hashable, h: int) -> None:
+    def put(self, key: str, h: int) -> None:
         """Insert `key` whose Java hashCode is `h`; an existing key keeps its place."""
-        if self._table is None:
+        table = self._table
+        if table is None:
             self._resize()
-        bucket = self._table[self._index(h, len(self._table))]
+            table = self._table
+            assert table is not None
+        bucket = table[self._index(h, len(table))]
         if any(k == key for _, k in bucket):
             return
         bucket.append((h & _MASK, key))
-        if len(bucket) > _TREEIFY_THRESHOLD and len(self._table) < _MIN_TREEIFY_CAPACITY:
+        if len(bucket) > _TREEIFY_THRESHOLD and len(table) < _MIN_TREEIFY_CAPACITY:
             self._resize()  # treeifyBin on a small table resizes instead
         self._size += 1
-        if self._size > int(len(self._table) * 0.75):
+        if self._size > int(self.capacity * 0.75):
             self._resize()
 
-    def remove(self, key: Hashable) -> None:
+    def remove(self, key: str) -> None:
         """Unlink `key` if present (the table never shrinks)."""
         found = self._find(key)
         if found is not None:
@@ -132,7 +135,7 @@ class JavaHashMap:
             del bucket[i]
             self._size -= 1
 
-    def entries(self) -> list[tuple[Hashable, int]]:
+    def entries(self) -> list[tuple[str, int]]:
         """(key, hash) pairs in iteration order."""
         return [(k, h) for bucket in self._table or () for h, k in bucket]
 
@@ -149,4 +152,12 @@ def hashmap_order(keys: Sequence[str]) -> list[str]:
     table = JavaHashMap()
     for key in keys:
         table.put(key, string_hash(key))
+    return list(table)
+
+
+def node_map_order(nodes: Sequence[tuple[str, str]]) -> list[str]:
+    """Iteration order of a fresh HashMap<Node, Machine> after putting (name, ip) nodes in this order."""
+    table = JavaHashMap()
+    for name, ip in nodes:
+        table.put(name, node_hash(name, ip))
     return list(table)

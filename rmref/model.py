@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rmref.caps import Caps, CapInput
+from rmref.caps import CapInput, Caps
+from rmref.constants import DEFAULT_QUANTUM_GB, UNLIMITED
 
 FAIR_SHARE, FIXED_SHARE, RESERVE = "FAIR_SHARE", "FIXED_SHARE", "RESERVE"
 
@@ -19,10 +20,10 @@ FAIR_SHARE, FIXED_SHARE, RESERVE = "FAIR_SHARE", "FIXED_SHARE", "RESERVE"
 class Config:
     """ducc.properties values the scheduler reads."""
 
-    quantum_gb: int = 15  # ducc.rm.share.quantum
+    quantum_gb: int = DEFAULT_QUANTUM_GB  # ducc.rm.share.quantum
     fragmentation_threshold: int = 8  # ducc.rm.fragmentation.threshold
     defragmentation: bool = True
-    global_allotment: int = 2147483647  # ducc.rm.global_allotment, in GB
+    global_allotment: int = UNLIMITED  # ducc.rm.global_allotment, in GB
     user_allotments: tuple[tuple[str, int], ...] = ()  # ducc.users max-allotment overrides, GB
 
 
@@ -39,8 +40,8 @@ class ClassDef:
     expand_by_doubling: bool = False
     prediction: bool = False
     prediction_fudge: int = 0
-    cap: int = 2147483647  # max shares for the class (fair share), UNLIMITED when unset
-    max_allotment: int = 2147483647  # per-user allotment in quantum shares (fixed / reserve)
+    cap: int = UNLIMITED  # max shares for the class (fair share), UNLIMITED when unset
+    max_allotment: int = UNLIMITED  # per-user allotment in quantum shares (fixed / reserve)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Nodepool:
     name: str
     parent: str | None
     search_order: int = 100
+    quantum_gb: int = 0  # a top-level pool's share-quantum (0: the configuration's ducc.rm.share.quantum)
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,6 @@ class Work:
     cap_input: CapInput
     submit_seq: int = 0  # submission time, or any number ordered like it (JobByTimeSorter; equal = a tie)
     shares: tuple[Share, ...] = ()
-    is_new: bool = False  # first cycle the scheduler sees it
 
 
 @dataclass(frozen=True)

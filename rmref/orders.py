@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-KB_PER_GB = 1024 * 1024
+from rmref.constants import KB_PER_GB
 
 
 def job_order(memory_gb: int, quantum_gb: int) -> int:

@@ -1,61 +1,115 @@
 """A nodepool's capacity tables, indexed by share order (seed 000, "NodePool").
 
-n_machines[o]: whole free machines of order o; v_machines[o]: partly used ("virtual") machines
-with o free quanta; n_shares[o]: how many processes of order o could still be carved out of
-all of them, splitting bigger free spaces (the tables How Much and What Of both read).
+nMachinesByOrder[o]: whole free machines of order o; vMachinesByOrder[o]: partly used
+("virtual") machines with o free quanta; nSharesByOrder[o]: how many processes of order o could
+still be carved out of all of them, splitting bigger free spaces. How Much counts on these
+tables, and every count-out changes them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
+from rmref.model import Machine
 
-def n_shares_by_order(n_machines: np.ndarray, v_machines: np.ndarray) -> np.ndarray:
-    """nSharesByOrder from the two machine tables: a free space of order p holds p // o shares of order o."""
-    free = (n_machines + v_machines).astype(np.int64)
-    orders = np.arange(len(free))
-    shares = free.copy()
-    for o in range(1, len(free)):
-        bigger = orders > o
-        shares[o] += int(((orders[bigger] // o) * free[bigger]).sum())
+
+@lru_cache(maxsize=None)
+def _split_matrix(size: int) -> np.ndarray:
+    """S[o, p] = p // o for p > o: how many order-o processes a free space of order p holds."""
+    split = np.zeros((size, size), dtype=np.int64)
+    for o in range(1, size):
+        split[o, o + 1:] = np.arange(o + 1, size) // o
+    return split
+
+
+def n_shares_by_order(free: np.ndarray) -> np.ndarray:
+    """nSharesByOrder of a free-space vector (free[o]: spaces of o quanta, whole or partly used machines)."""
+    shares: np.ndarray = free + _split_matrix(len(free)) @ free
     return shares
 
 
-@dataclass(frozen=True)
+def remove_shares(vmach: np.ndarray, count: int, order: int) -> None:
+    """Take `count` processes of `order` from the free-space vector, splitting bigger spaces."""
+    if count == 0:
+        return
+    f = 1
+    while f * order < len(vmach):  # first, spaces that are whole multiples of the order
+        fo = f * order
+        if vmach[fo] > 0:
+            available = int(vmach[fo]) * f
+            given = min(count, available)
+            remaining = available - given
+            vmach[fo] = (remaining * order) // fo
+            if (remaining * order) % fo:
+                vmach[(remaining * order) % fo] += 1
+            count -= given
+        if count == 0:
+            return
+        f += 1
+    for o in range(order, len(vmach)):  # then split any space big enough
+        while vmach[o] > 0:
+            if count >= o // order:
+                count -= o // order
+                if o % order:
+                    vmach[o % order] += 1
+            else:
+                vmach[o - count * order] += 1
+                count = 0
+            vmach[o] -= 1
+            if count == 0:
+                return
+
+
+@dataclass
 class PoolTables:
-    """The two machine tables of one nodepool (immutable; allocation returns new tables)."""
+    """One nodepool's counting tables (mutable scratch state of one cycle): whole free machines
+    and partly used ones, by free quanta, with the pool's subpools."""
 
-    n_machines: np.ndarray
-    v_machines: np.ndarray
+    name: str
+    search_order: int
+    n: list[int]  # nMachinesByOrder
+    v: list[int]  # vMachinesByOrder
+    machines: list[Machine] = field(default_factory=list)  # its own machines (not its subpools')
+    children: list[PoolTables] = field(default_factory=list)  # HashMap order (by name)
+    preemptable: set[str] = field(default_factory=set)  # machines set aside for reservations this cycle
 
-    @classmethod
-    def from_free(cls, machines: list[tuple[int, int]], max_order: int) -> PoolTables:
-        """From (machine order, free quanta) pairs: wholly free machines count as real, others as virtual."""
-        n = np.zeros(max_order + 1, dtype=np.int64)
-        v = np.zeros(max_order + 1, dtype=np.int64)
-        for order, free in machines:
-            if free == order:
-                n[order] += 1
-            elif free > 0:
-                v[free] += 1
-        return cls(n, v)
+    def ascending(self) -> list[PoolTables]:
+        """getChildrenAscending: subpools by search order (ties keep the map order)."""
+        return sorted(self.children, key=lambda p: p.search_order)
 
-    @property
-    def n_shares(self) -> np.ndarray:
-        """nSharesByOrder."""
-        return n_shares_by_order(self.n_machines, self.v_machines)
+    def subtree(self) -> list[PoolTables]:
+        """This pool and every pool below it."""
+        return [self] + [p for c in self.children for p in c.subtree()]
 
-    def allocate(self, machine_order: int, free: int, order: int) -> PoolTables:
-        """The tables after placing one process of `order` on a machine with `free` of `machine_order` quanta."""
-        if order > free:
-            raise ValueError(f"an order-{order} process does not fit in {free} free quanta")
-        n, v = self.n_machines.copy(), self.v_machines.copy()
-        if free == machine_order:
-            n[machine_order] -= 1
-        else:
-            v[free] -= 1
-        if free - order > 0:  # the rest of the machine becomes a smaller virtual machine
-            v[free - order] += 1
-        return PoolTables(n, v)
+    def local_nshares(self) -> np.ndarray:
+        """nSharesByOrder of this pool alone."""
+        return n_shares_by_order(np.array(self.n, dtype=np.int64) + np.array(self.v, dtype=np.int64))
+
+    def vmachines(self) -> list[int]:
+        """cloneVMachinesByOrder: free spaces of this pool and all its subpools."""
+        return [sum(p.n[o] + p.v[o] for p in self.subtree()) for o in range(len(self.n))]
+
+    def count_out(self, order: int, wanted: int) -> int:
+        """countOutNSharesByOrder: take `wanted` processes of `order`, from here first, then the subpools."""
+        given, low, top = 0, order, len(self.n) - 1
+        while given < wanted and low <= top:
+            if self.v[low] + self.n[low] > 0:
+                if self.v[low] > 0:  # partly used machines go first
+                    self.v[low] -= 1
+                else:
+                    self.n[low] -= 1
+                given += 1
+                rest = low - order
+                if rest > 0:
+                    self.v[rest] += 1
+                    low = max(rest, order)
+            else:
+                low += 1
+        for child in self.children:
+            if given >= wanted:
+                break
+            given += child.count_out(order, wanted - given)
+        return given

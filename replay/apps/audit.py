@@ -15,13 +15,13 @@ from pathlib import Path
 
 import polars as pl
 
-from replay.model.logged import Logged, logged_decisions
+from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, machine_inventory
 from rmref import Caps, Phases
+from rmref.constants import PURGE
 from rmref.cycle import CycleResult, Hints, schedule
-from rmref.evictions import PURGE
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
@@ -160,7 +160,7 @@ def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: Au
         evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
         result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
     _compare(result, "evictions", inp.cycle, logged.evictions.get(inp.cycle, {}),
-             {j: sorted(v) for j, v in evicted.items()},
+             {j: sorted(v, key=pair_key) for j, v in evicted.items()},
              lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
 
 

@@ -36,7 +36,7 @@ from replay.parsing.sources import InputError
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs
 from rmref import job_order, machine_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
-from rmref.evictions import PURGE
+from rmref.constants import PURGE
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Work
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "needy")

@@ -89,7 +89,8 @@ def _stated(tables: dict[str, pl.DataFrame]) -> dict[str, tuple[int, int | None,
             pl.lit(None, pl.Int64).alias("memory_mb"), "at"),
     ]).drop_nulls(["host", "order"])
     # a line with memory wins over one without (memory is shown where the order is)
-    sized = sized.sort(pl.col("memory_mb").is_null(), maintain_order=True).unique("host", keep="first", maintain_order=True)
+    sized = (sized.sort(pl.col("memory_mb").is_null(), maintain_order=True)
+             .unique("host", keep="first", maintain_order=True))
     return {h: (o, m, at) for h, o, m, at in sized.iter_rows()}
 
 

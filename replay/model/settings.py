@@ -107,7 +107,8 @@ def infer_quantum(tables: dict[str, pl.DataFrame]) -> Assumption:
     example = ", ".join(f"job {j}: {m} GB is order {o}" for m, o, j in jobs.head(3).iter_rows())
     seen = f"{jobs.height} job size(s) ({example}) and {machines.height} machine size(s)"
     if len(fits) == 1 and hi != math.inf:
-        return Assumption(QUANTUM, str(fits[0]), INFERRED, f"{seen}: order = ceil(memory / quantum) fits {fits[0]} only")
+        return Assumption(QUANTUM, str(fits[0]), INFERRED,
+                          f"{seen}: order = ceil(memory / quantum) fits {fits[0]} only")
     pick = 1 if 1 in fits else fits[0]
     top = "or more" if hi == math.inf else f"to {int(hi)}"
     return Assumption(QUANTUM, str(pick), INFERRED, f"{seen} fit any quantum from {int(lo)} {top}; "
@@ -231,7 +232,8 @@ def choose_cap_settings(samples: Sequence[tuple[CapInput, int]]) -> tuple[CapSet
     candidates = sorted({DOCUMENTED_CAPS.init_cap, 2} | {a for inp, a in counted if not inp.initialized and a > 0})
     best = DOCUMENTED_CAPS
     for _ in range(2):  # coordinate-wise: each setting with the others at their best so far
-        best = max((replace(best, init_cap=c) for c in candidates), key=lambda s: (_agree(counted, s), s == DOCUMENTED_CAPS))
+        best = max((replace(best, init_cap=c) for c in candidates),
+                   key=lambda s: (_agree(counted, s), s == DOCUMENTED_CAPS))
         best = max((replace(best, expand_by_doubling=d) for d in (True, False)),
                    key=lambda s: (_agree(counted, s), s.expand_by_doubling == DOCUMENTED_CAPS.expand_by_doubling))
         best = max((replace(best, prediction=p) for p in (True, False)),

@@ -23,7 +23,8 @@ import polars as pl
 import pytest
 
 from replay.model.world import ProcessClock
-from rmref.evictions import PURGE, SHRINK, HeldShare, evictions, investment_key
+from rmref.constants import PURGE, SHRINK
+from rmref.evictions import HeldShare, evictions, investment_key
 from tests.conftest import SCENARIOS, parsed, truth
 from tests.truth_inputs import TruthCycle, defrag_evictions, removals, truth_cycles
 

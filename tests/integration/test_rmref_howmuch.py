@@ -14,7 +14,7 @@ from tests.conftest import SCENARIOS, parsed
 def _run(block):
     pool = None
     if block.descr == "countClassShares":  # classes of one nodepool: its shares bound their bonus
-        pool = n_shares_by_order(np.array(block.vmachines), np.zeros(len(block.vmachines), dtype=np.int64))
+        pool = n_shares_by_order(np.array(block.vmachines))
     return apportion(block.entities, block.vmachines, pool_shares=pool)
 
 

@@ -23,18 +23,19 @@ def test_15gb_quantum_example():
 
 def test_one_order_5_machine_gives_1_1_1_2_5_shares():
     n = np.array([0, 0, 0, 0, 0, 1])
-    assert n_shares_by_order(n, np.zeros(6, dtype=int)).tolist() == [0, 5, 2, 1, 1, 1]
+    assert n_shares_by_order(n).tolist() == [0, 5, 2, 1, 1, 1]
 
 
 def test_the_seed_table_example():
-    got = n_shares_by_order(np.array([0, 2, 0, 1, 4]), np.array([0, 1, 2, 0, 0]))
+    got = n_shares_by_order(np.array([0, 2, 0, 1, 4]) + np.array([0, 1, 2, 0, 0]))  # whole + partly used
     assert got.tolist() == [0, 26, 11, 5, 4]
 
 
 def test_order_3_on_an_order_5_machine_leaves_an_order_2_virtual_machine():
-    tables = PoolTables.from_free([(5, 5)], max_order=5).allocate(machine_order=5, free=5, order=3)
-    assert tables.n_machines.tolist() == [0] * 6
-    assert tables.v_machines.tolist() == [0, 0, 1, 0, 0, 0]
+    tables = PoolTables("p", 100, n=[0, 0, 0, 0, 0, 1], v=[0] * 6)
+    assert tables.count_out(3, 1) == 1
+    assert tables.n == [0] * 6
+    assert tables.v == [0, 0, 1, 0, 0, 0]
 
 
 def caps(**kw):
@@ -89,7 +90,7 @@ def test_weighted_counter_worked_example():
 
     vm = [0, 0, 0, 3]
     got = apportion([Entity("normal", 100, (7, 0, 7, 0)), Entity("low", 50, (4, 0, 4, 0))], vm,
-                    pool_shares=n_shares_by_order(np.array(vm), np.zeros(4, dtype=int)))
+                    pool_shares=n_shares_by_order(np.array(vm)))
     assert got.given == {"normal": (2, 0, 2, 0), "low": (1, 0, 1, 0)}
     assert got.vmachines_left == (0, 3, 0, 0)
 

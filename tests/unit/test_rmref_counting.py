@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-from hypothesis import given
-from hypothesis import strategies as st
 
-from rmref import UNLIMITED, CapInput, n_shares_by_order
+from rmref import UNLIMITED, CapInput
 from rmref.counting import how_much
 from rmref.javahash import hashmap_order as java_hashmap_order
 from rmref.javahash import string_hash as java_string_hash
-from rmref.howmuch import shares_by_order
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 
 ROOT = "--default--"
@@ -165,9 +161,3 @@ def test_java_hashes():
     # Hilaria and Rodrigo share bucket 9 of 16: they keep the order they were put in
     assert java_hashmap_order(["Rodrigo", "Lucrezia", "Hilaria"]) == ["Rodrigo", "Hilaria", "Lucrezia"]
     assert java_hashmap_order(["Hilaria", "Rodrigo", "Lucrezia"]) == ["Hilaria", "Rodrigo", "Lucrezia"]
-
-
-@given(st.lists(st.integers(0, 5), min_size=2, max_size=40))
-def test_shares_by_order_is_n_shares_by_order(free):
-    vector = np.array(free, dtype=np.int64)
-    assert shares_by_order(vector).tolist() == n_shares_by_order(vector, np.zeros_like(vector)).tolist()

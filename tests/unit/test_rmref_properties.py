@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from rmref import CapInput
 from rmref.counting import how_much
-from rmref.evictions import PURGE, evictions
+from rmref.constants import PURGE
+from rmref.evictions import evictions
 from rmref.model import FAIR_SHARE, FIXED_SHARE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.whatof import what_of
 

@@ -18,7 +18,7 @@ def _results(block: CounterBlock) -> tuple[dict[str, tuple[int, ...]], bool]:
     pool = None
     if block.descr == "countClassShares":  # classes of a nodepool: its shares bound their bonus
         vm = np.array(block.vmachines)
-        pool = n_shares_by_order(vm, np.zeros(len(vm), dtype=np.int64))
+        pool = n_shares_by_order(np.array(vm, dtype=np.int64))
     return apportion(block.entities, block.vmachines, pool_shares=pool).given, False
 
 
