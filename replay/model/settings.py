@@ -84,19 +84,24 @@ def _interval(bounds: Iterable[tuple[float, float, bool]]) -> tuple[float, float
     return (lo, hi) if lo <= hi else None
 
 
-def infer_quantum(tables: dict[str, pl.DataFrame]) -> Assumption:
-    """ducc.rm.share.quantum (GB) from the job rows (memory, order) and machine lines (memory, order)."""
-    jobs = (tables["jobs"].filter((pl.col("memory_gb") > 0) & (pl.col("order") > 0))
-            .select("memory_gb", "order", "job_id").unique(["memory_gb", "order"], keep="first", maintain_order=True))
+def infer_quantum(tables: dict[str, pl.DataFrame], classes: set[str] | None = None,
+                  machines: bool = True) -> Assumption:
+    """ducc.rm.share.quantum (GB) from the job rows (memory, order) of `classes` (default all) and,
+    when every pool takes it (`machines`), the machine lines (memory, order)."""
+    jobs = tables["jobs"].filter((pl.col("memory_gb") > 0) & (pl.col("order") > 0))
+    if classes is not None:
+        jobs = jobs.filter(pl.col("class").is_in(list(classes)))
+    jobs = jobs.select("memory_gb", "order", "job_id").unique(["memory_gb", "order"], keep="first", maintain_order=True)
     # order = ceil(m / q): m/o <= q < m/(o-1)
     job_bounds = [(m / o, m / (o - 1) - 1e-9 if o > 1 else math.inf, False) for m, o, _ in jobs.iter_rows()]
-    machines = pl.concat([
+    sized = pl.concat([
         tables["placements"].select("memory_mb", pl.col("m_order").alias("order")),
         tables["occupancy"].select("memory_mb", "order"),
         tables["nodes"].filter(pl.col("event") == "arrive").select("memory_mb", pl.col("share_order").alias("order")),
     ]).drop_nulls().filter(pl.col("order") > 0).unique(maintain_order=True)
+    sized = sized if machines else sized.clear()
     # order = floor(M / q), M in GB: M/(o+1) < q <= M/o
-    machine_bounds = [(mb / 1024 / (o + 1), mb / 1024 / o, True) for mb, o in machines.iter_rows()]
+    machine_bounds = [(mb / 1024 / (o + 1), mb / 1024 / o, True) for mb, o in sized.iter_rows()]
     span = _interval(job_bounds + machine_bounds) or _interval(job_bounds)
     if not job_bounds and not machine_bounds or span is None:
         return _documented(QUANTUM, "no job or machine line shows memory with its order")
@@ -105,7 +110,7 @@ def infer_quantum(tables: dict[str, pl.DataFrame]) -> Assumption:
     if not fits:
         return _documented(QUANTUM, "the job rows' memory and order fit no whole quantum")
     example = ", ".join(f"job {j}: {m} GB is order {o}" for m, o, j in jobs.head(3).iter_rows())
-    seen = f"{jobs.height} job size(s) ({example}) and {machines.height} machine size(s)"
+    seen = f"{jobs.height} job size(s) ({example}) and {sized.height} machine size(s)"
     if len(fits) == 1 and hi != math.inf:
         return Assumption(QUANTUM, str(fits[0]), INFERRED,
                           f"{seen}: order = ceil(memory / quantum) fits {fits[0]} only")

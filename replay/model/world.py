@@ -1,13 +1,18 @@
 """Rebuild what the RM knew at the start of each cycle from the parsed tables (rmref's inputs).
 
-State carried from cycle to cycle, and where the log shows it:
-* machines: node arrival, death and recovery events up to the cycle (`nodes`);
+The configuration comes from the log's bootstrap, or from `--config DIR` with what it leaves
+open read off the log (`bootstrap`, replay.model.settings). State carried from cycle to cycle,
+and where the log shows it:
+* machines: node arrival, death and recovery events up to the cycle (`nodes`); the nodes there
+  before the log began as the log states them or as their counters imply (`machine_inventory`:
+  replay.model.inventory, replay.model.machines);
 * shares held: the cycle's published `Existing` less its `Additions` is exactly what the job held
   when the cycle began; a share is pending removal if the previous schedule already removed it;
 * work: every job the cycle publishes, described by its latest submit / howMuchFairShare row, and
   its cap inputs (`replay.model.inputs.cap_inputs`);
 * needy jobs: the jobs the previous cycle's detectFragmentation found *potentially* needy (the RM
   keeps them on its needy list, and expands them first, even when it then finds room for them);
+  in a log that starts at or inside the previous cycle, the jobs the cycle expands first;
 * per process, what the eviction order reads: whether the process had reported (the RM's
   "initialized" test) and was running when the cycle began, its initialization time, and its
   investment. Investment (work done) is not logged; the published `Existing` list is sorted by
@@ -92,9 +97,14 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
         )
     rows = {k: (v, f, ln) for k, v, f, ln in tables["config"].select("key", "value", "file", "line").iter_rows()}
     config = {k: v for k, (v, _f, _ln) in rows.items()}
-    pools = tables["nodepools"].filter(pl.col("quantum").is_not_null())
-    quantum = (st.from_config(st.QUANTUM, pools["quantum"][0], f"nodepool {pools['name'][0]}, {pools['file'][0]}",
-                              pools["line"][0]) if pools.height else st.infer_quantum(tables))
+    pools = tables["nodepools"]
+    open_pools = set(pools.filter(pl.col("quantum").is_null())["name"].to_list())
+    if open_pools:  # ducc.rm.share.quantum unknown: read off the jobs of the pools that take it
+        quantum = st.infer_quantum(tables, {r["name"] for r in tables["classes"].iter_rows(named=True)
+                                            if r["nodepool"] in open_pools}, machines=len(open_pools) == pools.height)
+    else:
+        quantum = st.from_config(st.QUANTUM, pools["quantum"][0], f"nodepool {pools['name'][0]}, {pools['file'][0]}",
+                                 pools["line"][0])
     classes = tuple(
         ClassDef(
             name=r["name"], policy=r["policy"], priority=r["priority"], weight=r["weight"] or 0,
