@@ -523,6 +523,9 @@ def infer_inventory(tables: dict[str, pl.DataFrame], boot, stated: Inventory,
     maxorder = tables["rmcounter"]["maxorder"].max() or max(known_orders, default=0) or 1 << 16
     candidates = _candidate_orders(cycles, known_orders, maxorder)
     groups = _groups(cycles, unknown, floors, _reserved(inputs, set(unknown)), candidates)
+    # a group no clean counter covers while it is up is not inferred: no evidence, no guess
+    counted = {gi for _, eqs in _equations(cycles, groups, pools) for _t, terms in eqs for gi, _o in terms}
+    groups = [g for gi, g in enumerate(groups) if gi in counted or len(g.orders) == 1]
     solutions = _solve(groups, _equations(cycles, groups, pools))
     fits = [f for f in (_fit(groups, counts, cycles, logged) for counts in solutions) if f is not None]
     # most placements reproduced; then the fewest machine sizes the known machines do not have
@@ -543,13 +546,18 @@ def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[_Group], floo
     group = next(g for g in groups if h.name in g.hosts)
     ruled = sorted(o for host, o in fits[0].ruled_out if host == h.name)
     held, at = floors[h.name]
-    why = [(f"the RmCounter vmachines of {clean} clean cycle(s) leave order {orders[h.name]} "
-            f"to it and {len(group.hosts) - 1} alike node(s)")]
+    sizes = Counter(orders[n] for n in group.hosts)
+    why = [(f"the RmCounter vmachines of {clean} clean cycle(s) leave "
+            + ", ".join(f"{n} of order {o}" for o, n in sorted(sizes.items()))
+            + f" to it and {len(group.hosts) - 1} node(s) alike in every one of them")]
     if held:
         why.append(f"its processes held {held} quanta (cycle {at})")
     if ruled:
         why.append(f"rmref's What Of would place processes on it as order {', '.join(map(str, ruled))}, "
                    "where the RM placed none")
+    elif len(sizes) > 1 and not any(host in group.hosts for host, _o in fits[0].ruled_out):
+        why.append("which of these alike nodes has which order no placement tells: taken in the order "
+                   "they were first heard from")
     return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why))
 
 
