@@ -41,7 +41,7 @@ class AuditResult:
     skipped: dict[int, str] = field(default_factory=dict)  # cycles not audited at all, and why
     # decision kind -> cycle -> why that kind was not audited in that cycle (whole cycles included)
     skipped_kinds: dict[str, dict[int, str]] = field(default_factory=dict)
-    assumed: tuple[Assumption, ...] = ()  # settings and machines not given by the log's bootstrap
+    assumed: tuple[Assumption, ...] = ()  # every setting rmref read and its source, and the nodes inferred
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
 

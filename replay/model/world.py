@@ -30,6 +30,7 @@ import polars as pl
 from replay.model import settings as st
 from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions
 from replay.model.inventory import Inventory, PoolOf, stated_inventory
+from replay.model.machines import infer_inventory
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
@@ -144,7 +145,7 @@ def _settle_cap_settings(tables: dict[str, pl.DataFrame], boot: Bootstrap, open_
     provisional = _with_cap_settings(boot, open_classes, st.DOCUMENTED_CAPS)
     logged = dict(((c, j), a) for c, j, a in tables["job_caps"].filter(pl.col("cycle").is_not_null())
                   .select("cycle", "job_id", "actual_cap").iter_rows())
-    inventory = stated_inventory(tables, PoolOf(tables["nodepools"], _top_pool(boot)), boot.config.quantum_gb)
+    inventory = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
     samples = [(w.cap_input, logged[(inp.cycle, w.job_id)])
                for inp in cycle_inputs(tables, provisional, inventory=inventory)
                for w in inp.work if w.class_name in open_classes and (inp.cycle, w.job_id) in logged]
@@ -282,9 +283,8 @@ def pool_of(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> PoolOf:
 
 
 def machine_inventory(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Inventory:
-    """The nodes there before the log began: stated by the log, or inferred from its counters."""
-    from replay.model.machines import infer_inventory  # (it replays cycles built here)
-
+    """The nodes there before the log began: stated by the log, or inferred from its counters
+    (which replays the cycles built here with candidate inventories)."""
     pools = pool_of(tables, boot)
     stated = stated_inventory(tables, pools, boot.config.quantum_gb)
     if not stated.unknown:
