@@ -159,6 +159,14 @@ def audit_table(result: AuditResult, seconds: float) -> Table:
     return table
 
 
+def assumed_block(result: AuditResult) -> list[str]:
+    """One line per setting the log's bootstrap and --config did not give (defaulted or inferred),
+    and one for the machines; report.json has every one with its evidence."""
+    lines = [f"  {a.setting} = {a.value} ({a.source})" for a in result.assumed
+             if a.source != "config" and not a.setting.startswith("node ")]
+    return ["assumed or inferred (the evidence for each: report.json 'assumed'):", *lines] if lines else []
+
+
 def audit_line(result: AuditResult, seconds: float) -> str:
     """The one-line verdict under the table."""
     n, ok = len(result.cycles), result.report()["cycles_agree"]
@@ -184,11 +192,18 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
                          "no published schedule in the audited range (check --cycles, or that the log has "
                          "`createState  Schedule sent` records)"))
     print_note(console, note)
+    for line in assumed_block(result):
+        console.print(line, markup=False, highlight=False)
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))
     if result.skipped:
         console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
                       f"{next(iter(result.skipped.values()))}[/]", highlight=False)
+    partly = {c: why for kinds in result.skipped_kinds.values() for c, why in kinds.items() if c not in result.skipped}
+    if partly:
+        kept = [k for k in result.audited if not any(c in result.skipped_kinds.get(k, {}) for c in partly)]
+        console.print(f"[yellow]{len(partly):,} cycle(s) audited for {', '.join(kept) or 'nothing'} only: "
+                      f"{next(iter(partly.values()))}[/]", highlight=False)
     if not result.cycles:
         raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
                          "no published schedule in the audited range (check --cycles, or that the log has "

@@ -15,16 +15,20 @@ from pathlib import Path
 
 import polars as pl
 
+from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
 from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions, pair_key
-from replay.model.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
-from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
+from replay.model.machines import whole_cycles
+from replay.model.settings import Assumption
+from replay.model.world import Bootstrap, bootstrap, cycle_inputs, machine_inventory
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import PURGE
 from rmref.cycle import CycleResult, Hints, schedule
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
+NODE_FREE = ("caps",)  # decisions that do not depend on the machines (a cap reads only the job)
+PARTIAL_CYCLE = "the log starts inside this cycle (its scheduling pass began before the first line)"
 
 
 @dataclass
@@ -37,7 +41,10 @@ class AuditResult:
     divergences: list[tuple[int, int | None, str, str, str, str, str, str]] = field(default_factory=list)
     tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
     audited: tuple[str, ...] = ()
-    skipped: dict[int, str] = field(default_factory=dict)  # cycles that cannot be rebuilt, and why
+    skipped: dict[int, str] = field(default_factory=dict)  # cycles not audited at all, and why
+    # decision kind -> cycle -> why that kind was not audited in that cycle (whole cycles included)
+    skipped_kinds: dict[str, dict[int, str]] = field(default_factory=dict)
+    assumed: tuple[Assumption, ...] = ()  # every setting rmref read and its source, and the nodes inferred
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
@@ -54,7 +61,27 @@ class AuditResult:
             "audited": list(self.audited),
             "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
             "span": span_of(self.cycles, self.epochs),
+            "coverage": self.coverage(),
+            "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
+                        for a in self.assumed],
         }
+
+    def coverage(self) -> dict[str, dict]:
+        """Per decision kind: cycles audited, cycles skipped and why (reason -> cycles)."""
+        out = {}
+        for kind in self.audited:
+            skipped = self.skipped_kinds.get(kind, {})
+            reasons: dict[str, int] = {}
+            for why in skipped.values():
+                reasons[why] = reasons.get(why, 0) + 1
+            out[kind] = {"cycles_audited": sum(1 for c in self.cycles if c not in skipped),
+                         "cycles_skipped": len(skipped), "skipped_because": reasons}
+        return out
+
+    def skip(self, cycle: int, kinds: Collection[str], why: str) -> None:
+        """Record that `kinds` were not audited in `cycle`, and why."""
+        for kind in kinds:
+            self.skipped_kinds.setdefault(kind, {})[cycle] = why
 
 
 @dataclass(frozen=True)
@@ -285,18 +312,33 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
           phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None,
           only: Collection[str] = DECISIONS, trace: Collection[int] = ()) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
-    rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`)."""
+    rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`).
+
+    A cycle the log starts inside is not audited; a cycle whose counters the machine inventory
+    does not reproduce (a log that starts mid-stream: replay.model.machines) is audited only for
+    what does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why."""
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
-    result = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=epochs(tables["cycles"]))
-    gaps = inventory_gaps(tables, boot)
+    inventory = machine_inventory(tables, boot)
+    whole = whole_cycles(tables)
+    kinds = tuple(k for k in DECISIONS if k in only)
+    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
     total = tables["cycles"].height
-    for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
-        if inp.cycle in gaps:
-            result.skipped[inp.cycle] = gaps[inp.cycle]
+    for i, inp in enumerate(cycle_inputs(tables, boot, cycles, inventory=inventory)):
+        if inp.cycle not in whole:
+            result.skipped[inp.cycle] = PARTIAL_CYCLE
+            result.skip(inp.cycle, kinds, PARTIAL_CYCLE)
             continue
         result.carried[inp.cycle] = Carried(result.wealth, result.chained)
-        cycle_trace = audit_cycle(inp, logged, phases, result, only)
+        kinds_now: Collection[str] = kinds
+        why = inventory.unsettled.get(inp.cycle)
+        if why is not None:
+            result.skip(inp.cycle, [k for k in kinds if k not in NODE_FREE], why)
+            kinds_now = [k for k in kinds if k in NODE_FREE]
+            if not kinds_now:
+                result.skipped[inp.cycle] = why
+                continue
+        cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
         if progress and i % 50 == 0:

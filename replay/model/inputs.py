@@ -14,8 +14,8 @@ from replay.parsing.tables import LEFT
 from rmref import UNLIMITED
 from rmref.howmuch import Entity
 
-CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected",
-                     "init_cap", "expand_by_doubling", "use_prediction"]
+# the cap chain's inputs the log gives per job (the class's settings come from the bootstrap)
+CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected"]
 
 
 _AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
@@ -42,6 +42,41 @@ def _in_force(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
             .with_columns(pl.col("max_in_force", "remaining_in_force").forward_fill().over("job_id")))
 
 
+PREDATES_LOG = "predates_log"  # `source` of a description built for work the log never describes
+_TYPE_CODES = {"Job": "J", "Service": "S", "Reservation": "R", "ManagedReservation": "M"}
+
+
+def job_descriptions(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The `jobs` rows, and a description (source PREDATES_LOG) of each job the log never prints
+    a submit or howMuchFairShare row for: work submitted before the log began that is not fair
+    share, which the RM describes only on arrival. A DEBUG log describes it every cycle (its
+    schedule sections); an INFO log gives its class and type in the cycle's counting lines, its
+    user and order in its cap line, its memory in the schedule, but not its work items, threads
+    and process limit (the Orchestrator's updates give the latest, see `cap_inputs`)."""
+    jobs = tables["jobs"]
+    described = jobs.filter(pl.col("source").is_in(["howMuchFairShare", "submit"])).select("job_id").unique()
+    sections = (jobs.filter(pl.col("source") == "schedule").join(described, on="job_id", how="anti")
+                .with_columns(pl.lit(PREDATES_LOG).alias("source")))
+    seen = pl.concat([
+        tables["counts"].select("cycle", "job_id", "class", "type_code", pl.lit(None, pl.String).alias("user"),
+                                pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb")),
+        tables["job_caps"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
+                                  pl.lit(None, pl.String).alias("type_code"), "user", "order",
+                                  pl.lit(None, pl.Int64).alias("memory_gb")),
+        tables["schedule"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
+                                  pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("type_code"),
+                                  pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.Int64).alias("order"),
+                                  "memory_gb"),
+    ]).filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
+    undescribed = seen.join(described, on="job_id", how="anti").join(sections.select("job_id").unique(),
+                                                                       on="job_id", how="anti")
+    made = (undescribed.sort("cycle", maintain_order=True).group_by("job_id", maintain_order=True).agg(
+        pl.col("cycle").first(), *(pl.col(c).drop_nulls().first() for c in ("class", "type_code", "user", "order",
+                                                                              "memory_gb")))
+            .with_columns(pl.lit(PREDATES_LOG).alias("source")))
+    return pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
+
+
 def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """(cycle, job_id, CapInput fields) for every job the RM logged a cap for.
 
@@ -55,12 +90,16 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized;
     * the Orchestrator changes a job's process limit ("Max shares adjusted") and remaining work
       (jobUpdate) between rows, and a job that is not fair share is printed only when it
-      arrives: the latest value logged is the one in force.
+      arrives: the latest value logged is the one in force;
+    * work that is not fair share and was submitted before the log began is never printed
+      (`job_descriptions`): its remaining work and process limit are its logged base cap (which
+      is the least of the two), its threads one.
     """
     caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
-        "cycle", "job_id", "expected_cap", "prj_kind", _AT)
+        "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", _AT)
     rows = (
-        tables["jobs"].filter(pl.col("source").is_in(["howMuchFairShare", "submit"]) & pl.col("cycle").is_not_null())
+        job_descriptions(tables).filter(pl.col("source").is_in(["howMuchFairShare", "submit", PREDATES_LOG])
+                                        & pl.col("cycle").is_not_null())
         .sort(pl.col("source") != "howMuchFairShare", maintain_order=True)
         .unique(["cycle", "job_id"], keep="first", maintain_order=True)
         .with_columns(pl.col("cycle").alias("described"))
@@ -68,28 +107,28 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         .sort("cycle")
     )
     purged = tables["nodes"].filter(pl.col("event") == "purge").group_by("cycle", "job_id").len("purged")
-    classes = tables["classes"].select(pl.col("name").alias("class"), "init_cap", "expand_by_doubling", "prediction")
     reservation = pl.col("type_code") == "R"
     return (
         caps.sort("cycle")
         .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .filter(pl.col("described").is_not_null())
         .join(purged, on=["cycle", "job_id"], **LEFT)
-        .join(classes, on="class", **LEFT)
         .join_asof(_in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
         .select(
             "cycle", "job_id",
-            pl.when(reservation).then(1).otherwise(pl.coalesce("remaining_in_force", "remaining")).alias("remaining"),
-            pl.when(reservation).then(1).otherwise(pl.col("threads")).alias("threads"),
+            # work that predates the log has no row to give its work items, threads and process
+            # limit: unless the Orchestrator updates them, its logged base cap stands in for both
+            pl.when(reservation).then(1).otherwise(pl.coalesce(
+                "remaining_in_force", "remaining", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"), 0))
+            .alias("remaining"),
+            pl.when(reservation).then(1).otherwise(pl.col("threads").fill_null(1)).alias("threads"),
             pl.col("purged").fill_null(0),
-            pl.coalesce("max_in_force", "max_processes").fill_null(UNLIMITED).alias("max_processes"),
+            pl.coalesce("max_in_force", "max_processes", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"))
+            .fill_null(UNLIMITED).alias("max_processes"),
             # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
             ((pl.col("prj_kind") == "predicted")
-             & (~pl.col("init_wait") | (pl.col("described") != pl.col("cycle")))).alias("initialized"),
+             & (~pl.col("init_wait").fill_null(False) | (pl.col("described") != pl.col("cycle")))).alias("initialized"),
             pl.col("expected_cap").alias("projected"),
-            pl.col("init_cap").fill_null(0),
-            pl.col("expand_by_doubling").fill_null(False),
-            pl.col("prediction").fill_null(False).alias("use_prediction"),
         )
         .sort("cycle", "job_id")
     )

@@ -1,13 +1,18 @@
 """Rebuild what the RM knew at the start of each cycle from the parsed tables (rmref's inputs).
 
-State carried from cycle to cycle, and where the log shows it:
-* machines: node arrival, death and recovery events up to the cycle (`nodes`);
+The configuration comes from the log's bootstrap, or from `--config DIR` with what it leaves
+open read off the log (`bootstrap`, replay.model.settings). State carried from cycle to cycle,
+and where the log shows it:
+* machines: node arrival, death and recovery events up to the cycle (`nodes`); the nodes there
+  before the log began as the log states them or as their counters imply (`machine_inventory`:
+  replay.model.inventory, replay.model.machines);
 * shares held: the cycle's published `Existing` less its `Additions` is exactly what the job held
   when the cycle began; a share is pending removal if the previous schedule already removed it;
 * work: every job the cycle publishes, described by its latest submit / howMuchFairShare row, and
   its cap inputs (`replay.model.inputs.cap_inputs`);
 * needy jobs: the jobs the previous cycle's detectFragmentation found *potentially* needy (the RM
   keeps them on its needy list, and expands them first, even when it then finds room for them);
+  in a log that starts at or inside the previous cycle, the jobs the cycle expands first;
 * per process, what the eviction order reads: whether the process had reported (the RM's
   "initialized" test) and was running when the cycle began, its initialization time, and its
   investment. Investment (work done) is not logged; the published `Existing` list is sorted by
@@ -17,12 +22,15 @@ State carried from cycle to cycle, and where the log shows it:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import polars as pl
 
-from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs
+from replay.model import settings as st
+from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions
+from replay.model.inventory import Inventory, PoolOf, stated_inventory
+from replay.model.machines import infer_inventory
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
@@ -36,11 +44,13 @@ _ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """The configuration a replay needs before any cycle: from the log, or from `--config DIR`."""
+    """The configuration a replay needs before any cycle: from the log, or from `--config DIR`
+    and the log; `assumed` says where each setting rmref reads came from."""
 
     config: Config
     classes: tuple[ClassDef, ...]
     nodepools: tuple[Nodepool, ...]
+    assumed: tuple[st.Assumption, ...] = ()
 
 
 def _int(value, default: int) -> int:
@@ -48,28 +58,6 @@ def _int(value, default: int) -> int:
         return int(str(value).split()[0])
     except (TypeError, ValueError, IndexError):
         return default
-
-
-def _global_allotment(tables: dict[str, pl.DataFrame], config: dict[str, str],
-                      overridden: set[str]) -> int:
-    """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
-    and reservation count prints the allotment it checks against, and every allotment deferral
-    names it; resources (--config) have it. A user with an allotment of its own (ducc.users)
-    shows that one instead, so only the other users' lines tell."""
-    if "global allotment" in config:
-        return _int(config["global allotment"], UNLIMITED)
-    if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
-        return UNLIMITED
-    users = tables["jobs"].select("job_id", "user").drop_nulls().unique("job_id", keep="last")
-    checked = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null()).select(
-        "cycle", "line", "job_id", "allotment_gb")
-    deferred = tables["counts"].filter(pl.col("reason").str.contains("allotment of")).select(
-        "cycle", "line", "job_id",
-        pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"))
-    seen = (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")
-            .filter(~pl.col("user").is_in(list(overridden)) | pl.col("user").is_null())
-            .sort("cycle", "line", nulls_last=False))
-    return int(seen["allotment_gb"][-1]) if seen.height else UNLIMITED
 
 
 def _user_allotments(config: dict[str, str]) -> dict[str, int]:
@@ -87,8 +75,18 @@ def _user_allotments(config: dict[str, str]) -> dict[str, int]:
     return out
 
 
+def _setting(rows: dict[str, tuple], key: str, setting: str, infer: Callable[[], st.Assumption]) -> st.Assumption:
+    """A config row the log's bootstrap or --config gives; inferred from the log when only DUCC's
+    documented default stands for it."""
+    value, file, line = rows.get(key, (None, None, None))
+    if value is None or file == st.DEFAULTS_FILE:
+        return infer()
+    return st.from_config(setting, value, file, line)
+
+
 def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
-    """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables.
+    """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables, with what
+    they leave open inferred from the log (replay.model.settings).
 
     Raises InputError naming what is missing when the log (or resources) did not have them.
     """
@@ -96,18 +94,18 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
     if missing:
         raise InputError(
             f"the log has no bootstrap section ({' and '.join(missing)} missing, probably rolled away): "
-            "pass --config DIR with the DUCC resources directory (ducc.properties, ducc.classes)"
+            "pass --config DIR with the DUCC resources directory (ducc.classes; ducc.properties if you have it)"
         )
-    config = dict(tables["config"].select("key", "value").iter_rows())
-    quantum = tables["nodepools"]["quantum"].drop_nulls()
-    users = tuple(sorted(_user_allotments(config).items()))
-    cfg = Config(
-        quantum_gb=int(quantum[0]) if len(quantum) else 15,
-        fragmentation_threshold=_int(config.get("fragmentation threshold"), 8),
-        defragmentation=str(config.get("do defragmentation", "true")).lower() == "true",
-        global_allotment=_global_allotment(tables, config, {user for user, _ in users}),
-        user_allotments=users,
-    )
+    rows = {k: (v, f, ln) for k, v, f, ln in tables["config"].select("key", "value", "file", "line").iter_rows()}
+    config = {k: v for k, (v, _f, _ln) in rows.items()}
+    pools = tables["nodepools"]
+    open_pools = set(pools.filter(pl.col("quantum").is_null())["name"].to_list())
+    if open_pools:  # ducc.rm.share.quantum unknown: read off the jobs of the pools that take it
+        quantum = st.infer_quantum(tables, {r["name"] for r in tables["classes"].iter_rows(named=True)
+                                            if r["nodepool"] in open_pools}, machines=len(open_pools) == pools.height)
+    else:
+        quantum = st.from_config(st.QUANTUM, pools["quantum"][0], f"nodepool {pools['name'][0]}, {pools['file'][0]}",
+                                 pools["line"][0])
     classes = tuple(
         ClassDef(
             name=r["name"], policy=r["policy"], priority=r["priority"], weight=r["weight"] or 0,
@@ -118,9 +116,47 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
         )
         for r in tables["classes"].iter_rows(named=True)
     )
+    users = tuple(sorted(_user_allotments(config).items()))
+    assumed = [
+        quantum,
+        _setting(rows, "fragmentation threshold", st.THRESHOLD, lambda: st.infer_threshold(tables, classes)),
+        _setting(rows, "do defragmentation", st.DEFRAGMENTATION, lambda: st.infer_defragmentation(tables)),
+        _setting(rows, "global allotment", st.GLOBAL_ALLOTMENT,
+                 lambda: st.infer_global_allotment(tables, {user for user, _ in users})),
+    ]
+    cfg = Config(
+        quantum_gb=_int(assumed[0].value, 1),
+        fragmentation_threshold=_int(assumed[1].value, 8),
+        defragmentation=assumed[2].value.lower() == "true",
+        global_allotment=_int(assumed[3].value, UNLIMITED),
+        user_allotments=users,
+    )
+    # a pool whose quantum the files leave open takes the configuration's (inferred) one
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
-    return Bootstrap(cfg, classes, nodepools)
+    boot = Bootstrap(cfg, classes, nodepools, tuple(assumed))
+    open_classes = {r["name"] for r in tables["classes"].iter_rows(named=True) if r["init_cap"] is None}
+    return _settle_cap_settings(tables, boot, open_classes) if open_classes else boot
+
+
+def _settle_cap_settings(tables: dict[str, pl.DataFrame], boot: Bootstrap, open_classes: set[str]) -> Bootstrap:
+    """The initialization cap, doubling and prediction of the classes that take them from a
+    missing ducc.properties: the values under which rmref's cap chain gives the logged caps."""
+    provisional = _with_cap_settings(boot, open_classes, st.DOCUMENTED_CAPS)
+    logged = dict(((c, j), a) for c, j, a in tables["job_caps"].filter(pl.col("cycle").is_not_null())
+                  .select("cycle", "job_id", "actual_cap").iter_rows())
+    inventory = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
+    samples = [(w.cap_input, logged[(inp.cycle, w.job_id)])
+               for inp in cycle_inputs(tables, provisional, inventory=inventory)
+               for w in inp.work if w.class_name in open_classes and (inp.cycle, w.job_id) in logged]
+    chosen, assumed = st.choose_cap_settings(samples)
+    return replace(_with_cap_settings(boot, open_classes, chosen), assumed=boot.assumed + tuple(assumed))
+
+
+def _with_cap_settings(boot: Bootstrap, names: set[str], s: st.CapSettings) -> Bootstrap:
+    classes = tuple(replace(c, init_cap=s.init_cap, expand_by_doubling=s.expand_by_doubling, prediction=s.prediction)
+                    if c.name in names else c for c in boot.classes)
+    return replace(boot, classes=classes)
 
 
 def machine_hosts(nodes: pl.DataFrame) -> list[str]:
@@ -139,39 +175,21 @@ def _by_cycle(frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
 class _Machines:
     """Node liveness and inventory, advanced one cycle's events at a time.
 
-    A log that starts after the nodes arrived never shows their arrival: a host it hears from
-    (heartbeats) is taken as there from the start when some line shows its size (a connectShare
-    or occupancy line); otherwise it is `missing`, and the cycles cannot be rebuilt.
+    The nodes there before the log began come from the inventory (what the log states about them,
+    and what was inferred: replay.model.inventory); a node it cannot size is `missing`.
     """
 
-    def __init__(self, tables: dict[str, pl.DataFrame], top_pool: str):
+    def __init__(self, tables: dict[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf):
         nodes = tables["nodes"]
         self._events = _by_cycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
         ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
         self._ips = dict(ips.select("host", "ip").iter_rows())
-        self._known: dict[str, Machine] = {}
-        sizes = pl.concat([
-            tables["placements"].select("host", pl.col("m_order").alias("order"), "memory_mb"),
-            tables["occupancy"].select("host", "order", "memory_mb"),
-        ]).drop_nulls().unique("host", keep="first", maintain_order=True)
-        sizes = {h: (o, m) for h, o, m in sizes.iter_rows()}
-        self._pool_of = {n: r["name"] for r in tables["nodepools"].iter_rows(named=True) for n in (r["nodes"] or ())}
-        self._top = top_pool
-        arrived = set(nodes.filter(pl.col("event").is_in(list(_ONLINE)))["host"].to_list())
-        heard = nodes.filter(pl.col("event") == "heartbeat")["host"].unique(maintain_order=True).to_list()
-        self.missing: set[str] = set()
+        self._pool = pool_of
+        self._known: dict[str, Machine] = {
+            h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip)
+            for h in inventory.hosts}  # there before the log began, in the order first heard from
+        self.missing: set[str] = set(inventory.unknown)
         self._dead: set[str] = set()
-        for host in heard:  # there before the log began, in the order they were first heard from
-            if host in arrived:
-                continue
-            if host in sizes:
-                order, memory = sizes[host]
-                self._known[host] = Machine(host, self._pool(host), order, memory, self._ips.get(host, ""))
-            else:
-                self.missing.add(host)
-
-    def _pool(self, host: str) -> str:
-        return self._pool_of.get(host, self._pool_of.get(host.split(".")[0], self._top))
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
@@ -190,6 +208,8 @@ class _Machines:
                         self._ips.get(host, ""), online=not varied_off, varied_off=varied_off,
                     )
                     self._dead.discard(host)
+                    if order is not None:  # (an arrival states the order)
+                        self.missing.discard(host)
                 elif old is None:
                     continue
                 elif event == "death":
@@ -213,7 +233,7 @@ def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     published = tables["schedule"].filter(~pl.col("refused").fill_null(False)).group_by(
         "cycle", "job_id", maintain_order=True).agg(pl.col("work_type").first(), pl.col("memory_gb").first())
     described = (
-        tables["jobs"].filter(pl.col("cycle").is_not_null())
+        job_descriptions(tables).filter(pl.col("cycle").is_not_null())
         .sort("job_id", "cycle", "line")
         .unique(["job_id", "cycle"], keep="last", maintain_order=True)
         .select("job_id", "cycle", "type_code", "user", "class", "order", "threads", "remaining",
@@ -264,18 +284,24 @@ def _top_pool(boot: Bootstrap) -> str:
     return next((p.name for p in boot.nodepools if p.parent is None), "--default--")
 
 
-def inventory_gaps(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None) -> dict[int, str]:
-    """Cycles whose machines the log cannot rebuild, and why (a log that starts mid-run)."""
-    machines = _Machines(tables, _top_pool(boot or bootstrap(tables)))
-    gaps = {}
-    for cycle in tables["cycles"]["cycle"].to_list():
-        machines.advance(cycle)
-        if machines.missing:  # (the same hosts for every cycle: a size, once shown, is known throughout)
-            hosts = sorted(machines.missing)
-            gaps[cycle] = (f"the log starts after {len(hosts)} node(s) arrived and never shows their "
-                           f"memory ({', '.join(hosts[:5])}{', ...' if len(hosts) > 5 else ''}): a DEBUG log "
-                           "(occupancy table) or one that includes their arrival has it")
-    return gaps
+def pool_of(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> PoolOf:
+    """Which nodepool a host is in (the node files' lists, else the top pool)."""
+    return PoolOf(tables["nodepools"], _top_pool(boot))
+
+
+def machine_inventory(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Inventory:
+    """The nodes there before the log began: stated by the log, or inferred from its counters
+    (which replays the cycles built here with candidate inventories)."""
+    pools = pool_of(tables, boot)
+    stated = stated_inventory(tables, pools, boot.config.quantum_gb)
+    if not stated.unknown:
+        return stated
+    return infer_inventory(tables, boot, stated, lambda inv: cycle_inputs(tables, boot, inventory=inv))
+
+
+def machines(tables: dict[str, pl.DataFrame], boot: Bootstrap, inventory: Inventory | None = None) -> _Machines:
+    """The node inventory and liveness, to advance cycle by cycle (`advance(cycle)`)."""
+    return _Machines(tables, inventory or machine_inventory(tables, boot), pool_of(tables, boot))
 
 
 def _published_shares(schedule: pl.DataFrame) -> tuple[dict, dict, dict]:
@@ -294,6 +320,20 @@ def _published_shares(schedule: pl.DataFrame) -> tuple[dict, dict, dict]:
         elif kind == "removal":
             removed.setdefault(cycle, set()).add((job, sid))
     return existing, added, removed
+
+
+def needy_expanded(tables: dict[str, pl.DataFrame]) -> dict[int, pl.DataFrame]:
+    """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
+    carried from the one before (its doExpansion lines before the fair-share traversal)."""
+    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
+    normal = pl.concat([
+        expansions.filter(pl.col("kind") == "expansion_order").select("cycle", "line"),
+        tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()).select("cycle", "line"),
+    ]).group_by("cycle").agg(pl.col("line").min().alias("normal"))
+    early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
+             .join(normal, on="cycle", how="left")
+             .filter(pl.col("normal").is_null() | (pl.col("line") < pl.col("normal"))))
+    return _by_cycle(early.select("cycle", "job_id"))
 
 
 def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
@@ -334,12 +374,14 @@ def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
 
 
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
-                 cycles: range | None = None) -> Iterator[CycleInput]:
-    """rmref's input for every published cycle of the log (or those in `cycles`), in order."""
+                 cycles: range | None = None, inventory: Inventory | None = None) -> Iterator[CycleInput]:
+    """rmref's input for every published cycle of the log (or those in `cycles`), in order;
+    `inventory`: the nodes there before the log began (default: stated or inferred from the log)."""
     boot = boot or bootstrap(tables)
     quantum = boot.config.quantum_gb
     tree_q = {c.name: tree_quantum(boot.nodepools, c.nodepool, quantum) for c in boot.classes}
-    machines = _Machines(tables, _top_pool(boot))
+    machines_now = machines(tables, boot, inventory)
+    class_settings = {c.name: (c.init_cap, c.expand_by_doubling, c.prediction) for c in boot.classes}
     existing, added, removed = _published_shares(tables["schedule"])
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
@@ -348,6 +390,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
     refused_in = dict(refusals.group_by("job_id").agg(pl.col("cycle").min()).iter_rows())  # job -> first cycle
     needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
+    analysed = set(tables["defrag"].filter(pl.col("kind") == "analysis")["cycle"].drop_nulls().to_list())
+    expanded_first = needy_expanded(tables)
     clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
@@ -355,7 +399,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
         first = tables["cycles"]["cycle"][0]
         first_held = {(job, sid) for job, _, sid, _, _ in existing.get(first, ())} - added.get(first, set())
     for cycle in tables["cycles"]["cycle"].to_list():
-        state = machines.advance(cycle)
+        state = machines_now.advance(cycle)
         removed_now = removed.get(cycle, set())
         if cycles is not None and cycle not in cycles:
             removed_before = removed_now
@@ -385,7 +429,9 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             # the RM logs a cap for every job but a completed or refused one; a refusal that leaves the
             # job in a class (a service in a fair-share class) does not stop its scheduling
             refused = refused_in.get(job, cycle + 1) <= cycle and not r["class"]
-            cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS},
+            init_cap, doubling, prediction = class_settings.get(r["class"], (0, False, False))
+            cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS}, init_cap=init_cap,
+                           expand_by_doubling=doubling, use_prediction=prediction,
                            current=held_now - logged["purged"]) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
@@ -399,6 +445,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                 cap, submit_seq=submitted.get(job, job), shares=shares,
             ))
         prev_needy = needy.get(cycle - 1)
+        if cycle - 1 not in analysed:  # the log starts at or inside the cycle before: the needy pass shows them
+            prev_needy = expanded_first.get(cycle)
         yield CycleInput(
             cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
             tuple(sorted(set(prev_needy["job_id"].to_list()))) if prev_needy is not None else (),

@@ -25,7 +25,7 @@ LEFT: dict = {"how": "left", "maintain_order": "left"}
 
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "cycles": {"cycle": pl.UInt32, "epoch": I, "ts_start": TS, "ts_end": TS, **WHERE,
-               "total_arrivals": I, "new_jobs": I, "existing_jobs": I},
+               "total_arrivals": I, "new_jobs": I, "existing_jobs": I, "started": pl.Boolean},
     "nodes": {"ts": TS, "cycle": pl.UInt32, "host": S, "event": S, "nodepool": S, "share_order": I,
               "memory_mb": I, "count": I, "short_name": S, "ip": S, "status": S, "job_id": I,
               "work_type": S, "detail": S, **WHERE},
@@ -314,7 +314,9 @@ def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
     for fam, col, alias in (("total_arrivals", "count", "total_arrivals"), ("schedule_summary", "new_jobs", "new_jobs"),
                             ("schedule_summary", "existing_jobs", "existing_jobs")):
         out = out.join(last(fam, col, alias), on="cycle", **LEFT)
+    # whether the cycle's loop-entry line is in the log (a log cut inside a cycle lacks it)
     return out.with_columns(
+        pl.col("eline").is_not_null().alias("started"),
         pl.coalesce("ts_start", "ts").alias("ts_start"),
         pl.coalesce("efile", "file").alias("file"), pl.coalesce("eline", "line").alias("line"),
     ).sort("cycle")

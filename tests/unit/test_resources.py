@@ -244,8 +244,8 @@ def test_configurations_the_rm_rejects_raise_input_error(tmp_path, classes, word
 def test_missing_inputs_say_what_to_do(tmp_path):
     with pytest.raises(InputError, match="no such directory"):
         read_resources(tmp_path / "absent")
-    with pytest.raises(InputError, match="ducc.properties is missing"):
-        read_resources(tmp_path)
+    with pytest.raises(InputError, match=r"class file ducc.classes .* is missing"):
+        read_resources(tmp_path)  # (ducc.properties is optional: see test_the_class_file_alone_is_enough)
     (tmp_path / "ducc.properties").write_text(PROPS)
     with pytest.raises(InputError, match=r"class file ducc.classes .* is missing"):
         read_resources(tmp_path)
@@ -259,3 +259,20 @@ def test_class_file_named_by_the_properties(tmp_path):
     (tmp_path / "site.classes").write_text(CLASSES)
     tables = read_resources(tmp_path)  # an absolute production path falls back to the same name here
     assert tables["classes"]["file"].unique().to_list() == ["site.classes"]
+
+
+def test_the_class_file_alone_is_enough(tmp_path):
+    """Without ducc.properties, DUCC's documented defaults stand in (default.ducc.properties), and
+    what decides scheduling is left open (null) for the replay to infer from the log."""
+    (tmp_path / "ducc.classes").write_text(CLASSES)
+    tables = read_resources(tmp_path)
+    cl = {r["name"]: r for r in tables["classes"].to_dicts()}
+    assert cl["plain"]["init_cap"] == 9  # set in the class: known
+    assert cl["leaf"]["init_cap"] is None and cl["leaf"]["prediction"] is None  # from ducc.properties: open
+    assert cl["mid"]["expand_by_doubling"] is False  # set by mid itself
+    assert tables["nodepools"]["quantum"].to_list() == [None]
+    config = {r["key"]: r for r in tables["config"].to_dicts()}
+    assert config["fragmentation threshold"]["value"] == "8"  # default.ducc.properties, not the RM's 2
+    assert config["eviction policy"]["value"] == "SHRINK_BY_INVESTMENT"
+    assert {r["file"] for r in config.values()} >= {"default.ducc.properties"}
+    assert all(r["line"] is None for r in config.values() if r["file"] == "default.ducc.properties")

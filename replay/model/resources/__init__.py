@@ -3,7 +3,10 @@
 When rotation has removed the bootstrap section of rm.log, the RM's configuration can still be
 read from the files it was started with: `ducc.properties`, the class file it names
 (`ducc.rm.class.definitions`, normally `ducc.classes`), the node files the nodepools name, and
-the optional user registry (`ducc.rm.user.registry`, normally `ducc.users`).
+the optional user registry (`ducc.rm.user.registry`, normally `ducc.users`). The class file
+alone is enough: without ducc.properties, DUCC's documented defaults stand in (`defaults`), and
+the values that decide scheduling (quantum, initialization cap, doubling, prediction) are left
+null for the replay to infer from the log (`replay.model.settings`).
 
     from replay.model.resources import read_resources
     tables = read_resources(Path("resources"))   # 'config', 'classes', 'nodepools'
@@ -17,9 +20,10 @@ built-in default). A configuration the RM would refuse to start with raises `Inp
 Config keys that depend on the host the RM ran on rather than on these files (DUCC_HOME, JVM,
 OS, versions, JMX URL, the DNS domain) are not produced.
 
-Inside: `properties` (ducc.properties), `classfile` (class-file syntax), `classes` and `nodepools`
-(what the RM builds from the stanzas), `config` (the bootstrap config rows), `files` (finding the
-named files), `frames` (the entry point and the frames).
+Inside: `properties` (ducc.properties), `defaults` (DUCC's documented defaults), `classfile`
+(class-file syntax), `classes` and `nodepools` (what the RM builds from the stanzas), `config`
+(the bootstrap config rows), `files` (finding the named files), `frames` (the entry point and
+the frames).
 """
 
 from replay.model.resources.classfile import Stanza, Token, parse_stanzas, tokenize

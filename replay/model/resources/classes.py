@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from replay.model.resources.classfile import Stanza, _at
-from replay.model.resources.properties import Properties, _jbool, java_bool, trim_comments
+from replay.model.resources.defaults import left_open
+from replay.model.resources.properties import Properties, java_bool, trim_comments
 from replay.parsing.sources import InputError
 
 
@@ -21,10 +22,10 @@ class ClassRow:
     priority: int
     weight: int
     nodepool: str
-    init_cap: int
-    expand_by_doubling: bool
-    prediction: bool
-    prediction_fudge: int
+    init_cap: int | None  # None: from a missing ducc.properties (the replay infers it)
+    expand_by_doubling: bool | None
+    prediction: bool | None
+    prediction_fudge: int | None
     enforce: bool
     max_allotment: str | None
     cap: str | None
@@ -41,13 +42,29 @@ NOT_INHERITED = ("abstract", "default")  # a child does not become abstract or t
 
 def _fair_defaults(props: Properties) -> dict[str, str]:
     """What a FAIR_SHARE class gets for unset fields: fixed values plus the ducc.rm.* globals."""
-    return {
-        "weight": "100", "priority": "10", "cap": str(JAVA_INT_MAX),
-        "expand-by-doubling": _jbool(props.boolean("ducc.rm.expand.by.doubling", True)),
-        "initialization-cap": str(props.integer("ducc.rm.initialization.cap", 2)),
-        "use-prediction": _jbool(props.boolean("ducc.rm.prediction", True)),
-        "prediction-fudge": str(props.integer("ducc.rm.prediction.fudge", 60000)),
-    }
+    return {"weight": "100", "priority": "10", "cap": str(JAVA_INT_MAX)}
+
+
+# class field -> the ducc.properties key a class that does not set it takes its value from
+GLOBAL_FIELDS = {
+    "initialization-cap": "ducc.rm.initialization.cap",
+    "expand-by-doubling": "ducc.rm.expand.by.doubling",
+    "use-prediction": "ducc.rm.prediction",
+    "prediction-fudge": "ducc.rm.prediction.fudge",
+}
+_RM_BUILTINS = {"ducc.rm.initialization.cap": 2, "ducc.rm.expand.by.doubling": True,
+                "ducc.rm.prediction": True, "ducc.rm.prediction.fudge": 60000}
+
+
+def global_field(props: Properties, key: str) -> int | bool | None:
+    """A ducc.rm.* default a class takes (the RM's built-in one when the file leaves it unset);
+    None when there is no ducc.properties and the replay is to infer it from the log."""
+    if left_open(props, key):
+        return None
+    default = _RM_BUILTINS[key]
+    if isinstance(default, bool):
+        return props.boolean(key, default)
+    return props.integer(key, default)
 
 
 _POLICY_DEFAULTS = {"FIXED_SHARE": {"priority": "5"}, "RESERVE": {"priority": "1", "enforce": "true"}}
@@ -136,24 +153,26 @@ def resolve_classes(stanzas: list[Stanza], props: Properties) -> list[ClassRow]:
 
 
 def _class_row(st: Stanza, policy: str, priority: int, f: dict[str, str], props: Properties) -> ClassRow:
-    """One class row: FAIR_SHARE classes carry their own cap/prediction fields, the others the
-    RM's global settings (ResourceClass reads ducc.rm.* for them)."""
+    """One class row: FAIR_SHARE classes carry their own cap/prediction fields (or the RM's global
+    settings where they set none), the others the global settings (ResourceClass reads ducc.rm.*)."""
     fair = policy == "FAIR_SHARE"
-    if fair:
-        init_cap = _int_field(st, f, "initialization-cap")
-        doubling, predict = java_bool(f["expand-by-doubling"]), java_bool(f["use-prediction"])
-        fudge = _int_field(st, f, "prediction-fudge")
-    else:
-        init_cap = props.integer("ducc.rm.initialization.cap", 2)
-        doubling = props.boolean("ducc.rm.expand.by.doubling", True)
-        predict = props.boolean("ducc.rm.prediction", True)
-        fudge = props.integer("ducc.rm.prediction.fudge", 60000)
+
+    def field_of(name: str, read) -> int | bool | None:
+        return read(st, f, name) if fair and name in f else global_field(props, GLOBAL_FIELDS[name])
+
     return ClassRow(
         name=st.name, policy=policy, priority=priority,
         weight=_int_field(st, f, "weight") if fair else 0,
-        nodepool=trim_comments(f["nodepool"]), init_cap=init_cap, expand_by_doubling=doubling,
-        prediction=predict, prediction_fudge=fudge,
+        nodepool=trim_comments(f["nodepool"]),
+        init_cap=field_of("initialization-cap", _int_field),
+        expand_by_doubling=field_of("expand-by-doubling", _bool_field),
+        prediction=field_of("use-prediction", _bool_field),
+        prediction_fudge=field_of("prediction-fudge", _int_field),
         enforce=java_bool(f["enforce"]) if policy == "RESERVE" else True,
         max_allotment=f.get("max-allotment"), cap=f.get("cap"), debug=f.get("debug"),
         authorized_users=f.get("users"), default="default" in st.props, file=st.file, line=st.line,
     )
+
+
+def _bool_field(st: Stanza, fields: dict[str, str], key: str) -> bool:
+    return java_bool(fields[key])

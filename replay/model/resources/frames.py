@@ -9,6 +9,7 @@ import polars as pl
 from replay.model.resources.classes import ClassRow, resolve_classes
 from replay.model.resources.classfile import STANZA_KINDS, _at, parse_stanzas
 from replay.model.resources.config import _jd_row, config_rows, user_rows
+from replay.model.resources.defaults import documented_properties
 from replay.model.resources.files import _read_text, _resolve_file
 from replay.model.resources.nodepools import resolve_nodepools
 from replay.model.resources.properties import PROPERTIES, parse_properties
@@ -27,9 +28,9 @@ def read_resources(path: Path) -> dict[str, pl.DataFrame]:
         raise InputError(f"{root}: no such directory; give --config the DUCC resources directory "
                          "($DUCC_HOME/resources) the RM was started with")
     prop_path = root / PROPERTIES
-    if not prop_path.is_file():
-        raise InputError(f"{root}: {PROPERTIES} is missing; copy it from the production $DUCC_HOME/resources")
-    props = parse_properties(_read_text(prop_path), PROPERTIES)
+    # without ducc.properties, DUCC's documented defaults stand in; what decides scheduling is left
+    # open for the replay to infer from the log (replay.model.settings)
+    props = parse_properties(_read_text(prop_path), PROPERTIES) if prop_path.is_file() else documented_properties()
     class_name = props.text("ducc.rm.class.definitions") or DEFAULT_CLASS_FILE
     class_path = _resolve_file(root, class_name)
     if class_path is None:

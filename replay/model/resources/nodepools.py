@@ -7,6 +7,7 @@ from pathlib import Path
 
 from replay.model.resources.classes import ClassRow
 from replay.model.resources.classfile import Stanza, _at
+from replay.model.resources.defaults import left_open
 from replay.model.resources.files import _resolve_file
 from replay.model.resources.properties import Properties, trim_comments
 from replay.parsing.sources import InputError
@@ -25,7 +26,7 @@ class PoolRow:
     name: str
     parent: str | None
     search_order: int
-    quantum: int
+    quantum: int | None
     node_file: str
     node_rule: str | None
     classes: list[str] | None
@@ -128,10 +129,12 @@ def _pool_files(pools: dict[str, Stanza]) -> dict[str, str]:
     return files
 
 
-def _pool_quanta(pools: dict[str, Stanza], parent: dict[str, str | None], props: Properties) -> dict[str, int]:
+def _pool_quanta(pools: dict[str, Stanza], parent: dict[str, str | None],
+                 props: Properties) -> dict[str, int | None]:
     """Share quantum (GB) of every pool: a top-level pool's own share-quantum or ducc.rm.share.quantum,
-    inherited by all its subpools (which may not set one)."""
-    global_quantum = props.integer("ducc.rm.share.quantum", 15)
+    inherited by all its subpools (which may not set one); None when neither is known (no
+    ducc.properties: the replay infers it from the log)."""
+    global_quantum = None if left_open(props, "ducc.rm.share.quantum") else props.integer("ducc.rm.share.quantum", 15)
     own: dict[str, int] = {}
     for n, st in pools.items():
         q = st.props.get("share-quantum")

@@ -13,11 +13,15 @@ PROPERTIES = "ducc.properties"
 
 @dataclass(frozen=True)
 class Properties:
-    """A Java .properties file: key -> raw value and key -> 1-based line (the last definition wins)."""
+    """A Java .properties file: key -> raw value and key -> 1-based line (the last definition wins).
+
+    `stand_in`: not a file of the site's but DUCC's documented defaults, standing in for a
+    missing ducc.properties (resources.defaults)."""
 
     file: str
     values: dict[str, str]
     lines: dict[str, int]
+    stand_in: bool = False
 
     def raw(self, key: str) -> str | None:
         """The value as Java's Properties holds it, with ${name} placeholders resolved."""

@@ -1,0 +1,144 @@
+"""The machines the RM knew before the log began: what the log states, and what it only implies.
+
+A log that starts mid-stream never shows the nodes' arrival. What the log states about a node it
+did not see arrive, exactly:
+* `connectShare` lines (a process placed on it): its order and memory;
+* the occupancy table (DEBUG `queryMachines`): its order and memory;
+* black- and whitelisting lines: its order ("shares left N / ORDER");
+* reservations' `countFreeableMachines` search lists: `host:order`;
+* its nodepool: the node files (`--config`), or the nodepool's only node rule.
+What it does not state is solved for from the counters the RM printed (replay.model.machines).
+The memory of a node whose memory no line shows is taken as order x quantum, and said so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from replay.model.settings import CONFIG, INFERRED, Assumption
+
+STATED, UNKNOWN = "log", "unknown"
+ONLINE_EVENTS = ("arrive", "reactivate", "recover_node")  # a node (re)joining the RM's tables
+
+
+@dataclass(frozen=True)
+class Host:
+    """A node there before the log began, as far as the log tells (order None: not known)."""
+
+    name: str
+    nodepool: str
+    order: int | None
+    memory_mb: int | None
+    ip: str
+    source: str  # log / inferred / unknown
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """The nodes there before the log began (in the order first heard from), and what was inferred."""
+
+    hosts: tuple[Host, ...]
+    quantum_gb: int
+    unsettled: dict[int, str] = field(default_factory=dict)  # cycle -> why its counters do not fit
+    assumed: tuple[Assumption, ...] = ()
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """Hosts whose order the log neither states nor implies."""
+        return tuple(h.name for h in self.hosts if h.order is None)
+
+    def memory_mb(self, host: Host) -> int:
+        """The host's memory: as logged, else order x quantum."""
+        if host.memory_mb is not None:
+            return host.memory_mb
+        return (host.order or 0) * self.quantum_gb * 1024
+
+
+class PoolOf:
+    """Which nodepool a host is in: the node files' lists (by full or short name), else the top pool."""
+
+    def __init__(self, nodepools: pl.DataFrame, top: str):
+        self._of = {n: r["name"] for r in nodepools.iter_rows(named=True) for n in (r["nodes"] or ())}
+        self.top = top
+
+    def __call__(self, host: str) -> str:
+        return self._of.get(host, self._of.get(host.split(".")[0], self.top))
+
+
+def _stated(tables: dict[str, pl.DataFrame]) -> dict[str, tuple[int, int | None, str]]:
+    """host -> (order, memory MB or None, where the log states it), the first statement of each."""
+    where = pl.format("{} line {}", "file", "line")
+    sized = pl.concat([
+        tables["nodes"].filter(pl.col("event").is_in(ONLINE_EVENTS) & pl.col("share_order").is_not_null()).select(
+            "host", pl.col("share_order").alias("order"), "memory_mb", pl.format("nodeArrives, {}", where).alias("at")),
+        tables["placements"].select("host", pl.col("m_order").alias("order"), "memory_mb",
+                                    pl.format("connectShare, {}", where).alias("at")),
+        tables["occupancy"].select("host", "order", "memory_mb", pl.format("occupancy table, {}", where).alias("at")),
+        tables["processes"].filter(pl.col("share_order").is_not_null()).select(
+            "host", pl.col("share_order").alias("order"), pl.lit(None, pl.Int64).alias("memory_mb"),
+            pl.format("{}, {}", "event", where).alias("at")),
+        tables["expansions"].filter(pl.col("kind") == "freeable_order").select(
+            pl.col("hosts").alias("item"), pl.format("countFreeableMachines, {}", where).alias("at"))
+        .explode("item").select(
+            pl.col("item").str.extract(r"^(.*):\d+$").alias("host"),
+            pl.col("item").str.extract(r":(\d+)$").cast(pl.Int64).alias("order"),
+            pl.lit(None, pl.Int64).alias("memory_mb"), "at"),
+    ]).drop_nulls(["host", "order"])
+    # a line with memory wins over one without (memory is shown where the order is)
+    sized = (sized.sort(pl.col("memory_mb").is_null(), maintain_order=True)
+             .unique("host", keep="first", maintain_order=True))
+    return {h: (o, m, at) for h, o, m, at in sized.iter_rows()}
+
+
+def prelog_hosts(tables: dict[str, pl.DataFrame]) -> list[str]:
+    """Hosts there before the log began, in the order first heard from: heard from (heartbeats,
+    missed heartbeats, ...) or holding work in a cycle before the one they first arrive in. (A
+    node new to the RM is heard from, mapped and added in one go, within one cycle.)"""
+    nodes = tables["nodes"].filter(pl.col("cycle").is_not_null() & pl.col("host").is_not_null())
+    arrival = dict(nodes.filter(pl.col("event").is_in(ONLINE_EVENTS)).group_by("host").agg(
+        pl.col("cycle").min()).iter_rows())
+    mentions = pl.concat([
+        # ('map' lines belong to an arrival, and name the host by its short name too)
+        nodes.filter(~pl.col("event").is_in((*ONLINE_EVENTS, "map"))).select("host", "cycle", "line"),
+        tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
+        .select("host", "cycle", "line"),
+    ]).sort("cycle", "line", maintain_order=True)
+    first = mentions.unique("host", keep="first", maintain_order=True)
+    before = {h for h, c in first.select("host", "cycle").iter_rows() if c < arrival.get(h, c + 1)}
+    heard = nodes.filter(pl.col("event") == "heartbeat")["host"].unique(maintain_order=True).to_list()
+    return [h for h in dict.fromkeys(heard + first["host"].to_list()) if h in before]
+
+
+def stated_inventory(tables: dict[str, pl.DataFrame], pool_of: PoolOf, quantum_gb: int) -> Inventory:
+    """The nodes there before the log began, with what the log states about each (no inference)."""
+    nodes = tables["nodes"]
+    ips = dict(nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
+               .select("host", "ip").iter_rows())
+    stated = _stated(tables)
+    hosts = []
+    for name in prelog_hosts(tables):
+        if name in stated:
+            order, memory, at = stated[name]
+            hosts.append(Host(name, pool_of(name), order, memory, ips.get(name, ""), STATED, at))
+        else:
+            hosts.append(Host(name, pool_of(name), None, None, ips.get(name, ""), UNKNOWN,
+                              "no line states its order"))
+    sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
+                        "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
+    return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)
+                     + (sized if hosts and all(h.order is not None for h in hosts) else ()))
+
+
+def memory_assumptions(hosts: Iterable[Host], quantum_gb: int) -> tuple[Assumption, ...]:
+    """The memory of each node whose order is known but whose memory no line shows (order x quantum)."""
+    guessed = [h for h in hosts if h.order is not None and h.memory_mb is None]
+    out = [Assumption(f"node {h.name} memory", f"{h.order * quantum_gb * 1024} MB", INFERRED,
+                      f"order {h.order} x quantum {quantum_gb} GB; no line shows its memory") for h in guessed]
+    if guessed:
+        out.append(Assumption("nodes' memory", f"{len(guessed)} node(s): order x quantum", INFERRED,
+                              "no line shows their memory (connectShare, the occupancy table and nodeArrives do)"))
+    return tuple(out)

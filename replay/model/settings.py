@@ -1,0 +1,259 @@
+"""The settings a replay runs with, and where each one came from.
+
+A log whose bootstrap section is present prints the RM's own configuration, and that wins. A
+log that starts mid-stream gets its configuration from `--config DIR`, which may hold no more
+than ducc.classes; what the folder does not give is read off the log where the log shows it,
+and otherwise is DUCC's documented default (replay.model.resources.defaults):
+
+* quantum: every job row prints the job's memory and its share order, order = ceil(memory /
+  quantum), and every machine line its memory and order, order = floor(memory / quantum);
+* fragmentation threshold: detectFragmentation caps a needy fair-share job's need at the
+  threshold, and finds a job that holds the threshold or more not needy;
+* defragmentation: detectFragmentation runs only when it is on;
+* global allotment: every fixed-share and reservation count prints the allotment it checks;
+* initialization cap, expand-by-doubling, prediction (for classes that do not set their own):
+  the values that make rmref's cap chain give the caps the RM logged (see `choose_cap_settings`).
+
+Each setting becomes an `Assumption` (setting, value, source, evidence); source is `config` (the
+log's bootstrap or the --config files), `inferred` (from the log) or `default`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import polars as pl
+
+from replay.model.resources.defaults import DEFAULTS_FILE, DOCUMENTED_DEFAULTS
+from rmref import UNLIMITED, CapInput, job_caps
+
+CONFIG, INFERRED, DEFAULT = "config", "inferred", "default"
+
+QUANTUM = "ducc.rm.share.quantum"
+THRESHOLD = "ducc.rm.fragmentation.threshold"
+DEFRAGMENTATION = "ducc.rm.defragmentation"
+GLOBAL_ALLOTMENT = "ducc.rm.global_allotment"
+INIT_CAP = "ducc.rm.initialization.cap"
+DOUBLING = "ducc.rm.expand.by.doubling"
+PREDICTION = "ducc.rm.prediction"
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """One setting (or machine) the replay used: its value, where it came from and why."""
+
+    setting: str
+    value: str
+    source: str  # config / inferred / default
+    evidence: str
+
+
+def _where(file: str | None, line: int | None) -> str:
+    if file == DEFAULTS_FILE:
+        return f"DUCC's documented default ({DEFAULTS_FILE})"
+    return f"{file} line {line}" if line is not None else f"{file}: not set, the RM's built-in default"
+
+
+def from_config(setting: str, value: object, file: str | None, line: int | None) -> Assumption:
+    """A value the log's bootstrap or the --config files give."""
+    return Assumption(setting, _text(value), DEFAULT if file == DEFAULTS_FILE else CONFIG, _where(file, line))
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _documented(setting: str, why: str) -> Assumption:
+    return Assumption(setting, DOCUMENTED_DEFAULTS.get(setting, "true"), DEFAULT,
+                      f"{why}; DUCC's documented default ({DEFAULTS_FILE})")
+
+
+# ---------------------------------------------------------------------------------------------
+# quantum
+
+
+def _interval(bounds: Iterable[tuple[float, float, bool]]) -> tuple[float, float] | None:
+    """Intersection of [lo, hi) (closed_hi False) or (lo, hi] intervals as integer range bounds."""
+    lo, hi = 1.0, math.inf
+    for a, b, lower_open in bounds:
+        lo = max(lo, math.floor(a) + 1 if lower_open else math.ceil(a))
+        hi = min(hi, b)
+    return (lo, hi) if lo <= hi else None
+
+
+def infer_quantum(tables: dict[str, pl.DataFrame], classes: set[str] | None = None,
+                  machines: bool = True) -> Assumption:
+    """ducc.rm.share.quantum (GB) from the job rows (memory, order) of `classes` (default all) and,
+    when every pool takes it (`machines`), the machine lines (memory, order)."""
+    jobs = tables["jobs"].filter((pl.col("memory_gb") > 0) & (pl.col("order") > 0))
+    if classes is not None:
+        jobs = jobs.filter(pl.col("class").is_in(list(classes)))
+    jobs = jobs.select("memory_gb", "order", "job_id").unique(["memory_gb", "order"], keep="first", maintain_order=True)
+    # order = ceil(m / q): m/o <= q < m/(o-1)
+    job_bounds = [(m / o, m / (o - 1) - 1e-9 if o > 1 else math.inf, False) for m, o, _ in jobs.iter_rows()]
+    sized = pl.concat([
+        tables["placements"].select("memory_mb", pl.col("m_order").alias("order")),
+        tables["occupancy"].select("memory_mb", "order"),
+        tables["nodes"].filter(pl.col("event") == "arrive").select("memory_mb", pl.col("share_order").alias("order")),
+    ]).drop_nulls().filter(pl.col("order") > 0).unique(maintain_order=True)
+    sized = sized if machines else sized.clear()
+    # order = floor(M / q), M in GB: M/(o+1) < q <= M/o
+    machine_bounds = [(mb / 1024 / (o + 1), mb / 1024 / o, True) for mb, o in sized.iter_rows()]
+    span = _interval(job_bounds + machine_bounds) or _interval(job_bounds)
+    if not job_bounds and not machine_bounds or span is None:
+        return _documented(QUANTUM, "no job or machine line shows memory with its order")
+    lo, hi = span
+    fits = [q for q in range(int(lo), int(min(hi, lo + 64)) + 1) if q <= hi]
+    if not fits:
+        return _documented(QUANTUM, "the job rows' memory and order fit no whole quantum")
+    example = ", ".join(f"job {j}: {m} GB is order {o}" for m, o, j in jobs.head(3).iter_rows())
+    seen = f"{jobs.height} job size(s) ({example}) and {sized.height} machine size(s)"
+    if len(fits) == 1 and hi != math.inf:
+        return Assumption(QUANTUM, str(fits[0]), INFERRED,
+                          f"{seen}: order = ceil(memory / quantum) fits {fits[0]} only")
+    pick = 1 if 1 in fits else fits[0]
+    top = "or more" if hi == math.inf else f"to {int(hi)}"
+    return Assumption(QUANTUM, str(pick), INFERRED, f"{seen} fit any quantum from {int(lo)} {top}; "
+                      f"{'the documented default' if pick == 1 else 'the smallest'} taken")
+
+
+# ---------------------------------------------------------------------------------------------
+# defragmentation
+
+
+def _fair_analysis(tables: dict[str, pl.DataFrame], classes: Iterable) -> pl.DataFrame:
+    fair = [c.name for c in classes if c.policy == "FAIR_SHARE"]
+    return tables["defrag"].filter((pl.col("kind") == "analysis") & pl.col("class").is_in(fair)).select(
+        "cycle", "job_id", "pure_fs", "nsh", "counted", "needed").drop_nulls()
+
+
+def infer_threshold(tables: dict[str, pl.DataFrame], classes: Iterable) -> Assumption:
+    """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows.
+
+    A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
+    fewer than its pure fair share); a job that holds the threshold or more needs nothing."""
+    rows = _fair_analysis(tables, classes)
+    lo, hi, exact = 1, UNLIMITED, Counter()
+    lo_at = hi_at = None
+    for cycle, job, pure, current, counted, needed in rows.iter_rows():
+        if needed > 0:
+            if current + 1 > lo or needed > lo:
+                lo, lo_at = max(lo, current + 1, needed), (cycle, job)
+            if needed < counted - current:
+                exact[needed] += 1
+        elif current < pure and counted > current and current < hi:
+            hi, hi_at = current, (cycle, job)
+    if exact:
+        value, n = exact.most_common(1)[0]
+        return Assumption(THRESHOLD, str(value), INFERRED,
+                          f"{n} needy row(s) of detectFragmentation capped at {value} processes")
+    if lo_at is None and hi_at is None:
+        return _documented(THRESHOLD, "no detectFragmentation row bounds it")
+    default = int(DOCUMENTED_DEFAULTS[THRESHOLD])
+    value = min(max(default, lo), hi)
+    pinned = lo == hi
+    bounds = [f"at least {lo} (cycle {lo_at[0]} job {lo_at[1]} needy)" if lo_at else "",
+              f"at most {hi} (cycle {hi_at[0]} job {hi_at[1]} holds {hi} and is not needy)" if hi_at else ""]
+    return Assumption(THRESHOLD, str(value), INFERRED if pinned or value != default else DEFAULT,
+                      f"detectFragmentation shows {' and '.join(b for b in bounds if b)}"
+                      + ("" if pinned else "; the documented default fits" if value == default
+                         else f"; {value} is the nearest"))
+
+
+def infer_defragmentation(tables: dict[str, pl.DataFrame]) -> Assumption:
+    """ducc.rm.defragmentation: detectFragmentation runs (and logs) only when it is on."""
+    analysed = tables["defrag"].filter(pl.col("kind").is_in(["analysis", "bypassed"]))["cycle"].drop_nulls().n_unique()
+    if analysed:
+        return Assumption(DEFRAGMENTATION, "true", INFERRED, f"detectFragmentation ran in {analysed} cycle(s)")
+    fair = tables["counts"].filter(pl.col("kind") == "given")["cycle"].drop_nulls().n_unique()
+    if fair:
+        return Assumption(DEFRAGMENTATION, "false", INFERRED,
+                          f"no detectFragmentation line in {fair} cycle(s) that counted fair-share work")
+    return Assumption(DEFRAGMENTATION, "true", DEFAULT, "the log shows no fair-share counting; the RM's default")
+
+
+# ---------------------------------------------------------------------------------------------
+# global allotment
+
+
+def infer_global_allotment(tables: dict[str, pl.DataFrame], overridden: set[str]) -> Assumption:
+    """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
+    and reservation count prints the allotment it checks against, and every allotment deferral
+    names it. A user with an allotment of its own (ducc.users) shows that one instead, so only
+    the other users' lines tell."""
+    unlimited = Assumption(GLOBAL_ALLOTMENT, str(UNLIMITED), DEFAULT,
+                           "no allotment line; unset in DUCC's documented defaults (no limit)")
+    if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
+        return unlimited
+    users = tables["jobs"].select("job_id", "user").drop_nulls().unique("job_id", keep="last")
+    checked = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null()).select(
+        "cycle", "line", "job_id", "allotment_gb")
+    deferred = tables["counts"].filter(pl.col("reason").str.contains("allotment of")).select(
+        "cycle", "line", "job_id",
+        pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"))
+    seen = (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")
+            .filter(~pl.col("user").is_in(list(overridden)) | pl.col("user").is_null())
+            .sort("cycle", "line", nulls_last=False))
+    if not seen.height:
+        return unlimited
+    last = seen.row(-1, named=True)
+    return Assumption(GLOBAL_ALLOTMENT, str(last["allotment_gb"]), INFERRED,
+                      f"{seen.height} allotment check(s); the last, job {last['job_id']} in cycle {last['cycle']}, "
+                      f"against {last['allotment_gb']} GB")
+
+
+# ---------------------------------------------------------------------------------------------
+# the cap chain's class settings
+
+
+@dataclass(frozen=True)
+class CapSettings:
+    """The ducc.rm.* cap settings a class that sets none of its own takes."""
+
+    init_cap: int
+    expand_by_doubling: bool
+    prediction: bool
+
+
+DOCUMENTED_CAPS = CapSettings(int(DOCUMENTED_DEFAULTS[INIT_CAP]), DOCUMENTED_DEFAULTS[DOUBLING] == "true",
+                              DOCUMENTED_DEFAULTS[PREDICTION] == "true")
+
+
+def _agree(samples: Counter, s: CapSettings) -> int:
+    return sum(n for (inp, actual), n in samples.items()
+               if job_caps(replace(inp, init_cap=s.init_cap, expand_by_doubling=s.expand_by_doubling,
+                                   use_prediction=s.prediction)).actual == actual)
+
+
+def choose_cap_settings(samples: Sequence[tuple[CapInput, int]]) -> tuple[CapSettings, list[Assumption]]:
+    """The initialization cap, doubling and prediction under which rmref's cap chain gives the
+    most of the logged caps (`samples`: each job's cap input and the cap the RM logged, for the
+    jobs of classes that take these settings from ducc.properties)."""
+    counted = Counter(samples)
+    # an initialization cap shows as the cap of a job still waiting to initialize
+    candidates = sorted({DOCUMENTED_CAPS.init_cap, 2} | {a for inp, a in counted if not inp.initialized and a > 0})
+    best = DOCUMENTED_CAPS
+    for _ in range(2):  # coordinate-wise: each setting with the others at their best so far
+        best = max((replace(best, init_cap=c) for c in candidates),
+                   key=lambda s: (_agree(counted, s), s == DOCUMENTED_CAPS))
+        best = max((replace(best, expand_by_doubling=d) for d in (True, False)),
+                   key=lambda s: (_agree(counted, s), s.expand_by_doubling == DOCUMENTED_CAPS.expand_by_doubling))
+        best = max((replace(best, prediction=p) for p in (True, False)),
+                   key=lambda s: (_agree(counted, s), s.prediction == DOCUMENTED_CAPS.prediction))
+    total, agree = sum(counted.values()), _agree(counted, best)
+    out = []
+    for setting, field in ((INIT_CAP, "init_cap"), (DOUBLING, "expand_by_doubling"), (PREDICTION, "prediction")):
+        value, documented = getattr(best, field), getattr(DOCUMENTED_CAPS, field)
+        other = [replace(best, **{field: v}) for v in ((True, False) if isinstance(value, bool) else candidates)
+                 if v != value]
+        tells = any(_agree(counted, o) < agree for o in other)
+        if not total or (not tells and value == documented):
+            out.append(_documented(setting, "the logged caps do not tell" if total else "no cap logged"))
+        else:
+            out.append(Assumption(setting, _text(value), INFERRED,
+                                  f"rmref's cap chain gives {agree} of the {total} logged caps with it"
+                                  + ("" if tells else " (and as many without it)")))
+    return best, out

@@ -1,0 +1,244 @@
+"""A log that starts mid-stream, audited with a --config folder that holds ducc.classes only.
+
+Every bundled log (INFO and DEBUG) is cut inside a cycle's RmCounter block, inside its createState
+block and between cycles, after a node that held work has gone idle (tests/midstream.py). The
+audit must rebuild what the RM knew from the log alone: the settings ducc.properties would have
+given (quantum, thresholds, caps) and the nodes whose arrival rolled away. Against truth.jsonl
+(the real scheduler's state per cycle): rmref's decisions equal truth's from the first whole
+cycle on in at least 99% of the cycles, and every node's order, stated by the log or inferred,
+is truth's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from replay import parse
+from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
+from replay.model.resources import read_resources
+from replay.model.world import bootstrap, machine_inventory
+from replay.parsing.sources import InputError
+from tests.conftest import LOGS, parsed, truth
+from tests.midstream import KINDS, classes_only, cut
+from tests.truth_inputs import (
+    _allotments,
+    defrag_evictions,
+    expected_placements,
+    removals,
+)
+
+CASES = [(name, level, kind) for name, level in LOGS for kind in KINDS]
+
+
+@cache
+def _tables(name: str, level: str, kind: str, tmp: Path) -> dict[str, pl.DataFrame]:
+    tables = parse([cut(name, level, kind, tmp / f"{name}-{level}-{kind}.log")]).tables
+    assert tables["classes"].is_empty(), "the cut must remove the bootstrap"
+    tables.update(read_resources(classes_only(name, tmp / f"{name}-config")))
+    return tables
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("midstream")
+
+
+@cache
+def _audited(name: str, level: str, kind: str, tmp: Path):
+    tables = _tables(name, level, kind, tmp)
+    result = audit(tables)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    return tables, result, result_frames(result), epochs
+
+
+def _by_cycle(frame: pl.DataFrame) -> dict[int, list[tuple]]:
+    out: dict[int, list[tuple]] = {}
+    for row in frame.drop("epoch", strict=False).iter_rows():
+        out.setdefault(row[0], []).append(row[1:])
+    return out
+
+
+def _disagreeing(frames: dict[str, pl.DataFrame], cycles: list[int], epochs: dict[int, int], name: str) -> list:
+    """Audited cycles where some rmref decision differs from truth's (cycle, decision kind)."""
+    records = {r["epoch"]: r for r in truth(name)}
+    before_of = {r["epoch"]: prev for prev, r in zip([None, *truth(name)], truth(name))}
+    ref = {k: _by_cycle(frames[f"ref_{k}"]) for k in ("caps", "counts", "placements", "evictions", "defrag",
+                                                      "schedule")}
+    bad = []
+    for cycle in cycles:
+        rec = records[epochs[cycle]]
+        prev = before_of[epochs[cycle]]
+        before = removals(prev) if prev else set()
+        caps = {j["id"]: j["job_cap"] for j in rec["jobs"]}
+        given = {j["id"]: j["nshares_given"] for j in rec["jobs"]}
+        checks = {
+            "caps": all(caps.get(job) == actual for job, _b, _p, _q, actual in ref["caps"].get(cycle, [])),
+            "counts": sorted((j, n) for j, _o, n in ref["counts"].get(cycle, [])) == sorted(given.items()),
+            "placements": Counter(ref["placements"].get(cycle, [])) == expected_placements(rec),
+            "evictions": {(j, h, s) for j, h, s, _r in ref["evictions"].get(cycle, [])}
+            == (removals(rec) - before) - defrag_evictions(rec),
+            "defrag": ref["defrag"].get(cycle, []) == [
+                (a["needy_job"], a["donor_job"], a["host"], a["share"] if a["action"] == "evict" else 0)
+                for a in rec["defrag"]["actions"]],
+        }
+        added = Counter((j["id"], s["host"]) for j in rec["jobs"] for s in j["shares"] if s["id"] in set(j["added"]))
+        ours_added = Counter((j, h) for j, k, h, _s in ref["schedule"].get(cycle, []) if k == "addition")
+        ours_removed = {(j, h, s) for j, k, h, s in ref["schedule"].get(cycle, []) if k == "removal"}
+        checks["schedule"] = (ours_added, ours_removed) == (added, removals(rec) - before)
+        bad += [(cycle, epochs[cycle], kind) for kind, ok in checks.items() if not ok]
+    return bad
+
+
+@pytest.mark.parametrize(("name", "level", "kind"), CASES)
+def test_rmref_equals_truth_from_the_first_whole_cycle(name, level, kind, tmp):
+    tables, result, frames, epochs = _audited(name, level, kind, tmp)
+    first_whole = tables["cycles"].filter(pl.col("started"))["cycle"].min()
+    assert result.cycles and min(result.cycles) == first_whole
+    assert set(result.skipped) <= {1}, result.skipped  # at most the cycle the log starts inside
+    assert all(why == PARTIAL_CYCLE for why in result.skipped.values())
+    bad = _disagreeing(frames, result.cycles, epochs, name)
+    bad_cycles = {c for c, _e, _k in bad}
+    agree = len(result.cycles) - len(bad_cycles)
+    assert agree >= 0.99 * len(result.cycles), (agree, len(result.cycles), bad[:5])
+    # a node-dependent decision left out of a cycle counts against it
+    for kind_, cycles in result.skipped_kinds.items():
+        assert set(cycles) <= set(result.skipped), (kind_, sorted(cycles)[:5])
+
+
+@pytest.mark.parametrize(("name", "level", "kind"), CASES)
+def test_every_node_order_is_truths(name, level, kind, tmp):
+    tables = _tables(name, level, kind, tmp)
+    inventory = machine_inventory(tables, bootstrap(tables))
+    orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
+    pools = {n["name"]: n["nodepool"] for r in truth(name) for n in r["nodes"]}
+    assert inventory.hosts
+    assert not inventory.unknown
+    for host in inventory.hosts:
+        assert (host.order, host.nodepool) == (orders[host.name], pools[host.name]), host
+
+
+@pytest.mark.parametrize(("name", "level", "kind"), CASES)
+def test_inferred_settings_are_the_ones_the_rm_ran_with(name, level, kind, tmp):
+    """Each setting read off the log instead of ducc.properties is what the fixture's own
+    ducc.properties says (the full log's bootstrap, and the properties for the global allotment);
+    a setting the log shows nothing of keeps DUCC's documented default, and says so."""
+    boot = bootstrap(_tables(name, level, kind, tmp))
+    rm = bootstrap(parsed(name).tables)
+    open_class = next(c for c in rm.classes if c.policy == "FAIR_SHARE")
+    expected = {
+        "ducc.rm.share.quantum": str(rm.config.quantum_gb),
+        "ducc.rm.fragmentation.threshold": str(rm.config.fragmentation_threshold),
+        "ducc.rm.defragmentation": str(rm.config.defragmentation).lower(),
+        "ducc.rm.global_allotment": str(_allotments(name)[0]),
+        "ducc.rm.initialization.cap": str(open_class.init_cap),
+        "ducc.rm.expand.by.doubling": str(open_class.expand_by_doubling).lower(),
+        "ducc.rm.prediction": str(open_class.prediction).lower(),
+    }
+    assumed = {a.setting: a for a in boot.assumed}
+    for setting, value in expected.items():
+        a = assumed[setting]
+        assert a.source in ("inferred", "default") and a.evidence, a
+        if a.source == "inferred":
+            assert a.value == value, a
+
+
+LATE = [name for name, level in LOGS if level == "rm.log"]
+
+
+@cache
+def _late(name: str, tmp: Path):
+    path = cut(name, "rm.log", "between", tmp / f"{name}-late.log", at=2 / 3)
+    tables = parse([path]).tables
+    tables.update(read_resources(classes_only(name, tmp / f"{name}-config")))
+    return tables, audit(tables), machine_inventory(tables, bootstrap(tables))
+
+
+@pytest.mark.parametrize("name", LATE)
+def test_late_cuts_leave_nodes_the_log_never_sizes(name, tmp):
+    """Cut two thirds of the way in, an INFO log never sizes many of its nodes (no placement,
+    black/whitelisting or reservation search names them again): each one's order is inferred and
+    is truth's, and rmref still equals truth from the first whole cycle on."""
+    tables, result, inventory = _late(name, tmp)
+    orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
+    assert not inventory.unknown and all(h.order == orders[h.name] for h in inventory.hosts)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    bad = {c for c, _e, _k in _disagreeing(result_frames(result), result.cycles, epochs, name)}
+    assert len(result.cycles) - len(bad) >= 0.99 * len(result.cycles), sorted(bad)[:5]
+
+
+def test_the_late_cuts_exercise_the_inference(tmp):
+    """Most of the late cuts' nodes are solved for, not stated (d_fragmentation's cut never
+    sizes any of its 8): the tests above check inferred orders, not only stated ones."""
+    inferred = {name: sum(h.source == "inferred" for h in _late(name, tmp)[2].hosts) for name in LATE}
+    assert inferred["d_fragmentation"] == 8 and sum(inferred.values()) >= 25, inferred
+
+
+def test_without_the_node_files_it_says_which_to_copy(tmp):
+    """c_nodepools' classes name node files: without them the nodepools cannot be rebuilt."""
+    folder = classes_only("c_nodepools", tmp / "no-node-files", node_files=False)
+    with pytest.raises(InputError, match=r"node file 'big.nodes' \(nodepool big\) is missing"):
+        read_resources(folder)
+
+
+def test_a_cycle_the_inference_cannot_settle_is_audited_for_caps_only(tmp_path):
+    """h_mega15 from its 80th loop (15 nodes the log never sizes), with one cycle's counter
+    showing a machine that is not there: the nodes are still inferred from the other cycles; that
+    cycle's node-dependent decisions are left out, its caps audited, and the report says why."""
+    text = _loop_onwards("h_mega15", 80)
+    vectors = [i for i, line in enumerate(text) if "countClassShares vmachines =" in line]
+    head, numbers = text[vectors[10]].split("vmachines =")
+    values = numbers.split()
+    values[47] = str(int(values[47]) + 1)  # one more free order-47 machine than the cluster has
+    text[vectors[10]] = f"{head}vmachines =  {'  '.join(values)}\n"
+    log = tmp_path / "rm.log"
+    log.write_text("".join(text))
+    tables = parse([log]).tables
+    tables.update(read_resources(classes_only("h_mega15", tmp_path / "config")))
+    tampered = 1 + sum("createState  Schedule sent" in line for line in text[:vectors[10]])
+    result = audit(tables)
+    report = result.report()
+    assert set(result.skipped) == set()  # the log starts at a loop's first line
+    for kind in ("counts", "placements", "evictions", "defrag", "schedule"):
+        assert result.skipped_kinds[kind] == {tampered: "the inferred nodes do not reproduce this cycle's "
+                                                        "RmCounter vmachines"}, kind
+        assert report["coverage"][kind]["cycles_skipped"] == 1
+    assert "caps" not in result.skipped_kinds and tampered in result.cycles
+    assert report["coverage"]["caps"]["cycles_audited"] == report["cycles"] == 49
+    orders = {n["name"]: n["order"] for r in truth("h_mega15") for n in r["nodes"]}
+    inventory = machine_inventory(tables, bootstrap(tables))
+    assert all(h.order == orders[h.name] for h in inventory.hosts)
+
+
+def _loop_onwards(name: str, loop: int) -> list[str]:
+    from tests.midstream import _lines
+
+    lines = _lines(name, "rm.log")
+    start = [i for i, line in enumerate(lines) if "Entering scheduling loop" in line][loop - 1]
+    return lines[start:]
+
+
+@pytest.mark.slow
+def test_i_mega24_cut_near_its_end(tmp):
+    """The 137 MB log's last 5% (111 cycles): 22 of its 53 nodes are never sized; each inferred
+    order is truth's and rmref equals truth in every cycle (bench/bench_midstream.py times it)."""
+    from tests.midstream import _lines
+
+    lines = _lines("i_mega24", "rm.log")
+    path = tmp / "i_mega24-tail.log"
+    path.write_text("".join(lines[int(len(lines) * 0.95):]))
+    del lines
+    tables = parse([path]).tables
+    tables.update(read_resources(classes_only("i_mega24", tmp / "i_mega24-config")))
+    result = audit(tables)
+    inventory = machine_inventory(tables, bootstrap(tables))
+    orders = {n["name"]: n["order"] for r in truth("i_mega24") for n in r["nodes"]}
+    assert sum(h.source == "inferred" for h in inventory.hosts) == 22
+    assert not inventory.unknown and all(h.order == orders[h.name] for h in inventory.hosts)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    assert not _disagreeing(result_frames(result), result.cycles, epochs, "i_mega24")
+    assert len(result.cycles) == 111

@@ -1,0 +1,120 @@
+"""The mid-stream inference on hand-worked inputs: settings read off log rows, the free space the
+RM's counters show, and the node-count solver (Hypothesis: the true orders are always a solution)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import polars as pl
+from hypothesis import given
+from hypothesis import strategies as st
+
+from replay.model import machines as m
+from replay.model.inventory import Host
+from replay.model.settings import DEFAULT, INFERRED, choose_cap_settings, infer_quantum, infer_threshold
+from replay.parsing.tables import SCHEMAS
+from rmref import CapInput
+from rmref.model import FIXED_SHARE, RESERVE, ClassDef, Nodepool
+
+
+def _empty(name: str, **columns) -> pl.DataFrame:
+    frame = pl.DataFrame(schema=SCHEMAS[name])
+    if not columns:
+        return frame
+    n = len(next(iter(columns.values())))
+    rows = [{k: v[i] for k, v in columns.items()} for i in range(n)]
+    return pl.DataFrame([{k: r.get(k) for k in SCHEMAS[name]} for r in rows], schema=SCHEMAS[name])
+
+
+def _tables(**frames) -> dict[str, pl.DataFrame]:
+    return {name: frames.get(name, _empty(name)) for name in ("jobs", "placements", "occupancy", "nodes", "defrag")}
+
+
+def test_quantum_from_memory_and_order():
+    # 15 GB is order 4: 3.75 <= q < 5; 8 GB is order 2: 4 <= q < 8; so q = 4
+    tables = _tables(jobs=_empty("jobs", job_id=[1, 2], memory_gb=[15, 8], order=[4, 2]))
+    a = infer_quantum(tables)
+    assert (a.value, a.source) == ("4", INFERRED) and "fits 4 only" in a.evidence
+
+
+def test_quantum_a_machine_line_narrows():
+    # order-1 jobs of 4 GB allow any q >= 4; a 48 GB (49152 MB) machine of order 12: 48/13 < q <= 4
+    tables = _tables(jobs=_empty("jobs", job_id=[1], memory_gb=[4], order=[1]),
+                     placements=_empty("placements", memory_mb=[49152], m_order=[12]))
+    assert infer_quantum(tables).value == "4"
+
+
+def test_quantum_without_evidence_is_the_documented_default():
+    a = infer_quantum(_tables())
+    assert (a.value, a.source) == ("1", DEFAULT)
+
+
+FAIR = [ClassDef("normal", "FAIR_SHARE", 10, 100, "--default--")]
+
+
+def test_threshold_a_capped_need_pins_it():
+    # a job counted 7 holding 1 needs 6, but detectFragmentation caps the need at the threshold: 2
+    defrag = _empty("defrag", kind=["analysis"], cycle=[3], job_id=[9], **{"class": ["normal"]}, pure_fs=[10],
+                    nsh=[1], counted=[7], needed=[2])
+    a = infer_threshold({"defrag": defrag}, FAIR)
+    assert (a.value, a.source) == ("2", INFERRED)
+
+
+def test_threshold_bounds_without_a_cap():
+    # needy for 1 holding 3 (threshold > 3); holding 5 under its fair share and not needy (threshold <= 5)
+    defrag = _empty("defrag", kind=["analysis", "analysis"], cycle=[3, 4], job_id=[9, 9],
+                    **{"class": ["normal", "normal"]}, pure_fs=[10, 10], nsh=[3, 5], counted=[4, 7], needed=[1, 0])
+    a = infer_threshold({"defrag": defrag}, FAIR)
+    assert a.value == "5" and "at least 4" in a.evidence and "at most 5" in a.evidence
+
+
+def _cap(**kw) -> CapInput:
+    base = dict(remaining=50, threads=1, current=0, max_processes=100, initialized=False, projected=0,
+                init_cap=0, expand_by_doubling=False, use_prediction=False, completed=False, refused=False)
+    return CapInput(**{**base, **kw})
+
+
+def test_cap_settings_from_the_logged_caps():
+    samples = [(_cap(), 3), (_cap(), 3),  # waiting to initialize, capped at 3: the initialization cap
+               (_cap(initialized=True, current=4), 8)]  # initialized, 4 held, cap 8: doubling
+    chosen, assumed = choose_cap_settings(samples)
+    assert (chosen.init_cap, chosen.expand_by_doubling) == (3, True)
+    by = {a.setting: a for a in assumed}
+    assert by["ducc.rm.initialization.cap"].source == INFERRED and by["ducc.rm.initialization.cap"].value == "3"
+
+
+def test_free_space_as_the_rm_accounts_it():
+    assert m.free_space(16, [(4, FIXED_SHARE)]) == 12
+    assert m.free_space(16, [(4, FIXED_SHARE), (20, FIXED_SHARE)]) == 0  # bigger than what is left: all of it
+    assert m.free_space(16, [(2, RESERVE)]) == 0  # a reservation takes the machine
+
+
+_POOLS = m._Pools(SimpleNamespace(nodepools=[Nodepool("--default--", None)], classes=FAIR))
+
+
+@given(st.lists(st.sampled_from([8, 12, 16]), min_size=1, max_size=7),
+       st.lists(st.lists(st.booleans(), min_size=7, max_size=7), min_size=1, max_size=5),
+       st.lists(st.integers(0, 8), min_size=7, max_size=7))
+def test_the_true_orders_are_a_solution(orders, liveness, held):
+    """Machines of random orders, up and down over a few cycles, each having held some quanta: the
+    counters' histograms they produce are solved, and the true counts are among the solutions."""
+    names = [f"n{i}" for i in range(len(orders))]
+    hosts = {n: Host(n, "--default--", None, None, "", "unknown", "") for n in names}
+    cycles = []
+    for up in liveness:
+        seen = {n: m._Seen(up[i], ()) for i, n in enumerate(names)}
+        histogram = [0] * 17
+        for i, o in enumerate(orders):
+            if up[i]:
+                histogram[o] += 1
+        cycles.append(m._Cycle(None, True, ["--default--"], [tuple(histogram)], [histogram], seen))
+    floors = {n: (min(held[i], orders[i]), 1) for i, n in enumerate(names)}
+    groups = m._groups(cycles, hosts, floors, {}, [8, 12, 16])
+    states = m._equations(cycles, groups, _POOLS)
+    solutions = m._solve_counts(groups, m._distinct(eq for _, eqs in states for eq in eqs), limit=100_000)
+    truth = {}
+    for gi, g in enumerate(groups):
+        for host in g.hosts:
+            key = (gi, orders[names.index(host)])
+            truth[key] = truth.get(key, 0) + 1
+    assert truth in solutions
