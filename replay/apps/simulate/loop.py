@@ -50,7 +50,7 @@ class Context:
 class Run:
     """One simulation's outcome, cycle by cycle and job by job."""
 
-    held: list[tuple[int, int, int, int]] = field(default_factory=list)  # (cycle, job, processes, qshares)
+    held: list[tuple[int, int, int]] = field(default_factory=list)  # (cycle, job, processes held after it)
     used: list[tuple[int, int, int]] = field(default_factory=list)  # (cycle, qshares in use, capacity)
     finish: dict[int, float] = field(default_factory=dict)  # job -> s at the publication that showed it ending
     first_share: dict[int, float] = field(default_factory=dict)  # job -> s of its first assignment
@@ -233,13 +233,13 @@ class Simulation:
         return ids
 
     def _tally(self, inp: CycleInput, cycle: int) -> None:
+        """What the cycle leaves: processes per job, quantum shares in use (those being removed
+        too) of the online capacity, the users with work."""
         quantum = self.boot.config.quantum_gb
         in_use = 0
         for job_id, job in sorted(self.jobs.items()):
-            order = job_order(job.spec.memory_gb, quantum)
-            held = job.held()
-            in_use += order * len(job.shares)
-            self.run.held.append((cycle, job_id, held, held * order))
+            in_use += job_order(job.spec.memory_gb, quantum) * len(job.shares)
+            self.run.held.append((cycle, job_id, job.held()))
         capacity = sum(m.order for m in inp.machines if m.online)
         self.run.used.append((cycle, in_use, capacity))
         self.run.users[cycle] = tuple(sorted({w.user for w in inp.work}))
