@@ -44,21 +44,24 @@ def completion_times(updates: Sequence[tuple[float, int]], done_before: int, fir
 class _Fit(Work):
     """A job on the Orchestrator whose hand-out times are chosen to complete as the log shows."""
 
-    def setup(self, completions: Sequence[float], removals: Mapping[int, float]) -> None:
-        self._targets, self._removals = list(completions), dict(removals)
+    def setup(self, completions: Sequence[float], removals: Mapping[int, float], horizon: float) -> None:
+        self._targets, self._removals, self._horizon = list(completions), dict(removals), horizon
         self._next = 0
         self.fitted: list[float] = []
 
     def _item_time(self, start: float, index: int) -> float:
-        if self._next >= len(self._targets):
-            return self.item_ms  # past the log's completions: the mean
-        end = max(self._targets[self._next], start + _EPS)
         removed = self._removals.get(self._by_index[index].share_id)
-        if removed is not None and removed < end:  # a hand-out the preemption loses: it must outlast it
-            took = max(self.item_ms, removed - start + _EPS)
+        if start >= self._horizon:
+            return self.item_ms  # handed out after the log's last report: the mean
+        if self._next >= len(self._targets):  # still running when the log ends (or is lost): at least that long
+            took = max(self.item_ms, min(removed or self._horizon, self._horizon) - start + _EPS)
         else:
-            self._next += 1
-            took = end - start
+            end = max(self._targets[self._next], start + _EPS)
+            if removed is not None and removed < end:  # a hand-out the preemption loses: it must outlast it
+                took = max(self.item_ms, removed - start + _EPS)
+            else:
+                self._next += 1
+                took = end - start
         self.fitted.append(took)
         return took
 
@@ -74,7 +77,7 @@ def fit_item_times(spec: WorkSpec, times: Sequence[float], added: Mapping[float,
         return ()
     work = _Fit(spec, spec.start_delay * 1000.0, spec.init * 1000.0, spec.item_ms)
     first = max((t for t in times if t < updates[0][0]), default=updates[0][0])
-    work.setup(completion_times(updates, spec.items_done, first), removed)
+    work.setup(completion_times(updates, spec.items_done, first), removed, updates[-1][0])
     for sid, host in running:
         work.add(sid, host, times[0], running=True)
     for t in times:
