@@ -73,6 +73,7 @@ def test_identity_reproduces_the_recorded_history(name, level):
         assert ident["finish_error_median_pct"] <= 2.0 and ident["finish_error_p90_pct"] <= 10.0
 
 
+@pytest.mark.slow
 def test_i_mega24_identity_and_a_low_class_weight_raised():
     """The 2,500-cycle mega log: the baseline reproduces it (completions and shares, against truth
     too); raising class low's weight (50 -> 400) lowers low's mean turnaround and raises normal's,
@@ -223,7 +224,7 @@ def test_bad_input_is_a_one_line_error(tmp_path, capsys, args, needle):
 def test_the_greedy_plug_in_is_stopped_naming_the_machine(tmp_path, capsys):
     plugin = tmp_path / "greedy.py"
     plugin.write_text(GREEDY)
-    first = sorted(set(parsed("a_tiny").tables["nodes"]["host"].drop_nulls()))[0]
+    first = min(set(parsed("a_tiny").tables["nodes"]["host"].drop_nulls()))
     _, _, err = _run(capsys, "simulate", str(log_path("a_tiny")), "--scheduler", f"{plugin}:PHASES", "-o",
                      str(tmp_path / "out"))
     assert f"machine {first}" in err

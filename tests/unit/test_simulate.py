@@ -15,7 +15,14 @@ from replay.apps.simulate import rm
 from replay.apps.simulate.fit import completion_times, fit_item_times
 from replay.apps.simulate.metrics import nearest_rank
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING, Work
-from replay.apps.simulate.workload import SCHEMA, NodeEvent, StartShare, Workload, WorkSpec, workload_from_frame
+from replay.apps.simulate.workload import (
+    SCHEMA,
+    NodeEvent,
+    StartShare,
+    Workload,
+    WorkSpec,
+    workload_from_frame,
+)
 from replay.parsing.sources import InputError
 from rmref import UNLIMITED
 from rmref.model import ClassDef
@@ -24,9 +31,9 @@ STOP = 10_000.0
 
 
 def _job(**kw) -> WorkSpec:
-    base = dict(job_id=7, work_type="Job", user="ann", class_name="normal", memory_gb=4, threads=2,
-                max_processes=None, submit=0.0, admit_delay=0.0, start_delay=5.0, stop_delay=10.0, init=10.0,
-                items=6, items_done=0, item_ms=20_000.0)
+    base = {"job_id": 7, "work_type": "Job", "user": "ann", "class_name": "normal", "memory_gb": 4, "threads": 2,
+            "max_processes": None, "submit": 0.0, "admit_delay": 0.0, "start_delay": 5.0, "stop_delay": 10.0,
+            "init": 10.0, "items": 6, "items_done": 0, "item_ms": 20_000.0}
     return WorkSpec(**{**base, **kw})
 
 

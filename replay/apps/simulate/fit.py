@@ -80,11 +80,18 @@ def fit_item_times(spec: WorkSpec, times: Sequence[float], added: Mapping[float,
     work.setup(completion_times(updates, spec.items_done, first), removed, updates[-1][0])
     for sid, host in running:
         work.add(sid, host, times[0], running=True)
+    removed_at: dict[float, list[int]] = {}
+    for sid, at in sorted(removed.items()):
+        removed_at.setdefault(at, []).append(sid)
+    first_added = min(added, default=times[0])
     for t in times:
+        if t < first_added:
+            continue  # nothing runs before its first process
+        if t > updates[-1][0]:
+            break  # past the log's last report: nothing more to fit
         work.publish(t, stop_delay)
         for sid, host in sorted(added.get(t, ())):
             work.add(sid, host, t)
-        for sid, at in removed.items():
-            if at == t:
-                work.remove(sid, t)
+        for sid in removed_at.get(t, ()):
+            work.remove(sid, t)
     return tuple(work.fitted)

@@ -10,18 +10,18 @@ cycle before.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from replay.apps.simulate import rm
-from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING, Work as OrWork
+from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
+from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload
 from replay.apps.whatif import adapt
 from replay.model.logged import Logged
-from replay.model.world import Bootstrap, _Machines, _top_pool
+from replay.model.world import Bootstrap, node_inventory
 from replay.parsing.sources import InputError
 from rmref import FAIR_SHARE, job_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
@@ -68,7 +68,7 @@ class Simulation:
         self.or_work: dict[int, OrWork] = {}
         self.jobs: dict[int, rm.RmJob] = {}
         self.pending = sorted(workload.work, key=lambda w: (w.submit + w.admit_delay, w.job_id))
-        self.machines = _Machines(_node_tables(workload, ctx), _top_pool(ctx.boot))
+        self.machines = node_inventory(_node_tables(workload, ctx), ctx.boot)
         self.run = Run()
         self.carried: CycleResult | None = None
         self.next_share = 1 + max([s.share_id for s in workload.shares] + [0])
@@ -125,7 +125,7 @@ class Simulation:
             return schedule(inp, self._hints(cycle), self.phases)
         try:
             return schedule(inp, self._hints(cycle), self.phases)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the developer's phase raises, said in one line
             raise InputError(f"cycle {cycle}: the scheduler raised {type(exc).__name__}: {exc}") from None
 
     def _ended(self, job_id: int, state: str, t: float) -> None:
@@ -270,10 +270,10 @@ def _node_tables(workload: Workload, ctx: Context) -> dict[str, pl.DataFrame]:
     return {"nodes": nodes, "placements": sizes, "occupancy": sizes, "nodepools": ctx.nodepools}
 
 
-def simulate_run(ctx: Context, workload: Workload, boot: Bootstrap, phases: Phases = Phases(),
+def simulate_run(ctx: Context, workload: Workload, boot: Bootstrap, phases: Phases | None = None,
                  progress: Callable[[int, int], None] | None = None) -> Run:
-    """Simulate every cycle of the context with the given configuration and phases."""
-    sim = Simulation(ctx, workload, boot, phases)
+    """Simulate every cycle of the context with the given configuration and phases (rmref's by default)."""
+    sim = Simulation(ctx, workload, boot, phases or Phases())
     n = len(ctx.cycles)
     for i in range(n):
         sim.step(i)
@@ -282,4 +282,3 @@ def simulate_run(ctx: Context, workload: Workload, boot: Bootstrap, phases: Phas
     return sim.run
 
 
-__all__ = ["Context", "Run", "Simulation", "simulate_run", "math"]

@@ -173,8 +173,8 @@ def _group(m: Measured, key: str) -> dict[str, dict]:
         for (_c, job), p in m.sides[side].held.items():
             if job in name_of:
                 total[name_of[job]] += p * orders[job]
-        for name in out:
-            out[name][f"mean_shares_{side}"] = round(total[name] / n, 6) if n else 0.0
+        for name, entry in out.items():
+            entry[f"mean_shares_{side}"] = round(total[name] / n, 6) if n else 0.0
     return out
 
 

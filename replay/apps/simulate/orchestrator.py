@@ -96,13 +96,14 @@ class Work:
     def _reported(self) -> float:
         """The time the next completed item adds to the mean the Orchestrator reports: the log's
         completions in their order (the mean past them)."""
-        while self._segment < len(self._report) and self._report[self._segment][0] <= 0:
+        report = self._report
+        while self._segment < len(report):
+            seg = report[self._segment]
+            if seg[0] > 0:
+                seg[0] -= 1
+                return seg[1]
             self._segment += 1
-        if self._segment >= len(self._report):
-            return self.item_ms
-        seg = self._report[self._segment]
-        seg[0] -= 1
-        return seg[1]
+        return self.item_ms
 
     def _item_time(self, start: float, index: int) -> float:
         """How long the next item handed out (at `start`, to process `index`) keeps its thread busy:
@@ -147,28 +148,33 @@ class Work:
         """Run the job's work items up to `t`: completions first, then dispatch to the earliest free slot."""
         if not self.spec.is_job:
             return
-        free, busy, procs, total = self.free, self.busy, self._by_index, self.spec.items
+        free, busy, procs, total, requeued = self.free, self.busy, self._by_index, self.spec.items, self.requeued
+        pop, push = heapq.heappop, heapq.heappush
         while True:
             while free and procs[free[0][1]].removed is not None:
-                heapq.heappop(free)  # a removed process's slot
+                pop(free)  # a removed process's slot
             start = None
-            if free and (self.requeued or self.next_item < total):
-                start = max(free[0][0], self.requeued[0][1]) if self.requeued else free[0][0]
+            if free and (requeued or self.next_item < total):
+                start = free[0][0]
+                if requeued and requeued[0][1] > start:
+                    start = requeued[0][1]
                 if start > t:
                     start = None
             if busy and busy[0][0] <= t and (start is None or busy[0][0] <= start):
-                ends, index, slot, _began, _item = heapq.heappop(busy)
+                ends, index, slot, _began, _item = pop(busy)
                 self.done += 1
                 self.done_ms += self._reported()
-                heapq.heappush(free, (ends, index, slot))
+                push(free, (ends, index, slot))
                 continue
             if start is None:
                 return
-            _, index, slot = heapq.heappop(free)
-            item = self.requeued.popleft()[0] if self.requeued else self.next_item
-            if item == self.next_item:
+            _, index, slot = pop(free)
+            if requeued:
+                item = requeued.popleft()[0]
+            else:
+                item = self.next_item
                 self.next_item += 1
-            heapq.heappush(busy, (start + self._item_time(start, index), index, slot, start, item))
+            push(busy, (start + self._item_time(start, index), index, slot, start, item))
             self.handed += 1
 
     def investments(self, t: float) -> dict[int, float]:

@@ -25,13 +25,21 @@ What the log cannot give is assumed and said in `note` (and counted in the repor
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import polars as pl
 
 from replay.apps.simulate.fit import fit_item_times
-from replay.apps.simulate.workload import NODE_EVENTS, NodeEvent, StartShare, Workload, WorkSpec, _profile
-from replay.model.world import WORK_TYPES, Bootstrap, inventory_gaps
+from replay.apps.simulate.workload import (
+    NODE_EVENTS,
+    NodeEvent,
+    StartShare,
+    Workload,
+    WorkSpec,
+    _profile,
+)
+from replay.model.world import WORK_TYPES, Bootstrap, inventory_gaps, node_inventory
 from replay.parsing.sources import InputError
 from rmref import UNLIMITED
 
@@ -180,7 +188,8 @@ def _timelines(tables: dict[str, pl.DataFrame], t0) -> dict[int, tuple[dict, dic
     added = sched.filter(pl.col("kind") == "addition").unique(["job_id", "share_id"], keep="first", maintain_order=True)
     for job, sid, host, ms in added.select("job_id", "share_id", "host", "ms").iter_rows():
         entry(job)[0].setdefault(ms, []).append((sid, host))
-    removed = sched.filter(pl.col("kind") == "removal").group_by("job_id", "share_id").agg(pl.col("ms").min())
+    removed = (sched.filter(pl.col("kind") == "removal").group_by("job_id", "share_id").agg(pl.col("ms").min())
+               .sort("job_id", "share_id"))
     for job, sid, ms in removed.iter_rows():
         entry(job)[1][sid] = ms
     ev = tables["job_events"].filter(pl.col("event").is_in(["update", "arrives"]) & pl.col("total").is_not_null()
@@ -275,7 +284,7 @@ def workload_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Workl
 def _median_gap(tables: dict[str, pl.DataFrame]) -> float:
     """The median time between cycles (seconds): the Orchestrator's publication period."""
     times = cycle_times(tables)
-    return _median([b - a for a, b in zip(times, times[1:])], 0.0)
+    return _median([b - a for a, b in itertools.pairwise(times)], 0.0)
 
 
 def _unseen_init(least: float, default: float, end: dict | None, start: float | None, delay: float,
@@ -301,8 +310,6 @@ def _unseen_init(least: float, default: float, end: dict | None, start: float | 
 
 def _node_events(tables: dict[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[NodeEvent, ...]:
     """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0."""
-    from replay.model.world import _Machines, _top_pool  # the inventory rebuild, state before the first cycle
-
     ips = dict(tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
                .select("host", "ip").iter_rows())  # a heartbeat names the IP an arrival may not
     nodes = tables["nodes"].filter(pl.col("event").is_in(list(NODE_EVENTS)) & pl.col("ts").is_not_null())
@@ -310,7 +317,7 @@ def _node_events(tables: dict[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[
               .with_columns(_seconds("ts", t0))
               .select("ts", "host", "event", "nodepool", "memory_mb", "share_order", "ip").iter_rows()]
     arrived = {e.host for e in events if e.event in ("arrive", "reactivate", "recover_node")}
-    machines = _Machines(tables, _top_pool(boot))  # hosts heard from but never seen arriving: there already
+    machines = node_inventory(tables, boot)  # hosts heard from but never seen arriving: there already
     before = [NodeEvent(0.0, m.name, "arrive", m.nodepool, m.memory_mb, m.order, m.ip or None)
               for m in machines.advance(0) if m.name not in arrived]
     return tuple(before + events)

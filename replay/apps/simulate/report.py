@@ -10,7 +10,8 @@ from pathlib import Path
 
 import polars as pl
 
-from replay.apps.report import E, MAX_SERIES, PALETTE, Series, _fmt as tick, _ticks, svg_plot, table
+from replay.apps.report import MAX_SERIES, PALETTE, E, Series, _ticks, svg_plot, table
+from replay.apps.report import _fmt as tick
 from replay.parsing.sources import InputError
 
 FILES = ("report.json", "shares.parquet", "cycles.parquet", "jobs.parquet")
@@ -49,11 +50,11 @@ def svg_bars(plot_id: str, title: str, groups: Mapping[str, Mapping[str, float |
     names = list(groups)
     sides = list(next(iter(groups.values()), {}))
     peak = max((v for g in groups.values() for v in g.values() if v), default=0) or 1
-    out = [f'<svg class="plot" id="{plot_id}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-           f'viewBox="0 0 {w} {h}" role="img"><title>{E(title)}</title>',
+    out = [(f'<svg class="plot" id="{plot_id}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+            f'viewBox="0 0 {w} {h}" role="img"><title>{E(title)}</title>'),
            f'<text x="{left}" y="16" class="ptitle">{E(title)}</text>',
-           f'<text x="14" y="{top + ph / 2}" transform="rotate(-90 14 {top + ph / 2})" text-anchor="middle" '
-           f'class="axis">{E(y_label)}</text>']
+           (f'<text x="14" y="{top + ph / 2}" transform="rotate(-90 14 {top + ph / 2})" text-anchor="middle" '
+            f'class="axis">{E(y_label)}</text>')]
     slot = pw / max(len(names), 1)
     bar = min(slot * 0.8 / max(len(sides), 1), 40.0)
     for t in _ticks(0, peak):
@@ -92,13 +93,13 @@ def simulation_section(out: str | Path) -> str:
         change = f"{change}, scheduler {rep['scheduler']}" if change else f"scheduler {rep['scheduler']}"
     ident = rep["identity"]
     parts = ['<h2 id="simulation">Simulation</h2>',
-             f'<p class="note">The recorded workload simulated closed loop through rmref at the log\'s own cycles '
+             (f'<p class="note">The recorded workload simulated closed loop through rmref at the log\'s own cycles '
              f'({rep["cycles"]:,}); <b>baseline</b> is the simulation with nothing changed, <b>sim</b> the one with '
              f'{E(change) if change else "nothing changed (the same as the baseline)"}. The baseline reproduces the '
              f'logged completion times with a median error of {_fmt(ident["finish_error_median_pct"], 2)}% '
              f'(p90 {_fmt(ident["finish_error_p90_pct"], 2)}%) of the turnaround over {ident["jobs"]} job(s), and the '
              f'published shares in {_fmt(None if ident["shares_match"] is None else 100 * ident["shares_match"], 1)}% '
-             f'of {ident.get("job_cycles", 0):,} job-cycles.</p>']
+             f'of {ident.get("job_cycles", 0):,} job-cycles.</p>')]
     rows = [(key, *(_fmt(rep[key][s]) for s in ("logged", "baseline", "sim")))
             for key in ("preemptions", "defrag_takes", "utilisation", "fairness")]
     parts.append(table(("", "logged", "baseline", "sim"), rows, "kv"))

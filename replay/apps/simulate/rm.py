@@ -21,7 +21,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING, Work as OrWork
+from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
+from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import WorkSpec
 from rmref import UNLIMITED, CapInput
 from rmref.model import ClassDef, Share

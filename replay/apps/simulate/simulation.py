@@ -7,6 +7,7 @@ with no change is its own baseline.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,7 +18,13 @@ from replay.apps.simulate.reconstruct import cycle_times, workload_from_log
 from replay.apps.simulate.workload import Workload
 from replay.apps.whatif import Change, apply_sets
 from replay.model.logged import logged_decisions
-from replay.model.world import Bootstrap, bootstrap, existing_order, job_table_order, submission_order
+from replay.model.world import (
+    Bootstrap,
+    bootstrap,
+    existing_order,
+    job_table_order,
+    submission_order,
+)
 from replay.parsing.sources import InputError
 
 
@@ -52,17 +59,18 @@ def context_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Contex
         raise InputError("no published schedule in the log: nothing to simulate (check that it has "
                          "`createState  Schedule sent` records)")
     times = tuple(t * 1000.0 for t in cycle_times(tables))
-    gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+    gaps = sorted(b - a for a, b in itertools.pairwise(times))
     period = int(gaps[len(gaps) // 2]) if gaps else 10_000
     return Context(boot, tuple(cyc["cycle"].to_list()), times, tables["nodepools"], logged=logged_decisions(tables),
                    table_order=job_table_order(tables), submit_seq=submission_order(tables),
                    ranks=existing_order(tables), epoch_ms=prediction_epoch(tables, boot, period))
 
 
-def simulate(tables: dict[str, pl.DataFrame], change: Change = Change(), workload: Workload | None = None,
+def simulate(tables: dict[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
              boot: Bootstrap | None = None, workload_from: str = "log",
              progress: Callable[[str, int, int], None] | None = None) -> Simulated:
     """Simulate the log's workload (or `workload`) at the log's cycles: the baseline, then the change."""
+    change = change or Change()
     boot = boot or bootstrap(tables)
     changed = apply_sets(boot, change.sets)
     ctx = context_from_log(tables, boot)

@@ -126,7 +126,7 @@ def read_workload(path: str | Path) -> Workload:
         raise InputError(f"--workload {path}: no such file")
     try:
         frame = pl.read_parquet(path)
-    except Exception as exc:  # a damaged or foreign file: say which and why, in one line
+    except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: say which and why, in one line
         raise InputError(f"--workload {path}: not a workload table ({type(exc).__name__}: {exc})") from None
     return workload_from_frame(frame, str(path))
 
@@ -139,7 +139,7 @@ def workload_from_frame(frame: pl.DataFrame, name: str = "workload") -> Workload
                          f"{', '.join(SCHEMA)}; `rmreplay simulate LOG -o OUT` writes one)")
     try:
         frame = frame.select([pl.col(c).cast(t, strict=True) for c, t in SCHEMA.items()])
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whichever cast fails, said in one line
         raise InputError(f"{name}: a column has values of the wrong type ({type(exc).__name__}: "
                          f"{str(exc).splitlines()[0]})") from None
     unknown = frame.filter(~pl.col("kind").is_in(list(REQUIRED)) | pl.col("kind").is_null())
