@@ -410,18 +410,18 @@ def job_table_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, int]
     return out
 
 
-def existing_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, dict[int, int]]]:
-    """Per cycle and job, the place of each share it held when the cycle began in the job's
-    published Existing list (the RM's investment order, which cycle_inputs reads as investment)."""
+def existing_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, dict[tuple[str, int], int]]]:
+    """Per cycle and job, the place of each share (host, share id) it held when the cycle began in
+    the job's published Existing list (the RM's investment order, which cycle_inputs reads as investment)."""
     existing, added, _ = _published_shares(tables["schedule"])
-    out: dict[int, dict[int, dict[int, int]]] = {}
+    out: dict[int, dict[int, dict[tuple[str, int], int]]] = {}
     for cycle, rows in existing.items():
         new = added.get(cycle, set())
-        per: dict[int, dict[int, int]] = {}
+        per: dict[int, dict[tuple[str, int], int]] = {}
         printed: dict[int, int] = {}
-        for job, _host, sid, _mem, _init in rows:
+        for job, host, sid, _mem, _init in rows:
             printed[job] = printed.get(job, -1) + 1
             if (job, sid) not in new:
-                per.setdefault(job, {})[sid] = printed[job]
+                per.setdefault(job, {})[(host, sid)] = printed[job]
         out[cycle] = per
     return out

@@ -2,10 +2,11 @@
 tables, rmref's chained phases schedule the simulated state, and the schedule is carried out.
 
 Cycles come at the log's own times (the RM's cadence). What the log reveals and no input
-determines (the order the RM's hash maps list users, needy jobs and a cleared host's shares; its
-job table's order) is taken from the log's same cycle where the log has it, as the audit does;
-the scheduler's own memory (last pure fair shares, users' wealth) is carried from the simulated
-cycle before.
+determines is taken from the log's same cycle where the log has it, as the audit does: the order
+the RM's hash maps list users, needy jobs and a cleared host's shares, its job table's order, and,
+where the simulated state is the logged one, the order of a job's published Existing list (the
+RM's investment order) and the ids of the shares What Of places. The scheduler's own memory (last
+pure fair shares, users' wealth, the needy list) is carried from the simulated cycle before.
 """
 
 from __future__ import annotations
@@ -41,9 +42,8 @@ class Context:
     logged: Logged | None = None  # hints: the orders the log reveals per cycle
     table_order: dict[int, dict[int, int]] = field(default_factory=dict)  # cycle -> job -> rank
     submit_seq: dict[int, int] = field(default_factory=dict)
-    ranks: dict[int, dict[int, dict[int, int]]] = field(default_factory=dict)  # cycle -> job -> share -> rank
+    ranks: dict[int, dict[int, dict[tuple[str, int], int]]] = field(default_factory=dict)  # cycle -> job -> (host, share) -> rank
     epoch_ms: int = 10_000  # the RM's epoch, as getPrjCap adds it
-    stop_delay_ms: float = 10_000.0  # a removed process is Stopped this long after its removal
 
 
 @dataclass
@@ -72,6 +72,7 @@ class Simulation:
         self.run = Run()
         self.carried: CycleResult | None = None
         self.next_share = 1 + max([s.share_id for s in workload.shares] + [0])
+        self.used_ids = {s.share_id for s in workload.shares}  # a share id is never given twice
         self._start(workload)
 
     def _start(self, workload: Workload) -> None:
@@ -94,9 +95,9 @@ class Simulation:
     def step(self, i: int) -> None:
         """Cycle `i` (0-based): publication, RM update, schedule, carry it out."""
         cycle, t = self.ctx.cycles[i], self.ctx.times[i]
-        stop = self.ctx.stop_delay_ms
         for job_id in list(self.jobs):
             job = self.jobs[job_id]
+            stop = job.spec.stop_delay * 1000.0
             state = self.or_work[job_id].publish(t, stop)
             self._ended(job_id, state, t)
             rm.update(job, self.or_work[job_id], state, t, stop)
@@ -105,7 +106,7 @@ class Simulation:
         while self.pending and (self.pending[0].submit + self.pending[0].admit_delay) * 1000.0 <= t + 1e-6:
             spec = self.pending.pop(0)
             work = self._or(spec)
-            state = work.publish(t, stop)
+            state = work.publish(t, spec.stop_delay * 1000.0)
             job = rm.arrive(spec, work, state, self.classes.get(spec.class_name))
             for sid, p in work.processes.items():  # processes that predate the log
                 job.shares[sid] = rm.RmShare(sid, p.host, initialized=True, init_ms=int(spec.init * 1000))
@@ -185,19 +186,28 @@ class Simulation:
                                  f"jobs {', '.join(str(j) for j in sorted({p.job_id for p in placed}))})")
 
     def _apply(self, inp: CycleInput, result: CycleResult, cycle: int, t: float) -> None:
-        """Carry the published schedule out: new shares get ids and processes, removed ones stop."""
+        """Carry out the schedule the cycle publishes (`result.published`): each new share gets an
+        id and a process, each removed one stops. What Of's placements in their order, as
+        defragmentation left them, give the ids; the decisions say why a share was removed."""
         d = result.decisions
-        new = [[p.job_id, p.host, sid] for p, sid in zip(d.placements, self._share_ids(d.placements, cycle))]
-        gone: list[tuple[int, str, int, str]] = [(e.job_id, e.host, e.share_id, e.reason) for e in d.evictions]
+        new = [[p.job_id, p.host, sid] for p, sid in zip(d.placements, self._share_ids(d.placements, cycle),
+                                                          strict=True)]
+        why = {(e.job_id, e.share_id): e.reason for e in d.evictions}
         for a in d.defrag:
             if a.action == EVICT:
-                gone.append((a.donor_job, a.host, a.share_id, "defrag"))
+                why[(a.donor_job, a.share_id)] = "defrag"
                 continue
             k = next(i for i, n in enumerate(new) if n[0] == a.donor_job and n[1] == a.host)
             if a.action == REASSIGN:
                 new[k][0] = a.needy_job
             elif a.action == CANCEL:
                 new.pop(k)
+        published = result.published
+        for job_id, entry in published.items():
+            hosts = sorted(h for j, h, _ in new if j == job_id)
+            if hosts != list(entry.additions):
+                raise AssertionError(f"cycle {cycle}: job {job_id}'s placements {hosts} are not the published "
+                                     f"additions {list(entry.additions)}")
         for job_id, host, sid in new:
             job = self.jobs.get(job_id)
             if job is None:
@@ -205,24 +215,24 @@ class Simulation:
             job.shares[sid] = rm.RmShare(sid, host)
             self.or_work[job_id].add(sid, host, t)
             self.run.first_share.setdefault(job_id, t / 1000.0)
-        for job_id, host, sid, reason in gone:
+        for job_id, entry in published.items():
             job = self.jobs.get(job_id)
-            share = job.shares.get(sid) if job else None
-            if share is None:
-                continue
-            if reason == PURGE:
+            for _host, sid in entry.removals:
+                share = job.shares.get(sid) if job else None
+                if share is None or share.pending_removal:
+                    continue  # already leaving: not a new removal
                 share.pending_removal = True
-            else:
-                share.pending_removal = True
-                self.run.preempted.append((cycle, job_id, sid, reason))
-            self.or_work[job_id].remove(sid, t)
+                if why.get((job_id, sid)) != PURGE:  # a dead host's work is not the scheduler's choice
+                    self.run.preempted.append((cycle, job_id, sid, why.get((job_id, sid), "shrink")))
+                self.or_work[job_id].remove(sid, t)
         self._tally(inp, cycle)
 
     def _share_ids(self, placements, cycle: int) -> list[int]:
         """Ids for the new shares: the RM numbers them in the order it connects them, which What Of's
         answer does not keep; where the cycle places exactly what the log shows, the log's ids."""
         logged = self.ctx.logged.connected.get(cycle, []) if self.ctx.logged else []
-        if sorted((p.job_id, p.host) for p in placements) == sorted((j, h) for j, h, _o, _s in logged):
+        if (sorted((p.job_id, p.host) for p in placements) == sorted((j, h) for j, h, _o, _s in logged)
+                and not self.used_ids & {sid for *_, sid in logged}):
             free: dict[tuple[int, str], list[int]] = {}
             for j, h, _o, sid in logged:
                 free.setdefault((j, h), []).append(sid)
@@ -230,6 +240,7 @@ class Simulation:
         else:
             ids = list(range(self.next_share, self.next_share + len(placements)))
         self.next_share = max([self.next_share - 1, *ids]) + 1
+        self.used_ids.update(ids)
         return ids
 
     def _tally(self, inp: CycleInput, cycle: int) -> None:

@@ -103,6 +103,12 @@ def nearest_rank(values: Sequence[float], q: float) -> float | None:
     return values[max(0, math.ceil(q * len(values)) - 1)]
 
 
+def process_orders(sim: Simulated) -> dict[int, int]:
+    """job -> quantum shares one of its processes holds, in the log's quantum."""
+    quantum = sim.boot.config.quantum_gb
+    return {w.job_id: job_order(w.memory_gb, quantum) for w in sim.workload.work}
+
+
 @dataclass(frozen=True)
 class Measured:
     """The three histories of a simulation and the per-job table built from them."""
@@ -110,11 +116,7 @@ class Measured:
     sim: Simulated
     sides: dict[str, History]
     jobs: pl.DataFrame  # one row per piece of work of the workload
-
-    def orders(self) -> dict[int, int]:
-        """job -> its process order in the log's quantum (to count quantum shares)."""
-        q = self.sim.boot.config.quantum_gb
-        return {w.job_id: job_order(w.memory_gb, q) for w in self.sim.workload.work}
+    cycles: pl.DataFrame  # one row per cycle (`per_cycle`)
 
 
 def measure(tables: dict[str, pl.DataFrame], sim: Simulated) -> Measured:
@@ -138,7 +140,8 @@ def measure(tables: dict[str, pl.DataFrame], sim: Simulated) -> Measured:
     for side in SIDES:
         schema |= {f"finish_{side}": pl.Float64, f"turnaround_{side}": pl.Float64, f"wait_{side}": pl.Float64}
     schema |= {"projected": pl.Boolean, "note": pl.String}
-    return Measured(sim, sides, pl.DataFrame(rows, schema=schema, orient="row"))
+    jobs = pl.DataFrame(rows, schema=schema, orient="row")
+    return Measured(sim, sides, jobs, per_cycle(sim, sides))
 
 
 def identity(m: Measured) -> dict:
@@ -158,7 +161,7 @@ def identity(m: Measured) -> dict:
 def _group(m: Measured, key: str) -> dict[str, dict]:
     """per_class / per_user: mean turnaround, wait (over the jobs that ended, or got a process, on
     that side) and quantum shares held after each cycle, averaged over the cycles."""
-    orders, n = m.orders(), len(m.sim.context.cycles)
+    orders, n = process_orders(m.sim), len(m.sim.context.cycles)
     name_of = {w.job_id: (w.class_name if key == "class" else w.user) for w in m.sim.workload.work}
     out: dict[str, dict] = {}
     for name, rows in sorted(m.jobs.group_by(key), key=lambda g: g[0][0]):
@@ -178,14 +181,14 @@ def _group(m: Measured, key: str) -> dict[str, dict]:
     return out
 
 
-def per_cycle(m: Measured) -> pl.DataFrame:
+def per_cycle(sim: Simulated, sides: Mapping[str, History]) -> pl.DataFrame:
     """cycles.parquet: per cycle and side, the scheduler's takings, utilisation and fairness."""
-    ctx, orders = m.sim.context, m.orders()
-    owner = {w.job_id: w.user for w in m.sim.workload.work}
+    ctx, orders = sim.context, process_orders(sim)
+    owner = {w.job_id: w.user for w in sim.workload.work}
     t0 = ctx.times[0]
     cols: dict[str, list] = {"cycle": list(ctx.cycles), "time": [round((t - t0) / 1000.0, 3) for t in ctx.times]}
     for side in SIDES:
-        h = m.sides[side]
+        h = sides[side]
         preempted: dict[int, int] = {}
         defrag: dict[int, int] = {}
         for cycle, why in h.taken.values():
@@ -215,7 +218,7 @@ def per_cycle(m: Measured) -> pl.DataFrame:
 
 def shares_frame(m: Measured) -> pl.DataFrame:
     """shares.parquet: per cycle and job, the processes and quantum shares held after the cycle, each side."""
-    orders = m.orders()
+    orders = process_orders(m.sim)
     spec = {w.job_id: w for w in m.sim.workload.work}
     keys = sorted({k for h in m.sides.values() for k in h.held if k[1] in spec})
     cols: dict[str, list] = {"cycle": [c for c, _ in keys], "job_id": [j for _, j in keys],
@@ -232,9 +235,7 @@ def shares_frame(m: Measured) -> pl.DataFrame:
 
 def report(m: Measured) -> dict:
     """report.json (times in seconds from the log's first cycle; 6 decimals)."""
-    sim = m.sim
-    cycles = per_cycle(m)
-    jobs = m.jobs
+    sim, cycles, jobs = m.sim, m.cycles, m.jobs
     projected = jobs.filter(pl.col("projected"))["job_id"].to_list()
 
     def triple(fn) -> dict:
@@ -277,7 +278,7 @@ def write_simulation(m: Measured, out: Path) -> dict:
     rep = report(m)
     m.jobs.write_parquet(out / "jobs.parquet", compression="zstd", statistics=False)
     shares_frame(m).write_parquet(out / "shares.parquet", compression="zstd", statistics=False)
-    per_cycle(m).write_parquet(out / "cycles.parquet", compression="zstd", statistics=False)
+    m.cycles.write_parquet(out / "cycles.parquet", compression="zstd", statistics=False)
     write_workload(m.sim.workload, out / "workload.parquet")
     (out / "report.json").write_text(json.dumps(rep, indent=2, sort_keys=True, allow_nan=False) + "\n")
     return rep

@@ -151,7 +151,7 @@ def cap_input(job: RmJob, cls: ClassDef | None, epoch_ms: int, purged: int) -> C
     )
 
 
-def shares(job: RmJob, order: int, ranks: Mapping[int, int] | None = None) -> tuple[Share, ...]:
+def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None = None) -> tuple[Share, ...]:
     """The job's shares as rmref reads them.
 
     `ranks` is the order the log printed the job's shares in this cycle (the RM sorts its
@@ -161,8 +161,8 @@ def shares(job: RmJob, order: int, ranks: Mapping[int, int] | None = None) -> tu
     millisecond, and which decides who is preempted.
     """
     held = sorted(job.shares.values(), key=lambda s: s.share_id)
-    use_ranks = ranks is not None and all(s.share_id in ranks for s in held)
+    use_ranks = ranks is not None and len(ranks) == len(held) and all((s.host, s.share_id) in ranks for s in held)
     return tuple(Share(s.share_id, job.spec.job_id, s.host, order, s.pending_removal, s.initialized,
                        s.init_ms if s.initialized else 0,
-                       (ranks[s.share_id] + 1 if s.initialized else 0) if use_ranks else s.investment)
+                       (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if use_ranks else s.investment)
                  for s in held)

@@ -7,8 +7,9 @@ with no change is its own baseline.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -66,6 +67,17 @@ def context_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Contex
                    ranks=existing_order(tables), epoch_ms=prediction_epoch(tables, boot, period))
 
 
+def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int, int]:
+    """Each job's place in submission order (JobByTimeSorter): by submission time, then by the
+    log's order (which knows the ties of jobs submitted in the same millisecond), so that an edited
+    submission time moves the job and the log's own workload keeps the log's order."""
+    keys = {w.job_id: (w.submit, logged.get(w.job_id, w.job_id)) for w in workload.work}
+    ranks: dict[tuple[float, int], int] = {}
+    for key in sorted(set(keys.values())):
+        ranks[key] = len(ranks)
+    return {job: ranks[key] for job, key in keys.items()}
+
+
 def simulate(tables: dict[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
              boot: Bootstrap | None = None, workload_from: str = "log",
              progress: Callable[[str, int, int], None] | None = None) -> Simulated:
@@ -75,6 +87,7 @@ def simulate(tables: dict[str, pl.DataFrame], change: Change | None = None, work
     changed = apply_sets(boot, change.sets)
     ctx = context_from_log(tables, boot)
     workload = workload or workload_from_log(tables, boot)
+    ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq))
     missing = sorted({w.class_name for w in workload.work} - {c.name for c in boot.classes})
     if missing:
         raise InputError(f"workload: class(es) {', '.join(missing)} are not defined in the configuration "
