@@ -330,6 +330,8 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """rmreplay check LOG... [--scheduler ...] [--set ...] [--max-changed-cycles N] [--junit FILE]"""
+    if args.simulate:
+        return cmd_check_simulate(args, console)
     from replay.apps.whatif import change_text, junit_xml, whatif
 
     change = _change(args)
@@ -357,6 +359,101 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     return 1 if any(r.cycles_changed > args.max_changed_cycles for _, r, _ in results) else 0
 
 
+def simulate_table(report: dict) -> Table:
+    """Logged, baseline and simulated side by side: takings, utilisation, fairness, turnaround per class."""
+    table = Table(title="rmreplay simulate", show_header=True, box=None, pad_edge=False)
+    table.add_column("", style="bold")
+    for name in ("logged", "baseline", "sim"):
+        table.add_column(name, justify="right")
+
+    def cell(v: object) -> str:
+        return "-" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:,.3f}"
+
+    for key in ("preemptions", "defrag_takes", "utilisation", "fairness"):
+        table.add_row(key.replace("_", " "), *(cell(report[key][s]) for s in ("logged", "baseline", "sim")))
+    for cls, v in report["per_class"].items():
+        table.add_row(f"  {cls} mean turnaround s", *(cell(v[f"mean_turnaround_{s}"]) for s in ("logged", "baseline", "sim")))
+    return table
+
+
+def simulate_summary(report: dict, seconds: float) -> str:
+    """The identity figures and the speed, in one line."""
+    ident, n = report["identity"], report["cycles"]
+    runs = 2 if report["changed"] else 1
+    shares = "-" if ident["shares_match"] is None else f"{100 * ident['shares_match']:.1f}%"
+    median = "-" if ident["finish_error_median_pct"] is None else f"{ident['finish_error_median_pct']:.2f}%"
+    p90 = "-" if ident["finish_error_p90_pct"] is None else f"{ident['finish_error_p90_pct']:.2f}%"
+    return (f"identity (baseline vs log): shares {shares} of {ident['job_cycles']:,} job-cycles, completion error "
+            f"median {median} p90 {p90} of turnaround over {ident['jobs']} job(s); {n:,} cycles x {runs} run(s) "
+            f"in {seconds:.1f} s, {runs * n / max(seconds, 1e-9):,.0f} cycles/s")
+
+
+def _simulate(tables: dict, change, args: argparse.Namespace, console: Console, workload=None):
+    """Simulate and measure one log (with a progress line)."""
+    from replay.apps.simulate.metrics import measure
+    from replay.apps.simulate.simulation import simulate
+
+    with console.status("simulating", spinner="dots") as status:
+        sim = simulate(tables, change, workload, workload_from=getattr(args, "workload", None) or "log",
+                       progress=lambda label, i, n: status.update(f"simulating ({label}) cycle {i:,} of {n:,}"))
+        return measure(tables, sim)
+
+
+def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay simulate LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] [--workload FILE] -o OUT"""
+    from replay.apps.simulate.metrics import write_simulation
+    from replay.apps.simulate.workload import read_workload
+
+    check_replaceable(Path(args.out), args.force, "simulate", args.logs)
+    change = _change(args)
+    workload = read_workload(args.workload) if args.workload else None
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    start = time.perf_counter()
+    measured = _simulate(tables, change, args, console, workload)
+    seconds = time.perf_counter() - start
+    with atomic_output_dir(args.out, args.force, command="simulate", inputs=args.logs) as tmp:
+        report = write_simulation(measured, tmp)
+    print_note(console, note)
+    console.print(simulate_table(report))
+    console.print(simulate_summary(report, seconds), highlight=False)
+    projected = report["workload"]["projected"]
+    if projected:
+        console.print(f"[yellow]{len(projected)} job(s) run past the log's end ({', '.join(map(str, projected[:10]))}"
+                      f"{', ...' if len(projected) > 10 else ''}): their remaining work is projected at the rate "
+                      "observed (workload.parquet, note)[/]", highlight=False)
+    console.print(f"written to [bold]{args.out}[/] (report.json, jobs.parquet, shares.parquet, cycles.parquet, "
+                  "workload.parquet)")
+    return 0
+
+
+def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay check --simulate LOG... [--set ...] [--scheduler ...] [--max-turnaround-increase PCT]
+    [--max-preemptions N] [--junit FILE]"""
+    from replay.apps.simulate.gate import gates, junit_xml
+    from replay.apps.simulate.metrics import report as simulation_report
+
+    if args.max_turnaround_increase is None and args.max_preemptions is None:
+        raise InputError("check --simulate: give --max-turnaround-increase PCT and/or --max-preemptions N")
+    change = _change(args)
+    results = []
+    for log in args.logs:
+        tables, _note = load_tables([log], args.config, console, not args.no_cache)
+        start = time.perf_counter()
+        measured = _simulate(tables, change, args, console)
+        report = simulation_report(measured)
+        checked = gates(report, measured.jobs, args.max_turnaround_increase, args.max_preemptions)
+        results.append((log, checked, report, time.perf_counter() - start))
+        ok = all(g.ok for g in checked)
+        console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}", highlight=False)
+        for g in checked:
+            console.print(f"  {'ok  ' if g.ok else 'FAIL'} {g.message}", markup=False, highlight=False)
+    if args.junit:
+        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+            tmp.write_text(junit_xml(results), encoding="utf-8")
+        console.print(f"JUnit XML written to [bold]{args.junit}[/]")
+    return 1 if any(not g.ok for _, checked, _, _ in results for g in checked) else 0
+
+
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
     from replay.apps.audit import audit
@@ -372,9 +469,14 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
                 audited = audit(tables, progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
             except InputError as exc:  # no bootstrap: the rest of the report still stands
                 console.print(f"[yellow]audit skipped: {exc}[/]")
+    sections = []
+    if args.simulation:
+        from replay.apps.simulate.report import simulation_section
+
+        sections.append(simulation_section(args.simulation))
     title = args.title or f"rmreplay report: {', '.join(Path(p).name for p in args.logs)}"
     out = Path(args.out)
-    page = build_report(tables, title, audited)
+    page = build_report(tables, title, audited, sections=sections)
     with atomic_output_file(out, args.force, marker=GENERATOR.encode()) as tmp:
         tmp.write_text(page)
     console.print(f"report written to [bold]{out}[/] ({out.stat().st_size / 1e3:,.0f} kB, self-contained)")
@@ -503,7 +605,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--max-changed-cycles", type=int, default=0, metavar="N",
                    help="cycles allowed to change per log (default 0)")
     c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log)")
+    c.add_argument("--simulate", action="store_true",
+                   help="gate on the closed-loop simulation instead (rmreplay simulate): --max-turnaround-increase "
+                        "and/or --max-preemptions")
+    c.add_argument("--max-turnaround-increase", type=float, metavar="PCT",
+                   help="with --simulate: the mean turnaround of each class may grow by at most PCT percent")
+    c.add_argument("--max-preemptions", type=int, metavar="N",
+                   help="with --simulate: the change's scheduler may preempt at most N processes")
     c.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("simulate", help="simulate the recorded workload closed loop, unchanged and with a change")
+    s.add_argument("logs", nargs="+", help=LOGS_HELP)
+    _add_change_options(s)
+    s.add_argument("--workload", metavar="FILE", help="simulate this workload (a workload.parquet, edited) "
+                   "instead of the one the log records")
+    s.add_argument("-o", "--out", required=True, help="directory for report.json, jobs.parquet, shares.parquet, "
+                   "cycles.parquet and workload.parquet")
+    _add_force(s)
+    s.set_defaults(func=cmd_simulate)
 
     r = sub.add_parser("report", help="one self-contained HTML report of a log (inline SVG plots)")
     r.add_argument("logs", nargs="+", help=LOGS_HELP)
@@ -512,8 +631,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")
     r.add_argument("--title", help="the report's title")
+    r.add_argument("--simulation", metavar="OUT", help="add the section of a `rmreplay simulate -o OUT` run "
+                   "(logged against simulated)")
     r.set_defaults(func=cmd_report)
-    for command in (a, e, w, c, r):
+    for command in (a, e, w, c, s, r):
         command.add_argument("--no-cache", action="store_true", help="parse the logs again even if the cache "
                              "($RMREPLAY_CACHE, default ~/.cache/rmreplay) has them (a LOG may also be a "
                              "`rmreplay parse -o` directory)")

@@ -322,17 +322,23 @@ def holdings(inp: CycleInput, result: CycleResult) -> dict[int, int]:
     return per
 
 
-def logged_holdings(tables: dict[str, pl.DataFrame], quantum: int) -> dict[int, dict[int, int]]:
-    """Per cycle, the quantum shares each job held after the RM's cycle: its published Existing
-    shares less the Removals (preempted, still running until the Orchestrator confirms)."""
+def logged_held(tables: dict[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
+    """(cycle, job_id, processes, qshares) each job held after the RM's cycle: its published
+    Existing shares less the Removals (preempted, still running until the Orchestrator confirms)."""
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "share_id").unique()
-    kept = (sched.filter(pl.col("kind") == "existing")
+    return (sched.filter(pl.col("kind") == "existing")
             .join(removed, on=["cycle", "job_id", "share_id"], how="anti")
             .with_columns(((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
-            .group_by("cycle", "job_id").agg(pl.col("q").sum()))
+            .group_by("cycle", "job_id").agg(pl.len().cast(pl.Int64).alias("processes"),
+                                             pl.col("q").sum().alias("qshares"))
+            .sort("cycle", "job_id"))
+
+
+def logged_holdings(tables: dict[str, pl.DataFrame], quantum: int) -> dict[int, dict[int, int]]:
+    """Per cycle, the quantum shares each job held after the RM's cycle (`logged_held`)."""
     out: dict[int, dict[int, int]] = {}
-    for cycle, job, q in kept.sort("cycle", "job_id").iter_rows():
+    for cycle, job, q in logged_held(tables, quantum).select("cycle", "job_id", "qshares").iter_rows():
         out.setdefault(cycle, {})[job] = q
     return out
 

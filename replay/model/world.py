@@ -452,3 +452,31 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             tuple(sorted(set(prev_needy["job_id"].to_list()))) if prev_needy is not None else (),
         )
         removed_before = removed_now
+
+
+# -- for the closed-loop simulation (replay.apps.simulate): the same rebuild, one piece at a time --
+
+def job_table_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, int]]:
+    """Per cycle, each published job's place in the RM's job table (the order cycle_inputs lists work in)."""
+    out: dict[int, dict[int, int]] = {}
+    for cycle, job in _work_rows(tables).select("cycle", "job_id").iter_rows():
+        ranks = out.setdefault(cycle, {})
+        ranks.setdefault(job, len(ranks))
+    return out
+
+
+def existing_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, dict[tuple[str, int], int]]]:
+    """Per cycle and job, the place of each share (host, share id) it held when the cycle began in
+    the job's published Existing list (the RM's investment order, which cycle_inputs reads as investment)."""
+    existing, added, _ = _published_shares(tables["schedule"])
+    out: dict[int, dict[int, dict[tuple[str, int], int]]] = {}
+    for cycle, rows in existing.items():
+        new = added.get(cycle, set())
+        per: dict[int, dict[tuple[str, int], int]] = {}
+        printed: dict[int, int] = {}
+        for job, host, sid, _mem, _init in rows:
+            printed[job] = printed.get(job, -1) + 1
+            if (job, sid) not in new:
+                per.setdefault(job, {})[(host, sid)] = printed[job]
+        out[cycle] = per
+    return out

@@ -1,0 +1,79 @@
+"""`rmreplay check --simulate`: gate a change on what the closed loop says it does, with JUnit XML.
+
+Per class, the change's mean turnaround over the jobs that finished both with and without it,
+against the baseline's over the same jobs (`--max-turnaround-increase PCT`); a job that finishes
+without the change but no longer does with it fails its class whatever the threshold. In all,
+the processes the change's scheduler takes from running work (`--max-preemptions N`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+import polars as pl
+
+SUMMARY_KEYS = ("cycles", "set", "scheduler", "identity", "preemptions", "defrag_takes", "utilisation", "fairness")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One threshold checked on one log."""
+
+    name: str
+    ok: bool
+    message: str
+
+
+def turnaround_gates(jobs: pl.DataFrame, max_increase: float) -> list[Gate]:
+    """Per class with jobs that finished in the baseline: the change's paired mean turnaround increase."""
+    gates = []
+    for (cls,), rows in sorted(jobs.group_by("class"), key=lambda g: g[0][0]):
+        ended = rows.filter(pl.col("turnaround_baseline").is_not_null())
+        if ended.is_empty():
+            continue
+        both = ended.filter(pl.col("turnaround_sim").is_not_null())
+        lost = ended.height - both.height
+        base = both["turnaround_baseline"].mean() if both.height else None
+        new = both["turnaround_sim"].mean() if both.height else None
+        increase = (new - base) / base * 100.0 if base else 0.0
+        ok = lost == 0 and increase <= max_increase
+        message = (f"class {cls}: mean turnaround {base or 0:,.1f} s -> {new or 0:,.1f} s over {both.height} job(s) "
+                   f"({increase:+.1f}%, allowed +{max_increase:g}%)")
+        if lost:
+            message += f"; {lost} job(s) that finished without the change no longer finish inside the log"
+        gates.append(Gate(f"class {cls} turnaround increase <= {max_increase:g}%", ok, message))
+    return gates
+
+
+def gates(report: dict, jobs: pl.DataFrame, max_increase: float | None, max_preemptions: int | None) -> list[Gate]:
+    """Every gate asked for, on one simulated log."""
+    out = turnaround_gates(jobs, max_increase) if max_increase is not None else []
+    if max_preemptions is not None:
+        n = report["preemptions"]["sim"]
+        out.append(Gate(f"preemptions <= {max_preemptions}", n <= max_preemptions,
+                        f"{n:,} process(es) preempted with the change (baseline {report['preemptions']['baseline']:,}, "
+                        f"logged {report['preemptions']['logged']:,}; allowed {max_preemptions:,})"))
+    return out
+
+
+def junit_xml(results: list[tuple[str, list[Gate], dict, float]]) -> str:
+    """A JUnit XML document: one testsuite per log, one testcase per gate."""
+    suites, total, failed = [], 0, 0
+    for name, checked, report, seconds in results:
+        summary = escape(json.dumps({k: report[k] for k in SUMMARY_KEYS if k in report}, sort_keys=True))
+        cases = []
+        for g in checked:
+            case = f'    <testcase classname="rmreplay.check.simulate" name={quoteattr(g.name)} time="0">\n'
+            if not g.ok:
+                case += f'      <failure message={quoteattr(g.message)} type="Threshold">{escape(g.message)}</failure>\n'
+            cases.append(case + f"      <system-out>{escape(g.message)}</system-out>\n    </testcase>\n")
+        bad = sum(not g.ok for g in checked)
+        total, failed = total + len(checked), failed + bad
+        suites.append(f'  <testsuite name={quoteattr(name)} tests="{len(checked)}" failures="{bad}" errors="0" '
+                      f'time="{seconds:.3f}">\n{"".join(cases)}    <system-out>{summary}</system-out>\n'
+                      "  </testsuite>\n")
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites name="rmreplay check --simulate" tests="{total}" failures="{failed}">\n'
+            + "".join(suites) + "</testsuites>\n")

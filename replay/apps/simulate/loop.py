@@ -1,0 +1,297 @@
+"""The closed loop: at each of the RM's cycles, the Orchestrator publishes, the RM updates its
+tables, rmref's chained phases schedule the simulated state, and the schedule is carried out.
+
+Cycles come at the log's own times (the RM's cadence). What the log reveals and no input
+determines is taken from the log's same cycle where the log has it, as the audit does: the order
+the RM's hash maps list users, needy jobs and a cleared host's shares, its job table's order, and,
+where the simulated state is the logged one, the order of a job's published Existing list (the
+RM's investment order) and the ids of the shares What Of places. The scheduler's own memory (last
+pure fair shares, users' wealth, the needy list) is carried from the simulated cycle before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from replay.apps.simulate import rm
+from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
+from replay.apps.simulate.orchestrator import Work as OrWork
+from replay.apps.simulate.workload import Workload
+from replay.apps.whatif import adapt
+from replay.model.logged import Logged
+from replay.model.world import Bootstrap, machines
+from replay.parsing.sources import InputError
+from replay.parsing.tables import SCHEMAS, conform
+from rmref import FAIR_SHARE, job_order
+from rmref.cycle import CycleResult, Hints, Phases, schedule
+from rmref.defrag import CANCEL, EVICT, REASSIGN
+from rmref.evictions import PURGE
+from rmref.model import CycleInput, Machine, Work
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every simulation of one log shares: its configuration, cadence and revealed orders."""
+
+    boot: Bootstrap
+    cycles: tuple[int, ...]  # the log's cycle numbers
+    times: tuple[float, ...]  # their times, ms from the first
+    nodepools: pl.DataFrame  # the nodepools table (node files: which pool a host is in)
+    logged: Logged | None = None  # hints: the orders the log reveals per cycle
+    table_order: dict[int, dict[int, int]] = field(default_factory=dict)  # cycle -> job -> rank
+    submit_seq: dict[int, int] = field(default_factory=dict)
+    ranks: dict[int, dict[int, dict[tuple[str, int], int]]] = field(default_factory=dict)  # cycle -> job -> (host, share) -> rank
+    epoch_ms: int = 10_000  # the RM's epoch, as getPrjCap adds it
+
+
+@dataclass
+class Run:
+    """One simulation's outcome, cycle by cycle and job by job."""
+
+    held: list[tuple[int, int, int]] = field(default_factory=list)  # (cycle, job, processes held after it)
+    used: list[tuple[int, int, int]] = field(default_factory=list)  # (cycle, qshares in use, capacity)
+    finish: dict[int, float] = field(default_factory=dict)  # job -> s at the publication that showed it ending
+    first_share: dict[int, float] = field(default_factory=dict)  # job -> s of its first assignment
+    preempted: list[tuple[int, int, int, str]] = field(default_factory=list)  # (cycle, job, share, reason)
+    users: dict[int, tuple[str, ...]] = field(default_factory=dict)  # cycle -> users with work
+
+
+class Simulation:
+    """The simulated cluster: machines, the Orchestrator's work and the RM's tables."""
+
+    def __init__(self, ctx: Context, workload: Workload, boot: Bootstrap, phases: Phases):
+        self.ctx, self.boot, self.phases = ctx, boot, phases
+        self.specs = {w.job_id: w for w in workload.work}
+        self.classes = {c.name: c for c in boot.classes}
+        self.or_work: dict[int, OrWork] = {}
+        self.jobs: dict[int, rm.RmJob] = {}
+        self.pending = sorted(workload.work, key=lambda w: (w.submit + w.admit_delay, w.job_id))
+        self.machines = machines(_node_tables(workload, ctx), ctx.boot)
+        self.run = Run()
+        self.carried: CycleResult | None = None
+        self.next_share = 1 + max([s.share_id for s in workload.shares] + [0])
+        self.used_ids = {s.share_id for s in workload.shares}  # a share id is never given twice
+        self._start(workload)
+
+    def _start(self, workload: Workload) -> None:
+        """The processes the work already ran when the log began."""
+        for s in workload.shares:
+            spec = self.specs.get(s.job_id)
+            if spec is None:
+                raise InputError(f"workload: share {s.share_id} on {s.host} belongs to job {s.job_id}, "
+                                 "which has no work row")
+            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True)
+
+    def _or(self, spec) -> OrWork:
+        w = self.or_work.get(spec.job_id)
+        if w is None:
+            w = self.or_work[spec.job_id] = OrWork(spec, spec.start_delay * 1000.0, spec.init * 1000.0, spec.item_ms)
+        return w
+
+    # -- one cycle ------------------------------------------------------------------------------
+
+    def step(self, i: int) -> None:
+        """Cycle `i` (0-based): publication, RM update, schedule, carry it out."""
+        cycle, t = self.ctx.cycles[i], self.ctx.times[i]
+        for job_id in list(self.jobs):
+            job = self.jobs[job_id]
+            stop = job.spec.stop_delay * 1000.0
+            state = self.or_work[job_id].publish(t, stop)
+            self._ended(job_id, state, t)
+            rm.update(job, self.or_work[job_id], state, t, stop)
+            if rm.gone(state):
+                del self.jobs[job_id]
+        while self.pending and (self.pending[0].submit + self.pending[0].admit_delay) * 1000.0 <= t + 1e-6:
+            spec = self.pending.pop(0)
+            work = self._or(spec)
+            state = work.publish(t, spec.stop_delay * 1000.0)
+            job = rm.arrive(spec, work, state, self.classes.get(spec.class_name))
+            for sid, p in work.processes.items():  # processes that predate the log
+                job.shares[sid] = rm.RmShare(sid, p.host, initialized=True, init_ms=int(spec.init * 1000))
+            self._ended(spec.job_id, state, t)
+            if not rm.gone(state):
+                self.jobs[spec.job_id] = job
+        machines = self.machines.advance(cycle)
+        inp = self._input(cycle, machines)
+        result = self._schedule(inp, cycle)
+        self._check(inp, result, cycle)
+        self._apply(inp, result, cycle, t)
+        self.carried = result
+
+    def _schedule(self, inp: CycleInput, cycle: int) -> CycleResult:
+        """rmref's chained phases; a plug-in phase that fails is reported in one line, with the cycle."""
+        if self.phases == Phases():
+            return schedule(inp, self._hints(cycle), self.phases)
+        try:
+            return schedule(inp, self._hints(cycle), self.phases)
+        except Exception as exc:  # noqa: BLE001 - whatever the developer's phase raises, said in one line
+            raise InputError(f"cycle {cycle}: the scheduler raised {type(exc).__name__}: {exc}") from None
+
+    def _ended(self, job_id: int, state: str, t: float) -> None:
+        if state in (COMPLETING, COMPLETED) and job_id not in self.run.finish:
+            self.run.finish[job_id] = t / 1000.0
+
+    def _input(self, cycle: int, machines: tuple[Machine, ...]) -> CycleInput:
+        """rmref's input for the cycle, from the RM's tables (under the unchanged configuration;
+        `adapt` then applies the change, as the what-if does)."""
+        base = self.ctx.boot
+        quantum = base.config.quantum_gb
+        rank = self.ctx.table_order.get(cycle, {})
+        online = {m.name: m for m in machines}
+        work = []
+        for job_id in sorted(self.jobs, key=lambda j: (rank.get(j, len(rank)), j)):
+            job = self.jobs[job_id]
+            spec = job.spec
+            cls = self.classes.get(spec.class_name)
+            purged = sum(1 for s in job.shares.values() if not s.pending_removal
+                         and _purged(online.get(s.host), spec.work_type, cls))
+            order = job_order(spec.memory_gb, quantum)
+            work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
+                             rm.cap_input(job, cls, self.ctx.epoch_ms, purged),
+                             submit_seq=self.ctx.submit_seq.get(job_id, job_id),
+                             shares=rm.shares(job, order, self.ctx.ranks.get(cycle, {}).get(job_id))))
+        needy = self.carried.decisions.needy if self.carried else ()
+        inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), tuple(needy))
+        return adapt(inp, base, self.boot)
+
+    def _hints(self, cycle: int) -> Hints:
+        logged, carried = self.ctx.logged, self.carried
+        return Hints(tuple(logged.user_orders.get(cycle, ())) if logged else (),
+                     tuple(logged.job_order.get(cycle, ())) if logged else (),
+                     logged.share_walk.get(cycle, {}) if logged else {},
+                     carried.pure_fair_share if carried else {},
+                     carried.defrag.wealth if carried else None)
+
+    def _check(self, inp: CycleInput, result: CycleResult, cycle: int) -> None:
+        """Stop a scheduler that puts more on a machine than it holds (cycle and machine named)."""
+        free = {m.name: m.order for m in inp.machines}
+        for w in inp.work:
+            for s in w.shares:
+                if s.host in free:
+                    free[s.host] -= s.order
+        for p in result.decisions.placements:
+            if p.host not in free:
+                raise InputError(f"cycle {cycle}: the scheduler placed job {p.job_id} on {p.host}, "
+                                 "which is not a machine of the cluster")
+            free[p.host] -= p.order
+        over = sorted(h for h, f in free.items() if f < 0)
+        for host in over:
+            placed = [p for p in result.decisions.placements if p.host == host]
+            if placed:
+                m = next(m for m in inp.machines if m.name == host)
+                raise InputError(f"cycle {cycle}: the scheduler over-allocates machine {host} "
+                                 f"({m.order - free[host]} quantum shares placed on {m.order}; "
+                                 f"jobs {', '.join(str(j) for j in sorted({p.job_id for p in placed}))})")
+
+    def _apply(self, inp: CycleInput, result: CycleResult, cycle: int, t: float) -> None:
+        """Carry out the schedule the cycle publishes (`result.published`): each new share gets an
+        id and a process, each removed one stops. What Of's placements in their order, as
+        defragmentation left them, give the ids; the decisions say why a share was removed."""
+        d = result.decisions
+        new = [[p.job_id, p.host, sid] for p, sid in zip(d.placements, self._share_ids(d.placements, cycle),
+                                                          strict=True)]
+        why = {(e.job_id, e.share_id): e.reason for e in d.evictions}
+        for a in d.defrag:
+            if a.action == EVICT:
+                why[(a.donor_job, a.share_id)] = "defrag"
+                continue
+            k = next(i for i, n in enumerate(new) if n[0] == a.donor_job and n[1] == a.host)
+            if a.action == REASSIGN:
+                new[k][0] = a.needy_job
+            elif a.action == CANCEL:
+                new.pop(k)
+        published = result.published
+        for job_id, entry in published.items():
+            hosts = sorted(h for j, h, _ in new if j == job_id)
+            if hosts != list(entry.additions):
+                raise AssertionError(f"cycle {cycle}: job {job_id}'s placements {hosts} are not the published "
+                                     f"additions {list(entry.additions)}")
+        for job_id, host, sid in new:
+            job = self.jobs.get(job_id)
+            if job is None:
+                continue
+            job.shares[sid] = rm.RmShare(sid, host)
+            self.or_work[job_id].add(sid, host, t)
+            self.run.first_share.setdefault(job_id, t / 1000.0)
+        for job_id, entry in published.items():
+            job = self.jobs.get(job_id)
+            for _host, sid in entry.removals:
+                share = job.shares.get(sid) if job else None
+                if share is None or share.pending_removal:
+                    continue  # already leaving: not a new removal
+                share.pending_removal = True
+                if why.get((job_id, sid)) != PURGE:  # a dead host's work is not the scheduler's choice
+                    self.run.preempted.append((cycle, job_id, sid, why.get((job_id, sid), "shrink")))
+                self.or_work[job_id].remove(sid, t)
+        self._tally(inp, cycle)
+
+    def _share_ids(self, placements, cycle: int) -> list[int]:
+        """Ids for the new shares: the RM numbers them in the order it connects them, which What Of's
+        answer does not keep; where the cycle places exactly what the log shows, the log's ids."""
+        logged = self.ctx.logged.connected.get(cycle, []) if self.ctx.logged else []
+        if (sorted((p.job_id, p.host) for p in placements) == sorted((j, h) for j, h, _o, _s in logged)
+                and not self.used_ids & {sid for *_, sid in logged}):
+            free: dict[tuple[int, str], list[int]] = {}
+            for j, h, _o, sid in logged:
+                free.setdefault((j, h), []).append(sid)
+            ids = [free[(p.job_id, p.host)].pop(0) for p in placements]
+        else:
+            ids = list(range(self.next_share, self.next_share + len(placements)))
+        self.next_share = max([self.next_share - 1, *ids]) + 1
+        self.used_ids.update(ids)
+        return ids
+
+    def _tally(self, inp: CycleInput, cycle: int) -> None:
+        """What the cycle leaves: processes per job, quantum shares in use (those being removed
+        too) of the online capacity, the users with work."""
+        quantum = self.boot.config.quantum_gb
+        in_use = 0
+        for job_id, job in sorted(self.jobs.items()):
+            in_use += job_order(job.spec.memory_gb, quantum) * len(job.shares)
+            self.run.held.append((cycle, job_id, job.held()))
+        capacity = sum(m.order for m in inp.machines if m.online)
+        self.run.used.append((cycle, in_use, capacity))
+        self.run.users[cycle] = tuple(sorted({w.user for w in inp.work}))
+
+
+def _purged(machine: Machine | None, work_type: str, cls) -> bool:
+    """A share a dead (or varied-off) host loses before the cycle's caps are computed."""
+    if machine is None or machine.online or work_type == "Reservation":
+        return False
+    return not machine.varied_off or (cls is not None and cls.policy == FAIR_SHARE)
+
+
+def _node_tables(workload: Workload, ctx: Context) -> dict[str, pl.DataFrame]:
+    """The workload's node events as the `nodes` table the inventory rebuild reads, each in the
+    first cycle at or after its time."""
+    times = ctx.times
+    rows = []
+    for n in workload.nodes:
+        t = n.time * 1000.0
+        k = next((i for i, ct in enumerate(times) if ct + 1e-6 >= t), None)
+        if k is None:
+            continue  # after the last cycle
+        rows.append((ctx.cycles[k], n.host, n.event, n.nodepool, n.share_order, n.memory_mb, n.ip))
+    nodes = pl.DataFrame(rows, schema={"cycle": pl.UInt32, "host": pl.String, "event": pl.String,
+                                       "nodepool": pl.String, "share_order": pl.Int64, "memory_mb": pl.Int64,
+                                       "ip": pl.String}, orient="row").with_row_index("line", offset=1)
+    # every other table the inventory could read is there, empty: the workload states every node
+    tables = {name: conform(pl.DataFrame(), schema) for name, schema in SCHEMAS.items()}
+    return {**tables, "nodes": conform(nodes, SCHEMAS["nodes"]), "nodepools": ctx.nodepools}
+
+
+def simulate_run(ctx: Context, workload: Workload, boot: Bootstrap, phases: Phases | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> Run:
+    """Simulate every cycle of the context with the given configuration and phases (rmref's by default)."""
+    sim = Simulation(ctx, workload, boot, phases or Phases())
+    n = len(ctx.cycles)
+    for i in range(n):
+        sim.step(i)
+        if progress and i % 50 == 0:
+            progress(i, n)
+    return sim.run
+
+

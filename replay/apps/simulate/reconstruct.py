@@ -1,0 +1,341 @@
+"""The workload a log records, reconstructed for the simulator (see `workload` for the table).
+
+Where each value comes from:
+* submission (`time`): the first line that names the work; `admit_delay`: how long the
+  Orchestrator took to hand it to the RM (its first published cycle less its submission);
+* `start_delay`: the time from the RM's assignment to the process starting to initialize: the
+  Orchestrator's `Initializing -> Running` line prints the initialization window it had reported
+  one publication before, which dates the window's start (the median over the log's processes);
+* `init`: the initialization time of the job's processes (the schedule's `^ms` of a process
+  that reached Running; the median over the job's processes);
+* `items`, `items_done`, `item_ms`: the Orchestrator's `jobUpdate` (total, completed when the
+  job first appears, and the mean time of a completed item; errors count as done);
+  `item_profile`: the items in the order they completed, as (items, ms each) segments: the
+  items one publication reports done beyond the last took, together, the growth of
+  (completed x mean), so each segment is their mean. The simulation gives item k the k-th
+  item's time of the profile (scaled to `item_ms` when that is edited) and `item_ms` to the rest;
+* `duration`: a service or managed reservation runs this long after its first process starts
+  running; a reservation is held this long after its assignment; `cancel`: a job that ended
+  with work left, or work that ended before it ran, was canceled then;
+* node events are the `nodes` table's arrivals, deaths, returns and vary-offs; a node already
+  there when the log began arrives at its first cycle.
+What the log cannot give is assumed and said in `note` (and counted in the report).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import polars as pl
+
+from replay.apps.simulate.fit import fit_item_times
+from replay.apps.simulate.workload import (
+    NODE_EVENTS,
+    NodeEvent,
+    StartShare,
+    Workload,
+    WorkSpec,
+    _profile,
+)
+from replay.model.world import WORK_TYPES, Bootstrap, machine_inventory, machines
+from replay.parsing.sources import InputError
+from rmref import UNLIMITED
+
+
+def _seconds(column: str, t0) -> pl.Expr:
+    return ((pl.col(column) - pl.lit(t0)).dt.total_milliseconds() / 1000.0).alias(column)
+
+
+def cycle_times(tables: dict[str, pl.DataFrame]) -> list[float]:
+    """Each published cycle's time, in seconds from the first (the RM's own cadence)."""
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    if cyc.is_empty():
+        return []
+    t0 = cyc["ts_start"][0]
+    return [(t - t0).total_seconds() for t in cyc["ts_start"].to_list()]
+
+
+def _origin(tables: dict[str, pl.DataFrame]):
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    if cyc.is_empty():
+        raise InputError("no published schedule in the log: nothing to simulate (check that it has "
+                         "`createState  Schedule sent` records)")
+    return cyc["ts_start"][0]
+
+
+def start_delay(tables: dict[str, pl.DataFrame]) -> float | None:
+    """Seconds from a process's assignment to the start of its initialization, or None when no
+    process of the log shows it (see the module docstring)."""
+    t0 = _origin(tables)
+    sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
+    assigned = (sched.filter(pl.col("kind") == "addition").group_by("job_id", "share_id")
+                .agg(pl.col("cycle").min().alias("assigned")))
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).select(
+        "cycle", _seconds("ts_start", t0).alias("t"))
+    ran = (tables["processes"].filter((pl.col("event") == "state") & (pl.col("state_from") == "Initializing")
+                                      & (pl.col("state_to") == "Running") & (pl.col("init_ms") > 0)
+                                      & pl.col("cycle").is_not_null())
+           .select("job_id", "share_id", "cycle", "init_ms"))
+    rows = (ran.join(assigned, on=["job_id", "share_id"])
+            .join(cyc.rename({"cycle": "assigned", "t": "t_assigned"}), on="assigned")
+            .join(cyc.with_columns(pl.col("cycle") + 1).rename({"t": "t_before"}), on="cycle")
+            .select(pl.col("t_before") - pl.col("init_ms") / 1000.0 - pl.col("t_assigned")))
+    if rows.is_empty():
+        return None
+    return max(0.0, float(rows.to_series().median()))
+
+
+def _init_times(tables: dict[str, pl.DataFrame]) -> tuple[dict[int, float], dict[int, float]]:
+    """(job -> seconds of initialization, job -> the least it can be).
+
+    The first: the median over its processes that reached Running of the last `^ms` the schedule
+    showed for them. The second, for a job none of whose processes was seen running: the longest
+    initialization window the schedule showed (it was still initializing then).
+    """
+    ran = (tables["processes"].filter(pl.col("event").is_in(["new", "state"]) & (pl.col("state_to") == "Running"))
+           .select("job_id", "share_id").unique())
+    shown = (tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("init_ms").is_not_null())
+             .group_by("job_id", "share_id").agg(pl.col("init_ms").max()))
+    per = shown.join(ran, on=["job_id", "share_id"]).group_by("job_id").agg(pl.col("init_ms").median())
+    least = shown.group_by("job_id").agg(pl.col("init_ms").max())
+    return ({j: ms / 1000.0 for j, ms in per.iter_rows()}, {j: ms / 1000.0 for j, ms in least.iter_rows()})
+
+
+def _ends(tables: dict[str, pl.DataFrame], t0) -> pl.DataFrame:
+    """job -> (end, remaining then): the first publication that showed the work Completing or Completed."""
+    ev = tables["job_events"].filter(pl.col("state_to").is_in(["Completing", "Completed"]) & pl.col("ts").is_not_null())
+    return (ev.sort("ts", "line").group_by("job_id", maintain_order=True)
+            .agg(pl.col("ts").first().alias("end"), pl.col("remaining").first().alias("left"))
+            .with_columns(_seconds("end", t0)))
+
+
+def logged_finish(tables: dict[str, pl.DataFrame]) -> dict[int, float]:
+    """job -> seconds from the first cycle to the publication that first showed it ending."""
+    return dict(_ends(tables, _origin(tables)).select("job_id", "end").iter_rows())
+
+
+def _first_run(tables: dict[str, pl.DataFrame], t0) -> dict[int, float]:
+    """job -> when its first process was assigned (seconds), the start the durations count from."""
+    sched = tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()
+                                      & pl.col("ts").is_not_null())
+    first = sched.group_by("job_id").agg(pl.col("ts").min()).with_columns(_seconds("ts", t0))
+    return dict(first.iter_rows())
+
+
+def _items(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Per job the Orchestrator's work counts: total, done when first seen, the last mean item time."""
+    ev = tables["job_events"].filter(pl.col("event").is_in(["update", "arrives"]) & pl.col("total").is_not_null())
+    done = pl.col("completed").fill_null(0) + pl.col("errors").fill_null(0)
+    mean = pl.when(pl.col("mean").is_nan()).then(0.0).otherwise(pl.col("mean").fill_null(0.0))
+    steps = (ev.sort("ts", "line")
+             .with_columns(done.alias("done"), (pl.col("completed").fill_null(0) * mean).alias("spent"))
+             .with_columns(pl.col("done").diff().over("job_id").fill_null(pl.col("done")).alias("n"),
+                           pl.col("spent").diff().over("job_id").fill_null(pl.col("spent")).alias("ms")))
+    segments = pl.struct(pl.col("n").alias("items"), (pl.col("ms") / pl.col("n")).clip(lower_bound=0.0).alias("ms"))
+    return (steps.group_by("job_id", maintain_order=True)
+            .agg(pl.col("total").last().alias("items"), pl.col("done").first().alias("items_done"),
+                 pl.col("mean").filter(pl.col("mean").is_not_nan() & (pl.col("mean") > 0)).last().alias("item_ms"),
+                 pl.col("done").last().alias("done_logged"),
+                 segments.filter(pl.col("n") > 0).alias("item_profile")))
+
+
+def _max_processes(tables: dict[str, pl.DataFrame]) -> dict[int, int | None]:
+    """The Orchestrator's process limit: the last 'Max shares adjusted' value, else the job row's."""
+    adjusted = (tables["job_events"].filter((pl.col("event") == "max_shares") & pl.col("max_processes").is_not_null())
+                .sort("line").group_by("job_id", maintain_order=True).agg(pl.col("max_processes").last()))
+    rows = (tables["jobs"].filter(pl.col("max_processes").is_not_null()).sort("line")
+            .group_by("job_id", maintain_order=True).agg(pl.col("max_processes").first()))
+    out = dict(rows.iter_rows())
+    out.update(dict(adjusted.iter_rows()))
+    return {j: (None if v is None or v >= UNLIMITED or v <= 0 else v) for j, v in out.items()}
+
+
+def _median(values: list[float], default: float) -> float:
+    values = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not values:
+        return default
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def stop_delay(tables: dict[str, pl.DataFrame]) -> float | None:
+    """Seconds from a process's removal to the Orchestrator reporting it Stopped: the median, over
+    the shares the schedule removed, of the time until the schedule stops listing them."""
+    t0 = _origin(tables)
+    sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).select("cycle", _seconds("ts_start", t0).alias("t"))
+    removed = sched.filter(pl.col("kind") == "removal").group_by("job_id", "share_id").agg(pl.col("cycle").min())
+    listed = sched.filter(pl.col("kind") == "existing").group_by("job_id", "share_id").agg(
+        pl.col("cycle").max().alias("last"))
+    gone = (removed.join(listed, on=["job_id", "share_id"])
+            .with_columns((pl.col("last") + 1).alias("gone"))
+            .join(cyc, on="cycle").join(cyc.rename({"cycle": "gone", "t": "t_gone"}), on="gone")
+            .select(pl.col("t_gone") - pl.col("t")))
+    return float(gone.to_series().median()) if gone.height else None
+
+
+def _timelines(tables: dict[str, pl.DataFrame], t0) -> dict[int, tuple[dict, dict, list]]:
+    """job -> (time -> [(share id, host)] assigned then, share id -> removal time, [(time, items done)]),
+    times in ms from the first cycle: the log's own processes and completions, for the item fit."""
+    sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).with_columns(
+        (_seconds("ts", t0) * 1000.0).alias("ms"))
+    out: dict[int, tuple[dict, dict, list]] = {}
+
+    def entry(job: int) -> tuple[dict, dict, list]:
+        return out.setdefault(job, ({}, {}, []))
+    added = sched.filter(pl.col("kind") == "addition").unique(["job_id", "share_id"], keep="first", maintain_order=True)
+    for job, sid, host, ms in added.select("job_id", "share_id", "host", "ms").iter_rows():
+        entry(job)[0].setdefault(ms, []).append((sid, host))
+    removed = (sched.filter(pl.col("kind") == "removal").group_by("job_id", "share_id").agg(pl.col("ms").min())
+               .sort("job_id", "share_id"))
+    for job, sid, ms in removed.iter_rows():
+        entry(job)[1][sid] = ms
+    ev = tables["job_events"].filter(pl.col("event").is_in(["update", "arrives"]) & pl.col("total").is_not_null()
+                                     & pl.col("ts").is_not_null())
+    done = (pl.col("completed").fill_null(0) + pl.col("errors").fill_null(0)).alias("done")
+    for job, ms, n in ev.sort("ts", "line").select("job_id", _seconds("ts", t0) * 1000.0, done).iter_rows():
+        entry(job)[2].append((ms, n))
+    return out
+
+
+def workload_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Workload:
+    """Reconstruct the workload the log records (see the module docstring for every source)."""
+    t0 = _origin(tables)
+    unknown = machine_inventory(tables, boot).unknown
+    if unknown:  # the simulation places every process: each node's size must be known
+        raise InputError(f"cannot simulate: the log never shows the size of {len(unknown)} node(s) "
+                         f"({', '.join(unknown[:5])}{', ...' if len(unknown) > 5 else ''}) and its counters do "
+                         "not settle them; give a DEBUG log or one that includes their arrival")
+    refused = set(tables["schedule"].filter(pl.col("refused").fill_null(False))["job_id"].to_list())
+    sched = tables["schedule"].filter(~pl.col("refused").fill_null(False) & pl.col("cycle").is_not_null())
+    admitted = dict(sched.group_by("job_id").agg(pl.col("ts").min()).with_columns(_seconds("ts", t0)).iter_rows())
+    work_type = dict(sched.group_by("job_id").agg(pl.col("work_type").drop_nulls().first()).iter_rows())
+    memory = dict(sched.group_by("job_id").agg(pl.col("memory_gb").drop_nulls().first()).iter_rows())
+    named = pl.concat([tables[t].select("job_id", "ts") for t in ("jobs", "job_events", "processes")])
+    submitted = dict(named.drop_nulls().group_by("job_id").agg(pl.col("ts").min())
+                     .with_columns(_seconds("ts", t0)).iter_rows())
+    desc = {r["job_id"]: r for r in tables["jobs"].filter(pl.col("user").is_not_null()).sort("line")
+            .unique("job_id", keep="last", maintain_order=True).iter_rows(named=True)}
+    items = {r["job_id"]: r for r in _items(tables).iter_rows(named=True)}
+    inits, least = _init_times(tables)
+    ends = {r["job_id"]: r for r in _ends(tables, t0).iter_rows(named=True)}
+    first_run = _first_run(tables, t0)
+    limits = _max_processes(tables)
+    delay = start_delay(tables)
+    default_delay = 0.0 if delay is None else delay
+    stopping = stop_delay(tables)
+    default_stop = _median_gap(tables) if stopping is None else stopping
+    default_init = _median(list(inits.values()), 0.0)
+    default_item = _median([r["item_ms"] for r in items.values()], 0.0)
+    work = []
+    for job in sorted(admitted):
+        if job in refused:
+            continue
+        d = desc.get(job, {})
+        notes = []
+        kind = WORK_TYPES.get(d.get("type_code") or "") or work_type.get(job) or "Job"
+        it = items.get(job, {})
+        total = it.get("items") or 0
+        item_ms = it.get("item_ms")
+        if kind == "Job" and item_ms is None:
+            item_ms = default_item
+            notes.append(f"no work item completed in the log: {item_ms:.0f} ms per item assumed "
+                         "(the median of the log's jobs)")
+        end = ends.get(job)
+        start = first_run.get(job)
+        init = inits.get(job, 0.0 if kind == "Reservation" else None)
+        if init is None:
+            init, why = _unseen_init(least.get(job, 0.0), default_init, end, start, default_delay, total, it,
+                                     item_ms or 0.0, d.get("threads") or 1)
+            notes.append(why)
+        duration = cancel = None
+        if kind == "Job":
+            if end is None and total > (it.get("done_logged") or 0):
+                notes.append(f"runs past the log's end: {total - (it.get('done_logged') or 0)} item(s) left, "
+                             f"projected at {item_ms:.0f} ms each (the mean observed)")
+            elif end is not None and (end["left"] or 0) > 0:
+                cancel = end["end"]
+        elif end is None:
+            pass
+        elif start is None:
+            cancel = end["end"]  # ended before it was given anything: canceled
+        elif kind == "Reservation":
+            duration = end["end"] - start
+        else:  # a service or managed reservation runs its duration from its first process's start
+            duration = max(0.0, end["end"] - (start + default_delay + init))
+        work.append(WorkSpec(
+            job, kind, d.get("user") or "", d.get("class") or "", d.get("memory_gb") or memory.get(job) or 1,
+            d.get("threads") or 1, limits.get(job), submitted.get(job, admitted[job]),
+            max(0.0, admitted[job] - submitted.get(job, admitted[job])), default_delay, default_stop, init,
+            total, it.get("items_done") or 0, item_ms or 0.0, (), _profile(it.get("item_profile")), duration, cancel,
+            "; ".join(notes)))
+    shares = _start_shares(tables)
+    times = [t * 1000.0 for t in cycle_times(tables)]
+    timelines = _timelines(tables, t0)
+    fitted = []
+    for spec in work:
+        added, removed, updates = timelines.get(spec.job_id, ({}, {}, []))
+        running = [(s.share_id, s.host) for s in shares if s.job_id == spec.job_id]
+        item_times = fit_item_times(spec, times, added, removed, running, updates, default_stop * 1000.0)
+        fitted.append(dataclasses.replace(spec, item_times=item_times))
+    return Workload(tuple(fitted), _node_events(tables, boot, t0), shares)
+
+
+def _median_gap(tables: dict[str, pl.DataFrame]) -> float:
+    """The median time between cycles (seconds): the Orchestrator's publication period."""
+    times = cycle_times(tables)
+    return _median([b - a for a, b in itertools.pairwise(times)], 0.0)
+
+
+def _unseen_init(least: float, default: float, end: dict | None, start: float | None, delay: float,
+                 items: int, it: dict, item_ms: float, threads: int) -> tuple[float, str]:
+    """The initialization time of a job no process of which was seen running, and how it was chosen.
+
+    It was still initializing when last shown (`least`). A job that nevertheless ended had run
+    its work before the publication that showed it ending: if it did so on one process, its
+    initialization lies between `least` and that publication less the start delay and the work
+    (items x mean over the threads); the middle of that range is taken. Otherwise the log's median.
+    """
+    profile = _profile(it.get("item_profile"))
+    work = (sum(n * ms for n, ms in profile) or items * item_ms) / 1000.0 / max(threads, 1)
+    if end is not None and start is not None and (end["left"] or 0) == 0:
+        most = end["end"] - start - delay - work
+        if most >= least:
+            init = (least + most) / 2
+            return init, (f"no process was seen running: initialization {init:g} s, between the {least:g} s "
+                          f"last shown and the {most:g} s its end allows")
+    init = max(least, default)
+    return init, f"no process was seen running: initialization {init:g} s assumed (the log's median, at least the {least:g} s shown)"
+
+
+def _node_events(tables: dict[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[NodeEvent, ...]:
+    """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0."""
+    ips = dict(tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
+               .select("host", "ip").iter_rows())  # a heartbeat names the IP an arrival may not
+    nodes = tables["nodes"].filter(pl.col("event").is_in(list(NODE_EVENTS)) & pl.col("ts").is_not_null())
+    events = [NodeEvent(t, h, e, p, m, o, ip or ips.get(h)) for t, h, e, p, m, o, ip in nodes.sort("ts", "line")
+              .with_columns(_seconds("ts", t0))
+              .select("ts", "host", "event", "nodepool", "memory_mb", "share_order", "ip").iter_rows()]
+    arrived = {e.host for e in events if e.event in ("arrive", "reactivate", "recover_node")}
+    known = machines(tables, boot)  # hosts heard from but never seen arriving: there already
+    before = [NodeEvent(0.0, m.name, "arrive", m.nodepool, m.memory_mb, m.order, m.ip or None)
+              for m in known.advance(0) if m.name not in arrived]
+    return tuple(before + events)
+
+
+def _start_shares(tables: dict[str, pl.DataFrame]) -> tuple[StartShare, ...]:
+    """The processes the first cycle's schedule lists as held (not added in it): they predate the log."""
+    sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
+    if sched.is_empty():
+        return ()
+    first = sched["cycle"].min()
+    rows = sched.filter(pl.col("cycle") == first)
+    held = (rows.filter(pl.col("kind") == "existing")
+            .join(rows.filter(pl.col("kind") == "addition").select("job_id", "share_id"),
+                  on=["job_id", "share_id"], how="anti"))
+    return tuple(StartShare(j, h, s) for j, h, s in held.select("job_id", "host", "share_id").unique(
+        maintain_order=True).sort("job_id", "share_id").iter_rows())
+
+

@@ -1,0 +1,101 @@
+"""`simulate`: the recorded workload through the closed loop, unchanged (the baseline) and changed.
+
+The baseline is the workload simulated with rmref as it is; it is what validates the simulator
+(compared with the logged history, `identity`), and what a change is measured against. A run
+with no change is its own baseline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from replay.apps.simulate.loop import Context, Run, simulate_run
+from replay.apps.simulate.reconstruct import cycle_times, workload_from_log
+from replay.apps.simulate.workload import Workload
+from replay.apps.whatif import Change, apply_sets
+from replay.model.logged import logged_decisions
+from replay.model.world import (
+    Bootstrap,
+    bootstrap,
+    existing_order,
+    job_table_order,
+    submission_order,
+)
+from replay.parsing.sources import InputError
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """A simulation's inputs and both runs (`sim` is `baseline` when nothing is changed)."""
+
+    change: Change
+    boot: Bootstrap
+    context: Context
+    workload: Workload
+    baseline: Run
+    sim: Run
+    workload_from: str  # "log", or the workload file's path
+
+
+def prediction_epoch(tables: dict[str, pl.DataFrame], boot: Bootstrap, default_ms: int) -> int:
+    """The epoch getPrjCap adds to a job's target (ms): each logged projection's target less its
+    mean initialization and its class's fudge (the median), else the cycle period."""
+    fudge = {c.name: c.prediction_fudge for c in boot.classes}
+    cls = tables["jobs"].select("job_id", "class").drop_nulls().unique("job_id", keep="last")
+    rows = (tables["job_caps"].filter(pl.col("prj_t").is_not_null() & pl.col("prj_ti").is_not_null())
+            .join(cls, on="job_id", how="left").select("prj_t", "prj_ti", "class"))
+    gaps = [t - ti - fudge.get(c, 0) for t, ti, c in rows.iter_rows()]
+    return int(pl.Series(gaps).median()) if gaps else default_ms
+
+
+def context_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Context:
+    """The log's cycles, cadence and the orders it reveals (see `loop`)."""
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    if cyc.is_empty():
+        raise InputError("no published schedule in the log: nothing to simulate (check that it has "
+                         "`createState  Schedule sent` records)")
+    times = tuple(t * 1000.0 for t in cycle_times(tables))
+    gaps = sorted(b - a for a, b in itertools.pairwise(times))
+    period = int(gaps[len(gaps) // 2]) if gaps else 10_000
+    return Context(boot, tuple(cyc["cycle"].to_list()), times, tables["nodepools"], logged=logged_decisions(tables),
+                   table_order=job_table_order(tables), submit_seq=submission_order(tables),
+                   ranks=existing_order(tables), epoch_ms=prediction_epoch(tables, boot, period))
+
+
+def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int, int]:
+    """Each job's place in submission order (JobByTimeSorter): by submission time, then by the
+    log's order (which knows the ties of jobs submitted in the same millisecond), so that an edited
+    submission time moves the job and the log's own workload keeps the log's order."""
+    keys = {w.job_id: (w.submit, logged.get(w.job_id, w.job_id)) for w in workload.work}
+    ranks: dict[tuple[float, int], int] = {}
+    for key in sorted(set(keys.values())):
+        ranks[key] = len(ranks)
+    return {job: ranks[key] for job, key in keys.items()}
+
+
+def simulate(tables: dict[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
+             boot: Bootstrap | None = None, workload_from: str = "log",
+             progress: Callable[[str, int, int], None] | None = None) -> Simulated:
+    """Simulate the log's workload (or `workload`) at the log's cycles: the baseline, then the change."""
+    change = change or Change()
+    boot = boot or bootstrap(tables)
+    changed = apply_sets(boot, change.sets)
+    ctx = context_from_log(tables, boot)
+    workload = workload or workload_from_log(tables, boot)
+    ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq))
+    missing = sorted({w.class_name for w in workload.work} - {c.name for c in boot.classes})
+    if missing:
+        raise InputError(f"workload: class(es) {', '.join(missing)} are not defined in the configuration "
+                         f"(classes: {', '.join(sorted(c.name for c in boot.classes))})")
+
+    def report(label: str) -> Callable[[int, int], None] | None:
+        return (lambda i, n: progress(label, i, n)) if progress else None
+
+    baseline = simulate_run(ctx, workload, boot, progress=report("baseline"))
+    sim = baseline if change.identity else simulate_run(ctx, workload, changed, change.phases, report("changed"))
+    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from)

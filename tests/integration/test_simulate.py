@@ -1,0 +1,262 @@
+"""`rmreplay simulate` on the bundled logs: the recorded workload simulated closed loop.
+
+Identity is checked against each log's own history and against truth.jsonl (the real RM's state
+after every published schedule): with nothing changed, every job holds the processes the RM gave
+it in every cycle, and every job that completed completes at the same publication. A change is
+checked for the direction the fair-share rules give, and every bad input for a one-line error.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import xml.etree.ElementTree as ET
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pytest
+
+from replay.apps.simulate.metrics import identity, measure
+from replay.apps.simulate.simulation import simulate
+from replay.apps.whatif import Change, parse_sets
+from replay.cli import main
+from tests.conftest import LOGS, log_path, parsed, truth
+from tests.integration.test_whatif import FIRST_FIT
+
+OUTPUTS = ("report.json", "jobs.parquet", "shares.parquet", "cycles.parquet", "workload.parquet")
+REPORT_KEYS = {"cycles", "set", "scheduler", "jobs", "identity", "per_class", "per_user", "preemptions",
+               "defrag_takes", "utilisation", "fairness"}
+JOB_KEYS = {f"{m}_{s}" for m in ("finish", "turnaround", "wait") for s in ("logged", "baseline", "sim")}
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _truth_held(name: str) -> dict[tuple[int, int], int]:
+    """(cycle, job) -> processes the real RM left the job (its shares not being removed)."""
+    return {(rec["cycle"], j["id"]): sum(not s["pending_remove"] for s in j["shares"])
+            for rec in truth(name) for j in rec["jobs"] if not j["refused"]}
+
+
+def _truth_completed(name: str) -> dict[int, float]:
+    """job -> seconds from the first cycle to the first schedule after which the RM held it completed."""
+    records = truth(name)
+    first: dict[int, float] = {}
+    for rec in records:
+        for j in rec["jobs"]:
+            if j["completed"] and j["type"] == "Job":
+                first.setdefault(j["id"], (rec["t"] - records[0]["t"]) / 1000.0)
+    return first
+
+
+@pytest.mark.parametrize("name, level", LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])
+def test_identity_reproduces_the_recorded_history(name, level):
+    """Nothing changed: each job holds in each cycle what truth says the RM gave it, each job
+    truth saw complete completes at the same publication, and report.json's identity figures
+    (median <= 2%, p90 <= 10% of the logged turnaround, shares >= 95% of job-cycles) hold."""
+    tables = parsed(name, level).tables
+    sim = simulate(tables)
+    assert sim.sim is sim.baseline
+    held = {(c, j): p for c, j, p in sim.baseline.held}
+    expected = _truth_held(name)
+    assert {k: held.get(k, 0) for k in expected} == expected
+    completed = _truth_completed(name)
+    assert {j: sim.baseline.finish.get(j) for j in completed} == completed
+    ident = identity(measure(tables, sim))
+    assert ident["shares_match"] >= 0.95
+    if completed:  # a log whose jobs complete: the acceptance figures
+        assert ident["jobs"] >= len(completed)
+        assert ident["finish_error_median_pct"] <= 2.0 and ident["finish_error_p90_pct"] <= 10.0
+
+
+@pytest.mark.slow
+def test_i_mega24_identity_and_a_low_class_weight_raised():
+    """The 2,500-cycle mega log: the baseline reproduces it (completions and shares, against truth
+    too); raising class low's weight (50 -> 400) lowers low's mean turnaround and raises normal's,
+    with the logged history beside both."""
+    tables = parsed("i_mega24").tables
+    sim = simulate(tables, Change(parse_sets(["class.low.weight=400"])))
+    m = measure(tables, sim)
+    ident = identity(m)
+    assert ident["jobs"] >= 150 and ident["finish_error_median_pct"] <= 2.0 and ident["finish_error_p90_pct"] <= 10.0
+    assert ident["shares_match"] >= 0.95
+    completed = _truth_completed("i_mega24")
+    assert sum(sim.baseline.finish.get(j) == t for j, t in completed.items()) >= 0.95 * len(completed)
+    low, normal = (next(v for k, v in _classes(m).items() if k == c) for c in ("low", "normal"))
+    assert low["mean_turnaround_sim"] < low["mean_turnaround_baseline"] == low["mean_turnaround_logged"]
+    assert normal["mean_turnaround_sim"] > normal["mean_turnaround_baseline"]
+
+
+def _classes(m) -> dict:
+    from replay.apps.simulate.metrics import report
+
+    return report(m)["per_class"]
+
+
+def test_the_cli_writes_the_contract_and_writes_it_the_same_way_twice(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, text, _ = _run(capsys, "simulate", str(log_path("e_initcap_prediction")), "-o", str(out))
+    assert code == 0 and "identity" in text
+    rep = json.loads((out / "report.json").read_text())
+    assert REPORT_KEYS <= set(rep) and rep["set"] == {} and rep["scheduler"] is None
+    assert all(JOB_KEYS | {"job_id", "user", "class", "submit"} <= set(j) for j in rep["jobs"])
+    assert set(rep["identity"]) >= {"jobs", "finish_error_median_pct", "finish_error_p90_pct", "shares_match"}
+    for key in ("preemptions", "defrag_takes", "utilisation", "fairness"):
+        assert set(rep[key]) == {"logged", "baseline", "sim"}
+        assert rep[key]["logged"] == rep[key]["baseline"] == rep[key]["sim"]  # identity: no change
+    for cls in rep["per_class"].values():
+        assert {f"mean_{m}_{s}" for m in ("turnaround", "wait", "shares") for s in ("logged", "baseline", "sim")} <= set(cls)
+    first = {f: (out / f).read_bytes() for f in OUTPUTS}
+    assert _run(capsys, "simulate", str(log_path("e_initcap_prediction")), "-o", str(out))[0] == 0
+    assert {f: (out / f).read_bytes() for f in OUTPUTS} == first
+    # the tables load in polars, duckdb and pandas, and say what report.json says
+    jobs = pl.read_parquet(out / "jobs.parquet")
+    assert jobs["job_id"].to_list() == [j["job_id"] for j in rep["jobs"]]
+    n = duckdb.connect().execute(f"select count(distinct cycle) from '{out}/shares.parquet'").fetchall()[0][0]
+    assert n <= rep["cycles"] == len(truth("e_initcap_prediction"))
+    shares = pd.read_parquet(out / "shares.parquet")
+    assert (shares["processes_logged"] == shares["processes_baseline"]).all()
+
+
+def test_a_cut_log_projects_the_remaining_work_at_the_observed_rate_and_says_so(tmp_path, capsys):
+    """a_tiny stops while its three jobs run: each is simulated with its remaining items at the
+    mean item time the Orchestrator last reported, and the output says so."""
+    out = tmp_path / "out"
+    code, text, _ = _run(capsys, "simulate", str(log_path("a_tiny")), "-o", str(out))
+    assert code == 0 and "run past the log's end" in " ".join(text.split())
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["workload"]["projected"] == [1, 2, 3] and rep["identity"]["jobs"] == 0
+    assert all(j["finish_baseline"] is None for j in rep["jobs"])
+    tables = parsed("a_tiny").tables
+    last = (tables["job_events"].filter((pl.col("event") == "update") & (pl.col("mean") > 0)).sort("line")
+            .group_by("job_id").agg(pl.col("mean").last(), pl.col("total").last(), pl.col("completed").last()))
+    work = pl.read_parquet(out / "workload.parquet").filter(pl.col("kind") == "work")
+    for job, mean, total, done in last.iter_rows():
+        row = work.filter(pl.col("job_id") == job).row(0, named=True)
+        assert row["item_ms"] == mean and row["items"] == total
+        assert f"{total - done} item(s) left, projected at {mean:.0f} ms" in row["note"]
+
+
+def test_a_quantum_change_and_a_phase_plug_in_run_end_to_end(tmp_path, capsys):
+    """The quantum doubled (every order recomputed) and a first-fit What Of: both simulate, change
+    what the jobs hold, and leave the baseline reproducing the log."""
+    quantum = parsed("c_nodepools").tables["nodepools"]["quantum"].drop_nulls()[0]
+    plugin = tmp_path / "first_fit.py"
+    plugin.write_text(FIRST_FIT)
+    for name, args in (("c_nodepools", ["--set", f"ducc.rm.share.quantum={2 * quantum}"]),
+                       ("d_fragmentation", ["--scheduler", f"{plugin}:PHASES"])):
+        out = tmp_path / name
+        code, _, _ = _run(capsys, "simulate", str(log_path(name)), *args, "-o", str(out))
+        assert code == 0
+        rep = json.loads((out / "report.json").read_text())
+        assert rep["changed"] and rep["identity"]["shares_match"] == 1.0
+        shares = pl.read_parquet(out / "shares.parquet")
+        assert (shares["processes_sim"] != shares["processes_baseline"]).any()
+
+
+def test_an_edited_workload_is_simulated_instead_of_the_log_s(tmp_path, capsys):
+    """workload.parquet back in as --workload gives the same simulation; with a job's submission
+    moved 200 s later, that job finishes later."""
+    log, out = str(log_path("e_initcap_prediction")), tmp_path / "out"
+    assert _run(capsys, "simulate", log, "-o", str(out))[0] == 0
+    first = json.loads((out / "report.json").read_text())
+    again = tmp_path / "again"
+    assert _run(capsys, "simulate", log, "--workload", str(out / "workload.parquet"), "-o", str(again))[0] == 0
+    second = json.loads((again / "report.json").read_text())
+    assert second["workload"].pop("from") == str(out / "workload.parquet")
+    first["workload"].pop("from")
+    assert second == first
+    edited = tmp_path / "edited.parquet"
+    pl.read_parquet(out / "workload.parquet").with_columns(
+        pl.when(pl.col("job_id") == 4).then(pl.col("time") + 200).otherwise(pl.col("time")).alias("time")
+    ).write_parquet(edited)
+    moved = tmp_path / "moved"
+    assert _run(capsys, "simulate", log, "--workload", str(edited), "-o", str(moved))[0] == 0
+    job = next(j for j in json.loads((moved / "report.json").read_text())["jobs"] if j["job_id"] == 4)
+    before = next(j for j in first["jobs"] if j["job_id"] == 4)
+    assert job["finish_baseline"] > before["finish_baseline"]
+
+
+RAISES = textwrap.dedent('''
+    from rmref import Phases
+    def broken(inp, counts):
+        raise ZeroDivisionError("no room")
+    PHASES = Phases(what_of=broken)
+''')
+GREEDY = textwrap.dedent('''
+    from rmref import Phases, Placement
+    def everywhere(inp, counts):
+        """Ten processes of every job on the first machine, whatever it holds."""
+        first = sorted(m.name for m in inp.machines)[0]
+        return tuple(Placement(w.job_id, first, w.order) for w in inp.work for _ in range(10))
+    PHASES = Phases(what_of=everywhere)
+''')
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--set", "ducc.rm.no.such=1"], "not a setting"),
+    (["--workload", "MISSING_COLUMNS"], "missing column(s) item_ms"),
+    (["--workload", "NO_FILE"], "no such file"),
+    (["--scheduler", "RAISES"], "cycle 1: the scheduler raised ZeroDivisionError: no room"),
+    (["--scheduler", "GREEDY"], "cycle 1: the scheduler over-allocates machine"),
+])
+def test_bad_input_is_a_one_line_error(tmp_path, capsys, args, needle):
+    log = str(log_path("a_tiny"))
+    if "MISSING_COLUMNS" in args:
+        assert _run(capsys, "simulate", log, "-o", str(tmp_path / "w"))[0] == 0
+        broken = tmp_path / "broken.parquet"
+        pl.read_parquet(tmp_path / "w" / "workload.parquet").drop("item_ms").write_parquet(broken)
+        args = ["--workload", str(broken)]
+    elif "NO_FILE" in args:
+        args = ["--workload", str(tmp_path / "none.parquet")]
+    elif args[0] == "--scheduler":
+        plugin = tmp_path / "plugin.py"
+        plugin.write_text(RAISES if args[1] == "RAISES" else GREEDY)
+        args = ["--scheduler", f"{plugin}:PHASES"]
+    code, _, err = _run(capsys, "simulate", log, *args, "-o", str(tmp_path / "out"))
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_greedy_plug_in_is_stopped_naming_the_machine(tmp_path, capsys):
+    plugin = tmp_path / "greedy.py"
+    plugin.write_text(GREEDY)
+    first = min(set(parsed("a_tiny").tables["nodes"]["host"].drop_nulls()))
+    _, _, err = _run(capsys, "simulate", str(log_path("a_tiny")), "--scheduler", f"{plugin}:PHASES", "-o",
+                     str(tmp_path / "out"))
+    assert f"machine {first}" in err
+
+
+def test_check_simulate_gates_and_junit(tmp_path, capsys):
+    """e_initcap_prediction: class high's weight cut to 1 makes its one job wait (its turnaround
+    grows 170 -> 200 s) and preempts less; the gates see both."""
+    log, junit = str(log_path("e_initcap_prediction")), tmp_path / "junit.xml"
+    change = ["--set", "class.high.weight=1"]
+    assert _run(capsys, "check", "--simulate", log, *change)[0] == 2  # no threshold given
+    code, text, _ = _run(capsys, "check", "--simulate", log, *change, "--max-turnaround-increase", "10",
+                         "--max-preemptions", "100", "--junit", str(junit))
+    assert code == 1 and "FAIL" in text and "+17.6%" in text
+    root = ET.parse(junit).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["class high turnaround increase <= 10%"].find("failure") is not None
+    assert cases["class normal turnaround increase <= 10%"].find("failure") is None
+    assert cases["preemptions <= 100"].find("failure") is None
+    assert root.get("failures") == "1" and [s.get("name") for s in root.iter("testsuite")] == [log]
+    assert _run(capsys, "check", "--simulate", log, *change, "--max-turnaround-increase", "20")[0] == 0
+    assert _run(capsys, "check", "--simulate", log, *change, "--max-preemptions", "5")[0] == 1
+
+
+def test_report_adds_the_simulation_section(tmp_path, capsys):
+    log, out = str(log_path("b_classes")), tmp_path / "sim"
+    assert _run(capsys, "simulate", log, "--set", "class.low.weight=400", "-o", str(out))[0] == 0
+    html_path = tmp_path / "report.html"
+    assert _run(capsys, "report", log, "--no-audit", "--simulation", str(out), "-o", str(html_path))[0] == 0
+    html = html_path.read_text()
+    for plot in ("plot-sim-users-logged", "plot-sim-users-sim", "plot-sim-preemptions"):
+        assert f'id="{plot}"' in html
+    assert 'id="simulation"' in html and "<script" not in html and "src=" not in html
+    code, _, err = _run(capsys, "report", log, "--no-audit", "--simulation", str(tmp_path), "-o", str(html_path))
+    assert code == 2 and "not a `rmreplay simulate -o` directory" in err
