@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, parse, run
+from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, available_cores, parse, run
 from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetSink
 from replay.parsing.tables import SCHEMAS
@@ -72,7 +72,7 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     sink = ParquetSink(args.out) if args.out else MemorySink()
     with console.status("parsing", spinner="dots") as status:
         summary = run(args.logs, sink, engine=args.engine, progress=lambda msg: status.update(msg),
-                      chunk_bytes=args.chunk_mb << 20)
+                      chunk_bytes=args.chunk_mb << 20, workers=args.jobs)
         if isinstance(sink, ParquetSink):
             sink.close()
     console.print(summary_table(summary, time.perf_counter() - start))
@@ -298,6 +298,13 @@ def _chunk_mb(text: str) -> int:
     return int(text)
 
 
+def _jobs(text: str) -> int:
+    """--jobs: a whole number of parse threads, 1 to 256."""
+    if not text.isdigit() or not 1 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of threads from 1 to 256")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
@@ -311,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-mb", type=_chunk_mb, default=DEFAULT_CHUNK_BYTES >> 20, metavar="MB",
                    help=f"input parsed per step (default {DEFAULT_CHUNK_BYTES >> 20}); larger is faster and "
                         "takes more memory (bench/bench_parse.py); the tables are the same")
+    p.add_argument("-j", "--jobs", type=_jobs, default=available_cores(), metavar="N",
+                   help=f"chunks parsed at once, on threads (default: the cores this process may use, "
+                        f"{available_cores()} here); the tables are the same")
     p.set_defaults(func=cmd_parse)
 
     a = sub.add_parser("audit", help="re-run every scheduling cycle with rmref and diff it against the log")

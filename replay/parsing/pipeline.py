@@ -9,7 +9,10 @@ All three must give identical tables (tests/integration/test_engines.py).
 
 from __future__ import annotations
 
+import os
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -24,7 +27,8 @@ from replay.parsing.chunks import Chunk, sniff, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
 from replay.parsing.scan import COMPILED, UNDECIDED, fill_rows, rmcounter_rows, scan_records, schedule_rows
 from replay.parsing.sources import InputError, discover
-from replay.parsing.tables import LEFT, SCHEMAS, Carry, assemble_chunk, assemble_final, compact, file_names
+from replay.parsing.tables import (LEFT, SCHEMAS, Carry, ChunkCarry, assemble_chunk, assemble_final, compact,
+                                   file_names, stitch)
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
@@ -88,13 +92,14 @@ class MemorySink:
 
 
 def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None,
-          chunk_bytes: int = DEFAULT_CHUNK_BYTES, keep_lines: bool = False) -> ParseResult:
+          chunk_bytes: int = DEFAULT_CHUNK_BYTES, keep_lines: bool = False, workers: int = 1) -> ParseResult:
     """Parse rm.log files (rolled sets, directories, .gz) into typed tables (polars DataFrames);
-    `keep_lines`: also every input line, as read (it costs the input's size in memory)."""
+    `keep_lines`: also every input line, as read (it costs the input's size in memory); `workers`:
+    chunks parsed at once (the same tables)."""
     sink = MemorySink()
     kept: list[pl.DataFrame] = []
     summary = run(paths, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes,
-                  lines_to=kept.append if keep_lines else None)
+                  lines_to=kept.append if keep_lines else None, workers=workers)
     return ParseResult(sink.tables(), summary, _named_lines(kept, summary.files) if keep_lines else None)
 
 
@@ -106,9 +111,29 @@ def _named_lines(frames: list[pl.DataFrame], files: list[str]) -> pl.DataFrame:
     return pl.concat(frames).select(pl.lit(names).gather(pl.col("file")).alias("file"), "text", "line")
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """One chunk parsed on its own (`_parse_chunk`): its tables and what it hands on, its lines
+    (when asked for) and what it adds to the summary."""
+
+    tables: dict[str, pl.DataFrame]
+    carry: ChunkCarry
+    lines: pl.DataFrame | None
+    bytes: int
+    line_count: int
+    records: int
+    continuation_lines: int
+    orphan_lines: int
+    unparsed: int
+    bad_utf8_lines: int
+    families: dict[str, int]
+    first_ts: str | None
+    last_ts: str | None
+
+
 @dataclass
 class _Totals:
-    """What every chunk adds to the summary, and the state one chunk hands to the next."""
+    """The summary so far, and the state the chunks hand on in log order."""
 
     bytes: int = 0
     lines: int = 0
@@ -122,11 +147,37 @@ class _Totals:
     last_ts: str | None = None
     carry: Carry = field(default_factory=Carry)
 
+    def add(self, part: _Parsed) -> dict[str, pl.DataFrame]:
+        """Count the next chunk in and return its tables in the log's frame (`stitch`)."""
+        self.bytes += part.bytes
+        self.lines += part.line_count
+        self.records += part.records
+        self.continuation_lines += part.continuation_lines
+        self.orphan_lines += part.orphan_lines
+        self.unparsed += part.unparsed
+        self.bad_utf8_lines += part.bad_utf8_lines
+        for fam, n in part.families.items():
+            self.families[fam] = self.families.get(fam, 0) + n
+        self.first_ts = self.first_ts or part.first_ts
+        self.last_ts = part.last_ts or self.last_ts
+        return stitch(part.tables, part.carry, self.carry)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
 
 def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Progress | None = None,
-        chunk_bytes: int = DEFAULT_CHUNK_BYTES, lines_to: Callable[[pl.DataFrame], None] | None = None) -> Summary:
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES, lines_to: Callable[[pl.DataFrame], None] | None = None,
+        workers: int = 1) -> Summary:
     """Parse the input chunk by chunk into `sink`; return the summary (`lines_to`: also called with
-    each chunk's lines: file index, line, text)."""
+    each chunk's lines: file index, line, text). `workers` > 1 parses that many chunks at once on
+    threads (the scanner, polars and pyarrow release the GIL); the sink gets the same tables in
+    the same order as from one worker."""
     say = progress or (lambda _msg: None)
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -136,9 +187,30 @@ def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Prog
                          "check that the right file was given")
     names = [s.name for s in sources]
     totals = _Totals()
-    for chunk in stream_chunks(sources, chunk_bytes):
+    keep = lines_to is not None
+
+    def take(part: _Parsed) -> None:
+        tables = totals.add(part)
+        if lines_to is not None and part.lines is not None:
+            lines_to(part.lines)
+        sink.add(tables)
         say(f"parsing: {totals.bytes / 1e6:,.0f} MB done, {totals.carry.cycles:,} cycles")
-        sink.add(_parse_chunk(chunk, engine, names, totals, lines_to))
+
+    chunks = stream_chunks(sources, chunk_bytes)
+    if workers <= 1:
+        for chunk in chunks:
+            take(_parse_chunk(chunk, engine, names, keep))
+    else:
+        # at most `workers` chunks in flight: memory grows by one chunk's working set per worker
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parse") as pool:
+            flight: deque[Future[_Parsed]] = deque()
+            for chunk in chunks:
+                flight.append(pool.submit(_parse_chunk, chunk, engine, names, keep))
+                del chunk
+                if len(flight) >= workers:
+                    take(flight.popleft().result())
+            while flight:
+                take(flight.popleft().result())
     say("assembling cycles and configuration")
     final = assemble_final(totals.carry)
     sink.add(final)
@@ -151,34 +223,28 @@ def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Prog
     )
 
 
-def _parse_chunk(chunk: Chunk, engine: str, names: list[str], totals: _Totals,
-                 lines_to: Callable[[pl.DataFrame], None] | None) -> dict[str, pl.DataFrame]:
+def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) -> _Parsed:
+    """One chunk's tables, on its own (no state from other chunks: chunks parse in parallel)."""
     if engine == "fast" and COMPILED:
         lines, recs = scan_records(chunk.pieces)
     else:
         lines = split_lines(chunk.pieces)
         recs = find_records(lines, "lark" if engine == "lark" else "fast")
-    if lines_to is not None:
-        lines_to(lines.frame.select("file", "line", "text"))
     records = _route(recs.records)
     buckets, unparsed = _parse_families(records, recs, engine)
     unparsed.append(_orphans(recs))
     unparsed.append(_unexpected_continuations(records, recs.continuations))
     unparsed_frame = _unparsed_table(unparsed, lines.frame, records, recs.continuations, names)
-    tables = assemble_chunk(buckets, records, names, unparsed_frame, totals.carry, chunk.last)
-    totals.bytes += chunk.size
-    totals.lines += lines.frame.height
-    totals.records += records.height
-    totals.continuation_lines += recs.continuations.height
-    totals.orphan_lines += recs.orphans.height
-    totals.unparsed += unparsed_frame.height
-    totals.bad_utf8_lines += lines.bad_utf8_lines
-    for fam, n in records.group_by("family").len().iter_rows():
-        totals.families[str(fam)] = totals.families.get(str(fam), 0) + n
-    if records.height:
-        totals.first_ts = totals.first_ts or records["ts_text"][0]
-        totals.last_ts = records["ts_text"][-1]
-    return tables
+    tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last)
+    families = {str(fam): n for fam, n in records.group_by("family").len().iter_rows()}
+    return _Parsed(
+        tables=tables, carry=carry, lines=lines.frame.select("file", "line", "text") if keep_lines else None,
+        bytes=chunk.size, line_count=lines.frame.height, records=records.height,
+        continuation_lines=recs.continuations.height, orphan_lines=recs.orphans.height,
+        unparsed=unparsed_frame.height, bad_utf8_lines=lines.bad_utf8_lines, families=families,
+        first_ts=records["ts_text"][0] if records.height else None,
+        last_ts=records["ts_text"][-1] if records.height else None,
+    )
 
 
 def _route(records: pl.DataFrame) -> pl.DataFrame:
