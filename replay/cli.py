@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
 from rich.console import Console
 from rich.table import Table
 
 from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, available_cores, parse, run
 from replay.parsing.sources import InputError
-from replay.parsing.store import ParquetSink
+from replay.parsing.store import ParquetSink, ParquetTables
 from replay.parsing.tables import SCHEMAS
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
@@ -98,10 +101,19 @@ def parse_cycles(text: str | None) -> range | None:
     return range(first, last + 1)
 
 
-def load_tables(logs: list[str], config: str | None, console: Console) -> dict:
-    """Parse the logs; fill a bootstrap that rotated away from `--config DIR`."""
+def load_tables(logs: list[str], config: str | None, console: Console, spill: Path | None = None,
+                columns: dict[str, tuple[str, ...]] | None = None) -> Mapping[str, pl.DataFrame]:
+    """Parse the logs; fill a bootstrap that rotated away from `--config DIR`. With `spill`, the
+    tables stream to Parquet there and are read back on use (only `columns`), so a long log's
+    tables are not all in memory at once."""
     with console.status("parsing", spinner="dots") as status:
-        tables = parse(logs, progress=lambda msg: status.update(msg)).tables
+        if spill is None:
+            tables = parse(logs, progress=lambda msg: status.update(msg)).tables
+        else:
+            sink = ParquetSink(spill)
+            run(logs, sink, progress=lambda msg: status.update(msg))
+            sink.close()
+            tables = ParquetTables(spill, columns or SCHEMAS)
     if config:
         from replay.model.resources import read_resources
 
@@ -137,13 +149,15 @@ def audit_line(result: AuditResult, seconds: float) -> str:
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
     from replay.apps.audit import audit, write_audit
+    from replay.model.reads import audit_columns
 
     cycles = parse_cycles(args.cycles)
-    tables = load_tables(args.logs, args.config, console)
-    start = time.perf_counter()
-    with console.status("auditing", spinner="dots") as status:
-        result = audit(tables, cycles=cycles,
-                       progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
+    with tempfile.TemporaryDirectory(prefix="rmreplay-audit-") as spill:
+        tables = load_tables(args.logs, args.config, console, Path(spill), audit_columns())
+        start = time.perf_counter()
+        with console.status("auditing", spinner="dots") as status:
+            result = audit(tables, cycles=cycles,
+                           progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
     seconds = time.perf_counter() - start
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,28 +75,34 @@ class Sink(Protocol):
 
 
 class MemorySink:
-    """Collects every chunk's tables and concatenates them per table."""
+    """Collects every chunk's tables and concatenates them per table (`columns`: keep only these
+    tables, and of each only these columns, in their schema's order; None keeps everything)."""
 
-    def __init__(self) -> None:
-        self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in SCHEMAS}
+    def __init__(self, columns: Mapping[str, Sequence[str]] | None = None) -> None:
+        keep = {name: tuple(columns[name]) if columns is not None else tuple(SCHEMAS[name])
+                for name in SCHEMAS if columns is None or name in columns}
+        self.columns = {name: [c for c in SCHEMAS[name] if c in cols] for name, cols in keep.items()}
+        self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in self.columns}
 
     def add(self, tables: dict[str, pl.DataFrame]) -> None:
         """Keep one chunk's tables (their text copied out, so the chunk's bytes can go)."""
         for name, df in tables.items():
-            self.parts[name].append(compact(df))
+            if name in self.parts:
+                self.parts[name].append(compact(df.select(self.columns[name])))
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        """Every table, in log order."""
-        return {name: pl.concat(parts) if parts else pl.DataFrame(schema=SCHEMAS[name])
-                for name, parts in self.parts.items()}
+        """Every table kept, in log order."""
+        return {name: pl.concat(parts) if parts else pl.DataFrame(schema={c: SCHEMAS[name][c] for c in cols})
+                for (name, parts), cols in zip(self.parts.items(), self.columns.values())}
 
 
 def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None,
-          chunk_bytes: int = DEFAULT_CHUNK_BYTES, keep_lines: bool = False, workers: int = 1) -> ParseResult:
+          chunk_bytes: int = DEFAULT_CHUNK_BYTES, keep_lines: bool = False, workers: int = 1,
+          columns: Mapping[str, Sequence[str]] | None = None) -> ParseResult:
     """Parse rm.log files (rolled sets, directories, .gz) into typed tables (polars DataFrames);
     `keep_lines`: also every input line, as read (it costs the input's size in memory); `workers`:
-    chunks parsed at once (the same tables)."""
-    sink = MemorySink()
+    chunks parsed at once (the same tables); `columns`: keep only these tables and columns."""
+    sink = MemorySink(columns)
     kept: list[pl.DataFrame] = []
     summary = run(paths, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes,
                   lines_to=kept.append if keep_lines else None, workers=workers)

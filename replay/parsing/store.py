@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -77,3 +78,31 @@ def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
     """The tables of a `rmreplay parse -o OUT` directory."""
     root = Path(out)
     return {name: pl.read_parquet(root / f"{name}.parquet") for name in SCHEMAS if (root / f"{name}.parquet").exists()}
+
+
+class ParquetTables(Mapping[str, pl.DataFrame]):
+    """The tables of a `rmreplay parse -o OUT` directory, read from disk on every access (only
+    `columns[name]` of each), so only what a caller is using is in memory: the audit of a long
+    log holds its derived state, not every table. Tables given to `update` are kept in memory."""
+
+    def __init__(self, out: str | Path, columns: Mapping[str, Sequence[str]]) -> None:
+        self.root = Path(out)
+        self.columns = {name: list(cols) for name, cols in columns.items()}
+        self.held: dict[str, pl.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name in self.held:
+            return self.held[name]
+        if name not in self.columns:
+            raise KeyError(name)
+        return pl.read_parquet(self.root / f"{name}.parquet", columns=self.columns[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self.columns, *self.held]))
+
+    def __len__(self) -> int:
+        return len(set(self.columns) | set(self.held))
+
+    def update(self, tables: Mapping[str, pl.DataFrame]) -> None:
+        """Hold these tables in memory in place of the files' (a --config bootstrap)."""
+        self.held.update(tables)
