@@ -18,8 +18,20 @@ from rmref.defrag import Defrag, TakeFromTheRich, defragment
 from rmref.evictions import HeldShare, evictions, investment_key, shrink_by
 from rmref.howmuch import Apportionment, Entity, apportion
 from rmref.model import (
-    FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleDecisions, CycleInput, DefragAction, Eviction,
-    Machine, Nodepool, Placement, Share, Work,
+    FAIR_SHARE,
+    FIXED_SHARE,
+    RESERVE,
+    ClassDef,
+    Config,
+    CycleDecisions,
+    CycleInput,
+    DefragAction,
+    Eviction,
+    Machine,
+    Nodepool,
+    Placement,
+    Share,
+    Work,
 )
 from rmref.orders import job_order, machine_order, processes_for_qshares
 from rmref.pool import PoolTables, n_shares_by_order

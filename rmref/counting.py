@@ -37,9 +37,19 @@ import numpy as np
 
 from rmref.bands import by_submission, priority_bands
 from rmref.caps import job_caps
+from rmref.evictions import held_now
 from rmref.howmuch import Entity, apportion, apportion_nested, shares_by_order
-from rmref.javahash import hashmap_order
-from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Work
+from rmref.javahash import hashmap_order, node_map_order
+from rmref.model import (
+    FAIR_SHARE,
+    FIXED_SHARE,
+    RESERVE,
+    ClassDef,
+    CycleInput,
+    Machine,
+    Work,
+)
+from rmref.trees import trees
 
 UNLIMITED = 2147483647
 KB_PER_GB = 1024 * 1024
@@ -199,6 +209,7 @@ class _Cycle:
     pure: dict[int, int] = field(default_factory=dict)
     by_class: dict[str, list[Work]] = field(default_factory=dict)  # class -> its jobs, oldest first
     occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
+    current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
 
     @property
     def quantum_gb(self) -> int:
@@ -210,8 +221,8 @@ class _Cycle:
         return self.by_class.get(cd.name, [])
 
     def held(self, w: Work) -> int:
-        """RmJob.countNShares: processes held, less those already being taken away."""
-        return sum(1 for s in w.shares if not s.pending_removal)
+        """RmJob.countNShares: processes held, less those already being taken away (or purged)."""
+        return self.current.get(w.job_id, 0)
 
     def np_occupancy(self, user: str) -> int:
         """User.countNPShares: quantum shares the user's non-preemptable work occupies."""
@@ -236,20 +247,44 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
     exactly one of them is counted in that order. Without one, users whose names share a HashMap
     bucket are taken in job submission order, which is only a guess: the RM put them in the
     order of its job map, whose keys hash random UUIDs.
+
+    Each top-level nodepool tree is counted by a scheduler of its own (rmref.trees), with the
+    tree's quantum; a user's non-preemptable occupancy counts its work in every tree.
     """
+    parts = [_how_much_tree(tree, inp, caps, user_limits or {}, user_orders) for tree in trees(inp)]
+    if len(parts) == 1:
+        return parts[0]
+    return HowMuch(
+        counts={j: n for p in parts for j, n in p.counts.items()},
+        deferred={j: r for p in parts for j, r in p.deferred.items()},
+        class_given={c: g for p in parts for c, g in p.class_given.items()},
+        user_given={u: g for p in parts for u, g in p.user_given.items()},
+        runs=tuple(r for p in parts for r in p.runs),
+        pure_fair_share={j: n for p in parts for j, n in p.pure_fair_share.items()},
+        cleared=tuple(h for p in parts for h in p.cleared),
+    )
+
+
+def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int],
+                   user_orders: Sequence[Sequence[str]]) -> HowMuch:
+    """How Much of one top-level pool tree (`whole` is the cycle's input across every tree)."""
     classes = {c.name: c for c in inp.classes}
     class_of = {w.job_id: classes[w.class_name] for w in inp.work
                 if w.class_name in classes and not w.cap_input.refused}
     maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
     policy_of = {j: c.policy for j, c in class_of.items()}
-    cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits or {},
+    cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits,
                  {frozenset(order): tuple(order) for order in user_orders})
+    cyc.current = held_now(inp)
     for w in sorted(inp.work, key=by_submission):  # each class's jobs oldest first (getAllJobsSorted)
         cyc.counts[w.job_id] = 0
         if w.job_id in class_of:
             cyc.by_class.setdefault(class_of[w.job_id].name, []).append(w)
-            if policy_of[w.job_id] != FAIR_SHARE:  # the occupancy allotments are checked against
-                cyc.occupancy[w.user] = cyc.occupancy.get(w.user, 0) + len(w.shares) * w.order
+    every_class = {c.name: c for c in whole.classes}
+    for w in whole.work:  # the occupancy allotments are checked against (User.countNPShares)
+        cd = every_class.get(w.class_name)
+        if cd is not None and not w.cap_input.refused and cd.policy != FAIR_SHARE:
+            cyc.occupancy[w.user] = cyc.occupancy.get(w.user, 0) + len(w.shares) * w.order
     for band in priority_bands(inp.classes):  # best (lowest) priority first
         policy = band[0].policy
         if policy == RESERVE:
@@ -305,8 +340,11 @@ def _freeable_machines(cyc: _Cycle, pool: _Pool, w: Work, needed: int) -> int:
         for s in other.shares:
             on_host.setdefault(s.host, []).append(cyc.class_of[other.job_id].policy if other.job_id in cyc.class_of
                                                   else FAIR_SHARE)
-    candidates = [m for m in pool.machines if m.order == w.order]
-    candidates.sort(key=lambda m: (bool(on_host.get(m.name)), m.order))  # free ones first, then smallest
+    # machinesByOrder[order]: the pool's nodes of that size, a HashMap filled as they arrived; the
+    # eviction-cost sort only puts free machines first (its comparator never reaches a cost)
+    by_name = {m.name: m for m in pool.machines}
+    candidates = [by_name[n] for n in node_map_order([(m.name, m.ip) for m in pool.machines if m.order == w.order])]
+    candidates.sort(key=lambda m: bool(on_host.get(m.name)))
     given, set_aside = 0, []
     for m in candidates:
         if given >= needed:

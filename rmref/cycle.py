@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rmref.caps import CapInput, Caps, job_caps
 from rmref.counting import HowMuch, how_much
 from rmref.defrag import EVICT, REASSIGN, Defrag, defragment
-from rmref.evictions import evictions
+from rmref.evictions import ALREADY_LEAVING, evictions
 from rmref.model import CycleDecisions, CycleInput, DefragAction, Eviction, Placement
 from rmref.whatof import what_of
 
@@ -62,7 +62,8 @@ def publish(placements: tuple[Placement, ...], evictions: tuple[Eviction, ...],
         added.setdefault(p.job_id, []).append(p.host)
     removed: dict[int, list[tuple[str, int]]] = {}
     for e in evictions:
-        removed.setdefault(e.job_id, []).append((e.host, e.share_id))
+        if e.reason != ALREADY_LEAVING:
+            removed.setdefault(e.job_id, []).append((e.host, e.share_id))
     for a in actions:
         if a.action == EVICT:
             removed.setdefault(a.donor_job, []).append((a.host, a.share_id))

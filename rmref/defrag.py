@@ -50,9 +50,18 @@ from rmref.evictions import HeldShare, investment_key
 from rmref.howmuch import _remove_shares
 from rmref.javahash import JavaHashMap, node_hash, string_hash, table_size_for
 from rmref.model import (
-    FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work,
+    FAIR_SHARE,
+    FIXED_SHARE,
+    RESERVE,
+    CycleInput,
+    DefragAction,
+    Eviction,
+    Machine,
+    Placement,
+    Work,
 )
 from rmref.pool import n_shares_by_order
+from rmref.trees import trees
 
 _MASK = 0xFFFFFFFF
 EVICT, REASSIGN, CANCEL = "evict", "reassign_pending", "cancel_pending"
@@ -481,7 +490,25 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     per job; `placements` and `evictions` are what What Of and the shrink evictions decided this
     cycle (the state defragmentation starts from). `job_order` is the RM's HashMap order of jobs
     (the order needy jobs are served), `wealth` the users' wealth left by the previous cycle.
+    Each top-level pool tree is defragmented by its own scheduler, in turn (rmref.trees).
     """
+    parts: list[Defrag] = []
+    for tree in trees(inp):
+        jobs = {w.job_id for w in tree.work}
+        parts.append(_defragment_tree(tree, counts, [p for p in placements if p.job_id in jobs],
+                                      [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth))
+        wealth = parts[-1].wealth  # users are shared by the trees' schedulers
+    if len(parts) == 1:
+        return parts[0]
+    return Defrag({j: n for p in parts for j, n in p.needy.items()},
+                  tuple(t for p in parts for t in p.take_from_the_rich), tuple(a for p in parts for a in p.actions),
+                  tuple(j for p in parts for j in p.carried), dict(parts[-1].wealth))
+
+
+def _defragment_tree(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
+                     evictions: Sequence[Eviction], pure_fair_share: Mapping[int, int], job_order: Sequence[int],
+                     wealth: Mapping[str, int] | None) -> Defrag:
+    """insureFullEviction for one top-level pool tree."""
     state = _build(inp, counts, placements, evictions, pure_fair_share, job_order, wealth)
     if not inp.config.defragmentation or not any(j.policy != RESERVE for j in state.jobs.values()):
         return Defrag({}, (), (), (), dict(state.wealth))

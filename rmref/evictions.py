@@ -69,6 +69,7 @@ def shrink_by(shares: Sequence[HeldShare], howmany: int) -> list[HeldShare]:
 # ------------------------------------------------------------------------------------------------
 
 PURGE, RESERVATION, SHRINK = "purge", "reservation", "shrink"
+ALREADY_LEAVING = "already_leaving"  # shrinkBy marked a share that was leaving anyway: nothing new goes
 
 
 def held_count(work: Work) -> int:
@@ -85,20 +86,20 @@ def _held_share(share: Share, machines: Mapping[str, Machine]) -> HeldShare:
 
 def shrink_victims(work: Work, counted: int, machines: Mapping[str, Machine],
                    leaving: frozenset[int] = frozenset()) -> list[Share]:
-    """The shares a job newly loses to shrinkBy when counted `counted` processes.
+    """The shares shrinkBy marks ("Removing share") when the job is counted `counted` processes.
 
     `leaving` holds share ids already taken earlier in this cycle. The RM sorts *all* the job's
     assigned shares, those already pending removal included, and marks the first `overage` of
-    them; marking one that is already leaving changes nothing, so the job then sheds fewer
-    than its overage this cycle (and the rest in a later one).
+    them (overage = what the job holds, less what is leaving, less its count); marking one that is
+    already leaving changes nothing, so the job then sheds fewer than its overage this cycle
+    (and the rest in a later one). `evictions` tells the two apart.
     """
     gone = {s.share_id for s in work.shares if s.pending_removal} | set(leaving)
     overage = sum(s.share_id not in gone for s in work.shares) - counted
     if overage <= 0:
         return []
     by_id = {s.share_id: s for s in work.shares}
-    chosen = shrink_by([_held_share(s, machines) for s in work.shares], overage)
-    return [by_id[h.share_id] for h in chosen if h.share_id not in gone]
+    return [by_id[h.share_id] for h in shrink_by([_held_share(s, machines) for s in work.shares], overage)]
 
 
 def _preemptable(work: Work, inp: CycleInput) -> bool:
@@ -107,12 +108,14 @@ def _preemptable(work: Work, inp: CycleInput) -> bool:
     return cls is not None and cls.policy == FAIR_SHARE
 
 
-def _purges(inp: CycleInput, machines: Mapping[str, Machine]) -> list[Eviction]:
-    """Work on hosts that are not online at the start of the cycle (NodePool.disable).
+def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
+    """The shares NodePool.disable takes from hosts that are not online when the cycle begins.
 
     A dead host loses everything but reservations; a host an administrator varied off loses
-    only its fair-share work (its services and other fixed work stay on it).
+    only its fair-share work (its services and other fixed work stay on it). The RM takes them
+    before the cycle counts anything, so no phase counts them as held.
     """
+    machines = {m.name: m for m in inp.machines}
     out = []
     for work in inp.work:
         if work.work_type == "Reservation":
@@ -123,8 +126,15 @@ def _purges(inp: CycleInput, machines: Mapping[str, Machine]) -> list[Eviction]:
                 continue
             if m.varied_off and not _preemptable(work, inp):
                 continue
-            out.append(Eviction(work.job_id, s.host, s.share_id, s.order, PURGE))
+            out.append((work, s))
     return out
+
+
+def held_now(inp: CycleInput) -> dict[int, int]:
+    """RmJob.countNShares when the cycle's counting starts: held, less what is leaving or purged."""
+    gone = {(w.job_id, s.share_id) for w, s in purged_shares(inp)}
+    return {w.job_id: sum(1 for s in w.shares if not s.pending_removal and (w.job_id, s.share_id) not in gone)
+            for w in inp.work}
 
 
 def _clearing(inp: CycleInput, counts: Mapping[int, int], hosts: Sequence[str],
@@ -163,7 +173,7 @@ def evictions(inp: CycleInput, counts: Mapping[int, int], clear_hosts: Sequence[
     Only fair-share work is shrunk: FIXED_SHARE and RESERVE work is never counted below what it holds.
     """
     machines = {m.name: m for m in inp.machines}
-    out = _purges(inp, machines)
+    out = [Eviction(w.job_id, s.host, s.share_id, s.order, PURGE) for w, s in purged_shares(inp)]
     taken: dict[int, set[int]] = {}
     for e in out:
         taken.setdefault(e.job_id, set()).add(e.share_id)
@@ -172,6 +182,7 @@ def evictions(inp: CycleInput, counts: Mapping[int, int], clear_hosts: Sequence[
         if work.job_id not in counts or not _preemptable(work, inp):
             continue
         leaving = frozenset(taken.get(work.job_id, ()))
-        out += [Eviction(work.job_id, s.host, s.share_id, s.order, SHRINK)
+        gone = leaving | {s.share_id for s in work.shares if s.pending_removal}
+        out += [Eviction(work.job_id, s.host, s.share_id, s.order, ALREADY_LEAVING if s.share_id in gone else SHRINK)
                 for s in shrink_victims(work, counts[work.job_id], machines, leaving)]
     return tuple(out)

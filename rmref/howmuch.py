@@ -19,7 +19,6 @@ from functools import lru_cache
 
 import numpy as np
 
-
 UNLIMITED = 2147483647
 
 

@@ -150,3 +150,11 @@ def hashmap_order(keys: Sequence[str]) -> list[str]:
     for key in keys:
         table.put(key, string_hash(key))
     return list(table)
+
+
+def node_map_order(nodes: Sequence[tuple[str, str]]) -> list[str]:
+    """Iteration order of a fresh HashMap<Node, Machine> after putting (name, ip) nodes in this order."""
+    table = JavaHashMap()
+    for name, ip in nodes:
+        table.put(name, node_hash(name, ip))
+    return list(table)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rmref.caps import Caps, CapInput
+from rmref.caps import CapInput, Caps
 
 FAIR_SHARE, FIXED_SHARE, RESERVE = "FAIR_SHARE", "FIXED_SHARE", "RESERVE"
 
@@ -50,6 +50,7 @@ class Nodepool:
     name: str
     parent: str | None
     search_order: int = 100
+    quantum_gb: int = 0  # a top-level pool's share-quantum (0: the configuration's ducc.rm.share.quantum)
 
 
 @dataclass(frozen=True)

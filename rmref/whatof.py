@@ -33,8 +33,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rmref.bands import by_submission, class_map_order, priority_bands
-from rmref.javahash import JavaHashMap, node_hash, string_hash
-from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
+from rmref.evictions import held_now
+from rmref.javahash import JavaHashMap, node_hash, node_map_order, string_hash
+from rmref.model import (
+    FAIR_SHARE,
+    FIXED_SHARE,
+    RESERVE,
+    ClassDef,
+    CycleInput,
+    Machine,
+    Placement,
+    Work,
+)
+from rmref.trees import trees
 
 _SERVICE_TYPES = ("Service",)
 
@@ -119,8 +130,7 @@ def _start(inp: CycleInput) -> _Walk:
                 walk.used[share.host] += share.order
                 walk.jobs_on[share.host].append(work.job_id)
                 _move(walk, share.host, share.order, _policy(inp.class_of(work)))
-    for work in inp.work:
-        walk.current[work.job_id] = sum(1 for s in work.shares if not s.pending_removal)
+    walk.current.update(held_now(inp))
     return walk
 
 
@@ -213,11 +223,8 @@ def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, in
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
     if needed <= 0:
         return
-    same_order = JavaHashMap()  # machinesByOrder[order]: the pool's nodes of that size, in arrival order
-    for host in pool.machines:
-        if walk.machines[host].order == work.order:
-            same_order.put(host, _hash(walk.machines[host]))
-    for host in same_order:
+    same_order = [walk.machines[h] for h in pool.machines if walk.machines[h].order == work.order]
+    for host in node_map_order([(m.name, m.ip) for m in same_order]):  # machinesByOrder[order], filled on arrival
         m = walk.machines[host]
         if _schedulable(m) and walk.used[host] == 0 and not walk.jobs_on[host]:
             _place(walk, work, host, RESERVE)
@@ -294,7 +301,13 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
-    """The new processes of the cycle (job, host, order), in the order the RM creates them."""
+    """The new processes of the cycle (job, host, order), in the order the RM creates them
+    (each top-level pool tree by its own scheduler, one tree after the other: rmref.trees)."""
+    return tuple(p for tree in trees(inp) for p in _what_of_tree(tree, counts))
+
+
+def _what_of_tree(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
+    """What Of for one top-level pool tree."""
     walk = _start(inp)
     tiers = priority_bands(inp.classes)
     top = [walk.pools[n] for n in roots(inp)]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from replay.model.logged import Logged, logged_decisions
+from replay.model.logged import Logged, pair_key, logged_decisions
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, inventory_gaps
 from rmref import Caps, Phases
 from rmref.cycle import CycleResult, Hints, schedule
@@ -133,7 +133,7 @@ def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: Au
         evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
         result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
     _compare(result, "evictions", inp.cycle, logged.evictions.get(inp.cycle, {}),
-             {j: sorted(v) for j, v in evicted.items()},
+             {j: sorted(v, key=pair_key) for j, v in evicted.items()},
              lambda j, lv, rv: f"rmref evicts {rv or 'nothing'}, the RM {lv or 'nothing'}")
 
 

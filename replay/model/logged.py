@@ -55,10 +55,14 @@ def _nest(frame: pl.DataFrame, value: str) -> PerJob:
 
 def _pairs(frame: pl.DataFrame, first: str, second: str) -> dict[int, dict[int, object]]:
     """cycle -> job -> sorted [(first, second), ...]."""
-    grouped = frame.with_columns(pl.struct(first, second).alias("v")).group_by("cycle", "job_id").agg(
-        pl.col("v").sort_by("v"))
-    return {c: {j: [(x[first], x[second]) for x in v] for j, v in jobs.items()}
+    grouped = frame.with_columns(pl.struct(first, second).alias("v")).group_by("cycle", "job_id").agg("v")
+    return {c: {j: sorted(((x[first], x[second]) for x in v), key=pair_key) for j, v in jobs.items()}
             for c, jobs in _nest(grouped, "v").items()}
+
+
+def pair_key(pair: tuple) -> tuple:
+    """Sort key of a (host, number) pair; an unnamed number (a purge's share) first on its host."""
+    return pair[0], -1 if pair[1] is None else pair[1]
 
 
 def _new_removals(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -79,11 +83,16 @@ def taken_by_defrag(tables: dict[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl
             .join(purged, on=["cycle", "job_id", "host"], how="anti"))
 
 
-def _reservation_counts(counts: pl.DataFrame, expansions: pl.DataFrame) -> pl.DataFrame:
+def _reservation_counts(counts: pl.DataFrame, expansions: pl.DataFrame, evictions: pl.DataFrame) -> pl.DataFrame:
     """A RESERVE grant's count: "Request is granted" does not say how many machines (a job in a
-    reserve class may get several); findMachines, which places them, prints it ("counted N")."""
-    counted = (expansions.filter((pl.col("kind") == "find_machines") & pl.col("counted").is_not_null())
-               .unique(["cycle", "job_id"], keep="first").select("cycle", "job_id", pl.col("counted").alias("_n")))
+    reserve class may get several); findMachines, which places them, prints it ("counted N"),
+    and doEvictions' table prints every job's count (findMachines skips a completed job)."""
+    def first_counted(frame: pl.DataFrame) -> pl.DataFrame:
+        return (frame.filter(pl.col("counted").is_not_null()).unique(["cycle", "job_id"], keep="first")
+                .select("cycle", "job_id", "counted"))
+    counted = (first_counted(expansions.filter(pl.col("kind") == "find_machines"))
+               .join(first_counted(evictions), on=["cycle", "job_id"], how="full", coalesce=True, suffix="_ev")
+               .select("cycle", "job_id", pl.coalesce("counted", "counted_ev").alias("_n")))
     granted = (pl.col("kind") == "granted") & (pl.col("policy") == "RESERVE")
     return (counts.join(counted, on=["cycle", "job_id"], how="left")
             .with_columns(pl.when(granted & pl.col("_n").is_not_null()).then(pl.col("_n"))
@@ -135,7 +144,7 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
     caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
-    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"]).with_columns(
+    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"], tables["eviction_counts"]).with_columns(
         pl.col("shares_given").fill_null(0)).unique(["cycle", "job_id"], keep="last", maintain_order=True)
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)

@@ -16,10 +16,9 @@ State carried from cycle to cycle, and where the log shows it:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-
-import re
 
 import polars as pl
 
@@ -28,6 +27,7 @@ from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
 from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
+from rmref.trees import tree_quantum
 
 WORK_TYPES = {"J": "Job", "S": "Service", "R": "Reservation", "M": "ManagedReservation"}
 _OFFLINE = {"death", "vary_off", "vary_on"}
@@ -118,7 +118,7 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
         )
         for r in tables["classes"].iter_rows(named=True)
     )
-    nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100)
+    nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
     return Bootstrap(cfg, classes, nodepools)
 
@@ -331,6 +331,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     """rmref's input for every published cycle of the log (or those in `cycles`), in order."""
     boot = boot or bootstrap(tables)
     quantum = boot.config.quantum_gb
+    tree_q = {c.name: tree_quantum(boot.nodepools, c.nodepool, quantum) for c in boot.classes}
     machines = _Machines(tables, _top_pool(boot))
     existing, added, removed = _published_shares(tables["schedule"])
     work = _by_cycle(_work_rows(tables))
@@ -353,6 +354,9 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             removed_before = removed_now
             continue
         added_now = added.get(cycle, set())
+        rows = work.get(cycle)
+        quantum_of = {} if rows is None else {job: tree_q.get(cls, quantum) for job, cls in rows.select(
+            "job_id", "class").iter_rows()}  # a share's order is in its own pool tree's quantum
         held: dict[int, list[Share]] = {}
         rank: dict[int, int] = {}
         for job, host, sid, mem, init_ms in existing.get(cycle, ()):
@@ -361,11 +365,10 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                 continue
             reported, running = clock.state(cycle, host, sid, predates_log=(job, sid) in first_held)
             held.setdefault(job, []).append(Share(
-                sid, job, host, job_order(mem, quantum), pending_removal=(job, sid) in removed_before,
+                sid, job, host, job_order(mem, quantum_of.get(job, quantum)), pending_removal=(job, sid) in removed_before,
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
             ))
-        rows = work.get(cycle)
         jobs = []
         for r in rows.iter_rows(named=True) if rows is not None else ():
             job = r["job_id"]
@@ -383,7 +386,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             )
             jobs.append(Work(
                 job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",
-                r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum), r["memory_gb"] or 0,
+                r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum_of.get(job, quantum)),
+                r["memory_gb"] or 0,
                 cap, submit_seq=submitted.get(job, job), shares=shares,
             ))
         prev_needy = needy.get(cycle - 1)

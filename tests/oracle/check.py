@@ -27,6 +27,7 @@ import polars as pl
 from replay import parse
 from replay.apps.audit import audit, result_frames
 from replay.model.logged import Logged, logged_decisions
+from rmref.evictions import ALREADY_LEAVING
 
 LEVELS = {"info": "rm.log", "debug": "rm-debug.log"}
 LACKS_INPUT = "the log lacks this input"  # how the audit marks a divergence the log cannot settle
@@ -168,7 +169,8 @@ def check_truth(res: LevelResult, frames: dict[str, pl.DataFrame], truth: list[d
     caps = _group(rows["caps"], lambda r: r[0], lambda r: (r[1], r[5]))
     counts = _group(rows["counts"], lambda r: r[0], lambda r: (r[1], r[3]))
     placed = _group(rows["placements"], lambda r: r[0], lambda r: r[1:])
-    evicted = _group(rows["evictions"], lambda r: r[0], lambda r: r[1:4])
+    # a share shrinkBy marks while it is leaving anyway is no new removal (truth lists new ones)
+    evicted = _group([r for r in rows["evictions"] if r[4] != ALREADY_LEAVING], lambda r: r[0], lambda r: r[1:4])
     defrag = _group(rows["defrag"], lambda r: r[0], lambda r: tuple(r[1:]))
     before: set = set()
     for record in truth:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rmref.caps import CapInput
-from rmref.evictions import PURGE, RESERVATION, SHRINK, evictions, held_count
+from rmref.evictions import ALREADY_LEAVING, PURGE, RESERVATION, SHRINK, evictions, held_count
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 
 CAP = CapInput(remaining=100, threads=1, current=0, max_processes=100, initialized=True, projected=0,
@@ -69,9 +69,9 @@ def test_shrink_by_re_picks_a_share_already_leaving():
     share is the one already leaving, so the RM marks it again and nothing new goes this cycle."""
     j = job(1, (share(1, 1, investment=9), share(2, 1, investment=8), share(3, 1, investment=7),
                 share(4, 1, investment=1, pending_removal=True)))
-    assert evictions(cycle(j), {1: 2}) == ()
+    assert taken(evictions(cycle(j), {1: 2})) == {(1, 4, ALREADY_LEAVING)}
     # over by 2: the leaving share and the next least invested, of which only the latter is new
-    assert taken(evictions(cycle(j), {1: 1})) == {(1, 3, SHRINK)}
+    assert taken(evictions(cycle(j), {1: 1})) == {(1, 4, ALREADY_LEAVING), (1, 3, SHRINK)}
 
 
 def test_a_dead_host_purges_its_work_but_not_reservations_and_the_purge_counts_against_the_overage():
