@@ -31,7 +31,8 @@ def tune_allocators(command: str | None = None) -> None:
     # polars' jemalloc: one arena for its thread pool and ours, not one per thread; glibc: the
     # Parquet writer thread shares the main arena instead of keeping one of its own (together
     # about 17 MB); jemalloc keeps freed pages for 10 s unless told not to
-    os.environ.setdefault("_RJEM_MALLOC_CONF", "narenas:1,dirty_decay_ms:0,muzzy_decay_ms:0" if holding else "narenas:1")
+    jemalloc = "narenas:1,dirty_decay_ms:0,muzzy_decay_ms:0" if holding else "narenas:1"
+    os.environ.setdefault("_RJEM_MALLOC_CONF", jemalloc)
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None) if sys.platform.startswith("linux") else None
     if mallopt is not None:
         mallopt(-8, 1)  # M_ARENA_MAX
