@@ -292,6 +292,13 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay fleet SOURCES... -o DATASET [--workers N | --scheduler ADDRESS] [--audit]"""
+    from replay.apps.fleet.command import cmd_fleet as fleet
+
+    return fleet(args, console)
+
+
 def _add_change_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="change a setting: ducc.rm.share.quantum, ducc.rm.fragmentation.threshold, "
@@ -376,6 +383,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")
     r.add_argument("--title", help="the report's title")
     r.set_defaults(func=cmd_report)
+
+    f = sub.add_parser("fleet", help="many clusters' logs parsed (and audited) on Dask into one Parquet dataset")
+    f.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="one cluster's log directory or archive (.tar, .tar.gz, .tgz, .zip), as NAME=PATH or PATH "
+                        "(named after itself); every rolled set in it is a stream")
+    f.add_argument("-o", "--out", required=True, metavar="DATASET",
+                   help="the dataset folder: DATASET/<table>/cluster=<name>/stream=<stream>/ and manifest.parquet")
+    where = f.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_jobs, metavar="N",
+                       help="start a local Dask cluster of N worker processes (default: one per core)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="use a running Dask scheduler (tcp://host:8786; `dask scheduler`, `dask worker`)")
+    f.add_argument("--audit", action="store_true", help="also audit each stream (ref_* and divergences tables)")
+    f.add_argument("--retry-failed", action="store_true",
+                   help="run streams the manifest records as failed again (otherwise an unchanged stream is skipped)")
+    f.set_defaults(func=cmd_fleet)
     return parser
 
 

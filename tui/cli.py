@@ -41,6 +41,10 @@ def tune_allocators(command: str | None = None) -> None:
             # buffers in its heap) and a low trim threshold: freed buffers leave the process
             mallopt(-3, 256 << 10)  # M_MMAP_THRESHOLD
             mallopt(-1, 1 << 20)  # M_TRIM_THRESHOLD
+    if holding:  # the same for the processes it starts (the fleet's workers), read by glibc at their start
+        for key, value in (("MALLOC_ARENA_MAX", "1"), ("MALLOC_MMAP_THRESHOLD_", str(256 << 10)),
+                           ("MALLOC_TRIM_THRESHOLD_", str(1 << 20))):
+            os.environ.setdefault(key, value)
 
 
 from rich.console import Console

@@ -179,11 +179,11 @@ def available_cores() -> int:
 
 def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Progress | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES, lines_to: Callable[[pl.DataFrame], None] | None = None,
-        workers: int = 1) -> Summary:
+        workers: int = 1, on_chunk: Callable[[int, int], None] | None = None) -> Summary:
     """Parse the input chunk by chunk into `sink`; return the summary (`lines_to`: also called with
-    each chunk's lines: file index, line, text). `workers` > 1 parses that many chunks at once on
-    threads (the scanner, polars and pyarrow release the GIL); the sink gets the same tables in
-    the same order as from one worker."""
+    each chunk's lines: file index, line, text; `on_chunk`: with the bytes and cycles done after
+    each chunk). `workers` > 1 parses that many chunks at once on threads (the scanner, polars and
+    pyarrow release the GIL); the sink gets the same tables in the same order as from one worker."""
     say = progress or (lambda _msg: None)
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -201,6 +201,8 @@ def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Prog
             lines_to(part.lines)
         sink.add(tables)
         say(f"parsing: {totals.bytes / 1e6:,.0f} MB done, {totals.carry.cycles:,} cycles")
+        if on_chunk is not None:
+            on_chunk(totals.bytes, totals.carry.cycles)
 
     chunks = stream_chunks(sources, chunk_bytes)
     if workers <= 1:

@@ -23,10 +23,20 @@ class Source:
 
 
 def _rolled_key(path: Path) -> tuple[str, int]:
+    return rolled_key(path.name)
+
+
+def rolled_key(name: str) -> tuple[str, int]:
+    """(base name, age key) of a log file name: sorting by it puts a rolled set oldest first."""
     # log4j RollingFileAppender: rm.log is current, rm.log.1 the newest backup, .5 the oldest.
-    m = _ROLLED.match(path.name)
+    m = _ROLLED.match(name)
     assert m is not None
     return m.group("base"), -int(m.group("n") or 0)
+
+
+def log_name(name: str) -> bool:
+    """Whether a file name is a log's (*.log, *.log.N, *.log.gz, *.log.N.gz)."""
+    return bool(_LOG_NAME.search(name))
 
 
 def discover(paths: list[str | Path]) -> list[Source]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
@@ -72,6 +73,18 @@ def write_tables(tables: dict[str, pl.DataFrame], out: str | Path) -> list[Path]
     sink = ParquetSink(out)
     sink.add(tables)
     return sink.close()
+
+
+def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
+    """One frame as a Parquet file, with the options above (the same rows give the same bytes);
+    written beside `path` and renamed in, so a reader never sees half a file."""
+    path = Path(path)
+    part = path.with_name(f".{path.name}.part")
+    table = frame.to_arrow()
+    with pq.ParquetWriter(part, table.schema, **WRITE_OPTIONS) as writer:  # (pq.write_table imports pandas)
+        writer.write_table(table)
+    os.replace(part, path)
+    return path
 
 
 def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
