@@ -274,8 +274,14 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
     from replay.apps.audit import audit
+    from replay.apps.fleet.dataset import is_dataset
     from replay.apps.report import build_report
 
+    if len(args.logs) == 1 and is_dataset(args.logs[0]):  # a fleet's dataset: the report of the whole fleet
+        from replay.apps.fleet.report import build_fleet_report
+
+        html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
+        return _write_report(Path(args.out), html, console)
     tables = load_tables(args.logs, args.config, console)
     audited = None
     if not args.no_audit:
@@ -285,9 +291,12 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
             except InputError as exc:  # no bootstrap: the rest of the report still stands
                 console.print(f"[yellow]audit skipped: {exc}[/]")
     title = args.title or f"rmreplay report: {', '.join(Path(p).name for p in args.logs)}"
-    out = Path(args.out)
+    return _write_report(Path(args.out), build_report(tables, title, audited), console)
+
+
+def _write_report(out: Path, html: str, console: Console) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(tables, title, audited))
+    out.write_text(html)
     console.print(f"report written to [bold]{out}[/] ({out.stat().st_size / 1e3:,.0f} kB, self-contained)")
     return 0
 
@@ -377,7 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_check)
 
     r = sub.add_parser("report", help="one self-contained HTML report of a log (inline SVG plots)")
-    r.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories")
+    r.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or directories; or a "
+                   "`rmreplay fleet` dataset (the report of the whole fleet)")
     r.add_argument("-o", "--out", required=True, help="the HTML file to write")
     r.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
     r.add_argument("--no-audit", action="store_true", help="leave out the audit's divergences (faster)")

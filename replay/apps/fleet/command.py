@@ -62,7 +62,7 @@ def fleet_table(result: FleetResult) -> Table:
             f"{sum((cluster, r['stream']) in skipped for r in rows):,}",
             f"{sum(r['status'] == 'failed' for r in rows):,}", f"{sum(r['bytes'] or 0 for r in rows) / 1e6:,.1f}",
             f"{sum(r['cycles'] or 0 for r in rows):,}",
-            f"{sum(r['cycles_agree'] or 0 for r in audited):,} of {sum(r['cycles'] or 0 for r in audited):,}"
+            f"{sum(r['cycles_agree'] or 0 for r in audited):,} of {sum(r['audit_cycles'] or 0 for r in audited):,}"
             if audited else "-")
     return table
 

@@ -29,7 +29,7 @@ MANIFEST_SCHEMA: dict[str, pl.DataType] = {
     "cluster": pl.String, "stream": pl.String, "files": pl.List(pl.String), "hash": pl.String,
     "bytes": pl.Int64, "lines": pl.Int64, "unparsed": pl.Int64, "cycles": pl.Int64,
     "first_ts": pl.Datetime("ms"), "last_ts": pl.Datetime("ms"), "status": pl.String, "error": pl.String,
-    "audited": pl.Boolean, "cycles_agree": pl.Int64, "divergences": pl.Int64,
+    "audited": pl.Boolean, "audit_cycles": pl.Int64, "cycles_agree": pl.Int64, "divergences": pl.Int64,
 }
 
 

@@ -100,7 +100,8 @@ def _audit(work: Path, emit: _Emitter, cycles: int) -> tuple[Path | None, dict]:
     out = work / "audit"
     write_audit(result, out)
     report = result.report()
-    return out, {"audited": True, "cycles_agree": report["cycles_agree"], "divergences": len(result.divergences)}
+    return out, {"audited": True, "audit_cycles": report["cycles"], "cycles_agree": report["cycles_agree"],
+                 "divergences": len(result.divergences)}
 
 
 def _summary_fields(summary: Summary) -> dict:
