@@ -63,8 +63,8 @@ def sources(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def client():
     """A LocalCluster of 2 single-threaded worker processes (with nannies, which restart them)."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
         yield c
 
 

@@ -34,9 +34,11 @@ def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
                       "no Dask dashboard (pip install bokeh for one)", highlight=False)
         with FleetProgress(console, len(streams)) as bars:
             client.subscribe_topic(TOPIC, bars.event)
+            def done(row: dict) -> None:
+                bars.finished(f"{row['cluster']}/{row['stream']}", row["status"], (row.get("bytes") or 0) / 1e6)
+
             result = build_dataset(streams, Path(args.out), client, audit=args.audit, retry_failed=args.retry_failed,
-                                   threads=threads, on_result=lambda row: bars.finished(
-                                       f"{row['cluster']}/{row['stream']}", row["status"], (row.get("bytes") or 0) / 1e6))
+                                   threads=threads, on_result=done)
             client.unsubscribe_topic(TOPIC)
     console.print(fleet_table(result))
     console.print(fleet_line(result), highlight=False)

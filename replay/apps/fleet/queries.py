@@ -48,9 +48,9 @@ def wait_per_class(dataset: str | Path) -> pl.DataFrame:
 
 def disagreement(dataset: str | Path) -> pl.DataFrame:
     """(cluster, audited_cycles, cycles_diverging, divergences), clusters with most first."""
+    diverging = (pl.col("audit_cycles") - pl.col("cycles_agree")).sum().alias("cycles_diverging")
     audited = (read_manifest(Path(dataset)).filter(pl.col("audited"))
-               .group_by("cluster").agg(pl.col("audit_cycles").sum().alias("audited_cycles"),
-                                        (pl.col("audit_cycles") - pl.col("cycles_agree")).sum().alias("cycles_diverging"),
+               .group_by("cluster").agg(pl.col("audit_cycles").sum().alias("audited_cycles"), diverging,
                                         pl.col("divergences").sum()))
     return audited.sort("cycles_diverging", "cluster", descending=[True, False])
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from replay.apps.fleet.dataset import clear_staging, manifest_row, read_manifest, write_manifest
 from replay.apps.fleet.streams import Stream
-from replay.apps.fleet.task import TOPIC, Job, process_stream
+from replay.apps.fleet.task import Job, process_stream
 
 RESUBMITS = 3  # a task cancelled by a restart is submitted again at most this often
 

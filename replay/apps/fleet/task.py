@@ -80,8 +80,8 @@ def _named(error: str, stream: Stream) -> str:
     """The error on one line, an archive member named as archive:member (not where it was unpacked)."""
     error = " ".join(error.split())
     if stream.archived:
-        error = re.sub(r"\S*/" + re.escape(STAGED) + r"/([^\s:]+)", lambda m: f"{stream.container}:{_member(stream, m[1])}",
-                       error)
+        where = re.compile(r"\S*/" + re.escape(STAGED) + r"/([^\s:]+)")
+        error = where.sub(lambda m: f"{stream.container}:{_member(stream, m[1])}", error)
     return error
 
 
