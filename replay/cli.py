@@ -75,7 +75,7 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     sink = ParquetSink(args.out) if args.out else MemorySink()
     with console.status("parsing", spinner="dots") as status:
         summary = run(args.logs, sink, engine=args.engine, progress=lambda msg: status.update(msg),
-                      chunk_bytes=args.chunk_mb << 20, workers=args.jobs)
+                      chunk_bytes=args.chunk_mb << 20 if args.chunk_mb else None, workers=args.jobs)
         if isinstance(sink, ParquetSink):
             sink.close()
     console.print(summary_table(summary, time.perf_counter() - start))
@@ -345,8 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
                    help="fast (compiled scanner, default), polars (pure Python, vectorised) or lark "
                         "(the grammar for everything; slowest); all three give the same tables")
-    p.add_argument("--chunk-mb", type=_chunk_mb, default=DEFAULT_CHUNK_BYTES >> 20, metavar="MB",
-                   help=f"input parsed per step (default {DEFAULT_CHUNK_BYTES >> 20}); larger is faster and "
+    p.add_argument("--chunk-mb", type=_chunk_mb, metavar="MB",
+                   help=f"input parsed per step (default {DEFAULT_CHUNK_BYTES >> 20} with one --jobs, less with more, "
+                        "so the chunks in flight hold about as much); larger is faster and "
                         "takes more memory (bench/bench_parse.py); the tables are the same")
     p.add_argument("-j", "--jobs", type=_jobs, default=available_cores(), metavar="N",
                    help=f"chunks parsed at once, on threads (default: the cores this process may use, "

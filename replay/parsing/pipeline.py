@@ -66,6 +66,14 @@ class ParseResult:
 
 
 DEFAULT_CHUNK_BYTES = 6 << 20  # i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB about as fast, 10% more memory (2.0x the file)
+IN_FLIGHT_BYTES = 12 << 20  # with N workers, N chunks parse while one is read: their bytes together
+
+
+def chunk_bytes_for(workers: int) -> int:
+    """The chunk size for `workers` parse threads: DEFAULT_CHUNK_BYTES for one, smaller for more,
+    so the chunks in flight hold about as much as one worker's (i_mega24 with 2 workers: 6 MB
+    chunks peak at 2.1x the file, 4 MB chunks at 1.85x)."""
+    return max(2 << 20, min(DEFAULT_CHUNK_BYTES, (IN_FLIGHT_BYTES // (workers + 1)) >> 20 << 20))
 
 
 class Sink(Protocol):
@@ -97,7 +105,7 @@ class MemorySink:
 
 
 def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None,
-          chunk_bytes: int = DEFAULT_CHUNK_BYTES, keep_lines: bool = False, workers: int = 1,
+          chunk_bytes: int | None = None, keep_lines: bool = False, workers: int = 1,
           columns: Mapping[str, Sequence[str]] | None = None) -> ParseResult:
     """Parse rm.log files (rolled sets, directories, .gz) into typed tables (polars DataFrames);
     `keep_lines`: also every input line, as read (it costs the input's size in memory); `workers`:
@@ -178,12 +186,13 @@ def available_cores() -> int:
 
 
 def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Progress | None = None,
-        chunk_bytes: int = DEFAULT_CHUNK_BYTES, lines_to: Callable[[pl.DataFrame], None] | None = None,
+        chunk_bytes: int | None = None, lines_to: Callable[[pl.DataFrame], None] | None = None,
         workers: int = 1, on_chunk: Callable[[int, int], None] | None = None) -> Summary:
     """Parse the input chunk by chunk into `sink`; return the summary (`lines_to`: also called with
     each chunk's lines: file index, line, text; `on_chunk`: with the bytes and cycles done after
     each chunk). `workers` > 1 parses that many chunks at once on threads (the scanner, polars and
-    pyarrow release the GIL); the sink gets the same tables in the same order as from one worker."""
+    pyarrow release the GIL); the sink gets the same tables in the same order as from one worker.
+    `chunk_bytes`: the input parsed per step (None: chunk_bytes_for(workers))."""
     say = progress or (lambda _msg: None)
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -204,7 +213,7 @@ def run(paths: list[str] | str, sink: Sink, engine: str = "fast", progress: Prog
         if on_chunk is not None:
             on_chunk(totals.bytes, totals.carry.cycles)
 
-    chunks = stream_chunks(sources, chunk_bytes)
+    chunks = stream_chunks(sources, chunk_bytes if chunk_bytes else chunk_bytes_for(workers))
     if workers <= 1:
         for chunk in chunks:
             take(_parse_chunk(chunk, engine, names, keep))
