@@ -1,17 +1,20 @@
-"""Benchmark `rmreplay parse` end to end (rm.log -> Parquet) on i_mega24, beside lnav and grep.
+"""Benchmark `rmreplay parse` end to end (rm.log -> Parquet) beside lnav, on one core and on all.
 
     python bench/bench_parse.py [--log PATH] [--runs N] [--json OUT] [--chunk-mb 4,8,16,32]
-                                [--debug-copies N]
+                                [--debug-copies N] [--where]
 
-The log is decompressed first (the fixture ships gzipped). Each tool runs as its own process;
-peak RSS is that process's maximum resident set (os.wait4), the highest of the runs (never below
-the bench's own peak, reported as rss_floor_mb, so the bench keeps no copy of the log); the time is
-the fastest run's, with the median and the CPU seconds beside it for rmreplay (this machine is
-shared, and its wall times vary by a third from hour to hour). lnav is `apt-get install lnav`.
-`--chunk-mb` also times `rmreplay parse --chunk-mb N` for each N: the speed-for-memory trade.
-A DEBUG-level log reads differently (occupancy tables, the pretty-printed schedule, a third of its
-records generic messages), and no big one ships: `--debug-copies N` (default 20, 0: skip) also
-times the parse of h_mega15's genuine rm-debug.log written N times over (130 MB at 20).
+Two logs: i_mega24 (137 MB, INFO; the fixture ships gzipped and is decompressed first) and a
+DEBUG-level log, which reads differently (occupancy tables, the pretty-printed schedule, a third
+of its records generic messages): no big one ships, so `--debug-copies N` (default 20, 0: skip)
+writes h_mega15's genuine rm-debug.log N times over (130 MB at 20). On each, in rounds of one run
+each (so a slower hour slows them alike): `lnav -n -c ';SELECT count(*) FROM all_logs'` (its
+indexing; `apt-get install lnav`), `rmreplay parse -j 1` (one core) and `rmreplay parse` (every
+core this process may use, its default). Each figure is the median of `--runs` rounds (default
+3), with the fastest run, CPU seconds (user + system, all threads) and peak RSS (the highest;
+os.wait4 of that process, never below the bench's own peak, reported as rss_floor_mb, so the
+bench keeps no copy of the log). `x_lnav` is lnav's median time over rmreplay's: 1.0 is as fast.
+`--chunk-mb` also times `rmreplay parse -j 1 --chunk-mb N` for each N: the speed-for-memory
+trade. `--where` also says where a one-core parse's time goes (bench_where.py).
 """
 
 from __future__ import annotations
@@ -131,54 +134,90 @@ def _compiled() -> bool:
     return COMPILED
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def side_by_side(commands: dict[str, list[str]], runs: int) -> dict[str, dict]:
+    """Each command `runs` times, in rounds (one run of each per round): median and fastest wall
+    seconds, the median run's CPU seconds, and the highest peak RSS, per command."""
+    got: dict[str, list[Run]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            got[name].append(run(cmd))
+    out = {}
+    for name, results in got.items():
+        by_wall = sorted(results, key=lambda r: r.wall)
+        median = by_wall[len(by_wall) // 2]
+        out[name] = {"median_seconds": statistics.median(r.wall for r in results), "seconds": by_wall[0].wall,
+                     "cpu_seconds": median.cpu, "peak_rss": max(r.rss for r in results), "runs": len(results)}
+    return out
+
+
+def compare_with_lnav(log: Path, size: int, lines: int, runs: int, tmp: Path, rmreplay: str) -> dict:
+    """lnav's indexing, rmreplay parse on one core and on all, side by side on one log."""
+    cores = _cores()
+    commands = {"rmreplay_1_core": [rmreplay, "parse", str(log), "-o", str(tmp / "one"), "-j", "1"],
+                f"rmreplay_{cores}_cores": [rmreplay, "parse", str(log), "-o", str(tmp / "all"), "-j", str(cores)]}
+    if shutil.which("lnav"):
+        commands = {"lnav_index": ["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(log)], **commands}
+    # warm the page cache and lark's parser cache so every tool reads from memory
+    run(commands["rmreplay_1_core"])
+    got = side_by_side(commands, runs)
+    out: dict = {"file_mb": size / 1e6, "lines": lines}
+    lnav = got.get("lnav_index", {}).get("median_seconds")
+    for name, r in got.items():
+        out[name] = {**{k: v for k, v in r.items() if k != "peak_rss"}, "mb_s": size / 1e6 / r["median_seconds"],
+                     "lines_s": lines / r["median_seconds"], "peak_rss_mb": r["peak_rss"] / 1e6,
+                     "rss_over_file": r["peak_rss"] / size}
+        if lnav and name != "lnav_index":
+            out[name]["x_lnav"] = lnav / r["median_seconds"]
+    if not lnav:
+        out["lnav_index"] = "not installed (apt-get install lnav)"
+    return out
+
+
 def main() -> int:
     """Run the benchmark and print (and optionally save) the figures."""
     ap = bench_parser(__doc__, 3)
     ap.add_argument("--chunk-mb", type=_sizes, default=[], metavar="N,N,...",
-                    help="also time these chunk sizes (rmreplay parse --chunk-mb)")
+                    help="also time these chunk sizes (rmreplay parse -j 1 --chunk-mb)")
     ap.add_argument("--debug-copies", type=int, default=20, metavar="N",
                     help="also time h_mega15's rm-debug.log written N times over (0: skip)")
+    ap.add_argument("--where", action="store_true", help="also say where a one-core parse's time goes")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "rm.log"
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        log = tmp / "rm.log"
         size, lines = unpack(args.log, log)
         rmreplay = shutil.which("rmreplay") or sys.exit("bench: rmreplay is not installed (pip install -e .)")
-        results = {"file_mb": size / 1e6, "lines": lines, "rss_floor_mb": own_peak_rss() / 1e6}
-        # warm the page cache and lark's parser cache so every tool reads from memory
-        run([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "warm")])
-        got = spread([rmreplay, "parse", str(log), "-o", str(Path(tmp) / "out")], args.runs)
-        wall, rss = got["seconds"], got["peak_rss"]
-        results["rmreplay"] = {"seconds": wall, "median_seconds": got["median_seconds"],
-                               "cpu_seconds": got["cpu_seconds"], "mb_s": size / 1e6 / wall,
-                               "lines_s": lines / wall, "peak_rss_mb": rss / 1e6, "rss_over_file": rss / size}
+        results: dict = {"cores": _cores(), "rss_floor_mb": own_peak_rss() / 1e6}
+        results["info"] = compare_with_lnav(log, size, lines, args.runs, tmp, rmreplay)
         sweep = []
         for mb in args.chunk_mb:
-            got = spread([rmreplay, "parse", str(log), "-o", str(Path(tmp) / f"out{mb}"), "--chunk-mb", str(mb)],
+            got = spread([rmreplay, "parse", str(log), "-o", str(tmp / f"out{mb}"), "-j", "1", "--chunk-mb", str(mb)],
                          args.runs)
             sweep.append({"chunk_mb": mb, "seconds": got["seconds"], "median_seconds": got["median_seconds"],
-                          "cpu_seconds": got["cpu_seconds"], "mb_s": size / 1e6 / got["seconds"],
+                          "cpu_seconds": got["cpu_seconds"], "mb_s": size / 1e6 / got["median_seconds"],
                           "peak_rss_mb": got["peak_rss"] / 1e6, "rss_over_file": got["peak_rss"] / size})
         if sweep:
             results["chunk_sweep"] = sweep
-        if shutil.which("lnav"):
-            wall, rss = best(["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(log)], args.runs)
-            results["lnav_index"] = {"seconds": wall, "mb_s": size / 1e6 / wall, "peak_rss_mb": rss / 1e6}
-        else:
-            results["lnav_index"] = "not installed (apt-get install lnav)"
         # grep stops at the first match when its output is /dev/null: give it a real file
-        wall, rss = best(["sh", "-c", f"grep -c . {log} > {Path(tmp) / 'grep.out'}"], args.runs)
+        wall, _ = best(["sh", "-c", f"grep -c . {log} > {tmp / 'grep.out'}"], args.runs)
         results["grep_count"] = {"seconds": wall, "mb_s": size / 1e6 / wall}
+        if args.where:  # in its own process: importing replay here would raise the bench's RSS floor
+            where = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_where.py"), str(log)],
+                                   capture_output=True, text=True, check=True)
+            results["where"] = json.loads(where.stdout)
         if args.debug_copies > 0:
-            debug = Path(tmp) / "rm-debug.log"
+            debug = tmp / "rm-debug.log"
             log.unlink()  # one big log on disk at a time
             dsize, dlines = unpack(DEBUG_LOG, debug, args.debug_copies)
-            got = spread([rmreplay, "parse", str(debug), "-o", str(Path(tmp) / "debug")], args.runs)
-            results["rmreplay_debug"] = {
-                "log": f"{DEBUG_LOG.relative_to(ROOT)} x{args.debug_copies}", "file_mb": dsize / 1e6,
-                "lines": dlines, "seconds": got["seconds"], "median_seconds": got["median_seconds"],
-                "cpu_seconds": got["cpu_seconds"], "mb_s": dsize / 1e6 / got["seconds"],
-                "lines_s": dlines / got["seconds"], "peak_rss_mb": got["peak_rss"] / 1e6,
-                "rss_over_file": got["peak_rss"] / dsize}
+            results["debug"] = {"log": f"{DEBUG_LOG.relative_to(ROOT)} x{args.debug_copies}",
+                                **compare_with_lnav(debug, dsize, dlines, args.runs, tmp, rmreplay)}
     results["compiled_scanner"] = _compiled()  # last: importing replay would raise the floor
     return emit(results, args.json)
 

@@ -7,9 +7,11 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
 from rich.console import Console
 from rich.table import Table
 
@@ -22,7 +24,7 @@ from replay.parsing.outdir import (
     check_replaceable_file,
     interrupted_line,
 )
-from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, run
+from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, available_cores, run
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS
 
@@ -82,7 +84,7 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     start = time.perf_counter()
     with console.status("parsing", spinner="dots") as status:
         options = {"engine": args.engine, "progress": lambda msg: status.update(msg),
-                   "chunk_bytes": args.chunk_mb << 20}
+                   "chunk_bytes": args.chunk_mb << 20 if args.chunk_mb else None, "workers": args.jobs}
         if args.out:
             summary = parse_to(args.logs, args.out, force=args.force, **options)
         else:
@@ -108,20 +110,21 @@ def require_cycles(cycles: range | None, text: str | None, tables: dict) -> None
                          "give A:B, A:, :B or N within them")
 
 
-def cycles_asked(text: str | None, tables: dict) -> range | None:
+def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range | None:
     """The cycles `--cycles` names (numbers or epochs), checked against the log's."""
     cycles = resolve_span(parse_span(text), tables["cycles"]) if text else None
     require_cycles(cycles, text, tables)
     return cycles
 
 
-def load_tables(logs: list[str], config: str | None, console: Console,
-                use_cache: bool = True) -> tuple[dict, str | None]:
-    """The logs' tables (a parse directory's, the cache's, or parsed and cached); fill a bootstrap
-    that rotated away from `--config DIR`. Returns the tables and a note on where the bootstrap came
-    from, for the command to print with its results (so an error is all a failing command prints)."""
+def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
+                columns: Mapping[str, Sequence[str]] | None = None) -> tuple[Mapping[str, pl.DataFrame], str | None]:
+    """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
+    only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
+    away from `--config DIR`. Returns the tables and a note on where the bootstrap came from, for
+    the command to print with its results (so an error is all a failing command prints)."""
     with console.status("parsing", spinner="dots") as status:
-        opened = open_input(logs, use_cache=use_cache, progress=lambda msg: status.update(msg))
+        opened = open_input(logs, use_cache=use_cache, progress=lambda msg: status.update(msg), columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
     return tables, apply_config(tables, config)
@@ -177,10 +180,11 @@ def audit_line(result: AuditResult, seconds: float) -> str:
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
     from replay.apps.audit import audit, write_audit
+    from replay.model.reads import audit_columns
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns())
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with console.status("auditing", spinner="dots") as status:
@@ -457,9 +461,15 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
     from replay.apps.audit import audit
+    from replay.apps.fleet.dataset import is_dataset
     from replay.apps.report import GENERATOR, build_report
 
     check_replaceable_file(Path(args.out), args.force, GENERATOR.encode())
+    if len(args.logs) == 1 and is_dataset(args.logs[0]):  # a fleet's dataset: the report of the whole fleet
+        from replay.apps.fleet.report import build_fleet_report
+
+        html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
+        return _write_report(Path(args.out), html, args.force, console)
     tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
     print_note(console, note)
     audited = None
@@ -475,10 +485,14 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         sections.append(simulation_section(args.simulation))
     title = args.title or f"rmreplay report: {', '.join(Path(p).name for p in args.logs)}"
-    out = Path(args.out)
-    page = build_report(tables, title, audited, sections=sections)
-    with atomic_output_file(out, args.force, marker=GENERATOR.encode()) as tmp:
-        tmp.write_text(page)
+    return _write_report(Path(args.out), build_report(tables, title, audited, sections=sections), args.force, console)
+
+
+def _write_report(out: Path, html: str, force: bool, console: Console) -> int:
+    from replay.apps.report import GENERATOR
+
+    with atomic_output_file(out, force, marker=GENERATOR.encode()) as tmp:
+        tmp.write_text(html)
     console.print(f"report written to [bold]{out}[/] ({out.stat().st_size / 1e3:,.0f} kB, self-contained)")
     return 0
 
@@ -520,6 +534,11 @@ def cmd_anonymize(args: argparse.Namespace, console: Console) -> int:
     console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{MAPPING}[/] at your site "
                   "(it turns the pseudonyms back into your names)", highlight=False)
     return 0
+def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
+    """rmreplay fleet SOURCES... -o DATASET [--workers N | --scheduler ADDRESS] [--audit]"""
+    from replay.apps.fleet.command import cmd_fleet as fleet
+
+    return fleet(args, console)
 
 
 def _add_change_options(p: argparse.ArgumentParser) -> None:
@@ -551,6 +570,13 @@ LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its 
              "`rmreplay parse -o` directory")
 
 
+def _jobs(text: str) -> int:
+    """--jobs: a whole number of parse threads, 1 to 256."""
+    if not text.isdigit() or not 1 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of threads from 1 to 256")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
@@ -564,9 +590,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
                    help="fast (compiled scanner, default), polars (pure Python, vectorised) or lark "
                         "(the grammar for everything; slowest); all three give the same tables")
-    p.add_argument("--chunk-mb", type=_chunk_mb, default=DEFAULT_CHUNK_BYTES >> 20, metavar="MB",
-                   help=f"input parsed per step (default {DEFAULT_CHUNK_BYTES >> 20}); larger is faster and "
+    p.add_argument("--chunk-mb", type=_chunk_mb, metavar="MB",
+                   help=f"input parsed per step (default {DEFAULT_CHUNK_BYTES >> 20} with one --jobs, less with more, "
+                        "so the chunks in flight hold about as much); larger is faster and "
                         "takes more memory (bench/bench_parse.py); the tables are the same")
+    p.add_argument("-j", "--jobs", type=_jobs, default=available_cores(), metavar="N",
+                   help=f"chunks parsed at once, on threads (default: the cores this process may use, "
+                        f"{available_cores()} here); the tables are the same")
     p.set_defaults(func=cmd_parse)
 
     a = sub.add_parser("audit", help="re-run every scheduling cycle with rmref and diff it against the log")
@@ -625,7 +655,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_simulate)
 
     r = sub.add_parser("report", help="one self-contained HTML report of a log (inline SVG plots)")
-    r.add_argument("logs", nargs="+", help=LOGS_HELP)
+    r.add_argument("logs", nargs="+", help=LOGS_HELP + "; or a `rmreplay fleet` dataset (the report of the "
+                   "whole fleet)")
     r.add_argument("-o", "--out", required=True, help="the HTML file to write")
     _add_force(r)
     r.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
@@ -647,6 +678,22 @@ def build_parser() -> argparse.ArgumentParser:
                    "later logs get the same pseudonyms (default: a new key for this run only)")
     _add_force(n)
     n.set_defaults(func=cmd_anonymize)
+
+    f = sub.add_parser("fleet", help="many clusters' logs parsed (and audited) on Dask into one Parquet dataset")
+    f.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="one cluster's log directory or archive (.tar, .tar.gz, .tgz, .zip), as NAME=PATH or PATH "
+                        "(named after itself); every rolled set in it is a stream")
+    f.add_argument("-o", "--out", required=True, metavar="DATASET",
+                   help="the dataset folder: DATASET/<table>/cluster=<name>/stream=<stream>/ and manifest.parquet")
+    where = f.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_jobs, metavar="N",
+                       help="start a local Dask cluster of N worker processes (default: one per core)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="use a running Dask scheduler (tcp://host:8786; `dask scheduler`, `dask worker`)")
+    f.add_argument("--audit", action="store_true", help="also audit each stream (ref_* and divergences tables)")
+    f.add_argument("--retry-failed", action="store_true",
+                   help="run streams the manifest records as failed again (otherwise an unchanged stream is skipped)")
+    f.set_defaults(func=cmd_fleet)
     return parser
 
 

@@ -9,7 +9,7 @@ that produced it. A phase can be swapped (`rmref.Phases`) to replay history agai
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Container, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -230,7 +230,7 @@ def _logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placeme
     return placed, gone
 
 
-def _unknown_order(job: int, disputed: set[int], known: set[tuple[int, int]]) -> str:
+def _unknown_order(job: int, disputed: set[int], known: Container[tuple[int, int]]) -> str:
     """Why a needy verdict can differ: the log does not show the order the RM tallied the jobs in
     (`disputed`: the jobs that competed for the same free space)."""
     unordered = sorted(o for o in disputed - {job} if (job, o) not in known and (o, job) not in known)

@@ -67,7 +67,7 @@ def _fmt(v: float) -> str:
 
 
 def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Series], y_label: str,
-             kind: str = "line", events: bool = False, y_max: float | None = None) -> str:
+             kind: str = "line", events: bool = False, y_max: float | None = None, x_label: str = "cycle") -> str:
     """An inline SVG chart: `line`, `stacked` (bands summing to the total) or `bars` over cycles."""
     w, h, left, right, top, bottom = 900, 260, 60, 150, 28, 36
     pw, ph = w - left - right, h - top - bottom
@@ -104,7 +104,7 @@ def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Serie
     for t in _ticks(x0, x1):
         x = px(t)
         out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" class="tick">{_fmt(t)}</text>')
-    out.append(f'<text x="{left + pw / 2}" y="{h - 4}" text-anchor="middle" class="axis">cycle</text>'
+    out.append(f'<text x="{left + pw / 2}" y="{h - 4}" text-anchor="middle" class="axis">{E(x_label)}</text>'
                f'<text x="14" y="{top + ph / 2}" transform="rotate(-90 14 {top + ph / 2})" text-anchor="middle" '
                f'class="axis">{E(y_label)}</text>')
     bar_w = max(1.0, pw / max(len(bx), 1) / max(len(cols), 1))

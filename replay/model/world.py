@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+import numpy as np
 import polars as pl
 
 from replay.model import settings as st
@@ -166,10 +167,22 @@ def machine_hosts(nodes: pl.DataFrame) -> list[str]:
     return rows["host"].drop_nulls().unique(maintain_order=True).to_list()
 
 
-def _by_cycle(frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
-    """Rows grouped by cycle (rows after the last published schedule have none and are dropped)."""
-    frame = frame.filter(pl.col("cycle").is_not_null())
-    return {key[0]: part for key, part in frame.partition_by("cycle", as_dict=True, maintain_order=True).items()}
+class _ByCycle:
+    """Rows grouped by cycle, each cycle's rows in their order, without a frame per cycle: one
+    frame sorted by cycle and each cycle's place in it (a cycle's rows are a zero-copy slice).
+    Rows after the last published schedule have no cycle and are dropped."""
+
+    def __init__(self, frame: pl.DataFrame):
+        self._frame = frame.filter(pl.col("cycle").is_not_null()).sort("cycle", maintain_order=True)
+        cycles = self._frame["cycle"].cast(pl.Int64).to_numpy()
+        starts = np.flatnonzero(np.diff(cycles, prepend=-1) != 0)
+        ends = np.append(starts[1:], len(cycles))
+        self._at = {int(cycles[a]): (int(a), int(b - a)) for a, b in zip(starts, ends)}
+
+    def get(self, cycle: int) -> pl.DataFrame | None:
+        """The cycle's rows (None: it has none)."""
+        at = self._at.get(cycle)
+        return None if at is None else self._frame.slice(*at)
 
 
 class _Machines:
@@ -181,7 +194,7 @@ class _Machines:
 
     def __init__(self, tables: dict[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf):
         nodes = tables["nodes"]
-        self._events = _by_cycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
+        self._events = _ByCycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
         ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
         self._ips = dict(ips.select("host", "ip").iter_rows())
         self._pool = pool_of
@@ -304,25 +317,31 @@ def machines(tables: dict[str, pl.DataFrame], boot: Bootstrap, inventory: Invent
     return _Machines(tables, inventory or machine_inventory(tables, boot), pool_of(tables, boot))
 
 
-def _published_shares(schedule: pl.DataFrame) -> tuple[dict, dict, dict]:
-    """Per cycle: the Existing shares in printed order (job, host, share id, memory, init ms), and
-    the (job, share id) sets of Additions and Removals; one pass over the table."""
-    existing: dict[int, list[tuple]] = {}
-    added: dict[int, set[tuple[int, int]]] = {}
-    removed: dict[int, set[tuple[int, int]]] = {}
-    rows = schedule.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
-        "cycle", "kind", "job_id", "host", "share_id", "memory_gb", "init_ms")
-    for cycle, kind, job, host, sid, mem, init_ms in rows.iter_rows():
-        if kind == "existing":
-            existing.setdefault(cycle, []).append((job, host, sid, mem, init_ms))
-        elif kind == "addition":
-            added.setdefault(cycle, set()).add((job, sid))
-        elif kind == "removal":
-            removed.setdefault(cycle, set()).add((job, sid))
-    return existing, added, removed
+class _Published:
+    """Per cycle, from the published schedule: the Existing shares in printed order (job, host,
+    share id, memory, init ms), and the (job, share id) sets of Additions and Removals."""
+
+    def __init__(self, schedule: pl.DataFrame):
+        self._rows = _ByCycle(schedule.filter(pl.col("host").is_not_null()).select(
+            "cycle", "kind", "job_id", "host", "share_id", "memory_gb", "init_ms"))
+
+    def shares(self, cycle: int) -> tuple[list[tuple], set[tuple[int, int]], set[tuple[int, int]]]:
+        """(existing, added, removed) of one cycle."""
+        existing: list[tuple] = []
+        added: set[tuple[int, int]] = set()
+        removed: set[tuple[int, int]] = set()
+        rows = self._rows.get(cycle)
+        for _, kind, job, host, sid, mem, init_ms in rows.iter_rows() if rows is not None else ():
+            if kind == "existing":
+                existing.append((job, host, sid, mem, init_ms))
+            elif kind == "addition":
+                added.add((job, sid))
+            elif kind == "removal":
+                removed.add((job, sid))
+        return existing, added, removed
 
 
-def needy_expanded(tables: dict[str, pl.DataFrame]) -> dict[int, pl.DataFrame]:
+def needy_expanded(tables: dict[str, pl.DataFrame]) -> _ByCycle:
     """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
     carried from the one before (its doExpansion lines before the fair-share traversal)."""
     expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
@@ -333,7 +352,7 @@ def needy_expanded(tables: dict[str, pl.DataFrame]) -> dict[int, pl.DataFrame]:
     early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
              .join(normal, on="cycle", how="left")
              .filter(pl.col("normal").is_null() | (pl.col("line") < pl.col("normal"))))
-    return _by_cycle(early.select("cycle", "job_id"))
+    return _ByCycle(early.select("cycle", "job_id"))
 
 
 def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
@@ -382,35 +401,39 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     tree_q = {c.name: tree_quantum(boot.nodepools, c.nodepool, quantum) for c in boot.classes}
     machines_now = machines(tables, boot, inventory)
     class_settings = {c.name: (c.init_cap, c.expand_by_doubling, c.prediction) for c in boot.classes}
-    existing, added, removed = _published_shares(tables["schedule"])
-    work = _by_cycle(_work_rows(tables))
-    caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
+    # every per-cycle structure is kept as one frame and read a cycle at a time (_ByCycle): a
+    # dict or a frame per cycle took 75 MB on a 2,500-cycle log
+    published = _Published(tables["schedule"])
+    work = _ByCycle(_work_rows(tables))
+    caps = _ByCycle(cap_inputs(tables))
     submitted = submission_order(tables)
-    capped = set(tables["job_caps"].filter(pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
+    capped = _ByCycle(tables["job_caps"].select("cycle", "job_id"))
     refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
     refused_in = dict(refusals.group_by("job_id").agg(pl.col("cycle").min()).iter_rows())  # job -> first cycle
-    needy = _by_cycle(tables["defrag"].filter(pl.col("potentially_needy")))
+    needy = _ByCycle(tables["defrag"].filter(pl.col("potentially_needy")).select("cycle", "job_id"))
     analysed = set(tables["defrag"].filter(pl.col("kind") == "analysis")["cycle"].drop_nulls().to_list())
     expanded_first = needy_expanded(tables)
     clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
-    if tables["cycles"].height:
-        first = tables["cycles"]["cycle"][0]
-        first_held = {(job, sid) for job, _, sid, _, _ in existing.get(first, ())} - added.get(first, set())
-    for cycle in tables["cycles"]["cycle"].to_list():
+    all_cycles = tables["cycles"]["cycle"].to_list()
+    if all_cycles:
+        existing, added_now, _ = published.shares(all_cycles[0])
+        first_held = {(job, sid) for job, _, sid, _, _ in existing} - added_now
+    for cycle in all_cycles:
         state = machines_now.advance(cycle)
-        removed_now = removed.get(cycle, set())
+        existing, added_now, removed_now = published.shares(cycle)
         if cycles is not None and cycle not in cycles:
             removed_before = removed_now
             continue
-        added_now = added.get(cycle, set())
         rows = work.get(cycle)
+        logged_caps = _rows_by_job(caps.get(cycle))
+        capped_now = set(_column(capped.get(cycle), "job_id"))
         quantum_of = {} if rows is None else {job: tree_q.get(cls, quantum) for job, cls in rows.select(
             "job_id", "class").iter_rows()}  # a share's order is in its own pool tree's quantum
         held: dict[int, list[Share]] = {}
         rank: dict[int, int] = {}
-        for job, host, sid, mem, init_ms in existing.get(cycle, ()):
+        for job, host, sid, mem, init_ms in existing:
             rank[job] = rank.get(job, -1) + 1  # position in the printed list, investment order
             if (job, sid) in added_now:
                 continue
@@ -424,7 +447,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
         for r in rows.iter_rows(named=True) if rows is not None else ():
             job = r["job_id"]
             shares = tuple(sorted(held.get(job, ()), key=lambda s: s.share_id))
-            logged = caps.get((cycle, job))
+            logged = logged_caps.get(job)
             held_now = sum(1 for s in shares if not s.pending_removal)
             # the RM logs a cap for every job but a completed or refused one; a refusal that leaves the
             # job in a class (a service in a fair-share class) does not stop its scheduling
@@ -436,7 +459,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
-                use_prediction=False, completed=(cycle, job) not in capped and not refused, refused=refused,
+                use_prediction=False, completed=job not in capped_now and not refused, refused=refused,
             )
             jobs.append(Work(
                 job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",
@@ -444,14 +467,24 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                 r["memory_gb"] or 0,
                 cap, submit_seq=submitted.get(job, job), shares=shares,
             ))
-        prev_needy = needy.get(cycle - 1)
+        prev_needy = _column(needy.get(cycle - 1), "job_id")
         if cycle - 1 not in analysed:  # the log starts at or inside the cycle before: the needy pass shows them
-            prev_needy = expanded_first.get(cycle)
+            prev_needy = _column(expanded_first.get(cycle), "job_id")
         yield CycleInput(
             cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
-            tuple(sorted(set(prev_needy["job_id"].to_list()))) if prev_needy is not None else (),
+            tuple(sorted(set(prev_needy))),
         )
         removed_before = removed_now
+
+
+def _rows_by_job(rows: pl.DataFrame | None) -> dict[int, dict]:
+    """A cycle's rows by job (the last row of a job wins)."""
+    return {} if rows is None else {r["job_id"]: r for r in rows.iter_rows(named=True)}
+
+
+def _column(rows: pl.DataFrame | None, name: str) -> list:
+    """One column of a cycle's rows ([] when it has none)."""
+    return [] if rows is None else rows[name].to_list()
 
 
 # -- for the closed-loop simulation (replay.apps.simulate): the same rebuild, one piece at a time --
@@ -468,10 +501,12 @@ def job_table_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, int]
 def existing_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, dict[tuple[str, int], int]]]:
     """Per cycle and job, the place of each share (host, share id) it held when the cycle began in
     the job's published Existing list (the RM's investment order, which cycle_inputs reads as investment)."""
-    existing, added, _ = _published_shares(tables["schedule"])
+    published = _Published(tables["schedule"])
     out: dict[int, dict[int, dict[tuple[str, int], int]]] = {}
-    for cycle, rows in existing.items():
-        new = added.get(cycle, set())
+    for cycle in tables["cycles"]["cycle"].to_list():
+        rows, new, _ = published.shares(cycle)
+        if not rows:
+            continue
         per: dict[int, dict[tuple[str, int], int]] = {}
         printed: dict[int, int] = {}
         for job, host, sid, _mem, _init in rows:

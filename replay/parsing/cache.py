@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,15 +31,15 @@ from replay.parsing.digest import cache_root, content_digest, stat_key
 from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.pipeline import (
-    DEFAULT_CHUNK_BYTES,
     MemorySink,
     Summary,
+    available_cores,
     named_lines,
     read_lines,
     run,
 )
 from replay.parsing.sources import InputError, Source
-from replay.parsing.store import ParquetSink, read_tables
+from replay.parsing.store import ParquetSink, ParquetTables, read_tables
 
 Progress = Callable[[str], None]
 _SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
@@ -78,7 +78,7 @@ class Opened:
     """A command's input as tables: from a parse directory, the cache, or a parse just made."""
 
     name: str  # what to call it: the files, or the parse directory
-    tables: dict[str, pl.DataFrame]
+    tables: Mapping[str, pl.DataFrame]  # a dict, or ParquetTables read on use (`columns`)
     lines: pl.DataFrame | None  # every raw line (file, text, line) when asked for and known
     slot: Path | None  # the cache slot (None: not cached)
     from_cache: bool
@@ -86,9 +86,11 @@ class Opened:
 
 
 def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progress | None = None,
-               keep_lines: bool = False) -> Opened:
+               keep_lines: bool = False, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """The tables of `paths`: a `rmreplay parse -o` directory, or logs (files and log folders) read
-    from the cache or parsed (and cached); `keep_lines` also gives every raw line."""
+    from the cache or parsed (and cached); `keep_lines` also gives every raw line. With `columns`,
+    only those tables' columns: read from disk on each use when the parse is on disk (a parse
+    directory, the cache), so a long log's tables are never all in memory."""
     say = progress or (lambda _msg: None)
     if not paths:
         raise InputError("no input: name rm.log files, a log folder or a `rmreplay parse -o` directory")
@@ -97,7 +99,7 @@ def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progre
         if len(paths) > 1:
             raise InputError(f"{paths[0]} is a parse directory: give it alone, not with other input")
         say(f"reading the tables of {paths[0]}")
-        tables = read_tables(paths[0])
+        tables = ParquetTables(paths[0], columns) if columns else read_tables(paths[0])
         content = content_of(manifest)
         slot = slot_of(content) if content and use_cache else None
         return Opened(Path(paths[0]).name, tables, None, slot, False, None)
@@ -109,10 +111,10 @@ def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progre
     slot = slot_of(content) if content else None
     if slot is not None and read_manifest_quietly(slot / "tables"):
         say("reading the cached parse")
-        tables = read_tables(slot / "tables")
+        tables = ParquetTables(slot / "tables", columns) if columns else read_tables(slot / "tables")
         lines = _cached_lines(slot, inputs, say) if keep_lines else None
         return Opened(name, tables, lines, slot, True, inputs.note())
-    return _parse_and_cache(inputs, name, content, use_cache, say, keep_lines)
+    return _parse_and_cache(inputs, name, content, use_cache, say, keep_lines, columns)
 
 
 def read_manifest_quietly(folder: Path) -> dict | None:
@@ -147,8 +149,8 @@ class _Tee:
     """The parse's sink: every chunk's tables kept in memory and, while the cache can be written,
     appended to the cache slot's Parquet files too (on the writer thread, beside the parse)."""
 
-    def __init__(self, out: Path | None) -> None:
-        self.memory = MemorySink()
+    def __init__(self, out: Path | None, columns: Mapping[str, Sequence[str]] | None = None) -> None:
+        self.memory = MemorySink(columns)
         self.disk: ParquetSink | None = None
         if out is not None:
             try:
@@ -177,14 +179,14 @@ class _Tee:
 
 
 def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: bool, say: Progress,
-                     keep_lines: bool) -> Opened:
+                     keep_lines: bool, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """Parse the input; with the cache, write its slot on the way."""
     tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
     before = [stat_key(s.path) for s in inputs.sources]
-    sink = _Tee(tmp / "tables" if tmp else None)
+    sink = _Tee(tmp / "tables" if tmp else None, columns)
     kept: list[pl.DataFrame] = []
     try:
-        summary = run(inputs, sink, progress=say, chunk_bytes=DEFAULT_CHUNK_BYTES,
+        summary = run(inputs, sink, progress=say, workers=available_cores(),
                       lines_to=kept.append if keep_lines else None)
     except BaseException:
         _remove(tmp)
@@ -261,7 +263,7 @@ def keep_frames(folder: Path, frames: dict[str, pl.DataFrame]) -> None:
 
 
 def parse_to(paths: list[str | Path], out: str | Path, engine: str = "fast", progress: Progress | None = None,
-             chunk_bytes: int = DEFAULT_CHUNK_BYTES, force: bool = False) -> Summary:
+             chunk_bytes: int | None = None, force: bool = False, workers: int = 1) -> Summary:
     """`rmreplay parse -o OUT`: the tables as OUT/<table>.parquet, then OUT/manifest.json, written whole or
     not at all (replay.parsing.outdir); the input's digests are computed beside the parse."""
     inputs = find_inputs(list(paths))
@@ -269,7 +271,7 @@ def parse_to(paths: list[str | Path], out: str | Path, engine: str = "fast", pro
             _beside(input_record_of, inputs.sources, True) as record:
         sink = ParquetSink(tmp)
         try:
-            summary = run(inputs, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes)
+            summary = run(inputs, sink, engine=engine, progress=progress, chunk_bytes=chunk_bytes, workers=workers)
         except BaseException:
             sink.abort()  # its writer thread stops before the directory is discarded
             raise

@@ -180,7 +180,7 @@ def _folder(folder: Path, heads: dict[Path, Head]) -> tuple[list[Path], list[Ign
 
 def _base(name: str) -> str:
     """The rolled set a file belongs to: rm.log for rm.log.3.gz, rm-debug.log for rm-debug.log.1."""
-    return rolled_key(Path(name))[0].removesuffix(".gz")
+    return rolled_key(name)[0].removesuffix(".gz")
 
 
 def _more(n: int) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ROLLED = re.compile(r"^(?P<base>.+?)(?:\.(?P<n>\d+))?(?:\.gz)?$")
+_LOG_NAME = re.compile(r"\.log(\.\d+)?(\.gz)?$")
 
 
 class InputError(Exception):
@@ -21,12 +22,17 @@ class Source:
     name: str
 
 
-def rolled_key(path: Path) -> tuple[str, int]:
-    """(rolled set, age): rm.log.3.gz -> ("rm.log", -3); log4j's RollingFileAppender keeps rm.log
-    current, rm.log.1 the newest backup, rm.log.5 the oldest."""
-    m = _ROLLED.match(path.name)
+def rolled_key(name: str) -> tuple[str, int]:
+    """(base name, age key) of a log file name: sorting by it puts a rolled set oldest first."""
+    # log4j RollingFileAppender: rm.log is current, rm.log.1 the newest backup, .5 the oldest.
+    m = _ROLLED.match(name)
     assert m is not None
     return m.group("base"), -int(m.group("n") or 0)
+
+
+def log_name(name: str) -> bool:
+    """Whether a file name is a log's (*.log, *.log.N, *.log.gz, *.log.N.gz)."""
+    return bool(_LOG_NAME.search(name))
 
 
 def discover(paths: list[str | Path]) -> list[Source]:
@@ -43,6 +49,6 @@ def discover(paths: list[str | Path]) -> list[Source]:
             raise InputError(f"{p}: no such file or directory")
     bases: dict[str, int] = {}
     for f in files:
-        bases.setdefault(rolled_key(f)[0], len(bases))
-    ordered = sorted(dict.fromkeys(files), key=lambda f: (bases[rolled_key(f)[0]], rolled_key(f)[1]))
+        bases.setdefault(rolled_key(f.name)[0], len(bases))
+    ordered = sorted(dict.fromkeys(files), key=lambda f: (bases[rolled_key(f.name)[0]], rolled_key(f.name)[1]))
     return [Source(f, f.name) for f in ordered]

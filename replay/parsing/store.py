@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from functools import lru_cache
@@ -93,6 +94,18 @@ def write_tables(tables: dict[str, pl.DataFrame], out: str | Path, inputs: Itera
     return [Path(out) / f"{name}.parquet" for name in SCHEMAS]
 
 
+def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
+    """One frame as a Parquet file, with the options above (the same rows give the same bytes);
+    written beside `path` and renamed in, so a reader never sees half a file."""
+    path = Path(path)
+    part = path.with_name(f".{path.name}.part")
+    table = frame.to_arrow()
+    with pq.ParquetWriter(part, table.schema, **WRITE_OPTIONS) as writer:  # (pq.write_table imports pandas)
+        writer.write_table(table)
+    os.replace(part, path)
+    return path
+
+
 def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
     """The tables of a `rmreplay parse -o OUT` directory; InputError when its manifest is missing
     (an interrupted or foreign directory) or a table is not the one rmreplay wrote."""
@@ -108,3 +121,31 @@ def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
             raise InputError(f"{root}: {name}.parquet has {frame.height:,} rows, the manifest "
                              f"{manifest['tables'].get(name)}; parse the log again")
     return tables
+
+
+class ParquetTables(Mapping[str, pl.DataFrame]):
+    """The tables of a `rmreplay parse -o OUT` directory, read from disk on every access (only
+    `columns[name]` of each), so only what a caller is using is in memory: the audit of a long
+    log holds its derived state, not every table. Tables given to `update` are kept in memory."""
+
+    def __init__(self, out: str | Path, columns: Mapping[str, Sequence[str]]) -> None:
+        self.root = Path(out)
+        self.columns = {name: list(cols) for name, cols in columns.items()}
+        self.held: dict[str, pl.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name in self.held:
+            return self.held[name]
+        if name not in self.columns:
+            raise KeyError(name)
+        return pl.read_parquet(self.root / f"{name}.parquet", columns=self.columns[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self.columns, *self.held]))
+
+    def __len__(self) -> int:
+        return len(set(self.columns) | set(self.held))
+
+    def update(self, tables: Mapping[str, pl.DataFrame]) -> None:
+        """Hold these tables in memory in place of the files' (a --config bootstrap)."""
+        self.held.update(tables)

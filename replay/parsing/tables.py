@@ -169,12 +169,24 @@ _NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle
 
 @dataclass
 class Carry:
-    """What one chunk hands to the next: cycles so far, known share orders, and the rows of the
+    """What the chunks hand on, in log order: cycles so far, known share orders, and the rows of the
     small tables that span the whole log (assembled once, at the end)."""
 
     cycles: int = 0
     share_orders: pl.DataFrame | None = None
     spanning: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {b: [] for b in SPANNING})
+
+
+@dataclass(frozen=True)
+class ChunkCarry:
+    """What one chunk, assembled on its own (its cycles counted from 1), leaves for `stitch`: its
+    published schedules, the share orders its placements show, its evictions whose order only an
+    earlier chunk may know (`unordered`: row, host, share_id), and its rows of the spanning tables."""
+
+    cycles: int
+    share_orders: pl.DataFrame | None
+    unordered: pl.DataFrame | None
+    spanning: dict[str, pl.DataFrame]
 
 
 # Buckets whose tables need the whole log: loop returns close cycles in the next chunk, and the
@@ -202,9 +214,9 @@ def file_names(names: list[str]) -> pl.DataFrame:
     return pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
 
 
-def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: bool) -> pl.DataFrame:
+def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
     """Per record (row `rec`): ts, cycle, file name, line and the header fields (cycle: that of the
-    next published schedule at or after it)."""
+    next published schedule at or after it, counted from 1 in the chunk)."""
     sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
     before = sent.cum_sum() - sent
     total = records.filter(pl.col("family") == "schedule_sent").height
@@ -214,16 +226,17 @@ def record_info(records: pl.DataFrame, names: list[str], carry: Carry, last: boo
     valid = (cyc >= 1) & ((cyc <= total) | (not last))
     fname = pl.lit(pl.Series(names, dtype=S)).gather(pl.col("file"))
     return records.select(
-        "rec", "ts", pl.when(valid).then(cyc + carry.cycles).otherwise(None).cast(pl.UInt32).alias("cycle"),
+        "rec", "ts", pl.when(valid).then(cyc).otherwise(None).cast(pl.UInt32).alias("cycle"),
         fname.alias("file"), "line", "jid", "method", "level", "component", "cls", "tid",
     )
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: pl.DataFrame, carry: Carry, last: bool) -> dict[str, pl.DataFrame]:
-    """The per-cycle tables of one chunk (conformed to SCHEMAS); spanning rows go to `carry`."""
-    info = record_info(records, names, carry, last)
-    carry.cycles += records.filter(pl.col("family") == "schedule_sent").height
+                   unparsed: pl.DataFrame, last: bool) -> tuple[dict[str, pl.DataFrame], ChunkCarry]:
+    """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
+    and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
+    Chunks are independent here, so they can be assembled in parallel."""
+    info = record_info(records, names, last)
     get = lambda name: _rows(buckets, name, info)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
@@ -234,24 +247,30 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         rows = get(bucket)
         return conform(step(rows) if step else rows, SCHEMAS[name])
 
-    for name in SPANNING:
-        if name in buckets:
-            # only the columns its rows carry (the fill comes once, at the end)
-            carry.spanning[name].append(compact(get(name)))
+    # only the columns its rows carry (the fill comes once, at the end)
+    spanning = {name: compact(get(name)) for name in SPANNING if name in buckets}
     schedule = _schedule(get("_schedule_lines"))
     placements = _placements(get("_placement_lines"), schedule) if "_placement_lines" in buckets else None
+    share_orders = None
     if placements is not None and placements.height:
         known = compact(placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order")))
-        both = known if carry.share_orders is None else pl.concat([carry.share_orders, known])
-        carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
-    return {
+        share_orders = known.unique(["host", "share_id"], keep="first", maintain_order=True)
+    evictions, unordered = _empty_table("evictions"), None
+    if "evictions" in buckets:
+        rows = get("evictions")
+        # an eviction line without the share's order takes it from where the share was placed,
+        # in this chunk or an earlier one (stitch)
+        unordered = compact(rows.with_row_index("_row").filter(pl.col("order").is_null()).select(
+            "_row", "host", "share_id"))
+        evictions = conform(rows, SCHEMAS["evictions"])
+    tables = {
         "nodes": table("nodes", "nodes"),
         "job_caps": table("job_caps", "_cap_lines", _caps),
         "counts": table("counts", "counts", _counts),
         "rmcounter": (conform(_rmcounter_assembled(buckets["_rmcounter_rows"][0], info), SCHEMAS["rmcounter"])
                       if "_rmcounter_rows" in buckets else table("rmcounter", "_rmcounter_lines", _rmcounter)),
         "placements": _empty_table("placements") if placements is None else conform(placements, SCHEMAS["placements"]),
-        "evictions": table("evictions", "evictions", lambda rows: _evictions(rows, carry.share_orders)),
+        "evictions": evictions,
         "eviction_counts": table("eviction_counts", "_eviction_count_lines", _eviction_counts),
         "defrag": table("defrag", "_defrag_lines", _defrag),
         "schedule": conform(schedule, SCHEMAS["schedule"]),
@@ -265,6 +284,35 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
         "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
     }
+    cycles = records.filter(pl.col("family") == "schedule_sent").height
+    return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
+
+
+def stitch(tables: dict[str, pl.DataFrame], part: ChunkCarry, carry: Carry) -> dict[str, pl.DataFrame]:
+    """One chunk's tables (from `assemble_chunk`) in the log's frame, chunks taken in log order:
+    cycles numbered after the earlier chunks', evictions given the order of a share placed in an
+    earlier chunk (the first placement of a share wins, as it does within a chunk)."""
+    offset = carry.cycles
+    carry.cycles += part.cycles
+    for name, rows in part.spanning.items():
+        carry.spanning[name].append(_shift(rows, offset))
+    if part.share_orders is not None:
+        both = part.share_orders if carry.share_orders is None else pl.concat([carry.share_orders, part.share_orders])
+        carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
+    out = {name: _shift(df, offset) for name, df in tables.items()}
+    if part.unordered is not None and part.unordered.height and carry.share_orders is not None:
+        found = part.unordered.join(carry.share_orders, on=["host", "share_id"], **LEFT).select("_row", "_order")
+        out["evictions"] = out["evictions"].with_row_index("_row").join(found, on="_row", **LEFT).select(
+            *[pl.coalesce("order", pl.col("_order").cast(I, strict=False)).alias(c) if c == "order" else pl.col(c)
+              for c in SCHEMAS["evictions"]])
+    return out
+
+
+def _shift(df: pl.DataFrame, offset: int) -> pl.DataFrame:
+    """`df` with its chunk-relative cycle numbers moved `offset` cycles on."""
+    if not offset or "cycle" not in df.columns:
+        return df
+    return df.with_columns(pl.col("cycle") + pl.lit(offset, pl.UInt32))
 
 
 @lru_cache(maxsize=None)
@@ -427,14 +475,6 @@ def _placements(lines: pl.DataFrame, schedule: pl.DataFrame) -> pl.DataFrame:
         moved.alias("reassigned"),
         pl.when(moved).then(pl.col("_sched_job")).otherwise(pl.col("job_id")).alias("job_id"),
     )
-
-
-def _evictions(rows: pl.DataFrame, share_orders: pl.DataFrame | None) -> pl.DataFrame:
-    """Evictions with the order of the evicted share (from where it was placed, in any chunk)."""
-    if rows.is_empty() or share_orders is None:
-        return rows
-    out = rows.join(share_orders, on=["host", "share_id"], **LEFT)
-    return out.with_columns(pl.coalesce("order", "_order").alias("order"))
 
 
 def _eviction_counts(lines: pl.DataFrame) -> pl.DataFrame:

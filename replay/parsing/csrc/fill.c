@@ -51,16 +51,16 @@ static void free_plan(Plan *p)
 {
     for (Py_ssize_t f = 0; f < p->nfams; f++) {
         for (int a = 0; a < p->fams[f].nalts; a++)
-            PyMem_Free(p->fams[f].alts[a].ops), PyMem_Free(p->fams[f].alts[a].slots);
-        PyMem_Free(p->fams[f].alts);
+            PyMem_RawFree(p->fams[f].alts[a].ops), PyMem_RawFree(p->fams[f].alts[a].slots);
+        PyMem_RawFree(p->fams[f].alts);
     }
     for (Py_ssize_t b = 0; b < p->nbuckets; b++) {
         Bucket *bk = &p->buckets[b];
         for (int l = 0; l < bk->nlists; l++)
-            PyMem_Free(bk->lists[l].counts.v), PyMem_Free(bk->lists[l].spans.v), PyMem_Free(bk->lists[l].ints.v);
-        PyMem_Free(bk->lists), PyMem_Free(bk->list_int), PyMem_Free(bk->recs.v), PyMem_Free(bk->spans.v);
+            PyMem_RawFree(bk->lists[l].counts.v), PyMem_RawFree(bk->lists[l].spans.v), PyMem_RawFree(bk->lists[l].ints.v);
+        PyMem_RawFree(bk->lists), PyMem_RawFree(bk->list_int), PyMem_RawFree(bk->recs.v), PyMem_RawFree(bk->spans.v);
     }
-    PyMem_Free(p->fams), PyMem_Free(p->buckets);
+    PyMem_RawFree(p->fams), PyMem_RawFree(p->buckets);
 }
 
 static int fail(const char *msg) { return PyErr_SetString(PyExc_ValueError, msg), 0; }
@@ -71,8 +71,8 @@ static int read_bucket(PyObject *item, Bucket *bk)
     Py_ssize_t nkinds;
     if (!PyArg_ParseTuple(item, "iy#", &bk->ncols, &kinds, &nkinds))
         return 0;
-    bk->list_int = PyMem_Calloc((size_t)nkinds + 1, 1);
-    bk->lists = PyMem_Calloc((size_t)nkinds + 1, sizeof(ListCol));
+    bk->list_int = PyMem_RawCalloc((size_t)nkinds + 1, 1);
+    bk->lists = PyMem_RawCalloc((size_t)nkinds + 1, sizeof(ListCol));
     if (!bk->list_int || !bk->lists)
         return PyErr_NoMemory(), 0;
     bk->nlists = (int)nkinds;  /* only now: free_plan() walks what is counted */
@@ -91,7 +91,7 @@ static int read_alt(PyObject *item, const Bucket *bk, Alt *alt, int *maxfields)
         return 0;
     if (nslots != alt->nfields * (Py_ssize_t)sizeof(int32_t) || alt->list_col >= bk->nlists)
         return fail("fill: a template's slots do not fit its fields or its bucket");
-    alt->slots = PyMem_Malloc((size_t)nslots + 4);
+    alt->slots = PyMem_RawMalloc((size_t)nslots + 4);
     if (!alt->slots)
         return PyErr_NoMemory(), 0;
     memcpy(alt->slots, slots, (size_t)nslots);
@@ -108,9 +108,9 @@ static int read_plan(PyObject *families, PyObject *buckets, Plan *p)
     if (!PyTuple_Check(families) || !PyTuple_Check(buckets))
         return fail("fill: the plan is (families, buckets), two tuples");
     p->nbuckets = PyTuple_GET_SIZE(buckets);
-    p->buckets = PyMem_Calloc((size_t)p->nbuckets + 1, sizeof(Bucket));
+    p->buckets = PyMem_RawCalloc((size_t)p->nbuckets + 1, sizeof(Bucket));
     p->nfams = PyTuple_GET_SIZE(families);
-    p->fams = PyMem_Calloc((size_t)p->nfams + 1, sizeof(Family));
+    p->fams = PyMem_RawCalloc((size_t)p->nfams + 1, sizeof(Family));
     if (!p->buckets || !p->fams)
         return PyErr_NoMemory(), 0;
     for (Py_ssize_t b = 0; b < p->nbuckets; b++)
@@ -126,7 +126,7 @@ static int read_plan(PyObject *families, PyObject *buckets, Plan *p)
             return fail("fill: a family's plan is (bucket, alternatives)");
         if (fam->bucket < 0 || fam->bucket >= p->nbuckets)
             return fail("fill: a family's bucket is out of range");
-        fam->alts = PyMem_Calloc((size_t)PyTuple_GET_SIZE(alts) + 1, sizeof(Alt));
+        fam->alts = PyMem_RawCalloc((size_t)PyTuple_GET_SIZE(alts) + 1, sizeof(Alt));
         if (!fam->alts)
             return PyErr_NoMemory(), 0;
         fam->nalts = (int)PyTuple_GET_SIZE(alts);
@@ -218,14 +218,17 @@ PyObject *fill_rows(PyObject *self, PyObject *args)
     if (!read_plan(families, buckets, &plan))
         goto done;
     status = PyBytes_FromStringAndSize(NULL, n);
-    fspans = PyMem_Malloc(((size_t)plan.maxfields + 1) * 2 * sizeof(int32_t));
-    items = PyMem_Malloc(((size_t)longest / 2 + 2) * 2 * sizeof(int32_t));  /* at most this many tokens */
+    fspans = PyMem_RawMalloc(((size_t)plan.maxfields + 1) * 2 * sizeof(int32_t));
+    items = PyMem_RawMalloc(((size_t)longest / 2 + 2) * 2 * sizeof(int32_t));  /* at most this many tokens */
     if (!status || !fspans || !items) {
         PyErr_NoMemory();
         goto done;
     }
     char *st_out = PyBytes_AS_STRING(status);
-    for (Py_ssize_t i = 0; i < n; i++) {
+    int oom = 0;
+    /* the plan's ops point into the templates' bytes, which the call's arguments keep alive */
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !oom; i++) {
         const Family *f = fam[i] >= 0 && fam[i] < plan.nfams ? &plan.fams[fam[i]] : NULL;
         st_out[i] = 0;
         if (!f || f->bucket < 0)
@@ -240,12 +243,17 @@ PyObject *fill_rows(PyObject *self, PyObject *args)
             if (!match_one(d, s[i], e[i], alt->ops, alt->nops, fspans, items, &nitems, &count))
                 continue;
             if (!add_row(&plan.buckets[f->bucket], alt, i, fspans, d, items, nitems)) {
-                PyErr_NoMemory();
-                goto done;
+                oom = 1;
+                break;
             }
             st_out[i] = 1;
             break;
         }
+    }
+    Py_END_ALLOW_THREADS
+    if (oom) {
+        PyErr_NoMemory();
+        goto done;
     }
     PyObject *rows = PyTuple_New(plan.nbuckets);
     if (!rows)
@@ -261,7 +269,7 @@ PyObject *fill_rows(PyObject *self, PyObject *args)
     result = Py_BuildValue("(ON)", status, rows);
 done:
     Py_XDECREF(status);
-    PyMem_Free(fspans), PyMem_Free(items);
+    PyMem_RawFree(fspans), PyMem_RawFree(items);
     free_plan(&plan);
     PyBuffer_Release(&in), PyBuffer_Release(&st), PyBuffer_Release(&en), PyBuffer_Release(&fm);
     return result;

@@ -179,12 +179,13 @@ PyObject *make_views(PyObject *self, PyObject *args)
     const int32_t *s = st.buf, *e = en.buf;
     const char *d = in.buf;
     char *v = PyBytes_AS_STRING(out);
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS  /* only the buffers are touched: other parse threads run meanwhile */
     for (Py_ssize_t i = 0; i < n; i++, v += 16) {
         int32_t len = e[i] - s[i], zero = 0;
         if (s[i] < 0 || len < 0 || (Py_ssize_t)e[i] > in.len) {
-            Py_CLEAR(out);
-            PyErr_SetString(PyExc_ValueError, "views: a span lies outside the block");
-            goto done;
+            bad = 1;
+            break;
         }
         memset(v, 0, 16);
         memcpy(v, &len, 4);
@@ -195,6 +196,11 @@ PyObject *make_views(PyObject *self, PyObject *args)
             memcpy(v + 8, &zero, 4);
             memcpy(v + 12, &s[i], 4);
         }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        Py_CLEAR(out);
+        PyErr_SetString(PyExc_ValueError, "views: a span lies outside the block");
     }
 done:
     PyBuffer_Release(&in), PyBuffer_Release(&st), PyBuffer_Release(&en);

@@ -60,7 +60,7 @@ static int index_rows(EntityIndex *ix, const Line *lines, const Kind *kinds, con
         m += lines[r].kind == RC_WANTED || lines[r].kind == RC_GIVEN;
     while (cap < 2 * m + 2) cap *= 2;
     if (cap > ix->cap) {
-        Py_ssize_t *slot = PyMem_Realloc(ix->slot, (size_t)cap * sizeof(Py_ssize_t));
+        Py_ssize_t *slot = PyMem_RawRealloc(ix->slot, (size_t)cap * sizeof(Py_ssize_t));
         if (!slot) return 0;
         ix->slot = slot;
     }
@@ -132,12 +132,16 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
         }
         total += (e[i] - s[i]) / 2 + 1;
     }
-    lines = PyMem_Calloc((size_t)n + 1, sizeof(Line));
-    items = PyMem_Malloc((size_t)total * 2 * sizeof(int32_t) + 8);
+    lines = PyMem_RawCalloc((size_t)n + 1, sizeof(Line));
+    items = PyMem_RawMalloc((size_t)total * 2 * sizeof(int32_t) + 8);
     if (!lines || !items) {
         PyErr_NoMemory();
         goto done;
     }
+    /* from here to `unlocked` only C memory is touched: other parse threads run meanwhile */
+    int status = 1;  /* 1 rows, 0 a line fails its template, -1 out of memory */
+    I32s descr = {0};
+    PyThreadState *save = PyEval_SaveThread();
     for (Py_ssize_t i = 0; i < n; i++) {  /* every line must match its template */
         Line *l = &lines[i];
         const Kind *k = &kinds[kind[i]];
@@ -145,9 +149,8 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
         l->kind = kind[i], l->first = nitems;
         for (int f = 0; f < 8; f++) l->f[f] = -1;
         if (!match_one(d, s[i], e[i], k->ops, k->nops, l->f, items, &nitems, &count)) {
-            Py_INCREF(Py_None);
-            result = Py_None;
-            goto done;
+            status = 0;
+            goto unlocked;
         }
         l->count = count;
     }
@@ -205,16 +208,21 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
                 goto nomem;
         }
     }
-    {
-        int dslot = 0;  /* descr is every template's first field */
-        I32s descr = {0};
-        for (Py_ssize_t b = 0; b < blk_line.n; b++) {
-            const Line *l = &lines[blk_line.v[b]];
-            if (!i32_push(&descr, l->f[2 * dslot]) || !i32_push(&descr, l->f[2 * dslot + 1])) {
-                PyMem_Free(descr.v);
-                goto nomem;
-            }
-        }
+    for (Py_ssize_t b = 0; b < blk_line.n; b++) {  /* descr is every template's first field */
+        const Line *l = &lines[blk_line.v[b]];
+        if (!i32_push(&descr, l->f[0]) || !i32_push(&descr, l->f[1]))
+            goto nomem;
+    }
+    goto unlocked;
+nomem:
+    status = -1;
+unlocked:
+    PyEval_RestoreThread(save);
+    if (status < 0)
+        PyErr_NoMemory();
+    else if (!status)
+        result = Py_NewRef(Py_None);
+    else
         result = Py_BuildValue(
             "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
             "block_line", bytes_of(blk_line.v, blk_line.n * 4), "descr", bytes_of(descr.v, descr.n * 4),
@@ -226,19 +234,15 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
             "vmachines", bytes_of(vm.v, vm.n * 8), "vmachines_off", bytes_of(vm_off.v, vm_off.n * 4),
             "vmachines_ok", bytes_of(vm_ok.v, vm_ok.n * 4), "maxorder", bytes_of(maxorder.v, maxorder.n * 8),
             "maxorder_ok", bytes_of(maxorder_ok.v, maxorder_ok.n * 4), "nrows", PyLong_FromSsize_t(row_blk.n));
-        PyMem_Free(descr.v);
-    }
-    goto done;
-nomem:
-    PyErr_NoMemory();
+    PyMem_RawFree(descr.v);
 done:
-    for (int k = 0; k < RC_KINDS; k++) PyMem_Free(kinds[k].ops);
-    PyMem_Free(per.slot);
-    PyMem_Free(lines), PyMem_Free(items);
-    PyMem_Free(blk_line.v), PyMem_Free(row_blk.v), PyMem_Free(row_entity.v), PyMem_Free(wanted_off.v);
-    PyMem_Free(given_off.v), PyMem_Free(vm_off.v), PyMem_Free(weight.v), PyMem_Free(wanted.v);
-    PyMem_Free(given.v), PyMem_Free(vm.v), PyMem_Free(maxorder.v), PyMem_Free(weight_ok.v);
-    PyMem_Free(wanted_ok.v), PyMem_Free(given_ok.v), PyMem_Free(vm_ok.v), PyMem_Free(maxorder_ok.v);
+    for (int k = 0; k < RC_KINDS; k++) PyMem_RawFree(kinds[k].ops);
+    PyMem_RawFree(per.slot);
+    PyMem_RawFree(lines), PyMem_RawFree(items);
+    PyMem_RawFree(blk_line.v), PyMem_RawFree(row_blk.v), PyMem_RawFree(row_entity.v), PyMem_RawFree(wanted_off.v);
+    PyMem_RawFree(given_off.v), PyMem_RawFree(vm_off.v), PyMem_RawFree(weight.v), PyMem_RawFree(wanted.v);
+    PyMem_RawFree(given.v), PyMem_RawFree(vm.v), PyMem_RawFree(maxorder.v), PyMem_RawFree(weight_ok.v);
+    PyMem_RawFree(wanted_ok.v), PyMem_RawFree(given_ok.v), PyMem_RawFree(vm_ok.v), PyMem_RawFree(maxorder_ok.v);
     PyBuffer_Release(&in), PyBuffer_Release(&st), PyBuffer_Release(&en), PyBuffer_Release(&kd);
     return result;
 }

@@ -95,7 +95,7 @@ static int read_groups(PyObject *table, Group **groups, Py_ssize_t *ngroups)
     if (!PyTuple_Check(table))
         return PyErr_SetString(PyExc_TypeError, "route: the table must be a tuple"), 0;
     *ngroups = PyTuple_GET_SIZE(table);
-    *groups = PyMem_Calloc((size_t)*ngroups + 1, sizeof(Group));
+    *groups = PyMem_RawCalloc((size_t)*ngroups + 1, sizeof(Group));
     if (!*groups)
         return PyErr_NoMemory(), 0;
     for (Py_ssize_t g = 0; g < *ngroups; g++) {
@@ -110,7 +110,7 @@ static int read_groups(PyObject *table, Group **groups, Py_ssize_t *ngroups)
         if (!PyTuple_Check(routes))
             return PyErr_SetString(PyExc_TypeError, "route: routes must be a tuple or None"), 0;
         gr->nprogs = (int)PyTuple_GET_SIZE(routes);
-        gr->progs = PyMem_Calloc((size_t)gr->nprogs + 1, sizeof(Prog));
+        gr->progs = PyMem_RawCalloc((size_t)gr->nprogs + 1, sizeof(Prog));
         if (!gr->progs)
             return PyErr_NoMemory(), 0;
         for (int r = 0; r < gr->nprogs; r++) {
@@ -130,8 +130,8 @@ static int read_groups(PyObject *table, Group **groups, Py_ssize_t *ngroups)
 static void free_groups(Group *groups, Py_ssize_t ngroups)
 {
     for (Py_ssize_t g = 0; groups && g < ngroups; g++)
-        PyMem_Free(groups[g].progs);
-    PyMem_Free(groups);
+        PyMem_RawFree(groups[g].progs);
+    PyMem_RawFree(groups);
 }
 
 PyObject *route_records(PyObject *self, PyObject *args)
@@ -164,7 +164,7 @@ PyObject *route_records(PyObject *self, PyObject *args)
         slots[h] = (int32_t)g;
     }
     out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
-    stack = PyMem_Malloc(STACK_CAP * sizeof(Py_ssize_t));
+    stack = PyMem_RawMalloc(STACK_CAP * sizeof(Py_ssize_t));
     if (!out || !stack) {
         Py_CLEAR(out);
         PyErr_NoMemory();
@@ -173,6 +173,8 @@ PyObject *route_records(PyObject *self, PyObject *args)
     const char *d = in.buf;
     const int32_t *col = hd.buf;
     int32_t *fam = (int32_t *)PyBytes_AS_STRING(out);
+    /* the groups point into the table's bytes, which the call's arguments keep alive */
+    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++, col += NCOL) {
         if (col[7] < 0 || col[14] > in.len || col[16] > in.len || col[8] < col[7] || col[14] < col[13] || col[16] < col[15]) {
             fam[i] = R_UNDECIDED;
@@ -203,8 +205,9 @@ PyObject *route_records(PyObject *self, PyObject *args)
             }
         }
     }
+    Py_END_ALLOW_THREADS
 done:
-    PyMem_Free(stack);
+    PyMem_RawFree(stack);
     free_groups(groups, ngroups);
     PyBuffer_Release(&in), PyBuffer_Release(&hd);
     return out;

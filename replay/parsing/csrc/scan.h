@@ -62,7 +62,7 @@ static inline int grow(void **v, Py_ssize_t n, Py_ssize_t *cap, size_t size)
     if (n < *cap)
         return 1;
     Py_ssize_t more = *cap ? 2 * *cap : 1024;
-    void *p = PyMem_Realloc(*v, (size_t)more * size);
+    void *p = PyMem_RawRealloc(*v, (size_t)more * size);
     if (!p)
         return 0;
     *v = p, *cap = more;

@@ -216,22 +216,26 @@ PyObject *schedule_rows(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "schedule: a span outside the block, or records out of order");
             goto done;
         }
-    for (Py_ssize_t a = 0; a < n;) {
+    int oom = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t a = 0; a < n && !oom;) {
         Py_ssize_t b = a;
         while (b < n && rec[b] == rec[a]) b++;
         int got = schedule_record(in.buf, s, e, a, b, rec[a], &out);
-        if (got < 0 || (!got && !i32_push(&refused, rec[a]))) {
-            PyErr_NoMemory();
-            goto done;
-        }
+        oom = got < 0 || (!got && !i32_push(&refused, rec[a]));
         a = b;
+    }
+    Py_END_ALLOW_THREADS
+    if (oom) {
+        PyErr_NoMemory();
+        goto done;
     }
     result = Py_BuildValue("(NNNNN)", bytes_of(out.rec.v, out.rec.n * 4), bytes_of(out.kind.v, out.kind.n * 4),
                            bytes_of(out.purged.v, out.purged.n * 4), bytes_of(out.span.v, out.span.n * 4),
                            bytes_of(refused.v, refused.n * 4));
 done:
-    PyMem_Free(out.rec.v), PyMem_Free(out.kind.v), PyMem_Free(out.purged.v), PyMem_Free(out.span.v);
-    PyMem_Free(refused.v);
+    PyMem_RawFree(out.rec.v), PyMem_RawFree(out.kind.v), PyMem_RawFree(out.purged.v), PyMem_RawFree(out.span.v);
+    PyMem_RawFree(refused.v);
     PyBuffer_Release(&in), PyBuffer_Release(&rc), PyBuffer_Release(&st), PyBuffer_Release(&en);
     return result;
 }

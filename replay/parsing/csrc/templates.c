@@ -245,7 +245,7 @@ int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields)
     if (!PyTuple_Check(tmpl))
         return PyErr_SetString(PyExc_TypeError, "templates: a template must be a tuple of ops"), 0;
     *nops = (int)PyTuple_GET_SIZE(tmpl);
-    *ops = PyMem_Calloc((size_t)*nops + 1, sizeof(Op));
+    *ops = PyMem_RawCalloc((size_t)*nops + 1, sizeof(Op));
     if (!*ops)
         return PyErr_NoMemory(), 0;
     *nfields = 0;

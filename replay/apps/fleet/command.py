@@ -1,0 +1,78 @@
+"""`rmreplay fleet SOURCES... -o DATASET [--workers N | --scheduler ADDRESS] [--audit]`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import warnings
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from replay.apps.fleet.progress import FleetProgress
+from replay.apps.fleet.run import FleetResult, build_dataset, dask_client
+from replay.apps.fleet.streams import fleet_streams
+from replay.apps.fleet.task import TOPIC
+from replay.parsing.pipeline import available_cores
+
+
+def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
+    """Build (or bring up to date) the dataset; exit 1 when a stream failed in this run."""
+    streams = fleet_streams(args.sources)
+    workers = args.workers or available_cores()
+    # a task's parse takes the cores its worker leaves free on this machine (none with a scheduler)
+    threads = 1 if args.scheduler else max(1, available_cores() // workers)
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # Dask's own chatter: the bars say it
+    warnings.filterwarnings("ignore", module="distributed")
+    clusters = len({s.cluster for s in streams})
+    with dask_client(workers, args.scheduler) as (client, dashboard):
+        where = args.scheduler or f"a local Dask cluster of {workers} worker(s)"
+        console.print(f"{len(streams):,} stream(s) of {clusters:,} cluster(s) on {where}", highlight=False)
+        console.print(f"Dask dashboard: {dashboard}" if dashboard else
+                      "no Dask dashboard (pip install bokeh for one)", highlight=False)
+        with FleetProgress(console, len(streams)) as bars:
+            client.subscribe_topic(TOPIC, bars.event)
+            def done(row: dict) -> None:
+                bars.finished(f"{row['cluster']}/{row['stream']}", row["status"], (row.get("bytes") or 0) / 1e6)
+
+            result = build_dataset(streams, Path(args.out), client, audit=args.audit, retry_failed=args.retry_failed,
+                                   threads=threads, on_result=done)
+            client.unsubscribe_topic(TOPIC)
+    console.print(fleet_table(result))
+    console.print(fleet_line(result), highlight=False)
+    for row in result.failed:
+        console.print(Text.assemble(("  failed ", "red"), f"{row['cluster']}/{row['stream']}: {row['error']}"))
+    return 1 if result.failed else 0
+
+
+def fleet_table(result: FleetResult) -> Table:
+    """Per cluster: streams by outcome, MB, cycles (and cycles that agree with rmref)."""
+    table = Table(title="rmreplay fleet", box=None, pad_edge=False)
+    for name, justify in (("cluster", "left"), ("streams", "right"), ("parsed", "right"), ("skipped", "right"),
+                          ("failed", "right"), ("MB", "right"), ("cycles", "right"), ("cycles agree", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    clusters = sorted({c for c, _ in result.manifest})
+    skipped = {(r["cluster"], r["stream"]) for r in result.skipped}
+    done = {(r["cluster"], r["stream"]) for r in result.done if r["status"] == "ok"}
+    for cluster in clusters:
+        rows = [r for (c, _), r in result.manifest.items() if c == cluster]
+        audited = [r for r in rows if r["audited"]]
+        table.add_row(
+            cluster, f"{len(rows):,}", f"{sum((cluster, r['stream']) in done for r in rows):,}",
+            f"{sum((cluster, r['stream']) in skipped for r in rows):,}",
+            f"{sum(r['status'] == 'failed' for r in rows):,}", f"{sum(r['bytes'] or 0 for r in rows) / 1e6:,.1f}",
+            f"{sum(r['cycles'] or 0 for r in rows):,}",
+            f"{sum(r['cycles_agree'] or 0 for r in audited):,} of {sum(r['audit_cycles'] or 0 for r in audited):,}"
+            if audited else "-")
+    return table
+
+
+def fleet_line(result: FleetResult) -> str:
+    """This run in one line: what it did and how fast."""
+    mb = sum(r.get("bytes") or 0 for r in result.done) / 1e6
+    secs = max(result.seconds, 1e-9)
+    return (f"{len(result.done):,} stream(s) parsed ({len(result.failed):,} failed), {len(result.skipped):,} "
+            f"already in the dataset; {mb:,.1f} MB in {result.seconds:.1f} s ({mb / secs:,.1f} MB/s, "
+            f"{len(result.done) / secs:,.2f} streams/s)")

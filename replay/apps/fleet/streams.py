@@ -1,0 +1,188 @@
+"""A fleet's sources: clusters (directories or archives), their RM streams, and a stream's bytes.
+
+A source is one cluster: `name=PATH` or PATH (the cluster is then the directory's or archive's
+name). Every rolled set in it (files sharing a log4j base name in one folder: rm.log, rm.log.1,
+rm.log.2.gz, ...) is one stream, named by its folder and base name (`rm.log`, `head2/rm.log`).
+Archives (.tar, .tar.gz, .tgz, .zip) are read in place, member by member, by the task that
+parses the stream, so a remote worker needs only the archive's path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from replay.parsing.sources import InputError, log_name, rolled_key
+
+ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
+_CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")  # a letter first: hive readers type "2023" as a number
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One RM stream of a cluster: its files oldest first, each a path inside `container` (a
+    directory, or an archive read in place)."""
+
+    cluster: str
+    name: str
+    container: str
+    members: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """`cluster/stream`, unique in a fleet."""
+        return f"{self.cluster}/{self.name}"
+
+    @property
+    def archived(self) -> bool:
+        """Whether the files are members of an archive."""
+        return self.container.endswith(ARCHIVES)
+
+
+def cluster_of(source: str) -> tuple[str, Path]:
+    """(cluster name, path) of a SOURCES argument: `name=PATH`, or PATH named after itself."""
+    name, sep, path = source.partition("=")
+    if not sep:
+        name, path = "", source
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{path}: no such file or directory; give a cluster's log directory or archive")
+    if p.is_file() and not p.name.endswith(ARCHIVES):
+        raise InputError(f"{path}: not a directory or an archive ({', '.join(ARCHIVES)}); "
+                         "give one cluster's log directory")
+    name = name or _strip_archive(p.resolve().name)
+    if not _CLUSTER_NAME.match(name):
+        raise InputError(f"{source}: cluster name {name!r} must start with a letter, then letters, digits, '.', "
+                         "'_' or '-' (it names a dataset folder); give one as NAME=PATH")
+    return name, p
+
+
+def _strip_archive(name: str) -> str:
+    return next((name[: -len(ext)] for ext in ARCHIVES if name.endswith(ext)), name)
+
+
+def streams_of(source: str) -> list[Stream]:
+    """Every stream of one cluster, in name order."""
+    cluster, path = cluster_of(source)
+    members = _archive_members(path) if path.is_file() else _dir_members(path)
+    families: dict[tuple[str, str], list[str]] = {}
+    for member in members:
+        folder, leaf = str(PurePosixPath(member).parent), PurePosixPath(member).name
+        if log_name(leaf):
+            families.setdefault((folder, rolled_key(leaf)[0]), []).append(member)
+    if not families:
+        raise InputError(f"{path}: holds no *.log, *.log.N or *.log.gz file; give a cluster's log directory")
+    out = []
+    for (folder, base), files in sorted(families.items()):
+        files.sort(key=lambda m: rolled_key(PurePosixPath(m).name)[1])  # oldest first
+        name = base if folder == "." else f"{folder}/{base}"
+        out.append(Stream(cluster, name, str(path.resolve()), tuple(files)))
+    return out
+
+
+def fleet_streams(sources: list[str]) -> list[Stream]:
+    """The streams of every source; two sources may not share a cluster name."""
+    out: list[Stream] = []
+    seen: dict[str, str] = {}
+    for source in sources:
+        cluster, _ = cluster_of(source)
+        if cluster in seen:
+            raise InputError(f"{source}: cluster {cluster!r} is also {seen[cluster]}; name one NAME=PATH")
+        seen[cluster] = source
+        out += streams_of(source)
+    return out
+
+
+def _dir_members(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root).as_posix()) for p in root.rglob("*") if p.is_file())
+
+
+def _archive_members(path: Path) -> list[str]:
+    try:
+        if path.name.endswith(".zip"):
+            with zipfile.ZipFile(path) as zf:
+                return sorted(i.filename for i in zf.infolist() if not i.is_dir())
+        with tarfile.open(path) as tf:
+            return sorted(m.name for m in tf.getmembers() if m.isfile())
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        raise InputError(f"{path}: cannot read the archive ({exc}); re-copy it or unpack it") from exc
+
+
+def open_members(stream: Stream) -> Iterator[tuple[str, object]]:
+    """(member, binary file object) of each of the stream's files, oldest first."""
+    if not stream.archived:
+        for member in stream.members:
+            with open(Path(stream.container) / member, "rb") as fh:
+                yield member, fh
+        return
+    if stream.container.endswith(".zip"):
+        with zipfile.ZipFile(stream.container) as zf:
+            for member in stream.members:
+                with zf.open(member) as fh:
+                    yield member, fh
+        return
+    with tarfile.open(stream.container) as tf:
+        for member in stream.members:
+            fh = tf.extractfile(member)
+            if fh is None:
+                raise InputError(f"{stream.container}: {member} is not a regular file")
+            with fh:
+                yield member, fh
+
+
+def content_hash(stream: Stream) -> str:
+    """A hash of the stream's bytes, file by file, as stored (BLAKE2b, 128 bits, hex)."""
+    h = hashlib.blake2b(digest_size=16)
+    for _member, fh in open_members(stream):
+        size = 0
+        while block := fh.read(1 << 20):  # type: ignore[attr-defined]
+            h.update(block)
+            size += len(block)
+        h.update(size.to_bytes(8, "little"))  # file boundaries count: a byte moved between files is a change
+    return h.hexdigest()
+
+
+def local_files(stream: Stream, scratch: Path) -> list[Path]:
+    """The stream's files on this machine: in place for a directory, unpacked under `scratch` for
+    an archive (member names kept, so the rolled order and .gz reading still apply)."""
+    if not stream.archived:
+        return [Path(stream.container) / m for m in stream.members]
+    out = []
+    scratch.mkdir(parents=True, exist_ok=True)
+    for member, fh in open_members(stream):
+        dest = scratch / PurePosixPath(member).name  # one folder's files: their names differ
+        with open(dest, "wb") as out_fh:
+            shutil.copyfileobj(fh, out_fh, 1 << 20)  # type: ignore[arg-type]
+        out.append(dest)
+    return out
+
+
+def expected_bytes(stream: Stream) -> int:
+    """About the stream's size once unpacked, for a progress bar: a plain file's size, a .gz
+    file's from its trailer; an archive's members as stored."""
+    if stream.archived:
+        return sum(_archive_sizes(stream.container).get(m, 0) for m in stream.members)
+    total = 0
+    for member in stream.members:
+        path = Path(stream.container) / member
+        size = path.stat().st_size
+        if member.endswith(".gz") and size >= 4:
+            with open(path, "rb") as fh:
+                fh.seek(-4, 2)
+                size = int.from_bytes(fh.read(4), "little")  # the size mod 2**32: an estimate
+        total += size
+    return total
+
+
+def _archive_sizes(archive: str) -> dict[str, int]:
+    if archive.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            return {i.filename: i.file_size for i in zf.infolist()}
+    with tarfile.open(archive) as tf:
+        return {m.name: m.size for m in tf.getmembers()}

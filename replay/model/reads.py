@@ -1,0 +1,47 @@
+"""The columns the audit reads (replay.model and replay.apps.audit), table by table.
+
+`rmreplay audit` keeps only these while it parses, so a long log's tables take a fraction of the
+memory (a table's text, the RmCounter vectors and the generic messages are not read). A column
+left out here that the model does read fails loudly (polars' ColumnNotFoundError), never silently.
+"""
+
+from __future__ import annotations
+
+from replay.parsing.tables import SCHEMAS
+
+WHERE = ("cycle", "file", "line")
+
+AUDIT_READS: dict[str, tuple[str, ...]] = {
+    "cycles": ("cycle", "file", "line", "started", "epoch"),
+    "nodes": (*WHERE, "host", "event", "nodepool", "share_order", "memory_mb", "ip", "job_id", "work_type"),
+    "job_caps": (*WHERE, "job_id", "user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap",
+                 "prj_kind", "init_wait"),
+    "counts": (*WHERE, "job_id", "class", "shares_given", "order", "policy", "kind", "nodepool", "type_code",
+               "shares", "reason"),
+    # the user order of each countUserShares block (its entities), and the machines a counter
+    # apportioned (`vmachines`, `maxorder`), from which a log cut mid-stream sizes its nodes
+    "rmcounter": (*WHERE, "descr", "block", "entity", "vmachines", "maxorder"),
+    "placements": (*WHERE, "job_id", "host", "share_id", "order", "kind", "placed_for", "m_order", "memory_mb"),
+    "evictions": (*WHERE, "job_id", "host", "share_id", "order", "reason", "nodepool", "work_type"),
+    "eviction_counts": (*WHERE, "job_id", "nodepool", "block", "counted", "current", "needed", "order"),
+    "defrag": (*WHERE, "job_id", "kind", "nodepool", "class", "user", "host", "share_id", "donor_job", "pure_fs",
+               "counted", "needed", "order", "shares", "potentially_needy", "nsh"),
+    "schedule": (*WHERE, "job_id", "work_type", "memory_gb", "reason", "kind", "host", "share_id", "init_ms",
+                 "purged", "refused"),
+    "jobs": (*WHERE, "job_id", "source", "type_code", "user", "class", "shares", "order", "threads", "memory_gb",
+             "remaining", "init_wait", "max_processes"),
+    "job_events": (*WHERE, "job_id", "event", "state_from", "state_to", "total", "remaining", "max_processes",
+                   "host", "share_id"),
+    "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
+                  "share_order"),
+    "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),
+    "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts"),
+    "occupancy": (*WHERE, "nodepool", "host", "order", "memory_mb", "jobs"),
+}
+# the bootstrap tables are small and read whole (config, classes, nodepools)
+AUDIT_WHOLE = ("config", "classes", "nodepools")
+
+
+def audit_columns() -> dict[str, tuple[str, ...]]:
+    """Table -> the columns to keep for an audit (`replay.parse(..., columns=...)`)."""
+    return {**AUDIT_READS, **{name: tuple(SCHEMAS[name]) for name in AUDIT_WHOLE}}
