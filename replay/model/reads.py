@@ -18,9 +18,6 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
                  "prj_kind", "init_wait"),
     "counts": (*WHERE, "job_id", "class", "shares_given", "order", "policy", "kind", "nodepool", "type_code",
                "shares", "reason"),
-    # the user order of each countUserShares block (its entities), and the machines a counter
-    # apportioned (`vmachines`, `maxorder`), from which a log cut mid-stream sizes its nodes
-    "rmcounter": (*WHERE, "descr", "block", "entity", "vmachines", "maxorder"),
     "placements": (*WHERE, "job_id", "host", "share_id", "order", "kind", "placed_for", "m_order", "memory_mb"),
     "evictions": (*WHERE, "job_id", "host", "share_id", "order", "reason", "nodepool", "work_type"),
     "eviction_counts": (*WHERE, "job_id", "nodepool", "block", "counted", "current", "needed", "order"),
@@ -38,8 +35,10 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts"),
     "occupancy": (*WHERE, "nodepool", "host", "order", "memory_mb", "jobs"),
 }
-# the bootstrap tables are small and read whole (config, classes, nodepools)
-AUDIT_WHOLE = ("config", "classes", "nodepools")
+# the bootstrap tables are small; the RmCounter blocks are read whole: the user order of each
+# countUserShares block, the machines a counter apportioned (from which a log cut mid-stream sizes
+# its nodes) and every weight, want and gift (a count divergence is explained from them)
+AUDIT_WHOLE = ("config", "classes", "nodepools", "rmcounter")
 
 
 def audit_columns() -> dict[str, tuple[str, ...]]:

@@ -4,6 +4,7 @@ on every bundled log, INFO and DEBUG, whole and cut mid-stream."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,13 @@ from replay.model.reads import audit_columns
 from replay.model.resources import read_resources
 from replay.parsing.store import ParquetSink, ParquetTables
 from tests.conftest import FIXTURES, log_path
+from rmref import Phases, how_much
 from tests.midstream import classes_only, cut
 
 NAMES = sorted(p.name for p in FIXTURES.iterdir() if (p / "truth.jsonl.gz").exists() and p.name != "i_mega24")
 
 
-def _same_audit(tables: dict, folder: Path, config: dict | None = None) -> None:
+def _same_audit(tables: dict, folder: Path, config: dict | None = None, phases: Phases = Phases()) -> None:
     sink = ParquetSink(folder)
     sink.add(tables)
     sink.close()
@@ -27,7 +29,7 @@ def _same_audit(tables: dict, folder: Path, config: dict | None = None) -> None:
     if config:
         tables.update(config)
         lazy.update(config)
-    whole, pruned = audit(tables), audit(lazy)
+    whole, pruned = audit(tables, phases=phases), audit(lazy, phases=phases)
     assert pruned.report() == whole.report()
     for name, frame in result_frames(whole).items():
         assert result_frames(pruned)[name].equals(frame), name
@@ -45,3 +47,17 @@ def test_logs_cut_mid_stream(name, tmp_path):
     tables = parse([cut(name, "rm.log", "counter", tmp_path / "cut.log", at=0.6)]).tables
     config = read_resources(classes_only(name, tmp_path / "config"))
     _same_audit(tables, tmp_path / "t", config)
+
+
+def _one_more(*args, **kwargs):
+    """How Much, with one more process for the first job counted: a divergence to explain."""
+    decided = how_much(*args, **kwargs)
+    first = min(decided.counts, default=None)
+    return decided if first is None else replace(decided, counts={**decided.counts, first: decided.counts[first] + 1})
+
+
+@pytest.mark.parametrize("name", ["b_classes", "g_reservations_services"])
+def test_divergences_are_explained_from_the_same_columns(name, tmp_path):
+    """A divergence's explanation reads more of the log (the RmCounter blocks' weights, wants and gifts)."""
+    tables = parse([log_path(name, "rm.log")]).tables
+    _same_audit(tables, tmp_path / "t", phases=Phases(how_much=_one_more))

@@ -15,6 +15,7 @@ lines (`Logged.connected` against truth's Additions).
 
 from __future__ import annotations
 
+import gzip
 import json
 import traceback
 from collections import Counter
@@ -79,9 +80,16 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg}{where}"[:400]
 
 
+def _plain_or_gz(path: Path) -> Path:
+    """`path`, or its gzipped copy (committed fixtures are gzipped)."""
+    gz = path.with_name(path.name + ".gz")
+    return gz if not path.exists() and gz.exists() else path
+
+
 def load_truth(path: Path) -> list[dict]:
-    """truth.jsonl records, one per published schedule."""
-    with path.open() as fh:
+    """truth.jsonl (or .gz) records, one per published schedule."""
+    path = _plain_or_gz(path)
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -210,7 +218,7 @@ def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
     """Parse, audit and truth-check one log of an oracle run; an rmreplay exception is the result's error."""
     res = LevelResult()
     try:
-        tables = parse([run_dir / LEVELS[level]]).tables
+        tables = parse([_plain_or_gz(run_dir / LEVELS[level])]).tables
         result = audit(tables)
         report = result.report()
         res.cycles, res.cycles_agree_log = report["cycles"], report["cycles_agree"]
@@ -230,4 +238,4 @@ def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
 def check_run(run_dir: Path, levels: Iterable[str] = ("info", "debug")) -> dict[str, LevelResult]:
     """Every requested level of one oracle run."""
     truth = load_truth(run_dir / "truth.jsonl")
-    return {lv: check_level(run_dir, lv, truth) for lv in levels if (run_dir / LEVELS[lv]).exists()}
+    return {lv: check_level(run_dir, lv, truth) for lv in levels if _plain_or_gz(run_dir / LEVELS[lv]).exists()}
