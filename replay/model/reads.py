@@ -1,7 +1,7 @@
 """The columns the audit reads (replay.model and replay.apps.audit), table by table.
 
 `rmreplay audit` keeps only these while it parses, so a long log's tables take a fraction of the
-memory (a table's text, the RmCounter vectors and the generic messages are not read). A column
+memory (a table's text and the generic messages are not read). A column
 left out here that the model does read fails loudly (polars' ColumnNotFoundError), never silently.
 """
 
