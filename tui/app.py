@@ -347,13 +347,15 @@ class RmReplayApp(App):
 
         try:
             loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config)
+            progress(1.0, "rebuilding every cycle's machines")
+            browse = build(loaded.name, loaded.tables, loaded.lines)  # here, off the screen's thread
         except InputError as exc:
             self.call_from_thread(self.show_error, str(exc))
             return
         except Exception as exc:  # noqa: BLE001 - any unreadable input ends on the error screen
             self.call_from_thread(self.show_error, f"{type(exc).__name__}: {exc}")
             return
-        self.call_from_thread(self._opened, loaded)
+        self.call_from_thread(self._opened, loaded, browse)
 
     def show_error(self, reason: str) -> None:
         """Replace everything by the error screen."""
@@ -363,12 +365,13 @@ class RmReplayApp(App):
         self._loading = None
         self.push_screen(ErrorScreen(reason))
 
-    def _opened(self, loaded: Loaded) -> None:
-        try:
-            browse = build(loaded.name, loaded.tables, loaded.lines)
-        except Exception as exc:  # noqa: BLE001
-            self.show_error(f"{type(exc).__name__}: {exc}")
-            return
+    def _opened(self, loaded: Loaded, browse: Browse | None = None) -> None:
+        if browse is None:
+            try:
+                browse = build(loaded.name, loaded.tables, loaded.lines)
+            except Exception as exc:  # noqa: BLE001
+                self.show_error(f"{type(exc).__name__}: {exc}")
+                return
         if loaded.audit is not None:
             browse = browse.with_audit(loaded.audit)
         self.browse = browse
@@ -393,7 +396,8 @@ class RmReplayApp(App):
     def _audit(self) -> None:
         assert self.loaded is not None
         try:
-            frames = run_audit(self.loaded.tables, progress=lambda f, m: self.call_from_thread(
+            frames = run_audit(self.loaded.tables, self.browse.boot if self.browse else None,
+                               progress=lambda f, m: self.call_from_thread(
                 self._set_status, m, round(f * 100)))
         except InputError as exc:
             self.call_from_thread(self._set_status, f"no audit: {exc}")
@@ -530,6 +534,8 @@ class RmReplayApp(App):
                          str(used), str(r["free"]), r["jobs"],
                          Text(status, style="bold red" if down or r["blacklisted"] else "green")))
             keys.append(r["host"])
+        if not rows and self.browse.nodes_note:
+            rows = [("", Text(self.browse.nodes_note, style="italic"), "", "", "", "", "", "")]
         self._refill(self.query_one("#nodes-table", Grid), rows, keys)
 
     def _fill_defrag(self) -> None:
