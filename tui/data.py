@@ -241,6 +241,32 @@ class Browse:
         return i if 0 <= i < len(self.cycle_list) and self.cycle_list[i] == cycle else (
             self.cycle_list.index(cycle) if cycle in self.cycle_list else None)
 
+    def step(self, cycle: int, delta: int) -> int:
+        """The cycle `delta` places after (before) this one, within the log."""
+        i = self.index(cycle) or 0
+        return self.cycle_list[min(max(i + delta, 0), self.total - 1)]
+
+    def move(self, where: str, cycle: int) -> tuple[int | None, str]:
+        """Where a move leads from a cycle: `next` / `prev` cycle, `next_div` / `prev_div` cycle with a
+        divergence; (None, why) when nowhere."""
+        if where in ("next", "prev"):
+            return self.step(cycle, 1 if where == "next" else -1), ""
+        if not self.audited:
+            return None, "the audit is still running: divergences are not known yet"
+        forward = where == "next_div"
+        return self.next_divergence(cycle, forward), f"no {'later' if forward else 'earlier'} cycle with a divergence"
+
+    def cycle_for(self, value: str, around: int) -> int:
+        """The cycle a `g` answer names: a cycle number, an epoch (e118), or the last cycle begun by
+        a time (see `cycle_at_time`); InputError saying why none."""
+        value = value.strip()
+        if value.isdigit() or (value[:1] in "eE" and value[1:].isdigit()):
+            return self.cycle_named(value)
+        found = self.cycle_at_time(value, around)
+        if found is None:
+            raise InputError(f"{value!r}: not a cycle number, an epoch (e118) or a time")
+        return found
+
     def next_divergence(self, cycle: int, forward: bool = True) -> int | None:
         """The next (or previous) cycle with a divergence, or None."""
         d = self.div_cycles
