@@ -57,7 +57,8 @@ ACTIONS: tuple[Action, ...] = (
        "class:normal host:node1", FOOTER, HELP, PALETTE, title="Filter rows"),
     _a("escape", "clear_filter", "Back",
        "back (close the job history or the help, cancel g, or clear the filter)", FOOTER, HELP),
-    _a("question_mark", "help", "Help", "help: every key and the timeline's marks", FOOTER, HELP, PALETTE, title="Keys"),
+    _a("question_mark", "help", "Help", "help: every key and the timeline's marks", FOOTER, HELP, PALETTE,
+       title="Keys"),
     _a("q", "quit", "Quit", "quit", FOOTER, HELP),
     *(_a(str(i + 1), f"tab('{t}')", t.title(), f"{t.title()} tab", HELP, PALETTE, title=f"Show {t.title()} tab")
       for i, t in enumerate(TABS)),

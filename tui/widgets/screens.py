@@ -16,15 +16,11 @@ from replay import InputError
 from tui.actions import MARKS, help_rows
 from tui.data import Browse, build
 from tui.load import Loaded, load
+from tui.widgets.status import epoch_note
 
 
 def _n(v: object) -> str:
     return "-" if v is None else str(v)
-
-
-def epoch_note(epoch: int | None) -> str:
-    """' (epoch 118)' after a cycle number: the RM's own name for the cycle, the same in any copy of the log."""
-    return f" (epoch {epoch})" if epoch is not None else ""
 
 
 class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):

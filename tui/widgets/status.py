@@ -19,15 +19,20 @@ from tui.data import Browse
 GOTO_HINT = "cycle number, epoch (e118) or time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS); enter goes, escape cancels"
 
 
+def epoch_note(epoch: int | None) -> str:
+    """' (epoch 118)' after a cycle number: the RM's own name for the cycle, the same in any copy of the log."""
+    return f" (epoch {epoch})" if epoch is not None else ""
+
+
 class CycleHeader(Static):
     """The top line: the log, `Cycle <n>/<total> (epoch <e>)` and the cycle's time."""
 
     def show(self, browse: Browse, cycle: int) -> None:
         """Name the cycle on screen."""
-        ts, epoch = browse.ts(cycle), browse.epoch(cycle)
+        ts = browse.ts(cycle)
         self.update(Text.assemble(
             (" rmreplay ", "bold"), f" {browse.name}   ", (f"Cycle {cycle}/{browse.total}", "bold"),
-            f" (epoch {epoch})" if epoch is not None else "",
+            epoch_note(browse.epoch(cycle)),
             f"   {ts.strftime('%Y-%m-%d %H:%M:%S') if ts is not None else '-'}"), layout=False)
 
 
