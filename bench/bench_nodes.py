@@ -11,23 +11,11 @@ whether in use stayed within capacity in every cycle, and how many machine rows 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_parse import bench_parser, emit  # noqa: E402 (after the path insert)
-
-
-def _timed(fn, runs: int):
-    """(result, fastest wall seconds, that run's CPU seconds) of fn() over `runs` runs."""
-    best = None
-    for _ in range(runs):
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = fn()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        if best is None or wall < best[1]:
-            best = (result, wall, cpu)
-    return best
+from bench_midstream import _timed  # noqa: E402 (after the path insert)
+from bench_parse import bench_parser, emit  # noqa: E402
 
 
 def main() -> int:
