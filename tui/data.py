@@ -20,14 +20,10 @@ from replay.cli import GROUPS, family_group
 from replay.model.cycleref import parse_ref, resolve
 from replay.parsing.families import ROUTES
 from replay.model.logged import in_cycles, taken_by_defrag
+from replay.model.nodes import job_orders, node_cycles
+from replay.model.world import Bootstrap, bootstrap
 from replay.parsing.tables import LEFT
-from rmref import job_order
 
-# Node events, as the node table shows the host afterwards. Missed heartbeats alone leave a node
-# online; the RM declares it dead (unresponsive) after enough of them, and disables it in the same
-# breath, so a disable is an administrative `offline` only when no death explains it.
-NODE_STATUS = {"arrive": "online", "reactivate": "online", "recover": "online", "recover_node": "online",
-               "death": "unresponsive", "disable": "offline"}
 DEFRAG_KINDS = ["needy_detected", "needy", "failed", "satisfied", "machines_found", "candidate_machine",
                 "free_space"]
 LOG_LINE_LIMIT = 4000  # a DEBUG cycle can print tens of thousands of lines; the Log tab shows the first ones
@@ -100,15 +96,10 @@ def line_style(line: str) -> str:
     return GROUP_STYLES.get(METHOD_GROUPS.get(method, "other"), "default")
 
 
-def _quantum(tables: dict[str, pl.DataFrame]) -> int:
-    q = tables["nodepools"]["quantum"].drop_nulls() if "nodepools" in tables else pl.Series([], dtype=pl.Int64)
-    return int(q[0]) if len(q) else 15
-
-
-def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions."""
+def jobs_frame(tables: dict[str, pl.DataFrame], quantum: int | None) -> pl.DataFrame:
+    """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions;
+    a job's order is the RM's, else its memory over the `quantum` (None: unknown)."""
     sched = in_cycles(tables["schedule"])
-    quantum = _quantum(tables)
     held = sched.group_by("cycle", "job_id", maintain_order=True).agg(
         pl.col("work_type").first().alias("type"),
         pl.col("memory_gb").first(),
@@ -134,7 +125,9 @@ def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
            .join_asof(caps, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
            .join(counted, on=["cycle", "job_id"], **LEFT)
            .join(deferred, on=["cycle", "job_id"], **LEFT))
-    order = pl.coalesce("job_order", pl.col("memory_gb").map_elements(lambda m: job_order(m, quantum), pl.Int64))
+    by_memory = -(-pl.col("memory_gb") // quantum) if quantum else pl.lit(None, pl.Int64)  # rmref.job_order
+    out = out.join(job_orders(tables).rename({"order": "_printed"}), on="job_id", **LEFT)
+    order = pl.coalesce("job_order", "_printed", by_memory)
     state = (pl.when(pl.col("added") > 0).then(pl.lit("Expanded"))
              .when(pl.col("removed") > 0).then(pl.lit("Shrunken"))
              .when((pl.col("type") == "Reservation") & (pl.col("held") > 0)).then(pl.lit("Reserved"))
@@ -149,41 +142,22 @@ def jobs_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
              "state", "ref_cap", "ref_counted", "divergences", "reason", "hosts", "memory_gb").sort("cycle", "job_id")
 
 
-def nodes_frame(tables: dict[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFrame:
-    """One row per (cycle, host) known by then: pool, order, status and the quanta the schedule leaves used."""
-    nodes = tables["nodes"]
-    events = in_cycles(nodes).filter(pl.col("event").is_in(list(NODE_STATUS)))
-    if events.is_empty():
-        return pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
-                                    "status": pl.String, "blacklisted": pl.Boolean, "used": pl.Int64,
-                                    "free": pl.Int64, "jobs": pl.String})
-    inventory = (events.filter(pl.col("event") == "arrive").sort("cycle", "line")
-                 .select("cycle", "host", "nodepool", pl.col("share_order").alias("order")))
-    died = events.filter(pl.col("event") == "death").select("cycle", "host").unique()
-    status = events.join(died.with_columns(pl.lit(True).alias("_died")), on=["cycle", "host"], **LEFT)
-    status = status.filter(~((pl.col("event") == "disable") & pl.col("_died").fill_null(False))).sort("cycle", "line").unique(["cycle", "host"], keep="last", maintain_order=True).select(
-        "cycle", "host", pl.col("event").replace_strict(NODE_STATUS).alias("status")).sort("cycle")
-    first = inventory.group_by("host", maintain_order=True).agg(pl.col("cycle").min().alias("since"))
-    grid = (pl.DataFrame({"cycle": cycles}).join(first, how="cross").filter(pl.col("cycle") >= pl.col("since"))
-            .drop("since").sort("cycle"))
-    grid = (grid.join_asof(inventory.sort("cycle"), on="cycle", by="host", strategy="backward", check_sortedness=False)
-            .join_asof(status, on="cycle", by="host", strategy="backward", check_sortedness=False))
-    quantum = _quantum(tables)
-    existing = in_cycles(tables["schedule"]).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
-    existing = existing.with_columns(
-        pl.col("memory_gb").map_elements(lambda m: job_order(m, quantum), pl.Int64).alias("qshares"))
-    used = existing.group_by("cycle", "host").agg(
-        pl.col("qshares").sum().alias("used"),
-        pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))
+NODES_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64, "status": pl.String,
+                "blacklisted": pl.Boolean, "used": pl.Int64, "free": pl.Int64, "jobs": pl.String}
+
+
+def nodes_frame(tables: dict[str, pl.DataFrame], nodes: pl.DataFrame | None) -> pl.DataFrame:
+    """One row per (cycle, machine the RM knew): the world model's machines (`replay.model.nodes`)
+    with the quanta the schedule leaves free and, where the DEBUG occupancy table says, blacklisting."""
+    if nodes is None:
+        return pl.DataFrame(schema=NODES_SCHEMA)
     black = pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "blacklisted": pl.Boolean})
     if not tables["occupancy"].is_empty():
-        black = (in_cycles(tables["occupancy"]).group_by("cycle", "host").agg(pl.col("blacklisted").any()))
-    return (grid.join(used, on=["cycle", "host"], **LEFT).join(black, on=["cycle", "host"], **LEFT)
-            .with_columns(pl.col("used").fill_null(0), pl.col("jobs").fill_null(""),
-                          pl.col("blacklisted").fill_null(False), pl.col("order").fill_null(0))
-            .with_columns((pl.col("order") - pl.col("used")).clip(lower_bound=0).alias("free"))
-            .select("cycle", "host", "nodepool", "order", "status", "blacklisted", "used", "free", "jobs")
-            .sort("cycle", "nodepool", "host"))
+        black = in_cycles(tables["occupancy"]).group_by("cycle", "host").agg(pl.col("blacklisted").any())
+    return (nodes.join(black, on=["cycle", "host"], **LEFT)
+            .with_columns(pl.col("blacklisted").fill_null(False),
+                          (pl.col("order") - pl.col("used")).clip(lower_bound=0).alias("free"))
+            .select(list(NODES_SCHEMA)).sort("cycle", "nodepool", "host"))
 
 
 def defrag_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -233,6 +207,8 @@ class Browse:
     defrag: Sliced
     diff: Sliced
     lines: LogLines | None = None
+    boot: Bootstrap | None = None  # the configuration the nodes were rebuilt with (None: the log has none)
+    nodes_note: str = ""  # why there are no nodes to show
     audited: bool = False
     cycle_list: list[int] = field(default_factory=list)
     div_cycles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -264,6 +240,32 @@ class Browse:
         i = cycle - 1
         return i if 0 <= i < len(self.cycle_list) and self.cycle_list[i] == cycle else (
             self.cycle_list.index(cycle) if cycle in self.cycle_list else None)
+
+    def step(self, cycle: int, delta: int) -> int:
+        """The cycle `delta` places after (before) this one, within the log."""
+        i = self.index(cycle) or 0
+        return self.cycle_list[min(max(i + delta, 0), self.total - 1)]
+
+    def move(self, where: str, cycle: int) -> tuple[int | None, str]:
+        """Where a move leads from a cycle: `next` / `prev` cycle, `next_div` / `prev_div` cycle with a
+        divergence; (None, why) when nowhere."""
+        if where in ("next", "prev"):
+            return self.step(cycle, 1 if where == "next" else -1), ""
+        if not self.audited:
+            return None, "the audit is still running: divergences are not known yet"
+        forward = where == "next_div"
+        return self.next_divergence(cycle, forward), f"no {'later' if forward else 'earlier'} cycle with a divergence"
+
+    def cycle_for(self, value: str, around: int) -> int:
+        """The cycle a `g` answer names: a cycle number, an epoch (e118), or the last cycle begun by
+        a time (see `cycle_at_time`); InputError saying why none."""
+        value = value.strip()
+        if value.isdigit() or (value[:1] in "eE" and value[1:].isdigit()):
+            return self.cycle_named(value)
+        found = self.cycle_at_time(value, around)
+        if found is None:
+            raise InputError(f"{value!r}: not a cycle number, an epoch (e118) or a time")
+        return found
 
     def next_divergence(self, cycle: int, forward: bool = True) -> int | None:
         """The next (or previous) cycle with a divergence, or None."""
@@ -345,13 +347,18 @@ class Browse:
 def build(name: str, tables: dict[str, pl.DataFrame], lines: pl.DataFrame | None = None) -> Browse:
     """Precompute every view of a parsed log (the audit's columns come later, see `with_audit`)."""
     cycles = tables["cycles"]
-    jobs = jobs_frame(tables)
+    try:  # the machines of every cycle, from the world model the audit runs on
+        boot: Bootstrap | None = bootstrap(tables)
+        nodes, note = node_cycles(tables, boot), ""
+    except InputError as exc:  # a log without its bootstrap, opened without --config
+        boot, nodes, note = None, None, f"no nodes: {exc}"
+    jobs = jobs_frame(tables, boot.config.quantum_gb if boot else None)
     return Browse(
         name=name, tables=tables,
         timeline=timeline_frame(cycles, jobs, tables, EMPTY_DIVERGENCES),
-        jobs=Sliced(jobs), nodes=Sliced(nodes_frame(tables, cycles["cycle"])), defrag=Sliced(defrag_frame(tables)),
+        jobs=Sliced(jobs), nodes=Sliced(nodes_frame(tables, nodes)), defrag=Sliced(defrag_frame(tables)),
         diff=Sliced(EMPTY_DIVERGENCES), lines=log_lines(lines, cycles) if lines is not None else None,
-        cycle_list=cycles["cycle"].cast(pl.Int64).to_list(),
+        boot=boot, nodes_note=note, cycle_list=cycles["cycle"].cast(pl.Int64).to_list(),
     )
 
 

@@ -16,17 +16,17 @@ import polars as pl
 
 from replay.model.cycleref import epochs, label
 from replay.model.logged import logged_decisions
+from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.world import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from replay.apps.whatif import logged_holdings
-from rmref import UNLIMITED, machine_order
+from rmref import UNLIMITED
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f")
 MAX_SERIES = 9  # more users or classes than this: the rest are summed as "others"
 MAX_POINTS = 600  # a plot's x axis is bucketed down to this many points
-ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
-OFFLINE = {"death", "disable"}
 E = html.escape
 
 
@@ -155,23 +155,6 @@ def _quantum(tables: dict[str, pl.DataFrame]) -> int:
     return int(q[0]) if len(q) else 15  # ducc.rm.share.quantum's default
 
 
-def capacity(tables: dict[str, pl.DataFrame], cycles: Sequence[int], quantum: int) -> list[int]:
-    """Quantum shares of the online machines at each cycle (node arrivals, deaths, recoveries)."""
-    ev = tables["nodes"].filter(pl.col("event").is_in(list(ONLINE | OFFLINE)) & pl.col("cycle").is_not_null())
-    by_cycle: dict[int, list[tuple]] = {}
-    for row in ev.sort("cycle", "line").select("cycle", "host", "event", "share_order", "memory_mb").iter_rows():
-        by_cycle.setdefault(row[0], []).append(row[1:])
-    state: dict[str, tuple[bool, int]] = {}
-    out = []
-    for c in cycles:
-        for host, event, order, memory in by_cycle.get(c, ()):
-            old = state.get(host, (False, 0))
-            size = order if order is not None else (machine_order(memory * 1024, quantum) if memory else old[1])
-            state[host] = (event in ONLINE, size if event in ONLINE else old[1])
-        out.append(sum(size for online, size in state.values() if online))
-    return out
-
-
 def _owners(tables: dict[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
     """job -> (user, class), from the job's latest description."""
     rows = (tables["jobs"].filter(pl.col("user").is_not_null()).sort("job_id", "line")
@@ -224,7 +207,11 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
                          "(check that it has `createState  Schedule sent` records)")
     cycles = cyc["cycle"].to_list()
     epoch_of = epochs(cyc)
-    quantum = _quantum(tables)
+    try:  # the machines, cycle by cycle, from the world model the audit runs on
+        boot = bootstrap(tables)
+        nodes, quantum, no_nodes = node_cycles(tables, boot), boot.config.quantum_gb, ""
+    except InputError as exc:  # no bootstrap and no --config: the rest of the report still stands
+        nodes, quantum, no_nodes = None, _quantum(tables), str(exc)
     owners = _owners(tables)
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}<title>{E(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{E(title)}</h1>"]
@@ -238,13 +225,15 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
     ], "kv"))
 
     # cluster
-    nodes = (tables["nodes"].filter(pl.col("event") == "arrive").sort("line")
-             .unique("host", keep="last", maintain_order=True))
-    pools = nodes.group_by("nodepool").agg(pl.len().alias("n"), pl.col("memory_mb").sum().alias("mb"),
-                                           pl.col("share_order").sum().alias("q")).sort("nodepool")
+    known = (nodes.unique("host", keep="last", maintain_order=True) if nodes is not None
+             else pl.DataFrame(schema={"host": pl.String, "nodepool": pl.String, "memory_mb": pl.Int64,
+                                       "order": pl.Int64}))
+    pools = known.group_by("nodepool").agg(pl.len().alias("n"), pl.col("memory_mb").sum().alias("mb"),
+                                           pl.col("order").sum().alias("q")).sort("nodepool")
     parts.append("<h2 id=\"cluster\">Cluster</h2>"
-                 f"<p>{nodes.height} node(s) joined, {tables['nodepools'].height} nodepool(s), "
-                 f"{tables['classes'].height} class(es).</p>")
+                 f"<p>{known.height} node(s) (arrived, or there before the log began), "
+                 f"{tables['nodepools'].height} nodepool(s), {tables['classes'].height} class(es)."
+                 + (f" Nodes unknown: {E(no_nodes)}" if nodes is None else "") + "</p>")
     parts.append(table(("nodepool", "parent", "quantum GB", "nodes", "memory GB", "quantum shares", "classes"), [
         (r["name"], r["parent"] or "", r["quantum"],
          *next(((p["n"], (p["mb"] or 0) // 1024, p["q"]) for p in pools.iter_rows(named=True)
@@ -254,9 +243,9 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
         (r["name"], r["policy"], r["priority"], r["weight"], r["nodepool"], r["init_cap"],
          "unlimited" if str(r["cap"]) == str(UNLIMITED) else r["cap"])
         for r in tables["classes"].sort("priority", "name").iter_rows(named=True)]))
-    if nodes.height:
+    if known.height:
         parts.append("<details><summary>nodes</summary>" + table(("host", "nodepool", "memory MB", "share order"), [
-            (r["host"], r["nodepool"], r["memory_mb"], r["share_order"]) for r in nodes.sort("host").iter_rows(named=True)
+            (r["host"], r["nodepool"], r["memory_mb"], r["order"]) for r in known.sort("host").iter_rows(named=True)
         ]) + "</details>")
 
     # shares over time
@@ -275,20 +264,20 @@ def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report"
                           "stacked"))
 
     # utilisation
-    cap = capacity(tables, cycles, quantum)
-    used_all = tables["schedule"].filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).with_columns(
-        ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q")).group_by("cycle").agg(pl.col("q").sum())
-    used = dict(used_all.iter_rows())
-    util = [100.0 * used.get(c, 0) / k if k else 0.0 for c, k in zip(cycles, cap)]
-    mean_util = sum(util) / len(util)
-    parts.append(f"<h2 id=\"utilisation\">Utilisation</h2><p class=\"note\">Quantum shares in use (every process "
-                 f"placed, including those being preempted) over the online machines' capacity; mean "
-                 f"{mean_util:.1f}%.</p>")
-    parts.append(svg_plot("plot-utilisation", "Utilisation (%)", cycles,
-                          [Series("used %", tuple(util))], "% of capacity", y_max=100.0))
-    parts.append(svg_plot("plot-capacity", "Capacity and use (quantum shares)", cycles,
-                          [Series("capacity", tuple(cap)), Series("in use", tuple(used.get(c, 0) for c in cycles))],
-                          "quantum shares"))
+    parts.append("<h2 id=\"utilisation\">Utilisation</h2>")
+    if nodes is None:
+        parts.append(f"<p class=\"note\">Capacity unknown: {E(no_nodes)}</p>")
+    else:
+        per = {c: (k, u) for c, k, u in capacity_and_use(nodes).iter_rows()}
+        cap, used = ([per.get(c, (0, 0))[i] for c in cycles] for i in (0, 1))
+        util = [100.0 * u / k if k else 0.0 for u, k in zip(used, cap)]
+        parts.append(f"<p class=\"note\">Quantum shares in use (every process placed on an online machine, "
+                     f"including those being preempted) over the online machines' capacity; mean "
+                     f"{sum(util) / len(util):.1f}%.</p>")
+        parts.append(svg_plot("plot-utilisation", "Utilisation (%)", cycles,
+                              [Series("used %", tuple(util))], "% of capacity", y_max=100.0))
+        parts.append(svg_plot("plot-capacity", "Capacity and use (quantum shares)", cycles,
+                              [Series("capacity", tuple(cap)), Series("in use", tuple(used))], "quantum shares"))
 
     # preemptions and defragmentation
     logged = logged_decisions(tables)

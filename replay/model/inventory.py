@@ -22,6 +22,7 @@ from replay.model.settings import CONFIG, INFERRED, Assumption
 
 STATED, UNKNOWN = "log", "unknown"
 ONLINE_EVENTS = ("arrive", "reactivate", "recover_node")  # a node (re)joining the RM's tables
+RETURNS = ("reactivate", "recover_node")  # a node the RM had declared dead comes back
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Host:
     ip: str
     source: str  # log / inferred / unknown
     evidence: str
+    dead: bool = False  # declared dead before the log began: the log first shows it come back
 
 
 @dataclass(frozen=True)
@@ -96,10 +98,11 @@ def _stated(tables: dict[str, pl.DataFrame]) -> dict[str, tuple[int, int | None,
 
 def prelog_hosts(tables: dict[str, pl.DataFrame]) -> list[str]:
     """Hosts there before the log began, in the order first heard from: heard from (heartbeats,
-    missed heartbeats, ...) or holding work in a cycle before the one they first arrive in. (A
-    node new to the RM is heard from, mapped and added in one go, within one cycle.)"""
+    missed heartbeats, ...) or holding work in a cycle before the one they first arrive in, or
+    coming back from the dead without having arrived. (A node new to the RM is heard from, mapped
+    and added in one go, within one cycle.)"""
     nodes = tables["nodes"].filter(pl.col("cycle").is_not_null() & pl.col("host").is_not_null())
-    arrival = dict(nodes.filter(pl.col("event").is_in(ONLINE_EVENTS)).group_by("host").agg(
+    arrival = dict(nodes.filter(pl.col("event") == "arrive").group_by("host").agg(
         pl.col("cycle").min()).iter_rows())
     mentions = pl.concat([
         # ('map' lines belong to an arrival, and name the host by its short name too)
@@ -109,8 +112,17 @@ def prelog_hosts(tables: dict[str, pl.DataFrame]) -> list[str]:
     ]).sort("cycle", "line", maintain_order=True)
     first = mentions.unique("host", keep="first", maintain_order=True)
     before = {h for h, c in first.select("host", "cycle").iter_rows() if c < arrival.get(h, c + 1)}
+    before |= dead_before_log(tables)
     heard = nodes.filter(pl.col("event") == "heartbeat")["host"].unique(maintain_order=True).to_list()
     return [h for h in dict.fromkeys(heard + first["host"].to_list()) if h in before]
+
+
+def dead_before_log(tables: dict[str, pl.DataFrame]) -> set[str]:
+    """Hosts whose first (re)joining the log shows is a return from the dead: the RM knew them,
+    dead, when the log began."""
+    joins = tables["nodes"].filter(pl.col("event").is_in(ONLINE_EVENTS) & pl.col("host").is_not_null())
+    first = joins.unique("host", keep="first", maintain_order=True)
+    return set(first.filter(pl.col("event").is_in(RETURNS))["host"].to_list())
 
 
 def stated_inventory(tables: dict[str, pl.DataFrame], pool_of: PoolOf, quantum_gb: int) -> Inventory:
@@ -119,14 +131,15 @@ def stated_inventory(tables: dict[str, pl.DataFrame], pool_of: PoolOf, quantum_g
     ips = dict(nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
                .select("host", "ip").iter_rows())
     stated = _stated(tables)
+    dead = dead_before_log(tables)
     hosts = []
     for name in prelog_hosts(tables):
         if name in stated:
             order, memory, at = stated[name]
-            hosts.append(Host(name, pool_of(name), order, memory, ips.get(name, ""), STATED, at))
+            hosts.append(Host(name, pool_of(name), order, memory, ips.get(name, ""), STATED, at, name in dead))
         else:
             hosts.append(Host(name, pool_of(name), None, None, ips.get(name, ""), UNKNOWN,
-                              "no line states its order"))
+                              "no line states its order", name in dead))
     sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
                         "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)

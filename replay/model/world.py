@@ -199,10 +199,10 @@ class _Machines:
         self._ips = dict(ips.select("host", "ip").iter_rows())
         self._pool = pool_of
         self._known: dict[str, Machine] = {
-            h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip)
+            h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip, online=not h.dead)
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
-        self._dead: set[str] = set()
+        self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""

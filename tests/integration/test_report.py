@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from replay.cli import main
-from replay.apps.report import PALETTE, capacity
+from replay.apps.report import PALETTE
+from replay.model.nodes import capacity_and_use, node_cycles
 from replay.apps.whatif import logged_holdings
 from replay.model.world import bootstrap
 from tests.conftest import SCENARIOS, log_path, parsed, truth
@@ -30,7 +31,9 @@ def test_plotted_shares_and_capacity_are_truths(name):
     tables = parsed(name).tables
     quantum = bootstrap(tables).config.quantum_gb
     cycles = tables["cycles"]["cycle"].to_list()
-    held, cap = logged_holdings(tables, quantum), dict(zip(cycles, capacity(tables, cycles, quantum)))
+    held = logged_holdings(tables, quantum)
+    cap = dict(capacity_and_use(node_cycles(tables)).select("cycle", "capacity").iter_rows())
+    assert set(cap) == set(cycles)
     for rec in truth(name):
         c = rec["cycle"]
         want = {j["id"]: sum(s["order"] for s in j["shares"] if not (s["evicted"] or s["purged"] or s["pending_remove"]))

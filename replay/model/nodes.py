@@ -1,0 +1,73 @@
+"""Per cycle, every machine the RM knew and what its published processes used: the one node view.
+
+Liveness, pool and size come from the world model (`replay.model.world.machines`: arrivals,
+deaths, recoveries and vary-offs, the nodes there before the log began as the log states or
+implies them); the quanta in use from the cycle's published Existing shares. The report's
+capacity and utilisation and the TUI's Nodes tab read this frame, so they tell one story.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from replay.model.inventory import Inventory
+from replay.model.logged import in_cycles
+from replay.model.world import Bootstrap, bootstrap, machines
+from replay.parsing.tables import LEFT
+from rmref.model import Machine
+
+ONLINE, UNRESPONSIVE, OFFLINE = "online", "unresponsive", "offline"  # truth.jsonl's node statuses
+NODE_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
+               "memory_mb": pl.Int64, "online": pl.Boolean, "status": pl.String, "used": pl.Int64,
+               "jobs": pl.String}
+
+
+def status(machine: Machine) -> str:
+    """online, offline (an administrator varied it off) or unresponsive (declared dead)."""
+    if machine.online:
+        return ONLINE
+    return OFFLINE if machine.varied_off else UNRESPONSIVE
+
+
+def node_cycles(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
+                inventory: Inventory | None = None) -> pl.DataFrame:
+    """One row per (cycle, machine the RM knew when the cycle began), in the RM's node order:
+    pool, order, memory, liveness, and the quanta and jobs of the processes the cycle's published
+    schedule lists on it (`used`, `jobs`; processes being removed included).
+
+    Raises InputError when the log has no bootstrap (and no --config filled it in)."""
+    boot = boot or bootstrap(tables)
+    now = machines(tables, boot, inventory)
+    cols: dict[str, list] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
+    for cycle in tables["cycles"]["cycle"].to_list():
+        for m in now.advance(cycle):
+            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, status(m))):
+                cols[name].append(value)
+    frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
+    existing = (in_cycles(tables["schedule"]).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
+                .join(job_orders(tables), on="job_id", **LEFT))
+    # a process's quanta: its job's logged order, else its memory over the quantum rounded up (rmref.job_order)
+    quanta = pl.coalesce("order", -(-pl.col("memory_gb").fill_null(0) // boot.config.quantum_gb))
+    used = existing.group_by("cycle", "host").agg(
+        quanta.sum().cast(pl.Int64).alias("used"),
+        pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))
+    return (frame.join(used.cast({"cycle": pl.UInt32}), on=["cycle", "host"], **LEFT)
+            .with_columns(pl.col("used").fill_null(0), pl.col("jobs").fill_null(""))
+            .select(list(NODE_SCHEMA)))
+
+
+def job_orders(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Each job's share order as the RM printed it (job rows, cap and counting lines): the quanta
+    of one of its processes in its own pool's quantum, which an assumed quantum may not give."""
+    stated = pl.concat([tables[name].select("job_id", "order") for name in ("jobs", "job_caps", "counts")])
+    return stated.drop_nulls().unique("job_id", keep="first", maintain_order=True)
+
+
+def capacity_and_use(nodes: pl.DataFrame) -> pl.DataFrame:
+    """Per cycle: the online machines' quanta (`capacity`) and the quanta their processes use
+    (`in_use`; a machine that is not online holds no capacity, and its processes are being purged)."""
+    online = pl.col("online")
+    return nodes.group_by("cycle").agg(
+        pl.col("order").filter(online).sum().alias("capacity"),
+        pl.col("used").filter(online).sum().alias("in_use"),
+    ).sort("cycle")

@@ -1,0 +1,91 @@
+"""The one node model (replay.model.nodes, on replay.model.world.machines) against truth.jsonl,
+on every bundled log, whole and cut mid-stream, and what the report and the TUI read from it.
+
+Per cycle, truth's `nodes[]` is the real RM's node table right after it published: the machines
+listed must be truth's, with truth's order and status; the capacity (the online machines' quanta)
+is truth's; the quanta in use never exceed it; the TUI's Nodes tab lists the same hosts with the
+free quanta truth shows.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from replay import parse
+from replay.apps.report import build_report
+from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.resources import read_resources
+from tests.conftest import LOGS, parsed, truth
+from tests.midstream import KINDS, classes_only, cut
+from tui.data import build
+
+CUTS = [(name, level, kind, None) for name, level in LOGS for kind in KINDS]
+CUTS += [(name, "rm.log", "between", 2 / 3) for name, level in LOGS if level == "rm.log"]
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("nodes")
+
+
+@cache
+def _cut_tables(name: str, level: str, kind: str, at: float | None, tmp: Path) -> dict[str, pl.DataFrame]:
+    tables = parse([cut(name, level, kind, tmp / f"{name}-{level}-{kind}-{at}.log", at=at)]).tables
+    assert tables["classes"].is_empty(), "the cut must remove the bootstrap"
+    tables.update(read_resources(classes_only(name, tmp / f"{name}-config")))
+    return tables
+
+
+def _check_against_truth(tables: dict[str, pl.DataFrame], name: str) -> None:
+    """Every cycle's machines, capacity and use are truth's (cycles matched by the RM's epoch)."""
+    nodes = node_cycles(tables)
+    totals = {c: (k, u) for c, k, u in capacity_and_use(nodes).iter_rows()}
+    browse = build(name, tables)
+    by_epoch = {r["epoch"]: r for r in truth(name)}
+    for cycle, epoch in tables["cycles"].select("cycle", "epoch").iter_rows():
+        rec = by_epoch[epoch]
+        want = {n["name"]: (n["order"], n["status"]) for n in rec["nodes"]}
+        got = nodes.filter(pl.col("cycle") == cycle)
+        assert {h: (o, s) for h, o, s in got.select("host", "order", "status").iter_rows()} == want, cycle
+        capacity, in_use = totals.get(cycle, (0, 0))
+        assert capacity == sum(n["order"] for n in rec["nodes"] if n["online"]), cycle
+        assert capacity > 0 or not any(n["online"] for n in rec["nodes"]), cycle
+        assert in_use <= capacity, cycle
+        tab = {r["host"]: (r["order"], r["status"], r["free"]) for r in browse.nodes.at(cycle).iter_rows(named=True)}
+        assert tab == {n["name"]: (n["order"], n["status"], n["free_qshares"]) for n in rec["nodes"]}, cycle
+
+
+@pytest.mark.parametrize(("name", "level"), LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])
+def test_whole_logs(name, level):
+    _check_against_truth(parsed(name, level).tables, name)
+
+
+@pytest.mark.parametrize(("name", "level", "kind", "at"), CUTS,
+                         ids=[f"{n}/{lv}/{k}" + ("/late" if at else "") for n, lv, k, at in CUTS])
+def test_logs_cut_mid_stream(name, level, kind, at, tmp):
+    """Nodes there before the log began (sized by the log or inferred), and a node already dead
+    then (f_node_failure's fnode02, which the cut log first shows coming back), are listed."""
+    _check_against_truth(_cut_tables(name, level, kind, at, tmp), name)
+
+
+def test_the_report_draws_a_cut_logs_capacity(tmp):
+    """The report of a log cut mid-stream plots the capacity of the machines the audit rebuilds."""
+    tables = _cut_tables("h_mega15", "rm.log", "between", 2 / 3, tmp)
+    page = build_report(tables)
+    assert 'id="plot-capacity"' in page and "Capacity unknown" not in page
+    truth_nodes = {n["name"] for r in truth("h_mega15") for n in r["nodes"]}
+    assert f"{len(truth_nodes)} node(s)" in page
+
+
+def test_without_a_bootstrap_the_nodes_are_unknown_and_say_why(tmp):
+    """A cut log opened without --config: no made-up capacity, the reason instead."""
+    path = cut("a_tiny", "rm.log", "between", tmp / "a_tiny-bare.log")
+    tables = parse([path]).tables
+    browse = build("a_tiny", tables)
+    assert browse.nodes.frame.is_empty() and "--config" in browse.nodes_note
+    page = build_report(tables)
+    assert "Capacity unknown" in page and 'id="plot-capacity"' not in page

@@ -1,0 +1,1 @@
+"""The TUI's widgets and screens: each fills itself from the data (tui.data.Browse) it is given."""

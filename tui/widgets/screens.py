@@ -1,0 +1,165 @@
+"""The TUI's screens besides the browser: loading, an input it cannot open, the help, a job's history."""
+
+from __future__ import annotations
+
+import polars as pl
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Label, ProgressBar, Sparkline, Static
+
+from replay import InputError
+from tui.actions import MARKS, help_rows
+from tui.data import Browse, build
+from tui.load import Loaded, load
+from tui.widgets.status import epoch_note
+
+
+def _n(v: object) -> str:
+    return "-" if v is None else str(v)
+
+
+class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
+    """Parses the input and builds its views in a worker, showing what is happening and how far;
+    dismissed with (loaded, browse), or with the reason the input cannot be browsed."""
+
+    def __init__(self, paths: list[str], use_cache: bool, config: str | None) -> None:
+        super().__init__()
+        self.paths, self.use_cache, self.config = paths, use_cache, config
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="loading-box"):
+            yield Label("rmreplay", id="loading-title")
+            yield Label("opening", id="loading-message")
+            yield ProgressBar(total=100, show_eta=False, id="loading-progress")
+
+    def on_mount(self) -> None:
+        """Start loading."""
+        self._load()
+
+    def show(self, fraction: float, message: str) -> None:
+        """Advance the bar."""
+        self.query_one("#loading-progress", ProgressBar).update(progress=round(fraction * 100))
+        self.query_one("#loading-message", Label).update(message)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self) -> None:
+        def progress(fraction: float, message: str) -> None:
+            self.app.call_from_thread(self.show, fraction, message)
+
+        result: tuple[Loaded, Browse] | str
+        try:
+            loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config)
+            progress(1.0, "rebuilding every cycle's machines")
+            result = loaded, build(loaded.name, loaded.tables, loaded.lines)  # here, off the screen's thread
+        except InputError as exc:
+            result = str(exc)
+        except Exception as exc:  # noqa: BLE001 - any unreadable input ends on the error screen
+            result = f"{type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self.dismiss, result)
+
+
+class ErrorScreen(Screen):
+    """The input cannot be browsed: say why (no traceback)."""
+
+    BINDINGS = [Binding("q", "app.quit", "Quit"), Binding("escape", "app.quit", "Quit", show=False)]
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="error-box"):
+            yield Label("rmreplay cannot open this input", id="error-title")
+            yield Static(Text(self.reason), id="error-reason")
+            yield Label("press q to quit", id="error-hint")
+        yield Footer()
+
+
+class HelpScreen(ModalScreen):
+    """The key table and the timeline's markers."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        keys = Table(title="rmreplay keys", show_header=False, box=None, pad_edge=False)
+        keys.add_column(style="bold cyan")
+        keys.add_column()
+        for k, what in help_rows():
+            keys.add_row(k, what)
+        keys.add_row("", "")
+        for mark, style, what in MARKS:
+            keys.add_row(Text(mark, style=style), f"timeline: cycle with {what}")
+        with Vertical(id="help-box"):
+            yield Static(keys)
+            yield Label("escape closes", id="help-hint")
+
+
+class HistoryScreen(Screen):
+    """One job over the whole log: shares held (sparkline), caps, counts, and this cycle's explanation."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("q", "app.quit", "Quit"),
+                Binding("question_mark", "app.help", "Help")]
+
+    def __init__(self, browse: Browse, job_id: int, cycle: int, explain: bool = True) -> None:
+        super().__init__()
+        self.browse, self.job_id, self.cycle, self.explain = browse, job_id, cycle, explain
+        self.explained = not explain  # the explanation is on screen
+
+    def compose(self) -> ComposeResult:
+        rows = self.browse.history(self.job_id)
+        first = rows.row(0, named=True) if rows.height else {}
+        last = rows.row(-1, named=True) if rows.height else {}
+        span = f"cycles {first.get('cycle')}..{last.get('cycle')}" if rows.height else "never published"
+        yield Static(Text(f" Job {self.job_id}  {first.get('type') or ''}  user {first.get('user') or '-'}  "
+                          f"class {first.get('class') or '-'}  order {_n(first.get('order'))}   {span}   "
+                          f"Cycle {self.cycle}/{self.browse.total}{epoch_note(self.browse.epoch(self.cycle))}"),
+                     id="header")
+        held = rows["held"].to_list() if rows.height else [0]
+        yield Label(f"shares held per cycle (max {max(held)})", classes="section")
+        yield Sparkline(held, id="history-spark")
+        with Horizontal(id="history-body"):
+            table: DataTable[Text] = DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
+            yield table
+            with VerticalScroll(id="explain-scroll"):
+                yield Static("explaining…" if self.explain else "", id="explain-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the table of the cycles where the job's numbers changed."""
+        table = self.query_one("#history-table", DataTable)
+        table.add_columns("cycle", "held", "+", "-", "cap", "ref cap", "counted", "ref", "state", "div")
+        rows = self.browse.history(self.job_id)
+        keys = ["held", "added", "removed", "cap", "counted", "ref_cap", "ref_counted", "state", "divergences"]
+        changed = rows.filter(pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
+                              | (pl.col("cycle") == self.cycle))
+        for r in changed.iter_rows(named=True):
+            style = "bold red" if r["divergences"] else ("reverse" if r["cycle"] == self.cycle else "")
+            table.add_row(*[Text(v, style=style) for v in (
+                str(r["cycle"]), str(r["held"]), str(r["added"]), str(r["removed"]), _n(r["cap"]), _n(r["ref_cap"]),
+                _n(r["counted"]), _n(r["ref_counted"]), r["state"], str(r["divergences"] or ""))], key=str(r["cycle"]))
+        if str(self.cycle) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(self.cycle)))
+        table.focus()
+        if self.explain:
+            self._explain()
+
+    @work(thread=True, exclusive=True, group="explain")
+    def _explain(self) -> None:
+        from replay.apps.explain import explain_job, render
+
+        try:
+            text = render(explain_job(self.browse.tables, self.job_id, self.cycle))
+        except InputError as exc:
+            text = f"no explanation: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a story that cannot be told must not end the session
+            text = f"no explanation: {type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._explained, text)
+
+    def _explained(self, text: str) -> None:
+        self.query_one("#explain-text", Static).update(Text(text))
+        self.explained = True

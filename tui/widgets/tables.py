@@ -1,0 +1,175 @@
+"""The tabs' tables: each one fills itself with one cycle's rows of the view it reads from `Browse`."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import polars as pl
+from rich.text import Text
+
+from tui.actions import JOBS_TABLE, MARKS, bindings
+from tui.data import Browse, matches
+from tui.grid import Cell, Grid
+
+
+def _n(v: object) -> str:
+    return "-" if v is None else str(v)
+
+
+def _blank(v: object) -> str:
+    return "" if v is None else str(v)
+
+
+class CycleTable(Grid):
+    """A tab's table: `fill(browse, cycle, query)` shows the cycle's rows that match the filter."""
+
+    COLUMNS: ClassVar[list[tuple[str, int]]] = []
+    FILTER: ClassVar[dict[str, str]] = {}  # filter field -> the column it matches
+
+    def __init__(self, **kw) -> None:
+        super().__init__(self.COLUMNS, **kw)
+        self.row_keys: list[str] = []  # the job (or host) of each row
+
+    def frame(self, browse: Browse, cycle: int) -> pl.DataFrame:
+        """The cycle's rows of this tab's view."""
+        raise NotImplementedError
+
+    def cells(self, browse: Browse, frame: pl.DataFrame) -> tuple[list[tuple[Cell, ...]], list[str]]:
+        """The drawn rows and each one's key."""
+        raise NotImplementedError
+
+    def fill(self, browse: Browse, cycle: int, query: str = "") -> None:
+        """Show the cycle (its rows matching `query`, see tui.data.matches); drawn when on screen."""
+        frame = self.frame(browse, cycle)
+        rows, self.row_keys = self.cells(browse, matches(frame, query, self.FILTER) if query else frame)
+        self.set_rows(rows)
+
+    def key_at(self, row: int) -> str | None:
+        """The job (or host) shown on a row."""
+        return self.row_keys[row] if 0 <= row < len(self.row_keys) else None
+
+
+_STATE_STYLES = {"Expanded": "green", "Shrunken": "yellow", "Dormant": "dim", "Reserved": "cyan"}
+
+
+class JobsTable(CycleTable):
+    """Jobs: who, cap and count beside rmref's, shares held, added and removed, state; enter opens the job."""
+
+    BINDINGS = bindings(JOBS_TABLE)
+    COLUMNS = [("job", 6), ("type", 11), ("user", 10), ("class", 10), ("ord", 3), ("cap", 5), ("ref", 5),
+               ("counted", 7), ("ref", 5), ("held", 4), ("+add", 4), ("-rm", 4), ("state", 8), ("div", 3),
+               ("reason", 80)]
+    FILTER = {"job": "job_id", "user": "user", "class": "class", "host": "hosts"}
+
+    def frame(self, browse: Browse, cycle: int) -> pl.DataFrame:
+        return browse.jobs.at(cycle)
+
+    def cells(self, browse: Browse, frame: pl.DataFrame) -> tuple[list[tuple[Cell, ...]], list[str]]:
+        audited, pending = browse.audited, "…" if not browse.audited else "-"
+        rows: list[tuple[Cell, ...]] = []
+        for r in frame.iter_rows(named=True):
+            div = r["divergences"]
+            base = "bold red" if div else ""
+            cap_bad = audited and r["ref_cap"] is not None and r["ref_cap"] != r["cap"]
+            cnt_bad = audited and r["ref_counted"] is not None and r["ref_counted"] != (r["counted"] or 0)
+            rows.append((
+                Text(str(r["job_id"]), style=base), r["type"] or "-", r["user"] or "-", r["class"] or "-",
+                _n(r["order"]), _n(r["cap"]),
+                Text(_n(r["ref_cap"]) if r["ref_cap"] is not None else pending, style="bold red" if cap_bad else "dim"),
+                _n(r["counted"]),
+                Text(_n(r["ref_counted"]) if r["ref_counted"] is not None else pending,
+                     style="bold red" if cnt_bad else "dim"),
+                str(r["held"]), Text(f"+{r['added']}" if r["added"] else "", style="green"),
+                Text(f"-{r['removed']}" if r["removed"] else "", style="yellow"),
+                Text(r["state"], style=_STATE_STYLES.get(r["state"], "")),
+                Text(str(div) if div else "", style=base), Text(r["reason"] or "", style="italic"),
+            ))
+        return rows, [str(j) for j in frame["job_id"].to_list()]
+
+
+class NodesTable(CycleTable):
+    """Nodes: per nodepool and host, order, used and free quanta (a bar), the jobs on it, its status."""
+
+    COLUMNS = [("nodepool", 12), ("host", 18), ("ord", 3), ("used / free", 24), ("used", 4), ("free", 4),
+               ("jobs", 24), ("status", 24)]
+    FILTER = {"host": "host", "job": "jobs", "class": "nodepool"}
+    BAR = 24
+
+    def frame(self, browse: Browse, cycle: int) -> pl.DataFrame:
+        return browse.nodes.at(cycle)
+
+    def cells(self, browse: Browse, frame: pl.DataFrame) -> tuple[list[tuple[Cell, ...]], list[str]]:
+        top = max([1, *frame["order"].fill_null(0).to_list()])
+        rows: list[tuple[Cell, ...]] = []
+        for r in frame.iter_rows(named=True):
+            order, used = r["order"] or 0, r["used"] or 0
+            n_used = round(self.BAR * used / top)
+            n_free = max(round(self.BAR * order / top) - n_used, 0)
+            down = r["status"] != "online"
+            bar = Text("█" * n_used, style="red" if down else "green") + Text("░" * n_free, style="grey50")
+            status = r["status"] + (" blacklisted" if r["blacklisted"] else "")
+            rows.append((r["nodepool"] or "-", Text(r["host"], style="bold red" if down else ""), str(order), bar,
+                         str(used), str(r["free"]), r["jobs"],
+                         Text(status, style="bold red" if down or r["blacklisted"] else "green")))
+        if not rows and browse.nodes_note:
+            rows = [("", Text(browse.nodes_note, style="italic"), "", "", "", "", "", "")]
+        return rows, frame["host"].to_list()
+
+
+_DEFRAG_STYLES = {"needy": "bold yellow", "needy_detected": "yellow", "taken": "bold red", "rmref taken": "red",
+                  "failed": "red", "satisfied": "green"}
+
+
+class DefragTable(CycleTable):
+    """Defragmentation: needy jobs, the machines searched for them, the shares taken (logged and rmref's)."""
+
+    COLUMNS = [("what", 17), ("job", 6), ("user", 10), ("class", 10), ("host", 18), ("donor", 6),
+               ("counted", 7), ("needed", 6), ("detail", 60)]
+    FILTER = {"job": "job_id", "user": "user", "class": "class", "host": "host"}
+
+    def frame(self, browse: Browse, cycle: int) -> pl.DataFrame:
+        return browse.defrag.at(cycle)
+
+    def cells(self, browse: Browse, frame: pl.DataFrame) -> tuple[list[tuple[Cell, ...]], list[str]]:
+        rows: list[tuple[Cell, ...]] = [
+            (Text(r["kind"], style=_DEFRAG_STYLES.get(r["kind"], "")), _n(r["job_id"]), r["user"] or "",
+             r["class"] or "", r["host"] or "", _blank(r["donor_job"]), _blank(r["counted"]), _blank(r["needed"]),
+             r["detail"] or "")
+            for r in frame.iter_rows(named=True)]
+        return rows, []
+
+
+class DiffTable(CycleTable):
+    """The audit's divergences of the cycle, with the explanation."""
+
+    COLUMNS = [("job", 6), ("decision", 10), ("logged", 24), ("rmref", 24), ("explanation", 200)]
+    FILTER = {"job": "job_id"}
+
+    def frame(self, browse: Browse, cycle: int) -> pl.DataFrame:
+        return browse.diff.at(cycle)
+
+    def cells(self, browse: Browse, frame: pl.DataFrame) -> tuple[list[tuple[Cell, ...]], list[str]]:
+        rows: list[tuple[Cell, ...]] = [
+            (Text(_n(r["job_id"]), style="bold red"), r["decision"], r["logged"], r["reference"], r["explanation"])
+            for r in frame.iter_rows(named=True)]
+        if not rows and not browse.audited:
+            rows = [("", "", "", "", Text("the audit is still running", style="italic"))]
+        return rows, []
+
+
+class Timeline(Grid):
+    """Every cycle of the log, one line each, with its marks (one cell a line: scrolling re-renders one cell)."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__([(" cycle time     jobs  +   -  !NX", 34)], **kw)
+
+    def fill(self, browse: Browse) -> None:
+        """Show every cycle: number, time, jobs, expanded, shrunken, then its marks."""
+        rows: list[tuple[Cell, ...]] = []
+        for c, ts, jobs, exp, shr, needy, deaths, div in browse.timeline.select(
+                "cycle", "ts", "jobs", "expanded", "shrunken", "needy", "deaths", "divergences").iter_rows():
+            line = Text(f"{c:>6} {ts.strftime('%H:%M:%S') if ts else '-':8} {jobs:>4} {exp or '':>3} {shr or '':>3}  ")
+            for on_, (mark, style, _what) in zip((div, needy, deaths), MARKS):
+                line.append(mark if on_ else " ", style=style)
+            rows.append((line,))
+        self.set_rows(rows)
