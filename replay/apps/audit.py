@@ -23,8 +23,8 @@ from replay.model.settings import Assumption
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, machine_inventory
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import PURGE
-from rmref.defrag import INVESTMENT, SHARE_MAP
 from rmref.cycle import CycleResult, Hints, schedule
+from rmref.defrag import INVESTMENT, SHARE_MAP
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
@@ -232,25 +232,6 @@ def _logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placeme
     return placed, gone
 
 
-_UNSETTLED_BY = {
-    INVESTMENT: "ranks initialized processes of different jobs by their work-item investment, which the log "
-                "does not print (a job's Existing list orders only its own processes)",
-    SHARE_MAP: "finds processes equal (neither initialized, same initialization time) and keeps its share "
-               "map's order, keyed by random share ids",
-}
-
-
-def _unsettled_words(d: Defrag | None) -> str:
-    """Why rmref's takeFromTheRich may part from the RM's with no error on either side: a choice
-    rested on an order of shares the log does not show (rmref.defrag.Unsettled); "" when none did."""
-    if d is None or not d.unsettled:
-        return ""
-    parts = [f"on {u.host} (for needy job {u.needy_job}) jobs "
-             f"{', '.join(map(str, sorted({j for j, _ in u.shares})))} have equally wealthy owners and the RM "
-             + " and ".join(_UNSETTLED_BY[r] for r in u.reasons) for u in d.unsettled]
-    return f". takeFromTheRich chose by an order the log lacks: {'; '.join(parts)}; rmref picked one: {LACKS_INPUT}"
-
-
 def _unknown_order(job: int, disputed: set[int], known: set[tuple[int, int]]) -> str:
     """Why a needy verdict can differ: the log does not show the order the RM tallied the jobs in
     (`disputed`: the jobs that competed for the same free space)."""
@@ -260,7 +241,7 @@ def _unknown_order(job: int, disputed: set[int], known: set[tuple[int, int]]) ->
     return (f". detectFragmentation tallies free space job by job, so the first job tallied takes the last "
             f"free space; the RM tallied jobs {job} and {', '.join(map(str, unordered))} in "
             f"an order the INFO log does not show (its job map is keyed by random ids), and rmref took "
-            f"the submission order: {LACKS_INPUT}")
+            f"the submission order: the log lacks this input")
 
 
 def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase: Callable[..., Defrag],
@@ -296,6 +277,25 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
 
 def _needy_words(value: object) -> str:
     return f"needy for {value[1]} processes" if isinstance(value, tuple) else "not needy"
+
+
+_UNSETTLED_BY = {
+    INVESTMENT: "ranks initialized processes of different jobs by their work-item investment, which the log "
+                "does not print (a job's Existing list orders only its own processes)",
+    SHARE_MAP: "finds processes equal (neither initialized, same initialization time) and keeps its share "
+               "map's order, keyed by random share ids",
+}
+
+
+def _unsettled_words(d: Defrag | None) -> str:
+    """Why rmref's takeFromTheRich may part from the RM's with no error on either side: a choice
+    rested on an order of shares the log does not show (rmref.defrag.Unsettled); "" when none did."""
+    if d is None or not d.unsettled:
+        return ""
+    parts = [f"on {u.host} (for needy job {u.needy_job}) jobs "
+             f"{', '.join(map(str, sorted({j for j, _ in u.shares})))} have equally wealthy owners and the RM "
+             + " and ".join(_UNSETTLED_BY[r] for r in u.reasons) for u in d.unsettled]
+    return f". takeFromTheRich chose by an order the log lacks: {'; '.join(parts)}; rmref picked one: {LACKS_INPUT}"
 
 
 def _shares_words(value: object) -> str:
