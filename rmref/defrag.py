@@ -409,7 +409,7 @@ def _share_key(state: _State, share: _Share) -> tuple[int, tuple[int, int, int, 
 
 
 def _undecided(state: _State, a: _Share, b: _Share) -> str | None:
-    """Why the RM's order of two shares that sort as equals here is not known (None: it is)."""
+    """Why the input does not settle the RM's order of two shares (None: it does)."""
     owners = (state.wealth.get(_user_of(state, a.job_id), 0), state.wealth.get(_user_of(state, b.job_id), 0))
     if owners[0] != owners[1] or a.initialized != b.initialized:
         return None

@@ -111,7 +111,8 @@ def _defrag_words(expected: list, ours: list, unsettled: list) -> str:
     text = f"rmref's defragmentation actions {ours}, truth's {expected}"
     first = next((i for i, (e, g) in enumerate(zip(expected, ours)) if e != g), min(len(expected), len(ours)))
     if first < len(unsettled) and unsettled[first]:
-        text += f"; from action {first + 1} on rmref's takeFromTheRich chose by {unsettled[first]}: {LACKS_INPUT}"
+        text += (f"; from action {first + 1} on, rmref's takeFromTheRich chose by an order of shares the log "
+                 f"does not show ({unsettled[first]}): {LACKS_INPUT}")
     return text
 
 
