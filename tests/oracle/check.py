@@ -25,12 +25,11 @@ from pathlib import Path
 import polars as pl
 
 from replay import parse
-from replay.apps.audit import audit, result_frames
+from replay.apps.audit import LACKS_INPUT, audit, result_frames
 from replay.model.logged import Logged, logged_decisions
 from rmref.constants import ALREADY_LEAVING
 
 LEVELS = {"info": "rm.log", "debug": "rm-debug.log"}
-LACKS_INPUT = "the log lacks this input"  # how the audit marks a divergence the log cannot settle
 
 
 @dataclass
