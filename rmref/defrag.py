@@ -33,6 +33,14 @@ comparators never tie put a newcomer before its equals; machine maps iterate in 
 by random UUIDs, so the order in which needy jobs are served cannot be computed: the caller may
 pass it (`job_order`, e.g. from the log); otherwise jobs go by id.
 
+Some of those orders are not settled by the input at all. Shares of equally wealthy owners go by
+RmJob.compareInvestment: two processes still initializing by initialization time, and on a tie
+(new processes have none) the comparator says "equal", so the sort keeps the machine's share
+HashMap order, keyed by the shares' random ids; two initialized processes of different jobs by
+their investment, which an input may give only as each job's own ranking
+(`CycleInput.investment_ranked`). Where such an order decided which shares were cleared, or in
+what order, rmref picks one and says so (`Defrag.unsettled`).
+
 Users' wealth lives on in the RM between cycles: the machine and share orders read the wealth of
 *every* user with a process there, including users that were not candidates this time, whose
 value is the one left by the last defragmentation that counted them. `Defrag.wealth` returns it
@@ -42,7 +50,7 @@ so a caller can pass it to the next cycle.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -65,6 +73,22 @@ class TakeFromTheRich:
     given: int
 
 
+# Why the RM's order of two shares is not settled by the input (Unsettled.reasons)
+INVESTMENT = "investment"  # initialized processes of different jobs: only each job's own ranking is known
+SHARE_MAP = "share map"  # the comparator ties: the machine's share HashMap order (random share ids)
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """A machine where takeFromTheRich's choice rested on an order of shares its input does not settle."""
+
+    needy_job: int
+    host: str
+    shares: tuple[tuple[int, int], ...]  # (job, share id; 0 for a new process) of the shares in question
+    reasons: tuple[str, ...]  # INVESTMENT and/or SHARE_MAP
+    action: int  # index in Defrag.actions of the first action the choice decided
+
+
 @dataclass(frozen=True)
 class Defrag:
     """What defragmentation decided in one cycle."""
@@ -74,6 +98,7 @@ class Defrag:
     actions: tuple[DefragAction, ...]  # in the order the RM cleared the shares
     carried: tuple[int, ...] = ()  # the needy list What Of serves first next cycle (potentially needy jobs)
     wealth: dict[str, int] = field(default_factory=dict)  # users' share wealth as the RM keeps it afterwards
+    unsettled: tuple[Unsettled, ...] = ()  # choices that rest on an order the input does not settle
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,6 +159,7 @@ class _State:
     wealth: dict[str, int]
     actions: list[DefragAction] = field(default_factory=list)
     calls: list[TakeFromTheRich] = field(default_factory=list)
+    unsettled: list[Unsettled] = field(default_factory=list)
 
 
 def _identity_hash(m: Machine) -> int:
@@ -382,6 +408,35 @@ def _share_key(state: _State, share: _Share) -> tuple[int, tuple[int, int, int, 
     return (-state.wealth.get(_user_of(state, share.job_id), 0), investment_key(held))
 
 
+def _undecided(state: _State, a: _Share, b: _Share) -> str | None:
+    """Why the input does not settle the RM's order of two shares (None: it does)."""
+    owners = (state.wealth.get(_user_of(state, a.job_id), 0), state.wealth.get(_user_of(state, b.job_id), 0))
+    if owners[0] != owners[1] or a.initialized != b.initialized:
+        return None
+    if not a.initialized:
+        if a.init_ms != b.init_ms:
+            return None
+        interchangeable = a.pending and b.pending and a.job_id == b.job_id  # same job, no ids yet
+        return None if interchangeable else SHARE_MAP
+    return INVESTMENT if a.job_id != b.job_id and state.inp.investment_ranked else None
+
+
+def _note_unsettled(state: _State, nj: _Job, host: str, ordered: Sequence[_Share], scanned: int) -> None:
+    """Record the machine's choice as unsettled when a share among the first `scanned` candidates
+    (those the round looked at) has an unknown order against another candidate."""
+    doubtful: dict[tuple[int, int], None] = {}
+    reasons: dict[str, None] = {}
+    for i, a in enumerate(ordered[:scanned]):
+        for b in ordered[i + 1:]:
+            why = _undecided(state, a, b)
+            if why:
+                doubtful.update({(a.job_id, a.share_id): None, (b.job_id, b.share_id): None})
+                reasons[why] = None
+    if doubtful:
+        state.unsettled.append(Unsettled(nj.work.job_id, host, tuple(sorted(doubtful)), tuple(reasons),
+                                         len(state.actions)))
+
+
 def _clear(state: _State, share: _Share, nj: _Job) -> None:
     """clearShare: hand over a same-size new process, drop a different-size one, evict a running one."""
     donor = state.jobs[share.job_id]
@@ -425,7 +480,8 @@ def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[in
             node = state.nodes[name]
             room = node.virtual
             chosen: list[_Share] = []
-            for share in sorted(node.shares, key=lambda s: _share_key(state, s)):
+            ordered = sorted(node.shares, key=lambda s: _share_key(state, s))
+            for share in ordered:
                 if _forceable(share) and share.job_id in candidates:
                     room += share.order
                     if share.order == want:
@@ -436,6 +492,8 @@ def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[in
                     break
             if room < want:
                 continue
+            _note_unsettled(state, nj, name, [s for s in ordered if _forceable(s) and s.job_id in candidates],
+                            len(chosen))
             room = node.virtual
             for share in chosen:
                 room += share.order
@@ -490,9 +548,13 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
         wealth = parts[-1].wealth  # users are shared by the trees' schedulers
     if len(parts) == 1:
         return parts[0]
+    unsettled, before = [], 0
+    for p in parts:  # action indexes run on across the trees
+        unsettled += [replace(u, action=u.action + before) for u in p.unsettled]
+        before += len(p.actions)
     return Defrag({j: n for p in parts for j, n in p.needy.items()},
                   tuple(t for p in parts for t in p.take_from_the_rich), tuple(a for p in parts for a in p.actions),
-                  tuple(j for p in parts for j in p.carried), dict(parts[-1].wealth))
+                  tuple(j for p in parts for j in p.carried), dict(parts[-1].wealth), tuple(unsettled))
 
 
 def _defragment_tree(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
@@ -505,4 +567,5 @@ def _defragment_tree(inp: CycleInput, counts: Mapping[int, int], placements: Seq
     needy, carried = _detect(state)
     if needy:
         _final_evictions(state, needy)
-    return Defrag(needy, tuple(state.calls), tuple(state.actions), tuple(carried), dict(state.wealth))
+    return Defrag(needy, tuple(state.calls), tuple(state.actions), tuple(carried), dict(state.wealth),
+                  tuple(state.unsettled))

@@ -108,6 +108,9 @@ class CycleInput:
     machines: tuple[Machine, ...]
     work: tuple[Work, ...]
     needy: tuple[int, ...] = ()  # job ids left needy by the previous cycle's defragmentation
+    # Share.investment only ranks each job's own processes (a log prints every job's processes in
+    # investment order, never the amounts), so two jobs' investments do not compare
+    investment_ranked: bool = False
 
     def class_of(self, work: Work) -> ClassDef | None:
         """The work's class, or None when the configuration does not define it."""

@@ -26,6 +26,10 @@ LOGS = [(name, level) for name in SCENARIOS for level in ("rm.log", "rm-debug.lo
 # small logs the audit and rmref are held to, cycle by cycle (not the parser's engines or the TUI)
 CORPUS = sorted(f"corpus/{p.name}" for p in (FIXTURES / "corpus").iterdir() if (p / "scenario.json.gz").exists())
 CORPUS_LOGS = [(name, level) for name in CORPUS for level in ("rm.log", "rm-debug.log")]
+# shrunk differential runs whose residual divergence rests on an input no log holds (the audit says so)
+UNSETTLED = sorted(f"unsettled/{p.name}" for p in (FIXTURES / "unsettled").iterdir()
+                   if (p / "scenario.json.gz").exists())
+UNSETTLED_LOGS = [(name, level) for name in UNSETTLED for level in ("rm.log", "rm-debug.log")]
 
 
 def log_path(name: str, level: str = "rm.log") -> Path:

@@ -24,11 +24,13 @@ from replay.model.world import Bootstrap, bootstrap, cycle_inputs, machine_inven
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import PURGE
 from rmref.cycle import CycleResult, Hints, schedule
+from rmref.defrag import INVESTMENT, SHARE_MAP
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
 NODE_FREE = ("caps",)  # decisions that do not depend on the machines (a cap reads only the job)
 PARTIAL_CYCLE = "the log starts inside this cycle (its scheduling pass began before the first line)"
+LACKS_INPUT = "the log lacks this input"  # ends every explanation of a divergence the log cannot settle
 
 
 @dataclass
@@ -251,8 +253,10 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
               job_order=logged.job_order.get(c, ()), wealth=result.wealth)
     result.wealth = d.wealth
     taken: dict[int, list] = {}
-    for a in d.actions:
-        result.ref["defrag"].append((c, a.needy_job, a.donor_job, a.host, a.share_id))
+    for i, a in enumerate(d.actions):
+        # an action at or after an unsettled choice rests on it (the state it met came from that choice)
+        unsettled = ", ".join(dict.fromkeys(r for u in d.unsettled if u.action <= i for r in u.reasons))
+        result.ref["defrag"].append((c, a.needy_job, a.donor_job, a.host, a.share_id, unsettled or None))
         if a.action == "evict":
             taken.setdefault(a.donor_job, []).append((a.host, a.share_id))
     logged_needy = logged.needy.get(c, {})
@@ -266,12 +270,32 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
     _compare(result, "defrag", c, {j: ("taken", v) for j, v in logged.defrag.get(c, {}).items()},
              {j: ("taken", sorted(v)) for j, v in taken.items()},
              lambda j, lv, rv: Cause("takeFromTheRich", f"job {j}",
-                                     f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"))
+                                     f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"
+                                     + _unsettled_words(d)))
     return d
 
 
 def _needy_words(value: object) -> str:
     return f"needy for {value[1]} processes" if isinstance(value, tuple) else "not needy"
+
+
+_UNSETTLED_BY = {
+    INVESTMENT: "ranks initialized processes of different jobs by their work-item investment, which the log "
+                "does not print (a job's Existing list orders only its own processes)",
+    SHARE_MAP: "finds processes equal (neither initialized, same initialization time) and keeps its share "
+               "map's order, keyed by random share ids",
+}
+
+
+def _unsettled_words(d: Defrag | None) -> str:
+    """Why rmref's takeFromTheRich may part from the RM's with no error on either side: a choice
+    rested on an order of shares the log does not show (rmref.defrag.Unsettled); "" when none did."""
+    if d is None or not d.unsettled:
+        return ""
+    parts = [f"on {u.host} (for needy job {u.needy_job}) jobs "
+             f"{', '.join(map(str, sorted({j for j, _ in u.shares})))} have equally wealthy owners and the RM "
+             + " and ".join(_UNSETTLED_BY[r] for r in u.reasons) for u in d.unsettled]
+    return f". takeFromTheRich chose by an order the log lacks: {'; '.join(parts)}; rmref picked one: {LACKS_INPUT}"
 
 
 def _shares_words(value: object) -> str:
@@ -295,7 +319,7 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
     _compare(result, "schedule", c, logged.published.get(c, {}),
              {j: (p.additions, p.removals) for j, p in run.published.items()},
              lambda j, lv, rv: Cause("schedule", f"job {j}", f"rmref's chained phases publish {_published(rv)}, "
-                                     f"the RM {_published(lv)}"))
+                                     f"the RM {_published(lv)}" + _unsettled_words(run.defrag)))
     return run
 
 
@@ -369,7 +393,7 @@ REF_SCHEMAS = {
     "evictions": {"cycle": pl.UInt32, "job_id": pl.Int64, "host": pl.String, "share_id": pl.Int64,
                   "reason": pl.String, **EPOCH},
     "defrag": {"cycle": pl.UInt32, "needy_job": pl.Int64, "donor_job": pl.Int64, "host": pl.String,
-               "share_id": pl.Int64, **EPOCH},
+               "share_id": pl.Int64, "unsettled": pl.String, **EPOCH},
     "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
                  "share_id": pl.Int64, **EPOCH},
 }

@@ -473,6 +473,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
         yield CycleInput(
             cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
             tuple(sorted(set(prev_needy))),
+            investment_ranked=True,  # a rank within each job's Existing list (see the module docstring)
         )
         removed_before = removed_now
 

@@ -67,8 +67,8 @@ def _disagreeing(frames: dict[str, pl.DataFrame], cycles: list[int], epochs: dic
     """Audited cycles where some rmref decision differs from truth's (cycle, decision kind)."""
     records = {r["epoch"]: r for r in truth(name)}
     before_of = {r["epoch"]: prev for prev, r in zip([None, *truth(name)], truth(name))}
-    ref = {k: _by_cycle(frames[f"ref_{k}"]) for k in ("caps", "counts", "placements", "evictions", "defrag",
-                                                      "schedule")}
+    ref = {k: _by_cycle(frames[f"ref_{k}"].drop("unsettled", strict=False))
+           for k in ("caps", "counts", "placements", "evictions", "defrag", "schedule")}
     bad = []
     for cycle in cycles:
         rec = records[epochs[cycle]]

@@ -26,12 +26,11 @@ from pathlib import Path
 import polars as pl
 
 from replay import parse
-from replay.apps.audit import audit, result_frames
+from replay.apps.audit import LACKS_INPUT, audit, result_frames
 from replay.model.logged import Logged, logged_decisions
 from rmref.constants import ALREADY_LEAVING
 
 LEVELS = {"info": "rm.log", "debug": "rm-debug.log"}
-LACKS_INPUT = "the log lacks this input"  # how the audit marks a divergence the log cannot settle
 
 
 @dataclass
@@ -100,7 +99,8 @@ def truth_has_defrag(truth: list[dict]) -> bool:
 
 
 def _tally(res: LevelResult, kind: str, cycle: int, expected: dict, got: dict, describe: Callable) -> None:
-    """Count one kind's per-job units of a cycle and record each disagreement."""
+    """Count one kind's per-job units of a cycle and record each disagreement (`describe` says why,
+    ending with LACKS_INPUT when rmref's unit rests on an input the log lacks)."""
     tally = res.truth.setdefault(kind, [0, 0])
     for job in sorted(set(expected) | set(got), key=lambda j: (j is None, j or 0)):
         e, g = expected.get(job), got.get(job)
@@ -108,7 +108,19 @@ def _tally(res: LevelResult, kind: str, cycle: int, expected: dict, got: dict, d
         if e == g:
             tally[0] += 1
         else:
-            res.failures.append(Failure(cycle, job, kind, "truth", str(e), str(g), describe(job, e, g)))
+            why = describe(job, e, g)
+            res.failures.append(Failure(cycle, job, kind, "truth", str(e), str(g), why, LACKS_INPUT in why))
+
+
+def _defrag_words(expected: list, ours: list, unsettled: list) -> str:
+    """rmref's defragmentation actions against truth's; when they first part at or after an action
+    the audit marks unsettled (a choice by an order of shares the log lacks), it says so."""
+    text = f"rmref's defragmentation actions {ours}, truth's {expected}"
+    first = next((i for i, (e, g) in enumerate(zip(expected, ours)) if e != g), min(len(expected), len(ours)))
+    if first < len(unsettled) and unsettled[first]:
+        text += (f"; from action {first + 1} on, rmref's takeFromTheRich chose by an order of shares the log "
+                 f"does not show ({unsettled[first]}): {LACKS_INPUT}")
+    return text
 
 
 def _group(rows: Iterable[tuple], key: Callable, value: Callable) -> dict:
@@ -202,11 +214,12 @@ def check_truth(res: LevelResult, frames: dict[str, pl.DataFrame], truth: list[d
         if with_defrag:
             expected = [(a["needy_job"], a["donor_job"], a["host"], a["share"] if a["action"] == "evict" else 0)
                         for a in record["defrag"]["actions"]]
-            ours = defrag.get(cycle, [])
+            ours = [r[:4] for r in defrag.get(cycle, [])]
+            unsettled = [r[4] for r in defrag.get(cycle, [])]
             if expected or ours:
                 needy = (expected or ours)[0][0]
                 _tally(res, "defrag", cycle, {needy: expected}, {needy: ours},
-                       lambda j, e, g: f"rmref's defragmentation actions {g}, truth's {e}")
+                       lambda j, e, g: _defrag_words(e, g, unsettled))
     if not with_defrag:
         res.truth["defrag"] = None  # not captured: cannot tell
     for name in frames:  # a reference kind added later has no truth check here yet: say so

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rmref.caps import CapInput
-from rmref.defrag import TakeFromTheRich, defragment
+from rmref.defrag import INVESTMENT, SHARE_MAP, TakeFromTheRich, Unsettled, defragment
 from rmref.model import (
     FAIR_SHARE, ClassDef, Config, CycleInput, DefragAction, Machine, Nodepool, Placement, Share, Work,
 )
@@ -112,3 +112,61 @@ def test_a_new_process_of_another_size_is_dropped():
     inp = replace(inp, work=(replace(a, shares=tuple(s for s in a.shares if s.share_id != 5)), inp.work[1]))
     d = defragment(inp, COUNTS, (Placement(1, "m3", 1),), (), pure_fair_share=PURE)
     assert d.actions == (DefragAction("cancel_pending", 2, 1, "m3", 0, 1),)
+
+
+def _equal_owners(investment_ranked: bool, c_elsewhere: int = 0) -> CycleInput:
+    """Users a and c equally wealthy (2 quanta each) share m2; B (user b, order 2) is short one process.
+
+        m1 (3Q): B B A      m2 (3Q): A C C      m3 (1Q): C only when `c_elsewhere` (c is then richer)
+
+    A's process on m2 has invested 100, C's 50 and 70. Only m2 can make a 2-quantum hole.
+    """
+    m = (Machine("m1", POOL, 3, 45 * 1024), Machine("m2", POOL, 3, 45 * 1024), Machine("m3", POOL, 1, 15 * 1024))
+    a = (Share(1, 1, "m1", 1, investment=100), Share(2, 1, "m2", 1, investment=100))
+    c = (Share(3, 3, "m2", 1, investment=50), Share(4, 3, "m2", 1, investment=70))
+    c += tuple(Share(5, 3, "m3", 1, investment=10) for _ in range(c_elsewhere))
+    b = (Share(10, 2, "m1", 2),)
+    work = (_work(1, "a", 1, a), _work(2, "b", 2, b), _work(3, "c", 1, c))
+    return replace(_cycle(m, work), investment_ranked=investment_ranked)
+
+
+def test_equally_wealthy_owners_go_by_investment():
+    """ShareByWealthSorter: owners a and c both hold 2 quanta, so m2's processes go by least
+    investment across both jobs: C's 3 (50) and 4 (70) make the hole; A's (100) stays."""
+    d = defragment(_equal_owners(False), {1: 2, 2: 2, 3: 2}, (), (), pure_fair_share={1: 2, 2: 4, 3: 2})
+    assert d.actions == (DefragAction("evict", 2, 3, "m2", 3, 1), DefragAction("evict", 2, 3, "m2", 4, 1))
+    assert d.unsettled == ()
+
+
+def test_investments_known_only_as_ranks_leave_the_choice_unsettled():
+    """The same cycle as a log gives it: investments are each job's own ranking, so whether A's
+    process or C's goes first is not known; rmref still decides, and says the choice is unsettled."""
+    d = defragment(_equal_owners(True), {1: 2, 2: 2, 3: 2}, (), (), pure_fair_share={1: 2, 2: 4, 3: 2})
+    assert len(d.actions) == 2
+    assert d.unsettled == (Unsettled(2, "m2", ((1, 2), (3, 3), (3, 4)), (INVESTMENT,), 0),)
+
+
+def test_a_richer_owner_settles_the_order():
+    """c holds a third quantum on m3: its processes go first whatever the investments; within one
+    job the ranking is known, so nothing is unsettled."""
+    d = defragment(_equal_owners(True, c_elsewhere=1), {1: 2, 2: 2, 3: 3}, (), (),
+                   pure_fair_share={1: 2, 2: 4, 3: 2})
+    assert d.actions == (DefragAction("evict", 2, 3, "m2", 3, 1), DefragAction("evict", 2, 3, "m2", 4, 1))
+    assert d.unsettled == ()
+
+
+def test_new_processes_of_equal_owners_tie_in_the_share_map():
+    """Two processes placed this cycle have no initialization time: compareInvestment calls them
+    equal and the RM's sort keeps its share HashMap order (random share ids): unsettled. Two new
+    processes of one job are interchangeable (no ids yet): settled."""
+    m = (Machine("m1", POOL, 1, 15 * 1024), Machine("m2", POOL, 2, 30 * 1024), Machine("m3", POOL, 1, 15 * 1024))
+    work = (_work(1, "a", 1, (Share(1, 1, "m1", 1),)), _work(2, "b", 2, ()), _work(3, "c", 1, (Share(5, 3, "m3", 1),)))
+    inp = _cycle(m, work)
+    both = (Placement(1, "m2", 1), Placement(3, "m2", 1))
+    d = defragment(inp, {1: 2, 2: 1, 3: 2}, both, (), pure_fair_share={1: 2, 2: 2, 3: 2})
+    assert [(a.action, a.donor_job) for a in d.actions] == [("cancel_pending", 1), ("cancel_pending", 3)]
+    assert d.unsettled == (Unsettled(2, "m2", ((1, 0), (3, 0)), (SHARE_MAP,), 0),)
+    one_job = (Placement(1, "m2", 1), Placement(1, "m2", 1))
+    d = defragment(inp, {1: 3, 2: 1, 3: 1}, one_job, (), pure_fair_share={1: 2, 2: 2, 3: 2})
+    assert [(a.action, a.donor_job) for a in d.actions] == [("cancel_pending", 1), ("cancel_pending", 1)]
+    assert d.unsettled == ()
