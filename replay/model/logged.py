@@ -171,8 +171,9 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
     caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
-    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"], tables["eviction_counts"]).with_columns(
-        pl.col("shares_given").fill_null(0)).unique(["cycle", "job_id"], keep="last", maintain_order=True)
+    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"], tables["eviction_counts"])
+    counts = counts.with_columns(pl.col("shares_given").fill_null(0)).unique(
+        ["cycle", "job_id"], keep="last", maintain_order=True)
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
     connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))

@@ -38,7 +38,8 @@ def _logged_reasons(tables: dict[str, pl.DataFrame], cycle: int) -> dict[tuple[s
     evicted = tables["evictions"].filter((pl.col("cycle") == cycle) & pl.col("share_id").is_not_null()
                                          & pl.col("host").is_not_null() & ~pl.col("reason").is_in(_NOT_TAKEN))
     for r in evicted.iter_rows(named=True):
-        out.setdefault((r["host"], r["share_id"]), Taken(r["host"], r["share_id"], r["order"], r["reason"] or "evicted"))
+        taken = Taken(r["host"], r["share_id"], r["order"], r["reason"] or "evicted")
+        out.setdefault((r["host"], r["share_id"]), taken)
     return out
 
 
