@@ -2,8 +2,9 @@
 
 `engine="fast"` splits lines and headers and matches the high-volume families with the compiled
 scanner (replay.parsing.scan, replay.parsing.templates), the other families with vectorised regexes
-(replay.parsing.fast) and the rest with lark; `engine="polars"` does without the scanner (also what "fast" falls back
-to when it was not built); `engine="lark"` parses every header and every body with the grammar.
+(replay.parsing.fast) and the rest with lark; `engine="polars"` does without the scanner (also what
+"fast" falls back to when it was not built); `engine="lark"` parses every header and every body
+with the grammar.
 All three must give identical tables (tests/integration/test_engines.py).
 """
 
