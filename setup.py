@@ -6,7 +6,8 @@ pure-polars path (slower, same tables).
 
 from setuptools import Extension, setup
 
-SOURCES = [f"replay/parsing/csrc/{name}.c" for name in ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule")]
+MODULES = ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule")
+SOURCES = [f"replay/parsing/csrc/{name}.c" for name in MODULES]
 
-setup(ext_modules=[Extension("replay.parsing._scan", SOURCES, depends=["replay/parsing/csrc/scan.h"], extra_compile_args=["-O2"],
-                             optional=True)])
+setup(ext_modules=[Extension("replay.parsing._scan", SOURCES, depends=["replay/parsing/csrc/scan.h"],
+                             extra_compile_args=["-O2"], optional=True)])

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_parse import bench_args, emit
+from bench_parse import bench_args, emit  # noqa: E402 (after the path insert)
 
 
 def _best(runs: int, fn) -> tuple[float, float, object]:

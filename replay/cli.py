@@ -376,7 +376,8 @@ def simulate_table(report: dict) -> Table:
     for key in ("preemptions", "defrag_takes", "utilisation", "fairness"):
         table.add_row(key.replace("_", " "), *(cell(report[key][s]) for s in ("logged", "baseline", "sim")))
     for cls, v in report["per_class"].items():
-        table.add_row(f"  {cls} mean turnaround s", *(cell(v[f"mean_turnaround_{s}"]) for s in ("logged", "baseline", "sim")))
+        turnaround = (cell(v[f"mean_turnaround_{s}"]) for s in ("logged", "baseline", "sim"))
+        table.add_row(f"  {cls} mean turnaround s", *turnaround)
     return table
 
 
@@ -514,7 +515,8 @@ def anonymize_table(done: Anonymized, out: str) -> Table:
     if p.kept:
         table.add_row("[yellow]kept as they are[/]", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items()))
     if p.loose:
-        table.add_row("[yellow]HashMap order not kept[/]", "; ".join(f"{name!r}: {why}" for name, why in p.loose.items()))
+        loose = "; ".join(f"{name!r}: {why}" for name, why in p.loose.items())
+        table.add_row("[yellow]HashMap order not kept[/]", loose)
     hosts, users = p.bits.values()
     table.add_row("HashMap order", f"kept in maps of up to {2 ** hosts:,} hosts and {2 ** users:,} users "
                   f"(the pseudonyms share {hosts} and {users} bits of the names' hashes)")
@@ -734,7 +736,8 @@ def _terminate(_signum: int, _frame: object) -> None:
 def main(argv: list[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
     """Entry point of the `rmreplay` sub-commands (`parser`: build_parser() or one extending it)."""
     args = (parser or build_parser()).parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if on_main else None
     try:
         return args.func(args, stdout_console())
     except InputError as exc:

@@ -217,7 +217,8 @@ def eviction_cause(inp: CycleInput, job: int, counted: int | None, logged: objec
     work = next((w for w in inp.work if w.job_id == job), None)
     held = sum(1 for s in work.shares if not s.pending_removal) if work else 0
     reasons = sorted({getattr(e, "reason", "") for e in evictions if getattr(e, "job_id", None) == job})
-    step = {"purge": "disable", "reservation": "setupPreemptions"}.get(reasons[0], "shrinkBy") if reasons else "shrinkBy"
+    step_of = {"purge": "disable", "reservation": "setupPreemptions"}
+    step = step_of.get(reasons[0], "shrinkBy") if reasons else "shrinkBy"
 
     def shares(value: object) -> str:
         if not isinstance(value, list) or not value:

@@ -394,7 +394,10 @@ class WhatIfResult:
     def report(self) -> dict:
         """The report.json contract (means over every replayed cycle, 6 decimals)."""
         n = len(self.cycles)
-        mean = (lambda xs: round(sum(xs) / len(xs), 6) if xs else None)
+
+        def mean(xs: list[float]) -> float | None:
+            return round(sum(xs) / len(xs), 6) if xs else None
+
         by_kind = {k: sum(1 for r in self.changes if r[2] == k) for k in DECISIONS}
         evicted, took = self.taken["evictions"], self.taken["defrag_takes"]
         return {
@@ -533,7 +536,9 @@ def change_text(row: ChangeRow, epoch_of: dict[int, int | None] | None = None) -
     already differed from the log (the cycle named with its epoch when `epoch_of` knows it)."""
     cycle, job, kind, logged, base, what = row
     unchanged = "" if base == logged else f" (rmref unchanged: {describe(kind, base)})"
-    return f"cycle {label(cycle, (epoch_of or {}).get(cycle))} job {job} {kind}: logged {describe(kind, logged)}{unchanged} -> what-if {describe(kind, what)}"
+    where = label(cycle, (epoch_of or {}).get(cycle))
+    return (f"cycle {where} job {job} {kind}: logged {describe(kind, logged)}{unchanged} "
+            f"-> what-if {describe(kind, what)}")
 
 
 def changes_frame(result: WhatIfResult) -> pl.DataFrame:

@@ -88,7 +88,8 @@ def resolve(ref: CycleRef, cycles: pl.DataFrame, what: str = "--cycle", near: st
     if hits:
         raise InputError(f"{what} {ref}: epoch {ref.value} names cycles {', '.join(map(str, hits))} (the RM restarted "
                          "in between and counted again from 0); give the cycle number")
-    span = f"epochs {known['epoch'].min()}-{known['epoch'].max()}" if known.height else "no epoch at all"
+    epochs = known["epoch"]
+    span = f"epochs {epochs.min()!s}-{epochs.max()!s}" if known.height else "no epoch at all"
     growing = known.height and bool((known["epoch"].diff().drop_nulls() > 0).all())
     if near and growing:
         side = known.filter((pl.col("epoch") > ref.value) if near == "after" else (pl.col("epoch") < ref.value))

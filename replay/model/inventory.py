@@ -148,9 +148,9 @@ def stated_inventory(tables: dict[str, pl.DataFrame], pool_of: PoolOf, quantum_g
 
 def memory_assumptions(hosts: Iterable[Host], quantum_gb: int) -> tuple[Assumption, ...]:
     """The memory of each node whose order is known but whose memory no line shows (order x quantum)."""
-    guessed = [h for h in hosts if h.order is not None and h.memory_mb is None]
-    out = [Assumption(f"node {h.name} memory", f"{h.order * quantum_gb * 1024} MB", INFERRED,
-                      f"order {h.order} x quantum {quantum_gb} GB; no line shows its memory") for h in guessed]
+    guessed = [(h.name, h.order) for h in hosts if h.order is not None and h.memory_mb is None]
+    out = [Assumption(f"node {name} memory", f"{order * quantum_gb * 1024} MB", INFERRED,
+                      f"order {order} x quantum {quantum_gb} GB; no line shows its memory") for name, order in guessed]
     if guessed:
         out.append(Assumption("nodes' memory", f"{len(guessed)} node(s): order x quantum", INFERRED,
                               "no line shows their memory (connectShare, the occupancy table and nodeArrives do)"))

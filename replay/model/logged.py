@@ -18,12 +18,13 @@ Each decision kind becomes {cycle: {job: value}} so a comparison is a dictionary
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import polars as pl
 
 from replay.model.inputs import CounterBlock, counter_blocks
 
-PerJob = dict[int, dict[int, object]]
+PerJob = dict[int, dict[int, Any]]  # cycle -> job -> value, as polars gives it
 EVICTION_REASONS = ["shrink", "node_purge"]  # the `evictions` rows that name a share doEvictions took
 
 
@@ -36,7 +37,7 @@ class OrderShown:
     sequences: tuple[tuple[int, ...], ...]
 
     def __contains__(self, pair: object) -> bool:
-        a, b = pair  # type: ignore[misc]
+        a, b = cast(tuple[int, int], pair)
         return any(a in s and b in s and s.index(a) < len(s) - 1 - s[::-1].index(b) for s in self.sequences)
 
 
@@ -76,7 +77,7 @@ def _nest(frame: pl.DataFrame, value: str) -> PerJob:
     return out
 
 
-def _pairs(frame: pl.DataFrame, first: str, second: str) -> dict[int, dict[int, object]]:
+def _pairs(frame: pl.DataFrame, first: str, second: str) -> PerJob:
     """cycle -> job -> sorted [(first, second), ...]."""
     grouped = frame.with_columns(pl.struct(first, second).alias("v")).group_by("cycle", "job_id").agg("v")
     return {c: {j: sorted(((x[first], x[second]) for x in v), key=pair_key) for j, v in jobs.items()}
@@ -171,8 +172,9 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
     caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
-    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"], tables["eviction_counts"]).with_columns(
-        pl.col("shares_given").fill_null(0)).unique(["cycle", "job_id"], keep="last", maintain_order=True)
+    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"], tables["eviction_counts"])
+    counts = counts.with_columns(pl.col("shares_given").fill_null(0)).unique(
+        ["cycle", "job_id"], keep="last", maintain_order=True)
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
     connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))

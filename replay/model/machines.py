@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import polars as pl
 
@@ -66,7 +67,7 @@ class _Cycle:
 
     inp: CycleInput
     clean: bool
-    scopes: list[str]  # the first band's counted pools, in the log's order
+    scopes: list[str | None]  # the first band's counted pools, in the log's order (None: not one pool)
     logged: list[tuple[int, ...]]  # their vmachines
     residual: list[list[int]]  # logged less the known machines' part (clean cycles)
     seen: dict[str, _Seen]
@@ -98,8 +99,8 @@ class _Pools:
     def chain(self, pool: str) -> list[str]:
         """The pool and its ancestors."""
         out = [pool]
-        while self.parent.get(out[-1]) is not None:
-            out.append(self.parent[out[-1]])
+        while (parent := self.parent.get(out[-1])) is not None:
+            out.append(parent)
         return out
 
     def covers(self, scope: str, pool: str) -> bool:
@@ -470,7 +471,8 @@ def _unsettled(cycles: Sequence[_Cycle], orders: Mapping[str, int], pools: _Pool
             machines = [(m.nodepool, orders.get(m.name, m.order), m.online and not m.blacklisted,
                          c.seen[m.name].np_shares if m.name in c.seen else ())
                         for m in c.inp.machines if m.name in c.seen]
-            ok = all(list(r) == _histogram(machines, pools, s, len(r)) for s, r in zip(c.scopes, c.residual))
+            ok = all(list(r) == _histogram(machines, pools, s, len(r))
+                     for s, r in zip(c.scopes, c.residual) if s is not None)  # a clean cycle's are all known
         else:
             ok = _counters_fit(c, orders, logged)
         if not ok:
@@ -522,7 +524,8 @@ def infer_inventory(tables: dict[str, pl.DataFrame], boot, stated: Inventory,
     cycles, pools = _evidence(tables, inputs, set(unknown), logged)
     floors = _floors(inputs, set(unknown))
     known_orders = {h.order for h in stated.hosts if h.order is not None}
-    maxorder = tables["rmcounter"]["maxorder"].max() or max(known_orders, default=0) or 1 << 16
+    logged_max = cast(int | None, tables["rmcounter"]["maxorder"].max())
+    maxorder = logged_max or max(known_orders, default=0) or 1 << 16
     candidates = _candidate_orders(cycles, known_orders, maxorder)
     groups = _groups(cycles, unknown, floors, _reserved(inputs, set(unknown)), candidates)
     # a group no clean counter covers while it is up is not inferred: no evidence, no guess

@@ -24,6 +24,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import polars as pl
 
@@ -136,7 +137,7 @@ def infer_threshold(tables: dict[str, pl.DataFrame], classes: Iterable) -> Assum
     A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
     fewer than its pure fair share); a job that holds the threshold or more needs nothing."""
     rows = _fair_analysis(tables, classes)
-    lo, hi, exact = 1, UNLIMITED, Counter()
+    lo, hi, exact = 1, UNLIMITED, Counter[int]()
     lo_at = hi_at = None
     for cycle, job, pure, current, counted, needed in rows.iter_rows():
         if needed > 0:
@@ -247,8 +248,8 @@ def choose_cap_settings(samples: Sequence[tuple[CapInput, int]]) -> tuple[CapSet
     out = []
     for setting, field in ((INIT_CAP, "init_cap"), (DOUBLING, "expand_by_doubling"), (PREDICTION, "prediction")):
         value, documented = getattr(best, field), getattr(DOCUMENTED_CAPS, field)
-        other = [replace(best, **{field: v}) for v in ((True, False) if isinstance(value, bool) else candidates)
-                 if v != value]
+        values: Iterable[Any] = (True, False) if isinstance(value, bool) else candidates
+        other = [replace(best, **{field: v}) for v in values if v != value]
         tells = any(_agree(counted, o) < agree for o in other)
         if not total or (not tells and value == documented):
             out.append(_documented(setting, "the logged caps do not tell" if total else "no cap logged"))

@@ -439,7 +439,8 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
                 continue
             reported, running = clock.state(cycle, host, sid, predates_log=(job, sid) in first_held)
             held.setdefault(job, []).append(Share(
-                sid, job, host, job_order(mem, quantum_of.get(job, quantum)), pending_removal=(job, sid) in removed_before,
+                sid, job, host, job_order(mem, quantum_of.get(job, quantum)),
+                pending_removal=(job, sid) in removed_before,
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
             ))

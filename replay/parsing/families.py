@@ -108,7 +108,9 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^VaryOff: Nodepool \S+ - Unresponsive machine, marked offline:", "node_vary_offline"),
         (r"^Vary", "node_vary"),
     ),
-    ("Scheduler", "varyon"): _r((r"^VaryOn: Nodepool \S+ - Machine marked online:", "node_vary_on"), (r"^Vary", "node_vary")),
+    ("Scheduler", "varyon"): _r(
+        (r"^VaryOn: Nodepool \S+ - Machine marked online:", "node_vary_on"), (r"^Vary", "node_vary"),
+    ),
     ("Scheduler", "nodeArrives"): _r(
         (r"^Total arrivals:", "total_arrivals"), (r"^Waiting for", "node_waiting"),
     ),

@@ -118,7 +118,8 @@ REGEXES: dict[str, str] = {
     "ev_remove_unschedulable": r"^Removing unschedulable: +(?P<state_from>\S+) -> (?P<state_to>\S+)$",
     "job_initialized": r"^Set Initialized\.$",
     "job_schedule_new": r"^Scheduling as new\.$",
-    "job_arrives": rf"^total_work (?P<total>{_I}) completed_work (?P<completed>\S+) remaining_work (?P<remaining>{_I})$",
+    "job_arrives": rf"^total_work (?P<total>{_I}) completed_work (?P<completed>\S+) "
+                   rf"remaining_work (?P<remaining>{_I})$",
     "job_completion_signal": r"^Job completion signal(?:\.|: +(?P<text>.*\S)) *$",
     "job_completes": r"^Job completes\.$",
     "jobs_arrive": r"^Jobs arrive:$",
@@ -171,7 +172,8 @@ def split_words(col: pl.Series) -> pl.Series:
     words = pl.from_arrow(pc.ascii_split_whitespace(col.to_arrow())).cast(pl.List(pl.String))
     # Arrow splits "" into [""]; the grammar's list of no words is []
     blank = col.str.strip_chars() == ""
-    return pl.select(pl.when(blank).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(words)).to_series().alias(col.name)
+    no_words = pl.lit([], dtype=pl.List(pl.String))
+    return pl.select(pl.when(blank).then(no_words).otherwise(words)).to_series().alias(col.name)
 
 
 def _explode_expansions(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -179,7 +181,8 @@ def _explode_expansions(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.Dat
     regex = r"^NP: +(?P<nodepool>\S+) Expansions in this order:(?P<rest>(?: +\d+:(?:found|notfound))*) *$"
     matched = part["body"].str.contains(regex)
     got = part.filter(matched).select("rec", pl.col("body").str.extract_groups(regex).alias("g")).unnest("g")
-    rows = got.with_columns(pl.col("rest").str.extract_all(r"\d+:\w+").alias("e")).explode("e", empty_as_null=True).select(
+    entries = got.with_columns(pl.col("rest").str.extract_all(r"\d+:\w+").alias("e"))
+    rows = entries.explode("e", empty_as_null=True).select(
         "rec", "nodepool",
         pl.col("e").str.split(":").list.get(0, null_on_oob=True).alias("job_id"),
         pl.col("e").str.split(":").list.get(1, null_on_oob=True).alias("found"),
@@ -249,7 +252,8 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
         pl.col("res").str.extract(r"\^(\d+)", 1).alias("init_ms"),
         pl.when(pl.col("res").is_null()).then(None)
         .otherwise(pl.col("res").str.ends_with("^P").cast(pl.String).str.to_lowercase()).alias("purged"),
-    ).select("rec", "line", "work_type", "job_id", "memory_gb", "reason", "kind", "host", "share_id", "init_ms", "purged")
+    ).select("rec", "line", "work_type", "job_id", "memory_gb", "reason", "kind", "host", "share_id", "init_ms",
+             "purged")
     rows = pl.concat([shares, refused], how="diagonal").sort("rec", "line", maintain_order=True).drop("line")
     return rows, broken
 

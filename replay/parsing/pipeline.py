@@ -1,9 +1,10 @@
 """rm.log files -> typed tables: read, split records, route to families, parse, assemble.
 
 `engine="fast"` splits lines and headers and matches the high-volume families with the compiled
-scanner (replay.parsing.scan, replay.parsing.templates), the other families with vectorised regexes (replay.parsing.fast)
-and the rest with lark; `engine="polars"` does without the scanner (also what "fast" falls back
-to when it was not built); `engine="lark"` parses every header and every body with the grammar.
+scanner (replay.parsing.scan, replay.parsing.templates), the other families with vectorised regexes
+(replay.parsing.fast) and the rest with lark; `engine="polars"` does without the scanner (also what
+"fast" falls back to when it was not built); `engine="lark"` parses every header and every body
+with the grammar.
 All three must give identical tables (tests/integration/test_engines.py).
 """
 
@@ -67,7 +68,8 @@ class ParseResult:
     lines: pl.DataFrame | None = None
 
 
-DEFAULT_CHUNK_BYTES = 6 << 20  # i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB about as fast, 10% more memory (2.0x the file)
+# i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB about as fast, 10% more memory (2.0x the file)
+DEFAULT_CHUNK_BYTES = 6 << 20
 IN_FLIGHT_BYTES = 12 << 20  # with N workers, N chunks parse while one is read: their bytes together
 
 
@@ -412,7 +414,10 @@ def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.
             bad_reason.append(got)
             continue
         rows.extend({"rec": rec, **row} for row in got)
-    frame = pl.from_dicts(rows, infer_schema_length=None) if rows else pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
+    if rows:
+        frame = pl.from_dicts(rows, infer_schema_length=None)
+    else:
+        frame = pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
     failed = pl.DataFrame({"rec": bad_rec, "reason": bad_reason}, schema={"rec": pl.UInt32, "reason": pl.String})
     return frame.with_columns(pl.col("rec").cast(pl.UInt32)), failed
 
@@ -425,7 +430,8 @@ def _orphans(recs: Records) -> pl.DataFrame:
 
 
 def _unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame:
-    single = records.filter(~pl.col("family").is_in(list(MULTILINE)) | pl.col("family").is_null()).select("rec", "family", "cls", "method")
+    single_line = ~pl.col("family").is_in(list(MULTILINE)) | pl.col("family").is_null()
+    single = records.filter(single_line).select("rec", "family", "cls", "method")
     return cont.filter(pl.col("text").str.strip_chars() != "").join(single, on="rec", maintain_order="left").select(
         "file", "line", "text",
         reason=pl.concat_str(pl.lit("unexpected line inside a "), "cls", pl.lit("."), "method",

@@ -124,13 +124,15 @@ def fast_headers(frame: pl.DataFrame) -> pl.DataFrame:
     fields = (
         frame.lazy().with_row_index("_i").filter(ok)
         .with_columns(c("text").str.slice(31).alias("_r"))
-        .with_columns(c("_r").str.find(" - ", literal=True).alias("_p1"), c("_r").str.find(" T[", literal=True).alias("_p2"))
+        .with_columns(c("_r").str.find(" - ", literal=True).alias("_p1"),
+                      c("_r").str.find(" T[", literal=True).alias("_p2"))
         .with_columns(
             c("_r").str.slice(0, c("_p1")).alias("_logger"),
             c("_r").str.slice(c("_p1") + 3, c("_p2") - c("_p1") - 3).str.strip_chars_end().alias("jid"),
             c("_r").str.slice(c("_p2") + 3).alias("_a"),
         )
-        .with_columns(c("_a").str.find("] ", literal=True).alias("_p3"), c("_logger").str.split(".").list.last().alias("cls"))
+        .with_columns(c("_a").str.find("] ", literal=True).alias("_p3"),
+                      c("_logger").str.split(".").list.last().alias("cls"))
         .with_columns(c("_a").str.slice(0, c("_p3")).alias("tid"), c("_a").str.slice(c("_p3") + 2).alias("_t"))
         .with_columns(c("_t").str.find(" ", literal=True).alias("_p4"))
         .select(

@@ -360,7 +360,9 @@ def _int_lists(got: dict, key: str) -> pl.Series:
 _SCHEDULE_SPANS = ("work_type", "job_id", "memory_gb", "reason", "host", "share_id", "init_ms")
 
 
-def schedule_rows(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[bytes, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def schedule_rows(
+    part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[bytes, ...]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows, failures) of createState records: the scanner reads every record whose lines have
     exactly the canonical shapes (`_scan.schedule`), and leaves the others (and any record whose
     lines lie in two blocks, or that the polars path read) to replay.parsing.fast's _schedule_state."""

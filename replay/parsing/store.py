@@ -51,7 +51,8 @@ class ParquetSink:
     def _write(self, batch: dict[str, pa.Table]) -> None:
         for name, table in batch.items():
             if name not in self.writers:
-                self.writers[name] = pq.ParquetWriter(self.root / f"{name}.parquet", _arrow_schema(name), **WRITE_OPTIONS)
+                path = self.root / f"{name}.parquet"
+                self.writers[name] = pq.ParquetWriter(path, _arrow_schema(name), **WRITE_OPTIONS)
             self.writers[name].write_table(table)
 
     def _wait(self) -> None:

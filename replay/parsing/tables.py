@@ -15,7 +15,7 @@ from functools import lru_cache
 import polars as pl
 import pyarrow as pa
 
-I, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
+I64, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
 LI, LS = pl.List(pl.Int64), pl.List(pl.String)
 TS = pl.Datetime("ms")
 WHERE = {"file": S, "line": pl.UInt32}
@@ -24,58 +24,58 @@ WHERE = {"file": S, "line": pl.UInt32}
 LEFT: dict = {"how": "left", "maintain_order": "left"}
 
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
-    "cycles": {"cycle": pl.UInt32, "epoch": I, "ts_start": TS, "ts_end": TS, **WHERE,
-               "total_arrivals": I, "new_jobs": I, "existing_jobs": I, "started": pl.Boolean},
-    "nodes": {"ts": TS, "cycle": pl.UInt32, "host": S, "event": S, "nodepool": S, "share_order": I,
-              "memory_mb": I, "count": I, "short_name": S, "ip": S, "status": S, "job_id": I,
+    "cycles": {"cycle": pl.UInt32, "epoch": I64, "ts_start": TS, "ts_end": TS, **WHERE,
+               "total_arrivals": I64, "new_jobs": I64, "existing_jobs": I64, "started": pl.Boolean},
+    "nodes": {"ts": TS, "cycle": pl.UInt32, "host": S, "event": S, "nodepool": S, "share_order": I64,
+              "memory_mb": I64, "count": I64, "short_name": S, "ip": S, "status": S, "job_id": I64,
               "work_type": S, "detail": S, **WHERE},
-    "job_caps": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "user": S, "order": I, "base_cap": I,
-                 "expected_cap": I, "potential_cap": I, "actual_cap": I, "prj_kind": S, "prj_t": I,
-                 "prj_nth": I, "prj_ti": I, "prj_tr": F, "prj_r": F, "prj_qr": I, "prj_p": I, "prj_f": I,
-                 "prj_st": I, "prj_return": I, "init_wait": B, "time_per_item": F, "init_time_zero": B, **WHERE},
-    "counts": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "class": S, "shares_given": I, "order": I,
-               "policy": S, "kind": S, "nodepool": S, "type_code": S, "shares": I, "qshares": I, "nqm": S,
-               "count": I, "reason": S, **WHERE},
-    "rmcounter": {"ts": TS, "cycle": pl.UInt32, "descr": S, "block": I, "entity": S, "weight": I,
-                  "wanted": LI, "vmachines": LI, "maxorder": I, "given": LI, **WHERE},
-    "placements": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "host": S, "share_id": I, "order": I,
-                   "kind": S, "placed_for": I, "reassigned": B, "m_order": I, "m_active": I, "m_unused": I,
-                   "memory_mb": I, "m_jobs": LI, **WHERE},
-    "evictions": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "host": S, "share_id": I, "order": I,
+    "job_caps": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "user": S, "order": I64, "base_cap": I64,
+                 "expected_cap": I64, "potential_cap": I64, "actual_cap": I64, "prj_kind": S, "prj_t": I64,
+                 "prj_nth": I64, "prj_ti": I64, "prj_tr": F, "prj_r": F, "prj_qr": I64, "prj_p": I64, "prj_f": I64,
+                 "prj_st": I64, "prj_return": I64, "init_wait": B, "time_per_item": F, "init_time_zero": B, **WHERE},
+    "counts": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "class": S, "shares_given": I64, "order": I64,
+               "policy": S, "kind": S, "nodepool": S, "type_code": S, "shares": I64, "qshares": I64, "nqm": S,
+               "count": I64, "reason": S, **WHERE},
+    "rmcounter": {"ts": TS, "cycle": pl.UInt32, "descr": S, "block": I64, "entity": S, "weight": I64,
+                  "wanted": LI, "vmachines": LI, "maxorder": I64, "given": LI, **WHERE},
+    "placements": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "host": S, "share_id": I64, "order": I64,
+                   "kind": S, "placed_for": I64, "reassigned": B, "m_order": I64, "m_active": I64, "m_unused": I64,
+                   "memory_mb": I64, "m_jobs": LI, **WHERE},
+    "evictions": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "host": S, "share_id": I64, "order": I64,
                   "reason": S, "nodepool": S, "work_type": S, **WHERE},
-    "eviction_counts": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "nodepool": S, "block": I, "counted": I,
-                        "current": I, "needed": I, "order": I, **WHERE},
-    "defrag": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "kind": S, "nodepool": S, "class": S, "user": S,
-               "host": S, "share_id": I, "donor_job": I, "pure_fs": I, "nsh": I, "counted": I, "needed": I,
-               "order": I, "count": I, "shares": I, "qshares": I, "potentially_needy": B, "space_kind": S,
+    "eviction_counts": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "nodepool": S, "block": I64, "counted": I64,
+                        "current": I64, "needed": I64, "order": I64, **WHERE},
+    "defrag": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "kind": S, "nodepool": S, "class": S, "user": S,
+               "host": S, "share_id": I64, "donor_job": I64, "pure_fs": I64, "nsh": I64, "counted": I64, "needed": I64,
+               "order": I64, "count": I64, "shares": I64, "qshares": I64, "potentially_needy": B, "space_kind": S,
                "detail": S, "values": LI, "hosts": LS, "job_ids": LI, **WHERE},
-    "schedule": {"cycle": pl.UInt32, "job_id": I, "work_type": S, "memory_gb": I, "reason": S, "kind": S,
-                 "host": S, "share_id": I, "init_ms": I, "purged": B, "refused": B, "ts": TS, **WHERE},
-    "jobs": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "source": S, "section": S, "type_code": S,
-             "job_name": S, "user": S, "class": S, "shares": I, "order": I, "qshares": I, "threads": I,
-             "memory_gb": I, "nquest": I, "remaining": I, "init_wait": B, "max_processes": I, **WHERE},
-    "job_events": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "event": S, "tag": S, "state_from": S,
-                   "state_to": S, "total": I, "completed": I, "errors": I, "remaining": I, "mean": F,
-                   "skew": F, "max_processes": I, "count": I, "pid": S, "host": S, "share_id": I,
+    "schedule": {"cycle": pl.UInt32, "job_id": I64, "work_type": S, "memory_gb": I64, "reason": S, "kind": S,
+                 "host": S, "share_id": I64, "init_ms": I64, "purged": B, "refused": B, "ts": TS, **WHERE},
+    "jobs": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "source": S, "section": S, "type_code": S,
+             "job_name": S, "user": S, "class": S, "shares": I64, "order": I64, "qshares": I64, "threads": I64,
+             "memory_gb": I64, "nquest": I64, "remaining": I64, "init_wait": B, "max_processes": I64, **WHERE},
+    "job_events": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "event": S, "tag": S, "state_from": S,
+                   "state_to": S, "total": I64, "completed": I64, "errors": I64, "remaining": I64, "mean": F,
+                   "skew": F, "max_processes": I64, "count": I64, "pid": S, "host": S, "share_id": I64,
                    "hosts": LS, "detail": S, **WHERE},
-    "processes": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "event": S, "pid": S, "host": S, "share_id": I,
-                  "state_from": S, "state_to": S, "init_ms": I, "run_ms": I, "rss": I, "uuid": S,
-                  "count": I, "free_shares": I, "share_order": I, **WHERE},
-    "allotments": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "kind": S, "nqm": S, "wanted_nqm": S,
-                   "qshares": I, "memory_gb": I, "allotment_qshares": I, "allotment_gb": I, "user": S,
-                   "count": I, **WHERE},
-    "expansions": {"ts": TS, "cycle": pl.UInt32, "job_id": I, "kind": S, "nodepool": S, "found": B,
-                   "pools": LS, "hosts": LS, "counted": I, "current": I, "needed": I, "order": I, "count": I,
+    "processes": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "event": S, "pid": S, "host": S, "share_id": I64,
+                  "state_from": S, "state_to": S, "init_ms": I64, "run_ms": I64, "rss": I64, "uuid": S,
+                  "count": I64, "free_shares": I64, "share_order": I64, **WHERE},
+    "allotments": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "kind": S, "nqm": S, "wanted_nqm": S,
+                   "qshares": I64, "memory_gb": I64, "allotment_qshares": I64, "allotment_gb": I64, "user": S,
+                   "count": I64, **WHERE},
+    "expansions": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "kind": S, "nodepool": S, "found": B,
+                   "pools": LS, "hosts": LS, "counted": I64, "current": I64, "needed": I64, "order": I64, "count": I64,
                    "nqm": S, "assign": S, "because": S, "host": S, **WHERE},
-    "occupancy": {"ts": TS, "cycle": pl.UInt32, "nodepool": S, "host": S, "blacklisted": B, "order": I,
-                  "active": I, "unused": I, "memory_mb": I, "jobs": LI, "free": I, **WHERE},
-    "pool_tables": {"ts": TS, "cycle": pl.UInt32, "nodepool": S, "depth": I, "table_row": S, "values": LI,
+    "occupancy": {"ts": TS, "cycle": pl.UInt32, "nodepool": S, "host": S, "blacklisted": B, "order": I64,
+                  "active": I64, "unused": I64, "memory_mb": I64, "jobs": LI, "free": I64, **WHERE},
+    "pool_tables": {"ts": TS, "cycle": pl.UInt32, "nodepool": S, "depth": I64, "table_row": S, "values": LI,
                     **WHERE},
     "config": {"key": S, "value": S, **WHERE},
-    "classes": {"name": S, "policy": S, "priority": I, "weight": I, "nodepool": S, "init_cap": I,
-                "expand_by_doubling": B, "prediction": B, "prediction_fudge": I, "enforce": B,
+    "classes": {"name": S, "policy": S, "priority": I64, "weight": I64, "nodepool": S, "init_cap": I64,
+                "expand_by_doubling": B, "prediction": B, "prediction_fudge": I64, "enforce": B,
                 "max_allotment": S, "cap": S, "debug": S, "authorized_users": S, **WHERE},
-    "nodepools": {"name": S, "parent": S, "search_order": I, "quantum": I, "node_file": S, "node_rule": S,
+    "nodepools": {"name": S, "parent": S, "search_order": I64, "quantum": I64, "node_file": S, "node_rule": S,
                   "classes": LS, "subpools": LS, "nodes": LS, **WHERE},
     "messages": {"ts": TS, "cycle": pl.UInt32, "level": S, "component": S, "cls": S, "jid": S, "tid": pl.UInt32,
                  "method": S, "text": S, **WHERE},
@@ -95,7 +95,9 @@ def _convert(col: str, dtype: pl.DataType, have: pl.DataType) -> pl.Expr:
     if dtype == B:
         return c if have == B else pl.when(c.is_null()).then(None).otherwise(c.cast(S).is_in(TRUE_WORDS))
     if isinstance(dtype, pl.List):
-        return c.list.eval(pl.element().cast(dtype.inner, strict=False)) if isinstance(have, pl.List) else c.cast(dtype, strict=False)
+        if isinstance(have, pl.List):
+            return c.list.eval(pl.element().cast(dtype.inner, strict=False))
+        return c.cast(dtype, strict=False)
     return c.cast(dtype, strict=False)
 
 
@@ -152,8 +154,8 @@ def _rows(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame)
     cols = {RENAME[c] if c in RENAME and RENAME[c] not in df.columns else c: pl.col(c) for c in df.columns}
     # a record's number is its row in `info`: its columns are gathered, not joined
     cols.update({c: pl.lit(info[c]).gather(pl.col("rec")) for c in where})
-    jid = cols["jid"].cast(I, strict=False)
-    cols["job_id"] = pl.coalesce(cols["job_id"].cast(I, strict=False), jid) if "job_id" in cols else jid
+    jid = cols["jid"].cast(I64, strict=False)
+    cols["job_id"] = pl.coalesce(cols["job_id"].cast(I64, strict=False), jid) if "job_id" in cols else jid
     return df.select(*[e.alias(c) for c, e in cols.items()], *[_ABSENT[c] for c in reads if c not in cols])
 
 
@@ -164,7 +166,7 @@ def _filled(df: pl.DataFrame) -> pl.DataFrame:
 
 # the rows of a bucket no chunk filled: the columns _rows gives every bucket, and nothing more
 _NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle": pl.UInt32, "file": S,
-                                "line": pl.UInt32, "jid": S, "job_id": I})
+                                "line": pl.UInt32, "jid": S, "job_id": I64})
 
 
 @dataclass
@@ -303,7 +305,7 @@ def stitch(tables: dict[str, pl.DataFrame], part: ChunkCarry, carry: Carry) -> d
     if part.unordered is not None and part.unordered.height and carry.share_orders is not None:
         found = part.unordered.join(carry.share_orders, on=["host", "share_id"], **LEFT).select("_row", "_order")
         out["evictions"] = out["evictions"].with_row_index("_row").join(found, on="_row", **LEFT).select(
-            *[pl.coalesce("order", pl.col("_order").cast(I, strict=False)).alias(c) if c == "order" else pl.col(c)
+            *[pl.coalesce("order", pl.col("_order").cast(I64, strict=False)).alias(c) if c == "order" else pl.col(c)
               for c in SCHEMAS["evictions"]])
     return out
 
@@ -385,9 +387,9 @@ def _caps(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _counts(rows: pl.DataFrame) -> pl.DataFrame:
-    nqm_n = pl.col("nqm").str.extract(r"^(\d+)Q", 1).cast(I)
-    shares = pl.col("shares").cast(I, strict=False)
-    given = pl.col("shares_given").cast(I, strict=False)
+    nqm_n = pl.col("nqm").str.extract(r"^(\d+)Q", 1).cast(I64)
+    shares = pl.col("shares").cast(I64, strict=False)
+    given = pl.col("shares_given").cast(I64, strict=False)
     return rows.with_columns(
         pl.coalesce(
             pl.col("policy"),
@@ -407,9 +409,9 @@ def _rmcounter(lines: pl.DataFrame) -> pl.DataFrame:
     if lines.is_empty():
         return lines
     lines = lines.select("_family", "ts", "cycle", "file", "line", "descr", "maxorder", "names", "values", "entity")
-    lines = lines.with_columns(_fam("rmc_start").cast(I).cum_sum().alias("_blk"))
+    lines = lines.with_columns(_fam("rmc_start").cast(I64).cum_sum().alias("_blk"))
     start = lines.filter(_fam("rmc_start")).select("_blk", "ts", "cycle", "file", "line", "descr")
-    start = start.with_columns(pl.col("_blk").rank("ordinal").over("cycle").cast(I).alias("block"))
+    start = start.with_columns(pl.col("_blk").rank("ordinal").over("cycle").cast(I64).alias("block"))
     def per_block(fam: str, col: str, alias: str, by: tuple[str, ...] = ("_blk",)) -> pl.DataFrame:
         # unique(keep=last) rather than group_by().last(): list aggregation is slow
         got = lines.filter(_fam(fam)).select(*by, pl.col(col).alias(alias))
@@ -420,7 +422,8 @@ def _rmcounter(lines: pl.DataFrame) -> pl.DataFrame:
     entities = names.join(weights, on="_blk", **LEFT).with_columns(
         pl.int_ranges(0, pl.col("names").list.len()).alias("_i")
     ).explode("names", "_i").select(
-        "_blk", pl.col("names").alias("entity"), pl.col("weights").list.get(pl.col("_i"), null_on_oob=True).alias("weight")
+        "_blk", pl.col("names").alias("entity"),
+        pl.col("weights").list.get(pl.col("_i"), null_on_oob=True).alias("weight"),
     ).filter(pl.col("entity").is_not_null())
     wanted = per_block("rmc_wanted", "values", "wanted", ("_blk", "entity"))
     given = per_block("rmc_given", "values", "given", ("_blk", "entity"))
@@ -435,7 +438,7 @@ def _rmcounter_assembled(rows: pl.DataFrame, info: pl.DataFrame) -> pl.DataFrame
     """RmCounter rows the scanner assembled (replay.parsing.scan.rmcounter_rows): the Start line's time,
     cycle and place, and the block's number within its cycle, as `_rmcounter` gives them."""
     where = info.select("ts", "cycle", "file", "line").select(pl.all().gather(rows["rec"]))
-    return rows.hstack(where).with_columns(pl.col("rec").rank("dense").over("cycle").cast(I).alias("block"))
+    return rows.hstack(where).with_columns(pl.col("rec").rank("dense").over("cycle").cast(I64).alias("block"))
 
 
 def _schedule(lines: pl.DataFrame) -> pl.DataFrame:
@@ -456,11 +459,12 @@ def _schedule(lines: pl.DataFrame) -> pl.DataFrame:
 def _placements(lines: pl.DataFrame, schedule: pl.DataFrame) -> pl.DataFrame:
     if lines.is_empty():
         return lines
-    new = lines.filter(_fam("connect_new_share")).select("cycle", "host", "share_id").unique().with_columns(_new=pl.lit(True))
+    new = lines.filter(_fam("connect_new_share")).select("cycle", "host", "share_id").unique()
+    new = new.with_columns(_new=pl.lit(True))
     conn = lines.filter(_fam("connect_share")).join(new, on=["cycle", "host", "share_id"], nulls_equal=True, **LEFT)
     conn = conn.with_columns(
         pl.when(pl.col("_new")).then(pl.lit("new"))
-        .when(pl.col("order").cast(I) == pl.col("m_order").cast(I)).then(pl.lit("whole_machine"))
+        .when(pl.col("order").cast(I64) == pl.col("m_order").cast(I64)).then(pl.lit("whole_machine"))
         .otherwise(pl.lit("recovered")).alias("kind")
     )
     # defragmentation can hand a share placed for one job to a needy job in the same cycle: the
@@ -483,7 +487,7 @@ def _eviction_counts(lines: pl.DataFrame) -> pl.DataFrame:
     hdr = _fam("evict_header")
     lines = lines.with_columns(
         pl.when(hdr).then(pl.col("nodepool")).forward_fill().alias("nodepool"),
-        hdr.cast(I).cum_sum().over("cycle").alias("block"),
+        hdr.cast(I64).cum_sum().over("cycle").alias("block"),
     )
     return lines.filter(_fam("evict_row"))
 
@@ -563,13 +567,14 @@ def _classes(lines: pl.DataFrame) -> pl.DataFrame:
         .forward_fill().alias("_cls"))
     props = lines.filter(_fam("property") & (pl.col("_cls") != "")).with_columns(
         pl.col("prop_key").replace_strict(_PROPS, default=None).alias("_k")).filter(pl.col("_k").is_not_null())
-    begins = lines.filter(_fam("class_begin")).select(pl.col("class").alias("name"), "file", "line").unique("name", keep="last")
+    begins = lines.filter(_fam("class_begin")).select(pl.col("class").alias("name"), "file", "line")
+    begins = begins.unique("name", keep="last")
     wide = props.select(pl.col("_cls").alias("name"), "_k", "value").unique(["name", "_k"], keep="last").pivot(
         "_k", index="name", values="value") if props.height else pl.DataFrame({"name": []}, schema={"name": S})
+    table_columns = [c for c in ("policy", "priority", "weight", "nodepool", "init_cap", "expand_by_doubling",
+                                 "prediction", "prediction_fudge", "enforce") if c in lines.columns]
     table = lines.filter(_fam("class_row")).select(
-        pl.col("class").alias("name"), *[c for c in ("policy", "priority", "weight", "nodepool", "init_cap",
-                                                    "expand_by_doubling", "prediction", "prediction_fudge", "enforce")
-                                         if c in lines.columns], pl.col("file").alias("tfile"), pl.col("line").alias("tline"),
+        pl.col("class").alias("name"), *table_columns, pl.col("file").alias("tfile"), pl.col("line").alias("tline"),
     ).unique("name", keep="last") if lines.filter(_fam("class_row")).height else None
     out = begins.join(wide, on="name", how="full", coalesce=True)
     if table is not None:

@@ -61,7 +61,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "frag_row": ("{nodepool} {user} {pure_fs:int} {nsh:int} {counted:int} {needed:int} {order:int} "
                  "[POTENTIALLY NEEDY]{potentially_needy}"),
     "frag_free": "NP {nodepool} After check: <virtual|cumulative>{space_kind} free Space {values_list:ints*}",
-    "frag_needy": "NP: {nodepool} User: {user} Pure fs: {pure_fs:int} needed {needed:int} O[{order:int}] ACTUALLY NEEDY",
+    "frag_needy": ("NP: {nodepool} User: {user} Pure fs: {pure_fs:int} needed {needed:int} O[{order:int}] "
+                   "ACTUALLY NEEDY"),
     "frag_vmachines": "vMachines: {values_list:ints*}",
     "frag_none": "No needy jobs, defragmentation bypassed.",
     "frag_detected": "NEEDY JOBS DETECTED",
@@ -74,7 +75,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "rich_failed": "Could not get enough from the rich. Asked for {needed:int} still needing {count:int}",
     "rich_looking": "Needy job looking for {needed:int} more processes of O[ {order:int} ]",
     "rich_attempt": "Will attempt to have space made for {needed:int} processes",
-    "clear_share": "<Donate|Reassign expanded share|Canceling expansion share>{clear_kind} {host,share_id:share} from {donor_job:int}",
+    "clear_share": ("<Donate|Reassign expanded share|Canceling expansion share>{clear_kind} {host,share_id:share} "
+                    "from {donor_job:int}"),
     "needy_assign": "Assign: {host,share_id:share}",
     "rich_candidate_job": "Job {donor_job:int} is a candidate with processes[ {shares:int} ] qshares[ {qshares:int} ]",
     # -- evictions
@@ -90,7 +92,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "node_map": "Map {host} to {nodepool}",
     "node_status": "{short_name} node status = {status}",
     "node_metrics": "{short_name} {status}",
-    "node_blacklist": "{host} {share_id:int} {uuid:uuid} procs {count:int} shares left {free_shares:int} / {share_order:int}",
+    "node_blacklist": ("{host} {share_id:int} {uuid:uuid} procs {count:int} "
+                       "shares left {free_shares:int} / {share_order:int}"),
     # -- job caps
     "prj_cannot_predict": "{user} Cannot predict cap: init_wait {init_wait} || time_per_item {time_per_item:num}",
     "prj_cap": ("{user} O {order:int} T {prj_t:int} NTh {prj_nth:int} TI {prj_ti:int} TR {prj_tr:num} R {prj_r:num} "
@@ -110,9 +113,11 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
                       f"share {{host,share_id:share}} order {{order:int}} machine {_MACHINE} {{m_jobs_list:ints+}}"),
     "connect_new_share": "Connecting new share {host,share_id:share}",
     "expansion_order": "{nodepool} Doing expansions in this order: {pools_list:words*}",
-    "find_shares_counted": "counted {counted:int} current {current:int} needed {needed:int} order {order:int} given {count:int}",
+    "find_shares_counted": ("counted {counted:int} current {current:int} needed {needed:int} order {order:int} "
+                            "given {count:int}"),
     "find_machines": "counted {counted:int} current {current:int} needed {needed:int} order {order:int}",
-    "needy_expand": "NP[ {nodepool} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>{needy_what} NONE",
+    "needy_expand": ("NP[ {nodepool} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>{needy_what} "
+                     "NONE"),
     # -- jobs and processes
     "submit_header": "submit ID JobName User Class Shares Order QShares NTh Memory nQuest Ques Rem InitWait Max P/Nst",
     "submit_row": "submit " + _RMJOB,
@@ -191,7 +196,8 @@ def compile_template(text: str) -> Template:
         elif field is None:
             ops.append((T_LIT, token.encode(), b"", b"", 0, K_ANY, 0))
         else:
-            names, kind, pre, suf = field["names"].split(","), field["kind"], field["pre"].encode(), field["suf"].encode()
+            names, kind = field["names"].split(","), field["kind"]
+            pre, suf = field["pre"].encode(), field["suf"].encode()
             if kind in _LISTS:
                 list_field, (elem, least) = names[0], _LISTS[kind]
                 list_ints = elem == K_INT

@@ -62,7 +62,8 @@ def _back(frame: pl.DataFrame, back: dict[str, str]) -> pl.DataFrame:
             continue
         values = (frame[column].explode() if dtype == pl.List(pl.String) else frame[column]).drop_nulls().unique()
         turned = {v: t for v in values.to_list() if (t := _turn(v, back)) != v}
-        expr = (pl.element() if dtype == pl.List(pl.String) else pl.col(column)).replace(list(turned), list(turned.values()))
+        expr = (pl.element() if dtype == pl.List(pl.String) else pl.col(column))
+        expr = expr.replace(list(turned), list(turned.values()))
         exprs.append(pl.col(column).list.eval(expr) if dtype == pl.List(pl.String) else expr)
     return frame.with_columns(exprs)
 
@@ -73,7 +74,8 @@ def _log_lines(folder: Path) -> pl.Series:
     for f in sorted(folder.iterdir()):
         if f.name != "mapping.json":
             data = f.read_bytes()
-            parts += (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8", "replace").splitlines()
+            raw = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+            parts += raw.decode("utf-8", "replace").splitlines()
     return pl.Series(parts, dtype=pl.String)
 
 
@@ -113,7 +115,8 @@ def _fixture_run(name: str, level: str, root: str) -> tuple[Path, dict]:
 
 
 @pytest.mark.parametrize(("name", "level"), [pytest.param(*lv, marks=pytest.mark.slow) if lv[0] == "i_mega24" else lv
-                                             for lv in [*LOGS, ("i_mega24", "rm.log")] if lv != ("i_mega24", "rm-debug.log")])
+                                             for lv in [*LOGS, ("i_mega24", "rm.log")]
+                                             if lv != ("i_mega24", "rm-debug.log")])
 def test_every_bundled_log_parses_and_audits_the_same(name, level, workdir, capsys):
     out, mapping = _fixture_run(name, level, str(workdir))
     capsys.readouterr()
@@ -142,7 +145,8 @@ def test_a_rolled_set_keeps_its_files_and_reads_as_one_stream(tmp_path, capsys):
         out = (tmp_path / "out" / f.name).read_bytes()
         assert (out[:2] == b"\x1f\x8b") == (f.suffix == ".gz")
         raw = gzip.decompress(out) if f.suffix == ".gz" else out
-        assert raw.count(b"\n") == (gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()).count(b"\n")
+        given = gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()
+        assert raw.count(b"\n") == given.count(b"\n")
     back = _inverse(mapping)
     original, anonymized = parse([logs]).tables, parse([tmp_path / "out"]).tables
     _same_tables(original, anonymized, back)
@@ -184,7 +188,8 @@ def _tiny_with(tmp_path: Path, edit) -> Path:
 def test_lines_it_does_not_understand(tmp_path, capsys):
     """A foreign line with a host in it is rewritten token by token; one without is passed through
     as it is; the summary counts one more of each than for the log without them."""
-    with_host = "garbage from a foreign appender about nodeB.sim.ducc and 10.0.0.2 (head ducchead.sim.ducc), see /var/tmp/dump\n"
+    with_host = ("garbage from a foreign appender about nodeB.sim.ducc and 10.0.0.2 (head ducchead.sim.ducc), "
+                 "see /var/tmp/dump\n")
     without = "another foreign line, nothing of the site in it\n"
     log = _tiny_with(tmp_path, lambda lines: [*lines[:300], with_host, without, *lines[300:]])
     done = anonymize([str(log)], tmp_path / "out")
@@ -241,5 +246,6 @@ def test_bad_key_file_and_duplicate_names_are_one_line_errors(tmp_path, capsys):
     for d in ("x", "y"):
         (tmp_path / d).mkdir()
         (tmp_path / d / "rm.log").write_bytes(log_path("a_tiny").read_bytes())
-    assert main(["anonymize", str(tmp_path / "x" / "rm.log"), str(tmp_path / "y" / "rm.log"), "-o", str(tmp_path / "o")]) == 2
+    twins = [str(tmp_path / "x" / "rm.log"), str(tmp_path / "y" / "rm.log")]
+    assert main(["anonymize", *twins, "-o", str(tmp_path / "o")]) == 2
     assert "same file name" in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -26,7 +26,8 @@ NAME = "b_classes"  # five fair-share classes of one nodepool compete
 def _cycles():
     tables = parsed(NAME).tables
     inputs = [inp for inp in cycle_inputs(tables)
-              if len({w.class_name for w in inp.work if inp.class_of(w) and inp.class_of(w).policy == "FAIR_SHARE"}) >= 2]
+              if len({w.class_name for w in inp.work
+                      if inp.class_of(w) and inp.class_of(w).policy == "FAIR_SHARE"}) >= 2]
     return inputs, logged_decisions(tables)
 
 

@@ -41,7 +41,8 @@ A_TINY = str(log_path("a_tiny"))
 @pytest.mark.parametrize("args, flag, form", [
     (["explain", A_TINY, "--job", "abc"], "--job 'abc'", "a job id, a whole number"),
     (["explain", A_TINY, "--job", "999"], "--job 999", "its jobs are 1-3"),
-    (["explain", A_TINY, "--job", "1", "--cycle", "x"], "--cycle 'x'", "expected a cycle number (12) or an RM epoch (e118)"),
+    (["explain", A_TINY, "--job", "1", "--cycle", "x"], "--cycle 'x'",
+     "expected a cycle number (12) or an RM epoch (e118)"),
     (["explain", A_TINY, "--job", "1", "--cycle", "999"], "--job 1 --cycle 999", "the log has cycles 1-20"),
     (["audit", A_TINY, "--cycles", "300:400"], "--cycles '300:400'", "the log has cycles 1 to 20; give A:B"),
     (["audit", A_TINY, "--cycles", "5:x"], "--cycles '5:x'", "expected A:B, A:, :B or N"),

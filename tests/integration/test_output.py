@@ -18,7 +18,8 @@ def test_parquet_is_byte_identical_across_runs(tmp_path, capsys):
         assert main(["parse", str(log_path("c_nodepools", "rm-debug.log")), "-o", str(tmp_path / out)]) == 0
     capsys.readouterr()
     for name in SCHEMAS:
-        assert (tmp_path / "a" / f"{name}.parquet").read_bytes() == (tmp_path / "b" / f"{name}.parquet").read_bytes(), name
+        first, second = (tmp_path / side / f"{name}.parquet" for side in ("a", "b"))
+        assert first.read_bytes() == second.read_bytes(), name
 
 
 def test_the_chunk_size_changes_nothing_in_the_output(tmp_path, capsys):

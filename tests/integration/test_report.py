@@ -36,7 +36,8 @@ def test_plotted_shares_and_capacity_are_truths(name):
     assert set(cap) == set(cycles)
     for rec in truth(name):
         c = rec["cycle"]
-        want = {j["id"]: sum(s["order"] for s in j["shares"] if not (s["evicted"] or s["purged"] or s["pending_remove"]))
+        want = {j["id"]: sum(s["order"] for s in j["shares"]
+                             if not (s["evicted"] or s["purged"] or s["pending_remove"]))
                 for j in rec["jobs"]}
         assert {j: q for j, q in held.get(c, {}).items() if q} == {j: q for j, q in want.items() if q}, c
         assert cap[c] == sum(n["order"] for n in rec["nodes"] if n["online"]), c

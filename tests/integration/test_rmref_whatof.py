@@ -21,7 +21,8 @@ from tests.truth_inputs import TruthCycle, expected_placements, truth_cycles
 
 
 def placed(tc: TruthCycle, **changes) -> Counter:
-    """rmref's placements, (job, host, order) with multiplicity, for truth's counts (input fields replaced by `changes`)."""
+    """rmref's placements, (job, host, order) with multiplicity, for truth's counts (input fields replaced by
+    `changes`)."""
     counts = {j["id"]: j["nshares_given"] for j in tc.record["jobs"]}
     return Counter((p.job_id, p.host, p.order) for p in what_of(replace(tc.input, **changes), counts))
 

@@ -109,7 +109,8 @@ def test_the_cli_writes_the_contract_and_writes_it_the_same_way_twice(tmp_path, 
         assert set(rep[key]) == {"logged", "baseline", "sim"}
         assert rep[key]["logged"] == rep[key]["baseline"] == rep[key]["sim"]  # identity: no change
     for cls in rep["per_class"].values():
-        assert {f"mean_{m}_{s}" for m in ("turnaround", "wait", "shares") for s in ("logged", "baseline", "sim")} <= set(cls)
+        means = {f"mean_{m}_{s}" for m in ("turnaround", "wait", "shares") for s in ("logged", "baseline", "sim")}
+        assert means <= set(cls)
     first = {f: (out / f).read_bytes() for f in OUTPUTS}
     assert _run(capsys, "simulate", str(log_path("e_initcap_prediction")), "-o", str(out))[0] == 0
     assert {f: (out / f).read_bytes() for f in OUTPUTS} == first

@@ -82,7 +82,8 @@ def test_counted_shares_equal_nshares_given(fixture_log):
 def test_actual_cap_equals_job_cap_and_completed_jobs_log_none(fixture_log):
     """The log cannot show the cap of a completed job: the RM skips initJobCap for it (cap = processes)."""
     name, level = fixture_log
-    caps = {(c, j): a for c, j, a in parsed(name, level).tables["job_caps"].select("cycle", "job_id", "actual_cap").iter_rows()}
+    logged = parsed(name, level).tables["job_caps"].select("cycle", "job_id", "actual_cap")
+    caps = {(c, j): a for c, j, a in logged.iter_rows()}
     for cyc in truth(name):
         for job in cyc["jobs"]:
             key = (cyc["cycle"], job["id"])

@@ -144,7 +144,8 @@ def test_a_developers_what_of_through_the_plug_in_interface(tmp_path, capsys, na
     assert rep["decisions_changed"]["caps"] == rep["decisions_changed"]["counts"] == 0
     assert rep["decisions_changed"]["placements"] > 0
     hosts = set(parsed(name).tables["nodes"]["host"].drop_nulls())
-    for row in pl.read_parquet(out / "changes.parquet").filter(pl.col("decision") == "placements").iter_rows(named=True):
+    changes = pl.read_parquet(out / "changes.parquet")
+    for row in changes.filter(pl.col("decision") == "placements").iter_rows(named=True):
         placed = json.loads(row["whatif"] or "[]")
         assert {h for h, _ in placed} <= hosts
         assert [h for h, _ in placed] == sorted(h for h, _ in placed)  # machines taken in name order

@@ -397,7 +397,10 @@ def _work(d: Draw, classes: list[Klass], pools: list[Pool], quantum: int, horizo
         user = d.rng.choice(USERS[:d.rng.randint(3, len(USERS))])
         if klass.users and d.rng.random() < 0.7:
             user = d.rng.choice(klass.users)
-        reach = _subtree(pools, klass.nodepool) if klass.policy == FAIR else [p for p in pools if p.name == klass.nodepool]
+        if klass.policy == FAIR:
+            reach = _subtree(pools, klass.nodepool)
+        else:
+            reach = [p for p in pools if p.name == klass.nodepool]
         sizes = [n["memory_gb"] for p in reach for n in p.nodes]
         submit = d.rng.randrange(0, 30_000) if d.rng.random() < 0.3 else d.rng.randrange(0, horizon * 3 // 4)
         if d.focus == "fragmentation" and kind == "job" and d.rng.random() < 0.5:
@@ -431,8 +434,9 @@ def _work(d: Draw, classes: list[Klass], pools: list[Pool], quantum: int, horizo
         out.append(w)
     out.sort(key=lambda w: w["submit_ms"])  # DuccIds follow the list order, as submissions would
     counts = {k: sum(1 for w in out if w["type"] == k) for k in kinds}
+    cancelled = sum(1 for w in out if "cancel_ms" in w)
     d.notes.append("work " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-                   + (f", {sum(1 for w in out if 'cancel_ms' in w)} cancelled" if any('cancel_ms' in w for w in out) else ""))
+                   + (f", {cancelled} cancelled" if cancelled else ""))
     return out
 
 

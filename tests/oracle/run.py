@@ -4,7 +4,13 @@
 usage: run.py scenario.json OUT_DIR [--build /tmp/oracle/build] [--no-debug] [--keep]
 Writes OUT_DIR/{rm.log, rm-debug.log, truth.jsonl, resources/}.  Build first with build.sh.
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 
 LOG4J = """<?xml version="1.0" encoding="UTF-8" ?>
 <!DOCTYPE log4j:configuration SYSTEM "log4j.dtd">
@@ -12,7 +18,8 @@ LOG4J = """<?xml version="1.0" encoding="UTF-8" ?>
   <appender name="ducc-log" class="org.apache.uima.ducc.oracle.SimAppender">
     <param name="File" value="{log}"/>
     <layout class="org.apache.log4j.PatternLayout">
-      <param name="ConversionPattern" value="%d{{DATE}} %5p %X{{COMPONENT}}.%c{{1}} - %X{{JID}} T[%X{{TID}}] %X{{METHOD}} %m%n"/>
+      <param name="ConversionPattern"
+             value="%d{{DATE}} %5p %X{{COMPONENT}}.%c{{1}} - %X{{JID}} T[%X{{TID}}] %X{{METHOD}} %m%n"/>
     </layout>
   </appender>
   <category name="org.apache.uima.ducc.rm" additivity="false">
@@ -25,12 +32,14 @@ LOG4J = """<?xml version="1.0" encoding="UTF-8" ?>
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenario"); ap.add_argument("out")
+    ap.add_argument("scenario")
+    ap.add_argument("out")
     ap.add_argument("--build", default="/tmp/oracle/build")
     ap.add_argument("--no-debug", action="store_true", help="skip the DEBUG run (rm-debug.log)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary DUCC_HOME")
     a = ap.parse_args()
-    a.scenario = os.path.abspath(a.scenario); a.out = os.path.abspath(a.out)
+    a.scenario = os.path.abspath(a.scenario)
+    a.out = os.path.abspath(a.out)
     scen = json.load(open(a.scenario))
     cp = open(os.path.join(a.build, "classpath")).read().strip()
     os.makedirs(a.out, exist_ok=True)
@@ -69,17 +78,21 @@ def main():
                a.scenario, home, log, tpath]
         p = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode != 0:
-            sys.stderr.write(p.stdout[-5000:]); sys.exit(p.returncode)
+            sys.stderr.write(p.stdout[-5000:])
+            sys.exit(p.returncode)
         with open(os.path.join(a.out, logname), "w") as f:
             f.write(sanitize(open(log).read()))
     od = os.path.join(a.out, "resources")
     os.makedirs(od, exist_ok=True)
     for fn in os.listdir(res):
-        if fn == "log4j.xml": continue
+        if fn == "log4j.xml":
+            continue
         with open(os.path.join(od, fn), "w") as f:
             f.write(sanitize(open(os.path.join(res, fn)).read()))
-    if not a.keep: shutil.rmtree(work)
-    else: print("kept", work)
+    if not a.keep:
+        shutil.rmtree(work)
+    else:
+        print("kept", work)
 
 if __name__ == "__main__":
     main()

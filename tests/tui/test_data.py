@@ -133,7 +133,8 @@ def test_log_lines_are_read_as_the_parser_reads_them(tmp_path):
     """The Log tab's lines (`parse(keep_lines=True)`): gzip known by its magic (not its name), CR and
     newline dropped, bad bytes replaced, a last line without its newline kept, numbered per file."""
     raw = b"01 Jan 2015 00:00:00,000  INFO RM.A - N/A T[1] m  one\r\nplain \xff line\n\nlast without newline"
-    expected = ["01 Jan 2015 00:00:00,000  INFO RM.A - N/A T[1] m  one", "plain \ufffd line", "", "last without newline"]
+    expected = ["01 Jan 2015 00:00:00,000  INFO RM.A - N/A T[1] m  one", "plain \ufffd line", "",
+                "last without newline"]
     (tmp_path / "rm.log").write_bytes(gzip.compress(raw, mtime=0))  # gzipped, under a plain name
     (tmp_path / "rm.log.1").write_bytes(raw)
     for engine in ("fast", "polars"):

@@ -12,18 +12,21 @@ from replay.parsing.grammar import parse_body, parse_header
 MACHINE = "node12.example.com        false     3             0             3       48128 <none>"
 
 EXAMPLES = {
-    "prj_cap": ("alice O 2 T 148626 NTh 12 TI 18626 TR 12802.5 R 9.3732e-04 QR 1748 P 139 F 1609 ST 1552572301224 return 403",
+    "prj_cap": ("alice O 2 T 148626 NTh 12 TI 18626 TR 12802.5 R 9.3732e-04 QR 1748 P 139 F 1609 "
+                "ST 1552572301224 return 403",
                 {"user": "alice", "prj_t": "148626", "prj_r": "9.3732e-04", "prj_return": "403"}),
     "prj_cannot_predict": ("mary Cannot predict cap: init_wait true || time_per_item 0.0",
                            {"user": "mary", "init_wait": "true", "time_per_item": "0.0"}),
     "init_job_cap": ("alice O 2 Base cap: 7 Expected future cap: 403 potential cap 7 actual cap 6",
                      {"order": "2", "base_cap": "7", "expected_cap": "403", "potential_cap": "7", "actual_cap": "6"}),
     "connect_share": (f"share node12.example.com.470 order 2 machine   {MACHINE}",
-                      {"host": "node12.example.com", "share_id": "470", "order": "2", "m_order": "3", "memory_mb": "48128"}),
+                      {"host": "node12.example.com", "share_id": "470", "order": "2", "m_order": "3",
+                       "memory_mb": "48128"}),
     "node_added": ("Nodepool: --default-- Host added: --default-- :  node12.example.com Nodefile: "
                    f"/home/ducc/ducc_runtime/resources/ducc.nodes shares  3 total    6:   {MACHINE}",
                    {"nodepool": "--default--", "host": "node12.example.com", "share_order": "3", "count": "6"}),
-    "node_missed": ("*** Missed heartbeat *** node14.example.com count[ 2 ]", {"host": "node14.example.com", "count": "2"}),
+    "node_missed": ("*** Missed heartbeat *** node14.example.com count[ 2 ]",
+                    {"host": "node14.example.com", "count": "2"}),
     "node_death": ("***Purging machine*** node14.example.com due to missed heartbeats. THreshold: 6",
                    {"host": "node14.example.com", "count": "6"}),
     "node_purge": ("Nodepool: --default-- Host dead: Job purge: node14.example.com",
@@ -31,7 +34,8 @@ EXAMPLES = {
     "node_heartbeat": ("0 node12.example.com node12 10.1.2.12", {"host": "node12.example.com", "ip": "10.1.2.12"}),
     "what_of_fair_share": ("Scheduling job in class  normal : 4 shares given, order 2",
                            {"class": "normal", "shares_given": "4", "order": "2"}),
-    "how_much_fair_share": ("Scheduling job in class  normal : J______7483                         mega-2      alice     normal"
+    "how_much_fair_share": ("Scheduling job in class  normal : J______7483                         "
+                            "mega-2      alice     normal"
                             "      3     2       6   4     28   1868     1748    false         7",
                             {"job_id": "7483", "type_code": "J", "user": "alice", "shares": "3", "max_processes": "7"}),
     "rmc_wanted": ("countClassShares wantedby.normal =    7   0   7   0 ",
@@ -78,11 +82,13 @@ def test_create_state_example_with_refusal_wrap_and_purge():
         "Job 7486 30GB Waiting for defragmentation.\n\tExisting[0]: \n\tAdditions[0]: \n\tRemovals[0]: \n"
         "Job 7490\n\tRefused: User 'carol' not authorized to use class 'fixed'\n"
         "Job 7499 15GB \n\tExisting[12]: " + " ".join(f"n{i:02d}.example.com.{800 + i}^150{i:02d}" for i in range(10))
-        + " \n\tn11.example.com.811^15001^P n12.example.com.812^0 \n\tAdditions[1]: n12.example.com.812^0 \n\tRemovals[0]: "
+        + " \n\tn11.example.com.811^15001^P n12.example.com.812^0 "
+        "\n\tAdditions[1]: n12.example.com.812^0 \n\tRemovals[0]: "
     )
     rows = parse_body("schedule_state", body)
     refused = [r for r in rows if r.get("job_id") == "7490"]
-    assert refused == [{"work_type": "Job", "job_id": "7490", "reason": "User 'carol' not authorized to use class 'fixed'"}]
+    why = "User 'carol' not authorized to use class 'fixed'"
+    assert refused == [{"work_type": "Job", "job_id": "7490", "reason": why}]
     big = [r for r in rows if r.get("job_id") == "7499" and r.get("kind") == "Existing"]
     assert len(big) == 12 and big[10]["purged"] == "true" and big[10]["init_ms"] == "15001"
     assert [r["reason"] for r in rows if r["job_id"] == "7486"] == ["Waiting for defragmentation."] * 3
@@ -96,14 +102,16 @@ def test_occupancy_table_example():
             "  node14.example.com        false     3             0             3       48128 <none>[3]")
     rows = parse_body("occupancy_table", body)
     assert [(r["m_host"], r.get("m_jobs_list"), r.get("free")) for r in rows] == [
-        ("node11.example.com", ["7434"], None), ("node12.example.com", ["7483"], "1"), ("node14.example.com", None, "3")]
+        ("node11.example.com", ["7434"], None), ("node12.example.com", ["7483"], "1"),
+        ("node14.example.com", None, "3")]
 
 
 def test_scheduling_tables_example():
     body = ("Scheduling Tables:\n --------------------------------------------------------------------------------\n"
             "Nodepool --default-- depth 0: \n             Order    0    1    2    3 \n"
             "  nMachinesByOrder    0    0    0    4 \n  vMachinesByOrder    0    0    0    0 \n"
-            "    nSharesByOrder    0   12    4    4 \n--------------------------------------------------------------------------------")
+            "    nSharesByOrder    0   12    4    4 \n"
+            "--------------------------------------------------------------------------------")
     rows = parse_body("pool_tables", body)
     assert [(r["table_row"], r["values_list"]) for r in rows] == [
         ("nMachinesByOrder", ["0", "0", "0", "4"]), ("vMachinesByOrder", ["0", "0", "0", "0"]),
@@ -111,10 +119,12 @@ def test_scheduling_tables_example():
 
 
 def test_header_with_padded_na_and_two_duccid_overload():
-    h = parse_header("14 Mar 2019 10:15:32,377  WARN RM.JobManagerConverter - 7483 T[55] reconcileProcess 471  share not found?")
+    h = parse_header("14 Mar 2019 10:15:32,377  WARN RM.JobManagerConverter - 7483 T[55] reconcileProcess "
+                     "471  share not found?")
     assert (h["level"], h["cls"], h["jid"], h["tid"], h["method"], h["body"]) == (
         "WARN", "JobManagerConverter", "7483", "55", "reconcileProcess", "471  share not found?")
-    h = parse_header("14 Mar 2019 10:15:32,102  INFO RM.Scheduler - N/A  T[61] schedule  Run scheduler 0 with top-level nodepool --default--")
+    h = parse_header("14 Mar 2019 10:15:32,102  INFO RM.Scheduler - N/A  T[61] schedule  "
+                     "Run scheduler 0 with top-level nodepool --default--")
     assert h["jid"] == "N/A" and h["method"] == "schedule"
     assert parse_header("\tExisting[1]: node11.example.com.1^0") is None
 

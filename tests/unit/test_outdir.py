@@ -74,8 +74,9 @@ def test_what_may_be_replaced(tmp_path, monkeypatch):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("years of work")
-    with pytest.raises(InputError, match="not written by rmreplay.*--force"), atomic_output_dir(foreign, command="parse"):
-        pass
+    with pytest.raises(InputError, match="not written by rmreplay.*--force"):
+        with atomic_output_dir(foreign, command="parse"):
+            pass
     assert (foreign / "thesis.tex").exists()
     with atomic_output_dir(tmp_path / "parsed", command="parse") as tmp:
         (tmp / "x").write_text("x")

@@ -40,7 +40,8 @@ def _order(keys_and_hashes, capacity: int = 0, clone: bool = False) -> list:
 
 
 @settings(max_examples=40)
-@given(st.lists(st.tuples(NAMES, st.integers(0, 255), st.integers(0, 255)), min_size=2, max_size=60, unique_by=lambda t: t[0]),
+@given(st.lists(st.tuples(NAMES, st.integers(0, 255), st.integers(0, 255)),
+                min_size=2, max_size=60, unique_by=lambda t: t[0]),
        st.booleans())
 def test_node_maps_iterate_in_the_same_order(hosts, clone):
     """Machines put in arrival order into the RM's node maps (key node_hash) and Machine maps
@@ -75,8 +76,8 @@ def test_user_maps_iterate_in_the_same_order(users):
 def test_a_qualified_host_keeps_its_bucket_with_its_domain_pseudonym():
     """host-xxxxxx.dom-yyyyyy is hashed whole, as the RM hashes the node's name."""
     bits = {NodeKey: 8, StringKey: 8}
-    new = search(KEY, "label", "node7", "host-", [NodeKey("node7.site.example", "10.1.2.3", ".dom-abcdef", "10.255.0.1")],
-                 bits, lambda _t: False)
+    node7 = NodeKey("node7.site.example", "10.1.2.3", ".dom-abcdef", "10.255.0.1")
+    new = search(KEY, "label", "node7", "host-", [node7], bits, lambda _t: False)
     a, b = node_hash("node7.site.example", "10.1.2.3"), node_hash(new + ".dom-abcdef", "10.255.0.1")
     spread = [(h ^ (h >> 16)) & 255 for h in (a, b, a - 31, b - 31)]
     assert spread[0] == spread[1] and spread[2] == spread[3]

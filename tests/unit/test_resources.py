@@ -184,7 +184,8 @@ public class HashOrder { public static void main(String[] a) throws Exception {
     for (String k : line.trim().split(" ")) if (!k.isEmpty()) m.put(k, k);
     System.out.println(String.join(" ", m.keySet())); } } }
 """)
-    cases = [[f"node{i}" for i in range(n)] + [f"h{i}.sim.ducc" for i in range(0, n, 3)] for n in (1, 5, 12, 13, 40, 97)]
+    cases = [[f"node{i}" for i in range(n)] + [f"h{i}.sim.ducc" for i in range(0, n, 3)]
+             for n in (1, 5, 12, 13, 40, 97)]
     cases += [["--default--", "big", "gpu", "nvme", "fast", "slow", "x-1", "x-2"]]
     out = subprocess.run(["java", str(src)], input="\n".join(" ".join(c) for c in cases) + "\n",
                          capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()

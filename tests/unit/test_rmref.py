@@ -55,7 +55,8 @@ def test_init_job_cap_rules():
     assert caps(init_cap=0).actual == 25  # no init cap configured: the potential
     assert (caps(initialized=True, current=4).actual, caps(initialized=True, current=4).rule) == (8, "doubling")
     assert caps(initialized=True, current=4, expand_by_doubling=False).actual == 25
-    assert (caps(initialized=True, current=0, init_cap=2).actual, caps(initialized=True, current=0).rule) == (2, "restart")
+    assert caps(initialized=True, current=0, init_cap=2).actual == 2
+    assert caps(initialized=True, current=0).rule == "restart"
     assert caps(initialized=True, current=0, init_cap=2, remaining=4).actual == 1  # restart, but not above base
     pred = caps(initialized=True, current=5, projected=7)
     assert (pred.potential, pred.actual, pred.rule) == (7, 7, "prediction")  # prediction lowers the potential

@@ -33,8 +33,9 @@ def seed_example() -> CycleInput:
         m1: B B A        m2: A A .        m3: A A .      (m3 has a little more memory)
     """
     m = (Machine("m1", POOL, 3, 45 * 1024), Machine("m2", POOL, 3, 45 * 1024), Machine("m3", POOL, 3, 46 * 1024))
-    a = (Share(1, 1, "m1", 1, investment=300), Share(2, 1, "m2", 1, investment=300), Share(3, 1, "m2", 1, investment=300),
-         Share(4, 1, "m3", 1, investment=100), Share(5, 1, "m3", 1, investment=50))
+    a = (Share(1, 1, "m1", 1, investment=300), Share(2, 1, "m2", 1, investment=300),
+         Share(3, 1, "m2", 1, investment=300), Share(4, 1, "m3", 1, investment=100),
+         Share(5, 1, "m3", 1, investment=50))
     b = (Share(6, 2, "m1", 2, investment=300),)
     return _cycle(m, (_work(1, "a", 1, a), _work(2, "b", 2, b)))
 

@@ -15,10 +15,11 @@ from replay.parsing.pipeline import _lark_rows, _route, parse
 from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.scan import fill_rows, rmcounter_rows, scan_records, templated
-from replay.parsing.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF, T_REST, T_RUN,
-                              T_SHARE, T_TYPED, TEMPLATES, compile_template, templates_of)
+from replay.parsing.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF,
+                                       T_REST, T_RUN, T_SHARE, T_TYPED, TEMPLATES, compile_template, templates_of)
 
-HEADER = "01 Jan 2015 00:01:00,000  INFO RM.NodepoolScheduler - N/A T[19] apportion_qshares   countClassShares RmCounter Start  "
+HEADER = ("01 Jan 2015 00:01:00,000  INFO RM.NodepoolScheduler - N/A T[19] apportion_qshares   "
+          "countClassShares RmCounter Start  ")
 
 
 def _both(text: str):
@@ -198,7 +199,8 @@ _WORDS = st.sampled_from(["0", "1", "-3", "12", "007", "bob", "x.y", "h.12", "a.
 
 # words a field of any token takes, and some the grammar's lexer may read as another terminal
 _FIELD_WORDS = {K_ANY: ["bob", "x.y", "J_4", "h.12", "2Q4", "5.", "[3]", "(a)", "0a1b2c3d", "=", "==", ":", "->",
-                        "wantedby.x", "jd.host.class=x", "h.1^2", "---"], K_INT: ["0", "12", "-3", "007"], K_UINT: ["0", "12", "007"],
+                        "wantedby.x", "jd.host.class=x", "h.1^2", "---"],
+                K_INT: ["0", "12", "-3", "007"], K_UINT: ["0", "12", "007"],
                 K_UUID: ["0a1b2c3d", "0a1b-2c3d-4e"], K_NQM: ["2Q4", "10Q0"],
                 K_NUM: ["0", "-3", "1.5", "2.", "1.0E10", "3e-2", "NaN", "-Infinity", "1e", "x"]}
 
@@ -338,7 +340,8 @@ _rmc_line = st.one_of(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.tuples(st.sampled_from(["countClassShares", "countJobShares"]), _rmc_line),
-                          st.just(("", "sent")), st.just(("countJobShares", "weights = 1 x"))), min_size=1, max_size=40),
+                          st.just(("", "sent")), st.just(("countJobShares", "weights = 1 x"))),
+                min_size=1, max_size=40),
        st.booleans())
 def test_rmcounter_blocks_the_scanner_assembles_are_the_general_ones(tmp_path_factory, lines, canonical):
     if canonical:  # mostly lines every template takes; else now and then one it refuses
@@ -374,9 +377,9 @@ _shares = st.lists(_share, max_size=3).map(" ".join)
 _job = st.tuples(st.sampled_from(["Reservation", "Job", "Service"]), st.integers(1, 99), st.integers(1, 64),
                  st.sampled_from(["", " ", "  waiting for defrag", " Refused: no room"]))
 _canonical_job = st.one_of(
-    _job.flatmap(lambda j: st.tuples(_shares, _shares, _shares, _shares).map(lambda l: [
-        f"{j[0]} {j[1]} {j[2]}GB{j[3]} ", f"\tExisting[{len(l[0].split())}]: {l[0]} ",
-        f"\tAdditions[1]: {l[1]}", *([f"\t   {l[3]}"] if l[3] else []), f"\tRemovals[0]: {l[2]}", ""])),
+    _job.flatmap(lambda j: st.tuples(_shares, _shares, _shares, _shares).map(lambda s: [
+        f"{j[0]} {j[1]} {j[2]}GB{j[3]} ", f"\tExisting[{len(s[0].split())}]: {s[0]} ",
+        f"\tAdditions[1]: {s[1]}", *([f"\t   {s[3]}"] if s[3] else []), f"\tRemovals[0]: {s[2]}", ""])),
     st.tuples(st.sampled_from(["Job", "Reservation"]), st.integers(1, 99), st.sampled_from(["no room", "x  y"])).map(
         lambda t: [f"{t[0]} {t[1]} ", f"\tRefused: {t[2]}", ""]),
 )
@@ -430,8 +433,9 @@ _machine = st.tuples(st.sampled_from(["sys290-14", "nodeB.sim.ducc", "h.1"]), st
                      st.sampled_from(["", "[3]", " [12]"])).map(
     lambda m: f"{m[0]:>20} {m[1]:>12} {m[2]:5d} {m[3]:13d} {m[3]:13d} {m[2] * 1024:11d} "
               + (" ".join(map(str, m[4])) or "<none>") + m[5])
-_odd_occ = st.sampled_from(["", "   ", "\tsys1\tfalse\t4\t0\t4\t4096\t<none>", " h false 4 0 4 4096", "= false 4 0 4 4096 <none>",
-                            " h false 4 0 4 4096 <none>[x]", " h false -4 0 4 4096 1 -2", _OCC_HEADER, "----- ..."])
+_odd_occ = st.sampled_from(["", "   ", "\tsys1\tfalse\t4\t0\t4\t4096\t<none>", " h false 4 0 4 4096",
+                            "= false 4 0 4 4096 <none>", " h false 4 0 4 4096 <none>[x]", " h false -4 0 4 4096 1 -2",
+                            _OCC_HEADER, "----- ..."])
 _JOB_HEADER = ("            ID                        JobName       User      Class Shares Order QShares NTh Memory "
                "nQuest Ques Rem InitWait Max P/Nst")
 _job_row = st.tuples(st.sampled_from(["J", "R", "S"]), st.integers(1, 999), st.sampled_from(["job7", "Job_Driver"]),
@@ -467,8 +471,9 @@ def test_occupancy_tables_read_as_the_grammar_reads_them(tmp_path_factory, table
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.lists(_section, min_size=1, max_size=5), st.lists(st.tuples(st.integers(0, 12), _odd_sched),
-                                                                                 max_size=2)), min_size=1, max_size=3))
+@given(st.lists(st.tuples(st.lists(_section, min_size=1, max_size=5),
+                          st.lists(st.tuples(st.integers(0, 12), _odd_sched), max_size=2)),
+                min_size=1, max_size=3))
 def test_debug_schedule_sections_read_as_the_grammar_reads_them(tmp_path_factory, records):
     text = []
     for sections, odd in records:

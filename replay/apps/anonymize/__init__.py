@@ -106,7 +106,8 @@ def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = N
     sources = find_inputs(paths).sources
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
-        raise InputError(f"two inputs have the same file name ({', '.join(sorted({n for n in names if names.count(n) > 1}))}): "
+        twice = ", ".join(sorted({n for n in names if names.count(n) > 1}))
+        raise InputError(f"two inputs have the same file name ({twice}): "
                          "OUT keeps the names, so anonymize each set into its own directory")
     key, key_note = load_or_create_key(key_file)
     sink, shapes = MemorySink(), Shapes()

@@ -93,7 +93,8 @@ class Pseudonyms:
         try:
             return search(self.key, "label", label, prefix, constraints, self.bits, self._unavailable)
         except LookupError:
-            self.loose[label] = f"hashed as {', '.join(c.name for c in constraints)}: kept for {constraints[0].name} only"
+            hashed_as = ", ".join(c.name for c in constraints)
+            self.loose[label] = f"hashed as {hashed_as}: kept for {constraints[0].name} only"
             return search(self.key, "label", label, prefix, constraints[:1], self.bits, self._unavailable)
 
     def _plain_label(self, label: str) -> str:

@@ -113,7 +113,8 @@ def _accepts(c: Constraint, bits: int) -> Callable[[np.ndarray], np.ndarray]:
         full = (h * scale + tail) & np.uint64(_M)  # hashCode of label + suffix
         node = (full + ip_part) & np.uint64(_M)
         identity = (node - np.uint64(31)) & np.uint64(_M)
-        return (_spread_low(node, bits) == np.uint64(want_node)) & (_spread_low(identity, bits) == np.uint64(want_identity))
+        return ((_spread_low(node, bits) == np.uint64(want_node))
+                & (_spread_low(identity, bits) == np.uint64(want_identity)))
 
     return test
 

@@ -111,7 +111,7 @@ def explain_job(tables: dict[str, pl.DataFrame], job_id: int, cycle: int | None 
     cycles = _job_cycles(tables, job_id)
     c = _chosen_cycle(tables, job_id, cycles, cycle)
     trace = trace_cycle(tables, result, c) if result is not None else None
-    if trace is None:
+    if result is None or trace is None:
         result = audit(tables, cycles=range(0, c + 1), trace={c})
         trace = result.traces.get(c)
     story = _facts(tables, result, trace, job_id, c, cycles, with_life=cycle is None)

@@ -48,7 +48,8 @@ def _life(tables: dict[str, pl.DataFrame], job_id: int, cycles: list[int]) -> tu
     """
     events: list[LifeEvent] = []
     epoch_of = epochs(tables["cycles"])
-    prev_held, prev_reason, prev_removals = None, None, set()
+    prev_held, prev_reason = None, None
+    prev_removals: set[str] = set()
     for c, held, added, removals, reason, count in _life_rows(tables, job_id).select(
             "cycle", "held", "added", "removals", "reason", "count").iter_rows():
         removals = set(removals)

@@ -172,7 +172,8 @@ def _count_section(story: Story, rows: pl.DataFrame) -> Section:
 def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame) -> Section:
     lines = []
     for r in expansions.filter(pl.col("kind") == "find_shares_counted").iter_rows(named=True):
-        lines.append(f"What Of: counted {r['counted']}, holds {r['current']}, needs {r['needed']} more of order {r['order']}.")
+        lines.append(f"What Of: counted {r['counted']}, holds {r['current']}, "
+                     f"needs {r['needed']} more of order {r['order']}.")
     if placed:
         lines.append("The RM looks at machines by free space, the smallest space that fits the order first, "
                      "so new processes pack onto the fullest machines that still have room.")
@@ -181,7 +182,8 @@ def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame) -> 
         before = (f" with {p.free_before} quantum shares free and {p.active_before} in use before"
                   if p.free_before is not None else "")
         handed = f" (placed for job {p.placed_for}, handed over by defragmentation)" if p.placed_for else ""
-        handed += " (cancelled before publication: defragmentation gave the space to a needy job)" if p.cancelled else ""
+        if p.cancelled:
+            handed += " (cancelled before publication: defragmentation gave the space to a needy job)"
         lines.append(f"New process {p.host}.{p.share_id} (order {p.order}) on {machine}{before}{handed}.")
     if not lines:
         lines.append("No new process this cycle.")

@@ -14,6 +14,7 @@ from rmref import job_order
 # Eviction lines that are not a decision to take a process: a confirmation it is gone, a share
 # the RM found it cannot preempt, the machine-level line of a reservation's clearing.
 _NOT_TAKEN = ("share_removed", "non_preemptable")
+ShareKey = tuple[str, int | None]  # (host, share id); a purge names no share
 
 
 def _new_removals(tables: dict[str, pl.DataFrame], cycle: int, quantum: int) -> list[tuple[int, Taken]]:
@@ -29,20 +30,21 @@ def _new_removals(tables: dict[str, pl.DataFrame], cycle: int, quantum: int) -> 
             for job, host, sid, mem, purged in now.iter_rows() if (job, host, sid) not in earlier]
 
 
-def _logged_reasons(tables: dict[str, pl.DataFrame], cycle: int) -> dict[tuple[str, int], Taken]:
+def _logged_reasons(tables: dict[str, pl.DataFrame], cycle: int) -> dict[ShareKey, Taken]:
     """(host, share) -> why, from DEBUG defragmentation `clearShare` lines, then eviction lines."""
-    out: dict[tuple[str, int], Taken] = {}
+    out: dict[ShareKey, Taken] = {}
     cleared = tables["defrag"].filter((pl.col("cycle") == cycle) & (pl.col("kind") == "clear_share"))
     for r in cleared.iter_rows(named=True):
         out.setdefault((r["host"], r["share_id"]), Taken(r["host"], r["share_id"], None, "defrag", r["job_id"]))
     evicted = tables["evictions"].filter((pl.col("cycle") == cycle) & pl.col("share_id").is_not_null()
                                          & pl.col("host").is_not_null() & ~pl.col("reason").is_in(_NOT_TAKEN))
     for r in evicted.iter_rows(named=True):
-        out.setdefault((r["host"], r["share_id"]), Taken(r["host"], r["share_id"], r["order"], r["reason"] or "evicted"))
+        taken = Taken(r["host"], r["share_id"], r["order"], r["reason"] or "evicted")
+        out.setdefault((r["host"], r["share_id"]), taken)
     return out
 
 
-def _rich_takings(tables: dict[str, pl.DataFrame], cycle: int, unexplained: list[Taken]) -> dict[tuple[str, int], int]:
+def _rich_takings(tables: dict[str, pl.DataFrame], cycle: int, unexplained: list[Taken]) -> dict[ShareKey, int]:
     """(host, share) -> needy job, for removals no log line explains (INFO names no defrag share).
 
     Needy jobs are served in the order their searches are logged; each takes the unexplained
@@ -53,7 +55,7 @@ def _rich_takings(tables: dict[str, pl.DataFrame], cycle: int, unexplained: list
     need = {job: (n or 0) * (o or 0) for job, n, o in
             rows.filter(pl.col("kind") == "needy").select("job_id", "needed", "order").iter_rows()}
     left = sorted(unexplained, key=lambda t: -(t.share_id or 0))
-    out: dict[tuple[str, int], int] = {}
+    out: dict[ShareKey, int] = {}
     for needy, hosts in rows.filter(pl.col("kind") == "eligible_machines").select("job_id", "hosts").iter_rows():
         want = need.get(needy, 0)
         for host in hosts or ():

@@ -67,7 +67,8 @@ def junit_xml(results: list[tuple[str, list[Gate], dict, float]]) -> str:
         for g in checked:
             case = f'    <testcase classname="rmreplay.check.simulate" name={quoteattr(g.name)} time="0">\n'
             if not g.ok:
-                case += f'      <failure message={quoteattr(g.message)} type="Threshold">{escape(g.message)}</failure>\n'
+                case += (f'      <failure message={quoteattr(g.message)} type="Threshold">'
+                         f'{escape(g.message)}</failure>\n')
             cases.append(case + f"      <system-out>{escape(g.message)}</system-out>\n    </testcase>\n")
         bad = sum(not g.ok for g in checked)
         total, failed = total + len(checked), failed + bad

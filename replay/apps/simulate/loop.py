@@ -43,7 +43,8 @@ class Context:
     logged: Logged | None = None  # hints: the orders the log reveals per cycle
     table_order: dict[int, dict[int, int]] = field(default_factory=dict)  # cycle -> job -> rank
     submit_seq: dict[int, int] = field(default_factory=dict)
-    ranks: dict[int, dict[int, dict[tuple[str, int], int]]] = field(default_factory=dict)  # cycle -> job -> (host, share) -> rank
+    # cycle -> job -> (host, share) -> rank
+    ranks: dict[int, dict[int, dict[tuple[str, int], int]]] = field(default_factory=dict)
     epoch_ms: int = 10_000  # the RM's epoch, as getPrjCap adds it
 
 

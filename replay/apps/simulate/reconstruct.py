@@ -307,7 +307,8 @@ def _unseen_init(least: float, default: float, end: dict | None, start: float | 
             return init, (f"no process was seen running: initialization {init:g} s, between the {least:g} s "
                           f"last shown and the {most:g} s its end allows")
     init = max(least, default)
-    return init, f"no process was seen running: initialization {init:g} s assumed (the log's median, at least the {least:g} s shown)"
+    return init, (f"no process was seen running: initialization {init:g} s assumed "
+                  f"(the log's median, at least the {least:g} s shown)")
 
 
 def _node_events(tables: dict[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[NodeEvent, ...]:

@@ -74,14 +74,19 @@ def svg_bars(plot_id: str, title: str, groups: Mapping[str, Mapping[str, float |
                        f'width="{bar:.1f}" height="{bh:.1f}" fill="{PALETTE[k % len(PALETTE)]}"/>')
     for k, side in enumerate(sides):
         ly = top + 12 + k * 16
-        out.append(f'<rect x="{left + pw + 12}" y="{ly - 9}" width="10" height="10" fill="{PALETTE[k % len(PALETTE)]}"/>'
+        colour = PALETTE[k % len(PALETTE)]
+        out.append(f'<rect x="{left + pw + 12}" y="{ly - 9}" width="10" height="10" fill="{colour}"/>'
                    f'<text x="{left + pw + 26}" y="{ly}" class="legend">{E(side)}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" class="frame"/></svg>')
     return "".join(out)
 
 
 def _fmt(v: object, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:,.{digits}f}" if isinstance(v, float) else str(v)
+    if v is None:
+        return "-"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return f"{v:,.{digits}f}" if isinstance(v, float) else str(v)
 
 
 def simulation_section(out: str | Path) -> str:

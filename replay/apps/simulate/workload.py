@@ -23,9 +23,9 @@ NODE_EVENTS = ("arrive", "death", "reactivate", "recover", "recover_node", "vary
 SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String, "job_id": pl.Int64, "work_type": pl.String, "user": pl.String, "class": pl.String,
     "memory_gb": pl.Int64, "threads": pl.Int64, "max_processes": pl.Int64, "time": pl.Float64,
-    "admit_delay": pl.Float64, "start_delay": pl.Float64, "stop_delay": pl.Float64, "init": pl.Float64, "items": pl.Int64,
-    "items_done": pl.Int64, "item_ms": pl.Float64, "item_times": pl.List(pl.Float64), "item_profile": pl.List(SEGMENT),
-    "duration": pl.Float64,
+    "admit_delay": pl.Float64, "start_delay": pl.Float64, "stop_delay": pl.Float64, "init": pl.Float64,
+    "items": pl.Int64, "items_done": pl.Int64, "item_ms": pl.Float64, "item_times": pl.List(pl.Float64),
+    "item_profile": pl.List(SEGMENT), "duration": pl.Float64,
     "cancel": pl.Float64,
     "host": pl.String, "event": pl.String, "nodepool": pl.String, "memory_mb": pl.Int64,
     "share_order": pl.Int64, "ip": pl.String, "share_id": pl.Int64, "note": pl.String,
@@ -104,8 +104,9 @@ class Workload:
         rows = [{"kind": "work", "job_id": w.job_id, "work_type": w.work_type, "user": w.user,
                  "class": w.class_name, "memory_gb": w.memory_gb, "threads": w.threads,
                  "max_processes": w.max_processes, "time": w.submit, "admit_delay": w.admit_delay,
-                 "start_delay": w.start_delay, "stop_delay": w.stop_delay, "init": w.init, "items": w.items, "items_done": w.items_done,
-                 "item_ms": w.item_ms, "item_times": list(w.item_times), "item_profile": [{"items": n, "ms": ms} for n, ms in w.item_profile],
+                 "start_delay": w.start_delay, "stop_delay": w.stop_delay, "init": w.init, "items": w.items,
+                 "items_done": w.items_done, "item_ms": w.item_ms, "item_times": list(w.item_times),
+                 "item_profile": [{"items": n, "ms": ms} for n, ms in w.item_profile],
                  "duration": w.duration, "cancel": w.cancel, "note": w.note or None}
                 for w in self.work]
         rows += [{"kind": "node", "time": n.time, "host": n.host, "event": n.event, "nodepool": n.nodepool,
@@ -154,9 +155,9 @@ def workload_from_frame(frame: pl.DataFrame, name: str = "workload") -> Workload
                 raise InputError(f"{name}: {nulls.height} {kind} row(s) have no {column} "
                                  f"(first: {_describe(nulls.row(0, named=True))})")
     work = [WorkSpec(r["job_id"], r["work_type"], r["user"], r["class"], r["memory_gb"], r["threads"],
-                     r["max_processes"], r["time"], r["admit_delay"], r["start_delay"], r["stop_delay"], r["init"], r["items"],
-                     r["items_done"], r["item_ms"], tuple(r["item_times"] or ()), _profile(r["item_profile"]), r["duration"], r["cancel"],
-                     r["note"] or "")
+                     r["max_processes"], r["time"], r["admit_delay"], r["start_delay"], r["stop_delay"], r["init"],
+                     r["items"], r["items_done"], r["item_ms"], tuple(r["item_times"] or ()),
+                     _profile(r["item_profile"]), r["duration"], r["cancel"], r["note"] or "")
             for r in frame.filter(pl.col("kind") == "work").iter_rows(named=True)]
     _check_work(work, name)
     nodes = [NodeEvent(r["time"], r["host"], r["event"], r["nodepool"], r["memory_mb"], r["share_order"], r["ip"])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from replay.model.resources.classfile import Stanza, _at
 from replay.model.resources.defaults import left_open
@@ -157,7 +159,7 @@ def _class_row(st: Stanza, policy: str, priority: int, f: dict[str, str], props:
     settings where they set none), the others the global settings (ResourceClass reads ducc.rm.*)."""
     fair = policy == "FAIR_SHARE"
 
-    def field_of(name: str, read) -> int | bool | None:
+    def field_of(name: str, read: Callable[[Stanza, dict[str, str], str], int | bool]) -> Any:
         return read(st, f, name) if fair and name in f else global_field(props, GLOBAL_FIELDS[name])
 
     return ClassRow(

@@ -65,7 +65,8 @@ def config_rows(props: Properties, classes: list[ClassRow], first_pool: Stanza |
     add("reserved DRAM", _gb(props.integer("ducc.rm.reserved.dram", 0)), "ducc.rm.reserved.dram")
     override = props.integer("ducc.rm.override.dram", 0)
     add("DRAM override", _gb(override if override > 0 else _trunc_div(override, 1024 * 1024)), "ducc.rm.override.dram")
-    add("scheduler", props.text("ducc.rm.scheduler", "org.apache.uima.ducc.rm.ClassBasedScheduler"), "ducc.rm.scheduler")
+    add("scheduler", props.text("ducc.rm.scheduler", "org.apache.uima.ducc.rm.ClassBasedScheduler"),
+        "ducc.rm.scheduler")
     add("default threads", props.integer("ducc.rm.default.threads", 1), "ducc.rm.default.threads")
     add("default tasks", props.integer("ducc.rm.default.tasks", 10), "ducc.rm.default.tasks")
     add("default memory", props.integer("ducc.rm.default.memory", 15), "ducc.rm.default.memory")
@@ -90,7 +91,8 @@ def config_rows(props: Properties, classes: list[ClassRow], first_pool: Stanza |
     if props.raw("ducc.rm.initialization.cap") is not None:  # no default here either
         add("initialization cap", props.integer("ducc.rm.initialization.cap"), "ducc.rm.initialization.cap")
     add("expand by doubling", props.boolean("ducc.rm.expand.by.doubling", True), "ducc.rm.expand.by.doubling")
-    add("fragmentation threshold", props.integer("ducc.rm.fragmentation.threshold", 2), "ducc.rm.fragmentation.threshold")
+    add("fragmentation threshold", props.integer("ducc.rm.fragmentation.threshold", 2),
+        "ducc.rm.fragmentation.threshold")
     add("do defragmentation", props.boolean("ducc.rm.defragmentation", True), "ducc.rm.defragmentation")
     url = _broker_url(props)
     if url is not None:

@@ -148,7 +148,8 @@ def _pool_quanta(pools: dict[str, Stanza], parent: dict[str, str | None],
             raise _at(st, f"nodepool {n}: share-quantum {q!r} is not a number") from None
 
     def top(n: str) -> str:
-        return n if parent[n] is None else top(parent[n])
+        up = parent[n]
+        return n if up is None else top(up)
     return {n: own.get(top(n), global_quantum) for n in pools}
 
 

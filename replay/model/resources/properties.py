@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import overload
 
 from replay.parsing.sources import InputError
 
@@ -32,6 +33,11 @@ class Properties:
         """SystemPropertyResolver.getStringProperty: the value with any '#' comment cut off."""
         value = self.raw(key)
         return default if value is None else trim_comments(value)
+
+    @overload
+    def integer(self, key: str, default: int) -> int: ...
+    @overload
+    def integer(self, key: str, default: None = None) -> int | None: ...
 
     def integer(self, key: str, default: int | None = None) -> int | None:
         """SystemPropertyResolver.getIntProperty (default when unset; InputError when not a number)."""
