@@ -106,7 +106,8 @@ def jobs_frame(tables: dict[str, pl.DataFrame], quantum: int | None) -> pl.DataF
         (pl.col("kind") == "existing").sum().cast(pl.Int64).alias("held"),
         (pl.col("kind") == "addition").sum().cast(pl.Int64).alias("added"),
         (pl.col("kind") == "removal").sum().cast(pl.Int64).alias("removed"),
-        pl.col("host").filter(pl.col("kind") == "existing").unique(maintain_order=True).sort().str.join(" ").alias("hosts"),
+        pl.col("host").filter(pl.col("kind") == "existing").unique(maintain_order=True).sort()
+        .str.join(" ").alias("hosts"),
         pl.col("reason").drop_nulls().first().alias("sched_reason"),
     ).sort("cycle")
     described = (in_cycles(tables["jobs"]).sort("job_id", "cycle", "line")
