@@ -85,8 +85,10 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     that is not fair share is described only when it arrives). What the row does not say:
     * reservations print 0 work items and threads: the RM counts one request of one thread;
     * the processes the cap counts (countNShares) are those the job holds less those being
-      removed, which the caller knows from the schedule; `purged` counts the ones a dead node
-      took earlier in the same cycle, which the schedule does not show yet;
+      removed, which the caller knows from the schedule; `purged_hosts` lists the hosts a dead or
+      varied-off node purge took the job's shares from earlier in the same cycle, which the
+      schedule does not show yet (a purge line names no share: the caller counts the job's shares
+      there that are not already leaving);
     * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized;
     * the Orchestrator changes a job's process limit ("Max shares adjusted") and remaining work
       (jobUpdate) between rows, and a job that is not fair share is printed only when it
@@ -106,7 +108,8 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         .drop("line")
         .sort("cycle")
     )
-    purged = tables["nodes"].filter(pl.col("event") == "purge").group_by("cycle", "job_id").len("purged")
+    purged = (tables["nodes"].filter(pl.col("event") == "purge").group_by("cycle", "job_id")
+              .agg(pl.col("host").unique().sort().alias("purged_hosts")))
     reservation = pl.col("type_code") == "R"
     return (
         caps.sort("cycle")
@@ -122,7 +125,7 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
                 "remaining_in_force", "remaining", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"), 0))
             .alias("remaining"),
             pl.when(reservation).then(1).otherwise(pl.col("threads").fill_null(1)).alias("threads"),
-            pl.col("purged").fill_null(0),
+            pl.col("purged_hosts").fill_null([]),
             pl.coalesce("max_in_force", "max_processes", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"))
             .fill_null(UNLIMITED).alias("max_processes"),
             # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
