@@ -12,6 +12,8 @@ The RM's placement walk (NodepoolScheduler.whatOf*, NodePool.findShares/findMach
   g = min(still needed, free // job order) processes (vertical stacking), and stops when the job
   has its count. A fair-share job that is still short then tries the pool's subpools (by search
   order), recursively.
+- Completed work never expands (UIMA-4327): that includes a service or managed reservation
+  whose node died, which the purge marks completed.
 - Priority tiers go from the best (lowest number) down. Jobs that the previous cycle's
   defragmentation left needy expand first (all tiers), then each tier's normal pass: fair share
   walks the nodepool tree depth first, subpools before their parent, each pool expanding the jobs
@@ -181,7 +183,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
     """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair
     share, its subpools)."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
-    if needed <= 0 or work.order <= 0:
+    if needed <= 0 or work.order <= 0 or work.cap_input.completed:
         return 0
     given = 0
     for size in range(work.order, max(pool.by_free, default=0) + 1):
@@ -214,7 +216,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
 def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]) -> None:
     """NodePool.findMachines: a reservation takes wholly free machines of exactly its order in its own pool."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
-    if needed <= 0:
+    if needed <= 0 or work.cap_input.completed:
         return
     same_order = [walk.machines[h] for h in pool.machines if walk.machines[h].order == work.order]
     for host in node_map_order([(m.name, m.ip) for m in same_order]):  # machinesByOrder[order], filled on arrival
