@@ -105,11 +105,18 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
             pool.n[m.order] += 1
             free[m.name] = m.order
     by_name = {m.name: m for m in inp.machines}
+    listed = {name: {m.order for m in pool.machines if m.name in free}
+              for name, pool in pools.items()}  # the free sizes the pool's tables have a map for
+    stale = {m.name: m.stale_free for m in inp.machines if m.name not in free and m.stale_free > 0}
     for w in inp.work:  # non-preemptable processes are not there to count
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue
         for s in w.shares:
             host = by_name.get(s.host)
+            if host is not None and host.name in stale:
+                _account_stale(pools[host.nodepool], listed[host.nodepool], host, s.order,
+                               policy_of[w.job_id] == RESERVE, stale)
+                continue
             if host is None or host.name not in free:  # (an unschedulable machine is not in the tables)
                 continue
             m = host
@@ -124,8 +131,34 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
             left -= take
             if left > 0:
                 pool.v[left] += 1
+                listed[m.nodepool].add(left)
             free[m.name] = left
     return pools
+
+
+def _account_stale(pool: PoolTables, listed: set[int], m: Machine, order: int, reserve: bool,
+                   stale: dict[str, int]) -> None:
+    """rearrangeVirtual on a machine reset left out, from the free space it kept (`stale`).
+
+    The RM first takes the machine off the count of its free size, then looks for the table of
+    that size: when there is none it stops there ("bad virtual machine list"), the count already
+    lowered; when there is one, the machine moves on to the table of what is left, as any other.
+    """
+    left = stale[m.name]
+    take = left if (order > left or reserve) else order
+    if left == m.order:
+        pool.n[m.order] -= 1
+    else:
+        pool.v[left] -= 1
+    if left not in listed:
+        return
+    left -= take
+    stale[m.name] = left
+    if left > 0:
+        pool.v[left] += 1
+        listed.add(left)
+    else:
+        del stale[m.name]
 
 
 # ---------------------------------------------------------------------------------------------

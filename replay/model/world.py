@@ -190,6 +190,12 @@ class _Machines:
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
         self._dead: set[str] = set()
+        # NodePool.reset skips an unschedulable machine, so it keeps the free space ("v_order") of
+        # the last table that held it; the RM prints it when it accounts for work left there
+        # ("bad virtual machine list"): the cycle's first such line shows it as the cycle began
+        stale = (nodes.filter((pl.col("event") == "bad_virtual") & pl.col("cycle").is_not_null())
+                 .unique(["cycle", "host"], keep="first", maintain_order=True))
+        self._stale = {(c, h): v for c, h, v in stale.select("cycle", "host", "count").iter_rows()}
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
@@ -218,7 +224,9 @@ class _Machines:
                 else:  # an administrator's vary-off or vary-on
                     off = event == "vary_off"
                     self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead)
-        return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
+        return tuple(  # arrival order: the order the RM's node maps were filled
+            replace(m, stale_free=self._stale[(cycle, m.name)]) if (cycle, m.name) in self._stale else m
+            for m in self._known.values())
 
 
 def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
