@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from replay.model import settings as st
-from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions
+from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions, purged_hosts
 from replay.model.inventory import Inventory, PoolOf, stated_inventory
 from replay.model.machines import infer_inventory
 from replay.parsing.sources import InputError
@@ -393,6 +393,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     existing, added, removed = _published_shares(tables["schedule"])
     work = _by_cycle(_work_rows(tables))
     caps = {(r["cycle"], r["job_id"]): r for r in cap_inputs(tables).iter_rows(named=True)}
+    purged = purged_hosts(tables)
     submitted = submission_order(tables)
     capped = set(tables["job_caps"].filter(pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
     refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
@@ -433,18 +434,17 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             job = r["job_id"]
             shares = tuple(sorted(held.get(job, ()), key=lambda s: s.share_id))
             logged = caps.get((cycle, job))
-            held_now = sum(1 for s in shares if not s.pending_removal)
-            # a purge empties the job's hosts on a dead node; a share there that is already being
-            # removed, or already vacated (gone from the schedule), is not taken off twice
-            purged_hosts = set(logged["purged_hosts"]) if logged else set()
-            purged_now = sum(1 for s in shares if not s.pending_removal and s.host in purged_hosts)
+            # countNShares: held, less what is leaving and what a node's purge took this cycle (a
+            # share there already leaving, or already vacated and gone from the schedule, once)
+            gone = purged.get((cycle, job), set())
+            held_now = sum(1 for s in shares if not s.pending_removal and s.host not in gone)
             # the RM logs a cap for every job but a completed or refused one; a refusal that leaves the
             # job in a class (a service in a fair-share class) does not stop its scheduling
             refused = refused_in.get(job, cycle + 1) <= cycle and not r["class"]
             init_cap, doubling, prediction = class_settings.get(r["class"], (0, False, False))
             cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS}, init_cap=init_cap,
                            expand_by_doubling=doubling, use_prediction=prediction,
-                           current=held_now - purged_now) if logged else CapInput(
+                           current=held_now) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
