@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.evictions import held_now
-from rmref.javahash import JavaHashMap, node_hash, node_map_order, string_hash
+from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.trees import trees
 
@@ -294,6 +294,28 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
         w = work.get(job)
         kept[by_submission(w) if w else (job, 0)] = job
     return set(kept.values())
+
+
+def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
+    """The job whose process walk alone decides which of machines `a` and `b` findShares meets
+    first, or None when something the log shows decides it.
+
+    That is so when both start the cycle in the same free-space table and in the same bucket of
+    the copy findShares walks (so the table's insertion order decides), and the last process the
+    RM accounted for on each (the one that moved it into that table) is that job's: the RM walks
+    a job's processes in a HashMap keyed by random ids, which no log line shows.
+    """
+    walk = _start(inp)
+    if a not in walk.free or walk.free[a] != walk.free.get(b) or not walk.jobs_on[a] or not walk.jobs_on[b]:
+        return None
+    pool = walk.pools.get(walk.machines[a].nodepool)
+    table = pool.by_free.get(walk.free[a]) if pool and walk.machines[b].nodepool == pool.name else None
+    if table is None or a not in table or b not in table:
+        return None
+    capacity = table.clone().capacity
+    bucket_a, bucket_b = (spread(_hash(walk.machines[h])) & (capacity - 1) for h in (a, b))
+    job = walk.jobs_on[a][-1]
+    return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
