@@ -113,7 +113,7 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
             continue
         for s in w.shares:
             host = by_name.get(s.host)
-            if host is not None and host.name in stale:
+            if host is not None and host.name in stale and host.nodepool in pools:
                 _account_stale(pools[host.nodepool], listed[host.nodepool], host, s.order,
                                policy_of[w.job_id] == RESERVE, stale)
                 continue
