@@ -108,7 +108,7 @@ class CycleInput:
     nodepools: tuple[Nodepool, ...]
     machines: tuple[Machine, ...]
     work: tuple[Work, ...]
-    needy: tuple[int, ...] = ()  # job ids left needy by the previous cycle's defragmentation
+    needy: tuple[int, ...] = ()  # job ids left needy by the previous cycle's defragmentation, in the order it found them
 
     def class_of(self, work: Work) -> ClassDef | None:
         """The work's class, or None when the configuration does not define it."""

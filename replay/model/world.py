@@ -372,13 +372,32 @@ def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
             job = tied[job]
         return job
 
-    for seq in sequences:
-        for i, later in enumerate(seq):
-            for earlier in seq[i + 1:]:
-                if earlier < later:  # listed after a later-submitted job: the two tie
-                    a, b = sorted((root(earlier), root(later)))
-                    tied[b] = a
+    pairs = [(earlier, later) for seq in sequences for i, later in enumerate(seq) for earlier in seq[i + 1:]
+             if earlier < later]  # listed after a later-submitted job: the two tie
+    for x, y in pairs + _needy_ties(tables):
+        a, b = sorted((root(x), root(y)))
+        if a != b:
+            tied[b] = a
     return {job: root(job) for job in tied}
+
+
+def _needy_ties(tables: dict[str, pl.DataFrame]) -> list[tuple[int, int]]:
+    """Ties the needy list shows: it is a TreeMap on JobByTimeSorter, so of two potentially needy
+    jobs that tie only the one put last stays. A potentially needy job that whatOfFixedShare
+    assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the needy pass, which
+    runs first, would have given it those: it tied with the one job of its order put after it."""
+    rows = tables["defrag"].filter(pl.col("potentially_needy") & pl.col("cycle").is_not_null())
+    assigned = set(tables["expansions"].filter(pl.col("kind") == "fixed_assign").select("cycle", "job_id").iter_rows())
+    cycles = tables["cycles"]["cycle"].to_list()
+    following = dict(zip(cycles[:-1], cycles[1:]))
+    ties = []
+    for (cycle,), part in rows.group_by("cycle", maintain_order=True):
+        put = part.unique("job_id", keep="first", maintain_order=True).select("job_id", "order").rows()
+        for i, (job, order) in enumerate(put):
+            after = [other for other, o in put[i + 1:] if o == order]
+            if (following.get(cycle), job) in assigned and len(after) == 1:
+                ties.append((job, after[0]))
+    return ties
 
 
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
@@ -461,6 +480,6 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             prev_needy = expanded_first.get(cycle)
         yield CycleInput(
             cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
-            tuple(sorted(set(prev_needy["job_id"].to_list()))) if prev_needy is not None else (),
+            tuple(dict.fromkeys(prev_needy["job_id"].to_list())) if prev_needy is not None else (),  # put order
         )
         removed_before = removed_now
