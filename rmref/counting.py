@@ -105,11 +105,18 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
             pool.n[m.order] += 1
             free[m.name] = m.order
     by_name = {m.name: m for m in inp.machines}
+    listed = {name: {m.order for m in pool.machines if m.name in free}
+              for name, pool in pools.items()}  # the free sizes the pool's tables have a map for
+    stale = {m.name: m.stale_free for m in inp.machines if m.name not in free and m.stale_free > 0}
     for w in inp.work:  # non-preemptable processes are not there to count
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue
         for s in w.shares:
             host = by_name.get(s.host)
+            if host is not None and host.name in stale and host.nodepool in pools:
+                _account_stale(pools[host.nodepool], listed[host.nodepool], host, s.order,
+                               policy_of[w.job_id] == RESERVE, stale)
+                continue
             if host is None or host.name not in free:  # (an unschedulable machine is not in the tables)
                 continue
             m = host
@@ -124,8 +131,34 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
             left -= take
             if left > 0:
                 pool.v[left] += 1
+                listed[m.nodepool].add(left)
             free[m.name] = left
     return pools
+
+
+def _account_stale(pool: PoolTables, listed: set[int], m: Machine, order: int, reserve: bool,
+                   stale: dict[str, int]) -> None:
+    """rearrangeVirtual on a machine reset left out, from the free space it kept (`stale`).
+
+    The RM first takes the machine off the count of its free size, then looks for the table of
+    that size: when there is none it stops there ("bad virtual machine list"), the count already
+    lowered; when there is one, the machine moves on to the table of what is left, as any other.
+    """
+    left = stale[m.name]
+    take = left if (order > left or reserve) else order
+    if left == m.order:
+        pool.n[m.order] -= 1
+    else:
+        pool.v[left] -= 1
+    if left not in listed:
+        return
+    left -= take
+    stale[m.name] = left
+    if left > 0:
+        pool.v[left] += 1
+        listed.add(left)
+    else:
+        del stale[m.name]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,6 +186,7 @@ class _Cycle:
     by_class: dict[str, list[Work]] = field(default_factory=dict)  # class -> its jobs, oldest first
     occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
     current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
+    set_aside: list[tuple[PoolTables, int, list[Machine]]] = field(default_factory=list)  # per freeable count
 
     @property
     def quantum_gb(self) -> int:
@@ -236,7 +270,7 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
             _how_much_fixed(cyc, band)
         else:
             _how_much_fair_share(cyc, band)
-    cleared = tuple(name for pool in cyc.pools.values() for name in sorted(pool.preemptable))
+    cleared = _setup_preemptions(cyc)
     return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure, cleared)
 
 
@@ -303,7 +337,45 @@ def _freeable_machines(cyc: _Cycle, pool: PoolTables, w: Work, needed: int) -> i
     for m in set_aside:
         pool.preemptable.add(m.name)
         pool.n[m.order] -= 1
+    cyc.set_aside.append((pool, w.order, set_aside))
     return given
+
+
+def _setup_preemptions(cyc: _Cycle) -> tuple[str, ...]:
+    """The machines setupPreemptions actually clears, of those countFreeableMachines set aside.
+
+    findMachines asks, per reservation, for as many machines as were set aside for it, walking the
+    pool's preemptables (a HashMap on the node) for machines of the request's order. But the RM
+    reuses the order variable for each share it evicts, so after the first machine it looks for
+    machines of that share's order: machines of the request's size are skipped unless the last
+    share evicted filled one. (Which share is last is a HashMap walk over random ids; when a
+    machine's shares differ in size the largest is taken.)
+    """
+    policy = {w.job_id: (cyc.class_of[w.job_id].policy if w.job_id in cyc.class_of else FAIR_SHARE)
+              for w in cyc.inp.work}
+    share_orders: dict[str, set[int]] = {}
+    for w in cyc.inp.work:
+        if policy[w.job_id] == FAIR_SHARE:
+            for s in w.shares:
+                share_orders.setdefault(s.host, set()).add(s.order)
+    cleared: list[str] = []
+    for pool in {id(p): p for p, _, _ in cyc.set_aside}.values():
+        asked = [(order, list(machines)) for p, order, machines in cyc.set_aside if p is pool and machines]
+        in_pool = [m for _, machines in asked for m in machines]
+        left = node_map_order([(m.name, m.ip) for m in in_pool])  # preemptables, put in set-aside order
+        size = {m.name: m.order for m in in_pool}
+        for order, machines in asked:
+            given = 0
+            for name in list(left):
+                if given >= len(machines):
+                    break
+                if size[name] != order:
+                    continue
+                cleared.append(name)
+                left.remove(name)
+                given += 1
+                order = max(share_orders.get(name, {order}))
+    return tuple(cleared)
 
 
 _Counter = Callable[["_Cycle", ClassDef, PoolTables, Work], None]

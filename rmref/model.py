@@ -80,6 +80,7 @@ class Machine:
     online: bool = True  # responsive and not offline (schedulable)
     blacklisted: bool = False
     varied_off: bool = False  # offline because an administrator varied it off (not dead: it keeps non-preemptable work)
+    stale_free: int = 0  # unschedulable: the free space the RM's tables last left it (reset skips it); 0 if none known
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ class CycleInput:
     nodepools: tuple[Nodepool, ...]
     machines: tuple[Machine, ...]
     work: tuple[Work, ...]
-    needy: tuple[int, ...] = ()  # job ids left needy by the previous cycle's defragmentation
+    # job ids left needy by the previous cycle's defragmentation, in the order it found them
+    needy: tuple[int, ...] = ()
     # Share.investment only ranks each job's own processes (a log prints every job's processes in
     # investment order, never the amounts), so two jobs' investments do not compare
     investment_ranked: bool = False

@@ -12,6 +12,8 @@ The RM's placement walk (NodepoolScheduler.whatOf*, NodePool.findShares/findMach
   g = min(still needed, free // job order) processes (vertical stacking), and stops when the job
   has its count. A fair-share job that is still short then tries the pool's subpools (by search
   order), recursively.
+- Completed work never expands (UIMA-4327): that includes a service or managed reservation
+  whose node died, which the purge marks completed.
 - Priority tiers go from the best (lowest number) down. Jobs that the previous cycle's
   defragmentation left needy expand first (all tiers), then each tier's normal pass: fair share
   walks the nodepool tree depth first, subpools before their parent, each pool expanding the jobs
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.evictions import held_now
-from rmref.javahash import JavaHashMap, node_hash, node_map_order, string_hash
+from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.trees import trees
 
@@ -181,7 +183,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
     """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair
     share, its subpools)."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
-    if needed <= 0 or work.order <= 0:
+    if needed <= 0 or work.order <= 0 or work.cap_input.completed:
         return 0
     given = 0
     for size in range(work.order, max(pool.by_free, default=0) + 1):
@@ -214,7 +216,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
 def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]) -> None:
     """NodePool.findMachines: a reservation takes wholly free machines of exactly its order in its own pool."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
-    if needed <= 0:
+    if needed <= 0 or work.cap_input.completed:
         return
     same_order = [walk.machines[h] for h in pool.machines if walk.machines[h].order == work.order]
     for host in node_map_order([(m.name, m.ip) for m in same_order]):  # machinesByOrder[order], filled on arrival
@@ -292,6 +294,28 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
         w = work.get(job)
         kept[by_submission(w) if w else (job, 0)] = job
     return set(kept.values())
+
+
+def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
+    """The job whose process walk alone decides which of machines `a` and `b` findShares meets
+    first, or None when something the log shows decides it.
+
+    That is so when both start the cycle in the same free-space table and in the same bucket of
+    the copy findShares walks (so the table's insertion order decides), and the last process the
+    RM accounted for on each (the one that moved it into that table) is that job's: the RM walks
+    a job's processes in a HashMap keyed by random ids, which no log line shows.
+    """
+    walk = _start(inp)
+    if a not in walk.free or walk.free[a] != walk.free.get(b) or not walk.jobs_on[a] or not walk.jobs_on[b]:
+        return None
+    pool = walk.pools.get(walk.machines[a].nodepool)
+    table = pool.by_free.get(walk.free[a]) if pool and walk.machines[b].nodepool == pool.name else None
+    if table is None or a not in table or b not in table:
+        return None
+    capacity = table.clone().capacity
+    bucket_a, bucket_b = (spread(_hash(walk.machines[h])) & (capacity - 1) for h in (a, b))
+    job = walk.jobs_on[a][-1]
+    return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:

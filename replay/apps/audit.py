@@ -22,7 +22,7 @@ from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
 from replay.model.world import Bootstrap, bootstrap, cycle_inputs, machine_inventory
 from rmref import Caps, Defrag, HowMuch, Phases
-from rmref.constants import PURGE
+from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION
 from rmref.cycle import CycleResult, Hints, schedule
 from rmref.defrag import INVESTMENT, SHARE_MAP
 from rmref.model import CycleInput, Eviction, Placement
@@ -205,10 +205,15 @@ def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: Au
     """doEvictions on the logged counts, against the shrinkBy and purge lines."""
     evicted: dict[int, list] = {}
     done = tuple(phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ()), logged.share_walk.get(inp.cycle, {})))
+    # a share the reservation clearing took that shrinkBy then marks again: the log's shrinkBy line
+    # is the only trace of either at INFO, so the logged side names it once (logged._with_clearing)
+    cleared = {(e.job_id, e.share_id) for e in done if e.reason == RESERVATION}
     for e in done:
+        result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
+        if e.reason == ALREADY_LEAVING and (e.job_id, e.share_id) in cleared:
+            continue
         # the log's purge lines name the host and the job, not the share
         evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
-        result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
     _compare(result, "evictions", inp.cycle, logged.evictions.get(inp.cycle, {}),
              {j: sorted(v, key=pair_key) for j, v in evicted.items()},
              lambda j, lv, rv: eviction_cause(inp, j, counts.get(j), lv, rv, done))

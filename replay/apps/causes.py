@@ -21,6 +21,7 @@ from replay.model.inputs import CounterBlock
 from rmref import CounterRun, HowMuch
 from rmref.howmuch import Entity
 from rmref.model import FAIR_SHARE, CycleInput, Work
+from rmref.whatof import walk_decided_tie
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,22 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> C
     work = next((w for w in inp.work if w.job_id == job), None)
     cls = inp.class_of(work) if work else None
     step = "findMachines" if cls is not None and cls.policy == "RESERVE" else "findShares"
-    return Cause(step, f"job {job}", f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}")
+    text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"
+    return Cause(step, f"job {job}", text + _walk_decided(inp, logged, ref))
+
+
+def _walk_decided(inp: CycleInput, logged: object, ref: object) -> str:
+    """Why the hosts can differ with nothing wrong in rmref: an order the log does not show."""
+    if not isinstance(logged, list) or not isinstance(ref, list):
+        return ""
+    theirs, ours = {h for h, _ in logged} - {h for h, _ in ref}, {h for h, _ in ref} - {h for h, _ in logged}
+    decided = {walk_decided_tie(inp, a, b) for a in theirs for b in ours}
+    if len(theirs) != 1 or len(ours) != 1 or None in decided:
+        return ""
+    (a,), (b,), (owner,) = theirs, ours, decided
+    return (f". {a} and {b} began the cycle with the same free space, in one bucket of the table findShares "
+            f"walks, so the one put in that table first comes first: that was decided by the order the RM "
+            f"walked job {owner}'s processes in (a HashMap keyed by random ids): the log lacks this input")
 
 
 def eviction_cause(inp: CycleInput, job: int, counted: int | None, logged: object, ref: object,

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from replay.parsing.tables import LEFT
 from rmref import UNLIMITED
 from rmref.howmuch import Entity
 
@@ -77,6 +76,16 @@ def job_descriptions(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
 
 
+def purged_hosts(tables: dict[str, pl.DataFrame]) -> dict[tuple[int, int], set[str]]:
+    """(cycle, job) -> the hosts a dead or varied-off node's purge (NodePool.disable) took the
+    job's shares from during the cycle. A purge line names the host, not the share."""
+    purges = tables["nodes"].filter((pl.col("event") == "purge") & pl.col("cycle").is_not_null())
+    out: dict[tuple[int, int], set[str]] = {}
+    for cycle, job, host in purges.select("cycle", "job_id", "host").iter_rows():
+        out.setdefault((cycle, job), set()).add(host)
+    return out
+
+
 def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """(cycle, job_id, CapInput fields) for every job the RM logged a cap for.
 
@@ -85,8 +94,8 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     that is not fair share is described only when it arrives). What the row does not say:
     * reservations print 0 work items and threads: the RM counts one request of one thread;
     * the processes the cap counts (countNShares) are those the job holds less those being
-      removed, which the caller knows from the schedule; `purged` counts the ones a dead node
-      took earlier in the same cycle, which the schedule does not show yet;
+      removed, which the caller knows from the schedule, and those a node purge took earlier in
+      the same cycle (`purged_hosts`), which the schedule does not show yet;
     * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized;
     * the Orchestrator changes a job's process limit ("Max shares adjusted") and remaining work
       (jobUpdate) between rows, and a job that is not fair share is printed only when it
@@ -106,13 +115,11 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         .drop("line")
         .sort("cycle")
     )
-    purged = tables["nodes"].filter(pl.col("event") == "purge").group_by("cycle", "job_id").len("purged")
     reservation = pl.col("type_code") == "R"
     return (
         caps.sort("cycle")
         .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .filter(pl.col("described").is_not_null())
-        .join(purged, on=["cycle", "job_id"], **LEFT)
         .join_asof(_in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
         .select(
             "cycle", "job_id",
@@ -122,7 +129,6 @@ def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
                 "remaining_in_force", "remaining", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"), 0))
             .alias("remaining"),
             pl.when(reservation).then(1).otherwise(pl.col("threads").fill_null(1)).alias("threads"),
-            pl.col("purged").fill_null(0),
             pl.coalesce("max_in_force", "max_processes", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"))
             .fill_null(UNLIMITED).alias("max_processes"),
             # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells

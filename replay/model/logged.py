@@ -124,6 +124,24 @@ def _reservation_counts(counts: pl.DataFrame, expansions: pl.DataFrame, eviction
             .drop("_n"))
 
 
+def _without_vacated_purges(shrunk: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The shrink and purge rows less the purges of shares already gone from the cycle's input.
+
+    The RM purges a dead host (handleDeadNodes) before it lets go of the shares whose processes
+    the Orchestrator reported stopped just before the cycle (`Job vacate signal share`,
+    processCompletion): such a share is purged and logged, yet it was leaving and the schedule
+    no longer holds it. A purge line names the host and the job only, so as many of the job's
+    purge lines on that host as it had shares vacated there are no decision of the cycle.
+    """
+    vacated = (tables["processes"].filter(pl.col("event") == "vacate")
+               .group_by("cycle", "job_id", "host").len("_vacated"))
+    purge = pl.col("share_id").is_null()
+    rank = pl.int_range(pl.len()).over("cycle", "job_id", "host", purge)
+    return (shrunk.join(vacated, on=["cycle", "job_id", "host"], how="left")
+            .filter(~purge | (rank >= pl.col("_vacated").fill_null(0)))
+            .drop("_vacated"))
+
+
 def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """The shrink and purge rows, and the shares taken from the hosts cleared for a reservation.
 
@@ -182,8 +200,9 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     # a job that completed in the cycle its node died is purged but no longer published: its
     # purge is no decision about the cycle's work
     listed = tables["schedule"].select("cycle", "job_id").unique()
-    shrunk = _with_clearing(in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
-                            .join(listed, on=["cycle", "job_id"], how="semi"), cleared, tables)
+    shrunk = _with_clearing(_without_vacated_purges(
+        in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
+        .join(listed, on=["cycle", "job_id"], how="semi"), tables), cleared, tables)
     defrag = taken_by_defrag(tables, shrunk)
     analysis = in_cycles(tables["defrag"])
     orders = defrag_job_order(tables["defrag"])

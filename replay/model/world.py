@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from replay.model import settings as st
-from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions
+from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions, purged_hosts
 from replay.model.inventory import Inventory, PoolOf, stated_inventory
 from replay.model.machines import infer_inventory
 from replay.parsing.sources import InputError
@@ -203,6 +203,12 @@ class _Machines:
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
+        # NodePool.reset skips an unschedulable machine, so it keeps the free space ("v_order") of
+        # the last table that held it; the RM prints it when it accounts for work left there
+        # ("bad virtual machine list"): the cycle's first such line shows it as the cycle began
+        stale = (nodes.filter((pl.col("event") == "bad_virtual") & pl.col("cycle").is_not_null())
+                 .unique(["cycle", "host"], keep="first", maintain_order=True))
+        self._stale = {(c, h): v for c, h, v in stale.select("cycle", "host", "count").iter_rows()}
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
@@ -231,7 +237,9 @@ class _Machines:
                 else:  # an administrator's vary-off or vary-on
                     off = event == "vary_off"
                     self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead)
-        return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
+        return tuple(  # arrival order: the order the RM's node maps were filled
+            replace(m, stale_free=self._stale[(cycle, m.name)]) if (cycle, m.name) in self._stale else m
+            for m in self._known.values())
 
 
 def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -383,13 +391,32 @@ def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
             job = tied[job]
         return job
 
-    for seq in sequences:
-        for i, later in enumerate(seq):
-            for earlier in seq[i + 1:]:
-                if earlier < later:  # listed after a later-submitted job: the two tie
-                    a, b = sorted((root(earlier), root(later)))
-                    tied[b] = a
+    pairs = [(earlier, later) for seq in sequences for i, later in enumerate(seq) for earlier in seq[i + 1:]
+             if earlier < later]  # listed after a later-submitted job: the two tie
+    for x, y in pairs + _needy_ties(tables):
+        a, b = sorted((root(x), root(y)))
+        if a != b:
+            tied[b] = a
     return {job: root(job) for job in tied}
+
+
+def _needy_ties(tables: dict[str, pl.DataFrame]) -> list[tuple[int, int]]:
+    """Ties the needy list shows: it is a TreeMap on JobByTimeSorter, so of two potentially needy
+    jobs that tie only the one put last stays. A potentially needy job that whatOfFixedShare
+    assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the needy pass, which
+    runs first, would have given it those: it tied with the one job of its order put after it."""
+    rows = tables["defrag"].filter(pl.col("potentially_needy") & pl.col("cycle").is_not_null())
+    assigned = set(tables["expansions"].filter(pl.col("kind") == "fixed_assign").select("cycle", "job_id").iter_rows())
+    cycles = tables["cycles"]["cycle"].to_list()
+    following = dict(zip(cycles[:-1], cycles[1:]))
+    ties = []
+    for (cycle,), part in rows.group_by("cycle", maintain_order=True):
+        put = part.unique("job_id", keep="first", maintain_order=True).select("job_id", "order").rows()
+        for i, (job, order) in enumerate(put):
+            after = [other for other, o in put[i + 1:] if o == order]
+            if (following.get(cycle), job) in assigned and len(after) == 1:
+                ties.append((job, after[0]))
+    return ties
 
 
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
@@ -406,6 +433,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     published = _Published(tables["schedule"])
     work = _ByCycle(_work_rows(tables))
     caps = _ByCycle(cap_inputs(tables))
+    purged = purged_hosts(tables)
     submitted = submission_order(tables)
     capped = _ByCycle(tables["job_caps"].select("cycle", "job_id"))
     refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
@@ -449,14 +477,17 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             job = r["job_id"]
             shares = tuple(sorted(held.get(job, ()), key=lambda s: s.share_id))
             logged = logged_caps.get(job)
-            held_now = sum(1 for s in shares if not s.pending_removal)
+            # countNShares: held, less what is leaving and what a node's purge took this cycle (a
+            # share there already leaving, or already vacated and gone from the schedule, once)
+            gone = purged.get((cycle, job), set())
+            held_now = sum(1 for s in shares if not s.pending_removal and s.host not in gone)
             # the RM logs a cap for every job but a completed or refused one; a refusal that leaves the
             # job in a class (a service in a fair-share class) does not stop its scheduling
             refused = refused_in.get(job, cycle + 1) <= cycle and not r["class"]
             init_cap, doubling, prediction = class_settings.get(r["class"], (0, False, False))
             cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS}, init_cap=init_cap,
                            expand_by_doubling=doubling, use_prediction=prediction,
-                           current=held_now - logged["purged"]) if logged else CapInput(
+                           current=held_now) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
@@ -473,7 +504,7 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             prev_needy = _column(expanded_first.get(cycle), "job_id")
         yield CycleInput(
             cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
-            tuple(sorted(set(prev_needy))),
+            tuple(dict.fromkeys(prev_needy)),  # in the order defragmentation put them
             investment_ranked=True,  # a rank within each job's Existing list (see the module docstring)
         )
         removed_before = removed_now

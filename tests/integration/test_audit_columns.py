@@ -14,7 +14,7 @@ from replay.apps.audit import audit, result_frames
 from replay.model.reads import audit_columns
 from replay.model.resources import read_resources
 from replay.parsing.store import ParquetSink, ParquetTables
-from tests.conftest import FIXTURES, log_path
+from tests.conftest import CORPUS, FIXTURES, log_path
 from rmref import Phases, how_much
 from tests.midstream import classes_only, cut
 
@@ -39,6 +39,12 @@ def _same_audit(tables: dict, folder: Path, config: dict | None = None, phases: 
 @pytest.mark.parametrize("name", NAMES)
 def test_whole_logs(name, level, tmp_path):
     _same_audit(parse([log_path(name, level)]).tables, tmp_path / "t")
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_the_oracle_corpus(name, tmp_path):
+    """The shrunk scenarios exercise rules the bundled logs do not (stale free space, purges)."""
+    _same_audit(parse([log_path(name, "rm.log")]).tables, tmp_path / "t")
 
 
 @pytest.mark.parametrize("name", ["a_tiny", "d_fragmentation", "h_mega15"])

@@ -227,6 +227,15 @@ def check_truth(res: LevelResult, frames: dict[str, pl.DataFrame], truth: list[d
             res.truth.setdefault(name.removeprefix("ref_"), None)
 
 
+def _same_unknowable_choice(res: LevelResult) -> None:
+    """A placement the log cannot settle shows three times: against the log, in the chained
+    schedule and against truth; the two echoes of the same (cycle, job) lack the same input."""
+    unknowable = {(f.cycle, f.job) for f in res.failures if f.lacks_input and f.kind == "placements"}
+    for f in res.failures:
+        if (f.cycle, f.job) in unknowable and f.kind in ("placements", "schedule"):
+            f.lacks_input = True
+
+
 def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
     """Parse, audit and truth-check one log of an oracle run; an rmreplay exception is the result's error."""
     res = LevelResult()
@@ -240,6 +249,7 @@ def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
         for cycle, job, kind, lv, rv, why, *_ in result.divergences:
             res.failures.append(Failure(int(cycle), job, kind, "log", str(lv), str(rv), why, LACKS_INPUT in why))
         check_truth(res, result_frames(result), truth, logged_decisions(tables), result.cycles)
+        _same_unknowable_choice(res)
     except Exception as exc:  # noqa: BLE001 - a crash of rmreplay is a result, not the end of the run
         res.error = _one_line(exc)
         return res
