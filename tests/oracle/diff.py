@@ -45,6 +45,10 @@ def evaluate(scenario: dict, build: Path, cache: Path, levels: tuple[str, ...]) 
         entry["failing_kinds"] = sorted({f"{f.kind}/{f.source}" for f in res.failures})
         entry["failures_total"] = len(res.failures)
         entry["failures_lacking_input"] = sum(f.lacks_input for f in res.failures)
+        for source in ("log", "truth"):  # cycles whose every divergence of that side the log cannot settle
+            failing = {f.cycle for f in res.failures if f.source == source}
+            settled = {f.cycle for f in res.failures if f.source == source and not f.lacks_input}
+            entry[f"cycles_unsettled_{source}"] = len(failing - settled)
         entry["failures"] = entry["failures"][:MAX_FAILURES_KEPT]
         entry["first_failure"] = None if first is None else first.__dict__
         out["levels"][level] = entry
@@ -76,15 +80,16 @@ def _pct(a: int, t: int) -> str:
 def _totals(results: list[dict], level: str) -> dict:
     """Sums over the scenarios for one level: cycles, agreement, per-kind tallies."""
     tot: dict = {"scenarios": 0, "ok": 0, "fail": 0, "error": 0, "cycles": 0, "cycles_agree_log": 0,
-                 "cycles_agree_truth": 0, "audit": {}, "truth": {}}
+                 "cycles_agree_truth": 0, "cycles_unsettled_log": 0, "cycles_unsettled_truth": 0,
+                 "audit": {}, "truth": {}}
     for r in results:
         lv = r["levels"].get(level)
         if lv is None:
             continue
         tot["scenarios"] += 1
         tot["error" if lv["error"] else "fail" if lv["failures_total"] else "ok"] += 1
-        for k in ("cycles", "cycles_agree_log", "cycles_agree_truth"):
-            tot[k] += lv[k]
+        for k in ("cycles", "cycles_agree_log", "cycles_agree_truth", "cycles_unsettled_log", "cycles_unsettled_truth"):
+            tot[k] += lv.get(k, 0)
         for side in ("audit", "truth"):
             for kind, tally in lv[side].items():
                 if tally is None:  # truth cannot tell for this kind
@@ -111,6 +116,9 @@ def table(results: list[dict], levels: tuple[str, ...]) -> str:
                      f"(agree {t['ok']}, divergent {t['fail']}, rmreplay error {t['error']}), {t['cycles']} cycles")
         lines.append(f"  cycles agreeing   audit vs log {_pct(t['cycles_agree_log'], t['cycles'])}"
                      f"   rmref vs truth {_pct(t['cycles_agree_truth'], t['cycles'])}")
+        lines.append(f"  ... or whose only divergences rest on an input the log lacks   audit vs log "
+                     f"{_pct(t['cycles_agree_log'] + t['cycles_unsettled_log'], t['cycles'])}   rmref vs truth "
+                     f"{_pct(t['cycles_agree_truth'] + t['cycles_unsettled_truth'], t['cycles'])}")
         lines.append(f"  {'decision':<12} {'audit: rmref vs log':>28} {'rmref vs truth.jsonl':>28}")
         for kind in sorted(set(t["audit"]) | set(t["truth"])):
             a, tr = t["audit"].get(kind), t["truth"].get(kind)
