@@ -339,9 +339,11 @@ def _published(value: object) -> str:
 
 def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None,
-          only: Collection[str] = DECISIONS, trace: Collection[int] = ()) -> AuditResult:
+          only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
-    rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`).
+    rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
+    `rerunnable` what every cycle started from (`AuditResult.carried`, for `trace_cycle`; it holds
+    a chained run per cycle, so a long log's audit keeps it only when asked).
 
     A cycle the log starts inside is not audited; a cycle whose counters the machine inventory
     does not reproduce (a log that starts mid-stream: replay.model.machines) is audited only for
@@ -358,7 +360,8 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
             result.skipped[inp.cycle] = PARTIAL_CYCLE
             result.skip(inp.cycle, kinds, PARTIAL_CYCLE)
             continue
-        result.carried[inp.cycle] = Carried(result.wealth, result.chained)
+        if rerunnable:
+            result.carried[inp.cycle] = Carried(result.wealth, result.chained)
         kinds_now: Collection[str] = kinds
         why = inventory.unsettled.get(inp.cycle)
         if why is not None:

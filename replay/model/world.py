@@ -25,10 +25,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-import numpy as np
 import polars as pl
 
 from replay.model import settings as st
+from replay.model.bycycle import ByCycle
 from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions, purged_hosts
 from replay.model.inventory import Inventory, PoolOf, stated_inventory
 from replay.model.machines import infer_inventory
@@ -167,24 +167,6 @@ def machine_hosts(nodes: pl.DataFrame) -> list[str]:
     return rows["host"].drop_nulls().unique(maintain_order=True).to_list()
 
 
-class _ByCycle:
-    """Rows grouped by cycle, each cycle's rows in their order, without a frame per cycle: one
-    frame sorted by cycle and each cycle's place in it (a cycle's rows are a zero-copy slice).
-    Rows after the last published schedule have no cycle and are dropped."""
-
-    def __init__(self, frame: pl.DataFrame):
-        self._frame = frame.filter(pl.col("cycle").is_not_null()).sort("cycle", maintain_order=True)
-        cycles = self._frame["cycle"].cast(pl.Int64).to_numpy()
-        starts = np.flatnonzero(np.diff(cycles, prepend=-1) != 0)
-        ends = np.append(starts[1:], len(cycles))
-        self._at = {int(cycles[a]): (int(a), int(b - a)) for a, b in zip(starts, ends)}
-
-    def get(self, cycle: int) -> pl.DataFrame | None:
-        """The cycle's rows (None: it has none)."""
-        at = self._at.get(cycle)
-        return None if at is None else self._frame.slice(*at)
-
-
 class _Machines:
     """Node liveness and inventory, advanced one cycle's events at a time.
 
@@ -194,7 +176,7 @@ class _Machines:
 
     def __init__(self, tables: dict[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf):
         nodes = tables["nodes"]
-        self._events = _ByCycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
+        self._events = ByCycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
         ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
         self._ips = dict(ips.select("host", "ip").iter_rows())
         self._pool = pool_of
@@ -330,7 +312,7 @@ class _Published:
     share id, memory, init ms), and the (job, share id) sets of Additions and Removals."""
 
     def __init__(self, schedule: pl.DataFrame):
-        self._rows = _ByCycle(schedule.filter(pl.col("host").is_not_null()).select(
+        self._rows = ByCycle(schedule.filter(pl.col("host").is_not_null()).select(
             "cycle", "kind", "job_id", "host", "share_id", "memory_gb", "init_ms"))
 
     def shares(self, cycle: int) -> tuple[list[tuple], set[tuple[int, int]], set[tuple[int, int]]]:
@@ -349,7 +331,7 @@ class _Published:
         return existing, added, removed
 
 
-def needy_expanded(tables: dict[str, pl.DataFrame]) -> _ByCycle:
+def needy_expanded(tables: dict[str, pl.DataFrame]) -> ByCycle:
     """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
     carried from the one before (its doExpansion lines before the fair-share traversal)."""
     expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
@@ -360,7 +342,7 @@ def needy_expanded(tables: dict[str, pl.DataFrame]) -> _ByCycle:
     early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
              .join(normal, on="cycle", how="left")
              .filter(pl.col("normal").is_null() | (pl.col("line") < pl.col("normal"))))
-    return _ByCycle(early.select("cycle", "job_id"))
+    return ByCycle(early.select("cycle", "job_id"))
 
 
 def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
@@ -431,14 +413,14 @@ def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
     # every per-cycle structure is kept as one frame and read a cycle at a time (_ByCycle): a
     # dict or a frame per cycle took 75 MB on a 2,500-cycle log
     published = _Published(tables["schedule"])
-    work = _ByCycle(_work_rows(tables))
-    caps = _ByCycle(cap_inputs(tables))
+    work = ByCycle(_work_rows(tables))
+    caps = ByCycle(cap_inputs(tables))
     purged = purged_hosts(tables)
     submitted = submission_order(tables)
-    capped = _ByCycle(tables["job_caps"].select("cycle", "job_id"))
+    capped = ByCycle(tables["job_caps"].select("cycle", "job_id"))
     refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
     refused_in = dict(refusals.group_by("job_id").agg(pl.col("cycle").min()).iter_rows())  # job -> first cycle
-    needy = _ByCycle(tables["defrag"].filter(pl.col("potentially_needy")).select("cycle", "job_id"))
+    needy = ByCycle(tables["defrag"].filter(pl.col("potentially_needy")).select("cycle", "job_id"))
     analysed = set(tables["defrag"].filter(pl.col("kind") == "analysis")["cycle"].drop_nulls().to_list())
     expanded_first = needy_expanded(tables)
     clock = ProcessClock(tables["processes"], tables["cycles"])

@@ -23,7 +23,7 @@ from tests.conftest import parsed, truth
 @lru_cache(maxsize=None)
 def _audited(name: str, level: str) -> AuditResult:
     """The log's audit, once: explain re-runs one cycle of it (what the audit carried into it)."""
-    return audit(parsed(name, level).tables)
+    return audit(parsed(name, level).tables, rerunnable=True)
 
 LOGS = [("a_tiny", "rm.log"), ("b_classes", "rm-debug.log"), ("c_nodepools", "rm.log"),
         ("c_nodepools", "rm-debug.log"), ("d_fragmentation", "rm.log"), ("d_fragmentation", "rm-debug.log"),
