@@ -32,6 +32,7 @@ from replay.parsing.manifest import build_manifest, content_of, input_record_of,
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.pipeline import (
     MemorySink,
+    Progress,
     Summary,
     available_cores,
     named_lines,
@@ -41,7 +42,6 @@ from replay.parsing.pipeline import (
 from replay.parsing.sources import InputError, Source
 from replay.parsing.store import ParquetSink, ParquetTables, read_tables
 
-Progress = Callable[[str], None]
 _SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
 
 
