@@ -7,12 +7,15 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
+import rich.progress
 from rich.console import Console
+from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn
 from rich.table import Table
 
 from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
@@ -27,6 +30,7 @@ from replay.parsing.outdir import (
 from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, available_cores, run
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS
+from replay.progress import OnProgress, Progress, quiet
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
     from replay.apps.anonymize import Anonymized
@@ -82,8 +86,8 @@ def summary_table(s: Summary, seconds: float) -> Table:
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     """rmreplay parse LOG... [-o OUT [--force]]"""
     start = time.perf_counter()
-    with console.status("parsing", spinner="dots") as status:
-        options = {"engine": args.engine, "progress": lambda msg: status.update(msg),
+    with progress_display(console, "parsing") as show:
+        options = {"engine": args.engine, "progress": show,
                    "chunk_bytes": args.chunk_mb << 20 if args.chunk_mb else None, "workers": args.jobs}
         if args.out:
             summary = parse_to(args.logs, args.out, force=args.force, **options)
@@ -97,6 +101,25 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     if summary.unparsed:
         console.print(f"[yellow]{summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)[/]")
     return 0
+
+
+@contextmanager
+def progress_display(console: Console, stage: str) -> Iterator[OnProgress]:
+    """Show a long step's progress on one line while it runs: its stage, and a bar with the count
+    when the total is known. Drawn only on a terminal and cleared when done, so piped output
+    holds the results alone."""
+    if not console.is_terminal:  # rich would still end each display with a blank line
+        yield quiet
+        return
+    bars = rich.progress.Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                  TaskProgressColumn(), console=console, transient=True)
+    with bars:
+        task = bars.add_task(stage, total=None)
+
+        def show(progress: Progress) -> None:
+            bars.update(task, description=progress.text(), total=progress.total, completed=progress.done)
+
+        yield show
 
 
 def require_cycles(cycles: range | None, text: str | None, tables: dict) -> None:
@@ -123,8 +146,8 @@ def load_tables(logs: list[str], config: str | None, console: Console, use_cache
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
     away from `--config DIR`. Returns the tables and a note on where the bootstrap came from, for
     the command to print with its results (so an error is all a failing command prints)."""
-    with console.status("parsing", spinner="dots") as status:
-        opened = open_input(logs, use_cache=use_cache, progress=lambda msg: status.update(msg), columns=columns)
+    with progress_display(console, "parsing") as show:
+        opened = open_input(logs, use_cache=use_cache, progress=show, columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
     return tables, apply_config(tables, config)
@@ -187,9 +210,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns())
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
-    with console.status("auditing", spinner="dots") as status:
-        result = audit(tables, cycles=cycles,
-                       progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
+    with progress_display(console, "auditing") as show:
+        result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
     if not result.cycles:
         raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
@@ -311,9 +333,8 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
-    with console.status("replaying", spinner="dots") as status:
-        result = whatif(tables, change, cycles=cycles,
-                        progress=lambda i, n: status.update(f"replaying cycle {i:,} of {n:,}"))
+    with progress_display(console, "replaying") as show:
+        result = whatif(tables, change, cycles=cycles, progress=show)
     if not result.cycles:
         raise InputError("no published schedule in the replayed range: nothing to replay")
     seconds = time.perf_counter() - start
@@ -343,8 +364,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
         tables, note = load_tables([log], args.config, console, not args.no_cache)
         start = time.perf_counter()
-        with console.status(f"replaying {log}", spinner="dots"):
-            result = whatif(tables, change)
+        with progress_display(console, f"replaying {log}") as show:
+            result = whatif(tables, change, progress=show)
         seconds = time.perf_counter() - start
         results.append((log, result, seconds))
         n = result.cycles_changed
@@ -398,9 +419,9 @@ def _simulate(tables: dict, change, args: argparse.Namespace, console: Console, 
     from replay.apps.simulate.metrics import measure
     from replay.apps.simulate.simulation import simulate
 
-    with console.status("simulating", spinner="dots") as status:
+    with progress_display(console, "simulating") as show:
         sim = simulate(tables, change, workload, workload_from=getattr(args, "workload", None) or "log",
-                       progress=lambda label, i, n: status.update(f"simulating ({label}) cycle {i:,} of {n:,}"))
+                       progress=show)
         return measure(tables, sim)
 
 
@@ -475,9 +496,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     print_note(console, note)
     audited = None
     if not args.no_audit:
-        with console.status("auditing", spinner="dots") as status:
+        with progress_display(console, "auditing") as show:
             try:
-                audited = audit(tables, progress=lambda i, n: status.update(f"auditing cycle {i:,} of {n:,}"))
+                audited = audit(tables, progress=show)
             except InputError as exc:  # no bootstrap: the rest of the report still stands
                 console.print(f"[yellow]audit skipped: {exc}[/]")
     sections = []
@@ -530,8 +551,8 @@ def cmd_anonymize(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.anonymize import MAPPING, anonymize
 
     check_replaceable(Path(args.out), args.force, "anonymize", args.logs)
-    with console.status("anonymizing", spinner="dots") as status:
-        done = anonymize(args.logs, args.out, args.key, args.force, progress=lambda msg: status.update(msg))
+    with progress_display(console, "anonymizing") as show:
+        done = anonymize(args.logs, args.out, args.key, args.force, progress=show)
     console.print(anonymize_table(done, args.out))
     console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{MAPPING}[/] at your site "
                   "(it turns the pseudonyms back into your names)", highlight=False)

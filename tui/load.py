@@ -8,9 +8,6 @@ per `--config` (the audit of a log without its bootstrap depends on the folder g
 from __future__ import annotations
 
 import gc
-import re
-import struct
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from pathlib import Path
@@ -20,14 +17,13 @@ import polars as pl
 from replay import InputError
 from replay.cli import apply_config
 from replay.parsing.cache import config_digest, keep_frames, open_input, read_frames
-from replay.parsing.logdir import find_inputs
 from replay.parsing.manifest import parse_dir_manifest
+from replay.progress import OnProgress
 
 if TYPE_CHECKING:
     from replay.model.world import Bootstrap
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
-Progress = Callable[[float, str], None]  # (fraction done 0..1, what is happening)
 
 
 @dataclass
@@ -58,24 +54,6 @@ def is_parse_dir(path: str | Path) -> bool:
     return parse_dir_manifest(path) is not None
 
 
-def _input_bytes(paths: list[str]) -> int:
-    """Bytes the parser will read (a gzip member records its uncompressed size, modulo 4 GiB)."""
-    total = 0
-    for src in find_inputs(paths).sources:
-        size = src.path.stat().st_size
-        if src.path.suffix == ".gz" and size >= 4:
-            with open(src.path, "rb") as fh:
-                fh.seek(-4, 2)
-                isize = struct.unpack("<I", fh.read(4))[0]
-            total += isize if isize >= size else size * 8  # wrapped past 4 GiB: guess a typical ratio
-        else:
-            total += size
-    return max(total, 1)
-
-
-_DONE = re.compile(r"parsing: ([\d,]+) MB done")
-
-
 def check(tables: dict[str, pl.DataFrame], name: str) -> None:
     """Raise InputError when there is nothing to browse."""
     if tables.get("cycles") is None or tables["cycles"].is_empty():
@@ -85,30 +63,21 @@ def check(tables: dict[str, pl.DataFrame], name: str) -> None:
                          "nothing to browse; is this the Resource Manager's rm.log?")
 
 
-def load(paths: list[str], progress: Progress | None = None, use_cache: bool = True,
+def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool = True,
          config: str | None = None) -> Loaded:
     """Parse the input (or read it from the cache or a parse directory), fill the bootstrap from
     `config` when the log has none; raise InputError with the reason."""
-    say = progress or (lambda _f, _m: None)
     if not paths:
         raise InputError("no input: name rm.log files or a `rmreplay parse` output directory")
     parse_dir = is_parse_dir(paths[0])
-    total = 1 if parse_dir else _input_bytes(paths)
-
-    def on_parse(msg: str) -> None:
-        m = _DONE.search(msg)
-        done = int(m.group(1).replace(",", "")) * 1e6 / total if m else 0.95
-        say(min(done, 0.95) * 0.9, msg)
-
     # the parse hands over the lines it read, for the Log tab: the log is not read (or gunzipped) twice
-    opened = open_input(paths, use_cache=use_cache, progress=on_parse, keep_lines=not parse_dir)
+    opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir)
     check(opened.tables, opened.name)
     apply_config(opened.tables, config)
     audit = _audit_beside(Path(paths[0])) if parse_dir else None
     slot = opened.slot / _audit_folder(config) if opened.slot is not None else None
     if audit is None and slot is not None:
         audit = read_frames(slot)
-    say(1.0, "parsed")
     return Loaded(opened.name, opened.tables, opened.lines, audit, slot, opened.from_cache, opened.note)
 
 
@@ -132,12 +101,9 @@ def save_audit(slot: Path | None, frames: dict[str, pl.DataFrame]) -> None:
 
 
 def run_audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
-              progress: Progress | None = None) -> dict[str, pl.DataFrame]:
+              progress: OnProgress | None = None) -> dict[str, pl.DataFrame]:
     """rmref on every cycle (with `boot`, the configuration already rebuilt); its decisions and the
     divergences as frames."""
     from replay.apps.audit import audit, result_frames
 
-    say = progress or (lambda _f, _m: None)
-    result = audit(tables, boot, progress=lambda i, n: say(i / max(n, 1), f"auditing cycle {i:,} of {n:,}"))
-    say(1.0, "audited")
-    return result_frames(result)
+    return result_frames(audit(tables, boot, progress=progress))

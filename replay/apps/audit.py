@@ -20,7 +20,8 @@ from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
-from replay.model.world import Bootstrap, bootstrap, cycle_inputs, machine_inventory
+from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs, machine_inventory
+from replay.progress import OnProgress, counted
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION
 from rmref.cycle import CycleResult, Hints, schedule
@@ -338,7 +339,7 @@ def _published(value: object) -> str:
 
 
 def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
-          phases: Phases = Phases(), progress: Callable[[int, int], None] | None = None,
+          phases: Phases = Phases(), progress: OnProgress | None = None,
           only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
     rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
@@ -354,8 +355,8 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
     whole = whole_cycles(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
     result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
-    total = tables["cycles"].height
-    for i, inp in enumerate(cycle_inputs(tables, boot, cycles, inventory=inventory)):
+    inputs = cycle_inputs(tables, boot, cycles, inventory=inventory)
+    for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
         if inp.cycle not in whole:
             result.skipped[inp.cycle] = PARTIAL_CYCLE
             result.skip(inp.cycle, kinds, PARTIAL_CYCLE)
@@ -373,8 +374,6 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
         cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
-        if progress and i % 50 == 0:
-            progress(i, total)
     return result
 
 

@@ -37,7 +37,8 @@ import polars as pl
 from replay.model.cycleref import epochs, label, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
 from replay.parsing.sources import InputError
-from replay.model.world import Bootstrap, bootstrap, cycle_inputs
+from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs
+from replay.progress import OnProgress, counted
 from rmref import job_order, machine_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.constants import PURGE
@@ -427,7 +428,7 @@ def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
 
 
 def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
-           cycles: range | None = None, progress: Callable[[int, int], None] | None = None) -> WhatIfResult:
+           cycles: range | None = None, progress: OnProgress | None = None) -> WhatIfResult:
     """Replay every cycle (or those in `cycles`) with the change and compare it with the log."""
     boot = boot or bootstrap(tables)
     changed_boot = apply_sets(boot, change.sets)
@@ -435,8 +436,7 @@ def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Boo
     held_logged = logged_holdings(tables, boot.config.quantum_gb)
     result = WhatIfResult(change, epochs=epochs(tables["cycles"]))
     base_prev = what_prev = None
-    total = tables["cycles"].height
-    for i, inp in enumerate(cycle_inputs(tables, boot, cycles)):
+    for inp in counted(cycle_inputs(tables, boot, cycles), cycle_count(tables, cycles), progress, "replaying"):
         c = inp.cycle
         result.cycles.append(c)
         base = schedule(inp, _hints(logged, c, base_prev))
@@ -445,8 +445,6 @@ def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Boo
         _compare(result, c, logged, base, what)
         _tally(result, inp, logged, held_logged.get(c, {}), base, what)
         base_prev, what_prev = base, what
-        if progress and i % 50 == 0:
-            progress(i, total)
     return result
 
 

@@ -22,7 +22,7 @@ and where the log shows it:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 import polars as pl
@@ -399,6 +399,12 @@ def _needy_ties(tables: dict[str, pl.DataFrame]) -> list[tuple[int, int]]:
             if (following.get(cycle), job) in assigned and len(after) == 1:
                 ties.append((job, after[0]))
     return ties
+
+
+def cycle_count(tables: Mapping[str, pl.DataFrame], cycles: range | None = None) -> int:
+    """How many inputs `cycle_inputs` gives: the log's published cycles (those in `cycles`)."""
+    logged = tables["cycles"]["cycle"]
+    return len(logged) if cycles is None else int(logged.is_between(cycles.start, cycles.stop - 1).sum())
 
 
 def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,

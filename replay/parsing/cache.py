@@ -32,7 +32,6 @@ from replay.parsing.manifest import build_manifest, content_of, input_record_of,
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.pipeline import (
     MemorySink,
-    Progress,
     Summary,
     available_cores,
     named_lines,
@@ -41,6 +40,7 @@ from replay.parsing.pipeline import (
 )
 from replay.parsing.sources import InputError, Source
 from replay.parsing.store import ParquetSink, ParquetTables, read_tables
+from replay.progress import OnProgress, Progress, quiet
 
 _SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
 
@@ -85,20 +85,20 @@ class Opened:
     note: str | None  # what the folders given held besides the RM's log
 
 
-def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progress | None = None,
+def open_input(paths: list[str | Path], use_cache: bool = True, progress: OnProgress | None = None,
                keep_lines: bool = False, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """The tables of `paths`: a `rmreplay parse -o` directory, or logs (files and log folders) read
     from the cache or parsed (and cached); `keep_lines` also gives every raw line. With `columns`,
     only those tables' columns: read from disk on each use when the parse is on disk (a parse
     directory, the cache), so a long log's tables are never all in memory."""
-    say = progress or (lambda _msg: None)
+    say = progress or quiet
     if not paths:
         raise InputError("no input: name rm.log files, a log folder or a `rmreplay parse -o` directory")
     manifest = parse_dir_manifest(paths[0])
     if manifest is not None:
         if len(paths) > 1:
             raise InputError(f"{paths[0]} is a parse directory: give it alone, not with other input")
-        say(f"reading the tables of {paths[0]}")
+        say(Progress(f"reading the tables of {paths[0]}"))
         tables = ParquetTables(paths[0], columns) if columns else read_tables(paths[0])
         content = content_of(manifest)
         slot = slot_of(content) if content and use_cache else None
@@ -106,11 +106,11 @@ def open_input(paths: list[str | Path], use_cache: bool = True, progress: Progre
     inputs = find_inputs(list(paths))
     name = _name(inputs.sources)
     if use_cache:
-        say("hashing the input")  # once per file: then its digest is memoised
+        say(Progress("hashing the input"))  # once per file: then its digest is memoised
     content = content_digest(inputs.sources) if use_cache else None
     slot = slot_of(content) if content else None
     if slot is not None and read_manifest_quietly(slot / "tables"):
-        say("reading the cached parse")
+        say(Progress("reading the cached parse"))
         tables = ParquetTables(slot / "tables", columns) if columns else read_tables(slot / "tables")
         lines = _cached_lines(slot, inputs, say) if keep_lines else None
         return Opened(name, tables, lines, slot, True, inputs.note())
@@ -129,12 +129,12 @@ def _name(sources: list[Source]) -> str:
     return ", ".join(s.name for s in sources) if len(sources) <= 2 else f"{sources[0].name} (+{len(sources) - 1})"
 
 
-def _cached_lines(slot: Path, inputs: Inputs, say: Progress) -> pl.DataFrame:
+def _cached_lines(slot: Path, inputs: Inputs, say: OnProgress) -> pl.DataFrame:
     """The slot's raw lines; read from the logs (and kept) when a command without them cached the parse."""
     path = slot / "lines.parquet"
     if path.exists():
         return pl.read_parquet(path)
-    say("reading the raw lines")
+    say(Progress("reading the raw lines"))
     lines = read_lines(inputs.sources)
     try:
         tmp = slot / f"lines.{uuid.uuid4().hex}.tmp"
@@ -178,7 +178,7 @@ class _Tee:
             return False
 
 
-def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: bool, say: Progress,
+def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: bool, say: OnProgress,
                      keep_lines: bool, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """Parse the input; with the cache, write its slot on the way."""
     tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
@@ -262,7 +262,7 @@ def keep_frames(folder: Path, frames: dict[str, pl.DataFrame]) -> None:
         pass
 
 
-def parse_to(paths: list[str | Path], out: str | Path, engine: str = "fast", progress: Progress | None = None,
+def parse_to(paths: list[str | Path], out: str | Path, engine: str = "fast", progress: OnProgress | None = None,
              chunk_bytes: int | None = None, force: bool = False, workers: int = 1) -> Summary:
     """`rmreplay parse -o OUT`: the tables as OUT/<table>.parquet, then OUT/manifest.json, written whole or
     not at all (replay.parsing.outdir); the input's digests are computed beside the parse."""

@@ -28,15 +28,14 @@ from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
 from replay.parsing.scan import COMPILED, UNDECIDED, fill_rows, rmcounter_rows, scan_records, schedule_rows
 from replay.parsing.logdir import Inputs, find_inputs
-from replay.parsing.sources import Source
+from replay.parsing.sources import Source, unpacked_size
+from replay.progress import OnProgress, Progress, quiet
 from replay.parsing.tables import (LEFT, SCHEMAS, Carry, ChunkCarry, assemble_chunk, assemble_final, compact,
                                    file_names, stitch)
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
 MULTILINE = {"schedule_state", "occupancy_table", "sched_sections", "pool_tables", "np_nodes", GENERIC}
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ class MemorySink:
                 for (name, parts), cols in zip(self.parts.items(), self.columns.values())}
 
 
-def parse(paths: list[str] | str, engine: str = "fast", progress: Progress | None = None,
+def parse(paths: list[str] | str, engine: str = "fast", progress: OnProgress | None = None,
           chunk_bytes: int | None = None, keep_lines: bool = False, workers: int = 1,
           columns: Mapping[str, Sequence[str]] | None = None) -> ParseResult:
     """Parse rm.log files (rolled sets, directories, .gz) into typed tables (polars DataFrames);
@@ -194,16 +193,16 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progress: Progress | None = None,
+def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progress: OnProgress | None = None,
         chunk_bytes: int | None = None, lines_to: Callable[[pl.DataFrame], None] | None = None,
-        workers: int = 1, on_chunk: Callable[[int, int], None] | None = None) -> Summary:
+        workers: int = 1) -> Summary:
     """Parse the input (paths, or the files `find_inputs` chose) chunk by chunk into `sink`; return
-    the summary (`lines_to`: also called with each chunk's lines: file index, line, text; `on_chunk`:
-    with the bytes and cycles done after each chunk). `workers` > 1 parses that many chunks at once
-    on threads (the scanner, polars and pyarrow release the GIL); the sink gets the same tables in
-    the same order as from one worker. `chunk_bytes`: the input parsed per step (None:
+    the summary (`lines_to`: also called with each chunk's lines: file index, line, text;
+    `progress`: the bytes read after each chunk, of about the total unpacked). `workers` > 1 parses
+    that many chunks at once on threads (the scanner, polars and pyarrow release the GIL); the sink
+    gets the same tables in the same order as from one worker. `chunk_bytes`: the input parsed per step (None:
     chunk_bytes_for(workers))."""
-    say = progress or (lambda _msg: None)
+    say = progress or quiet
     if isinstance(paths, (str, Path)):
         paths = [paths]
     inputs = paths if isinstance(paths, Inputs) else find_inputs(list(paths))
@@ -211,15 +210,15 @@ def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progr
     names = [s.name for s in sources]
     totals = _Totals()
     keep = lines_to is not None
+    expected = sum(unpacked_size(s.path) for s in sources)
+    say(Progress("parsing", 0, expected, "bytes"))
 
     def take(part: _Parsed) -> None:
         tables = totals.add(part)
         if lines_to is not None and part.lines is not None:
             lines_to(part.lines)
         sink.add(tables)
-        say(f"parsing: {totals.bytes / 1e6:,.0f} MB done, {totals.carry.cycles:,} cycles")
-        if on_chunk is not None:
-            on_chunk(totals.bytes, totals.carry.cycles)
+        say(Progress("parsing", totals.bytes, max(expected, totals.bytes), "bytes"))
 
     chunks = stream_chunks(sources, chunk_bytes if chunk_bytes else chunk_bytes_for(workers))
     if workers <= 1:
@@ -236,7 +235,8 @@ def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progr
                     take(flight.popleft().result())
             while flight:
                 take(flight.popleft().result())
-    say("assembling cycles and configuration")
+    say(Progress("parsing", totals.bytes, totals.bytes, "bytes"))  # the estimate gives way to what was read
+    say(Progress("assembling cycles and configuration"))
     final = assemble_final(totals.carry)
     sink.add(final)
     return Summary(

@@ -52,3 +52,18 @@ def discover(paths: list[str | Path]) -> list[Source]:
         bases.setdefault(rolled_key(f.name)[0], len(bases))
     ordered = sorted(dict.fromkeys(files), key=lambda f: (bases[rolled_key(f.name)[0]], rolled_key(f.name)[1]))
     return [Source(f, f.name) for f in ordered]
+
+
+def unpacked_size(path: Path) -> int:
+    """About the bytes the parser reads from a file, for a progress bar: its size, or for a gzip
+    file the size its trailer records (modulo 4 GiB; a trailer below the packed size has wrapped
+    past it, and a typical ratio is guessed)."""
+    size = path.stat().st_size
+    if size < 18:  # shorter than a gzip header and trailer
+        return size
+    with open(path, "rb") as fh:
+        if fh.read(2) != b"\x1f\x8b":
+            return size
+        fh.seek(-4, 2)
+        recorded = int.from_bytes(fh.read(4), "little")
+    return recorded if recorded >= size else size * 8

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Sparkline, Static
 
 from replay import InputError
+from replay.progress import Progress
 from tui.actions import MARKS, help_rows
 from tui.data import Browse, build
 from tui.load import Loaded, load
@@ -35,26 +36,26 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
         with Vertical(id="loading-box"):
             yield Label("rmreplay", id="loading-title")
             yield Label("opening", id="loading-message")
-            yield ProgressBar(total=100, show_eta=False, id="loading-progress")
+            yield ProgressBar(total=None, show_eta=False, id="loading-progress")
 
     def on_mount(self) -> None:
         """Start loading."""
         self._load()
 
-    def show(self, fraction: float, message: str) -> None:
-        """Advance the bar."""
-        self.query_one("#loading-progress", ProgressBar).update(progress=round(fraction * 100))
-        self.query_one("#loading-message", Label).update(message)
+    def show(self, progress: Progress) -> None:
+        """Say the stage, and how far it has got (a stage without a total: an indeterminate bar)."""
+        self.query_one("#loading-progress", ProgressBar).update(total=progress.total, progress=progress.done)
+        self.query_one("#loading-message", Label).update(progress.text())
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
-        def progress(fraction: float, message: str) -> None:
-            self.app.call_from_thread(self.show, fraction, message)
+        def progress(progress: Progress) -> None:
+            self.app.call_from_thread(self.show, progress)
 
         result: tuple[Loaded, Browse] | str
         try:
             loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config)
-            progress(1.0, "rebuilding every cycle's machines")
+            progress(Progress("rebuilding every cycle's machines"))
             result = loaded, build(loaded.name, loaded.tables, loaded.lines)  # here, off the screen's thread
         except InputError as exc:
             result = str(exc)

@@ -12,6 +12,7 @@ from textual.widgets import ProgressBar, Static
 
 from replay import InputError
 from replay.model.world import Bootstrap
+from replay.progress import Progress
 from tui.load import Loaded, run_audit, save_audit
 
 from tui.data import Browse
@@ -58,24 +59,24 @@ class StatusLine(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="status-text")
-        yield ProgressBar(total=100, show_eta=False, id="audit-progress")
+        yield ProgressBar(total=None, show_eta=False, id="audit-progress")
 
-    def say(self, message: str, progress: int | None = None) -> None:
-        """Show a message, and a progress bar (percent) or none."""
+    def say(self, message: str, progress: Progress | None = None) -> None:
+        """Show a message, and a bar for the progress given (none without)."""
         self.message = message
         self.paint()
         bar = self.query_one("#audit-progress", ProgressBar)
         bar.display = progress is not None
         if progress is not None:
-            bar.update(progress=progress)
+            bar.update(total=progress.total, progress=progress.done)
 
     @work(thread=True, exclusive=True, group="audit")
     def audit(self, loaded: Loaded, boot: Bootstrap | None) -> None:
         """rmref on every cycle, in a worker; its frames are kept beside the cached parse and posted."""
-        self.app.call_from_thread(self.say, "auditing: rmref replays every cycle", 0)
+        self.app.call_from_thread(self.say, "auditing: rmref replays every cycle", Progress("auditing"))
         try:
-            frames = run_audit(loaded.tables, boot, progress=lambda f, m: self.app.call_from_thread(
-                self.say, m, round(f * 100)))
+            frames = run_audit(loaded.tables, boot, progress=lambda p: self.app.call_from_thread(
+                self.say, p.text(), p))
         except Exception as exc:  # noqa: BLE001 - browsing the log still works without rmref
             why = str(exc) if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
             self.app.call_from_thread(self.say, f"no audit: {why}")

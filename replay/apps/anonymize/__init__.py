@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.pipeline import MemorySink, Summary, parse, run
 from replay.parsing.logdir import find_inputs
 from replay.parsing.sources import InputError
+from replay.progress import OnProgress, Progress, quiet
 
 MAPPING = "mapping.json"
 
@@ -100,9 +100,9 @@ def check(expected: dict[str, pl.DataFrame], files: list[Path]) -> None:
 
 
 def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = None, force: bool = False,
-              progress: Callable[[str], None] | None = None) -> Anonymized:
+              progress: OnProgress | None = None) -> Anonymized:
     """Write OUT/<each input's name> with the site's names replaced, and OUT/mapping.json."""
-    say = progress or (lambda _msg: None)
+    say = progress or quiet
     sources = find_inputs(paths).sources
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
@@ -113,13 +113,13 @@ def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = N
     sink, shapes = MemorySink(), Shapes()
     summary = run(paths, sink, progress=say, lines_to=shapes.add)
     tables = sink.tables()
-    say("choosing pseudonyms")
+    say(Progress("choosing pseudonyms"))
     pseudonyms = pseudonyms_for(inventory(tables), key)
     shapes.name(pseudonyms)
     rewriter = Rewriter(pseudonyms)
     with atomic_output_dir(out, force, command="anonymize", inputs=paths) as tmp:
         lines = rewrite_files(sources, tmp, rewriter, unread_lines(tables), say)
-        say("checking that the anonymized log parses to the same tables")
+        say(Progress("checking that the anonymized log parses to the same tables"))
         check(rename_tables(tables, rewriter), [tmp / n for n in names])
         mapping = tmp / MAPPING
         mapping.write_text(rewriter.p.to_json(), encoding="utf-8")

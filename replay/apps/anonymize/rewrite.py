@@ -29,6 +29,7 @@ from replay.apps.anonymize.mapping import Pseudonyms
 from replay.apps.anonymize.names import IPV4
 from replay.parsing.records import HEADER_RE
 from replay.parsing.sources import Source
+from replay.progress import OnProgress, Progress
 
 _HEADER_START = HEADER_RE.removesuffix("(.*)")  # up to the method: what follows is the body
 _HEADER = re.compile(_HEADER_START)
@@ -217,7 +218,7 @@ def _in_background(write: Callable[[bytes], object]) -> Iterator[Callable[[bytes
 
 
 def rewrite_files(sources: list[Source], out: Path, rewriter: Rewriter, unread: Unread,
-                  progress: Callable[[str], None] | None = None) -> LineCounts:
+                  progress: OnProgress | None = None) -> LineCounts:
     """Each source rewritten to OUT/<its name> (gzipped as it was), as one stream: a record cut
     by rotation goes on in the next file, as the parser reads it."""
     counts = LineCounts()
@@ -230,7 +231,7 @@ def rewrite_files(sources: list[Source], out: Path, rewriter: Rewriter, unread: 
         with _open_out(out / src.name, gz) as fh, _in_background(fh.write) as write:
             for block in _line_blocks(src.path, gz):
                 if progress:
-                    progress(f"anonymizing {src.name}: line {number:,}")
+                    progress(Progress(f"anonymizing {src.name}", number, None, "lines"))
                 bodies = [raw.rstrip(b"\r\n") for raw in block]
                 texts = [b.decode("utf-8", "surrogateescape") for b in bodies]
                 written = []

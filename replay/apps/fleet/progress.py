@@ -1,25 +1,28 @@
 """The fleet's progress on the client: a rich bar per stream in flight and one for the fleet.
 
 Workers send events (replay.apps.fleet.task, topic TOPIC): `start` (the stream's expected
-bytes), `parse` (bytes done), `audit` (cycles done, first with the total), `end`. The client
-turns them into bars; a stream's bar goes when its result is in.
+bytes), then the fields of each `replay.progress.Progress` the parse and the audit report. The
+client turns them into bars; a stream's bar goes when its result is in.
 """
 
 from __future__ import annotations
 
 import threading
 
+import rich.progress
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+from replay.progress import Progress
 
 
 class FleetProgress:
     """Bars for the fleet and for each stream being worked on (use as a context manager)."""
 
     def __init__(self, console: Console, streams: int):
-        self.bars = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                             TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console,
-                             transient=False)
+        self.bars = rich.progress.Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                           TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
+                                           console=console, transient=False)
         self.fleet = self.bars.add_task("fleet", total=streams, detail="")
         self.streams: dict[str, TaskID] = {}
         self.lock = threading.Lock()  # events arrive on the client's event-loop thread
@@ -34,21 +37,24 @@ class FleetProgress:
 
     def event(self, event: tuple[float, dict]) -> None:
         """One worker event (as `Client.subscribe_topic` hands it over)."""
-        _when, msg = event
-        key, phase, done, total = msg["key"], msg["phase"], msg["done"], msg.get("total")
+        _when, fields = event
+        msg = dict(fields)
+        key = msg.pop("key")
         with self.lock:
             task = self.streams.get(key)
-            if phase == "start":
+            if "start" in msg:
                 if task is not None:  # the task runs again (its worker was lost)
                     self.bars.remove_task(task)
-                self.streams[key] = self.bars.add_task(f"  {key}", total=max(total or 0, 1), detail="parse")
-            elif task is not None and phase == "parse":
-                self.bars.update(task, completed=done, detail=f"parse {done / 1e6:,.0f} MB")
-            elif task is not None and phase == "audit":
-                if total is not None:
-                    self.bars.reset(task, total=max(total, 1), detail="audit")
-                else:
-                    self.bars.update(task, completed=done, detail=f"audit cycle {done:,}")
+                self.streams[key] = self.bars.add_task(f"  {key}", total=max(msg["start"], 1), detail="parse")
+            elif task is not None:
+                self.show(task, Progress(**msg))
+
+    def show(self, task: TaskID, progress: Progress) -> None:
+        """A stream's bar at this progress (a stage without a total keeps the bar where it is)."""
+        if progress.total is not None:
+            self.bars.update(task, completed=progress.done, total=max(progress.total, 1), detail=progress.text())
+        else:
+            self.bars.update(task, detail=progress.text())
 
     def finished(self, key: str, status: str, megabytes: float) -> None:
         """A stream's result is in: its bar goes, the fleet's advances."""

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from replay.parsing.sources import InputError, log_name, rolled_key
+from replay.parsing.sources import InputError, log_name, rolled_key, unpacked_size
 
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
 _CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")  # a letter first: hive readers type "2023" as a number
@@ -164,20 +164,11 @@ def local_files(stream: Stream, scratch: Path) -> list[Path]:
 
 
 def expected_bytes(stream: Stream) -> int:
-    """About the stream's size once unpacked, for a progress bar: a plain file's size, a .gz
-    file's from its trailer; an archive's members as stored."""
+    """About the stream's size once unpacked, for a progress bar: each file's
+    (`unpacked_size`); an archive's members as stored."""
     if stream.archived:
         return sum(_archive_sizes(stream.container).get(m, 0) for m in stream.members)
-    total = 0
-    for member in stream.members:
-        path = Path(stream.container) / member
-        size = path.stat().st_size
-        if member.endswith(".gz") and size >= 4:
-            with open(path, "rb") as fh:
-                fh.seek(-4, 2)
-                size = int.from_bytes(fh.read(4), "little")  # the size mod 2**32: an estimate
-        total += size
-    return total
+    return sum(unpacked_size(Path(stream.container) / member) for member in stream.members)
 
 
 def _archive_sizes(archive: str) -> dict[str, int]:

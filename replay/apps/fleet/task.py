@@ -9,11 +9,13 @@ folder, and Dask runs the task again elsewhere. A stream that cannot be parsed c
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -25,6 +27,7 @@ from replay.parsing.pipeline import Summary, run
 from replay.parsing.records import parse_ts
 from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetSink, ParquetTables
+from replay.progress import Progress
 
 TOPIC = "rmreplay-progress"  # the worker events the client's progress display subscribes to
 EMIT_EVERY = 0.25  # seconds between a task's progress events
@@ -53,26 +56,24 @@ def process_stream(job: Job) -> dict:
         row["hash"] = content_hash(stream)
         if row["hash"] == job.known_hash:
             return {**row, "status": "skipped"}
-        emit("start", 0, expected_bytes(stream))
+        emit.start(expected_bytes(stream))
         dataset = Path(job.dataset)
         with tempfile.TemporaryDirectory(dir=staging(dataset), prefix="task-") as tmp:
             work = Path(tmp)
             files = local_files(stream, work / STAGED)
             sink = ParquetSink(work / "tables")
-            summary = run([str(f) for f in files], sink, workers=job.threads,
-                          on_chunk=lambda done, _cycles: emit("parse", done))
+            summary = run([str(f) for f in files], sink, workers=job.threads, progress=emit)
             sink.close()
             row.update(_summary_fields(summary), status="ok")
             audit_dir = None
             if job.audit:
-                audit_dir, audited = _audit(work, emit, summary.cycles)
+                audit_dir, audited = _audit(work, emit)
                 row.update(audited)
             publish(dataset, stream.cluster, stream.name, work / "tables", audit_dir)
     except InputError as exc:
         row["error"] = _named(str(exc), stream)
     except Exception as exc:  # a bug or a broken file: recorded for this stream, the fleet goes on
         row["error"] = _named(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", stream)
-    emit("end", 0)
     return row
 
 
@@ -89,12 +90,11 @@ def _member(stream: Stream, leaf: str) -> str:
     return next((m for m in stream.members if m.rsplit("/", 1)[-1] == leaf), leaf)
 
 
-def _audit(work: Path, emit: _Emitter, cycles: int) -> tuple[Path | None, dict]:
+def _audit(work: Path, emit: _Emitter) -> tuple[Path | None, dict]:
     """Audit the parsed tables (read back column by column, as `rmreplay audit` does)."""
     tables = ParquetTables(work / "tables", audit_columns())
-    emit("audit", 0, cycles)
     try:
-        result = audit(tables, progress=lambda i, _n: emit("audit", i))
+        result = audit(tables, progress=emit)
     except InputError as exc:  # no bootstrap in the stream: its tables still stand
         return None, {"error": f"not audited: {exc}"}
     out = work / "audit"
@@ -112,22 +112,30 @@ def _summary_fields(summary: Summary) -> dict:
 
 
 class _Emitter:
-    """Progress events of one task, to the client that subscribed to TOPIC (no-op off a worker)."""
+    """A task's `OnProgress`: its progress as events to the client that subscribed to TOPIC (no-op
+    off a worker); `{"key", "start": expected bytes}` first, then `{"key", **Progress fields}` at
+    most every EMIT_EVERY seconds within a stage (a stage's first and last always go)."""
 
     def __init__(self, key: str):
         self.key = key
         self.last = 0.0
+        self.worker: Any = None
         try:
             from distributed import get_worker
 
             self.worker = get_worker()
         except (ImportError, ValueError):
-            self.worker = None
+            pass
 
-    def __call__(self, phase: str, done: int, total: int | None = None) -> None:
+    def start(self, expected: int) -> None:
+        """The task begins: its bar's size."""
+        if self.worker is not None:
+            self.worker.log_event(TOPIC, {"key": self.key, "start": expected})
+
+    def __call__(self, progress: Progress) -> None:
         now = time.monotonic()
-        if self.worker is None or (phase in ("parse", "audit") and total is None and now - self.last < EMIT_EVERY):
+        edge = progress.done == 0 or progress.done == progress.total
+        if self.worker is None or (not edge and now - self.last < EMIT_EVERY):
             return
         self.last = now
-        self.worker.log_event(TOPIC, {"key": self.key, "phase": phase, "done": done, "total": total})
-
+        self.worker.log_event(TOPIC, {"key": self.key, **dataclasses.asdict(progress)})

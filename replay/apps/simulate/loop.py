@@ -11,7 +11,6 @@ pure fair shares, users' wealth, the needy list) is carried from the simulated c
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -25,6 +24,7 @@ from replay.model.logged import Logged
 from replay.model.world import Bootstrap, machines
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
+from replay.progress import OnProgress, counted
 from rmref import FAIR_SHARE, job_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
@@ -285,14 +285,12 @@ def _node_tables(workload: Workload, ctx: Context) -> dict[str, pl.DataFrame]:
 
 
 def simulate_run(ctx: Context, workload: Workload, boot: Bootstrap, phases: Phases | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> Run:
+                 progress: OnProgress | None = None, stage: str = "simulating") -> Run:
     """Simulate every cycle of the context with the given configuration and phases (rmref's by default)."""
     sim = Simulation(ctx, workload, boot, phases or Phases())
     n = len(ctx.cycles)
-    for i in range(n):
+    for i in counted(range(n), n, progress, stage):
         sim.step(i)
-        if progress and i % 50 == 0:
-            progress(i, n)
     return sim.run
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -27,6 +27,7 @@ from replay.model.world import (
     submission_order,
 )
 from replay.parsing.sources import InputError
+from replay.progress import OnProgress
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int,
 
 def simulate(tables: dict[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
              boot: Bootstrap | None = None, workload_from: str = "log",
-             progress: Callable[[str, int, int], None] | None = None) -> Simulated:
+             progress: OnProgress | None = None) -> Simulated:
     """Simulate the log's workload (or `workload`) at the log's cycles: the baseline, then the change."""
     change = change or Change()
     boot = boot or bootstrap(tables)
@@ -92,10 +93,7 @@ def simulate(tables: dict[str, pl.DataFrame], change: Change | None = None, work
     if missing:
         raise InputError(f"workload: class(es) {', '.join(missing)} are not defined in the configuration "
                          f"(classes: {', '.join(sorted(c.name for c in boot.classes))})")
-
-    def report(label: str) -> Callable[[int, int], None] | None:
-        return (lambda i, n: progress(label, i, n)) if progress else None
-
-    baseline = simulate_run(ctx, workload, boot, progress=report("baseline"))
-    sim = baseline if change.identity else simulate_run(ctx, workload, changed, change.phases, report("changed"))
+    baseline = simulate_run(ctx, workload, boot, progress=progress, stage="simulating (baseline)")
+    sim = baseline if change.identity else simulate_run(ctx, workload, changed, change.phases, progress,
+                                                        "simulating (changed)")
     return Simulated(change, boot, ctx, workload, baseline, sim, workload_from)
