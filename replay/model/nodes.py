@@ -8,6 +8,8 @@ capacity and utilisation and the TUI's Nodes tab read this frame, so they tell o
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import polars as pl
 
 from replay.model.inventory import Inventory
@@ -61,6 +63,11 @@ def job_orders(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     of one of its processes in its own pool's quantum, which an assumed quantum may not give."""
     stated = pl.concat([tables[name].select("job_id", "order") for name in ("jobs", "job_caps", "counts")])
     return stated.drop_nulls().unique("job_id", keep="first", maintain_order=True)
+
+
+def online_capacity(machines: Iterable[Machine]) -> int:
+    """The quanta of the machines that are online: a cycle's capacity (as `capacity_and_use` counts it)."""
+    return sum(m.order for m in machines if m.online)
 
 
 def capacity_and_use(nodes: pl.DataFrame) -> pl.DataFrame:

@@ -89,3 +89,20 @@ def test_without_a_bootstrap_the_nodes_are_unknown_and_say_why(tmp):
     assert browse.nodes.frame.is_empty() and "--config" in browse.nodes_note
     page = build_report(tables)
     assert "Capacity unknown" in page and 'id="plot-capacity"' not in page
+
+
+@pytest.mark.parametrize("name", ["f_node_failure", "h_mega15"])
+def test_simulate_shows_the_capacity_the_report_and_truth_show(name):
+    """simulate's capacity per cycle (the log's, and its unchanged run's on the log's nodes) is the
+    report's, and truth's: the online machines' quanta, one number from the one node model."""
+    from replay.apps.simulate.metrics import measure
+    from replay.apps.simulate.simulation import simulate
+
+    tables = parsed(name).tables
+    report = dict(capacity_and_use(node_cycles(tables)).select("cycle", "capacity").iter_rows())
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    by_epoch = {r["epoch"]: sum(n["order"] for n in r["nodes"] if n["online"]) for r in truth(name)}
+    cycles = measure(tables, simulate(tables)).cycles
+    assert cycles.height == len(truth(name))
+    for cycle, logged, baseline in cycles.select("cycle", "capacity_logged", "capacity_baseline").iter_rows():
+        assert logged == baseline == report[cycle] == by_epoch[epoch[cycle]], cycle

@@ -21,6 +21,7 @@ from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload
 from replay.apps.whatif import adapt
 from replay.model.logged import Logged
+from replay.model.nodes import online_capacity
 from replay.model.world import Bootstrap, machines
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
@@ -253,8 +254,7 @@ class Simulation:
         for job_id, job in sorted(self.jobs.items()):
             in_use += job_order(job.spec.memory_gb, quantum) * len(job.shares)
             self.run.held.append((cycle, job_id, job.held()))
-        capacity = sum(m.order for m in inp.machines if m.online)
-        self.run.used.append((cycle, in_use, capacity))
+        self.run.used.append((cycle, in_use, online_capacity(inp.machines)))
         self.run.users[cycle] = tuple(sorted({w.user for w in inp.work}))
 
 

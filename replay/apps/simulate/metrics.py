@@ -25,7 +25,7 @@ from replay.apps.simulate.reconstruct import logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
 from replay.apps.whatif import jain, logged_held
-from replay.model.world import machines
+from replay.model.nodes import capacity_and_use, node_cycles
 from rmref import job_order
 
 SIDES = ("logged", "baseline", "sim")
@@ -62,10 +62,9 @@ def logged_history(tables: dict[str, pl.DataFrame], sim: Simulated) -> History:
     existing = sched.filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).with_columns(
         ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
     in_use = dict(existing.group_by("cycle").agg(pl.col("q").sum()).iter_rows())
-    inventory = machines(tables, sim.boot)
-    used = {}
-    for c in ctx.cycles:
-        used[c] = (in_use.get(c, 0), sum(m.order for m in inventory.advance(c) if m.online))
+    # the capacity the report plots and the TUI's Nodes tab lists: the one node model's
+    capacity = dict(capacity_and_use(node_cycles(tables, sim.boot)).select("cycle", "capacity").iter_rows())
+    used = {c: (in_use.get(c, 0), capacity.get(c, 0)) for c in ctx.cycles}
     owner = {w.job_id: w.user for w in sim.workload.work}
     users = {c: tuple(sorted({owner[j] for j in jobs if j in owner}))
              for c, jobs in sched.group_by("cycle").agg(pl.col("job_id").unique()).iter_rows()}
