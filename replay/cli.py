@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +35,9 @@ from replay.progress import OnProgress, Progress, quiet
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
     from replay.apps.anonymize import Anonymized
     from replay.apps.audit import AuditResult
+    from replay.apps.simulate.metrics import Measured
+    from replay.apps.simulate.workload import Workload
+    from replay.apps.whatif import Change
 
 # Families shown in the summary, grouped the way the catalog groups them.
 GROUPS = {
@@ -122,12 +125,12 @@ def progress_display(console: Console, stage: str) -> Iterator[OnProgress]:
         yield show
 
 
-def require_cycles(cycles: range | None, text: str | None, tables: dict) -> None:
+def require_cycles(cycles: range | None, text: str | None, tables: Mapping[str, pl.DataFrame]) -> None:
     """InputError when `--cycles` holds none of the log's published cycles."""
-    logged = tables["cycles"]["cycle"]
-    if cycles is None or logged.is_empty():  # a log with no cycle at all: the command says so
+    cycle = pl.col("cycle")
+    first, last = tables["cycles"].select(cycle.min().alias("first"), cycle.max().alias("last")).row(0)
+    if cycles is None or first is None:  # a log with no cycle at all: the command says so
         return
-    first, last = logged.min(), logged.max()
     if cycles.start > last or cycles.stop <= first:
         raise InputError(f"--cycles {text!r}: the log has cycles {first:,} to {last:,}; "
                          "give A:B, A:, :B or N within them")
@@ -141,7 +144,8 @@ def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range 
 
 
 def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
-                columns: Mapping[str, Sequence[str]] | None = None) -> tuple[Mapping[str, pl.DataFrame], str | None]:
+                columns: Mapping[str, Sequence[str]] | None = None
+                ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
     away from `--config DIR`. Returns the tables and a note on where the bootstrap came from, for
@@ -159,7 +163,7 @@ def print_note(console: Console, note: str | None) -> None:
         console.print(note, markup=False, highlight=False)
 
 
-def apply_config(tables: dict, config: str | None) -> str | None:
+def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None) -> str | None:
     """Fill the bootstrap tables from `--config DIR` when the log has none; what was done, in words."""
     if not config:
         return None
@@ -269,10 +273,8 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def whole_number(text: str | None, flag: str, what: str) -> int | None:
-    """A flag's value as a whole number (None when not given); InputError naming the flag otherwise."""
-    if text is None:
-        return None
+def whole_number(text: str, flag: str, what: str) -> int:
+    """A flag's value as a whole number; InputError naming the flag otherwise."""
     try:
         return int(text)
     except ValueError:
@@ -414,7 +416,8 @@ def simulate_summary(report: dict, seconds: float) -> str:
             f"in {seconds:.1f} s, {runs * n / max(seconds, 1e-9):,.0f} cycles/s")
 
 
-def _simulate(tables: dict, change, args: argparse.Namespace, console: Console, workload=None):
+def _simulate(tables: Mapping[str, pl.DataFrame], change: Change, args: argparse.Namespace, console: Console,
+              workload: Workload | None = None) -> Measured:
     """Simulate and measure one log (with a progress line)."""
     from replay.apps.simulate.metrics import measure
     from replay.apps.simulate.simulation import simulate

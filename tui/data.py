@@ -8,6 +8,7 @@ are joined in once with `Browse.with_audit`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time
 
@@ -96,7 +97,7 @@ def line_style(line: str) -> str:
     return GROUP_STYLES.get(METHOD_GROUPS.get(method, "other"), "default")
 
 
-def jobs_frame(tables: dict[str, pl.DataFrame], quantum: int | None) -> pl.DataFrame:
+def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None) -> pl.DataFrame:
     """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions;
     a job's order is the RM's, else its memory over the `quantum` (None: unknown)."""
     sched = in_cycles(tables["schedule"])
@@ -147,7 +148,7 @@ NODES_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "o
                 "blacklisted": pl.Boolean, "used": pl.Int64, "free": pl.Int64, "jobs": pl.String}
 
 
-def nodes_frame(tables: dict[str, pl.DataFrame], nodes: pl.DataFrame | None) -> pl.DataFrame:
+def nodes_frame(tables: Mapping[str, pl.DataFrame], nodes: pl.DataFrame | None) -> pl.DataFrame:
     """One row per (cycle, machine the RM knew): the world model's machines (`replay.model.nodes`)
     with the quanta the schedule leaves free and, where the DEBUG occupancy table says, blacklisting."""
     if nodes is None:
@@ -161,7 +162,7 @@ def nodes_frame(tables: dict[str, pl.DataFrame], nodes: pl.DataFrame | None) -> 
             .select(list(NODES_SCHEMA)).sort("cycle", "nodepool", "host"))
 
 
-def defrag_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def defrag_frame(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """Defragmentation per cycle: needy jobs and the machines searched for them, then the shares taken."""
     rows = in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(DEFRAG_KINDS)).select(
         "cycle", "kind", "job_id", "user", "class", "host", "donor_job", "counted", "needed", "detail")
@@ -175,7 +176,7 @@ def defrag_frame(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([rows, taken.cast(rows.schema)]).sort("cycle", maintain_order=True)
 
 
-def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: dict[str, pl.DataFrame],
+def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: Mapping[str, pl.DataFrame],
                    divergences: pl.DataFrame) -> pl.DataFrame:
     """One row per cycle: time, jobs, expanded and shrunken jobs, needy jobs, node deaths, divergences."""
     per = jobs.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("jobs"),
@@ -201,7 +202,7 @@ class Browse:
     """Everything the TUI shows, for every cycle of one log."""
 
     name: str
-    tables: dict[str, pl.DataFrame]
+    tables: Mapping[str, pl.DataFrame]
     timeline: pl.DataFrame
     jobs: Sliced
     nodes: Sliced
@@ -295,7 +296,7 @@ class Browse:
                     t = datetime.strptime(text, fmt).time()
                 except ValueError:
                     continue
-                day = self.ts(around) or self.timeline["ts"].drop_nulls().first()
+                day = self.ts(around) or self.timeline.select(pl.col("ts").drop_nulls().first()).item()
                 if day is None:
                     return None
                 when = datetime.combine(day.date(), time(t.hour, t.minute, t.second))
@@ -345,7 +346,7 @@ class Browse:
                        audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
 
 
-def build(name: str, tables: dict[str, pl.DataFrame], lines: pl.DataFrame | None = None) -> Browse:
+def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | None = None) -> Browse:
     """Precompute every view of a parsed log (the audit's columns come later, see `with_audit`)."""
     cycles = tables["cycles"]
     try:  # the machines of every cycle, from the world model the audit runs on

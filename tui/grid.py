@@ -221,6 +221,7 @@ class Grid(ScrollView, can_focus=True):
         width = self.size.width
         base, head, cursor = self._styles or (self.rich_style, self.get_component_rich_style("grid--header"),
                                               self.get_component_rich_style("grid--cursor"))
+        style: Style | None
         if self.header and y == 0:
             if self._head is None:
                 self._head = self._line([Text(label) for label, _ in self.columns])

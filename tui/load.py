@@ -8,9 +8,10 @@ per `--config` (the audit of a log without its bootstrap depends on the folder g
 from __future__ import annotations
 
 import gc
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -31,7 +32,7 @@ class Loaded:
     """A parsed input: its tables, raw lines (None for a parse directory), audit frames if known."""
 
     name: str
-    tables: dict[str, pl.DataFrame]
+    tables: Mapping[str, pl.DataFrame]
     lines: pl.DataFrame | None
     audit: dict[str, pl.DataFrame] | None
     cache: Path | None  # where the audit's frames are kept (None: not kept)
@@ -54,7 +55,7 @@ def is_parse_dir(path: str | Path) -> bool:
     return parse_dir_manifest(path) is not None
 
 
-def check(tables: dict[str, pl.DataFrame], name: str) -> None:
+def check(tables: Mapping[str, pl.DataFrame], name: str) -> None:
     """Raise InputError when there is nothing to browse."""
     if tables.get("cycles") is None or tables["cycles"].is_empty():
         unparsed = tables.get("unparsed")
@@ -100,7 +101,7 @@ def save_audit(slot: Path | None, frames: dict[str, pl.DataFrame]) -> None:
         keep_frames(slot, {n: frames[n] for n in AUDIT_FRAMES})
 
 
-def run_audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
+def run_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
               progress: OnProgress | None = None) -> dict[str, pl.DataFrame]:
     """rmref on every cycle (with `boot`, the configuration already rebuilt); its decisions and the
     divergences as frames."""

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Collection, Container, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -21,6 +22,7 @@ from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
 from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs, machine_inventory
+from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION
@@ -332,13 +334,14 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
 def _published(value: object) -> str:
     if not value:
         return "nothing"
-    additions, removals = value  # type: ignore[misc]
+    # a published decision: (hosts added, (host, share id) removed)
+    additions, removals = cast(tuple[list[str], list[tuple[str, int | None]]], value)
     parts = [f"additions on {', '.join(additions)}"] if additions else []
     parts += [f"removals {', '.join(f'{h}.{s}' for h, s in removals)}"] if removals else []
     return "; ".join(parts)
 
 
-def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
+def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: OnProgress | None = None,
           only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
@@ -377,7 +380,7 @@ def audit(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None, cycles
     return result
 
 
-def trace_cycle(tables: dict[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,
+def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,
                 phases: Phases = Phases()) -> CycleTrace | None:
     """rmref's run of one cycle exactly as `result`'s audit ran it (the cycle again, from what the
     audit carried into it); None when the audit did not audit the cycle."""
@@ -392,7 +395,7 @@ def trace_cycle(tables: dict[str, pl.DataFrame], result: AuditResult, cycle: int
 
 
 EPOCH = {"epoch": pl.Int64}  # last: every frame names its cycle both ways (replay.model.cycleref)
-REF_SCHEMAS = {
+REF_SCHEMAS: dict[str, Schema] = {
     "caps": {"cycle": pl.UInt32, "job_id": pl.Int64, "base_cap": pl.Int64, "projected_cap": pl.Int64,
              "potential_cap": pl.Int64, "actual_cap": pl.Int64, **EPOCH},
     "counts": {"cycle": pl.UInt32, "job_id": pl.Int64, "order": pl.Int64, "shares_given": pl.Int64, **EPOCH},
@@ -404,7 +407,7 @@ REF_SCHEMAS = {
     "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
                  "share_id": pl.Int64, **EPOCH},
 }
-DIVERGENCE_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
+DIVERGENCE_SCHEMA: Schema = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
                      "reference": pl.String, "explanation": pl.String, "step": pl.String, "detail": pl.String,
                      **EPOCH}
 

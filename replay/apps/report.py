@@ -122,9 +122,9 @@ def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Serie
                      f'height="{top + ph - py(v):.1f}"/>' for x, v in zip(bx, col) if v]
             out.append(f'<g class="series" data-series="{E(s.name)}" fill="{color}">{"".join(rects)}</g>')
         else:
-            pts = " ".join(f"{px(x):.1f},{py(v):.1f}" for x, v in zip(bx, col))
+            points = " ".join(f"{px(x):.1f},{py(v):.1f}" for x, v in zip(bx, col))
             out.append(f'<polyline class="series" data-series="{E(s.name)}" fill="none" stroke="{color}" '
-                       f'stroke-width="1.8" points="{pts}"/>')
+                       f'stroke-width="1.8" points="{points}"/>')
         ly = top + 12 + i * 16
         out.append(f'<rect x="{left + pw + 12}" y="{ly - 9}" width="10" height="10" fill="{color}"/>'
                    f'<text x="{left + pw + 26}" y="{ly}" class="legend">{E(s.name[:20])}</text>')
@@ -150,19 +150,19 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], cls: str = "
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _quantum(tables: dict[str, pl.DataFrame]) -> int:
+def _quantum(tables: Mapping[str, pl.DataFrame]) -> int:
     q = tables["nodepools"]["quantum"].drop_nulls()
     return int(q[0]) if len(q) else 15  # ducc.rm.share.quantum's default
 
 
-def _owners(tables: dict[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
+def _owners(tables: Mapping[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
     """job -> (user, class), from the job's latest description."""
     rows = (tables["jobs"].filter(pl.col("user").is_not_null()).sort("job_id", "line")
             .unique("job_id", keep="last").select("job_id", "user", "class"))
     return {j: (u, c or "?") for j, u, c in rows.iter_rows()}
 
 
-def _waiting(tables: dict[str, pl.DataFrame], owners: Mapping[int, tuple[str, str]], top: int,
+def _waiting(tables: Mapping[str, pl.DataFrame], owners: Mapping[int, tuple[str, str]], top: int,
              epoch_of: Mapping[int, int | None]) -> list[tuple]:
     """The jobs the RM published with a reason (not given what they asked for) in the most cycles."""
     s = tables["schedule"].filter(pl.col("reason").is_not_null() & pl.col("cycle").is_not_null())
@@ -197,7 +197,7 @@ svg.plot{display:block;margin:8px 0;background:#fff} .grid{stroke:#eee} .frame{f
 GENERATOR = '<meta name="generator" content="rmreplay">'
 
 
-def build_report(tables: dict[str, pl.DataFrame], title: str = "rmreplay report", audit_result=None,
+def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay report", audit_result=None,
                  top_waiting: int = 15, max_rows: int = 50, sections: Sequence[str] = ()) -> str:
     """The report as one HTML document (pass `audit_result` to include the audit's divergences;
     `sections`: more HTML sections, e.g. a simulation's, placed before the footer)."""

@@ -31,12 +31,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from replay.model.cycleref import epochs, label, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
 from replay.parsing.sources import InputError
+from replay.parsing.tables import Schema
 from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs
 from replay.progress import OnProgress, counted
 from rmref import job_order, machine_order
@@ -132,7 +134,8 @@ def apply_sets(boot: Bootstrap, sets: Iterable[tuple[str, str]]) -> Bootstrap:
         try:
             if key in PROPERTIES:
                 name, parse = PROPERTIES[key]
-                config = dataclasses.replace(config, **{name: parse(value)})
+                setting: dict[str, Any] = {name: parse(value)}  # the field PROPERTIES names, its parsed value
+                config = dataclasses.replace(config, **setting)
             elif key.startswith("class.") and "." in key[6:]:
                 cls, _, attr = key[6:].rpartition(".")
                 if cls not in classes:
@@ -143,7 +146,8 @@ def apply_sets(boot: Bootstrap, sets: Iterable[tuple[str, str]]) -> Bootstrap:
                 name, parse = CLASS_ATTRIBUTES[attr]
                 if name == "nodepool" and value not in pools:
                     raise ValueError(f"no nodepool {value!r} (nodepools: {', '.join(pools)})")
-                classes[cls] = dataclasses.replace(classes[cls], **{name: parse(value)})
+                attribute: dict[str, Any] = {name: parse(value)}  # the ClassDef field, its parsed value
+                classes[cls] = dataclasses.replace(classes[cls], **attribute)
             elif key.startswith("user.") and key.endswith(".max-allotment") and len(key) > 19:
                 users[key[5:-14]] = _count(value)
             else:
@@ -209,10 +213,12 @@ def load_scheduler(spec: str) -> Phases:
             path = Path(module_name)
             if not path.is_file():
                 raise InputError(f"--scheduler {spec!r}: no file {module_name}")
-            loader = importlib.util.spec_from_file_location(f"rmreplay_scheduler_{path.stem}", path)
-            module = importlib.util.module_from_spec(loader)
-            sys.modules[loader.name] = module  # dataclasses and pickling look modules up by name
-            loader.loader.exec_module(module)
+            found = importlib.util.spec_from_file_location(f"rmreplay_scheduler_{path.stem}", path)
+            if found is None or found.loader is None:  # a file Python does not load as a module
+                raise InputError(f"--scheduler {spec!r}: {module_name} is not a Python source file (.py)")
+            module = importlib.util.module_from_spec(found)
+            sys.modules[found.name] = module  # dataclasses and pickling look modules up by name
+            found.loader.exec_module(module)
         else:
             module = importlib.import_module(module_name)
     except InputError:
@@ -255,14 +261,14 @@ def _canon(value: object) -> str | None:
 
 
 def decision_values(result: CycleResult, logged_caps: Mapping[int, object],
-                    logged_counts: Mapping[int, object]) -> dict[str, dict[int, str]]:
+                    logged_counts: Mapping[int, object]) -> dict[str, dict[int, str | None]]:
     """rmref's decisions of one cycle in the logged decisions' shapes (`replay.model.logged`), as JSON text.
 
     Caps are compared for the jobs the RM logged a cap for (it computes none for completed work);
     a count of 0 only where the RM logged one (a deferral).
     """
     d = result.decisions
-    out: dict[str, dict[int, object]] = {k: {} for k in DECISIONS}
+    out: dict[str, dict[int, Any]] = {k: {} for k in DECISIONS}  # a decision's value: its logged shape
     out["caps"] = {j: d.caps[j].actual for j in logged_caps if j in d.caps}
     out["counts"] = {j: n for j, n in d.counts.items() if n or j in logged_counts}
     for p in d.placements:
@@ -281,9 +287,9 @@ def _sort_key(item: list) -> tuple:
     return tuple((x is None, 0 if x is None else x) for x in item)  # a purge's share id (None) sorts last
 
 
-def logged_values(logged: Logged, cycle: int) -> dict[str, dict[int, str]]:
+def logged_values(logged: Logged, cycle: int) -> dict[str, dict[int, str | None]]:
     """The RM's logged decisions of one cycle, as JSON text in the shapes of `decision_values`."""
-    def lists(per: Mapping[int, object]) -> dict[int, str]:
+    def lists(per: Mapping[int, Iterable[Iterable[object]]]) -> dict[int, str | None]:
         return {j: _canon(sorted([list(x) for x in v], key=_sort_key)) for j, v in per.items()}
     return {
         "caps": {j: _canon(v) for j, v in logged.caps.get(cycle, {}).items()},
@@ -323,7 +329,7 @@ def holdings(inp: CycleInput, result: CycleResult) -> dict[int, int]:
     return per
 
 
-def logged_held(tables: dict[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
+def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
     """(cycle, job_id, processes, qshares) each job held after the RM's cycle: its published
     Existing shares less the Removals (preempted, still running until the Orchestrator confirms)."""
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
@@ -336,7 +342,7 @@ def logged_held(tables: dict[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
             .sort("cycle", "job_id"))
 
 
-def logged_holdings(tables: dict[str, pl.DataFrame], quantum: int) -> dict[int, dict[int, int]]:
+def logged_holdings(tables: Mapping[str, pl.DataFrame], quantum: int) -> dict[int, dict[int, int]]:
     """Per cycle, the quantum shares each job held after the RM's cycle (`logged_held`)."""
     out: dict[int, dict[int, int]] = {}
     for cycle, job, q in logged_held(tables, quantum).select("cycle", "job_id", "qshares").iter_rows():
@@ -427,7 +433,7 @@ def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
                  carried.defrag.wealth if carried else None)
 
 
-def whatif(tables: dict[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
+def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
            cycles: range | None = None, progress: OnProgress | None = None) -> WhatIfResult:
     """Replay every cycle (or those in `cycles`) with the change and compare it with the log."""
     boot = boot or bootstrap(tables)
@@ -487,7 +493,7 @@ def _tally(result: WhatIfResult, inp: CycleInput, logged: Logged, held_logged: M
             result.taken[kind][side] |= shares
 
 
-CHANGES_SCHEMA = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
+CHANGES_SCHEMA: Schema = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
                   "baseline": pl.String, "whatif": pl.String, "epoch": pl.Int64}
 _ABSENT = {"caps": "no cap", "counts": "no count", "placements": "nothing placed", "evictions": "nothing taken",
            "defrag": "nothing taken", "needy": "not needy"}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from replay.parsing.sources import InputError
+from replay.parsing.tables import Schema
 
 EPOCH = "e"  # the prefix of an epoch: e118
 SYNTAX = "a cycle number (12) or an RM epoch (e118)"
@@ -122,7 +123,7 @@ def span_of(cycles: list[int], epoch_of: dict[int, int | None]) -> dict | None:
     return {end: {"cycle": c, "epoch": epoch_of.get(c)} for end, c in (("first", min(cycles)), ("last", max(cycles)))}
 
 
-def rows_frame(rows: list[tuple], schema: dict[str, pl.DataType], epoch_of: dict[int, int | None]) -> pl.DataFrame:
+def rows_frame(rows: list[tuple], schema: Schema, epoch_of: dict[int, int | None]) -> pl.DataFrame:
     """A frame of rows that name their cycle (tuples without the epoch), `schema`'s `epoch` column
     filled from `epoch_of`."""
     bare = {k: v for k, v in schema.items() if k != "epoch"}

@@ -6,6 +6,7 @@ inputs (one per logged RmCounter block). `replay.model.world` assembles whole cy
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -20,7 +21,7 @@ CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "pr
 _AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
 
 
-def _in_force(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def _in_force(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """Every value a job's process limit and remaining work took, in log order.
 
     The job rows print both; the Orchestrator's updates change them between rows ("Max shares
@@ -45,7 +46,7 @@ PREDATES_LOG = "predates_log"  # `source` of a description built for work the lo
 _TYPE_CODES = {"Job": "J", "Service": "S", "Reservation": "R", "ManagedReservation": "M"}
 
 
-def job_descriptions(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def job_descriptions(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """The `jobs` rows, and a description (source PREDATES_LOG) of each job the log never prints
     a submit or howMuchFairShare row for: work submitted before the log began that is not fair
     share, which the RM describes only on arrival. A DEBUG log describes it every cycle (its
@@ -76,7 +77,7 @@ def job_descriptions(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
 
 
-def purged_hosts(tables: dict[str, pl.DataFrame]) -> dict[tuple[int, int], set[str]]:
+def purged_hosts(tables: Mapping[str, pl.DataFrame]) -> dict[tuple[int, int], set[str]]:
     """(cycle, job) -> the hosts a dead or varied-off node's purge (NodePool.disable) took the
     job's shares from during the cycle. A purge line names the host, not the share."""
     purges = tables["nodes"].filter((pl.col("event") == "purge") & pl.col("cycle").is_not_null())
@@ -86,7 +87,7 @@ def purged_hosts(tables: dict[str, pl.DataFrame]) -> dict[tuple[int, int], set[s
     return out
 
 
-def cap_inputs(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """(cycle, job_id, CapInput fields) for every job the RM logged a cap for.
 
     The row describing the job is the `howMuchFairShare` one of the same cycle (the job's state
@@ -152,7 +153,7 @@ class CounterBlock:
     given: dict[str, tuple[int, ...]] | None  # the RM's result, when the log is at DEBUG
 
 
-def counter_blocks(tables: dict[str, pl.DataFrame]) -> list[CounterBlock]:
+def counter_blocks(tables: Mapping[str, pl.DataFrame]) -> list[CounterBlock]:
     """Every RmCounter block of the log, entities in the RM's apportionment order.
 
     A job's share order is the order it wants processes of (its wanted vector has one non-zero

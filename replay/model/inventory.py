@@ -13,7 +13,7 @@ The memory of a node whose memory no line shows is taken as order x quantum, and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -71,7 +71,7 @@ class PoolOf:
         return self._of.get(host, self._of.get(host.split(".")[0], self.top))
 
 
-def _stated(tables: dict[str, pl.DataFrame]) -> dict[str, tuple[int, int | None, str]]:
+def _stated(tables: Mapping[str, pl.DataFrame]) -> dict[str, tuple[int, int | None, str]]:
     """host -> (order, memory MB or None, where the log states it), the first statement of each."""
     where = pl.format("{} line {}", "file", "line")
     sized = pl.concat([
@@ -96,7 +96,7 @@ def _stated(tables: dict[str, pl.DataFrame]) -> dict[str, tuple[int, int | None,
     return {h: (o, m, at) for h, o, m, at in sized.iter_rows()}
 
 
-def prelog_hosts(tables: dict[str, pl.DataFrame]) -> list[str]:
+def prelog_hosts(tables: Mapping[str, pl.DataFrame]) -> list[str]:
     """Hosts there before the log began, in the order first heard from: heard from (heartbeats,
     missed heartbeats, ...) or holding work in a cycle before the one they first arrive in, or
     coming back from the dead without having arrived. (A node new to the RM is heard from, mapped
@@ -117,7 +117,7 @@ def prelog_hosts(tables: dict[str, pl.DataFrame]) -> list[str]:
     return [h for h in dict.fromkeys(heard + first["host"].to_list()) if h in before]
 
 
-def dead_before_log(tables: dict[str, pl.DataFrame]) -> set[str]:
+def dead_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     """Hosts whose first (re)joining the log shows is a return from the dead: the RM knew them,
     dead, when the log began."""
     joins = tables["nodes"].filter(pl.col("event").is_in(ONLINE_EVENTS) & pl.col("host").is_not_null())
@@ -125,7 +125,7 @@ def dead_before_log(tables: dict[str, pl.DataFrame]) -> set[str]:
     return set(first.filter(pl.col("event").is_in(RETURNS))["host"].to_list())
 
 
-def stated_inventory(tables: dict[str, pl.DataFrame], pool_of: PoolOf, quantum_gb: int) -> Inventory:
+def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantum_gb: int) -> Inventory:
     """The nodes there before the log began, with what the log states about each (no inference)."""
     nodes = tables["nodes"]
     ips = dict(nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)

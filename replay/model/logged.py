@@ -17,6 +17,7 @@ Each decision kind becomes {cycle: {job: value}} so a comparison is a dictionary
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -90,7 +91,7 @@ def pair_key(pair: tuple) -> tuple:
     return pair[0], -1 if pair[1] is None else pair[1]
 
 
-def _new_removals(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def _new_removals(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """(cycle, job_id, host, share_id) of every removal the schedule lists for the first time."""
     removed = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()).select(
         "cycle", "job_id", "host", "share_id")
@@ -100,7 +101,7 @@ def _new_removals(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return removed.join(seen_before, on=["cycle", "job_id", "host", "share_id"], how="anti")
 
 
-def taken_by_defrag(tables: dict[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl.DataFrame:
+def taken_by_defrag(tables: Mapping[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl.DataFrame:
     """The schedule's new removals that no line of `shrunk` (evictions rows) accounts for: the
     shares defragmentation took. A purge line names the host and the job, not the share."""
     purged = shrunk.filter(pl.col("share_id").is_null())
@@ -125,7 +126,7 @@ def _reservation_counts(counts: pl.DataFrame, expansions: pl.DataFrame, eviction
             .drop("_n"))
 
 
-def _without_vacated_purges(shrunk: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def _without_vacated_purges(shrunk: pl.DataFrame, tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """The shrink and purge rows less the purges of shares already gone from the cycle's input.
 
     The RM purges a dead host (handleDeadNodes) before it lets go of the shares whose processes
@@ -143,7 +144,7 @@ def _without_vacated_purges(shrunk: pl.DataFrame, tables: dict[str, pl.DataFrame
             .drop("_vacated"))
 
 
-def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """The shrink and purge rows, and the shares taken from the hosts cleared for a reservation.
 
     setupPreemptions logs the host it clears ("Clearing X from preemptable list"), not the
@@ -187,7 +188,7 @@ def in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("cycle").is_not_null())
 
 
-def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
+def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
     caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
@@ -231,7 +232,7 @@ def logged_decisions(tables: dict[str, pl.DataFrame]) -> Logged:
     )
 
 
-def published(tables: dict[str, pl.DataFrame]) -> PerJob:
+def published(tables: Mapping[str, pl.DataFrame]) -> PerJob:
     """The schedule each cycle sent: per job, the hosts of its Additions and the shares first
     listed as its Removals (a removal is listed again every cycle until the Orchestrator confirms it)."""
     additions = tables["schedule"].filter((pl.col("kind") == "addition") & pl.col("host").is_not_null())

@@ -157,7 +157,7 @@ def _histogram(machines: Iterable[tuple[str, int, bool, Sequence[tuple[int, str]
     return out
 
 
-def _evidence(tables: dict[str, pl.DataFrame], inputs: Sequence[CycleInput], unknown: set[str],
+def _evidence(tables: Mapping[str, pl.DataFrame], inputs: Sequence[CycleInput], unknown: set[str],
               logged: Logged) -> tuple[list[_Cycle], _Pools]:
     """Every whole cycle's counters, with the known machines' part taken out."""
     pools = _Pools(inputs[0])
@@ -501,7 +501,7 @@ def _counters_fit(c: _Cycle, orders: Mapping[str, int], logged: Logged) -> bool:
 # the inventory
 
 
-def whole_cycles(tables: dict[str, pl.DataFrame]) -> set[int]:
+def whole_cycles(tables: Mapping[str, pl.DataFrame]) -> set[int]:
     """Published cycles whose scheduling pass began in the log (a log that starts inside a cycle
     lacks that cycle's loop-entry line: `started` is false; a log that prints no loop-entry lines
     at all is taken whole)."""
@@ -512,7 +512,7 @@ def whole_cycles(tables: dict[str, pl.DataFrame]) -> set[int]:
     return set(numbers)
 
 
-def infer_inventory(tables: dict[str, pl.DataFrame], boot, stated: Inventory,
+def infer_inventory(tables: Mapping[str, pl.DataFrame], boot, stated: Inventory,
                     build: Callable[[Inventory], Iterable[CycleInput]]) -> Inventory:
     """`stated` with the orders of its unknown nodes solved for from the counters and placements."""
     unknown = {h.name: h for h in stated.hosts if h.order is None}

@@ -8,7 +8,7 @@ capacity and utilisation and the TUI's Nodes tab read this frame, so they tell o
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import polars as pl
 
@@ -31,7 +31,7 @@ def status(machine: Machine) -> str:
     return OFFLINE if machine.varied_off else UNRESPONSIVE
 
 
-def node_cycles(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
+def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
                 inventory: Inventory | None = None) -> pl.DataFrame:
     """One row per (cycle, machine the RM knew when the cycle began), in the RM's node order:
     pool, order, memory, liveness, and the quanta and jobs of the processes the cycle's published
@@ -58,7 +58,7 @@ def node_cycles(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
             .select(list(NODE_SCHEMA)))
 
 
-def job_orders(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def job_orders(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """Each job's share order as the RM printed it (job rows, cap and counting lines): the quanta
     of one of its processes in its own pool's quantum, which an assumed quantum may not give."""
     stated = pl.concat([tables[name].select("job_id", "order") for name in ("jobs", "job_caps", "counts")])

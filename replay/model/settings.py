@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -85,7 +85,7 @@ def _interval(bounds: Iterable[tuple[float, float, bool]]) -> tuple[float, float
     return (lo, hi) if lo <= hi else None
 
 
-def infer_quantum(tables: dict[str, pl.DataFrame], classes: set[str] | None = None,
+def infer_quantum(tables: Mapping[str, pl.DataFrame], classes: set[str] | None = None,
                   machines: bool = True) -> Assumption:
     """ducc.rm.share.quantum (GB) from the job rows (memory, order) of `classes` (default all) and,
     when every pool takes it (`machines`), the machine lines (memory, order)."""
@@ -125,13 +125,13 @@ def infer_quantum(tables: dict[str, pl.DataFrame], classes: set[str] | None = No
 # defragmentation
 
 
-def _fair_analysis(tables: dict[str, pl.DataFrame], classes: Iterable) -> pl.DataFrame:
+def _fair_analysis(tables: Mapping[str, pl.DataFrame], classes: Iterable) -> pl.DataFrame:
     fair = [c.name for c in classes if c.policy == "FAIR_SHARE"]
     return tables["defrag"].filter((pl.col("kind") == "analysis") & pl.col("class").is_in(fair)).select(
         "cycle", "job_id", "pure_fs", "nsh", "counted", "needed").drop_nulls()
 
 
-def infer_threshold(tables: dict[str, pl.DataFrame], classes: Iterable) -> Assumption:
+def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable) -> Assumption:
     """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows.
 
     A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
@@ -164,7 +164,7 @@ def infer_threshold(tables: dict[str, pl.DataFrame], classes: Iterable) -> Assum
                          else f"; {value} is the nearest"))
 
 
-def infer_defragmentation(tables: dict[str, pl.DataFrame]) -> Assumption:
+def infer_defragmentation(tables: Mapping[str, pl.DataFrame]) -> Assumption:
     """ducc.rm.defragmentation: detectFragmentation runs (and logs) only when it is on."""
     analysed = tables["defrag"].filter(pl.col("kind").is_in(["analysis", "bypassed"]))["cycle"].drop_nulls().n_unique()
     if analysed:
@@ -180,7 +180,7 @@ def infer_defragmentation(tables: dict[str, pl.DataFrame]) -> Assumption:
 # global allotment
 
 
-def infer_global_allotment(tables: dict[str, pl.DataFrame], overridden: set[str]) -> Assumption:
+def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[str]) -> Assumption:
     """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
     and reservation count prints the allotment it checks against, and every allotment deferral
     names it. A user with an allotment of its own (ducc.users) shows that one instead, so only

@@ -85,7 +85,7 @@ def _setting(rows: dict[str, tuple], key: str, setting: str, infer: Callable[[],
     return st.from_config(setting, value, file, line)
 
 
-def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
+def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables, with what
     they leave open inferred from the log (replay.model.settings).
 
@@ -140,7 +140,7 @@ def bootstrap(tables: dict[str, pl.DataFrame]) -> Bootstrap:
     return _settle_cap_settings(tables, boot, open_classes) if open_classes else boot
 
 
-def _settle_cap_settings(tables: dict[str, pl.DataFrame], boot: Bootstrap, open_classes: set[str]) -> Bootstrap:
+def _settle_cap_settings(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, open_classes: set[str]) -> Bootstrap:
     """The initialization cap, doubling and prediction of the classes that take them from a
     missing ducc.properties: the values under which rmref's cap chain gives the logged caps."""
     provisional = _with_cap_settings(boot, open_classes, st.DOCUMENTED_CAPS)
@@ -174,7 +174,7 @@ class _Machines:
     and what was inferred: replay.model.inventory); a node it cannot size is `missing`.
     """
 
-    def __init__(self, tables: dict[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf):
+    def __init__(self, tables: Mapping[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf):
         nodes = tables["nodes"]
         self._events = ByCycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
         ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
@@ -224,7 +224,7 @@ class _Machines:
             for m in self._known.values())
 
 
-def _work_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def _work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """One row per (cycle, job) published: the job's latest description at or before the cycle.
 
     Rows come in the RM's job-table order, which decides ties in What Of: the table is keyed by
@@ -287,12 +287,12 @@ def _top_pool(boot: Bootstrap) -> str:
     return next((p.name for p in boot.nodepools if p.parent is None), "--default--")
 
 
-def pool_of(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> PoolOf:
+def pool_of(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> PoolOf:
     """Which nodepool a host is in (the node files' lists, else the top pool)."""
     return PoolOf(tables["nodepools"], _top_pool(boot))
 
 
-def machine_inventory(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Inventory:
+def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Inventory:
     """The nodes there before the log began: stated by the log, or inferred from its counters
     (which replays the cycles built here with candidate inventories)."""
     pools = pool_of(tables, boot)
@@ -302,7 +302,7 @@ def machine_inventory(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Inven
     return infer_inventory(tables, boot, stated, lambda inv: cycle_inputs(tables, boot, inventory=inv))
 
 
-def machines(tables: dict[str, pl.DataFrame], boot: Bootstrap, inventory: Inventory | None = None) -> _Machines:
+def machines(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inventory | None = None) -> _Machines:
     """The node inventory and liveness, to advance cycle by cycle (`advance(cycle)`)."""
     return _Machines(tables, inventory or machine_inventory(tables, boot), pool_of(tables, boot))
 
@@ -331,7 +331,7 @@ class _Published:
         return existing, added, removed
 
 
-def needy_expanded(tables: dict[str, pl.DataFrame]) -> ByCycle:
+def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
     """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
     carried from the one before (its doExpansion lines before the fair-share traversal)."""
     expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
@@ -345,7 +345,7 @@ def needy_expanded(tables: dict[str, pl.DataFrame]) -> ByCycle:
     return ByCycle(early.select("cycle", "job_id"))
 
 
-def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
+def submission_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, int]:
     """Each job's place in submission order (JobByTimeSorter's key), equal for jobs that tie.
 
     The Orchestrator numbers work in submission order, so job ids order it; the timestamps are
@@ -382,7 +382,7 @@ def submission_order(tables: dict[str, pl.DataFrame]) -> dict[int, int]:
     return {job: root(job) for job in tied}
 
 
-def _needy_ties(tables: dict[str, pl.DataFrame]) -> list[tuple[int, int]]:
+def _needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
     """Ties the needy list shows: it is a TreeMap on JobByTimeSorter, so of two potentially needy
     jobs that tie only the one put last stays. A potentially needy job that whatOfFixedShare
     assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the needy pass, which
@@ -407,7 +407,7 @@ def cycle_count(tables: Mapping[str, pl.DataFrame], cycles: range | None = None)
     return len(logged) if cycles is None else int(logged.is_between(cycles.start, cycles.stop - 1).sum())
 
 
-def cycle_inputs(tables: dict[str, pl.DataFrame], boot: Bootstrap | None = None,
+def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
                  cycles: range | None = None, inventory: Inventory | None = None) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order;
     `inventory`: the nodes there before the log began (default: stated or inferred from the log)."""
@@ -510,7 +510,7 @@ def _column(rows: pl.DataFrame | None, name: str) -> list:
 
 # -- for the closed-loop simulation (replay.apps.simulate): the same rebuild, one piece at a time --
 
-def job_table_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, int]]:
+def job_table_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, dict[int, int]]:
     """Per cycle, each published job's place in the RM's job table (the order cycle_inputs lists work in)."""
     out: dict[int, dict[int, int]] = {}
     for cycle, job in _work_rows(tables).select("cycle", "job_id").iter_rows():
@@ -519,7 +519,7 @@ def job_table_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, int]
     return out
 
 
-def existing_order(tables: dict[str, pl.DataFrame]) -> dict[int, dict[int, dict[tuple[str, int], int]]]:
+def existing_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, dict[int, dict[tuple[str, int], int]]]:
     """Per cycle and job, the place of each share (host, share id) it held when the cycle began in
     the job's published Existing list (the RM's investment order, which cycle_inputs reads as investment)."""
     published = _Published(tables["schedule"])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -78,14 +78,14 @@ class Opened:
     """A command's input as tables: from a parse directory, the cache, or a parse just made."""
 
     name: str  # what to call it: the files, or the parse directory
-    tables: Mapping[str, pl.DataFrame]  # a dict, or ParquetTables read on use (`columns`)
+    tables: MutableMapping[str, pl.DataFrame]  # a dict, or ParquetTables read on use (`columns`)
     lines: pl.DataFrame | None  # every raw line (file, text, line) when asked for and known
     slot: Path | None  # the cache slot (None: not cached)
     from_cache: bool
     note: str | None  # what the folders given held besides the RM's log
 
 
-def open_input(paths: list[str | Path], use_cache: bool = True, progress: OnProgress | None = None,
+def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: OnProgress | None = None,
                keep_lines: bool = False, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """The tables of `paths`: a `rmreplay parse -o` directory, or logs (files and log folders) read
     from the cache or parsed (and cached); `keep_lines` also gives every raw line. With `columns`,
@@ -158,7 +158,7 @@ class _Tee:
             except OSError:
                 self.disk = None
 
-    def add(self, tables: dict[str, pl.DataFrame]) -> None:
+    def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """One chunk's tables."""
         self.memory.add(tables)
         if self.disk is not None:
@@ -203,7 +203,7 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
 
 
 @contextmanager
-def _beside(fn: Callable[[list[Source]], str], sources: list[Source], wanted: bool) -> Iterator[Future | None]:
+def _beside(fn: Callable[[list[Source]], object], sources: list[Source], wanted: bool) -> Iterator[Future | None]:
     """Run fn(sources) on a thread while the body runs (hashlib lets go of the GIL)."""
     if not wanted:
         yield None
@@ -262,7 +262,7 @@ def keep_frames(folder: Path, frames: dict[str, pl.DataFrame]) -> None:
         pass
 
 
-def parse_to(paths: list[str | Path], out: str | Path, engine: str = "fast", progress: OnProgress | None = None,
+def parse_to(paths: Sequence[str | Path], out: str | Path, engine: str = "fast", progress: OnProgress | None = None,
              chunk_bytes: int | None = None, force: bool = False, workers: int = 1) -> Summary:
     """`rmreplay parse -o OUT`: the tables as OUT/<table>.parquet, then OUT/manifest.json, written whole or
     not at all (replay.parsing.outdir); the input's digests are computed beside the parse."""

@@ -26,6 +26,9 @@ _TS = re.compile(rb"^(\d\d [A-Z][a-z][a-z] \d{4} \d\d:\d\d:\d\d,\d{3}) ", re.MUL
 ROLL_SKEW = timedelta(seconds=5)
 
 
+Bytes = bytes | bytearray  # a piece's bytes: the reader's bytearray, or bytes once invalid UTF-8 is repaired
+
+
 @dataclass(frozen=True)
 class Piece:
     """Whole lines of one file: its index, the 1-based number of its first line, the bytes (a
@@ -33,7 +36,7 @@ class Piece:
 
     file: int
     first_line: int
-    data: bytes | bytearray
+    data: Bytes
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def _last_header(buf: bytearray, lo: int, hi: int) -> int | None:
     return m.start() + 1 if m else None
 
 
-def _stamp(data: bytes | bytearray, last: bool = False) -> datetime | None:
+def _stamp(data: Bytes, last: bool = False) -> datetime | None:
     """The time of the first (or last) record header in `data` (the last one searched for in the
     final megabyte first, so a big file's tail is not scanned whole)."""
     found = None

@@ -14,6 +14,8 @@ from collections.abc import Callable
 import polars as pl
 import pyarrow.compute as pc
 
+from replay.parsing.tables import series_from_arrow
+
 _I = r"-?\d+"
 _SHARE = r"(?P<host>\S+)\.(?P<share_id>\d+)"
 _MACHINE = (
@@ -169,7 +171,7 @@ def regex_rows(parts: dict[str, pl.DataFrame]) -> dict[str, tuple[pl.DataFrame, 
 
 def split_words(col: pl.Series) -> pl.Series:
     """A string column split at runs of blanks (Arrow's kernel: twice polars' extract_all here)."""
-    words = pl.from_arrow(pc.ascii_split_whitespace(col.to_arrow())).cast(pl.List(pl.String))
+    words = series_from_arrow(pc.ascii_split_whitespace(col.to_arrow())).cast(pl.List(pl.String))
     # Arrow splits "" into [""]; the grammar's list of no words is []
     blank = col.str.strip_chars() == ""
     no_words = pl.lit([], dtype=pl.List(pl.String))

@@ -21,7 +21,7 @@ try:  # lark-cython roughly doubles the speed of the lexer and parser when prese
     import lark_cython
 
     _PLUGINS: dict[str, Any] = {"_plugins": lark_cython.plugins}
-    TOKEN_TYPES: tuple[type, ...] = (Token, lark_cython.Token)
+    TOKEN_TYPES: tuple[type[Token], ...] = (Token, lark_cython.Token)  # the Cython one has the same fields
 except ImportError:  # pragma: no cover - the package depends on it, but stay usable
     _PLUGINS = {}
     TOKEN_TYPES = (Token,)

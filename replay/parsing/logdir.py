@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def whose(daemon: str | None) -> str:
     return DAEMONS.get(daemon or "", f"DUCC component {daemon}'s" if daemon else "no DUCC daemon's")
 
 
-def find_inputs(paths: list[str | Path]) -> Inputs:
+def find_inputs(paths: Sequence[str | Path]) -> Inputs:
     """The RM's files among `paths` (files or DUCC log folders), oldest first.
 
     InputError (one line, naming the files) for a file that is another daemon's log, a folder

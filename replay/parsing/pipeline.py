@@ -62,7 +62,7 @@ class ParseResult:
     """The tables (name -> polars DataFrame) and the summary of one parse; with `keep_lines`, every
     input line too (file, text, line), for a viewer that shows the raw log beside the tables."""
 
-    tables: dict[str, pl.DataFrame]
+    tables: Mapping[str, pl.DataFrame]
     summary: Summary
     lines: pl.DataFrame | None = None
 
@@ -82,7 +82,7 @@ def chunk_bytes_for(workers: int) -> int:
 class Sink(Protocol):
     """Where per-chunk tables go: kept in memory (parse) or appended to Parquet files (the CLI)."""
 
-    def add(self, tables: dict[str, pl.DataFrame]) -> None: ...
+    def add(self, tables: Mapping[str, pl.DataFrame]) -> None: ...
 
 
 class MemorySink:
@@ -95,7 +95,7 @@ class MemorySink:
         self.columns = {name: [c for c in SCHEMAS[name] if c in cols] for name, cols in keep.items()}
         self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in self.columns}
 
-    def add(self, tables: dict[str, pl.DataFrame]) -> None:
+    def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """Keep one chunk's tables (their text copied out, so the chunk's bytes can go)."""
         for name, df in tables.items():
             if name in self.parts:
@@ -138,7 +138,7 @@ class _Parsed:
     """One chunk parsed on its own (`_parse_chunk`): its tables and what it hands on, its lines
     (when asked for) and what it adds to the summary."""
 
-    tables: dict[str, pl.DataFrame]
+    tables: Mapping[str, pl.DataFrame]
     carry: ChunkCarry
     lines: pl.DataFrame | None
     bytes: int
@@ -351,10 +351,9 @@ def _parse_families(
     # the family paths read only these: partitioning fewer columns copies less
     slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns]
     parts: dict[str, pl.DataFrame] = {}
-    for family, part in records.select(slim).filter(pl.col("family").is_not_null()).partition_by(
+    for (family,), part in records.select(slim).filter(pl.col("family").is_not_null()).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():
-        family = family[0] if isinstance(family, tuple) else family
         if family == GENERIC:
             buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
         elif family not in assembled:
@@ -376,14 +375,16 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
     those to the grammar, which decides (its failures carry the grammar's own error message)."""
     cont = recs.continuations
     found: dict[str, list[pl.DataFrame]] = {family: [] for family in parts}
-    todo = dict(parts)
+    todo: dict[str, pl.DataFrame | None] = dict(parts)  # None: every record of the family has its rows
 
     def take(family: str, rows: pl.DataFrame, failed: pl.DataFrame) -> None:
         found[family].append(rows)
-        todo[family] = todo[family].join(failed.select("rec"), on="rec", how="semi") if failed.height else None
+        left = todo[family]
+        todo[family] = None if left is None or not failed.height else left.join(failed.select("rec"), on="rec",
+                                                                                 how="semi")
 
     if recs.blocks and "schedule_state" in parts:
-        take("schedule_state", *schedule_rows(todo["schedule_state"], cont, recs.blocks))
+        take("schedule_state", *schedule_rows(parts["schedule_state"], cont, recs.blocks))
     if engine != "lark":
         batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
         for family, (rows, failed) in fast.regex_rows(batch).items():
@@ -392,13 +393,14 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
             if part is not None and family in fast.HANDLERS:
                 take(family, *fast.fast_rows(family, part, cont))
     out = {}
-    for family, rows in found.items():
+    for family, got in found.items():
         failed = pl.DataFrame(schema={"rec": pl.UInt32, "reason": pl.String})
-        if todo[family] is not None:
-            more, failed = _lark_rows(family, todo[family], cont)
-            rows.append(more)
-        out[family] = (rows[0] if len(rows) == 1 else
-                       pl.concat(rows, how="diagonal_relaxed").sort("rec", maintain_order=True), failed)
+        left = todo[family]
+        if left is not None:
+            more, failed = _lark_rows(family, left, cont)
+            got.append(more)
+        out[family] = (got[0] if len(got) == 1 else
+                       pl.concat(got, how="diagonal_relaxed").sort("rec", maintain_order=True), failed)
     return out
 
 
@@ -442,7 +444,7 @@ def _unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.D
 def _unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.DataFrame,
                    cont: pl.DataFrame, names: list[str]) -> pl.DataFrame:
     """file/line/text/reason rows; a rejected record is reported with every one of its lines."""
-    schema = {"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String}
+    schema = pl.Schema({"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
     frames = [p.select("file", "line", "text", "reason").cast(schema) for p in parts if "line" in p.columns]
     failed = [p for p in parts if "line" not in p.columns]
     if failed:

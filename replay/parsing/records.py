@@ -14,8 +14,8 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing import grammar
-from replay.parsing.chunks import Piece
-from replay.parsing.tables import LEFT
+from replay.parsing.chunks import Bytes, Piece
+from replay.parsing.tables import LEFT, series_from_arrow
 
 # The header as one anchored regex (catalog section 0); Rust regex, no look-around.
 HEADER_RE = (
@@ -41,10 +41,10 @@ class Records:
     records: pl.DataFrame  # rec, file, line, level, component, cls, jid, tid, method, body, ts, ts_text
     continuations: pl.DataFrame  # rec, file, line, text
     orphans: pl.DataFrame  # file, line, text: continuation lines before any header
-    blocks: tuple[bytes, ...] = ()  # the compiled scanner's: the bytes `_piece`/`_bs`/`_be` point into
+    blocks: tuple[Bytes, ...] = ()  # the compiled scanner's: the bytes `_piece`/`_bs`/`_be` point into
 
 
-def repair_utf8(data: bytes) -> tuple[bytes, int]:
+def repair_utf8(data: Bytes) -> tuple[Bytes, int]:
     """(the bytes with invalid UTF-8 replaced by U+FFFD, how many lines had some); never fatal."""
     if not data or np.frombuffer(data, dtype=np.uint8).max() < 0x80:
         return data, 0
@@ -69,7 +69,7 @@ def split_lines(pieces: list[Piece]) -> Lines:
     return Lines(frame, bad)
 
 
-def _lines_of(idx: int, first_line: int, data: bytes) -> pl.DataFrame:
+def _lines_of(idx: int, first_line: int, data: Bytes) -> pl.DataFrame:
     # Zero-copy: one Arrow string array over the bytes, one value per line (newline kept, then
     # stripped by polars), instead of a Python list of a million str objects.
     if not data:
@@ -80,7 +80,7 @@ def _lines_of(idx: int, first_line: int, data: bytes) -> pl.DataFrame:
         starts = starts[:-1]
     offsets = np.append(starts, len(data)).astype(np.int64)
     arr = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets.tobytes()), pa.py_buffer(data))
-    text = pl.from_arrow(arr).cast(pl.String).str.strip_chars_end("\r\n")
+    text = series_from_arrow(arr).cast(pl.String).str.strip_chars_end("\r\n")
     n = len(starts)
     return pl.DataFrame({
         "file": pl.Series(np.full(n, idx, dtype=np.uint16)),

@@ -21,25 +21,25 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.chunks import Piece
+from replay.parsing.chunks import Bytes, Piece
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
+from replay.parsing.tables import Schema, series_from_arrow
 from replay.parsing.templates import K_ANY, K_INT, TEMPLATES, compile_template, templates_of
 
 try:
     from replay.parsing import _scan
+    COMPILED = True
 except ImportError:  # pragma: no cover - built by `pip install`; without a compiler, polars does it all
-    _scan = None
-
-COMPILED = _scan is not None
+    COMPILED = False
 UNDECIDED = -2  # the compiled router leaves the record to polars (replay.parsing.pipeline._route)
 _K_HEADER, _K_MAYBE = 1, 2
 _FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
 _TS_NONE = np.iinfo(np.int64).min
 
 
-def _strings(data: bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
+def _strings(data: Bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
     """Zero-copy string column over `data` (one Arrow string view per span; a span the scanner
     marked absent, start -1, is null)."""
     missing = np.flatnonzero(starts < 0) if len(starts) and starts.min() < 0 else ()
@@ -47,7 +47,7 @@ def _strings(data: bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl
         starts, ends = np.maximum(starts, 0), np.maximum(ends, 0)
     views = _scan.views(data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32))
     arr = pa.Array.from_buffers(pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)])
-    col = pl.from_arrow(arr).alias(name)
+    col = series_from_arrow(arr).alias(name)
     # nulls by scatter, not by an Arrow validity bitmap: polars exports a foreign string-view column
     # with a bitmap to arrays that still hold `data`, so compact() kept every chunk's bytes alive
     # (+110 MB on i_mega24)
@@ -62,12 +62,12 @@ def _take(values: pl.Series, at: np.ndarray) -> pl.Series:
 def _lists(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray | None = None) -> pl.Series:
     """A list column from flat values and int32 offsets (`present`: which lists are not null)."""
     absent = 0 if present is None else int((~present).sum())
-    validity = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
+    validity = pa.py_buffer(np.packbits(present, bitorder="little")) if present is not None and absent else None
     # from_buffers, not pa.array: that one imports pandas (a quarter second) to inspect its input
     lists = pa.ListArray.from_buffers(pa.list_(values.type), len(offsets) - 1,
                                       [validity, pa.py_buffer(np.ascontiguousarray(offsets, np.int32))],
                                       null_count=absent, children=[values])
-    return pl.from_arrow(lists).alias(name)
+    return series_from_arrow(lists).alias(name)
 
 
 @lru_cache(maxsize=1)
@@ -95,7 +95,7 @@ def _timestamps(stamps: np.ndarray, text: pl.Series) -> pl.Series:
     return ts
 
 
-def _piece(piece: Piece) -> tuple[bytes, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]:
+def _piece(piece: Piece) -> tuple[Bytes, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]:
     """(bytes, lines, canonical header fields, other header fields, bad UTF-8 lines) of one piece."""
     data, bad = repair_utf8(piece.data)
     n, raw_cols, raw_ts = _scan.lines(data)
@@ -129,7 +129,10 @@ def _piece(piece: Piece) -> tuple[bytes, pl.DataFrame, pl.DataFrame, pl.DataFram
 
 def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
     """Every line and every record of the pieces (the compiled equivalent of the polars path)."""
-    line_frames, record_frames, blocks, bad, offset = [], [], [], 0, 0
+    line_frames: list[pl.DataFrame] = []
+    record_frames: list[pl.DataFrame] = []
+    blocks: list[Bytes] = []
+    bad = offset = 0
     for piece in pieces:
         if not piece.data:
             continue
@@ -152,7 +155,7 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
     return Lines(frame, bad), _stitch(frame, heads, tuple(blocks))
 
 
-def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[bytes, ...]) -> Records:
+def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[Bytes, ...]) -> Records:
     """Records from the header rows; every other line goes to the record before it."""
     # rows are taken by index (frame[idx]): no polars query per step, this runs once per chunk
     is_header = np.zeros(frame.height, dtype=bool)
@@ -172,8 +175,9 @@ def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[bytes, ...])
 
 
 def _empty_records() -> pl.DataFrame:
-    schema = {"rec": pl.UInt32, "file": pl.UInt16, "line": pl.UInt32,
-              **{f: pl.String for f in HEADER_FIELDS if f != "ts"}, "ts": pl.Datetime("ms"), "ts_text": pl.String}
+    schema: Schema = {"rec": pl.UInt32, "file": pl.UInt16, "line": pl.UInt32,
+                      **{f: pl.String for f in HEADER_FIELDS if f != "ts"}, "ts": pl.Datetime("ms"),
+                      "ts_text": pl.String}
     return pl.DataFrame(schema=schema).with_columns(pl.col("tid").cast(pl.UInt32))
 
 
@@ -234,7 +238,7 @@ def _fill_plan() -> tuple[tuple[Bucket, ...], tuple, frozenset[str]]:
     return buckets, (tuple(families), kinds), frozenset(f for f, _ in chosen)
 
 
-def fill_rows(records: pl.DataFrame, blocks: tuple[bytes, ...],
+def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...],
               skip: frozenset[str] = frozenset()) -> tuple[dict[str, pl.DataFrame], np.ndarray]:
     """The rows of every templated family in `records` (routed: `_code`, and the body spans
     `_piece`, `_bs`, `_be`), one frame per table in record order; and which records they took.
@@ -266,7 +270,7 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[bytes, ...],
             for table, frames in parts.items()}, taken
 
 
-def _bucket_frame(bucket: Bucket, got: tuple, data: bytes, at: np.ndarray, rec: np.ndarray,
+def _bucket_frame(bucket: Bucket, got: tuple, data: Bytes, at: np.ndarray, rec: np.ndarray,
                   codes: np.ndarray) -> pl.DataFrame | None:
     """One bucket's rows from `_scan.fill`'s output for one block (None: it took no record)."""
     raw_rows, raw_spans, lists = got
@@ -315,7 +319,7 @@ def _rmcounter_templates() -> tuple:
     return tuple(out)
 
 
-def rmcounter_rows(part: pl.DataFrame, blocks: tuple[bytes, ...]) -> pl.DataFrame | None:
+def rmcounter_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> pl.DataFrame | None:
     """One row per entity of every RmCounter block in `part` (the chunk's RmCounter records, in log
     order), assembled by the scanner: `rec` of the block's Start line, descr, entity, weight,
     wanted, vmachines, maxorder, given. None when it cannot take them all (another family, a
@@ -361,7 +365,7 @@ _SCHEDULE_SPANS = ("work_type", "job_id", "memory_gb", "reason", "host", "share_
 
 
 def schedule_rows(
-    part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[bytes, ...]
+    part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows, failures) of createState records: the scanner reads every record whose lines have
     exactly the canonical shapes (`_scan.schedule`), and leaves the others (and any record whose

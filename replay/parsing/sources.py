@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def log_name(name: str) -> bool:
     return bool(_LOG_NAME.search(name))
 
 
-def discover(paths: list[str | Path]) -> list[Source]:
+def discover(paths: Sequence[str | Path]) -> list[Source]:
     """Files in reading order: each rolled family oldest first (higher suffix = older), families in
     the order given. Folders are `replay.parsing.logdir.find_inputs`'s to read."""
     files: list[Path] = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from functools import lru_cache
@@ -42,7 +42,7 @@ class ParquetSink:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
         self._pending: Future | None = None
 
-    def add(self, tables: dict[str, pl.DataFrame]) -> None:
+    def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """Queue one chunk's rows (the previous chunk's must be written first: bounded memory)."""
         batch = {name: df.to_arrow().cast(_arrow_schema(name)) for name, df in tables.items() if df.height}
         self._wait()
@@ -84,7 +84,7 @@ class ParquetSink:
         return [self.root / f"{name}.parquet" for name in SCHEMAS]
 
 
-def write_tables(tables: dict[str, pl.DataFrame], out: str | Path, inputs: Iterable[str | Path] = (),
+def write_tables(tables: Mapping[str, pl.DataFrame], out: str | Path, inputs: Iterable[str | Path] = (),
                  force: bool = False) -> list[Path]:
     """OUT/<table>.parquet for every table of a `replay.parse` result, and OUT/manifest.json
     (`inputs`: the logs they came from), written whole or not at all (replay/parsing/outdir.py)."""
@@ -124,10 +124,11 @@ def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
     return tables
 
 
-class ParquetTables(Mapping[str, pl.DataFrame]):
+class ParquetTables(MutableMapping[str, pl.DataFrame]):
     """The tables of a `rmreplay parse -o OUT` directory, read from disk on every access (only
     `columns[name]` of each), so only what a caller is using is in memory: the audit of a long
-    log holds its derived state, not every table. Tables given to `update` are kept in memory."""
+    log holds its derived state, not every table. Tables set (a --config bootstrap) are kept in
+    memory in place of the files'."""
 
     def __init__(self, out: str | Path, columns: Mapping[str, Sequence[str]]) -> None:
         self.root = Path(out)
@@ -147,6 +148,11 @@ class ParquetTables(Mapping[str, pl.DataFrame]):
     def __len__(self) -> int:
         return len(set(self.columns) | set(self.held))
 
-    def update(self, tables: Mapping[str, pl.DataFrame]) -> None:
-        """Hold these tables in memory in place of the files' (a --config bootstrap)."""
-        self.held.update(tables)
+    def __setitem__(self, name: str, frame: pl.DataFrame) -> None:
+        self.held[name] = frame
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self.held.pop(name, None)
+        self.columns.pop(name, None)

@@ -8,13 +8,16 @@ table, the published schedule, cap chains, configuration).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import polars as pl
 import pyarrow as pa
+from polars.datatypes import DataTypeClass
 
+Dtype = pl.DataType | DataTypeClass  # a column's type, as polars takes it: pl.Int64 or pl.List(pl.Int64)
+Schema = dict[str, Dtype]  # a table's columns and their types
 I64, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64
 LI, LS = pl.List(pl.Int64), pl.List(pl.String)
 TS = pl.Datetime("ms")
@@ -23,7 +26,7 @@ WHERE = {"file": S, "line": pl.UInt32}
 # tables must come out the same, byte for byte, on every run.
 LEFT: dict = {"how": "left", "maintain_order": "left"}
 
-SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+SCHEMAS: dict[str, Schema] = {
     "cycles": {"cycle": pl.UInt32, "epoch": I64, "ts_start": TS, "ts_end": TS, **WHERE,
                "total_arrivals": I64, "new_jobs": I64, "existing_jobs": I64, "started": pl.Boolean},
     "nodes": {"ts": TS, "cycle": pl.UInt32, "host": S, "event": S, "nodepool": S, "share_order": I64,
@@ -90,7 +93,7 @@ FIXED_METHODS = ["countFixedForJob", "countSingleFixedProcess", "howMuchFixed"]
 RESERVE_METHODS = ["countReservationForJob", "countSingleReservation"]
 
 
-def _convert(col: str, dtype: pl.DataType, have: pl.DataType) -> pl.Expr:
+def _convert(col: str, dtype: Dtype, have: Dtype) -> pl.Expr:
     c = pl.col(col)
     if dtype == B:
         return c if have == B else pl.when(c.is_null()).then(None).otherwise(c.cast(S).is_in(TRUE_WORDS))
@@ -101,15 +104,15 @@ def _convert(col: str, dtype: pl.DataType, have: pl.DataType) -> pl.Expr:
     return c.cast(dtype, strict=False)
 
 
-def conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def conform(df: pl.DataFrame, schema: Schema) -> pl.DataFrame:
     """The schema's columns, in order, cast from whatever the rows carried (absent -> null)."""
     have = tuple((c, t) for c, t in df.schema.items() if c in schema)
     return df.select(_conform_exprs(have, tuple(schema.items())))
 
 
 @lru_cache(maxsize=1024)
-def _conform_exprs(have: tuple[tuple[str, pl.DataType], ...],
-                   schema: tuple[tuple[str, pl.DataType], ...]) -> list[pl.Expr]:
+def _conform_exprs(have: tuple[tuple[str, Dtype], ...],
+                   schema: tuple[tuple[str, Dtype], ...]) -> list[pl.Expr]:
     # every chunk brings the same few input schemas per table: build their casts once
     known = dict(have)
     return [_convert(col, dtype, known[col]).alias(col) if col in known else pl.lit(None, dtype=dtype).alias(col)
@@ -193,14 +196,25 @@ class ChunkCarry:
 
 # Buckets whose tables need the whole log: loop returns close cycles in the next chunk, and the
 # configuration may be printed again by a reconfigure.
-SPANNING = ("_cycle_lines", "_config_lines", "_nodepool_lines")
+SPANNING: tuple[str, ...] = ("_cycle_lines", "_config_lines", "_nodepool_lines")
 
 
 def compact(df: pl.DataFrame) -> pl.DataFrame:
     """`df` with its text copied out of the chunk it points into, so rows kept across chunks do not
     keep every chunk's bytes alive (polars string views share their source buffers)."""
     table = df.to_arrow()
-    return pl.from_arrow(table.cast(pa.schema([f.with_type(_plain(f.type)) for f in table.schema])))
+    frame = pl.from_arrow(table.cast(pa.schema([f.with_type(_plain(f.type)) for f in table.schema])))
+    if not isinstance(frame, pl.DataFrame):  # an Arrow table always gives one (the type allows a Series)
+        raise TypeError(f"pl.from_arrow of a table gave a {type(frame).__name__}")
+    return frame
+
+
+def series_from_arrow(array: pa.Array | pa.ChunkedArray) -> pl.Series:
+    """An Arrow array as a polars Series, its buffers shared (pl.from_arrow, whose type also allows a frame)."""
+    series = pl.from_arrow(array)
+    if not isinstance(series, pl.Series):  # an array always gives one
+        raise TypeError(f"pl.from_arrow of an array gave a {type(series).__name__}")
+    return series
 
 
 def _plain(t: pa.DataType) -> pa.DataType:
@@ -290,7 +304,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
 
 
-def stitch(tables: dict[str, pl.DataFrame], part: ChunkCarry, carry: Carry) -> dict[str, pl.DataFrame]:
+def stitch(tables: Mapping[str, pl.DataFrame], part: ChunkCarry, carry: Carry) -> dict[str, pl.DataFrame]:
     """One chunk's tables (from `assemble_chunk`) in the log's frame, chunks taken in log order:
     cycles numbered after the earlier chunks', evictions given the order of a share placed in an
     earlier chunk (the first placement of a share wins, as it does within a chunk)."""

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,7 @@ class Anonymized:
     summary: Summary
 
 
-def unread_lines(tables: dict[str, pl.DataFrame]) -> Unread:
+def unread_lines(tables: Mapping[str, pl.DataFrame]) -> Unread:
     """The lines no known record took, per file: generic messages' headers and unparsed lines."""
     def by_file(frame: pl.DataFrame) -> dict[str, set[int]]:
         out: dict[str, set[int]] = {}
@@ -61,7 +62,7 @@ def unread_lines(tables: dict[str, pl.DataFrame]) -> Unread:
     return Unread(by_file(tables["messages"]), by_file(tables["unparsed"]))
 
 
-def rename_tables(tables: dict[str, pl.DataFrame], rewriter: Rewriter) -> dict[str, pl.DataFrame]:
+def rename_tables(tables: Mapping[str, pl.DataFrame], rewriter: Rewriter) -> dict[str, pl.DataFrame]:
     """The tables with every string rewritten as the lines were (what the anonymized log must
     parse to); a `user.<name>.<setting>` key renames its user."""
     def value(v: str) -> str:

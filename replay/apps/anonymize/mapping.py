@@ -102,8 +102,8 @@ class Pseudonyms:
 
     def add(self, inv: Inventory) -> None:
         """Search the pseudonyms of everything the log's tables name (see the module doc)."""
-        for domain in sorted(inv.domains):
-            self.domain(domain)
+        for known in sorted(inv.domains):
+            self.domain(known)
         for ip in sorted(inv.ips):
             self.ip(ip)
         constraints: dict[str, list] = {}

@@ -15,6 +15,7 @@ too, so it is kept and reported.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -48,7 +49,7 @@ def sensitive_columns() -> set[tuple[str, str]]:
     return {*HOST_COLUMNS, *SHORT_COLUMNS, *USER_COLUMNS, *JOB_COLUMNS, *IP_COLUMNS, *FREE_TEXT}
 
 
-def _values(tables: dict[str, pl.DataFrame], columns) -> list[str]:
+def _values(tables: Mapping[str, pl.DataFrame], columns) -> list[str]:
     """Distinct non-null strings of the columns (list columns flattened), in first-seen order."""
     out: dict[str, None] = {}
     for table, column in columns:
@@ -94,7 +95,7 @@ def config_user(key: str) -> str | None:
 
 
 def _users_from_config(config: pl.DataFrame, classes: pl.DataFrame) -> list[str]:
-    users = [config_user(k) for k in config["key"].to_list() if config_user(k)]
+    users = [user for k in config["key"].to_list() if (user := config_user(k))]
     for value in config.filter(pl.col("key") == "jd.host")["value"].to_list():
         users += re.findall(r"jd\.host\.user=(\S+)", value or "")
     for listed in classes["authorized_users"].drop_nulls().to_list():
@@ -102,7 +103,7 @@ def _users_from_config(config: pl.DataFrame, classes: pl.DataFrame) -> list[str]
     return users
 
 
-def inventory(tables: dict[str, pl.DataFrame]) -> Inventory:
+def inventory(tables: Mapping[str, pl.DataFrame]) -> Inventory:
     """The names to rename and the words to keep, from a log's tables."""
     inv = Inventory()
     inv.hosts = [_HOST_COUNT.sub("", h) for h in _values(tables, HOST_COLUMNS)]
@@ -129,7 +130,7 @@ def grammar_words() -> frozenset[str]:
     return frozenset(w for lit in re.findall(r'"([^"\n]+)"', grammar_text()) for w in lit.split())
 
 
-def protected_words(tables: dict[str, pl.DataFrame]) -> set[str]:
+def protected_words(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     """The grammar's words and every value of the columns that are neither site names nor free text
     (class and nodepool names, states, kinds, policies, ...)."""
     skip = sensitive_columns()

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from io import BufferedWriter
 from pathlib import Path
-from typing import BinaryIO
 
 import polars as pl
 
@@ -192,7 +192,7 @@ def _line_blocks(path: Path, gz: bool, block: int = 4 << 20) -> Iterator[list[by
         yield [rest]
 
 
-def _open_out(target: Path, gz: bool) -> BinaryIO:
+def _open_out(target: Path, gz: bool) -> gzip.GzipFile | BufferedWriter:
     # no time in the gzip header (its name is the file's own): the same log and key give the same bytes
     return gzip.GzipFile(target, "wb", compresslevel=6, mtime=0) if gz else open(target, "wb")
 

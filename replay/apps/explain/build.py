@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import polars as pl
@@ -41,7 +42,7 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
     return ours, theirs
 
 
-def _facts(tables: dict[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, job_id: int, c: int,
+def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, job_id: int, c: int,
            cycles: list[int], with_life: bool) -> Story:
     """The story's facts for cycle `c` (no sections yet), rmref's side from the audit's own run."""
     inp = trace.input if trace else None
@@ -71,7 +72,7 @@ def _facts(tables: dict[str, pl.DataFrame], result: AuditResult, trace: CycleTra
     )
 
 
-def _sections(tables: dict[str, pl.DataFrame], story: Story, inp: CycleInput | None) -> tuple[Section, ...]:
+def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None) -> tuple[Section, ...]:
     """The story's sections: its life when told, then the eight levels of the cycle's detail."""
     c, job_id = story.cycle, story.job_id
     quantum = inp.config.quantum_gb if inp else 15
@@ -99,7 +100,7 @@ def _sections(tables: dict[str, pl.DataFrame], story: Story, inp: CycleInput | N
     return tuple(sections)
 
 
-def explain_job(tables: dict[str, pl.DataFrame], job_id: int, cycle: int | None = None,
+def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | None = None,
                 result: AuditResult | None = None) -> Story:
     """The story of one job: its life (when `cycle` is None) and the detail of one cycle.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -23,7 +24,7 @@ class _Who:
     order: int
 
 
-def _who(tables: dict[str, pl.DataFrame], work: Work | None, cycle: int, job_id: int, quantum: int) -> _Who:
+def _who(tables: Mapping[str, pl.DataFrame], work: Work | None, cycle: int, job_id: int, quantum: int) -> _Who:
     if work is not None:
         return _Who(work.work_type, work.user, work.class_name, work.memory_gb, work.order)
     row = _rows(tables, "schedule", cycle, job_id).row(0, named=True)
@@ -31,7 +32,7 @@ def _who(tables: dict[str, pl.DataFrame], work: Work | None, cycle: int, job_id:
     return _Who(row["work_type"] or "Job", "", "", mem, job_order(mem, quantum))
 
 
-def _logged_caps(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> LoggedCaps | None:
+def _logged_caps(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> LoggedCaps | None:
     rows = _rows(tables, "job_caps", cycle, job_id).filter(pl.col("actual_cap").is_not_null())
     if rows.is_empty():
         return None
@@ -45,7 +46,7 @@ def _logged_count(rows: pl.DataFrame) -> int | None:
     return None if given.is_empty() else int(given["shares_given"][-1])
 
 
-def _schedule_shares(tables: dict[str, pl.DataFrame], cycle: int, job_id: int,
+def _schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
                      quantum: int) -> tuple[tuple[HeldShare, ...], str | None]:
     """Held processes after the cycle (the published Existing list) and the published reason."""
     rows = _rows(tables, "schedule", cycle, job_id)
@@ -61,7 +62,7 @@ def _schedule_shares(tables: dict[str, pl.DataFrame], cycle: int, job_id: int,
     return held, reason
 
 
-def _placed(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> tuple[Placed, ...]:
+def _placed(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> tuple[Placed, ...]:
     """New processes connected for the job; one the published Additions lacks was cancelled."""
     rows = _rows(tables, "placements", cycle, job_id)
     sched = _rows(tables, "schedule", cycle, job_id).filter(pl.col("kind") == "addition")

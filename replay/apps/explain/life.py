@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import polars as pl
@@ -13,7 +14,7 @@ from replay.model.cycleref import epochs, label
 from replay.parsing.tables import LEFT
 
 
-def _life_rows(tables: dict[str, pl.DataFrame], job_id: int) -> pl.DataFrame:
+def _life_rows(tables: Mapping[str, pl.DataFrame], job_id: int) -> pl.DataFrame:
     """Per published cycle: processes held, added, the removals listed, the reason, the count."""
     sched = _published(tables).filter(pl.col("job_id") == job_id)
     removal = pl.col("kind") == "removal"
@@ -40,7 +41,7 @@ def _life_text(prev: int | None, e: LifeEvent) -> str:
     return f"{prev} -> {_plural(e.processes, 'process')}{change}{told}"
 
 
-def _life(tables: dict[str, pl.DataFrame], job_id: int, cycles: list[int]) -> tuple[LifeEvent, ...]:
+def _life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int]) -> tuple[LifeEvent, ...]:
     """Arrival, every cycle its processes change (or some are preempted), new waiting reasons, its end.
 
     A preempted process stays listed until the Orchestrator confirms it gone, so only its first

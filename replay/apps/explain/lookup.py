@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
 
 from replay.apps.explain.text import _ranges
@@ -10,11 +12,11 @@ from replay.model.world import cycle_inputs
 from rmref.model import CycleInput
 
 
-def _published(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def _published(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return tables["schedule"].filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
 
 
-def _job_cycles(tables: dict[str, pl.DataFrame], job_id: int) -> list[int]:
+def _job_cycles(tables: Mapping[str, pl.DataFrame], job_id: int) -> list[int]:
     """Cycles whose published schedule lists the job; InputError when it is not in the log."""
     published = _published(tables)
     cycles = sorted(set(published.filter(pl.col("job_id") == job_id)["cycle"].to_list()))
@@ -25,7 +27,7 @@ def _job_cycles(tables: dict[str, pl.DataFrame], job_id: int) -> list[int]:
     return cycles
 
 
-def _chosen_cycle(tables: dict[str, pl.DataFrame], job_id: int, cycles: list[int], cycle: int | None) -> int:
+def _chosen_cycle(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int], cycle: int | None) -> int:
     """The cycle to detail: the one asked for, else the job's last; InputError when out of range."""
     if cycle is None:
         return cycles[-1]
@@ -38,10 +40,10 @@ def _chosen_cycle(tables: dict[str, pl.DataFrame], job_id: int, cycles: list[int
     return cycle
 
 
-def _cycle_input(tables: dict[str, pl.DataFrame], cycle: int) -> CycleInput | None:
+def _cycle_input(tables: Mapping[str, pl.DataFrame], cycle: int) -> CycleInput | None:
     return next(cycle_inputs(tables, cycles=range(cycle, cycle + 1)), None)
 
 
-def _rows(tables: dict[str, pl.DataFrame], name: str, cycle: int, job_id: int) -> pl.DataFrame:
+def _rows(tables: Mapping[str, pl.DataFrame], name: str, cycle: int, job_id: int) -> pl.DataFrame:
     frame = tables[name]
     return frame.filter((pl.col("cycle") == cycle) & (pl.col("job_id") == job_id))

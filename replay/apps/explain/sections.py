@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 import polars as pl
@@ -199,7 +200,7 @@ _TAKEN_WORDS = {
 }
 
 
-def _defrag_lines(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+def _defrag_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
     """The job as a needy job of defragmentation."""
     rows = tables["defrag"].filter((pl.col("cycle") == cycle) & (pl.col("job_id") == job_id))
     lines = []

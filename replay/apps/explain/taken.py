@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import polars as pl
@@ -17,7 +18,7 @@ _NOT_TAKEN = ("share_removed", "non_preemptable")
 ShareKey = tuple[str, int | None]  # (host, share id); a purge names no share
 
 
-def _new_removals(tables: dict[str, pl.DataFrame], cycle: int, quantum: int) -> list[tuple[int, Taken]]:
+def _new_removals(tables: Mapping[str, pl.DataFrame], cycle: int, quantum: int) -> list[tuple[int, Taken]]:
     """(owner, removal) for every job's removals first listed by this cycle's schedule.
 
     A removal stays listed until the process is gone, so only its first listing is a decision;
@@ -30,7 +31,7 @@ def _new_removals(tables: dict[str, pl.DataFrame], cycle: int, quantum: int) -> 
             for job, host, sid, mem, purged in now.iter_rows() if (job, host, sid) not in earlier]
 
 
-def _logged_reasons(tables: dict[str, pl.DataFrame], cycle: int) -> dict[ShareKey, Taken]:
+def _logged_reasons(tables: Mapping[str, pl.DataFrame], cycle: int) -> dict[ShareKey, Taken]:
     """(host, share) -> why, from DEBUG defragmentation `clearShare` lines, then eviction lines."""
     out: dict[ShareKey, Taken] = {}
     cleared = tables["defrag"].filter((pl.col("cycle") == cycle) & (pl.col("kind") == "clear_share"))
@@ -44,7 +45,7 @@ def _logged_reasons(tables: dict[str, pl.DataFrame], cycle: int) -> dict[ShareKe
     return out
 
 
-def _rich_takings(tables: dict[str, pl.DataFrame], cycle: int, unexplained: list[Taken]) -> dict[ShareKey, int]:
+def _rich_takings(tables: Mapping[str, pl.DataFrame], cycle: int, unexplained: list[Taken]) -> dict[ShareKey, int]:
     """(host, share) -> needy job, for removals no log line explains (INFO names no defrag share).
 
     Needy jobs are served in the order their searches are logged; each takes the unexplained
@@ -68,7 +69,7 @@ def _rich_takings(tables: dict[str, pl.DataFrame], cycle: int, unexplained: list
     return out
 
 
-def _taken(tables: dict[str, pl.DataFrame], cycle: int, job_id: int, quantum: int) -> tuple[Taken, ...]:
+def _taken(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int, quantum: int) -> tuple[Taken, ...]:
     """What the cycle took from the job: its new removals, each with the reason the log gives.
 
     The published Removals list is complete; an eviction or DEBUG defragmentation line says why.
@@ -91,7 +92,7 @@ def _taken(tables: dict[str, pl.DataFrame], cycle: int, job_id: int, quantum: in
     return tuple(taken)
 
 
-def _kept_lines(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+def _kept_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
     """Eviction lines about the job that took nothing: shares found not preemptable, reservation setup."""
     rows = _rows(tables, "evictions", cycle, job_id)
     lines = [f"Share {sid} was found not preemptable (a reservation waits for its machine)."
@@ -101,6 +102,6 @@ def _kept_lines(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> lis
     return lines
 
 
-def _confirmed_gone(tables: dict[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+def _confirmed_gone(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
     rows = _rows(tables, "evictions", cycle, job_id).filter(pl.col("reason") == "share_removed")
     return [f"{h}.{s}" for h, s in rows.select("host", "share_id").iter_rows()]

@@ -20,12 +20,12 @@ import polars as pl
 
 from replay.apps.audit import DIVERGENCE_SCHEMA, REF_SCHEMAS
 from replay.parsing.store import write_table
-from replay.parsing.tables import SCHEMAS
+from replay.parsing.tables import SCHEMAS, Schema
 
 MANIFEST = "manifest.parquet"
 STAGING = "_staging"  # a task's work in progress (same filesystem: its files move in by rename)
 AUDIT_TABLES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences")
-MANIFEST_SCHEMA: dict[str, pl.DataType] = {
+MANIFEST_SCHEMA: Schema = {
     "cluster": pl.String, "stream": pl.String, "files": pl.List(pl.String), "hash": pl.String,
     "bytes": pl.Int64, "lines": pl.Int64, "unparsed": pl.Int64, "cycles": pl.Int64,
     "first_ts": pl.Datetime("ms"), "last_ts": pl.Datetime("ms"), "status": pl.String, "error": pl.String,

@@ -8,6 +8,7 @@ client turns them into bars; a stream's bar goes when its result is in.
 from __future__ import annotations
 
 import threading
+from types import TracebackType
 
 import rich.progress
 from rich.console import Console
@@ -32,8 +33,9 @@ class FleetProgress:
         self.bars.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.bars.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.bars.__exit__(kind, exc, tb)
 
     def event(self, event: tuple[float, dict]) -> None:
         """One worker event (as `Client.subscribe_topic` hands it over)."""

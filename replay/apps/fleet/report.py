@@ -35,12 +35,12 @@ def build_fleet_report(dataset: str | Path, title: str = "rmreplay fleet report"
     ok = manifest.filter(pl.col("status") == "ok")
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{E(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{E(title)}</h1>"]
-    span = (ok["first_ts"].min(), ok["last_ts"].max()) if ok.height else (None, None)
+    first_ts, last_ts, mb, cycles = ok.select(pl.col("first_ts").min(), pl.col("last_ts").max(),
+                                              pl.col("bytes").sum() / 1e6, pl.col("cycles").sum()).row(0)
     parts.append("<h2 id=\"fleet\">Fleet</h2>" + table(("", ""), [
         ("clusters", f"{manifest['cluster'].n_unique():,}"), ("streams", f"{manifest.height:,}"),
         ("parsed", f"{ok.height:,}"), ("failed", f"{manifest.height - ok.height:,}"),
-        ("log bytes", f"{(ok['bytes'].sum() or 0) / 1e6:,.1f} MB"), ("cycles", f"{ok['cycles'].sum() or 0:,}"),
-        ("time span", f"{span[0]} .. {span[1]}"),
+        ("log bytes", f"{mb:,.1f} MB"), ("cycles", f"{cycles:,}"), ("time span", f"{first_ts} .. {last_ts}"),
     ], "kv"))
     parts.append("<h2 id=\"streams\">Streams</h2>" + table(
         ("cluster", "stream", "files", "MB", "cycles", "first", "last", "status", "cycles agree", "error"), [
@@ -53,8 +53,8 @@ def build_fleet_report(dataset: str | Path, title: str = "rmreplay fleet report"
     parts.append("<h2 id=\"preemptions\">Preemptions per cluster per day</h2><p class=\"note\">Processes "
                  "shrinkBy took to rebalance fair shares, by the day of the line.</p>")
     if per_day.height:
-        first = per_day["day"].min()
-        days = list(range((per_day["day"].max() - first).days + 1))
+        first, last = per_day.select(pl.col("day").min().alias("first"), pl.col("day").max().alias("last")).row(0)
+        days = list(range((last - first).days + 1))
         by_cluster: dict[str, list[float]] = {}
         for cluster, day, n in per_day.iter_rows():
             by_cluster.setdefault(cluster, [0.0] * len(days))[(day - first).days] += n

@@ -16,10 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replay.apps.fleet.dataset import clear_staging, manifest_row, read_manifest, write_manifest
 from replay.apps.fleet.streams import Stream
 from replay.apps.fleet.task import Job, process_stream
+
+if TYPE_CHECKING:  # Dask loads only for `rmreplay fleet`
+    from distributed import Client
 
 RESUBMITS = 3  # a task cancelled by a restart is submitted again at most this often
 
@@ -51,8 +55,9 @@ def _reusable(old: dict | None, audit: bool, retry_failed: bool) -> str | None:
     return old["hash"]
 
 
-def build_dataset(streams: list[Stream], dataset: Path, client, *, audit: bool = False, retry_failed: bool = False,
-                  threads: int = 1, on_result: Callable[[dict], None] | None = None) -> FleetResult:
+def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit: bool = False,
+                  retry_failed: bool = False, threads: int = 1,
+                  on_result: Callable[[dict], None] | None = None) -> FleetResult:
     """Parse (and audit) every stream on the client's cluster into `dataset`."""
     from distributed import as_completed
     from distributed.client import FutureCancelledError
@@ -114,7 +119,7 @@ def has_dashboard() -> bool:
 
 
 @contextmanager
-def dask_client(workers: int | None, scheduler: str | None) -> Iterator[tuple[object, str | None]]:
+def dask_client(workers: int | None, scheduler: str | None) -> Iterator[tuple[Client, str | None]]:
     """(client, dashboard address or None): a running scheduler's, or a LocalCluster of
     `workers` processes of one thread each (the parse runs a stream per worker)."""
     from distributed import Client, LocalCluster

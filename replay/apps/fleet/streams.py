@@ -15,6 +15,7 @@ import shutil
 import tarfile
 import zipfile
 from collections.abc import Iterator
+from typing import IO
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -114,7 +115,7 @@ def _archive_members(path: Path) -> list[str]:
         raise InputError(f"{path}: cannot read the archive ({exc}); re-copy it or unpack it") from exc
 
 
-def open_members(stream: Stream) -> Iterator[tuple[str, object]]:
+def open_members(stream: Stream) -> Iterator[tuple[str, IO[bytes]]]:
     """(member, binary file object) of each of the stream's files, oldest first."""
     if not stream.archived:
         for member in stream.members:
@@ -124,16 +125,16 @@ def open_members(stream: Stream) -> Iterator[tuple[str, object]]:
     if stream.container.endswith(".zip"):
         with zipfile.ZipFile(stream.container) as zf:
             for member in stream.members:
-                with zf.open(member) as fh:
-                    yield member, fh
+                with zf.open(member) as zipped:
+                    yield member, zipped
         return
     with tarfile.open(stream.container) as tf:
         for member in stream.members:
-            fh = tf.extractfile(member)
-            if fh is None:
+            tarred = tf.extractfile(member)
+            if tarred is None:
                 raise InputError(f"{stream.container}: {member} is not a regular file")
-            with fh:
-                yield member, fh
+            with tarred:
+                yield member, tarred
 
 
 def content_hash(stream: Stream) -> str:
@@ -141,7 +142,7 @@ def content_hash(stream: Stream) -> str:
     h = hashlib.blake2b(digest_size=16)
     for _member, fh in open_members(stream):
         size = 0
-        while block := fh.read(1 << 20):  # type: ignore[attr-defined]
+        while block := fh.read(1 << 20):
             h.update(block)
             size += len(block)
         h.update(size.to_bytes(8, "little"))  # file boundaries count: a byte moved between files is a change
@@ -158,7 +159,7 @@ def local_files(stream: Stream, scratch: Path) -> list[Path]:
     for member, fh in open_members(stream):
         dest = scratch / PurePosixPath(member).name  # one folder's files: their names differ
         with open(dest, "wb") as out_fh:
-            shutil.copyfileobj(fh, out_fh, 1 << 20)  # type: ignore[arg-type]
+            shutil.copyfileobj(fh, out_fh, 1 << 20)
         out.append(dest)
     return out
 

@@ -35,8 +35,7 @@ def turnaround_gates(jobs: pl.DataFrame, max_increase: float) -> list[Gate]:
             continue
         both = ended.filter(pl.col("turnaround_sim").is_not_null())
         lost = ended.height - both.height
-        base = both["turnaround_baseline"].mean() if both.height else None
-        new = both["turnaround_sim"].mean() if both.height else None
+        base, new = both.select(pl.mean("turnaround_baseline", "turnaround_sim")).row(0)  # None when empty
         increase = (new - base) / base * 100.0 if base else 0.0
         ok = lost == 0 and increase <= max_increase
         message = (f"class {cls}: mean turnaround {base or 0:,.1f} s -> {new or 0:,.1f} s over {both.height} job(s) "

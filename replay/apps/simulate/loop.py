@@ -193,8 +193,9 @@ class Simulation:
         id and a process, each removed one stops. What Of's placements in their order, as
         defragmentation left them, give the ids; the decisions say why a share was removed."""
         d = result.decisions
-        new = [[p.job_id, p.host, sid] for p, sid in zip(d.placements, self._share_ids(d.placements, cycle),
-                                                          strict=True)]
+        # [job, host, share id] of each placement; defragmentation may hand one to another job
+        new: list[tuple[int, str, int]] = [(p.job_id, p.host, sid) for p, sid in zip(
+            d.placements, self._share_ids(d.placements, cycle), strict=True)]
         why = {(e.job_id, e.share_id): e.reason for e in d.evictions}
         for a in d.defrag:
             if a.action == EVICT:
@@ -202,7 +203,7 @@ class Simulation:
                 continue
             k = next(i for i, n in enumerate(new) if n[0] == a.donor_job and n[1] == a.host)
             if a.action == REASSIGN:
-                new[k][0] = a.needy_job
+                new[k] = (a.needy_job, new[k][1], new[k][2])
             elif a.action == CANCEL:
                 new.pop(k)
         published = result.published

@@ -25,6 +25,7 @@ from replay.apps.simulate.reconstruct import logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
 from replay.apps.whatif import jain, logged_held
+from replay.model.logged import logged_decisions
 from replay.model.nodes import capacity_and_use, node_cycles
 from rmref import job_order
 
@@ -53,10 +54,11 @@ def run_history(run: Run) -> History:
                    taken, dict(run.first_share), dict(run.finish))
 
 
-def logged_history(tables: dict[str, pl.DataFrame], sim: Simulated) -> History:
+def logged_history(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> History:
     """The log's own history, measured as a simulation's is."""
     quantum = sim.boot.config.quantum_gb
-    ctx, logged = sim.context, sim.context.logged
+    ctx = sim.context
+    logged = ctx.logged or logged_decisions(tables)  # a context built from the log has them already
     held = {(c, j): p for c, j, p in logged_held(tables, quantum).select("cycle", "job_id", "processes").iter_rows()}
     sched = tables["schedule"].filter(pl.col("cycle").is_not_null() & ~pl.col("refused").fill_null(False))
     existing = sched.filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).with_columns(
@@ -118,7 +120,7 @@ class Measured:
     cycles: pl.DataFrame  # one row per cycle (`per_cycle`)
 
 
-def measure(tables: dict[str, pl.DataFrame], sim: Simulated) -> Measured:
+def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Measured:
     """Measure the log, the baseline and the change the same way."""
     sides = {"logged": logged_history(tables, sim), "baseline": run_history(sim.baseline),
              "sim": run_history(sim.sim)}
@@ -150,9 +152,10 @@ def identity(m: Measured) -> dict:
     logged, base = m.sides["logged"].held, m.sides["baseline"].held
     keys = set(logged) | set(base)
     same = sum(logged.get(k, 0) == base.get(k, 0) for k in keys)
+    median, p90 = nearest_rank(errors, 0.5), nearest_rank(errors, 0.9)
     return {"jobs": len(errors),
-            "finish_error_median_pct": None if not errors else round(nearest_rank(errors, 0.5), 6),
-            "finish_error_p90_pct": None if not errors else round(nearest_rank(errors, 0.9), 6),
+            "finish_error_median_pct": None if median is None else round(median, 6),
+            "finish_error_p90_pct": None if p90 is None else round(p90, 6),
             "shares_match": round(same / len(keys), 6) if keys else None,
             "job_cycles": len(keys)}
 
@@ -163,13 +166,13 @@ def _group(m: Measured, key: str) -> dict[str, dict]:
     orders, n = process_orders(m.sim), len(m.sim.context.cycles)
     name_of = {w.job_id: (w.class_name if key == "class" else w.user) for w in m.sim.workload.work}
     out: dict[str, dict] = {}
-    for name, rows in sorted(m.jobs.group_by(key), key=lambda g: g[0][0]):
-        entry = {"jobs": rows.height}
+    for (group,), rows in sorted(m.jobs.group_by(key), key=lambda g: g[0][0]):
+        entry: dict[str, float | None] = {"jobs": rows.height}
         for side in SIDES:
             entry[f"finished_{side}"] = rows[f"finish_{side}"].drop_nulls().len()
             entry[f"mean_turnaround_{side}"] = _mean(rows[f"turnaround_{side}"])
             entry[f"mean_wait_{side}"] = _mean(rows[f"wait_{side}"])
-        out[name[0]] = entry
+        out[group] = entry
     for side in SIDES:
         total: dict[str, int] = dict.fromkeys(out, 0)
         for (_c, job), p in m.sides[side].held.items():

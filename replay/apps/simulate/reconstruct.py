@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -48,7 +49,7 @@ def _seconds(column: str, t0) -> pl.Expr:
     return ((pl.col(column) - pl.lit(t0)).dt.total_milliseconds() / 1000.0).alias(column)
 
 
-def cycle_times(tables: dict[str, pl.DataFrame]) -> list[float]:
+def cycle_times(tables: Mapping[str, pl.DataFrame]) -> list[float]:
     """Each published cycle's time, in seconds from the first (the RM's own cadence)."""
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
     if cyc.is_empty():
@@ -57,7 +58,7 @@ def cycle_times(tables: dict[str, pl.DataFrame]) -> list[float]:
     return [(t - t0).total_seconds() for t in cyc["ts_start"].to_list()]
 
 
-def _origin(tables: dict[str, pl.DataFrame]):
+def _origin(tables: Mapping[str, pl.DataFrame]):
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
     if cyc.is_empty():
         raise InputError("no published schedule in the log: nothing to simulate (check that it has "
@@ -65,7 +66,7 @@ def _origin(tables: dict[str, pl.DataFrame]):
     return cyc["ts_start"][0]
 
 
-def start_delay(tables: dict[str, pl.DataFrame]) -> float | None:
+def start_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
     """Seconds from a process's assignment to the start of its initialization, or None when no
     process of the log shows it (see the module docstring)."""
     t0 = _origin(tables)
@@ -84,10 +85,10 @@ def start_delay(tables: dict[str, pl.DataFrame]) -> float | None:
             .select(pl.col("t_before") - pl.col("init_ms") / 1000.0 - pl.col("t_assigned")))
     if rows.is_empty():
         return None
-    return max(0.0, float(rows.to_series().median()))
+    return max(0.0, _median(rows.to_series().to_list(), 0.0))
 
 
-def _init_times(tables: dict[str, pl.DataFrame]) -> tuple[dict[int, float], dict[int, float]]:
+def _init_times(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[int, float], dict[int, float]]:
     """(job -> seconds of initialization, job -> the least it can be).
 
     The first: the median over its processes that reached Running of the last `^ms` the schedule
@@ -103,7 +104,7 @@ def _init_times(tables: dict[str, pl.DataFrame]) -> tuple[dict[int, float], dict
     return ({j: ms / 1000.0 for j, ms in per.iter_rows()}, {j: ms / 1000.0 for j, ms in least.iter_rows()})
 
 
-def _ends(tables: dict[str, pl.DataFrame], t0) -> pl.DataFrame:
+def _ends(tables: Mapping[str, pl.DataFrame], t0) -> pl.DataFrame:
     """job -> (end, remaining then): the first publication that showed the work Completing or Completed."""
     ev = tables["job_events"].filter(pl.col("state_to").is_in(["Completing", "Completed"]) & pl.col("ts").is_not_null())
     return (ev.sort("ts", "line").group_by("job_id", maintain_order=True)
@@ -111,12 +112,12 @@ def _ends(tables: dict[str, pl.DataFrame], t0) -> pl.DataFrame:
             .with_columns(_seconds("end", t0)))
 
 
-def logged_finish(tables: dict[str, pl.DataFrame]) -> dict[int, float]:
+def logged_finish(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
     """job -> seconds from the first cycle to the publication that first showed it ending."""
     return dict(_ends(tables, _origin(tables)).select("job_id", "end").iter_rows())
 
 
-def _first_run(tables: dict[str, pl.DataFrame], t0) -> dict[int, float]:
+def _first_run(tables: Mapping[str, pl.DataFrame], t0) -> dict[int, float]:
     """job -> when its first process was assigned (seconds), the start the durations count from."""
     sched = tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()
                                       & pl.col("ts").is_not_null())
@@ -124,7 +125,7 @@ def _first_run(tables: dict[str, pl.DataFrame], t0) -> dict[int, float]:
     return dict(first.iter_rows())
 
 
-def _items(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+def _items(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """Per job the Orchestrator's work counts: total, done when first seen, the last mean item time."""
     ev = tables["job_events"].filter(pl.col("event").is_in(["update", "arrives"]) & pl.col("total").is_not_null())
     done = pl.col("completed").fill_null(0) + pl.col("errors").fill_null(0)
@@ -141,7 +142,7 @@ def _items(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
                  segments.filter(pl.col("n") > 0).alias("item_profile")))
 
 
-def _max_processes(tables: dict[str, pl.DataFrame]) -> dict[int, int | None]:
+def _max_processes(tables: Mapping[str, pl.DataFrame]) -> dict[int, int | None]:
     """The Orchestrator's process limit: the last 'Max shares adjusted' value, else the job row's."""
     adjusted = (tables["job_events"].filter((pl.col("event") == "max_shares") & pl.col("max_processes").is_not_null())
                 .sort("line").group_by("job_id", maintain_order=True).agg(pl.col("max_processes").last()))
@@ -160,7 +161,7 @@ def _median(values: list[float], default: float) -> float:
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
-def stop_delay(tables: dict[str, pl.DataFrame]) -> float | None:
+def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
     """Seconds from a process's removal to the Orchestrator reporting it Stopped: the median, over
     the shares the schedule removed, of the time until the schedule stops listing them."""
     t0 = _origin(tables)
@@ -173,10 +174,10 @@ def stop_delay(tables: dict[str, pl.DataFrame]) -> float | None:
             .with_columns((pl.col("last") + 1).alias("gone"))
             .join(cyc, on="cycle").join(cyc.rename({"cycle": "gone", "t": "t_gone"}), on="gone")
             .select(pl.col("t_gone") - pl.col("t")))
-    return float(gone.to_series().median()) if gone.height else None
+    return _median(gone.to_series().to_list(), 0.0) if gone.height else None
 
 
-def _timelines(tables: dict[str, pl.DataFrame], t0) -> dict[int, tuple[dict, dict, list]]:
+def _timelines(tables: Mapping[str, pl.DataFrame], t0) -> dict[int, tuple[dict, dict, list]]:
     """job -> (time -> [(share id, host)] assigned then, share id -> removal time, [(time, items done)]),
     times in ms from the first cycle: the log's own processes and completions, for the item fit."""
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).with_columns(
@@ -200,7 +201,7 @@ def _timelines(tables: dict[str, pl.DataFrame], t0) -> dict[int, tuple[dict, dic
     return out
 
 
-def workload_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Workload:
+def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Workload:
     """Reconstruct the workload the log records (see the module docstring for every source)."""
     t0 = _origin(tables)
     unknown = machine_inventory(tables, boot).unknown
@@ -210,12 +211,13 @@ def workload_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Workl
                          "not settle them; give a DEBUG log or one that includes their arrival")
     refused = set(tables["schedule"].filter(pl.col("refused").fill_null(False))["job_id"].to_list())
     sched = tables["schedule"].filter(~pl.col("refused").fill_null(False) & pl.col("cycle").is_not_null())
-    admitted = dict(sched.group_by("job_id").agg(pl.col("ts").min()).with_columns(_seconds("ts", t0)).iter_rows())
+    admitted: dict[int, float] = dict(sched.group_by("job_id").agg(pl.col("ts").min())
+                                      .with_columns(_seconds("ts", t0)).iter_rows())
     work_type = dict(sched.group_by("job_id").agg(pl.col("work_type").drop_nulls().first()).iter_rows())
     memory = dict(sched.group_by("job_id").agg(pl.col("memory_gb").drop_nulls().first()).iter_rows())
     named = pl.concat([tables[t].select("job_id", "ts") for t in ("jobs", "job_events", "processes")])
-    submitted = dict(named.drop_nulls().group_by("job_id").agg(pl.col("ts").min())
-                     .with_columns(_seconds("ts", t0)).iter_rows())
+    submitted: dict[int, float] = dict(named.drop_nulls().group_by("job_id").agg(pl.col("ts").min())
+                                       .with_columns(_seconds("ts", t0)).iter_rows())
     desc = {r["job_id"]: r for r in tables["jobs"].filter(pl.col("user").is_not_null()).sort("line")
             .unique("job_id", keep="last", maintain_order=True).iter_rows(named=True)}
     items = {r["job_id"]: r for r in _items(tables).iter_rows(named=True)}
@@ -283,7 +285,7 @@ def workload_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Workl
     return Workload(tuple(fitted), _node_events(tables, boot, t0), shares)
 
 
-def _median_gap(tables: dict[str, pl.DataFrame]) -> float:
+def _median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
     """The median time between cycles (seconds): the Orchestrator's publication period."""
     times = cycle_times(tables)
     return _median([b - a for a, b in itertools.pairwise(times)], 0.0)
@@ -311,7 +313,7 @@ def _unseen_init(least: float, default: float, end: dict | None, start: float | 
                   f"(the log's median, at least the {least:g} s shown)")
 
 
-def _node_events(tables: dict[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[NodeEvent, ...]:
+def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[NodeEvent, ...]:
     """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0."""
     ips = dict(tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
                .select("host", "ip").iter_rows())  # a heartbeat names the IP an arrival may not
@@ -326,7 +328,7 @@ def _node_events(tables: dict[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[
     return tuple(before + events)
 
 
-def _start_shares(tables: dict[str, pl.DataFrame]) -> tuple[StartShare, ...]:
+def _start_shares(tables: Mapping[str, pl.DataFrame]) -> tuple[StartShare, ...]:
     """The processes the first cycle's schedule lists as held (not added in it): they predate the log."""
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     if sched.is_empty():

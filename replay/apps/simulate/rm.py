@@ -161,8 +161,9 @@ def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None =
     millisecond, and which decides who is preempted.
     """
     held = sorted(job.shares.values(), key=lambda s: s.share_id)
-    use_ranks = ranks is not None and len(ranks) == len(held) and all((s.host, s.share_id) in ranks for s in held)
+    if ranks is not None and not (len(ranks) == len(held) and all((s.host, s.share_id) in ranks for s in held)):
+        ranks = None  # they do not name exactly these shares: keep the investments
     return tuple(Share(s.share_id, job.spec.job_id, s.host, order, s.pending_removal, s.initialized,
                        s.init_ms if s.initialized else 0,
-                       (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if use_ranks else s.investment)
+                       (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if ranks is not None else s.investment)
                  for s in held)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ class Simulated:
     workload_from: str  # "log", or the workload file's path
 
 
-def prediction_epoch(tables: dict[str, pl.DataFrame], boot: Bootstrap, default_ms: int) -> int:
+def prediction_epoch(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, default_ms: int) -> int:
     """The epoch getPrjCap adds to a job's target (ms): each logged projection's target less its
     mean initialization and its class's fudge (the median), else the cycle period."""
     fudge = {c.name: c.prediction_fudge for c in boot.classes}
@@ -51,10 +52,10 @@ def prediction_epoch(tables: dict[str, pl.DataFrame], boot: Bootstrap, default_m
     rows = (tables["job_caps"].filter(pl.col("prj_t").is_not_null() & pl.col("prj_ti").is_not_null())
             .join(cls, on="job_id", how="left").select("prj_t", "prj_ti", "class"))
     gaps = [t - ti - fudge.get(c, 0) for t, ti, c in rows.iter_rows()]
-    return int(pl.Series(gaps).median()) if gaps else default_ms
+    return int(statistics.median(gaps)) if gaps else default_ms
 
 
-def context_from_log(tables: dict[str, pl.DataFrame], boot: Bootstrap) -> Context:
+def context_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Context:
     """The log's cycles, cadence and the orders it reveals (see `loop`)."""
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
     if cyc.is_empty():
@@ -79,7 +80,7 @@ def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int,
     return {job: ranks[key] for job, key in keys.items()}
 
 
-def simulate(tables: dict[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
+def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
              boot: Bootstrap | None = None, workload_from: str = "log",
              progress: OnProgress | None = None) -> Simulated:
     """Simulate the log's workload (or `workload`) at the log's cycles: the baseline, then the change."""

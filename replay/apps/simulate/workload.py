@@ -17,10 +17,11 @@ import polars as pl
 
 from replay.model.world import WORK_TYPES
 from replay.parsing.sources import InputError
+from replay.parsing.tables import Schema
 
 SEGMENT = pl.Struct({"items": pl.Int64, "ms": pl.Float64})
 NODE_EVENTS = ("arrive", "death", "reactivate", "recover", "recover_node", "vary_off", "vary_on")
-SCHEMA: dict[str, pl.DataType] = {
+SCHEMA: Schema = {
     "kind": pl.String, "job_id": pl.Int64, "work_type": pl.String, "user": pl.String, "class": pl.String,
     "memory_gb": pl.Int64, "threads": pl.Int64, "max_processes": pl.Int64, "time": pl.Float64,
     "admit_delay": pl.Float64, "start_delay": pl.Float64, "stop_delay": pl.Float64, "init": pl.Float64,

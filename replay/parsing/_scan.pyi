@@ -1,0 +1,26 @@
+"""Types of the compiled scanner (csrc/module.c): byte loops over a chunk's bytes and int32 spans into it."""
+
+from typing import Any
+
+import numpy as np
+
+Data = bytes | bytearray
+Int32s = np.ndarray  # a C-contiguous int32 array
+
+def lines(data: Data, /) -> tuple[int, bytes, bytes]:
+    """(n, int32[n*17] spans, int64[n] ms): every line, its kind and header fields."""
+
+def views(data: Data, starts: Int32s, ends: Int32s, /) -> bytes:
+    """One 16-byte Arrow string view per int32 (start, end)."""
+
+def fill(data: Data, starts: Int32s, ends: Int32s, families: Int32s, plan: Any, /) -> tuple[bytes, list[Any]]:
+    """(status u8[n], rows per bucket): templated rows by table."""
+
+def rmcounter(data: Data, starts: Int32s, ends: Int32s, kinds: Int32s, templates: Any, /) -> dict[str, Any] | None:
+    """The RmCounter blocks' row columns, or None when a line fails."""
+
+def schedule(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
+    """(rec, kind, purged, spans, refused): createState's rows."""
+
+def route(data: Data, header_spans: Int32s, table: Any, generic: int, /) -> bytes:
+    """int32[n]: each record's family code (-1 no route, -2 undecided)."""
