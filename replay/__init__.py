@@ -8,5 +8,6 @@
 from replay.parsing.pipeline import ParseResult, Summary, parse
 from replay.parsing.sources import InputError
 from replay.parsing.store import read_tables, write_tables
+from replay.progress import OnProgress, Progress
 
-__all__ = ["InputError", "ParseResult", "Summary", "parse", "read_tables", "write_tables"]
+__all__ = ["InputError", "OnProgress", "ParseResult", "Progress", "Summary", "parse", "read_tables", "write_tables"]

@@ -15,9 +15,9 @@ import shutil
 import tarfile
 import zipfile
 from collections.abc import Iterator
-from typing import IO
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from replay.parsing.sources import InputError, log_name, rolled_key, unpacked_size
 
