@@ -9,8 +9,8 @@ the processes the change's scheduler takes from running work (`--max-preemptions
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
 
 import polars as pl
 
@@ -59,21 +59,18 @@ def gates(report: dict, jobs: pl.DataFrame, max_increase: float | None, max_pree
 
 def junit_xml(results: list[tuple[str, list[Gate], dict, float]]) -> str:
     """A JUnit XML document: one testsuite per log, one testcase per gate."""
-    suites, total, failed = [], 0, 0
+    failed = sum(not g.ok for _, checked, _, _ in results for g in checked)
+    root = ET.Element("testsuites", name="rmreplay check --simulate",
+                      tests=str(sum(len(checked) for _, checked, _, _ in results)), failures=str(failed))
     for name, checked, report, seconds in results:
-        summary = escape(json.dumps({k: report[k] for k in SUMMARY_KEYS if k in report}, sort_keys=True))
-        cases = []
+        suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(checked)),
+                              failures=str(sum(not g.ok for g in checked)), errors="0", time=f"{seconds:.3f}")
         for g in checked:
-            case = f'    <testcase classname="rmreplay.check.simulate" name={quoteattr(g.name)} time="0">\n'
+            case = ET.SubElement(suite, "testcase", classname="rmreplay.check.simulate", name=g.name, time="0")
             if not g.ok:
-                case += (f'      <failure message={quoteattr(g.message)} type="Threshold">'
-                         f'{escape(g.message)}</failure>\n')
-            cases.append(case + f"      <system-out>{escape(g.message)}</system-out>\n    </testcase>\n")
-        bad = sum(not g.ok for g in checked)
-        total, failed = total + len(checked), failed + bad
-        suites.append(f'  <testsuite name={quoteattr(name)} tests="{len(checked)}" failures="{bad}" errors="0" '
-                      f'time="{seconds:.3f}">\n{"".join(cases)}    <system-out>{summary}</system-out>\n'
-                      "  </testsuite>\n")
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name="rmreplay check --simulate" tests="{total}" failures="{failed}">\n'
-            + "".join(suites) + "</testsuites>\n")
+                ET.SubElement(case, "failure", message=g.message, type="Threshold").text = g.message
+            ET.SubElement(case, "system-out").text = g.message
+        summary = {k: report[k] for k in SUMMARY_KEYS if k in report}
+        ET.SubElement(suite, "system-out").text = json.dumps(summary, sort_keys=True)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
