@@ -164,5 +164,6 @@ def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None =
     use_ranks = ranks is not None and len(ranks) == len(held) and all((s.host, s.share_id) in ranks for s in held)
     return tuple(Share(s.share_id, job.spec.job_id, s.host, order, s.pending_removal, s.initialized,
                        s.init_ms if s.initialized else 0,
-                       (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if use_ranks else s.investment)
+                       (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if use_ranks else s.investment,
+                       ranks[(s.host, s.share_id)] + 1 if use_ranks else 0)  # the share map's order, for ties
                  for s in held)
