@@ -30,6 +30,7 @@ class Hints:
     share_walk: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a cleared host's shares, walk order
     pure_fair_share: dict[int, int] = field(default_factory=dict)  # last known, for jobs not counted now
     wealth: dict[str, int] | None = None  # users' wealth left by the last defragmentation
+    needy: Mapping[int, int] | None = None  # the needy jobs to serve, if not those detection finds (defragment's serve)
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
     pure = {**hints.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,
-                      wealth=hints.wealth)
+                      wealth=hints.wealth, **({} if hints.needy is None else {"serve": hints.needy}))
     decisions = CycleDecisions(inp.cycle, caps, dict(hm.counts), dict(hm.deferred), placed, evicted,
                                tuple(d.carried), tuple(d.actions))
     return CycleResult(decisions, hm, d, pure, publish(placed, evicted, tuple(d.actions)))

@@ -403,6 +403,7 @@ def _rehash(state: _State, names: Sequence[str]) -> list[str]:
 
 def _share_key(state: _State, share: _Share) -> tuple[int, tuple[int, int, int, int, int]]:
     """ShareByWealthSorter: richest owner first, then the least investment (RmJob.compareInvestment)."""
+    # no map_rank: ties here keep the machine's share map order, not the job's (see _undecided)
     held = HeldShare(share.share_id, share.host, share.initialized, share.init_ms, share.investment,
                      state.nodes[share.host].machine.memory_mb)
     return (-state.wealth.get(_user_of(state, share.job_id), 0), investment_key(held))
@@ -531,20 +532,27 @@ def _final_evictions(state: _State, needy: dict[int, int]) -> None:
 
 def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
                evictions: Sequence[Eviction], *, pure_fair_share: Mapping[int, int],
-               job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None) -> Defrag:
+               job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
+               serve: Mapping[int, int] | None = None) -> Defrag:
     """Detect jobs left short by fragmentation and clear space for them (insureFullEviction).
 
     `counts` are How Much's processes per job, `pure_fair_share` its pure (pre-bonus) fair share
     per job; `placements` and `evictions` are what What Of and the shrink evictions decided this
     cycle (the state defragmentation starts from). `job_order` is the RM's HashMap order of jobs
     (the order needy jobs are served), `wealth` the users' wealth left by the previous cycle.
+    `serve`, when given, is the needy jobs (job -> processes still needed) to take from the rich
+    for instead of those detection finds: the RM's own verdict where a caller knows it (a log's
+    ACTUALLY NEEDY lines), since detection tallies jobs in a HashMap order no input settles
+    (`Defrag.needy` stays rmref's verdict).
     Each top-level pool tree is defragmented by its own scheduler, in turn (rmref.trees).
     """
     parts: list[Defrag] = []
     for tree in trees(inp):
         jobs = {w.job_id for w in tree.work}
+        served = None if serve is None else {j: n for j, n in serve.items() if j in jobs}
         parts.append(_defragment_tree(tree, counts, [p for p in placements if p.job_id in jobs],
-                                      [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth))
+                                      [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth,
+                                      served))
         wealth = parts[-1].wealth  # users are shared by the trees' schedulers
     if len(parts) == 1:
         return parts[0]
@@ -559,13 +567,14 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
 
 def _defragment_tree(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
                      evictions: Sequence[Eviction], pure_fair_share: Mapping[int, int], job_order: Sequence[int],
-                     wealth: Mapping[str, int] | None) -> Defrag:
+                     wealth: Mapping[str, int] | None, serve: Mapping[int, int] | None) -> Defrag:
     """insureFullEviction for one top-level pool tree."""
     state = _build(inp, counts, placements, evictions, pure_fair_share, job_order, wealth)
     if not inp.config.defragmentation or not any(j.policy != RESERVE for j in state.jobs.values()):
         return Defrag({}, (), (), (), dict(state.wealth))
     needy, carried = _detect(state)
-    if needy:
-        _final_evictions(state, needy)
+    served = needy if serve is None else {j: n for j, n in serve.items() if j in state.jobs and n > 0}
+    if served:
+        _final_evictions(state, served)
     return Defrag(needy, tuple(state.calls), tuple(state.actions), tuple(carried), dict(state.wealth),
                   tuple(state.unsettled))

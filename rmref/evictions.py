@@ -3,7 +3,10 @@
 RmJob.shrinkBy sorts the job's assigned shares by investment (least first) and removes the first
 ones (seed 000, "shrinkBy", as corrected by the source, catalog section 7 item 21):
   1. a process still initializing goes before any initialized one;
-  2. two initializing processes: the one with less initialization time so far goes first;
+  2. two initializing processes: the one with less initialization time so far goes first; on a
+     tie the comparator says "equal" and the sort keeps the job's share map order (RmJob's
+     assignedShares, a HashMap keyed by random share ids): `map_rank` where the caller knows it
+     (a log prints the job's shares in exactly this order), else the newest share first;
   3. two initialized ones: less investment (work done in the process) first;
   4. same investment: the larger host first (the "deeper nodepool" rule never applies: the RM
      compares a share's depth with itself), then the newest share (highest id) first.
@@ -28,12 +31,13 @@ class HeldShare:
     init_ms: int  # initialization time so far (or taken, once initialized)
     investment: int  # work-item time invested in the process (ms)
     host_memory_mb: int
+    map_rank: int = 0  # place in the job's share map (Share.map_rank); 0: unknown
 
 
 def investment_key(share: HeldShare) -> tuple[int, int, int, int, int]:
     """Sort key: least investment first (see the module docstring for the rules)."""
     if not share.initialized:
-        return (0, share.init_ms, 0, 0, -share.share_id)
+        return (0, share.init_ms, share.map_rank, -share.share_id, 0)
     return (1, share.investment, -share.host_memory_mb, -share.share_id, 0)
 
 
@@ -81,7 +85,7 @@ def _held_share(share: Share, machines: Mapping[str, Machine]) -> HeldShare:
     """The share as the eviction order sees it (host memory from the machine list)."""
     host = machines.get(share.host)
     return HeldShare(share.share_id, share.host, share.initialized, share.init_ms, share.investment,
-                     host.memory_mb if host else 0)
+                     host.memory_mb if host else 0, share.map_rank)
 
 
 def shrink_victims(work: Work, counted: int, machines: Mapping[str, Machine],

@@ -66,6 +66,10 @@ class Share:
     initialized: bool = True  # Share.isInitialized: the end of its initialization was reported
     init_ms: int = 0
     investment: int = 0  # work-item time invested (ms), for the eviction order
+    # place in the job's share map (RmJob.assignedShares, a HashMap keyed by random share ids),
+    # which orders processes the eviction comparator finds equal (neither initialized, same
+    # initialization time); 0 when unknown (rmref.evictions then takes the newest first)
+    map_rank: int = 0
 
 
 @dataclass(frozen=True)

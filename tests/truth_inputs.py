@@ -75,7 +75,8 @@ def truth_cycles(name: str) -> tuple[TruthCycle, ...]:
                 shares.append(Share(sh["id"], j["id"], sh["host"], sh["order"],
                                     pending_removal=(j["id"], sh["id"]) in prev_removals,
                                     initialized=seen.initialized if seen else True,
-                                    init_ms=seen.init_ms if seen else 0, investment=seen.investment if seen else 0))
+                                    init_ms=seen.init_ms if seen else 0, investment=seen.investment if seen else 0,
+                                    map_rank=seen.map_rank if seen else 0))
             cap = CapInput(remaining=j["remaining"], threads=1, current=len(shares),
                            max_processes=j["max_shares"], initialized=j["initialized"], projected=0,
                            init_cap=0, expand_by_doubling=False, use_prediction=False,

@@ -257,8 +257,11 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
     """Needy jobs and the shares taken for them, against the ACTUALLY NEEDY lines and the Removals."""
     c = inp.cycle
     placed, gone = _logged_phase_outputs(inp, logged)
+    # takeFromTheRich serves the jobs the RM found needy, as every phase reads the RM's upstream
+    # decisions: rmref's own verdict, audited here too, may rest on a tally order the log lacks
+    serve = {"serve": logged.needy.get(c, {})} if c in logged.detected else {}
     d = phase(inp, counts, placed, gone, pure_fair_share=logged.pure_fair_share.get(c, {}),
-              job_order=logged.job_order.get(c, ()), wealth=result.wealth)
+              job_order=logged.job_order.get(c, ()), wealth=result.wealth, **serve)
     result.wealth = d.wealth
     taken: dict[int, list] = {}
     for i, a in enumerate(d.actions):
@@ -324,11 +327,43 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
     for job, pub in run.published.items():
         result.ref["schedule"] += [(c, job, "addition", h, None) for h in pub.additions]
         result.ref["schedule"] += [(c, job, "removal", h, sid) for h, sid in pub.removals]
-    _compare(result, "schedule", c, logged.published.get(c, {}),
-             {j: (p.additions, p.removals) for j, p in run.published.items()},
+    logged_pub = logged.published.get(c, {})
+    ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
+    tally = _tally_order_words(inp, logged, run, hints, phases) if any(
+        logged_pub.get(j) != ours.get(j) for j in set(logged_pub) | set(ours)) else {}
+    _compare(result, "schedule", c, logged_pub, ours,
              lambda j, lv, rv: Cause("schedule", f"job {j}", f"rmref's chained phases publish {_published(rv)}, "
-                                     f"the RM {_published(lv)}" + _unsettled_words(run.defrag)))
+                                     f"the RM {_published(lv)}" + (tally.get(j) or _unsettled_words(run.defrag))))
     return run
+
+
+def _tally_order_words(inp: CycleInput, logged: Logged, run: CycleResult, hints: Hints,
+                       phases: Phases) -> dict[int, str]:
+    """Jobs whose chained schedule differs from the RM's only because rmref's detectFragmentation
+    tallied the competing jobs in another order than the RM's (which the log does not show): with
+    the RM's needy verdict served instead, rmref publishes what the RM did for them. Job -> why."""
+    c = inp.cycle
+    if c not in logged.detected:
+        return {}
+    rm_needy = logged.needy.get(c, {})
+    ours = run.defrag.needy
+    differing = {j for j in set(rm_needy) | set(ours) if rm_needy.get(j) != ours.get(j)}
+    disputed = set(rm_needy) | set(ours) | set(run.defrag.carried)
+    known = logged.job_order_known.get(c, set())
+    reasons = [_unknown_order(j, disputed, known) for j in sorted(differing)]
+    if not differing or not all(reasons):
+        return {}  # no difference in the verdict, or one the tally order does not explain
+    served = {j: (p.additions, p.removals) for j, p in schedule(inp, replace(hints, needy=rm_needy),
+                                                                  phases).published.items()}
+    logged_pub = logged.published.get(c, {})
+    words = (f". rmref's defragmentation served other needy jobs than the RM ({_needy_list(ours)} against "
+             f"{_needy_list(rm_needy)}); served the RM's, it publishes what the RM did{reasons[0]}")
+    return {j: words for j in set(logged_pub) | set(served) | set(run.published)
+            if logged_pub.get(j) == served.get(j)}
+
+
+def _needy_list(needy: Mapping[int, int]) -> str:
+    return ", ".join(f"job {j} for {n}" for j, n in sorted(needy.items())) or "none"
 
 
 def _published(value: object) -> str:

@@ -53,6 +53,7 @@ class Logged:
     evictions: PerJob
     defrag: PerJob  # donor job -> shares taken from it
     needy: dict[int, dict[int, int]]  # cycle -> actually needy job -> processes it still needs
+    detected: frozenset[int]  # cycles whose detectFragmentation the log shows (`needy` is then its whole verdict)
     cleared: dict[int, tuple[str, ...]]  # hosts How Much cleared for a reservation (evictions' input)
     connected: dict[int, list[tuple[int, str, int, int]]]  # What Of's (job, host, order, share id), in order
     shrunk: dict[int, list[tuple[int, str, int | None, int | None, str]]]  # (job, host, share, order, reason)
@@ -215,6 +216,7 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
         evictions=_pairs(shrunk, "host", "share_id"),
         defrag=_pairs(defrag, "host", "share_id"),
         needy=_nest(analysis.filter(pl.col("kind") == "needy"), "needed"),
+        detected=frozenset(analysis.filter(pl.col("kind") == "analysis")["cycle"].to_list()),
         cleared={c: tuple(h for (h,) in rows) for c, rows in _rows(cleared, "host").items()},
         connected=_rows(connected.sort("cycle", "line"), "job_id", "host", "order", "share_id"),
         shrunk=_rows(shrunk.sort("cycle", "line"), "job_id", "host", "share_id", "order", "reason"),

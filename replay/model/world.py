@@ -16,7 +16,10 @@ and where the log shows it:
 * per process, what the eviction order reads: whether the process had reported (the RM's
   "initialized" test) and was running when the cycle began, its initialization time, and its
   investment. Investment (work done) is not logged; the published `Existing` list is sorted by
-  the RM's own investment comparator, so a process's rank there stands in for it.
+  the RM's own investment comparator, so a process's rank there stands in for it. The sort is
+  stable over the job's share map, so where the comparator finds two processes equal (neither
+  has reported, so neither has an initialization time) the same rank gives the map's order, by
+  which shrinkBy, sorting the same map with the same comparator, chooses between them.
 """
 
 from __future__ import annotations
@@ -459,6 +462,7 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
                 pending_removal=(job, sid) in removed_before,
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
+                map_rank=rank[job] + 1,  # where the comparator ties, the printed order is the share map's
             ))
         jobs = []
         for r in rows.iter_rows(named=True) if rows is not None else ():

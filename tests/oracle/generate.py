@@ -372,7 +372,12 @@ def _class_for(d: Draw, kind: str, classes: list[Klass]) -> Klass:
     """A class for a piece of work: one whose policy takes it, or now and then one that refuses it."""
     usable = [c for c in classes if c.name != "JobDriver"]
     if d.p("misfit"):
-        return d.rng.choice(usable)
+        misfit = d.rng.choice(usable)
+        # never a reservation in a FAIR_SHARE class: the Orchestrator rejects it at submission
+        # (Validate.request), and the RM, which refuses it without telling anyone, would throw
+        # "cannot find job to remove" when the user cancels it (tests/oracle/DIFF.md)
+        if kind != "reservation" or misfit.policy != FAIR:
+            return misfit
     wanted = {"job": ((FAIR, 0.85), (FIXED, 0.1), (RESERVE, 0.05)),
               "service": ((FIXED, 0.6), (RESERVE, 0.4)), "ap": ((FIXED, 0.6), (RESERVE, 0.4)),
               "reservation": ((RESERVE, 0.75), (FIXED, 0.25))}[kind]

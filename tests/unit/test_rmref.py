@@ -130,3 +130,21 @@ def test_shrink_by_investment_order():
     assert order == [4, 3, 6, 5, 2, 1]
     assert [s.share_id for s in shrink_by([a, b, c], 1)] == [3]
     assert shrink_by([a], 5) == [a] and shrink_by([a, b], 0) == []
+
+
+def test_shrink_by_ties_keep_the_share_map_order():
+    """Two processes neither initialized with the same initialization time are equal to the RM's
+    comparator (RmJob.compareInvestment returns 0), so its stable sort keeps the job's share map
+    order: `map_rank` where known (the order the log prints them in), not the share ids; with no
+    rank known, the newest share first. A different initialization time still decides first."""
+    from rmref import HeldShare, shrink_by
+
+    old = HeldShare(51, "n03", False, 0, investment=0, host_memory_mb=30_720, map_rank=1)
+    new = HeldShare(67, "n03", False, 0, investment=0, host_memory_mb=30_720, map_rank=2)
+    later = HeldShare(52, "n03", False, 0, investment=0, host_memory_mb=30_720, map_rank=3)
+    assert [s.share_id for s in shrink_by([new, later, old], 1)] == [51]
+    assert [s.share_id for s in shrink_by([new, later, old], 3)] == [51, 67, 52]
+    unranked = [HeldShare(s.share_id, s.host, False, 0, 0, s.host_memory_mb) for s in (old, new, later)]
+    assert [s.share_id for s in shrink_by(unranked, 3)] == [67, 52, 51]
+    slower = HeldShare(51, "n03", False, 2000, investment=0, host_memory_mb=30_720, map_rank=1)
+    assert [s.share_id for s in shrink_by([slower, new], 1)] == [67]

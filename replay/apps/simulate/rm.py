@@ -165,5 +165,6 @@ def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None =
         ranks = None  # they do not name exactly these shares: keep the investments
     return tuple(Share(s.share_id, job.spec.job_id, s.host, order, s.pending_removal, s.initialized,
                        s.init_ms if s.initialized else 0,
-                       (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if ranks is not None else s.investment)
+                       (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if ranks is not None else s.investment,
+                       ranks[(s.host, s.share_id)] + 1 if ranks is not None else 0)  # the share map's order, for ties
                  for s in held)
