@@ -349,7 +349,7 @@ def _tally_order_words(inp: CycleInput, logged: Logged, run: CycleResult, hints:
     ours = run.defrag.needy
     differing = {j for j in set(rm_needy) | set(ours) if rm_needy.get(j) != ours.get(j)}
     disputed = set(rm_needy) | set(ours) | set(run.defrag.carried)
-    known = logged.job_order_known.get(c, set())
+    known: Container[tuple[int, int]] = logged.job_order_known.get(c, set())
     reasons = [_unknown_order(j, disputed, known) for j in sorted(differing)]
     if not differing or not all(reasons):
         return {}  # no difference in the verdict, or one the tally order does not explain
