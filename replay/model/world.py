@@ -11,8 +11,9 @@ and where the log shows it:
 * work: every job the cycle publishes, described by its latest submit / howMuchFairShare row, and
   its cap inputs (`replay.model.inputs.cap_inputs`);
 * needy jobs: the jobs the previous cycle's detectFragmentation found *potentially* needy (the RM
-  keeps them on its needy list, and expands them first, even when it then finds room for them);
-  in a log that starts at or inside the previous cycle, the jobs the cycle expands first;
+  keeps them on its needy list, and expands them first, even when it then finds room for them),
+  less those the cycle's needy pass shows were left off (`needy_left_off`); in a log that starts
+  at or inside the previous cycle, the jobs the cycle expands first;
 * per process, what the eviction order reads: whether the process had reported (the RM's
   "initialized" test) and was running when the cycle began, its initialization time, and its
   investment. Investment (work done) is not logged; the published `Existing` list is sorted by
