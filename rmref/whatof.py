@@ -289,7 +289,9 @@ def _reserve_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) 
 
 def _needy_jobs(inp: CycleInput) -> set[int]:
     """The RM's needy list: a TreeMap on JobByTimeSorter, so of jobs that tie (same submission
-    time and order) one entry stays, holding the last one put (`inp.needy` is in put order)."""
+    time and order) one entry stays, holding the last one put. The RM puts them in the order of a
+    map keyed by random job ids; `inp.needy` stands in for it (the caller drops the jobs it
+    knows were left off)."""
     work = {w.job_id: w for w in inp.work}
     kept: dict[tuple[int, int], int] = {}
     for job in inp.needy:
