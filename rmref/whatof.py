@@ -218,8 +218,10 @@ def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, in
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
     if needed <= 0 or work.cap_input.completed:
         return
-    same_order = [walk.machines[h] for h in pool.machines if walk.machines[h].order == work.order]
-    for host in node_map_order([(m.name, m.ip) for m in same_order]):  # machinesByOrder[order], filled on arrival
+    # machinesByOrder[order] is filled as nodes arrive (`walk.machines` keeps the input's arrival
+    # order); the pool's own node map (`pool.machines`) iterates in another order
+    same_order = [m for m in walk.machines.values() if m.nodepool == pool.name and m.order == work.order]
+    for host in node_map_order([(m.name, m.ip) for m in same_order]):
         m = walk.machines[host]
         if _schedulable(m) and walk.used[host] == 0 and not walk.jobs_on[host]:
             _place(walk, work, host, RESERVE)
@@ -287,7 +289,9 @@ def _reserve_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) 
 
 def _needy_jobs(inp: CycleInput) -> set[int]:
     """The RM's needy list: a TreeMap on JobByTimeSorter, so of jobs that tie (same submission
-    time and order) one entry stays, holding the last one put (`inp.needy` is in put order)."""
+    time and order) one entry stays, holding the last one put. The RM puts them in the order of a
+    map keyed by random job ids; `inp.needy` stands in for it (the caller drops the jobs it
+    knows were left off)."""
     work = {w.job_id: w for w in inp.work}
     kept: dict[tuple[int, int], int] = {}
     for job in inp.needy:

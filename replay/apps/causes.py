@@ -14,6 +14,7 @@ of its users' block, a user's that of its jobs' block.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -214,14 +215,22 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> C
 
 
 def _walk_decided(inp: CycleInput, logged: object, ref: object) -> str:
-    """Why the hosts can differ with nothing wrong in rmref: an order the log does not show."""
+    """Why the hosts can differ with nothing wrong in rmref: an order the log does not show.
+
+    That is so when the RM's processes per host are rmref's with two hosts' shares swapped (as
+    when findShares met them in the other order, wherever its walk stopped) and the two hosts
+    tie in the table findShares walked (rmref.whatof.walk_decided_tie)."""
     if not isinstance(logged, list) or not isinstance(ref, list):
         return ""
-    theirs, ours = {h for h, _ in logged} - {h for h, _ in ref}, {h for h, _ in ref} - {h for h, _ in logged}
-    decided = {walk_decided_tie(inp, a, b) for a in theirs for b in ours}
-    if len(theirs) != 1 or len(ours) != 1 or None in decided:
+    theirs, ours = Counter(h for h, _ in logged), Counter(h for h, _ in ref)
+    plus, minus = sorted(theirs - ours), sorted(ours - theirs)  # where the RM put more, where rmref did
+    if len(plus) != 1 or len(minus) != 1:
         return ""
-    (a,), (b,), (owner,) = theirs, ours, decided
+    (a,), (b,) = plus, minus
+    swapped = Counter({b: a, a: b}.get(h, h) for h in ours.elements())
+    owner = walk_decided_tie(inp, a, b)
+    if swapped != theirs or owner is None:
+        return ""
     return (f". {a} and {b} began the cycle with the same free space, in one bucket of the table findShares "
             f"walks, so the one put in that table first comes first: that was decided by the order the RM "
             f"walked job {owner}'s processes in (a HashMap keyed by random ids): the log lacks this input")

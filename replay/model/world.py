@@ -11,8 +11,9 @@ and where the log shows it:
 * work: every job the cycle publishes, described by its latest submit / howMuchFairShare row, and
   its cap inputs (`replay.model.inputs.cap_inputs`);
 * needy jobs: the jobs the previous cycle's detectFragmentation found *potentially* needy (the RM
-  keeps them on its needy list, and expands them first, even when it then finds room for them);
-  in a log that starts at or inside the previous cycle, the jobs the cycle expands first;
+  keeps them on its needy list, and expands them first, even when it then finds room for them),
+  less those the cycle's needy pass shows were left off (`needy_left_off`); in a log that starts
+  at or inside the previous cycle, the jobs the cycle expands first;
 * per process, what the eviction order reads: whether the process had reported (the RM's
   "initialized" test) and was running when the cycle began, its initialization time, and its
   investment. Investment (work done) is not logged; the published `Existing` list is sorted by
@@ -385,6 +386,46 @@ def submission_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, int]:
     return {job: root(job) for job in tied}
 
 
+def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
+    """Per cycle, the jobs the previous cycle found potentially needy that the cycle shows were
+    not on the RM's needy list. That list is a TreeMap on JobByTimeSorter, filled from a HashMap
+    keyed by the jobs' random ids: of two jobs that tie (same submission time and order) only
+    the one put last stays, and no log line shows which. The cycle's needy pass, which runs
+    before every other placement, does:
+
+    * at DEBUG its "Expand needy ..." lines name every job it took: any other was left off;
+    * a fixed-share job that whatOfFixedShare gives processes (`Assign(H|V)`) was left off, or
+      the needy pass would have given it those;
+    * a reservation findMachines saw once was left off (not deferred, the needy pass and
+      whatOfReserve each print one findMachines line for it)."""
+    potential = tables["defrag"].filter(pl.col("potentially_needy") & pl.col("cycle").is_not_null())
+    cycles = tables["cycles"]["cycle"].to_list()
+    following = dict(zip(cycles[:-1], cycles[1:]))
+    candidates: dict[int, set[int]] = {}
+    for (cycle,), part in potential.group_by("cycle"):
+        if cycle in following:
+            candidates[following[cycle]] = set(part["job_id"].to_list())
+    expand = tables["defrag"].filter((pl.col("kind") == "expand_needy") & pl.col("cycle").is_not_null())
+    listed: dict[int, set[int]] = {c: set() for c in expand["cycle"].unique().to_list()}
+    for cycle, ids in expand.select("cycle", "job_ids").iter_rows():
+        listed[cycle].update(ids or ())
+    exp = tables["expansions"].filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
+    assigned = set(exp.filter(pl.col("kind") == "fixed_assign").select("cycle", "job_id").iter_rows())
+    seen = exp.filter(pl.col("kind") == "find_machines").group_by("cycle", "job_id").len()
+    once = set(seen.filter(pl.col("len") == 1).select("cycle", "job_id").iter_rows())
+    deferred = set(tables["counts"].filter(pl.col("kind").is_in(["deferred", "deferring"])
+                                           & pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
+    left: dict[int, set[int]] = {}
+    for cycle, jobs in candidates.items():
+        if cycle in listed:
+            off = jobs - listed[cycle]
+        else:
+            off = {j for j in jobs if (cycle, j) in assigned or ((cycle, j) in once and (cycle, j) not in deferred)}
+        if off:
+            left[cycle] = off
+    return left
+
+
 def _needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
     """Ties the needy list shows: it is a TreeMap on JobByTimeSorter, so of two potentially needy
     jobs that tie only the one put last stays. A potentially needy job that whatOfFixedShare
@@ -432,6 +473,7 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     needy = ByCycle(tables["defrag"].filter(pl.col("potentially_needy")).select("cycle", "job_id"))
     analysed = set(tables["defrag"].filter(pl.col("kind") == "analysis")["cycle"].drop_nulls().to_list())
     expanded_first = needy_expanded(tables)
+    left_off = needy_left_off(tables)
     clock = ProcessClock(tables["processes"], tables["cycles"])
     removed_before: set[tuple[int, int]] = set()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
@@ -491,12 +533,12 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
                 r["memory_gb"] or 0,
                 cap, submit_seq=submitted.get(job, job), shares=shares,
             ))
-        prev_needy = _column(needy.get(cycle - 1), "job_id")
+        prev_needy = [j for j in _column(needy.get(cycle - 1), "job_id") if j not in left_off.get(cycle, ())]
         if cycle - 1 not in analysed:  # the log starts at or inside the cycle before: the needy pass shows them
             prev_needy = _column(expanded_first.get(cycle), "job_id")
         yield CycleInput(
             cycle, boot.config, boot.classes, boot.nodepools, state, tuple(jobs),
-            tuple(dict.fromkeys(prev_needy)),  # in the order defragmentation put them
+            tuple(dict.fromkeys(prev_needy)),  # in the order detectFragmentation logged them
             investment_ranked=True,  # a rank within each job's Existing list (see the module docstring)
         )
         removed_before = removed_now
