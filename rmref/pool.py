@@ -8,6 +8,7 @@ tables, and every count-out changes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -29,6 +30,23 @@ def n_shares_by_order(free: np.ndarray) -> np.ndarray:
     """nSharesByOrder of a free-space vector (free[o]: spaces of o quanta, whole or partly used machines)."""
     shares: np.ndarray = free + _split_matrix(len(free)) @ free
     return shares
+
+
+def n_shares_listed(free: Sequence[int]) -> list[int]:
+    """n_shares_by_order of a list, as a list, for a counter that reads it element by element."""
+    return list(_n_shares_of(tuple(free)))
+
+
+@lru_cache(maxsize=1 << 12)
+def _n_shares_of(free: tuple[int, ...]) -> tuple[int, ...]:
+    # only the sizes present are split: a free-space vector has a slot for every order and few
+    # filled; the same vectors recur from pass to pass and cycle to cycle
+    out = list(free)
+    for p, n in enumerate(free):
+        if n and p > 1:
+            for o in range(1, p):
+                out[o] += (p // o) * n
+    return tuple(out)
 
 
 def remove_shares(vmach: np.ndarray, count: int, order: int) -> None:
