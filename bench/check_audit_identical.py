@@ -4,10 +4,11 @@ prove that a change meant only for speed or memory leaves every output byte-iden
     python bench/check_audit_identical.py --save before.json [--mega]     # on the commit before
     python bench/check_audit_identical.py --compare before.json [--mega]  # on the change
 
-Each log is opened as `rmreplay audit` opens it (only the audit's columns; from a parse
-directory read on use, as from the cache) and audited; the SHA-256 of report.json, every
-ref_*.parquet and divergences.parquet, and of the console lines that do not carry a time, are
-recorded per log. `--mega` adds fixtures/i_mega24 (about a minute); `--only NAME` narrows.
+Each log is audited twice: opened as `rmreplay audit` opens it (only the audit's columns, from a
+parse directory read on use, as from the cache) and as the tests and the first, uncached run
+hold it (every table in memory); the SHA-256 of report.json, every ref_*.parquet and
+divergences.parquet, and of the cycles, skipped cycles and divergences in order, are recorded
+per log and way. `--mega` adds fixtures/i_mega24 (about a minute); `--only NAME` narrows.
 Exit status 1 when a digest differs from the saved one (each difference named).
 """
 
@@ -38,19 +39,22 @@ def fixture_logs(mega: bool) -> list[Path]:
 
 
 def digests(log: Path, work: Path) -> dict[str, str]:
-    """SHA-256 of each file the audit writes for `log`, and of its console summary."""
+    """SHA-256 of each file the audit writes for `log`, and of its results in order, both ways."""
+    from replay import parse
     from replay.apps.audit import audit, write_audit
     from replay.model.reads import audit_columns
     from replay.parsing.cache import parse_to
     from replay.parsing.store import ParquetTables
 
-    parsed, out = work / "parsed", work / "audit"
-    parse_to([str(log)], str(parsed), force=True)
-    result = audit(ParquetTables(parsed, audit_columns()))
-    write_audit(result, out)
-    got = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())}
-    summary = json.dumps([result.cycles, sorted(result.skipped.items()), result.divergences], default=str)
-    got["summary"] = hashlib.sha256(summary.encode()).hexdigest()
+    parse_to([str(log)], str(work / "parsed"), force=True)
+    got = {}
+    for way, tables in (("disk", lambda: ParquetTables(work / "parsed", audit_columns())),
+                        ("memory", lambda: parse([log]).tables)):
+        result, out = audit(tables()), work / way
+        write_audit(result, out)
+        got |= {f"{way}/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())}
+        summary = json.dumps([result.cycles, sorted(result.skipped.items()), result.divergences], default=str)
+        got[f"{way}/summary"] = hashlib.sha256(summary.encode()).hexdigest()
     return got
 
 

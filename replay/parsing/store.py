@@ -147,6 +147,20 @@ class ParquetTables(Mapping[str, pl.DataFrame]):
     def __len__(self) -> int:
         return len(set(self.columns) | set(self.held))
 
+    def narrow(self, name: str, columns: Sequence[str]) -> pl.DataFrame:
+        """Only `columns` of a table (a wide table is never whole in memory for a narrow use)."""
+        if name in self.held:
+            return self.held[name].select(columns)
+        return pl.read_parquet(self.root / f"{name}.parquet", columns=list(columns))
+
+    def cycle_rows(self, name: str, cycle: int) -> pl.DataFrame:
+        """One cycle's rows of a table, in their order, read from disk (the row groups'
+        statistics skip the rest)."""
+        if name in self.held:
+            return self.held[name].filter(pl.col("cycle") == cycle)
+        return (pl.scan_parquet(self.root / f"{name}.parquet").select(self.columns[name])
+                .filter(pl.col("cycle") == cycle).collect())
+
     def update(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """Hold these tables in memory in place of the files' (a --config bootstrap)."""
         self.held.update(tables)
