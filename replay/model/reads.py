@@ -57,4 +57,3 @@ def narrow(tables: Mapping[str, pl.DataFrame], name: str, columns: Sequence[str]
     if isinstance(tables, ParquetTables):
         return tables.narrow(name, columns)
     return tables[name].select(columns)
-
