@@ -17,6 +17,7 @@ gives each run's ratio; the two must agree on every cycle.
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import os
 import shutil
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_parse import ROOT, bench_parser, emit, run  # noqa: E402
+from bench_parse import ROOT, bench_parser, emit, own_peak_rss, run  # noqa: E402
 
 
 def replay_only(log: Path) -> dict:
@@ -47,12 +48,15 @@ def replay_only(log: Path) -> dict:
 def exported(commit: str, into: Path) -> list[str]:
     """The command line of `commit`'s rmreplay: its tree exported to `into`, with this install's
     compiled scanner (refused when the commit's scanner sources differ from this checkout's)."""
-    from replay.parsing import _scan
-
+    # found, not imported: importing replay would load polars into this process, whose peak is
+    # the floor of every child's figure (bench_parse.own_peak_rss)
+    spec = importlib.util.find_spec("replay")
+    assert spec is not None and spec.origin is not None
+    scanner = next((Path(spec.origin).parent / "parsing").glob("_scan*.so"))
     if subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", commit, "--", "replay/parsing/csrc"]).returncode:
         sys.exit(f"bench: {commit}'s scanner differs from this checkout's: compare it from its own install")
     subprocess.run(f"git -C {ROOT} archive {commit} | tar -x -C {into}", shell=True, check=True)
-    shutil.copy(_scan.__file__, into / "replay" / "parsing")
+    shutil.copy(scanner, into / "replay" / "parsing")
     # -P: the export, not this checkout, on the path (PYTHONPATH comes before the installed one)
     return ["env", f"PYTHONPATH={into}", sys.executable, "-P", "-c",
             "import sys; from tui.cli import main; sys.argv[0] = 'rmreplay'; sys.exit(main())"]
@@ -97,6 +101,7 @@ def main() -> int:
     cycles = reports["this"]["cycles"]
     results = {
         "log": str(args.log),
+        "rss_floor_mb": own_peak_rss() / 1e6,  # no child's peak reads below it
         "end_to_end": figures(got["this"], cycles, size),
         "first_run": {"seconds": first["this"].wall, "peak_rss_mb": first["this"].rss / 1e6,
                       "rss_over_file": first["this"].rss / size},
