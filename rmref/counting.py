@@ -552,7 +552,7 @@ def _count_class_shares(cyc: _Cycle, pool: PoolTables, rcs: list[ClassDef], awar
     pool_shares = {p.name: p.local_nshares() for p in cyc.pools.values()}
     classes_of_pool = {p: [c.name for c in cyc.inp.classes if c.nodepool == p] for p in cyc.pools}
 
-    def bonus_ok(e: Entity, order: int, wanted: np.ndarray, kept: Mapping[str, np.ndarray]) -> bool:
+    def bonus_ok(e: Entity, order: int, wanted: Sequence[int], kept: Mapping[str, Sequence[int]]) -> bool:
         # canUseBonus: under the cap, still wanting, and the class's pools (its own and below)
         # still have a process of this order that no class of theirs has been given
         if kept[e.name][0] >= e.cap or wanted[order] <= 0:

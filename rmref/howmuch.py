@@ -13,13 +13,14 @@ given. A last "bonus" round hands out what rounding left behind, one process per
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from rmref.constants import UNLIMITED
-from rmref.pool import n_shares_by_order, remove_shares
+from rmref.pool import n_shares_listed, remove_shares
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Apportionment:
     vmachines_left: tuple[int, ...]
 
 
-def _can_use_bonus(e: Entity, wanted: np.ndarray, given: Mapping[str, np.ndarray], order: int,
+def _can_use_bonus(e: Entity, wanted: Sequence[int], given: Mapping[str, Sequence[int]], order: int,
                    pool_shares: np.ndarray | None) -> bool:
     """Whether one more process of `order` is usable (canUseBonus of a class, user or job)."""
     mine = given[e.name]
@@ -54,7 +55,7 @@ def _can_use_bonus(e: Entity, wanted: np.ndarray, given: Mapping[str, np.ndarray
     return True
 
 
-BonusRule = Callable[[Entity, int, np.ndarray, Mapping[str, np.ndarray]], bool]
+BonusRule = Callable[[Entity, int, Sequence[int], Mapping[str, Sequence[int]]], bool]
 
 
 def apportion(entities: Sequence[Entity], vmachines: Sequence[int],
@@ -66,7 +67,7 @@ def apportion(entities: Sequence[Entity], vmachines: Sequence[int],
     """
     pool = None if pool_shares is None else np.array(pool_shares, dtype=np.int64)
 
-    def bonus_ok(e: Entity, order: int, wanted: np.ndarray, kept: Mapping[str, np.ndarray]) -> bool:
+    def bonus_ok(e: Entity, order: int, wanted: Sequence[int], kept: Mapping[str, Sequence[int]]) -> bool:
         return _can_use_bonus(e, wanted, kept, order, pool)
 
     return apportion_nested(entities, vmachines, {}, bonus_ok)
@@ -81,22 +82,23 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
     give it is dropped; only the bonus round adds to the award it already has. `earlier` holds
     those awards, `bonus_ok(entity, order, still wanted, awards so far)` is canUseBonus.
     """
-    vmach = np.array(vmachines, dtype=np.int64)
-    nshares = n_shares_by_order(vmach)
+    # plain lists of ints, not numpy arrays: the vectors are short (one slot per share order)
+    # and read element by element, where a numpy scalar costs ten times a Python int
+    vmach = [int(x) for x in vmachines]
+    nshares = n_shares_listed(vmach)
     maxorder = len(vmach) - 1
-    wanted = {e.name: np.array(e.wanted, dtype=np.int64) for e in entities}
-    given = {e.name: np.zeros(len(vmach), dtype=np.int64) for e in entities}
+    wanted = {e.name: [int(x) for x in e.wanted] for e in entities}
+    given = {e.name: [0] * len(vmach) for e in entities}
     # the award each entity keeps: the earlier one when there is one, else this count's
-    kept = {e.name: np.array(earlier[e.name], dtype=np.int64) if e.name in earlier else given[e.name]
-            for e in entities}
+    kept = {e.name: [int(x) for x in earlier[e.name]] if e.name in earlier else given[e.name] for e in entities}
     working = list(entities)
     shares_given = True
     while shares_given and working:
         shares_given = False
         allweights = sum(e.weight for e in working)
         per_round = {e.name: 0 for e in working}  # quantum shares given this pass
-        deserved = {e.name: int(np.floor(nshares[1] * (e.weight / allweights))) for e in working}
-        leftover = int(nshares[1]) - sum(deserved.values())
+        deserved = {e.name: math.floor(nshares[1] * (e.weight / allweights)) for e in working}
+        leftover = nshares[1] - sum(deserved.values())
         for e in working:  # the rounding remainder: one more each, in entity order
             if leftover <= 0:
                 break
@@ -111,13 +113,13 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
                 if w[o] == 0 or g[0] >= e.cap:
                     continue
                 room = max(0, deserved[e.name] - per_round[e.name])
-                qgiven = min(room, int(np.ceil(nshares[o] * (e.weight / allweights) * o)))
+                qgiven = min(room, math.ceil(nshares[o] * (e.weight / allweights) * o))
                 n = qgiven // o
                 if qgiven % o and n == 0:
-                    n = min(1, int(nshares[o]))  # a fraction of a process rounds up to one
+                    n = min(1, nshares[o])  # a fraction of a process rounds up to one
                 if n + g[0] > e.cap:
-                    n = max(0, e.cap - int(g[0]))
-                take = min(n, int(w[o]), int(nshares[o]) - taken_here)
+                    n = max(0, e.cap - g[0])
+                take = min(n, w[o], nshares[o] - taken_here)
                 g[o] += take
                 g[0] += take
                 w[o] -= take
@@ -127,13 +129,14 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
             if taken_here:
                 shares_given = True
                 remove_shares(vmach, taken_here, o)
-                nshares = n_shares_by_order(vmach)
+                nshares = n_shares_listed(vmach)
             # an entity that got all it deserves this pass stops diluting the others' share
             allweights -= sum(e.weight for e in working if deserved[e.name] - per_round[e.name] <= 0)
             if allweights <= 0:
                 break
         working = [e for e in working if wanted[e.name][0] > 0 and kept[e.name][0] < e.cap]
-        working = [e for e in working if any(wanted[e.name][o] > 0 and nshares[o] > 0 for o in range(1, maxorder + 1))]
+        left = [o for o in range(1, maxorder + 1) if nshares[o] > 0]
+        working = [e for e in working if any(wanted[e.name][o] > 0 for o in left)]
     bonus_given = True
     while nshares[1] > 0 and bonus_given:  # leftovers: one process per entity per turn
         bonus_given = False
@@ -143,7 +146,7 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
                     kept[e.name][o] += 1
                     kept[e.name][0] += 1
                     remove_shares(vmach, 1, o)
-                    nshares = n_shares_by_order(vmach)
+                    nshares = n_shares_listed(vmach)
                     bonus_given = True
-    return Apportionment({e.name: tuple(int(x) for x in kept[e.name]) for e in entities},
-                         tuple(int(x) for x in vmach))
+    return Apportionment({e.name: tuple(kept[e.name]) for e in entities}, tuple(vmach))
+

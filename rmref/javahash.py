@@ -21,7 +21,7 @@ clusters (up to 53 nodes) comes close.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
 _MASK = 0xFFFFFFFF
@@ -69,6 +69,11 @@ class JavaHashMap:
         self._initial = capacity or _DEFAULT_CAPACITY
         self._table: list[list[tuple[int, str]]] | None = None
         self._size = 0
+        # each key's stored hash, so a lookup goes to its bucket instead of walking the table
+        # (What Of moves every machine between maps many times a cycle); a key put again under
+        # another hash (never done here) is found the long way, as the RM's map would hold both
+        self._hash_of: dict[str, int] = {}
+        self._ambiguous: set[str] = set()
 
     @property
     def capacity(self) -> int:
@@ -89,7 +94,13 @@ class JavaHashMap:
     def _find(self, key: str) -> tuple[list[tuple[int, str]], int] | None:
         if self._table is None:
             return None
-        for bucket in self._table:
+        if key in self._ambiguous:
+            buckets: Iterable[list[tuple[int, str]]] = self._table
+        elif key in self._hash_of:
+            buckets = (self._table[self._index(self._hash_of[key], len(self._table))],)
+        else:
+            return None
+        for bucket in buckets:
             for i, (_, k) in enumerate(bucket):
                 if k == key:
                     return bucket, i
@@ -107,7 +118,8 @@ class JavaHashMap:
         new: list[list[tuple[int, str]]] = [[] for _ in range(cap)]
         for bucket in old:  # lo/hi split keeps each bucket's relative order
             for entry in bucket:
-                new[self._index(entry[0], cap)].append(entry)
+                h = entry[0]  # stored masked: spread(h) & (cap - 1), inlined
+                new[(h ^ (h >> 16)) & (cap - 1)].append(entry)
         self._table = new
 
     def put(self, key: str, h: int) -> None:
@@ -117,10 +129,14 @@ class JavaHashMap:
             self._resize()
             table = self._table
             assert table is not None
-        bucket = table[self._index(h, len(table))]
-        if any(k == key for _, k in bucket):
-            return
-        bucket.append((h & _MASK, key))
+        h &= _MASK
+        bucket = table[(h ^ (h >> 16)) & (len(table) - 1)]  # spread(h) & (capacity - 1), inlined
+        for _, k in bucket:
+            if k == key:
+                return
+        bucket.append((h, key))
+        if self._hash_of.setdefault(key, h) != h:
+            self._ambiguous.add(key)
         if len(bucket) > _TREEIFY_THRESHOLD and len(table) < _MIN_TREEIFY_CAPACITY:
             self._resize()  # treeifyBin on a small table resizes instead
         self._size += 1
@@ -134,6 +150,8 @@ class JavaHashMap:
             bucket, i = found
             del bucket[i]
             self._size -= 1
+            if key not in self._ambiguous:
+                del self._hash_of[key]
 
     def entries(self) -> list[tuple[str, int]]:
         """(key, hash) pairs in iteration order."""

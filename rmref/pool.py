@@ -8,6 +8,7 @@ tables, and every count-out changes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -31,7 +32,24 @@ def n_shares_by_order(free: np.ndarray) -> np.ndarray:
     return shares
 
 
-def remove_shares(vmach: np.ndarray, count: int, order: int) -> None:
+def n_shares_listed(free: Sequence[int]) -> list[int]:
+    """n_shares_by_order of a list, as a list, for a counter that reads it element by element."""
+    return list(_n_shares_of(tuple(free)))
+
+
+@lru_cache(maxsize=1 << 12)
+def _n_shares_of(free: tuple[int, ...]) -> tuple[int, ...]:
+    # only the sizes present are split: a free-space vector has a slot for every order and few
+    # filled; the same vectors recur from pass to pass and cycle to cycle
+    out = list(free)
+    for p, n in enumerate(free):
+        if n and p > 1:
+            for o in range(1, p):
+                out[o] += (p // o) * n
+    return tuple(out)
+
+
+def remove_shares(vmach: np.ndarray | list[int], count: int, order: int) -> None:
     """Take `count` processes of `order` from the free-space vector, splitting bigger spaces."""
     if count == 0:
         return

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import polars as pl
+
+from replay.parsing.store import ParquetTables
 
 
 class ByCycle:
@@ -12,7 +16,10 @@ class ByCycle:
     Rows after the last published schedule have no cycle and are dropped."""
 
     def __init__(self, frame: pl.DataFrame):
-        self._frame = frame.filter(pl.col("cycle").is_not_null()).sort("cycle", maintain_order=True)
+        cycle = frame["cycle"]
+        # a table in log order is sorted already: then no copy of it is made
+        self._frame = frame if cycle.null_count() == 0 and cycle.is_sorted() else (
+            frame.filter(pl.col("cycle").is_not_null()).sort("cycle", maintain_order=True))
         cycles = self._frame["cycle"].cast(pl.Int64).to_numpy()
         starts = np.flatnonzero(np.diff(cycles, prepend=-1) != 0)
         ends = np.append(starts[1:], len(cycles))
@@ -22,3 +29,21 @@ class ByCycle:
         """The cycle's rows (None: it has none)."""
         at = self._at.get(cycle)
         return None if at is None else self._frame.slice(*at)
+
+
+class CycleRows:
+    """A table's rows of one cycle at a time, in their order: read from disk on each call where
+    the tables are on disk (the audit asks for few cycles' RmCounter rows), else a slice of the
+    table in memory (ByCycle)."""
+
+    def __init__(self, tables: Mapping[str, pl.DataFrame], name: str) -> None:
+        self._disk = tables if isinstance(tables, ParquetTables) and name not in tables.held else None
+        self._name = name
+        self._memory = None if self._disk is not None else ByCycle(tables[name])
+
+    def get(self, cycle: int) -> pl.DataFrame | None:
+        """The cycle's rows (None: it has none)."""
+        if self._memory is not None:
+            return self._memory.get(cycle)
+        rows = self._disk.cycle_rows(self._name, cycle) if self._disk is not None else None
+        return rows if rows is not None and rows.height else None

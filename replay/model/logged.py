@@ -23,8 +23,9 @@ from typing import Any, cast
 
 import polars as pl
 
-from replay.model.bycycle import ByCycle
+from replay.model.bycycle import CycleRows
 from replay.model.inputs import CounterBlock, counter_blocks
+from replay.model.reads import narrow
 
 PerJob = dict[int, dict[int, Any]]  # cycle -> job -> value, as polars gives it
 EVICTION_REASONS = ["shrink", "node_purge"]  # the `evictions` rows that name a share doEvictions took
@@ -62,7 +63,7 @@ class Logged:
     job_order_known: dict[int, OrderShown]  # (a, b) in it: the log shows a was taken before b
     user_orders: dict[int, list[tuple[str, ...]]]  # the user order of each countUserShares block
     share_walk: dict[int, dict[str, tuple[int, ...]]]  # cleared host -> its shares in the order the RM walked them
-    rmcounter: ByCycle  # the cycle's RmCounter rows (`counters` builds the blocks when asked)
+    rmcounter: CycleRows  # the cycle's RmCounter rows (`counters` builds the blocks when asked)
     deferrals: dict[int, dict[int, str]]  # job -> the reason the RM gave it nothing
 
     def counters(self, cycle: int) -> list[CounterBlock]:
@@ -224,9 +225,9 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
                               "pure_fs"),
         job_order={c: order for c, (order, _) in orders.items()},
         job_order_known={c: known for c, (_, known) in orders.items()},
-        user_orders=user_orders(tables["rmcounter"]),
+        user_orders=user_orders(narrow(tables, "rmcounter", ("cycle", "descr", "block", "entity"))),
         share_walk=share_walk(shrunk, in_cycles(tables["evictions"])),
-        rmcounter=ByCycle(tables["rmcounter"]),
+        rmcounter=CycleRows(tables, "rmcounter"),
         deferrals={c: {j: r for j, r in jobs.items() if r} for c, jobs in _nest(
             in_cycles(tables["counts"]).filter(pl.col("reason").is_not_null())
             .unique(["cycle", "job_id"], keep="last", maintain_order=True), "reason").items()},

@@ -34,6 +34,7 @@ import polars as pl
 
 from replay.model.inventory import Host, Inventory, memory_assumptions
 from replay.model.logged import Logged, logged_decisions
+from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
 from rmref import how_much, job_caps, what_of
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput
@@ -161,7 +162,7 @@ def _evidence(tables: Mapping[str, pl.DataFrame], inputs: Sequence[CycleInput], 
               logged: Logged) -> tuple[list[_Cycle], _Pools]:
     """Every whole cycle's counters, with the known machines' part taken out."""
     pools = _Pools(inputs[0])
-    band = _first_band(tables["rmcounter"])
+    band = _first_band(narrow(tables, "rmcounter", ("cycle", "block", "descr", "entity", "vmachines")))
     out = []
     for inp in inputs:
         blocks = band.get(inp.cycle, [])
@@ -524,7 +525,7 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], boot, stated: Inventory,
     cycles, pools = _evidence(tables, inputs, set(unknown), logged)
     floors = _floors(inputs, set(unknown))
     known_orders = {h.order for h in stated.hosts if h.order is not None}
-    logged_max = cast(int | None, tables["rmcounter"]["maxorder"].max())
+    logged_max = cast(int | None, narrow(tables, "rmcounter", ("maxorder",))["maxorder"].max())
     maxorder = logged_max or max(known_orders, default=0) or 1 << 16
     candidates = _candidate_orders(cycles, known_orders, maxorder)
     groups = _groups(cycles, unknown, floors, _reserved(inputs, set(unknown)), candidates)

@@ -7,6 +7,11 @@ left out here that the model does read fails loudly (polars' ColumnNotFoundError
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from replay.parsing.store import ParquetTables
 from replay.parsing.tables import SCHEMAS
 
 WHERE = ("cycle", "file", "line")
@@ -44,3 +49,11 @@ AUDIT_WHOLE = ("config", "classes", "nodepools", "rmcounter")
 def audit_columns() -> dict[str, tuple[str, ...]]:
     """Table -> the columns to keep for an audit (`replay.parse(..., columns=...)`)."""
     return {**AUDIT_READS, **{name: tuple(SCHEMAS[name]) for name in AUDIT_WHOLE}}
+
+
+def narrow(tables: Mapping[str, pl.DataFrame], name: str, columns: Sequence[str]) -> pl.DataFrame:
+    """Only `columns` of a table: read alone from disk where the tables are on disk, so a wide
+    table (the RmCounter blocks' vectors) is not whole in memory for a narrow use."""
+    if isinstance(tables, ParquetTables):
+        return tables.narrow(name, columns)
+    return tables[name].select(columns)

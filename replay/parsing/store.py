@@ -156,3 +156,17 @@ class ParquetTables(MutableMapping[str, pl.DataFrame]):
             raise KeyError(name)
         self.held.pop(name, None)
         self.columns.pop(name, None)
+
+    def narrow(self, name: str, columns: Sequence[str]) -> pl.DataFrame:
+        """Only `columns` of a table (a wide table is never whole in memory for a narrow use)."""
+        if name in self.held:
+            return self.held[name].select(columns)
+        return pl.read_parquet(self.root / f"{name}.parquet", columns=list(columns))
+
+    def cycle_rows(self, name: str, cycle: int) -> pl.DataFrame:
+        """One cycle's rows of a table, in their order, read from disk (the row groups'
+        statistics skip the rest)."""
+        if name in self.held:
+            return self.held[name].filter(pl.col("cycle") == cycle)
+        return (pl.scan_parquet(self.root / f"{name}.parquet").select(self.columns[name])
+                .filter(pl.col("cycle") == cycle).collect())

@@ -31,6 +31,27 @@ def test_the_seed_table_example():
     assert got.tolist() == [0, 26, 11, 5, 4]
 
 
+def test_the_seed_table_example_listed():
+    from rmref.pool import n_shares_listed
+
+    assert n_shares_listed([0, 3, 2, 1, 4]) == [0, 26, 11, 5, 4]
+
+
+@given(st.lists(st.integers(0, 50), min_size=2, max_size=90), st.integers(1, 40), st.integers(1, 89))
+def test_the_counter_list_tables_equal_the_seed_tables(free, count, order):
+    """How Much counts on lists (rmref.howmuch): nSharesByOrder and a count-out on a list give
+    what the seed's array tables give, for any free-space vector."""
+    from rmref.pool import n_shares_listed, remove_shares
+
+    assert n_shares_listed(free) == n_shares_by_order(np.array(free, dtype=np.int64)).tolist()
+    order = 1 + order % (len(free) - 1)
+    count = min(count, int(n_shares_by_order(np.array(free, dtype=np.int64))[order]))
+    listed, array = list(free), np.array(free, dtype=np.int64)
+    remove_shares(listed, count, order)
+    remove_shares(array, count, order)
+    assert listed == array.tolist()
+
+
 def test_order_3_on_an_order_5_machine_leaves_an_order_2_virtual_machine():
     tables = PoolTables("p", 100, n=[0, 0, 0, 0, 0, 1], v=[0] * 6)
     assert tables.count_out(3, 1) == 1
