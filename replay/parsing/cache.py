@@ -146,21 +146,24 @@ def _cached_lines(slot: Path, inputs: Inputs, say: OnProgress) -> pl.DataFrame:
 
 
 class _Tee:
-    """The parse's sink: every chunk's tables kept in memory and, while the cache can be written,
-    appended to the cache slot's Parquet files too (on the writer thread, beside the parse)."""
+    """The parse's sink: every chunk's tables appended to the cache slot's Parquet files (on the
+    writer thread, beside the parse) while the cache can be written, and kept in memory too unless
+    `on_disk_only` (a caller that reads `columns` on use from the slot never needs the copy)."""
 
-    def __init__(self, out: Path | None, columns: Mapping[str, Sequence[str]] | None = None) -> None:
-        self.memory = MemorySink(columns)
+    def __init__(self, out: Path | None, columns: Mapping[str, Sequence[str]] | None = None,
+                 on_disk_only: bool = False) -> None:
         self.disk: ParquetSink | None = None
         if out is not None:
             try:
                 self.disk = ParquetSink(out)
             except OSError:
                 self.disk = None
+        self.memory = MemorySink(columns) if self.disk is None or not on_disk_only else None
 
     def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """One chunk's tables."""
-        self.memory.add(tables)
+        if self.memory is not None:
+            self.memory.add(tables)
         if self.disk is not None:
             try:
                 self.disk.add(tables)
@@ -180,10 +183,11 @@ class _Tee:
 
 def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: bool, say: OnProgress,
                      keep_lines: bool, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
-    """Parse the input; with the cache, write its slot on the way."""
+    """Parse the input; with the cache, write its slot on the way. With `columns` the tables are
+    then read on use from the slot, as a cached run's are, so the parse holds no copy of them."""
     tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
     before = [stat_key(s.path) for s in inputs.sources]
-    sink = _Tee(tmp / "tables" if tmp else None, columns)
+    sink = _Tee(tmp / "tables" if tmp else None, columns, on_disk_only=bool(columns))
     kept: list[pl.DataFrame] = []
     try:
         summary = run(inputs, sink, progress=say, workers=available_cores(),
@@ -192,12 +196,21 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
         _remove(tmp)
         raise
     whole = sink.close()
-    tables = sink.memory.tables()
     lines = named_lines(kept, summary.files) if keep_lines else None
     slot = None
     unchanged = before == [stat_key(s.path) for s in inputs.sources]  # a live log grew: do not key it
     if tmp is not None and whole and content and unchanged:
         slot = _keep(tmp, content, inputs, lines)
+    tables: MutableMapping[str, pl.DataFrame]
+    if sink.memory is not None:
+        tables = sink.memory.tables()
+    elif slot is not None and columns:
+        tables = ParquetTables(slot / "tables", columns)
+    elif whole and tmp is not None and columns:  # a live log that grew while read: its tables, not kept as its parse
+        tables = dict(ParquetTables(tmp / "tables", columns))
+    else:  # the disk failed part-way with no copy in memory: the same parse again, into memory
+        _remove(tmp)
+        return _parse_and_cache(inputs, name, content, False, say, keep_lines, columns)
     _remove(tmp)
     return Opened(name, tables, lines, slot, False, inputs.note())
 

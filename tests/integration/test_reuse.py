@@ -138,3 +138,53 @@ def test_tui_config_fills_a_rolled_away_bootstrap(tmp_path, monkeypatch):
     assert frames["ref_caps"].height and frames["divergences"].height == 0
     assert loaded.cache is not None and loaded.cache.name.startswith("audit-")  # audits kept per --config
     assert load([str(log)]).tables["classes"].is_empty()  # the cached parse is the log's own
+
+
+COLUMNS = {"cycles": ["cycle", "started"], "rmcounter": list(SCHEMAS["rmcounter"])[:4]}
+
+
+def _columns_of(tables) -> dict:
+    return {name: tables[name].select(cols) for name, cols in COLUMNS.items()}
+
+
+def test_a_first_parse_for_columns_reads_them_from_its_slot(tmp_path, monkeypatch):
+    """With `columns` (the audit) the first run holds no copy of the tables: it reads the slot it
+    just wrote, as the second run does, and both equal the parse's own tables."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    want = _columns_of(parse([log_path("b_classes")]).tables)
+    first = open_input([str(log_path("b_classes"))], columns=COLUMNS)
+    assert not first.from_cache and first.slot is not None and not isinstance(first.tables, dict)
+    _same(_columns_of(first.tables), want)
+    _same(_columns_of(open_input([str(log_path("b_classes"))], columns=COLUMNS).tables), want)
+
+
+def test_a_log_that_grew_while_read_still_gives_its_tables(tmp_path, monkeypatch):
+    """A live log that changed during the parse is not cached under its old digest; the command
+    still gets the tables of what it read."""
+    import replay.parsing.cache as cache
+
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    ticks = iter(range(1_000))
+    monkeypatch.setattr(cache, "stat_key", lambda _path: next(ticks))  # every look sees a new size
+    opened = open_input([str(log_path("b_classes"))], columns=COLUMNS)
+    assert opened.slot is None and not list((tmp_path / "cache").glob("tmp-*"))
+    _same(_columns_of(opened.tables), _columns_of(parse([log_path("b_classes")]).tables))
+
+
+def test_a_disk_that_fails_part_way_costs_a_second_parse_not_the_tables(tmp_path, monkeypatch):
+    import replay.parsing.cache as cache
+
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    calls = {"n": 0}
+    real_add = cache.ParquetSink.add
+
+    def full_after_one(self, tables):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError(28, "No space left on device")
+        real_add(self, tables)
+
+    monkeypatch.setattr(cache.ParquetSink, "add", full_after_one)
+    opened = open_input([str(log_path("h_mega15"))], columns=COLUMNS)
+    assert calls["n"] >= 2 and opened.slot is None
+    _same(_columns_of(opened.tables), _columns_of(parse([log_path("h_mega15")]).tables))
