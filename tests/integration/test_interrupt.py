@@ -123,11 +123,15 @@ def test_sigkill_leaves_the_folder_as_it_was_or_complete(tmp_path_factory, refer
 def test_ctrl_c_in_the_middle_says_nothing_was_written(tmp_path, references):
     """Interrupted while it parses (the temporary folder is there): exit 130 and exactly this line."""
     folder = tmp_path / "out"
-    proc = subprocess.Popen(_command(LOG, folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not list(tmp_path.glob(".out.rmreplay-*")) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    for _attempt in range(3):  # a loaded machine can let a whole parse pass between two looks
+        proc = subprocess.Popen(_command(LOG, folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        while not list(tmp_path.glob(".out.rmreplay-*")) and proc.poll() is None:
+            time.sleep(0.01)
+        if proc.poll() is None:
+            break
+        proc.communicate()
+        shutil.rmtree(folder)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=600)
     assert (proc.returncode, err.decode()) == (130, f"rmreplay: interrupted: nothing written to {folder}/\n")
     assert sorted(tmp_path.iterdir()) == []
