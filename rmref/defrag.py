@@ -56,7 +56,7 @@ import numpy as np
 
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.evictions import HeldShare, investment_key
-from rmref.javahash import JavaHashMap, node_hash, string_hash, table_size_for
+from rmref.javahash import JavaHashMap, node_hash, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work
 from rmref.pool import n_shares_by_order, remove_shares
 from rmref.trees import trees
@@ -256,14 +256,13 @@ def _own_machines(state: _State, pool: str) -> JavaHashMap:
     return table
 
 
-def _all_machines(state: _State, pool: str) -> list[str]:
-    """NodePool.getAllMachines: a clone of the pool's node map with every subpool's put in after."""
+def _all_machines(state: _State, pool: str) -> JavaHashMap:
+    """NodePool.getAllMachines: a clone of the pool's node map, each subpool's putAll in after
+    (into the clone of an empty map, putAll sizes the table by the subpool's count)."""
     table = _own_machines(state, pool).clone()
     for child in state.children.get(pool, []):
-        for name in _all_machines(state, child):
-            m = state.nodes[name].machine
-            table.put(name, node_hash(m.name, m.ip))
-    return list(table)
+        table.put_all(_all_machines(state, child).entries())
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,9 +394,8 @@ def _sorted_machines(state: _State, names: Sequence[str]) -> list[str]:
 
 def _rehash(state: _State, names: Sequence[str]) -> list[str]:
     """new HashMap<Machine, Machine>().putAll(treemap): machines in Machine.hashCode order."""
-    table = JavaHashMap(table_size_for(int(len(names) / 0.75 + 1.0)))
-    for name in names:
-        table.put(name, _identity_hash(state.nodes[name].machine))
+    table = JavaHashMap()
+    table.put_all((name, _identity_hash(state.nodes[name].machine)) for name in names)
     return list(table)
 
 

@@ -11,7 +11,11 @@ just enough of java.util.HashMap (OpenJDK 8) to reproduce that order:
   bucket would reach 9 entries while the table is under 64 buckets); a doubling splits each
   bucket in two keeping the relative order;
 - clone() re-puts the entries, in the source's iteration order, into a fresh table of
-  tableSizeFor(size / 0.75 + 1) buckets (so a clone can be *smaller* than its source).
+  tableSizeFor(size / 0.75 + 1) buckets (so a clone can be *smaller* than its source);
+- putAll(m) into a map with no table yet (new, or a clone of an empty map) first sizes it to
+  tableSizeFor(m.size() / 0.75 + 1) buckets when that exceeds the requested capacity (so it can
+  be smaller than the default 16, or larger than 16 while holding only 12 keys); into a map with
+  a table it is a run of puts.
 
 Not modelled: a bucket that becomes a red-black tree (9+ keys in one bucket of a 64+ bucket
 table) iterates root first and places new keys after their tree parent, so such a map's order
@@ -66,6 +70,7 @@ class JavaHashMap:
 
     def __init__(self, capacity: int = 0) -> None:
         """An empty map; the table is allocated on the first put (`capacity` 0 means the default 16)."""
+        self._requested = capacity  # HashMap's threshold before the table exists (0: none asked for)
         self._initial = capacity or _DEFAULT_CAPACITY
         self._table: list[list[tuple[int, str]]] | None = None
         self._size = 0
@@ -142,6 +147,16 @@ class JavaHashMap:
         self._size += 1
         if self._size > int(self.capacity * 0.75):
             self._resize()
+
+    def put_all(self, entries: Iterable[tuple[str, int]]) -> None:
+        """putAll of a map whose (key, hash) pairs are `entries`, in its iteration order."""
+        entries = list(entries)
+        if self._table is None and entries:  # putMapEntries pre-sizes a map with no table
+            presized = table_size_for(int(len(entries) / 0.75 + 1.0))
+            if presized > self._requested:
+                self._requested = self._initial = presized
+        for key, h in entries:
+            self.put(key, h)
 
     def remove(self, key: str) -> None:
         """Unlink `key` if present (the table never shrinks)."""

@@ -171,3 +171,26 @@ def test_new_processes_of_equal_owners_tie_in_the_share_map():
     d = defragment(inp, {1: 3, 2: 1, 3: 1}, one_job, (), pure_fair_share={1: 2, 2: 2, 3: 2})
     assert [(a.action, a.donor_job) for a in d.actions] == [("cancel_pending", 1), ("cancel_pending", 1)]
     assert d.unsettled == ()
+
+
+def test_a_pool_without_nodes_walks_its_subpools_machines_in_the_put_all_order():
+    """Seed 29 scenario 159 in small: the needy job's pool has no nodes, its subpool two equal ones.
+
+    getAllMachines(top) = a clone of top's empty node map, then putAll(getAllMachines(sub)): the
+    putAll sizes the table for 2 entries (4 buckets), where nodeA's hash falls in bucket 3 and
+    nodeB's in 0 (the JVM facts of test_rmref_whatof), so the map lists B, A. Both machines are
+    equally rich and large, so the eligible-machine TreeMap puts each newcomer first: A, B.
+    A goes first and gives up one of job 1's processes (the RM: np1a02 in the scenario).
+    """
+    a = Machine("nodeA.sim.ducc", "sub", 4, 16384, "10.0.0.1")
+    b = Machine("nodeB.sim.ducc", "sub", 4, 16384, "10.0.0.2")
+    sub = replace(NORMAL, name="in-sub", nodepool="sub")
+    top = replace(NORMAL, name="in-top", nodepool="top")
+    held = tuple(Share(i, 1, m.name, 1, investment=100 * i) for i, m in enumerate((a,) * 4 + (b,) * 4, start=1))
+    rich = replace(_work(1, "u", 1, held), class_name="in-sub")
+    needy = replace(_work(2, "v", 1, ()), class_name="in-top")
+    inp = CycleInput(1, Config(fragmentation_threshold=2), (sub, top), (Nodepool("top", None), Nodepool("sub", "top")),
+                     (a, b), (rich, needy))
+    d = defragment(inp, {1: 8, 2: 1}, (), (), pure_fair_share={1: 4, 2: 4})
+    assert d.needy == {2: 1}
+    assert [(x.host, x.share_id) for x in d.actions] == [("nodeA.sim.ducc", 1)]

@@ -59,6 +59,31 @@ def test_clone_of_a_small_map_iterates_in_a_smaller_table():
     assert list(clone) == [B.name, A.name] and clone.capacity == 4
 
 
+def test_put_all_into_a_map_without_a_table_sizes_it_by_the_source():
+    """JVM (17.0.15): new HashMap().putAll({A, B}) and a clone of an empty map .putAll({A, B})
+    iterate B, A (4 buckets) although put A, put B iterates A, B (NodePool.getAllMachines of a
+    pool with no nodes of its own)."""
+    src = JavaHashMap()
+    for k in (A, B):
+        src.put(k.name, node_hash(k.name, k.ip))
+    for target in (JavaHashMap(), JavaHashMap().clone()):
+        target.put_all(src.entries())
+        assert list(target) == [B.name, A.name] and target.capacity == 4
+    assert list(src) == [A.name, B.name]
+
+
+def test_put_all_of_twelve_keys_takes_thirty_two_buckets_where_puts_take_sixteen():
+    keys = [(f"h{i * 7919 % 1000}.example.com", f"192.168.{i % 3}.{i}") for i in range(1, 13)]
+    put_all, put = JavaHashMap(), JavaHashMap()
+    put_all.put_all((name, node_hash(name, ip)) for name, ip in keys)
+    for name, ip in keys:
+        put.put(name, node_hash(name, ip))
+    jvm_put_all = [919, 757, 28, 190, 352, 676, 433, 514, 595, 271, 109, 838]
+    jvm_put = [919, 433, 514, 757, 28, 595, 190, 352, 271, 109, 838, 676]
+    assert list(put_all) == [f"h{n}.example.com" for n in jvm_put_all] and put_all.capacity == 32
+    assert list(put) == [f"h{n}.example.com" for n in jvm_put] and put.capacity == 16
+
+
 def test_growth_removal_and_reinsertion_follow_the_jvm():
     keys = [(f"h{i * 7919 % 1000}.example.com", f"192.168.{i % 3}.{i}") for i in range(1, 21)]
     m = JavaHashMap()
