@@ -31,6 +31,12 @@ def _command(log: Path, out: Path, *extra: str) -> list[str]:
             "parse", str(log), "-o", str(out), *ARGS, *extra]
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as a shell gives it, whatever this test process inherited or was left
+    with (an ignored SIGINT passes to exec'd programs, and Python then never raises on it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _snapshot(folder: Path) -> dict[str, bytes] | None:
     if not folder.exists():
         return None
@@ -66,7 +72,8 @@ def _prepare(folder: Path, before: str, earlier: dict[str, bytes]) -> None:
 def _interrupt(folder: Path, sig: int, delay: float, from_start: bool = True) -> subprocess.CompletedProcess:
     """Run the parse, send `sig` `delay` seconds after the process started (or, `from_start`
     False, after the command began to write: its temporary folder is there)."""
-    proc = subprocess.Popen(_command(LOG, folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(_command(LOG, folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_default_sigint)
     while not from_start and proc.poll() is None and not list(folder.parent.glob(f".{folder.name}.rmreplay-*")):
         time.sleep(0.005)
     time.sleep(delay)
@@ -124,7 +131,8 @@ def test_ctrl_c_in_the_middle_says_nothing_was_written(tmp_path, references):
     """Interrupted while it parses (the temporary folder is there): exit 130 and exactly this line."""
     folder = tmp_path / "out"
     for _attempt in range(3):  # a loaded machine can let a whole parse pass between two looks
-        proc = subprocess.Popen(_command(LOG, folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(_command(LOG, folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_default_sigint)
         while not list(tmp_path.glob(".out.rmreplay-*")) and proc.poll() is None:
             time.sleep(0.01)
         if proc.poll() is None:
