@@ -192,8 +192,9 @@ class _Machines:
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
         # NodePool.reset skips an unschedulable machine, so it keeps the free space ("v_order") of
         # the last table that held it; the RM prints it when it accounts for work left there
-        # ("bad virtual machine list"): the cycle's first such line shows it as the cycle began
-        stale = (nodes.filter((pl.col("event") == "bad_virtual") & pl.col("cycle").is_not_null())
+        # ("bad virtual machine list", or "found a share of size N on a machine with only V free
+        # slots" when there is a table for V): the cycle's first such line shows it as the cycle began
+        stale = (nodes.filter(pl.col("event").is_in(["bad_virtual", "virtual_fill"]) & pl.col("cycle").is_not_null())
                  .unique(["cycle", "host"], keep="first", maintain_order=True))
         self._stale = {(c, h): v for c, h, v in stale.select("cycle", "host", "count").iter_rows()}
 
