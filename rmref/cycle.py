@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rmref.caps import CapInput, Caps, job_caps
-from rmref.constants import ALREADY_LEAVING, EVICT, REASSIGN
+from rmref.constants import EVICT, NOT_NEW, REASSIGN
 from rmref.counting import HowMuch, how_much
 from rmref.defrag import Defrag, defragment
 from rmref.evictions import evictions
@@ -64,7 +64,7 @@ def publish(placements: tuple[Placement, ...], evictions: tuple[Eviction, ...],
         added.setdefault(p.job_id, []).append(p.host)
     removed: dict[int, list[tuple[str, int]]] = {}
     for e in evictions:
-        if e.reason != ALREADY_LEAVING:
+        if e.reason not in NOT_NEW:
             removed.setdefault(e.job_id, []).append((e.host, e.share_id))
     for a in actions:
         if a.action == EVICT:

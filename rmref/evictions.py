@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION, SHRINK
+from rmref.constants import ALREADY_LEAVING, PURGE, PURGE_LEAVING, RESERVATION, SHRINK, VARIED_OFF
 from rmref.model import FAIR_SHARE, CycleInput, Eviction, Machine, Share, Work
 
 
@@ -112,25 +112,27 @@ def _preemptable(work: Work, inp: CycleInput) -> bool:
     return cls is not None and cls.policy == FAIR_SHARE
 
 
-def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
-    """The shares NodePool.disable takes from hosts that are not online when the cycle begins.
+def disable_purges(machine: Machine | None, work_type: str, policy: str | None) -> bool:
+    """Whether NodePool.disable, run on the machine since the previous cycle, purges a share of
+    this work there: a dead machine loses everything but reservations; one an administrator
+    varied off loses only its fair-share work (its services and other fixed work stay on it)."""
+    if machine is None or not machine.disabled or work_type == "Reservation":
+        return False
+    return machine.disabled != VARIED_OFF or policy == FAIR_SHARE
 
-    A dead host loses everything but reservations; a host an administrator varied off loses
-    only its fair-share work (its services and other fixed work stay on it). The RM takes them
-    before the cycle counts anything, so no phase counts them as held.
+
+def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
+    """The shares NodePool.disable took from the machines it ran on since the previous cycle.
+
+    disable walks every share the machine still holds, one already leaving included (that one is
+    purged, and logged, once more). The RM takes them before the cycle counts anything, so no
+    phase counts them as held.
     """
     machines = {m.name: m for m in inp.machines}
     out = []
-    for work in inp.work:
-        if work.work_type == "Reservation":
-            continue
-        for s in work.shares:
-            m = machines.get(s.host)
-            if m is None or m.online or s.pending_removal:
-                continue
-            if m.varied_off and not _preemptable(work, inp):
-                continue
-            out.append((work, s))
+    for w in inp.work:
+        cls = inp.class_of(w)
+        out += [(w, s) for s in w.shares if disable_purges(machines.get(s.host), w.work_type, cls and cls.policy)]
     return out
 
 
@@ -177,7 +179,8 @@ def evictions(inp: CycleInput, counts: Mapping[int, int], clear_hosts: Sequence[
     Only fair-share work is shrunk: FIXED_SHARE and RESERVE work is never counted below what it holds.
     """
     machines = {m.name: m for m in inp.machines}
-    out = [Eviction(w.job_id, s.host, s.share_id, s.order, PURGE) for w, s in purged_shares(inp)]
+    out = [Eviction(w.job_id, s.host, s.share_id, s.order, PURGE_LEAVING if s.pending_removal else PURGE)
+           for w, s in purged_shares(inp)]
     taken: dict[int, set[int]] = {}
     for e in out:
         taken.setdefault(e.job_id, set()).add(e.share_id)

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from replay.model.world import bootstrap, cycle_inputs
 from rmref import CapInput
+from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import CycleInput, Machine, Share, Work
 from tests.conftest import FIXTURES, parsed, truth
 
@@ -54,6 +55,7 @@ def truth_cycles(name: str) -> tuple[TruthCycle, ...]:
     ips = {m.name: m.ip for log in logs.values() for m in log.machines}
     out = []
     prev_removals: set[tuple[int, int]] = set()
+    prev_status: dict[str, str] = {}
     needy: tuple[int, ...] = ()
     for rec in truth(name):
         log = logs.get(rec["cycle"])
@@ -62,8 +64,11 @@ def truth_cycles(name: str) -> tuple[TruthCycle, ...]:
         logged_share = {(sh.job_id, sh.share_id): sh for w in log.work for sh in w.shares} if log else {}
         machines = tuple(sorted(
             (Machine(n["name"], n["nodepool"], n["order"], n["memory_kb"] // 1024, ips.get(n["name"], ""),
-                     bool(n["online"]), bool(n["blacklisted"])) for n in rec["nodes"]),
+                     bool(n["online"]), bool(n["blacklisted"]), varied_off=n["status"] == "offline",
+                     disabled=_disabled(prev_status.get(n["name"], "online"), n["status"]))
+             for n in rec["nodes"]),
             key=lambda m: arrival.get(m.name, len(arrival))))
+        prev_status = {n["name"]: n["status"] for n in rec["nodes"]}
         work = []
         for j in sorted(rec["jobs"], key=lambda j: (table.get(j["id"], len(table)), j["id"])):
             added = set(j["added"])
@@ -90,6 +95,14 @@ def truth_cycles(name: str) -> tuple[TruthCycle, ...]:
         # the RM's needy list: every job detectFragmentation found potentially needy
         needy = tuple(j["id"] for j in rec["jobs"] if j["in_needy_list"])
     return tuple(out)
+
+
+def _disabled(before: str, now: str) -> str:
+    """Machine.disabled from a node's status in the previous record and in this one: the RM
+    disabled it when it died, or when an administrator varied off a machine that was online."""
+    if now == "unresponsive" and before != "unresponsive":
+        return DEAD
+    return VARIED_OFF if now == "offline" and before == "online" else ""
 
 
 def _allotments(name: str) -> tuple[int, tuple[tuple[str, int], ...]]:

@@ -25,7 +25,7 @@ from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs, 
 from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
 from rmref import Caps, Defrag, HowMuch, Phases
-from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION
+from rmref.constants import ALREADY_LEAVING, PURGE, PURGES, RESERVATION
 from rmref.cycle import CycleResult, Hints, schedule
 from rmref.defrag import INVESTMENT, SHARE_MAP
 from rmref.model import CycleInput, Eviction, Placement
@@ -279,7 +279,7 @@ def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: Au
         if e.reason == ALREADY_LEAVING and (e.job_id, e.share_id) in cleared:
             continue
         # the log's purge lines name the host and the job, not the share
-        evicted.setdefault(e.job_id, []).append((e.host, None if e.reason == PURGE else e.share_id))
+        evicted.setdefault(e.job_id, []).append((e.host, None if e.reason in PURGES else e.share_id))
     _compare(result, "evictions", inp.cycle, logged.evictions.get(inp.cycle, {}),
              {j: sorted(v, key=pair_key) for j, v in evicted.items()},
              lambda j, lv, rv: eviction_cause(inp, j, counts.get(j), lv, rv, done))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from replay.model.inputs import CounterBlock
 from rmref import CounterRun, HowMuch
+from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.howmuch import Entity
 from rmref.model import FAIR_SHARE, CycleInput, Work
 from rmref.whatof import walk_decided_tie
@@ -242,7 +243,7 @@ def eviction_cause(inp: CycleInput, job: int, counted: int | None, logged: objec
     work = next((w for w in inp.work if w.job_id == job), None)
     held = sum(1 for s in work.shares if not s.pending_removal) if work else 0
     reasons = sorted({getattr(e, "reason", "") for e in evictions if getattr(e, "job_id", None) == job})
-    step_of = {"purge": "disable", "reservation": "setupPreemptions"}
+    step_of = {PURGE: "disable", PURGE_LEAVING: "disable", RESERVATION: "setupPreemptions"}
     step = step_of.get(reasons[0], "shrinkBy") if reasons else "shrinkBy"
 
     def shares(value: object) -> str:

@@ -43,7 +43,7 @@ from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs
 from replay.progress import OnProgress, counted
 from rmref import job_order, machine_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
-from rmref.constants import PURGE
+from rmref.constants import PURGES
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Work
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "needy")
@@ -274,7 +274,7 @@ def decision_values(result: CycleResult, logged_caps: Mapping[int, object],
     for p in d.placements:
         out["placements"].setdefault(p.job_id, []).append([p.host, p.order])
     for e in d.evictions:  # the log's purge lines name the host and the job, not the share
-        out["evictions"].setdefault(e.job_id, []).append([e.host, None if e.reason == PURGE else e.share_id])
+        out["evictions"].setdefault(e.job_id, []).append([e.host, None if e.reason in PURGES else e.share_id])
     for a in d.defrag:
         if a.action == "evict":
             out["defrag"].setdefault(a.donor_job, []).append([a.host, a.share_id])
@@ -312,7 +312,7 @@ def holdings(inp: CycleInput, result: CycleResult) -> dict[int, int]:
         per[p.job_id] = per.get(p.job_id, 0) + p.order
     gone = set()
     for e in d.evictions:
-        if e.reason == PURGE:
+        if e.reason in PURGES:
             gone |= {k for k in held if k[0] == e.job_id and k[1] == e.host}
         else:
             gone.add((e.job_id, e.host, e.share_id))
@@ -354,7 +354,7 @@ def taken_shares(result: CycleResult) -> dict[str, set[tuple[int, int]]]:
     """(job, share id) of the shares the cycle takes from running work for the scheduler's own
     reasons (not node deaths): by doEvictions (shrink, reservation clearing) and by defragmentation."""
     d = result.decisions
-    return {"evictions": {(e.job_id, e.share_id) for e in d.evictions if e.reason != PURGE},
+    return {"evictions": {(e.job_id, e.share_id) for e in d.evictions if e.reason not in PURGES},
             "defrag_takes": {(a.donor_job, a.share_id) for a in d.defrag if a.action == "evict"}}
 
 

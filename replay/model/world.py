@@ -39,6 +39,7 @@ from replay.model.machines import infer_inventory
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
+from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.trees import tree_quantum
 
@@ -191,14 +192,17 @@ class _Machines:
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
         # NodePool.reset skips an unschedulable machine, so it keeps the free space ("v_order") of
         # the last table that held it; the RM prints it when it accounts for work left there
-        # ("bad virtual machine list"): the cycle's first such line shows it as the cycle began
-        stale = (nodes.filter((pl.col("event") == "bad_virtual") & pl.col("cycle").is_not_null())
+        # ("bad virtual machine list", or "found a share of size N on a machine with only V free
+        # slots" when there is a table for V): the cycle's first such line shows it as the cycle began
+        stale = (nodes.filter(pl.col("event").is_in(["bad_virtual", "virtual_fill"]) & pl.col("cycle").is_not_null())
                  .unique(["cycle", "host"], keep="first", maintain_order=True))
         self._stale = {(c, h): v for c, h, v in stale.select("cycle", "host", "count").iter_rows()}
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
         events = self._events.get(cycle)
+        # a disable (and the purge it makes) is news of the cycle it happened in only
+        self._known = {h: replace(m, disabled="") if m.disabled else m for h, m in self._known.items()}
         if events is not None:
             for host, event, pool, order, memory in events.select(
                 "host", "event", "nodepool", "share_order", "memory_mb"
@@ -217,12 +221,15 @@ class _Machines:
                         self.missing.discard(host)
                 elif old is None:
                     continue
-                elif event == "death":
+                elif event == "death":  # NodePool.nodeLeaves: disable, every share but reservations
                     self._dead.add(host)
-                    self._known[host] = replace(old, online=False)
+                    self._known[host] = replace(old, online=False, disabled=DEAD)
                 else:  # an administrator's vary-off or vary-on
                     off = event == "vary_off"
-                    self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead)
+                    # doVaryOff disables (purges fair-share work) only a machine that was online
+                    purges = off and not old.varied_off and host not in self._dead
+                    self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead,
+                                                disabled=VARIED_OFF if purges else old.disabled)
         return tuple(  # arrival order: the order the RM's node maps were filled
             replace(m, stale_free=self._stale[(cycle, m.name)]) if (cycle, m.name) in self._stale else m
             for m in self._known.values())

@@ -117,7 +117,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ("Machine", "whitelist"): _r((r"^\S+ \d+ \S+ procs", "node_blacklist")),
     ("NodePool", "rearrangeVirtual"): _r(
         (r"^ERROR: bad virtual machine list\. ", "node_bad_virtual"),
-        (r"^\S+ found a (RESERVE )?share of size", GENERIC),  # a share bigger than the free space: set free=0
+        (r"^\S+ found a (RESERVE )?share of size", "node_virtual_fill"),
     ),
     ("Machine", "blacklist"): _r((r"^\S+ \d+ \S+ procs", "node_blacklist")),
     # -- family 3: occupancy and tables
@@ -358,7 +358,7 @@ for _fam in ("node_heartbeat node_rule_match node_map node_added node_reactivate
              "node_missed node_missed_recorded node_missed_time node_heartbeat_reset "
              "node_heartbeat_reset_time node_recovers node_death_notice node_death node_disabled "
              "node_purge node_not_purged node_completed node_resize node_status node_metrics node_vary "
-             "node_vary_off node_vary_offline node_vary_on node_bad_virtual "
+             "node_vary_off node_vary_offline node_vary_on node_bad_virtual node_virtual_fill "
              "node_waiting").split():
     _t("nodes", _fam, event=NODE_EVENTS.get(_fam, _fam.removeprefix("node_")))
 _t("processes", "node_blacklist", event="blacklist")

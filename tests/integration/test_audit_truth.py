@@ -12,7 +12,7 @@ from functools import lru_cache
 import pytest
 
 from replay.apps.audit import audit, result_frames
-from rmref.constants import ALREADY_LEAVING
+from rmref.constants import NOT_NEW
 from tests.conftest import CORPUS_LOGS, LOGS, parsed, truth
 from tests.truth_inputs import defrag_evictions, expected_placements, removals
 
@@ -59,7 +59,7 @@ def test_reference_evictions_equal_truth(name, level):
     ref = _audit(name, level)[1]["ref_evictions"]
     evicted: dict[int, set] = {}
     for cycle, job, host, share, reason in ref.drop("epoch").iter_rows():
-        if reason == ALREADY_LEAVING:  # marked again while leaving: no new removal
+        if reason in NOT_NEW:  # marked (or purged) again while leaving: no new removal
             continue
         evicted.setdefault(cycle, set()).add((job, host, share))
     before: set = set()

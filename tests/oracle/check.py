@@ -28,7 +28,7 @@ import polars as pl
 from replay import parse
 from replay.apps.audit import LACKS_INPUT, audit, result_frames
 from replay.model.logged import Logged, logged_decisions
-from rmref.constants import ALREADY_LEAVING
+from rmref.constants import NOT_NEW
 
 LEVELS = {"info": "rm.log", "debug": "rm-debug.log"}
 
@@ -190,7 +190,7 @@ def check_truth(res: LevelResult, frames: dict[str, pl.DataFrame], truth: list[d
     counts = _group(rows["counts"], lambda r: r[0], lambda r: (r[1], r[3]))
     placed = _group(rows["placements"], lambda r: r[0], lambda r: r[1:])
     # a share shrinkBy marks while it is leaving anyway is no new removal (truth lists new ones)
-    evicted = _group([r for r in rows["evictions"] if r[4] != ALREADY_LEAVING], lambda r: r[0], lambda r: r[1:4])
+    evicted = _group([r for r in rows["evictions"] if r[4] not in NOT_NEW], lambda r: r[0], lambda r: r[1:4])
     defrag = _group(rows["defrag"], lambda r: r[0], lambda r: tuple(r[1:]))
     before: set = set()
     for record in truth:

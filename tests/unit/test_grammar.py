@@ -31,6 +31,11 @@ EXAMPLES = {
                    {"host": "node14.example.com", "count": "6"}),
     "node_purge": ("Nodepool: --default-- Host dead: Job purge: node14.example.com",
                    {"nodepool": "--default--", "work_type": "Job", "host": "node14.example.com"}),
+    # rearrangeVirtual, as the real RM printed it (seed 31 scenario 058): `count` is the machine's free space
+    "node_virtual_fill": ("n08.sim.ducc found a share of size 30 on a machine with only 2 free slots - set free=0",
+                          {"host": "n08.sim.ducc", "count": "2"}),
+    "node_bad_virtual": ("ERROR: bad virtual machine list. n08.sim.ducc order 0 v_order 0 r_order 32",
+                         {"host": "n08.sim.ducc", "count": "0", "share_order": "32"}),
     "node_heartbeat": ("0 node12.example.com node12 10.1.2.12", {"host": "node12.example.com", "ip": "10.1.2.12"}),
     "what_of_fair_share": ("Scheduling job in class  normal : 4 shares given, order 2",
                            {"class": "normal", "shares_given": "4", "order": "2"}),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rmref.caps import CapInput
-from rmref.constants import ALREADY_LEAVING, PURGE, RESERVATION, SHRINK
+from rmref.constants import ALREADY_LEAVING, DEAD, PURGE, PURGE_LEAVING, RESERVATION, SHRINK, VARIED_OFF
+from rmref.cycle import publish
 from rmref.evictions import evictions, held_count
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 
@@ -23,8 +24,10 @@ def job(job_id: int, shares: tuple[Share, ...], cls: str = "normal", work_type: 
     return Work(job_id, work_type, "alice", cls, 1, 15, CAP, shares=shares)
 
 
-def cycle(*work: Work, offline: tuple[str, ...] = ()) -> CycleInput:
-    machines = tuple(Machine(h, "--default--", 4, 61440, online=h not in offline) for h in HOSTS)
+def cycle(*work: Work, offline: tuple[str, ...] = (), why: str = DEAD) -> CycleInput:
+    """Hosts a, b, c; those in `offline` went down (`why`) since the previous cycle ("": earlier)."""
+    machines = tuple(Machine(h, "--default--", 4, 61440, online=h not in offline, varied_off=(
+        h in offline and why == VARIED_OFF), disabled=why if h in offline else "") for h in HOSTS)
     return CycleInput(1, Config(), CLASSES, (Nodepool("--default--", None),), machines, work)
 
 
@@ -82,6 +85,31 @@ def test_a_dead_host_purges_its_work_but_not_reservations_and_the_purge_counts_a
     got = taken(evictions(cycle(j, res, offline=("a",)), {1: 1, 2: 1}))
     # the purge of share 1 leaves the job 1 over its count: its least invested share goes
     assert got == {(1, 1, PURGE), (1, 2, SHRINK)}
+
+
+def test_a_host_that_dies_purges_a_share_already_leaving_once_more():
+    """NodePool.disable walks every share the machine holds: a share shrinkBy took in an earlier
+    cycle (still listed in Removals) is purged again, as the RM logs it (seed 31 scenarios 019
+    and 111: "Host dead: Service purge" for a share already in the Removals). It was not held and
+    its removal was published before, so nothing new goes: job 1, counted 1, keeps its share on b."""
+    j = job(1, (share(1, 1, host="a", pending_removal=True), share(2, 1, host="b")))
+    got = evictions(cycle(j, offline=("a",)), {1: 1})
+    assert taken(got) == {(1, 1, PURGE_LEAVING)}
+    assert publish((), got, ()) == {}
+
+
+def test_a_host_down_since_an_earlier_cycle_purges_nothing_more():
+    """disable runs once, when the host dies or is varied off; later cycles only see its shares
+    leave."""
+    j = job(1, (share(1, 1, host="a", pending_removal=True), share(2, 1, host="b")))
+    assert evictions(cycle(j, offline=("a",), why=""), {1: 1}) == ()
+
+
+def test_a_varied_off_host_keeps_its_fixed_work_and_a_dead_one_does_not():
+    fair = job(1, (share(1, 1, host="a"), share(2, 1, host="b")))
+    fixed = job(2, (share(3, 2, host="a"),), cls="fixed", work_type="Service")
+    assert taken(evictions(cycle(fair, fixed, offline=("a",), why=VARIED_OFF), {1: 1, 2: 1})) == {(1, 1, PURGE)}
+    assert taken(evictions(cycle(fair, fixed, offline=("a",)), {1: 1, 2: 1})) == {(1, 1, PURGE), (2, 3, PURGE)}
 
 
 def test_clearing_a_host_for_a_reservation_takes_only_what_an_over_count_job_must_lose():

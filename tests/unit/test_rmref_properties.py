@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rmref import CapInput
 from rmref.counting import how_much
-from rmref.constants import PURGE
+from rmref.constants import DEAD, PURGES, VARIED_OFF
 from rmref.evictions import evictions
 from rmref.model import FAIR_SHARE, FIXED_SHARE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.whatof import what_of
@@ -28,7 +28,11 @@ def cycles(draw) -> tuple[CycleInput, dict[int, int]]:
     """A cycle whose held shares fit their machines, and a count per job."""
     orders = draw(st.lists(st.integers(1, 8), min_size=1, max_size=4))
     online = draw(st.lists(st.booleans(), min_size=len(orders), max_size=len(orders)))
-    machines = tuple(Machine(f"n{i}.sim", POOL, o, o * 4096, f"10.0.0.{i}", online=online[i] or i == 0)
+    # an offline machine went down this cycle (dead or varied off: its work is purged) or earlier
+    down = [draw(st.sampled_from(["", DEAD, VARIED_OFF])) for _ in orders]
+    machines = tuple(Machine(f"n{i}.sim", POOL, o, o * 4096, f"10.0.0.{i}", online=online[i] or i == 0,
+                             varied_off=down[i] == VARIED_OFF and not (online[i] or i == 0),
+                             disabled="" if online[i] or i == 0 else down[i])
                      for i, o in enumerate(orders))
     free = {m.name: m.order for m in machines}
     work, counts, sid = [], {}, 1
@@ -78,9 +82,9 @@ def test_what_of_never_gives_more_than_the_count(case):
 def test_non_preemptable_work_is_never_preempted(case):
     inp, counts = case
     fixed = {w.job_id for w in inp.work if w.class_name == "fixed"}
-    offline = {m.name for m in inp.machines if not m.online}
+    dead = {m.name for m in inp.machines if m.disabled == DEAD}
     for e in evictions(inp, counts):
-        assert e.job_id not in fixed or (e.reason == PURGE and e.host in offline)
+        assert e.job_id not in fixed or (e.reason in PURGES and e.host in dead)
 
 
 @given(cycles())

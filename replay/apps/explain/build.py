@@ -21,7 +21,7 @@ from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
 from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
-from rmref.constants import PURGE
+from rmref.constants import PURGES
 from rmref.model import CycleInput
 
 
@@ -37,7 +37,7 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
     ours = Decisions(
         caps.actual if caps else None, trace.how_much.counts.get(job_id) if trace.how_much else None,
         tuple(sorted((p.host, p.order) for p in trace.placements if p.job_id == job_id)),
-        tuple(sorted(((e.host, None if e.reason == PURGE else e.share_id) for e in trace.evictions
+        tuple(sorted(((e.host, None if e.reason in PURGES else e.share_id) for e in trace.evictions
                       if e.job_id == job_id), key=pair_key)))
     return ours, theirs
 

@@ -26,10 +26,11 @@ from replay.model.world import Bootstrap, machines
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
 from replay.progress import OnProgress, counted
-from rmref import FAIR_SHARE, job_order
+from rmref import job_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
-from rmref.evictions import PURGE
+from rmref.constants import PURGES
+from rmref.evictions import disable_purges
 from rmref.model import CycleInput, Machine, Work
 
 
@@ -149,7 +150,7 @@ class Simulation:
             spec = job.spec
             cls = self.classes.get(spec.class_name)
             purged = sum(1 for s in job.shares.values() if not s.pending_removal
-                         and _purged(online.get(s.host), spec.work_type, cls))
+                         and disable_purges(online.get(s.host), spec.work_type, cls and cls.policy))
             order = job_order(spec.memory_gb, quantum)
             work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged),
@@ -226,7 +227,7 @@ class Simulation:
                 if share is None or share.pending_removal:
                     continue  # already leaving: not a new removal
                 share.pending_removal = True
-                if why.get((job_id, sid)) != PURGE:  # a dead host's work is not the scheduler's choice
+                if why.get((job_id, sid)) not in PURGES:  # a dead host's work is not the scheduler's choice
                     self.run.preempted.append((cycle, job_id, sid, why.get((job_id, sid), "shrink")))
                 self.or_work[job_id].remove(sid, t)
         self._tally(inp, cycle)
@@ -257,13 +258,6 @@ class Simulation:
             self.run.held.append((cycle, job_id, job.held()))
         self.run.used.append((cycle, in_use, online_capacity(inp.machines)))
         self.run.users[cycle] = tuple(sorted({w.user for w in inp.work}))
-
-
-def _purged(machine: Machine | None, work_type: str, cls) -> bool:
-    """A share a dead (or varied-off) host loses before the cycle's caps are computed."""
-    if machine is None or machine.online or work_type == "Reservation":
-        return False
-    return not machine.varied_off or (cls is not None and cls.policy == FAIR_SHARE)
 
 
 def _node_tables(workload: Workload, ctx: Context) -> dict[str, pl.DataFrame]:
