@@ -150,7 +150,7 @@ class Simulation:
             spec = job.spec
             cls = self.classes.get(spec.class_name)
             purged = sum(1 for s in job.shares.values() if not s.pending_removal
-                         and disable_purges(online.get(s.host), spec.work_type, cls and cls.policy))
+                         and disable_purges(online.get(s.host), spec.work_type, cls.policy if cls else None))
             order = job_order(spec.memory_gb, quantum)
             work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged),
