@@ -132,7 +132,8 @@ def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
     out = []
     for w in inp.work:
         cls = inp.class_of(w)
-        out += [(w, s) for s in w.shares if disable_purges(machines.get(s.host), w.work_type, cls.policy if cls else None)]
+        policy = cls.policy if cls else None
+        out += [(w, s) for s in w.shares if disable_purges(machines.get(s.host), w.work_type, policy)]
     return out
 
 
