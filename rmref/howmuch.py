@@ -149,4 +149,3 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
                     nshares = n_shares_listed(vmach)
                     bonus_given = True
     return Apportionment({e.name: tuple(kept[e.name]) for e in entities}, tuple(vmach))
-
