@@ -335,6 +335,35 @@ class _Published:
         return existing, added, removed
 
 
+class _LastFree:
+    """The free space each machine had when the RM's tables last held it: its order less the
+    shares the cycle's schedule lists on it (Existing: those placed, those leaving), as of the last
+    cycle it was schedulable. NodePool.reset skips an unschedulable machine, so that is the free
+    space ("v_order") its work is accounted from when no "bad virtual machine list" line states it.
+    (Not modelled: a later cycle that accounts work there without that line moves it further.)"""
+
+    def __init__(self, boot: Bootstrap):
+        self._quantum = {p.name: tree_quantum(boot.nodepools, p.name, boot.config.quantum_gb) for p in boot.nodepools}
+        self._default = boot.config.quantum_gb
+        self._free: dict[str, int] = {}
+
+    def fill(self, state: tuple[Machine, ...]) -> tuple[Machine, ...]:
+        """`state` with the last free space on each unschedulable machine the log states none for."""
+        return tuple(replace(m, stale_free=self._free[m.name])
+                     if m.stale_free is None and not (m.online and not m.blacklisted) and m.name in self._free
+                     else m for m in state)
+
+    def record(self, state: tuple[Machine, ...], existing: list[tuple]) -> None:
+        """After the cycle: what its schedule left free on each schedulable machine."""
+        used: dict[str, int] = {}
+        pool = {m.name: m.nodepool for m in state}
+        for _, host, _, mem, _ in existing:
+            used[host] = used.get(host, 0) + job_order(mem or 0, self._quantum.get(pool.get(host, ""), self._default))
+        for m in state:
+            if m.online and not m.blacklisted:
+                self._free[m.name] = max(0, m.order - used.get(m.name, 0))
+
+
 def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
     """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
     carried from the one before (its doExpansion lines before the fair-share traversal)."""
@@ -481,9 +510,13 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     if all_cycles:
         existing, added_now, _ = published.shares(all_cycles[0])
         first_held = {(job, sid) for job, _, sid, _, _ in existing} - added_now
+    last_free = _LastFree(boot)
     for cycle in all_cycles:
         state = machines_now.advance(cycle)
         existing, added_now, removed_now = published.shares(cycle)
+        filled = last_free.fill(state)  # (from the cycles before this one)
+        last_free.record(state, existing)
+        state = filled
         if cycles is not None and cycle not in cycles:
             removed_before = removed_now
             continue
