@@ -107,7 +107,7 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
     by_name = {m.name: m for m in inp.machines}
     listed = {name: {m.order for m in pool.machines if m.name in free}
               for name, pool in pools.items()}  # the free sizes the pool's tables have a map for
-    stale = {m.name: m.stale_free for m in inp.machines if m.name not in free and m.stale_free > 0}
+    stale = {m.name: m.stale_free for m in inp.machines if m.name not in free and m.stale_free}
     for w in inp.work:  # non-preemptable processes are not there to count
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue

@@ -84,7 +84,8 @@ class Machine:
     online: bool = True  # responsive and not offline (schedulable)
     blacklisted: bool = False
     varied_off: bool = False  # offline because an administrator varied it off (not dead: it keeps non-preemptable work)
-    stale_free: int = 0  # unschedulable: the free space the RM's tables last left it (reset skips it); 0 if none known
+    # unschedulable: the free space the RM's tables last left it (reset skips it); None if not known
+    stale_free: int | None = None
     # NodePool.disable ran on it since the previous cycle, which purges its work this cycle: DEAD (it
     # stopped answering) or VARIED_OFF (an administrator took it offline); "" when it did not
     disabled: str = ""

@@ -7,6 +7,13 @@ The RM's placement walk (NodepoolScheduler.whatOf*, NodePool.findShares/findMach
   put in the pool's own node-map order, then every process already running is accounted for,
   moving its machine to the map of its new free space (fixed and reserved work first, then fair
   share). A placement moves the machine again.
+- Beside the maps, each pool keeps counts of its machines by free size (nMachinesByOrder for
+  wholly free ones, vMachinesByOrder for the rest) and, from them, how many processes of each
+  size could be carved out (nSharesByOrder), recomputed after each move; findShares skips a size
+  whose carve-out count is 0. The counts are lowered before the map is looked up, so a machine
+  the map does not hold (unschedulable at reset, with the free space it kept: `Machine.stale_free`;
+  "bad virtual machine list") lowers them without a recount, and the next recount can hide free
+  machines from findShares.
 - findShares(job) walks free-space sizes i = job order, order+1, ... and, for each, a *clone* of
   that map, in Java HashMap iteration order; on each machine it stacks
   g = min(still needed, free // job order) processes (vertical stacking), and stops when the job
@@ -31,6 +38,7 @@ only matter for machines whose keys share a bucket.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -38,6 +46,7 @@ from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.evictions import held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
+from rmref.pool import n_shares_listed
 from rmref.trees import trees
 
 _SERVICE_TYPES = ("Service",)
@@ -52,6 +61,13 @@ class _Pool:
     children: list[_Pool] = field(default_factory=list)
     machines: JavaHashMap = field(default_factory=JavaHashMap)  # allMachines: the pool's own nodes
     by_free: dict[int, JavaHashMap] = field(default_factory=dict)  # virtualMachinesByOrder
+    whole: Counter[int] = field(default_factory=Counter)  # nMachinesByOrder: wholly free machines by order
+    partial: Counter[int] = field(default_factory=Counter)  # vMachinesByOrder: the others by free space
+    carve: list[int] = field(default_factory=list)  # nSharesByOrder as last recounted
+
+    def recount(self, size: int) -> None:
+        """calcNSharesByOrder: processes of each order the counted free spaces hold."""
+        self.carve = n_shares_listed([self.whole[o] + self.partial[o] for o in range(size)])
 
 
 @dataclass
@@ -65,6 +81,7 @@ class _Walk:
     used: dict[str, int]  # quanta held by processes (countFreeShares reads this)
     jobs_on: dict[str, list[int]]  # job ids with a process on the machine
     current: dict[int, int]  # processes a job holds, less those being removed
+    size: int  # the length of the pools' count arrays (NodePool.getArraySize)
     placements: list[Placement] = field(default_factory=list)
 
 
@@ -110,13 +127,18 @@ def _start(inp: CycleInput) -> _Walk:
     machines = {m.name: m for m in inp.machines}
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
-    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {})
+    size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1
+    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {}, size)
     for pool in pools.values():
         for name in pool.machines:
             m = machines[name]
-            walk.free[name] = m.order
             if _schedulable(m):
+                walk.free[name] = m.order
+                pool.whole[m.order] += 1
                 pool.by_free.setdefault(m.order, JavaHashMap()).put(name, _hash(m))
+            else:  # reset leaves it the free space it had (when the log showed it)
+                walk.free[name] = m.order if m.stale_free is None else m.stale_free
+        pool.recount(size)
     for work in _accounting_order(inp):
         for share in sorted(work.shares, key=lambda s: s.share_id):
             if share.host in machines:
@@ -149,13 +171,19 @@ def _move(walk: _Walk, host: str, order: int, policy: str) -> None:
         order = v
     elif order < v and policy == RESERVE:  # a reservation always takes the whole machine
         order = v
+    if v == machine.order:
+        pool.whole[v] -= 1
+    else:
+        pool.partial[v] -= 1
     table = pool.by_free.get(v)
-    if table is None:  # never listed (unschedulable at reset): the RM leaves it alone
+    if table is None:  # no map of its free size ("bad virtual machine list"): counts lowered, no recount
         return
     table.remove(host)
     walk.free[host] = v - order
     if v - order:
         pool.by_free.setdefault(v - order, JavaHashMap()).put(host, _hash(machine))
+        pool.partial[v - order] += 1
+    pool.recount(walk.size)
 
 
 def _service_id(work: Work) -> int:
@@ -188,7 +216,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
     given = 0
     for size in range(work.order, max(pool.by_free, default=0) + 1):
         table = pool.by_free.get(size)
-        if not table:
+        if not table or not pool.carve[size]:  # nSharesByOrder says nothing is here
             continue
         for host in list(table.clone()):
             machine = walk.machines[host]

@@ -21,6 +21,7 @@ from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
+from replay.model.stale import stale_assumptions, stale_free
 from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs, machine_inventory
 from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
@@ -456,7 +457,8 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
     whole = whole_cycles(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
     result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
-    inputs = cycle_inputs(tables, boot, cycles, inventory=inventory)
+    stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
+    inputs = cycle_inputs(tables, boot, cycles, inventory=inventory, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
         if inp.cycle not in whole:
             result.skipped[inp.cycle] = PARTIAL_CYCLE
@@ -475,6 +477,7 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
         cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
+    result.assumed += stale_assumptions(stale.notes, set(result.cycles))
     return result
 
 

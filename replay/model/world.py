@@ -36,6 +36,7 @@ from replay.model.bycycle import ByCycle
 from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions, purged_hosts
 from replay.model.inventory import Inventory, PoolOf, stated_inventory
 from replay.model.machines import infer_inventory
+from replay.model.stale import StaleFree, stale_free
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
@@ -190,13 +191,6 @@ class _Machines:
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
-        # NodePool.reset skips an unschedulable machine, so it keeps the free space ("v_order") of
-        # the last table that held it; the RM prints it when it accounts for work left there
-        # ("bad virtual machine list", or "found a share of size N on a machine with only V free
-        # slots" when there is a table for V): the cycle's first such line shows it as the cycle began
-        stale = (nodes.filter(pl.col("event").is_in(["bad_virtual", "virtual_fill"]) & pl.col("cycle").is_not_null())
-                 .unique(["cycle", "host"], keep="first", maintain_order=True))
-        self._stale = {(c, h): v for c, h, v in stale.select("cycle", "host", "count").iter_rows()}
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
@@ -230,9 +224,7 @@ class _Machines:
                     purges = off and not old.varied_off and host not in self._dead
                     self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead,
                                                 disabled=VARIED_OFF if purges else old.disabled)
-        return tuple(  # arrival order: the order the RM's node maps were filled
-            replace(m, stale_free=self._stale[(cycle, m.name)]) if (cycle, m.name) in self._stale else m
-            for m in self._known.values())
+        return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 
 
 def _work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
@@ -459,10 +451,14 @@ def cycle_count(tables: Mapping[str, pl.DataFrame], cycles: range | None = None)
 
 
 def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
-                 cycles: range | None = None, inventory: Inventory | None = None) -> Iterator[CycleInput]:
+                 cycles: range | None = None, inventory: Inventory | None = None,
+                 stale: StaleFree | None = None) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order;
-    `inventory`: the nodes there before the log began (default: stated or inferred from the log)."""
+    `inventory`: the nodes there before the log began (default: stated or inferred from the log);
+    `stale`: the model of unschedulable machines' free space, whose `notes` then say where it
+    was inferred (default: a fresh one)."""
     boot = boot or bootstrap(tables)
+    stale = stale or stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     quantum = boot.config.quantum_gb
     tree_q = {c.name: tree_quantum(boot.nodepools, c.nodepool, quantum) for c in boot.classes}
     machines_now = machines(tables, boot, inventory)
@@ -489,8 +485,11 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
         existing, added_now, _ = published.shares(all_cycles[0])
         first_held = {(job, sid) for job, _, sid, _, _ in existing} - added_now
     for cycle in all_cycles:
-        state = machines_now.advance(cycle)
         existing, added_now, removed_now = published.shares(cycle)
+        state = machines_now.advance(cycle)
+        filled = stale.fill(cycle, state, {host for _, host, _, _, _ in existing})
+        stale.record(state, ((host, mem or 0) for _, host, _, mem, _ in existing))
+        state = filled
         if cycles is not None and cycle not in cycles:
             removed_before = removed_now
             continue

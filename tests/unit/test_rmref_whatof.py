@@ -6,6 +6,8 @@ a key class whose hashCode is DuccNode's: 31 + (31 * (31 + ip.hashCode()) + name
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -228,3 +230,31 @@ def test_needy_jobs_expand_before_older_jobs():
 def test_offline_machines_are_never_chosen():
     inp = _cycle([A, Machine(B.name, "--default--", 8, 32768, B.ip, online=False)], [_work(1, 1)])
     assert _placed(inp, {1: 1}) == [(1, A.name, 1)]
+
+
+def test_a_varied_off_machine_with_stale_free_space_can_hide_free_machines():
+    """NodePool.rearrangeVirtual on a machine reset skipped (varied off, still holding a process,
+    free space 7 left from before: "bad virtual machine list ... v_order 7 r_order 8") lowers the
+    count of 7-free machines to -1 and stops without a recount. By hand: after job 2's first
+    process B moves from the 8-free count to the 7-free one, the recount sees 0 machines at every
+    size (7-free: -1 + 1), so findShares skips every size: job 2 still stacks its second process
+    on B (its count on B was taken before), job 3 gets nothing though B has 6 free (seed 29
+    scenario 115)."""
+    off = replace(A, online=False, varied_off=True, stale_free=7)
+    work = (_work(1, 1, shares=((1, A.name),)), _work(2, 1), _work(3, 1))
+    counts = {1: 0, 2: 2, 3: 1}  # job 1 keeps nothing: its process is being purged
+    assert _placed(_cycle((off, B), work), counts) == [(2, B.name, 1), (2, B.name, 1)]
+    assert _placed(_cycle((B,), work[1:]), counts) == [(2, B.name, 1), (2, B.name, 1), (3, B.name, 1)]
+
+
+def test_a_dead_machine_left_with_no_free_space_stays_out_of_the_tables():
+    """A dead machine still holding a process, whose free space the log shows as 0 ("v_order 0"):
+    there is no map of size 0, so it never enters the tables and B stays the one 8-free machine.
+    Taken as wholly free instead (the size unknown), it would lower the 8-free count and move
+    into the 7-free map, leaving nSharesByOrder[8] = 0: findShares would skip B's size and place
+    nothing (seed 29 scenario 135, where the dead machine in the map reordered the walk)."""
+    dead = replace(A, online=False, stale_free=0)
+    work = (_work(1, 1, shares=((1, A.name),)), _work(2, 1))
+    counts = {1: 0, 2: 1}
+    assert _placed(_cycle((dead, B), work), counts) == [(2, B.name, 1)]
+    assert _placed(_cycle((replace(dead, stale_free=None), B), work), counts) == []

@@ -22,6 +22,7 @@ from replay.apps.simulate.workload import Workload
 from replay.apps.whatif import adapt
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
+from replay.model.stale import StaleFree
 from replay.model.world import Bootstrap, machines
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
@@ -73,6 +74,8 @@ class Simulation:
         self.jobs: dict[int, rm.RmJob] = {}
         self.pending = sorted(workload.work, key=lambda w: (w.submit + w.admit_delay, w.job_id))
         self.machines = machines(_node_tables(workload, ctx), ctx.boot)
+        # a simulated world: an unschedulable machine's free space comes from its own schedules
+        self.stale = StaleFree({}, ctx.boot.nodepools, ctx.boot.config.quantum_gb)
         self.run = Run()
         self.carried: CycleResult | None = None
         self.next_share = 1 + max([s.share_id for s in workload.shares] + [0])
@@ -118,10 +121,13 @@ class Simulation:
             if not rm.gone(state):
                 self.jobs[spec.job_id] = job
         machines = self.machines.advance(cycle)
-        inp = self._input(cycle, machines)
+        occupied = {s.host for job in self.jobs.values() for s in job.shares.values()}
+        inp = self._input(cycle, self.stale.fill(cycle, machines, occupied))
         result = self._schedule(inp, cycle)
         self._check(inp, result, cycle)
         self._apply(inp, result, cycle, t)
+        self.stale.record(machines, ((s.host, job.spec.memory_gb) for job in self.jobs.values()
+                                     for s in job.shares.values()))
         self.carried = result
 
     def _schedule(self, inp: CycleInput, cycle: int) -> CycleResult:
