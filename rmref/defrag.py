@@ -60,6 +60,7 @@ from rmref.javahash import JavaHashMap, node_hash, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work
 from rmref.pool import n_shares_by_order, remove_shares
 from rmref.trees import trees
+from rmref.whatof import unschedulable_free
 
 _MASK = 0xFFFFFFFF
 
@@ -202,10 +203,11 @@ def _build(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Plac
                 continue
             node.shares.append(s)
             # What Of's tables: every process (even one being removed) occupies its space; a
-            # reservation takes the whole machine. (The RM leaves a stale value on a machine that
-            # was unschedulable at the start of the cycle; we compute it the same way for all.)
+            # reservation takes the whole machine
             take = node.virtual if job.policy == RESERVE else min(s.order, node.virtual)
             node.virtual -= take
+    for host, free in unschedulable_free(inp).items():  # reset skipped these: their stale value
+        nodes[host].virtual = free
     children: dict[str, JavaHashMap] = {}
     for p in inp.nodepools:  # NodePool.children: a HashMap keyed by pool name
         if p.parent in pools:

@@ -356,6 +356,20 @@ def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]
     return tuple(p for tree in trees(inp) for p in _what_of_tree(tree, counts))
 
 
+def unschedulable_free(inp: CycleInput) -> dict[str, int]:
+    """The free space What Of's accounting leaves on each machine that cannot be scheduled on and
+    holds work or a known stale size: NodePool.reset skips it, so accounting moves its stale value
+    (`Machine.stale_free`) only where a table of that size exists. Defragmentation reads it as the
+    machine's virtual share order."""
+    out: dict[str, int] = {}
+    for tree in trees(inp):
+        held = {s.host for w in tree.work for s in w.shares}
+        if any(not _schedulable(m) and (m.name in held or m.stale_free is not None) for m in tree.machines):
+            walk = _start(tree)
+            out.update((name, walk.free[name]) for name, m in walk.machines.items() if not _schedulable(m))
+    return out
+
+
 def _what_of_tree(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
     """What Of for one top-level pool tree."""
     walk = _start(inp)
