@@ -38,7 +38,6 @@ only matter for machines whose keys share a bucket.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -61,13 +60,22 @@ class _Pool:
     children: list[_Pool] = field(default_factory=list)
     machines: JavaHashMap = field(default_factory=JavaHashMap)  # allMachines: the pool's own nodes
     by_free: dict[int, JavaHashMap] = field(default_factory=dict)  # virtualMachinesByOrder
-    whole: Counter[int] = field(default_factory=Counter)  # nMachinesByOrder: wholly free machines by order
-    partial: Counter[int] = field(default_factory=Counter)  # vMachinesByOrder: the others by free space
+    # nMachinesByOrder + vMachinesByOrder (wholly and partly free machines by free space: only
+    # their sum is read), one slot per order
+    by_size: list[int] = field(default_factory=list)
     carve: list[int] = field(default_factory=list)  # nSharesByOrder as last recounted
+    owed: bool = True  # the RM recounts after every move; done here when next read
 
-    def recount(self, size: int) -> None:
+    def recount(self) -> None:
         """calcNSharesByOrder: processes of each order the counted free spaces hold."""
-        self.carve = n_shares_listed([self.whole[o] + self.partial[o] for o in range(size)])
+        self.carve = n_shares_listed(self.by_size)
+        self.owed = False
+
+    def carved(self, size: int) -> int:
+        """nSharesByOrder[size] as the RM's last recount left it."""
+        if self.owed:
+            self.recount()
+        return self.carve[size]
 
 
 @dataclass
@@ -81,7 +89,6 @@ class _Walk:
     used: dict[str, int]  # quanta held by processes (countFreeShares reads this)
     jobs_on: dict[str, list[int]]  # job ids with a process on the machine
     current: dict[int, int]  # processes a job holds, less those being removed
-    size: int  # the length of the pools' count arrays (NodePool.getArraySize)
     placements: list[Placement] = field(default_factory=list)
 
 
@@ -127,18 +134,18 @@ def _start(inp: CycleInput) -> _Walk:
     machines = {m.name: m for m in inp.machines}
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
-    size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1
-    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {}, size)
+    size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1  # NodePool.getArraySize
+    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {})
     for pool in pools.values():
+        pool.by_size = [0] * size
         for name in pool.machines:
             m = machines[name]
             if _schedulable(m):
                 walk.free[name] = m.order
-                pool.whole[m.order] += 1
+                pool.by_size[m.order] += 1
                 pool.by_free.setdefault(m.order, JavaHashMap()).put(name, _hash(m))
             else:  # reset leaves it the free space it had (when the log showed it)
                 walk.free[name] = m.order if m.stale_free is None else m.stale_free
-        pool.recount(size)
     for work in _accounting_order(inp):
         for share in sorted(work.shares, key=lambda s: s.share_id):
             if share.host in machines:
@@ -171,19 +178,19 @@ def _move(walk: _Walk, host: str, order: int, policy: str) -> None:
         order = v
     elif order < v and policy == RESERVE:  # a reservation always takes the whole machine
         order = v
-    if v == machine.order:
-        pool.whole[v] -= 1
-    else:
-        pool.partial[v] -= 1
     table = pool.by_free.get(v)
     if table is None:  # no map of its free size ("bad virtual machine list"): counts lowered, no recount
+        if pool.owed:  # (the recount the last move made comes before this change)
+            pool.recount()
+        pool.by_size[v] -= 1
         return
+    pool.by_size[v] -= 1
     table.remove(host)
     walk.free[host] = v - order
     if v - order:
         pool.by_free.setdefault(v - order, JavaHashMap()).put(host, _hash(machine))
-        pool.partial[v - order] += 1
-    pool.recount(walk.size)
+        pool.by_size[v - order] += 1
+    pool.owed = True
 
 
 def _service_id(work: Work) -> int:
@@ -216,7 +223,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
     given = 0
     for size in range(work.order, max(pool.by_free, default=0) + 1):
         table = pool.by_free.get(size)
-        if not table or not pool.carve[size]:  # nSharesByOrder says nothing is here
+        if not table or not pool.carved(size):  # nSharesByOrder says nothing is here
             continue
         for host in list(table.clone()):
             machine = walk.machines[host]
