@@ -385,6 +385,15 @@ def submission_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, int]:
     return {job: root(job) for job in tied}
 
 
+def _needy_evidence(tables: Mapping[str, pl.DataFrame]) -> tuple[pl.DataFrame, dict[int, int], set[tuple[int, int]]]:
+    """What the needy-list checks read: the potentially needy rows, each cycle's next one, and the
+    (cycle, job) pairs whatOfFixedShare gave processes to (`Assign(H|V)`)."""
+    potential = tables["defrag"].filter(pl.col("potentially_needy") & pl.col("cycle").is_not_null())
+    cycles = tables["cycles"]["cycle"].to_list()
+    assigned = set(tables["expansions"].filter(pl.col("kind") == "fixed_assign").select("cycle", "job_id").iter_rows())
+    return potential, dict(zip(cycles[:-1], cycles[1:])), assigned
+
+
 def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
     """Per cycle, the jobs the previous cycle found potentially needy that the cycle shows were
     not on the RM's needy list. That list is a TreeMap on JobByTimeSorter, filled from a HashMap
@@ -397,9 +406,7 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
       the needy pass would have given it those;
     * a reservation findMachines saw once was left off (not deferred, the needy pass and
       whatOfReserve each print one findMachines line for it)."""
-    potential = tables["defrag"].filter(pl.col("potentially_needy") & pl.col("cycle").is_not_null())
-    cycles = tables["cycles"]["cycle"].to_list()
-    following = dict(zip(cycles[:-1], cycles[1:]))
+    potential, following, assigned = _needy_evidence(tables)
     candidates: dict[int, set[int]] = {}
     for (cycle,), part in potential.group_by("cycle"):
         if cycle in following:
@@ -409,7 +416,6 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
     for cycle, ids in expand.select("cycle", "job_ids").iter_rows():
         listed[cycle].update(ids or ())
     exp = tables["expansions"].filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
-    assigned = set(exp.filter(pl.col("kind") == "fixed_assign").select("cycle", "job_id").iter_rows())
     seen = exp.filter(pl.col("kind") == "find_machines").group_by("cycle", "job_id").len()
     once = set(seen.filter(pl.col("len") == 1).select("cycle", "job_id").iter_rows())
     deferred = set(tables["counts"].filter(pl.col("kind").is_in(["deferred", "deferring"])
@@ -430,10 +436,7 @@ def _needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
     jobs that tie only the one put last stays. A potentially needy job that whatOfFixedShare
     assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the needy pass, which
     runs first, would have given it those: it tied with the one job of its order put after it."""
-    rows = tables["defrag"].filter(pl.col("potentially_needy") & pl.col("cycle").is_not_null())
-    assigned = set(tables["expansions"].filter(pl.col("kind") == "fixed_assign").select("cycle", "job_id").iter_rows())
-    cycles = tables["cycles"]["cycle"].to_list()
-    following = dict(zip(cycles[:-1], cycles[1:]))
+    rows, following, assigned = _needy_evidence(tables)
     ties = []
     for (cycle,), part in rows.group_by("cycle", maintain_order=True):
         put = part.unique("job_id", keep="first", maintain_order=True).select("job_id", "order").rows()
