@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rmref.behaviours import Behaviours
 from rmref.caps import CapInput, Caps
 from rmref.constants import DEFAULT_QUANTUM_GB, UNLIMITED
 
@@ -25,6 +26,7 @@ class Config:
     defragmentation: bool = True
     global_allotment: int = UNLIMITED  # ducc.rm.global_allotment, in GB
     user_allotments: tuple[tuple[str, int], ...] = ()  # ducc.users max-allotment overrides, GB
+    behaviours: Behaviours = Behaviours()  # the release whose scheduling rmref reproduces (rmref.behaviours)
 
 
 @dataclass(frozen=True)
