@@ -24,7 +24,7 @@ from replay.apps.anonymize import anonymize
 from replay.apps.audit import audit, result_frames
 from replay.cli import main
 from replay.model.resources import read_resources
-from tests.conftest import FIXTURES, LOGS, log_path, parsed
+from tests.helpers import FIXTURES, LOGS, log_path, parsed
 from tests.integration.test_rotation import _roll
 
 PSEUDONYM = re.compile(r"host-[0-9a-z]{6}(?:\.dom-[0-9a-z]{6})?|(?:user|job|dom|file)-[0-9a-z]{6}|/path-[0-9a-z]{6}"

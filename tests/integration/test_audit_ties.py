@@ -20,7 +20,7 @@ from replay.apps.audit import LACKS_INPUT, audit, result_frames
 from replay.apps.causes import placement_cause
 from replay.model.world import cycle_inputs
 from rmref.whatof import walk_decided_tie
-from tests.conftest import parsed, truth
+from tests.helpers import parsed, truth
 
 RUNS = ("ties/walk_order", "ties/walk_order_seed1")
 LEVELS = ("rm.log", "rm-debug.log")

@@ -13,7 +13,7 @@ import pytest
 
 from replay.apps.audit import audit, result_frames
 from rmref.constants import NOT_NEW
-from tests.conftest import CORPUS_LOGS, LOGS, parsed, truth
+from tests.helpers import CORPUS_LOGS, LOGS, parsed, truth
 from tests.truth_inputs import defrag_evictions, expected_placements, removals
 
 

@@ -19,7 +19,7 @@ import pytest
 from replay.apps.audit import LACKS_INPUT, audit, result_frames
 from replay.model.logged import logged_decisions
 from rmref.cycle import Hints, schedule
-from tests.conftest import UNSETTLED, UNSETTLED_LOGS, parsed, truth
+from tests.helpers import UNSETTLED, UNSETTLED_LOGS, parsed, truth
 
 REASONS = {"investment": "work-item investment", "share map": "share map's order"}
 TALLY = "unsettled/tally_order"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from replay import InputError, parse
 from replay.cli import main
 from replay.model.cycleref import CycleRef, parse_ref, parse_span, resolve, resolve_span
-from tests.conftest import FIXTURES, log_path, truth
+from tests.helpers import FIXTURES, log_path, truth
 
 SENT = "createState  Schedule sent to Orchestrator"
 # where a production log may begin: (what, the line to look for from 40% of the log on, lines after it)

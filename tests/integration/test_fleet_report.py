@@ -15,7 +15,7 @@ from polars.testing import assert_frame_equal
 from replay.apps.fleet import scan_table
 from replay.apps.fleet.queries import deaths_and_defrag, disagreement, preemptions_per_day, wait_per_class
 from replay.cli import main
-from tests.conftest import ROOT, log_path, scenario
+from tests.helpers import ROOT, log_path, scenario
 
 pytest.importorskip("distributed")
 

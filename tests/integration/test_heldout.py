@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 from tests.oracle.check import check_run
 
 HELDOUT = sorted(p for p in (FIXTURES / "heldout").iterdir() if (p / "truth.jsonl.gz").exists())

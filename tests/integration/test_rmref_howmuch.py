@@ -8,7 +8,7 @@ import pytest
 
 from replay.model.inputs import counter_blocks
 from rmref import apportion, n_shares_by_order
-from tests.conftest import SCENARIOS, parsed
+from tests.helpers import SCENARIOS, parsed
 
 
 def _run(block):

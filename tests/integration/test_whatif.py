@@ -19,7 +19,7 @@ from replay.apps.audit import audit
 from replay.apps.whatif import CHANGES_SCHEMA, Change, parse_sets, whatif
 from replay.cli import main
 from replay.model.world import bootstrap
-from tests.conftest import LOGS, SCENARIOS, log_path, parsed, truth
+from tests.helpers import LOGS, SCENARIOS, log_path, parsed, truth
 
 FIGURES = ("preemptions", "evictions", "defrag_takes", "fairness")  # each {logged, baseline, whatif}
 
