@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import warnings
+from importlib.util import find_spec
 from pathlib import Path
 
 from rich.console import Console
@@ -16,10 +17,15 @@ from replay.apps.fleet.run import FleetResult, build_dataset, dask_client
 from replay.apps.fleet.streams import fleet_streams
 from replay.apps.fleet.task import TOPIC
 from replay.parsing.pipeline import available_cores
+from replay.parsing.sources import InputError
+
+NO_DASK = "fleet runs on Dask, which is not installed: pip install 'rmreplay[fleet]'"
 
 
 def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
     """Build (or bring up to date) the dataset; exit 1 when a stream failed in this run."""
+    if find_spec("distributed") is None:  # an extra: `pip install 'rmreplay[fleet]'`
+        raise InputError(NO_DASK)
     streams = fleet_streams(args.sources)
     workers = args.workers or available_cores()
     # a task's parse takes the cores its worker leaves free on this machine (none with a scheduler)
