@@ -39,7 +39,8 @@ if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for t
     from replay.apps.simulate.workload import Workload
     from replay.apps.whatif import Change
 
-# Families shown in the summary, grouped the way the catalog groups them.
+# Families shown in the summary, grouped by what they record, in the order of the RM's cycle
+# (bootstrap, nodes, jobs, caps, How Much, What Of, evictions, defragmentation, the published schedule).
 GROUPS = {
     "bootstrap": ("np_", "class_", "user_", "property", "init_param", "jd_host"),
     "nodes": ("node_",),
