@@ -350,7 +350,7 @@ for _fam in ("np_name np_quantum np_search_order np_node_file np_node_rule np_cl
 for _fam in ("class_begin user_begin property class_row class_assign init_param jd_host_class "
              "class_rebuild").split():
     _t("_config_lines", _fam, item=_fam)
-# event names of the issue's contract; the others are the family name without `node_`
+# the `nodes` table's event names (the README's table lists them); the others are the family name without `node_`
 NODE_EVENTS = {"node_added": "arrive", "node_reactivated": "reactivate", "node_recovers": "recover",
                "node_recover": "recover_node", "node_disabled": "disable",
                "node_vary_offline": "vary_off"}
