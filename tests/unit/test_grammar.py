@@ -1,4 +1,4 @@
-"""The grammar on the catalog's own examples (shared/reference/rmlog-catalog.md), and the fast
+"""The grammar on an example record body of each family (as the RM writes it), and the fast
 paths against it: each vectorised regex gives the row the grammar gives."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Defragmentation on hand-worked examples (seed 000, "Defragmentation", and clearShare's cases)."""
+"""Defragmentation on hand-worked examples (NodepoolScheduler.detectFragmentation, takeFromTheRich, clearShare)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _cycle(machines: tuple[Machine, ...], work: tuple[Work, ...], threshold: int
 
 
 def seed_example() -> CycleInput:
-    """Seed 000's fragmented layout on three 3-quantum machines.
+    """A fragmented layout on three 3-quantum machines.
 
     Job A (user a, order 1) holds 5 processes, job B (user b, order 2) holds 1. How Much counted A 5
     and B 2 (9 quanta for 9 quanta), but A's processes sit one each in the holes B needs:
