@@ -410,7 +410,8 @@ def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
     return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
 
 
-def what_of(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int] | None = None) -> tuple[Placement, ...]:
+def what_of(inp: CycleInput, counts: Mapping[int, int],
+            prefer: Mapping[str, int] | None = None) -> tuple[Placement, ...]:
     """The new processes of the cycle (job, host, order), in the order the RM creates them
     (each top-level pool tree by its own scheduler, one tree after the other: rmref.trees)."""
     return what_of_choices(inp, counts, prefer).placements

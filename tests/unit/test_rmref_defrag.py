@@ -182,7 +182,8 @@ def test_new_processes_of_equal_owners_tie_in_the_share_map():
     both = (Placement(1, "m2", 1), Placement(3, "m2", 1))
     d = defragment(inp, {1: 2, 2: 1, 3: 2}, both, (), pure_fair_share={1: 2, 2: 2, 3: 2})
     assert [(a.action, a.donor_job) for a in d.actions] == [("cancel_pending", 1), ("cancel_pending", 3)]
-    assert d.unsettled == (Unsettled(2, "m2", ((1, 0), (3, 0)), (SHARE_MAP,), 0, (((1, 0), (3, 0)), ((3, 0), (1, 0))), 0),)
+    both_orders = (((1, 0), (3, 0)), ((3, 0), (1, 0)))
+    assert d.unsettled == (Unsettled(2, "m2", ((1, 0), (3, 0)), (SHARE_MAP,), 0, both_orders, 0),)
     one_job = (Placement(1, "m2", 1), Placement(1, "m2", 1))
     d = defragment(inp, {1: 3, 2: 1, 3: 1}, one_job, (), pure_fair_share={1: 2, 2: 2, 3: 2})
     assert [(a.action, a.donor_job) for a in d.actions] == [("cancel_pending", 1), ("cancel_pending", 1)]
