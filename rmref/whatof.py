@@ -388,28 +388,6 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
     return set(kept.values())
 
 
-def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
-    """The job whose process walk alone decides which of machines `a` and `b` findShares meets
-    first, or None when something the log shows decides it.
-
-    That is so when both start the cycle in the same free-space table and in the same bucket of
-    the copy findShares walks (so the table's insertion order decides), and the last process the
-    RM accounted for on each (the one that moved it into that table) is that job's: the RM walks
-    a job's processes in a HashMap keyed by random ids, which no log line shows.
-    """
-    walk = _start(inp)
-    if a not in walk.free or walk.free[a] != walk.free.get(b) or not walk.jobs_on[a] or not walk.jobs_on[b]:
-        return None
-    pool = walk.pools.get(walk.machines[a].nodepool)
-    table = pool.by_free.get(walk.free[a]) if pool and walk.machines[b].nodepool == pool.name else None
-    if table is None or a not in table or b not in table:
-        return None
-    capacity = table.clone().capacity
-    bucket_a, bucket_b = (spread(_hash(walk.machines[h])) & (capacity - 1) for h in (a, b))
-    job = walk.jobs_on[a][-1]
-    return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
-
-
 def what_of(inp: CycleInput, counts: Mapping[int, int],
             prefer: Mapping[str, int] | None = None) -> tuple[Placement, ...]:
     """The new processes of the cycle (job, host, order), in the order the RM creates them
