@@ -506,9 +506,10 @@ def _alternatives(state: _State, ordered: Sequence[_Share], cand: Container[int]
         return []
     out: dict[tuple[tuple[int, int], ...], list[_Share]] = {}
     members = [ordered[i] for i in doubtful]
-    for perm in permutations(range(len(members))):
-        if any(perm[x] > perm[y] and _undecided(state, members[perm[x]], members[perm[y]]) is None
-               for x in range(len(perm)) for y in range(x + 1, len(perm))):
+    n = len(members)
+    settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
+    for perm in permutations(range(n)):
+        if any((perm[y], perm[x]) in settled for x in range(n) for y in range(x + 1, n)):
             continue
         order = list(ordered)
         for i, k in zip(doubtful, perm):
