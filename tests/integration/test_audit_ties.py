@@ -26,7 +26,9 @@ from replay.model.logged import logged_decisions
 from replay.model.world import cycle_inputs
 from rmref.choices import HostTie, host_choice
 from rmref.whatof import what_of_choices
-from tests.conftest import log_path, parsed, truth
+from tests.conftest import FIXTURES, log_path, parsed, truth
+from tests.oracle.check import check_run
+from tests.oracle.diff import status
 
 RUNS = ("ties/walk_order", "ties/walk_order_seed1")
 LEVELS = ("rm.log", "rm-debug.log")
@@ -140,3 +142,14 @@ def test_host_choice_by_hand():
     assert host_choice([tie], 7, {"a": 1, "b": 1, "c": 1}, ours) is None
     assert host_choice([tie], 8, {"a": 1, "b": 2}, ours) is None  # another job's tie says nothing
     assert host_choice([tie], 7, ours, ours) is None  # nothing to verify: rmref's own pick
+
+
+def test_the_oracle_harness_calls_the_scenario_ok():
+    """tests/oracle: the walk_order run (audit against its log and rmref against truth.jsonl) has
+    no failure and one verified placement, so diff.py's status is "ok"."""
+    res = check_run(FIXTURES / RUNS[0], ("info",))["info"]
+    assert res.error is None and not res.failures and res.verified["placements"] == 1
+    assert res.cycles_agree_log == res.cycles_agree_truth == res.cycles
+    entry = {"error": res.error, "failures_total": len(res.failures)}
+    assert status({"oracle_ok": True, "levels": {"info": entry}}) == "ok"
+    assert status({"oracle_ok": True, "levels": {"info": {**entry, "failures_total": 1}}}) == "fail"
