@@ -11,9 +11,12 @@ pick back to the phase (`prefer`, `choose`, `serve`) so what follows in the cycl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import permutations, product
 from math import factorial
+
+MAX_OPEN = 7  # at most this many items of open order are permuted (7! orders); beyond, no set is listed
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,30 @@ def met_order(hosts: Sequence[str], groups: Sequence[Sequence[int]], prefer: Map
         for i, k in zip(group, ranked):
             out[i] = members[k]
     return out
+
+
+def linear_orders(n: int, settled: Container[tuple[int, int]]) -> Iterator[tuple[int, ...]]:
+    """Every order of items 0..n-1 that keeps each `settled` pair (i, j), i < j, with i first."""
+    for perm in permutations(range(n)):
+        if not any((perm[y], perm[x]) in settled for x in range(n) for y in range(x + 1, n)):
+            yield perm
+
+
+def allowed_orders(orders: Mapping[str, Sequence[int]],
+                   known: Container[tuple[int, int]] | None) -> list[dict[str, tuple[int, ...]]]:
+    """Every assignment group -> order of its items (e.g. pool -> jobs) in which no item comes
+    after one it is `known` to precede; [] without `known`, or when they are too many to list."""
+    if known is None:
+        return []
+    per_group: list[list[tuple[int, ...]]] = []
+    for items in orders.values():
+        if len(items) > MAX_OPEN:
+            return []
+        per_group.append([p for p in permutations(items)
+                          if not any((b, a) in known for i, a in enumerate(p) for b in p[i + 1:])])
+    combos = 1
+    for options in per_group:
+        combos *= len(options)
+    if combos > factorial(MAX_OPEN):
+        return []
+    return [dict(zip(orders, combo)) for combo in product(*per_group)]

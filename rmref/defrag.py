@@ -51,10 +51,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import permutations, product
+from itertools import product
 
 import numpy as np
 
+from rmref.choices import MAX_OPEN, allowed_orders, linear_orders
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.evictions import HeldShare, investment_key
 from rmref.javahash import JavaHashMap, node_hash, string_hash
@@ -96,7 +97,6 @@ class Unsettled:
 
 
 Verdict = tuple[tuple[int, int], ...]  # actually needy jobs and what they still need, sorted
-_MAX_OPEN = 7  # at most this many shares or jobs of open order are permuted (7! orders)
 
 
 @dataclass(frozen=True)
@@ -323,7 +323,7 @@ def _detect(state: _State) -> tuple[dict[int, int], list[int], tuple[Verdict, ..
     orders = {p: sorted(potential.get(p, {}), key=state.rank.__getitem__) for p in pools}
     needy = _tally(state, potential, vfree, orders)
     verdicts = {tuple(sorted(needy.items()))}
-    for other in _tally_orders(orders, state.known):
+    for other in allowed_orders(orders, state.known):
         verdicts.add(tuple(sorted(_tally(state, potential, vfree, other).items())))
     carried = sorted(j for jobs in potential.values() for j in jobs)
     return needy, carried, tuple(sorted(verdicts))
@@ -349,25 +349,6 @@ def _tally(state: _State, potential: Mapping[str, Mapping[int, int]], free: Mapp
                 up = state.parent.get(up)
             needy[job_id] = needed
     return needy
-
-
-def _tally_orders(orders: Mapping[str, Sequence[int]],
-                  known: Container[tuple[int, int]] | None) -> list[dict[str, tuple[int, ...]]]:
-    """Every tally order (pool -> jobs) the known pairs allow, when there are few enough to list."""
-    if known is None:
-        return []
-    per_pool: list[list[tuple[int, ...]]] = []
-    for jobs in orders.values():
-        if len(jobs) > _MAX_OPEN:
-            return []
-        per_pool.append([p for p in permutations(jobs)
-                         if not any((b, a) in known for i, a in enumerate(p) for b in p[i + 1:])])
-    combos = 1
-    for options in per_pool:
-        combos *= len(options)
-    if combos > 5040:
-        return []
-    return [dict(zip(orders, combo)) for combo in product(*per_pool)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,15 +483,13 @@ def _alternatives(state: _State, ordered: Sequence[_Share], cand: Container[int]
                   virtual: int, want: int) -> list[list[_Share]]:
     """What the round clears for every order of the `doubtful` candidates (positions in `ordered`)
     that keeps the order of each pair the input settles; [] when there are too many to list."""
-    if len(doubtful) > _MAX_OPEN:
+    if len(doubtful) > MAX_OPEN:
         return []
     out: dict[tuple[tuple[int, int], ...], list[_Share]] = {}
     members = [ordered[i] for i in doubtful]
     n = len(members)
     settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
-    for perm in permutations(range(n)):
-        if any((perm[y], perm[x]) in settled for x in range(n) for y in range(x + 1, n)):
-            continue
+    for perm in linear_orders(n, settled):
         order = list(ordered)
         for i, k in zip(doubtful, perm):
             order[i] = members[k]

@@ -417,7 +417,7 @@ def _unlisted_words(d: Defrag | None) -> str:
         return ""
     hosts = ", ".join(u.host for u in d.unsettled if not u.alternatives)
     return (f". On {hosts} takeFromTheRich chose among more equally ranked shares than rmref lists "
-            f"(rmref.defrag._MAX_OPEN), so its choice there is not verified")
+            f"(rmref.choices.MAX_OPEN), so its choice there is not verified")
 
 
 def _shares_words(value: object) -> str:
