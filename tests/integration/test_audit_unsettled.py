@@ -12,16 +12,20 @@ tests at the end.
 
 from __future__ import annotations
 
+import gzip
+import json
 from functools import lru_cache
 
+import polars as pl
 import pytest
 
 from replay.apps.audit import audit, result_frames
+from replay.cli import main
 from replay.model.logged import logged_decisions
 from replay.apps.audit import _logged_phase_outputs as _logged_outputs
 from rmref.cycle import Hints, schedule
 from rmref.defrag import defragment
-from tests.conftest import UNSETTLED, UNSETTLED_LOGS, parsed, truth
+from tests.conftest import UNSETTLED, UNSETTLED_LOGS, log_path, parsed, truth
 
 REASONS = {"investment": "work-item investment", "share map": "share map's order"}
 TALLY = "unsettled/tally_order"
@@ -143,3 +147,23 @@ def test_tally_order_decides_the_verdict(name, level):
         verdicts = {order: schedule(inp, Hints(job_order=order)).defrag.needy for order in (jobs, jobs[::-1])}
         assert verdicts[jobs] != _truth_needy(records[cycle])
         assert verdicts[jobs[::-1]] == _truth_needy(records[cycle])
+
+
+def test_a_needy_verdict_outside_rmrefs_set_is_a_divergence(tmp_path, capsys):
+    """The tally_order log with its one ACTUALLY NEEDY line edited to 'needed 3': no tally order
+    gives job 1 three processes short (rmref's verdicts are job 1 for 1, or jobs 1 and 2 for 1
+    each), so the verdict is a divergence, not a verified choice, and the audit exits 1."""
+    with gzip.open(log_path(TALLY), "rt") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    [i] = [k for k, line in enumerate(lines) if "ACTUALLY NEEDY" in line]
+    assert "needed   1 " in lines[i]
+    lines[i] = lines[i].replace("needed   1 ", "needed   3 ")
+    log = tmp_path / "rm.log"
+    log.write_text("".join(lines))
+    code = main(["audit", str(log), "-o", str(tmp_path / "out")])
+    capsys.readouterr()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    div = pl.read_parquet(tmp_path / "out" / "divergences.parquet")
+    assert code == 1 and report["verified_choices"]["defrag"] == 0
+    rows = set(div.select("cycle", "job_id", "decision", "step").iter_rows())
+    assert (11, 1, "defrag", "detectFragmentation") in rows
