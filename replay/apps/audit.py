@@ -4,6 +4,10 @@ Each phase is fed the RM's *logged* upstream decisions (What Of gets the logged 
 rmref's), so one divergence does not cascade: every divergent row is attributable to the phase
 that produced it. A phase can be swapped (`rmref.Phases`) to replay history against a change, and
 `only` limits the audit to some decision kinds.
+
+Where rmref's own phase found several choices equal (an order no log shows decided it), a
+logged choice among them is a verified choice: it agrees, is listed in `AuditResult.verified`,
+and the rest of the cycle follows it (replay.apps.verify, docs/verified-choices.md).
 """
 
 from __future__ import annotations
