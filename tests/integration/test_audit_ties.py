@@ -21,6 +21,7 @@ import polars as pl
 import pytest
 
 from replay.apps.audit import audit, result_frames
+from replay.apps.explain import explain_job, render, story_json
 from replay.cli import main
 from replay.model.logged import logged_decisions
 from replay.model.world import cycle_inputs
@@ -153,3 +154,13 @@ def test_the_oracle_harness_calls_the_scenario_ok():
     entry = {"error": res.error, "failures_total": len(res.failures)}
     assert status({"oracle_ok": True, "levels": {"info": entry}}) == "ok"
     assert status({"oracle_ok": True, "levels": {"info": {**entry, "failures_total": 1}}}) == "fail"
+
+
+def test_explain_tells_the_verified_choice():
+    """`explain` of job 7 in the tie's cycle says, where its new process went, that the RM's pick
+    agrees as one of the equally free hosts (and the JSON carries it)."""
+    story = explain_job(parsed(RUNS[0]).tables, JOB, CYCLE)
+    assert [(v.decision, v.step) for v in story.verified] == [("placements", "findShares"), ("schedule", "schedule")]
+    text = render(story)
+    assert "findShares agrees: the RM chose 1 of 2 equally free hosts" in text
+    assert "equally free hosts" in story_json(story)
