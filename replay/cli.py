@@ -202,7 +202,11 @@ def audit_line(result: AuditResult, seconds: float) -> str:
     """The one-line verdict under the table."""
     n, ok = len(result.cycles), result.report()["cycles_agree"]
     style = "green" if ok == n else "yellow"
-    return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s)"
+    free = len(result.verified)
+    verified = (f", {free:,} of the RM's free choices verified (one of the choices rmref found equal)"
+                if free else "")
+    return (f"[{style}]{ok:,} of {n:,} cycles agree[/]{verified} ({seconds:.1f} s, "
+            f"{n / max(seconds, 1e-9):,.0f} cycles/s)")
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -244,10 +248,16 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
                       highlight=False)
     if len(result.divergences) > args.show:
         console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
+    for cycle, job, kind, _logged, _ref, why, *_ in result.verified[: args.show]:
+        console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
+                      highlight=False)
+    if len(result.verified) > args.show:
+        console.print(f"  ... {len(result.verified) - args.show:,} more (verified_choices.parquet with -o)")
     if args.out:
         with atomic_output_dir(args.out, args.force, command="audit", inputs=args.logs) as tmp:
             write_audit(result, tmp)
-        console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet)")
+        console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet, "
+                      "verified_choices.parquet)")
     return 1 if result.divergences else 0
 
 
@@ -630,7 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("logs", nargs="+", help=LOGS_HELP)
     a.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
                    "for a log whose bootstrap section has rolled away")
-    a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet and divergences.parquet")
+    a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet, divergences.parquet and "
+                   "verified_choices.parquet")
     _add_force(a)
     a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too; "
                    "each a cycle number, or the RM's epoch as eN: e118:e240)")

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rmref.bands import by_submission, class_map_order, priority_bands
+from rmref.choices import HostTie, met_order, tie_groups
 from rmref.evictions import held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
@@ -90,6 +91,18 @@ class _Walk:
     jobs_on: dict[str, list[int]]  # job ids with a process on the machine
     current: dict[int, int]  # processes a job holds, less those being removed
     placements: list[Placement] = field(default_factory=list)
+    # the job whose process walk (random ids) last moved a machine at accounting; None once placed on
+    walked_by: dict[str, int | None] = field(default_factory=dict)
+    prefer: Mapping[str, int] = field(default_factory=dict)  # rank of a machine within an open order
+    ties: list[HostTie] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WhatOf:
+    """What Of's placements and the choices it made by an order its input leaves open."""
+
+    placements: tuple[Placement, ...]
+    ties: tuple[HostTie, ...] = ()
 
 
 def _hash(machine: Machine) -> int:
@@ -152,6 +165,7 @@ def _start(inp: CycleInput) -> _Walk:
                 walk.used[share.host] += share.order
                 walk.jobs_on[share.host].append(work.job_id)
                 _move(walk, share.host, share.order, _policy(inp.class_of(work)))
+                walk.walked_by[share.host] = work.job_id
     walk.current.update(held_now(inp))
     return walk
 
@@ -210,6 +224,7 @@ def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
     walk.used[host] += work.order
     walk.jobs_on[host].append(work.job_id)
     walk.current[work.job_id] = walk.current.get(work.job_id, 0) + 1
+    walk.walked_by[host] = None
     _move(walk, host, work.order, policy)
 
 
@@ -225,19 +240,11 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
         table = pool.by_free.get(size)
         if not table or not pool.carved(size):  # nSharesByOrder says nothing is here
             continue
-        for host in list(table.clone()):
-            machine = walk.machines[host]
-            if not _schedulable(machine):
-                continue
-            if not vertical and _conflicts(walk, host, work):
-                continue
-            g = min(needed, (machine.order - walk.used[host]) // work.order)
-            for _ in range(g):
-                _place(walk, work, host, policy)
-            given += g
-            needed -= g
-            if needed == 0:
-                return given
+        g = _walk_table(walk, table, work, needed, policy, vertical)
+        given += g
+        needed -= g
+        if needed == 0:
+            return given
     if needed > 0 and policy not in (FIXED_SHARE, RESERVE):
         for child in pool.children:
             g = _find_shares(walk, child, work, counts, policy)
@@ -245,6 +252,52 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
             needed -= g
             if needed <= 0:
                 break
+    return given
+
+
+def _walk_table(walk: _Walk, table: JavaHashMap, work: Work, needed: int, policy: str, vertical: bool) -> int:
+    """findShares over one free-space table (a clone, in HashMap order): stack processes machine by
+    machine until `needed` are placed; returns how many were.
+
+    Machines in one bucket of the table (and of its clone) whose last move came from one job's
+    process walk at accounting met in an order no input settles: rmref meets them in its own
+    order (or by `walk.prefer`) and, where that order decided what the job got, records a tie."""
+    clone = table.clone()
+    hosts = list(clone)
+
+    def capacity(host: str) -> int:
+        return (walk.machines[host].order - walk.used[host]) // work.order
+
+    def usable(host: str) -> bool:
+        return _schedulable(walk.machines[host]) and (vertical or not _conflicts(walk, host, work))
+
+    def key(host: str) -> tuple[int, int, int, int] | None:
+        by = walk.walked_by.get(host)
+        if by is None or not usable(host):
+            return None
+        h = spread(_hash(walk.machines[host]))
+        return h & (table.capacity - 1), h & (clone.capacity - 1), by, capacity(host)
+
+    groups = tie_groups(hosts, key)
+    met = met_order(hosts, groups, walk.prefer)
+    walked_by = {i: walk.walked_by.get(hosts[group[0]]) for i, group in enumerate(groups)}
+    got: dict[str, int] = {}
+    given = 0
+    for host in met:
+        if needed - given == 0:
+            break
+        if not usable(host):
+            continue
+        g = min(needed - given, capacity(host))
+        for _ in range(g):
+            _place(walk, work, host, policy)
+        got[host] = g
+        given += g
+    for i, group in enumerate(groups):
+        members = tuple(met[k] for k in group)
+        counts = tuple(got.get(h, 0) for h in members)
+        if len(set(counts)) > 1:
+            walk.ties.append(HostTie(work.job_id, members, counts, walked_by[i] or 0))
     return given
 
 
@@ -335,32 +388,19 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
     return set(kept.values())
 
 
-def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
-    """The job whose process walk alone decides which of machines `a` and `b` findShares meets
-    first, or None when something the log shows decides it.
-
-    That is so when both start the cycle in the same free-space table and in the same bucket of
-    the copy findShares walks (so the table's insertion order decides), and the last process the
-    RM accounted for on each (the one that moved it into that table) is that job's: the RM walks
-    a job's processes in a HashMap keyed by random ids, which no log line shows.
-    """
-    walk = _start(inp)
-    if a not in walk.free or walk.free[a] != walk.free.get(b) or not walk.jobs_on[a] or not walk.jobs_on[b]:
-        return None
-    pool = walk.pools.get(walk.machines[a].nodepool)
-    table = pool.by_free.get(walk.free[a]) if pool and walk.machines[b].nodepool == pool.name else None
-    if table is None or a not in table or b not in table:
-        return None
-    capacity = table.clone().capacity
-    bucket_a, bucket_b = (spread(_hash(walk.machines[h])) & (capacity - 1) for h in (a, b))
-    job = walk.jobs_on[a][-1]
-    return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
-
-
-def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
+def what_of(inp: CycleInput, counts: Mapping[int, int],
+            prefer: Mapping[str, int] | None = None) -> tuple[Placement, ...]:
     """The new processes of the cycle (job, host, order), in the order the RM creates them
     (each top-level pool tree by its own scheduler, one tree after the other: rmref.trees)."""
-    return tuple(p for tree in trees(inp) for p in _what_of_tree(tree, counts))
+    return what_of_choices(inp, counts, prefer).placements
+
+
+def what_of_choices(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int] | None = None) -> WhatOf:
+    """What Of's placements and its ties (`rmref.choices.HostTie`: the machines it met in an order
+    no input settles, where that order decided a job's placement). `prefer` ranks machines within
+    such an order (a caller that knows the RM's pick passes it, so the rest of the walk follows)."""
+    parts = [_what_of_tree(tree, counts, prefer or {}) for tree in trees(inp)]
+    return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties))
 
 
 def unschedulable_free(inp: CycleInput) -> dict[str, int]:
@@ -377,9 +417,10 @@ def unschedulable_free(inp: CycleInput) -> dict[str, int]:
     return out
 
 
-def _what_of_tree(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
+def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int]) -> WhatOf:
     """What Of for one top-level pool tree."""
     walk = _start(inp)
+    walk.prefer = prefer
     tiers = priority_bands(inp.classes)
     top = [walk.pools[n] for n in roots(inp)]
     needy = _needy_jobs(inp)
@@ -395,4 +436,4 @@ def _what_of_tree(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement
         else:
             for pool in top:
                 _fair_pass(walk, pool, tier, counts)
-    return tuple(walk.placements)
+    return WhatOf(tuple(walk.placements), tuple(walk.ties))

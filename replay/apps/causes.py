@@ -14,7 +14,6 @@ of its users' block, a user's that of its jobs' block.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,7 +22,6 @@ from rmref import CounterRun, HowMuch
 from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.howmuch import Entity
 from rmref.model import FAIR_SHARE, CycleInput, Work
-from rmref.whatof import walk_decided_tie
 
 
 @dataclass(frozen=True)
@@ -212,29 +210,7 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> C
     cls = inp.class_of(work) if work else None
     step = "findMachines" if cls is not None and cls.policy == "RESERVE" else "findShares"
     text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"
-    return Cause(step, f"job {job}", text + _walk_decided(inp, logged, ref))
-
-
-def _walk_decided(inp: CycleInput, logged: object, ref: object) -> str:
-    """Why the hosts can differ with nothing wrong in rmref: an order the log does not show.
-
-    That is so when the RM's processes per host are rmref's with two hosts' shares swapped (as
-    when findShares met them in the other order, wherever its walk stopped) and the two hosts
-    tie in the table findShares walked (rmref.whatof.walk_decided_tie)."""
-    if not isinstance(logged, list) or not isinstance(ref, list):
-        return ""
-    theirs, ours = Counter(h for h, _ in logged), Counter(h for h, _ in ref)
-    plus, minus = sorted(theirs - ours), sorted(ours - theirs)  # where the RM put more, where rmref did
-    if len(plus) != 1 or len(minus) != 1:
-        return ""
-    (a,), (b,) = plus, minus
-    swapped = Counter({b: a, a: b}.get(h, h) for h in ours.elements())
-    owner = walk_decided_tie(inp, a, b)
-    if swapped != theirs or owner is None:
-        return ""
-    return (f". {a} and {b} began the cycle with the same free space, in one bucket of the table findShares "
-            f"walks, so the one put in that table first comes first: that was decided by the order the RM "
-            f"walked job {owner}'s processes in (a HashMap keyed by random ids): the log lacks this input")
+    return Cause(step, f"job {job}", text)
 
 
 def eviction_cause(inp: CycleInput, job: int, counted: int | None, logged: object, ref: object,

@@ -322,9 +322,11 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         rep = audit_result.report()
         ok = rep["cycles_agree"] == rep["cycles"]
         parts.append(f"<p class=\"{'ok' if ok else 'bad'}\">rmref reproduces {rep['cycles_agree']:,} of "
-                     f"{rep['cycles']:,} cycles exactly; {len(audit_result.divergences):,} divergent decision(s).</p>")
-        parts.append(table(("decision", "agree", "total"), [
-            (k, v["agree"], v["total"]) for k, v in rep["decisions"].items()]))
+                     f"{rep['cycles']:,} cycles; {len(audit_result.divergences):,} divergent decision(s); "
+                     f"{len(audit_result.verified):,} of the RM's free choices verified (one of the choices "
+                     f"rmref found equal).</p>")
+        parts.append(table(("decision", "agree", "of which verified choices", "total"), [
+            (k, v["agree"], rep["verified_choices"].get(k, 0), v["total"]) for k, v in rep["decisions"].items()]))
         if audit_result.divergences:
             parts.append(table(("cycle", "epoch", "job", "decision", "logged", "rmref", "why"),
                                [(c, epoch_of.get(c), *rest[:5]) for c, *rest in audit_result.divergences[:max_rows]]))

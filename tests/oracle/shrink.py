@@ -43,7 +43,6 @@ class Target:
     kind: str  # a decision kind, "error" (rmreplay raised) or "oracle" (the RM run failed)
     source: str | None = None
     error: str | None = None  # for error/oracle: the exception type that must recur
-    lacks_input: bool = False  # the target is a divergence the audit says the log cannot settle
 
     def describe(self) -> str:
         """One line for shrink.json and the console."""
@@ -77,8 +76,7 @@ def evaluate(scenario: dict, target: Target, build: Path, cache: Path) -> Outcom
     res = check_level(run.dir, target.level, load_truth(run.dir / "truth.jsonl"))
     if target.kind == "error":
         return Outcome(bool(res.error) and _exception_type(res.error) == target.error, None, res.error or "")
-    rows = [f for f in res.failures if f.kind == target.kind and target.source in (None, f.source)
-            and (target.lacks_input or not f.lacks_input)]
+    rows = [f for f in res.failures if f.kind == target.kind and target.source in (None, f.source)]
     if not rows:
         return Outcome(False, None, "no such failure")
     first = min(rows, key=lambda f: (f.cycle, f.source != "log"))
@@ -103,10 +101,9 @@ def initial_target(scenario: dict, level: str | None, kind: str | None, source: 
         if res.error and kind in (None, "error"):
             return Target(lv, "error", error=_exception_type(res.error)), Outcome(True, None, res.error)
         rows = [f for f in res.failures if kind in (None, f.kind) and source in (None, f.source)]
-        rows = [f for f in rows if not f.lacks_input] or rows  # a failure the log could settle first
         if rows:
-            first = min(rows, key=lambda f: (f.lacks_input, f.cycle, f.source != "log", f.kind))
-            t = Target(lv, first.kind, source, lacks_input=first.lacks_input)
+            first = min(rows, key=lambda f: (f.cycle, f.source != "log", f.kind))
+            t = Target(lv, first.kind, source)
             return t, Outcome(True, first.cycle, f"cycle {first.cycle} job {first.job} ({first.source}): {first.text}")
     raise SystemExit("the scenario does not fail" + (f" with {kind}" if kind else "") + ": nothing to shrink")
 

@@ -58,6 +58,8 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
     ours, theirs = _sides(trace, logged_decisions(tables), job_id, c)
     causes = tuple(Divergence(kind, step, why) for cycle, job, kind, _lv, _rv, why, step, _detail
                    in result.divergences if cycle == c and job == job_id)
+    verified = tuple(Divergence(kind, step, detail) for cycle, job, kind, _lv, _own, _why, step, detail
+                     in result.verified if cycle == c and job == job_id)
     return Story(
         job_id=job_id, cycle=c, first_cycle=cycles[0], last_cycle=cycles[-1], work_type=who.work_type,
         user=who.user, class_name=who.class_name, policy=cls.policy if cls else None,
@@ -67,9 +69,14 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         caps=trace.caps.get(job_id) if trace else None, shares=held, placed=_placed(tables, c, job_id),
         taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
         life=_life(tables, job_id, cycles) if with_life else (), sections=(),
-        rmref=ours, logged=theirs, causes=causes,
+        rmref=ours, logged=theirs, causes=causes, verified=verified,
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
     )
+
+
+def _agrees(story: Story, kinds: tuple[str, ...]) -> list[str]:
+    """The verified choices of these decision kinds, one line each ("findShares agrees: ...")."""
+    return [f"{v.step} {v.explanation}." for v in story.verified if v.decision in kinds]
 
 
 def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None) -> tuple[Section, ...]:
@@ -92,9 +99,9 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
                           "No user count: " + ("the class is not fair share." if not_fair
                                                else "the class got nothing to divide among its users.")),
         _count_section(story, count_rows),
-        _placement_section(story.placed, _rows(tables, "expansions", c, job_id)),
-        _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id),
-                       _confirmed_gone(tables, c, job_id)),
+        _placement_section(story.placed, _rows(tables, "expansions", c, job_id), _agrees(story, ("placements",))),
+        _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id)
+                       + _agrees(story, ("defrag",)), _confirmed_gone(tables, c, job_id)),
         _waiting_section(story.reason, count_rows, story.shares, story.count),
     ]
     return tuple(sections)

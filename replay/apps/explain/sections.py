@@ -170,7 +170,7 @@ def _count_section(story: Story, rows: pl.DataFrame) -> Section:
     return Section(title, tuple(lines))
 
 
-def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame) -> Section:
+def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame, verified: list[str]) -> Section:
     lines = []
     for r in expansions.filter(pl.col("kind") == "find_shares_counted").iter_rows(named=True):
         lines.append(f"What Of: counted {r['counted']}, holds {r['current']}, "
@@ -188,7 +188,7 @@ def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame) -> 
         lines.append(f"New process {p.host}.{p.share_id} (order {p.order}) on {machine}{before}{handed}.")
     if not lines:
         lines.append("No new process this cycle.")
-    return Section("6. Where new processes went", tuple(lines))
+    return Section("6. Where new processes went", tuple(lines + verified))
 
 
 _TAKEN_WORDS = {

@@ -161,6 +161,8 @@ class Story:
     rmref: Decisions | None = None  # the audit's rmref run of this cycle, for this job
     logged: Decisions | None = None  # what the RM logged it decided, as the audit reads it
     causes: tuple[Divergence, ...] = ()  # where the two part, per decision (the audit's divergences)
+    # the RM's free choices the audit verified (one of the choices rmref found equal: docs/verified-choices.md)
+    verified: tuple[Divergence, ...] = ()
     epoch: int | None = None  # the RM's epochs of `cycle`, `first_cycle` and `last_cycle` (replay.model.cycleref)
     first_epoch: int | None = None
     last_epoch: int | None = None
