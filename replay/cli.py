@@ -36,8 +36,9 @@ if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for t
     from replay.apps.anonymize import Anonymized
     from replay.apps.audit import AuditResult
     from replay.apps.simulate.metrics import Measured
+    from replay.apps.simulate.simulation import Simulated
     from replay.apps.simulate.workload import Workload
-    from replay.apps.whatif import Change
+    from replay.apps.whatif import Change, WhatIfResult
 
 # Families shown in the summary, grouped the way the catalog groups them.
 GROUPS = {
@@ -189,7 +190,12 @@ def audit_table(result: AuditResult, seconds: float) -> Table:
     return table
 
 
-def assumed_block(result: AuditResult) -> list[str]:
+def _ids(jobs: Sequence[int]) -> str:
+    """At most ten job ids, then '...'."""
+    return ", ".join(map(str, jobs[:10])) + (", ..." if len(jobs) > 10 else "")
+
+
+def assumed_block(result: AuditResult | WhatIfResult | Simulated) -> list[str]:
     """One line per setting the log's bootstrap and --config did not give (defaulted or inferred),
     and one for the machines; report.json has every one with its evidence."""
     lines = [f"  {a.setting} = {a.value} ({a.source})" for a in result.assumed
@@ -202,6 +208,13 @@ def audit_line(result: AuditResult, seconds: float) -> str:
     n, ok = len(result.cycles), result.report()["cycles_agree"]
     style = "green" if ok == n else "yellow"
     return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s)"
+
+
+def skipped_line(skipped: Mapping[int, str], done: str = "audited") -> str | None:
+    """The cycles a command left out as the audit does, and why (None when none)."""
+    if not skipped:
+        return None
+    return f"[yellow]{len(skipped):,} cycle(s) not {done}: {next(iter(skipped.values()))}[/]"
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -227,8 +240,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))
     if result.skipped:
-        console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
-                      f"{next(iter(result.skipped.values()))}[/]", highlight=False)
+        console.print(skipped_line(result.skipped), highlight=False)
     partly = {c: why for kinds in result.skipped_kinds.values() for c, why in kinds.items() if c not in result.skipped}
     if partly:
         kept = [k for k in result.audited if not any(c in result.skipped_kinds.get(k, {}) for c in partly)]
@@ -326,6 +338,16 @@ def whatif_summary(report: dict, seconds: float) -> str:
             f"{n / max(seconds, 1e-9):,.0f} cycles/s")
 
 
+def partly_line(partly: Mapping[int, str]) -> str | None:
+    """The cycles a what-if compared only the decisions that do not read the machines in, and why."""
+    if not partly:
+        return None
+    from replay.model.start import NODE_FREE
+
+    return (f"[yellow]{len(partly):,} cycle(s) compared for {', '.join(NODE_FREE)} only: "
+            f"{next(iter(partly.values()))}[/]")
+
+
 def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     """rmreplay whatif LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] -o OUT"""
     from replay.apps.whatif import change_text, whatif, write_whatif
@@ -342,8 +364,13 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     seconds = time.perf_counter() - start
     report = result.report()
     print_note(console, note)
+    for line in assumed_block(result):
+        console.print(line, markup=False, highlight=False)
     console.print(whatif_table(report))
     console.print(whatif_summary(report, seconds), highlight=False)
+    for left_out in (skipped_line(result.skipped, "replayed"), partly_line(result.partly)):
+        if left_out:
+            console.print(left_out, highlight=False)
     console.print(baseline_line(report), markup=False, highlight=False)
     for row in result.changes[: args.show]:
         console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
@@ -376,6 +403,9 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}: {n:,} of "
                       f"{len(result.cycles):,} cycles change (allowed {args.max_changed_cycles:,}); "
                       f"{len({j for _c, j, *_ in result.changes}):,} job(s)", highlight=False)
+        for left_out in (skipped_line(result.skipped, "replayed"), partly_line(result.partly)):
+            if left_out:
+                console.print(f"  {left_out}", highlight=False)
         console.print(f"  {baseline_line(result.report())}", markup=False, highlight=False)
         for row in result.changes[: args.show]:
             console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
@@ -445,6 +475,13 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     print_note(console, note)
     console.print(simulate_table(report))
     console.print(simulate_summary(report, seconds), highlight=False)
+    for line in assumed_block(measured.sim):
+        console.print(line, markup=False, highlight=False)
+    present = report["workload"]["present_from_start"]
+    if present:
+        console.print(f"[yellow]{len(present)} job(s) already there when the log begins ({_ids(present)}): their "
+                      "submission is not in the log; taken as present from the start (workload.parquet, note)[/]",
+                      highlight=False)
     projected = report["workload"]["projected"]
     if projected:
         console.print(f"[yellow]{len(projected)} job(s) run past the log's end ({', '.join(map(str, projected[:10]))}"

@@ -20,6 +20,7 @@ from replay import InputError
 from replay.cli import GROUPS, family_group
 from replay.model.cycleref import parse_ref, resolve
 from replay.parsing.families import ROUTES
+from replay.model.inputs import job_descriptions
 from replay.model.logged import in_cycles, taken_by_defrag
 from replay.model.nodes import job_orders, node_cycles
 from replay.model.world import Bootstrap, bootstrap
@@ -111,7 +112,8 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None) -> pl.Da
         .str.join(" ").alias("hosts"),
         pl.col("reason").drop_nulls().first().alias("sched_reason"),
     ).sort("cycle")
-    described = (in_cycles(tables["jobs"]).sort("job_id", "cycle", "line")
+    # who each job is, as every command reads it: work there before the log began included
+    described = (in_cycles(job_descriptions(tables)).sort("job_id", "cycle", "line", nulls_last=False)
                  .unique(["job_id", "cycle"], keep="last", maintain_order=True)
                  .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order")).sort("cycle"))
     caps = (in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null())

@@ -85,10 +85,13 @@ class StatusLine(Horizontal):
         save_audit(loaded.cache, frames)
         self.post_message(self.Audited(frames))
 
-    def audited(self, divergences: pl.DataFrame, total: int) -> None:
-        """Say how many cycles agree with rmref."""
+    def audited(self, frames: dict[str, pl.DataFrame], total: int) -> None:
+        """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does)."""
+        divergences, skipped = frames["divergences"], frames["skipped"].filter(pl.col("decisions") == "all")
         n, bad = divergences.height, divergences["cycle"].n_unique()
-        self.say(f"audit: {total - bad:,} of {total:,} cycles agree with rmref, "
+        audited = total - skipped["cycle"].n_unique()
+        left_out = (f" ({skipped.height:,} not audited: {skipped['reason'][0]})" if skipped.height else "")
+        self.say(f"audit: {audited - bad:,} of {audited:,} cycles agree with rmref{left_out}, "
                  f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
         self.audit_done = True
 

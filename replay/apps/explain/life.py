@@ -29,11 +29,13 @@ def _life_rows(tables: Mapping[str, pl.DataFrame], job_id: int) -> pl.DataFrame:
     return per_cycle.join(counts, on="cycle", **LEFT).sort("cycle")
 
 
-def _life_text(prev: int | None, e: LifeEvent) -> str:
+def _life_text(prev: int | None, e: LifeEvent, predates: bool = False) -> str:
     told = f"; How Much count {e.count}" if e.count is not None else ""
     moves = [f"+{e.added} new"] if e.added else []
     if prev is None:
-        return f"arrives; holds {_plural(e.processes, 'process')}" + (f" ({moves[0]})" if moves else "") + told
+        first = f"{'already there when the log begins' if e.processes else 'already submitted when the log begins'} " \
+                "(its submission is not in the log)" if predates else "arrives"
+        return f"{first}; holds {_plural(e.processes, 'process')}" + (f" ({moves[0]})" if moves else "") + told
     moves += [f"{e.preempted} preempted or taken"] if e.preempted else []
     gone = prev + e.added - e.processes
     moves += [f"{gone} confirmed gone"] if gone > 0 else []
@@ -41,8 +43,10 @@ def _life_text(prev: int | None, e: LifeEvent) -> str:
     return f"{prev} -> {_plural(e.processes, 'process')}{change}{told}"
 
 
-def _life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int]) -> tuple[LifeEvent, ...]:
-    """Arrival, every cycle its processes change (or some are preempted), new waiting reasons, its end.
+def _life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int],
+          predates: bool = False) -> tuple[LifeEvent, ...]:
+    """Arrival (or, for work that `predates` the log, its state when the log begins), every cycle
+    its processes change (or some are preempted), new waiting reasons, its end.
 
     A preempted process stays listed until the Orchestrator confirms it gone, so only its first
     listing counts as preempted; it leaves the held count when confirmed.
@@ -56,7 +60,7 @@ def _life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int]) ->
         removals = set(removals)
         e = LifeEvent(c, held, "", added, len(removals - prev_removals), count, epoch_of.get(c))
         if prev_held is None or held != prev_held or e.preempted:
-            events.append(replace(e, text=_life_text(prev_held, e)))
+            events.append(replace(e, text=_life_text(prev_held, e, predates)))
         if reason and reason != prev_reason:
             events.append(replace(e, text=f"waits: {reason}"))
         prev_held, prev_reason, prev_removals = held, reason, removals

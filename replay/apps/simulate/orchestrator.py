@@ -218,7 +218,10 @@ class Work:
             return self.assigned_at is not None and t >= self.assigned_at + spec.duration * 1000.0
         if not self._by_index:
             return False
-        return t >= self._by_index[0].run_start + spec.duration * 1000.0
+        first = self._by_index[0]
+        # a process running before the log began: its duration counts from the log's first cycle
+        began = first.assigned if first.run_start == -math.inf else first.run_start
+        return t >= began + spec.duration * 1000.0
 
     def publish(self, t: float, stop_delay: float) -> str:
         """Advance to the publication at `t` and return the work's state then."""
