@@ -13,14 +13,15 @@ from rich.text import Text
 
 from replay.apps.fleet.progress import FleetProgress
 from replay.apps.fleet.run import FleetResult, build_dataset, dask_client
-from replay.apps.fleet.streams import fleet_streams
+from replay.apps.fleet.dataset import manifest_row, write_manifest
+from replay.apps.fleet.streams import Skipped, fleet_sources
 from replay.apps.fleet.task import TOPIC
 from replay.parsing.pipeline import available_cores
 
 
 def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
     """Build (or bring up to date) the dataset; exit 1 when a stream failed in this run."""
-    streams = fleet_streams(args.sources)
+    streams, left_out = fleet_sources(args.sources)
     workers = args.workers or available_cores()
     # a task's parse takes the cores its worker leaves free on this machine (none with a scheduler)
     threads = 1 if args.scheduler else max(1, available_cores() // workers)
@@ -40,11 +41,25 @@ def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
             result = build_dataset(streams, Path(args.out), client, audit=args.audit, retry_failed=args.retry_failed,
                                    threads=threads, on_result=done)
             client.unsubscribe_topic(TOPIC)
+    record_skipped(Path(args.out), result, left_out)
     console.print(fleet_table(result))
     console.print(fleet_line(result), highlight=False)
+    for s in left_out:
+        console.print(f"  skipped {s.cluster}/{s.name}: {s.reason}", markup=False, highlight=False)
     for row in result.failed:
         console.print(Text.assemble(("  failed ", "red"), f"{row['cluster']}/{row['stream']}: {row['error']}"))
     return 1 if result.failed else 0
+
+
+def record_skipped(dataset: Path, result: FleetResult, left_out: list[Skipped]) -> None:
+    """The rolled sets left out, in the manifest as `skipped` with the reason (not failed)."""
+    if not left_out:
+        return
+    for s in left_out:
+        result.manifest[(s.cluster, s.name)] = manifest_row({
+            "cluster": s.cluster, "stream": s.name, "files": list(s.members), "status": "skipped",
+            "note": s.reason, "audited": False})
+    write_manifest(dataset, result.manifest)
 
 
 def fleet_table(result: FleetResult) -> Table:

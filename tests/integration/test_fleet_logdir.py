@@ -1,0 +1,55 @@
+"""`fleet` on a copy of a `$DUCC_HOME/logs` folder: the RM's stream is read once, other daemons'
+logs are left out as `skipped` with the reason (not failed), and a healthy RM's folder exits 0.
+
+Ground truth: the folder's rm.log is the bundled a_tiny log, whose `rmreplay parse` gives the
+cycles the manifest must count; rm-debug.log is the same run at DEBUG (the same stream).
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import polars as pl
+
+from replay.apps.fleet.dataset import read_manifest
+from replay.apps.fleet.streams import split_streams
+from replay.cli import main
+from tests.conftest import log_path, parsed
+
+OR_LINE = "01 Jan 2015 00:00:0{} INFO OR.OrchestratorComponent - N/A T[1] start  state change\n"
+
+
+def _logs(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(log_path("a_tiny", "rm.log"), logs / "rm.log")
+    with gzip.open(log_path("a_tiny", "rm-debug.log"), "rb") as src, open(logs / "rm-debug.log", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    (logs / "or.log").write_text("".join(OR_LINE.format(i) for i in range(5)))
+    (logs / "sm.log").write_text(OR_LINE.format(1).replace("OR.Orchestrator", "SM.ServiceManager"))
+    return logs
+
+
+def test_other_daemons_and_the_debug_twin_are_skipped(tmp_path):
+    streams, skipped = split_streams(f"c1={_logs(tmp_path)}")
+    assert [s.name for s in streams] == ["rm.log"]
+    why = {s.name: s.reason for s in skipped}
+    assert set(why) == {"rm-debug.log", "or.log", "sm.log"}
+    assert "Orchestrator" in why["or.log"] and "Service Manager" in why["sm.log"]
+    assert why["rm-debug.log"].startswith("the same RM stream as rm.log")
+
+
+def test_fleet_on_a_logs_folder_exits_0(tmp_path, capsys):
+    logs = _logs(tmp_path)
+    rc = main(["fleet", f"c1={logs}", "-o", str(tmp_path / "ds"), "--workers", "1"])
+    capsys.readouterr()
+    assert rc == 0
+    manifest = read_manifest(tmp_path / "ds")
+    rows = {r["stream"]: r for r in manifest.iter_rows(named=True)}
+    assert rows["rm.log"]["status"] == "ok" and rows["rm.log"]["files"] == ["rm.log"]
+    assert rows["rm.log"]["cycles"] == parsed("a_tiny").tables["cycles"].height
+    assert {n: r["status"] for n, r in rows.items() if n != "rm.log"} == dict.fromkeys(
+        ("rm-debug.log", "or.log", "sm.log"), "skipped")
+    assert all(r["note"] for n, r in rows.items() if n != "rm.log")
+    assert manifest.filter(pl.col("status") == "failed").is_empty()
