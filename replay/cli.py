@@ -754,6 +754,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="use a running Dask scheduler (tcp://host:8786; `dask scheduler`, `dask worker`)")
     f.add_argument("--audit", action="store_true", help="also audit each stream (ref_* and divergences tables)")
+    f.add_argument("--config", action="append", metavar="NAME=DIR",
+                   help="the DUCC resources directory of cluster NAME, for its streams whose bootstrap section "
+                        "rolled away (with --audit); repeatable")
     f.add_argument("--retry-failed", action="store_true",
                    help="run streams the manifest records as failed again (otherwise an unchanged stream is skipped)")
     f.set_defaults(func=cmd_fleet)

@@ -53,3 +53,26 @@ def test_fleet_on_a_logs_folder_exits_0(tmp_path, capsys):
         ("rm-debug.log", "or.log", "sm.log"), "skipped")
     assert all(r["note"] for n, r in rows.items() if n != "rm.log")
     assert manifest.filter(pl.col("status") == "failed").is_empty()
+
+
+def test_config_gives_a_cluster_its_bootstrap(tmp_path, capsys):
+    """A mid-stream stream is audited with its cluster's --config, as `rmreplay audit --config` does."""
+    from replay import parse
+    from replay.apps.audit import audit
+    from replay.model.resources import read_resources
+    from tests.midstream import classes_only, cut
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    cut("g_reservations_services", "rm.log", "counter", logs / "rm.log")
+    config = classes_only("g_reservations_services", tmp_path / "config")
+    tables = dict(parse([logs / "rm.log"]).tables)
+    tables.update(read_resources(config))
+    expected = audit(tables).report()
+    assert main(["fleet", f"c1={logs}", "-o", str(tmp_path / "ds"), "--workers", "1", "--audit",
+                 "--config", f"c1={config}"]) == 0
+    row = read_manifest(tmp_path / "ds").row(0, named=True)
+    assert row["audited"]
+    assert (row["audit_cycles"], row["cycles_agree"]) == (expected["cycles"], expected["cycles_agree"])
+    assert main(["fleet", f"c1={logs}", "-o", str(tmp_path / "ds2"), "--config", f"c2={config}"]) == 2
+    assert "no cluster 'c2'" in capsys.readouterr().err
