@@ -85,6 +85,11 @@ def _not_audited(result: AuditResult, cycle: int) -> str | None:
     return f"{', '.join(kinds)} not audited: {result.skipped_kinds[kinds[0]][cycle]}"
 
 
+def _defrag_kinds(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> set[str]:
+    """What defragmentation logged for the job in the cycle (needy, satisfied, failed, ...)."""
+    return set(_rows(tables, "defrag", cycle, job_id)["kind"].drop_nulls().to_list())
+
+
 def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None,
               quantum: int) -> tuple[Section, ...]:
     """The story's sections: its life when told, then the eight levels of the cycle's detail."""
@@ -108,7 +113,7 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
         _placement_section(story.placed, _rows(tables, "expansions", c, job_id)),
         _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id),
                        _confirmed_gone(tables, c, job_id)),
-        _waiting_section(story.reason, count_rows, story.shares, story.count),
+        _waiting_section(story.reason, count_rows, story.shares, story.count, _defrag_kinds(tables, c, job_id)),
     ]
     return tuple(sections)
 

@@ -10,7 +10,7 @@ import polars as pl
 from replay.apps.explain.lookup import _published
 from replay.apps.explain.story import LifeEvent
 from replay.apps.explain.text import _plural
-from replay.model.cycleref import epochs, label
+from replay.model.cycleref import cycles_with_time, epochs, label
 from replay.parsing.tables import LEFT
 
 
@@ -55,6 +55,8 @@ def _life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int],
     epoch_of = epochs(tables["cycles"])
     prev_held, prev_reason = None, None
     prev_removals: set[str] = set()
+    waits: list[tuple[int, int]] = []  # (index in events, first cycle) of each wait
+    last_waiting: dict[int, int] = {}  # index in events -> the wait's last cycle
     for c, held, added, removals, reason, count in _life_rows(tables, job_id).select(
             "cycle", "held", "added", "removals", "reason", "count").iter_rows():
         removals = set(removals)
@@ -63,10 +65,17 @@ def _life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int],
             events.append(replace(e, text=_life_text(prev_held, e, predates)))
         if reason and reason != prev_reason:
             events.append(replace(e, text=f"waits: {reason}"))
+            waits.append((len(events) - 1, c))
+        if reason:
+            last_waiting[waits[-1][0]] = c
         prev_held, prev_reason, prev_removals = held, reason, removals
+    for index, first in waits:  # how long each wait lasted, in cycles and wall-clock time
+        lasted = cycles_with_time(tables["cycles"], first, last_waiting[index])
+        events[index] = replace(events[index], text=f"{events[index].text} (for {lasted})")
     last_log = tables["cycles"]["cycle"].max()
     gone = cycles[-1] + 1
     end = ("still published at the end of the log" if cycles[-1] == last_log
            else f"last published; gone from cycle {label(gone, epoch_of.get(gone))} on (finished or cancelled)")
+    end += f"; published {cycles_with_time(tables['cycles'], cycles[0], cycles[-1])}"
     events.append(LifeEvent(cycles[-1], prev_held or 0, end, epoch=epoch_of.get(cycles[-1])))
     return tuple(events)
