@@ -348,6 +348,17 @@ class Browse:
                        audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
 
 
+def audit_status(frames: Mapping[str, pl.DataFrame], total: int) -> str:
+    """The status line of an audit's frames: cycles agreeing of those audited (the cycles the audit
+    left out wholly are named apart, as `rmreplay audit` does), and the divergences."""
+    divergences, skipped = frames["divergences"], frames["skipped"].filter(pl.col("decisions") == "all")
+    n, bad = divergences.height, divergences["cycle"].n_unique()
+    audited = total - skipped["cycle"].n_unique()
+    left_out = f" ({skipped.height:,} not audited: {skipped['reason'][0]})" if skipped.height else ""
+    return (f"audit: {audited - bad:,} of {audited:,} cycles agree with rmref{left_out}, "
+            f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
+
+
 def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | None = None) -> Browse:
     """Precompute every view of a parsed log (the audit's columns come later, see `with_audit`)."""
     cycles = tables["cycles"]

@@ -143,6 +143,13 @@ def test_tui_and_report_name_the_work_and_the_skipped_cycle(folder, tmp_path):
     jobs = jobs_frame(tables, 2).filter(pl.col("cycle") == 1)
     who = {j["id"]: (j["user"], j["class"]) for j in _truth_at(folder, 1)["jobs"]}
     assert {r[0]: (r[1], r[2]) for r in jobs.select("job_id", "user", "class").iter_rows()} == who
+    from replay.apps.audit import result_frames
+    from tui.data import audit_status
+
+    result = _audited(folder)
+    status = audit_status(result_frames(result), tables["cycles"].height)
+    assert status.startswith(f"audit: {result.report()['cycles_agree']} of {len(result.cycles)} cycles agree with "
+                             "rmref (1 not audited: the log starts inside this cycle")
     html = build_report(tables, audit_result=_audited(folder))
     assert "1 cycle(s) not audited: the log starts inside this cycle" in html
     assert "ducc.rm.share.quantum" in html

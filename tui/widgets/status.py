@@ -13,6 +13,7 @@ from textual.widgets import ProgressBar, Static
 from replay import InputError
 from replay.model.world import Bootstrap
 from replay.progress import Progress
+from tui.data import audit_status
 from tui.load import Loaded, run_audit, save_audit
 
 from tui.data import Browse
@@ -87,12 +88,7 @@ class StatusLine(Horizontal):
 
     def audited(self, frames: dict[str, pl.DataFrame], total: int) -> None:
         """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does)."""
-        divergences, skipped = frames["divergences"], frames["skipped"].filter(pl.col("decisions") == "all")
-        n, bad = divergences.height, divergences["cycle"].n_unique()
-        audited = total - skipped["cycle"].n_unique()
-        left_out = (f" ({skipped.height:,} not audited: {skipped['reason'][0]})" if skipped.height else "")
-        self.say(f"audit: {audited - bad:,} of {audited:,} cycles agree with rmref{left_out}, "
-                 f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
+        self.say(audit_status(frames, total))
         self.audit_done = True
 
     def show_filter(self, text: str) -> None:
