@@ -133,6 +133,8 @@ def test_simulate_takes_work_before_the_log_as_present(folder, tmp_path, capsys)
     assert {a["setting"]: a["value"] for a in report["assumed"]["settings"]}["ducc.rm.share.quantum"] == "2"
     # the work that predates the log ends when the log shows it ending (its duration counts from the start)
     assert report["identity"]["finish_error_median_pct"] == 0.0
+    # and the processes it holds, cycle by cycle, are the RM's (as on the whole log: 100%)
+    assert report["identity"]["shares_match"] == 1.0
 
 
 def test_tui_and_report_name_the_work_and_the_skipped_cycle(folder, tmp_path):
