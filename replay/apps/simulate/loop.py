@@ -89,7 +89,8 @@ class Simulation:
             if spec is None:
                 raise InputError(f"workload: share {s.share_id} on {s.host} belongs to job {s.job_id}, "
                                  "which has no work row")
-            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True)
+            running_from = None if s.running_from is None else s.running_from * 1000.0
+            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True, running_from=running_from)
 
     def _or(self, spec) -> OrWork:
         w = self.or_work.get(spec.job_id)

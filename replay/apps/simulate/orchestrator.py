@@ -113,10 +113,14 @@ class Work:
 
     # -- processes ------------------------------------------------------------------------------
 
-    def add(self, share_id: int, host: str, t: float, running: bool = False) -> None:
-        """The RM assigned a process at `t` (`running`: it was already running before the log began)."""
-        start = -math.inf if running else t + self.start_delay
-        run = -math.inf if running else start + self.init
+    def add(self, share_id: int, host: str, t: float, running: bool = False, running_from: float | None = None) -> None:
+        """The RM assigned a process at `t` (`running`: it was there before the log began, running,
+        or from `running_from` on when it was still initializing)."""
+        if running and running_from is not None:  # initializing since before the log: as long as the job's others
+            start, run = running_from - self.init, running_from
+        else:
+            start = -math.inf if running else t + self.start_delay
+            run = -math.inf if running else start + self.init
         p = Process(share_id, host, len(self._by_index), t, start, run)
         self.processes[share_id] = p
         self._by_index.append(p)

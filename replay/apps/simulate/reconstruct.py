@@ -352,7 +352,14 @@ def _start_shares(tables: Mapping[str, pl.DataFrame]) -> tuple[StartShare, ...]:
     held = (rows.filter(pl.col("kind") == "existing")
             .join(rows.filter(pl.col("kind") == "addition").select("job_id", "share_id"),
                   on=["job_id", "share_id"], how="anti"))
-    return tuple(StartShare(j, h, s) for j, h, s in held.select("job_id", "host", "share_id").unique(
-        maintain_order=True).sort("job_id", "share_id").iter_rows())
+    # a process the log shows leaving Initializing was still initializing when the log began
+    t0 = _origin(tables)
+    left = (tables["processes"].filter((pl.col("state_from") == "Initializing") & pl.col("state_to").is_not_null()
+                                       & (pl.col("state_to") != "Initializing") & pl.col("ts").is_not_null())
+            .sort("ts", "line").unique(["host", "share_id"], keep="first").with_columns(_seconds("ts", t0))
+            .select("host", "share_id", "ts"))
+    running_from = {(h, s): ts for h, s, ts in left.iter_rows()}
+    return tuple(StartShare(j, h, s, running_from.get((h, s))) for j, h, s in held.select(
+        "job_id", "host", "share_id").unique(maintain_order=True).sort("job_id", "share_id").iter_rows())
 
 
