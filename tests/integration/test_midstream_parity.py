@@ -129,6 +129,8 @@ def test_simulate_takes_work_before_the_log_as_present(folder, tmp_path, capsys)
     report = json.loads((tmp_path / "s" / "report.json").read_text())
     there = {j["id"] for j in _truth_at(folder, 1)["jobs"]}
     assert set(report["workload"]["present_from_start"]) == there
+    who = {j["id"]: (j["user"], j["class"]) for j in _truth_at(folder, 1)["jobs"]}  # JobDriver: System
+    assert {j["job_id"]: (j["user"], j["class"]) for j in report["jobs"] if j["job_id"] in who} == who
     assert f"{len(there)} job(s) already there when the log begins" in out
     assert {a["setting"]: a["value"] for a in report["assumed"]["settings"]}["ducc.rm.share.quantum"] == "2"
     # the work that predates the log ends when the log shows it ending (its duration counts from the start)
