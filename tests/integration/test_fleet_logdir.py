@@ -8,6 +8,7 @@ cycles the manifest must count; rm-debug.log is the same run at DEBUG (the same 
 from __future__ import annotations
 
 import gzip
+import io
 import shutil
 
 import polars as pl
@@ -76,3 +77,16 @@ def test_config_gives_a_cluster_its_bootstrap(tmp_path, capsys):
     assert (row["audit_cycles"], row["cycles_agree"]) == (expected["cycles"], expected["cycles_agree"])
     assert main(["fleet", f"c1={logs}", "-o", str(tmp_path / "ds2"), "--config", f"c2={config}"]) == 2
     assert "no cluster 'c2'" in capsys.readouterr().err
+
+
+def test_progress_takes_the_keys_distributed_adds():
+    """The installed `distributed` adds its own keys (`worker`) to a task's events: the bar still moves."""
+    from rich.console import Console
+
+    from replay.apps.fleet.progress import FleetProgress
+
+    bars = FleetProgress(Console(file=io.StringIO()), 1)
+    bars.event((0.0, {"key": "c1/rm.log", "start": 100, "worker": "tcp://127.0.0.1:1"}))
+    bars.event((0.1, {"key": "c1/rm.log", "stage": "parsing", "done": 40, "total": 100, "worker": "tcp://127.0.0.1:1"}))
+    task = bars.streams["c1/rm.log"]
+    assert next(t for t in bars.bars.tasks if t.id == task).completed == 40
