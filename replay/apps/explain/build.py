@@ -82,7 +82,7 @@ def _not_audited(result: AuditResult, cycle: int) -> str | None:
     kinds = [k for k in result.audited if cycle in result.skipped_kinds.get(k, {})]
     if not kinds:
         return None
-    return f"{', '.join(kinds)} not audited: {result.skipped_kinds[kinds[0]][cycle]}"
+    return f"partly: {', '.join(kinds)} not audited, {result.skipped_kinds[kinds[0]][cycle]}"
 
 
 def _defrag_kinds(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> set[str]:

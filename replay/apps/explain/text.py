@@ -74,7 +74,9 @@ def render(story: Story) -> str:
             f" ({story.policy or 'unknown policy'}), published in cycles {story.first_cycle}-{story.last_cycle}"
             + epochs)
     out = [head, "=" * len(head), _summary(story)]
-    if story.not_audited:
+    if story.not_audited and story.not_audited.startswith("partly: "):
+        out.append(f"Audited {story.not_audited}.")
+    elif story.not_audited:
         out.append(f"Not audited: {story.not_audited}; what follows is the log's side only.")
     if story.assumed:
         out.append("Settings the log does not state, as every command reads them (report.json 'assumed'): "
