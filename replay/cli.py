@@ -36,8 +36,9 @@ if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for t
     from replay.apps.anonymize import Anonymized
     from replay.apps.audit import AuditResult
     from replay.apps.simulate.metrics import Measured
+    from replay.apps.simulate.simulation import Simulated
     from replay.apps.simulate.workload import Workload
-    from replay.apps.whatif import Change
+    from replay.apps.whatif import Change, WhatIfResult
 
 # Families shown in the summary, grouped by what they record, in the order of the RM's cycle
 # (bootstrap, nodes, jobs, caps, How Much, What Of, evictions, defragmentation, the published schedule).
@@ -190,7 +191,12 @@ def audit_table(result: AuditResult, seconds: float) -> Table:
     return table
 
 
-def assumed_block(result: AuditResult) -> list[str]:
+def _ids(jobs: Sequence[int]) -> str:
+    """At most ten job ids, then '...'."""
+    return ", ".join(map(str, jobs[:10])) + (", ..." if len(jobs) > 10 else "")
+
+
+def assumed_block(result: AuditResult | WhatIfResult | Simulated) -> list[str]:
     """One line per setting the log's bootstrap and --config did not give (defaulted or inferred),
     and one for the machines; report.json has every one with its evidence."""
     lines = [f"  {a.setting} = {a.value} ({a.source})" for a in result.assumed
@@ -207,6 +213,13 @@ def audit_line(result: AuditResult, seconds: float) -> str:
                 if free else "")
     return (f"[{style}]{ok:,} of {n:,} cycles agree[/]{verified} ({seconds:.1f} s, "
             f"{n / max(seconds, 1e-9):,.0f} cycles/s)")
+
+
+def skipped_line(skipped: Mapping[int, str], done: str = "audited") -> str | None:
+    """The cycles a command left out as the audit does, and why (None when none)."""
+    if not skipped:
+        return None
+    return f"[yellow]{len(skipped):,} cycle(s) not {done}: {next(iter(skipped.values()))}[/]"
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -232,8 +245,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))
     if result.skipped:
-        console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
-                      f"{next(iter(result.skipped.values()))}[/]", highlight=False)
+        console.print(skipped_line(result.skipped), highlight=False)
     partly = {c: why for kinds in result.skipped_kinds.values() for c, why in kinds.items() if c not in result.skipped}
     if partly:
         kept = [k for k in result.audited if not any(c in result.skipped_kinds.get(k, {}) for c in partly)]
@@ -337,6 +349,16 @@ def whatif_summary(report: dict, seconds: float) -> str:
             f"{n / max(seconds, 1e-9):,.0f} cycles/s")
 
 
+def partly_line(partly: Mapping[int, str]) -> str | None:
+    """The cycles a what-if compared only the decisions that do not read the machines in, and why."""
+    if not partly:
+        return None
+    from replay.model.start import NODE_FREE
+
+    return (f"[yellow]{len(partly):,} cycle(s) compared for {', '.join(NODE_FREE)} only: "
+            f"{next(iter(partly.values()))}[/]")
+
+
 def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     """rmreplay whatif LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] -o OUT"""
     from replay.apps.whatif import change_text, whatif, write_whatif
@@ -353,8 +375,13 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     seconds = time.perf_counter() - start
     report = result.report()
     print_note(console, note)
+    for line in assumed_block(result):
+        console.print(line, markup=False, highlight=False)
     console.print(whatif_table(report))
     console.print(whatif_summary(report, seconds), highlight=False)
+    for left_out in (skipped_line(result.skipped, "replayed"), partly_line(result.partly)):
+        if left_out:
+            console.print(left_out, highlight=False)
     console.print(baseline_line(report), markup=False, highlight=False)
     for row in result.changes[: args.show]:
         console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
@@ -387,6 +414,9 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}: {n:,} of "
                       f"{len(result.cycles):,} cycles change (allowed {args.max_changed_cycles:,}); "
                       f"{len({j for _c, j, *_ in result.changes}):,} job(s)", highlight=False)
+        for left_out in (skipped_line(result.skipped, "replayed"), partly_line(result.partly)):
+            if left_out:
+                console.print(f"  {left_out}", highlight=False)
         console.print(f"  {baseline_line(result.report())}", markup=False, highlight=False)
         for row in result.changes[: args.show]:
             console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
@@ -456,6 +486,13 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     print_note(console, note)
     console.print(simulate_table(report))
     console.print(simulate_summary(report, seconds), highlight=False)
+    for line in assumed_block(measured.sim):
+        console.print(line, markup=False, highlight=False)
+    present = report["workload"]["present_from_start"]
+    if present:
+        console.print(f"[yellow]{len(present)} job(s) already there when the log begins ({_ids(present)}): their "
+                      "submission is not in the log; taken as present from the start (workload.parquet, note)[/]",
+                      highlight=False)
     projected = report["workload"]["projected"]
     if projected:
         console.print(f"[yellow]{len(projected)} job(s) run past the log's end ({', '.join(map(str, projected[:10]))}"
@@ -533,44 +570,58 @@ def _write_report(out: Path, html: str, force: bool, console: Console) -> int:
     return 0
 
 
-def anonymize_table(done: Anonymized, out: str) -> Table:
-    """Files, lines (understood or not, rewritten or passed through), names renamed and kept."""
+def anonymize_rows(done: Anonymized) -> list[tuple[str, str]]:
+    """Files, lines (understood or not, rewritten or passed through), names renamed and kept, the key."""
     lines, p = done.lines, done.pseudonyms
+    rows = [("files", f"{', '.join(lines.files)} (same names, gzipped where the input was)"),
+            ("lines", f"{lines.lines:,}"),
+            ("  in records the parser reads", f"{lines.understood:,} ({lines.understood_rewritten:,} rewritten)"),
+            ("  others, with a name in them", f"{lines.rewritten:,} rewritten token by token"),
+            ("  others, without one", f"{lines.passed_through:,} passed through")]
+    shown = {"hosts": "host names", "short_names": "short host names", "domains": "domains", "ips": "IPs",
+             "users": "users", "jobs": "job names", "files": "paths"}
+    rows.append(("renamed", ", ".join(f"{len(p.kinds[k]):,} {label}" for k, label in shown.items() if p.kinds[k])))
+    if p.kept:
+        rows.append(("kept as they are", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items())))
+    if p.loose:
+        rows.append(("HashMap order not kept", "; ".join(f"{name!r}: {why}" for name, why in p.loose.items())))
+    hosts, users = p.bits.values()
+    rows.append(("HashMap order", f"kept in maps of up to {2 ** hosts:,} hosts and {2 ** users:,} users "
+                 f"(the pseudonyms share {hosts} and {users} bits of the names' hashes)"))
+    rows += [("key", done.key_note), ("mapping", f"{done.mapping} (not in the folder to send)"),
+             ("checked", "the anonymized log parses to the same tables, names renamed")]
+    return rows
+
+
+def anonymize_table(done: Anonymized, out: str) -> Table:
+    """The summary as a table (on a terminal)."""
     table = Table(title="rmreplay anonymize", show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("files", f"{', '.join(lines.files)} (same names, gzipped where the input was)")
-    table.add_row("lines", f"{lines.lines:,}")
-    table.add_row("  in records the parser reads", f"{lines.understood:,} ({lines.understood_rewritten:,} rewritten)")
-    table.add_row("  others, with a name in them", f"{lines.rewritten:,} rewritten token by token")
-    table.add_row("  others, without one", f"{lines.passed_through:,} passed through")
-    shown = {"hosts": "host names", "short_names": "short host names", "domains": "domains", "ips": "IPs",
-             "users": "users", "jobs": "job names", "files": "paths"}
-    table.add_row("renamed", ", ".join(f"{len(p.kinds[k]):,} {label}" for k, label in shown.items() if p.kinds[k]))
-    if p.kept:
-        table.add_row("[yellow]kept as they are[/]", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items()))
-    if p.loose:
-        loose = "; ".join(f"{name!r}: {why}" for name, why in p.loose.items())
-        table.add_row("[yellow]HashMap order not kept[/]", loose)
-    hosts, users = p.bits.values()
-    table.add_row("HashMap order", f"kept in maps of up to {2 ** hosts:,} hosts and {2 ** users:,} users "
-                  f"(the pseudonyms share {hosts} and {users} bits of the names' hashes)")
-    table.add_row("key", done.key_note)
-    table.add_row("checked", "the anonymized log parses to the same tables, names renamed")
+    for name, value in anonymize_rows(done):
+        table.add_row(f"[yellow]{name}[/]" if name in ("kept as they are", "HashMap order not kept") else name,
+                      value)
     return table
 
 
 def cmd_anonymize(args: argparse.Namespace, console: Console) -> int:
-    """rmreplay anonymize LOG... -o OUT [--key FILE] [--force]"""
-    from replay.apps.anonymize import MAPPING, anonymize
+    """rmreplay anonymize LOG... -o OUT [--key FILE] [--mapping FILE] [--force]"""
+    from replay.apps.anonymize import anonymize, mapping_path
 
     check_replaceable(Path(args.out), args.force, "anonymize", args.logs)
+    mapping_path(args.out, args.key, args.mapping)  # before the work: a mapping inside OUT is refused at once
     with progress_display(console, "anonymizing") as show:
-        done = anonymize(args.logs, args.out, args.key, args.force, progress=show)
-    console.print(anonymize_table(done, args.out))
-    console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{MAPPING}[/] at your site "
-                  "(it turns the pseudonyms back into your names)", highlight=False)
+        done = anonymize(args.logs, args.out, args.key, args.force, progress=show, mapping_file=args.mapping)
+    if console.is_terminal:
+        console.print(anonymize_table(done, args.out))
+    else:  # piped: one whole line per row, never wrapped to a table's columns
+        for name, value in anonymize_rows(done):
+            console.print(f"{name.strip()}: {value}", markup=False, highlight=False)
+    console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{done.mapping}[/] at your "
+                  "site (it turns the pseudonyms back into your names)", highlight=False)
     return 0
+
+
 def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
     """rmreplay fleet SOURCES... -o DATASET [--workers N | --scheduler ADDRESS] [--audit]"""
     from replay.apps.fleet.command import cmd_fleet as fleet
@@ -710,8 +761,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     n = sub.add_parser("anonymize", help="the same logs with host, user, job names, IPs and paths replaced by "
                        "pseudonyms (audits the same)")
-    n.add_argument("logs", nargs="+", help=LOGS_HELP)
-    n.add_argument("-o", "--out", required=True, help="directory for the anonymized files and mapping.json")
+    n.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or a DUCC log folder (its "
+                   "rm.log* only): the log's own lines are rewritten, so not a `rmreplay parse -o` directory")
+    n.add_argument("-o", "--out", required=True, help="directory for the anonymized files (the folder to send)")
+    n.add_argument("--mapping", metavar="FILE", help="where to write the mapping (pseudonym -> name; keep it at "
+                   "your site): default <OUT>.mapping.json beside the key, or beside OUT without --key; never "
+                   "inside OUT")
     n.add_argument("--key", metavar="FILE", help="the site's key: read, or created there when absent, so that "
                    "later logs get the same pseudonyms (default: a new key for this run only)")
     _add_force(n)
@@ -729,6 +784,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="use a running Dask scheduler (tcp://host:8786; `dask scheduler`, `dask worker`)")
     f.add_argument("--audit", action="store_true", help="also audit each stream (ref_* and divergences tables)")
+    f.add_argument("--config", action="append", metavar="NAME=DIR",
+                   help="the DUCC resources directory of cluster NAME, for its streams whose bootstrap section "
+                        "rolled away (with --audit); repeatable")
     f.add_argument("--retry-failed", action="store_true",
                    help="run streams the manifest records as failed again (otherwise an unchanged stream is skipped)")
     f.set_defaults(func=cmd_fleet)

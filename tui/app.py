@@ -104,7 +104,7 @@ class RmReplayApp(App):
             self.browse = self.browse.with_audit(event.frames)
             self.query_one(Timeline).fill(self.browse)
             self.show_cycle(self.cycle)
-        self.status.audited(event.frames["divergences"], self.browse.total)
+        self.status.audited(event.frames, self.browse.total)
         settle_heap()
 
     def show_cycle(self, cycle: int) -> None:

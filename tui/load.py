@@ -24,7 +24,7 @@ from replay.progress import OnProgress
 if TYPE_CHECKING:
     from replay.model.world import Bootstrap
 
-AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
+AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences", "skipped")
 
 
 @dataclass

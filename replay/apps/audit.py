@@ -26,10 +26,11 @@ from replay.apps.verify import (
 )
 from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions, pair_key
-from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions, stale_free
-from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs, machine_inventory
+from replay.model.start import NODE_FREE, ReplayStart, replay_start
+from replay.model.start import PARTIAL_CYCLE as PARTIAL_CYCLE  # where the tests and callers have read it
+from replay.model.world import Bootstrap, cycle_count
 from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
 from rmref import Caps, Defrag, HowMuch, Phases
@@ -38,8 +39,6 @@ from rmref.cycle import CycleResult, Hints, schedule
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
-NODE_FREE = ("caps",)  # decisions that do not depend on the machines (a cap reads only the job)
-PARTIAL_CYCLE = "the log starts inside this cycle (its scheduling pass began before the first line)"
 
 
 @dataclass
@@ -491,7 +490,8 @@ def _published(value: object) -> str:
 
 def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: OnProgress | None = None,
-          only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False) -> AuditResult:
+          only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False,
+          start: ReplayStart | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
     rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
     `rerunnable` what every cycle started from (`AuditResult.carried`, for `trace_cycle`; it holds
@@ -499,24 +499,25 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
 
     A cycle the log starts inside is not audited; a cycle whose counters the machine inventory
     does not reproduce (a log that starts mid-stream: replay.model.machines) is audited only for
-    what does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why."""
-    boot = boot or bootstrap(tables)
+    what does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why; both
+    come from `start` (replay.model.start), which every command reads."""
+    start = start or replay_start(tables, boot)
+    boot = start.boot
     logged = logged_decisions(tables)
-    inventory = machine_inventory(tables, boot)
-    whole = whole_cycles(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
-    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
+    result = AuditResult(audited=kinds, assumed=start.assumed, epochs=epochs(tables["cycles"]))
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
-    inputs = cycle_inputs(tables, boot, cycles, inventory=inventory, stale=stale)
+    inputs = start.inputs(tables, cycles, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
-        if inp.cycle not in whole:
-            result.skipped[inp.cycle] = PARTIAL_CYCLE
-            result.skip(inp.cycle, kinds, PARTIAL_CYCLE)
+        partial = start.skipped(inp.cycle)
+        if partial is not None:
+            result.skipped[inp.cycle] = partial
+            result.skip(inp.cycle, kinds, partial)
             continue
         if rerunnable:
             result.carried[inp.cycle] = Carried(result.wealth, result.chained)
         kinds_now: Collection[str] = kinds
-        why = inventory.unsettled.get(inp.cycle)
+        why = start.machines_unsettled(inp.cycle)
         if why is not None:
             result.skip(inp.cycle, [k for k in kinds if k not in NODE_FREE], why)
             kinds_now = [k for k in kinds if k in NODE_FREE]
@@ -531,7 +532,7 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
 
 
 def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,
-                phases: Phases = Phases()) -> CycleTrace | None:
+                phases: Phases = Phases(), start: ReplayStart | None = None) -> CycleTrace | None:
     """rmref's run of one cycle exactly as `result`'s audit ran it (the cycle again, from what the
     audit carried into it); None when the audit did not audit the cycle."""
     if cycle in result.traces:
@@ -540,7 +541,7 @@ def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: 
     if carried is None:
         return None
     again = AuditResult(audited=result.audited, wealth=carried.wealth, chained=carried.chained)
-    inp = next(cycle_inputs(tables, boot or bootstrap(tables), range(cycle, cycle + 1)), None)
+    inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
     return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None
 
 
@@ -557,6 +558,8 @@ REF_SCHEMAS: dict[str, Schema] = {
     "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
                  "share_id": pl.Int64, **EPOCH},
 }
+# cycles, or decision kinds of a cycle, the audit did not audit, and why (report.json 'skipped', 'coverage')
+SKIPPED_SCHEMA: Schema = {"cycle": pl.UInt32, "decisions": pl.String, "reason": pl.String, **EPOCH}
 DIVERGENCE_SCHEMA: Schema = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
                      "reference": pl.String, "explanation": pl.String, "step": pl.String, "detail": pl.String,
                      **EPOCH}
@@ -567,7 +570,17 @@ def result_frames(result: AuditResult) -> dict[str, pl.DataFrame]:
     frames = {f"ref_{k}": rows_frame(result.ref[k], s, result.epochs) for k, s in REF_SCHEMAS.items()}
     frames["divergences"] = rows_frame(result.divergences, DIVERGENCE_SCHEMA, result.epochs)
     frames["verified_choices"] = rows_frame(result.verified, DIVERGENCE_SCHEMA, result.epochs)
+    frames["skipped"] = rows_frame(skipped_rows(result), SKIPPED_SCHEMA, result.epochs)
     return frames
+
+
+def skipped_rows(result: AuditResult) -> list[tuple[int, str, str]]:
+    """(cycle, decision kinds not audited, why) per cycle the audit left out wholly ("all") or in part."""
+    per: dict[tuple[int, str], list[str]] = {}
+    for kind in result.audited:
+        for cycle, why in result.skipped_kinds.get(kind, {}).items():
+            per.setdefault((cycle, why), []).append(kind)
+    return [(c, "all" if c in result.skipped else ", ".join(kinds), why) for (c, why), kinds in sorted(per.items())]
 
 
 def write_audit(result: AuditResult, out: Path) -> None:

@@ -16,6 +16,7 @@ import polars as pl
 
 from replay.model.cycleref import epochs, label
 from replay.model.logged import logged_decisions
+from replay.model.inputs import job_descriptions
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.world import bootstrap
 from replay.parsing.sources import InputError
@@ -157,7 +158,8 @@ def _quantum(tables: Mapping[str, pl.DataFrame]) -> int:
 
 def _owners(tables: Mapping[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
     """job -> (user, class), from the job's latest description."""
-    rows = (tables["jobs"].filter(pl.col("user").is_not_null()).sort("job_id", "line")
+    # as every command reads them: work there before the log began is named by its later lines
+    rows = (job_descriptions(tables).filter(pl.col("user").is_not_null()).sort("job_id", "line", nulls_last=False)
             .unique("job_id", keep="last").select("job_id", "user", "class"))
     return {j: (u, c or "?") for j, u, c in rows.iter_rows()}
 
@@ -327,6 +329,14 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
                      f"rmref found equal).</p>")
         parts.append(table(("decision", "agree", "of which verified choices", "total"), [
             (k, v["agree"], rep["verified_choices"].get(k, 0), v["total"]) for k, v in rep["decisions"].items()]))
+        if audit_result.skipped:
+            parts.append(f"<p class=\"note\">{len(audit_result.skipped):,} cycle(s) not audited: "
+                         f"{E(next(iter(audit_result.skipped.values())))}.</p>")
+        assumed = [a for a in audit_result.assumed if a.source != "config"]
+        if assumed:
+            parts.append("<details><summary>settings and machines the log does not state (assumed)</summary>"
+                         + table(("setting", "value", "source", "evidence"),
+                                 [(a.setting, a.value, a.source, a.evidence) for a in assumed]) + "</details>")
         if audit_result.divergences:
             parts.append(table(("cycle", "epoch", "job", "decision", "logged", "rmref", "why"),
                                [(c, epoch_of.get(c), *rest[:5]) for c, *rest in audit_result.divergences[:max_rows]]))

@@ -43,6 +43,10 @@ def _in_force(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 PREDATES_LOG = "predates_log"  # `source` of a description built for work the log never describes
+# `source` of a job's first description copied back to the cycles it was published in before it:
+# work the log begins with, first described after (a fair-share job's howMuchFairShare line comes
+# in the first whole cycle); who it is does not change
+DESCRIBED_LATER = "described_later"
 _TYPE_CODES = {"Job": "J", "Service": "S", "Reservation": "R", "ManagedReservation": "M"}
 
 
@@ -74,7 +78,19 @@ def job_descriptions(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         pl.col("cycle").first(), *(pl.col(c).drop_nulls().first() for c in ("class", "type_code", "user", "order",
                                                                               "memory_gb")))
             .with_columns(pl.lit(PREDATES_LOG).alias("source")))
-    return pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
+    out = pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
+    return pl.concat([out, _carried_back(out, seen)], how="diagonal_relaxed").select(jobs.columns)
+
+
+def _carried_back(described: pl.DataFrame, seen: pl.DataFrame) -> pl.DataFrame:
+    """Each job's first description, at the first cycle the log names the job in when that is earlier."""
+    first_seen = seen.group_by("job_id").agg(pl.col("cycle").min().alias("seen"))
+    first = (described.filter(pl.col("cycle").is_not_null() & pl.col("user").is_not_null())
+             .sort("job_id", "cycle", "line").unique("job_id", keep="first", maintain_order=True))
+    return (first.join(first_seen, on="job_id").filter(pl.col("seen") < pl.col("cycle"))
+            .with_columns(pl.col("seen").cast(described.schema["cycle"]).alias("cycle"),
+                          pl.lit(DESCRIBED_LATER).alias("source"))
+            .drop("seen"))
 
 
 def purged_hosts(tables: Mapping[str, pl.DataFrame]) -> dict[tuple[int, int], set[str]]:

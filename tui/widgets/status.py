@@ -13,6 +13,7 @@ from textual.widgets import ProgressBar, Static
 from replay import InputError
 from replay.model.world import Bootstrap
 from replay.progress import Progress
+from tui.data import audit_status
 from tui.load import Loaded, run_audit, save_audit
 
 from tui.data import Browse
@@ -85,11 +86,9 @@ class StatusLine(Horizontal):
         save_audit(loaded.cache, frames)
         self.post_message(self.Audited(frames))
 
-    def audited(self, divergences: pl.DataFrame, total: int) -> None:
-        """Say how many cycles agree with rmref."""
-        n, bad = divergences.height, divergences["cycle"].n_unique()
-        self.say(f"audit: {total - bad:,} of {total:,} cycles agree with rmref, "
-                 f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
+    def audited(self, frames: dict[str, pl.DataFrame], total: int) -> None:
+        """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does)."""
+        self.say(audit_status(frames, total))
         self.audit_done = True
 
     def show_filter(self, text: str) -> None:

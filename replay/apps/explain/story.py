@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from replay.model.settings import Assumption
 from rmref import Caps
 
 
@@ -166,6 +167,9 @@ class Story:
     epoch: int | None = None  # the RM's epochs of `cycle`, `first_cycle` and `last_cycle` (replay.model.cycleref)
     first_epoch: int | None = None
     last_epoch: int | None = None
+    not_audited: str | None = None  # why the audit left this cycle out (replay.model.start), if it did
+    predates_log: bool = False  # already there when the log begins (its submission is not in the log)
+    assumed: tuple[Assumption, ...] = ()  # the settings not given by the log or --config, as the audit read them
 
     @property
     def actual_cap(self) -> int | None:

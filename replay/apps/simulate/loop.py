@@ -89,7 +89,8 @@ class Simulation:
             if spec is None:
                 raise InputError(f"workload: share {s.share_id} on {s.host} belongs to job {s.job_id}, "
                                  "which has no work row")
-            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True)
+            running_from = None if s.running_from is None else s.running_from * 1000.0
+            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True, running_from=running_from)
 
     def _or(self, spec) -> OrWork:
         w = self.or_work.get(spec.job_id)
@@ -117,6 +118,10 @@ class Simulation:
             job = rm.arrive(spec, work, state, self.classes.get(spec.class_name))
             for sid, p in work.processes.items():  # processes that predate the log
                 job.shares[sid] = rm.RmShare(sid, p.host, initialized=True, init_ms=int(spec.init * 1000))
+            if work.processes and spec.is_job:  # work that predates the log: the RM had the Orchestrator's updates
+                rm.update(job, work, state, t, spec.stop_delay * 1000.0)
+            elif work.processes:  # the RM took a service's initialization state on arrival, before it had a process
+                job.init_wait = spec.work_type != "Reservation"
             self._ended(spec.job_id, state, t)
             if not rm.gone(state):
                 self.jobs[spec.job_id] = job
