@@ -38,10 +38,12 @@ only matter for machines whose keys share a bucket.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rmref.bands import by_submission, class_map_order, priority_bands
+from rmref.behaviours import Behaviours
 from rmref.evictions import held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
@@ -90,6 +92,7 @@ class _Walk:
     jobs_on: dict[str, list[int]]  # job ids with a process on the machine
     current: dict[int, int]  # processes a job holds, less those being removed
     placements: list[Placement] = field(default_factory=list)
+    behaviours: Behaviours = field(default_factory=Behaviours)  # the release's (Config.behaviours)
 
 
 def _hash(machine: Machine) -> int:
@@ -135,7 +138,8 @@ def _start(inp: CycleInput) -> _Walk:
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
     size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1  # NodePool.getArraySize
-    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {})
+    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {},
+                 behaviours=inp.config.behaviours)
     for pool in pools.values():
         pool.by_size = [0] * size
         for name in pool.machines:
@@ -174,10 +178,10 @@ def _move(walk: _Walk, host: str, order: int, policy: str) -> None:
     if pool is None:
         return
     v = walk.free[host]
-    if order > v:  # more than is free (a resized node): count the machine as full
-        order = v
-    elif order < v and policy == RESERVE:  # a reservation always takes the whole machine
-        order = v
+    if order > v:  # more than is free (a resized node): count the machine as full (2.0.x indexes a
+        order = v  # negative free space there and its pass fails, which rmref does not model)
+    elif order < v and policy == RESERVE and walk.behaviours.has("free_space_clamped"):
+        order = v  # a reservation always takes the whole machine
     table = pool.by_free.get(v)
     if table is None:  # no map of its free size ("bad virtual machine list"): counts lowered, no recount
         if pool.owed:  # (the recount the last move made comes before this change)
@@ -307,6 +311,9 @@ def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) ->
         for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=by_submission):
             if counts.get(w.job_id, 0) <= walk.current.get(w.job_id, 0):
                 continue
+            if not walk.behaviours.has("service_horizontal_stacking"):  # one stacking findShares
+                _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
+                continue
             _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=False)
             if walk.current.get(w.job_id, 0) == 0:
                 _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
@@ -355,6 +362,32 @@ def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
     bucket_a, bucket_b = (spread(_hash(walk.machines[h])) & (capacity - 1) for h in (a, b))
     job = walk.jobs_on[a][-1]
     return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
+
+
+def unlogged_node_order(inp: CycleInput, theirs: Sequence[str], ours: Sequence[str]) -> bool:
+    """Whether hosts `theirs` (one per process, the RM's) are hosts `ours` (rmref's) relabelled among
+    machines that start the cycle alike (same pool, size and free space), on a release whose log
+    shows no node IP (behaviour node_ip_logged absent) and with no IP known for those machines.
+
+    The node maps findShares and findMachines walk are hashed on the node's name and IP, so there
+    the order among such machines is an input the log lacks.
+    """
+    if inp.config.behaviours.has("node_ip_logged") or Counter(theirs) == Counter(ours):
+        return False
+    walk = _start(inp)
+    hosts = set(theirs) | set(ours)
+    if not hosts <= walk.machines.keys() or any(walk.machines[h].ip for h in hosts):
+        return False
+
+    def groups(placed: Sequence[str]) -> dict[tuple[str, int, int], list[int]]:
+        count = Counter(placed)
+        out: dict[tuple[str, int, int], list[int]] = {}
+        for h in sorted(count):
+            m = walk.machines[h]
+            out.setdefault((m.nodepool, m.order, walk.free.get(h, 0)), []).append(count[h])
+        return {k: sorted(v) for k, v in out.items()}
+
+    return groups(theirs) == groups(ours)
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:

@@ -23,7 +23,7 @@ from rmref import CounterRun, HowMuch
 from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.howmuch import Entity
 from rmref.model import FAIR_SHARE, CycleInput, Work
-from rmref.whatof import walk_decided_tie
+from rmref.whatof import unlogged_node_order, walk_decided_tie
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,20 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> C
     cls = inp.class_of(work) if work else None
     step = "findMachines" if cls is not None and cls.policy == "RESERVE" else "findShares"
     text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"
-    return Cause(step, f"job {job}", text + _walk_decided(inp, logged, ref))
+    return Cause(step, f"job {job}", text + (_walk_decided(inp, logged, ref) or _node_ips(inp, logged, ref)))
+
+
+def _node_ips(inp: CycleInput, logged: object, ref: object) -> str:
+    """Why the hosts can differ on a release that logs no node IP (rmref.whatof.unlogged_node_order)."""
+    if not isinstance(logged, list) or not isinstance(ref, list):
+        return ""
+    theirs = [h for h, _ in logged]
+    ours = [h for h, _ in ref]
+    if not unlogged_node_order(inp, theirs, ours):
+        return ""
+    return (f". The hosts differ only among machines that began the cycle alike (pool, size, free space); "
+            f"findShares meets those in the order of the RM's node map, hashed on each node's IP, which the "
+            f"log of DUCC {inp.config.behaviours.release} never shows: the log lacks this input")
 
 
 def _walk_decided(inp: CycleInput, logged: object, ref: object) -> str:

@@ -1,0 +1,123 @@
+"""Release behaviours: the catalogue, and each modelled behaviour on a hand-built cycle where the
+releases decide differently.
+
+The expected placements are hand-worked from each release's RM source (uima-ducc-rm at the
+release's tag): NodepoolScheduler.whatOfFixedShare and NodePool.findShares / rearrangeVirtual.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from rmref import CapInput
+from rmref.behaviours import CHANGES, Behaviours, for_release
+from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
+from rmref.releases import RELEASES
+from rmref.whatof import unlogged_node_order, what_of
+
+A = Machine("nodeA.sim.ducc", "--default--", 8, 32768)
+B = Machine("nodeB.sim.ducc", "--default--", 8, 32768)
+NORMAL = ClassDef("normal", FAIR_SHARE, 10, 100, "--default--")
+FIXED = ClassDef("fixed", FIXED_SHARE, 5, 100, "--default--")
+RSV = ClassDef("reserve", RESERVE, 1, 100, "--default--")
+POOLS = (Nodepool("--default--", None),)
+_CAP = CapInput(remaining=100, threads=1, current=0, max_processes=100, initialized=True, projected=0,
+                init_cap=0, expand_by_doubling=False, use_prediction=False, completed=False, refused=False)
+
+
+def _work(job_id: int, order: int, cls: str, work_type: str = "Job", shares: tuple[str, ...] = ()) -> Work:
+    return Work(job_id, work_type, "u", cls, order, order * 4, _CAP, submit_seq=job_id,
+                shares=tuple(Share(job_id * 10 + i, job_id, h, order) for i, h in enumerate(shares)))
+
+
+def _cycle(release: str, machines: tuple[Machine, ...], work: tuple[Work, ...]) -> CycleInput:
+    cfg = Config(quantum_gb=4, behaviours=for_release(release))
+    return CycleInput(1, cfg, (NORMAL, FIXED, RSV), POOLS, machines, work)
+
+
+def _hosts(inp: CycleInput, counts: dict[int, int]) -> list[str]:
+    return [p.host for p in what_of(inp, counts)]
+
+
+# ---- the catalogue --------------------------------------------------------------------------------
+
+def test_every_change_names_a_known_release_and_an_upstream_issue():
+    names = [r.name for r in RELEASES]
+    flags = [c.flag for c in CHANGES]
+    assert len(flags) == len(set(flags))
+    for c in CHANGES:
+        assert c.since in names and c.since != names[0], c
+        assert re.fullmatch(r"UIMA-\d+", c.upstream), c
+        assert c.what
+    # oldest first, so the table in docs/releases.md reads in time order
+    assert [names.index(c.since) for c in CHANGES] == sorted(names.index(c.since) for c in CHANGES)
+
+
+def test_a_flag_holds_from_its_release_on():
+    assert not for_release("2.0.0").has("service_horizontal_stacking")
+    assert for_release("2.1.0").has("service_horizontal_stacking")
+    assert not for_release("2.2.2").has("node_ip_logged")
+    assert for_release("3.0.0").has("node_ip_logged") and for_release("trunk").has("node_ip_logged")
+    assert for_release("3.0.1-SNAPSHOT") == Behaviours() == for_release("trunk")  # the banner names trunk
+    with pytest.raises(KeyError):
+        Behaviours().has("no_such_behaviour")
+
+
+# ---- service_horizontal_stacking (UIMA-4712) ----------------------------------------------------------
+
+def test_a_service_instance_spreads_from_2_1_0_and_stacks_before():
+    """A service holds a process on A and wants one more; A and B have room. 2.1.0's
+    whatOfFixedShare asks findShares without vertical stacking first, which skips A (it runs the
+    service); 2.0.0's single findShares walks the free-space tables from the smallest that fits,
+    and A (6 quanta free) comes before B (8)."""
+    svc = _work(1, 2, "fixed", "Service", shares=(A.name,))
+    assert _hosts(_cycle("2.1.0", (A, B), (svc,)), {1: 2}) == [B.name]
+    assert _hosts(_cycle("2.0.0", (A, B), (svc,)), {1: 2}) == [A.name]
+
+
+def test_a_second_service_process_stacks_when_no_other_machine_has_room_on_every_release():
+    """Horizontal first, then vertical when the horizontal pass found nothing (2.1.0); the
+    horizontal pass only refuses a machine that already runs the service, so a fresh service
+    still gets both processes on the one machine."""
+    svc = _work(1, 2, "fixed", "Service")
+    for release in ("2.0.0", "2.2.2", "trunk"):
+        assert _hosts(_cycle(release, (A,), (svc,)), {1: 2}) == [A.name, A.name]
+
+
+# ---- free_space_clamped (UIMA-4913) -----------------------------------------------------------------
+
+def test_a_reservation_smaller_than_its_machine_fills_it_from_2_1_0():
+    """A reservation of order 4 holds machine A of order 8 (as when reserve_overage let it take a
+    larger machine): rearrangeVirtual of 2.1.0 counts A as full, so a fair-share job finds no room;
+    2.0.0 leaves A 4 quanta free and findShares puts the job's process there."""
+    rsv = _work(1, 4, "reserve", "Reservation", shares=(A.name,))
+    job = _work(2, 4, "normal")
+    assert _hosts(_cycle("2.1.0", (A,), (rsv, job)), {1: 1, 2: 1}) == []
+    assert _hosts(_cycle("2.0.0", (A,), (rsv, job)), {1: 1, 2: 1}) == [A.name]
+
+
+# ---- node_ip_logged (UIMA-5742) ---------------------------------------------------------------------
+
+def test_hosts_swapped_among_like_machines_rest_on_the_ip_only_where_the_log_has_none():
+    """Two free machines alike: which one findShares meets first is the node map's hash order,
+    whose key holds the IP. 2.2.2 never logs IPs; 3.0.0 logs them (findNodepoolByRule)."""
+    job = _work(1, 2, "normal")
+    old, new = _cycle("2.2.2", (A, B), (job,)), _cycle("3.0.0", (A, B), (job,))
+    assert unlogged_node_order(old, [A.name], [B.name])
+    assert not unlogged_node_order(new, [A.name], [B.name])
+    assert not unlogged_node_order(old, [A.name], [A.name])  # no difference to excuse
+
+
+def test_unlike_machines_or_known_ips_are_not_excused():
+    job = _work(1, 2, "normal")
+    small = replace(B, order=4, memory_mb=16384)
+    assert not unlogged_node_order(_cycle("2.2.2", (A, small), (job,)), [A.name], [small.name])
+    busy = _work(2, 2, "normal", shares=(B.name,))  # B starts the cycle with less free space
+    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job, busy)), [A.name], [B.name])
+    with_ips = (replace(A, ip="10.0.0.1"), replace(B, ip="10.0.0.2"))
+    assert not unlogged_node_order(_cycle("2.2.2", with_ips, (job,)), [A.name], [B.name])
+    # one process each way: the counts per machine must match up to relabelling
+    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job,)), [A.name, A.name], [A.name, B.name])
