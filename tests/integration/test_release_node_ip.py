@@ -1,0 +1,72 @@
+"""A 2.2.2 log never shows a node's IP (fixtures/releases/2.2.2_node_ip/, the real RM of 2.2.2).
+
+One job of 3 processes, two free machines alike in pool np2. The RM's node maps are hashed on
+name and IP, so which machine findShares meets first depends on the IPs: with the scenario's
+real IPs rmref's hash model picks the RM's machine (truth.jsonl); with none, as the log gives
+them, it picks the other. The audit must read the release from the banner and say that the log
+lacks this input; read as a release that logs IPs (3.0.0 on), the same divergence is not excused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import tempfile
+from collections import Counter
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from replay import parse
+from replay.apps.audit import LACKS_INPUT, audit
+from replay.model.world import bootstrap, cycle_inputs
+from rmref.behaviours import for_release
+from rmref.whatof import what_of
+from tests.conftest import log_path, parsed, scenario, truth
+
+NAME = "releases/2.2.2_node_ip"
+CYCLE, JOB = 1, 1
+
+
+def _truth_hosts() -> Counter:
+    record = next(r for r in truth(NAME) if r["cycle"] == CYCLE)
+    job = next(j for j in record["jobs"] if j["id"] == JOB)
+    return Counter(s["host"] for s in job["shares"] if s["id"] in set(job["added"]))
+
+
+def _input():
+    return next(cycle_inputs(parsed(NAME).tables, cycles=range(CYCLE, CYCLE + 1)))
+
+
+def test_the_banner_names_the_release():
+    assert bootstrap(parsed(NAME).tables).config.behaviours == for_release("2.2.2")
+
+
+def test_with_the_real_ips_rmref_picks_the_rms_machine_and_without_them_the_other():
+    inp = _input()
+    assert all(m.ip == "" for m in inp.machines)  # the 2.2.2 log has none
+    ips = {n["name"]: n["ip"] for n in scenario(NAME)["nodes"]}
+    counts = {JOB: sum(_truth_hosts().values())}
+    with_ips = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+    assert Counter(p.host for p in what_of(with_ips, counts) if p.job_id == JOB) == _truth_hosts()
+    assert Counter(p.host for p in what_of(inp, counts) if p.job_id == JOB) != _truth_hosts()
+
+
+@lru_cache(maxsize=None)
+def _divergences(banner: str) -> list:
+    """The audit's placement divergences, the log's banner naming `banner` (the same log otherwise)."""
+    raw = gzip.decompress(log_path(NAME).read_bytes()).decode()
+    assert "DUCC Version            :  2.2.2" in raw
+    path = Path(tempfile.mkdtemp(prefix="release_node_ip.")) / "rm.log"
+    path.write_text(raw.replace("DUCC Version            :  2.2.2", f"DUCC Version            :  {banner}"))
+    return [d for d in audit(parse([path]).tables).divergences if d[2] == "placements"]
+
+
+def test_the_audit_says_the_log_lacks_the_ips():
+    rows = _divergences("2.2.2")
+    assert rows and all(r[0] == CYCLE for r in rows)
+    assert all(LACKS_INPUT in r[5] and "IP" in r[5] for r in rows)
+
+
+def test_a_release_that_logs_ips_does_not_excuse_it():
+    rows = _divergences("3.0.0")
+    assert rows and not any(LACKS_INPUT in r[5] for r in rows)
