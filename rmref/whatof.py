@@ -364,30 +364,46 @@ def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
     return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
 
 
-def unlogged_node_order(inp: CycleInput, theirs: Sequence[str], ours: Sequence[str]) -> bool:
-    """Whether hosts `theirs` (one per process, the RM's) are hosts `ours` (rmref's) relabelled among
-    machines that start the cycle alike (same pool, size and free space), on a release whose log
-    shows no node IP (behaviour node_ip_logged absent) and with no IP known for those machines.
+_Row = tuple[int, ...]
 
-    The node maps findShares and findMachines walk are hashed on the node's name and IP, so there
-    the order among such machines is an input the log lacks.
+
+def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ours: Mapping[int, Sequence[str]],
+                        job: int, earlier: Sequence[tuple[str, int]] = ()) -> bool:
+    """Whether the RM's hosts for `job` (`theirs[job]`, one per process) differ from rmref's
+    (`ours[job]`) only by the order of machines the log cannot tell apart, on a release whose log
+    shows no node IP (behaviour node_ip_logged absent) and with no IP known for them.
+
+    findShares walks the machines of one free space in the order of a node map hashed on each
+    node's name and IP. So it holds when either the RM's whole cycle is rmref's with machines
+    relabelled among those that began it alike (one pool, one free space), or this job's hosts are
+    rmref's relabelled among machines alike at its turn: the cycle's start less `earlier`, the
+    processes (host, order) placed before it.
     """
-    if inp.config.behaviours.has("node_ip_logged") or Counter(theirs) == Counter(ours):
+    mine, rm = list(ours.get(job, ())), list(theirs.get(job, ()))
+    if inp.config.behaviours.has("node_ip_logged") or Counter(mine) == Counter(rm):
         return False
     walk = _start(inp)
-    hosts = set(theirs) | set(ours)
+    hosts = {h for placed in (*theirs.values(), *ours.values()) for h in placed}
     if not hosts <= walk.machines.keys() or any(walk.machines[h].ip for h in hosts):
         return False
 
-    def groups(placed: Sequence[str]) -> dict[tuple[str, int, int], list[int]]:
-        count = Counter(placed)
-        out: dict[tuple[str, int, int], list[int]] = {}
-        for h in sorted(count):
-            m = walk.machines[h]
-            out.setdefault((m.nodepool, m.order, walk.free.get(h, 0)), []).append(count[h])
+    def alike(free: Mapping[str, int], placed: Mapping[int, Sequence[str]]) -> dict[tuple[str, int], list[_Row]]:
+        """Per (pool, free space): each machine's processes per job, sorted (a relabelling keeps it)."""
+        counts = {j: Counter(p) for j, p in placed.items()}
+        jobs = sorted(set(theirs) | set(ours))
+        out: dict[tuple[str, int], list[_Row]] = {}
+        for h in sorted(walk.machines):  # every machine: one left empty is a relabelling target too
+            out.setdefault((walk.machines[h].nodepool, free.get(h, 0)), []).append(
+                tuple(counts[j][h] if j in counts else 0 for j in jobs))
         return {k: sorted(v) for k, v in out.items()}
 
-    return groups(theirs) == groups(ours)
+    if alike(walk.free, theirs) == alike(walk.free, ours):
+        return True
+    at_turn = dict(walk.free)
+    for host, order in earlier:
+        if host in at_turn:
+            at_turn[host] -= order
+    return alike(at_turn, {job: rm}) == alike(at_turn, {job: mine})
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:

@@ -261,10 +261,21 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
     for p in placements:
         placed.setdefault(p.job_id, []).append((p.host, p.order))
         result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
-    _compare(result, "placements", inp.cycle, logged.placements.get(inp.cycle, {}),
-             {j: sorted(v) for j, v in placed.items()},
-             lambda j, lv, rv: placement_cause(inp, j, lv, rv))
+    theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
+    _compare(result, "placements", inp.cycle, theirs, ours,
+             lambda j, lv, rv: placement_cause(inp, j, lv, rv, (theirs, ours, _placed_before(placements, theirs, j))))
     return placements
+
+
+def _placed_before(placements: tuple[Placement, ...], theirs: Mapping[int, object], job: int) -> list[tuple[str, int]]:
+    """The processes (host, order) the cycle placed before `job`'s, in rmref's job order: the RM's
+    hosts for a job the log shows, rmref's for the others."""
+    jobs = list(dict.fromkeys(p.job_id for p in placements))
+    out: list[tuple[str, int]] = []
+    for j in jobs[:jobs.index(job)] if job in jobs else ():
+        rm = theirs.get(j)
+        out.extend(rm if isinstance(rm, list) else [(p.host, p.order) for p in placements if p.job_id == j])
+    return out
 
 
 def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,

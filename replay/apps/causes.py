@@ -15,7 +15,7 @@ of its users' block, a user's that of its jobs' block.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from replay.model.inputs import CounterBlock
@@ -197,8 +197,12 @@ def count_cause(work: Work, inp: CycleInput, hm: HowMuch, blocks: Sequence[Count
                  f"and the RM {logged}")
 
 
-def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> Cause:
-    """Where What Of's choice of hosts departs: the hosts each side picked, with their size and pool."""
+def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
+                    cycle: tuple[Mapping[int, list], Mapping[int, list], list[tuple[str, int]]] | None = None) -> Cause:
+    """Where What Of's choice of hosts departs: the hosts each side picked, with their size and pool.
+
+    `cycle`: the RM's and rmref's placements of the whole cycle (job -> [(host, order)]) and the
+    processes placed before this job's (the RM's hosts where known), for _node_ips."""
     machines = {m.name: m for m in inp.machines}
 
     def hosts(value: object) -> str:
@@ -212,20 +216,24 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> C
     cls = inp.class_of(work) if work else None
     step = "findMachines" if cls is not None and cls.policy == "RESERVE" else "findShares"
     text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"
-    return Cause(step, f"job {job}", text + (_walk_decided(inp, logged, ref) or _node_ips(inp, logged, ref)))
+    return Cause(step, f"job {job}", text + (_walk_decided(inp, logged, ref) or _node_ips(inp, job, cycle)))
 
 
-def _node_ips(inp: CycleInput, logged: object, ref: object) -> str:
+def _node_ips(inp: CycleInput, job: int,
+              cycle: tuple[Mapping[int, list], Mapping[int, list], list[tuple[str, int]]] | None) -> str:
     """Why the hosts can differ on a release that logs no node IP (rmref.whatof.unlogged_node_order)."""
-    if not isinstance(logged, list) or not isinstance(ref, list):
+    if cycle is None:
         return ""
-    theirs = [h for h, _ in logged]
-    ours = [h for h, _ in ref]
-    if not unlogged_node_order(inp, theirs, ours):
+    theirs, ours, earlier = cycle
+
+    def hosts(placed: Mapping[int, list]) -> dict[int, list[str]]:
+        return {j: [h for h, _ in v] for j, v in placed.items() if isinstance(v, list)}
+
+    if not unlogged_node_order(inp, hosts(theirs), hosts(ours), job, earlier):
         return ""
-    return (f". The hosts differ only among machines that began the cycle alike (pool, size, free space); "
-            f"findShares meets those in the order of the RM's node map, hashed on each node's IP, which the "
-            f"log of DUCC {inp.config.behaviours.release} never shows: the log lacks this input")
+    return (f". The hosts differ only among machines of one pool with the same free space; findShares meets "
+            f"those in the order of the RM's node map, hashed on each node's IP, which the log of DUCC "
+            f"{inp.config.behaviours.release} never shows: the log lacks this input")
 
 
 def _walk_decided(inp: CycleInput, logged: object, ref: object) -> str:

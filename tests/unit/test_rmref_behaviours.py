@@ -106,18 +106,39 @@ def test_hosts_swapped_among_like_machines_rest_on_the_ip_only_where_the_log_has
     whose key holds the IP. 2.2.2 never logs IPs; 3.0.0 logs them (findNodepoolByRule)."""
     job = _work(1, 2, "normal")
     old, new = _cycle("2.2.2", (A, B), (job,)), _cycle("3.0.0", (A, B), (job,))
-    assert unlogged_node_order(old, [A.name], [B.name])
-    assert not unlogged_node_order(new, [A.name], [B.name])
-    assert not unlogged_node_order(old, [A.name], [A.name])  # no difference to excuse
+    assert unlogged_node_order(old, {1: [A.name]}, {1: [B.name]}, 1)
+    assert not unlogged_node_order(new, {1: [A.name]}, {1: [B.name]}, 1)
+    assert not unlogged_node_order(old, {1: [A.name]}, {1: [A.name]}, 1)  # no difference to excuse
 
 
 def test_unlike_machines_or_known_ips_are_not_excused():
     job = _work(1, 2, "normal")
     small = replace(B, order=4, memory_mb=16384)
-    assert not unlogged_node_order(_cycle("2.2.2", (A, small), (job,)), [A.name], [small.name])
+    assert not unlogged_node_order(_cycle("2.2.2", (A, small), (job,)), {1: [A.name]}, {1: [small.name]}, 1)
     busy = _work(2, 2, "normal", shares=(B.name,))  # B starts the cycle with less free space
-    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job, busy)), [A.name], [B.name])
+    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job, busy)), {1: [A.name]}, {1: [B.name]}, 1)
     with_ips = (replace(A, ip="10.0.0.1"), replace(B, ip="10.0.0.2"))
-    assert not unlogged_node_order(_cycle("2.2.2", with_ips, (job,)), [A.name], [B.name])
+    assert not unlogged_node_order(_cycle("2.2.2", with_ips, (job,)), {1: [A.name]}, {1: [B.name]}, 1)
     # one process each way: the counts per machine must match up to relabelling
-    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job,)), [A.name, A.name], [A.name, B.name])
+    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job,)), {1: [A.name, A.name]}, {1: [A.name, B.name]}, 1)
+
+
+def test_machines_made_alike_by_an_earlier_job_of_the_cycle_are_excused():
+    """A starts with 8 free, B with 6 (it runs job 2's process of order 2); a job placed before
+    job 1 in the cycle took 2 on A, so at job 1's turn both have 6 free and the hash order decides."""
+    job, busy = _work(1, 2, "normal"), _work(2, 2, "normal", shares=(B.name,))
+    inp = _cycle("2.2.2", (A, B), (job, busy))
+    assert not unlogged_node_order(inp, {1: [A.name]}, {1: [B.name]}, 1)
+    assert unlogged_node_order(inp, {1: [A.name]}, {1: [B.name]}, 1, earlier=[(A.name, 2)])
+
+
+def test_a_whole_cycle_relabelled_among_like_machines_is_excused_job_by_job():
+    """Jobs 1 and 2 each take one process; the RM put job 1 on A and job 2 on B, rmref the other way
+    round. A and B began the cycle alike, so the RM's cycle is rmref's with A and B swapped, although
+    at job 2's turn (after job 1) they were no longer alike."""
+    j1, j2 = _work(1, 2, "normal"), _work(2, 8, "normal")
+    inp = _cycle("2.2.2", (A, B), (j1, j2))
+    theirs, ours = {1: [A.name], 2: [B.name]}, {1: [B.name], 2: [A.name]}
+    assert unlogged_node_order(inp, theirs, ours, 2, earlier=[(A.name, 2)])
+    assert not unlogged_node_order(inp, {1: [A.name], 2: [B.name]}, {1: [A.name], 2: [A.name]}, 2,
+                                   earlier=[(A.name, 2)])
