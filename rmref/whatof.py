@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from random import Random
 
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
@@ -404,6 +405,48 @@ def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ou
         if host in at_turn:
             at_turn[host] -= order
     return alike(at_turn, {job: rm}) == alike(at_turn, {job: mine})
+
+
+def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
+                    restarts: int = 6, steps: int = 150) -> dict[str, str] | None:
+    """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
+    host per process), on a release whose log shows no node IP; None when the log has them or the
+    search finds none. The search climbs from random IPs, changing one machine's IP at a time while
+    no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
+
+    A find proves the RM's choice is one its code makes for some IPs the log does not show.
+    """
+    if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
+        return None
+    want = {j: Counter(h) for j, h in theirs.items() if h}
+    rng = Random(inp.cycle)
+
+    def ip() -> str:
+        return f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+
+    def score(ips: Mapping[str, str]) -> tuple[int, bool]:
+        trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+        got: dict[int, Counter[str]] = {}
+        for p in what_of(trial, counts):
+            got.setdefault(p.job_id, Counter())[p.host] += 1
+        return sum((got.get(j, Counter()) & want.get(j, Counter())).total() for j in {*got, *want}), got == want
+
+    for _ in range(restarts):
+        ips = {m.name: ip() for m in inp.machines}
+        best, found = score(ips)
+        for _ in range(steps):
+            if found:
+                return ips
+            name = rng.choice(inp.machines).name
+            old, ips[name] = ips[name], ip()
+            s, same = score(ips)
+            if s >= best:
+                best, found = s, same
+            else:
+                ips[name] = old
+        if found:
+            return ips
+    return None
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
+from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause
 from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.machines import whole_cycles
@@ -28,7 +28,7 @@ from replay.progress import OnProgress, counted
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGE, PURGES, RESERVATION
 from rmref.cycle import CycleResult, Hints, schedule
-from rmref.defrag import INVESTMENT, SHARE_MAP
+from rmref.defrag import INVESTMENT, NODE_IP, SHARE_MAP
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
@@ -262,20 +262,9 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
         placed.setdefault(p.job_id, []).append((p.host, p.order))
         result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
     theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
-    _compare(result, "placements", inp.cycle, theirs, ours,
-             lambda j, lv, rv: placement_cause(inp, j, lv, rv, (theirs, ours, _placed_before(placements, theirs, j))))
+    cycle = CyclePlacements(inp, theirs, ours, counts, placements)
+    _compare(result, "placements", inp.cycle, theirs, ours, lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle))
     return placements
-
-
-def _placed_before(placements: tuple[Placement, ...], theirs: Mapping[int, object], job: int) -> list[tuple[str, int]]:
-    """The processes (host, order) the cycle placed before `job`'s, in rmref's job order: the RM's
-    hosts for a job the log shows, rmref's for the others."""
-    jobs = list(dict.fromkeys(p.job_id for p in placements))
-    out: list[tuple[str, int]] = []
-    for j in jobs[:jobs.index(job)] if job in jobs else ():
-        rm = theirs.get(j)
-        out.extend(rm if isinstance(rm, list) else [(p.host, p.order) for p in placements if p.job_id == j])
-    return out
 
 
 def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
@@ -370,6 +359,8 @@ _UNSETTLED_BY = {
                 "does not print (a job's Existing list orders only its own processes)",
     SHARE_MAP: "finds processes equal (neither initialized, same initialization time) and keeps its share "
                "map's order, keyed by random share ids",
+    NODE_IP: "meets machines of equal wealth and memory in the order of a map hashed on each node's IP, which "
+             "the log of this release never shows",
 }
 
 

@@ -22,8 +22,8 @@ from replay.model.inputs import CounterBlock
 from rmref import CounterRun, HowMuch
 from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.howmuch import Entity
-from rmref.model import FAIR_SHARE, CycleInput, Work
-from rmref.whatof import unlogged_node_order, walk_decided_tie
+from rmref.model import FAIR_SHARE, CycleInput, Placement, Work
+from rmref.whatof import ips_reproducing, unlogged_node_order, walk_decided_tie
 
 
 @dataclass(frozen=True)
@@ -197,12 +197,42 @@ def count_cause(work: Work, inp: CycleInput, hm: HowMuch, blocks: Sequence[Count
                  f"and the RM {logged}")
 
 
-def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
-                    cycle: tuple[Mapping[int, list], Mapping[int, list], list[tuple[str, int]]] | None = None) -> Cause:
-    """Where What Of's choice of hosts departs: the hosts each side picked, with their size and pool.
+@dataclass
+class CyclePlacements:
+    """A cycle's new processes on both sides, for explaining where they part (job -> [(host, order)])."""
 
-    `cycle`: the RM's and rmref's placements of the whole cycle (job -> [(host, order)]) and the
-    processes placed before this job's (the RM's hosts where known), for _node_ips."""
+    inp: CycleInput
+    theirs: Mapping[int, object]  # the RM's, from the log
+    ours: Mapping[int, object]  # rmref's
+    counts: Mapping[int, int]  # the counts What Of served
+    placements: tuple[Placement, ...]  # rmref's, in the order it made them
+    _ips: dict[str, str] | None = None
+    _searched: bool = False
+
+    def hosts(self, placed: Mapping[int, object]) -> dict[int, list[str]]:
+        """Job -> one host per process."""
+        return {j: [h for h, _ in v] for j, v in placed.items() if isinstance(v, list)}
+
+    def before(self, job: int) -> list[tuple[str, int]]:
+        """The processes (host, order) the cycle placed before `job`'s, in rmref's job order: the
+        RM's hosts for a job the log shows, rmref's for the others."""
+        jobs = list(dict.fromkeys(p.job_id for p in self.placements))
+        out: list[tuple[str, int]] = []
+        for j in jobs[:jobs.index(job)] if job in jobs else ():
+            rm = self.theirs.get(j)
+            out.extend(rm if isinstance(rm, list) else [(p.host, p.order) for p in self.placements if p.job_id == j])
+        return out
+
+    def ips(self) -> dict[str, str] | None:
+        """Node IPs under which rmref places every process where the RM did (searched once)."""
+        if not self._searched:
+            self._ips, self._searched = ips_reproducing(self.inp, self.counts, self.hosts(self.theirs)), True
+        return self._ips
+
+
+def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
+                    cycle: CyclePlacements | None = None) -> Cause:
+    """Where What Of's choice of hosts departs: the hosts each side picked, with their size and pool."""
     machines = {m.name: m for m in inp.machines}
 
     def hosts(value: object) -> str:
@@ -219,21 +249,25 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
     return Cause(step, f"job {job}", text + (_walk_decided(inp, logged, ref) or _node_ips(inp, job, cycle)))
 
 
-def _node_ips(inp: CycleInput, job: int,
-              cycle: tuple[Mapping[int, list], Mapping[int, list], list[tuple[str, int]]] | None) -> str:
-    """Why the hosts can differ on a release that logs no node IP (rmref.whatof.unlogged_node_order)."""
+def _node_ips(inp: CycleInput, job: int, cycle: CyclePlacements | None) -> str:
+    """Why the hosts can differ on a release that logs no node IP: they differ only among machines
+    alike but for the IP (rmref.whatof.unlogged_node_order), or some IPs make rmref place every
+    process of the cycle where the RM did (rmref.whatof.ips_reproducing)."""
     if cycle is None:
         return ""
-    theirs, ours, earlier = cycle
-
-    def hosts(placed: Mapping[int, list]) -> dict[int, list[str]]:
-        return {j: [h for h, _ in v] for j, v in placed.items() if isinstance(v, list)}
-
-    if not unlogged_node_order(inp, hosts(theirs), hosts(ours), job, earlier):
+    release = inp.config.behaviours.release
+    theirs, ours = cycle.hosts(cycle.theirs), cycle.hosts(cycle.ours)
+    if unlogged_node_order(inp, theirs, ours, job, cycle.before(job)):
+        return (f". The hosts differ only among machines of one pool with the same free space; the RM meets "
+                f"those in the order of its node map, hashed on each node's IP, which the log of DUCC "
+                f"{release} never shows: the log lacks this input")
+    ips = cycle.ips()
+    if ips is None:
         return ""
-    return (f". The hosts differ only among machines of one pool with the same free space; findShares meets "
-            f"those in the order of the RM's node map, hashed on each node's IP, which the log of DUCC "
-            f"{inp.config.behaviours.release} never shows: the log lacks this input")
+    named = ", ".join(f"{h} {ips[h]}" for h in sorted({*theirs.get(job, ()), *ours.get(job, ())}) if h in ips)
+    return (f". The RM's node maps are hashed on each node's IP, which the log of DUCC {release} never shows; "
+            f"with IPs such as {named} rmref places every process of the cycle where the RM did: "
+            f"the log lacks this input")
 
 
 def _walk_decided(inp: CycleInput, logged: object, ref: object) -> str:

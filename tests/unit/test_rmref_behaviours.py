@@ -16,7 +16,7 @@ from rmref import CapInput
 from rmref.behaviours import CHANGES, Behaviours, for_release
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.releases import RELEASES
-from rmref.whatof import unlogged_node_order, what_of
+from rmref.whatof import ips_reproducing, unlogged_node_order, what_of
 
 A = Machine("nodeA.sim.ducc", "--default--", 8, 32768)
 B = Machine("nodeB.sim.ducc", "--default--", 8, 32768)
@@ -142,3 +142,16 @@ def test_a_whole_cycle_relabelled_among_like_machines_is_excused_job_by_job():
     assert unlogged_node_order(inp, theirs, ours, 2, earlier=[(A.name, 2)])
     assert not unlogged_node_order(inp, {1: [A.name], 2: [B.name]}, {1: [A.name], 2: [A.name]}, 2,
                                    earlier=[(A.name, 2)])
+
+
+def test_some_ips_reproduce_either_choice_among_like_machines_and_none_an_impossible_one():
+    """ips_reproducing: What Of with the IPs it finds puts the process where the RM did."""
+    job = _work(1, 2, "normal")
+    inp = _cycle("2.2.2", (A, B), (job,))
+    for host in (A.name, B.name):
+        ips = ips_reproducing(inp, {1: 1}, {1: [host]})
+        assert ips is not None
+        with_ips = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+        assert _hosts(with_ips, {1: 1}) == [host]
+    assert ips_reproducing(inp, {1: 1}, {1: [A.name, A.name, A.name, A.name, A.name]}) is None  # only 1 counted
+    assert ips_reproducing(_cycle("3.0.0", (A, B), (job,)), {1: 1}, {1: [A.name]}) is None  # its log has IPs
