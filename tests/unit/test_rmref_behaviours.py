@@ -14,6 +14,7 @@ import pytest
 
 from rmref import CapInput
 from rmref.behaviours import CHANGES, Behaviours, for_release
+from rmref.defrag import NODE_IP, defragment
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.releases import RELEASES
 from rmref.whatof import ips_reproducing, unlogged_node_order, what_of
@@ -155,3 +156,22 @@ def test_some_ips_reproduce_either_choice_among_like_machines_and_none_an_imposs
         assert _hosts(with_ips, {1: 1}) == [host]
     assert ips_reproducing(inp, {1: 1}, {1: [A.name, A.name, A.name, A.name, A.name]}) is None  # only 1 counted
     assert ips_reproducing(_cycle("3.0.0", (A, B), (job,)), {1: 1}, {1: [A.name]}) is None  # its log has IPs
+
+
+def test_take_from_the_rich_among_machines_of_equal_wealth_and_memory_rests_on_the_ips():
+    """defrag's seed example (tests/unit/test_rmref_defrag.py) with m3 as large as m2: both can make
+    B's 2-quantum hole, their owner is the same, so EligibleMachineSorter ties them and the RM meets
+    them in Machine.hashCode order, a hash of name and IP. A 2.2.2 log has no IP: unsettled."""
+    m = (Machine("m1", "--default--", 3, 45 * 1024), Machine("m2", "--default--", 3, 45 * 1024),
+         Machine("m3", "--default--", 3, 45 * 1024))
+    a = (Share(1, 1, "m1", 1, investment=300), Share(2, 1, "m2", 1, investment=300),
+         Share(3, 1, "m2", 1, investment=300), Share(4, 1, "m3", 1, investment=100),
+         Share(5, 1, "m3", 1, investment=50))
+    b = (Share(6, 2, "m1", 2, investment=300),)
+    work = (replace(_work(1, 1, "normal"), user="a", shares=a), replace(_work(2, 2, "normal"), user="b", shares=b))
+    for release, unsettled in (("2.2.2", True), ("3.0.0", False)):
+        inp = replace(_cycle(release, m, work), config=Config(fragmentation_threshold=2,
+                                                              behaviours=for_release(release)))
+        d = defragment(inp, {1: 5, 2: 2}, (), (), pure_fair_share={1: 4, 2: 4})
+        assert len(d.actions) == 1 and d.actions[0].host in ("m2", "m3")
+        assert [u.reasons for u in d.unsettled] == ([(NODE_IP,)] if unsettled else [])
