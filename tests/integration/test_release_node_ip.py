@@ -19,7 +19,7 @@ from pathlib import Path
 from replay import parse
 from replay.apps.audit import LACKS_INPUT, audit
 from replay.model.world import bootstrap, cycle_inputs
-from rmref.behaviours import for_release
+from rmref.behaviours import Behaviours, for_release
 from rmref.whatof import what_of
 from tests.conftest import log_path, parsed, scenario, truth
 
@@ -52,13 +52,21 @@ def test_with_the_real_ips_rmref_picks_the_rms_machine_and_without_them_the_othe
 
 
 @lru_cache(maxsize=None)
-def _divergences(banner: str) -> list:
-    """The audit's placement divergences, the log's banner naming `banner` (the same log otherwise)."""
+def _tables(banner: str) -> dict:
+    """The fixture's tables, its banner naming `banner` (the same log otherwise)."""
     raw = gzip.decompress(log_path(NAME).read_bytes()).decode()
     assert "DUCC Version            :  2.2.2" in raw
     path = Path(tempfile.mkdtemp(prefix="release_node_ip.")) / "rm.log"
     path.write_text(raw.replace("DUCC Version            :  2.2.2", f"DUCC Version            :  {banner}"))
-    return [d for d in audit(parse([path]).tables).divergences if d[2] == "placements"]
+    return parse([path]).tables
+
+
+def _divergences(banner: str) -> list:
+    return [d for d in audit(_tables(banner)).divergences if d[2] == "placements"]
+
+
+def test_an_unknown_release_is_audited_as_the_latest():
+    assert bootstrap(_tables("9.9.9")).config.behaviours == Behaviours()
 
 
 def test_the_audit_says_the_log_lacks_the_ips():
