@@ -47,7 +47,10 @@ CHANGES: tuple[Change, ...] = (
            "cap); the mean item time is skewed by the active items"),
     Change("reserve_overage", "2.2.0", "UIMA-5086",
            "an unmanaged reservation may take a machine up to ducc.rm.reserve_overage GB larger than "
-           "asked (the job's order is upgraded to the machine's)"),
+           "asked (the job's order is upgraded to the machine's); the banner prints 'reserve overage'"),
+    Change("info_logging_reduced", "2.2.0", "UIMA-5190",
+           "doEvictions' table header names the nodepool last; 'Schedule class', 'Recurse to', the "
+           "Scheduler's returned schedule and the 'Machine occupancy before schedule' listing go to DEBUG"),
     Change("jd_class_user_restricted", "2.2.2", "UIMA-5618",
            "the JobDriver class (ducc.jd.host.class) authorizes ducc.jd.host.user, which restricts it "
            "to that user when it has no other users list; the RM logs 'jd.host.class=... jd.host.user=...'"),
