@@ -10,11 +10,11 @@ lacks this input; read as a release that logs IPs (3.0.0 on), the same divergenc
 from __future__ import annotations
 
 import gzip
-import tempfile
 from collections import Counter
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
+
+import pytest
 
 from replay import parse
 from replay.apps.audit import LACKS_INPUT, audit
@@ -51,30 +51,34 @@ def test_with_the_real_ips_rmref_picks_the_rms_machine_and_without_them_the_othe
     assert Counter(p.host for p in what_of(inp, counts) if p.job_id == JOB) != _truth_hosts()
 
 
-@lru_cache(maxsize=None)
-def _tables(banner: str) -> dict:
-    """The fixture's tables, its banner naming `banner` (the same log otherwise)."""
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    """banner -> the fixture's tables, its banner naming that release (the same log otherwise)."""
     raw = gzip.decompress(log_path(NAME).read_bytes()).decode()
     assert "DUCC Version            :  2.2.2" in raw
-    path = Path(tempfile.mkdtemp(prefix="release_node_ip.")) / "rm.log"
-    path.write_text(raw.replace("DUCC Version            :  2.2.2", f"DUCC Version            :  {banner}"))
-    return parse([path]).tables
+
+    @lru_cache(maxsize=None)
+    def read(banner: str) -> dict:
+        path = tmp_path_factory.mktemp("release_node_ip") / "rm.log"
+        path.write_text(raw.replace("DUCC Version            :  2.2.2", f"DUCC Version            :  {banner}"))
+        return parse([path]).tables
+    return read
 
 
-def _divergences(banner: str) -> list:
-    return [d for d in audit(_tables(banner)).divergences if d[2] == "placements"]
+def _placements(tables: dict) -> list:
+    return [d for d in audit(tables).divergences if d[2] == "placements"]
 
 
-def test_an_unknown_release_is_audited_as_the_latest():
-    assert bootstrap(_tables("9.9.9")).config.behaviours == Behaviours()
+def test_an_unknown_release_is_audited_as_the_latest(tables):
+    assert bootstrap(tables("9.9.9")).config.behaviours == Behaviours()
 
 
-def test_the_audit_says_the_log_lacks_the_ips():
-    rows = _divergences("2.2.2")
+def test_the_audit_says_the_log_lacks_the_ips(tables):
+    rows = _placements(tables("2.2.2"))
     assert rows and all(r[0] == CYCLE for r in rows)
     assert all(LACKS_INPUT in r[5] and "IP" in r[5] for r in rows)
 
 
-def test_a_release_that_logs_ips_does_not_excuse_it():
-    rows = _divergences("3.0.0")
+def test_a_release_that_logs_ips_does_not_excuse_it(tables):
+    rows = _placements(tables("3.0.0"))
     assert rows and not any(LACKS_INPUT in r[5] for r in rows)
