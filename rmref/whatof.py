@@ -41,7 +41,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from random import Random
 
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
@@ -419,10 +418,14 @@ def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[
     if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
         return None
     want = {j: Counter(h) for j, h in theirs.items() if h}
-    rng = Random(inp.cycle)
+    state = [inp.cycle]
+
+    def draw(n: int) -> int:  # a 64-bit linear congruential generator (Knuth's MMIX constants)
+        state[0] = (state[0] * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        return (state[0] >> 33) % n
 
     def ip() -> str:
-        return f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        return f"10.{draw(256)}.{draw(256)}.{1 + draw(254)}"
 
     def score(ips: Mapping[str, str]) -> tuple[int, bool]:
         trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
@@ -437,7 +440,7 @@ def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[
         for _ in range(steps):
             if found:
                 return ips
-            name = rng.choice(inp.machines).name
+            name = inp.machines[draw(len(inp.machines))].name
             old, ips[name] = ips[name], ip()
             s, same = score(ips)
             if s >= best:
