@@ -40,8 +40,8 @@ from replay.model.stale import StaleFree, stale_free
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
-from rmref.constants import DEAD, VARIED_OFF
 from rmref.behaviours import Behaviours, for_release
+from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.trees import tree_quantum
 
