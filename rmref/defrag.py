@@ -79,6 +79,7 @@ class TakeFromTheRich:
 # Why the RM's order of two shares is not settled by the input (Unsettled.reasons)
 INVESTMENT = "investment"  # initialized processes of different jobs: only each job's own ranking is known
 SHARE_MAP = "share map"  # the comparator ties: the machine's share HashMap order (random share ids)
+NODE_IP = "node ip"  # machines of equal wealth and memory: a map hashed on node IPs the log never shows
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Unsettled:
     needy_job: int
     host: str
     shares: tuple[tuple[int, int], ...]  # (job, share id; 0 for a new process) of the shares in question
-    reasons: tuple[str, ...]  # INVESTMENT and/or SHARE_MAP
+    reasons: tuple[str, ...]  # INVESTMENT, SHARE_MAP and/or NODE_IP
     action: int  # index in Defrag.actions of the first action the choice decided
     # every set of shares (job, share id; 0 for a new process), in clearing order, the round could
     # clear by an order of the shares in question the input allows (empty: too many to list)
@@ -535,6 +536,21 @@ def _round(state: _State, nj: _Job, name: str, ordered: Sequence[_Share], candid
     return cleared
 
 
+def _note_machine_tie(state: _State, nj: _Job, name: str, eligible: Sequence[str], chosen: Sequence[_Share]) -> None:
+    """Record the round's machine as unsettled when another eligible machine ties with it in
+    EligibleMachineSorter (same owner wealth, same memory) and the log shows no node IP (behaviour
+    node_ip_logged absent): the tie keeps the order of a map hashed on the IPs."""
+    if state.inp.config.behaviours.has("node_ip_logged") or state.nodes[name].machine.ip:
+        return
+    node = state.nodes[name]
+    key = (_machine_wealth(state, node), node.machine.memory_mb)
+    if any(other != name and not state.nodes[other].machine.ip
+           and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key
+           for other in eligible):
+        state.unsettled.append(Unsettled(nj.work.job_id, name, tuple(sorted((s.job_id, s.share_id) for s in chosen)),
+                                         (NODE_IP,), len(state.actions)))
+
+
 def _clear(state: _State, share: _Share, nj: _Job) -> None:
     """clearShare: hand over a same-size new process, drop a different-size one, evict a running one."""
     donor = state.jobs[share.job_id]
@@ -580,6 +596,7 @@ def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[in
             chosen = _round(state, nj, name, ordered, candidates)
             if chosen is None:
                 continue
+            _note_machine_tie(state, nj, name, eligible, chosen)
             room = node.virtual
             for share in chosen:
                 room += share.order

@@ -38,10 +38,12 @@ only matter for machines whose keys share a bucket.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from rmref.bands import by_submission, class_map_order, priority_bands
+from rmref.behaviours import Behaviours
 from rmref.choices import HostTie, met_order, tie_groups
 from rmref.evictions import held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
@@ -96,6 +98,8 @@ class _Walk:
     prefer: Mapping[str, int] = field(default_factory=dict)  # rank of a machine within an open order
     ties: list[HostTie] = field(default_factory=list)
 
+    behaviours: Behaviours = field(default_factory=Behaviours)  # the release's (Config.behaviours)
+
 
 @dataclass(frozen=True)
 class WhatOf:
@@ -148,7 +152,8 @@ def _start(inp: CycleInput) -> _Walk:
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
     size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1  # NodePool.getArraySize
-    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {})
+    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {},
+                 behaviours=inp.config.behaviours)
     for pool in pools.values():
         pool.by_size = [0] * size
         for name in pool.machines:
@@ -188,10 +193,10 @@ def _move(walk: _Walk, host: str, order: int, policy: str) -> None:
     if pool is None:
         return
     v = walk.free[host]
-    if order > v:  # more than is free (a resized node): count the machine as full
-        order = v
-    elif order < v and policy == RESERVE:  # a reservation always takes the whole machine
-        order = v
+    if order > v:  # more than is free (a resized node): count the machine as full (2.0.x indexes a
+        order = v  # negative free space there and its pass fails, which rmref does not model)
+    elif order < v and policy == RESERVE and walk.behaviours.has("free_space_clamped"):
+        order = v  # a reservation always takes the whole machine
     table = pool.by_free.get(v)
     if table is None:  # no map of its free size ("bad virtual machine list"): counts lowered, no recount
         if pool.owed:  # (the recount the last move made comes before this change)
@@ -360,6 +365,9 @@ def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) ->
         for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=by_submission):
             if counts.get(w.job_id, 0) <= walk.current.get(w.job_id, 0):
                 continue
+            if not walk.behaviours.has("service_horizontal_stacking"):  # one stacking findShares
+                _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
+                continue
             _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=False)
             if walk.current.get(w.job_id, 0) == 0:
                 _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
@@ -386,6 +394,94 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
         w = work.get(job)
         kept[by_submission(w) if w else (job, 0)] = job
     return set(kept.values())
+
+
+_Row = tuple[int, ...]
+
+
+def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ours: Mapping[int, Sequence[str]],
+                        job: int, earlier: Sequence[tuple[str, int]] = ()) -> bool:
+    """Whether the RM's hosts for `job` (`theirs[job]`, one per process) differ from rmref's
+    (`ours[job]`) only by the order of machines the log cannot tell apart, on a release whose log
+    shows no node IP (behaviour node_ip_logged absent) and with no IP known for them.
+
+    findShares walks the machines of one free space in the order of a node map hashed on each
+    node's name and IP. So it holds when either the RM's whole cycle is rmref's with machines
+    relabelled among those that began it alike (one pool, one free space), or this job's hosts are
+    rmref's relabelled among machines alike at its turn: the cycle's start less `earlier`, the
+    processes (host, order) placed before it.
+    """
+    mine, rm = list(ours.get(job, ())), list(theirs.get(job, ()))
+    if inp.config.behaviours.has("node_ip_logged") or Counter(mine) == Counter(rm):
+        return False
+    walk = _start(inp)
+    hosts = {h for placed in (*theirs.values(), *ours.values()) for h in placed}
+    if not hosts <= walk.machines.keys() or any(walk.machines[h].ip for h in hosts):
+        return False
+
+    def alike(free: Mapping[str, int], placed: Mapping[int, Sequence[str]]) -> dict[tuple[str, int], list[_Row]]:
+        """Per (pool, free space): each machine's processes per job, sorted (a relabelling keeps it)."""
+        counts = {j: Counter(p) for j, p in placed.items()}
+        jobs = sorted(set(theirs) | set(ours))
+        out: dict[tuple[str, int], list[_Row]] = {}
+        for h in sorted(walk.machines):  # every machine: one left empty is a relabelling target too
+            out.setdefault((walk.machines[h].nodepool, free.get(h, 0)), []).append(
+                tuple(counts[j][h] if j in counts else 0 for j in jobs))
+        return {k: sorted(v) for k, v in out.items()}
+
+    if alike(walk.free, theirs) == alike(walk.free, ours):
+        return True
+    at_turn = dict(walk.free)
+    for host, order in earlier:
+        if host in at_turn:
+            at_turn[host] -= order
+    return alike(at_turn, {job: rm}) == alike(at_turn, {job: mine})
+
+
+def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
+                    restarts: int = 6, steps: int = 150) -> dict[str, str] | None:
+    """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
+    host per process), on a release whose log shows no node IP; None when the log has them or the
+    search finds none. The search climbs from random IPs, changing one machine's IP at a time while
+    no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
+
+    A find proves the RM's choice is one its code makes for some IPs the log does not show.
+    """
+    if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
+        return None
+    want = {j: Counter(h) for j, h in theirs.items() if h}
+    state = [inp.cycle]
+
+    def draw(n: int) -> int:  # a 64-bit linear congruential generator (Knuth's MMIX constants)
+        state[0] = (state[0] * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        return (state[0] >> 33) % n
+
+    def ip() -> str:
+        return f"10.{draw(256)}.{draw(256)}.{1 + draw(254)}"
+
+    def score(ips: Mapping[str, str]) -> tuple[int, bool]:
+        trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+        got: dict[int, Counter[str]] = {}
+        for p in what_of(trial, counts):
+            got.setdefault(p.job_id, Counter())[p.host] += 1
+        return sum((got.get(j, Counter()) & want.get(j, Counter())).total() for j in {*got, *want}), got == want
+
+    for _ in range(restarts):
+        ips = {m.name: ip() for m in inp.machines}
+        best, found = score(ips)
+        for _ in range(steps):
+            if found:
+                return ips
+            name = inp.machines[draw(len(inp.machines))].name
+            old, ips[name] = ips[name], ip()
+            s, same = score(ips)
+            if s >= best:
+                best, found = s, same
+            else:
+                ips[name] = old
+        if found:
+            return ips
+    return None
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int],

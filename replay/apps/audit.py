@@ -20,9 +20,10 @@ from typing import Any, cast
 
 import polars as pl
 
-from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
+from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause
 from replay.apps.verify import (
-    Verified, cleared_by_rm, follow_placements, unsettled_sentence, verdict_admitted, verdict_sentence,
+    Verified, cleared_by_rm, follow_node_ips, follow_placements, unsettled_sentence, verdict_admitted,
+    verdict_sentence,
 )
 from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions, pair_key
@@ -36,6 +37,7 @@ from replay.progress import OnProgress, counted
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGE, PURGES, RESERVATION
 from rmref.cycle import CycleResult, Hints, schedule
+from rmref.defrag import NODE_IP
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
@@ -237,8 +239,9 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     if "counts" in only:
         trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
     if "placements" in only:
-        trace = replace(trace, placements=_audit_placements(inp, logged, phases, result, counts,
-                                                            reuse if "what_of" in own else None, follow))
+        inp, placed = _audit_placements(inp, logged, phases, result, counts, reuse if "what_of" in own else None,
+                                        follow)
+        trace = replace(trace, input=inp, placements=placed)
     if "evictions" in only:
         trace = replace(trace, evictions=_audit_evictions(inp, logged, phases, result, counts))
     if "defrag" in only:
@@ -287,10 +290,12 @@ def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: Audit
 
 
 def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                      counts: Mapping[int, int], reuse: _Reuse | None, follow: _Follow) -> tuple[Placement, ...]:
+                      counts: Mapping[int, int], reuse: _Reuse | None,
+                      follow: _Follow) -> tuple[CycleInput, tuple[Placement, ...]]:
     """What Of on the logged counts, against the connectShare lines. With rmref's own What Of
-    (`reuse`), a host the RM chose among machines rmref found equally free is a verified choice,
-    and the rest of the walk follows it (replay.apps.verify)."""
+    (`reuse`), a host the RM chose among machines rmref found equally free, or by node IPs the
+    log does not show, is a verified choice, and the rest of the cycle follows it
+    (replay.apps.verify): the cycle's input (with the IPs found, if any) and the placements."""
     placed: dict[int, list] = {}
     verified: dict[int, Verified] = {}
     if reuse is None:
@@ -300,14 +305,19 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
         reuse.calls["what_of"] = ((inp, counts), {}, f.own.placements)  # the chained run's own walk
         placements, verified = f.what_of.placements, f.verified
         follow.prefer.update(f.prefer)
+        by_ip = follow_node_ips(inp, counts, logged.placements.get(inp.cycle, {}), placements)
+        if by_ip is not None:  # the later phases and the chained run read the IPs found
+            inp, placements, ip_verified = by_ip
+            verified = {**verified, **ip_verified}
         follow.sentences += [v.sentence for v in verified.values()]
     for p in placements:
         placed.setdefault(p.job_id, []).append((p.host, p.order))
         result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
-    _compare(result, "placements", inp.cycle, logged.placements.get(inp.cycle, {}),
-             {j: sorted(v) for j, v in placed.items()},
-             lambda j, lv, rv: placement_cause(inp, j, lv, rv), verified, "findShares")
-    return placements
+    theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
+    cycle = CyclePlacements(inp, theirs, ours, counts, placements)
+    _compare(result, "placements", inp.cycle, theirs, ours,
+             lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle), verified, "findShares")
+    return inp, placements
 
 
 def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
@@ -415,12 +425,21 @@ def _needy_words(value: object) -> str:
 
 
 def _unlisted_words(d: Defrag | None) -> str:
-    """Why a takeFromTheRich choice could not be verified: too many shares of open order to list."""
+    """Why a takeFromTheRich choice could not be verified: too many shares of open order to list, or
+    machines met in the order of a map hashed on node IPs the log of this release never shows."""
     if d is None or not any(not u.alternatives for u in d.unsettled):
         return ""
-    hosts = ", ".join(u.host for u in d.unsettled if not u.alternatives)
-    return (f". On {hosts} takeFromTheRich chose among more equally ranked shares than rmref lists "
-            f"(rmref.choices.MAX_OPEN), so its choice there is not verified")
+    parts = []
+    for u in d.unsettled:
+        if u.alternatives:
+            continue
+        if NODE_IP in u.reasons:
+            parts.append(f"on {u.host} takeFromTheRich met machines of equal wealth and memory in the order of a "
+                         f"map hashed on each node's IP, which the log of this release never shows")
+        else:
+            parts.append(f"on {u.host} takeFromTheRich chose among more equally ranked shares than rmref lists "
+                         f"(rmref.choices.MAX_OPEN)")
+    return f". {'; '.join(parts)}: its choice there is not verified"
 
 
 def _shares_words(value: object) -> str:

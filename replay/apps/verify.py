@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rmref.choices import HostTie, host_choice
 from rmref.defrag import Defrag, Unsettled
 from rmref.model import CycleInput, Placement
-from rmref.whatof import WhatOf, what_of_choices
+from rmref.whatof import WhatOf, ips_reproducing, what_of, what_of_choices
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ class Verified:
 
     own: object  # rmref's pick, before it followed the RM's
     sentence: str  # "agrees: the RM chose ..."
+
+
+FollowedIps = tuple[CycleInput, tuple[Placement, ...], dict[int, Verified]]  # input with IPs, placements, verified
 
 
 @dataclass
@@ -87,6 +90,35 @@ def follow_placements(inp: CycleInput, counts: Mapping[int, int], logged: Mappin
                 out.prefer[h] = len(out.prefer)
         out.what_of = what_of_choices(inp, counts, out.prefer)
     return out
+
+
+def follow_node_ips(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[int, object],
+                    placements: Sequence[Placement]) -> FollowedIps | None:
+    """On a release whose log shows no node IP (behaviour node_ip_logged absent), the RM meets
+    machines alike in the order of maps hashed on each node's IP. When rmref's placements differ
+    from the log's and some IPs make What Of place every process of the cycle where the RM did
+    (rmref.whatof.ips_reproducing), the RM's placement is one of its possible choices: the cycle's
+    input with those IPs, What Of's placements under them and the jobs verified; None otherwise."""
+    ours = _per_job(placements)
+    if inp.config.behaviours.has("node_ip_logged") or all(logged.get(j) == ours.get(j) for j in {*logged, *ours}):
+        return None
+    theirs = {j: [h for h, _ in v] for j, v in logged.items() if isinstance(v, list)}
+    ips = ips_reproducing(inp, counts, theirs)
+    if ips is None:
+        return None
+    trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+    placed = what_of(trial, counts)
+    mine = _per_job(placed)
+    release = inp.config.behaviours.release
+    verified = {}
+    for job in sorted({*mine, *ours}):
+        if mine.get(job) != ours.get(job):
+            hosts = sorted({h for h, _ in (*mine.get(job, ()), *ours.get(job, ()))})
+            named = ", ".join(f"{h} {ips[h]}" for h in hosts)
+            verified[job] = Verified(ours.get(job), f"agrees: the RM meets machines alike in the order of node maps "
+                                     f"hashed on each node's IP, which the log of DUCC {release} never shows; with IPs "
+                                     f"such as {named} findShares places every process of the cycle where the RM did")
+    return trial, placed, verified
 
 
 def verdict_sentence(d: Defrag, theirs: Mapping[int, int]) -> str:

@@ -40,6 +40,7 @@ from replay.model.stale import StaleFree, stale_free
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
+from rmref.behaviours import Behaviours, for_release
 from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.trees import tree_quantum
@@ -58,6 +59,14 @@ class Bootstrap:
     classes: tuple[ClassDef, ...]
     nodepools: tuple[Nodepool, ...]
     assumed: tuple[st.Assumption, ...] = ()
+
+
+def _behaviours(banner: str | None) -> Behaviours:
+    """The behaviours of the release the banner's `DUCC Version` names (the latest when unknown or absent)."""
+    try:
+        return for_release(banner.strip()) if banner else Behaviours()
+    except KeyError:
+        return Behaviours()
 
 
 def _int(value, default: int) -> int:
@@ -137,6 +146,7 @@ def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
         defragmentation=assumed[2].value.lower() == "true",
         global_allotment=_int(assumed[3].value, UNLIMITED),
         user_allotments=users,
+        behaviours=_behaviours(config.get("DUCC Version")),
     )
     # a pool whose quantum the files leave open takes the configuration's (inferred) one
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
