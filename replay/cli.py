@@ -355,8 +355,14 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+# in the first 4 kB of every JUnit file `check` writes (`check --simulate` too): a file rmreplay wrote
+JUNIT_MARKER = b'<testsuites name="rmreplay check'
+
+
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """rmreplay check LOG... [--scheduler ...] [--set ...] [--max-changed-cycles N] [--junit FILE]"""
+    if args.junit:  # before the work: a refused FILE is known at once
+        check_replaceable_file(Path(args.junit), args.force, JUNIT_MARKER)
     if args.simulate:
         return cmd_check_simulate(args, console)
     from replay.apps.whatif import change_text, junit_xml, whatif
@@ -380,7 +386,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         for row in result.changes[: args.show]:
             console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
     if args.junit:
-        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+        with atomic_output_file(args.junit, args.force, marker=JUNIT_MARKER) as tmp:  # rewritten every run
             tmp.write_text(junit_xml(results, args.max_changed_cycles), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(r.cycles_changed > args.max_changed_cycles for _, r, _ in results) else 0
@@ -477,7 +483,7 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
         for g in checked:
             console.print(f"  {'ok  ' if g.ok else 'FAIL'} {g.message}", markup=False, highlight=False)
     if args.junit:
-        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+        with atomic_output_file(args.junit, args.force, marker=JUNIT_MARKER) as tmp:  # rewritten every run
             tmp.write_text(junit_xml(results), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(not g.ok for _, checked, _, _ in results for g in checked) else 0
@@ -660,7 +666,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_change_options(c)
     c.add_argument("--max-changed-cycles", type=int, default=0, metavar="N",
                    help="cycles allowed to change per log (default 0)")
-    c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log)")
+    c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log); an existing "
+                   "FILE is replaced only when rmreplay wrote it (or with --force)")
+    c.add_argument("--force", action="store_true", help="replace the --junit FILE even when rmreplay did not write it")
     c.add_argument("--simulate", action="store_true",
                    help="gate on the closed-loop simulation instead (rmreplay simulate): --max-turnaround-increase "
                         "and/or --max-preemptions")
