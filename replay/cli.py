@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 import rich.progress
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn
 from rich.table import Table
 
@@ -204,6 +205,17 @@ def audit_line(result: AuditResult, seconds: float) -> str:
     return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s)"
 
 
+def damage_lines(result: AuditResult, shown: int = 5) -> list[str]:
+    """The cycles not audited because their input is damaged: how many, then the first few and why."""
+    if not result.damaged:
+        return []
+    lines = [f"[yellow]{len(result.damaged):,} cycle(s) not audited: input damaged (report.json 'damaged')[/]"]
+    lines += [f"  cycle {label(c, d.epoch)}: {escape(d.text())}" for c, d in list(result.damaged.items())[:shown]]
+    if len(result.damaged) > shown:
+        lines.append(f"  ... {len(result.damaged) - shown:,} more")
+    return lines
+
+
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
     from replay.apps.audit import audit, write_audit
@@ -226,6 +238,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         console.print(line, markup=False, highlight=False)
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))
+    for line in damage_lines(result):
+        console.print(line, highlight=False)
     if result.skipped:
         console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
                       f"{next(iter(result.skipped.values()))}[/]", highlight=False)

@@ -320,9 +320,15 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         parts.append("<p class=\"note\">Not audited (run without --no-audit to include it).</p>")
     else:
         rep = audit_result.report()
-        ok = rep["cycles_agree"] == rep["cycles"]
+        ok = rep["cycles_agree"] == rep["cycles_audited"]
         parts.append(f"<p class=\"{'ok' if ok else 'bad'}\">rmref reproduces {rep['cycles_agree']:,} of "
-                     f"{rep['cycles']:,} cycles exactly; {len(audit_result.divergences):,} divergent decision(s).</p>")
+                     f"{rep['cycles_audited']:,} cycles exactly; {len(audit_result.divergences):,} divergent "
+                     "decision(s).</p>")
+        if audit_result.damaged:
+            parts.append(f"<p class=\"note\">{len(audit_result.damaged):,} cycle(s) not audited: input damaged "
+                         "(no verdict on the RM there).</p>")
+            parts.append(table(("cycle", "epoch", "why"), [(c, d.epoch, d.text())
+                                                           for c, d in list(audit_result.damaged.items())[:max_rows]]))
         parts.append(table(("decision", "agree", "total"), [
             (k, v["agree"], v["total"]) for k, v in rep["decisions"].items()]))
         if audit_result.divergences:

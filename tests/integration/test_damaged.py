@@ -1,0 +1,142 @@
+"""Damaged copies of a bundled log (tests/damaged.py): the audit never blames the RM for them.
+
+Ground truth: truth.jsonl, the real RM's own state after every published schedule, says the RM
+agreed with itself in every cycle. So on a damaged copy no divergence may be reported at all,
+every cycle the damage touches is `input damaged` (not audited), and in every other cycle
+rmref's counts are truth's (by the RM's epoch: a gap renumbers the cycles).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from replay import parse
+from replay.apps.audit import audit
+from replay.cli import main
+from replay.model.damage import BAD_BYTES, CUT, GAP, NUL, UNPARSED, damaged_cycles
+from replay.model.resources import read_resources
+from tests import damaged
+from tests.conftest import truth
+from tests.midstream import classes_only, cut
+
+NAME = damaged.NAME
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("damaged")
+
+
+def _truth_counts() -> dict[int, list[tuple[int, int]]]:
+    return {r["epoch"]: sorted((j["id"], j["nshares_given"]) for j in r["jobs"]) for r in truth(NAME)}
+
+
+def _check(tables, result) -> None:
+    """No divergence; the report's tally adds up; every audited cycle's counts are truth's."""
+    assert result.divergences == []
+    rep = result.report()
+    assert rep["cycles_agree"] + rep["damaged"]["cycles"] + rep["skipped"]["cycles"] == rep["cycles"]
+    assert rep["cycles"] == tables["cycles"].height
+    assert not set(result.cycles) & set(result.damaged)
+    counts: dict[int, list] = {}
+    for c, job, _order, n in result.ref["counts"]:
+        counts.setdefault(c, []).append((job, n))
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    want = _truth_counts()
+    wrong = [c for c in result.cycles if sorted(counts.get(c, [])) != want[epochs[c]]]
+    assert not wrong, wrong[:5]
+
+
+@cache
+def _garbage(tmp: Path):
+    log, numbers = damaged.garbage(tmp / "garbage.log")
+    tables = parse([log]).tables
+    return tables, audit(tables), numbers
+
+
+def test_garbage_lines_damage_their_cycles_only(tmp):
+    tables, result, numbers = _garbage(tmp)
+    _check(tables, result)
+    unparsed = tables["unparsed"]
+    # every garbage line is accounted for: unparsed, or a line of a generic message (whose
+    # continuation lines are its text: a stack trace, say)
+    text = (tmp / "garbage.log").read_bytes().splitlines()
+    header = re.compile(rb"^\d\d [A-Z][a-z][a-z] \d{4} ")
+    generic = set(tables["messages"]["line"])
+    for n in set(numbers) - set(unparsed["line"]):
+        start = next(i for i in range(n - 1, 0, -1) if header.match(text[i - 1]))
+        assert start in generic, n
+    touched = set(unparsed["cycle"].drop_nulls())
+    assert touched == set(result.damaged)
+    assert all(d.reasons[0][0] == UNPARSED for d in result.damaged.values())
+    assert len(result.cycles) >= 0.7 * tables["cycles"].height  # the rest is audited
+
+
+def test_a_nul_run_inside_a_line_is_damage_not_a_parsed_line(tmp):
+    line = 10_000
+    tables = parse([damaged.nul_run(tmp / "nul.log", line)]).tables
+    result = audit(tables)
+    _check(tables, result)
+    rows = tables["unparsed"].filter(pl.col("reason").str.starts_with("NUL bytes"))
+    assert rows.height == 1
+    # the line is in no table of records: every line of its record is reported unparsed
+    assert line in set(tables["unparsed"]["line"])
+    assert line not in set(tables["messages"]["line"]) | set(tables["job_events"]["line"])
+    (cycle, d), = result.damaged.items()
+    assert d.reasons[0][0] == NUL and d.reasons[0][2] == rows["line"][0]
+    # the cycle the RM was in when the line was written: the last loop entered before it
+    text = damaged.lines()[:line]
+    entered = [int(m.group(1)) for t in text if (m := re.search(rb"-------- (\d+) ------- Entering", t))]
+    assert d.epoch in (entered[-1], entered[-1] + 1)
+
+
+def test_bad_bytes_are_damage(tmp):
+    src = damaged.lines()
+    src[12_000] = src[12_000].replace(b" ", b" \xff\xfe ", 1)
+    log = tmp / "bad.log"
+    log.write_bytes(b"".join(src))
+    tables = parse([log]).tables
+    result = audit(tables)
+    _check(tables, result)
+    assert [d.reasons[0][0] for d in result.damaged.values()] == [BAD_BYTES]
+
+
+@pytest.mark.parametrize("kind", ["counter", "schedule", "between"])
+def test_a_cut_first_cycle_is_damaged(tmp, kind):
+    """Cut inside a cycle's RmCounter block, inside its createState block (the lines left of it
+    belong to no cycle of the log) or between cycles: only a cycle the log starts inside is damaged."""
+    log = cut(NAME, "rm.log", kind, tmp / f"cut-{kind}.log")
+    tables = parse([log]).tables
+    tables.update(read_resources(classes_only(NAME, tmp / "config")))
+    result = audit(tables)
+    _check(tables, result)
+    started = tables["cycles"]["started"][0]
+    assert started == (kind != "counter")
+    assert {c: [r for r, *_ in d.reasons] for c, d in result.damaged.items()} == ({} if started else {1: [CUT]})
+    assert not result.skipped
+
+
+def test_a_rolled_set_with_a_member_lost(tmp, capsys):
+    folder = damaged.rolled(tmp / "gap", drop="rm.log.1")
+    tables = parse([folder]).tables
+    result = audit(tables)  # no traceback: a record cut by the lost file is damage, not a crash
+    _check(tables, result)
+    epochs = tables["cycles"]["epoch"].to_list()
+    jump = next(i for i, (a, b) in enumerate(zip(epochs, epochs[1:])) if b != a + 1)
+    gap = {jump + 1, jump + 2}  # cycle numbers of the two cycles on either side
+    assert {c for c, d in result.damaged.items() if GAP in [r for r, *_ in d.reasons]} == gap
+    assert damaged_cycles(tables) == result.damaged or set(result.damaged) >= gap
+    out = tmp / "gap-audit"
+    assert main(["audit", str(folder), "--no-cache", "-o", str(out)]) == 0
+    text = capsys.readouterr()
+    assert "missing from the rolled set: rm.log.1" in text.err
+    assert f"cycle {jump + 1} " in text.out and "input damaged" in text.out
+    report = json.loads((out / "report.json").read_text())
+    assert report["damaged"]["by_reason"][GAP] == 2
+    assert report["cycles_agree"] + report["damaged"]["cycles"] + report["skipped"]["cycles"] == report["cycles"]
