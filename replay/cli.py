@@ -612,8 +612,8 @@ def _chunk_mb(text: str) -> int:
     return int(text)
 
 
-LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only) or a "
-             "`rmreplay parse -o` directory")
+LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only), an archive of one "
+             "(.tar, .tar.gz, .tgz, .zip) or a `rmreplay parse -o` directory")
 
 
 def _jobs(text: str) -> int:
@@ -629,8 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
-    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or a DUCC log folder "
-                   "(its rm.log* only)")
+    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder "
+                   "(its rm.log* only) or an archive of one (.tar, .tar.gz, .tgz, .zip)")
     p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
     _add_force(p)
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",

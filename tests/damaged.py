@@ -9,6 +9,7 @@ says the real RM agreed with itself in all of them.
 from __future__ import annotations
 
 import gzip
+import io
 import random
 import tarfile
 import zipfile
@@ -54,9 +55,10 @@ def nul_run(out: Path, line: int, size: int = 4096) -> Path:
     return out
 
 
-def rolled(folder: Path, drop: str | None = None, parts: int = 3) -> Path:
+def rolled(folder: Path, drop: str | None = None, parts: int = 3, gzipped: bool = False) -> Path:
     """The log split into a rolled set (rm.log.2, rm.log.1, rm.log: oldest first) at line
-    boundaries, beside another daemon's log; `drop` names a member to leave out."""
+    boundaries, beside another daemon's log; `drop` names a member to leave out; `gzipped`: the
+    oldest member gzipped (rm.log.2.gz), as logrotate leaves it."""
     folder.mkdir(parents=True, exist_ok=True)
     src = lines()
     size = len(src) // parts
@@ -64,34 +66,30 @@ def rolled(folder: Path, drop: str | None = None, parts: int = 3) -> Path:
     for i, name in enumerate(names):
         if name != drop:
             chunk = src[i * size: (i + 1) * size if i < parts - 1 else len(src)]
-            (folder / name).write_bytes(b"".join(chunk))
+            data = b"".join(chunk)
+            if gzipped and i == 0:
+                (folder / f"{name}.gz").write_bytes(gzip.compress(data, mtime=0))
+            else:
+                (folder / name).write_bytes(data)
     (folder / "or.log").write_bytes(b"01 Jan 2015 00:00:00,000  INFO OR.OrchestratorComponent - N/A T[1] start  "
                                     b"Orchestrator up\n")
     return folder
 
 
 def packed(folder: Path, out: Path) -> Path:
-    """`folder` packed as `out` (.tar, .tar.gz/.tgz or .zip), its files under the folder's name;
-    rm.log.2 gzipped inside, as logrotate leaves it."""
+    """`folder` packed as `out` (.tar, .tar.gz/.tgz or .zip), its files under the folder's name."""
     members = sorted(folder.iterdir())
     if out.name.endswith(".zip"):
         with zipfile.ZipFile(out, "w") as zf:
             for p in members:
-                zf.writestr(f"{folder.name}/{_stored(p)[0]}", _stored(p)[1])
+                zf.writestr(f"{folder.name}/{p.name}", p.read_bytes())
         return out
     mode = "w:gz" if out.name.endswith((".tgz", ".tar.gz")) else "w"
     with tarfile.open(out, mode) as tf:
         for p in members:
-            name, data = _stored(p)
-            info = tarfile.TarInfo(f"{folder.name}/{name}")
+            data = p.read_bytes()
+            info = tarfile.TarInfo(f"{folder.name}/{p.name}")
             info.size = len(data)
             info.mtime = 0
-            import io
             tf.addfile(info, io.BytesIO(data))
     return out
-
-
-def _stored(p: Path) -> tuple[str, bytes]:
-    if p.name == "rm.log.2":
-        return p.name + ".gz", gzip.compress(p.read_bytes(), mtime=0)
-    return p.name, p.read_bytes()

@@ -8,7 +8,10 @@ rmref's counts are truth's (by the RM's epoch: a gap renumbers the cycles).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import tarfile
 import re
 from functools import cache
 from pathlib import Path
@@ -140,3 +143,57 @@ def test_a_rolled_set_with_a_member_lost(tmp, capsys):
     report = json.loads((out / "report.json").read_text())
     assert report["damaged"]["by_reason"][GAP] == 2
     assert report["cycles_agree"] + report["damaged"]["cycles"] + report["skipped"]["cycles"] == report["cycles"]
+
+
+def _plain(text: str) -> str:
+    """Command output without what varies run to run (seconds, cycles per second)."""
+    return re.sub(r"\([\d.]+ s, [\d,]+ cycles/s\)", "(time)", text)
+
+
+@pytest.mark.parametrize("ext", ["tar", "tgz", "tar.gz", "zip"])
+def test_an_archive_reads_as_the_folder(tmp, capsys, ext):
+    """The folder packed (its rolled set, rm.log.2 gzipped inside, beside another daemon's log and
+    a subfolder): every command gives what it gives on the folder."""
+    folder = damaged.rolled(tmp / ext / "logs", gzipped=True)
+    archive = damaged.packed(folder, tmp / ext / f"logs.{ext}")
+    (folder / "sub").mkdir(exist_ok=True)
+    with tarfile.open(archive, "a") if ext == "tar" else contextlib.nullcontext() as tf:
+        if tf is not None:  # a member in a subfolder: named, not read (as a folder's subfolder)
+            info = tarfile.TarInfo("logs/sub/x.log")
+            tf.addfile(info, io.BytesIO(b""))
+    outs = {}
+    for name, src in (("folder", folder), ("archive", archive)):
+        code = main(["audit", str(src), "--no-cache", "-o", str(tmp / f"{name}-{ext}")])
+        text = capsys.readouterr()
+        outs[name] = (code, _plain(text.out).replace(str(tmp / f"{name}-{ext}"), "OUT"), text.err,
+                      (tmp / f"{name}-{ext}" / "report.json").read_text())
+    assert outs["folder"][0] == 0 and "cycles agree" in outs["folder"][1]
+    assert outs["archive"][:2] == outs["folder"][:2] and outs["archive"][3] == outs["folder"][3]
+    assert "ignored or.log (the Orchestrator's log)" in outs["archive"][2]
+    if ext == "tar":
+        assert outs["archive"][2] == outs["folder"][2].replace(str(folder), str(archive))
+    # the tables are the folder's, file names included
+    a, f = parse([archive]).tables, parse([folder]).tables
+    for table in ("cycles", "counts", "unparsed", "schedule"):
+        assert a[table].equals(f[table]), table
+    job = int(f["counts"]["job_id"][0])
+    for cmd in (["explain", "--job", str(job)],) if ext == "tgz" else ():
+        assert main([cmd[0], str(archive), *cmd[1:]]) == 0
+        text_a = capsys.readouterr().out
+        assert main([cmd[0], str(folder), *cmd[1:]]) == 0
+        assert text_a == capsys.readouterr().out
+
+
+def test_an_archive_without_an_rm_log_or_cut_short_is_one_line(tmp, capsys):
+    folder = tmp / "other" / "logs"
+    folder.mkdir(parents=True)
+    (folder / "or.log").write_bytes(b"01 Jan 2015 00:00:00,000  INFO OR.OrchestratorComponent - N/A T[1] start  up\n")
+    archive = damaged.packed(folder, tmp / "other" / "logs.tgz")
+    assert main(["audit", str(archive), "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert f"{archive}: no RM log here" in err and "or.log (the Orchestrator's log)" in err
+    cut_short = tmp / "other" / "cut.tgz"
+    whole = damaged.packed(damaged.rolled(tmp / "cut" / "logs"), tmp / "cut" / "logs.tgz").read_bytes()
+    cut_short.write_bytes(whole[: len(whole) // 2])
+    assert main(["audit", str(cut_short), "--no-cache"]) == 2
+    assert "cannot read the archive" in capsys.readouterr().err
