@@ -145,7 +145,7 @@ def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range 
 
 
 def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
-                columns: Mapping[str, Sequence[str]] | None = None
+                columns: Mapping[str, Sequence[str]] | None = None, force: bool = False
                 ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
@@ -155,7 +155,7 @@ def load_tables(logs: list[str], config: str | None, console: Console, use_cache
         opened = open_input(logs, use_cache=use_cache, progress=show, columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
-    return tables, apply_config(tables, config)
+    return tables, apply_config(tables, config, force)
 
 
 def print_note(console: Console, note: str | None) -> None:
@@ -164,16 +164,29 @@ def print_note(console: Console, note: str | None) -> None:
         console.print(note, markup=False, highlight=False)
 
 
-def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None) -> str | None:
-    """Fill the bootstrap tables from `--config DIR` when the log has none; what was done, in words."""
+def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None, force: bool = False) -> str | None:
+    """Check `--config DIR` against the log and fill the bootstrap tables from it when the log has
+    none (the log's value wins wherever the two differ: replay.model.conflicts); what was done, in
+    words, one line per contradiction. InputError when the config is another cluster's, unless `force`."""
     if not config:
         return None
+    from replay.model.conflicts import CONFLICTS, belongs, conflicts, with_log_values
     from replay.model.resources import read_resources
 
+    theirs = read_resources(Path(config))
+    foreign = belongs(tables, theirs).foreign()
+    if foreign and not force:
+        raise InputError(f"--config {config}: this config does not belong to this log: {foreign}; give the "
+                         "log's own resources folder, or add --force to use it anyway")
+    found = conflicts(tables, theirs)
+    tables[CONFLICTS] = pl.DataFrame([c.row() for c in found], schema=dict.fromkeys(
+        ("setting", "log", "config", "where"), pl.String))
+    lines = [f"--config {config} used although it does not belong to this log (--force): {foreign}"] if foreign else []
+    lines += [c.text() for c in found]
     if tables["classes"].is_empty() or tables["nodepools"].is_empty():
-        tables.update(read_resources(Path(config)))
-        return f"bootstrap: from {config} (the log has none)"
-    return "bootstrap: from the log (it has one; --config not needed)"
+        tables.update(with_log_values(theirs, tables))
+        return "\n".join([*lines, f"bootstrap: from {config} (the log has none)"])
+    return "\n".join([*lines, "bootstrap: from the log (it has one; --config not needed)"])
 
 
 def audit_table(result: AuditResult, seconds: float) -> Table:
@@ -223,7 +236,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns())
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns(), args.force)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "auditing") as show:
@@ -272,7 +285,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     ref = parse_ref(args.cycle) if args.cycle else None
     # with --json, stdout is the JSON alone: what the loading says goes to stderr
     tables, note = load_tables(args.logs, args.config, Console(stderr=True) if args.json else console,
-                               not args.no_cache)
+                               not args.no_cache, force=args.force)
     cycle = resolve(ref, tables["cycles"]) if ref else None
     try:
         story = explain_job(tables, job, cycle)
@@ -346,7 +359,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "replaying") as show:
@@ -384,7 +397,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console, not args.no_cache)
+        tables, note = load_tables([log], args.config, console, not args.no_cache, force=args.force)
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
             result = whatif(tables, change, progress=show)
@@ -456,7 +469,7 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     check_replaceable(Path(args.out), args.force, "simulate", args.logs)
     change = _change(args)
     workload = read_workload(args.workload) if args.workload else None
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
     start = time.perf_counter()
     measured = _simulate(tables, change, args, console, workload)
     seconds = time.perf_counter() - start
@@ -486,7 +499,7 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:
-        tables, _note = load_tables([log], args.config, console, not args.no_cache)
+        tables, _note = load_tables([log], args.config, console, not args.no_cache, force=args.force)
         start = time.perf_counter()
         measured = _simulate(tables, change, args, console)
         report = simulation_report(measured)
@@ -515,7 +528,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
     print_note(console, note)
     audited = None
     if not args.no_audit:
@@ -602,7 +615,8 @@ def _add_change_options(p: argparse.ArgumentParser) -> None:
 
 def _add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
-                   help="replace OUT even when rmreplay did not write it (or another command did)")
+                   help="replace OUT even when rmreplay did not write it (or another command did); use --config "
+                        "even when it does not belong to the log")
 
 
 def _chunk_mb(text: str) -> int:
@@ -664,6 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="the story as JSON (logged and rmref decisions, where "
                    "they part, the sections)")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
+    e.add_argument("--force", action="store_true", help="use --config even when it does not belong to the log")
     e.set_defaults(func=cmd_explain)
 
     w = sub.add_parser("whatif", help="replay every cycle's recorded inputs with a changed configuration or phase")
@@ -682,7 +697,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cycles allowed to change per log (default 0)")
     c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log); an existing "
                    "FILE is replaced only when rmreplay wrote it (or with --force)")
-    c.add_argument("--force", action="store_true", help="replace the --junit FILE even when rmreplay did not write it")
+    c.add_argument("--force", action="store_true", help="replace the --junit FILE even when rmreplay did not "
+                   "write it; use --config even when it does not belong to the log")
     c.add_argument("--simulate", action="store_true",
                    help="gate on the closed-loop simulation instead (rmreplay simulate): --max-turnaround-increase "
                         "and/or --max-preemptions")

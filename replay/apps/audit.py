@@ -17,6 +17,7 @@ from typing import Any, cast
 import polars as pl
 
 from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
+from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.damage import Damage, damage_report, damaged_cycles, from_cycle, resume_points
 from replay.model.logged import Logged, logged_decisions, pair_key
@@ -58,6 +59,7 @@ class AuditResult:
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
+    config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (replay.cli.apply_config)
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -67,6 +69,7 @@ class AuditResult:
             "cycles_audited": len(self.cycles),
             "cycles_agree": sum(1 for c in self.cycles if c not in bad),
             "damaged": damage_report(self.damaged),
+            "config_conflicts": list(self.config_conflicts),
             "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
             "audited": list(self.audited),
             "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
@@ -452,8 +455,10 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
     log that starts mid-stream: what the log before the gap said is stale."""
     damage = damaged_cycles(tables)
     starts = resume_points(damage)
+    conflicts = tuple(tables[CONFLICTS].to_dicts()) if CONFLICTS in tables else ()
     if not starts:
-        return _audit_part(tables, boot, cycles, phases, progress, only, trace, rerunnable, damage)
+        return replace(_audit_part(tables, boot, cycles, phases, progress, only, trace, rerunnable, damage),
+                       config_conflicts=conflicts)
     parts = []
     for lo, hi in zip([0, *starts], [*starts, None]):
         span = range(max(lo, cycles.start if cycles else 0),
@@ -463,7 +468,7 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
         part_tables = tables if lo == 0 else from_cycle(tables, lo)
         parts.append(_audit_part(part_tables, boot if lo == 0 else None, span, phases, progress, only, trace,
                                  rerunnable, damage))
-    return _merged(parts, only, epochs(tables["cycles"]))
+    return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
 
 
 def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[int, int | None]) -> AuditResult:

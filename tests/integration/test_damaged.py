@@ -21,7 +21,7 @@ import pytest
 
 from replay import parse
 from replay.apps.audit import audit
-from replay.cli import main
+from replay.cli import apply_config, main
 from replay.model.damage import BAD_BYTES, CUT, GAP, NUL, UNPARSED, damaged_cycles
 from replay.model.resources import read_resources
 from tests import damaged
@@ -197,3 +197,64 @@ def test_an_archive_without_an_rm_log_or_cut_short_is_one_line(tmp, capsys):
     cut_short.write_bytes(whole[: len(whole) // 2])
     assert main(["audit", str(cut_short), "--no-cache"]) == 2
     assert "cannot read the archive" in capsys.readouterr().err
+
+
+FOREIGN_CLASSES = """\
+Nodepool site-b { }
+Class batch { policy = FAIR_SHARE; nodepool = site-b; priority = 10; weight = 100; default = true }
+Class pinned { policy = FIXED_SHARE; nodepool = site-b; priority = 5; default = true }
+Class JobDriver { policy = FIXED_SHARE; nodepool = site-b; priority = 9 }
+Class held { policy = RESERVE; nodepool = site-b; priority = 1; default = true }
+"""
+
+
+def _config(tmp: Path, name: str, classes: str | None = None, fixture: str = NAME) -> Path:
+    """A resources folder: the fixture's, or its ducc.properties with `classes` as ducc.classes."""
+    folder = tmp / name
+    folder.mkdir(exist_ok=True)
+    src = Path(__file__).resolve().parents[2] / "fixtures" / fixture / "resources"
+    for p in src.iterdir():
+        (folder / p.name).write_bytes(p.read_bytes())
+    if classes is not None:
+        (folder / "ducc.classes").write_text(classes)
+    return folder
+
+
+def _weight_changed(tmp: Path) -> Path:
+    src = (Path(__file__).resolve().parents[2] / "fixtures" / NAME / "resources" / "ducc.classes").read_text()
+    line = "Class normal         fair-base  { weight = 100; default = true }"
+    assert line in src  # the only class h_mega15's jobs run in
+    return _config(tmp, "heavier", src.replace(line, line.replace("100", "300")))
+
+
+@pytest.mark.parametrize("midstream", [False, True])
+def test_a_config_that_contradicts_the_log_is_named_and_loses(tmp, capsys, midstream):
+    """Another fixture's config (quantum 4 GB where the log's is 1 GB) and the log's own with one
+    class weight changed: each contradiction is one line and in report.json, the log's value is
+    used, so the audit agrees with truth as on the log alone."""
+    log = cut(NAME, "rm.log", "between", tmp / "mid-between.log") if midstream else damaged.log_path(NAME)
+    for config, setting in ((_config(tmp, "c", fixture="c_nodepools"), "nodepool --default-- quantum"),
+                            (_weight_changed(tmp), "class normal weight")):
+        out = tmp / f"conflict-{midstream}-{config.name}"
+        code = main(["audit", str(log), "--config", str(config), "-o", str(out), "--force"])
+        text = capsys.readouterr().out
+        report = json.loads((out / "report.json").read_text())
+        assert code == 0 and report["cycles_agree"] == report["cycles_audited"], text
+        assert [c["setting"] for c in report["config_conflicts"]] == [setting]
+        lines = [ln for ln in text.splitlines() if ln.startswith("--config contradicts the log")]
+        assert len(lines) == 1 and setting in lines[0] and "the log's value is used" in lines[0]
+    # truth's counts in every audited cycle, the foreign quantum and the changed weight overruled
+    for config in (_config(tmp, "c", fixture="c_nodepools"), _weight_changed(tmp)):
+        tables = parse([log]).tables
+        apply_config(tables, str(config))
+        _check(tables, audit(tables))
+
+
+def test_a_config_of_another_cluster_is_refused(tmp, capsys):
+    config = _config(tmp, "site-b", FOREIGN_CLASSES)
+    log = str(damaged.log_path(NAME))
+    assert main(["audit", log, "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "this config does not belong to this log" in err and "site-b" in err
+    assert main(["audit", log, "--config", str(config), "--force"]) == 0
+    assert "does not belong to this log (--force)" in capsys.readouterr().out
