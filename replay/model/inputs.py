@@ -169,9 +169,10 @@ def counter_blocks(tables: Mapping[str, pl.DataFrame]) -> list[CounterBlock]:
     for (cycle, block), rows in tables["rmcounter"].group_by("cycle", "block", maintain_order=True):
         descr = rows["descr"][0]
         entities = tuple(
-            Entity(name, weight, () if wanted is None else tuple(wanted),
+            Entity(name, weight, wanted,
                    order=next((o for o, n in enumerate(wanted) if o and n), 0) if descr == "countJobShares" else 0)
-            for name, weight, wanted in rows.select("entity", "weight", "wanted").iter_rows()
+            for name, weight, wanted in ((n, w, _as_tuple(v)) for n, w, v in
+                                         rows.select("entity", "weight", "wanted").iter_rows())
         )
         given = dict(rows.select("entity", "given").iter_rows()) if rows["given"].null_count() == 0 else None
         blocks.append(CounterBlock(cycle, block, descr, entities, _as_tuple(rows["vmachines"][0]),

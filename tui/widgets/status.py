@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
 from rich.text import Text
 from textual import events, work
@@ -11,6 +13,7 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from replay import InputError
+from replay.model.damage import Damage
 from replay.model.world import Bootstrap
 from replay.progress import Progress
 from tui.load import Loaded, run_audit, save_audit
@@ -85,11 +88,14 @@ class StatusLine(Horizontal):
         save_audit(loaded.cache, frames)
         self.post_message(self.Audited(frames))
 
-    def audited(self, divergences: pl.DataFrame, total: int) -> None:
-        """Say how many cycles agree with rmref."""
+    def audited(self, divergences: pl.DataFrame, total: int, damaged: Mapping[int, Damage] | None = None) -> None:
+        """Say how many cycles agree with rmref, and how many were not audited: input damaged."""
         n, bad = divergences.height, divergences["cycle"].n_unique()
-        self.say(f"audit: {total - bad:,} of {total:,} cycles agree with rmref, "
-                 f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
+        hurt = len(damaged or {})
+        first = next(iter((damaged or {}).values()), None)
+        self.say(f"audit: {total - hurt - bad:,} of {total - hurt:,} cycles agree with rmref, "
+                 f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)")
+                 + (f"; {hurt:,} not audited, input damaged (cycle {first.cycle}: {first.text()})" if first else ""))
         self.audit_done = True
 
     def show_filter(self, text: str) -> None:

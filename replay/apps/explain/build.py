@@ -116,4 +116,6 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         result = audit(tables, cycles=range(0, c + 1), trace={c})
         trace = result.traces.get(c)
     story = _facts(tables, result, trace, job_id, c, cycles, with_life=cycle is None)
-    return replace(story, sections=_sections(tables, story, trace.input if trace else None))
+    damage = result.damaged.get(c)
+    return replace(story, sections=_sections(tables, story, trace.input if trace else None),
+                   damaged=damage.text() if damage else None)

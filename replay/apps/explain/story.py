@@ -164,6 +164,7 @@ class Story:
     epoch: int | None = None  # the RM's epochs of `cycle`, `first_cycle` and `last_cycle` (replay.model.cycleref)
     first_epoch: int | None = None
     last_epoch: int | None = None
+    damaged: str | None = None  # why the cycle's input is damaged (replay.model.damage): no verdict on the RM there
 
     @property
     def actual_cap(self) -> int | None:

@@ -74,6 +74,9 @@ def render(story: Story) -> str:
             f" ({story.policy or 'unknown policy'}), published in cycles {story.first_cycle}-{story.last_cycle}"
             + epochs)
     out = [head, "=" * len(head), _summary(story), ""]
+    if story.damaged:
+        out[-1:-1] = [f"Cycle {story.cycle}: input damaged, not audited ({story.damaged}): the log does not show "
+                      "what the RM saw there, so nothing here is a verdict on it."]
     for section in story.sections:
         out.append(section.title)
         out += [f"  {line}" for line in section.lines]
