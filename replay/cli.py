@@ -218,6 +218,18 @@ def audit_line(result: AuditResult, seconds: float) -> str:
     return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s)"
 
 
+def nothing_audited(result: AuditResult) -> str:
+    """Why an audit audited no cycle."""
+    if result.damaged and not result.skipped:
+        first = next(iter(result.damaged.values()))
+        return (f"the input of every cycle in range is damaged ({len(result.damaged):,}; cycle "
+                f"{label(first.cycle, first.epoch)}: {first.text()})")
+    if result.skipped:
+        return next(iter(result.skipped.values()))
+    return ("no published schedule in the audited range (check --cycles, or that the log has "
+            "`createState  Schedule sent` records)")
+
+
 def damage_lines(result: AuditResult, shown: int = 5) -> list[str]:
     """The cycles not audited because their input is damaged: how many, then the first few and why."""
     if not result.damaged:
@@ -243,9 +255,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
     if not result.cycles:
-        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
-                         "no published schedule in the audited range (check --cycles, or that the log has "
-                         "`createState  Schedule sent` records)"))
+        raise InputError("nothing to audit: " + nothing_audited(result))
     print_note(console, note)
     for line in assumed_block(result):
         console.print(line, markup=False, highlight=False)
@@ -261,10 +271,6 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         kept = [k for k in result.audited if not any(c in result.skipped_kinds.get(k, {}) for c in partly)]
         console.print(f"[yellow]{len(partly):,} cycle(s) audited for {', '.join(kept) or 'nothing'} only: "
                       f"{next(iter(partly.values()))}[/]", highlight=False)
-    if not result.cycles:
-        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
-                         "no published schedule in the audited range (check --cycles, or that the log has "
-                         "`createState  Schedule sent` records)"))
     for cycle, job, kind, _logged, _ref, why, *_ in result.divergences[: args.show]:
         console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
                       highlight=False)

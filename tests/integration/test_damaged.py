@@ -81,6 +81,14 @@ def test_garbage_lines_damage_their_cycles_only(tmp):
     assert len(result.cycles) >= 0.7 * tables["cycles"].height  # the rest is audited
 
 
+def test_a_range_of_damaged_cycles_only_is_one_line(tmp, capsys):
+    _tables, result, _numbers = _garbage(tmp)
+    cycle = next(iter(result.damaged))
+    assert main(["audit", str(tmp / "garbage.log"), "--no-cache", "--cycles", str(cycle)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to audit: the input of every cycle in range is damaged" in err and "garbage.log:" in err
+
+
 def test_a_nul_run_inside_a_line_is_damage_not_a_parsed_line(tmp):
     line = 10_000
     tables = parse([damaged.nul_run(tmp / "nul.log", line)]).tables
