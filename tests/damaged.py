@@ -15,7 +15,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from tests.conftest import log_path  # noqa: F401 (the tests read it from here)
+from tests.conftest import log_path
 
 NAME = "h_mega15"  # mid-sized (123 cycles, 53 nodes, defragmentation): damage lands in busy cycles
 GARBAGE = ("%%%% corrupted %%%%", "@@\x7f@@ ###", "]]]]}}}}", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
@@ -23,8 +23,8 @@ GARBAGE = ("%%%% corrupted %%%%", "@@\x7f@@ ###", "]]]]}}}}", "xxxxxxxxxxxxxxxxx
 
 def lines(name: str = NAME) -> list[bytes]:
     """The fixture's INFO log, line by line (each with its newline)."""
-    return gzip.decompress(log_path(name).read_bytes()).splitlines(keepends=True) \
-        if log_path(name).suffix == ".gz" else log_path(name).read_bytes().splitlines(keepends=True)
+    data = log_path(name).read_bytes()
+    return (gzip.decompress(data) if log_path(name).suffix == ".gz" else data).splitlines(keepends=True)
 
 
 def garbage(out: Path, n: int = 30, seed: int = 7) -> tuple[Path, list[int]]:

@@ -25,7 +25,7 @@ from replay.cli import apply_config, main
 from replay.model.damage import BAD_BYTES, CUT, GAP, NUL, UNPARSED, damaged_cycles
 from replay.model.resources import read_resources
 from tests import damaged
-from tests.conftest import truth
+from tests.conftest import log_path, truth
 from tests.midstream import classes_only, cut
 
 NAME = damaged.NAME
@@ -75,6 +75,8 @@ def test_garbage_lines_damage_their_cycles_only(tmp):
     for n in set(numbers) - set(unparsed["line"]):
         start = next(i for i in range(n - 1, 0, -1) if header.match(text[i - 1]))
         assert start in generic, n
+    # the cycle of each line is the same however the log is cut into chunks
+    assert parse([tmp / "garbage.log"], chunk_bytes=1 << 16, workers=2).tables["unparsed"].equals(unparsed)
     touched = set(unparsed["cycle"].drop_nulls())
     assert touched == set(result.damaged)
     assert all(d.reasons[0][0] == UNPARSED for d in result.damaged.values())
@@ -240,7 +242,7 @@ def test_a_config_that_contradicts_the_log_is_named_and_loses(tmp, capsys, midst
     """Another fixture's config (quantum 4 GB where the log's is 1 GB) and the log's own with one
     class weight changed: each contradiction is one line and in report.json, the log's value is
     used, so the audit agrees with truth as on the log alone."""
-    log = cut(NAME, "rm.log", "between", tmp / "mid-between.log") if midstream else damaged.log_path(NAME)
+    log = cut(NAME, "rm.log", "between", tmp / "mid-between.log") if midstream else log_path(NAME)
     for config, setting in ((_config(tmp, "c", fixture="c_nodepools"), "nodepool --default-- quantum"),
                             (_weight_changed(tmp), "class normal weight")):
         out = tmp / f"conflict-{midstream}-{config.name}"
@@ -260,7 +262,7 @@ def test_a_config_that_contradicts_the_log_is_named_and_loses(tmp, capsys, midst
 
 def test_a_config_of_another_cluster_is_refused(tmp, capsys):
     config = _config(tmp, "site-b", FOREIGN_CLASSES)
-    log = str(damaged.log_path(NAME))
+    log = str(log_path(NAME))
     assert main(["audit", log, "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "this config does not belong to this log" in err and "site-b" in err
