@@ -268,3 +268,20 @@ def test_a_config_of_another_cluster_is_refused(tmp, capsys):
     assert "this config does not belong to this log" in err and "site-b" in err
     assert main(["audit", log, "--config", str(config), "--force"]) == 0
     assert "does not belong to this log (--force)" in capsys.readouterr().out
+
+
+def test_report_and_explain_say_which_cycles_are_damaged(tmp, capsys):
+    """The HTML report lists the damaged cycles apart from the verdict; explain on a damaged cycle
+    says that nothing there is a verdict on the RM."""
+    log = damaged.nul_run(tmp / "nul-report.log", 10_000)
+    html = tmp / "report.html"
+    assert main(["report", str(log), "-o", str(html), "--no-cache"]) == 0
+    text = html.read_text()
+    assert "1 cycle(s) not audited: input damaged" in text and 'class="ok">rmref reproduces' in text
+    tables = parse([log]).tables
+    (cycle, damage), = damaged_cycles(tables).items()
+    job = int(tables["counts"].filter(pl.col("cycle") == cycle)["job_id"][0])
+    capsys.readouterr()
+    assert main(["explain", str(log), "--job", str(job), "--cycle", str(cycle), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert f"Cycle {cycle}: input damaged, not audited ({damage.text()})" in out
