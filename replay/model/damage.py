@@ -5,8 +5,9 @@ cycles are `input damaged` instead:
 
 - a cycle touched by a line the parser could not read (garbage, a record cut or interleaved: the
   `unparsed` table names the cycle each line is part of or precedes), and a cycle with NUL bytes
-  (a disk that filled) or bytes that are not UTF-8 in a record (the parser reports such a record
-  unparsed rather than read fields it cannot trust);
+  (a disk that filled) or a run of bytes that are not UTF-8 in a record (the parser reports such a
+  record unparsed rather than read fields it cannot trust; a lone such byte is a name in a legacy
+  encoding, read with U+FFFD in its place);
 - the two cycles on either side of a gap in the stream: the RM numbers its scheduling loops (the
   epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
   (a rolled file lost); the cycle before the gap may end in the missing part and the one after it
@@ -33,7 +34,7 @@ REASONS = (UNPARSED, NUL, BAD_BYTES, GAP, CUT)  # the order they are listed in
 _WORDS = {
     UNPARSED: "lines the parser could not read",
     NUL: "a run of NUL bytes (a disk that filled)",
-    BAD_BYTES: "bytes that are not UTF-8",
+    BAD_BYTES: "a run of bytes that are not UTF-8",
     GAP: "a gap in the stream (the RM's loop count jumps: a rolled file or part of one is missing)",
     CUT: "the log starts inside this cycle (its scheduling pass began before the first line)",
 }
@@ -63,7 +64,7 @@ def _reason_of(text: str) -> str:
     """The damage kind of an unparsed row's reason (replay.parsing.pipeline)."""
     if text.startswith("NUL bytes"):
         return NUL
-    if text.startswith("bad bytes"):
+    if text.startswith("a run of bad bytes"):
         return BAD_BYTES
     return UNPARSED
 

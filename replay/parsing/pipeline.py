@@ -428,18 +428,21 @@ def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.
 
 
 NUL_BYTES = "NUL bytes in the line (a run of zeros, as a disk that filled leaves): the record is damaged"
-BAD_BYTES = "bad bytes in the line (not UTF-8; shown as U+FFFD): the record is damaged"
+BAD_BYTES = "a run of bad bytes in the line (not UTF-8; shown as U+FFFD): the record is damaged"
+# two or more bytes in a row that are not UTF-8: damage (a lone one is a name in a legacy
+# encoding, Latin-1 "é", that every cycle may print: it is read, U+FFFD in its place, and counted)
+BAD_RUN = "\ufffd\ufffd"
 
 
 def _damaged_records(chunk: Chunk, lines: Lines, records: pl.DataFrame, recs: Records) -> pl.DataFrame:
-    """(rec, reason) of every record with a NUL byte or invalid UTF-8 in one of its lines: its
-    fields cannot be trusted, so it is reported unparsed (with its lines), never read."""
+    """(rec, reason) of every record with a NUL byte or a run of invalid UTF-8 in one of its
+    lines: its fields cannot be trusted, so it is reported unparsed (with its lines), never read."""
     empty = pl.DataFrame(schema={"rec": pl.UInt32, "reason": pl.String})
     if not lines.bad_utf8_lines and not any(b"\0" in p.data for p in chunk.pieces):
         return empty
     frame = lines.frame
     text = pl.col("text")
-    bad = frame.filter(text.str.contains("\x00", literal=True) | text.str.contains("\ufffd", literal=True)).select(
+    bad = frame.filter(text.str.contains("\x00", literal=True) | text.str.contains(BAD_RUN, literal=True)).select(
         "file", "line", reason=pl.when(text.str.contains("\x00", literal=True)).then(pl.lit(NUL_BYTES))
         .otherwise(pl.lit(BAD_BYTES)))
     if not bad.height:

@@ -109,15 +109,23 @@ def test_a_nul_run_inside_a_line_is_damage_not_a_parsed_line(tmp):
     assert d.epoch in (entered[-1], entered[-1] + 1)
 
 
-def test_bad_bytes_are_damage(tmp):
+def test_a_run_of_bad_bytes_is_damage_a_lone_one_a_legacy_name(tmp):
+    """Bytes a disk scrambled (a run that is not UTF-8) damage their cycle; a user name in
+    Latin-1, printed in every cycle, does not: it is read with U+FFFD in place of the byte."""
     src = damaged.lines()
-    src[12_000] = src[12_000].replace(b" ", b" \xff\xfe ", 1)
+    src[12_000] = src[12_000].replace(b" ", b" \xff\xfe\x9c ", 1)
     log = tmp / "bad.log"
     log.write_bytes(b"".join(src))
     tables = parse([log]).tables
     result = audit(tables)
     _check(tables, result)
     assert [d.reasons[0][0] for d in result.damaged.values()] == [BAD_BYTES]
+    latin = tmp / "latin1.log"
+    latin.write_bytes(b"".join(src[:12_000] + src[12_001:]).replace(b"Hilaria", b"Hil\xe9ria"))
+    parsed_latin = parse([latin])
+    assert parsed_latin.summary.bad_utf8_lines > 100 and not damaged_cycles(parsed_latin.tables)
+    assert "Hil\ufffdria" in set(parsed_latin.tables["job_caps"]["user"])
+    _check(parsed_latin.tables, audit(parsed_latin.tables))
 
 
 @pytest.mark.parametrize("kind", ["counter", "schedule", "between"])
