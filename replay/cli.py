@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 import rich.progress
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn
 from rich.table import Table
 
@@ -146,7 +147,7 @@ def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range 
 
 
 def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
-                columns: Mapping[str, Sequence[str]] | None = None
+                columns: Mapping[str, Sequence[str]] | None = None, force: bool = False
                 ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
@@ -156,7 +157,7 @@ def load_tables(logs: list[str], config: str | None, console: Console, use_cache
         opened = open_input(logs, use_cache=use_cache, progress=show, columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
-    return tables, apply_config(tables, config)
+    return tables, apply_config(tables, config, force)
 
 
 def print_note(console: Console, note: str | None) -> None:
@@ -165,16 +166,29 @@ def print_note(console: Console, note: str | None) -> None:
         console.print(note, markup=False, highlight=False)
 
 
-def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None) -> str | None:
-    """Fill the bootstrap tables from `--config DIR` when the log has none; what was done, in words."""
+def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None, force: bool = False) -> str | None:
+    """Check `--config DIR` against the log and fill the bootstrap tables from it when the log has
+    none (the log's value wins wherever the two differ: replay.model.conflicts); what was done, in
+    words, one line per contradiction. InputError when the config is another cluster's, unless `force`."""
     if not config:
         return None
+    from replay.model.conflicts import CONFLICTS, belongs, conflicts, with_log_values
     from replay.model.resources import read_resources
 
+    theirs = read_resources(Path(config))
+    foreign = belongs(tables, theirs).foreign()
+    if foreign and not force:
+        raise InputError(f"--config {config}: this config does not belong to this log: {foreign}; give the "
+                         "log's own resources folder, or add --force to use it anyway")
+    found = conflicts(tables, theirs)
+    tables[CONFLICTS] = pl.DataFrame([c.row() for c in found], schema=dict.fromkeys(
+        ("setting", "log", "config", "where"), pl.String))
+    lines = [f"--config {config} used although it does not belong to this log (--force): {foreign}"] if foreign else []
+    lines += [c.text() for c in found]
     if tables["classes"].is_empty() or tables["nodepools"].is_empty():
-        tables.update(read_resources(Path(config)))
-        return f"bootstrap: from {config} (the log has none)"
-    return "bootstrap: from the log (it has one; --config not needed)"
+        tables.update(with_log_values(theirs, tables))
+        return "\n".join([*lines, f"bootstrap: from {config} (the log has none)"])
+    return "\n".join([*lines, "bootstrap: from the log (it has one; --config not needed)"])
 
 
 def audit_table(result: AuditResult, seconds: float) -> Table:
@@ -222,6 +236,29 @@ def skipped_line(skipped: Mapping[int, str], done: str = "audited") -> str | Non
     return f"[yellow]{len(skipped):,} cycle(s) not {done}: {next(iter(skipped.values()))}[/]"
 
 
+def nothing_audited(result: AuditResult) -> str:
+    """Why an audit audited no cycle."""
+    if result.damaged and not result.skipped:
+        first = next(iter(result.damaged.values()))
+        return (f"the input of every cycle in range is damaged ({len(result.damaged):,}; cycle "
+                f"{label(first.cycle, first.epoch)}: {first.text()})")
+    if result.skipped:
+        return next(iter(result.skipped.values()))
+    return ("no published schedule in the audited range (check --cycles, or that the log has "
+            "`createState  Schedule sent` records)")
+
+
+def damage_lines(result: AuditResult, shown: int = 5) -> list[str]:
+    """The cycles not audited because their input is damaged: how many, then the first few and why."""
+    if not result.damaged:
+        return []
+    lines = [f"[yellow]{len(result.damaged):,} cycle(s) not audited: input damaged (report.json 'damaged')[/]"]
+    lines += [f"  cycle {label(c, d.epoch)}: {escape(d.text())}" for c, d in list(result.damaged.items())[:shown]]
+    if len(result.damaged) > shown:
+        lines.append(f"  ... {len(result.damaged) - shown:,} more")
+    return lines
+
+
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     """rmreplay audit LOG... [--config DIR] [-o OUT] [--cycles A:B]"""
     from replay.apps.audit import audit, write_audit
@@ -229,21 +266,21 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns())
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns(), args.force)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "auditing") as show:
         result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
     if not result.cycles:
-        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
-                         "no published schedule in the audited range (check --cycles, or that the log has "
-                         "`createState  Schedule sent` records)"))
+        raise InputError("nothing to audit: " + nothing_audited(result))
     print_note(console, note)
     for line in assumed_block(result):
         console.print(line, markup=False, highlight=False)
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds))
+    for line in damage_lines(result):
+        console.print(line, highlight=False)
     if result.skipped:
         console.print(skipped_line(result.skipped), highlight=False)
     partly = {c: why for kinds in result.skipped_kinds.values() for c, why in kinds.items() if c not in result.skipped}
@@ -251,10 +288,6 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         kept = [k for k in result.audited if not any(c in result.skipped_kinds.get(k, {}) for c in partly)]
         console.print(f"[yellow]{len(partly):,} cycle(s) audited for {', '.join(kept) or 'nothing'} only: "
                       f"{next(iter(partly.values()))}[/]", highlight=False)
-    if not result.cycles:
-        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
-                         "no published schedule in the audited range (check --cycles, or that the log has "
-                         "`createState  Schedule sent` records)"))
     for cycle, job, kind, _logged, _ref, why, *_ in result.divergences[: args.show]:
         console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
                       highlight=False)
@@ -281,7 +314,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     ref = parse_ref(args.cycle) if args.cycle else None
     # with --json, stdout is the JSON alone: what the loading says goes to stderr
     tables, note = load_tables(args.logs, args.config, Console(stderr=True) if args.json else console,
-                               not args.no_cache)
+                               not args.no_cache, force=args.force)
     cycle = resolve(ref, tables["cycles"]) if ref else None
     try:
         story = explain_job(tables, job, cycle)
@@ -365,7 +398,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "replaying") as show:
@@ -393,8 +426,14 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+# in the first 4 kB of every JUnit file `check` writes (`check --simulate` too): a file rmreplay wrote
+JUNIT_MARKER = b'<testsuites name="rmreplay check'
+
+
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """rmreplay check LOG... [--scheduler ...] [--set ...] [--max-changed-cycles N] [--junit FILE]"""
+    if args.junit:  # before the work: a refused FILE is known at once
+        check_replaceable_file(Path(args.junit), args.force, JUNIT_MARKER)
     if args.simulate:
         return cmd_check_simulate(args, console)
     from replay.apps.whatif import change_text, junit_xml, whatif
@@ -402,7 +441,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console, not args.no_cache)
+        tables, note = load_tables([log], args.config, console, not args.no_cache, force=args.force)
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
             result = whatif(tables, change, progress=show)
@@ -421,7 +460,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         for row in result.changes[: args.show]:
             console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
     if args.junit:
-        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+        with atomic_output_file(args.junit, args.force, marker=JUNIT_MARKER) as tmp:  # rewritten every run
             tmp.write_text(junit_xml(results, args.max_changed_cycles), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(r.cycles_changed > args.max_changed_cycles for _, r, _ in results) else 0
@@ -477,7 +516,7 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     check_replaceable(Path(args.out), args.force, "simulate", args.logs)
     change = _change(args)
     workload = read_workload(args.workload) if args.workload else None
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
     start = time.perf_counter()
     measured = _simulate(tables, change, args, console, workload)
     seconds = time.perf_counter() - start
@@ -514,7 +553,7 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:
-        tables, _note = load_tables([log], args.config, console, not args.no_cache)
+        tables, _note = load_tables([log], args.config, console, not args.no_cache, force=args.force)
         start = time.perf_counter()
         measured = _simulate(tables, change, args, console)
         report = simulation_report(measured)
@@ -525,7 +564,7 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
         for g in checked:
             console.print(f"  {'ok  ' if g.ok else 'FAIL'} {g.message}", markup=False, highlight=False)
     if args.junit:
-        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+        with atomic_output_file(args.junit, args.force, marker=JUNIT_MARKER) as tmp:  # rewritten every run
             tmp.write_text(junit_xml(results), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(not g.ok for _, checked, _, _ in results for g in checked) else 0
@@ -543,7 +582,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
     print_note(console, note)
     audited = None
     if not args.no_audit:
@@ -644,7 +683,8 @@ def _add_change_options(p: argparse.ArgumentParser) -> None:
 
 def _add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
-                   help="replace OUT even when rmreplay did not write it (or another command did)")
+                   help="replace OUT even when rmreplay did not write it (or another command did); use --config "
+                        "even when it does not belong to the log")
 
 
 def _chunk_mb(text: str) -> int:
@@ -654,8 +694,8 @@ def _chunk_mb(text: str) -> int:
     return int(text)
 
 
-LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only) or a "
-             "`rmreplay parse -o` directory")
+LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only), an archive of one "
+             "(.tar, .tar.gz, .tgz, .zip) or a `rmreplay parse -o` directory")
 
 
 def _jobs(text: str) -> int:
@@ -671,8 +711,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
-    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or a DUCC log folder "
-                   "(its rm.log* only)")
+    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder "
+                   "(its rm.log* only) or an archive of one (.tar, .tar.gz, .tgz, .zip)")
     p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
     _add_force(p)
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
@@ -707,6 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="the story as JSON (logged and rmref decisions, where "
                    "they part, the sections)")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
+    e.add_argument("--force", action="store_true", help="use --config even when it does not belong to the log")
     e.set_defaults(func=cmd_explain)
 
     w = sub.add_parser("whatif", help="replay every cycle's recorded inputs with a changed configuration or phase")
@@ -723,7 +764,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_change_options(c)
     c.add_argument("--max-changed-cycles", type=int, default=0, metavar="N",
                    help="cycles allowed to change per log (default 0)")
-    c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log)")
+    c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log); an existing "
+                   "FILE is replaced only when rmreplay wrote it (or with --force)")
+    c.add_argument("--force", action="store_true", help="replace the --junit FILE even when rmreplay did not "
+                   "write it; use --config even when it does not belong to the log")
     c.add_argument("--simulate", action="store_true",
                    help="gate on the closed-loop simulation instead (rmreplay simulate): --max-turnaround-increase "
                         "and/or --max-preemptions")

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from replay import InputError
+from replay.model.damage import damaged_cycles
 from tui.actions import APP, bindings, palette
 from tui.data import Browse, build
 from tui.load import Loaded, settle_heap
@@ -104,7 +105,7 @@ class RmReplayApp(App):
             self.browse = self.browse.with_audit(event.frames)
             self.query_one(Timeline).fill(self.browse)
             self.show_cycle(self.cycle)
-        self.status.audited(event.frames, self.browse.total)
+        self.status.audited(event.frames, self.browse.total, damaged_cycles(self.browse.tables))
         settle_heap()
 
     def show_cycle(self, cycle: int) -> None:

@@ -19,6 +19,7 @@ from replay.apps.audit import DIVERGENCE_SCHEMA
 from replay import InputError
 from replay.cli import GROUPS, family_group
 from replay.model.cycleref import parse_ref, resolve
+from replay.model.damage import Damage
 from replay.parsing.families import ROUTES
 from replay.model.inputs import job_descriptions
 from replay.model.logged import in_cycles, taken_by_defrag
@@ -348,15 +349,19 @@ class Browse:
                        audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
 
 
-def audit_status(frames: Mapping[str, pl.DataFrame], total: int) -> str:
+def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None) -> str:
     """The status line of an audit's frames: cycles agreeing of those audited (the cycles the audit
-    left out wholly are named apart, as `rmreplay audit` does), and the divergences."""
+    left out wholly, or whose input is damaged, are named apart, as `rmreplay audit` does), and the
+    divergences."""
     divergences, skipped = frames["divergences"], frames["skipped"].filter(pl.col("decisions") == "all")
     n, bad = divergences.height, divergences["cycle"].n_unique()
-    audited = total - skipped["cycle"].n_unique()
+    hurt = {c: d for c, d in (damaged or {}).items() if c not in set(skipped["cycle"].to_list())}
+    audited = total - skipped["cycle"].n_unique() - len(hurt)
     left_out = f" ({skipped.height:,} not audited: {skipped['reason'][0]})" if skipped.height else ""
+    first = next(iter(hurt.values()), None)
     return (f"audit: {audited - bad:,} of {audited:,} cycles agree with rmref{left_out}, "
-            f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
+            f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)")
+            + (f"; {len(hurt):,} not audited, input damaged (cycle {first.cycle}: {first.text()})" if first else ""))
 
 
 def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | None = None) -> Browse:

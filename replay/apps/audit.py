@@ -25,7 +25,9 @@ from replay.apps.verify import (
     Verified, cleared_by_rm, follow_node_ips, follow_placements, unsettled_sentence, verdict_admitted,
     verdict_sentence,
 )
+from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs, rows_frame, span_of
+from replay.model.damage import Damage, damage_report, damaged_cycles, from_cycle, resume_points
 from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions, stale_free
@@ -57,6 +59,7 @@ class AuditResult:
     tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
     audited: tuple[str, ...] = ()
     skipped: dict[int, str] = field(default_factory=dict)  # cycles not audited at all, and why
+    damaged: dict[int, Damage] = field(default_factory=dict)  # cycles not audited: their input is damaged
     # decision kind -> cycle -> why that kind was not audited in that cycle (whole cycles included)
     skipped_kinds: dict[str, dict[int, str]] = field(default_factory=dict)
     assumed: tuple[Assumption, ...] = ()  # every setting rmref read and its source, and the nodes inferred
@@ -65,13 +68,17 @@ class AuditResult:
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
+    config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (replay.cli.apply_config)
 
     def report(self) -> dict:
         """The report.json contract."""
         bad = {d[0] for d in self.divergences}
         return {
-            "cycles": len(self.cycles),
+            "cycles": len(self.cycles) + len(self.damaged) + len(self.skipped),
+            "cycles_audited": len(self.cycles),
             "cycles_agree": sum(1 for c in self.cycles if c not in bad),
+            "damaged": damage_report(self.damaged),
+            "config_conflicts": list(self.config_conflicts),
             "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
             "verified_choices": {k: sum(1 for v in self.verified if v[2] == k) for k in self.audited},
             "audited": list(self.audited),
@@ -511,16 +518,65 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
           phases: Phases = Phases(), progress: OnProgress | None = None,
           only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False,
           start: ReplayStart | None = None) -> AuditResult:
+    """Audit every cycle (or those in `cycles`) of a parsed log (`_audit_part`); after each gap in
+    the stream (replay.model.damage) the audit starts again, on the log from there on, as on a
+    log that starts mid-stream: what the log before the gap said is stale. `start` is the
+    log's own start (replay.model.start), which every command reads."""
+    damage = damaged_cycles(tables)
+    starts = resume_points(damage)
+    conflicts = tuple(tables[CONFLICTS].to_dicts()) if CONFLICTS in tables else ()
+    if not starts:
+        return replace(_audit_part(tables, start or replay_start(tables, boot), cycles, phases, progress, only,
+                                   trace, rerunnable, damage),
+                       config_conflicts=conflicts)
+    parts = []
+    for lo, hi in zip([0, *starts], [*starts, None]):
+        span = range(max(lo, cycles.start if cycles else 0),
+                     min(hi if hi is not None else 1 << 32, cycles.stop if cycles else 1 << 32))
+        if not span:
+            continue
+        part_tables = tables if lo == 0 else from_cycle(tables, lo)
+        part_start = (start or replay_start(tables, boot)) if lo == 0 else replay_start(part_tables, None)
+        parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable, damage))
+    return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
+
+
+def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[int, int | None]) -> AuditResult:
+    """The audits of a log's parts between gaps, as one."""
+    out = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=cycle_epochs)
+    seen: set[Assumption] = set()
+    for part in parts:
+        out.cycles += part.cycles
+        for kind in DECISIONS:
+            out.ref[kind] += part.ref[kind]
+            out.tally[kind] = [a + b for a, b in zip(out.tally[kind], part.tally[kind])]
+        out.divergences += part.divergences
+        out.skipped.update(part.skipped)
+        out.damaged.update(part.damaged)
+        for kind, skipped in part.skipped_kinds.items():
+            out.skipped_kinds.setdefault(kind, {}).update(skipped)
+        out.assumed += tuple(a for a in part.assumed if a not in seen)
+        seen.update(part.assumed)
+        out.traces.update(part.traces)
+        out.carried.update(part.carried)
+        out.wealth, out.chained = part.wealth, part.chained
+    return out
+
+
+def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: range | None, phases: Phases,
+                progress: OnProgress | None, only: Collection[str], trace: Collection[int], rerunnable: bool,
+                damage: Mapping[int, Damage]) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
     rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
     `rerunnable` what every cycle started from (`AuditResult.carried`, for `trace_cycle`; it holds
     a chained run per cycle, so a long log's audit keeps it only when asked).
 
-    A cycle the log starts inside is not audited; a cycle whose counters the machine inventory
-    does not reproduce (a log that starts mid-stream: replay.model.machines) is audited only for
-    what does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why; both
+    A cycle whose input is damaged (the log starts inside it, a gap in the stream, unreadable
+    lines: replay.model.damage) is not audited (`damaged`), and the audit resumes after it as it
+    starts on a log that begins mid-stream (rmref carries nothing over it); a cycle whose counters
+    the machine inventory does not reproduce (replay.model.machines) is audited only for what
+    does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why; both
     come from `start` (replay.model.start), which every command reads."""
-    start = start or replay_start(tables, boot)
     boot = start.boot
     logged = logged_decisions(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
@@ -528,6 +584,10 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     inputs = start.inputs(tables, cycles, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
+        if inp.cycle in damage:
+            result.damaged[inp.cycle] = damage[inp.cycle]
+            result.wealth, result.chained = None, None  # what rmref carried does not cross damage
+            continue
         partial = start.skipped(inp.cycle)
         if partial is not None:
             result.skipped[inp.cycle] = partial

@@ -322,9 +322,9 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         parts.append("<p class=\"note\">Not audited (run without --no-audit to include it).</p>")
     else:
         rep = audit_result.report()
-        ok = rep["cycles_agree"] == rep["cycles"]
+        ok = rep["cycles_agree"] == rep["cycles_audited"]
         parts.append(f"<p class=\"{'ok' if ok else 'bad'}\">rmref reproduces {rep['cycles_agree']:,} of "
-                     f"{rep['cycles']:,} cycles; {len(audit_result.divergences):,} divergent decision(s); "
+                     f"{rep['cycles_audited']:,} cycles; {len(audit_result.divergences):,} divergent decision(s); "
                      f"{len(audit_result.verified):,} of the RM's free choices verified (one of the choices "
                      f"rmref found equal).</p>")
         parts.append(table(("decision", "agree", "of which verified choices", "total"), [
@@ -337,6 +337,11 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
             parts.append("<details><summary>settings and machines the log does not state (assumed)</summary>"
                          + table(("setting", "value", "source", "evidence"),
                                  [(a.setting, a.value, a.source, a.evidence) for a in assumed]) + "</details>")
+        if audit_result.damaged:
+            parts.append(f"<p class=\"note\">{len(audit_result.damaged):,} cycle(s) not audited: input damaged "
+                         "(no verdict on the RM there).</p>")
+            parts.append(table(("cycle", "epoch", "why"), [(c, d.epoch, d.text())
+                                                           for c, d in list(audit_result.damaged.items())[:max_rows]]))
         if audit_result.divergences:
             parts.append(table(("cycle", "epoch", "job", "decision", "logged", "rmref", "why"),
                                [(c, epoch_of.get(c), *rest[:5]) for c, *rest in audit_result.divergences[:max_rows]]))

@@ -6,8 +6,9 @@ inputs (one per logged RmCounter block). `replay.model.world` assembles whole cy
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -169,6 +170,11 @@ class CounterBlock:
     given: dict[str, tuple[int, ...]] | None  # the RM's result, when the log is at DEBUG
 
 
+def _as_tuple(values: object) -> tuple[int, ...]:
+    """A list cell as a tuple (empty when null: a block cut by a gap in the stream)."""
+    return () if values is None else tuple(cast(Iterable[int], values))
+
+
 def counter_blocks(tables: Mapping[str, pl.DataFrame]) -> list[CounterBlock]:
     """Every RmCounter block of the log, entities in the RM's apportionment order.
 
@@ -179,11 +185,12 @@ def counter_blocks(tables: Mapping[str, pl.DataFrame]) -> list[CounterBlock]:
     for (cycle, block), rows in tables["rmcounter"].group_by("cycle", "block", maintain_order=True):
         descr = rows["descr"][0]
         entities = tuple(
-            Entity(name, weight, tuple(wanted),
+            Entity(name, weight, wanted,
                    order=next((o for o, n in enumerate(wanted) if o and n), 0) if descr == "countJobShares" else 0)
-            for name, weight, wanted in rows.select("entity", "weight", "wanted").iter_rows()
+            for name, weight, wanted in ((n, w, _as_tuple(v)) for n, w, v in
+                                         rows.select("entity", "weight", "wanted").iter_rows())
         )
         given = dict(rows.select("entity", "given").iter_rows()) if rows["given"].null_count() == 0 else None
-        blocks.append(CounterBlock(cycle, block, descr, entities, tuple(rows["vmachines"][0]),
+        blocks.append(CounterBlock(cycle, block, descr, entities, _as_tuple(rows["vmachines"][0]),
                                    {k: tuple(v) for k, v in given.items()} if given else None))
     return blocks

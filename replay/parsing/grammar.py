@@ -37,7 +37,7 @@ TOKEN_FIELDS = {
     "FREE": "free", "UUID": "uuid",
 }
 # Field rules named differently from their column (`class` is a keyword in the grammar's Python side).
-RENAMES = {"klass": "class"}
+RENAMES = {"klass": "class", "bypass_host": "host"}
 
 
 def _split_share(text: str) -> list[tuple[str, str]]:

@@ -82,7 +82,8 @@ SCHEMAS: dict[str, Schema] = {
                   "classes": LS, "subpools": LS, "nodes": LS, **WHERE},
     "messages": {"ts": TS, "cycle": pl.UInt32, "level": S, "component": S, "cls": S, "jid": S, "tid": pl.UInt32,
                  "method": S, "text": S, **WHERE},
-    "unparsed": {"file": S, "line": pl.UInt32, "text": S, "reason": S},
+    # cycle: the one the line is part of or precedes (null after the last schedule): the damage it does
+    "unparsed": {"file": S, "line": pl.UInt32, "text": S, "reason": S, "cycle": pl.UInt32},
 }
 
 TRUE_WORDS = ["true", "found", "POTENTIALLY NEEDY"]

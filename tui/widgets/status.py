@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
 from rich.text import Text
 from textual import events, work
@@ -11,6 +13,7 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from replay import InputError
+from replay.model.damage import Damage
 from replay.model.world import Bootstrap
 from replay.progress import Progress
 from tui.data import audit_status
@@ -86,9 +89,9 @@ class StatusLine(Horizontal):
         save_audit(loaded.cache, frames)
         self.post_message(self.Audited(frames))
 
-    def audited(self, frames: dict[str, pl.DataFrame], total: int) -> None:
+    def audited(self, frames: dict[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None) -> None:
         """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does)."""
-        self.say(audit_status(frames, total))
+        self.say(audit_status(frames, total, damaged))
         self.audit_done = True
 
     def show_filter(self, text: str) -> None:

@@ -143,4 +143,6 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         trace = result.traces.get(c)
     inp = trace.input if trace else next(start.inputs(tables, range(c, c + 1)), None)
     story = _facts(tables, result, trace, inp, start, job_id, c, cycles, with_life=cycle is None)
-    return replace(story, sections=_sections(tables, story, inp, start.boot.config.quantum_gb))
+    damage = result.damaged.get(c)
+    return replace(story, sections=_sections(tables, story, inp, start.boot.config.quantum_gb),
+                   damaged=damage.text() if damage else None)

@@ -170,6 +170,7 @@ class Story:
     not_audited: str | None = None  # why the audit left this cycle out (replay.model.start), if it did
     predates_log: bool = False  # already there when the log begins (its submission is not in the log)
     assumed: tuple[Assumption, ...] = ()  # the settings not given by the log or --config, as the audit read them
+    damaged: str | None = None  # why the cycle's input is damaged (replay.model.damage): no verdict on the RM there
 
     @property
     def actual_cap(self) -> int | None:

@@ -82,6 +82,9 @@ def render(story: Story) -> str:
         out.append("Settings the log does not state, as every command reads them (report.json 'assumed'): "
                    + ", ".join(f"{a.setting} = {a.value} ({a.source})" for a in story.assumed) + ".")
     out.append("")
+    if story.damaged:
+        out[-1:-1] = [f"Cycle {story.cycle}: input damaged, not audited ({story.damaged}): the log does not show "
+                      "what the RM saw there, so nothing here is a verdict on it."]
     for section in story.sections:
         out.append(section.title)
         out += [f"  {line}" for line in section.lines]

@@ -12,17 +12,16 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import tarfile
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from replay.parsing.logdir import DAEMONS
+from replay.parsing import archive
+from replay.parsing.archive import ARCHIVES
 from replay.parsing.sources import InputError, log_name, rolled_key, unpacked_size
 
-ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
 _CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")  # a letter first: hive readers type "2023" as a number
 
 
@@ -156,14 +155,7 @@ def _dir_members(root: Path) -> list[str]:
 
 
 def _archive_members(path: Path) -> list[str]:
-    try:
-        if path.name.endswith(".zip"):
-            with zipfile.ZipFile(path) as zf:
-                return sorted(i.filename for i in zf.infolist() if not i.is_dir())
-        with tarfile.open(path) as tf:
-            return sorted(m.name for m in tf.getmembers() if m.isfile())
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(f"{path}: cannot read the archive ({exc}); re-copy it or unpack it") from exc
+    return archive.members(path)
 
 
 def open_members(stream: Stream) -> Iterator[tuple[str, IO[bytes]]]:
@@ -173,19 +165,7 @@ def open_members(stream: Stream) -> Iterator[tuple[str, IO[bytes]]]:
             with open(Path(stream.container) / member, "rb") as fh:
                 yield member, fh
         return
-    if stream.container.endswith(".zip"):
-        with zipfile.ZipFile(stream.container) as zf:
-            for member in stream.members:
-                with zf.open(member) as zipped:
-                    yield member, zipped
-        return
-    with tarfile.open(stream.container) as tf:
-        for member in stream.members:
-            tarred = tf.extractfile(member)
-            if tarred is None:
-                raise InputError(f"{stream.container}: {member} is not a regular file")
-            with tarred:
-                yield member, tarred
+    yield from archive.open_members(stream.container, stream.members)
 
 
 def content_hash(stream: Stream) -> str:
@@ -223,9 +203,5 @@ def expected_bytes(stream: Stream) -> int:
     return sum(unpacked_size(Path(stream.container) / member) for member in stream.members)
 
 
-def _archive_sizes(archive: str) -> dict[str, int]:
-    if archive.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            return {i.filename: i.file_size for i in zf.infolist()}
-    with tarfile.open(archive) as tf:
-        return {m.name: m.size for m in tf.getmembers()}
+def _archive_sizes(path: str) -> dict[str, int]:
+    return archive.sizes(path)

@@ -108,7 +108,7 @@ def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path 
     out = work / "audit"
     write_audit(result, out)
     report = result.report()
-    return out, {"audited": True, "audit_cycles": report["cycles"], "cycles_agree": report["cycles_agree"],
+    return out, {"audited": True, "audit_cycles": report["cycles_audited"], "cycles_agree": report["cycles_agree"],
                  "divergences": len(result.divergences)}
 
 
