@@ -17,6 +17,7 @@ from typing import Any, cast
 import polars as pl
 
 from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
+from replay.model.release import ReleaseChoice
 from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.machines import whole_cycles
@@ -56,6 +57,7 @@ class AuditResult:
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
+    rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -70,6 +72,7 @@ class AuditResult:
             "coverage": self.coverage(),
             "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
                         for a in self.assumed],
+            "rm_release": self.rm_release.to_json() if self.rm_release else None,
         }
 
     def coverage(self) -> dict[str, dict]:
@@ -456,7 +459,8 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
     inventory = machine_inventory(tables, boot)
     whole = whole_cycles(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
-    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
+    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]),
+                         rm_release=boot.release)
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     inputs = cycle_inputs(tables, boot, cycles, inventory=inventory, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
