@@ -17,6 +17,7 @@ import polars as pl
 from replay.model.cycleref import epochs, label
 from replay.model.logged import logged_decisions
 from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.release import choose as choose_release
 from replay.model.world import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
@@ -37,6 +38,12 @@ class Series:
     name: str
     values: tuple[float, ...]
 
+
+
+def _release_text(tables: Mapping[str, pl.DataFrame]) -> str:
+    """The DUCC release the log is replayed as, with where that came from (replay.model.release)."""
+    chosen = choose_release(tables)
+    return f"{chosen.release.name} ({chosen.source}: {chosen.evidence})"
 
 def _bucket(xs: Sequence[int], values: Sequence[float], how: Callable[[Sequence[float]], float]) -> tuple[list, list]:
     """At most MAX_POINTS points: consecutive cycles merged (mean for levels, sum for events)."""
@@ -222,6 +229,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         ("first cycle", f"{label(cycles[0], epoch_of.get(cycles[0]))} at {cyc['ts_start'][0]}"),
         ("last cycle", f"{label(cycles[-1], epoch_of.get(cycles[-1]))} at {cyc['ts_end'][-1]}"),
         ("cycles", f"{len(cycles):,}"), ("log files", ", ".join(files)), ("share quantum", f"{quantum} GB"),
+        ("DUCC release", _release_text(tables)),
     ], "kv"))
 
     # cluster

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from replay import InputError
+from replay.model.release import ReleaseChoice
 from replay.model.world import Bootstrap
 from replay.progress import Progress
 from tui.load import Loaded, run_audit, save_audit
@@ -85,10 +86,11 @@ class StatusLine(Horizontal):
         save_audit(loaded.cache, frames)
         self.post_message(self.Audited(frames))
 
-    def audited(self, divergences: pl.DataFrame, total: int) -> None:
-        """Say how many cycles agree with rmref."""
+    def audited(self, divergences: pl.DataFrame, total: int, release: ReleaseChoice | None = None) -> None:
+        """Say how many cycles agree with rmref, and as which DUCC release (replay.model.release)."""
         n, bad = divergences.height, divergences["cycle"].n_unique()
-        self.say(f"audit: {total - bad:,} of {total:,} cycles agree with rmref, "
+        as_release = f" as DUCC {release.release.name} ({release.source})" if release else ""
+        self.say(f"audit{as_release}: {total - bad:,} of {total:,} cycles agree with rmref, "
                  f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
         self.audit_done = True
 

@@ -69,6 +69,7 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         life=_life(tables, job_id, cycles) if with_life else (), sections=(),
         rmref=ours, logged=theirs, causes=causes,
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
+        rm_release=result.rm_release.to_json() if result.rm_release else None,
     )
 
 

@@ -164,6 +164,7 @@ class Story:
     epoch: int | None = None  # the RM's epochs of `cycle`, `first_cycle` and `last_cycle` (replay.model.cycleref)
     first_epoch: int | None = None
     last_epoch: int | None = None
+    rm_release: dict[str, str] | None = None  # the DUCC release replayed: release, source, evidence
 
     @property
     def actual_cap(self) -> int | None:
