@@ -21,9 +21,10 @@ from tests.oracle.check import check_run
 
 SAMPLES = sorted(p for p in (FIXTURES / "releases").glob("*/*") if (p / "truth.jsonl.gz").exists())
 IDS = [f"{p.parent.name}/{p.name}" for p in SAMPLES]
-# the 2.0.x cap chain (and so the chained schedule) differs from later releases': pending the
-# release behaviours of rmref (rmref/behaviours.py)
-PENDING = {"2.0.0", "2.0.1"}
+# where the audit does not yet agree, pending the release behaviours of rmref (rmref/behaviours.py):
+# the 2.0.x cap chain (caps, and so the chained schedule) and the 2.x findShares host order (placements)
+PENDING = {"2.0.0/a_tiny", "2.0.1/a_tiny", *(f"{r}/gen12-004" for r in ("2.0.0", "2.0.1", "2.1.0", "2.2.0", "2.2.1",
+                                                                         "2.2.2"))}
 
 
 def _parse(path: Path, engine: str = "fast"):
@@ -56,7 +57,7 @@ def test_engines_agree_on_every_release(release, engine):
 def _audit_cases():
     for run, name in zip(SAMPLES, IDS, strict=True):
         marks = [pytest.mark.xfail(strict=True, reason="rmref release behaviours (rel-behave)")] \
-            if run.parent.name in PENDING else []
+            if name in PENDING else []
         yield pytest.param(run, id=name, marks=marks)
 
 
@@ -101,7 +102,7 @@ def _cut(run: Path, tmp_path: Path, keep_from: str = "Entering scheduling loop")
     ("3.0.0", ("3.0.0", "trunk"), "trunk"),  # handleNewMaster on every Orchestrator publication
 ])
 def test_a_log_without_its_banner_is_inferred_from_its_message_forms(release, span, chosen, tmp_path):
-    tables = _parse(_cut(FIXTURES / "releases" / release / "gen11-001", tmp_path)).tables
+    tables = _parse(_cut(FIXTURES / "releases" / release / "gen12-004", tmp_path)).tables
     assert tables["config"].filter(tables["config"]["key"] == "DUCC Version").is_empty()
     got = choose(tables)
     assert (got.release.name, got.source) == (chosen, "inferred")

@@ -89,7 +89,7 @@ class StatusLine(Horizontal):
     def audited(self, divergences: pl.DataFrame, total: int, release: ReleaseChoice | None = None) -> None:
         """Say how many cycles agree with rmref, and as which DUCC release (replay.model.release)."""
         n, bad = divergences.height, divergences["cycle"].n_unique()
-        as_release = f" as DUCC {release.release.name} ({release.source})" if release else ""
+        as_release = f" (DUCC {release.release.name})" if release else ""
         self.say(f"audit{as_release}: {total - bad:,} of {total:,} cycles agree with rmref, "
                  f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
         self.audit_done = True
