@@ -144,3 +144,12 @@ def test_an_unknown_release_name_is_a_one_line_error(capsys):
     log = FIXTURES / "releases" / "3.0.0" / "a_tiny" / "rm.log.gz"
     assert main(["audit", str(log), "--rm-release", "foo", "--no-cache"]) == 2
     assert "--rm-release: 'foo' is not a DUCC release" in capsys.readouterr().err
+
+
+def test_explain_json_and_the_html_report_name_the_release(tmp_path, capsys):
+    log = FIXTURES / "releases" / "2.2.2" / "a_tiny" / "rm.log.gz"
+    assert main(["explain", str(log), "--job", "1", "--json", "--no-cache", "--rm-release", "2.1.0"]) == 0
+    story = json.loads(capsys.readouterr().out)
+    assert (story["rm_release"]["release"], story["rm_release"]["source"]) == ("2.1.0", "option")
+    assert main(["report", str(log), "-o", str(tmp_path / "r.html"), "--no-cache", "--no-audit"]) == 0
+    assert "DUCC release</td><td>2.2.2 (banner:" in (tmp_path / "r.html").read_text()
