@@ -19,6 +19,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn
 from rich.table import Table
 
+from replay.model.release import with_option as with_release_option
+from rmref.releases import RELEASES
 from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
 from replay.parsing.cache import open_input, parse_to
 from replay.parsing.outdir import (
@@ -147,7 +149,8 @@ def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range 
 
 
 def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
-                columns: Mapping[str, Sequence[str]] | None = None, force: bool = False
+                columns: Mapping[str, Sequence[str]] | None = None, force: bool = False,
+                rm_release: str | None = None
                 ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
@@ -157,6 +160,7 @@ def load_tables(logs: list[str], config: str | None, console: Console, use_cache
         opened = open_input(logs, use_cache=use_cache, progress=show, columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
+    with_release_option(tables, rm_release)  # `--rm-release R`: replay.model.release reads it
     return tables, apply_config(tables, config, force)
 
 
@@ -266,7 +270,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns(), args.force)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns(), args.force,
+                               rm_release=args.rm_release)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "auditing") as show:
@@ -314,7 +319,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     ref = parse_ref(args.cycle) if args.cycle else None
     # with --json, stdout is the JSON alone: what the loading says goes to stderr
     tables, note = load_tables(args.logs, args.config, Console(stderr=True) if args.json else console,
-                               not args.no_cache, force=args.force)
+                               not args.no_cache, force=args.force, rm_release=args.rm_release)
     cycle = resolve(ref, tables["cycles"]) if ref else None
     try:
         story = explain_job(tables, job, cycle)
@@ -398,7 +403,8 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force,
+                               rm_release=args.rm_release)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "replaying") as show:
@@ -441,7 +447,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console, not args.no_cache, force=args.force)
+        tables, note = load_tables([log], args.config, console, not args.no_cache, force=args.force,
+                                   rm_release=args.rm_release)
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
             result = whatif(tables, change, progress=show)
@@ -516,7 +523,8 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     check_replaceable(Path(args.out), args.force, "simulate", args.logs)
     change = _change(args)
     workload = read_workload(args.workload) if args.workload else None
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force,
+                               rm_release=args.rm_release)
     start = time.perf_counter()
     measured = _simulate(tables, change, args, console, workload)
     seconds = time.perf_counter() - start
@@ -553,7 +561,8 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:
-        tables, _note = load_tables([log], args.config, console, not args.no_cache, force=args.force)
+        tables, _note = load_tables([log], args.config, console, not args.no_cache, force=args.force,
+                                    rm_release=args.rm_release)
         start = time.perf_counter()
         measured = _simulate(tables, change, args, console)
         report = simulation_report(measured)
@@ -582,7 +591,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force,
+                               rm_release=args.rm_release)
     print_note(console, note)
     audited = None
     if not args.no_audit:
@@ -705,6 +715,13 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
+def add_release_option(p: argparse.ArgumentParser) -> None:
+    """`--rm-release R`: the DUCC release to replay the log as (default: the log's banner, else inferred)."""
+    p.add_argument("--rm-release", metavar="R", help="replay as this DUCC release (" +
+                   ", ".join(r.name for r in RELEASES) + "; a version not among them is replayed as the nearest "
+                   "earlier one); default: the log's banner `DUCC Version`, else inferred from its messages")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
@@ -799,6 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(logged against simulated)")
     r.set_defaults(func=cmd_report)
     for command in (a, e, w, c, s, r):
+        add_release_option(command)
         command.add_argument("--no-cache", action="store_true", help="parse the logs again even if the cache "
                              "($RMREPLAY_CACHE, default ~/.cache/rmreplay) has them (a LOG may also be a "
                              "`rmreplay parse -o` directory)")

@@ -15,7 +15,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from tests.conftest import log_path
+from tests.helpers import log_path
 
 NAME = "h_mega15"  # mid-sized (123 cycles, 53 nodes, defragmentation): damage lands in busy cycles
 GARBAGE = ("%%%% corrupted %%%%", "@@\x7f@@ ###", "]]]]}}}}", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")

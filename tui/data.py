@@ -20,6 +20,7 @@ from replay import InputError
 from replay.cli import GROUPS, family_group
 from replay.model.cycleref import parse_ref, resolve
 from replay.model.damage import Damage
+from replay.model.release import ReleaseChoice
 from replay.parsing.families import ROUTES
 from replay.model.inputs import job_descriptions
 from replay.model.logged import in_cycles, taken_by_defrag
@@ -349,7 +350,8 @@ class Browse:
                        audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
 
 
-def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None) -> str:
+def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None,
+                 release: ReleaseChoice | None = None) -> str:
     """The status line of an audit's frames: cycles agreeing of those audited (the cycles the audit
     left out wholly, or whose input is damaged, are named apart, as `rmreplay audit` does), and the
     divergences."""
@@ -359,7 +361,8 @@ def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mappin
     audited = total - skipped["cycle"].n_unique() - len(hurt)
     left_out = f" ({skipped.height:,} not audited: {skipped['reason'][0]})" if skipped.height else ""
     first = next(iter(hurt.values()), None)
-    return (f"audit: {audited - bad:,} of {audited:,} cycles agree with rmref{left_out}, "
+    as_release = f" (DUCC {release.release.name})" if release else ""
+    return (f"audit{as_release}: {audited - bad:,} of {audited:,} cycles agree with rmref{left_out}, "
             f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)")
             + (f"; {len(hurt):,} not audited, input damaged (cycle {first.cycle}: {first.text()})" if first else ""))
 

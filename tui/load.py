@@ -17,6 +17,7 @@ import polars as pl
 
 from replay import InputError
 from replay.cli import apply_config
+from replay.model.release import with_option
 from replay.parsing.cache import config_digest, keep_frames, open_input, read_frames
 from replay.parsing.manifest import parse_dir_manifest
 from replay.progress import OnProgress
@@ -65,7 +66,7 @@ def check(tables: Mapping[str, pl.DataFrame], name: str) -> None:
 
 
 def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool = True,
-         config: str | None = None) -> Loaded:
+         config: str | None = None, rm_release: str | None = None) -> Loaded:
     """Parse the input (or read it from the cache or a parse directory), fill the bootstrap from
     `config` when the log has none; raise InputError with the reason."""
     if not paths:
@@ -75,8 +76,9 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
     opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir)
     check(opened.tables, opened.name)
     apply_config(opened.tables, config)
-    audit = _audit_beside(Path(paths[0])) if parse_dir else None
-    slot = opened.slot / _audit_folder(config) if opened.slot is not None else None
+    with_option(opened.tables, rm_release)
+    audit = _audit_beside(Path(paths[0])) if parse_dir and not rm_release else None
+    slot = opened.slot / _audit_folder(config, rm_release) if opened.slot is not None else None
     if audit is None and slot is not None:
         audit = read_frames(slot)
     return Loaded(opened.name, opened.tables, opened.lines, audit, slot, opened.from_cache, opened.note)
@@ -89,10 +91,11 @@ def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:
     return None
 
 
-def _audit_folder(config: str | None) -> str:
-    """The slot's folder for the audit of this `--config` (its files' digest), or of none."""
+def _audit_folder(config: str | None, rm_release: str | None = None) -> str:
+    """The slot's folder for the audit of this `--config` (its files' digest) and `--rm-release`, or of none."""
     digest = config_digest(config)
-    return f"audit-{digest}" if digest else "audit"
+    name = f"audit-{digest}" if digest else "audit"
+    return f"{name}-release-{rm_release}" if rm_release else name
 
 
 def save_audit(slot: Path | None, frames: dict[str, pl.DataFrame]) -> None:

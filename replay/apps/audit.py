@@ -26,6 +26,7 @@ from replay.apps.verify import (
     verdict_sentence,
 )
 from replay.model.conflicts import CONFLICTS
+from replay.model.release import ReleaseChoice
 from replay.model.cycleref import epochs, rows_frame, span_of
 from replay.model.damage import Damage, damage_report, damaged_cycles, from_cycle, resume_points
 from replay.model.logged import Logged, logged_decisions, pair_key
@@ -69,6 +70,7 @@ class AuditResult:
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
     config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (replay.cli.apply_config)
+    rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
 
     def report(self) -> dict:
         """The report.json contract."""
@@ -87,6 +89,7 @@ class AuditResult:
             "coverage": self.coverage(),
             "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
                         for a in self.assumed],
+            "rm_release": self.rm_release.to_json() if self.rm_release else None,
         }
 
     def coverage(self) -> dict[str, dict]:
@@ -543,7 +546,8 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
 
 def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[int, int | None]) -> AuditResult:
     """The audits of a log's parts between gaps, as one."""
-    out = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=cycle_epochs)
+    out = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=cycle_epochs,
+                      rm_release=parts[0].rm_release if parts else None)
     seen: set[Assumption] = set()
     for part in parts:
         out.cycles += part.cycles
@@ -551,6 +555,7 @@ def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[
             out.ref[kind] += part.ref[kind]
             out.tally[kind] = [a + b for a, b in zip(out.tally[kind], part.tally[kind])]
         out.divergences += part.divergences
+        out.verified += part.verified
         out.skipped.update(part.skipped)
         out.damaged.update(part.damaged)
         for kind, skipped in part.skipped_kinds.items():
@@ -580,7 +585,8 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
     boot = start.boot
     logged = logged_decisions(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
-    result = AuditResult(audited=kinds, assumed=start.assumed, epochs=epochs(tables["cycles"]))
+    result = AuditResult(audited=kinds, assumed=start.assumed, epochs=epochs(tables["cycles"]),
+                         rm_release=boot.release)
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     inputs = start.inputs(tables, cycles, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):

@@ -18,6 +18,8 @@ from replay.model.cycleref import epochs, label
 from replay.model.logged import logged_decisions
 from replay.model.inputs import job_descriptions
 from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.release import ReleaseChoice
+from replay.model.release import choose as choose_release
 from replay.model.world import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
@@ -38,6 +40,12 @@ class Series:
     name: str
     values: tuple[float, ...]
 
+
+
+def _release_text(tables: Mapping[str, pl.DataFrame], chosen: ReleaseChoice | None) -> str:
+    """The DUCC release the log is replayed as, with where that came from (the bootstrap's, when there is one)."""
+    chosen = chosen or choose_release(tables)
+    return f"{chosen.release.name} ({chosen.source}: {chosen.evidence})"
 
 def _bucket(xs: Sequence[int], values: Sequence[float], how: Callable[[Sequence[float]], float]) -> tuple[list, list]:
     """At most MAX_POINTS points: consecutive cycles merged (mean for levels, sum for events)."""
@@ -213,7 +221,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         boot = bootstrap(tables)
         nodes, quantum, no_nodes = node_cycles(tables, boot), boot.config.quantum_gb, ""
     except InputError as exc:  # no bootstrap and no --config: the rest of the report still stands
-        nodes, quantum, no_nodes = None, _quantum(tables), str(exc)
+        boot, nodes, quantum, no_nodes = None, None, _quantum(tables), str(exc)
     owners = _owners(tables)
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}<title>{E(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{E(title)}</h1>"]
@@ -224,6 +232,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         ("first cycle", f"{label(cycles[0], epoch_of.get(cycles[0]))} at {cyc['ts_start'][0]}"),
         ("last cycle", f"{label(cycles[-1], epoch_of.get(cycles[-1]))} at {cyc['ts_end'][-1]}"),
         ("cycles", f"{len(cycles):,}"), ("log files", ", ".join(files)), ("share quantum", f"{quantum} GB"),
+        ("DUCC release", _release_text(tables, boot.release if boot else None)),
     ], "kv"))
 
     # cluster

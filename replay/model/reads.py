@@ -33,7 +33,8 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     "jobs": (*WHERE, "job_id", "source", "type_code", "user", "class", "shares", "order", "threads", "memory_gb",
              "remaining", "init_wait", "max_processes"),
     "job_events": (*WHERE, "job_id", "event", "state_from", "state_to", "total", "remaining", "max_processes",
-                   "host", "share_id"),
+                   "host", "share_id", "tag"),
+    "messages": ("cls", "method"),  # the release's message forms (replay.model.release)
     "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
                   "share_order"),
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),

@@ -463,7 +463,8 @@ def _schedule(lines: pl.DataFrame) -> pl.DataFrame:
                                          default=None, return_dtype=S)
     # an empty structure (no work at all) is a record with no rows
     lines = lines.filter(pl.col("job_id").is_not_null())
-    lines = lines.with_columns(kind.alias("kind"), pl.col("memory_gb").is_null().alias("refused"))
+    # a refused item has no share lists (2.0.x print no memory for any item, so memory cannot tell)
+    lines = lines.with_columns(kind.alias("kind"), pl.col("kind").is_null().alias("refused"))
     has_share = pl.col("host").is_not_null().any().over("rec", "job_id")
     keep = pl.col("host").is_not_null() | (~has_share & (pl.int_range(pl.len()).over("rec", "job_id") == 0))
     return lines.filter(keep).with_columns(

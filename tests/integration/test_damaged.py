@@ -25,7 +25,7 @@ from replay.cli import apply_config, main
 from replay.model.damage import BAD_BYTES, CUT, GAP, NUL, UNPARSED, damaged_cycles
 from replay.model.resources import read_resources
 from tests import damaged
-from tests.conftest import log_path, truth
+from tests.helpers import log_path, truth
 from tests.midstream import classes_only, cut
 
 NAME = damaged.NAME

@@ -14,7 +14,7 @@ import pytest
 
 from replay.apps.explain import explain_job, render
 from replay.model.cycleref import duration_words
-from tests.conftest import parsed, truth
+from tests.helpers import parsed, truth
 
 
 def _waiting(name: str) -> list[tuple[int, int, dict]]:

@@ -16,7 +16,7 @@ import polars as pl
 from replay.apps.fleet.dataset import read_manifest
 from replay.apps.fleet.streams import split_streams
 from replay.cli import main
-from tests.conftest import log_path, parsed
+from tests.helpers import log_path, parsed
 
 OR_LINE = "01 Jan 2015 00:00:0{} INFO OR.OrchestratorComponent - N/A T[1] start  state change\n"
 

@@ -26,7 +26,7 @@ from replay.cli import main
 from replay.model.resources import read_resources
 from replay.model.start import replay_start
 from replay.model.world import bootstrap
-from tests.conftest import parsed, truth
+from tests.helpers import parsed, truth
 from tests.midstream import classes_only, cut
 
 NAME = "g_reservations_services"

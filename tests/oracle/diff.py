@@ -1,9 +1,11 @@
 """Differential test: generated scenarios through the real RM, then rmreplay's audit and truth check.
 
-    python -m tests.oracle.diff --n 200 --seed S [--jobs 2] [--out /tmp/corpus/S] [--focus all]
-                                [--build /tmp/oracle/build] [--levels info,debug] [--keep-going]
+    python -m tests.oracle.diff --n 200 --seed S [--release trunk] [--jobs 2] [--out /tmp/corpus/S]
+                                [--focus all] [--build DIR] [--levels info,debug] [--keep-going]
 
-Scenario i has seed S*100000+i (tests/oracle/generate.py). Oracle outputs are cached by scenario
+Scenario i has seed S*100000+i (tests/oracle/generate.py). `--release R` runs the real RM of that
+DUCC release (rmref.releases; built first if needed by tests/oracle/builds.py into
+/tmp/oracle/build-R); `--build DIR` names a build directly. Oracle outputs are cached by scenario
 content and build (tests/oracle/oracle.py), so a re-run does not rerun the JVM. OUT gets
 scenarios/NNN.json (input for shrink.py), summary.json (machine-readable) and report.txt (the table
 printed at the end). Without --keep-going the run stops after the first failing scenario.
@@ -21,7 +23,9 @@ from pathlib import Path
 
 from tests.oracle.check import check_run
 from tests.oracle.generate import FOCI, generate, scenario_seed
-from tests.oracle.oracle import DEFAULT_BUILD, DEFAULT_CACHE, build_fingerprint, run_cached
+from rmref.releases import LATEST, RELEASES
+from tests.oracle.builds import ensure_build
+from tests.oracle.oracle import DEFAULT_CACHE, build_fingerprint, run_cached
 
 MAX_FAILURES_KEPT = 40  # per scenario and level, in summary.json
 
@@ -146,7 +150,7 @@ def _progress(done: int, total: int, counts: dict[str, int], start: float) -> No
 
 
 def run(n: int, seed: int, focus: str, jobs: int, out: Path, build: Path, cache: Path,
-        levels: tuple[str, ...], keep_going: bool) -> list[dict]:
+        levels: tuple[str, ...], keep_going: bool, release: str = LATEST.name) -> list[dict]:
     """Generate, run and check N scenarios in parallel; write OUT/summary.json and OUT/report.txt."""
     (out / "scenarios").mkdir(parents=True, exist_ok=True)
     tasks = []
@@ -174,7 +178,7 @@ def run(n: int, seed: int, focus: str, jobs: int, out: Path, build: Path, cache:
     sys.stderr.write("\n")
     ordered = [results[i] for i in sorted(results)]
     summary = {"seed": seed, "n": n, "run": len(ordered), "focus": focus, "levels": list(levels),
-               "build": str(build), "build_fingerprint": build_fingerprint(build),
+               "release": release, "build": str(build), "build_fingerprint": build_fingerprint(build),
                "seconds": round(time.monotonic() - start, 1),
                "totals": {lv: _totals(ordered, lv) for lv in levels}, "scenarios": ordered}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -192,14 +196,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--focus", choices=FOCI, default="all", help="weight the draw towards one family")
     ap.add_argument("--jobs", type=int, default=2, help="scenarios in parallel")
     ap.add_argument("--out", type=Path, help="default /tmp/corpus/SEED (or SEED-FOCUS)")
-    ap.add_argument("--build", type=Path, default=DEFAULT_BUILD)
+    ap.add_argument("--release", choices=[r.name for r in RELEASES], default=LATEST.name,
+                    help="the DUCC release whose real RM writes the logs (default %(default)s)")
+    ap.add_argument("--build", type=Path, help="an oracle build directory (default: the release's, built if needed)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--levels", default="info,debug", help="info, debug or both")
     ap.add_argument("--keep-going", action="store_true", help="run every scenario even after a failure")
     a = ap.parse_args(argv)
     levels = tuple(lv for lv in a.levels.split(",") if lv)
-    out = a.out or Path(f"/tmp/corpus/{a.seed}" + ("" if a.focus == "all" else f"-{a.focus}"))
-    results = run(a.n, a.seed, a.focus, a.jobs, out, a.build, a.cache, levels, a.keep_going)
+    suffix = ("" if a.focus == "all" else f"-{a.focus}") + ("" if a.release == LATEST.name else f"-{a.release}")
+    out = a.out or Path(f"/tmp/corpus/{a.seed}{suffix}")
+    build = a.build or ensure_build(a.release)
+    results = run(a.n, a.seed, a.focus, a.jobs, out, build, a.cache, levels, a.keep_going, a.release)
     print(f"\nsummary: {out / 'summary.json'}")
     return 0 if all(status(r) == "ok" for r in results) and len(results) == a.n else 1
 

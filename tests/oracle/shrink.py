@@ -29,7 +29,9 @@ from pathlib import Path
 
 from tests.oracle.check import LevelResult, check_level, load_truth
 from tests.oracle.generate import CYCLE_MS, FIRST_CYCLE_MS
-from tests.oracle.oracle import DEFAULT_BUILD, DEFAULT_CACHE, OracleRun, run_cached
+from rmref.releases import LATEST, RELEASES
+from tests.oracle.builds import ensure_build
+from tests.oracle.oracle import DEFAULT_CACHE, OracleRun, run_cached
 
 ROOT = Path(__file__).resolve().parents[2]
 _STANZA = re.compile(r"(Nodepool|Class|User)\s+(\S+)(?:\s+([^\s{]+))?\s*\{([^}]*)\}", re.S)
@@ -392,10 +394,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=400, help="most oracle evaluations")
     ap.add_argument("--drift", type=int, default=0,
                     help="cycles the first failure may move later per step (-1: any; default 0: same cycle or earlier)")
-    ap.add_argument("--build", type=Path, default=DEFAULT_BUILD)
+    ap.add_argument("--release", choices=[r.name for r in RELEASES], default=LATEST.name,
+                    help="the DUCC release whose real RM runs the scenario (default %(default)s)")
+    ap.add_argument("--build", type=Path, help="an oracle build directory (default: the release's, built if needed)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--commit", metavar="NAME", help="also write fixtures/NAME/")
     a = ap.parse_args(argv)
+    a.build = a.build or ensure_build(a.release)
     original = json.loads(a.scenario.read_text())
     target, out = initial_target(original, a.level, a.kind, a.source, a.build, a.cache)
     print(f"target: {target.describe()}\n  first failure: {out.text[:300]}", flush=True)

@@ -14,6 +14,7 @@ from textual.widgets import ProgressBar, Static
 
 from replay import InputError
 from replay.model.damage import Damage
+from replay.model.release import ReleaseChoice
 from replay.model.world import Bootstrap
 from replay.progress import Progress
 from tui.data import audit_status
@@ -89,9 +90,11 @@ class StatusLine(Horizontal):
         save_audit(loaded.cache, frames)
         self.post_message(self.Audited(frames))
 
-    def audited(self, frames: dict[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None) -> None:
-        """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does)."""
-        self.say(audit_status(frames, total, damaged))
+    def audited(self, frames: dict[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None,
+                release: ReleaseChoice | None = None) -> None:
+        """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does),
+        and as which DUCC release (replay.model.release)."""
+        self.say(audit_status(frames, total, damaged, release))
         self.audit_done = True
 
     def show_filter(self, text: str) -> None:

@@ -74,6 +74,7 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
         not_audited=_not_audited(result, c), predates_log=job_id in start.predates,
         assumed=tuple(a for a in result.assumed if a.source != "config" and not a.setting.startswith("node ")),
+        rm_release=result.rm_release.to_json() if result.rm_release else None,
     )
 
 

@@ -171,6 +171,7 @@ class Story:
     predates_log: bool = False  # already there when the log begins (its submission is not in the log)
     assumed: tuple[Assumption, ...] = ()  # the settings not given by the log or --config, as the audit read them
     damaged: str | None = None  # why the cycle's input is damaged (replay.model.damage): no verdict on the RM there
+    rm_release: dict[str, str] | None = None  # the DUCC release replayed: release, source, evidence
 
     @property
     def actual_cap(self) -> int | None:
