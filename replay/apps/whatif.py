@@ -43,6 +43,7 @@ from replay.model.settings import Assumption
 from replay.model.start import NODE_FREE, ReplayStart, replay_start
 from replay.model.world import Bootstrap, cycle_count
 from replay.progress import OnProgress, counted
+from rmref.behaviours import Behaviours, for_release
 from rmref import job_order, machine_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.constants import PURGES
@@ -87,7 +88,15 @@ def _to_policy(text: str) -> str:
     return policy
 
 
+def _to_release(text: str) -> Behaviours:
+    try:
+        return for_release(text.strip())
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+
+
 PROPERTIES: dict[str, tuple[str, Callable[[str], object]]] = {
+    "release": ("behaviours", _to_release),  # another DUCC release's scheduling (rmref.behaviours)
     "ducc.rm.share.quantum": ("quantum_gb", _positive),
     "ducc.rm.fragmentation.threshold": ("fragmentation_threshold", _count),
     "ducc.rm.defragmentation": ("defragmentation", _to_bool),
