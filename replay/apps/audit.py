@@ -28,7 +28,7 @@ from replay.apps.verify import (
 from replay.model.conflicts import CONFLICTS
 from replay.model.release import ReleaseChoice
 from replay.model.cycleref import epochs, rows_frame, span_of
-from replay.model.damage import Damage, damage_report, damaged_cycles, from_cycle, resume_points
+from replay.model.damage import Damage, damage_report, from_cycle, resume_points
 from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions, stale_free
@@ -525,12 +525,12 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
     the stream (replay.model.damage) the audit starts again, on the log from there on, as on a
     log that starts mid-stream: what the log before the gap said is stale. `start` is the
     log's own start (replay.model.start), which every command reads."""
-    damage = damaged_cycles(tables)
+    start = start or replay_start(tables, boot)
+    damage = start.damage
     starts = resume_points(damage)
     conflicts = tuple(tables[CONFLICTS].to_dicts()) if CONFLICTS in tables else ()
     if not starts:
-        return replace(_audit_part(tables, start or replay_start(tables, boot), cycles, phases, progress, only,
-                                   trace, rerunnable, damage),
+        return replace(_audit_part(tables, start, cycles, phases, progress, only, trace, rerunnable, damage),
                        config_conflicts=conflicts)
     parts = []
     for lo, hi in zip([0, *starts], [*starts, None]):
@@ -539,7 +539,7 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
         if not span:
             continue
         part_tables = tables if lo == 0 else from_cycle(tables, lo)
-        part_start = (start or replay_start(tables, boot)) if lo == 0 else replay_start(part_tables, None)
+        part_start = start if lo == 0 else replay_start(part_tables, None)
         parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable, damage))
     return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
 

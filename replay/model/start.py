@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from replay.model.damage import Damage, damaged_cycles
 from replay.model.inventory import Inventory
 from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
@@ -35,6 +36,7 @@ class ReplayStart:
     inventory: Inventory
     whole: frozenset[int]  # cycles whose scheduling pass began in the log
     predates: frozenset[int]  # jobs published before (or without) their submission in the log
+    damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
@@ -42,7 +44,10 @@ class ReplayStart:
         return self.boot.assumed + self.inventory.assumed
 
     def skipped(self, cycle: int) -> str | None:
-        """Why no decision of `cycle` can be replayed (None: it can)."""
+        """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
+        first cycle among the reasons), or the log starts inside it."""
+        if cycle in self.damage:
+            return f"input damaged: {self.damage[cycle].text()}"
         return None if cycle in self.whole else PARTIAL_CYCLE
 
     def machines_unsettled(self, cycle: int) -> str | None:
@@ -65,4 +70,5 @@ def predates_log(tables: Mapping[str, pl.DataFrame]) -> frozenset[int]:
 def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None) -> ReplayStart:
     """The replay's start (see the module docstring); InputError when the bootstrap is missing."""
     boot = boot or bootstrap(tables)
-    return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables))
+    return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
+                       damaged_cycles(tables))
