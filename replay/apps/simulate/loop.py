@@ -33,6 +33,7 @@ from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.constants import PURGES
 from rmref.evictions import disable_purges
 from rmref.model import CycleInput, Machine, Work
+from rmref.whatof import what_of
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,21 @@ class Simulation:
                      tuple(logged.job_order.get(cycle, ())) if logged else (),
                      logged.share_walk.get(cycle, {}) if logged else {},
                      carried.pure_fair_share if carried else {},
-                     carried.defrag.wealth if carried else None)
+                     carried.defrag.wealth if carried else None,
+                     prefer=self._prefer(cycle))
+
+    def _prefer(self, cycle: int) -> dict[str, int]:
+        """The hosts the RM connected new shares on this cycle, in the order it created them (share
+        ids): What Of meets them first only among machines it finds equally free (rmref.choices),
+        where the RM's walk followed a HashMap keyed by random ids and no input settles the pick.
+        A plug-in What Of has ties of its own, if any: it is given none."""
+        if self.phases.what_of is not what_of:
+            return {}
+        connected = self.ctx.logged.connected.get(cycle, []) if self.ctx.logged else []
+        prefer: dict[str, int] = {}
+        for _job, host, _order, _sid in sorted(connected, key=lambda r: r[3] or 0):
+            prefer.setdefault(host, len(prefer))
+        return prefer
 
     def _check(self, inp: CycleInput, result: CycleResult, cycle: int) -> None:
         """Stop a scheduler that puts more on a machine than it holds (cycle and machine named)."""

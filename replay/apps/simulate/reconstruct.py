@@ -241,6 +241,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     default_init = _median(list(inits.values()), 0.0)
     default_item = _median([r["item_ms"] for r in items.values()], 0.0)
     running_before = {s.job_id for s in _start_shares(tables)}
+    timelines = _timelines(tables, t0)
     work = []
     for job in sorted(admitted):
         if job in refused:
@@ -261,7 +262,8 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         start = first_run.get(job)
         init = inits.get(job, 0.0 if kind == "Reservation" else None)
         if init is None:
-            init, why = _unseen_init(least.get(job, 0.0), default_init, end, start, default_delay, total, it,
+            worked = _surviving_start(timelines.get(job), end, start)
+            init, why = _unseen_init(least.get(job, 0.0), default_init, end, worked, default_delay, total, it,
                                      item_ms or 0.0, d.get("threads") or 1)
             notes.append(why)
         duration = cancel = None
@@ -289,7 +291,6 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
             "; ".join(notes)))
     shares = _start_shares(tables)
     times = [t * 1000.0 for t in cycle_times(tables)]
-    timelines = _timelines(tables, t0)
     fitted = []
     for spec in work:
         added, removed, updates = timelines.get(spec.job_id, ({}, {}, []))
@@ -303,6 +304,21 @@ def _median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
     """The median time between cycles (seconds): the Orchestrator's publication period."""
     times = cycle_times(tables)
     return _median([b - a for a, b in itertools.pairwise(times)], 0.0)
+
+
+def _surviving_start(timeline: tuple[dict, dict, list] | None, end: dict | None,
+                     first: float | None) -> float | None:
+    """When the first of the job's processes still held at its end was assigned (seconds): the
+    earliest its work can have started. A process removed before the end, while still initializing,
+    did none of it (a job preempted in initialization and given a process again later, say), so
+    counting from the first assignment would let the initialization stretch over that gap."""
+    if timeline is None or end is None:
+        return first
+    added, removed, _updates = timeline
+    end_ms = end["end"] * 1000.0
+    kept = [t for t, shares in added.items() if t <= end_ms
+            and any(removed.get(sid, math.inf) >= end_ms for sid, _host in shares)]
+    return min(kept) / 1000.0 if kept else first
 
 
 def _unseen_init(least: float, default: float, end: dict | None, start: float | None, delay: float,
