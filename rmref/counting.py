@@ -180,6 +180,8 @@ class _Cycle:
     deferred: dict[int, str] = field(default_factory=dict)
     runs: list[CounterRun] = field(default_factory=list)
     class_given: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # an earlier band's class's given-by-order as its user count left it (see _count_users_and_jobs)
+    class_left: dict[str, tuple[int, ...]] = field(default_factory=dict)
     user_given: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
     class_pure: dict[str, int] = field(default_factory=dict)  # the class's pure fair share, quantum shares
     pure: dict[int, int] = field(default_factory=dict)
@@ -505,6 +507,7 @@ def _how_much_fair_share(cyc: _Cycle, band: list[ClassDef]) -> None:
         if cd.name not in awards:
             continue
         cyc.class_given[cd.name] = tuple(int(x) for x in awards[cd.name])
+        cyc.class_left[cd.name] = cyc.class_given[cd.name]
         if cyc.class_given[cd.name][0] > 0:  # (with no award its jobs keep a count of 0)
             _count_users_and_jobs(cyc, cd, cyc.class_given[cd.name])
 
@@ -561,7 +564,8 @@ def _count_class_shares(cyc: _Cycle, pool: PoolTables, rcs: list[ClassDef], awar
         for p in below[by_name[e.name].nodepool]:
             room += int(pool_shares[p.name][order])
             for c in classes_of_pool[p.name]:
-                gbo = kept.get(c, awards.get(c))
+                # a class of an earlier band still holds what its users did not take
+                gbo = kept.get(c, awards.get(c, cyc.class_left.get(c)))
                 if gbo is not None:
                     room -= int(gbo[order])
         return room > 0
@@ -587,6 +591,10 @@ def _count_users_and_jobs(cyc: _Cycle, cd: ClassDef, award: tuple[int, ...]) -> 
     users = list(cyc.user_orders.get(frozenset(users), users))
     entities = tuple(Entity(u, 1, _wanted([w for w in jobs if w.user == u], cyc)) for u in users)
     result = apportion(entities, award)
+    # countUserShares divides the class's own given-by-order array, and removeSharesByOrder
+    # changes it in place: what the users did not take stays there, and a lower band's
+    # canUseBonus (NodePool.countAssignableShares) subtracts it from the pool's free shares
+    cyc.class_left[cd.name] = result.vmachines_left
     cyc.runs.append(CounterRun("countUserShares", cd.name, entities, award, dict(result.given)))
     user_pure = cyc.class_pure.get(cd.name, 0) // max(len(users), 1)
     for user in users:

@@ -55,6 +55,12 @@ def _can_use_bonus(e: Entity, wanted: Sequence[int], given: Mapping[str, Sequenc
     return True
 
 
+def _java_div(a: int, b: int) -> int:
+    """a / b as Java's int division computes it (truncated towards zero, unlike Python's //)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
 BonusRule = Callable[[Entity, int, Sequence[int], Mapping[str, Sequence[int]]], bool]
 
 
@@ -114,8 +120,10 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
                     continue
                 room = max(0, deserved[e.name] - per_round[e.name])
                 qgiven = min(room, math.ceil(nshares[o] * (e.weight / allweights) * o))
-                n = qgiven // o
-                if qgiven % o and n == 0:
+                # Java's int division truncates towards zero: over a negative free space (a table a
+                # "bad virtual machine list" left below zero) the share is never rounded down further
+                n = _java_div(qgiven, o)
+                if qgiven - n * o > 0 and n == 0:
                     n = min(1, nshares[o])  # a fraction of a process rounds up to one
                 if n + g[0] > e.cap:
                     n = max(0, e.cap - g[0])
@@ -126,8 +134,9 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
                 w[0] -= take
                 taken_here += take
                 per_round[e.name] += take * o
-            if taken_here:
+            if taken_here > 0:  # (a negative take, from a negative free space, is no progress)
                 shares_given = True
+            if taken_here:
                 remove_shares(vmach, taken_here, o)
                 nshares = n_shares_listed(vmach)
             # an entity that got all it deserves this pass stops diluting the others' share

@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FOCI = ("all", "bands", "nodepools", "reserve", "fragmentation", "nodes")
+FOCI = ("all", "bands", "nodepools", "reserve", "fragmentation", "nodes", "wide")
 FAIR, FIXED, RESERVE = "FAIR_SHARE", "FIXED_SHARE", "RESERVE"
 CYCLE_MS = 10_000  # ducc.orchestrator.state.publish.rate: one schedule per publication
 FIRST_CYCLE_MS = 60_000  # init stability (2 agent periods) before the first schedule
@@ -50,6 +50,9 @@ BASE_KNOBS: dict[str, object] = {
     "restricted": 0.08,  # a class with an authorized `users` list
     "big_jobs": 0.12,  # share of jobs that want half a node or more
     "inverted": 0.06,  # a fair-share band ranked above the fixed-share classes
+    "mid_pools": (1, 2),  # second-level pools under --default-- in a deeper tree
+    "cycles": (50, 300),  # max_cycles, skewed towards the low end
+    "class_orders": (0, 0),  # distinct process orders drawn per fair-share class (0: sizes drawn per job)
 }
 FOCUS_KNOBS: dict[str, dict[str, object]] = {
     "all": {},
@@ -61,6 +64,12 @@ FOCUS_KNOBS: dict[str, dict[str, object]] = {
     "fragmentation": {"nodes": (4, 14), "defrag_off": 0.05, "big_jobs": 0.35, "kinds": (0.85, 0.05, 0.05, 0.05),
                       "work": (8, 36)},
     "nodes": {"outage": 0.35, "late": 0.3, "varyoff": 0.25, "nodes": (4, 20)},
+    # large clusters and long runs; every fair-share class runs processes of several orders side by
+    # side, up to 4 fair-share bands of up to 4 classes, wider nodepool trees
+    "wide": {"bands": (0.1, 0.3, 0.35, 0.25), "fair_per_band": (1, 4), "depth": (0.25, 0.4, 0.35),
+             "second_top": 0.15, "mid_pools": (1, 4), "nodes": (20, 130), "work": (30, 110),
+             "cycles": (200, 460), "class_orders": (3, 5), "kinds": (0.8, 0.07, 0.07, 0.06),
+             "big_jobs": 0.15, "inverted": 0.1},
 }
 
 
@@ -101,6 +110,7 @@ class Draw:
         self.focus = focus
         self.knobs = {**BASE_KNOBS, **FOCUS_KNOBS[focus]}
         self.notes: list[str] = []
+        self.class_orders: dict[str, list[int]] = {}  # the wide focus's process orders per class
 
     def p(self, knob: str) -> bool:
         """True with the knob's probability."""
@@ -122,7 +132,7 @@ def _pools(d: Draw) -> list[Pool]:
     depth = d.pick("depth") + 1
     pools = [Pool(DEFAULT_POOL, None, 1)]
     if depth >= 2:
-        for i in range(d.rng.randint(1, 2)):
+        for i in range(d.span("mid_pools")):
             pools.append(Pool(f"np{i + 1}", DEFAULT_POOL, 2))
     if depth >= 3:
         for mid in [p for p in pools if p.level == 2]:
@@ -335,12 +345,18 @@ def _order_limit(pools: list[Pool], pool: str, quantum: int) -> int:
     largest machine order of its top-level tree: its per-order arrays were sized before the job's
     order raised the tree's maximum. So no work is drawn larger than the tree's biggest node.
     """
-    top = pool
-    while (parent := next(p.parent for p in pools if p.name == top)) is not None:
-        top = parent
-    quantum = next(p.quantum for p in pools if p.name == top) or quantum
-    sizes = [n["memory_gb"] for p in _subtree(pools, top) for n in p.nodes]
+    top = _top_pool(pools, pool)
+    quantum = top.quantum or quantum
+    sizes = [n["memory_gb"] for p in _subtree(pools, top.name) for n in p.nodes]
     return max(1, max(sizes, default=quantum) // quantum * quantum)
+
+
+def _top_pool(pools: list[Pool], name: str) -> Pool:
+    """The top-level pool of the tree that holds pool `name`."""
+    pool = next(p for p in pools if p.name == name)
+    while pool.parent is not None:
+        pool = next(p for p in pools if p.name == pool.parent)
+    return pool
 
 
 def _job_memory(d: Draw, quantum: int, sizes: list[int]) -> int:
@@ -349,6 +365,25 @@ def _job_memory(d: Draw, quantum: int, sizes: list[int]) -> int:
     if d.rng.random() < float(d.knobs["big_jobs"]):  # type: ignore[arg-type]
         return d.rng.randint(max(1, biggest // 2), biggest)
     return d.rng.randint(1, max(1, min(biggest, quantum * d.rng.choice((1, 2, 3, 4)))))
+
+
+ORDER_PALETTE = (1, 2, 2, 3, 3, 4, 5, 6, 8, 8, 10, 12, 16, 24, 32)
+
+
+def _class_job_memory(d: Draw, klass: Klass, pools: list[Pool], quantum: int) -> int:
+    """A process size from the class's own few share orders (drawn at its first job), so that one
+    class at one priority runs processes of three or more orders side by side."""
+    top = _top_pool(pools, klass.nodepool)
+    q = top.quantum or quantum
+    max_order = _order_limit(pools, klass.nodepool, quantum) // q
+    orders = d.class_orders.get(klass.name)
+    if orders is None:
+        fitting = sorted({o for o in ORDER_PALETTE if o <= max_order} | {max_order})
+        orders = sorted(d.rng.sample(fitting, min(len(fitting), d.span("class_orders"))))
+        d.class_orders[klass.name] = orders
+        d.notes.append(f"{klass.name} orders {orders}")
+    order = d.rng.choice(orders)
+    return max(1, order * q - d.rng.randrange(q))  # any memory that rounds up to that order
 
 
 def _reservation_memory(d: Draw, quantum: int, sizes: list[int]) -> int:
@@ -416,6 +451,8 @@ def _work(d: Draw, classes: list[Klass], pools: list[Pool], quantum: int, horizo
         w: dict = {"type": kind, "user": user, "class": klass.name, "submit_ms": submit}
         if kind == "reservation":
             w["memory_gb"] = _reservation_memory(d, quantum, sizes)
+        elif klass.policy == FAIR and kind == "job" and d.knobs["class_orders"] != (0, 0):
+            w["memory_gb"] = _class_job_memory(d, klass, pools, quantum)
         else:
             w["memory_gb"] = _job_memory(d, quantum, sizes)
             w["threads"] = d.rng.choice((1, 2, 4, 4, 8))
@@ -450,7 +487,8 @@ def generate(seed: int, focus: str = "all") -> dict:
     if focus not in FOCI:
         raise ValueError(f"unknown focus {focus!r}: one of {', '.join(FOCI)}")
     d = Draw(seed, focus)
-    max_cycles = 50 + int(250 * d.rng.random() ** 1.6)
+    lo, hi = d.knobs["cycles"]  # type: ignore[misc]
+    max_cycles = lo + int((hi - lo) * d.rng.random() ** 1.6)
     horizon = FIRST_CYCLE_MS + max_cycles * CYCLE_MS
     quantum = d.rng.choice(QUANTA)
     pools = _pools(d)

@@ -117,6 +117,31 @@ def test_weighted_counter_worked_example():
     assert got.vmachines_left == (0, 3, 0, 0)
 
 
+def test_counter_over_a_negative_free_space_takes_as_the_rm_does():
+    """A table a "bad virtual machine list" left below zero (NodePool.rearrangeVirtual): nshares of
+    order 6 is -2 + 1 = -1. apportion_qshares takes min(tgiven / o, nshares - taken) = -1 process,
+    and removeSharesByOrder splits nothing for a negative count (doShareSplits needs count > 0).
+    The expected award is what the real RM's apportion_qshares (commit fd8cab1df, called on these
+    entities) returned; rmref used to split the order-8 space into an order-14 slot and fail.
+    """
+    from rmref import Entity, apportion
+
+    got = apportion([Entity("e0", 2, (6, 0, 0, 0, 0, 0, 6, 0, 0))], [0, 3, 0, 0, 0, 2, -2, 0, 1])
+    assert got.given == {"e0": (-1, 0, 0, 0, 0, 0, -1, 0, 0)}
+
+
+def test_counter_truncates_a_negative_share_as_java_does():
+    """Java's int division truncates towards zero: over the negative order-3 table the second
+    entity's ceil(-2 * 1/4 * 3) / 3 is -1 / 3 = 0 processes (Python's floor would make it -1),
+    and a negative take is no progress, so no further pass runs. The expected awards are what the
+    real RM's apportion_qshares (commit fd8cab1df) returned on this input.
+    """
+    from rmref import Entity, apportion
+
+    got = apportion([Entity("e0", 3, (12, 8, 0, 4)), Entity("e1", 1, (16, 8, 0, 8))], [0, 0, 2, -2])
+    assert got.given == {"e0": (-4, -2, 0, -2), "e1": (0, 0, 0, 0)}
+
+
 @given(st.lists(st.tuples(st.integers(1, 5), st.integers(0, 12), st.integers(1, 3)), min_size=1, max_size=5),
        st.lists(st.integers(0, 4), min_size=5, max_size=5))
 def test_counter_never_gives_more_than_wanted_or_available(wants, machines):
