@@ -13,7 +13,7 @@ from typing import cast
 import polars as pl
 
 from rmref import UNLIMITED
-from rmref.howmuch import Entity
+from rmref.apportion import Entity
 
 # the cap chain's inputs the log gives per job (the class's settings come from the bootstrap)
 CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected"]

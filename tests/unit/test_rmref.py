@@ -39,7 +39,7 @@ def test_the_seed_table_example_listed():
 
 @given(st.lists(st.integers(0, 50), min_size=2, max_size=90), st.integers(1, 40), st.integers(1, 89))
 def test_the_counter_list_tables_equal_the_seed_tables(free, count, order):
-    """How Much counts on lists (rmref.howmuch): nSharesByOrder and a count-out on a list give
+    """How Much counts on lists (rmref.apportion): nSharesByOrder and a count-out on a list give
     what the seed's array tables give, for any free-space vector."""
     from rmref.pool import n_shares_listed, remove_shares
 
