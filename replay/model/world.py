@@ -554,11 +554,12 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
             init_cap, doubling, prediction = class_settings.get(r["class"], (0, False, False))
             cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS}, init_cap=init_cap,
                            expand_by_doubling=doubling, use_prediction=prediction,
-                           current=held_now) if logged else CapInput(
+                           current=held_now, behaviours=boot.config.behaviours) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
                 use_prediction=False, completed=job not in capped_now and not refused, refused=refused,
+                behaviours=boot.config.behaviours,
             )
             jobs.append(Work(
                 job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",

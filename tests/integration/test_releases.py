@@ -21,10 +21,8 @@ from tests.oracle.check import check_run
 
 SAMPLES = sorted(p for p in (FIXTURES / "releases").glob("*/*") if (p / "truth.jsonl.gz").exists())
 IDS = [f"{p.parent.name}/{p.name}" for p in SAMPLES]
-# where the audit does not yet agree, pending the release behaviours of rmref (rmref/behaviours.py):
-# the 2.0.x cap chain (caps, and so the chained schedule) and the 2.x findShares host order (placements)
-# 2.0.x's cap chain differs (rmref.behaviours: catalogued, not yet modelled)
-PENDING = {"2.0.0/a_tiny", "2.0.1/a_tiny", "2.0.0/gen12-004", "2.0.1/gen12-004"}
+# where the audit does not yet agree, pending a release behaviour rmref does not model (rmref/behaviours.py)
+PENDING: set[str] = set()
 
 
 def _parse(path: Path, engine: str = "fast"):
@@ -56,7 +54,7 @@ def test_engines_agree_on_every_release(release, engine):
 
 def _audit_cases():
     for run, name in zip(SAMPLES, IDS, strict=True):
-        marks = [pytest.mark.xfail(strict=True, reason="2.0.x cap chain: a release behaviour not yet modelled")] \
+        marks = [pytest.mark.xfail(strict=True, reason="a release behaviour not yet modelled")] \
             if name in PENDING else []
         yield pytest.param(run, id=name, marks=marks)
 

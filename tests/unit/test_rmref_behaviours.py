@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from rmref import CapInput
+from rmref import CapInput, job_caps
 from rmref.behaviours import CHANGES, Behaviours, for_release
 from rmref.defrag import NODE_IP, defragment
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
@@ -175,3 +175,31 @@ def test_take_from_the_rich_among_machines_of_equal_wealth_and_memory_rests_on_t
         d = defragment(inp, {1: 5, 2: 2}, (), (), pure_fair_share={1: 4, 2: 4})
         assert len(d.actions) == 1 and d.actions[0].host in ("m2", "m3")
         assert [u.reasons for u in d.unsettled] == ([(NODE_IP,)] if unsettled else [])
+
+
+# RmJob.initJobCap and getPrjCap at uima-ducc-2.0.0 and uima-ducc-2.1.0, worked by hand for a job of
+# 100 one-thread work items holding 2 processes, in a class with initialization cap 1 and doubling:
+# base cap = min(max 100, max(ceil(100 / 1), 2)) = 100. The Orchestrator has cleared init_wait (a
+# process initialized), but no work item has finished yet (time_per_item NaN): getPrjCap cannot
+# predict and returns Integer.MAX_VALUE, so potential = base = 100.
+# * 2.0.0: init_wait is false, so initJobCap doubles: actual = min(potential 100, 2 * 2) = 4.
+# * 2.1.0 (UIMA-4882): getPrjCap sets init_wait = init_wait || time_per_item is NaN or 0, so
+#   initJobCap holds the job to its initialization cap: actual = min(100, 1) = 1.
+_WAITING_FOR_ITEM_TIME = replace(_CAP, current=2, projected=2147483647, init_cap=1, expand_by_doubling=True,
+                                 item_time=False)
+
+
+@pytest.mark.parametrize(("release", "actual", "rule"), [
+    ("2.0.0", 4, "doubling"), ("2.0.1", 4, "doubling"), ("2.1.0", 1, "initialization_cap"),
+    ("trunk", 1, "initialization_cap")])
+def test_an_initialized_job_without_item_time_doubles_before_2_1_0_and_waits_after(release, actual, rule):
+    caps = job_caps(replace(_WAITING_FOR_ITEM_TIME, behaviours=for_release(release)))
+    assert (caps.base, caps.projected, caps.potential, caps.actual, caps.rule) == (100, 2147483647, 100, actual, rule)
+
+
+@pytest.mark.parametrize("release", ["2.0.0", "trunk"])
+def test_a_job_with_item_time_or_still_initializing_is_capped_alike_on_every_release(release):
+    timed = job_caps(replace(_WAITING_FOR_ITEM_TIME, item_time=True, behaviours=for_release(release)))
+    assert (timed.actual, timed.rule) == (4, "doubling")
+    init = job_caps(replace(_WAITING_FOR_ITEM_TIME, initialized=False, behaviours=for_release(release)))
+    assert (init.actual, init.rule) == (1, "initialization_cap")
