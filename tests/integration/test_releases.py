@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from replay.model.release import choose, resolve, with_option
 from rmref.releases import RELEASES
 from tests.helpers import FIXTURES
 from tests.oracle.check import check_run
+from tests.oracle.generate import generate, scenario_seed
 
 SAMPLES = sorted(p for p in (FIXTURES / "releases").glob("*/*") if (p / "truth.jsonl.gz").exists())
 IDS = [f"{p.parent.name}/{p.name}" for p in SAMPLES]
@@ -151,3 +153,19 @@ def test_explain_json_and_the_html_report_name_the_release(tmp_path, capsys):
     assert (story["rm_release"]["release"], story["rm_release"]["source"]) == ("2.1.0", "option")
     assert main(["report", str(log), "-o", str(tmp_path / "r.html"), "--no-cache", "--no-audit"]) == 0
     assert "DUCC release</td><td>2.2.2 (banner:" in (tmp_path / "r.html").read_text()
+
+
+def test_generated_scenarios_leave_out_pool_quanta_only_for_releases_that_refuse_them():
+    # 2.0.x's NodeConfiguration has no share-quantum among a nodepool's legal properties (its real RM
+    # stops with IllegalConfigurationException 'Illegal property "share-quantum" in nodepool alt');
+    # UIMA-4569 (2.1.0) made it legal on top-level pools. The rest of the draw stays the same.
+    seeds = [scenario_seed(12, i) for i in range(40)]
+    for seed in seeds:
+        old, new = generate(seed, "nodepools", "2.0.0"), generate(seed, "nodepools", "2.1.0")
+        assert "share-quantum" not in old["classes"]
+        def drawn(scen):
+            return [(w["type"], w["user"], w["class"], w["submit_ms"]) for w in scen["work"]]
+        assert old["nodes"] == new["nodes"] and drawn(old) == drawn(new)
+        assert old["classes"] == re.sub(r"( ; )?share-quantum = \d+( ; )?", lambda m: m[1] and m[2] or "",
+                                        new["classes"])
+    assert any("share-quantum" in generate(s, "nodepools", "2.1.0")["classes"] for s in seeds)
