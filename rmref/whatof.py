@@ -236,7 +236,7 @@ def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
 def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int], policy: str,
                  vertical: bool = True) -> int:
     """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair
-    share, its subpools)."""
+    share, or for any work before 2.1.0, its subpools)."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
     if needed <= 0 or work.order <= 0 or work.cap_input.completed:
         return 0
@@ -250,7 +250,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
         needed -= g
         if needed == 0:
             return given
-    if needed > 0 and policy not in (FIXED_SHARE, RESERVE):
+    if needed > 0 and (policy not in (FIXED_SHARE, RESERVE) or not walk.behaviours.has("subpools_for_fair_share_only")):
         for child in pool.children:
             g = _find_shares(walk, child, work, counts, policy)
             given += g

@@ -88,6 +88,22 @@ def test_a_second_service_process_stacks_when_no_other_machine_has_room_on_every
         assert _hosts(_cycle(release, (A,), (svc,)), {1: 2}) == [A.name, A.name]
 
 
+# ---- subpools_for_fair_share_only (UIMA-4712) ----------------------------------------------------------
+
+def test_fixed_share_work_takes_a_subpools_room_before_2_1_0_only():
+    """A fixed-share job of order 2 in --default--, whose one machine A is full (a reservation holds
+    it); the subpool np2 has B free. NodePool.findShares of 2.0.0 goes on to the children
+    (getChildrenAscending) whenever it still needs processes, so the job lands on B; from 2.1.0
+    (UIMA-4712) only fair-share work goes down to the subpools, and the job waits."""
+    b = replace(B, nodepool="np2")
+    pools = (Nodepool("--default--", None), Nodepool("np2", "--default--"))
+    rsv = _work(2, 8, "reserve", "Reservation", shares=(A.name,))
+    job = _work(1, 2, "fixed")
+    for release, hosts in (("2.0.0", [b.name]), ("2.0.1", [b.name]), ("2.1.0", []), ("trunk", [])):
+        inp = replace(_cycle(release, (A, b), (rsv, job)), nodepools=pools)
+        assert _hosts(inp, {1: 1, 2: 1}) == hosts, release
+
+
 # ---- free_space_clamped (UIMA-4913) -----------------------------------------------------------------
 
 def test_a_reservation_smaller_than_its_machine_fills_it_from_2_1_0():
