@@ -169,3 +169,32 @@ def test_generated_scenarios_leave_out_pool_quanta_only_for_releases_that_refuse
         assert old["classes"] == re.sub(r"( ; )?share-quantum = \d+( ; )?", lambda m: m[1] and m[2] or "",
                                         new["classes"])
     assert any("share-quantum" in generate(s, "nodepools", "2.1.0")["classes"] for s in seeds)
+
+
+# lines of the real 2.0.0 RM (tests/oracle, scenario 1200004 of `diff --release 2.0.0 --seed 12`): its
+# NodePool.disable logs under the method name nodeLeaves, purges as 'Purge TYPE on dead/offline: HOST'
+_LEAVES = "nodeLeaves  Nodepool: --default--"
+_PURGE_2_0_0 = "".join(f"01 Jan 2015 00:10:20,000  {level} RM.{cls} - {jid} T[19] {body}\n"
+                       for level, cls, jid, body in (
+    ("INFO", "ResourceManagerComponent", "N/A",
+     "runScheduler  -------- 62 ------- Entering scheduling loop --------------------"),
+    ("WARN", "Scheduler", "N/A",
+     "handleDeadNodes  ***Purging machine*** n13.sim.ducc due to missed heartbeats. THreshold: 5"),
+    ("INFO", "NodePool", "N/A", f"{_LEAVES} Host disabled: n13.sim.ducc Looking for shares to clear"),
+    ("INFO", "NodePool", "12", f"{_LEAVES} Purge Job on dead/offline: n13.sim.ducc"),
+    ("INFO", "NodePool", "13", f"{_LEAVES} Purge Service on dead/offline: n13.sim.ducc"),
+    ("INFO", "NodePool", "N/A", f"{_LEAVES} Host dead/offline: n13.sim.ducc Not purging Reservation"),
+    ("INFO", "NodePool", "N/A", f"{_LEAVES} Host dead/offline: n13.sim.ducc Mark service/pop completed."),
+    ("INFO", "NodePool", "N/A", f"{_LEAVES} Node leaves: n13.sim.ducc total shares: 57"),
+))
+
+
+@pytest.mark.parametrize("engine", ["fast", "lark"])
+def test_2_0_x_purges_logged_as_node_leaves_are_purges(tmp_path, engine):
+    log = tmp_path / "rm.log"
+    log.write_text(_PURGE_2_0_0)
+    tables = _parse(log, engine).tables
+    assert tables["unparsed"].height == 0
+    rows = tables["nodes"].filter(tables["nodes"]["host"] == "n13.sim.ducc").select("event", "job_id", "work_type")
+    assert rows.rows() == [("death", None, None), ("disable", None, None), ("purge", 12, "Job"),
+                           ("purge", 13, "Service"), ("not_purged", None, None), ("completed", None, None)]
