@@ -140,6 +140,13 @@ def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
     return out
 
 
+def departed(share: Share, inp: CycleInput) -> bool:
+    """Whether the share's machine no longer holds it: before 2.1.0 (purge_by_policy) NodePool.disable
+    took the machine out of the pool's tables, and the node came back as a new, empty machine, while
+    the processes it purged stayed with their jobs until the Orchestrator confirmed them gone."""
+    return share.purged and not inp.config.behaviours.has("purge_by_policy")
+
+
 def held_now(inp: CycleInput) -> dict[int, int]:
     """RmJob.countNShares when the cycle's counting starts: held, less what is leaving or purged."""
     gone = {(w.job_id, s.share_id) for w, s in purged_shares(inp)}

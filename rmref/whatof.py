@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
 from rmref.choices import HostTie, met_order, tie_groups
-from rmref.evictions import held_now
+from rmref.evictions import departed, held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.pool import n_shares_listed
@@ -166,7 +166,7 @@ def _start(inp: CycleInput) -> _Walk:
                 walk.free[name] = m.order if m.stale_free is None else m.stale_free
     for work in _accounting_order(inp):
         for share in sorted(work.shares, key=lambda s: s.share_id):
-            if share.host in machines:
+            if share.host in machines and not departed(share, inp):
                 walk.used[share.host] += share.order
                 walk.jobs_on[share.host].append(work.job_id)
                 _move(walk, share.host, share.order, _policy(inp.class_of(work)))

@@ -123,6 +123,18 @@ def test_a_varied_off_machine_loses_its_services_before_2_1_0_only(how):
         assert purged == ([2] if how == VARIED_OFF and release != "2.0.0" else [1, 2]), release
 
 
+def test_a_machine_back_from_a_disable_is_empty_before_2_1_0_only():
+    """A was varied off and on again; the service process the vary-off purged (^P in the schedule)
+    is still listed, waiting for the Orchestrator. 2.0.0's disable took A out of the pool's tables
+    and nodeArrives put a new, empty Machine in: a job of order 8 fits on it. From 2.1.0 A stays in
+    the tables with the purged process on it (order 2): 6 quanta free, the job does not fit."""
+    svc = Work(1, "Service", "u", "fixed", 2, 8, _CAP, submit_seq=1,
+               shares=(Share(10, 1, A.name, 2, pending_removal=True, purged=True),))
+    big = _work(2, 8, "fixed")
+    for release, hosts in (("2.0.0", [A.name]), ("2.1.0", []), ("trunk", [])):
+        assert _hosts(_cycle(release, (A,), (svc, big)), {1: 0, 2: 1}) == hosts, release  # (svc: completed)
+
+
 # ---- free_space_clamped (UIMA-4913) -----------------------------------------------------------------
 
 def test_a_reservation_smaller_than_its_machine_fills_it_from_2_1_0():
