@@ -38,7 +38,7 @@ import numpy as np
 from rmref.bands import by_submission, priority_bands
 from rmref.caps import job_caps
 from rmref.constants import KB_PER_GB, UNLIMITED
-from rmref.evictions import held_now
+from rmref.evictions import departed, held_now
 from rmref.apportion import Entity, apportion, apportion_nested
 from rmref.javahash import hashmap_order, node_map_order
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Work
@@ -112,7 +112,7 @@ def _build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue
         for s in w.shares:
-            host = by_name.get(s.host)
+            host = None if departed(s, inp) else by_name.get(s.host)
             if host is not None and host.name in stale and host.nodepool in pools:
                 _account_stale(pools[host.nodepool], listed[host.nodepool], host, s.order,
                                policy_of[w.job_id] == RESERVE, stale)

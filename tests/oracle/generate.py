@@ -1,13 +1,16 @@
 """Seeded generator of random, valid oracle scenarios drawn from the whole RM policy space.
 
-`generate(seed, focus)` returns one scenario.json dict (tests/oracle/README.md documents the format);
-`python -m tests.oracle.generate --n 20 --seed 1 --out DIR [--focus bands]` writes them to files.
+`generate(seed, focus, release)` returns one scenario.json dict (tests/oracle/README.md documents the
+format), valid for the real RM of `release` (rmref.releases; default the latest);
+`python -m tests.oracle.generate --n 20 --seed 1 --out DIR [--focus bands] [--release R]` writes them to files.
 
 The configuration rules it respects are the RM's own (uima-ducc-common NodeConfiguration): classes of
 one priority share one scheduling policy; one default class per policy; only the top-level pool
 without a node file may lack one; `share-quantum` only on top-level pools; a node in at most one
 node file; services and managed reservations never in a FAIR_SHARE class (the RM refuses them, which
-the generator does on purpose now and then). `description` lists what was drawn.
+the generator does on purpose now and then). `description` lists what was drawn. Before 2.1.0
+(UIMA-4569) a nodepool may not state a `share-quantum` at all: for those releases the same draw is
+made and the pools' own quanta are left out, so every pool takes ducc.rm.share.quantum.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rmref.releases import LATEST, RELEASES
+
 FOCI = ("all", "bands", "nodepools", "reserve", "fragmentation", "nodes", "wide")
 FAIR, FIXED, RESERVE = "FAIR_SHARE", "FIXED_SHARE", "RESERVE"
 CYCLE_MS = 10_000  # ducc.orchestrator.state.publish.rate: one schedule per publication
@@ -26,6 +31,7 @@ DEFAULT_POOL = "--default--"
 MEMORY_PALETTE = (8, 12, 15, 16, 20, 24, 30, 31, 32, 40, 47, 48, 56, 63, 64, 72, 79, 80, 96, 128)
 USERS = ("ann", "ben", "cat", "dan", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lou")
 QUANTA = (1, 2, 3, 4, 4, 5, 6, 8, 10, 12, 15, 16)
+POOL_QUANTUM_SINCE = "2.1.0"  # UIMA-4569: NodeConfiguration accepts a nodepool's share-quantum from here on
 
 # the knobs every family shares; a focus overrides some of them (probabilities and ranges)
 BASE_KNOBS: dict[str, object] = {
@@ -482,8 +488,14 @@ def _work(d: Draw, classes: list[Klass], pools: list[Pool], quantum: int, horizo
     return out
 
 
-def generate(seed: int, focus: str = "all") -> dict:
-    """One valid scenario drawn from the policy space (weighted towards `focus`)."""
+def pool_quantum_legal(release: str) -> bool:
+    """Whether the real RM of `release` accepts a nodepool's own share-quantum."""
+    names = [r.name for r in RELEASES]
+    return names.index(release) >= names.index(POOL_QUANTUM_SINCE)
+
+
+def generate(seed: int, focus: str = "all", release: str = LATEST.name) -> dict:
+    """One valid scenario for the real RM of `release`, drawn from the policy space (weighted towards `focus`)."""
     if focus not in FOCI:
         raise ValueError(f"unknown focus {focus!r}: one of {', '.join(FOCI)}")
     d = Draw(seed, focus)
@@ -494,6 +506,9 @@ def generate(seed: int, focus: str = "all") -> dict:
     pools = _pools(d)
     if d.rng.random() < 0.1:  # --default-- states the quantum itself instead of ducc.properties
         pools[0].quantum = quantum
+    if not pool_quantum_legal(release):  # drawn all the same, so the rest of the draw is unchanged
+        for pool in pools:
+            pool.quantum = None
     nodes = _nodes(d, pools, horizon)
     classes = _classes(d, pools)
     props = _properties(d, quantum)
@@ -534,10 +549,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--focus", choices=FOCI, default="all")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--release", choices=[r.name for r in RELEASES], default=LATEST.name,
+                    help="the release whose real RM the scenarios must be valid for")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     for i in range(a.n):
-        scen = generate(scenario_seed(a.seed, i), a.focus)
+        scen = generate(scenario_seed(a.seed, i), a.focus, a.release)
         (a.out / f"{i:03d}.json").write_text(json.dumps(scen, indent=1) + "\n")
     print(f"wrote {a.n} scenarios to {a.out}")
 
