@@ -24,7 +24,10 @@ from tests.oracle.generate import generate, scenario_seed
 SAMPLES = sorted(p for p in (FIXTURES / "releases").glob("*/*") if (p / "truth.jsonl.gz").exists())
 IDS = [f"{p.parent.name}/{p.name}" for p in SAMPLES]
 # where the audit does not yet agree, pending a release behaviour rmref does not model (rmref/behaviours.py)
-PENDING: set[str] = set()
+# 2.2.2/reservation-ip: which machine setupPreemptions clears for a reservation follows the node map,
+# hashed on IPs a 2.2.2 log never shows; the phase-isolated audit reads the RM's pick, rmref's chained
+# How Much does not verify it yet (docs/releases.md)
+PENDING: set[str] = {"2.2.2/reservation-ip"}
 
 
 def _parse(path: Path, engine: str = "fast"):
@@ -56,7 +59,7 @@ def test_engines_agree_on_every_release(release, engine):
 
 def _audit_cases():
     for run, name in zip(SAMPLES, IDS, strict=True):
-        marks = [pytest.mark.xfail(strict=True, reason="a release behaviour not yet modelled")] \
+        marks = [pytest.mark.xfail(strict=True, reason="a release difference rmref does not model yet (PENDING)")] \
             if name in PENDING else []
         yield pytest.param(run, id=name, marks=marks)
 
