@@ -27,7 +27,9 @@ IDS = [f"{p.parent.name}/{p.name}" for p in SAMPLES]
 # 2.2.2/reservation-ip: which machine setupPreemptions clears for a reservation follows the node map,
 # hashed on IPs a 2.2.2 log never shows; the phase-isolated audit reads the RM's pick, rmref's chained
 # How Much does not verify it yet (docs/releases.md)
-PENDING: set[str] = {"2.2.2/reservation-ip"}
+# 2.0.0/defrag-residual: 2.0.x's defragmentation clears (and What Of then fills) other machines than
+# rmref's; its cause is not yet named (docs/fidelity.md, "Every DUCC release")
+PENDING: set[str] = {"2.2.2/reservation-ip", "2.0.0/defrag-residual"}
 
 
 def _parse(path: Path, engine: str = "fast"):
