@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColu
 from rich.table import Table
 
 from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
-from replay.parsing.cache import open_input, parse_to
+from replay.parsing.cache import Opened, open_input, parse_to
 from replay.parsing.outdir import (
     atomic_output_dir,
     atomic_output_file,
@@ -143,18 +144,47 @@ def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range 
     return cycles
 
 
-def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
-                columns: Mapping[str, Sequence[str]] | None = None
-                ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
+@dataclass(frozen=True)
+class Loaded:
+    """A command's input: its tables, the note on its bootstrap, and where it was opened from."""
+
+    tables: MutableMapping[str, pl.DataFrame]
+    note: str | None  # where the bootstrap came from, for the command to print with its results
+    opened: Opened
+    config: str | None  # the --config folder
+
+
+def open_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
+                columns: Mapping[str, Sequence[str]] | None = None) -> Loaded:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
-    away from `--config DIR`. Returns the tables and a note on where the bootstrap came from, for
-    the command to print with its results (so an error is all a failing command prints)."""
+    away from `--config DIR`."""
     with progress_display(console, "parsing") as show:
         opened = open_input(logs, use_cache=use_cache, progress=show, columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
-    return tables, apply_config(tables, config)
+    return Loaded(tables, apply_config(tables, config), opened, config)
+
+
+def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
+                columns: Mapping[str, Sequence[str]] | None = None
+                ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
+    """`open_tables`' tables and bootstrap note (printed by the command with its results, so an
+    error is all a failing command prints)."""
+    loaded = open_tables(logs, config, console, use_cache, columns)
+    return loaded.tables, loaded.note
+
+
+def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> tuple[AuditResult, bool]:
+    """The audit of every cycle of the input: the one stored in the cache beside its parse, else
+    run now and stored there (replay.apps.stored); whether it was read."""
+    from replay.apps.stored import place_of, stored_audit
+    from replay.model.world import bootstrap
+    from replay.parsing.cache import config_digest
+
+    boot = bootstrap(loaded.tables)
+    place = place_of(loaded.opened.slot, loaded.opened.root, boot, config_digest(loaded.config))
+    return stored_audit(loaded.tables, boot, place, progress)
 
 
 def print_note(console: Console, note: str | None) -> None:
@@ -197,11 +227,13 @@ def assumed_block(result: AuditResult) -> list[str]:
     return ["assumed or inferred (the evidence for each: report.json 'assumed'):", *lines] if lines else []
 
 
-def audit_line(result: AuditResult, seconds: float) -> str:
-    """The one-line verdict under the table."""
+def audit_line(result: AuditResult, seconds: float, read: bool = False) -> str:
+    """The one-line verdict under the table (`read`: from the stored audit, not run now)."""
     n, ok = len(result.cycles), result.report()["cycles_agree"]
     style = "green" if ok == n else "yellow"
-    return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s)"
+    how = (f"the stored audit, read in {seconds:.1f} s" if read
+           else f"{seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s")
+    return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({how})"
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -211,11 +243,16 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns())
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache, audit_columns())
+    tables, note = loaded.tables, loaded.note
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
+    read = False
     with progress_display(console, "auditing") as show:
-        result = audit(tables, cycles=cycles, progress=show)
+        if cycles is None:  # the whole log: the stored audit (a range starts from nothing carried, so runs)
+            result, read = kept_audit(loaded, show)
+        else:
+            result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
     if not result.cycles:
         raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
@@ -225,7 +262,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     for line in assumed_block(result):
         console.print(line, markup=False, highlight=False)
     console.print(audit_table(result, seconds))
-    console.print(audit_line(result, seconds))
+    console.print(audit_line(result, seconds, read))
     if result.skipped:
         console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
                       f"{next(iter(result.skipped.values()))}[/]", highlight=False)
@@ -253,15 +290,19 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N|eN] [--config DIR] [--json]"""
     from replay.apps.explain import explain_job, render, story_json
+    from replay.apps.explain.lookup import chosen_cycle
 
     job = whole_number(args.job, "--job", "a job id")
     ref = parse_ref(args.cycle) if args.cycle else None
     # with --json, stdout is the JSON alone: what the loading says goes to stderr
-    tables, note = load_tables(args.logs, args.config, Console(stderr=True) if args.json else console,
-                               not args.no_cache)
+    loaded = open_tables(args.logs, args.config, Console(stderr=True) if args.json else console, not args.no_cache)
+    tables, note = loaded.tables, loaded.note
     cycle = resolve(ref, tables["cycles"]) if ref else None
     try:
-        story = explain_job(tables, job, cycle)
+        chosen_cycle(tables, job, cycle)  # a job or cycle not in the log is said before any audit
+        # rmref's side from the stored audit (run and stored first when it is not): no replay
+        result = kept_audit(loaded)[0] if loaded.opened.slot is not None and loaded.opened.root is not None else None
+        story = explain_job(tables, job, cycle, result)
     except InputError as exc:  # the job or cycle asked for is not in the log: name the flags
         flags = f"--job {job}" + ("" if cycle is None else f" --cycle {args.cycle}")
         raise InputError(f"{flags}: {exc}") from None
@@ -485,7 +526,6 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
-    from replay.apps.audit import audit
     from replay.apps.fleet.dataset import is_dataset
     from replay.apps.report import GENERATOR, build_report
 
@@ -495,13 +535,14 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = loaded.tables, loaded.note
     print_note(console, note)
     audited = None
     if not args.no_audit:
         with progress_display(console, "auditing") as show:
             try:
-                audited = audit(tables, progress=show)
+                audited = kept_audit(loaded, show)[0]
             except InputError as exc:  # no bootstrap: the rest of the report still stands
                 console.print(f"[yellow]audit skipped: {exc}[/]")
     sections = []

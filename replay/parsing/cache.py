@@ -83,6 +83,7 @@ class Opened:
     slot: Path | None  # the cache slot (None: not cached)
     from_cache: bool
     note: str | None  # what the folders given held besides the RM's log
+    root: Path | None = None  # the tables' folder on disk (a parse directory, the slot's tables; None: in memory only)
 
 
 def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: OnProgress | None = None,
@@ -102,7 +103,7 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
         tables = ParquetTables(paths[0], columns) if columns else read_tables(paths[0])
         content = content_of(manifest)
         slot = slot_of(content) if content and use_cache else None
-        return Opened(Path(paths[0]).name, tables, None, slot, False, None)
+        return Opened(Path(paths[0]).name, tables, None, slot, False, None, Path(paths[0]))
     inputs = find_inputs(list(paths))
     name = _name(inputs.sources)
     if use_cache:
@@ -113,7 +114,7 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
         say(Progress("reading the cached parse"))
         tables = ParquetTables(slot / "tables", columns) if columns else read_tables(slot / "tables")
         lines = _cached_lines(slot, inputs, say) if keep_lines else None
-        return Opened(name, tables, lines, slot, True, inputs.note())
+        return Opened(name, tables, lines, slot, True, inputs.note(), slot / "tables")
     return _parse_and_cache(inputs, name, content, use_cache, say, keep_lines, columns)
 
 
@@ -212,7 +213,7 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
         _remove(tmp)
         return _parse_and_cache(inputs, name, content, False, say, keep_lines, columns)
     _remove(tmp)
-    return Opened(name, tables, lines, slot, False, inputs.note())
+    return Opened(name, tables, lines, slot, False, inputs.note(), slot / "tables" if slot is not None else None)
 
 
 @contextmanager

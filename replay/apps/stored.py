@@ -1,0 +1,259 @@
+"""The audit kept in the cache beside the parse: computed once, read by every command after.
+
+A cache slot (`replay.parsing.cache`) holds an input's tables; `<slot>/audits/<key>/` holds the
+audit of those tables under one configuration. The key hashes what the audit's outcome depends on
+besides the tables' content: the tables' own files (their digests in the parse's manifest), the
+`--config` folder's files, the configuration rmref runs with (`Bootstrap`: `Config`, its
+`behaviours` (the RM release) included, the classes and the nodepools, however they were chosen),
+rmreplay's version and the digest of its source (replay, rmref, the grammars). A key that differs
+in any of them is another folder: a stale audit is never read.
+
+The folder holds
+* `result.pickle`: the `AuditResult` (cycles, rmref's decisions, divergences, tallies, coverage,
+  assumptions, epochs), from which every output of the audit is written as a fresh run writes it;
+* `checkpoints.bin` and `checkpoints.idx`: for every audited cycle, what re-running it alone
+  needs (its rebuilt `CycleInput`, the RM's logged decisions of that cycle, what rmref carried
+  into it from the cycles before (`audit.Carried`) and the kinds audited in it), one compressed
+  record per cycle, so `explain` and the TUI re-enter any cycle without replaying from the start;
+* `manifest.json`, written last: the format, the key and the record count.
+
+It is written in a hidden sibling (`.tmp-<pid>-<random>`) and renamed into place whole, so an
+interrupted audit leaves nothing a later command reads (the sibling is removed by the next audit
+stored beside it once its process is gone). A folder that cannot be read (damaged, another
+format) is treated as absent and the audit runs again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import uuid
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import IO, Any
+
+import polars as pl
+
+from replay.apps.audit import AuditResult, Carried, CycleTrace, audit, audit_cycle
+from replay.model.bycycle import CycleRows
+from replay.model.logged import Logged
+from replay.model.world import Bootstrap
+from replay.parsing.cache import code_fingerprint
+from replay.parsing.manifest import parse_dir_manifest
+from replay.parsing.sources import InputError
+from replay.progress import OnProgress
+from rmref import Phases
+from rmref.model import CycleInput
+
+FORMAT = "rmreplay-audit/1"
+RESULT, CHECKPOINTS, INDEX, MANIFEST = "result.pickle", "checkpoints.bin", "checkpoints.idx", "manifest.json"
+_KEPT = ("traces", "carried", "chained", "start", "reenter")  # run-time state, not stored
+
+
+def rmreplay_version() -> str:
+    """The installed rmreplay's version (part of the key)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rmreplay")
+    except PackageNotFoundError:
+        return "source"
+
+
+def tables_id(root: Path) -> str:
+    """The digest of a parse's tables: their files' digests, from its manifest."""
+    manifest = parse_dir_manifest(root)
+    if manifest is None:
+        raise InputError(f"{root}: not a parse directory")
+    return hashlib.sha256(json.dumps(manifest.get("files", {}), sort_keys=True).encode()).hexdigest()
+
+
+def audit_key(tables: str, boot: Bootstrap, config_files: str | None) -> str:
+    """The key of an audit of the tables `tables` (tables_id) under `boot`, with `--config` files
+    of digest `config_files`, by this rmreplay."""
+    h = hashlib.sha256()
+    for part in (FORMAT, rmreplay_version(), code_fingerprint(), tables, config_files or "",
+                 repr(boot.config), repr(boot.classes), repr(boot.nodepools)):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()[:40]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one audit is (or would be) stored: `folder` (the slot's `audits/`) and its key."""
+
+    folder: Path
+    key: str
+
+    @property
+    def path(self) -> Path:
+        """The stored audit's own folder."""
+        return self.folder / self.key
+
+
+def place_of(slot: Path | None, root: Path | None, boot: Bootstrap, config_files: str | None) -> Place | None:
+    """The place of the audit of the tables at `root` (a parse directory or a slot's tables) in
+    cache slot `slot`; None when there is no slot (no cache) or no tables on disk."""
+    if slot is None or root is None:
+        return None
+    try:
+        return Place(slot / "audits", audit_key(tables_id(root), boot, config_files))
+    except (InputError, OSError):
+        return None
+
+
+class Stored:
+    """A stored audit, opened: its result, and any audited cycle run again from its checkpoint."""
+
+    def __init__(self, path: Path, result: AuditResult, index: dict[int, tuple[int, int]]) -> None:
+        self.path = path
+        self.result = result
+        self.index = index
+        result.reenter = self.trace
+
+    def trace(self, tables: Mapping[str, pl.DataFrame], cycle: int, phases: Phases = Phases()) -> CycleTrace | None:
+        """rmref's run of one audited cycle, exactly as the audit ran it (None: not audited)."""
+        at = self.index.get(cycle)
+        if at is None:
+            return None
+        with open(self.path / CHECKPOINTS, "rb") as f:
+            f.seek(at[0])
+            inp, carried, kinds, logged = pickle.loads(zlib.decompress(f.read(at[1])))
+        again = AuditResult(audited=self.result.audited, wealth=carried.wealth, start=carried,
+                            epochs=self.result.epochs)
+        logged = Logged(**logged, rmcounter=CycleRows(tables, "rmcounter"))
+        return audit_cycle(inp, logged, phases, again, kinds)
+
+
+def load(place: Place | None) -> Stored | None:
+    """The stored audit at `place`; None when it is not there whole (or cannot be read)."""
+    if place is None:
+        return None
+    path = place.path
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+        if manifest.get("format") != FORMAT or manifest.get("key") != place.key:
+            return None
+        result = pickle.loads((path / RESULT).read_bytes())
+        index = {int(c): (int(o), int(n)) for c, o, n in json.loads((path / INDEX).read_text())}
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError, TypeError):
+        return None
+    if not isinstance(result, AuditResult) or len(index) != manifest.get("checkpoints"):
+        return None
+    return Stored(path, result, index)
+
+
+def _logged_at(logged: Logged, cycle: int) -> dict[str, Any]:
+    """The logged decisions of one cycle (all the audit of that cycle reads), without the RmCounter
+    rows (read from the parse when the cycle is run again)."""
+    out: dict[str, Any] = {}
+    for f in fields(Logged):
+        value = getattr(logged, f.name)
+        if f.name == "detected":
+            out[f.name] = frozenset(c for c in (cycle,) if c in value)
+        elif f.name != "rmcounter":
+            out[f.name] = {cycle: value[cycle]} if cycle in value else {}
+    return out
+
+
+class _Writer:
+    """The checkpoints of an audit being stored, appended as each cycle starts; on a write error
+    it stops writing (the audit goes on, and is not stored)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.index: list[tuple[int, int, int]] = []
+        self.offset = 0
+        self.file: IO[bytes] | None = None
+        try:
+            tmp.mkdir(parents=True)
+            self.file = open(tmp / CHECKPOINTS, "wb")
+        except OSError:
+            self.file = None
+
+    def add(self, inp: CycleInput, logged: Logged, carried: Carried, kinds: tuple[str, ...]) -> None:
+        """One cycle's checkpoint."""
+        if self.file is None:
+            return
+        blob = zlib.compress(pickle.dumps((inp, carried, kinds, _logged_at(logged, inp.cycle)),
+                                          protocol=pickle.HIGHEST_PROTOCOL), 1)
+        try:
+            self.file.write(blob)
+        except OSError:
+            self.close()
+            self.file = None
+            return
+        self.index.append((inp.cycle, self.offset, len(blob)))
+        self.offset += len(blob)
+
+    def close(self) -> bool:
+        """Finish the checkpoints; whether they are whole."""
+        if self.file is None:
+            return False
+        try:
+            self.file.close()
+            return True
+        except OSError:
+            return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _remove_leftovers(folder: Path) -> None:
+    """Siblings left by audits whose process was killed before it could store or remove them."""
+    for tmp in folder.glob(".tmp-*"):
+        pid = tmp.name.split("-")[1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer) -> None:
+    """Write the result and the manifest (last), then rename the folder into place."""
+    kept = replace(result, **{name: getattr(AuditResult(), name) for name in _KEPT})
+    (tmp / RESULT).write_bytes(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+    (tmp / INDEX).write_text(json.dumps(writer.index))
+    manifest = {"format": FORMAT, "key": place.key, "rmreplay": rmreplay_version(), "checkpoints": len(writer.index)}
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    try:
+        tmp.rename(place.path)
+    except OSError:  # stored meanwhile by another process: keep that one
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Place | None,
+                 progress: OnProgress | None = None) -> tuple[AuditResult, bool]:
+    """The audit of every cycle of `tables` under `boot`: read from `place` when stored there, else
+    run (and stored there when it can be). Returns the result and whether it was read."""
+    stored = load(place)
+    if stored is not None:
+        return stored.result, True
+    if place is None:
+        return audit(tables, boot, progress=progress), False
+    _remove_leftovers(place.folder)
+    tmp = place.folder / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    writer = _Writer(tmp)
+    try:
+        result = audit(tables, boot, progress=progress, checkpoint=writer.add)
+        if writer.close():
+            try:
+                _finish(tmp, place, result, writer)
+            except OSError:
+                pass  # a full disk, a read-only cache: the audit stands, not stored
+    finally:
+        writer.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    stored = load(place)  # the result as every later command reads it, its cycles re-entered from the checkpoints
+    return (stored.result, False) if stored is not None else (result, False)
