@@ -1,8 +1,9 @@
 """Open the TUI's input: logs (through replay's parse cache) or a `rmreplay parse` directory, with the audit.
 
 The parse and its cache are replay's (`replay.parsing.cache`: every command shares them); the TUI
-adds the raw lines (its Log tab) and keeps the audit's frames in the same cache slot, one folder
-per `--config` (the audit of a log without its bootstrap depends on the folder given).
+adds the raw lines (its Log tab). The audit is the one every command reads, stored beside the
+parse (`replay.apps.stored`, keyed by the configuration and `--config`): when it is there the
+audit's columns are filled as the first screen shows, else the TUI runs it and stores it.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import polars as pl
 
 from replay import InputError
 from replay.cli import apply_config
-from replay.parsing.cache import config_digest, keep_frames, open_input, read_frames
+from replay.parsing.cache import config_digest, open_input
 from replay.parsing.manifest import parse_dir_manifest
 from replay.progress import OnProgress
 
 if TYPE_CHECKING:
+    from replay.apps.audit import AuditResult
+    from replay.apps.stored import Place
     from replay.model.world import Bootstrap
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
@@ -35,9 +38,10 @@ class Loaded:
     tables: Mapping[str, pl.DataFrame]
     lines: pl.DataFrame | None
     audit: dict[str, pl.DataFrame] | None
-    cache: Path | None  # where the audit's frames are kept (None: not kept)
+    place: Place | None  # where the audit is stored (None: not stored, e.g. --no-cache)
     from_cache: bool = False
     note: str | None = None  # what the folders given held besides the RM's log
+    result: AuditResult | None = None  # the stored audit (its cycles re-entered for the job screen's story)
 
 
 def settle_heap() -> None:
@@ -76,10 +80,32 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
     check(opened.tables, opened.name)
     apply_config(opened.tables, config)
     audit = _audit_beside(Path(paths[0])) if parse_dir else None
-    slot = opened.slot / _audit_folder(config) if opened.slot is not None else None
-    if audit is None and slot is not None:
-        audit = read_frames(slot)
-    return Loaded(opened.name, opened.tables, opened.lines, audit, slot, opened.from_cache, opened.note)
+    place = _place(opened.tables, opened.slot, opened.root, config)
+    result = None
+    if place is not None:
+        from replay.apps.audit import result_frames
+        from replay.apps.stored import load as load_stored
+
+        stored = load_stored(place)
+        result = stored.result if stored is not None else None
+        if audit is None and result is not None:
+            audit = result_frames(result)
+    return Loaded(opened.name, opened.tables, opened.lines, audit, place, opened.from_cache, opened.note, result)
+
+
+def _place(tables: Mapping[str, pl.DataFrame], slot: Path | None, root: Path | None,
+           config: str | None) -> Place | None:
+    """Where the input's audit is stored (None: not stored; a log without its bootstrap has none)."""
+    if slot is None or root is None:
+        return None
+    from replay.apps.stored import place_of
+    from replay.model.world import bootstrap
+
+    try:
+        boot = bootstrap(tables)
+    except InputError:
+        return None
+    return place_of(slot, root, boot, config_digest(config))
 
 
 def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:
@@ -89,22 +115,13 @@ def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:
     return None
 
 
-def _audit_folder(config: str | None) -> str:
-    """The slot's folder for the audit of this `--config` (its files' digest), or of none."""
-    digest = config_digest(config)
-    return f"audit-{digest}" if digest else "audit"
+def run_audit(loaded: Loaded, boot: Bootstrap | None = None,
+              progress: OnProgress | None = None) -> tuple[dict[str, pl.DataFrame], AuditResult]:
+    """rmref on every cycle (with `boot`, the configuration already rebuilt), stored beside the
+    parse where it can be; its decisions and the divergences as frames, and the result."""
+    from replay.apps.audit import result_frames
+    from replay.apps.stored import stored_audit
+    from replay.model.world import bootstrap
 
-
-def save_audit(slot: Path | None, frames: dict[str, pl.DataFrame]) -> None:
-    """Keep the audit's frames beside the cached parse."""
-    if slot is not None:
-        keep_frames(slot, {n: frames[n] for n in AUDIT_FRAMES})
-
-
-def run_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
-              progress: OnProgress | None = None) -> dict[str, pl.DataFrame]:
-    """rmref on every cycle (with `boot`, the configuration already rebuilt); its decisions and the
-    divergences as frames."""
-    from replay.apps.audit import audit, result_frames
-
-    return result_frames(audit(tables, boot, progress=progress))
+    result, _ = stored_audit(loaded.tables, boot or bootstrap(loaded.tables), loaded.place, progress)
+    return result_frames(result), result

@@ -3,7 +3,7 @@
 The cache lives in `$RMREPLAY_CACHE` (default `~/.cache/rmreplay`; logs are often read-only, and
 the bundled fixtures are, so nothing is written next to them), one slot per input:
 `<key>/tables/` (a parse directory, its manifest written last), `<key>/lines.parquet` (the raw
-lines, for the TUI's Log tab) and `<key>/audit…/` (frames the TUI keeps beside the parse). The key
+lines, for the TUI's Log tab) and `<key>/audits/` (the stored audits, replay.apps.stored). The key
 hashes the input's content (each file's name and bytes) and the source of the code that produces
 the tables and the audit (grammars, replay, rmref), so an edited log or scheduler never serves a
 stale answer. Hashing a 137 MB log takes about half a second, so each file's digest is also kept
@@ -256,24 +256,6 @@ def config_digest(folder: str | Path | None) -> str | None:
             h.update(f"{p.relative_to(root).as_posix()}\0".encode())
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
-
-
-def read_frames(folder: Path) -> dict[str, pl.DataFrame] | None:
-    """Frames kept in a cache slot's folder (its `complete` marker written last); None when absent."""
-    if not (folder / "complete").exists():
-        return None
-    return {p.stem: pl.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
-
-
-def keep_frames(folder: Path, frames: dict[str, pl.DataFrame]) -> None:
-    """Keep frames in a cache slot's folder (nothing when it cannot be written)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, frame in frames.items():
-            frame.write_parquet(folder / f"{name}.parquet", compression="zstd")
-        (folder / "complete").write_text("ok\n")
-    except OSError:
-        pass
 
 
 def parse_to(paths: Sequence[str | Path], out: str | Path, engine: str = "fast", progress: OnProgress | None = None,

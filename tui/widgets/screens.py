@@ -154,7 +154,9 @@ class HistoryScreen(Screen):
         from replay.apps.explain import explain_job, render
 
         try:
-            text = render(explain_job(self.browse.tables, self.job_id, self.cycle))
+            # the stored audit re-enters the cycle from its checkpoint: no replay from the log's start
+            result = getattr(getattr(self.app, "loaded", None), "result", None)
+            text = render(explain_job(self.browse.tables, self.job_id, self.cycle, result))
         except InputError as exc:
             text = f"no explanation: {exc}"
         except Exception as exc:  # noqa: BLE001 - a story that cannot be told must not end the session
