@@ -36,6 +36,8 @@ from replay.progress import OnProgress, Progress, quiet
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
     from replay.apps.anonymize import Anonymized
     from replay.apps.audit import AuditResult
+    from replay.apps.stored import Kept, Known, Place
+    from replay.model.world import Bootstrap
     from replay.apps.simulate.metrics import Measured
     from replay.apps.simulate.workload import Workload
     from replay.apps.whatif import Change
@@ -175,16 +177,36 @@ def load_tables(logs: list[str], config: str | None, console: Console, use_cache
     return loaded.tables, loaded.note
 
 
-def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> tuple[AuditResult, bool]:
-    """The audit of every cycle of the input: the one stored in the cache beside its parse, else
-    run now and stored there (replay.apps.stored); whether it was read."""
-    from replay.apps.stored import place_of, stored_audit
-    from replay.model.world import bootstrap
+def _audit_view(loaded: Loaded) -> Mapping[str, pl.DataFrame]:
+    """The input's tables as an audit reads them: only its columns, on use, where they are on disk."""
+    from replay.model.reads import audit_columns
+    from replay.parsing.store import ParquetTables
+
+    tables = loaded.tables
+    if not isinstance(tables, ParquetTables):
+        return tables
+    view = ParquetTables(tables.root, audit_columns())
+    view.held.update(tables.held)
+    return view
+
+
+def stored_place(loaded: Loaded, boot: Bootstrap) -> Place | None:
+    """Where the input's audit under `boot` is stored (None: no cache)."""
+    from replay.apps.stored import place_of
     from replay.parsing.cache import config_digest
 
-    boot = bootstrap(loaded.tables)
-    place = place_of(loaded.opened.slot, loaded.opened.root, boot, config_digest(loaded.config))
-    return stored_audit(loaded.tables, boot, place, progress)
+    return place_of(loaded.opened.slot, loaded.opened.root, boot, config_digest(loaded.config))
+
+
+def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> Kept:
+    """The audit of every cycle of the input: the one stored in the cache beside its parse, else
+    run now and stored there (replay.apps.stored)."""
+    from replay.apps.stored import stored_audit
+    from replay.model.world import bootstrap
+
+    tables = _audit_view(loaded)
+    boot = bootstrap(tables)
+    return stored_audit(tables, boot, stored_place(loaded, boot), progress)
 
 
 def print_note(console: Console, note: str | None) -> None:
@@ -250,7 +272,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     read = False
     with progress_display(console, "auditing") as show:
         if cycles is None:  # the whole log: the stored audit (a range starts from nothing carried, so runs)
-            result, read = kept_audit(loaded, show)
+            stored = kept_audit(loaded, show)
+            result, read = stored.result, stored.read
         else:
             result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
@@ -289,19 +312,35 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N|eN] [--config DIR] [--json]"""
+    from replay.apps.audit import trace_cycle
     from replay.apps.explain import explain_job, render, story_json
     from replay.apps.explain.lookup import chosen_cycle
+    from replay.apps.explain.scope import Scoped, all_columns
+    from replay.parsing.store import ParquetTables
 
     job = whole_number(args.job, "--job", "a job id")
     ref = parse_ref(args.cycle) if args.cycle else None
     # with --json, stdout is the JSON alone: what the loading says goes to stderr
-    loaded = open_tables(args.logs, args.config, Console(stderr=True) if args.json else console, not args.no_cache)
+    # every table read from disk on use (where the parse is on disk): the story reads few of its rows
+    loaded = open_tables(args.logs, args.config, Console(stderr=True) if args.json else console, not args.no_cache,
+                         all_columns())
     tables, note = loaded.tables, loaded.note
     cycle = resolve(ref, tables["cycles"]) if ref else None
     try:
-        chosen_cycle(tables, job, cycle)  # a job or cycle not in the log is said before any audit
+        view = Scoped(tables, job, ()) if isinstance(tables, ParquetTables) else tables
+        try:
+            chosen = chosen_cycle(view, job, cycle)  # a job or cycle not in the log is said before any audit
+        except InputError:
+            chosen_cycle(tables, job, cycle)  # (the whole schedule names the log's jobs)
+            raise
         # rmref's side from the stored audit (run and stored first when it is not): no replay
-        result = kept_audit(loaded)[0] if loaded.opened.slot is not None and loaded.opened.root is not None else None
+        on_disk = loaded.opened.slot is not None and loaded.opened.root is not None
+        result = kept_audit(loaded).result if on_disk else None
+        trace = trace_cycle(tables, result, chosen) if result is not None else None
+        if trace is not None and isinstance(tables, ParquetTables):
+            assert result is not None
+            result.traces[chosen] = trace
+            tables = Scoped(tables, job, (chosen - 1, chosen))
         story = explain_job(tables, job, cycle, result)
     except InputError as exc:  # the job or cycle asked for is not in the log: name the flags
         flags = f"--job {job}" + ("" if cycle is None else f" --cycle {args.cycle}")
@@ -535,23 +574,42 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
-    loaded = open_tables(args.logs, args.config, console, not args.no_cache)
+    from replay.apps.explain.scope import all_columns
+
+    # read from disk on use where the parse is on disk: the report holds one table's columns at a time
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache, all_columns())
     tables, note = loaded.tables, loaded.note
     print_note(console, note)
-    audited = None
+    audited, known = None, None
     if not args.no_audit:
         with progress_display(console, "auditing") as show:
             try:
-                audited = kept_audit(loaded, show)[0]
+                stored = kept_audit(loaded, show)
+                audited, known = stored.result, stored.stored.known() if stored.stored is not None else None
             except InputError as exc:  # no bootstrap: the rest of the report still stands
                 console.print(f"[yellow]audit skipped: {exc}[/]")
+    else:
+        known = _stored_known(loaded)
     sections = []
     if args.simulation:
         from replay.apps.simulate.report import simulation_section
 
         sections.append(simulation_section(args.simulation))
     title = args.title or f"rmreplay report: {', '.join(Path(p).name for p in args.logs)}"
-    return _write_report(Path(args.out), build_report(tables, title, audited, sections=sections), args.force, console)
+    html = build_report(tables, title, audited, sections=sections, stored=known)
+    return _write_report(Path(args.out), html, args.force, console)
+
+
+def _stored_known(loaded: Loaded) -> Known | None:
+    """The machines and takings of the input's stored audit, when one is stored (none is run)."""
+    from replay.apps.stored import load
+    from replay.model.world import bootstrap
+
+    try:
+        stored = load(stored_place(loaded, bootstrap(_audit_view(loaded))))
+    except InputError:  # no bootstrap: the report says so itself
+        return None
+    return stored.known() if stored is not None else None
 
 
 def _write_report(out: Path, html: str, force: bool, console: Console) -> int:

@@ -123,5 +123,5 @@ def run_audit(loaded: Loaded, boot: Bootstrap | None = None,
     from replay.apps.stored import stored_audit
     from replay.model.world import bootstrap
 
-    result, _ = stored_audit(loaded.tables, boot or bootstrap(loaded.tables), loaded.place, progress)
+    result = stored_audit(loaded.tables, boot or bootstrap(loaded.tables), loaded.place, progress).result
     return result_frames(result), result

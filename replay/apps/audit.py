@@ -18,6 +18,7 @@ import polars as pl
 
 from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
 from replay.model.cycleref import epochs, rows_frame, span_of
+from replay.model.inventory import Inventory
 from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
@@ -56,6 +57,7 @@ class AuditResult:
     start: Carried | None = None  # what the first cycle run starts from, when not the log's start (a re-entry)
     # a stored audit's way back into any audited cycle (replay.apps.stored): (tables, cycle) -> its trace
     reenter: Callable[[Mapping[str, pl.DataFrame], int], CycleTrace | None] | None = None
+    inventory: Inventory | None = None  # the nodes there before the log began, as the audit took them
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
@@ -128,6 +130,7 @@ class CycleTrace:
     evictions: tuple[Eviction, ...] = ()
     defrag: Defrag | None = None
     chained: CycleResult | None = None  # the phases chained on rmref's own decisions
+    logged: Logged | None = None  # the RM's logged decisions the cycle was compared with (the cycle's at least)
 
 
 def _cap_rule(caps: Caps, logged: object) -> Cause:
@@ -220,7 +223,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     phases = reuse.recording
     caps = _audit_caps(inp, logged, phases, result, "caps" in only)
     counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
-    trace = CycleTrace(inp.cycle, inp, caps)
+    trace = CycleTrace(inp.cycle, inp, caps, logged=logged)
     if "counts" in only:
         trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
     if "placements" in only:
@@ -475,7 +478,8 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
     inventory = machine_inventory(tables, boot)
     whole = whole_cycles(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
-    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
+    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]),
+                         inventory=inventory)
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     inputs = cycle_inputs(tables, boot, cycles, inventory=inventory, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):

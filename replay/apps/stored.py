@@ -15,6 +15,9 @@ The folder holds
   needs (its rebuilt `CycleInput`, the RM's logged decisions of that cycle, what rmref carried
   into it from the cycles before (`audit.Carried`) and the kinds audited in it), one compressed
   record per cycle, so `explain` and the TUI re-enter any cycle without replaying from the start;
+* `nodes.parquet` (every cycle's machines, `replay.model.nodes.node_cycles` on the audit's own
+  inventory) and `takings.pickle` (the RM's logged takings, `replay.model.logged.Takings`): what
+  the report and the TUI read of the audit's world model, computed once with it;
 * `manifest.json`, written last: the format, the key and the record count.
 
 It is written in a hidden sibling (`.tmp-<pid>-<random>`) and renamed into place whole, so an
@@ -41,7 +44,8 @@ import polars as pl
 
 from replay.apps.audit import AuditResult, Carried, CycleTrace, audit, audit_cycle
 from replay.model.bycycle import CycleRows
-from replay.model.logged import Logged
+from replay.model.logged import Logged, Takings, logged_decisions, takings
+from replay.model.nodes import node_cycles
 from replay.model.world import Bootstrap
 from replay.parsing.cache import code_fingerprint
 from replay.parsing.manifest import parse_dir_manifest
@@ -52,7 +56,8 @@ from rmref.model import CycleInput
 
 FORMAT = "rmreplay-audit/1"
 RESULT, CHECKPOINTS, INDEX, MANIFEST = "result.pickle", "checkpoints.bin", "checkpoints.idx", "manifest.json"
-_KEPT = ("traces", "carried", "chained", "start", "reenter")  # run-time state, not stored
+NODES, TAKINGS = "nodes.parquet", "takings.pickle"
+_KEPT = ("traces", "carried", "chained", "start", "reenter", "inventory")  # run-time state, not stored
 
 
 def rmreplay_version() -> str:
@@ -107,6 +112,15 @@ def place_of(slot: Path | None, root: Path | None, boot: Bootstrap, config_files
         return None
 
 
+@dataclass(frozen=True)
+class Known:
+    """What the report reads that the stored audit keeps: every cycle's machines
+    (`replay.model.nodes.node_cycles`) and the RM's logged takings."""
+
+    nodes: pl.DataFrame
+    takings: Takings
+
+
 class Stored:
     """A stored audit, opened: its result, and any audited cycle run again from its checkpoint."""
 
@@ -128,6 +142,14 @@ class Stored:
                             epochs=self.result.epochs)
         logged = Logged(**logged, rmcounter=CycleRows(tables, "rmcounter"))
         return audit_cycle(inp, logged, phases, again, kinds)
+
+    def nodes(self) -> pl.DataFrame:
+        """Every cycle's machines (`node_cycles`), as the audit's world model had them."""
+        return pl.read_parquet(self.path / NODES)
+
+    def known(self) -> Known:
+        """What the report reads of the audit's world: the machines and the logged takings."""
+        return Known(self.nodes(), pickle.loads((self.path / TAKINGS).read_bytes()))
 
 
 def load(place: Place | None) -> Stored | None:
@@ -168,6 +190,7 @@ class _Writer:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.index: list[tuple[int, int, int]] = []
+        self.logged: Logged | None = None  # the audit's logged decisions (the same object every cycle)
         self.offset = 0
         self.file: IO[bytes] | None = None
         try:
@@ -178,6 +201,7 @@ class _Writer:
 
     def add(self, inp: CycleInput, logged: Logged, carried: Carried, kinds: tuple[str, ...]) -> None:
         """One cycle's checkpoint."""
+        self.logged = logged
         if self.file is None:
             return
         blob = zlib.compress(pickle.dumps((inp, carried, kinds, _logged_at(logged, inp.cycle)),
@@ -220,8 +244,12 @@ def _remove_leftovers(folder: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer) -> None:
-    """Write the result and the manifest (last), then rename the folder into place."""
+def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer, tables: Mapping[str, pl.DataFrame],
+            boot: Bootstrap) -> None:
+    """Write the result, the world model's facts and the manifest (last), then rename the folder into place."""
+    node_cycles(tables, boot, result.inventory).write_parquet(tmp / NODES, compression="zstd")
+    logged = writer.logged if writer.logged is not None else logged_decisions(tables)
+    (tmp / TAKINGS).write_bytes(pickle.dumps(takings(logged), protocol=pickle.HIGHEST_PROTOCOL))
     kept = replace(result, **{name: getattr(AuditResult(), name) for name in _KEPT})
     (tmp / RESULT).write_bytes(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
     (tmp / INDEX).write_text(json.dumps(writer.index))
@@ -233,15 +261,24 @@ def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer) -> No
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class Kept:
+    """An audit as `stored_audit` hands it over."""
+
+    result: AuditResult
+    read: bool  # read from the store (not run now)
+    stored: Stored | None  # where it is stored (None: it could not be)
+
+
 def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Place | None,
-                 progress: OnProgress | None = None) -> tuple[AuditResult, bool]:
+                 progress: OnProgress | None = None) -> Kept:
     """The audit of every cycle of `tables` under `boot`: read from `place` when stored there, else
-    run (and stored there when it can be). Returns the result and whether it was read."""
+    run (and stored there when it can be)."""
     stored = load(place)
     if stored is not None:
-        return stored.result, True
+        return Kept(stored.result, True, stored)
     if place is None:
-        return audit(tables, boot, progress=progress), False
+        return Kept(audit(tables, boot, progress=progress), False, None)
     _remove_leftovers(place.folder)
     tmp = place.folder / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     writer = _Writer(tmp)
@@ -249,11 +286,11 @@ def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Pla
         result = audit(tables, boot, progress=progress, checkpoint=writer.add)
         if writer.close():
             try:
-                _finish(tmp, place, result, writer)
+                _finish(tmp, place, result, writer, tables, boot)
             except OSError:
                 pass  # a full disk, a read-only cache: the audit stands, not stored
     finally:
         writer.close()
         shutil.rmtree(tmp, ignore_errors=True)
     stored = load(place)  # the result as every later command reads it, its cycles re-entered from the checkpoints
-    return (stored.result, False) if stored is not None else (result, False)
+    return Kept(stored.result, False, stored) if stored is not None else Kept(result, False, None)

@@ -55,7 +55,8 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
     classes, users, jobs = (rmref_chain(inp, trace.how_much, work, cls, blocks) if inp and trace
                             else (None, None, None))
-    ours, theirs = _sides(trace, logged_decisions(tables), job_id, c)
+    logged = trace.logged if trace is not None and trace.logged is not None else logged_decisions(tables)
+    ours, theirs = _sides(trace, logged, job_id, c)
     causes = tuple(Divergence(kind, step, why) for cycle, job, kind, _lv, _rv, why, step, _detail
                    in result.divergences if cycle == c and job == job_id)
     return Story(
