@@ -269,11 +269,11 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     tables, note = loaded.tables, loaded.note
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
-    read = False
+    read, stored = False, None
     with progress_display(console, "auditing") as show:
         if cycles is None:  # the whole log: the stored audit (a range starts from nothing carried, so runs)
-            stored = kept_audit(loaded, show)
-            result, read = stored.result, stored.read
+            audited = kept_audit(loaded, show)
+            result, read, stored = audited.result, audited.read, audited.stored
         else:
             result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
@@ -305,7 +305,10 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
     if args.out:
         with atomic_output_dir(args.out, args.force, command="audit", inputs=args.logs) as tmp:
-            write_audit(result, tmp)
+            if stored is not None:  # the files it wrote when it was stored
+                stored.write(tmp)
+            else:
+                write_audit(result, tmp)
         console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet)")
     return 1 if result.divergences else 0
 

@@ -24,7 +24,7 @@ from replay.progress import OnProgress
 
 if TYPE_CHECKING:
     from replay.apps.audit import AuditResult
-    from replay.apps.stored import Place
+    from replay.apps.stored import Place, Stored
     from replay.model.world import Bootstrap
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
@@ -42,6 +42,11 @@ class Loaded:
     from_cache: bool = False
     note: str | None = None  # what the folders given held besides the RM's log
     result: AuditResult | None = None  # the stored audit (its cycles re-entered for the job screen's story)
+    stored: Stored | None = None  # where it is stored, with the machines of every cycle
+
+    def nodes(self) -> pl.DataFrame | None:
+        """Every cycle's machines as the stored audit keeps them (None: not stored)."""
+        return self.stored.nodes() if self.stored is not None else None
 
 
 def settle_heap() -> None:
@@ -81,16 +86,15 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
     apply_config(opened.tables, config)
     audit = _audit_beside(Path(paths[0])) if parse_dir else None
     place = _place(opened.tables, opened.slot, opened.root, config)
-    result = None
+    stored = None
     if place is not None:
-        from replay.apps.audit import result_frames
         from replay.apps.stored import load as load_stored
 
         stored = load_stored(place)
-        result = stored.result if stored is not None else None
-        if audit is None and result is not None:
-            audit = result_frames(result)
-    return Loaded(opened.name, opened.tables, opened.lines, audit, place, opened.from_cache, opened.note, result)
+        if audit is None and stored is not None:
+            audit = stored.frames()
+    return Loaded(opened.name, opened.tables, opened.lines, audit, place, opened.from_cache, opened.note,
+                  stored.result if stored is not None else None, stored)
 
 
 def _place(tables: Mapping[str, pl.DataFrame], slot: Path | None, root: Path | None,

@@ -18,6 +18,8 @@ The folder holds
 * `nodes.parquet` (every cycle's machines, `replay.model.nodes.node_cycles` on the audit's own
   inventory) and `takings.pickle` (the RM's logged takings, `replay.model.logged.Takings`): what
   the report and the TUI read of the audit's world model, computed once with it;
+* `output/`: the files `rmreplay audit -o` writes (report.json, ref_*.parquet,
+  divergences.parquet), written by the same code, which a later `audit -o` copies;
 * `manifest.json`, written last: the format, the key and the record count.
 
 It is written in a hidden sibling (`.tmp-<pid>-<random>`) and renamed into place whole, so an
@@ -42,7 +44,7 @@ from typing import IO, Any
 
 import polars as pl
 
-from replay.apps.audit import AuditResult, Carried, CycleTrace, audit, audit_cycle
+from replay.apps.audit import REF_SCHEMAS, AuditResult, Carried, CycleTrace, audit, audit_cycle, write_audit
 from replay.model.bycycle import CycleRows
 from replay.model.logged import Logged, Takings, logged_decisions, takings
 from replay.model.nodes import node_cycles
@@ -56,7 +58,8 @@ from rmref.model import CycleInput
 
 FORMAT = "rmreplay-audit/1"
 RESULT, CHECKPOINTS, INDEX, MANIFEST = "result.pickle", "checkpoints.bin", "checkpoints.idx", "manifest.json"
-NODES, TAKINGS = "nodes.parquet", "takings.pickle"
+NODES, TAKINGS, FRAMES = "nodes.parquet", "takings.pickle", "output"
+FRAME_NAMES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences")
 _KEPT = ("traces", "carried", "chained", "start", "reenter", "inventory")  # run-time state, not stored
 
 
@@ -142,6 +145,16 @@ class Stored:
                             epochs=self.result.epochs)
         logged = Logged(**logged, rmcounter=CycleRows(tables, "rmcounter"))
         return audit_cycle(inp, logged, phases, again, kinds)
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        """rmref's decisions and the divergences as frames (`audit.result_frames`), as stored."""
+        return {name: pl.read_parquet(self.path / FRAMES / f"{name}.parquet") for name in FRAME_NAMES}
+
+    def write(self, out: Path) -> None:
+        """The audit's output files (`audit.write_audit`) into `out`: the stored ones, copied."""
+        out.mkdir(parents=True, exist_ok=True)
+        for p in sorted((self.path / FRAMES).iterdir()):
+            shutil.copyfile(p, out / p.name)
 
     def nodes(self) -> pl.DataFrame:
         """Every cycle's machines (`node_cycles`), as the audit's world model had them."""
@@ -250,6 +263,7 @@ def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer, table
     node_cycles(tables, boot, result.inventory).write_parquet(tmp / NODES, compression="zstd")
     logged = writer.logged if writer.logged is not None else logged_decisions(tables)
     (tmp / TAKINGS).write_bytes(pickle.dumps(takings(logged), protocol=pickle.HIGHEST_PROTOCOL))
+    write_audit(result, tmp / FRAMES)
     kept = replace(result, **{name: getattr(AuditResult(), name) for name in _KEPT})
     (tmp / RESULT).write_bytes(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
     (tmp / INDEX).write_text(json.dumps(writer.index))

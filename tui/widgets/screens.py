@@ -56,7 +56,7 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
         try:
             loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config)
             progress(Progress("rebuilding every cycle's machines"))
-            result = loaded, build(loaded.name, loaded.tables, loaded.lines)  # here, off the screen's thread
+            result = loaded, build(loaded.name, loaded.tables, loaded.lines, loaded.nodes())  # off the screen's thread
         except InputError as exc:
             result = str(exc)
         except Exception as exc:  # noqa: BLE001 - any unreadable input ends on the error screen
