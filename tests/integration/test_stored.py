@@ -8,11 +8,13 @@ an interrupted audit leaves nothing half stored.
 
 from __future__ import annotations
 
+import pickle
 import re
 import signal
 import subprocess
 import sys
 import time
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -245,5 +247,15 @@ def test_an_interrupted_audit_stores_all_or_nothing(interrupted_input, sig, at, 
     assert [f.name for f in folders] == [want.name] and _tree(folders[0]) == _tree(want)  # leftovers removed
 
 
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+def _tree(folder: Path) -> dict[str, object]:
+    """Every file's bytes; the pickles as what they hold (a pickled set's bytes follow the process's
+    string hashing, a dict's the order a query grouped its rows in: their content does not)."""
+    files: dict[str, object] = {p.relative_to(folder).as_posix(): pickle.loads(p.read_bytes())
+                                if p.suffix == ".pickle" else p.read_bytes() for p in sorted(folder.rglob("*"))
+                                if p.is_file() and not p.name.startswith("checkpoints")}
+    stored = st.load(st.Place(folder.parent, folder.name))
+    assert stored is not None
+    with open(folder / st.CHECKPOINTS, "rb") as fh:
+        blob = fh.read()
+    files["checkpoints"] = [(c, pickle.loads(zlib.decompress(blob[o:o + n]))) for c, (o, n) in stored.index.items()]
+    return files
