@@ -21,6 +21,7 @@ from rich.table import Table
 
 from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
 from replay.parsing.cache import Opened, open_input, parse_to
+from replay.parsing.store import all_columns
 from replay.parsing.outdir import (
     atomic_output_dir,
     atomic_output_file,
@@ -318,7 +319,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.audit import trace_cycle
     from replay.apps.explain import explain_job, render, story_json
     from replay.apps.explain.lookup import chosen_cycle
-    from replay.apps.explain.scope import Scoped, all_columns
+    from replay.apps.explain.scope import Scoped
     from replay.parsing.store import ParquetTables
 
     job = whole_number(args.job, "--job", "a job id")
@@ -415,7 +416,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns())
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "replaying") as show:
@@ -447,7 +448,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console, not args.no_cache)
+        tables, note = load_tables([log], args.config, console, not args.no_cache, all_columns())
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
             result = whatif(tables, change, progress=show)
@@ -519,7 +520,7 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     check_replaceable(Path(args.out), args.force, "simulate", args.logs)
     change = _change(args)
     workload = read_workload(args.workload) if args.workload else None
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache)
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns())
     start = time.perf_counter()
     measured = _simulate(tables, change, args, console, workload)
     seconds = time.perf_counter() - start
@@ -549,7 +550,7 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:
-        tables, _note = load_tables([log], args.config, console, not args.no_cache)
+        tables, _note = load_tables([log], args.config, console, not args.no_cache, all_columns())
         start = time.perf_counter()
         measured = _simulate(tables, change, args, console)
         report = simulation_report(measured)
@@ -577,8 +578,6 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
-    from replay.apps.explain.scope import all_columns
-
     # read from disk on use where the parse is on disk: the report holds one table's columns at a time
     loaded = open_tables(args.logs, args.config, console, not args.no_cache, all_columns())
     tables, note = loaded.tables, loaded.note

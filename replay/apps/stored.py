@@ -203,7 +203,7 @@ class _Writer:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.index: list[tuple[int, int, int]] = []
-        self.logged: Logged | None = None  # the audit's logged decisions (the same object every cycle)
+        self.takings: Takings | None = None  # the RM's logged takings (of the audit's logged decisions)
         self.offset = 0
         self.file: IO[bytes] | None = None
         try:
@@ -214,7 +214,8 @@ class _Writer:
 
     def add(self, inp: CycleInput, logged: Logged, carried: Carried, kinds: tuple[str, ...]) -> None:
         """One cycle's checkpoint."""
-        self.logged = logged
+        if self.takings is None:
+            self.takings = takings(logged)
         if self.file is None:
             return
         blob = zlib.compress(pickle.dumps((inp, carried, kinds, _logged_at(logged, inp.cycle)),
@@ -261,8 +262,8 @@ def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer, table
             boot: Bootstrap) -> None:
     """Write the result, the world model's facts and the manifest (last), then rename the folder into place."""
     node_cycles(tables, boot, result.inventory).write_parquet(tmp / NODES, compression="zstd")
-    logged = writer.logged if writer.logged is not None else logged_decisions(tables)
-    (tmp / TAKINGS).write_bytes(pickle.dumps(takings(logged), protocol=pickle.HIGHEST_PROTOCOL))
+    taken = writer.takings if writer.takings is not None else takings(logged_decisions(tables))
+    (tmp / TAKINGS).write_bytes(pickle.dumps(taken, protocol=pickle.HIGHEST_PROTOCOL))
     write_audit(result, tmp / FRAMES)
     kept = replace(result, **{name: getattr(AuditResult(), name) for name in _KEPT})
     (tmp / RESULT).write_bytes(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))

@@ -16,14 +16,8 @@ from collections.abc import Collection
 import polars as pl
 
 from replay.parsing.store import ParquetTables
-from replay.parsing.tables import SCHEMAS
 
 WHOLE = ("cycles", "config", "classes", "nodepools", "unparsed")  # small, or read whole
-
-
-def all_columns() -> dict[str, tuple[str, ...]]:
-    """Every column of every table (ParquetTables reads a table on each use)."""
-    return {name: tuple(schema) for name, schema in SCHEMAS.items()}
 
 
 class Scoped(ParquetTables):
