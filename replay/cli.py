@@ -316,11 +316,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N|eN] [--config DIR] [--json]"""
-    from replay.apps.audit import trace_cycle
-    from replay.apps.explain import explain_job, render, story_json
-    from replay.apps.explain.lookup import chosen_cycle
-    from replay.apps.explain.scope import Scoped
-    from replay.parsing.store import ParquetTables
+    from replay.apps.explain import render, story_json
+    from replay.apps.explain.scope import explain_stored
 
     job = whole_number(args.job, "--job", "a job id")
     ref = parse_ref(args.cycle) if args.cycle else None
@@ -330,22 +327,10 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
                          all_columns())
     tables, note = loaded.tables, loaded.note
     cycle = resolve(ref, tables["cycles"]) if ref else None
+    on_disk = loaded.opened.slot is not None and loaded.opened.root is not None
     try:
-        view = Scoped(tables, job, ()) if isinstance(tables, ParquetTables) else tables
-        try:
-            chosen = chosen_cycle(view, job, cycle)  # a job or cycle not in the log is said before any audit
-        except InputError:
-            chosen_cycle(tables, job, cycle)  # (the whole schedule names the log's jobs)
-            raise
         # rmref's side from the stored audit (run and stored first when it is not): no replay
-        on_disk = loaded.opened.slot is not None and loaded.opened.root is not None
-        result = kept_audit(loaded).result if on_disk else None
-        trace = trace_cycle(tables, result, chosen) if result is not None else None
-        if trace is not None and isinstance(tables, ParquetTables):
-            assert result is not None
-            result.traces[chosen] = trace
-            tables = Scoped(tables, job, (chosen - 1, chosen))
-        story = explain_job(tables, job, cycle, result)
+        story = explain_stored(tables, job, cycle, lambda: kept_audit(loaded).result if on_disk else None)
     except InputError as exc:  # the job or cycle asked for is not in the log: name the flags
         flags = f"--job {job}" + ("" if cycle is None else f" --cycle {args.cycle}")
         raise InputError(f"{flags}: {exc}") from None

@@ -20,6 +20,7 @@ from replay import InputError
 from replay.cli import apply_config
 from replay.parsing.cache import config_digest, open_input
 from replay.parsing.manifest import parse_dir_manifest
+from replay.parsing.store import all_columns
 from replay.progress import OnProgress
 
 if TYPE_CHECKING:
@@ -81,7 +82,9 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
         raise InputError("no input: name rm.log files or a `rmreplay parse` output directory")
     parse_dir = is_parse_dir(paths[0])
     # the parse hands over the lines it read, for the Log tab: the log is not read (or gunzipped) twice
-    opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir)
+    # the tables read from disk on use where the parse is on disk: the views hold what they built
+    opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir,
+                        columns=all_columns())
     check(opened.tables, opened.name)
     apply_config(opened.tables, config)
     audit = _audit_beside(Path(paths[0])) if parse_dir else None

@@ -151,12 +151,13 @@ class HistoryScreen(Screen):
 
     @work(thread=True, exclusive=True, group="explain")
     def _explain(self) -> None:
-        from replay.apps.explain import explain_job, render
+        from replay.apps.explain import render
+        from replay.apps.explain.scope import explain_stored
 
         try:
             # the stored audit re-enters the cycle from its checkpoint: no replay from the log's start
             result = getattr(getattr(self.app, "loaded", None), "result", None)
-            text = render(explain_job(self.browse.tables, self.job_id, self.cycle, result))
+            text = render(explain_stored(self.browse.tables, self.job_id, self.cycle, lambda: result))
         except InputError as exc:
             text = f"no explanation: {exc}"
         except Exception as exc:  # noqa: BLE001 - a story that cannot be told must not end the session

@@ -11,10 +11,15 @@ what it gives on the whole tables.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 
 import polars as pl
 
+from replay.apps.audit import AuditResult, trace_cycle
+from replay.apps.explain.build import explain_job
+from replay.apps.explain.lookup import chosen_cycle
+from replay.apps.explain.story import Story
+from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetTables
 
 WHOLE = ("cycles", "config", "classes", "nodepools", "unparsed")  # small, or read whole
@@ -45,3 +50,23 @@ class Scoped(ParquetTables):
         if "job_id" in columns:
             scope = scope | (pl.col("job_id") == self.job)
         return pl.scan_parquet(self.root / f"{name}.parquet").select(columns).filter(scope).collect()
+
+
+def explain_stored(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | None,
+                   audited: Callable[[], AuditResult | None]) -> Story:
+    """`explain_job` with rmref's side from a stored audit (`audited()`, asked for once the job and
+    the cycle are known to be in the log): where the tables are on disk and the audit re-enters
+    the cycle, only the job's rows and the cycle's are read (`Scoped`)."""
+    view = Scoped(tables, job_id, ()) if isinstance(tables, ParquetTables) else tables
+    try:
+        chosen = chosen_cycle(view, job_id, cycle)
+    except InputError:
+        chosen_cycle(tables, job_id, cycle)  # (the whole schedule names the log's jobs)
+        raise
+    result = audited()
+    trace = trace_cycle(tables, result, chosen) if result is not None else None
+    if trace is not None and isinstance(tables, ParquetTables):
+        assert result is not None
+        result.traces[chosen] = trace
+        tables = Scoped(tables, job_id, (chosen - 1, chosen))
+    return explain_job(tables, job_id, cycle, result)
