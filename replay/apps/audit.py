@@ -57,7 +57,6 @@ class AuditResult:
     start: Carried | None = None  # what the first cycle run starts from, when not the log's start (a re-entry)
     # a stored audit's way back into any audited cycle (replay.apps.stored): (tables, cycle) -> its trace
     reenter: Callable[[Mapping[str, pl.DataFrame], int], CycleTrace | None] | None = None
-    inventory: Inventory | None = None  # the nodes there before the log began, as the audit took them
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
@@ -463,23 +462,23 @@ def _published(value: object) -> str:
 def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: OnProgress | None = None,
           only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False,
-          checkpoint: Checkpoint | None = None) -> AuditResult:
+          checkpoint: Checkpoint | None = None, inventory: Inventory | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
     rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
     `rerunnable` what every cycle started from (`AuditResult.carried`, for `trace_cycle`; it holds
     a chained run per cycle, so a long log's audit keeps it only when asked); `checkpoint` is
-    handed each audited cycle before it runs (replay.apps.stored).
+    handed each audited cycle before it runs (replay.apps.stored); `inventory`: the nodes there
+    before the log began, when already worked out (`machine_inventory`).
 
     A cycle the log starts inside is not audited; a cycle whose counters the machine inventory
     does not reproduce (a log that starts mid-stream: replay.model.machines) is audited only for
     what does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why."""
     boot = boot or bootstrap(tables)
     logged = logged_decisions(tables)
-    inventory = machine_inventory(tables, boot)
+    inventory = inventory if inventory is not None else machine_inventory(tables, boot)
     whole = whole_cycles(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
-    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]),
-                         inventory=inventory)
+    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     inputs = cycle_inputs(tables, boot, cycles, inventory=inventory, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):

@@ -48,7 +48,7 @@ from replay.apps.audit import REF_SCHEMAS, AuditResult, Carried, CycleTrace, aud
 from replay.model.bycycle import CycleRows
 from replay.model.logged import Logged, Takings, logged_decisions, takings
 from replay.model.nodes import node_cycles
-from replay.model.world import Bootstrap
+from replay.model.world import Bootstrap, machine_inventory
 from replay.parsing.cache import code_fingerprint
 from replay.parsing.manifest import parse_dir_manifest
 from replay.parsing.sources import InputError
@@ -60,7 +60,7 @@ FORMAT = "rmreplay-audit/1"
 RESULT, CHECKPOINTS, INDEX, MANIFEST = "result.pickle", "checkpoints.bin", "checkpoints.idx", "manifest.json"
 NODES, TAKINGS, FRAMES = "nodes.parquet", "takings.pickle", "output"
 FRAME_NAMES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences")
-_KEPT = ("traces", "carried", "chained", "start", "reenter", "inventory")  # run-time state, not stored
+_KEPT = ("traces", "carried", "chained", "start", "reenter")  # run-time state, not stored
 
 
 def rmreplay_version() -> str:
@@ -259,9 +259,9 @@ def _remove_leftovers(folder: Path) -> None:
 
 
 def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer, tables: Mapping[str, pl.DataFrame],
-            boot: Bootstrap) -> None:
+            nodes: pl.DataFrame) -> None:
     """Write the result, the world model's facts and the manifest (last), then rename the folder into place."""
-    node_cycles(tables, boot, result.inventory).write_parquet(tmp / NODES, compression="zstd")
+    nodes.write_parquet(tmp / NODES, compression="zstd")
     taken = writer.takings if writer.takings is not None else takings(logged_decisions(tables))
     (tmp / TAKINGS).write_bytes(pickle.dumps(taken, protocol=pickle.HIGHEST_PROTOCOL))
     write_audit(result, tmp / FRAMES)
@@ -298,10 +298,13 @@ def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Pla
     tmp = place.folder / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     writer = _Writer(tmp)
     try:
-        result = audit(tables, boot, progress=progress, checkpoint=writer.add)
+        # the machines of every cycle first: their working set is gone before the audit's builds up
+        inventory = machine_inventory(tables, boot)
+        nodes = node_cycles(tables, boot, inventory)
+        result = audit(tables, boot, progress=progress, checkpoint=writer.add, inventory=inventory)
         if writer.close():
             try:
-                _finish(tmp, place, result, writer, tables, boot)
+                _finish(tmp, place, result, writer, tables, nodes)
             except OSError:
                 pass  # a full disk, a read-only cache: the audit stands, not stored
     finally:
