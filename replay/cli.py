@@ -178,19 +178,6 @@ def load_tables(logs: list[str], config: str | None, console: Console, use_cache
     return loaded.tables, loaded.note
 
 
-def _audit_view(loaded: Loaded) -> Mapping[str, pl.DataFrame]:
-    """The input's tables as an audit reads them: only its columns, on use, where they are on disk."""
-    from replay.model.reads import audit_columns
-    from replay.parsing.store import ParquetTables
-
-    tables = loaded.tables
-    if not isinstance(tables, ParquetTables):
-        return tables
-    view = ParquetTables(tables.root, audit_columns())
-    view.held.update(tables.held)
-    return view
-
-
 def stored_place(loaded: Loaded, boot: Bootstrap) -> Place | None:
     """Where the input's audit under `boot` is stored (None: no cache)."""
     from replay.apps.stored import place_of
@@ -202,10 +189,10 @@ def stored_place(loaded: Loaded, boot: Bootstrap) -> Place | None:
 def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> Kept:
     """The audit of every cycle of the input: the one stored in the cache beside its parse, else
     run now and stored there (replay.apps.stored)."""
-    from replay.apps.stored import stored_audit
+    from replay.apps.stored import audit_view, stored_audit
     from replay.model.world import bootstrap
 
-    tables = _audit_view(loaded)
+    tables = audit_view(loaded.tables)
     boot = bootstrap(tables)
     return stored_audit(tables, boot, stored_place(loaded, boot), progress)
 
@@ -589,11 +576,11 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
 def _stored_known(loaded: Loaded) -> Known | None:
     """The machines and takings of the input's stored audit, when one is stored (none is run)."""
-    from replay.apps.stored import load
+    from replay.apps.stored import audit_view, load
     from replay.model.world import bootstrap
 
     try:
-        stored = load(stored_place(loaded, bootstrap(_audit_view(loaded))))
+        stored = load(stored_place(loaded, bootstrap(audit_view(loaded.tables))))
     except InputError:  # no bootstrap: the report says so itself
         return None
     return stored.known() if stored is not None else None

@@ -127,8 +127,9 @@ def run_audit(loaded: Loaded, boot: Bootstrap | None = None,
     """rmref on every cycle (with `boot`, the configuration already rebuilt), stored beside the
     parse where it can be; its decisions and the divergences as frames, and the result."""
     from replay.apps.audit import result_frames
-    from replay.apps.stored import stored_audit
+    from replay.apps.stored import audit_view, stored_audit
     from replay.model.world import bootstrap
 
-    result = stored_audit(loaded.tables, boot or bootstrap(loaded.tables), loaded.place, progress).result
+    tables = audit_view(loaded.tables)
+    result = stored_audit(tables, boot or bootstrap(tables), loaded.place, progress).result
     return result_frames(result), result

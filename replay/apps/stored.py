@@ -48,10 +48,12 @@ from replay.apps.audit import REF_SCHEMAS, AuditResult, Carried, CycleTrace, aud
 from replay.model.bycycle import CycleRows
 from replay.model.logged import Logged, Takings, logged_decisions, takings
 from replay.model.nodes import node_cycles
+from replay.model.reads import audit_columns
 from replay.model.world import Bootstrap, machine_inventory
 from replay.parsing.cache import code_fingerprint
 from replay.parsing.manifest import parse_dir_manifest
 from replay.parsing.sources import InputError
+from replay.parsing.store import ParquetTables
 from replay.progress import OnProgress
 from rmref import Phases
 from rmref.model import CycleInput
@@ -181,6 +183,15 @@ def load(place: Place | None) -> Stored | None:
     if not isinstance(result, AuditResult) or len(index) != manifest.get("checkpoints"):
         return None
     return Stored(path, result, index)
+
+
+def audit_view(tables: Mapping[str, pl.DataFrame]) -> Mapping[str, pl.DataFrame]:
+    """The tables as an audit reads them: only its columns, on use, where they are on disk."""
+    if not isinstance(tables, ParquetTables):
+        return tables
+    view = ParquetTables(tables.root, audit_columns())
+    view.held.update(tables.held)
+    return view
 
 
 def _logged_at(logged: Logged, cycle: int) -> dict[str, Any]:
