@@ -8,6 +8,7 @@ an interrupted audit leaves nothing half stored.
 
 from __future__ import annotations
 
+import os
 import pickle
 import re
 import signal
@@ -158,7 +159,7 @@ def test_another_configuration_or_release_never_reads_the_stored_audit(change, t
     assert first.stored is not None and st.stored_audit(tables, boot, place).read
     marked = replace(first.stored.result, reenter=None)
     marked.divergences.append((0, 0, "caps", "MARK", "MARK", "MARK", "", ""))
-    (place.path / st.RESULT).write_bytes(__import__("pickle").dumps(marked))
+    (place.path / st.RESULT).write_bytes(pickle.dumps(marked))
     _, changed_boot, changed = _stored(tmp_path, change)
     assert changed is not None and changed.key != place.key
     again = st.stored_audit(tables, changed_boot, changed)
@@ -216,7 +217,7 @@ def interrupted_input(tmp_path_factory):
     parse_dir = root / "parsed"
     assert main(["parse", str(log_path("h_mega15", "rm-debug.log")), "-o", str(parse_dir)]) == 0
     start = time.perf_counter()
-    subprocess.run(_audit_command(parse_dir), env={**__import__("os").environ, "RMREPLAY_CACHE": str(root / "ref")},
+    subprocess.run(_audit_command(parse_dir), env={**os.environ, "RMREPLAY_CACHE": str(root / "ref")},
                    capture_output=True)
     return parse_dir, time.perf_counter() - start, root / "ref"
 
@@ -226,8 +227,6 @@ def interrupted_input(tmp_path_factory):
 def test_an_interrupted_audit_stores_all_or_nothing(interrupted_input, sig, at, tmp_path):
     """Whenever the signal lands, the slot's audits folder holds no audit or a whole one, equal
     to one stored by an uninterrupted run; the next audit reads or stores a whole one."""
-    import os
-
     parse_dir, seconds, reference = interrupted_input
     env = {**os.environ, "RMREPLAY_CACHE": str(tmp_path / "cache")}
     proc = subprocess.Popen(_audit_command(parse_dir), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
