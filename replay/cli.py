@@ -16,9 +16,12 @@ from typing import TYPE_CHECKING
 import polars as pl
 import rich.progress
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn
 from rich.table import Table
 
+from replay.model.release import with_option as with_release_option
+from rmref.releases import RELEASES
 from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
 from replay.parsing.cache import Opened, open_input, parse_to
 from replay.parsing.store import all_columns
@@ -40,10 +43,12 @@ if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for t
     from replay.apps.stored import Kept, Known, Place
     from replay.model.world import Bootstrap
     from replay.apps.simulate.metrics import Measured
+    from replay.apps.simulate.simulation import Simulated
     from replay.apps.simulate.workload import Workload
-    from replay.apps.whatif import Change
+    from replay.apps.whatif import Change, WhatIfResult
 
-# Families shown in the summary, grouped the way the catalog groups them.
+# Families shown in the summary, grouped by what they record, in the order of the RM's cycle
+# (bootstrap, nodes, jobs, caps, How Much, What Of, evictions, defragmentation, the published schedule).
 GROUPS = {
     "bootstrap": ("np_", "class_", "user_", "property", "init_param", "jd_host"),
     "nodes": ("node_",),
@@ -158,7 +163,8 @@ class Loaded:
 
 
 def open_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
-                columns: Mapping[str, Sequence[str]] | None = None) -> Loaded:
+                columns: Mapping[str, Sequence[str]] | None = None, force: bool = False,
+                rm_release: str | None = None) -> Loaded:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
     away from `--config DIR`."""
@@ -166,15 +172,17 @@ def open_tables(logs: list[str], config: str | None, console: Console, use_cache
         opened = open_input(logs, use_cache=use_cache, progress=show, columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
-    return Loaded(tables, apply_config(tables, config), opened, config)
+    with_release_option(tables, rm_release)  # `--rm-release R`: replay.model.release reads it
+    return Loaded(tables, apply_config(tables, config, force), opened, config)
 
 
 def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
-                columns: Mapping[str, Sequence[str]] | None = None
+                columns: Mapping[str, Sequence[str]] | None = None, force: bool = False,
+                rm_release: str | None = None
                 ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
     """`open_tables`' tables and bootstrap note (printed by the command with its results, so an
     error is all a failing command prints)."""
-    loaded = open_tables(logs, config, console, use_cache, columns)
+    loaded = open_tables(logs, config, console, use_cache, columns, force, rm_release)
     return loaded.tables, loaded.note
 
 
@@ -183,7 +191,7 @@ def stored_place(loaded: Loaded, boot: Bootstrap) -> Place | None:
     from replay.apps.stored import place_of
     from replay.parsing.cache import config_digest
 
-    return place_of(loaded.opened.slot, loaded.opened.root, boot, config_digest(loaded.config))
+    return place_of(loaded.opened.slot, loaded.opened.root, boot, config_digest(loaded.config), loaded.tables)
 
 
 def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> Kept:
@@ -203,16 +211,29 @@ def print_note(console: Console, note: str | None) -> None:
         console.print(note, markup=False, highlight=False)
 
 
-def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None) -> str | None:
-    """Fill the bootstrap tables from `--config DIR` when the log has none; what was done, in words."""
+def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None, force: bool = False) -> str | None:
+    """Check `--config DIR` against the log and fill the bootstrap tables from it when the log has
+    none (the log's value wins wherever the two differ: replay.model.conflicts); what was done, in
+    words, one line per contradiction. InputError when the config is another cluster's, unless `force`."""
     if not config:
         return None
+    from replay.model.conflicts import CONFLICTS, belongs, conflicts, with_log_values
     from replay.model.resources import read_resources
 
+    theirs = read_resources(Path(config))
+    foreign = belongs(tables, theirs).foreign()
+    if foreign and not force:
+        raise InputError(f"--config {config}: this config does not belong to this log: {foreign}; give the "
+                         "log's own resources folder, or add --force to use it anyway")
+    found = conflicts(tables, theirs)
+    tables[CONFLICTS] = pl.DataFrame([c.row() for c in found], schema=dict.fromkeys(
+        ("setting", "log", "config", "where"), pl.String))
+    lines = [f"--config {config} used although it does not belong to this log (--force): {foreign}"] if foreign else []
+    lines += [c.text() for c in found]
     if tables["classes"].is_empty() or tables["nodepools"].is_empty():
-        tables.update(read_resources(Path(config)))
-        return f"bootstrap: from {config} (the log has none)"
-    return "bootstrap: from the log (it has one; --config not needed)"
+        tables.update(with_log_values(theirs, tables))
+        return "\n".join([*lines, f"bootstrap: from {config} (the log has none)"])
+    return "\n".join([*lines, "bootstrap: from the log (it has one; --config not needed)"])
 
 
 def audit_table(result: AuditResult, seconds: float) -> Table:
@@ -229,7 +250,12 @@ def audit_table(result: AuditResult, seconds: float) -> Table:
     return table
 
 
-def assumed_block(result: AuditResult) -> list[str]:
+def _ids(jobs: Sequence[int]) -> str:
+    """At most ten job ids, then '...'."""
+    return ", ".join(map(str, jobs[:10])) + (", ..." if len(jobs) > 10 else "")
+
+
+def assumed_block(result: AuditResult | WhatIfResult | Simulated) -> list[str]:
     """One line per setting the log's bootstrap and --config did not give (defaulted or inferred),
     and one for the machines; report.json has every one with its evidence."""
     lines = [f"  {a.setting} = {a.value} ({a.source})" for a in result.assumed
@@ -241,9 +267,42 @@ def audit_line(result: AuditResult, seconds: float, read: bool = False) -> str:
     """The one-line verdict under the table (`read`: from the stored audit, not run now)."""
     n, ok = len(result.cycles), result.report()["cycles_agree"]
     style = "green" if ok == n else "yellow"
+    free = len(result.verified)
+    verified = (f", {free:,} of the RM's free choices verified (one of the choices rmref found equal)"
+                if free else "")
     how = (f"the stored audit, read in {seconds:.1f} s" if read
            else f"{seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s")
-    return f"[{style}]{ok:,} of {n:,} cycles agree[/] ({how})"
+    return f"[{style}]{ok:,} of {n:,} cycles agree[/]{verified} ({how})"
+
+
+def skipped_line(skipped: Mapping[int, str], done: str = "audited") -> str | None:
+    """The cycles a command left out as the audit does, and why (None when none)."""
+    if not skipped:
+        return None
+    return f"[yellow]{len(skipped):,} cycle(s) not {done}: {next(iter(skipped.values()))}[/]"
+
+
+def nothing_audited(result: AuditResult) -> str:
+    """Why an audit audited no cycle."""
+    if result.damaged and not result.skipped:
+        first = next(iter(result.damaged.values()))
+        return (f"the input of every cycle in range is damaged ({len(result.damaged):,}; cycle "
+                f"{label(first.cycle, first.epoch)}: {first.text()})")
+    if result.skipped:
+        return next(iter(result.skipped.values()))
+    return ("no published schedule in the audited range (check --cycles, or that the log has "
+            "`createState  Schedule sent` records)")
+
+
+def damage_lines(result: AuditResult, shown: int = 5) -> list[str]:
+    """The cycles not audited because their input is damaged: how many, then the first few and why."""
+    if not result.damaged:
+        return []
+    lines = [f"[yellow]{len(result.damaged):,} cycle(s) not audited: input damaged (report.json 'damaged')[/]"]
+    lines += [f"  cycle {label(c, d.epoch)}: {escape(d.text())}" for c, d in list(result.damaged.items())[:shown]]
+    if len(result.damaged) > shown:
+        lines.append(f"  ... {len(result.damaged) - shown:,} more")
+    return lines
 
 
 def cmd_audit(args: argparse.Namespace, console: Console) -> int:
@@ -253,7 +312,8 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    loaded = open_tables(args.logs, args.config, console, not args.no_cache, audit_columns())
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache, audit_columns(), args.force,
+                         rm_release=args.rm_release)
     tables, note = loaded.tables, loaded.note
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
@@ -266,38 +326,39 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
             result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
     if not result.cycles:
-        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
-                         "no published schedule in the audited range (check --cycles, or that the log has "
-                         "`createState  Schedule sent` records)"))
+        raise InputError("nothing to audit: " + nothing_audited(result))
     print_note(console, note)
     for line in assumed_block(result):
         console.print(line, markup=False, highlight=False)
     console.print(audit_table(result, seconds))
     console.print(audit_line(result, seconds, read))
+    for line in damage_lines(result):
+        console.print(line, highlight=False)
     if result.skipped:
-        console.print(f"[yellow]{len(result.skipped):,} cycle(s) not audited: "
-                      f"{next(iter(result.skipped.values()))}[/]", highlight=False)
+        console.print(skipped_line(result.skipped), highlight=False)
     partly = {c: why for kinds in result.skipped_kinds.values() for c, why in kinds.items() if c not in result.skipped}
     if partly:
         kept = [k for k in result.audited if not any(c in result.skipped_kinds.get(k, {}) for c in partly)]
         console.print(f"[yellow]{len(partly):,} cycle(s) audited for {', '.join(kept) or 'nothing'} only: "
                       f"{next(iter(partly.values()))}[/]", highlight=False)
-    if not result.cycles:
-        raise InputError("nothing to audit: " + (next(iter(result.skipped.values())) if result.skipped else
-                         "no published schedule in the audited range (check --cycles, or that the log has "
-                         "`createState  Schedule sent` records)"))
     for cycle, job, kind, _logged, _ref, why, *_ in result.divergences[: args.show]:
         console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
                       highlight=False)
     if len(result.divergences) > args.show:
         console.print(f"  ... {len(result.divergences) - args.show:,} more (divergences.parquet with -o)")
+    for cycle, job, kind, _logged, _ref, why, *_ in result.verified[: args.show]:
+        console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
+                      highlight=False)
+    if len(result.verified) > args.show:
+        console.print(f"  ... {len(result.verified) - args.show:,} more (verified_choices.parquet with -o)")
     if args.out:
         with atomic_output_dir(args.out, args.force, command="audit", inputs=args.logs) as tmp:
             if stored is not None:  # the files it wrote when it was stored
                 stored.write(tmp)
             else:
                 write_audit(result, tmp)
-        console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet)")
+        console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet, "
+                      "verified_choices.parquet)")
     return 1 if result.divergences else 0
 
 
@@ -311,7 +372,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     # with --json, stdout is the JSON alone: what the loading says goes to stderr
     # every table read from disk on use (where the parse is on disk): the story reads few of its rows
     loaded = open_tables(args.logs, args.config, Console(stderr=True) if args.json else console, not args.no_cache,
-                         all_columns())
+                         all_columns(), force=args.force, rm_release=args.rm_release)
     tables, note = loaded.tables, loaded.note
     cycle = resolve(ref, tables["cycles"]) if ref else None
     on_disk = loaded.opened.slot is not None and loaded.opened.root is not None
@@ -382,13 +443,24 @@ def whatif_summary(report: dict, seconds: float) -> str:
             f"{n / max(seconds, 1e-9):,.0f} cycles/s")
 
 
+def partly_line(partly: Mapping[int, str]) -> str | None:
+    """The cycles a what-if compared only the decisions that do not read the machines in, and why."""
+    if not partly:
+        return None
+    from replay.model.start import NODE_FREE
+
+    return (f"[yellow]{len(partly):,} cycle(s) compared for {', '.join(NODE_FREE)} only: "
+            f"{next(iter(partly.values()))}[/]")
+
+
 def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     """rmreplay whatif LOG... [--set KEY=VALUE]... [--scheduler MODULE:OBJECT] -o OUT"""
     from replay.apps.whatif import change_text, whatif, write_whatif
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns())
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
+                               rm_release=args.rm_release)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "replaying") as show:
@@ -398,8 +470,13 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     seconds = time.perf_counter() - start
     report = result.report()
     print_note(console, note)
+    for line in assumed_block(result):
+        console.print(line, markup=False, highlight=False)
     console.print(whatif_table(report))
     console.print(whatif_summary(report, seconds), highlight=False)
+    for left_out in (skipped_line(result.skipped, "replayed"), partly_line(result.partly)):
+        if left_out:
+            console.print(left_out, highlight=False)
     console.print(baseline_line(report), markup=False, highlight=False)
     for row in result.changes[: args.show]:
         console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
@@ -411,8 +488,14 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+# in the first 4 kB of every JUnit file `check` writes (`check --simulate` too): a file rmreplay wrote
+JUNIT_MARKER = b'<testsuites name="rmreplay check'
+
+
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """rmreplay check LOG... [--scheduler ...] [--set ...] [--max-changed-cycles N] [--junit FILE]"""
+    if args.junit:  # before the work: a refused FILE is known at once
+        check_replaceable_file(Path(args.junit), args.force, JUNIT_MARKER)
     if args.simulate:
         return cmd_check_simulate(args, console)
     from replay.apps.whatif import change_text, junit_xml, whatif
@@ -420,7 +503,8 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console, not args.no_cache, all_columns())
+        tables, note = load_tables([log], args.config, console, not args.no_cache, all_columns(), force=args.force,
+                                   rm_release=args.rm_release)
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
             result = whatif(tables, change, progress=show)
@@ -432,11 +516,14 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}: {n:,} of "
                       f"{len(result.cycles):,} cycles change (allowed {args.max_changed_cycles:,}); "
                       f"{len({j for _c, j, *_ in result.changes}):,} job(s)", highlight=False)
+        for left_out in (skipped_line(result.skipped, "replayed"), partly_line(result.partly)):
+            if left_out:
+                console.print(f"  {left_out}", highlight=False)
         console.print(f"  {baseline_line(result.report())}", markup=False, highlight=False)
         for row in result.changes[: args.show]:
             console.print(f"  {change_text(row, result.epochs)}", markup=False, highlight=False)
     if args.junit:
-        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+        with atomic_output_file(args.junit, args.force, marker=JUNIT_MARKER) as tmp:  # rewritten every run
             tmp.write_text(junit_xml(results, args.max_changed_cycles), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(r.cycles_changed > args.max_changed_cycles for _, r, _ in results) else 0
@@ -492,7 +579,8 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     check_replaceable(Path(args.out), args.force, "simulate", args.logs)
     change = _change(args)
     workload = read_workload(args.workload) if args.workload else None
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns())
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
+                               rm_release=args.rm_release)
     start = time.perf_counter()
     measured = _simulate(tables, change, args, console, workload)
     seconds = time.perf_counter() - start
@@ -501,6 +589,13 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     print_note(console, note)
     console.print(simulate_table(report))
     console.print(simulate_summary(report, seconds), highlight=False)
+    for line in assumed_block(measured.sim):
+        console.print(line, markup=False, highlight=False)
+    present = report["workload"]["present_from_start"]
+    if present:
+        console.print(f"[yellow]{len(present)} job(s) already there when the log begins ({_ids(present)}): their "
+                      "submission is not in the log; taken as present from the start (workload.parquet, note)[/]",
+                      highlight=False)
     projected = report["workload"]["projected"]
     if projected:
         console.print(f"[yellow]{len(projected)} job(s) run past the log's end ({', '.join(map(str, projected[:10]))}"
@@ -522,7 +617,8 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:
-        tables, _note = load_tables([log], args.config, console, not args.no_cache, all_columns())
+        tables, _note = load_tables([log], args.config, console, not args.no_cache, all_columns(), force=args.force,
+                                    rm_release=args.rm_release)
         start = time.perf_counter()
         measured = _simulate(tables, change, args, console)
         report = simulation_report(measured)
@@ -533,7 +629,7 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
         for g in checked:
             console.print(f"  {'ok  ' if g.ok else 'FAIL'} {g.message}", markup=False, highlight=False)
     if args.junit:
-        with atomic_output_file(args.junit, force=True) as tmp:  # a CI file, rewritten every run
+        with atomic_output_file(args.junit, args.force, marker=JUNIT_MARKER) as tmp:  # rewritten every run
             tmp.write_text(junit_xml(results), encoding="utf-8")
         console.print(f"JUnit XML written to [bold]{args.junit}[/]")
     return 1 if any(not g.ok for _, checked, _, _ in results for g in checked) else 0
@@ -551,7 +647,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
     # read from disk on use where the parse is on disk: the report holds one table's columns at a time
-    loaded = open_tables(args.logs, args.config, console, not args.no_cache, all_columns())
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
+                         rm_release=args.rm_release)
     tables, note = loaded.tables, loaded.note
     print_note(console, note)
     audited, known = None, None
@@ -595,44 +692,58 @@ def _write_report(out: Path, html: str, force: bool, console: Console) -> int:
     return 0
 
 
-def anonymize_table(done: Anonymized, out: str) -> Table:
-    """Files, lines (understood or not, rewritten or passed through), names renamed and kept."""
+def anonymize_rows(done: Anonymized) -> list[tuple[str, str]]:
+    """Files, lines (understood or not, rewritten or passed through), names renamed and kept, the key."""
     lines, p = done.lines, done.pseudonyms
+    rows = [("files", f"{', '.join(lines.files)} (same names, gzipped where the input was)"),
+            ("lines", f"{lines.lines:,}"),
+            ("  in records the parser reads", f"{lines.understood:,} ({lines.understood_rewritten:,} rewritten)"),
+            ("  others, with a name in them", f"{lines.rewritten:,} rewritten token by token"),
+            ("  others, without one", f"{lines.passed_through:,} passed through")]
+    shown = {"hosts": "host names", "short_names": "short host names", "domains": "domains", "ips": "IPs",
+             "users": "users", "jobs": "job names", "files": "paths"}
+    rows.append(("renamed", ", ".join(f"{len(p.kinds[k]):,} {label}" for k, label in shown.items() if p.kinds[k])))
+    if p.kept:
+        rows.append(("kept as they are", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items())))
+    if p.loose:
+        rows.append(("HashMap order not kept", "; ".join(f"{name!r}: {why}" for name, why in p.loose.items())))
+    hosts, users = p.bits.values()
+    rows.append(("HashMap order", f"kept in maps of up to {2 ** hosts:,} hosts and {2 ** users:,} users "
+                 f"(the pseudonyms share {hosts} and {users} bits of the names' hashes)"))
+    rows += [("key", done.key_note), ("mapping", f"{done.mapping} (not in the folder to send)"),
+             ("checked", "the anonymized log parses to the same tables, names renamed")]
+    return rows
+
+
+def anonymize_table(done: Anonymized, out: str) -> Table:
+    """The summary as a table (on a terminal)."""
     table = Table(title="rmreplay anonymize", show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("files", f"{', '.join(lines.files)} (same names, gzipped where the input was)")
-    table.add_row("lines", f"{lines.lines:,}")
-    table.add_row("  in records the parser reads", f"{lines.understood:,} ({lines.understood_rewritten:,} rewritten)")
-    table.add_row("  others, with a name in them", f"{lines.rewritten:,} rewritten token by token")
-    table.add_row("  others, without one", f"{lines.passed_through:,} passed through")
-    shown = {"hosts": "host names", "short_names": "short host names", "domains": "domains", "ips": "IPs",
-             "users": "users", "jobs": "job names", "files": "paths"}
-    table.add_row("renamed", ", ".join(f"{len(p.kinds[k]):,} {label}" for k, label in shown.items() if p.kinds[k]))
-    if p.kept:
-        table.add_row("[yellow]kept as they are[/]", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items()))
-    if p.loose:
-        loose = "; ".join(f"{name!r}: {why}" for name, why in p.loose.items())
-        table.add_row("[yellow]HashMap order not kept[/]", loose)
-    hosts, users = p.bits.values()
-    table.add_row("HashMap order", f"kept in maps of up to {2 ** hosts:,} hosts and {2 ** users:,} users "
-                  f"(the pseudonyms share {hosts} and {users} bits of the names' hashes)")
-    table.add_row("key", done.key_note)
-    table.add_row("checked", "the anonymized log parses to the same tables, names renamed")
+    for name, value in anonymize_rows(done):
+        table.add_row(f"[yellow]{name}[/]" if name in ("kept as they are", "HashMap order not kept") else name,
+                      value)
     return table
 
 
 def cmd_anonymize(args: argparse.Namespace, console: Console) -> int:
-    """rmreplay anonymize LOG... -o OUT [--key FILE] [--force]"""
-    from replay.apps.anonymize import MAPPING, anonymize
+    """rmreplay anonymize LOG... -o OUT [--key FILE] [--mapping FILE] [--force]"""
+    from replay.apps.anonymize import anonymize, mapping_path
 
     check_replaceable(Path(args.out), args.force, "anonymize", args.logs)
+    mapping_path(args.out, args.key, args.mapping)  # before the work: a mapping inside OUT is refused at once
     with progress_display(console, "anonymizing") as show:
-        done = anonymize(args.logs, args.out, args.key, args.force, progress=show)
-    console.print(anonymize_table(done, args.out))
-    console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{MAPPING}[/] at your site "
-                  "(it turns the pseudonyms back into your names)", highlight=False)
+        done = anonymize(args.logs, args.out, args.key, args.force, progress=show, mapping_file=args.mapping)
+    if console.is_terminal:
+        console.print(anonymize_table(done, args.out))
+    else:  # piped: one whole line per row, never wrapped to a table's columns
+        for name, value in anonymize_rows(done):
+            console.print(f"{name.strip()}: {value}", markup=False, highlight=False)
+    console.print(f"written to [bold]{args.out}[/]: send the log files; keep [bold]{done.mapping}[/] at your "
+                  "site (it turns the pseudonyms back into your names)", highlight=False)
     return 0
+
+
 def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
     """rmreplay fleet SOURCES... -o DATASET [--workers N | --scheduler ADDRESS] [--audit]"""
     from replay.apps.fleet.command import cmd_fleet as fleet
@@ -655,7 +766,8 @@ def _add_change_options(p: argparse.ArgumentParser) -> None:
 
 def _add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
-                   help="replace OUT even when rmreplay did not write it (or another command did)")
+                   help="replace OUT even when rmreplay did not write it (or another command did); use --config "
+                        "even when it does not belong to the log")
 
 
 def _chunk_mb(text: str) -> int:
@@ -665,8 +777,8 @@ def _chunk_mb(text: str) -> int:
     return int(text)
 
 
-LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only) or a "
-             "`rmreplay parse -o` directory")
+LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only), an archive of one "
+             "(.tar, .tar.gz, .tgz, .zip) or a `rmreplay parse -o` directory")
 
 
 def _jobs(text: str) -> int:
@@ -676,14 +788,21 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
+def add_release_option(p: argparse.ArgumentParser) -> None:
+    """`--rm-release R`: the DUCC release to replay the log as (default: the log's banner, else inferred)."""
+    p.add_argument("--rm-release", metavar="R", help="replay as this DUCC release (" +
+                   ", ".join(r.name for r in RELEASES) + "; a version not among them is replayed as the nearest "
+                   "earlier one); default: the log's banner `DUCC Version`, else inferred from its messages")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse rm.log files into Parquet tables")
-    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or a DUCC log folder "
-                   "(its rm.log* only)")
+    p.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder "
+                   "(its rm.log* only) or an archive of one (.tar, .tar.gz, .tgz, .zip)")
     p.add_argument("-o", "--out", help="directory for the <table>.parquet files")
     _add_force(p)
     p.add_argument("--engine", choices=["fast", "polars", "lark"], default="fast",
@@ -702,7 +821,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("logs", nargs="+", help=LOGS_HELP)
     a.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
                    "for a log whose bootstrap section has rolled away")
-    a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet and divergences.parquet")
+    a.add_argument("-o", "--out", help="directory for report.json, ref_*.parquet, divergences.parquet and "
+                   "verified_choices.parquet")
     _add_force(a)
     a.add_argument("--cycles", metavar="A:B", help="audit only cycles A to B (inclusive; A:, :B and N work too; "
                    "each a cycle number, or the RM's epoch as eN: e118:e240)")
@@ -717,6 +837,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="the story as JSON (logged and rmref decisions, where "
                    "they part, the sections)")
     e.add_argument("--config", metavar="DIR", help="DUCC resources directory, when the log's bootstrap rolled away")
+    e.add_argument("--force", action="store_true", help="use --config even when it does not belong to the log")
     e.set_defaults(func=cmd_explain)
 
     w = sub.add_parser("whatif", help="replay every cycle's recorded inputs with a changed configuration or phase")
@@ -733,7 +854,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_change_options(c)
     c.add_argument("--max-changed-cycles", type=int, default=0, metavar="N",
                    help="cycles allowed to change per log (default 0)")
-    c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log)")
+    c.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testsuite per log); an existing "
+                   "FILE is replaced only when rmreplay wrote it (or with --force)")
+    c.add_argument("--force", action="store_true", help="replace the --junit FILE even when rmreplay did not "
+                   "write it; use --config even when it does not belong to the log")
     c.add_argument("--simulate", action="store_true",
                    help="gate on the closed-loop simulation instead (rmreplay simulate): --max-turnaround-increase "
                         "and/or --max-preemptions")
@@ -765,14 +889,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "(logged against simulated)")
     r.set_defaults(func=cmd_report)
     for command in (a, e, w, c, s, r):
+        add_release_option(command)
         command.add_argument("--no-cache", action="store_true", help="parse the logs again even if the cache "
                              "($RMREPLAY_CACHE, default ~/.cache/rmreplay) has them (a LOG may also be a "
                              "`rmreplay parse -o` directory)")
 
     n = sub.add_parser("anonymize", help="the same logs with host, user, job names, IPs and paths replaced by "
                        "pseudonyms (audits the same)")
-    n.add_argument("logs", nargs="+", help=LOGS_HELP)
-    n.add_argument("-o", "--out", required=True, help="directory for the anonymized files and mapping.json")
+    n.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz) or a DUCC log folder (its "
+                   "rm.log* only): the log's own lines are rewritten, so not a `rmreplay parse -o` directory")
+    n.add_argument("-o", "--out", required=True, help="directory for the anonymized files (the folder to send)")
+    n.add_argument("--mapping", metavar="FILE", help="where to write the mapping (pseudonym -> name; keep it at "
+                   "your site): default <OUT>.mapping.json beside the key, or beside OUT without --key; never "
+                   "inside OUT")
     n.add_argument("--key", metavar="FILE", help="the site's key: read, or created there when absent, so that "
                    "later logs get the same pseudonyms (default: a new key for this run only)")
     _add_force(n)
@@ -790,6 +919,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="use a running Dask scheduler (tcp://host:8786; `dask scheduler`, `dask worker`)")
     f.add_argument("--audit", action="store_true", help="also audit each stream (ref_* and divergences tables)")
+    f.add_argument("--config", action="append", metavar="NAME=DIR",
+                   help="the DUCC resources directory of cluster NAME, for its streams whose bootstrap section "
+                        "rolled away (with --audit); repeatable")
     f.add_argument("--retry-failed", action="store_true",
                    help="run streams the manifest records as failed again (otherwise an unchanged stream is skipped)")
     f.set_defaults(func=cmd_fleet)

@@ -1,8 +1,8 @@
 """The job-cap phase (RmJob.initJobCap): how many processes a job may use this cycle.
 
-Rules from the design notes (seed 000, "initJobCap") as corrected by the source (catalog 3.5):
-the base cap rounds remaining work *up* and never drops below the processes held; prediction
-only lowers the potential cap, and never below the processes held.
+The rules are RmJob.initJobCap's (and RmJob.getPrjCap's prediction): the base cap rounds
+remaining work *up* and never drops below the processes held; prediction only lowers the
+potential cap, and never below the processes held.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ RM iterates some maps keyed by random ids, and keeps a few values from one cycle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 
 from rmref.caps import CapInput, Caps, job_caps
@@ -31,6 +31,10 @@ class Hints:
     pure_fair_share: dict[int, int] = field(default_factory=dict)  # last known, for jobs not counted now
     wealth: dict[str, int] | None = None  # users' wealth left by the last defragmentation
     needy: Mapping[int, int] | None = None  # the needy jobs to serve, if not those detection finds (defragment's serve)
+    # the RM's free choices, to follow where rmref finds them equal to its own (rmref.choices)
+    prefer: Mapping[str, int] = field(default_factory=dict)  # machines' rank in an open order (what_of)
+    choose: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # clearings (defragment)
+    known_order: Container[tuple[int, int]] | None = None  # job pairs of known tally order (defragment)
 
 
 @dataclass(frozen=True)
@@ -93,11 +97,14 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work}
     hm = phases.how_much(inp, {j: c.actual for j, c in caps.items()}, dict(inp.config.user_allotments),
                          hints.user_orders)
-    placed = tuple(phases.what_of(inp, hm.counts))
+    placed = tuple(phases.what_of(inp, hm.counts, **({"prefer": hints.prefer} if hints.prefer else {})))
     evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
     pure = {**hints.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
+    extra: dict[str, object] = {} if hints.needy is None else {"serve": hints.needy}
+    extra.update({"choose": hints.choose} if hints.choose else {})
+    extra.update({} if hints.known_order is None else {"known_order": hints.known_order})
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,
-                      wealth=hints.wealth, **({} if hints.needy is None else {"serve": hints.needy}))
+                      wealth=hints.wealth, **extra)
     decisions = CycleDecisions(inp.cycle, caps, dict(hm.counts), dict(hm.deferred), placed, evicted,
                                tuple(d.carried), tuple(d.actions))
     return CycleResult(decisions, hm, d, pure, publish(placed, evicted, tuple(d.actions)))

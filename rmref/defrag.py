@@ -49,11 +49,13 @@ so a caller can pass it to the next cycle.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import product
 
 import numpy as np
 
+from rmref.choices import MAX_OPEN, allowed_orders, linear_orders
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.evictions import HeldShare, investment_key
 from rmref.javahash import JavaHashMap, node_hash, string_hash
@@ -77,6 +79,7 @@ class TakeFromTheRich:
 # Why the RM's order of two shares is not settled by the input (Unsettled.reasons)
 INVESTMENT = "investment"  # initialized processes of different jobs: only each job's own ranking is known
 SHARE_MAP = "share map"  # the comparator ties: the machine's share HashMap order (random share ids)
+NODE_IP = "node ip"  # machines of equal wealth and memory: a map hashed on node IPs the log never shows
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,15 @@ class Unsettled:
     needy_job: int
     host: str
     shares: tuple[tuple[int, int], ...]  # (job, share id; 0 for a new process) of the shares in question
-    reasons: tuple[str, ...]  # INVESTMENT and/or SHARE_MAP
+    reasons: tuple[str, ...]  # INVESTMENT, SHARE_MAP and/or NODE_IP
     action: int  # index in Defrag.actions of the first action the choice decided
+    # every set of shares (job, share id; 0 for a new process), in clearing order, the round could
+    # clear by an order of the shares in question the input allows (empty: too many to list)
+    alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
+    taken: int = 0  # the alternative cleared
+
+
+Verdict = tuple[tuple[int, int], ...]  # actually needy jobs and what they still need, sorted
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,9 @@ class Defrag:
     carried: tuple[int, ...] = ()  # the needy list What Of serves first next cycle (potentially needy jobs)
     wealth: dict[str, int] = field(default_factory=dict)  # users' share wealth as the RM keeps it afterwards
     unsettled: tuple[Unsettled, ...] = ()  # choices that rest on an order the input does not settle
+    # detectFragmentation's verdict for every order of tallying jobs the caller's known pairs allow
+    # (`known_order`), rmref's own among them
+    verdicts: tuple[Verdict, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,6 +174,8 @@ class _State:
     actions: list[DefragAction] = field(default_factory=list)
     calls: list[TakeFromTheRich] = field(default_factory=list)
     unsettled: list[Unsettled] = field(default_factory=list)
+    known: Container[tuple[int, int]] | None = None  # pairs of jobs whose tally order is known
+    choose: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # the RM's clearings
 
 
 def _identity_hash(m: Machine) -> int:
@@ -283,15 +298,16 @@ def _potential_need(state: _State, job: _Job) -> int:
     return min(needed, state.threshold)
 
 
-def _detect(state: _State) -> tuple[dict[int, int], list[int]]:
-    """Actually needy jobs (job -> processes still needed) and the potentially needy ones."""
+def _detect(state: _State) -> tuple[dict[int, int], list[int], tuple[Verdict, ...]]:
+    """Actually needy jobs (job -> processes still needed), the potentially needy ones, and the
+    verdicts every tally order the known pairs allow would give."""
     potential: dict[str, dict[int, int]] = {}
     for job in state.jobs.values():
         need = _potential_need(state, job)
         if need > 0:
             potential.setdefault(job.pool, {})[job.work.job_id] = need
     if not potential:
-        return {}, []
+        return {}, [], ((),)
     pools = _post_order(state)
     size = state.max_order + 1
     vfree = {p: np.zeros(size, dtype=np.int64) for p in pools}
@@ -305,22 +321,35 @@ def _detect(state: _State) -> tuple[dict[int, int], list[int]]:
                 free = min(free, size - 1)
                 vfree[up][free] += 1
                 up = state.parent.get(up)
+    orders = {p: sorted(potential.get(p, {}), key=state.rank.__getitem__) for p in pools}
+    needy = _tally(state, potential, vfree, orders)
+    verdicts = {tuple(sorted(needy.items()))}
+    for other in allowed_orders(orders, state.known):
+        verdicts.add(tuple(sorted(_tally(state, potential, vfree, other).items())))
+    carried = sorted(j for jobs in potential.values() for j in jobs)
+    return needy, carried, tuple(sorted(verdicts))
+
+
+def _tally(state: _State, potential: Mapping[str, Mapping[int, int]], free: Mapping[str, np.ndarray],
+           orders: Mapping[str, Sequence[int]]) -> dict[int, int]:
+    """Each pool's potentially needy jobs in `orders`, each covered by the tallied free space or
+    actually needy for what it lacks (the space it could get comes out of the tally)."""
+    vfree = {p: v.copy() for p, v in free.items()}
     needy: dict[int, int] = {}
-    for pool in pools:
-        for job_id in sorted(potential.get(pool, {}), key=state.rank.__getitem__):
+    for pool, jobs in orders.items():
+        for job_id in jobs:
             needed = potential[pool][job_id]
             order = state.jobs[job_id].work.order
             available = int(n_shares_by_order(vfree[pool])[order])
             if available >= needed:
                 continue  # covered; the RM does not take the space out of the tally here
             needed -= available
-            up = pool
+            up: str | None = pool
             while up is not None:
                 remove_shares(vfree[up], available, order)
                 up = state.parent.get(up)
             needy[job_id] = needed
-    carried = sorted(j for jobs in potential.values() for j in jobs)
-    return needy, carried
+    return needy
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,20 +451,104 @@ def _undecided(state: _State, a: _Share, b: _Share) -> str | None:
     return INVESTMENT if a.job_id != b.job_id and state.inp.investment_ranked else None
 
 
-def _note_unsettled(state: _State, nj: _Job, host: str, ordered: Sequence[_Share], scanned: int) -> None:
-    """Record the machine's choice as unsettled when a share among the first `scanned` candidates
-    (those the round looked at) has an unknown order against another candidate."""
-    doubtful: dict[tuple[int, int], None] = {}
+def _pick(ordered: Sequence[_Share], cand: Container[int], virtual: int, want: int) -> list[_Share] | None:
+    """One round on one machine, its shares in the RM's order (`cand`: positions of the candidates):
+    the shares it clears, or None when they cannot make room. It takes candidates until there is
+    room (an exact fit first in the list), then clears from that list until there is room."""
+    room, chosen = virtual, list[_Share]()
+    for i, share in enumerate(ordered):
+        if i in cand:
+            room += share.order
+            if share.order == want:
+                chosen.insert(0, share)
+            else:
+                chosen.append(share)
+        if room >= want:
+            break
+    if room < want:
+        return None
+    room, cleared = virtual, list[_Share]()
+    for share in chosen:
+        room += share.order
+        cleared.append(share)
+        if room >= want:
+            break
+    return cleared
+
+
+def _ids(shares: Sequence[_Share]) -> tuple[tuple[int, int], ...]:
+    return tuple((s.job_id, s.share_id) for s in shares)
+
+
+def _alternatives(state: _State, ordered: Sequence[_Share], cand: Container[int], doubtful: Sequence[int],
+                  virtual: int, want: int) -> list[list[_Share]]:
+    """What the round clears for every order of the `doubtful` candidates (positions in `ordered`)
+    that keeps the order of each pair the input settles; [] when there are too many to list."""
+    if len(doubtful) > MAX_OPEN:
+        return []
+    out: dict[tuple[tuple[int, int], ...], list[_Share]] = {}
+    members = [ordered[i] for i in doubtful]
+    n = len(members)
+    settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
+    for perm in linear_orders(n, settled):
+        order = list(ordered)
+        for i, k in zip(doubtful, perm):
+            order[i] = members[k]
+        cleared = _pick(order, cand, virtual, want) or []
+        out.setdefault(_ids(cleared), cleared)
+    return list(out.values())
+
+
+def _round(state: _State, nj: _Job, name: str, ordered: Sequence[_Share], candidates: set[int]) -> list[_Share] | None:
+    """The shares one round clears on machine `name` (None: it cannot make room). Where that rests
+    on an order of candidates the input does not settle, the round is recorded (`Unsettled`, with
+    every alternative) and the RM's clearing is followed when the caller gives it (`choose`)."""
+    node, want = state.nodes[name], nj.work.order
+    cand = {i for i, s in enumerate(ordered) if _forceable(s) and s.job_id in candidates}
+    cleared = _pick(ordered, cand, node.virtual, want)
+    if cleared is None:
+        return None
+    room, scanned = node.virtual, []  # the candidates the round looked at
+    for i, share in enumerate(ordered):
+        if i in cand:
+            room += share.order
+            scanned.append(i)
+        if room >= want:
+            break
+    doubtful: dict[int, None] = {}
     reasons: dict[str, None] = {}
-    for i, a in enumerate(ordered[:scanned]):
-        for b in ordered[i + 1:]:
-            why = _undecided(state, a, b)
+    for i in scanned:
+        for k in sorted(cand):
+            why = _undecided(state, ordered[i], ordered[k]) if k > i else None
             if why:
-                doubtful.update({(a.job_id, a.share_id): None, (b.job_id, b.share_id): None})
+                doubtful.update({i: None, k: None})
                 reasons[why] = None
-    if doubtful:
-        state.unsettled.append(Unsettled(nj.work.job_id, host, tuple(sorted(doubtful)), tuple(reasons),
-                                         len(state.actions)))
+    if not doubtful:
+        return cleared
+    alternatives = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want)
+    rm = state.choose.get(name)
+    if rm is not None:  # the RM's clearing, when it is one of the alternatives
+        cleared = next((alt for alt in alternatives if set(_ids(alt)) <= rm), cleared)
+    taken = next((i for i, alt in enumerate(alternatives) if _ids(alt) == _ids(cleared)), 0)
+    shares = tuple(sorted({(ordered[i].job_id, ordered[i].share_id) for i in doubtful}))
+    state.unsettled.append(Unsettled(nj.work.job_id, name, shares, tuple(reasons), len(state.actions),
+                                     tuple(_ids(a) for a in alternatives), taken))
+    return cleared
+
+
+def _note_machine_tie(state: _State, nj: _Job, name: str, eligible: Sequence[str], chosen: Sequence[_Share]) -> None:
+    """Record the round's machine as unsettled when another eligible machine ties with it in
+    EligibleMachineSorter (same owner wealth, same memory) and the log shows no node IP (behaviour
+    node_ip_logged absent): the tie keeps the order of a map hashed on the IPs."""
+    if state.inp.config.behaviours.has("node_ip_logged") or state.nodes[name].machine.ip:
+        return
+    node = state.nodes[name]
+    key = (_machine_wealth(state, node), node.machine.memory_mb)
+    if any(other != name and not state.nodes[other].machine.ip
+           and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key
+           for other in eligible):
+        state.unsettled.append(Unsettled(nj.work.job_id, name, tuple(sorted((s.job_id, s.share_id) for s in chosen)),
+                                         (NODE_IP,), len(state.actions)))
 
 
 def _clear(state: _State, share: _Share, nj: _Job) -> None:
@@ -479,22 +592,11 @@ def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[in
         cleared, room = 0, 0
         for name in eligible:
             node = state.nodes[name]
-            room = node.virtual
-            chosen: list[_Share] = []
             ordered = sorted(node.shares, key=lambda s: _share_key(state, s))
-            for share in ordered:
-                if _forceable(share) and share.job_id in candidates:
-                    room += share.order
-                    if share.order == want:
-                        chosen.insert(0, share)  # an exact fit goes first
-                    else:
-                        chosen.append(share)
-                if room >= want:
-                    break
-            if room < want:
+            chosen = _round(state, nj, name, ordered, candidates)
+            if chosen is None:
                 continue
-            _note_unsettled(state, nj, name, [s for s in ordered if _forceable(s) and s.job_id in candidates],
-                            len(chosen))
+            _note_machine_tie(state, nj, name, eligible, chosen)
             room = node.virtual
             for share in chosen:
                 room += share.order
@@ -502,8 +604,6 @@ def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[in
                 owner = _user_of(state, share.job_id)
                 _clear(state, share, nj)
                 state.wealth[owner] = state.wealth.get(owner, 0) - share.order
-                if room >= want:
-                    break
             break  # one machine per round
         if cleared:
             eligible = _sorted_machines(state, _rehash(state, eligible))
@@ -533,7 +633,8 @@ def _final_evictions(state: _State, needy: dict[int, int]) -> None:
 def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
                evictions: Sequence[Eviction], *, pure_fair_share: Mapping[int, int],
                job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
-               serve: Mapping[int, int] | None = None) -> Defrag:
+               serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
+               choose: Mapping[str, frozenset[tuple[int, int]]] | None = None) -> Defrag:
     """Detect jobs left short by fragmentation and clear space for them (insureFullEviction).
 
     `counts` are How Much's processes per job, `pure_fair_share` its pure (pre-bonus) fair share
@@ -543,16 +644,21 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     `serve`, when given, is the needy jobs (job -> processes still needed) to take from the rich
     for instead of those detection finds: the RM's own verdict where a caller knows it (a log's
     ACTUALLY NEEDY lines), since detection tallies jobs in a HashMap order no input settles
-    (`Defrag.needy` stays rmref's verdict).
+    (`Defrag.needy` stays rmref's verdict). `known_order`, when given, holds the pairs (a, b) of
+    jobs known to be tallied a before b: every other order is open, and `Defrag.verdicts` lists
+    the verdict of each. `choose` (host -> the shares, job and share id or 0 for a new process,
+    the RM cleared there) makes a round whose choice rests on an open order of shares take the
+    alternative the RM took (`Unsettled.alternatives`).
     Each top-level pool tree is defragmented by its own scheduler, in turn (rmref.trees).
     """
     parts: list[Defrag] = []
     for tree in trees(inp):
         jobs = {w.job_id for w in tree.work}
         served = None if serve is None else {j: n for j, n in serve.items() if j in jobs}
-        parts.append(_defragment_tree(tree, counts, [p for p in placements if p.job_id in jobs],
-                                      [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth,
-                                      served))
+        state = _build(tree, counts, [p for p in placements if p.job_id in jobs],
+                       [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth)
+        state.known, state.choose = known_order, choose or {}
+        parts.append(_defragment_tree(state, served))
         wealth = parts[-1].wealth  # users are shared by the trees' schedulers
     if len(parts) == 1:
         return parts[0]
@@ -560,21 +666,21 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     for p in parts:  # action indexes run on across the trees
         unsettled += [replace(u, action=u.action + before) for u in p.unsettled]
         before += len(p.actions)
+    verdicts = {tuple(sorted(v for verdict in combo for v in verdict))
+                for combo in product(*(p.verdicts or ((),) for p in parts))}
     return Defrag({j: n for p in parts for j, n in p.needy.items()},
                   tuple(t for p in parts for t in p.take_from_the_rich), tuple(a for p in parts for a in p.actions),
-                  tuple(j for p in parts for j in p.carried), dict(parts[-1].wealth), tuple(unsettled))
+                  tuple(j for p in parts for j in p.carried), dict(parts[-1].wealth), tuple(unsettled),
+                  tuple(sorted(verdicts)))
 
 
-def _defragment_tree(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
-                     evictions: Sequence[Eviction], pure_fair_share: Mapping[int, int], job_order: Sequence[int],
-                     wealth: Mapping[str, int] | None, serve: Mapping[int, int] | None) -> Defrag:
+def _defragment_tree(state: _State, serve: Mapping[int, int] | None) -> Defrag:
     """insureFullEviction for one top-level pool tree."""
-    state = _build(inp, counts, placements, evictions, pure_fair_share, job_order, wealth)
-    if not inp.config.defragmentation or not any(j.policy != RESERVE for j in state.jobs.values()):
-        return Defrag({}, (), (), (), dict(state.wealth))
-    needy, carried = _detect(state)
+    if not state.inp.config.defragmentation or not any(j.policy != RESERVE for j in state.jobs.values()):
+        return Defrag({}, (), (), (), dict(state.wealth), (), ((),))
+    needy, carried, verdicts = _detect(state)
     served = needy if serve is None else {j: n for j, n in serve.items() if j in state.jobs and n > 0}
     if served:
         _final_evictions(state, served)
     return Defrag(needy, tuple(state.calls), tuple(state.actions), tuple(carried), dict(state.wealth),
-                  tuple(state.unsettled))
+                  tuple(state.unsettled), verdicts)

@@ -1,7 +1,7 @@
 """Evictions: which processes a job gives up when How Much counts it fewer than it holds.
 
 RmJob.shrinkBy sorts the job's assigned shares by investment (least first) and removes the first
-ones (seed 000, "shrinkBy", as corrected by the source, catalog section 7 item 21):
+ones (RmJob.ShareByInvestmentSorter, which calls RmJob.compareInvestment):
   1. a process still initializing goes before any initialized one;
   2. two initializing processes: the one with less initialization time so far goes first; on a
      tie the comparator says "equal" and the sort keeps the job's share map order (RmJob's

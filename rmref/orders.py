@@ -1,4 +1,4 @@
-"""Share orders: memory expressed in quanta (seed 000, "Shares and share-order")."""
+"""Share orders: memory expressed in quanta (Scheduler.calcShareOrder for jobs, Scheduler.nodeArrives for machines)."""
 
 from __future__ import annotations
 

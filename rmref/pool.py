@@ -1,4 +1,4 @@
-"""A nodepool's capacity tables, indexed by share order (seed 000, "NodePool").
+"""A nodepool's capacity tables, indexed by share order (NodePool's arrays, NodePool.reset, calcNSharesByOrder).
 
 nMachinesByOrder[o]: whole free machines of order o; vMachinesByOrder[o]: partly used
 ("virtual") machines with o free quanta; nSharesByOrder[o]: how many processes of order o could

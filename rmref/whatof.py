@@ -38,10 +38,13 @@ only matter for machines whose keys share a bucket.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from rmref.bands import by_submission, class_map_order, priority_bands
+from rmref.behaviours import Behaviours
+from rmref.choices import HostTie, met_order, tie_groups
 from rmref.evictions import held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
@@ -90,6 +93,20 @@ class _Walk:
     jobs_on: dict[str, list[int]]  # job ids with a process on the machine
     current: dict[int, int]  # processes a job holds, less those being removed
     placements: list[Placement] = field(default_factory=list)
+    # the job whose process walk (random ids) last moved a machine at accounting; None once placed on
+    walked_by: dict[str, int | None] = field(default_factory=dict)
+    prefer: Mapping[str, int] = field(default_factory=dict)  # rank of a machine within an open order
+    ties: list[HostTie] = field(default_factory=list)
+
+    behaviours: Behaviours = field(default_factory=Behaviours)  # the release's (Config.behaviours)
+
+
+@dataclass(frozen=True)
+class WhatOf:
+    """What Of's placements and the choices it made by an order its input leaves open."""
+
+    placements: tuple[Placement, ...]
+    ties: tuple[HostTie, ...] = ()
 
 
 def _hash(machine: Machine) -> int:
@@ -135,7 +152,8 @@ def _start(inp: CycleInput) -> _Walk:
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
     size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1  # NodePool.getArraySize
-    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {})
+    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {},
+                 behaviours=inp.config.behaviours)
     for pool in pools.values():
         pool.by_size = [0] * size
         for name in pool.machines:
@@ -152,6 +170,7 @@ def _start(inp: CycleInput) -> _Walk:
                 walk.used[share.host] += share.order
                 walk.jobs_on[share.host].append(work.job_id)
                 _move(walk, share.host, share.order, _policy(inp.class_of(work)))
+                walk.walked_by[share.host] = work.job_id
     walk.current.update(held_now(inp))
     return walk
 
@@ -174,10 +193,10 @@ def _move(walk: _Walk, host: str, order: int, policy: str) -> None:
     if pool is None:
         return
     v = walk.free[host]
-    if order > v:  # more than is free (a resized node): count the machine as full
-        order = v
-    elif order < v and policy == RESERVE:  # a reservation always takes the whole machine
-        order = v
+    if order > v:  # more than is free (a resized node): count the machine as full (2.0.x indexes a
+        order = v  # negative free space there and its pass fails, which rmref does not model)
+    elif order < v and policy == RESERVE and walk.behaviours.has("free_space_clamped"):
+        order = v  # a reservation always takes the whole machine
     table = pool.by_free.get(v)
     if table is None:  # no map of its free size ("bad virtual machine list"): counts lowered, no recount
         if pool.owed:  # (the recount the last move made comes before this change)
@@ -210,6 +229,7 @@ def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
     walk.used[host] += work.order
     walk.jobs_on[host].append(work.job_id)
     walk.current[work.job_id] = walk.current.get(work.job_id, 0) + 1
+    walk.walked_by[host] = None
     _move(walk, host, work.order, policy)
 
 
@@ -225,19 +245,11 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
         table = pool.by_free.get(size)
         if not table or not pool.carved(size):  # nSharesByOrder says nothing is here
             continue
-        for host in list(table.clone()):
-            machine = walk.machines[host]
-            if not _schedulable(machine):
-                continue
-            if not vertical and _conflicts(walk, host, work):
-                continue
-            g = min(needed, (machine.order - walk.used[host]) // work.order)
-            for _ in range(g):
-                _place(walk, work, host, policy)
-            given += g
-            needed -= g
-            if needed == 0:
-                return given
+        g = _walk_table(walk, table, work, needed, policy, vertical)
+        given += g
+        needed -= g
+        if needed == 0:
+            return given
     if needed > 0 and policy not in (FIXED_SHARE, RESERVE):
         for child in pool.children:
             g = _find_shares(walk, child, work, counts, policy)
@@ -245,6 +257,52 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
             needed -= g
             if needed <= 0:
                 break
+    return given
+
+
+def _walk_table(walk: _Walk, table: JavaHashMap, work: Work, needed: int, policy: str, vertical: bool) -> int:
+    """findShares over one free-space table (a clone, in HashMap order): stack processes machine by
+    machine until `needed` are placed; returns how many were.
+
+    Machines in one bucket of the table (and of its clone) whose last move came from one job's
+    process walk at accounting met in an order no input settles: rmref meets them in its own
+    order (or by `walk.prefer`) and, where that order decided what the job got, records a tie."""
+    clone = table.clone()
+    hosts = list(clone)
+
+    def capacity(host: str) -> int:
+        return (walk.machines[host].order - walk.used[host]) // work.order
+
+    def usable(host: str) -> bool:
+        return _schedulable(walk.machines[host]) and (vertical or not _conflicts(walk, host, work))
+
+    def key(host: str) -> tuple[int, int, int, int] | None:
+        by = walk.walked_by.get(host)
+        if by is None or not usable(host):
+            return None
+        h = spread(_hash(walk.machines[host]))
+        return h & (table.capacity - 1), h & (clone.capacity - 1), by, capacity(host)
+
+    groups = tie_groups(hosts, key)
+    met = met_order(hosts, groups, walk.prefer)
+    walked_by = {i: walk.walked_by.get(hosts[group[0]]) for i, group in enumerate(groups)}
+    got: dict[str, int] = {}
+    given = 0
+    for host in met:
+        if needed - given == 0:
+            break
+        if not usable(host):
+            continue
+        g = min(needed - given, capacity(host))
+        for _ in range(g):
+            _place(walk, work, host, policy)
+        got[host] = g
+        given += g
+    for i, group in enumerate(groups):
+        members = tuple(met[k] for k in group)
+        counts = tuple(got.get(h, 0) for h in members)
+        if len(set(counts)) > 1:
+            walk.ties.append(HostTie(work.job_id, members, counts, walked_by[i] or 0))
     return given
 
 
@@ -307,6 +365,9 @@ def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) ->
         for w in sorted((w for w in walk.jobs.values() if w.class_name == c.name), key=by_submission):
             if counts.get(w.job_id, 0) <= walk.current.get(w.job_id, 0):
                 continue
+            if not walk.behaviours.has("service_horizontal_stacking"):  # one stacking findShares
+                _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
+                continue
             _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=False)
             if walk.current.get(w.job_id, 0) == 0:
                 _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
@@ -335,32 +396,107 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
     return set(kept.values())
 
 
-def walk_decided_tie(inp: CycleInput, a: str, b: str) -> int | None:
-    """The job whose process walk alone decides which of machines `a` and `b` findShares meets
-    first, or None when something the log shows decides it.
+_Row = tuple[int, ...]
 
-    That is so when both start the cycle in the same free-space table and in the same bucket of
-    the copy findShares walks (so the table's insertion order decides), and the last process the
-    RM accounted for on each (the one that moved it into that table) is that job's: the RM walks
-    a job's processes in a HashMap keyed by random ids, which no log line shows.
+
+def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ours: Mapping[int, Sequence[str]],
+                        job: int, earlier: Sequence[tuple[str, int]] = ()) -> bool:
+    """Whether the RM's hosts for `job` (`theirs[job]`, one per process) differ from rmref's
+    (`ours[job]`) only by the order of machines the log cannot tell apart, on a release whose log
+    shows no node IP (behaviour node_ip_logged absent) and with no IP known for them.
+
+    findShares walks the machines of one free space in the order of a node map hashed on each
+    node's name and IP. So it holds when either the RM's whole cycle is rmref's with machines
+    relabelled among those that began it alike (one pool, one free space), or this job's hosts are
+    rmref's relabelled among machines alike at its turn: the cycle's start less `earlier`, the
+    processes (host, order) placed before it.
     """
+    mine, rm = list(ours.get(job, ())), list(theirs.get(job, ()))
+    if inp.config.behaviours.has("node_ip_logged") or Counter(mine) == Counter(rm):
+        return False
     walk = _start(inp)
-    if a not in walk.free or walk.free[a] != walk.free.get(b) or not walk.jobs_on[a] or not walk.jobs_on[b]:
-        return None
-    pool = walk.pools.get(walk.machines[a].nodepool)
-    table = pool.by_free.get(walk.free[a]) if pool and walk.machines[b].nodepool == pool.name else None
-    if table is None or a not in table or b not in table:
-        return None
-    capacity = table.clone().capacity
-    bucket_a, bucket_b = (spread(_hash(walk.machines[h])) & (capacity - 1) for h in (a, b))
-    job = walk.jobs_on[a][-1]
-    return job if bucket_a == bucket_b and walk.jobs_on[b][-1] == job else None
+    hosts = {h for placed in (*theirs.values(), *ours.values()) for h in placed}
+    if not hosts <= walk.machines.keys() or any(walk.machines[h].ip for h in hosts):
+        return False
+
+    def alike(free: Mapping[str, int], placed: Mapping[int, Sequence[str]]) -> dict[tuple[str, int], list[_Row]]:
+        """Per (pool, free space): each machine's processes per job, sorted (a relabelling keeps it)."""
+        counts = {j: Counter(p) for j, p in placed.items()}
+        jobs = sorted(set(theirs) | set(ours))
+        out: dict[tuple[str, int], list[_Row]] = {}
+        for h in sorted(walk.machines):  # every machine: one left empty is a relabelling target too
+            out.setdefault((walk.machines[h].nodepool, free.get(h, 0)), []).append(
+                tuple(counts[j][h] if j in counts else 0 for j in jobs))
+        return {k: sorted(v) for k, v in out.items()}
+
+    if alike(walk.free, theirs) == alike(walk.free, ours):
+        return True
+    at_turn = dict(walk.free)
+    for host, order in earlier:
+        if host in at_turn:
+            at_turn[host] -= order
+    return alike(at_turn, {job: rm}) == alike(at_turn, {job: mine})
 
 
-def what_of(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
+def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
+                    restarts: int = 6, steps: int = 150) -> dict[str, str] | None:
+    """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
+    host per process), on a release whose log shows no node IP; None when the log has them or the
+    search finds none. The search climbs from random IPs, changing one machine's IP at a time while
+    no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
+
+    A find proves the RM's choice is one its code makes for some IPs the log does not show.
+    """
+    if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
+        return None
+    want = {j: Counter(h) for j, h in theirs.items() if h}
+    state = [inp.cycle]
+
+    def draw(n: int) -> int:  # a 64-bit linear congruential generator (Knuth's MMIX constants)
+        state[0] = (state[0] * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        return (state[0] >> 33) % n
+
+    def ip() -> str:
+        return f"10.{draw(256)}.{draw(256)}.{1 + draw(254)}"
+
+    def score(ips: Mapping[str, str]) -> tuple[int, bool]:
+        trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+        got: dict[int, Counter[str]] = {}
+        for p in what_of(trial, counts):
+            got.setdefault(p.job_id, Counter())[p.host] += 1
+        return sum((got.get(j, Counter()) & want.get(j, Counter())).total() for j in {*got, *want}), got == want
+
+    for _ in range(restarts):
+        ips = {m.name: ip() for m in inp.machines}
+        best, found = score(ips)
+        for _ in range(steps):
+            if found:
+                return ips
+            name = inp.machines[draw(len(inp.machines))].name
+            old, ips[name] = ips[name], ip()
+            s, same = score(ips)
+            if s >= best:
+                best, found = s, same
+            else:
+                ips[name] = old
+        if found:
+            return ips
+    return None
+
+
+def what_of(inp: CycleInput, counts: Mapping[int, int],
+            prefer: Mapping[str, int] | None = None) -> tuple[Placement, ...]:
     """The new processes of the cycle (job, host, order), in the order the RM creates them
     (each top-level pool tree by its own scheduler, one tree after the other: rmref.trees)."""
-    return tuple(p for tree in trees(inp) for p in _what_of_tree(tree, counts))
+    return what_of_choices(inp, counts, prefer).placements
+
+
+def what_of_choices(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int] | None = None) -> WhatOf:
+    """What Of's placements and its ties (`rmref.choices.HostTie`: the machines it met in an order
+    no input settles, where that order decided a job's placement). `prefer` ranks machines within
+    such an order (a caller that knows the RM's pick passes it, so the rest of the walk follows)."""
+    parts = [_what_of_tree(tree, counts, prefer or {}) for tree in trees(inp)]
+    return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties))
 
 
 def unschedulable_free(inp: CycleInput) -> dict[str, int]:
@@ -377,9 +513,10 @@ def unschedulable_free(inp: CycleInput) -> dict[str, int]:
     return out
 
 
-def _what_of_tree(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement, ...]:
+def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int]) -> WhatOf:
     """What Of for one top-level pool tree."""
     walk = _start(inp)
+    walk.prefer = prefer
     tiers = priority_bands(inp.classes)
     top = [walk.pools[n] for n in roots(inp)]
     needy = _needy_jobs(inp)
@@ -395,4 +532,4 @@ def _what_of_tree(inp: CycleInput, counts: Mapping[int, int]) -> tuple[Placement
         else:
             for pool in top:
                 _fair_pass(walk, pool, tier, counts)
-    return tuple(walk.placements)
+    return WhatOf(tuple(walk.placements), tuple(walk.ties))

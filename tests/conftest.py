@@ -1,43 +1,19 @@
-"""Shared fixtures: the bundled ground-truth logs (fixtures/) and a per-session parse cache."""
+"""Shared fixtures: every bundled log as a parameter, and a per-session parse cache (the helpers they
+use are in tests/helpers.py)."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
-from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from replay import parse
+from tests.helpers import LOGS
 
 # CI must be reproducible: property tests draw the same examples on every run (a new failing
 # example found while developing is kept as an explicit test case).
 settings.register_profile("rmreplay", derandomize=True, deadline=None)
 settings.load_profile("rmreplay")
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and (p / "scenario.json.gz").exists())
-LOGS = [(name, level) for name in SCENARIOS for level in ("rm.log", "rm-debug.log")]
-# shrunk failures of the differential runs against the real RM (tests/oracle), fixed and kept:
-# small logs the audit and rmref are held to, cycle by cycle (not the parser's engines or the TUI)
-CORPUS = sorted(f"corpus/{p.name}" for p in (FIXTURES / "corpus").iterdir() if (p / "scenario.json.gz").exists())
-CORPUS_LOGS = [(name, level) for name in CORPUS for level in ("rm.log", "rm-debug.log")]
-# shrunk differential runs whose residual divergence rests on an input no log holds (the audit says so)
-UNSETTLED = sorted(f"unsettled/{p.name}" for p in (FIXTURES / "unsettled").iterdir()
-                   if (p / "scenario.json.gz").exists())
-UNSETTLED_LOGS = [(name, level) for name in UNSETTLED for level in ("rm.log", "rm-debug.log")]
-
-
-def log_path(name: str, level: str = "rm.log") -> Path:
-    """The fixture's log, plain or gzipped."""
-    for cand in (FIXTURES / name / level, FIXTURES / name / f"{level}.gz"):
-        if cand.exists():
-            return cand
-    raise FileNotFoundError(f"{name}/{level}")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -50,26 +26,6 @@ def _private_cache(tmp_path_factory):
         os.environ.pop("RMREPLAY_CACHE", None)
     else:
         os.environ["RMREPLAY_CACHE"] = before
-
-
-@lru_cache(maxsize=None)
-def truth(name: str) -> list[dict]:
-    """truth.jsonl: the real scheduler's state per published schedule."""
-    with gzip.open(FIXTURES / name / "truth.jsonl.gz", "rt") as fh:
-        return [json.loads(line) for line in fh]
-
-
-@lru_cache(maxsize=None)
-def scenario(name: str) -> dict:
-    """scenario.json: what was run."""
-    with gzip.open(FIXTURES / name / "scenario.json.gz", "rt") as fh:
-        return json.load(fh)
-
-
-@lru_cache(maxsize=None)
-def parsed(name: str, level: str = "rm.log", engine: str = "fast"):
-    """The parse of one fixture log (cached for the session)."""
-    return parse([log_path(name, level)], engine=engine)
 
 
 @pytest.fixture(params=LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])

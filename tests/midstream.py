@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from tests.conftest import FIXTURES, log_path, truth
+from tests.helpers import FIXTURES, log_path, truth
 
 KINDS = ("counter", "schedule", "between")
 

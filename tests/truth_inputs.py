@@ -19,7 +19,7 @@ from replay.model.world import bootstrap, cycle_inputs
 from rmref import CapInput
 from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import CycleInput, Machine, Share, Work
-from tests.conftest import FIXTURES, parsed, truth
+from tests.helpers import FIXTURES, parsed, truth
 
 UNLIMITED = 2147483647
 

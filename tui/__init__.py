@@ -1,1 +1,1 @@
-"""Textual browser for parsed rm.log tables (see issue 4)."""
+"""Textual browser for parsed rm.log tables: `rmreplay tui`, a log cycle by cycle."""

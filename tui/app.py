@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from replay import InputError
+from replay.model.damage import damaged_cycles
 from tui.actions import APP, bindings, palette
 from tui.data import Browse, build
 from tui.load import Loaded, settle_heap
@@ -32,9 +33,10 @@ class RmReplayApp(App):
     BINDINGS = bindings(APP)
 
     def __init__(self, paths: list[str] | None = None, loaded: Loaded | None = None, use_cache: bool = True,
-                 explain: bool = True, config: str | None = None) -> None:
+                 explain: bool = True, config: str | None = None, rm_release: str | None = None) -> None:
         super().__init__()
         self.paths, self.loaded, self.use_cache, self.explain = list(paths or []), loaded, use_cache, explain
+        self.rm_release = rm_release  # --rm-release: the DUCC release to replay as (replay.model.release)
         self.config = config  # the DUCC resources folder for a log without its bootstrap (--config)
         self.browse: Browse | None = None
         self.cycle, self.filter_text = 0, ""
@@ -69,7 +71,7 @@ class RmReplayApp(App):
         if self.loaded is not None:
             self._opened(self.loaded)
         else:
-            self.push_screen(LoadingScreen(self.paths, self.use_cache, self.config), self._loaded)
+            self.push_screen(LoadingScreen(self.paths, self.use_cache, self.config, self.rm_release), self._loaded)
 
     def _loaded(self, result: tuple[Loaded, Browse] | str | None) -> None:
         if isinstance(result, tuple):
@@ -104,7 +106,9 @@ class RmReplayApp(App):
             self.browse = self.browse.with_audit(event.frames)
             self.query_one(Timeline).fill(self.browse)
             self.show_cycle(self.cycle)
-        self.status.audited(event.frames["divergences"], self.browse.total)
+        boot = self.browse.boot
+        self.status.audited(event.frames, self.browse.total, damaged_cycles(self.browse.tables),
+                            boot.release if boot else None)
         settle_heap()
 
     def show_cycle(self, cycle: int) -> None:

@@ -67,7 +67,13 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
         find_inputs(args.logs)  # input that cannot be read is a command-line error, before the terminal is taken over
     if args.config and not Path(args.config).is_dir():
         raise InputError(f"--config {args.config}: no such directory (give the DUCC resources folder)")
-    app = RmReplayApp(args.logs, use_cache=not args.no_cache, config=args.config)
+    if args.rm_release:
+        from replay.model.release import resolve
+        try:
+            resolve(args.rm_release)
+        except ValueError as exc:
+            raise InputError(f"--rm-release: {exc}") from None
+    app = RmReplayApp(args.logs, use_cache=not args.no_cache, config=args.config, rm_release=args.rm_release)
     app.run()
     if app.error:
         replay_cli.print_error(app.error)
@@ -88,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="parse again even if the cache ($RMREPLAY_CACHE, ~/.cache/rmreplay) has this input")
     t.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "
                    "for a log whose bootstrap section has rolled away, as for `rmreplay audit`")
+    replay_cli.add_release_option(t)
     t.set_defaults(func=cmd_tui)
     return parser
 

@@ -19,7 +19,10 @@ from replay.apps.audit import DIVERGENCE_SCHEMA
 from replay import InputError
 from replay.cli import GROUPS, family_group
 from replay.model.cycleref import parse_ref, resolve
+from replay.model.damage import Damage
+from replay.model.release import ReleaseChoice
 from replay.parsing.families import ROUTES
+from replay.model.inputs import job_descriptions
 from replay.model.logged import in_cycles, taken_by_defrag
 from replay.model.nodes import job_orders, node_cycles
 from replay.model.world import Bootstrap, bootstrap
@@ -111,7 +114,8 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None) -> pl.Da
         .str.join(" ").alias("hosts"),
         pl.col("reason").drop_nulls().first().alias("sched_reason"),
     ).sort("cycle")
-    described = (in_cycles(tables["jobs"]).sort("job_id", "cycle", "line")
+    # who each job is, as every command reads it: work there before the log began included
+    described = (in_cycles(job_descriptions(tables)).sort("job_id", "cycle", "line", nulls_last=False)
                  .unique(["job_id", "cycle"], keep="last", maintain_order=True)
                  .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order")).sort("cycle"))
     caps = (in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null())
@@ -344,6 +348,23 @@ class Browse:
         ).with_columns(pl.col("divergences").fill_null(0)).sort("cycle")
         return replace(self, jobs=Sliced(jobs), defrag=Sliced(defrag), diff=Sliced(div), timeline=timeline,
                        audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
+
+
+def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None,
+                 release: ReleaseChoice | None = None) -> str:
+    """The status line of an audit's frames: cycles agreeing of those audited (the cycles the audit
+    left out wholly, or whose input is damaged, are named apart, as `rmreplay audit` does), and the
+    divergences."""
+    divergences, skipped = frames["divergences"], frames["skipped"].filter(pl.col("decisions") == "all")
+    n, bad = divergences.height, divergences["cycle"].n_unique()
+    hurt = {c: d for c, d in (damaged or {}).items() if c not in set(skipped["cycle"].to_list())}
+    audited = total - skipped["cycle"].n_unique() - len(hurt)
+    left_out = f" ({skipped.height:,} not audited: {skipped['reason'][0]})" if skipped.height else ""
+    first = next(iter(hurt.values()), None)
+    as_release = f" (DUCC {release.release.name})" if release else ""
+    return (f"audit{as_release}: {audited - bad:,} of {audited:,} cycles agree with rmref{left_out}, "
+            f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)")
+            + (f"; {len(hurt):,} not audited, input damaged (cycle {first.cycle}: {first.text()})" if first else ""))
 
 
 def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | None = None,

@@ -18,6 +18,7 @@ import polars as pl
 
 from replay import InputError
 from replay.cli import apply_config
+from replay.model.release import with_option
 from replay.parsing.cache import config_digest, open_input
 from replay.parsing.manifest import parse_dir_manifest
 from replay.parsing.store import all_columns
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from replay.apps.stored import Place, Stored
     from replay.model.world import Bootstrap
 
-AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences")
+AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences", "skipped")
 
 
 @dataclass
@@ -75,7 +76,7 @@ def check(tables: Mapping[str, pl.DataFrame], name: str) -> None:
 
 
 def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool = True,
-         config: str | None = None) -> Loaded:
+         config: str | None = None, rm_release: str | None = None) -> Loaded:
     """Parse the input (or read it from the cache or a parse directory), fill the bootstrap from
     `config` when the log has none; raise InputError with the reason."""
     if not paths:
@@ -87,7 +88,9 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
                         columns=all_columns())
     check(opened.tables, opened.name)
     apply_config(opened.tables, config)
-    audit = _audit_beside(Path(paths[0])) if parse_dir else None
+    with_option(opened.tables, rm_release)
+    # an audit written into a parse directory is the log's own release's
+    audit = _audit_beside(Path(paths[0])) if parse_dir and not rm_release else None
     place = _place(opened.tables, opened.slot, opened.root, config)
     stored = None
     if place is not None:
@@ -112,7 +115,7 @@ def _place(tables: Mapping[str, pl.DataFrame], slot: Path | None, root: Path | N
         boot = bootstrap(tables)
     except InputError:
         return None
-    return place_of(slot, root, boot, config_digest(config))
+    return place_of(slot, root, boot, config_digest(config), tables)
 
 
 def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:

@@ -4,38 +4,46 @@ Each phase is fed the RM's *logged* upstream decisions (What Of gets the logged 
 rmref's), so one divergence does not cascade: every divergent row is attributable to the phase
 that produced it. A phase can be swapped (`rmref.Phases`) to replay history against a change, and
 `only` limits the audit to some decision kinds.
+
+Where rmref's own phase found several choices equal (an order no log shows decided it), a
+logged choice among them is a verified choice: it agrees, is listed in `AuditResult.verified`,
+and the rest of the cycle follows it (replay.apps.verify, docs/verified-choices.md).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Container, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
 import polars as pl
 
-from replay.apps.causes import Cause, count_cause, eviction_cause, placement_cause
+from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause
+from replay.apps.verify import (
+    Verified, cleared_by_rm, follow_node_ips, follow_placements, unsettled_sentence, verdict_admitted,
+    verdict_sentence,
+)
+from replay.model.conflicts import CONFLICTS
+from replay.model.release import ReleaseChoice
 from replay.model.cycleref import epochs, rows_frame, span_of
-from replay.model.inventory import Inventory
+from replay.model.damage import Damage, damage_report, from_cycle, resume_points
 from replay.model.logged import Logged, logged_decisions, pair_key
-from replay.model.machines import whole_cycles
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions, stale_free
-from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs, machine_inventory
+from replay.model.start import NODE_FREE, ReplayStart, replay_start
+from replay.model.start import PARTIAL_CYCLE as PARTIAL_CYCLE  # where the tests and callers have read it
+from replay.model.world import Bootstrap, cycle_count
 from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
 from rmref import Caps, Defrag, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGE, PURGES, RESERVATION
 from rmref.cycle import CycleResult, Hints, schedule
-from rmref.defrag import INVESTMENT, SHARE_MAP
+from rmref.defrag import NODE_IP
 from rmref.model import CycleInput, Eviction, Placement
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
-NODE_FREE = ("caps",)  # decisions that do not depend on the machines (a cap reads only the job)
-PARTIAL_CYCLE = "the log starts inside this cycle (its scheduling pass began before the first line)"
-LACKS_INPUT = "the log lacks this input"  # ends every explanation of a divergence the log cannot settle
 
 
 @dataclass
@@ -46,9 +54,13 @@ class AuditResult:
     ref: dict[str, list[tuple]] = field(default_factory=lambda: {k: [] for k in DECISIONS})
     # (cycle, job, decision, logged, rmref, explanation, step, detail): DIVERGENCE_SCHEMA
     divergences: list[tuple[int, int | None, str, str, str, str, str, str]] = field(default_factory=list)
+    # the RM's free choices found among rmref's equal ones (replay.apps.verify), counted as agreeing:
+    # (cycle, job, decision, logged, rmref's own pick, explanation, step, detail), DIVERGENCE_SCHEMA
+    verified: list[tuple[int, int | None, str, str, str, str, str, str]] = field(default_factory=list)
     tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
     audited: tuple[str, ...] = ()
     skipped: dict[int, str] = field(default_factory=dict)  # cycles not audited at all, and why
+    damaged: dict[int, Damage] = field(default_factory=dict)  # cycles not audited: their input is damaged
     # decision kind -> cycle -> why that kind was not audited in that cycle (whole cycles included)
     skipped_kinds: dict[str, dict[int, str]] = field(default_factory=dict)
     assumed: tuple[Assumption, ...] = ()  # every setting rmref read and its source, and the nodes inferred
@@ -60,20 +72,27 @@ class AuditResult:
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
+    config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (replay.cli.apply_config)
+    rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
 
     def report(self) -> dict:
         """The report.json contract."""
         bad = {d[0] for d in self.divergences}
         return {
-            "cycles": len(self.cycles),
+            "cycles": len(self.cycles) + len(self.damaged) + len(self.skipped),
+            "cycles_audited": len(self.cycles),
             "cycles_agree": sum(1 for c in self.cycles if c not in bad),
+            "damaged": damage_report(self.damaged),
+            "config_conflicts": list(self.config_conflicts),
             "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
+            "verified_choices": {k: sum(1 for v in self.verified if v[2] == k) for k in self.audited},
             "audited": list(self.audited),
             "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
             "span": span_of(self.cycles, self.epochs),
             "coverage": self.coverage(),
             "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
                         for a in self.assumed],
+            "rm_release": self.rm_release.to_json() if self.rm_release else None,
         }
 
     def coverage(self) -> dict[str, dict]:
@@ -138,13 +157,19 @@ def _cap_rule(caps: Caps, logged: object) -> Cause:
 
 
 def _compare(result: AuditResult, kind: str, cycle: int, logged: Mapping[int, object],
-             ref: Mapping[int, object], explain: Callable[[int, object, object], Cause]) -> None:
-    """Tally one decision kind of one cycle, job by job, and record every disagreement with its cause."""
-    for job in sorted(set(logged) | set(ref)):
+             ref: Mapping[int, object], explain: Callable[[int, object, object], Cause],
+             verified: Mapping[int, Verified] | None = None, step: str = "") -> None:
+    """Tally one decision kind of one cycle, job by job, and record every disagreement with its cause
+    (and every agreement that is a verified choice, `verified`: job -> rmref's own pick and why)."""
+    for job in sorted(set(logged) | set(ref) | set(verified or ())):
         lv, rv = logged.get(job), ref.get(job)
         result.tally[kind][1] += 1
         if lv == rv:
             result.tally[kind][0] += 1
+            if verified and job in verified:
+                v = verified[job]
+                result.verified.append((cycle, job, kind, str(lv), str(v.own), f"{step}, job {job}: {v.sentence}",
+                                        step, v.sentence))
         else:
             cause = explain(job, lv, rv)
             if not cause.entity:
@@ -214,25 +239,45 @@ class _Reuse:
         return run
 
 
+@dataclass
+class _Follow:
+    """The RM's free choices one cycle's phases verified, for the chained run to follow."""
+
+    prefer: dict[str, int] = field(default_factory=dict)  # What Of: machines' rank in an open order
+    choose: dict[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # takeFromTheRich's clearings
+    needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, one of rmref's
+    sentences: list[str] = field(default_factory=list)
+
+    def any(self) -> bool:
+        """Whether there is a choice to follow."""
+        return bool(self.prefer or self.choose or self.needy is not None)
+
+
 def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
                 only: Collection[str] = DECISIONS) -> CycleTrace:
     """Run each phase on one cycle's input, compare it with the log, and return rmref's run."""
     result.cycles.append(inp.cycle)
+    # only rmref's own phases say which choices they found equal (rmref.choices)
+    own = {n for n in ("what_of", "defrag") if getattr(phases, n) is getattr(_OWN, n)}
     reuse = _Reuse(phases)
     phases = reuse.recording
+    follow = _Follow()
     caps = _audit_caps(inp, logged, phases, result, "caps" in only)
     counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
     trace = CycleTrace(inp.cycle, inp, caps, logged=logged)
     if "counts" in only:
         trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
     if "placements" in only:
-        trace = replace(trace, placements=_audit_placements(inp, logged, phases, result, counts))
+        inp, placed = _audit_placements(inp, logged, phases, result, counts, reuse if "what_of" in own else None,
+                                        follow)
+        trace = replace(trace, input=inp, placements=placed)
     if "evictions" in only:
         trace = replace(trace, evictions=_audit_evictions(inp, logged, phases, result, counts))
     if "defrag" in only:
-        trace = replace(trace, defrag=_audit_defrag(inp, logged, counts, phases.defrag, result))
+        trace = replace(trace, defrag=_audit_defrag(inp, logged, counts, phases.defrag, result,
+                                                    follow if "defrag" in own else None))
     if "schedule" in only:
-        trace = replace(trace, chained=_audit_schedule(inp, logged, reuse.replaying, result))
+        trace = replace(trace, chained=_audit_schedule(inp, logged, reuse.replaying, result, follow))
     return trace
 
 
@@ -274,17 +319,34 @@ def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: Audit
 
 
 def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                      counts: Mapping[int, int]) -> tuple[Placement, ...]:
-    """What Of on the logged counts, against the connectShare lines."""
+                      counts: Mapping[int, int], reuse: _Reuse | None,
+                      follow: _Follow) -> tuple[CycleInput, tuple[Placement, ...]]:
+    """What Of on the logged counts, against the connectShare lines. With rmref's own What Of
+    (`reuse`), a host the RM chose among machines rmref found equally free, or by node IPs the
+    log does not show, is a verified choice, and the rest of the cycle follows it
+    (replay.apps.verify): the cycle's input (with the IPs found, if any) and the placements."""
     placed: dict[int, list] = {}
-    placements = tuple(phases.what_of(inp, counts))
+    verified: dict[int, Verified] = {}
+    if reuse is None:
+        placements = tuple(phases.what_of(inp, counts))
+    else:
+        f = follow_placements(inp, counts, logged.placements.get(inp.cycle, {}), logged.connected.get(inp.cycle, ()))
+        reuse.calls["what_of"] = ((inp, counts), {}, f.own.placements)  # the chained run's own walk
+        placements, verified = f.what_of.placements, f.verified
+        follow.prefer.update(f.prefer)
+        by_ip = follow_node_ips(inp, counts, logged.placements.get(inp.cycle, {}), placements)
+        if by_ip is not None:  # the later phases and the chained run read the IPs found
+            inp, placements, ip_verified = by_ip
+            verified = {**verified, **ip_verified}
+        follow.sentences += [v.sentence for v in verified.values()]
     for p in placements:
         placed.setdefault(p.job_id, []).append((p.host, p.order))
         result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
-    _compare(result, "placements", inp.cycle, logged.placements.get(inp.cycle, {}),
-             {j: sorted(v) for j, v in placed.items()},
-             lambda j, lv, rv: placement_cause(inp, j, lv, rv))
-    return placements
+    theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
+    cycle = CyclePlacements(inp, theirs, ours, counts, placements)
+    _compare(result, "placements", inp.cycle, theirs, ours,
+             lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle), verified, "findShares")
+    return inp, placements
 
 
 def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
@@ -324,73 +386,89 @@ def _logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placeme
     return placed, gone
 
 
-def _unknown_order(job: int, disputed: set[int], known: Container[tuple[int, int]]) -> str:
-    """Why a needy verdict can differ: the log does not show the order the RM tallied the jobs in
-    (`disputed`: the jobs that competed for the same free space)."""
-    unordered = sorted(o for o in disputed - {job} if (job, o) not in known and (o, job) not in known)
-    if not unordered:
-        return ""
-    return (f". detectFragmentation tallies free space job by job, so the first job tallied takes the last "
-            f"free space; the RM tallied jobs {job} and {', '.join(map(str, unordered))} in "
-            f"an order the INFO log does not show (its job map is keyed by random ids), and rmref took "
-            f"the submission order: the log lacks this input")
-
-
 def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase: Callable[..., Defrag],
-                  result: AuditResult) -> Defrag:
-    """Needy jobs and the shares taken for them, against the ACTUALLY NEEDY lines and the Removals."""
+                  result: AuditResult, follow: _Follow | None) -> Defrag:
+    """Needy jobs and the shares taken for them, against the ACTUALLY NEEDY lines and the Removals.
+    With rmref's own phase (`follow`), a needy verdict or a clearing the RM reached by an order
+    the log does not show, and that rmref finds among its equal choices, is a verified choice."""
     c = inp.cycle
     placed, gone = _logged_phase_outputs(inp, logged)
     # takeFromTheRich serves the jobs the RM found needy, as every phase reads the RM's upstream
     # decisions: rmref's own verdict, audited here too, may rest on a tally order the log lacks
     serve = {"serve": logged.needy.get(c, {})} if c in logged.detected else {}
-    d = phase(inp, counts, placed, gone, pure_fair_share=logged.pure_fair_share.get(c, {}),
-              job_order=logged.job_order.get(c, ()), wealth=result.wealth, **serve)
+    kwargs = dict(pure_fair_share=logged.pure_fair_share.get(c, {}), job_order=logged.job_order.get(c, ()),
+                  wealth=result.wealth, **serve)
+    d = phase(inp, counts, placed, gone, **kwargs)
+    logged_needy, logged_taken = logged.needy.get(c, {}), logged.defrag.get(c, {})
+    needy_ref: dict[int, object] = {j: ("needy", n) for j, n in d.needy.items()}
+    verified_needy: dict[int, Verified] = {}
+    if follow is not None and c in logged.detected and d.needy != logged_needy:
+        # the verdict of every tally order the log allows (rmref.defrag.Defrag.verdicts)
+        ordered = phase(inp, counts, placed, gone, known_order=logged.job_order_known.get(c, ()), **kwargs)
+        if verdict_admitted(ordered, logged_needy):
+            why = verdict_sentence(ordered, logged_needy)
+            verified_needy = {j: Verified(needy_ref.get(j), why) for j in set(d.needy) | set(logged_needy)
+                              if d.needy.get(j) != logged_needy.get(j)}
+            needy_ref = {j: ("needy", n) for j, n in logged_needy.items()}
+            follow.needy = logged_needy
+            follow.sentences.append(why)
+    own_taken = _taken(d)
+    verified_taken: dict[int, Verified] = {}
+    if follow is not None and any(u.alternatives for u in d.unsettled):
+        rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
+        if any(not set(u.alternatives[u.taken]) <= rm.get(u.host, frozenset()) for u in d.unsettled if u.alternatives):
+            d = phase(inp, counts, placed, gone, choose=rm, **kwargs)  # the RM's clearing, where rmref has it
+            why = unsettled_sentence(d.unsettled)
+            verified_taken = {j: Verified(("taken", own_taken.get(j)), why) for j in set(own_taken) | set(_taken(d))
+                              if own_taken.get(j) != _taken(d).get(j)}
+            follow.choose.update(rm)
+            follow.sentences.append(why)
     result.wealth = d.wealth
-    taken: dict[int, list] = {}
     for i, a in enumerate(d.actions):
         # an action at or after an unsettled choice rests on it (the state it met came from that choice)
         unsettled = ", ".join(dict.fromkeys(r for u in d.unsettled if u.action <= i for r in u.reasons))
         result.ref["defrag"].append((c, a.needy_job, a.donor_job, a.host, a.share_id, unsettled or None))
-        if a.action == "evict":
-            taken.setdefault(a.donor_job, []).append((a.host, a.share_id))
-    logged_needy = logged.needy.get(c, {})
-    disputed = set(logged_needy) | set(d.needy) | set(d.carried)  # every job that competed for free space
-    _compare(result, "defrag", c, {j: ("needy", n) for j, n in logged_needy.items()},
-             {j: ("needy", n) for j, n in d.needy.items()},
-             lambda j, lv, rv: Cause(
-                 "detectFragmentation", f"job {j}",
-                 f"rmref finds it {_needy_words(rv)}, the RM {_needy_words(lv)}"
-                 + _unknown_order(j, disputed, logged.job_order_known.get(c, set()))))
-    _compare(result, "defrag", c, {j: ("taken", v) for j, v in logged.defrag.get(c, {}).items()},
-             {j: ("taken", sorted(v)) for j, v in taken.items()},
+    _compare(result, "defrag", c, {j: ("needy", n) for j, n in logged_needy.items()}, needy_ref,
+             lambda j, lv, rv: Cause("detectFragmentation", f"job {j}",
+                                     f"rmref finds it {_needy_words(rv)}, the RM {_needy_words(lv)}"),
+             verified_needy, "detectFragmentation")
+    _compare(result, "defrag", c, {j: ("taken", v) for j, v in logged_taken.items()},
+             {j: ("taken", v) for j, v in _taken(d).items()},
              lambda j, lv, rv: Cause("takeFromTheRich", f"job {j}",
                                      f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"
-                                     + _unsettled_words(d)))
+                                     + _unlisted_words(d)), verified_taken, "takeFromTheRich")
     return d
+
+
+def _taken(d: Defrag) -> dict[int, list[tuple[str, int]]]:
+    """The running shares defragmentation evicted, per donor job, sorted."""
+    taken: dict[int, list[tuple[str, int]]] = {}
+    for a in d.actions:
+        if a.action == "evict":
+            taken.setdefault(a.donor_job, []).append((a.host, a.share_id))
+    return {j: sorted(v) for j, v in taken.items()}
 
 
 def _needy_words(value: object) -> str:
     return f"needy for {value[1]} processes" if isinstance(value, tuple) else "not needy"
 
 
-_UNSETTLED_BY = {
-    INVESTMENT: "ranks initialized processes of different jobs by their work-item investment, which the log "
-                "does not print (a job's Existing list orders only its own processes)",
-    SHARE_MAP: "finds processes equal (neither initialized, same initialization time) and keeps its share "
-               "map's order, keyed by random share ids",
-}
-
-
-def _unsettled_words(d: Defrag | None) -> str:
-    """Why rmref's takeFromTheRich may part from the RM's with no error on either side: a choice
-    rested on an order of shares the log does not show (rmref.defrag.Unsettled); "" when none did."""
-    if d is None or not d.unsettled:
+def _unlisted_words(d: Defrag | None) -> str:
+    """Why a takeFromTheRich choice could not be verified: too many shares of open order to list, or
+    machines met in the order of a map hashed on node IPs the log of this release never shows."""
+    if d is None or not any(not u.alternatives for u in d.unsettled):
         return ""
-    parts = [f"on {u.host} (for needy job {u.needy_job}) jobs "
-             f"{', '.join(map(str, sorted({j for j, _ in u.shares})))} have equally wealthy owners and the RM "
-             + " and ".join(_UNSETTLED_BY[r] for r in u.reasons) for u in d.unsettled]
-    return f". takeFromTheRich chose by an order the log lacks: {'; '.join(parts)}; rmref picked one: {LACKS_INPUT}"
+    parts = []
+    for u in d.unsettled:
+        if u.alternatives:
+            continue
+        if NODE_IP in u.reasons:
+            parts.append(f"on {u.host} takeFromTheRich met machines of equal wealth and memory in the order of a "
+                         f"map hashed on each node's IP, which the log of this release never shows")
+        else:
+            parts.append(f"on {u.host} takeFromTheRich chose among more equally ranked shares than rmref lists "
+                         f"(rmref.choices.MAX_OPEN)")
+    return f". {'; '.join(parts)}: its choice there is not verified"
 
 
 def _shares_words(value: object) -> str:
@@ -399,54 +477,52 @@ def _shares_words(value: object) -> str:
     return ", ".join(f"{h}.{s}" for h, s in value[1])
 
 
-def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult) -> CycleResult:
+def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                    follow: _Follow) -> CycleResult:
     """The phases chained, each fed rmref's own upstream decisions (rmref.schedule), against the
-    schedule the RM published: a cascade that the phase-isolated kinds hide shows here."""
+    schedule the RM published: a cascade that the phase-isolated kinds hide shows here. Where the
+    cycle's phases verified a free choice of the RM's, the chained run follows it (rmref.choices)."""
     c, prev = inp.cycle, result.carry()
     hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
                   logged.share_walk.get(c, {}), prev.pure_fair_share, prev.chained_wealth)
     run = schedule(inp, hints, phases)
+    logged_pub = logged.published.get(c, {})
+    ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
+    differs = {j for j in set(logged_pub) | set(ours) if logged_pub.get(j) != ours.get(j)}
+    verified: dict[int, Verified] = {}
+    if differs and follow.any():
+        run, verified = _follow_schedule(inp, logged_pub, run, replace(hints, prefer=follow.prefer,
+                                         choose=follow.choose), phases, follow, differs, logged)
+        ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
     result.chained = run
     for job, pub in run.published.items():
         result.ref["schedule"] += [(c, job, "addition", h, None) for h in pub.additions]
         result.ref["schedule"] += [(c, job, "removal", h, sid) for h, sid in pub.removals]
-    logged_pub = logged.published.get(c, {})
-    ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
-    tally = _tally_order_words(inp, logged, run, hints, phases) if any(
-        logged_pub.get(j) != ours.get(j) for j in set(logged_pub) | set(ours)) else {}
     _compare(result, "schedule", c, logged_pub, ours,
              lambda j, lv, rv: Cause("schedule", f"job {j}", f"rmref's chained phases publish {_published(rv)}, "
-                                     f"the RM {_published(lv)}" + (tally.get(j) or _unsettled_words(run.defrag))))
+                                     f"the RM {_published(lv)}" + _unlisted_words(run.defrag)), verified, "schedule")
     return run
 
 
-def _tally_order_words(inp: CycleInput, logged: Logged, run: CycleResult, hints: Hints,
-                       phases: Phases) -> dict[int, str]:
-    """Jobs whose chained schedule differs from the RM's only because rmref's detectFragmentation
-    tallied the competing jobs in another order than the RM's (which the log does not show): with
-    the RM's needy verdict served instead, rmref publishes what the RM did for them. Job -> why."""
-    c = inp.cycle
-    if c not in logged.detected:
-        return {}
-    rm_needy = logged.needy.get(c, {})
-    ours = run.defrag.needy
-    differing = {j for j in set(rm_needy) | set(ours) if rm_needy.get(j) != ours.get(j)}
-    disputed = set(rm_needy) | set(ours) | set(run.defrag.carried)
-    known: Container[tuple[int, int]] = logged.job_order_known.get(c, set())
-    reasons = [_unknown_order(j, disputed, known) for j in sorted(differing)]
-    if not differing or not all(reasons):
-        return {}  # no difference in the verdict, or one the tally order does not explain
-    served = {j: (p.additions, p.removals) for j, p in schedule(inp, replace(hints, needy=rm_needy),
-                                                                  phases).published.items()}
-    logged_pub = logged.published.get(c, {})
-    words = (f". rmref's defragmentation served other needy jobs than the RM ({_needy_list(ours)} against "
-             f"{_needy_list(rm_needy)}); served the RM's, it publishes what the RM did{reasons[0]}")
-    return {j: words for j in set(logged_pub) | set(served) | set(run.published)
-            if logged_pub.get(j) == served.get(j)}
-
-
-def _needy_list(needy: Mapping[int, int]) -> str:
-    return ", ".join(f"job {j} for {n}" for j, n in sorted(needy.items())) or "none"
+def _follow_schedule(inp: CycleInput, logged_pub: Mapping[int, object], run: CycleResult, hints: Hints,
+                     phases: Phases, follow: _Follow, differs: set[int],
+                     logged: Logged) -> tuple[CycleResult, dict[int, Verified]]:
+    """The chained run again on the RM's free choices (each only where the chained run finds it
+    among its own equal ones); the jobs it then publishes as the RM did are verified choices."""
+    if follow.needy is not None:
+        hints = replace(hints, known_order=logged.job_order_known.get(inp.cycle, ()))
+    again = schedule(inp, hints, phases)
+    if follow.needy is not None and again.defrag.needy != follow.needy and verdict_admitted(again.defrag,
+                                                                                            follow.needy):
+        again = schedule(inp, replace(hints, needy=follow.needy), phases)
+    theirs = {j: (p.additions, p.removals) for j, p in again.published.items()}
+    fixed = {j for j in differs if logged_pub.get(j) == theirs.get(j)}
+    if not fixed:
+        return run, {}
+    ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
+    why = "agrees once the chained phases follow the RM's free choices: " + "; ".join(
+        x.removeprefix("agrees: ") for x in follow.sentences)
+    return again, {j: Verified(ours.get(j), why) for j in fixed}
 
 
 def _published(value: object) -> str:
@@ -462,34 +538,92 @@ def _published(value: object) -> str:
 def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: OnProgress | None = None,
           only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False,
-          checkpoint: Checkpoint | None = None, inventory: Inventory | None = None) -> AuditResult:
+          start: ReplayStart | None = None, checkpoint: Checkpoint | None = None) -> AuditResult:
+    """Audit every cycle (or those in `cycles`) of a parsed log (`_audit_part`); after each gap in
+    the stream (replay.model.damage) the audit starts again, on the log from there on, as on a
+    log that starts mid-stream: what the log before the gap said is stale. `start` is the
+    log's own start (replay.model.start), which every command reads; `checkpoint` is handed each
+    audited cycle before it runs (replay.apps.stored)."""
+    start = start or replay_start(tables, boot)
+    damage = start.damage
+    starts = resume_points(damage)
+    conflicts = tuple(tables[CONFLICTS].to_dicts()) if CONFLICTS in tables else ()
+    if not starts:
+        part = _audit_part(tables, start, cycles, phases, progress, only, trace, rerunnable, damage, checkpoint)
+        return replace(part, config_conflicts=conflicts)
+    parts = []
+    for lo, hi in zip([0, *starts], [*starts, None]):
+        span = range(max(lo, cycles.start if cycles else 0),
+                     min(hi if hi is not None else 1 << 32, cycles.stop if cycles else 1 << 32))
+        if not span:
+            continue
+        part_tables = tables if lo == 0 else from_cycle(tables, lo)
+        part_start = start if lo == 0 else replay_start(part_tables, None)
+        parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable,
+                                 damage, checkpoint))
+    return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
+
+
+def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[int, int | None]) -> AuditResult:
+    """The audits of a log's parts between gaps, as one."""
+    out = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=cycle_epochs,
+                      rm_release=parts[0].rm_release if parts else None)
+    seen: set[Assumption] = set()
+    for part in parts:
+        out.cycles += part.cycles
+        for kind in DECISIONS:
+            out.ref[kind] += part.ref[kind]
+            out.tally[kind] = [a + b for a, b in zip(out.tally[kind], part.tally[kind])]
+        out.divergences += part.divergences
+        out.verified += part.verified
+        out.skipped.update(part.skipped)
+        out.damaged.update(part.damaged)
+        for kind, skipped in part.skipped_kinds.items():
+            out.skipped_kinds.setdefault(kind, {}).update(skipped)
+        out.assumed += tuple(a for a in part.assumed if a not in seen)
+        seen.update(part.assumed)
+        out.traces.update(part.traces)
+        out.carried.update(part.carried)
+        out.wealth, out.chained = part.wealth, part.chained
+    return out
+
+
+def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: range | None, phases: Phases,
+                progress: OnProgress | None, only: Collection[str], trace: Collection[int], rerunnable: bool,
+                damage: Mapping[int, Damage], checkpoint: Checkpoint | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
     rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
     `rerunnable` what every cycle started from (`AuditResult.carried`, for `trace_cycle`; it holds
     a chained run per cycle, so a long log's audit keeps it only when asked); `checkpoint` is
-    handed each audited cycle before it runs (replay.apps.stored); `inventory`: the nodes there
-    before the log began, when already worked out (`machine_inventory`).
+    handed each audited cycle before it runs (replay.apps.stored).
 
-    A cycle the log starts inside is not audited; a cycle whose counters the machine inventory
-    does not reproduce (a log that starts mid-stream: replay.model.machines) is audited only for
-    what does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why."""
-    boot = boot or bootstrap(tables)
+    A cycle whose input is damaged (the log starts inside it, a gap in the stream, unreadable
+    lines: replay.model.damage) is not audited (`damaged`), and the audit resumes after it as it
+    starts on a log that begins mid-stream (rmref carries nothing over it); a cycle whose counters
+    the machine inventory does not reproduce (replay.model.machines) is audited only for what
+    does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why; both
+    come from `start` (replay.model.start), which every command reads."""
+    boot = start.boot
     logged = logged_decisions(tables)
-    inventory = inventory if inventory is not None else machine_inventory(tables, boot)
-    whole = whole_cycles(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
-    result = AuditResult(audited=kinds, assumed=boot.assumed + inventory.assumed, epochs=epochs(tables["cycles"]))
+    result = AuditResult(audited=kinds, assumed=start.assumed, epochs=epochs(tables["cycles"]),
+                         rm_release=boot.release)
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
-    inputs = cycle_inputs(tables, boot, cycles, inventory=inventory, stale=stale)
+    inputs = start.inputs(tables, cycles, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
-        if inp.cycle not in whole:
-            result.skipped[inp.cycle] = PARTIAL_CYCLE
-            result.skip(inp.cycle, kinds, PARTIAL_CYCLE)
+        if inp.cycle in damage:
+            result.damaged[inp.cycle] = damage[inp.cycle]
+            result.wealth, result.chained = None, None  # what rmref carried does not cross damage
+            continue
+        partial = start.skipped(inp.cycle)
+        if partial is not None:
+            result.skipped[inp.cycle] = partial
+            result.skip(inp.cycle, kinds, partial)
             continue
         if rerunnable:
             result.carried[inp.cycle] = result.carry()
         kinds_now: tuple[str, ...] = kinds
-        why = inventory.unsettled.get(inp.cycle)
+        why = start.machines_unsettled(inp.cycle)
         if why is not None:
             result.skip(inp.cycle, [k for k in kinds if k not in NODE_FREE], why)
             kinds_now = tuple(k for k in kinds if k in NODE_FREE)
@@ -506,7 +640,7 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
 
 
 def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,
-                phases: Phases = Phases()) -> CycleTrace | None:
+                phases: Phases = Phases(), start: ReplayStart | None = None) -> CycleTrace | None:
     """rmref's run of one cycle exactly as `result`'s audit ran it (the cycle again, from what the
     audit carried into it); None when the audit did not audit the cycle."""
     if cycle in result.traces:
@@ -517,7 +651,7 @@ def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: 
     if carried is None:
         return None
     again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried)
-    inp = next(cycle_inputs(tables, boot or bootstrap(tables), range(cycle, cycle + 1)), None)
+    inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
     return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None
 
 
@@ -534,6 +668,8 @@ REF_SCHEMAS: dict[str, Schema] = {
     "schedule": {"cycle": pl.UInt32, "job_id": pl.Int64, "kind": pl.String, "host": pl.String,
                  "share_id": pl.Int64, **EPOCH},
 }
+# cycles, or decision kinds of a cycle, the audit did not audit, and why (report.json 'skipped', 'coverage')
+SKIPPED_SCHEMA: Schema = {"cycle": pl.UInt32, "decisions": pl.String, "reason": pl.String, **EPOCH}
 DIVERGENCE_SCHEMA: Schema = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,
                      "reference": pl.String, "explanation": pl.String, "step": pl.String, "detail": pl.String,
                      **EPOCH}
@@ -543,7 +679,18 @@ def result_frames(result: AuditResult) -> dict[str, pl.DataFrame]:
     """ref_<kind> and divergences as data frames (rows in cycle order, as decided), each cycle with its epoch."""
     frames = {f"ref_{k}": rows_frame(result.ref[k], s, result.epochs) for k, s in REF_SCHEMAS.items()}
     frames["divergences"] = rows_frame(result.divergences, DIVERGENCE_SCHEMA, result.epochs)
+    frames["verified_choices"] = rows_frame(result.verified, DIVERGENCE_SCHEMA, result.epochs)
+    frames["skipped"] = rows_frame(skipped_rows(result), SKIPPED_SCHEMA, result.epochs)
     return frames
+
+
+def skipped_rows(result: AuditResult) -> list[tuple[int, str, str]]:
+    """(cycle, decision kinds not audited, why) per cycle the audit left out wholly ("all") or in part."""
+    per: dict[tuple[int, str], list[str]] = {}
+    for kind in result.audited:
+        for cycle, why in result.skipped_kinds.get(kind, {}).items():
+            per.setdefault((cycle, why), []).append(kind)
+    return [(c, "all" if c in result.skipped else ", ".join(kinds), why) for (c, why), kinds in sorted(per.items())]
 
 
 def write_audit(result: AuditResult, out: Path) -> None:

@@ -14,16 +14,15 @@ of its users' block, a user's that of its jobs' block.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from replay.model.inputs import CounterBlock
 from rmref import CounterRun, HowMuch
 from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.howmuch import Entity
-from rmref.model import FAIR_SHARE, CycleInput, Work
-from rmref.whatof import walk_decided_tie
+from rmref.model import FAIR_SHARE, CycleInput, Placement, Work
+from rmref.whatof import unlogged_node_order
 
 
 @dataclass(frozen=True)
@@ -197,7 +196,33 @@ def count_cause(work: Work, inp: CycleInput, hm: HowMuch, blocks: Sequence[Count
                  f"and the RM {logged}")
 
 
-def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> Cause:
+@dataclass
+class CyclePlacements:
+    """A cycle's new processes on both sides, for explaining where they part (job -> [(host, order)])."""
+
+    inp: CycleInput
+    theirs: Mapping[int, object]  # the RM's, from the log
+    ours: Mapping[int, object]  # rmref's
+    counts: Mapping[int, int]  # the counts What Of served
+    placements: tuple[Placement, ...]  # rmref's, in the order it made them
+
+    def hosts(self, placed: Mapping[int, object]) -> dict[int, list[str]]:
+        """Job -> one host per process."""
+        return {j: [h for h, _ in v] for j, v in placed.items() if isinstance(v, list)}
+
+    def before(self, job: int) -> list[tuple[str, int]]:
+        """The processes (host, order) the cycle placed before `job`'s, in rmref's job order: the
+        RM's hosts for a job the log shows, rmref's for the others."""
+        jobs = list(dict.fromkeys(p.job_id for p in self.placements))
+        out: list[tuple[str, int]] = []
+        for j in jobs[:jobs.index(job)] if job in jobs else ():
+            rm = self.theirs.get(j)
+            out.extend(rm if isinstance(rm, list) else [(p.host, p.order) for p in self.placements if p.job_id == j])
+        return out
+
+
+def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
+                    cycle: CyclePlacements | None = None) -> Cause:
     """Where What Of's choice of hosts departs: the hosts each side picked, with their size and pool."""
     machines = {m.name: m for m in inp.machines}
 
@@ -212,29 +237,22 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object) -> C
     cls = inp.class_of(work) if work else None
     step = "findMachines" if cls is not None and cls.policy == "RESERVE" else "findShares"
     text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"
-    return Cause(step, f"job {job}", text + _walk_decided(inp, logged, ref))
+    return Cause(step, f"job {job}", text + _node_ips(inp, job, cycle))
 
 
-def _walk_decided(inp: CycleInput, logged: object, ref: object) -> str:
-    """Why the hosts can differ with nothing wrong in rmref: an order the log does not show.
-
-    That is so when the RM's processes per host are rmref's with two hosts' shares swapped (as
-    when findShares met them in the other order, wherever its walk stopped) and the two hosts
-    tie in the table findShares walked (rmref.whatof.walk_decided_tie)."""
-    if not isinstance(logged, list) or not isinstance(ref, list):
+def _node_ips(inp: CycleInput, job: int, cycle: CyclePlacements | None) -> str:
+    """Why the hosts can differ on a release that logs no node IP, when no IPs were found that make
+    rmref place the cycle as the RM did (those are verified choices, replay.apps.verify): the hosts
+    differ only among machines alike but for the IP (rmref.whatof.unlogged_node_order)."""
+    if cycle is None:
         return ""
-    theirs, ours = Counter(h for h, _ in logged), Counter(h for h, _ in ref)
-    plus, minus = sorted(theirs - ours), sorted(ours - theirs)  # where the RM put more, where rmref did
-    if len(plus) != 1 or len(minus) != 1:
+    theirs, ours = cycle.hosts(cycle.theirs), cycle.hosts(cycle.ours)
+    if not unlogged_node_order(inp, theirs, ours, job, cycle.before(job)):
         return ""
-    (a,), (b,) = plus, minus
-    swapped = Counter({b: a, a: b}.get(h, h) for h in ours.elements())
-    owner = walk_decided_tie(inp, a, b)
-    if swapped != theirs or owner is None:
-        return ""
-    return (f". {a} and {b} began the cycle with the same free space, in one bucket of the table findShares "
-            f"walks, so the one put in that table first comes first: that was decided by the order the RM "
-            f"walked job {owner}'s processes in (a HashMap keyed by random ids): the log lacks this input")
+    return (f". The hosts differ only among machines of one pool with the same free space; the RM meets those "
+            f"in the order of its node map, hashed on each node's IP, which the log of DUCC "
+            f"{inp.config.behaviours.release} never shows; no IPs were found under which rmref places the whole "
+            f"cycle where the RM did, so the choice is not verified")
 
 
 def eviction_cause(inp: CycleInput, job: int, counted: int | None, logged: object, ref: object,

@@ -17,7 +17,10 @@ import polars as pl
 
 from replay.model.cycleref import epochs, label
 from replay.model.logged import logged_decisions, takings
+from replay.model.inputs import job_descriptions
 from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.release import ReleaseChoice
+from replay.model.release import choose as choose_release
 from replay.model.world import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
@@ -41,6 +44,12 @@ class Series:
     name: str
     values: tuple[float, ...]
 
+
+
+def _release_text(tables: Mapping[str, pl.DataFrame], chosen: ReleaseChoice | None) -> str:
+    """The DUCC release the log is replayed as, with where that came from (the bootstrap's, when there is one)."""
+    chosen = chosen or choose_release(tables)
+    return f"{chosen.release.name} ({chosen.source}: {chosen.evidence})"
 
 def _bucket(xs: Sequence[int], values: Sequence[float], how: Callable[[Sequence[float]], float]) -> tuple[list, list]:
     """At most MAX_POINTS points: consecutive cycles merged (mean for levels, sum for events)."""
@@ -161,7 +170,8 @@ def _quantum(tables: Mapping[str, pl.DataFrame]) -> int:
 
 def _owners(tables: Mapping[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
     """job -> (user, class), from the job's latest description."""
-    rows = (tables["jobs"].filter(pl.col("user").is_not_null()).sort("job_id", "line")
+    # as every command reads them: work there before the log began is named by its later lines
+    rows = (job_descriptions(tables).filter(pl.col("user").is_not_null()).sort("job_id", "line", nulls_last=False)
             .unique("job_id", keep="last").select("job_id", "user", "class"))
     return {j: (u, c or "?") for j, u, c in rows.iter_rows()}
 
@@ -218,7 +228,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         nodes: pl.DataFrame | None = stored.nodes if stored is not None else node_cycles(tables, boot)
         quantum, no_nodes = boot.config.quantum_gb, ""
     except InputError as exc:  # no bootstrap and no --config: the rest of the report still stands
-        nodes, quantum, no_nodes = None, _quantum(tables), str(exc)
+        boot, nodes, quantum, no_nodes = None, None, _quantum(tables), str(exc)
     owners = _owners(tables)
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}<title>{E(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{E(title)}</h1>"]
@@ -229,6 +239,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         ("first cycle", f"{label(cycles[0], epoch_of.get(cycles[0]))} at {cyc['ts_start'][0]}"),
         ("last cycle", f"{label(cycles[-1], epoch_of.get(cycles[-1]))} at {cyc['ts_end'][-1]}"),
         ("cycles", f"{len(cycles):,}"), ("log files", ", ".join(files)), ("share quantum", f"{quantum} GB"),
+        ("DUCC release", _release_text(tables, boot.release if boot else None)),
     ], "kv"))
 
     # cluster
@@ -327,11 +338,26 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
         parts.append("<p class=\"note\">Not audited (run without --no-audit to include it).</p>")
     else:
         rep = audit_result.report()
-        ok = rep["cycles_agree"] == rep["cycles"]
+        ok = rep["cycles_agree"] == rep["cycles_audited"]
         parts.append(f"<p class=\"{'ok' if ok else 'bad'}\">rmref reproduces {rep['cycles_agree']:,} of "
-                     f"{rep['cycles']:,} cycles exactly; {len(audit_result.divergences):,} divergent decision(s).</p>")
-        parts.append(table(("decision", "agree", "total"), [
-            (k, v["agree"], v["total"]) for k, v in rep["decisions"].items()]))
+                     f"{rep['cycles_audited']:,} cycles; {len(audit_result.divergences):,} divergent decision(s); "
+                     f"{len(audit_result.verified):,} of the RM's free choices verified (one of the choices "
+                     f"rmref found equal).</p>")
+        parts.append(table(("decision", "agree", "of which verified choices", "total"), [
+            (k, v["agree"], rep["verified_choices"].get(k, 0), v["total"]) for k, v in rep["decisions"].items()]))
+        if audit_result.skipped:
+            parts.append(f"<p class=\"note\">{len(audit_result.skipped):,} cycle(s) not audited: "
+                         f"{E(next(iter(audit_result.skipped.values())))}.</p>")
+        assumed = [a for a in audit_result.assumed if a.source != "config"]
+        if assumed:
+            parts.append("<details><summary>settings and machines the log does not state (assumed)</summary>"
+                         + table(("setting", "value", "source", "evidence"),
+                                 [(a.setting, a.value, a.source, a.evidence) for a in assumed]) + "</details>")
+        if audit_result.damaged:
+            parts.append(f"<p class=\"note\">{len(audit_result.damaged):,} cycle(s) not audited: input damaged "
+                         "(no verdict on the RM there).</p>")
+            parts.append(table(("cycle", "epoch", "why"), [(c, d.epoch, d.text())
+                                                           for c, d in list(audit_result.damaged.items())[:max_rows]]))
         if audit_result.divergences:
             parts.append(table(("cycle", "epoch", "job", "decision", "logged", "rmref", "why"),
                                [(c, epoch_of.get(c), *rest[:5]) for c, *rest in audit_result.divergences[:max_rows]]))

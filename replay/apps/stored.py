@@ -3,23 +3,28 @@
 A cache slot (`replay.parsing.cache`) holds an input's tables; `<slot>/audits/<key>/` holds the
 audit of those tables under one configuration. The key hashes what the audit's outcome depends on
 besides the tables' content: the tables' own files (their digests in the parse's manifest), the
-`--config` folder's files, the configuration rmref runs with (`Bootstrap`: `Config`, its
-`behaviours` (the RM release) included, the classes and the nodepools, however they were chosen),
-rmreplay's version and the digest of its source (replay, rmref, the grammars). A key that differs
-in any of them is another folder: a stale audit is never read.
+`--config` folder's files and where it contradicts the log (`config_conflicts`, which `--force`
+may let through), the configuration rmref runs with (`Bootstrap`: `Config`, its `behaviours` (the
+RM release, detected or `--rm-release`) included, the classes, the nodepools, the release's source
+and evidence and the settings assumed, however they were chosen), rmreplay's version and the
+digest of its source (replay, rmref, the grammars). A key that differs in any of them is another
+folder: a stale audit is never read.
 
 The folder holds
-* `result.pickle`: the `AuditResult` (cycles, rmref's decisions, divergences, tallies, coverage,
-  assumptions, epochs), from which every output of the audit is written as a fresh run writes it;
+* `result.pickle`: the `AuditResult` (cycles, rmref's decisions, divergences, verified choices,
+  tallies, coverage, cycles skipped or damaged, assumptions, config conflicts, the RM release,
+  epochs), from which every output of the audit is written as a fresh run writes it;
 * `checkpoints.bin` and `checkpoints.idx`: for every audited cycle, what re-running it alone
-  needs (its rebuilt `CycleInput`, the RM's logged decisions of that cycle, what rmref carried
+  needs (its rebuilt `CycleInput`, before the audit fills in any node IPs it infers, which a
+  re-entry infers again alike; the RM's logged decisions of that cycle, what rmref carried
   into it from the cycles before (`audit.Carried`) and the kinds audited in it), one compressed
   record per cycle, so `explain` and the TUI re-enter any cycle without replaying from the start;
 * `nodes.parquet` (every cycle's machines, `replay.model.nodes.node_cycles` on the audit's own
   inventory) and `takings.pickle` (the RM's logged takings, `replay.model.logged.Takings`): what
   the report and the TUI read of the audit's world model, computed once with it;
 * `output/`: the files `rmreplay audit -o` writes (report.json, ref_*.parquet,
-  divergences.parquet), written by the same code, which a later `audit -o` copies;
+  divergences.parquet, verified_choices.parquet, skipped.parquet), written by the same code,
+  which a later `audit -o` copies;
 * `manifest.json`, written last: the format, the key and the record count.
 
 It is written in a hidden sibling (`.tmp-<pid>-<random>`) and renamed into place whole, so an
@@ -46,22 +51,26 @@ import polars as pl
 
 from replay.apps.audit import REF_SCHEMAS, AuditResult, Carried, CycleTrace, audit, audit_cycle, write_audit
 from replay.model.bycycle import CycleRows
+from replay.model.conflicts import CONFLICTS
+from replay.model.damage import resume_points
 from replay.model.logged import Logged, Takings, logged_decisions, takings
 from replay.model.nodes import node_cycles
 from replay.model.reads import audit_columns
-from replay.model.world import Bootstrap, machine_inventory
+from replay.model.start import replay_start
+from replay.model.world import Bootstrap
 from replay.parsing.cache import code_fingerprint
 from replay.parsing.manifest import parse_dir_manifest
+from replay.parsing.outdir import _signals_held as signals_held  # the outputs' rule: clean-up not interrupted
 from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetTables
 from replay.progress import OnProgress
 from rmref import Phases
 from rmref.model import CycleInput
 
-FORMAT = "rmreplay-audit/1"
+FORMAT = "rmreplay-audit/2"  # 2: verified choices, damage, conflicts and the release kept
 RESULT, CHECKPOINTS, INDEX, MANIFEST = "result.pickle", "checkpoints.bin", "checkpoints.idx", "manifest.json"
 NODES, TAKINGS, FRAMES = "nodes.parquet", "takings.pickle", "output"
-FRAME_NAMES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences")
+FRAME_NAMES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences", "verified_choices", "skipped")
 _KEPT = ("traces", "carried", "chained", "start", "reenter")  # run-time state, not stored
 
 
@@ -83,12 +92,13 @@ def tables_id(root: Path) -> str:
     return hashlib.sha256(json.dumps(manifest.get("files", {}), sort_keys=True).encode()).hexdigest()
 
 
-def audit_key(tables: str, boot: Bootstrap, config_files: str | None) -> str:
+def audit_key(tables: str, boot: Bootstrap, config_files: str | None, conflicts: str = "") -> str:
     """The key of an audit of the tables `tables` (tables_id) under `boot`, with `--config` files
-    of digest `config_files`, by this rmreplay."""
+    of digest `config_files` that contradict the log where `conflicts` says, by this rmreplay."""
     h = hashlib.sha256()
-    for part in (FORMAT, rmreplay_version(), code_fingerprint(), tables, config_files or "",
-                 repr(boot.config), repr(boot.classes), repr(boot.nodepools)):
+    for part in (FORMAT, rmreplay_version(), code_fingerprint(), tables, config_files or "", conflicts,
+                 repr(boot.config), repr(boot.classes), repr(boot.nodepools), repr(boot.release),
+                 repr(boot.assumed)):
         h.update(part.encode() + b"\0")
     return h.hexdigest()[:40]
 
@@ -106,13 +116,18 @@ class Place:
         return self.folder / self.key
 
 
-def place_of(slot: Path | None, root: Path | None, boot: Bootstrap, config_files: str | None) -> Place | None:
+def place_of(slot: Path | None, root: Path | None, boot: Bootstrap, config_files: str | None,
+             tables: Mapping[str, pl.DataFrame] | None = None) -> Place | None:
     """The place of the audit of the tables at `root` (a parse directory or a slot's tables) in
-    cache slot `slot`; None when there is no slot (no cache) or no tables on disk."""
+    cache slot `slot` (`tables`: those tables as loaded, with where `--config` contradicts them);
+    None when there is no slot (no cache) or no tables on disk."""
     if slot is None or root is None:
         return None
+    conflicts = ""
+    if tables is not None and CONFLICTS in tables:
+        conflicts = json.dumps(tables[CONFLICTS].to_dicts(), sort_keys=True)
     try:
-        return Place(slot / "audits", audit_key(tables_id(root), boot, config_files))
+        return Place(slot / "audits", audit_key(tables_id(root), boot, config_files, conflicts))
     except (InputError, OSError):
         return None
 
@@ -307,19 +322,23 @@ def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Pla
         return Kept(audit(tables, boot, progress=progress), False, None)
     _remove_leftovers(place.folder)
     tmp = place.folder / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    writer = _Writer(tmp)
+    with signals_held():  # a Ctrl-C lands before the sibling is made or inside the `try` that removes it
+        writer = _Writer(tmp)
     try:
         # the machines of every cycle first: their working set is gone before the audit's builds up
-        inventory = machine_inventory(tables, boot)
-        nodes = node_cycles(tables, boot, inventory)
-        result = audit(tables, boot, progress=progress, checkpoint=writer.add, inventory=inventory)
+        start = replay_start(tables, boot)
+        nodes = node_cycles(tables, boot, start.inventory)
+        if resume_points(start.damage):  # audited in parts (gaps): the first cycle's logged decisions are a part's
+            writer.takings = takings(logged_decisions(tables))
+        result = audit(tables, boot, progress=progress, checkpoint=writer.add, start=start)
         if writer.close():
             try:
                 _finish(tmp, place, result, writer, tables, nodes)
             except OSError:
                 pass  # a full disk, a read-only cache: the audit stands, not stored
     finally:
-        writer.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        with signals_held():  # the clean-up is not cut short by the signal that ended the audit's run
+            writer.close()
+            shutil.rmtree(tmp, ignore_errors=True)
     stored = load(place)  # the result as every later command reads it, its cycles re-entered from the checkpoints
     return Kept(stored.result, False, stored) if stored is not None else Kept(result, False, None)

@@ -39,8 +39,11 @@ from replay.model.cycleref import epochs, label, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
 from replay.parsing.sources import InputError
 from replay.parsing.tables import Schema
-from replay.model.world import Bootstrap, bootstrap, cycle_count, cycle_inputs
+from replay.model.settings import Assumption
+from replay.model.start import NODE_FREE, ReplayStart, replay_start
+from replay.model.world import Bootstrap, cycle_count
 from replay.progress import OnProgress, counted
+from rmref.behaviours import Behaviours, for_release
 from rmref import job_order, machine_order
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.constants import PURGES
@@ -85,7 +88,15 @@ def _to_policy(text: str) -> str:
     return policy
 
 
+def _to_release(text: str) -> Behaviours:
+    try:
+        return for_release(text.strip())
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+
+
 PROPERTIES: dict[str, tuple[str, Callable[[str], object]]] = {
+    "release": ("behaviours", _to_release),  # another DUCC release's scheduling (rmref.behaviours)
     "ducc.rm.share.quantum": ("quantum_gb", _positive),
     "ducc.rm.fragmentation.threshold": ("fragmentation_threshold", _count),
     "ducc.rm.defragmentation": ("defragmentation", _to_bool),
@@ -392,6 +403,11 @@ class WhatIfResult:
     taken: dict[str, list[set[tuple[int, int]]]] = field(
         default_factory=lambda: {k: [set() for _ in SIDES] for k in TAKEN})
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
+    # as the audit leaves them out (replay.model.start): cycles not replayed, and cycles whose
+    # machines are unknown, where only the decisions that do not read them (NODE_FREE) are compared
+    skipped: dict[int, str] = field(default_factory=dict)
+    partly: dict[int, str] = field(default_factory=dict)
+    assumed: tuple[Assumption, ...] = ()  # the settings and machines read, and their sources
 
     @property
     def cycles_changed(self) -> int:
@@ -423,6 +439,11 @@ class WhatIfResult:
             "scheduler": self.change.scheduler,
             "open_loop": True,
             "span": span_of(self.cycles, self.epochs),
+            "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
+            "partly": {"cycles": len(self.partly), "decisions": list(NODE_FREE) if self.partly else [],
+                       "reason": next(iter(self.partly.values()), None)},
+            "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
+                        for a in self.assumed],
         }
 
 
@@ -434,34 +455,47 @@ def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
 
 
 def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
-           cycles: range | None = None, progress: OnProgress | None = None) -> WhatIfResult:
-    """Replay every cycle (or those in `cycles`) with the change and compare it with the log."""
-    boot = boot or bootstrap(tables)
+           cycles: range | None = None, progress: OnProgress | None = None,
+           start: ReplayStart | None = None) -> WhatIfResult:
+    """Replay every cycle (or those in `cycles`) with the change and compare it with the log; the
+    cycles the audit leaves out (`start`, replay.model.start) are left out alike."""
+    start = start or replay_start(tables, boot)
+    boot = start.boot
     changed_boot = apply_sets(boot, change.sets)
     logged = logged_decisions(tables)
     held_logged = logged_holdings(tables, boot.config.quantum_gb)
-    result = WhatIfResult(change, epochs=epochs(tables["cycles"]))
+    result = WhatIfResult(change, epochs=epochs(tables["cycles"]), assumed=start.assumed)
     base_prev = what_prev = None
-    for inp in counted(cycle_inputs(tables, boot, cycles), cycle_count(tables, cycles), progress, "replaying"):
+    inputs = start.inputs(tables, cycles)
+    for inp in counted(inputs, cycle_count(tables, cycles), progress, "replaying"):
         c = inp.cycle
+        why = start.skipped(c)
+        if why is not None:
+            result.skipped[c] = why
+            continue
         result.cycles.append(c)
         base = schedule(inp, _hints(logged, c, base_prev))
         what = base if change.identity else schedule(adapt(inp, boot, changed_boot), _hints(logged, c, what_prev),
                                                      change.phases)
-        _compare(result, c, logged, base, what)
-        _tally(result, inp, logged, held_logged.get(c, {}), base, what)
+        unsettled = start.machines_unsettled(c)
+        if unsettled is not None:
+            result.partly[c] = unsettled
+        _compare(result, c, logged, base, what, NODE_FREE if unsettled is not None else DECISIONS)
+        if unsettled is None:  # the shares held and taken read the machines
+            _tally(result, inp, logged, held_logged.get(c, {}), base, what)
         base_prev, what_prev = base, what
     return result
 
 
-def _compare(result: WhatIfResult, cycle: int, logged: Logged, base: CycleResult, what: CycleResult) -> None:
+def _compare(result: WhatIfResult, cycle: int, logged: Logged, base: CycleResult, what: CycleResult,
+             kinds: Iterable[str] = DECISIONS) -> None:
     """Record every decision the change alters. A decision differs from the log because of the
     change unless rmref unchanged already differed the same way (a reproduction gap, counted)."""
     lv = logged_values(logged, cycle)
     caps, counts = logged.caps.get(cycle, {}), logged.counts.get(cycle, {})
     bv = decision_values(base, caps, counts)
     wv = bv if what is base else decision_values(what, caps, counts)
-    for kind in DECISIONS:
+    for kind in kinds:
         lk, bk, wk = lv[kind], bv[kind], wv[kind]
         for job in sorted(set(lk) | set(bk) | set(wk)):
             logged_v, base_v, what_v = lk.get(job), bk.get(job), wk.get(job)

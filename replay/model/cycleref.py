@@ -129,3 +129,30 @@ def rows_frame(rows: list[tuple], schema: Schema, epoch_of: dict[int, int | None
     bare = {k: v for k, v in schema.items() if k != "epoch"}
     epoch = pl.col("cycle").replace_strict(epoch_of, default=None, return_dtype=pl.Int64).alias("epoch")
     return pl.DataFrame(rows, schema=bare, orient="row").with_columns(epoch).select(*schema)
+
+
+def duration_words(seconds: float) -> str:
+    """Wall-clock time in words: '45 s', '12 min', '4 h 52 min', '3 d 2 h'."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    minutes, hours, days = s // 60, s // 3600, s // 86400
+    if s < 3600:
+        return f"{minutes} min"
+    if s < 86400:
+        return f"{hours} h {minutes % 60} min" if minutes % 60 else f"{hours} h"
+    return f"{days} d {hours % 24} h" if hours % 24 else f"{days} d"
+
+
+def cycles_with_time(cycles: pl.DataFrame, first: int, last: int) -> str:
+    """'1,750 cycles (4 h 52 min)': the published cycles `first` to `last` and the wall-clock time
+    from the start of `first` to the start of the cycle after `last` (the log's end if none)."""
+    rows = cycles.filter(pl.col("cycle").is_not_null()).sort("cycle")
+    n = int(rows["cycle"].is_between(first, last).sum())
+    start = rows.filter(pl.col("cycle") == first)["ts_start"]
+    after = rows.filter(pl.col("cycle") > last)["ts_start"].head(1)
+    end = after if after.len() else rows.filter(pl.col("cycle") == last)["ts_end"]
+    words = f"{n:,} cycle{'s' if n != 1 else ''}"
+    if start.len() and end.len() and start[0] is not None and end[0] is not None:
+        words += f" ({duration_words((end[0] - start[0]).total_seconds())})"
+    return words

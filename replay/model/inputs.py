@@ -6,8 +6,9 @@ inputs (one per logged RmCounter block). `replay.model.world` assembles whole cy
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -43,6 +44,10 @@ def _in_force(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 PREDATES_LOG = "predates_log"  # `source` of a description built for work the log never describes
+# `source` of a job's first description copied back to the cycles it was published in before it:
+# work the log begins with, first described after (a fair-share job's howMuchFairShare line comes
+# in the first whole cycle); who it is does not change
+DESCRIBED_LATER = "described_later"
 _TYPE_CODES = {"Job": "J", "Service": "S", "Reservation": "R", "ManagedReservation": "M"}
 
 
@@ -74,7 +79,19 @@ def job_descriptions(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         pl.col("cycle").first(), *(pl.col(c).drop_nulls().first() for c in ("class", "type_code", "user", "order",
                                                                               "memory_gb")))
             .with_columns(pl.lit(PREDATES_LOG).alias("source")))
-    return pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
+    out = pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
+    return pl.concat([out, _carried_back(out, seen)], how="diagonal_relaxed").select(jobs.columns)
+
+
+def _carried_back(described: pl.DataFrame, seen: pl.DataFrame) -> pl.DataFrame:
+    """Each job's first description, at the first cycle the log names the job in when that is earlier."""
+    first_seen = seen.group_by("job_id").agg(pl.col("cycle").min().alias("seen"))
+    first = (described.filter(pl.col("cycle").is_not_null() & pl.col("user").is_not_null())
+             .sort("job_id", "cycle", "line").unique("job_id", keep="first", maintain_order=True))
+    return (first.join(first_seen, on="job_id").filter(pl.col("seen") < pl.col("cycle"))
+            .with_columns(pl.col("seen").cast(described.schema["cycle"]).alias("cycle"),
+                          pl.lit(DESCRIBED_LATER).alias("source"))
+            .drop("seen"))
 
 
 def purged_hosts(tables: Mapping[str, pl.DataFrame]) -> dict[tuple[int, int], set[str]]:
@@ -153,6 +170,11 @@ class CounterBlock:
     given: dict[str, tuple[int, ...]] | None  # the RM's result, when the log is at DEBUG
 
 
+def _as_tuple(values: object) -> tuple[int, ...]:
+    """A list cell as a tuple (empty when null: a block cut by a gap in the stream)."""
+    return () if values is None else tuple(cast(Iterable[int], values))
+
+
 def counter_blocks(tables: Mapping[str, pl.DataFrame]) -> list[CounterBlock]:
     """Every RmCounter block of the log, entities in the RM's apportionment order.
 
@@ -163,11 +185,12 @@ def counter_blocks(tables: Mapping[str, pl.DataFrame]) -> list[CounterBlock]:
     for (cycle, block), rows in tables["rmcounter"].group_by("cycle", "block", maintain_order=True):
         descr = rows["descr"][0]
         entities = tuple(
-            Entity(name, weight, tuple(wanted),
+            Entity(name, weight, wanted,
                    order=next((o for o, n in enumerate(wanted) if o and n), 0) if descr == "countJobShares" else 0)
-            for name, weight, wanted in rows.select("entity", "weight", "wanted").iter_rows()
+            for name, weight, wanted in ((n, w, _as_tuple(v)) for n, w, v in
+                                         rows.select("entity", "weight", "wanted").iter_rows())
         )
         given = dict(rows.select("entity", "given").iter_rows()) if rows["given"].null_count() == 0 else None
-        blocks.append(CounterBlock(cycle, block, descr, entities, tuple(rows["vmachines"][0]),
+        blocks.append(CounterBlock(cycle, block, descr, entities, _as_tuple(rows["vmachines"][0]),
                                    {k: tuple(v) for k, v in given.items()} if given else None))
     return blocks

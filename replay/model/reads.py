@@ -33,12 +33,14 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     "jobs": (*WHERE, "job_id", "source", "type_code", "user", "class", "shares", "order", "threads", "memory_gb",
              "remaining", "init_wait", "max_processes"),
     "job_events": (*WHERE, "job_id", "event", "state_from", "state_to", "total", "remaining", "max_processes",
-                   "host", "share_id"),
+                   "host", "share_id", "tag"),
+    "messages": ("cls", "method"),  # the release's message forms (replay.model.release)
     "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
                   "share_order"),
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),
     "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts"),
     "occupancy": (*WHERE, "nodepool", "host", "order", "memory_mb", "jobs"),
+    "unparsed": ("cycle", "file", "line", "reason"),  # the damaged cycles (replay.model.damage)
 }
 # the bootstrap tables are small; the RmCounter blocks are read whole: the user order of each
 # countUserShares block, the machines a counter apportioned (from which a log cut mid-stream sizes

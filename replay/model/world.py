@@ -36,10 +36,14 @@ from replay.model.bycycle import ByCycle
 from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, job_descriptions, purged_hosts
 from replay.model.inventory import Inventory, PoolOf, stated_inventory
 from replay.model.machines import infer_inventory
+from replay.model.release import ReleaseChoice
+from replay.model.release import SETTING as RELEASE_SETTING
+from replay.model.release import choose as choose_release
 from replay.model.stale import StaleFree, stale_free
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from rmref import UNLIMITED, CapInput, job_order
+from rmref.behaviours import for_release
 from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.trees import tree_quantum
@@ -58,6 +62,7 @@ class Bootstrap:
     classes: tuple[ClassDef, ...]
     nodepools: tuple[Nodepool, ...]
     assumed: tuple[st.Assumption, ...] = ()
+    release: ReleaseChoice | None = None  # the DUCC release replayed (replay.model.release), in config.behaviours
 
 
 def _int(value, default: int) -> int:
@@ -131,7 +136,12 @@ def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
         _setting(rows, "global allotment", st.GLOBAL_ALLOTMENT,
                  lambda: st.infer_global_allotment(tables, {user for user, _ in users})),
     ]
+    chosen = choose_release(tables)
+    assumed.append(st.Assumption(RELEASE_SETTING, chosen.release.name,
+                                 st.CONFIG if chosen.source == "banner" and "not a release" not in chosen.evidence
+                                 else chosen.source, chosen.evidence))
     cfg = Config(
+        behaviours=for_release(chosen.release.name),
         quantum_gb=_int(assumed[0].value, 1),
         fragmentation_threshold=_int(assumed[1].value, 8),
         defragmentation=assumed[2].value.lower() == "true",
@@ -141,7 +151,7 @@ def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     # a pool whose quantum the files leave open takes the configuration's (inferred) one
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
-    boot = Bootstrap(cfg, classes, nodepools, tuple(assumed))
+    boot = Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen)
     open_classes = {r["name"] for r in tables["classes"].iter_rows(named=True) if r["init_cap"] is None}
     return _settle_cap_settings(tables, boot, open_classes) if open_classes else boot
 
@@ -227,6 +237,18 @@ class _Machines:
         return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 
 
+def published_schedule(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """The published schedule, each job's memory filled from its own rows where the schedule does
+    not print it (2.0.x: `Job 7` where later releases print `Job 7 4GB`)."""
+    schedule = tables["schedule"]
+    if not schedule["memory_gb"].null_count() or "memory_gb" not in tables["jobs"].columns:
+        return schedule
+    memory = tables["jobs"].filter(pl.col("memory_gb").is_not_null()).group_by("job_id").agg(
+        pl.col("memory_gb").first().cast(schedule.schema["memory_gb"]).alias("_mem"))
+    return schedule.join(memory, on="job_id", how="left", maintain_order="left").with_columns(
+        pl.coalesce("memory_gb", "_mem").alias("memory_gb")).drop("_mem")
+
+
 def _work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """One row per (cycle, job) published: the job's latest description at or before the cycle.
 
@@ -236,7 +258,7 @@ def _work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """
     # work refused on arrival (an unknown class, an unauthorized user) is published as refused
     # and never joins the scheduler's jobs
-    published = tables["schedule"].filter(~pl.col("refused").fill_null(False)).group_by(
+    published = published_schedule(tables).filter(~pl.col("refused").fill_null(False)).group_by(
         "cycle", "job_id", maintain_order=True).agg(pl.col("work_type").first(), pl.col("memory_gb").first())
     described = (
         job_descriptions(tables).filter(pl.col("cycle").is_not_null())
@@ -468,7 +490,7 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     class_settings = {c.name: (c.init_cap, c.expand_by_doubling, c.prediction) for c in boot.classes}
     # every per-cycle structure is kept as one frame and read a cycle at a time (_ByCycle): a
     # dict or a frame per cycle took 75 MB on a 2,500-cycle log
-    published = _Published(tables["schedule"])
+    published = _Published(published_schedule(tables))
     work = ByCycle(_work_rows(tables))
     caps = ByCycle(cap_inputs(tables))
     purged = purged_hosts(tables)
@@ -579,7 +601,7 @@ def job_table_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, dict[int, i
 def existing_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, dict[int, dict[tuple[str, int], int]]]:
     """Per cycle and job, the place of each share (host, share id) it held when the cycle began in
     the job's published Existing list (the RM's investment order, which cycle_inputs reads as investment)."""
-    published = _Published(tables["schedule"])
+    published = _Published(published_schedule(tables))
     out: dict[int, dict[int, dict[tuple[str, int], int]]] = {}
     for cycle in tables["cycles"]["cycle"].to_list():
         rows, new, _ = published.shares(cycle)

@@ -133,7 +133,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Incoming, state =", "ev_incoming"),
         (r"^Received non-schedulable", "ev_non_schedulable"), (r"^Gone", "ev_gone"),
         (r"^Removing unschedulable:", "ev_remove_unschedulable"),
-        (r"^\[[PSR]\] State:", "ev_state"), (r"^Orchestrator event is discarded", "ev_discarded"),
+        (r"^\[(?:[PSR]|SPR)\] State:", "ev_state"), (r"^Orchestrator event is discarded", "ev_discarded"),
         (r"^There are no active jobs", "ev_no_active"), (r"^Fast recovery", "ev_fast_recovery"),
         (r"^No state from Orchestrator", "ev_no_state"),
     ),
@@ -264,7 +264,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^\S+ Doing expansions in this order:", "expansion_order"),
     ),
     ("NodePool", "doExpansion"): _r((r"^NP: ", "do_expansion")),
-    ("NodepoolScheduler", "whatOfFixedShare"): _r((r"^Assign\([HV]\):", "fixed_assign")),
+    ("NodepoolScheduler", "whatOfFixedShare"): _r((r"^Assign(?:\([HV]\))?:", "fixed_assign")),
     ("NodepoolScheduler", "expandNeedyJobs"): _r(
         (r"^Assign: ", "needy_assign"), (r"^NP\[ ", "needy_expand"),
     ),
@@ -279,7 +279,8 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ),
     # -- family 8: evictions
     ("NodepoolScheduler", "doEvictions"): _r(
-        (r"^Counted Current Needed Order", "evict_header"), (r"^-?\d+ +-?\d+ +-?\d+ +\d+$", "evict_row"),
+        (r"^(?:\S+ +)?Counted Current Needed Order", "evict_header"),
+        (r"^(?:\S+ +)?-?\d+ +-?\d+ +-?\d+ +\d+$", "evict_row"),
         (r"^(Recurse to|Return from)", "evict_recurse"),
     ),
     ("RmJob", "shrinkBy"): _r((r"^Removing share", "shrink_by")),
@@ -301,7 +302,9 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ("NodepoolScheduler", "takeFromTheRich"): _r(
         (r"^Candidate machine:", "rich_candidate"), (r"^Not a candidate", "rich_not_candidate"),
         (r"^Found \d+ machines", "rich_found"), (r"^Eligible machines:", "rich_eligible"),
-        (r"^Bypass ", "rich_bypass"), (r"^Clearing share", GENERIC), (r"^Clearing shares:", GENERIC),
+        (r"^Bypass +\S+ : too small", "rich_bypass"),
+        (r"^Bypass +\S+ : (RESERVE policy|for reservation)", GENERIC),  # reservations' bypasses: no input
+        (r"^Clearing share", GENERIC), (r"^Clearing shares:", GENERIC),
         (r"^Given_per_round", GENERIC), (r"^LOOPEND", GENERIC),
     ),
     ("NodepoolScheduler", "doFinalEvictions"): _r(
@@ -350,7 +353,7 @@ for _fam in ("np_name np_quantum np_search_order np_node_file np_node_rule np_cl
 for _fam in ("class_begin user_begin property class_row class_assign init_param jd_host_class "
              "class_rebuild").split():
     _t("_config_lines", _fam, item=_fam)
-# event names of the issue's contract; the others are the family name without `node_`
+# the `nodes` table's event names (the README's table lists them); the others are the family name without `node_`
 NODE_EVENTS = {"node_added": "arrive", "node_reactivated": "reactivate", "node_recovers": "recover",
                "node_recover": "recover_node", "node_disabled": "disable",
                "node_vary_offline": "vary_off"}

@@ -64,7 +64,9 @@ REGEXES: dict[str, str] = {
     "rich_found": rf"^Found (?P<count>{_I}) machines to be searched in this order:$",
     "rich_eligible": r"^Eligible machines: *(?P<hosts_list>.*)$",
     "evict_header": r"^Counted Current Needed Order +\((?P<nodepool>\S+)\)$",
-    "evict_row": rf"^(?P<counted>{_I}) +(?P<current>{_I}) +(?P<needed>{_I}) +(?P<order>{_I})$",
+    # 2.0.0-2.1.0 print the nodepool first (a word, never an integer: the grammar's evict_pool)
+    "evict_row": (rf"^(?:(?P<nodepool>\S*[^\s\d-]\S*) +)?(?P<counted>{_I}) +(?P<current>{_I}) +"
+                  rf"(?P<needed>{_I}) +(?P<order>{_I})$"),
     "node_heartbeat": rf"^(?P<rule_count>{_I}) (?P<host>\S+) (?P<short_name>\S+) (?P<ip>\S+)$",
     "prj_cannot_predict": (
         r"^(?P<user>\S+) Cannot predict cap: init_wait (?P<init_wait>\S+) \|\| time_per_item "
@@ -86,7 +88,7 @@ REGEXES: dict[str, str] = {
     "submit_row": rf"^submit +{_RMJOB}$",
     "job_update": (
         rf"^tot: (?P<total>{_I}) (?P<state_from>\S+) -> (?P<state_to>\S+) compl: (?P<completed>\S+) "
-        rf"err: (?P<errors>\S+) rem: (?P<remaining>{_I}) mean: (?P<mean>{_NUM}) skew: (?P<skew>{_NUM})$"
+        rf"err: (?P<errors>\S+) rem: (?P<remaining>{_I}) mean: (?P<mean>{_NUM})(?: skew: (?P<skew>{_NUM}))?$"
     ),
     "connect_share": rf"^share {_SHARE} order (?P<order>{_I}) machine +{_MACHINE}$",
     "connect_new_share": rf"^Connecting new share {_SHARE}$",
@@ -194,6 +196,8 @@ def _explode_expansions(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.Dat
 
 _CS_ITEM = r"^(?P<work_type>\S+) (?P<job_id>\d+) (?P<memory_gb>\d+)GB(?: +(?P<reason>.*\S))? *$"
 _CS_REFUSED_ITEM = r"^(?P<work_type>\S+) (?P<job_id>\d+) *$"
+# 2.0.x print no memory: "<work_type> <job_id>[ <reason>]" (bare, it reads like a refused item's header)
+_CS_BARE_ITEM = r"^(?P<work_type>\S+) (?P<job_id>\d+)(?: +(?P<reason>.*\S))? *$"
 _CS_LIST = r"^\t(?P<kind>Existing|Additions|Removals)\[\d+\]: *(?P<res>.*)$"
 _CS_RES = r"\S+\.\d+\^\d+(?:\^P)?"
 
@@ -208,11 +212,18 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
         pl.when(t.str.contains(_CS_ITEM)).then(pl.lit("item"))
         .when(t.str.contains(r"^\tRefused: ")).then(pl.lit("refused"))
         .when(t.str.contains(_CS_REFUSED_ITEM)).then(pl.lit("refused_item"))
+        .when(t.str.contains(_CS_BARE_ITEM) & ~t.str.starts_with("\t")).then(pl.lit("bare_item"))
         .when(t.str.contains(_CS_LIST)).then(pl.lit("list"))
         .when(t.str.contains(rf"^\t *(?:{_CS_RES} *)+$")).then(pl.lit("wrap"))
         .otherwise(None).alias("shape")
     )
-    lines = lines.with_columns(pl.col("shape").is_in(["item", "refused_item"]).cum_sum().over("rec").alias("item_no"))
+    heads = ["item", "refused_item", "bare_item"]
+    lines = lines.with_columns(pl.col("shape").is_in(heads).cum_sum().over("rec").alias("item_no"))
+    # a bare header followed by share lists is a 2.0.x item (memory not printed), not a refused one
+    listed = lines.group_by("rec", "item_no").agg((pl.col("shape") == "list").any().alias("_listed"))
+    lines = lines.join(listed, on=["rec", "item_no"], how="left").with_columns(
+        pl.when(pl.col("shape").is_in(["refused_item", "bare_item"]) & pl.col("_listed"))
+        .then(pl.lit("bare_item")).otherwise(pl.col("shape")).alias("shape")).drop("_listed")
     # the grammar's shape: every item is a header and its three lists, or a header and `Refused:`
     per_item = lines.group_by("rec", "item_no").agg(
         pl.col("shape").first().alias("head"), (pl.col("shape") == "list").sum().alias("lists"),
@@ -220,19 +231,23 @@ def _schedule_state(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
     )
     broken = per_item.filter(
         pl.col("odd") | (pl.col("item_no") == 0)
-        | ((pl.col("head") == "item") & ((pl.col("lists") != 3) | (pl.col("refusals") > 0)))
+        | (pl.col("head").is_in(["item", "bare_item"]) & ((pl.col("lists") != 3) | (pl.col("refusals") > 0)))
         | ((pl.col("head") == "refused_item") & ((pl.col("refusals") != 1) | (pl.col("lists") > 0)))
     ).select("rec").unique()
     lines = lines.join(broken, on="rec", how="anti")
     item = t.str.extract_groups(_CS_ITEM)
     ref = t.str.extract_groups(_CS_REFUSED_ITEM)
+    bare = t.str.extract_groups(_CS_BARE_ITEM)
     lines = lines.with_columns(
         pl.when(pl.col("shape") == "item").then(item.struct.field("work_type"))
-        .when(pl.col("shape") == "refused_item").then(ref.struct.field("work_type")).alias("work_type"),
+        .when(pl.col("shape") == "refused_item").then(ref.struct.field("work_type"))
+        .when(pl.col("shape") == "bare_item").then(bare.struct.field("work_type")).alias("work_type"),
         pl.when(pl.col("shape") == "item").then(item.struct.field("job_id"))
-        .when(pl.col("shape") == "refused_item").then(ref.struct.field("job_id")).alias("job_id"),
+        .when(pl.col("shape") == "refused_item").then(ref.struct.field("job_id"))
+        .when(pl.col("shape") == "bare_item").then(bare.struct.field("job_id")).alias("job_id"),
         pl.when(pl.col("shape") == "item").then(item.struct.field("memory_gb")).alias("memory_gb"),
         pl.when(pl.col("shape") == "item").then(item.struct.field("reason"))
+        .when(pl.col("shape") == "bare_item").then(bare.struct.field("reason"))
         .when(pl.col("shape") == "refused").then(t.str.replace(r"^\tRefused: *", "").str.strip_chars())
         .alias("reason"),
         pl.when(pl.col("shape") == "list").then(t.str.extract(_CS_LIST, 1)).alias("kind"),

@@ -34,10 +34,10 @@ TOKEN_FIELDS = {
     "CS_KIND": "kind", "POTENTIALLY_NEEDY": "potentially_needy", "SPACE_KIND": "space_kind",
     "RICH_FROM": "rich_from", "CLEAR_KIND": "clear_kind", "ASSIGN_HV": "assign",
     "NEEDY_WHAT": "needy_what", "EVICT_RECURSE": "recurse", "REASON_WORD": "because",
-    "FREE": "free", "UUID": "uuid",
+    "FREE": "free", "UUID": "uuid", "BYPASS_WHY": "why",
 }
 # Field rules named differently from their column (`class` is a keyword in the grammar's Python side).
-RENAMES = {"klass": "class"}
+RENAMES = {"klass": "class", "bypass_host": "host"}
 
 
 def _split_share(text: str) -> list[tuple[str, str]]:
@@ -67,6 +67,7 @@ SPLITTERS = {
     "jd_host_class": lambda t: [("value", t)],
     "paren_pool": lambda t: [("nodepool", t[1:-1])],  # "(" + name + ")": a name may hold parentheses
     "count_dot": lambda t: [("count", t.rstrip("."))],
+    "evict_pool": lambda t: [("nodepool", t)],  # 2.0.0-2.1.0 print the pool on every eviction row
 }
 
 

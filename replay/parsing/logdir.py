@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from replay.parsing.archive import is_archive, unpack
 from replay.parsing.chunks import SNIFF_BYTES, read_blocks
 from replay.parsing.manifest import parse_dir_manifest
 from replay.parsing.sources import InputError, Source, discover, rolled_key
@@ -73,7 +74,11 @@ class Head:
 
 def head(source: Source) -> Head:
     """Classify a file by its first megabyte (InputError when it cannot be read)."""
-    data = next(read_blocks(source, SNIFF_BYTES), b"")
+    return head_of(next(read_blocks(source, SNIFF_BYTES), b""))
+
+
+def head_of(data: bytes) -> Head:
+    """Classify a file by its first megabyte, read (and gunzipped)."""
     if not data.strip():
         return Head(True, False, None)
     components = Counter(m.group(1).decode("ascii", "replace") for m in _LOGGER.finditer(data))
@@ -99,6 +104,13 @@ def find_inputs(paths: Sequence[str | Path]) -> Inputs:
     missing: list[str] = []
     for raw in paths:
         p = Path(raw)
+        if is_archive(p):
+            found, left, gaps = _archive(p, heads)
+            files += found
+            from_folders.update(found)
+            ignored += left
+            missing += gaps
+            continue
         if p.is_dir() and parse_dir_manifest(p) is not None:
             raise InputError(f"{p}: a `rmreplay parse -o` directory, already parsed: give it to audit, explain, "
                              "whatif, check, report or tui in place of the log")
@@ -150,19 +162,29 @@ def _folder(folder: Path, heads: dict[Path, Head]) -> tuple[list[Path], list[Ign
         except InputError as exc:
             raise InputError(f"{exc} (in the log folder {folder}: cannot tell whether it is the RM's; fix it, "
                              "move it out, or name the RM's files)") from None
-        named = RM_SET.match(p.name)
-        if named and not h.empty and h.daemon != "RM":
-            what = f"it is {whose(h.daemon)} log" if h.daemon else "it holds no RM record"
-            raise InputError(f"{p}: named as the RM's log but {what}; move it out of the folder, or name the "
-                             "RM's files")
-        if h.daemon == "RM" or named:  # an empty rm.log: just rolled over
+        _named_but_not(p, h)
+        what = skipped_as(p.name, h)
+        if what is None:  # an empty rm.log: just rolled over
             streams.setdefault(_base(p.name), []).append(p)
-        elif h.empty:
-            ignored.append(Ignored(p, "empty"))
-        elif h.daemon is None:
-            ignored.append(Ignored(p, "a DUCC log naming no daemon" if h.headers else "not a DUCC log"))
         else:
-            ignored.append(Ignored(p, f"{whose(h.daemon)} log"))
+            ignored.append(Ignored(p, what))
+    return _rolled_set(folder, streams, ignored, subfolders)
+
+
+def skipped_as(name: str, h: Head) -> str | None:
+    """What a folder's file is when it is not the RM's log (None: it is, or is named so)."""
+    if h.daemon == "RM" or RM_SET.match(name):
+        return None
+    if h.empty:
+        return "empty"
+    if h.daemon is None:
+        return "a DUCC log naming no daemon" if h.headers else "not a DUCC log"
+    return f"{whose(h.daemon)} log"
+
+
+def _rolled_set(folder: Path, streams: dict[str, list[Path]], ignored: list[Ignored],
+                subfolders: int) -> tuple[list[Path], list[Ignored], list[str]]:
+    """The folder's one rolled set, oldest first, what else it holds, and the members missing."""
     if subfolders:
         ignored.append(Ignored(folder / f"{subfolders} folder(s)", "not read: name them to read them"))
     if not streams:
@@ -177,6 +199,30 @@ def _folder(folder: Path, heads: dict[Path, Head]) -> tuple[list[Path], list[Ign
     members, copies = _dedupe(next(iter(streams.values())))
     ordered = [s.path for s in discover(members)]
     return ordered, ignored + copies, _gaps(ordered)
+
+
+def _archive(archive: Path, heads: dict[Path, Head]) -> tuple[list[Path], list[Ignored], list[str]]:
+    """An archive of a log folder, read as the folder (replay.parsing.archive): its RM files
+    (copied out once, each classified again as a folder's), the members skipped, the rolled
+    members missing."""
+    folder, skipped, subfolders = unpack(archive, lambda name, data: skipped_as(name, head_of(data)))
+    streams: dict[str, list[Path]] = {}
+    try:
+        for p in sorted(folder.iterdir()):
+            h = heads[p] = head(Source(p, p.name))
+            _named_but_not(p, h)
+            streams.setdefault(_base(p.name), []).append(p)
+        return _rolled_set(archive, streams, [Ignored(archive / n, what) for n, what in skipped], subfolders)
+    except InputError as exc:  # name the archive, not the copy
+        raise InputError(str(exc).replace(str(folder), str(archive))) from None
+
+
+def _named_but_not(p: Path, h: Head) -> None:
+    """InputError for a file named as the RM's log that holds another daemon's or none."""
+    if RM_SET.match(p.name) and not h.empty and h.daemon != "RM":
+        what = f"it is {whose(h.daemon)} log" if h.daemon else "it holds no RM record"
+        raise InputError(f"{p}: named as the RM's log but {what}; move it out of the folder, or name the "
+                         "RM's files")
 
 
 def _base(name: str) -> str:

@@ -17,7 +17,8 @@ from replay.parsing import grammar
 from replay.parsing.chunks import Bytes, Piece
 from replay.parsing.tables import LEFT, series_from_arrow
 
-# The header as one anchored regex (catalog section 0); Rust regex, no look-around.
+# The header as one anchored regex: the log4j PatternLayout of DUCC's log4j.xml (grammars/header.lark);
+# Rust regex, no look-around.
 HEADER_RE = (
     r"^(\d\d [A-Z][a-z][a-z] \d\d\d\d \d\d:\d\d:\d\d,\d\d\d) +(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +"
     r"(\S*)\.([^\s.]+) +- +(\S+) +T\[(\d*)\] +(\S+)(.*)"

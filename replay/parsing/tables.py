@@ -82,7 +82,8 @@ SCHEMAS: dict[str, Schema] = {
                   "classes": LS, "subpools": LS, "nodes": LS, **WHERE},
     "messages": {"ts": TS, "cycle": pl.UInt32, "level": S, "component": S, "cls": S, "jid": S, "tid": pl.UInt32,
                  "method": S, "text": S, **WHERE},
-    "unparsed": {"file": S, "line": pl.UInt32, "text": S, "reason": S},
+    # cycle: the one the line is part of or precedes (null after the last schedule): the damage it does
+    "unparsed": {"file": S, "line": pl.UInt32, "text": S, "reason": S, "cycle": pl.UInt32},
 }
 
 TRUE_WORDS = ["true", "found", "POTENTIALLY NEEDY"]
@@ -462,7 +463,8 @@ def _schedule(lines: pl.DataFrame) -> pl.DataFrame:
                                          default=None, return_dtype=S)
     # an empty structure (no work at all) is a record with no rows
     lines = lines.filter(pl.col("job_id").is_not_null())
-    lines = lines.with_columns(kind.alias("kind"), pl.col("memory_gb").is_null().alias("refused"))
+    # a refused item has no share lists (2.0.x print no memory for any item, so memory cannot tell)
+    lines = lines.with_columns(kind.alias("kind"), pl.col("kind").is_null().alias("refused"))
     has_share = pl.col("host").is_not_null().any().over("rec", "job_id")
     keep = pl.col("host").is_not_null() | (~has_share & (pl.int_range(pl.len()).over("rec", "job_id") == 0))
     return lines.filter(keep).with_columns(

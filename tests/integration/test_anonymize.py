@@ -1,7 +1,8 @@
 """`rmreplay anonymize` on every bundled log (INFO, DEBUG, a rolled set, a log cut mid-run).
 
 Ground truth is the original log: the anonymized log, parsed, with every pseudonym turned back by
-OUT/mapping.json, must give the original's tables exactly; audited, the same verdicts cycle by
+the mapping (written outside OUT, the folder meant for sending), must give the original's tables
+exactly; audited, the same verdicts cycle by
 cycle and decision by decision (rmref's own decisions and the divergences, names turned back);
 and no original host, short name, IP, user, job name, domain or path may be left anywhere in it.
 """
@@ -24,7 +25,7 @@ from replay.apps.anonymize import anonymize
 from replay.apps.audit import audit, result_frames
 from replay.cli import main
 from replay.model.resources import read_resources
-from tests.conftest import FIXTURES, LOGS, log_path, parsed
+from tests.helpers import FIXTURES, LOGS, log_path, parsed
 from tests.integration.test_rotation import _roll
 
 PSEUDONYM = re.compile(r"host-[0-9a-z]{6}(?:\.dom-[0-9a-z]{6})?|(?:user|job|dom|file)-[0-9a-z]{6}|/path-[0-9a-z]{6}"
@@ -37,9 +38,15 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("anonymize")
 
 
+def _mapping(out: Path) -> Path:
+    """Where the mapping goes by default: beside OUT (and the key, when it is there too), never inside it."""
+    return out.parent / f"{out.name}.mapping.json"
+
+
 def _anonymize(inputs: list[Path], out: Path, *extra: str) -> dict:
     assert main(["anonymize", *map(str, inputs), "-o", str(out), *extra]) == 0
-    return json.loads((out / "mapping.json").read_text())
+    assert not (out / "mapping.json").exists()
+    return json.loads(_mapping(out).read_text())
 
 
 def _inverse(mapping: dict) -> dict[str, str]:
@@ -121,7 +128,7 @@ def test_every_bundled_log_parses_and_audits_the_same(name, level, workdir, caps
     out, mapping = _fixture_run(name, level, str(workdir))
     capsys.readouterr()
     src = log_path(name, level)
-    assert [p.name for p in sorted(out.iterdir())] == sorted(["manifest.json", "mapping.json", src.name])
+    assert [p.name for p in sorted(out.iterdir())] == sorted(["manifest.json", src.name])
     assert ((out / src.name).read_bytes()[:2] == b"\x1f\x8b") == (src.suffix == ".gz")
     original = parsed(name, level).tables
     anonymized = parse([out / src.name]).tables
@@ -140,7 +147,7 @@ def test_a_rolled_set_keeps_its_files_and_reads_as_one_stream(tmp_path, capsys):
     mapping = _anonymize([logs], tmp_path / "out")
     capsys.readouterr()
     names = sorted(p.name for p in files)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted([*names, "manifest.json", "mapping.json"])
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted([*names, "manifest.json"])
     for f in files:  # gzipped where the input was, line for line the same count
         out = (tmp_path / "out" / f.name).read_bytes()
         assert (out[:2] == b"\x1f\x8b") == (f.suffix == ".gz")
@@ -194,7 +201,7 @@ def test_lines_it_does_not_understand(tmp_path, capsys):
     log = _tiny_with(tmp_path, lambda lines: [*lines[:300], with_host, without, *lines[300:]])
     done = anonymize([str(log)], tmp_path / "out")
     plain = anonymize([str(log_path("a_tiny"))], tmp_path / "plain").lines
-    mapping = json.loads((tmp_path / "out" / "mapping.json").read_text())
+    mapping = json.loads(_mapping(tmp_path / "out").read_text())
     written = (tmp_path / "out" / "rm.log").read_text().splitlines(keepends=True)
     assert written[301] == without
     assert written[300] == (f"garbage from a foreign appender about {mapping['hosts']['nodeB.sim.ducc']} and "
@@ -205,8 +212,9 @@ def test_lines_it_does_not_understand(tmp_path, capsys):
     assert (done.lines.understood, done.lines.lines) == (plain.understood, plain.lines + 2)
     assert main(["anonymize", str(log), "-o", str(tmp_path / "cli")]) == 0
     out = capsys.readouterr().out
-    assert re.search(rf"others, with a name in them\s+{done.lines.rewritten} rewritten token by token", out)
-    assert re.search(rf"others, without one\s+{done.lines.passed_through} passed through", out)
+    # piped, each row is one line, `name: value`
+    assert f"\nothers, with a name in them: {done.lines.rewritten} rewritten token by token\n" in out
+    assert f"\nothers, without one: {done.lines.passed_through} passed through\n" in out
 
 
 def test_a_user_named_like_a_class_is_kept_and_the_log_still_reads_the_same(tmp_path, capsys):
@@ -226,15 +234,16 @@ def test_the_key_makes_it_repeatable_and_consistent_across_logs(tmp_path, capsys
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and "new key saved" in capsys.readouterr().out
     again = _anonymize([log_path("h_mega15")], tmp_path / "b", "--key", str(key))
     assert "key read from" in capsys.readouterr().out
-    for f in ("rm.log.gz", "mapping.json", "manifest.json"):
+    for f in ("rm.log.gz", "manifest.json"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+    assert _mapping(tmp_path / "a").read_bytes() == _mapping(tmp_path / "b").read_bytes()
     debug = _anonymize([log_path("h_mega15", "rm-debug.log")], tmp_path / "c", "--key", str(key))
     for kind in ("hosts", "ips", "users"):  # the site's other log: the same names, the same pseudonyms
         shared = info[kind].keys() & debug[kind].keys()
         assert shared and all(info[kind][n] == debug[kind][n] for n in shared), kind
     other = _anonymize([log_path("h_mega15")], tmp_path / "d")  # no key: new pseudonyms
     assert other["hosts"] != info["hosts"] and again == info
-    assert stat.S_IMODE((tmp_path / "a" / "mapping.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE(_mapping(tmp_path / "a").stat().st_mode) == 0o600
 
 
 def test_bad_key_file_and_duplicate_names_are_one_line_errors(tmp_path, capsys):
@@ -249,3 +258,35 @@ def test_bad_key_file_and_duplicate_names_are_one_line_errors(tmp_path, capsys):
     twins = [str(tmp_path / "x" / "rm.log"), str(tmp_path / "y" / "rm.log")]
     assert main(["anonymize", *twins, "-o", str(tmp_path / "o")]) == 2
     assert "same file name" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_the_mapping_stays_out_of_the_folder_to_send(tmp_path, capsys):
+    """Beside the key by default (named after OUT), where --mapping says otherwise, never inside OUT;
+    the run says where it went; the summary piped is whole lines (no table wrapped to 80 columns)."""
+    key = tmp_path / "keys" / "site.key"
+    assert main(["anonymize", str(log_path("a_tiny")), "-o", str(tmp_path / "send"), "--key", str(key)]) == 0
+    out = capsys.readouterr().out
+    mapping = key.parent / "send.mapping.json"
+    assert json.loads(mapping.read_text())["hosts"] and sorted(p.name for p in (tmp_path / "send").iterdir()) == [
+        "manifest.json", "rm.log"]
+    assert f"keep {mapping} at your site" in out
+    assert any(line.startswith("mapping: ") and str(mapping) in line for line in out.splitlines())
+    assert all(len(line) <= 80 or ": " in line for line in out.splitlines())  # rows are never cut into columns
+    assert any(len(line) > 80 and line.startswith("HashMap order: ") for line in out.splitlines())
+    inside = tmp_path / "send2" / "map.json"
+    assert main(["anonymize", str(log_path("a_tiny")), "-o", str(tmp_path / "send2"), "--mapping", str(inside)]) == 2
+    assert "cannot go inside" in capsys.readouterr().err and not (tmp_path / "send2").exists()
+    elsewhere = tmp_path / "site" / "m.json"
+    assert main(["anonymize", str(log_path("a_tiny")), "-o", str(tmp_path / "send3"), "--mapping", str(elsewhere)]) == 0
+    assert f"keep {elsewhere} at your site" in capsys.readouterr().out and elsewhere.exists()
+
+
+def test_a_parse_directory_is_refused_as_help_says(tmp_path, capsys):
+    from replay.cli import build_parser
+
+    anonymize_help = build_parser()._subparsers._group_actions[0].choices["anonymize"].format_help()
+    assert "not a `rmreplay parse -o` directory" in " ".join(anonymize_help.split())
+    assert main(["parse", str(log_path("a_tiny")), "-o", str(tmp_path / "parsed")]) == 0
+    capsys.readouterr()
+    assert main(["anonymize", str(tmp_path / "parsed"), "-o", str(tmp_path / "out")]) == 2
+    assert "already parsed" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import pytest
 
 from replay.apps.audit import DIVERGENCE_SCHEMA, REF_SCHEMAS
 from replay.cli import main
-from tests.conftest import FIXTURES, log_path
+from tests.helpers import FIXTURES, log_path
 
 SAMPLE = log_path("a_tiny")
 

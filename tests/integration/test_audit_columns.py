@@ -14,7 +14,7 @@ from replay.apps.audit import audit, result_frames
 from replay.model.reads import audit_columns
 from replay.model.resources import read_resources
 from replay.parsing.store import ParquetSink, ParquetTables
-from tests.conftest import CORPUS, FIXTURES, log_path
+from tests.helpers import CORPUS, FIXTURES, log_path
 from rmref import Phases, how_much
 from tests.midstream import classes_only, cut
 

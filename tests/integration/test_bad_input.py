@@ -10,7 +10,7 @@ import pytest
 
 from replay import parse
 from replay.cli import main
-from tests.conftest import log_path, parsed
+from tests.helpers import log_path, parsed
 
 SAMPLE = log_path("a_tiny")
 

@@ -17,7 +17,7 @@ from replay.apps.audit import AuditResult, audit_cycle
 from replay.model.logged import logged_decisions
 from replay.model.world import cycle_inputs
 from rmref import Phases
-from tests.conftest import parsed
+from tests.helpers import parsed
 
 NAME = "b_classes"  # five fair-share classes of one nodepool compete
 

@@ -11,7 +11,7 @@ import pytest
 
 from replay.apps.explain import explain_job, render
 from replay.cli import main
-from tests.conftest import ROOT, log_path, parsed
+from tests.helpers import ROOT, log_path, parsed
 
 
 def _rmreplay(*args: str) -> subprocess.CompletedProcess:

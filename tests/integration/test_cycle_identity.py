@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from replay import InputError, parse
 from replay.cli import main
-from replay.model.cycleref import CycleRef, parse_ref, parse_span, resolve, resolve_span
-from tests.conftest import FIXTURES, log_path, truth
+from replay.model.cycleref import CycleRef, CycleSpan, parse_ref, parse_span, resolve, resolve_span
+from tests.helpers import FIXTURES, log_path, truth
 
 SENT = "createState  Schedule sent to Orchestrator"
 # where a production log may begin: (what, the line to look for from 40% of the log on, lines after it)
@@ -153,7 +153,8 @@ def test_an_epoch_range_is_the_cycles_whose_epochs_lie_in_it(steps, a, b):
 def test_cycle_syntax():
     """N and eN; either end of A:B may be open."""
     assert parse_ref("12") == CycleRef(12) and parse_ref("E118") == CycleRef(118, epoch=True)
-    assert parse_span("e100:") == parse_span("e100:")
+    assert parse_span("e100:") == CycleSpan(CycleRef(100, epoch=True), None)
+    assert parse_span("7") == CycleSpan(CycleRef(7), CycleRef(7), exact=True)
     span = parse_span(":e7")
     assert span.first is None and span.last == CycleRef(7, epoch=True) and not span.exact
     assert resolve_span(parse_span("3:e7"), _cycles([4, 5, 6, 7, 8])) == range(3, 5)

@@ -13,7 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from replay.parsing.scan import COMPILED
-from tests.conftest import parsed
+from tests.helpers import parsed
 
 
 def _same_tables(a, b) -> None:

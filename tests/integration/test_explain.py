@@ -17,7 +17,7 @@ from functools import lru_cache
 from replay.apps.audit import AuditResult, audit
 from replay.apps.explain import Story, explain_job, render, story_json
 from replay.parsing.sources import InputError
-from tests.conftest import parsed, truth
+from tests.helpers import parsed, truth
 
 
 @lru_cache(maxsize=None)

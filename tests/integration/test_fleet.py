@@ -26,7 +26,7 @@ from replay.apps.fleet import build_dataset, fleet_streams, read_manifest, scan_
 from replay.apps.fleet.dataset import AUDIT_TABLES, MANIFEST, part_path
 from replay.cli import main
 from replay.parsing.tables import SCHEMAS
-from tests.conftest import FIXTURES, SCENARIOS, log_path
+from tests.helpers import FIXTURES, SCENARIOS, log_path
 from tests.integration.test_rotation import _roll
 
 distributed = pytest.importorskip("distributed")

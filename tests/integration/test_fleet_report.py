@@ -1,4 +1,4 @@
-"""The fleet's questions: README's DuckDB queries and polars snippet give the answers of
+"""The fleet's questions: the command reference's DuckDB queries and polars snippet give the answers of
 replay.apps.fleet.queries, which the fleet report shows; the report of a dataset is one page."""
 
 from __future__ import annotations
@@ -15,15 +15,17 @@ from polars.testing import assert_frame_equal
 from replay.apps.fleet import scan_table
 from replay.apps.fleet.queries import deaths_and_defrag, disagreement, preemptions_per_day, wait_per_class
 from replay.cli import main
-from tests.conftest import ROOT, log_path, scenario
+from tests.helpers import ROOT, log_path, scenario
 
 pytest.importorskip("distributed")
 
 
 def _readme_blocks(lang: str) -> list[str]:
-    """The README fleet section's code blocks in `lang`."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## A fleet on Dask"):text.index("## How it works")]
+    """The code blocks in `lang` of the fleet section of the command reference (docs/commands.md)."""
+    text = (ROOT / "docs" / "commands.md").read_text()
+    start = text.index("## A fleet on Dask")
+    end = text.find("\n## ", start)
+    section = text[start:end if end >= 0 else len(text)]
     return re.findall(rf"```{lang}\n(.*?)```", section, re.S)
 
 
@@ -62,7 +64,7 @@ def test_readme_polars_snippet_runs_on_the_dataset(dataset, monkeypatch):
     monkeypatch.chdir(dataset.parent)
     (dataset.parent / "fleet").symlink_to(dataset)
     scope: dict = {}
-    exec(_readme_blocks("python")[0], scope)  # noqa: S102 - the README's own example
+    exec(_readme_blocks("python")[0], scope)  # noqa: S102 - the command reference's own example
     assert_frame_equal(scope["per_day"], preemptions_per_day(dataset))
     assert scope["why"].columns == ["cluster", "decision", "len"]
 

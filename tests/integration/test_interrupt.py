@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import log_path
+from tests.helpers import log_path
 
 LOG = log_path("h_mega15", "rm-debug.log")  # 65 MB of DEBUG log in 1 MB chunks: several writes to interrupt
 EARLIER = log_path("b_classes")  # what the folder held before, when it held something

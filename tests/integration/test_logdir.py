@@ -16,7 +16,7 @@ import pytest
 from replay import parse
 from replay.cli import main
 from replay.parsing.logdir import find_inputs
-from tests.conftest import log_path
+from tests.helpers import log_path
 from tests.integration.test_rotation import _same_tables
 
 # (file, what the note calls it, lines) of the other daemons

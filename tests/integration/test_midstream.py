@@ -24,7 +24,7 @@ from replay.model.resources import read_resources
 from replay.model.world import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
-from tests.conftest import LOGS, parsed, truth
+from tests.helpers import LOGS, parsed, truth
 from tests.midstream import KINDS, classes_only, cut
 from tests.truth_inputs import (
     _allotments,

@@ -19,7 +19,7 @@ from replay import parse
 from replay.apps.report import build_report
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.resources import read_resources
-from tests.conftest import LOGS, parsed, truth
+from tests.helpers import LOGS, parsed, truth
 from tests.midstream import KINDS, classes_only, cut
 from tui.data import build
 

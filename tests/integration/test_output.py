@@ -10,7 +10,7 @@ from replay import parse
 from replay.cli import main
 from replay.parsing.store import read_tables
 from replay.parsing.tables import SCHEMAS
-from tests.conftest import log_path, truth
+from tests.helpers import log_path, truth
 
 
 def test_parquet_is_byte_identical_across_runs(tmp_path, capsys):

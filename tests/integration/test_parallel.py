@@ -18,7 +18,7 @@ from replay import parse
 from replay.cli import main
 from replay.parsing.pipeline import chunk_bytes_for
 from replay.parsing.tables import SCHEMAS
-from tests.conftest import LOGS, log_path
+from tests.helpers import LOGS, log_path
 
 
 @lru_cache(maxsize=None)

@@ -20,7 +20,7 @@ from replay.apps.whatif import Change, whatif
 from replay.cli import progress_display
 from replay.parsing.pipeline import MemorySink, run
 from replay.progress import Progress, counted
-from tests.conftest import ROOT, log_path, parsed, truth
+from tests.helpers import ROOT, log_path, parsed, truth
 
 
 def _recorder() -> tuple[list[Progress], object]:

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from replay import parse
-from tests.conftest import log_path
+from tests.helpers import log_path
 
 _INFO = "01 Jan 2015 00:00:10,000  INFO"
 _WARN = "01 Jan 2015 00:00:10,000  WARN"

@@ -18,7 +18,7 @@ from replay.apps.report import PALETTE
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.apps.whatif import logged_holdings
 from replay.model.world import bootstrap
-from tests.conftest import SCENARIOS, log_path, parsed, truth
+from tests.helpers import SCENARIOS, log_path, parsed, truth
 
 PLOTS = ("plot-users", "plot-classes", "plot-utilisation", "plot-capacity", "plot-preemptions")
 SECTIONS = ("span", "cluster", "shares", "utilisation", "preemptions", "nodes", "audit", "waiting")

@@ -17,7 +17,7 @@ from replay.model.resources import read_resources
 from replay.model.resources.config import RESOURCE_ONLY_KEYS
 from replay.model.world import bootstrap
 from replay.parsing.tables import SCHEMAS
-from tests.conftest import FIXTURES, SCENARIOS, log_path, parsed
+from tests.helpers import FIXTURES, SCENARIOS, log_path, parsed
 
 # Logged at bootstrap but not derivable from $DUCC_HOME/resources:
 HOST_KEYS = {

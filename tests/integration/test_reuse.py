@@ -17,7 +17,7 @@ from replay.parsing.digest import content_digest
 from replay.parsing.logdir import find_inputs
 from replay.parsing.manifest import MANIFEST, read_manifest
 from replay.parsing.tables import SCHEMAS
-from tests.conftest import FIXTURES, log_path, parsed
+from tests.helpers import FIXTURES, log_path, parsed
 
 
 def _run(capsys, *args: str) -> tuple[int, str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from replay.apps.audit import audit, result_frames
-from tests.conftest import parsed, truth
+from tests.helpers import parsed, truth
 
 
 def _reference_caps(tables) -> pl.DataFrame:

@@ -20,7 +20,7 @@ from replay.model.inputs import counter_blocks
 from replay.model.logged import user_orders
 from rmref.counting import HowMuch, how_much
 from rmref.javahash import JavaHashMap, spread, string_hash
-from tests.conftest import SCENARIOS, parsed
+from tests.helpers import SCENARIOS, parsed
 from tests.truth_inputs import TruthCycle, truth_cycles
 
 DEBUG_FIXTURES = [n for n in SCENARIOS if n != "i_mega24"]

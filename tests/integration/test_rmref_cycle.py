@@ -14,7 +14,7 @@ from replay.model.logged import logged_decisions
 from rmref.cycle import Hints, Phases, schedule
 from rmref.caps import Caps
 from rmref.constants import NOT_NEW
-from tests.conftest import SCENARIOS, parsed
+from tests.helpers import SCENARIOS, parsed
 from tests.truth_inputs import defrag_evictions, removals, truth_cycles
 
 

@@ -31,7 +31,7 @@ import pytest
 from replay.model.logged import defrag_job_order
 from rmref.defrag import Defrag, TakeFromTheRich, _build, defragment
 from rmref.model import CycleInput, Eviction, Placement
-from tests.conftest import SCENARIOS, parsed
+from tests.helpers import SCENARIOS, parsed
 from tests.truth_inputs import TruthCycle, truth_cycles
 
 Action = tuple[str, int, int, str, int, int]  # action, needy job, donor job, host, share id, order

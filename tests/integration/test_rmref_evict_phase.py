@@ -25,7 +25,7 @@ import pytest
 from replay.model.world import ProcessClock
 from rmref.constants import NOT_NEW, PURGES, SHRINK
 from rmref.evictions import HeldShare, evictions, investment_key
-from tests.conftest import SCENARIOS, parsed, truth
+from tests.helpers import SCENARIOS, parsed, truth
 from tests.truth_inputs import TruthCycle, defrag_evictions, removals, truth_cycles
 
 

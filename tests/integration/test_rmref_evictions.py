@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from rmref import HeldShare, investment_key
-from tests.conftest import SCENARIOS, parsed
+from tests.helpers import SCENARIOS, parsed
 
 
 def _held_before(tables, cycle: int, job: int) -> list[HeldShare]:

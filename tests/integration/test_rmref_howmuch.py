@@ -8,7 +8,7 @@ import pytest
 
 from replay.model.inputs import counter_blocks
 from rmref import apportion, n_shares_by_order
-from tests.conftest import SCENARIOS, parsed
+from tests.helpers import SCENARIOS, parsed
 
 
 def _run(block):
@@ -28,7 +28,7 @@ def test_counter_reproduces_the_debug_given_by_order(name):
     for block in blocks:
         if has_subpools and block.descr == "countClassShares":
             # known limit: a class's bonus is bounded by its *own* subpool's free shares; the
-            # block's vector is the whole tree's, so this needs the nodepool tree (issue 3)
+            # block's vector is the whole tree's, so this needs the nodepool tree
             continue
         assert _run(block).given == block.given, (block.cycle, block.block, block.descr)
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 import pytest
 
 from rmref.whatof import what_of
-from tests.conftest import SCENARIOS
+from tests.helpers import SCENARIOS
 from tests.truth_inputs import TruthCycle, expected_placements, truth_cycles
 
 

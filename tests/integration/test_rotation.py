@@ -11,7 +11,7 @@ from polars.testing import assert_frame_equal
 from replay import parse
 from replay.parsing.logdir import find_inputs
 from replay.parsing.sources import discover
-from tests.conftest import log_path
+from tests.helpers import log_path
 
 PIECE = 10 * 1024 * 1024
 

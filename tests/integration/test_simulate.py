@@ -21,7 +21,7 @@ from replay.apps.simulate.metrics import identity, measure
 from replay.apps.simulate.simulation import simulate
 from replay.apps.whatif import Change, parse_sets
 from replay.cli import main
-from tests.conftest import LOGS, log_path, parsed, truth
+from tests.helpers import LOGS, log_path, parsed, truth
 from tests.integration.test_whatif import FIRST_FIT
 
 OUTPUTS = ("report.json", "jobs.parquet", "shares.parquet", "cycles.parquet", "workload.parquet")

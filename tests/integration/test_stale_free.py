@@ -10,7 +10,7 @@ from __future__ import annotations
 from replay.apps.audit import audit
 from replay.model.stale import StaleFree, logged_stale_free
 from replay.model.world import bootstrap, cycle_inputs
-from tests.conftest import CORPUS, SCENARIOS, UNSETTLED, parsed
+from tests.helpers import CORPUS, SCENARIOS, UNSETTLED, parsed
 
 
 def _first_accounted(name: str, level: str) -> list[tuple[int, str, int | None, int]]:

@@ -8,6 +8,7 @@ an interrupted audit leaves nothing half stored.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import re
@@ -19,17 +20,21 @@ import zlib
 from dataclasses import replace
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from replay.apps import stored as st
 from replay.apps.audit import audit, trace_cycle
+from replay.model.conflicts import CONFLICTS
+from replay.model.release import with_option
 from replay.apps.explain import explain_job, render
 from replay.cli import main
 from replay.model.world import bootstrap
 from replay.parsing.cache import open_input
 from rmref.behaviours import Behaviours
 from rmref.releases import RELEASES
-from tests.conftest import LOGS, log_path, parsed
+from tests import damaged
+from tests.helpers import LOGS, log_path, parsed
 
 SMALL = [(n, lv) for n, lv in LOGS if n != "i_mega24"]
 
@@ -49,12 +54,12 @@ def _printed(text: str) -> str:
     return re.sub(r"\((the stored audit, read in )?[\d.]+ s(, [\d,]+ cycles/s)?\)", "(TIME)", text)
 
 
-def _audit_three_ways(log: Path, tmp: Path, capsys) -> list[tuple[int, str, dict[str, bytes]]]:
+def _audit_three_ways(log: Path, tmp: Path, capsys, *args: str) -> list[tuple[int, str, dict[str, bytes]]]:
     """`audit -o` fresh (no cache), first with the cache (run and stored), second (read)."""
     runs = []
     for name, extra in (("fresh", ["--no-cache"]), ("first", []), ("second", [])):
-        out = tmp / name
-        code, text, err = _run(capsys, "audit", str(log), "-o", str(out), *extra)
+        out = tmp / f"{name}{'-'.join(('', *args)).replace('/', '_')}"
+        code, text, err = _run(capsys, "audit", str(log), "-o", str(out), *args, *extra)
         assert "Traceback" not in err
         assert ("(the stored audit, read in" in text) == (name == "second")
         runs.append((code, _printed(text.replace(str(out), "OUT")), _files(out)))
@@ -131,6 +136,107 @@ def test_the_report_from_the_stored_audit_is_the_fresh_report(tmp_path, capsys, 
         assert _run(capsys, "report", log, "-o", str(out), "--title", "t", *extra)[0] == 0
         pages.append(out.read_bytes())
     assert pages[0] == pages[1] == pages[2] and pages[3] == pages[4]
+
+
+def _reentered_as_run(tables, kept) -> None:
+    """Every cycle re-entered from its checkpoint is the audit's own run of it (`trace=`: the
+    traces the fresh audit kept as it ran, after a gap too, where the audit starts again)."""
+    ran = audit(tables, trace=range(tables["cycles"].height + 1))
+    assert ran.cycles and set(ran.traces) == set(ran.cycles) == set(kept.stored.index)
+    for cycle, trace in ran.traces.items():
+        again = kept.stored.trace(tables, cycle)
+        assert again is not None and replace(again, logged=None) == replace(trace, logged=None), cycle
+
+
+@pytest.mark.parametrize("kind", ["gap", "garbage"])
+def test_a_damaged_log_stored_is_the_fresh_audit_and_re_enters_after_a_gap(kind, tmp_path, capsys, monkeypatch):
+    """A rolled set with a member lost (the audit starts again after the gap) and garbage lines
+    (damaged cycles): the files and printout, `damaged` and `skipped` included, and every cycle
+    re-entered, as the fresh audit has them."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    log = (damaged.rolled(tmp_path / "gap", drop="rm.log.1") if kind == "gap"
+           else damaged.garbage(tmp_path / "garbage.log")[0])
+    runs = _audit_three_ways(log, tmp_path, capsys)
+    _check_same(runs)
+    report = json.loads(runs[0][2]["report.json"])
+    assert report["damaged"]["cycles"] > 0 and report["cycles_audited"] < report["cycles"]
+    opened = open_input([str(log)])
+    boot = bootstrap(opened.tables)
+    kept = st.stored_audit(opened.tables, boot, st.place_of(opened.slot, opened.root, boot, None, opened.tables))
+    assert kept.read and kept.stored is not None
+    assert kept.result.damaged == audit(opened.tables).damaged
+    _reentered_as_run(opened.tables, kept)
+
+
+@pytest.mark.parametrize("name", ["releases/2.2.2_node_ip", "releases/2.0.0/gen12-004", "releases/2.1.0/a_tiny"])
+def test_an_older_release_stored_is_the_fresh_audit_node_ips_inferred_again(name, tmp_path, capsys, monkeypatch):
+    """Logs of releases before 3.0.0, which never show node IPs: where the audit verifies the RM's
+    choice by IPs it infers (replay.apps.verify.follow_node_ips), the cycle's input it ran on has
+    them; the re-entered cycle infers them again, and the verified choices are stored."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    _check_same(_audit_three_ways(log_path(name), tmp_path, capsys))
+    opened = open_input([str(log_path(name))])
+    boot = bootstrap(opened.tables)
+    kept = st.stored_audit(opened.tables, boot, st.place_of(opened.slot, opened.root, boot, None, opened.tables))
+    assert kept.read and kept.stored is not None and kept.result.rm_release is not None
+    if name.endswith("node_ip"):
+        assert any("IP" in v[5] for v in kept.result.verified)
+        again = kept.stored.trace(opened.tables, 1)
+        assert again is not None and any(m.ip for m in again.input.machines)  # inferred again on re-entry
+    _reentered_as_run(opened.tables, kept)
+
+
+def test_rm_release_option_is_its_own_stored_audit(tmp_path, capsys, monkeypatch):
+    """`--rm-release` changes the key whether or not it changes the release replayed: the report
+    names where the release came from (the option, not the banner)."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    log = log_path("releases/2.2.2_node_ip")
+    plain = _audit_three_ways(log, tmp_path, capsys)
+    for release in ("2.2.2", "3.0.0"):
+        runs = _audit_three_ways(log, tmp_path, capsys, "--rm-release", release)
+        _check_same(runs)
+        report = json.loads(runs[0][2]["report.json"])
+        assert report["rm_release"]["release"] == release and runs[0][2] != plain[0][2]
+    assert len(list((tmp_path / "cache").glob("*/audits/*/manifest.json"))) == 3
+    opened = open_input([str(log)])
+    keys = set()
+    for option in (None, "2.2.2", "3.0.0"):
+        with_option(opened.tables, option)
+        boot = bootstrap(opened.tables)
+        keys.add(st.place_of(opened.slot, opened.root, boot, None, opened.tables).key)
+    assert len(keys) == 3
+
+
+def test_config_conflicts_are_stored_and_keyed(tmp_path, capsys, monkeypatch):
+    """A --config that contradicts the log: its conflicts are stored with the audit and given back
+    as a fresh audit gives them; the same files in another folder read that audit (the conflicts
+    name the file, not the folder); other conflicts are another key."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    src = Path(__file__).resolve().parents[2] / "fixtures" / "h_mega15" / "resources"
+    line = "Class normal         fair-base  { weight = 100; default = true }"
+    folders = []
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        folder.mkdir()
+        for p in src.iterdir():
+            (folder / p.name).write_bytes(p.read_bytes())
+        classes = (src / "ducc.classes").read_text()
+        (folder / "ducc.classes").write_text(classes.replace(line, line.replace("100", "300")))
+        folders.append(folder)
+    log = log_path("h_mega15")
+    runs = _audit_three_ways(log, tmp_path, capsys, "--config", str(folders[0]))
+    _check_same(runs)
+    assert [c["setting"] for c in json.loads(runs[0][2]["report.json"])["config_conflicts"]] == ["class normal weight"]
+    fresh, cached = (_run(capsys, "audit", str(log), "-o", str(tmp_path / f"b{i}"), "--config", str(folders[1]), *extra)
+                     for i, extra in enumerate((["--no-cache"], [])))
+    assert "(the stored audit, read in" in cached[1]
+    assert _printed(cached[1].replace("b1", "OUT")) == _printed(fresh[1].replace("b0", "OUT"))
+    assert _files(tmp_path / "b1") == _files(tmp_path / "b0")
+    opened = open_input([str(log)])
+    boot = bootstrap(opened.tables)
+    without = st.place_of(opened.slot, opened.root, boot, None, opened.tables)
+    opened.tables[CONFLICTS] = pl.DataFrame([{"setting": "s", "log": "1", "config": "2", "where": "x"}])
+    assert st.place_of(opened.slot, opened.root, boot, None, opened.tables).key != without.key
 
 
 # -- never stale --

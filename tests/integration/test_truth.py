@@ -7,7 +7,7 @@ from collections import defaultdict
 import polars as pl
 import pytest
 
-from tests.conftest import SCENARIOS, parsed, scenario, truth
+from tests.helpers import SCENARIOS, parsed, scenario, truth
 
 
 def _by_cycle_job(df: pl.DataFrame) -> dict[tuple[int, int], pl.DataFrame]:

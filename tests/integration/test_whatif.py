@@ -19,7 +19,7 @@ from replay.apps.audit import audit
 from replay.apps.whatif import CHANGES_SCHEMA, Change, parse_sets, whatif
 from replay.cli import main
 from replay.model.world import bootstrap
-from tests.conftest import LOGS, SCENARIOS, log_path, parsed, truth
+from tests.helpers import LOGS, SCENARIOS, log_path, parsed, truth
 
 FIGURES = ("preemptions", "evictions", "defrag_takes", "fairness")  # each {logged, baseline, whatif}
 
@@ -290,3 +290,16 @@ def test_the_console_shows_decisions_in_words(tmp_path, capsys):
     assert {r[2] for r in rows} >= {"counts", "placements", "evictions", "needy"}
     assert "None" not in text and "[[" not in text and '["' not in text
     assert "rmref unchanged reproduces every logged decision (0 unreproduced)" in text
+
+
+def test_check_junit_refuses_a_file_it_did_not_write(tmp_path, capsys):
+    """`check --junit FILE` protects FILE as `report -o` does: an unrelated file is refused (exit 2,
+    left as it was) before any work, replaced with --force; a JUnit file check wrote is rewritten."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    log = str(log_path("a_tiny"))
+    code, text = _run(capsys, "check", log, "--junit", str(notes))
+    assert code == 2 and notes.read_text() == "my notes\n"
+    assert _run(capsys, "check", log, "--junit", str(notes), "--force")[0] == 0
+    assert ET.parse(notes).getroot().get("name") == "rmreplay check"
+    assert _run(capsys, "check", log, "--junit", str(notes))[0] == 0  # now rmreplay's: rewritten

@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from replay import parse
-from replay.apps.audit import LACKS_INPUT, audit, result_frames
+from replay.apps.audit import audit, result_frames
 from replay.model.logged import Logged, logged_decisions
 from rmref.constants import NOT_NEW
 
@@ -44,7 +44,6 @@ class Failure:
     expected: str
     got: str
     text: str
-    lacks_input: bool = False  # the audit says the log cannot tell (e.g. an unlogged HashMap order)
 
 
 @dataclass
@@ -55,16 +54,17 @@ class LevelResult:
     cycles_agree_log: int = 0
     cycles_agree_truth: int = 0
     audit: dict[str, list[int]] = field(default_factory=dict)  # kind -> [agree, total]
+    verified: dict[str, int] = field(default_factory=dict)  # kind -> the RM's free choices verified (agreeing)
+    verified_truth: dict[str, int] = field(default_factory=dict)  # the same, against truth.jsonl
     truth: dict[str, list[int] | None] = field(default_factory=dict)  # None: truth cannot tell
     failures: list[Failure] = field(default_factory=list)
     error: str | None = None  # an exception of rmreplay, one line
     skipped: int = 0
 
     def first_failure(self, kind: str | None = None) -> Failure | None:
-        """The earliest failure (of `kind`, when given), log before truth within a cycle; one the log
-        could have decided comes before one whose input the log lacks."""
+        """The earliest failure (of `kind`, when given), log before truth within a cycle."""
         rows = [f for f in self.failures if kind in (None, f.kind)]
-        return min(rows, key=lambda f: (f.lacks_input, f.cycle, f.source != "log", f.kind, f.job or 0), default=None)
+        return min(rows, key=lambda f: (f.cycle, f.source != "log", f.kind, f.job or 0), default=None)
 
     def to_json(self) -> dict:
         """A JSON-ready dict."""
@@ -99,8 +99,7 @@ def truth_has_defrag(truth: list[dict]) -> bool:
 
 
 def _tally(res: LevelResult, kind: str, cycle: int, expected: dict, got: dict, describe: Callable) -> None:
-    """Count one kind's per-job units of a cycle and record each disagreement (`describe` says why,
-    ending with LACKS_INPUT when rmref's unit rests on an input the log lacks)."""
+    """Count one kind's per-job units of a cycle and record each disagreement (`describe` says why)."""
     tally = res.truth.setdefault(kind, [0, 0])
     for job in sorted(set(expected) | set(got), key=lambda j: (j is None, j or 0)):
         e, g = expected.get(job), got.get(job)
@@ -109,18 +108,28 @@ def _tally(res: LevelResult, kind: str, cycle: int, expected: dict, got: dict, d
             tally[0] += 1
         else:
             why = describe(job, e, g)
-            res.failures.append(Failure(cycle, job, kind, "truth", str(e), str(g), why, LACKS_INPUT in why))
+            res.failures.append(Failure(cycle, job, kind, "truth", str(e), str(g), why))
 
 
 def _defrag_words(expected: list, ours: list, unsettled: list) -> str:
     """rmref's defragmentation actions against truth's; when they first part at or after an action
-    the audit marks unsettled (a choice by an order of shares the log lacks), it says so."""
+    the audit marks unsettled (a choice by an order of shares the log does not show), it says so."""
     text = f"rmref's defragmentation actions {ours}, truth's {expected}"
     first = next((i for i, (e, g) in enumerate(zip(expected, ours)) if e != g), min(len(expected), len(ours)))
     if first < len(unsettled) and unsettled[first]:
-        text += (f"; from action {first + 1} on, rmref's takeFromTheRich chose by an order of shares the log "
-                 f"does not show ({unsettled[first]}): {LACKS_INPUT}")
+        text += (f"; from action {first + 1} on, takeFromTheRich chose by an order of shares the log does not "
+                 f"show ({unsettled[first]}), and the audit did not find truth's choice among rmref's")
     return text
+
+
+def _open_order_only(expected: list, ours: list, unsettled: list) -> bool:
+    """Whether rmref cleared truth's shares and only their order differs, from an action the
+    audit marks unsettled on: the order a round clears equally ranked shares in is open (no
+    published decision shows it), so truth's order is one of rmref's equal choices."""
+    if expected == ours or sorted(expected) != sorted(ours):
+        return False
+    first = next(i for i, (e, g) in enumerate(zip(expected, ours)) if e != g)
+    return bool(unsettled[first])
 
 
 def _group(rows: Iterable[tuple], key: Callable, value: Callable) -> dict:
@@ -216,6 +225,9 @@ def check_truth(res: LevelResult, frames: dict[str, pl.DataFrame], truth: list[d
                         for a in record["defrag"]["actions"]]
             ours = [r[:4] for r in defrag.get(cycle, [])]
             unsettled = [r[4] for r in defrag.get(cycle, [])]
+            if _open_order_only(expected, ours, unsettled):
+                res.verified_truth["defrag"] = res.verified_truth.get("defrag", 0) + 1
+                ours = expected
             if expected or ours:
                 needy = (expected or ours)[0][0]
                 _tally(res, "defrag", cycle, {needy: expected}, {needy: ours},
@@ -225,15 +237,6 @@ def check_truth(res: LevelResult, frames: dict[str, pl.DataFrame], truth: list[d
     for name in frames:  # a reference kind added later has no truth check here yet: say so
         if name.startswith("ref_"):
             res.truth.setdefault(name.removeprefix("ref_"), None)
-
-
-def _same_unknowable_choice(res: LevelResult) -> None:
-    """A placement the log cannot settle shows three times: against the log, in the chained
-    schedule and against truth; the two echoes of the same (cycle, job) lack the same input."""
-    unknowable = {(f.cycle, f.job) for f in res.failures if f.lacks_input and f.kind == "placements"}
-    for f in res.failures:
-        if (f.cycle, f.job) in unknowable and f.kind in ("placements", "schedule"):
-            f.lacks_input = True
 
 
 def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
@@ -246,10 +249,10 @@ def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
         res.cycles, res.cycles_agree_log = report["cycles"], report["cycles_agree"]
         res.skipped = report.get("skipped", {}).get("cycles", 0) or 0
         res.audit = {k: [v["agree"], v["total"]] for k, v in report["decisions"].items()}
+        res.verified = dict(report["verified_choices"])
         for cycle, job, kind, lv, rv, why, *_ in result.divergences:
-            res.failures.append(Failure(int(cycle), job, kind, "log", str(lv), str(rv), why, LACKS_INPUT in why))
+            res.failures.append(Failure(int(cycle), job, kind, "log", str(lv), str(rv), why))
         check_truth(res, result_frames(result), truth, logged_decisions(tables), result.cycles)
-        _same_unknowable_choice(res)
     except Exception as exc:  # noqa: BLE001 - a crash of rmreplay is a result, not the end of the run
         res.error = _one_line(exc)
         return res

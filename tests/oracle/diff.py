@@ -1,9 +1,11 @@
 """Differential test: generated scenarios through the real RM, then rmreplay's audit and truth check.
 
-    python -m tests.oracle.diff --n 200 --seed S [--jobs 2] [--out /tmp/corpus/S] [--focus all]
-                                [--build /tmp/oracle/build] [--levels info,debug] [--keep-going]
+    python -m tests.oracle.diff --n 200 --seed S [--release trunk] [--jobs 2] [--out /tmp/corpus/S]
+                                [--focus all] [--build DIR] [--levels info,debug] [--keep-going]
 
-Scenario i has seed S*100000+i (tests/oracle/generate.py). Oracle outputs are cached by scenario
+Scenario i has seed S*100000+i (tests/oracle/generate.py). `--release R` runs the real RM of that
+DUCC release (rmref.releases; built first if needed by tests/oracle/builds.py into
+/tmp/oracle/build-R); `--build DIR` names a build directly. Oracle outputs are cached by scenario
 content and build (tests/oracle/oracle.py), so a re-run does not rerun the JVM. OUT gets
 scenarios/NNN.json (input for shrink.py), summary.json (machine-readable) and report.txt (the table
 printed at the end). Without --keep-going the run stops after the first failing scenario.
@@ -21,7 +23,9 @@ from pathlib import Path
 
 from tests.oracle.check import check_run
 from tests.oracle.generate import FOCI, generate, scenario_seed
-from tests.oracle.oracle import DEFAULT_BUILD, DEFAULT_CACHE, build_fingerprint, run_cached
+from rmref.releases import LATEST, RELEASES
+from tests.oracle.builds import ensure_build
+from tests.oracle.oracle import DEFAULT_CACHE, build_fingerprint, run_cached
 
 MAX_FAILURES_KEPT = 40  # per scenario and level, in summary.json
 
@@ -44,11 +48,7 @@ def evaluate(scenario: dict, build: Path, cache: Path, levels: tuple[str, ...]) 
         entry = res.to_json()
         entry["failing_kinds"] = sorted({f"{f.kind}/{f.source}" for f in res.failures})
         entry["failures_total"] = len(res.failures)
-        entry["failures_lacking_input"] = sum(f.lacks_input for f in res.failures)
-        for source in ("log", "truth"):  # cycles whose every divergence of that side the log cannot settle
-            failing = {f.cycle for f in res.failures if f.source == source}
-            settled = {f.cycle for f in res.failures if f.source == source and not f.lacks_input}
-            entry[f"cycles_unsettled_{source}"] = len(failing - settled)
+        entry["verified_choices_total"] = sum(res.verified.values())
         entry["failures"] = entry["failures"][:MAX_FAILURES_KEPT]
         entry["first_failure"] = None if first is None else first.__dict__
         out["levels"][level] = entry
@@ -56,16 +56,14 @@ def evaluate(scenario: dict, build: Path, cache: Path, levels: tuple[str, ...]) 
 
 
 def status(result: dict) -> str:
-    """ok / fail (divergences) / unknowable (only divergences the audit says the log cannot settle) /
+    """ok (no divergence: the RM's free choices that the audit verified agree) / fail (divergences) /
     error (rmreplay raised) / oracle (the real RM run failed)."""
     if not result["oracle_ok"]:
         return "oracle"
     levels = result["levels"].values()
     if any(lv["error"] for lv in levels):
         return "error"
-    if any(lv["failures_total"] > lv["failures_lacking_input"] for lv in levels):
-        return "fail"
-    return "unknowable" if any(lv["failures_total"] for lv in levels) else "ok"
+    return "fail" if any(lv["failures_total"] for lv in levels) else "ok"
 
 
 def _work(args: tuple) -> tuple[int, dict]:
@@ -80,16 +78,17 @@ def _pct(a: int, t: int) -> str:
 def _totals(results: list[dict], level: str) -> dict:
     """Sums over the scenarios for one level: cycles, agreement, per-kind tallies."""
     tot: dict = {"scenarios": 0, "ok": 0, "fail": 0, "error": 0, "cycles": 0, "cycles_agree_log": 0,
-                 "cycles_agree_truth": 0, "cycles_unsettled_log": 0, "cycles_unsettled_truth": 0,
-                 "audit": {}, "truth": {}}
+                 "cycles_agree_truth": 0, "audit": {}, "truth": {}, "verified": {}}
     for r in results:
         lv = r["levels"].get(level)
         if lv is None:
             continue
         tot["scenarios"] += 1
         tot["error" if lv["error"] else "fail" if lv["failures_total"] else "ok"] += 1
-        for k in ("cycles", "cycles_agree_log", "cycles_agree_truth", "cycles_unsettled_log", "cycles_unsettled_truth"):
+        for k in ("cycles", "cycles_agree_log", "cycles_agree_truth"):
             tot[k] += lv.get(k, 0)
+        for kind, n in lv.get("verified", {}).items():
+            tot["verified"][kind] = tot["verified"].get(kind, 0) + n
         for side in ("audit", "truth"):
             for kind, tally in lv[side].items():
                 if tally is None:  # truth cannot tell for this kind
@@ -107,7 +106,6 @@ def table(results: list[dict], levels: tuple[str, ...]) -> str:
     oracle_bad = [r for r in results if not r["oracle_ok"]]
     lines.append(f"scenarios {n}: ok {sum(status(r) == 'ok' for r in results)}, "
                  f"divergent {sum(status(r) == 'fail' for r in results)}, "
-                 f"divergent only where the log lacks the input {sum(status(r) == 'unknowable' for r in results)}, "
                  f"rmreplay error {sum(status(r) == 'error' for r in results)}, oracle failed {len(oracle_bad)}")
     for level in levels:
         t = _totals(results, level)
@@ -116,14 +114,12 @@ def table(results: list[dict], levels: tuple[str, ...]) -> str:
                      f"(agree {t['ok']}, divergent {t['fail']}, rmreplay error {t['error']}), {t['cycles']} cycles")
         lines.append(f"  cycles agreeing   audit vs log {_pct(t['cycles_agree_log'], t['cycles'])}"
                      f"   rmref vs truth {_pct(t['cycles_agree_truth'], t['cycles'])}")
-        lines.append(f"  ... or whose only divergences rest on an input the log lacks   audit vs log "
-                     f"{_pct(t['cycles_agree_log'] + t['cycles_unsettled_log'], t['cycles'])}   rmref vs truth "
-                     f"{_pct(t['cycles_agree_truth'] + t['cycles_unsettled_truth'], t['cycles'])}")
-        lines.append(f"  {'decision':<12} {'audit: rmref vs log':>28} {'rmref vs truth.jsonl':>28}")
+        lines.append(f"  {'decision':<12} {'audit: rmref vs log':>28} {'rmref vs truth.jsonl':>28} "
+                     f"{'verified choices':>17}")
         for kind in sorted(set(t["audit"]) | set(t["truth"])):
             a, tr = t["audit"].get(kind), t["truth"].get(kind)
             lines.append(f"  {kind:<12} {_pct(*a) if a else 'n/a':>28} "
-                         f"{_pct(*tr) if tr else 'n/a (truth has none)':>28}")
+                         f"{_pct(*tr) if tr else 'n/a (truth has none)':>28} {t['verified'].get(kind, 0):>17}")
     bad = [r for r in results if status(r) != "ok"]
     if bad:
         lines.append("")
@@ -140,23 +136,21 @@ def table(results: list[dict], levels: tuple[str, ...]) -> str:
                 elif lv["first_failure"]:
                     f = lv["first_failure"]
                     kinds = ", ".join(lv["failing_kinds"])
-                    lacking = f", {lv['failures_lacking_input']} where the log lacks the input" \
-                        if lv["failures_lacking_input"] else ""
                     lines.append(f"      {level}: cycle {f['cycle']} {f['kind']} ({f['source']}) job {f['job']}: "
-                                 f"{f['text'][:300]}  [{lv['failures_total']} failures{lacking}: {kinds}]")
+                                 f"{f['text'][:300]}  [{lv['failures_total']} failures: {kinds}]")
     return "\n".join(lines)
 
 
 def _progress(done: int, total: int, counts: dict[str, int], start: float) -> None:
     elapsed = time.monotonic() - start
     eta = elapsed / done * (total - done) if done else 0
-    sys.stderr.write(f"\r[{done:>4}/{total}] ok {counts['ok']} divergent {counts['fail']}+{counts['unknowable']} "
+    sys.stderr.write(f"\r[{done:>4}/{total}] ok {counts['ok']} divergent {counts['fail']} "
                      f"error {counts['error']} oracle {counts['oracle']}  {elapsed:5.0f}s elapsed, ~{eta:4.0f}s left ")
     sys.stderr.flush()
 
 
 def run(n: int, seed: int, focus: str, jobs: int, out: Path, build: Path, cache: Path,
-        levels: tuple[str, ...], keep_going: bool) -> list[dict]:
+        levels: tuple[str, ...], keep_going: bool, release: str = LATEST.name) -> list[dict]:
     """Generate, run and check N scenarios in parallel; write OUT/summary.json and OUT/report.txt."""
     (out / "scenarios").mkdir(parents=True, exist_ok=True)
     tasks = []
@@ -166,7 +160,7 @@ def run(n: int, seed: int, focus: str, jobs: int, out: Path, build: Path, cache:
         path.write_text(json.dumps(scen, indent=1) + "\n")
         tasks.append((i, scen, build, cache, levels))
     results: dict[int, dict] = {}
-    counts = {"ok": 0, "fail": 0, "unknowable": 0, "error": 0, "oracle": 0}
+    counts = {"ok": 0, "fail": 0, "error": 0, "oracle": 0}
     start = time.monotonic()
     _progress(0, n, counts, start)
     # spawn, not fork: a forked child of a process whose polars thread pool has run can deadlock
@@ -178,13 +172,13 @@ def run(n: int, seed: int, focus: str, jobs: int, out: Path, build: Path, cache:
             results[index] = result
             counts[status(result)] += 1
             _progress(len(results), n, counts, start)
-            if not keep_going and status(result) not in ("ok", "unknowable"):
+            if not keep_going and status(result) != "ok":
                 pool.terminate()  # the scenarios in flight are dropped
                 break
     sys.stderr.write("\n")
     ordered = [results[i] for i in sorted(results)]
     summary = {"seed": seed, "n": n, "run": len(ordered), "focus": focus, "levels": list(levels),
-               "build": str(build), "build_fingerprint": build_fingerprint(build),
+               "release": release, "build": str(build), "build_fingerprint": build_fingerprint(build),
                "seconds": round(time.monotonic() - start, 1),
                "totals": {lv: _totals(ordered, lv) for lv in levels}, "scenarios": ordered}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -202,16 +196,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--focus", choices=FOCI, default="all", help="weight the draw towards one family")
     ap.add_argument("--jobs", type=int, default=2, help="scenarios in parallel")
     ap.add_argument("--out", type=Path, help="default /tmp/corpus/SEED (or SEED-FOCUS)")
-    ap.add_argument("--build", type=Path, default=DEFAULT_BUILD)
+    ap.add_argument("--release", choices=[r.name for r in RELEASES], default=LATEST.name,
+                    help="the DUCC release whose real RM writes the logs (default %(default)s)")
+    ap.add_argument("--build", type=Path, help="an oracle build directory (default: the release's, built if needed)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--levels", default="info,debug", help="info, debug or both")
     ap.add_argument("--keep-going", action="store_true", help="run every scenario even after a failure")
     a = ap.parse_args(argv)
     levels = tuple(lv for lv in a.levels.split(",") if lv)
-    out = a.out or Path(f"/tmp/corpus/{a.seed}" + ("" if a.focus == "all" else f"-{a.focus}"))
-    results = run(a.n, a.seed, a.focus, a.jobs, out, a.build, a.cache, levels, a.keep_going)
+    suffix = ("" if a.focus == "all" else f"-{a.focus}") + ("" if a.release == LATEST.name else f"-{a.release}")
+    out = a.out or Path(f"/tmp/corpus/{a.seed}{suffix}")
+    build = a.build or ensure_build(a.release)
+    results = run(a.n, a.seed, a.focus, a.jobs, out, build, a.cache, levels, a.keep_going, a.release)
     print(f"\nsummary: {out / 'summary.json'}")
-    return 0 if all(status(r) in ("ok", "unknowable") for r in results) and len(results) == a.n else 1
+    return 0 if all(status(r) == "ok" for r in results) and len(results) == a.n else 1
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 A cache entry is CACHE/<key>/ with run.py's outputs (rm.log, rm-debug.log, truth.jsonl, resources/)
 plus scenario.json and oracle.json (status, seconds, the RM's own exceptions). The key hashes the
-scenario and a fingerprint of the oracle build and of run.py, so a rebuilt oracle reruns the JVM.
+scenario and a fingerprint of the oracle build (its release, its classes) and of run.py, so another
+release's build or a rebuilt oracle reruns the JVM.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RUN_PY = HERE / "run.py"
-DEFAULT_BUILD = Path("/tmp/oracle/build")
+DEFAULT_BUILD = Path("/tmp/oracle/build-trunk")  # tests/oracle/builds.py builds it (ensure_build)
 DEFAULT_CACHE = Path("/tmp/corpus/cache")
 
 
@@ -44,10 +45,10 @@ class OracleRun:
 
 @lru_cache(maxsize=None)
 def build_fingerprint(build: Path) -> str:
-    """A hash of the compiled oracle (file names, sizes, mtimes), its classpath and run.py."""
+    """A hash of the compiled oracle (its release, file names, sizes, mtimes), its classpath and run.py."""
     h = hashlib.sha256()
     h.update(RUN_PY.read_bytes())
-    for name in ("classpath", "default.ducc.properties", "default.ducc.classes"):
+    for name in ("release", "classpath", "default.ducc.properties", "default.ducc.classes"):
         if (build / name).exists():
             h.update((build / name).read_bytes())
     for root, _dirs, files in sorted(os.walk(build / "classes")):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the DUCC RM oracle on a scenario.
 
-usage: run.py scenario.json OUT_DIR [--build /tmp/oracle/build] [--no-debug] [--keep]
+usage: run.py scenario.json OUT_DIR [--build /tmp/oracle/build-trunk] [--no-debug] [--keep]
 Writes OUT_DIR/{rm.log, rm-debug.log, truth.jsonl, resources/}.  Build first with build.sh.
 """
 import argparse
@@ -34,7 +34,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("scenario")
     ap.add_argument("out")
-    ap.add_argument("--build", default="/tmp/oracle/build")
+    ap.add_argument("--build", default="/tmp/oracle/build-trunk")
     ap.add_argument("--no-debug", action="store_true", help="skip the DEBUG run (rm-debug.log)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary DUCC_HOME")
     a = ap.parse_args()
@@ -59,6 +59,12 @@ def main():
     open(os.path.join(res, "ducc.classes"), "w").write(classes)
     for name, text in (scen.get("files") or {}).items():
         open(os.path.join(res, name), "w").write(text)
+    # 3.0.0's DuccHead runs DUCC_HOME/admin/ducc_head_mode.py at every Orchestrator publication: stand in for
+    # it with what that script prints on a single-head installation (no ducc.head.reliable.list)
+    os.makedirs(os.path.join(home, "admin"))
+    head_mode = os.path.join(home, "admin", "ducc_head_mode.py")
+    open(head_mode, "w").write("#!/bin/sh\necho unspecified\n")
+    os.chmod(head_mode, 0o755)
     java_home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("java"))))
 
     def sanitize(text):

@@ -29,7 +29,9 @@ from pathlib import Path
 
 from tests.oracle.check import LevelResult, check_level, load_truth
 from tests.oracle.generate import CYCLE_MS, FIRST_CYCLE_MS
-from tests.oracle.oracle import DEFAULT_BUILD, DEFAULT_CACHE, OracleRun, run_cached
+from rmref.releases import LATEST, RELEASES
+from tests.oracle.builds import ensure_build
+from tests.oracle.oracle import DEFAULT_CACHE, OracleRun, run_cached
 
 ROOT = Path(__file__).resolve().parents[2]
 _STANZA = re.compile(r"(Nodepool|Class|User)\s+(\S+)(?:\s+([^\s{]+))?\s*\{([^}]*)\}", re.S)
@@ -43,7 +45,6 @@ class Target:
     kind: str  # a decision kind, "error" (rmreplay raised) or "oracle" (the RM run failed)
     source: str | None = None
     error: str | None = None  # for error/oracle: the exception type that must recur
-    lacks_input: bool = False  # the target is a divergence the audit says the log cannot settle
 
     def describe(self) -> str:
         """One line for shrink.json and the console."""
@@ -77,8 +78,7 @@ def evaluate(scenario: dict, target: Target, build: Path, cache: Path) -> Outcom
     res = check_level(run.dir, target.level, load_truth(run.dir / "truth.jsonl"))
     if target.kind == "error":
         return Outcome(bool(res.error) and _exception_type(res.error) == target.error, None, res.error or "")
-    rows = [f for f in res.failures if f.kind == target.kind and target.source in (None, f.source)
-            and (target.lacks_input or not f.lacks_input)]
+    rows = [f for f in res.failures if f.kind == target.kind and target.source in (None, f.source)]
     if not rows:
         return Outcome(False, None, "no such failure")
     first = min(rows, key=lambda f: (f.cycle, f.source != "log"))
@@ -103,10 +103,9 @@ def initial_target(scenario: dict, level: str | None, kind: str | None, source: 
         if res.error and kind in (None, "error"):
             return Target(lv, "error", error=_exception_type(res.error)), Outcome(True, None, res.error)
         rows = [f for f in res.failures if kind in (None, f.kind) and source in (None, f.source)]
-        rows = [f for f in rows if not f.lacks_input] or rows  # a failure the log could settle first
         if rows:
-            first = min(rows, key=lambda f: (f.lacks_input, f.cycle, f.source != "log", f.kind))
-            t = Target(lv, first.kind, source, lacks_input=first.lacks_input)
+            first = min(rows, key=lambda f: (f.cycle, f.source != "log", f.kind))
+            t = Target(lv, first.kind, source)
             return t, Outcome(True, first.cycle, f"cycle {first.cycle} job {first.job} ({first.source}): {first.text}")
     raise SystemExit("the scenario does not fail" + (f" with {kind}" if kind else "") + ": nothing to shrink")
 
@@ -395,10 +394,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=400, help="most oracle evaluations")
     ap.add_argument("--drift", type=int, default=0,
                     help="cycles the first failure may move later per step (-1: any; default 0: same cycle or earlier)")
-    ap.add_argument("--build", type=Path, default=DEFAULT_BUILD)
+    ap.add_argument("--release", choices=[r.name for r in RELEASES], default=LATEST.name,
+                    help="the DUCC release whose real RM runs the scenario (default %(default)s)")
+    ap.add_argument("--build", type=Path, help="an oracle build directory (default: the release's, built if needed)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--commit", metavar="NAME", help="also write fixtures/NAME/")
     a = ap.parse_args(argv)
+    a.build = a.build or ensure_build(a.release)
     original = json.loads(a.scenario.read_text())
     target, out = initial_target(original, a.level, a.kind, a.source, a.build, a.cache)
     print(f"target: {target.describe()}\n  first failure: {out.text[:300]}", flush=True)

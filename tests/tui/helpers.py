@@ -9,7 +9,7 @@ import polars as pl
 
 from replay import parse
 from replay.apps.audit import audit, result_frames
-from tests.conftest import log_path, parsed
+from tests.helpers import log_path, parsed
 from tui.app import RmReplayApp
 from tui.load import Loaded
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from replay import parse, write_tables
-from tests.conftest import SCENARIOS, log_path, parsed, truth
+from tests.helpers import SCENARIOS, log_path, parsed, truth
 from tests.tui.helpers import SIZE, rows, wait_until
 from tui.app import RmReplayApp
 from tui.cli import build_parser, main

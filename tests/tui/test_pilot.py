@@ -7,7 +7,7 @@ import asyncio
 import polars as pl
 import pytest
 
-from tests.conftest import log_path, truth
+from tests.helpers import log_path, truth
 from tests.tui.helpers import SIZE, app_for, rows, wait_until
 from tui.app import ErrorScreen, HelpScreen, HistoryScreen, RmReplayApp
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from replay.parsing.chunks import HEADER_START, SCHEDULE_BODY, Chunk, stream_chunks
 from replay.parsing.sources import discover
-from tests.conftest import log_path
+from tests.helpers import log_path
 
 HEAD = "01 Jan 2015 00:00:{:02d},000  INFO RM.{} - N/A T[19] {}"
 

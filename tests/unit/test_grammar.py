@@ -1,4 +1,4 @@
-"""The grammar on the catalog's own examples (shared/reference/rmlog-catalog.md), and the fast
+"""The grammar on an example record body of each family (as the RM writes it), and the fast
 paths against it: each vectorised regex gives the row the grammar gives."""
 
 from __future__ import annotations
@@ -137,3 +137,22 @@ def test_header_with_padded_na_and_two_duccid_overload():
 def test_a_body_the_grammar_rejects_is_reported_not_raised():
     got = parse_body("init_job_cap", "alice O two Base cap: x")
     assert isinstance(got, str) and got.startswith("init_job_cap:")
+
+
+@pytest.mark.parametrize(("family", "body", "want"), [
+    # upstream NodePool.countFreeableMachines and NodepoolScheduler.takeFromTheRich print these:
+    # a host followed by free text (the shapes the bundled corpus logs hold)
+    ("freeable_bypass", "Bypass because machine n03.sim.ducc is not freeable",
+     {"host": "n03.sim.ducc", "text": "is not freeable"}),
+    ("freeable_bypass", "Bypass because machine n01.sim.ducc already counted.",
+     {"host": "n01.sim.ducc", "text": "already counted."}),
+    ("rich_bypass", "Bypass  n03.sim.ducc : for reservation, machine contains non-preemptable processes",
+     {"host": "n03.sim.ducc", "text": "for reservation, machine contains non-preemptable processes"}),
+    ("rich_bypass", "Bypass  sub02.sim.ducc : RESERVE policy requires exact match for order",
+     {"host": "sub02.sim.ducc", "text": "RESERVE policy requires exact match for order"}),
+    ("rich_bypass", "Bypass n03.sim.ducc : too small for request of order 4", {"host": "n03.sim.ducc", "order": "4"}),
+])
+def test_a_host_then_free_text_parses(family, body, want):
+    rows = parse_body(family, body)
+    assert isinstance(rows, list) and len(rows) == 1, rows
+    assert {k: rows[0].get(k) for k in want} == want

@@ -6,7 +6,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ALLOWED_IN_RMREF = {"__future__", "dataclasses", "numpy", "rmref", "typing", "collections", "functools", "math"}
+ALLOWED_IN_RMREF = {"__future__", "dataclasses", "numpy", "rmref", "typing", "collections", "functools", "math",
+                    "itertools"}
 
 
 def _imports(package: str) -> dict[str, set[str]]:

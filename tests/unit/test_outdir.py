@@ -22,7 +22,7 @@ from replay.parsing.outdir import (
 from replay.parsing.sources import InputError
 from replay.parsing.store import read_tables
 from replay.parsing.tables import SCHEMAS
-from tests.conftest import log_path, parsed
+from tests.helpers import log_path, parsed
 
 
 def _siblings(path):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from replay import InputError, parse
-from tests.conftest import log_path
+from tests.helpers import log_path
 
 
 @lru_cache(maxsize=1)

@@ -1,4 +1,4 @@
-"""rmref on the hand-worked examples of the design notes (shared/seeds), plus properties."""
+"""rmref on examples of the RM's rules worked by hand (RmJob, NodePool, NodepoolScheduler), plus properties."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def test_counter_never_gives_more_than_wanted_or_available(wants, machines):
 
 
 def test_shrink_by_investment_order():
-    """Seed 000 "shrinkBy": uninitialized first (least init time first), then least investment,
+    """RmJob.shrinkBy (ShareByInvestmentSorter): uninitialized first (least init time first), then least investment,
     then the larger host, then the newest share."""
     from rmref import HeldShare, shrink_by
 

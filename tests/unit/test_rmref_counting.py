@@ -1,4 +1,4 @@
-"""The How Much phase on hand-worked cycles (design notes, seed 000, and the RM's counting rules)."""
+"""The How Much phase on hand-worked cycles (NodepoolScheduler.howMuchFairShare and its RmCounter rules)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def big_caps(inp):
 
 
 def test_15gb_quantum_20_shares_are_20_processes_of_14gb_or_10_of_28gb():
-    """Seed 000: with a 15 GB quantum, 20 shares hold 20 processes of a 14 GB job, 10 of a 28 GB job."""
+    """With a 15 GB quantum, 20 shares hold 20 processes of a 14 GB job, 10 of a 28 GB job."""
     nodes = machines(5, 4)  # 5 x 60 GB: 20 quantum shares
     alone14 = cycle([job(1, "ann", "normal", 14)], nodes)
     alone28 = cycle([job(2, "ann", "normal", 28)], nodes)

@@ -1,4 +1,4 @@
-"""Defragmentation on hand-worked examples (seed 000, "Defragmentation", and clearShare's cases)."""
+"""Defragmentation on hand-worked examples (NodepoolScheduler.detectFragmentation, takeFromTheRich, clearShare)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _cycle(machines: tuple[Machine, ...], work: tuple[Work, ...], threshold: int
 
 
 def seed_example() -> CycleInput:
-    """Seed 000's fragmented layout on three 3-quantum machines.
+    """A fragmented layout on three 3-quantum machines.
 
     Job A (user a, order 1) holds 5 processes, job B (user b, order 2) holds 1. How Much counted A 5
     and B 2 (9 quanta for 9 quanta), but A's processes sit one each in the holes B needs:
@@ -144,7 +144,23 @@ def test_investments_known_only_as_ranks_leave_the_choice_unsettled():
     process or C's goes first is not known; rmref still decides, and says the choice is unsettled."""
     d = defragment(_equal_owners(True), {1: 2, 2: 2, 3: 2}, (), (), pure_fair_share={1: 2, 2: 4, 3: 2})
     assert len(d.actions) == 2
-    assert d.unsettled == (Unsettled(2, "m2", ((1, 2), (3, 3), (3, 4)), (INVESTMENT,), 0),)
+    [u] = d.unsettled
+    assert (u.needy_job, u.host, u.shares, u.reasons, u.action) == (2, "m2", ((1, 2), (3, 3), (3, 4)), (INVESTMENT,), 0)
+    # the whole set of choices: C's 3 before its 4 (C's own ranking), A's 2 anywhere among them;
+    # two quanta make the hole, so the round clears the first two of the order
+    assert set(u.alternatives) == {((3, 3), (3, 4)), ((3, 3), (1, 2)), ((1, 2), (3, 3))}
+    assert u.alternatives[u.taken] == tuple((a.donor_job, a.share_id) for a in d.actions)
+
+
+def test_the_rms_clearing_is_followed_when_it_is_one_of_the_alternatives():
+    """Told the RM cleared A's 2 and C's 3 on m2 (one of the three choices), rmref clears those;
+    told a clearing outside the set (C's 4 alone with A's 2: C's 3 would go before its 4), it keeps its own."""
+    inp, counts, pure = _equal_owners(True), {1: 2, 2: 2, 3: 2}, {1: 2, 2: 4, 3: 2}
+    d = defragment(inp, counts, (), (), pure_fair_share=pure, choose={"m2": frozenset({(1, 2), (3, 3)})})
+    assert {(a.donor_job, a.share_id) for a in d.actions} == {(1, 2), (3, 3)}
+    own = defragment(inp, counts, (), (), pure_fair_share=pure)
+    d = defragment(inp, counts, (), (), pure_fair_share=pure, choose={"m2": frozenset({(1, 2), (3, 4)})})
+    assert d.actions == own.actions
 
 
 def test_a_richer_owner_settles_the_order():
@@ -166,7 +182,8 @@ def test_new_processes_of_equal_owners_tie_in_the_share_map():
     both = (Placement(1, "m2", 1), Placement(3, "m2", 1))
     d = defragment(inp, {1: 2, 2: 1, 3: 2}, both, (), pure_fair_share={1: 2, 2: 2, 3: 2})
     assert [(a.action, a.donor_job) for a in d.actions] == [("cancel_pending", 1), ("cancel_pending", 3)]
-    assert d.unsettled == (Unsettled(2, "m2", ((1, 0), (3, 0)), (SHARE_MAP,), 0),)
+    both_orders = (((1, 0), (3, 0)), ((3, 0), (1, 0)))
+    assert d.unsettled == (Unsettled(2, "m2", ((1, 0), (3, 0)), (SHARE_MAP,), 0, both_orders, 0),)
     one_job = (Placement(1, "m2", 1), Placement(1, "m2", 1))
     d = defragment(inp, {1: 3, 2: 1, 3: 1}, one_job, (), pure_fair_share={1: 2, 2: 2, 3: 2})
     assert [(a.action, a.donor_job) for a in d.actions] == [("cancel_pending", 1), ("cancel_pending", 1)]

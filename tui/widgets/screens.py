@@ -28,9 +28,9 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
     """Parses the input and builds its views in a worker, showing what is happening and how far;
     dismissed with (loaded, browse), or with the reason the input cannot be browsed."""
 
-    def __init__(self, paths: list[str], use_cache: bool, config: str | None) -> None:
+    def __init__(self, paths: list[str], use_cache: bool, config: str | None, rm_release: str | None = None) -> None:
         super().__init__()
-        self.paths, self.use_cache, self.config = paths, use_cache, config
+        self.paths, self.use_cache, self.config, self.rm_release = paths, use_cache, config, rm_release
 
     def compose(self) -> ComposeResult:
         with Vertical(id="loading-box"):
@@ -54,7 +54,8 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
 
         result: tuple[Loaded, Browse] | str
         try:
-            loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config)
+            loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config,
+                          rm_release=self.rm_release)
             progress(Progress("rebuilding every cycle's machines"))
             result = loaded, build(loaded.name, loaded.tables, loaded.lines, loaded.nodes())  # off the screen's thread
         except InputError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
 from rich.text import Text
 from textual import events, work
@@ -11,8 +13,11 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from replay import InputError
+from replay.model.damage import Damage
+from replay.model.release import ReleaseChoice
 from replay.model.world import Bootstrap
 from replay.progress import Progress
+from tui.data import audit_status
 from tui.load import Loaded, run_audit
 
 from tui.data import Browse
@@ -84,11 +89,11 @@ class StatusLine(Horizontal):
             return
         self.post_message(self.Audited(frames))
 
-    def audited(self, divergences: pl.DataFrame, total: int) -> None:
-        """Say how many cycles agree with rmref."""
-        n, bad = divergences.height, divergences["cycle"].n_unique()
-        self.say(f"audit: {total - bad:,} of {total:,} cycles agree with rmref, "
-                 f"{n:,} divergence{'s' if n != 1 else ''}" + ("" if n == 0 else " (d / D to visit)"))
+    def audited(self, frames: dict[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None,
+                release: ReleaseChoice | None = None) -> None:
+        """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does),
+        and as which DUCC release (replay.model.release)."""
+        self.say(audit_status(frames, total, damaged, release))
         self.audit_done = True
 
     def show_filter(self, text: str) -> None:

@@ -8,7 +8,9 @@
    rmref replays, stay the same (pseudonyms.py); and every token whose shape names the site
    (an IP, a path, a host in one of the log's domains) found in any line (rewrite.Shapes).
 3. Rewrite every line token by token (rewrite.py), into OUT as the same files (gzipped where the
-   input was), with OUT/mapping.json; the whole directory appears at once (replay/parsing/outdir.py).
+   input was); the whole directory appears at once (replay/parsing/outdir.py). OUT is the folder
+   meant for sending: the mapping (pseudonym -> name) goes outside it, beside the key
+   (`mapping_path`).
 4. Parse the rewritten files and require the original's tables, renamed (`check`): an output
    that would not read the same is not written.
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from replay.apps.anonymize.key import load_or_create_key
-from replay.apps.anonymize.mapping import Pseudonyms, pseudonyms_for
+from replay.apps.anonymize.mapping import MAPPING_FORMAT, Pseudonyms, pseudonyms_for
 from replay.apps.anonymize.names import config_user, inventory
 from replay.apps.anonymize.rewrite import (
     LineCounts,
@@ -32,7 +34,7 @@ from replay.apps.anonymize.rewrite import (
     Unread,
     rewrite_files,
 )
-from replay.parsing.outdir import atomic_output_dir
+from replay.parsing.outdir import atomic_output_dir, atomic_output_file, check_replaceable_file
 from replay.parsing.pipeline import MemorySink, Summary, parse, run
 from replay.parsing.logdir import find_inputs
 from replay.parsing.sources import InputError
@@ -49,6 +51,7 @@ class Anonymized:
     pseudonyms: Pseudonyms
     key_note: str
     summary: Summary
+    mapping: Path  # where mapping.json went: outside OUT, which is the folder meant for sending
 
 
 def unread_lines(tables: Mapping[str, pl.DataFrame]) -> Unread:
@@ -100,10 +103,25 @@ def check(expected: dict[str, pl.DataFrame], files: list[Path]) -> None:
                              "this message to rmreplay's maintainers")
 
 
+def mapping_path(out: str | Path, key_file: str | Path | None = None, mapping: str | Path | None = None) -> Path:
+    """Where the mapping goes: `mapping`, else `<OUT's name>.mapping.json` beside the key (beside
+    OUT without one); InputError when that is inside OUT (the folder meant for sending)."""
+    folder = Path(out).resolve()
+    where = Path(mapping) if mapping else (Path(key_file).resolve().parent if key_file else folder.parent) / (
+        f"{folder.name}.{MAPPING}")
+    if where.resolve().is_relative_to(folder):
+        raise InputError(f"{where}: the mapping turns the pseudonyms back into your names; it cannot go inside "
+                         f"{out}, the folder meant for sending (give --mapping FILE elsewhere)")
+    return where
+
+
 def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = None, force: bool = False,
-              progress: OnProgress | None = None) -> Anonymized:
-    """Write OUT/<each input's name> with the site's names replaced, and OUT/mapping.json."""
+              progress: OnProgress | None = None, mapping_file: str | Path | None = None) -> Anonymized:
+    """Write OUT/<each input's name> with the site's names replaced, and the mapping outside OUT
+    (`mapping_path`)."""
     say = progress or quiet
+    mapping = mapping_path(out, key_file, mapping_file)
+    check_replaceable_file(mapping, force, MAPPING_FORMAT.encode())
     sources = find_inputs(paths).sources
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
@@ -122,7 +140,7 @@ def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = N
         lines = rewrite_files(sources, tmp, rewriter, unread_lines(tables), say)
         say(Progress("checking that the anonymized log parses to the same tables"))
         check(rename_tables(tables, rewriter), [tmp / n for n in names])
-        mapping = tmp / MAPPING
-        mapping.write_text(rewriter.p.to_json(), encoding="utf-8")
-        os.chmod(mapping, 0o600)  # it turns the pseudonyms back into names: the site's eyes only
-    return Anonymized(lines, pseudonyms, key_note, summary)
+        with atomic_output_file(mapping, force, marker=MAPPING_FORMAT.encode()) as written:
+            written.write_text(rewriter.p.to_json(), encoding="utf-8")
+            os.chmod(written, 0o600)  # it turns the pseudonyms back into names: the site's eyes only
+    return Anonymized(lines, pseudonyms, key_note, summary, mapping)

@@ -21,6 +21,8 @@ from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
 from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
+from replay.model.start import predates_log, replay_start
+from replay.model.world import bootstrap
 from rmref.constants import PURGES
 from rmref.model import CycleInput
 
@@ -42,11 +44,11 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
     return ours, theirs
 
 
-def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, job_id: int, c: int,
-           cycles: list[int], with_life: bool) -> Story:
-    """The story's facts for cycle `c` (no sections yet), rmref's side from the audit's own run."""
-    inp = trace.input if trace else None
-    quantum = inp.config.quantum_gb if inp else 15
+def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, inp: CycleInput | None,
+           quantum: int, predates: bool, job_id: int, c: int, cycles: list[int], with_life: bool) -> Story:
+    """The story's facts for cycle `c` (no sections yet), rmref's side from the audit's own run
+    (`inp`: the cycle's rebuilt input, also where the audit did not audit the cycle; `predates`:
+    the job was there before the log began)."""
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     epoch_of = epochs(tables["cycles"])
@@ -59,6 +61,8 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
     ours, theirs = _sides(trace, logged, job_id, c)
     causes = tuple(Divergence(kind, step, why) for cycle, job, kind, _lv, _rv, why, step, _detail
                    in result.divergences if cycle == c and job == job_id)
+    verified = tuple(Divergence(kind, step, detail) for cycle, job, kind, _lv, _own, _why, step, detail
+                     in result.verified if cycle == c and job == job_id)
     return Story(
         job_id=job_id, cycle=c, first_cycle=cycles[0], last_cycle=cycles[-1], work_type=who.work_type,
         user=who.user, class_name=who.class_name, policy=cls.policy if cls else None,
@@ -67,16 +71,39 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         count=_logged_count(_rows(tables, "counts", c, job_id)), logged_caps=_logged_caps(tables, c, job_id),
         caps=trace.caps.get(job_id) if trace else None, shares=held, placed=_placed(tables, c, job_id),
         taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
-        life=_life(tables, job_id, cycles) if with_life else (), sections=(),
-        rmref=ours, logged=theirs, causes=causes,
+        life=_life(tables, job_id, cycles, predates) if with_life else (), sections=(),
+        rmref=ours, logged=theirs, causes=causes, verified=verified,
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
+        not_audited=_not_audited(result, c), predates_log=predates,
+        assumed=tuple(a for a in result.assumed if a.source != "config" and not a.setting.startswith("node ")),
+        rm_release=result.rm_release.to_json() if result.rm_release else None,
     )
 
 
-def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None) -> tuple[Section, ...]:
+def _agrees(story: Story, kinds: tuple[str, ...]) -> list[str]:
+    """The verified choices of these decision kinds, one line each ("findShares agrees: ...")."""
+    return [f"{v.step} {v.explanation}." for v in story.verified if v.decision in kinds]
+
+
+def _not_audited(result: AuditResult, cycle: int) -> str | None:
+    """Why the audit left the cycle out, wholly or for some decisions (None: it audited all)."""
+    if cycle in result.skipped:
+        return result.skipped[cycle]
+    kinds = [k for k in result.audited if cycle in result.skipped_kinds.get(k, {})]
+    if not kinds:
+        return None
+    return f"partly: {', '.join(kinds)} not audited, {result.skipped_kinds[kinds[0]][cycle]}"
+
+
+def _defrag_kinds(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> set[str]:
+    """What defragmentation logged for the job in the cycle (needy, satisfied, failed, ...)."""
+    return set(_rows(tables, "defrag", cycle, job_id)["kind"].drop_nulls().to_list())
+
+
+def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None,
+              quantum: int) -> tuple[Section, ...]:
     """The story's sections: its life when told, then the eight levels of the cycle's detail."""
     c, job_id = story.cycle, story.job_id
-    quantum = inp.config.quantum_gb if inp else 15
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     not_fair = story.policy is not None and story.policy != "FAIR_SHARE"
@@ -93,10 +120,10 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
                           "No user count: " + ("the class is not fair share." if not_fair
                                                else "the class got nothing to divide among its users.")),
         _count_section(story, count_rows),
-        _placement_section(story.placed, _rows(tables, "expansions", c, job_id)),
-        _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id),
-                       _confirmed_gone(tables, c, job_id)),
-        _waiting_section(story.reason, count_rows, story.shares, story.count),
+        _placement_section(story.placed, _rows(tables, "expansions", c, job_id), _agrees(story, ("placements",))),
+        _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id)
+                       + _agrees(story, ("defrag",)), _confirmed_gone(tables, c, job_id)),
+        _waiting_section(story.reason, count_rows, story.shares, story.count, _defrag_kinds(tables, c, job_id)),
     ]
     return tuple(sections)
 
@@ -112,9 +139,22 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
     """
     cycles = _job_cycles(tables, job_id)
     c = _chosen_cycle(tables, job_id, cycles, cycle)
-    trace = trace_cycle(tables, result, c) if result is not None else None
-    if result is None or trace is None:
-        result = audit(tables, cycles=range(0, c + 1), trace={c})
-        trace = result.traces.get(c)
-    story = _facts(tables, result, trace, job_id, c, cycles, with_life=cycle is None)
-    return replace(story, sections=_sections(tables, story, trace.input if trace else None))
+    trace: CycleTrace | None
+    inp: CycleInput | None
+    if result is not None and c in result.traces:
+        # the audit's own run of the cycle is at hand (a stored audit's re-entry, explain.scope):
+        # no replay, so no replay start (on a scoped view of the tables it would infer the machines)
+        trace, inp = result.traces[c], result.traces[c].input
+        quantum, predates = bootstrap(tables).config.quantum_gb, job_id in predates_log(tables)
+    else:
+        start = replay_start(tables)  # the settings, machines and cycles every command replays from
+        trace = trace_cycle(tables, result, c, start=start) if result is not None else None
+        if result is None or trace is None:
+            result = audit(tables, cycles=range(0, c + 1), trace={c}, start=start)
+            trace = result.traces.get(c)
+        inp = trace.input if trace else next(start.inputs(tables, range(c, c + 1)), None)
+        quantum, predates = start.boot.config.quantum_gb, job_id in start.predates
+    story = _facts(tables, result, trace, inp, quantum, predates, job_id, c, cycles, with_life=cycle is None)
+    damage = result.damaged.get(c)
+    return replace(story, sections=_sections(tables, story, inp, quantum),
+                   damaged=damage.text() if damage else None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from fractions import Fraction
 
 import polars as pl
@@ -170,7 +170,7 @@ def _count_section(story: Story, rows: pl.DataFrame) -> Section:
     return Section(title, tuple(lines))
 
 
-def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame) -> Section:
+def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame, verified: list[str]) -> Section:
     lines = []
     for r in expansions.filter(pl.col("kind") == "find_shares_counted").iter_rows(named=True):
         lines.append(f"What Of: counted {r['counted']}, holds {r['current']}, "
@@ -188,7 +188,7 @@ def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame) -> 
         lines.append(f"New process {p.host}.{p.share_id} (order {p.order}) on {machine}{before}{handed}.")
     if not lines:
         lines.append("No new process this cycle.")
-    return Section("6. Where new processes went", tuple(lines))
+    return Section("6. Where new processes went", tuple(lines + verified))
 
 
 _TAKEN_WORDS = {
@@ -234,26 +234,61 @@ def _taken_section(taken: tuple[Taken, ...], defrag: list[str], gone: list[str])
     return Section("7. Preempted or taken", tuple(lines) or ("Nothing was taken from it this cycle.",))
 
 
-_REASON_WORDS = {
-    "Waiting for preemptions.": ("it was counted processes but no machine had room of its order: it waits "
-                                 "until processes preempted from other jobs are gone"),
-    "Waiting for defragmentation.": ("it is needy: defragmentation could not yet free a space big enough for "
-                                     "one of its processes"),
-    "No machines match user specified list.": "none of the machines the submission names can hold it",
-}
+def _preemption_words(count: int | None, keeps: int) -> str:
+    """The RM publishes "Waiting for preemptions." for any job its placement pass leaves with no
+    process (NodepoolScheduler, NodePool: countNShares() == 0), whatever How Much counted."""
+    if keeps:
+        return (f"the RM gave this reason when the job was left with no process and has not cleared it: "
+                f"it now holds {_plural(keeps, 'process')}")
+    if count == 0:
+        return ("How Much gave it nothing this cycle, so it holds no process (the RM gives this reason to any "
+                "job its placement pass leaves with none); it waits until its class or user is owed more")
+    if count is None:
+        return "its placement pass left it with no process (the RM gives this reason to any job left with none)"
+    return (f"it was counted {_plural(count, 'process')} but none could be placed: no machine had room of its "
+            "order; it waits until processes preempted from other jobs are gone")
+
+
+def _defrag_reason_words(kinds: Collection[str], keeps: int) -> str:
+    """The RM publishes "Waiting for defragmentation." for a needy job still holding nothing after
+    takeFromTheRich, whether or not it freed enough space (the freed processes must go first)."""
+    if "satisfied" in kinds:
+        return ("defragmentation found it the space it needs this cycle (taking from richer jobs where "
+                "needed, section 7); it holds nothing until the processes taken are gone")
+    if "failed" in kinds:
+        return "it is needy and defragmentation could not get enough from the rich this cycle"
+    if keeps:
+        return (f"the RM gave this reason when defragmentation left it with no process and has not cleared it: "
+                f"it now holds {_plural(keeps, 'process')}")
+    return "it is needy and holds no process: no space big enough for one of its processes has been freed yet"
+
+
+def _reason_words(reason: str, count: int | None, keeps: int, defrag: Collection[str]) -> str | None:
+    """What the RM's published reason means for this job in this cycle (None: no more than it says)."""
+    if reason == "Waiting for preemptions.":
+        return _preemption_words(count, keeps)
+    if reason == "Waiting for defragmentation.":
+        return _defrag_reason_words(defrag, keeps)
+    if reason == "No machines match user specified list.":
+        return "none of the machines the submission names can hold it"
+    return None
 
 
 def _waiting_section(reason: str | None, count_rows: pl.DataFrame, held: tuple[HeldShare, ...],
-                     count: int | None) -> Section:
+                     count: int | None, defrag: Collection[str] = ()) -> Section:
+    """What the job waits for: the RM's published reason, read with the cycle's count, what it
+    holds and what defragmentation did for it (`defrag`: its defrag row kinds), so the words
+    never contradict the sections before."""
     lines = []
+    keeps = sum(1 for s in held if not s.removing)
     if reason:
         lines.append(f"Published reason: {reason}")
-        if reason in _REASON_WORDS:
-            lines.append(f"That is, {_REASON_WORDS[reason]}.")
+        words = _reason_words(reason, count, keeps, defrag)
+        if words:
+            lines.append(f"That is, {words}.")
     for r in count_rows.filter(pl.col("reason").is_not_null()).iter_rows(named=True):
         if r["reason"] != reason:
             lines.append(f"Counting said: {r['reason']}")
-    keeps = sum(1 for s in held if not s.removing)
     if not lines:
         if count is not None and keeps < count:
             lines.append(f"It keeps {keeps} of its {count}: the rest wait for space to be freed.")

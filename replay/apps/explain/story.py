@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from replay.model.settings import Assumption
 from rmref import Caps
 
 
@@ -161,9 +162,16 @@ class Story:
     rmref: Decisions | None = None  # the audit's rmref run of this cycle, for this job
     logged: Decisions | None = None  # what the RM logged it decided, as the audit reads it
     causes: tuple[Divergence, ...] = ()  # where the two part, per decision (the audit's divergences)
+    # the RM's free choices the audit verified (one of the choices rmref found equal: docs/verified-choices.md)
+    verified: tuple[Divergence, ...] = ()
     epoch: int | None = None  # the RM's epochs of `cycle`, `first_cycle` and `last_cycle` (replay.model.cycleref)
     first_epoch: int | None = None
     last_epoch: int | None = None
+    not_audited: str | None = None  # why the audit left this cycle out (replay.model.start), if it did
+    predates_log: bool = False  # already there when the log begins (its submission is not in the log)
+    assumed: tuple[Assumption, ...] = ()  # the settings not given by the log or --config, as the audit read them
+    damaged: str | None = None  # why the cycle's input is damaged (replay.model.damage): no verdict on the RM there
+    rm_release: dict[str, str] | None = None  # the DUCC release replayed: release, source, evidence
 
     @property
     def actual_cap(self) -> int | None:

@@ -73,7 +73,18 @@ def render(story: Story) -> str:
     head = (f"{story.work_type} {story.job_id}: user {story.user}, class {story.class_name}"
             f" ({story.policy or 'unknown policy'}), published in cycles {story.first_cycle}-{story.last_cycle}"
             + epochs)
-    out = [head, "=" * len(head), _summary(story), ""]
+    out = [head, "=" * len(head), _summary(story)]
+    if story.not_audited and story.not_audited.startswith("partly: "):
+        out.append(f"Audited {story.not_audited}.")
+    elif story.not_audited:
+        out.append(f"Not audited: {story.not_audited}; what follows is the log's side only.")
+    if story.assumed:
+        out.append("Settings the log does not state, as every command reads them (report.json 'assumed'): "
+                   + ", ".join(f"{a.setting} = {a.value} ({a.source})" for a in story.assumed) + ".")
+    out.append("")
+    if story.damaged:
+        out[-1:-1] = [f"Cycle {story.cycle}: input damaged, not audited ({story.damaged}): the log does not show "
+                      "what the RM saw there, so nothing here is a verdict on it."]
     for section in story.sections:
         out.append(section.title)
         out += [f"  {line}" for line in section.lines]

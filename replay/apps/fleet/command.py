@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import warnings
+from importlib.util import find_spec
 from pathlib import Path
 
 from rich.console import Console
@@ -13,14 +14,21 @@ from rich.text import Text
 
 from replay.apps.fleet.progress import FleetProgress
 from replay.apps.fleet.run import FleetResult, build_dataset, dask_client
-from replay.apps.fleet.streams import fleet_streams
+from replay.apps.fleet.dataset import manifest_row, write_manifest
+from replay.apps.fleet.streams import Skipped, fleet_sources
 from replay.apps.fleet.task import TOPIC
 from replay.parsing.pipeline import available_cores
+from replay.parsing.sources import InputError
+
+NO_DASK = "fleet runs on Dask, which is not installed: pip install 'rmreplay[fleet]'"
 
 
 def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
     """Build (or bring up to date) the dataset; exit 1 when a stream failed in this run."""
-    streams = fleet_streams(args.sources)
+    if find_spec("distributed") is None:  # an extra: `pip install 'rmreplay[fleet]'`
+        raise InputError(NO_DASK)
+    streams, left_out = fleet_sources(args.sources)
+    configs = cluster_configs(args.config or [], {s.cluster for s in streams})
     workers = args.workers or available_cores()
     # a task's parse takes the cores its worker leaves free on this machine (none with a scheduler)
     threads = 1 if args.scheduler else max(1, available_cores() // workers)
@@ -38,13 +46,43 @@ def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
                 bars.finished(f"{row['cluster']}/{row['stream']}", row["status"], (row.get("bytes") or 0) / 1e6)
 
             result = build_dataset(streams, Path(args.out), client, audit=args.audit, retry_failed=args.retry_failed,
-                                   threads=threads, on_result=done)
+                                   threads=threads, on_result=done, configs=configs)
             client.unsubscribe_topic(TOPIC)
+    record_skipped(Path(args.out), result, left_out)
     console.print(fleet_table(result))
     console.print(fleet_line(result), highlight=False)
+    for s in left_out:
+        console.print(f"  skipped {s.cluster}/{s.name}: {s.reason}", markup=False, highlight=False)
     for row in result.failed:
         console.print(Text.assemble(("  failed ", "red"), f"{row['cluster']}/{row['stream']}: {row['error']}"))
     return 1 if result.failed else 0
+
+
+def cluster_configs(items: list[str], clusters: set[str]) -> dict[str, str]:
+    """`--config NAME=DIR` values as cluster -> directory; InputError for an unknown cluster or directory."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, folder = item.partition("=")
+        if not sep or not name or not folder:
+            raise InputError(f"--config {item!r}: expected NAME=DIR (a cluster's name, its DUCC resources directory)")
+        if name not in clusters:
+            raise InputError(f"--config {item!r}: no cluster {name!r} among the sources "
+                             f"({', '.join(sorted(clusters))})")
+        if not Path(folder).is_dir():
+            raise InputError(f"--config {item!r}: {folder} is not a directory")
+        out[name] = str(Path(folder).resolve())
+    return out
+
+
+def record_skipped(dataset: Path, result: FleetResult, left_out: list[Skipped]) -> None:
+    """The rolled sets left out, in the manifest as `skipped` with the reason (not failed)."""
+    if not left_out:
+        return
+    for s in left_out:
+        result.manifest[(s.cluster, s.name)] = manifest_row({
+            "cluster": s.cluster, "stream": s.name, "files": list(s.members), "status": "skipped",
+            "note": s.reason, "audited": False})
+    write_manifest(dataset, result.manifest)
 
 
 def fleet_table(result: FleetResult) -> Table:

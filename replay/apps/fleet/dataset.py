@@ -30,6 +30,7 @@ MANIFEST_SCHEMA: Schema = {
     "bytes": pl.Int64, "lines": pl.Int64, "unparsed": pl.Int64, "cycles": pl.Int64,
     "first_ts": pl.Datetime("ms"), "last_ts": pl.Datetime("ms"), "status": pl.String, "error": pl.String,
     "audited": pl.Boolean, "audit_cycles": pl.Int64, "cycles_agree": pl.Int64, "divergences": pl.Int64,
+    "note": pl.String,  # a rolled set left out (status skipped: another daemon's log, a DEBUG twin), and why
 }
 
 
@@ -62,7 +63,8 @@ def read_manifest(dataset: Path) -> pl.DataFrame:
     path = dataset / MANIFEST
     if not path.exists():
         return pl.DataFrame(schema=MANIFEST_SCHEMA)
-    return pl.read_parquet(path)
+    frame = pl.read_parquet(path)  # a manifest older than a column has it empty
+    return frame.with_columns(pl.lit(None, t).alias(n) for n, t in MANIFEST_SCHEMA.items() if n not in frame.columns)
 
 
 def write_manifest(dataset: Path, rows: dict[tuple[str, str], dict]) -> None:

@@ -7,6 +7,7 @@ client turns them into bars; a stream's bar goes when its result is in.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from types import TracebackType
 
@@ -15,6 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from replay.progress import Progress
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Progress))
 
 
 class FleetProgress:
@@ -49,7 +52,8 @@ class FleetProgress:
                     self.bars.remove_task(task)
                 self.streams[key] = self.bars.add_task(f"  {key}", total=max(msg["start"], 1), detail="parse")
             elif task is not None:
-                self.show(task, Progress(**msg))
+                # only the fields a Progress has: the installed `distributed` may add its own (`worker`)
+                self.show(task, Progress(**{k: v for k, v in msg.items() if k in _FIELDS}))
 
     def show(self, task: TaskID, progress: Progress) -> None:
         """A stream's bar at this progress (a stage without a total keeps the bar where it is)."""

@@ -1,7 +1,7 @@
 """Questions about a whole fleet, answered over its dataset (polars, lazily).
 
-The fleet report shows these; README.md gives the same questions in DuckDB SQL and in polars
-(tests/integration/test_fleet_report.py holds the README's queries to these answers).
+The fleet report shows these; docs/commands.md gives the same questions in DuckDB SQL and in polars
+(tests/integration/test_fleet_report.py holds those queries to these answers).
 * preemptions per cluster per day: `shrinkBy` evictions (processes taken to rebalance fair
   shares), by the day of the line;
 * wait per class: from a job's arrival (`jobArrives`) to the first schedule that adds a process

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.util import find_spec
@@ -57,8 +57,10 @@ def _reusable(old: dict | None, audit: bool, retry_failed: bool) -> str | None:
 
 def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit: bool = False,
                   retry_failed: bool = False, threads: int = 1,
-                  on_result: Callable[[dict], None] | None = None) -> FleetResult:
-    """Parse (and audit) every stream on the client's cluster into `dataset`."""
+                  on_result: Callable[[dict], None] | None = None,
+                  configs: Mapping[str, str] | None = None) -> FleetResult:
+    """Parse (and audit) every stream on the client's cluster into `dataset` (`configs`: cluster ->
+    its DUCC resources directory, for streams whose bootstrap rolled away)."""
     from distributed import as_completed
     from distributed.client import FutureCancelledError
 
@@ -74,8 +76,8 @@ def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit
         return client.submit(process_stream, job, key=f"rmreplay-{job.stream.key}-{uuid.uuid4().hex[:8]}",
                              pure=False)
 
-    jobs = [Job(s, str(dataset), audit, _reusable(manifest.get((s.cluster, s.name)), audit, retry_failed), threads)
-            for s in streams]
+    jobs = [Job(s, str(dataset), audit, _reusable(manifest.get((s.cluster, s.name)), audit, retry_failed), threads,
+                (configs or {}).get(s.cluster)) for s in streams]
     pending = {submit(job): job for job in jobs}
     queue = as_completed(list(pending))
     for future in queue:

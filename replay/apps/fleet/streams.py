@@ -12,16 +12,16 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import tarfile
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from replay.parsing.logdir import DAEMONS
+from replay.parsing import archive
+from replay.parsing.archive import ARCHIVES
 from replay.parsing.sources import InputError, log_name, rolled_key, unpacked_size
 
-ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
 _CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")  # a letter first: hive readers type "2023" as a number
 
 
@@ -68,8 +68,42 @@ def _strip_archive(name: str) -> str:
     return next((name[: -len(ext)] for ext in ARCHIVES if name.endswith(ext)), name)
 
 
+# the RM's own logs: rm.log, <host>.rm.log (DUCC 2.x), and the DEBUG copy a site may keep beside them
+_RM_BASE = re.compile(r"^(?:.+\.)?rm(?:-debug)?\.log$")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A rolled set of a cluster's folder that is not an RM stream to read, and why."""
+
+    cluster: str
+    name: str
+    members: tuple[str, ...]
+    reason: str
+
+
+def _not_rm(base: str) -> str | None:
+    """Why a rolled set named `base` is not the RM's (None: it is)."""
+    if _RM_BASE.match(base):
+        return None
+    daemon = DAEMONS.get(base.split(".")[0].split("-")[0].upper())
+    return f"not the RM's log: {daemon} log" if daemon else "not the RM's log (its name is not rm.log)"
+
+
+def _twin(folder: str, base: str, bases: set[tuple[str, str]]) -> str | None:
+    """The INFO stream a DEBUG rolled set repeats in the same folder (rm-debug.log beside rm.log)."""
+    info = base.replace("rm-debug.log", "rm.log")
+    return info if info != base and (folder, info) in bases else None
+
+
 def streams_of(source: str) -> list[Stream]:
-    """Every stream of one cluster, in name order."""
+    """Every RM stream of one cluster, in name order."""
+    return split_streams(source)[0]
+
+
+def split_streams(source: str) -> tuple[list[Stream], list[Skipped]]:
+    """Every RM stream of one cluster, in name order, and the rolled sets left out (other daemons'
+    logs; a DEBUG copy of an RM stream read at INFO), each with the reason."""
     cluster, path = cluster_of(source)
     members = _archive_members(path) if path.is_file() else _dir_members(path)
     families: dict[tuple[str, str], list[str]] = {}
@@ -79,25 +113,41 @@ def streams_of(source: str) -> list[Stream]:
             families.setdefault((folder, rolled_key(leaf)[0]), []).append(member)
     if not families:
         raise InputError(f"{path}: holds no *.log, *.log.N or *.log.gz file; give a cluster's log directory")
-    out = []
+    out, left = [], []
     for (folder, base), files in sorted(families.items()):
         files.sort(key=lambda m: rolled_key(PurePosixPath(m).name)[1])  # oldest first
         name = base if folder == "." else f"{folder}/{base}"
-        out.append(Stream(cluster, name, str(path.resolve()), tuple(files)))
-    return out
+        twin = _twin(folder, base, set(families))
+        why = _not_rm(base) or (f"the same RM stream as {twin}, logged at DEBUG: {twin} is read" if twin else None)
+        if why:
+            left.append(Skipped(cluster, name, tuple(files), why))
+        else:
+            out.append(Stream(cluster, name, str(path.resolve()), tuple(files)))
+    if not out:
+        raise InputError(f"{path}: holds no RM log (rm.log, rm.log.N, .gz) among its *.log files; give a cluster's "
+                         "log directory")
+    return out, left
 
 
 def fleet_streams(sources: list[str]) -> list[Stream]:
     """The streams of every source; two sources may not share a cluster name."""
+    return fleet_sources(sources)[0]
+
+
+def fleet_sources(sources: list[str]) -> tuple[list[Stream], list[Skipped]]:
+    """The streams of every source and the rolled sets left out; two sources may not share a cluster name."""
     out: list[Stream] = []
+    left: list[Skipped] = []
     seen: dict[str, str] = {}
     for source in sources:
         cluster, _ = cluster_of(source)
         if cluster in seen:
             raise InputError(f"{source}: cluster {cluster!r} is also {seen[cluster]}; name one NAME=PATH")
         seen[cluster] = source
-        out += streams_of(source)
-    return out
+        streams, skipped = split_streams(source)
+        out += streams
+        left += skipped
+    return out, left
 
 
 def _dir_members(root: Path) -> list[str]:
@@ -105,14 +155,7 @@ def _dir_members(root: Path) -> list[str]:
 
 
 def _archive_members(path: Path) -> list[str]:
-    try:
-        if path.name.endswith(".zip"):
-            with zipfile.ZipFile(path) as zf:
-                return sorted(i.filename for i in zf.infolist() if not i.is_dir())
-        with tarfile.open(path) as tf:
-            return sorted(m.name for m in tf.getmembers() if m.isfile())
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(f"{path}: cannot read the archive ({exc}); re-copy it or unpack it") from exc
+    return archive.members(path)
 
 
 def open_members(stream: Stream) -> Iterator[tuple[str, IO[bytes]]]:
@@ -122,19 +165,7 @@ def open_members(stream: Stream) -> Iterator[tuple[str, IO[bytes]]]:
             with open(Path(stream.container) / member, "rb") as fh:
                 yield member, fh
         return
-    if stream.container.endswith(".zip"):
-        with zipfile.ZipFile(stream.container) as zf:
-            for member in stream.members:
-                with zf.open(member) as zipped:
-                    yield member, zipped
-        return
-    with tarfile.open(stream.container) as tf:
-        for member in stream.members:
-            tarred = tf.extractfile(member)
-            if tarred is None:
-                raise InputError(f"{stream.container}: {member} is not a regular file")
-            with tarred:
-                yield member, tarred
+    yield from archive.open_members(stream.container, stream.members)
 
 
 def content_hash(stream: Stream) -> str:
@@ -172,9 +203,5 @@ def expected_bytes(stream: Stream) -> int:
     return sum(unpacked_size(Path(stream.container) / member) for member in stream.members)
 
 
-def _archive_sizes(archive: str) -> dict[str, int]:
-    if archive.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            return {i.filename: i.file_size for i in zf.infolist()}
-    with tarfile.open(archive) as tf:
-        return {m.name: m.size for m in tf.getmembers()}
+def _archive_sizes(path: str) -> dict[str, int]:
+    return archive.sizes(path)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import ChainMap
+from collections.abc import Mapping
 import tempfile
 import time
 from dataclasses import dataclass
@@ -44,6 +46,7 @@ class Job:
     audit: bool
     known_hash: str | None = None
     threads: int = 1
+    config: str | None = None  # the cluster's DUCC resources directory (`--config NAME=DIR`)
 
 
 def process_stream(job: Job) -> dict:
@@ -67,7 +70,7 @@ def process_stream(job: Job) -> dict:
             row.update(_summary_fields(summary), status="ok")
             audit_dir = None
             if job.audit:
-                audit_dir, audited = _audit(work, emit)
+                audit_dir, audited = _audit(work, emit, job.config)
                 row.update(audited)
             publish(dataset, stream.cluster, stream.name, work / "tables", audit_dir)
     except InputError as exc:
@@ -90,9 +93,14 @@ def _member(stream: Stream, leaf: str) -> str:
     return next((m for m in stream.members if m.rsplit("/", 1)[-1] == leaf), leaf)
 
 
-def _audit(work: Path, emit: _Emitter) -> tuple[Path | None, dict]:
-    """Audit the parsed tables (read back column by column, as `rmreplay audit` does)."""
-    tables = ParquetTables(work / "tables", audit_columns())
+def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path | None, dict]:
+    """Audit the parsed tables (read back column by column, as `rmreplay audit` does); a stream
+    whose bootstrap rolled away takes it from the cluster's `config` directory."""
+    tables: Mapping[str, pl.DataFrame] = ParquetTables(work / "tables", audit_columns())
+    if config and (tables["classes"].is_empty() or tables["nodepools"].is_empty()):
+        from replay.model.resources import read_resources
+
+        tables = ChainMap(read_resources(Path(config)), tables)  # type: ignore[arg-type]
     try:
         result = audit(tables, progress=emit)
     except InputError as exc:  # no bootstrap in the stream: its tables still stand
@@ -100,7 +108,7 @@ def _audit(work: Path, emit: _Emitter) -> tuple[Path | None, dict]:
     out = work / "audit"
     write_audit(result, out)
     report = result.report()
-    return out, {"audited": True, "audit_cycles": report["cycles"], "cycles_agree": report["cycles_agree"],
+    return out, {"audited": True, "audit_cycles": report["cycles_audited"], "cycles_agree": report["cycles_agree"],
                  "divergences": len(result.divergences)}
 
 

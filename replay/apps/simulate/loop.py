@@ -33,6 +33,7 @@ from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.constants import PURGES
 from rmref.evictions import disable_purges
 from rmref.model import CycleInput, Machine, Work
+from rmref.whatof import what_of
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ class Simulation:
             if spec is None:
                 raise InputError(f"workload: share {s.share_id} on {s.host} belongs to job {s.job_id}, "
                                  "which has no work row")
-            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True)
+            running_from = None if s.running_from is None else s.running_from * 1000.0
+            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True, running_from=running_from)
 
     def _or(self, spec) -> OrWork:
         w = self.or_work.get(spec.job_id)
@@ -117,6 +119,10 @@ class Simulation:
             job = rm.arrive(spec, work, state, self.classes.get(spec.class_name))
             for sid, p in work.processes.items():  # processes that predate the log
                 job.shares[sid] = rm.RmShare(sid, p.host, initialized=True, init_ms=int(spec.init * 1000))
+            if work.processes and spec.is_job:  # work that predates the log: the RM had the Orchestrator's updates
+                rm.update(job, work, state, t, spec.stop_delay * 1000.0)
+            elif work.processes:  # the RM took a service's initialization state on arrival, before it had a process
+                job.init_wait = spec.work_type != "Reservation"
             self._ended(spec.job_id, state, t)
             if not rm.gone(state):
                 self.jobs[spec.job_id] = job
@@ -172,7 +178,21 @@ class Simulation:
                      tuple(logged.job_order.get(cycle, ())) if logged else (),
                      logged.share_walk.get(cycle, {}) if logged else {},
                      carried.pure_fair_share if carried else {},
-                     carried.defrag.wealth if carried else None)
+                     carried.defrag.wealth if carried else None,
+                     prefer=self._prefer(cycle))
+
+    def _prefer(self, cycle: int) -> dict[str, int]:
+        """The hosts the RM connected new shares on this cycle, in the order it created them (share
+        ids): What Of meets them first only among machines it finds equally free (rmref.choices),
+        where the RM's walk followed a HashMap keyed by random ids and no input settles the pick.
+        A plug-in What Of has ties of its own, if any: it is given none."""
+        if self.phases.what_of is not what_of:
+            return {}
+        connected = self.ctx.logged.connected.get(cycle, []) if self.ctx.logged else []
+        prefer: dict[str, int] = {}
+        for _job, host, _order, _sid in sorted(connected, key=lambda r: r[3] or 0):
+            prefer.setdefault(host, len(prefer))
+        return prefer
 
     def _check(self, inp: CycleInput, result: CycleResult, cycle: int) -> None:
         """Stop a scheduler that puts more on a machine than it holds (cycle and machine named)."""

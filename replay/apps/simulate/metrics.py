@@ -21,7 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from replay.apps.simulate.loop import Run
-from replay.apps.simulate.reconstruct import logged_finish
+from replay.apps.simulate.reconstruct import PRESENT, logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
 from replay.apps.whatif import jain, logged_held
@@ -134,13 +134,14 @@ def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Measured:
             row[f"turnaround_{side}"] = None if finish is None else round(finish - w.submit, 3)
             row[f"wait_{side}"] = None if first is None else round(first - w.submit, 3)
         row["projected"] = "runs past the log's end" in w.note
+        row["predates"] = PRESENT in w.note
         row["note"] = w.note or None
         rows.append(row)
     schema = {"job_id": pl.Int64, "work_type": pl.String, "user": pl.String, "class": pl.String,
               "submit": pl.Float64}
     for side in SIDES:
         schema |= {f"finish_{side}": pl.Float64, f"turnaround_{side}": pl.Float64, f"wait_{side}": pl.Float64}
-    schema |= {"projected": pl.Boolean, "note": pl.String}
+    schema |= {"projected": pl.Boolean, "predates": pl.Boolean, "note": pl.String}
     jobs = pl.DataFrame(rows, schema=schema, orient="row")
     return Measured(sim, sides, jobs, per_cycle(sim, sides))
 
@@ -239,6 +240,7 @@ def report(m: Measured) -> dict:
     """report.json (times in seconds from the log's first cycle; 6 decimals)."""
     sim, cycles, jobs = m.sim, m.cycles, m.jobs
     projected = jobs.filter(pl.col("projected"))["job_id"].to_list()
+    present = jobs.filter(pl.col("predates"))["job_id"].to_list()  # submitted before the log began
 
     def triple(fn) -> dict:
         return {side: fn(side) for side in SIDES}
@@ -254,8 +256,8 @@ def report(m: Measured) -> dict:
         "changed": not sim.change.identity,
         "workload": {"from": sim.workload_from, "work": len(sim.workload.work),
                      "node_events": len(sim.workload.nodes), "start_processes": len(sim.workload.shares),
-                     "projected": projected},
-        "jobs": jobs.drop("projected", "note").to_dicts(),
+                     "projected": projected, "present_from_start": present},
+        "jobs": jobs.drop("projected", "predates", "note").to_dicts(),
         "identity": identity(m),
         "per_class": _group(m, "class"),
         "per_user": _group(m, "user"),
@@ -265,7 +267,9 @@ def report(m: Measured) -> dict:
         "fairness": triple(lambda s: _mean(v for v in cycles[f"fairness_{s}"] if v is not None)),
         "assumed": {"epoch_ms": sim.context.epoch_ms,
                     "start_delay_s": _first(w.start_delay for w in sim.workload.work),
-                    "stop_delay_s": _first(w.stop_delay for w in sim.workload.work)},
+                    "stop_delay_s": _first(w.stop_delay for w in sim.workload.work),
+                    "settings": [{"setting": a.setting, "value": a.value, "source": a.source,
+                                  "evidence": a.evidence} for a in sim.assumed]},
     }
 
 

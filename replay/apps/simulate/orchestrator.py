@@ -113,10 +113,14 @@ class Work:
 
     # -- processes ------------------------------------------------------------------------------
 
-    def add(self, share_id: int, host: str, t: float, running: bool = False) -> None:
-        """The RM assigned a process at `t` (`running`: it was already running before the log began)."""
-        start = -math.inf if running else t + self.start_delay
-        run = -math.inf if running else start + self.init
+    def add(self, share_id: int, host: str, t: float, running: bool = False, running_from: float | None = None) -> None:
+        """The RM assigned a process at `t` (`running`: it was there before the log began, running,
+        or from `running_from` on when it was still initializing)."""
+        if running and running_from is not None:  # initializing since before the log: as long as the job's others
+            start, run = running_from - self.init, running_from
+        else:
+            start = -math.inf if running else t + self.start_delay
+            run = -math.inf if running else start + self.init
         p = Process(share_id, host, len(self._by_index), t, start, run)
         self.processes[share_id] = p
         self._by_index.append(p)
@@ -218,7 +222,10 @@ class Work:
             return self.assigned_at is not None and t >= self.assigned_at + spec.duration * 1000.0
         if not self._by_index:
             return False
-        return t >= self._by_index[0].run_start + spec.duration * 1000.0
+        first = self._by_index[0]
+        # a process running before the log began: its duration counts from the log's first cycle
+        began = first.assigned if first.run_start == -math.inf else first.run_start
+        return t >= began + spec.duration * 1000.0
 
     def publish(self, t: float, stop_delay: float) -> str:
         """Advance to the publication at `t` and return the work's state then."""

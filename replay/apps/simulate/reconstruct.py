@@ -40,7 +40,9 @@ from replay.apps.simulate.workload import (
     WorkSpec,
     _profile,
 )
-from replay.model.world import WORK_TYPES, Bootstrap, machine_inventory, machines
+from replay.model.inputs import job_descriptions
+from replay.model.start import PREDATES, ReplayStart, replay_start
+from replay.model.world import WORK_TYPES, Bootstrap, machines
 from replay.parsing.sources import InputError
 from rmref import UNLIMITED
 
@@ -201,10 +203,15 @@ def _timelines(tables: Mapping[str, pl.DataFrame], t0) -> dict[int, tuple[dict, 
     return out
 
 
-def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Workload:
+PRESENT = f"{PREDATES}: taken as present from the start"
+
+
+def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
+                      replay: ReplayStart | None = None) -> Workload:
     """Reconstruct the workload the log records (see the module docstring for every source)."""
     t0 = _origin(tables)
-    unknown = machine_inventory(tables, boot).unknown
+    begin = replay or replay_start(tables, boot)
+    unknown = begin.inventory.unknown
     if unknown:  # the simulation places every process: each node's size must be known
         raise InputError(f"cannot simulate: the log never shows the size of {len(unknown)} node(s) "
                          f"({', '.join(unknown[:5])}{', ...' if len(unknown) > 5 else ''}) and its counters do "
@@ -218,8 +225,10 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Wo
     named = pl.concat([tables[t].select("job_id", "ts") for t in ("jobs", "job_events", "processes")])
     submitted: dict[int, float] = dict(named.drop_nulls().group_by("job_id").agg(pl.col("ts").min())
                                        .with_columns(_seconds("ts", t0)).iter_rows())
-    desc = {r["job_id"]: r for r in tables["jobs"].filter(pl.col("user").is_not_null()).sort("line")
-            .unique("job_id", keep="last", maintain_order=True).iter_rows(named=True)}
+    # who the work is: its submission, else (work there before the log began) what the log says of
+    # it later, as every command reads it (replay.model.inputs.job_descriptions)
+    desc = {r["job_id"]: r for r in job_descriptions(tables).filter(pl.col("user").is_not_null())
+            .sort("line", nulls_last=False).unique("job_id", keep="last", maintain_order=True).iter_rows(named=True)}
     items = {r["job_id"]: r for r in _items(tables).iter_rows(named=True)}
     inits, least = _init_times(tables)
     ends = {r["job_id"]: r for r in _ends(tables, t0).iter_rows(named=True)}
@@ -231,12 +240,16 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Wo
     default_stop = _median_gap(tables) if stopping is None else stopping
     default_init = _median(list(inits.values()), 0.0)
     default_item = _median([r["item_ms"] for r in items.values()], 0.0)
+    running_before = {s.job_id for s in _start_shares(tables)}
+    timelines = _timelines(tables, t0)
     work = []
     for job in sorted(admitted):
         if job in refused:
             continue
         d = desc.get(job, {})
-        notes = []
+        notes = [PRESENT] if job in begin.predates else []
+        # work there before the log began is there from its first cycle, whatever line names it first
+        submit = admitted[job] if job in begin.predates else submitted.get(job, admitted[job])
         kind = WORK_TYPES.get(d.get("type_code") or "") or work_type.get(job) or "Job"
         it = items.get(job, {})
         total = it.get("items") or 0
@@ -249,7 +262,8 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Wo
         start = first_run.get(job)
         init = inits.get(job, 0.0 if kind == "Reservation" else None)
         if init is None:
-            init, why = _unseen_init(least.get(job, 0.0), default_init, end, start, default_delay, total, it,
+            worked = _surviving_start(timelines.get(job), end, start)
+            init, why = _unseen_init(least.get(job, 0.0), default_init, end, worked, default_delay, total, it,
                                      item_ms or 0.0, d.get("threads") or 1)
             notes.append(why)
         duration = cancel = None
@@ -265,17 +279,18 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Wo
             cancel = end["end"]  # ended before it was given anything: canceled
         elif kind == "Reservation":
             duration = end["end"] - start
+        elif job in running_before:  # its process ran before the log: its duration counts from the first cycle
+            duration = max(0.0, end["end"] - start)
         else:  # a service or managed reservation runs its duration from its first process's start
             duration = max(0.0, end["end"] - (start + default_delay + init))
         work.append(WorkSpec(
             job, kind, d.get("user") or "", d.get("class") or "", d.get("memory_gb") or memory.get(job) or 1,
-            d.get("threads") or 1, limits.get(job), submitted.get(job, admitted[job]),
-            max(0.0, admitted[job] - submitted.get(job, admitted[job])), default_delay, default_stop, init,
+            d.get("threads") or 1, limits.get(job), submit,
+            max(0.0, admitted[job] - submit), default_delay, default_stop, init,
             total, it.get("items_done") or 0, item_ms or 0.0, (), _profile(it.get("item_profile")), duration, cancel,
             "; ".join(notes)))
     shares = _start_shares(tables)
     times = [t * 1000.0 for t in cycle_times(tables)]
-    timelines = _timelines(tables, t0)
     fitted = []
     for spec in work:
         added, removed, updates = timelines.get(spec.job_id, ({}, {}, []))
@@ -289,6 +304,21 @@ def _median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
     """The median time between cycles (seconds): the Orchestrator's publication period."""
     times = cycle_times(tables)
     return _median([b - a for a, b in itertools.pairwise(times)], 0.0)
+
+
+def _surviving_start(timeline: tuple[dict, dict, list] | None, end: dict | None,
+                     first: float | None) -> float | None:
+    """When the first of the job's processes still held at its end was assigned (seconds): the
+    earliest its work can have started. A process removed before the end, while still initializing,
+    did none of it (a job preempted in initialization and given a process again later, say), so
+    counting from the first assignment would let the initialization stretch over that gap."""
+    if timeline is None or end is None:
+        return first
+    added, removed, _updates = timeline
+    end_ms = end["end"] * 1000.0
+    kept = [t for t, shares in added.items() if t <= end_ms
+            and any(removed.get(sid, math.inf) >= end_ms for sid, _host in shares)]
+    return min(kept) / 1000.0 if kept else first
 
 
 def _unseen_init(least: float, default: float, end: dict | None, start: float | None, delay: float,
@@ -338,7 +368,14 @@ def _start_shares(tables: Mapping[str, pl.DataFrame]) -> tuple[StartShare, ...]:
     held = (rows.filter(pl.col("kind") == "existing")
             .join(rows.filter(pl.col("kind") == "addition").select("job_id", "share_id"),
                   on=["job_id", "share_id"], how="anti"))
-    return tuple(StartShare(j, h, s) for j, h, s in held.select("job_id", "host", "share_id").unique(
-        maintain_order=True).sort("job_id", "share_id").iter_rows())
+    # a process the log shows leaving Initializing was still initializing when the log began
+    t0 = _origin(tables)
+    left = (tables["processes"].filter((pl.col("state_from") == "Initializing") & pl.col("state_to").is_not_null()
+                                       & (pl.col("state_to") != "Initializing") & pl.col("ts").is_not_null())
+            .sort("ts", "line").unique(["host", "share_id"], keep="first").with_columns(_seconds("ts", t0))
+            .select("host", "share_id", "ts"))
+    running_from = {(h, s): ts for h, s, ts in left.iter_rows()}
+    return tuple(StartShare(j, h, s, running_from.get((h, s))) for j, h, s in held.select(
+        "job_id", "host", "share_id").unique(maintain_order=True).sort("job_id", "share_id").iter_rows())
 
 

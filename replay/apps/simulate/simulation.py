@@ -20,9 +20,10 @@ from replay.apps.simulate.reconstruct import cycle_times, workload_from_log
 from replay.apps.simulate.workload import Workload
 from replay.apps.whatif import Change, apply_sets
 from replay.model.logged import logged_decisions
+from replay.model.settings import Assumption
+from replay.model.start import ReplayStart, replay_start
 from replay.model.world import (
     Bootstrap,
-    bootstrap,
     existing_order,
     job_table_order,
     submission_order,
@@ -42,6 +43,7 @@ class Simulated:
     baseline: Run
     sim: Run
     workload_from: str  # "log", or the workload file's path
+    assumed: tuple[Assumption, ...] = ()  # the settings and machines read, as every command reads them
 
 
 def prediction_epoch(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, default_ms: int) -> int:
@@ -82,13 +84,14 @@ def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int,
 
 def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
              boot: Bootstrap | None = None, workload_from: str = "log",
-             progress: OnProgress | None = None) -> Simulated:
+             progress: OnProgress | None = None, start: ReplayStart | None = None) -> Simulated:
     """Simulate the log's workload (or `workload`) at the log's cycles: the baseline, then the change."""
     change = change or Change()
-    boot = boot or bootstrap(tables)
+    start = start or replay_start(tables, boot)
+    boot = start.boot
     changed = apply_sets(boot, change.sets)
     ctx = context_from_log(tables, boot)
-    workload = workload or workload_from_log(tables, boot)
+    workload = workload or workload_from_log(tables, boot, start)
     ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq))
     missing = sorted({w.class_name for w in workload.work} - {c.name for c in boot.classes})
     if missing:
@@ -97,4 +100,4 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     baseline = simulate_run(ctx, workload, boot, progress=progress, stage="simulating (baseline)")
     sim = baseline if change.identity else simulate_run(ctx, workload, changed, change.phases, progress,
                                                         "simulating (changed)")
-    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from)
+    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from, start.assumed)

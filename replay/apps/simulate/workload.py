@@ -90,6 +90,7 @@ class StartShare:
     job_id: int
     host: str
     share_id: int
+    running_from: float | None = None  # when it left Initializing (s from the first cycle); None: before the log
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,8 @@ class Workload:
                 for w in self.work]
         rows += [{"kind": "node", "time": n.time, "host": n.host, "event": n.event, "nodepool": n.nodepool,
                   "memory_mb": n.memory_mb, "share_order": n.share_order, "ip": n.ip} for n in self.nodes]
-        rows += [{"kind": "share", "job_id": s.job_id, "host": s.host, "share_id": s.share_id} for s in self.shares]
+        rows += [{"kind": "share", "job_id": s.job_id, "host": s.host, "share_id": s.share_id,
+                  "time": s.running_from} for s in self.shares]  # a share's time: when it began running
         return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
 
 
@@ -166,7 +168,7 @@ def workload_from_frame(frame: pl.DataFrame, name: str = "workload") -> Workload
     bad = [n for n in nodes if n.event not in NODE_EVENTS]
     if bad:
         raise InputError(f"{name}: node event {bad[0].event!r} ({bad[0].host}) is none of {', '.join(NODE_EVENTS)}")
-    shares = [StartShare(r["job_id"], r["host"], r["share_id"])
+    shares = [StartShare(r["job_id"], r["host"], r["share_id"], r["time"])
               for r in frame.filter(pl.col("kind") == "share").iter_rows(named=True)]
     return Workload(tuple(work), tuple(sorted(nodes, key=lambda n: n.time)), tuple(shares))
 

@@ -310,7 +310,7 @@ public class OrSim {
         }
         r.setReservationState(st);
         DuccReservationMap rmap = new DuccReservationMap();
-        for (Object[] x : w.reservations) rmap.addReservation(new DuccReservation((DuccId) x[0], (NodeIdentity) x[1], (Long) x[2]));
+        for (Object[] x : w.reservations) rmap.addReservation(Compat.make(DuccReservation.class, (DuccId) x[0], (NodeIdentity) x[1], (Long) x[2]));
         r.setReservationMap(rmap);
         return r;
     }
@@ -358,7 +358,8 @@ public class OrSim {
             if (isJob) dp.setWiMillisInvestment(investment(w, p, t));
             if (w.canceled && p.stopping) {
                 dp.setResourceState(ResourceState.Deallocated);
-                dp.setProcessDeallocationType(isJob ? ProcessDeallocationType.JobCanceled : ProcessDeallocationType.ServiceStopped);
+                dp.setProcessDeallocationType(isJob ? ProcessDeallocationType.JobCanceled
+                    : Compat.constant(ProcessDeallocationType.class, "ServiceStopped", "Canceled"));
             }
             long is = p.initStart(), rs = p.runStart(w.initMs), end = Math.min(t, p.stopAt());
             if (end > is) dp.setTimeWindowInit(window(is, Math.min(end, rs)));
@@ -387,7 +388,7 @@ public class OrSim {
             if (w.done > 0) {
                 double mean = (double) w.doneMs / w.done;
                 si.setPerWorkItemStatistics(new DuccPerWorkItemStatistics(w.maxMs, w.minMs, mean, 0));
-                si.setAvgTimeForWorkItemsSkewedByActive(mean);
+                Compat.setIfPresent(si, mean, "setAvgTimeForWorkItemsSkewedByActive");
             }
         }
         return j;
@@ -404,16 +405,16 @@ public class OrSim {
     DuccSchedulingInfo scheduling(Work w) {
         DuccSchedulingInfo si = new DuccSchedulingInfo();
         if (w.clazz != null) si.setSchedulingClass(w.clazz);
-        si.setMemorySizeRequested(String.valueOf(w.mem));
-        si.setMemoryUnits(MemoryUnits.GB);
+        Compat.set(si, String.valueOf(w.mem), "setMemorySizeRequested", "setShareMemorySize");
+        Compat.set(si, MemoryUnits.GB, "setMemoryUnits", "setShareMemoryUnits");
         if (w.isJob()) {
-            si.setThreadsPerProcess(String.valueOf(w.threads));
+            Compat.set(si, String.valueOf(w.threads), "setThreadsPerProcess", "setThreadsPerShare");
             si.setWorkItemsTotal(String.valueOf(w.items));
             si.setWorkItemsCompleted("0");
             si.setWorkItemsError("0");
-            si.setProcessesMax(w.processesMax);
+            Compat.set(si, w.processesMax, "setProcessesMax", "setSharesMax");
         } else if (!w.isReservation()) {
-            si.setThreadsPerProcess(String.valueOf(w.threads));
+            Compat.set(si, String.valueOf(w.threads), "setThreadsPerProcess", "setThreadsPerShare");
         }
         return si;
     }

@@ -123,7 +123,7 @@ public class Oracle {
                 NodeIdentity ni = new NodeIdentity(s.ip, s.name);
                 long kb = s.memGb * 1024L * 1024L;
                 NodeMemoryInfo mem = new NodeMemoryInfo(new long[] { kb, kb, 0, 0 }, kb);
-                NodeMetrics nm2 = new NodeMetrics(ni, mem, null, null, new TreeMap<>(), false);
+                NodeMetrics nm2 = Compat.make(NodeMetrics.class, ni, mem, null, null, new TreeMap<>(), false);  // 2.1.0-: 5 args
                 s.node = new DuccNode(ni, nm2, false);
                 nodes.add(s);
             }

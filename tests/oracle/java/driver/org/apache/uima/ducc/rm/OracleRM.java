@@ -43,7 +43,12 @@ public class OracleRM extends ResourceManagerComponent {
     /** What ResourceManagerComponent.start() does, minus Camel/JMX/admin channel and the threads. */
     public void boot(NodeStability ns, DuccEventDispatcher dispatcher, String stateEndpoint, String stateChangeEndpoint) throws Exception {
         setNodeStability(ns);
-        setTransportConfiguration(dispatcher, stateEndpoint, stateChangeEndpoint);
+        // 2.2.0 and earlier: setTransportConfiguration(dispatcher, stateEndpoint), no stateChange endpoint
+        Method stc = null;
+        for (Method m : ResourceManagerComponent.class.getMethods())
+            if (m.getName().equals("setTransportConfiguration") && (stc == null || m.getParameterCount() > stc.getParameterCount())) stc = m;
+        if (stc.getParameterCount() == 3) stc.invoke(this, dispatcher, stateEndpoint, stateChangeEndpoint);
+        else stc.invoke(this, dispatcher, stateEndpoint);
         converter = new JobManagerConverter(scheduler, stabilityManager);
         initStability         = SystemPropertyResolver.getIntProperty("ducc.rm.init.stability", DEFAULT_INIT_STABILITY_COUNT);
         nodeStability         = SystemPropertyResolver.getIntProperty("ducc.rm.node.stability", DEFAULT_STABILITY_COUNT);
@@ -55,9 +60,13 @@ public class OracleRM extends ResourceManagerComponent {
         scheduler.init();
         startStabilityTimer();
         schedulerReady = true;
-        Method m = ResourceManagerComponent.class.getDeclaredMethod("stateChange", EventType.class);
-        m.setAccessible(true);
-        m.invoke(this, EventType.BOOT);
+        // 2.2.1 on: start() ends with stateChange(BOOT) (the EventType constant BOOT came with it)
+        for (Method m : ResourceManagerComponent.class.getDeclaredMethods()) {
+            if (m.getName().equals("stateChange") && m.getParameterCount() == 1) {
+                m.setAccessible(true);
+                m.invoke(this, Enum.valueOf(EventType.class, "BOOT"));
+            }
+        }
     }
 
     /**

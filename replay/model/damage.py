@@ -1,0 +1,125 @@
+"""The cycles whose input is damaged, and why: computed once, read by the audit, report, explain and TUI.
+
+A cycle's decisions can be held against the RM only where the log shows what the RM saw. These
+cycles are `input damaged` instead:
+
+- a cycle touched by a line the parser could not read (garbage, a record cut or interleaved: the
+  `unparsed` table names the cycle each line is part of or precedes), and a cycle with NUL bytes
+  (a disk that filled) or a run of bytes that are not UTF-8 in a record (the parser reports such a
+  record unparsed rather than read fields it cannot trust; a lone such byte is a name in a legacy
+  encoding, read with U+FFFD in its place);
+- the two cycles on either side of a gap in the stream: the RM numbers its scheduling loops (the
+  epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
+  (a rolled file lost); the cycle before the gap may end in the missing part and the one after it
+  begin there. An epoch that goes back is an RM restart, not a gap;
+- a first cycle the log starts inside (its scheduling pass began before the first line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from replay.model.reads import narrow
+
+UNPARSED = "unparsed lines"
+NUL = "NUL bytes"
+BAD_BYTES = "bad bytes"
+GAP = "gap in the stream"
+CUT = "cut first cycle"
+INSIDE = "inside the unparsed record"  # a line of a record reported whole: its first line says why
+REASONS = (UNPARSED, NUL, BAD_BYTES, GAP, CUT)  # the order they are listed in
+_WORDS = {
+    UNPARSED: "lines the parser could not read",
+    NUL: "a run of NUL bytes (a disk that filled)",
+    BAD_BYTES: "a run of bytes that are not UTF-8",
+    GAP: "a gap in the stream (the RM's loop count jumps: a rolled file or part of one is missing)",
+    CUT: "the log starts inside this cycle (its scheduling pass began before the first line)",
+}
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Why one cycle's input is damaged: each reason with the first line (file, line) that shows it."""
+
+    cycle: int
+    epoch: int | None
+    reasons: tuple[tuple[str, str | None, int | None], ...]  # (reason, file, line), in REASONS order
+    after_gap: bool = False  # the first cycle after a gap in the stream
+
+    def text(self) -> str:
+        """One line: every reason, with the first line that shows it."""
+        return "; ".join(_WORDS[r] + (f" ({f}:{n})" if f is not None and n is not None else "")
+                         for r, f, n in self.reasons)
+
+    @property
+    def first(self) -> tuple[str, str | None, int | None]:
+        """The main reason and its first line."""
+        return self.reasons[0]
+
+
+def _reason_of(text: str) -> str:
+    """The damage kind of an unparsed row's reason (replay.parsing.pipeline)."""
+    if text.startswith("NUL bytes"):
+        return NUL
+    if text.startswith("a run of bad bytes"):
+        return BAD_BYTES
+    return UNPARSED
+
+
+def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
+    """Cycle -> why its input is damaged, for every damaged cycle of the log (in cycle order)."""
+    cycles = tables["cycles"].select("cycle", "epoch", "file", "line", "started").sort("cycle")
+    found: dict[int, dict[str, tuple[str | None, int | None]]] = {}
+
+    def mark(cycle: int, reason: str, file: str | None, line: int | None) -> None:
+        found.setdefault(cycle, {}).setdefault(reason, (file, line))
+
+    if "unparsed" in tables:
+        lines = narrow(tables, "unparsed", ("cycle", "reason", "file", "line"))
+        # a record's first line carries its reason; the lines inside it say which record they are in
+        for cycle, reason, file, line in lines.filter(pl.col("cycle").is_not_null()).iter_rows():
+            if not (reason or "").startswith(INSIDE):
+                mark(cycle, _reason_of(reason or ""), file, line)
+    rows = list(cycles.iter_rows())
+    if rows and not rows[0][4]:
+        mark(rows[0][0], CUT, rows[0][2], rows[0][3])
+    resumes = set()
+    for (c0, e0, *_), (c1, e1, f1, l1, _s) in zip(rows, rows[1:]):
+        if e0 is not None and e1 is not None and e1 > e0 + 1:
+            resumes.add(c1)
+            mark(c0, GAP, f1, l1)
+            mark(c1, GAP, f1, l1)
+    epochs = {c: e for c, e, *_ in rows}
+    return {c: Damage(c, epochs.get(c), tuple((r, *found[c][r]) for r in REASONS if r in found[c]), c in resumes)
+            for c in sorted(found)}
+
+
+def resume_points(damage: Mapping[int, Damage]) -> list[int]:
+    """The first cycle after each gap in the stream (the audit starts again there)."""
+    return [c for c, d in damage.items() if d.after_gap]
+
+
+def from_cycle(tables: Mapping[str, pl.DataFrame], cycle: int) -> dict[str, pl.DataFrame]:
+    """The log's tables from `cycle` on, as if the log began there (rows of no cycle kept: the
+    bootstrap, the records after the last schedule)."""
+    out = {}
+    for name in tables:
+        frame = tables[name]
+        out[name] = frame.filter(pl.col("cycle").is_null() | (pl.col("cycle") >= cycle)) \
+            if "cycle" in frame.columns else frame
+    return out
+
+
+def damage_report(damage: Mapping[int, Damage], cycles: set[int] | None = None) -> dict:
+    """report.json's `damaged`: how many cycles, how many per reason, and the first lines."""
+    chosen = [d for c, d in damage.items() if cycles is None or c in cycles]
+    by_reason: dict[str, int] = {}
+    for d in chosen:
+        for r, *_ in d.reasons:
+            by_reason[r] = by_reason.get(r, 0) + 1
+    return {"cycles": len(chosen), "by_reason": by_reason,
+            "first_lines": [{"cycle": d.cycle, "epoch": d.epoch, "reason": d.first[0], "file": d.first[1],
+                             "line": d.first[2]} for d in chosen[:20]]}

@@ -1,0 +1,156 @@
+"""The DUCC release a log is replayed as: the one place every command reads it from.
+
+In order: `--rm-release R` (the option, injected into the tables by `with_option`), the banner's
+`DUCC Version` (`Scheduler.init` at boot), the message forms that differ between releases (a log
+cut mid-stream), else the latest release rmreplay knows. A version that is not on the list
+(rmref.releases) is replayed as the nearest earlier release on it, and the evidence says so.
+
+The release reaches rmref as `Config.behaviours` (replay.model.world.bootstrap).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from replay.model.reads import narrow
+from replay.parsing.sources import InputError
+from rmref.releases import LATEST, RELEASES, Release
+
+BANNER, OPTION, INFERRED, DEFAULT = "banner", "option", "inferred", "default"
+SETTING = "DUCC release"  # its name in the audit's `assumed` list
+OPTION_TABLE = "rm_release_option"  # the --rm-release value, beside the parsed tables
+
+
+@dataclass(frozen=True)
+class ReleaseChoice:
+    """The release a replay uses, where that came from (banner/option/inferred/default), and why."""
+
+    release: Release
+    source: str
+    evidence: str
+
+    def to_json(self) -> dict[str, str]:
+        """report.json's `rm_release`."""
+        return {"release": self.release.name, "source": self.source, "evidence": self.evidence}
+
+
+def _version_key(text: str) -> tuple[int, ...] | None:
+    """A sortable key of a DUCC version ("3.0.1-SNAPSHOT" sorts just before "3.0.1"), None if not one."""
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?(-\S+)?", text.strip())
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0), 0 if m.group(4) else 1
+
+
+def resolve(version: str) -> tuple[Release, str | None]:
+    """The release a version is replayed as, and a note when it is not on the list (None when it is).
+
+    Raises ValueError for text that is neither a release name nor a version."""
+    for r in RELEASES:
+        if version in (r.name, r.banner):
+            return r, None
+    key = _version_key(version)
+    if key is None:
+        raise ValueError(f"{version!r} is not a DUCC release; known: {', '.join(r.name for r in RELEASES)}")
+    earlier = [r for r in RELEASES if (_version_key(r.banner) or ()) <= key]
+    if not earlier:
+        return RELEASES[0], (f"{version} is older than every release rmreplay knows: replayed as "
+                             f"{RELEASES[0].name}, the oldest")
+    chosen = max(earlier, key=lambda r: _version_key(r.banner) or ())
+    return chosen, f"{version} is not a release rmreplay knows: replayed as {chosen.name}, the nearest earlier one"
+
+
+def with_option(tables: MutableMapping[str, pl.DataFrame], option: str | None) -> None:
+    """Record `--rm-release` beside the tables; InputError (exit 2) for a name that is no release."""
+    if option:
+        try:
+            resolve(option)
+        except ValueError as exc:
+            raise InputError(f"--rm-release: {exc}") from None
+        tables[OPTION_TABLE] = pl.DataFrame({"release": [option]})
+
+
+# Message forms that differ between releases, found by running one scenario through every release's
+# real RM (tests/oracle): (what the log shows, table, predicate, the releases that write it).
+def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
+    names = [r.name for r in RELEASES]
+    upto_201, from_210, from_300 = set(names[:2]), set(names[2:]), set(names[names.index("3.0.0"):])
+    out: list[tuple[str, set[str]]] = []
+
+    def rows(name: str, cols: tuple[str, ...]) -> pl.DataFrame:
+        try:
+            return narrow(tables, name, cols)
+        except (KeyError, pl.exceptions.ColumnNotFoundError):  # a table or column this read leaves out
+            return pl.DataFrame()
+
+    tags = rows("job_events", ("tag",))
+    if tags.height and tags["tag"].drop_nulls().len():
+        spr = int((tags["tag"] == "[SPR]").sum())
+        out.append(("`[SPR] State:` process events (2.0.x)" if spr else "`[P]/[S]/[R] State:` process events",
+                    upto_201 if spr else from_210))
+    sched = rows("schedule", ("memory_gb", "kind"))
+    listed = sched.filter(pl.col("kind").is_not_null()) if sched.height else sched
+    if listed.height:
+        bare = listed["memory_gb"].is_null().all()
+        out.append(("createState items without their memory (2.0.x)" if bare else "createState items with memory",
+                    upto_201 if bare else from_210))
+    msgs = rows("messages", ("cls", "method"))
+    if msgs.height:
+        head = msgs.filter((pl.col("cls") == "ResourceManagerComponent") & (pl.col("method") == "handleNewMaster"))
+        arrivals = rows("cycles", ("cycle",)).height
+        if head.height:
+            out.append(("`handleNewMaster` on every Orchestrator publication (3.0.0 on)", from_300))
+        elif arrivals > 1:
+            out.append(("no `handleNewMaster` line in a log with Orchestrator publications (before 3.0.0)",
+                        set(names) - from_300))
+    return out
+
+
+def _inferred(tables: Mapping[str, pl.DataFrame]) -> ReleaseChoice | None:
+    signals = _signals(tables)
+    if not signals:
+        return None
+    fits = set.intersection(*(s for _, s in signals))
+    seen = "; ".join(text for text, _ in signals)
+    if not fits:
+        return ReleaseChoice(LATEST, DEFAULT, f"no banner; the release-specific message forms disagree ({seen}): "
+                                              f"replayed as {LATEST.name}")
+    ordered = [r for r in RELEASES if r.name in fits]
+    span = ordered[0].name if len(ordered) == 1 else f"{ordered[0].name} to {ordered[-1].name}"
+    return ReleaseChoice(ordered[-1], INFERRED, f"no banner; {seen}: written by {span}, replayed as the latest of "
+                                                f"them, {ordered[-1].name} (name it with --rm-release)")
+
+
+def choose(tables: Mapping[str, pl.DataFrame]) -> ReleaseChoice:
+    """The release this log is replayed as (see the module docstring)."""
+    banner = None
+    config = tables.get("config")
+    if config is not None and config.height:
+        hit = config.filter(pl.col("key") == "DUCC Version")
+        if hit.height:
+            banner = (str(hit["value"][0]).strip(), hit["file"][0], hit["line"][0])
+    rm_version = None
+    if config is not None and config.height:
+        rm = config.filter(pl.col("key") == "RM Version")
+        rm_version = str(rm["value"][0]).strip() if rm.height else None
+    said = f"the banner's DUCC Version {banner[0]} ({banner[1]} line {banner[2]})" if banner else None
+    if rm_version and said:
+        said += f", RM Version {rm_version}"
+    option = tables.get(OPTION_TABLE)
+    if option is not None and option.height:
+        asked = str(option["release"][0])
+        chosen, note = resolve(asked)
+        why = f"--rm-release {asked}" + (f" ({note})" if note else "")
+        return ReleaseChoice(chosen, OPTION, why + (f"; the log says {said}" if said else "; the log has no banner"))
+    if banner:
+        try:
+            chosen, note = resolve(banner[0])
+        except ValueError:
+            chosen, note = LATEST, f"not a version: replayed as {LATEST.name}"
+        return ReleaseChoice(chosen, BANNER, f"{said}: {note}" if note else str(said))
+    return _inferred(tables) or ReleaseChoice(
+        LATEST, DEFAULT, f"no banner and no release-specific message form in the log: replayed as {LATEST.name}")

@@ -1,0 +1,177 @@
+"""Release behaviours: the catalogue, and each modelled behaviour on a hand-built cycle where the
+releases decide differently.
+
+The expected placements are hand-worked from each release's RM source (uima-ducc-rm at the
+release's tag): NodepoolScheduler.whatOfFixedShare and NodePool.findShares / rearrangeVirtual.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from rmref import CapInput
+from rmref.behaviours import CHANGES, Behaviours, for_release
+from rmref.defrag import NODE_IP, defragment
+from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
+from rmref.releases import RELEASES
+from rmref.whatof import ips_reproducing, unlogged_node_order, what_of
+
+A = Machine("nodeA.sim.ducc", "--default--", 8, 32768)
+B = Machine("nodeB.sim.ducc", "--default--", 8, 32768)
+NORMAL = ClassDef("normal", FAIR_SHARE, 10, 100, "--default--")
+FIXED = ClassDef("fixed", FIXED_SHARE, 5, 100, "--default--")
+RSV = ClassDef("reserve", RESERVE, 1, 100, "--default--")
+POOLS = (Nodepool("--default--", None),)
+_CAP = CapInput(remaining=100, threads=1, current=0, max_processes=100, initialized=True, projected=0,
+                init_cap=0, expand_by_doubling=False, use_prediction=False, completed=False, refused=False)
+
+
+def _work(job_id: int, order: int, cls: str, work_type: str = "Job", shares: tuple[str, ...] = ()) -> Work:
+    return Work(job_id, work_type, "u", cls, order, order * 4, _CAP, submit_seq=job_id,
+                shares=tuple(Share(job_id * 10 + i, job_id, h, order) for i, h in enumerate(shares)))
+
+
+def _cycle(release: str, machines: tuple[Machine, ...], work: tuple[Work, ...]) -> CycleInput:
+    cfg = Config(quantum_gb=4, behaviours=for_release(release))
+    return CycleInput(1, cfg, (NORMAL, FIXED, RSV), POOLS, machines, work)
+
+
+def _hosts(inp: CycleInput, counts: dict[int, int]) -> list[str]:
+    return [p.host for p in what_of(inp, counts)]
+
+
+# ---- the catalogue --------------------------------------------------------------------------------
+
+def test_every_change_names_a_known_release_and_an_upstream_issue():
+    names = [r.name for r in RELEASES]
+    flags = [c.flag for c in CHANGES]
+    assert len(flags) == len(set(flags))
+    for c in CHANGES:
+        assert c.since in names and c.since != names[0], c
+        assert re.fullmatch(r"UIMA-\d+", c.upstream), c
+        assert c.what
+    # oldest first, so the table in docs/releases.md reads in time order
+    assert [names.index(c.since) for c in CHANGES] == sorted(names.index(c.since) for c in CHANGES)
+
+
+def test_a_flag_holds_from_its_release_on():
+    assert not for_release("2.0.0").has("service_horizontal_stacking")
+    assert for_release("2.1.0").has("service_horizontal_stacking")
+    assert not for_release("2.2.2").has("node_ip_logged")
+    assert for_release("3.0.0").has("node_ip_logged") and for_release("trunk").has("node_ip_logged")
+    assert for_release("3.0.1-SNAPSHOT") == Behaviours() == for_release("trunk")  # the banner names trunk
+    with pytest.raises(KeyError):
+        Behaviours().has("no_such_behaviour")
+
+
+# ---- service_horizontal_stacking (UIMA-4712) ----------------------------------------------------------
+
+def test_a_service_instance_spreads_from_2_1_0_and_stacks_before():
+    """A service holds a process on A and wants one more; A and B have room. 2.1.0's
+    whatOfFixedShare asks findShares without vertical stacking first, which skips A (it runs the
+    service); 2.0.0's single findShares walks the free-space tables from the smallest that fits,
+    and A (6 quanta free) comes before B (8)."""
+    svc = _work(1, 2, "fixed", "Service", shares=(A.name,))
+    assert _hosts(_cycle("2.1.0", (A, B), (svc,)), {1: 2}) == [B.name]
+    assert _hosts(_cycle("2.0.0", (A, B), (svc,)), {1: 2}) == [A.name]
+
+
+def test_a_second_service_process_stacks_when_no_other_machine_has_room_on_every_release():
+    """Horizontal first, then vertical when the horizontal pass found nothing (2.1.0); the
+    horizontal pass only refuses a machine that already runs the service, so a fresh service
+    still gets both processes on the one machine."""
+    svc = _work(1, 2, "fixed", "Service")
+    for release in ("2.0.0", "2.2.2", "trunk"):
+        assert _hosts(_cycle(release, (A,), (svc,)), {1: 2}) == [A.name, A.name]
+
+
+# ---- free_space_clamped (UIMA-4913) -----------------------------------------------------------------
+
+def test_a_reservation_smaller_than_its_machine_fills_it_from_2_1_0():
+    """A reservation of order 4 holds machine A of order 8 (as when reserve_overage let it take a
+    larger machine): rearrangeVirtual of 2.1.0 counts A as full, so a fair-share job finds no room;
+    2.0.0 leaves A 4 quanta free and findShares puts the job's process there."""
+    rsv = _work(1, 4, "reserve", "Reservation", shares=(A.name,))
+    job = _work(2, 4, "normal")
+    assert _hosts(_cycle("2.1.0", (A,), (rsv, job)), {1: 1, 2: 1}) == []
+    assert _hosts(_cycle("2.0.0", (A,), (rsv, job)), {1: 1, 2: 1}) == [A.name]
+
+
+# ---- node_ip_logged (UIMA-5742) ---------------------------------------------------------------------
+
+def test_hosts_swapped_among_like_machines_rest_on_the_ip_only_where_the_log_has_none():
+    """Two free machines alike: which one findShares meets first is the node map's hash order,
+    whose key holds the IP. 2.2.2 never logs IPs; 3.0.0 logs them (findNodepoolByRule)."""
+    job = _work(1, 2, "normal")
+    old, new = _cycle("2.2.2", (A, B), (job,)), _cycle("3.0.0", (A, B), (job,))
+    assert unlogged_node_order(old, {1: [A.name]}, {1: [B.name]}, 1)
+    assert not unlogged_node_order(new, {1: [A.name]}, {1: [B.name]}, 1)
+    assert not unlogged_node_order(old, {1: [A.name]}, {1: [A.name]}, 1)  # no difference to excuse
+
+
+def test_unlike_machines_or_known_ips_are_not_excused():
+    job = _work(1, 2, "normal")
+    small = replace(B, order=4, memory_mb=16384)
+    assert not unlogged_node_order(_cycle("2.2.2", (A, small), (job,)), {1: [A.name]}, {1: [small.name]}, 1)
+    busy = _work(2, 2, "normal", shares=(B.name,))  # B starts the cycle with less free space
+    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job, busy)), {1: [A.name]}, {1: [B.name]}, 1)
+    with_ips = (replace(A, ip="10.0.0.1"), replace(B, ip="10.0.0.2"))
+    assert not unlogged_node_order(_cycle("2.2.2", with_ips, (job,)), {1: [A.name]}, {1: [B.name]}, 1)
+    # one process each way: the counts per machine must match up to relabelling
+    assert not unlogged_node_order(_cycle("2.2.2", (A, B), (job,)), {1: [A.name, A.name]}, {1: [A.name, B.name]}, 1)
+
+
+def test_machines_made_alike_by_an_earlier_job_of_the_cycle_are_excused():
+    """A starts with 8 free, B with 6 (it runs job 2's process of order 2); a job placed before
+    job 1 in the cycle took 2 on A, so at job 1's turn both have 6 free and the hash order decides."""
+    job, busy = _work(1, 2, "normal"), _work(2, 2, "normal", shares=(B.name,))
+    inp = _cycle("2.2.2", (A, B), (job, busy))
+    assert not unlogged_node_order(inp, {1: [A.name]}, {1: [B.name]}, 1)
+    assert unlogged_node_order(inp, {1: [A.name]}, {1: [B.name]}, 1, earlier=[(A.name, 2)])
+
+
+def test_a_whole_cycle_relabelled_among_like_machines_is_excused_job_by_job():
+    """Jobs 1 and 2 each take one process; the RM put job 1 on A and job 2 on B, rmref the other way
+    round. A and B began the cycle alike, so the RM's cycle is rmref's with A and B swapped, although
+    at job 2's turn (after job 1) they were no longer alike."""
+    j1, j2 = _work(1, 2, "normal"), _work(2, 8, "normal")
+    inp = _cycle("2.2.2", (A, B), (j1, j2))
+    theirs, ours = {1: [A.name], 2: [B.name]}, {1: [B.name], 2: [A.name]}
+    assert unlogged_node_order(inp, theirs, ours, 2, earlier=[(A.name, 2)])
+    assert not unlogged_node_order(inp, {1: [A.name], 2: [B.name]}, {1: [A.name], 2: [A.name]}, 2,
+                                   earlier=[(A.name, 2)])
+
+
+def test_some_ips_reproduce_either_choice_among_like_machines_and_none_an_impossible_one():
+    """ips_reproducing: What Of with the IPs it finds puts the process where the RM did."""
+    job = _work(1, 2, "normal")
+    inp = _cycle("2.2.2", (A, B), (job,))
+    for host in (A.name, B.name):
+        ips = ips_reproducing(inp, {1: 1}, {1: [host]})
+        assert ips is not None
+        with_ips = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+        assert _hosts(with_ips, {1: 1}) == [host]
+    assert ips_reproducing(inp, {1: 1}, {1: [A.name, A.name, A.name, A.name, A.name]}) is None  # only 1 counted
+    assert ips_reproducing(_cycle("3.0.0", (A, B), (job,)), {1: 1}, {1: [A.name]}) is None  # its log has IPs
+
+
+def test_take_from_the_rich_among_machines_of_equal_wealth_and_memory_rests_on_the_ips():
+    """defrag's seed example (tests/unit/test_rmref_defrag.py) with m3 as large as m2: both can make
+    B's 2-quantum hole, their owner is the same, so EligibleMachineSorter ties them and the RM meets
+    them in Machine.hashCode order, a hash of name and IP. A 2.2.2 log has no IP: unsettled."""
+    m = (Machine("m1", "--default--", 3, 45 * 1024), Machine("m2", "--default--", 3, 45 * 1024),
+         Machine("m3", "--default--", 3, 45 * 1024))
+    a = (Share(1, 1, "m1", 1, investment=300), Share(2, 1, "m2", 1, investment=300),
+         Share(3, 1, "m2", 1, investment=300), Share(4, 1, "m3", 1, investment=100),
+         Share(5, 1, "m3", 1, investment=50))
+    b = (Share(6, 2, "m1", 2, investment=300),)
+    work = (replace(_work(1, 1, "normal"), user="a", shares=a), replace(_work(2, 2, "normal"), user="b", shares=b))
+    for release, unsettled in (("2.2.2", True), ("3.0.0", False)):
+        inp = replace(_cycle(release, m, work), config=Config(fragmentation_threshold=2,
+                                                              behaviours=for_release(release)))
+        d = defragment(inp, {1: 5, 2: 2}, (), (), pure_fair_share={1: 4, 2: 4})
+        assert len(d.actions) == 1 and d.actions[0].host in ("m2", "m3")
+        assert [u.reasons for u in d.unsettled] == ([(NODE_IP,)] if unsettled else [])
