@@ -13,11 +13,11 @@ history against a change:
 
 from rmref.caps import CapInput, Caps, base_cap, job_caps
 from rmref.constants import UNLIMITED
-from rmref.counting import CounterRun, HowMuch, how_much
+from rmref.howmuch import CounterRun, HowMuch, how_much
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import Defrag, TakeFromTheRich, Unsettled, defragment
 from rmref.evictions import HeldShare, evictions, investment_key, shrink_by
-from rmref.howmuch import Apportionment, Entity, apportion
+from rmref.apportion import Apportionment, Entity, apportion
 from rmref.model import (
     FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleDecisions, CycleInput, DefragAction, Eviction, Machine,
     Nodepool, Placement, Share, Work,

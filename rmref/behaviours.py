@@ -29,6 +29,9 @@ CHANGES: tuple[Change, ...] = (
     Change("service_horizontal_stacking", "2.1.0", "UIMA-4712",
            "processes of one service instance never share a machine (findShares skips a machine that "
            "already runs one of the service's processes); before, services stacked vertically like jobs"),
+    Change("subpools_for_fair_share_only", "2.1.0", "UIMA-4712",
+           "findShares looks in a pool's subpools only for fair-share work; before, fixed-share work "
+           "that found no room in its class's pool took free space in the subpools (children ascending)"),
     Change("purge_by_policy", "2.1.0", "UIMA-4742",
            "vary-off purges only fair-share processes, node death every process but reservations, and "
            "the machine stays in its pool's tables; before, NodePool.disable purged every process (stopping "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rmref.behaviours import Behaviours
+
 
 @dataclass(frozen=True)
 class CapInput:
@@ -18,13 +20,17 @@ class CapInput:
     threads: int  # threads per process (work items run at once by one process)
     current: int  # processes held (assigned + pending)
     max_processes: int  # process_deployments_max (UNLIMITED when not set)
-    initialized: bool  # a process finished initialization (and the job has timing data)
+    initialized: bool  # a process finished initialization (the Orchestrator cleared init_wait)
     projected: int  # getPrjCap's answer (UNLIMITED when it could not predict, 0 = nothing known)
     init_cap: int  # the class's initialization cap (0 = none)
     expand_by_doubling: bool
     use_prediction: bool
     completed: bool = False
     refused: bool = False
+    # the job has a work-item time (getPrjCap could predict); from UIMA-4882 on, a job without one
+    # is capped as still initializing (behaviour init_wait_without_item_time)
+    item_time: bool = True
+    behaviours: Behaviours = Behaviours()  # the release's (Config.behaviours)
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,13 @@ def base_cap(remaining: int, threads: int, current: int, max_processes: int) -> 
     return max(0, min(max_processes, max(wanted, current)))
 
 
+def waiting(job: CapInput) -> bool:
+    """Whether initJobCap treats the job as waiting for initialization (init_wait)."""
+    if not job.initialized:
+        return True
+    return not job.item_time and job.behaviours.has("init_wait_without_item_time")
+
+
 def job_caps(job: CapInput) -> Caps:
     """The cap chain of one job for one cycle."""
     if job.refused:
@@ -55,7 +68,7 @@ def job_caps(job: CapInput) -> Caps:
     potential, rule = base, "base"
     if job.use_prediction and projected < base:
         potential, rule = max(projected, job.current), "prediction"
-    if not job.initialized:
+    if waiting(job):
         if job.init_cap > 0 and job.init_cap < potential:
             return Caps(base, projected, potential, job.init_cap, "initialization_cap")
         return Caps(base, projected, potential, potential, rule)

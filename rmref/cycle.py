@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rmref.caps import CapInput, Caps, job_caps
 from rmref.constants import EVICT, NOT_NEW, REASSIGN
-from rmref.counting import HowMuch, how_much
+from rmref.howmuch import HowMuch, how_much
 from rmref.defrag import Defrag, defragment
 from rmref.evictions import evictions
 from rmref.model import CycleDecisions, CycleInput, DefragAction, Eviction, Placement

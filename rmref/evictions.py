@@ -112,13 +112,15 @@ def _preemptable(work: Work, inp: CycleInput) -> bool:
     return cls is not None and cls.policy == FAIR_SHARE
 
 
-def disable_purges(machine: Machine | None, work_type: str, policy: str | None) -> bool:
+def disable_purges(machine: Machine | None, work_type: str, policy: str | None, by_policy: bool = True) -> bool:
     """Whether NodePool.disable, run on the machine since the previous cycle, purges a share of
     this work there: a dead machine loses everything but reservations; one an administrator
-    varied off loses only its fair-share work (its services and other fixed work stay on it)."""
+    varied off loses only its fair-share work (its services and other fixed work stay on it).
+    Before 2.1.0 (`by_policy` False: behaviour purge_by_policy) a varied-off machine loses
+    everything but reservations too."""
     if machine is None or not machine.disabled or work_type == "Reservation":
         return False
-    return machine.disabled != VARIED_OFF or policy == FAIR_SHARE
+    return machine.disabled != VARIED_OFF or policy == FAIR_SHARE or not by_policy
 
 
 def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
@@ -129,12 +131,20 @@ def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
     phase counts them as held.
     """
     machines = {m.name: m for m in inp.machines}
+    by_policy = inp.config.behaviours.has("purge_by_policy")
     out = []
     for w in inp.work:
         cls = inp.class_of(w)
         policy = cls.policy if cls else None
-        out += [(w, s) for s in w.shares if disable_purges(machines.get(s.host), w.work_type, policy)]
+        out += [(w, s) for s in w.shares if disable_purges(machines.get(s.host), w.work_type, policy, by_policy)]
     return out
+
+
+def departed(share: Share, inp: CycleInput) -> bool:
+    """Whether the share's machine no longer holds it: before 2.1.0 (purge_by_policy) NodePool.disable
+    took the machine out of the pool's tables, and the node came back as a new, empty machine, while
+    the processes it purged stayed with their jobs until the Orchestrator confirmed them gone."""
+    return share.purged and not inp.config.behaviours.has("purge_by_policy")
 
 
 def held_now(inp: CycleInput) -> dict[int, int]:

@@ -72,6 +72,9 @@ class Share:
     # which orders processes the eviction comparator finds equal (neither initialized, same
     # initialization time); 0 when unknown (rmref.evictions then takes the newest first)
     map_rank: int = 0
+    # NodePool.disable purged it (the schedule marks it ^P); before 2.1.0 its machine left the pool's
+    # tables with it, and came back empty (behaviour purge_by_policy)
+    purged: bool = False
 
 
 @dataclass(frozen=True)

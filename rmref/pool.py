@@ -67,6 +67,8 @@ def remove_shares(vmach: np.ndarray | list[int], count: int, order: int) -> None
         if count == 0:
             return
         f += 1
+    if count < 0:  # a negative take (over a negative free space) splits nothing (doShareSplits needs count > 0)
+        return
     for o in range(order, len(vmach)):  # then split any space big enough
         while vmach[o] > 0:
             if count >= o // order:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
 from rmref.choices import HostTie, met_order, tie_groups
-from rmref.evictions import held_now
+from rmref.evictions import departed, held_now
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.pool import n_shares_listed
@@ -166,7 +166,7 @@ def _start(inp: CycleInput) -> _Walk:
                 walk.free[name] = m.order if m.stale_free is None else m.stale_free
     for work in _accounting_order(inp):
         for share in sorted(work.shares, key=lambda s: s.share_id):
-            if share.host in machines:
+            if share.host in machines and not departed(share, inp):
                 walk.used[share.host] += share.order
                 walk.jobs_on[share.host].append(work.job_id)
                 _move(walk, share.host, share.order, _policy(inp.class_of(work)))
@@ -236,7 +236,7 @@ def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
 def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int], policy: str,
                  vertical: bool = True) -> int:
     """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair
-    share, its subpools)."""
+    share, or for any work before 2.1.0, its subpools)."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
     if needed <= 0 or work.order <= 0 or work.cap_input.completed:
         return 0
@@ -250,7 +250,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
         needed -= g
         if needed == 0:
             return given
-    if needed > 0 and policy not in (FIXED_SHARE, RESERVE):
+    if needed > 0 and (policy not in (FIXED_SHARE, RESERVE) or not walk.behaviours.has("subpools_for_fair_share_only")):
         for child in pool.children:
             g = _find_shares(walk, child, work, counts, policy)
             given += g

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from replay.model.inputs import CounterBlock
 from rmref import CounterRun, HowMuch
 from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
-from rmref.howmuch import Entity
+from rmref.apportion import Entity
 from rmref.model import FAIR_SHARE, CycleInput, Placement, Work
 from rmref.whatof import unlogged_node_order
 

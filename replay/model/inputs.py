@@ -13,10 +13,10 @@ from typing import cast
 import polars as pl
 
 from rmref import UNLIMITED
-from rmref.howmuch import Entity
+from rmref.apportion import Entity
 
 # the cap chain's inputs the log gives per job (the class's settings come from the bootstrap)
-CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected"]
+CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected", "item_time"]
 
 
 _AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
@@ -114,7 +114,9 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     * the processes the cap counts (countNShares) are those the job holds less those being
       removed, which the caller knows from the schedule, and those a node purge took earlier in
       the same cycle (`purged_hosts`), which the schedule does not show yet;
-    * prediction: `getPrjCap` "Cannot predict" means the RM treated the job as not initialized;
+    * prediction: `getPrjCap` "Cannot predict" means the job has no work-item time, and its
+      init_wait is the Orchestrator's (before UIMA-4882, a job can be initialized and still not
+      predicted; from it on, the line's init_wait already counts the missing item time);
     * the Orchestrator changes a job's process limit ("Max shares adjusted") and remaining work
       (jobUpdate) between rows, and a job that is not fair share is printed only when it
       arrives: the latest value logged is the one in force;
@@ -123,7 +125,7 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
       is the least of the two), its threads one.
     """
     caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
-        "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", _AT)
+        "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", pl.col("init_wait").alias("prj_init_wait"), _AT)
     rows = (
         job_descriptions(tables).filter(pl.col("source").is_in(["howMuchFairShare", "submit", PREDATES_LOG])
                                         & pl.col("cycle").is_not_null())
@@ -150,9 +152,12 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
             pl.coalesce("max_in_force", "max_processes", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"))
             .fill_null(UNLIMITED).alias("max_processes"),
             # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
-            ((pl.col("prj_kind") == "predicted")
-             & (~pl.col("init_wait").fill_null(False) | (pl.col("described") != pl.col("cycle")))).alias("initialized"),
+            (((pl.col("prj_kind") == "predicted")
+              & (~pl.col("init_wait").fill_null(False) | (pl.col("described") != pl.col("cycle"))))
+             | ((pl.col("prj_kind") != "predicted") & (pl.col("prj_init_wait") == False)))  # noqa: E712
+            .fill_null(False).alias("initialized"),
             pl.col("expected_cap").alias("projected"),
+            (pl.col("prj_kind") == "predicted").alias("item_time"),
         )
         .sort("cycle", "job_id")
     )

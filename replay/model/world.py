@@ -339,6 +339,11 @@ class _Published:
     def __init__(self, schedule: pl.DataFrame):
         self._rows = ByCycle(schedule.filter(pl.col("host").is_not_null()).select(
             "cycle", "kind", "job_id", "host", "share_id", "memory_gb", "init_ms"))
+        self._purged: dict[int, set[tuple[int, int]]] = {}  # few rows: read once, not per cycle
+        for cycle, job, sid in schedule.filter((pl.col("kind") == "existing") & pl.col("purged").fill_null(False)
+                                               & pl.col("host").is_not_null()).select(
+                "cycle", "job_id", "share_id").iter_rows():
+            self._purged.setdefault(cycle, set()).add((job, sid))
 
     def shares(self, cycle: int) -> tuple[list[tuple], set[tuple[int, int]], set[tuple[int, int]]]:
         """(existing, added, removed) of one cycle."""
@@ -354,6 +359,10 @@ class _Published:
             elif kind == "removal":
                 removed.add((job, sid))
         return existing, added, removed
+
+    def purged(self, cycle: int) -> set[tuple[int, int]]:
+        """(job, share id) of the cycle's Existing shares the schedule marks purged (^P)."""
+        return self._purged.get(cycle, set())
 
 
 def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
@@ -511,6 +520,7 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
         first_held = {(job, sid) for job, _, sid, _, _ in existing} - added_now
     for cycle in all_cycles:
         existing, added_now, removed_now = published.shares(cycle)
+        purged_now = published.purged(cycle)
         state = machines_now.advance(cycle)
         filled = stale.fill(cycle, state, {host for _, host, _, _, _ in existing})
         stale.record(state, ((host, mem or 0) for _, host, _, mem, _ in existing))
@@ -538,6 +548,7 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
                 map_rank=rank[job] + 1,  # where the comparator ties, the printed order is the share map's
+                purged=(job, sid) in purged_now,
             ))
         jobs = []
         for r in rows.iter_rows(named=True) if rows is not None else ():
@@ -554,11 +565,12 @@ def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
             init_cap, doubling, prediction = class_settings.get(r["class"], (0, False, False))
             cap = CapInput(**{k: logged[k] for k in CAP_INPUT_COLUMNS}, init_cap=init_cap,
                            expand_by_doubling=doubling, use_prediction=prediction,
-                           current=held_now) if logged else CapInput(
+                           current=held_now, behaviours=boot.config.behaviours) if logged else CapInput(
                 remaining=r["remaining"] or 0, threads=r["threads"] or 1, current=held_now,
                 max_processes=r["max_processes"] if r["max_processes"] is not None else UNLIMITED,
                 initialized=not r["init_wait"], projected=0, init_cap=0, expand_by_doubling=False,
                 use_prediction=False, completed=job not in capped_now and not refused, refused=refused,
+                behaviours=boot.config.behaviours,
             )
             jobs.append(Work(
                 job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",

@@ -95,6 +95,14 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Nodepool: \S+ Host (dead|offline): \S+ Not purging", "node_not_purged"),
         (r"^Nodepool: \S+ Host (dead|offline): \S+ Mark ", "node_completed"),
     ),
+    # 2.0.x: NodePool.disable logs under the method name nodeLeaves, with other purge shapes
+    ("NodePool", "nodeLeaves"): _r(
+        (r"^Nodepool: \S+ Host disabled:", "node_disabled"),
+        (r"^Nodepool: \S+ Purge \S+ on dead/offline:", "node_purge"),
+        (r"^Nodepool: \S+ Host dead/offline: \S+ Not purging", "node_not_purged"),
+        (r"^Nodepool: \S+ Host dead/offline: \S+ Mark ", "node_completed"),
+        (r"^Nodepool: \S+ Node leaves:", GENERIC),
+    ),
     ("Machine", "updateShareOrder"): _r(
         (r"^\S+ Size has changed", "node_resize"), (r"^\S+ ERROR - \S+ free plus", GENERIC),
     ),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from replay.parsing.archive import is_archive, unpack
 from replay.parsing.chunks import SNIFF_BYTES, read_blocks
-from replay.parsing.manifest import parse_dir_manifest
+from replay.parsing.manifest import MANIFEST, input_record_of, parse_dir_manifest, read_manifest
 from replay.parsing.sources import InputError, Source, discover, rolled_key
 
 # the RM's rolled set: rm.log, rm.log.3, rm.log.3.gz, rm.log.gz, and <host>.rm.log… (DUCC 2.x)
@@ -84,6 +84,17 @@ def head_of(data: bytes) -> Head:
     components = Counter(m.group(1).decode("ascii", "replace") for m in _LOGGER.finditer(data))
     daemon = "RM" if components["RM"] else (components.most_common(1)[0][0] if components else None)
     return Head(False, bool(components) or bool(_HEADER.search(data)), daemon)
+
+
+def input_record(paths: Sequence[str | Path]) -> dict | None:
+    """A manifest's `input`: every input file, as the commands read them, with its size and sha256
+    (a parse directory given as input: the input its own manifest names)."""
+    paths = list(paths)
+    if not paths:
+        return None
+    if len(paths) == 1 and Path(paths[0]).is_dir() and (Path(paths[0]) / MANIFEST).exists():
+        return (read_manifest(paths[0]) or {}).get("input")
+    return input_record_of(find_inputs(paths).sources)
 
 
 def whose(daemon: str | None) -> str:

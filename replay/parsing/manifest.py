@@ -23,12 +23,14 @@ checks that the manifest is there, of a known format, written by the expected co
 every file it lists is there with its size (`check_manifest`); row counts are checked where the
 tables are read (`read_tables`). A `parse` output is a *parse directory*: every command reads it in
 place of the log (`parse_dir_manifest`), and the cache keeps its parses as parse directories too.
+The record of a command's input paths is `replay.parsing.logdir.input_record`, which reads them as
+every command does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -47,20 +49,6 @@ def rmreplay_version() -> str:
         return metadata.version("rmreplay")
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def input_record(paths: Iterable[str | Path]) -> dict | None:
-    """The manifest's `input`: every input file, as the commands read them, with its size and sha256
-    (a parse directory given as input: the input its own manifest names)."""
-    # logdir reads manifests to tell parse directories apart, so it is imported here, not at the top
-    from replay.parsing.logdir import find_inputs
-
-    paths = list(paths)
-    if not paths:
-        return None
-    if len(paths) == 1 and Path(paths[0]).is_dir() and (Path(paths[0]) / MANIFEST).exists():
-        return (read_manifest(paths[0]) or {}).get("input")
-    return input_record_of(find_inputs(paths).sources)
 
 
 def input_record_of(sources: list[Source]) -> dict:
@@ -83,11 +71,10 @@ def _parquet_rows(path: Path) -> int:
     return pq.read_metadata(path).num_rows
 
 
-def build_manifest(root: Path, command: str, inputs: Iterable[str | Path] | dict | None = (),
+def build_manifest(root: Path, command: str, record: dict | None = None,
                    extra: Mapping[str, object] | None = None) -> dict:
-    """The manifest of the files under `root` (every file but the manifest itself); `inputs` the
-    input paths, or their `input_record` when the caller has it."""
-    record = inputs if isinstance(inputs, dict) or inputs is None else input_record(inputs)
+    """The manifest of the files under `root` (every file but the manifest itself); `record` the
+    input's (`replay.parsing.logdir.input_record`)."""
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
     listed = {p.relative_to(root).as_posix(): {"bytes": p.stat().st_size, "sha256": file_digest(p)} for p in files}
     tables = {p.relative_to(root).as_posix().removesuffix(".parquet"): _parquet_rows(p)

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from replay.parsing.logdir import input_record
 from replay.parsing.manifest import MANIFEST, build_manifest, read_manifest, write_manifest
 from replay.parsing.sources import InputError
 
@@ -200,7 +201,7 @@ def atomic_output_dir(path: str | Path, force: bool = False, *, command: str, in
     with _discarded_on_error(tmp):
         yield tmp
         if not (tmp / MANIFEST).exists():
-            write_manifest(tmp, build_manifest(tmp, command, inputs, extra))
+            write_manifest(tmp, build_manifest(tmp, command, input_record(inputs), extra))
         _commit(tmp, target)
 
 

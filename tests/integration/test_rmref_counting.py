@@ -18,7 +18,7 @@ import pytest
 
 from replay.model.inputs import counter_blocks
 from replay.model.logged import user_orders
-from rmref.counting import HowMuch, how_much
+from rmref.howmuch import HowMuch, how_much
 from rmref.javahash import JavaHashMap, spread, string_hash
 from tests.helpers import SCENARIOS, parsed
 from tests.truth_inputs import TruthCycle, truth_cycles

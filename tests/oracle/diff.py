@@ -155,7 +155,7 @@ def run(n: int, seed: int, focus: str, jobs: int, out: Path, build: Path, cache:
     (out / "scenarios").mkdir(parents=True, exist_ok=True)
     tasks = []
     for i in range(n):
-        scen = generate(scenario_seed(seed, i), focus)
+        scen = generate(scenario_seed(seed, i), focus, release)  # valid for the release's RM
         path = out / "scenarios" / f"{i:03d}.json"
         path.write_text(json.dumps(scen, indent=1) + "\n")
         tasks.append((i, scen, build, cache, levels))

@@ -1,13 +1,16 @@
 """Seeded generator of random, valid oracle scenarios drawn from the whole RM policy space.
 
-`generate(seed, focus)` returns one scenario.json dict (tests/oracle/README.md documents the format);
-`python -m tests.oracle.generate --n 20 --seed 1 --out DIR [--focus bands]` writes them to files.
+`generate(seed, focus, release)` returns one scenario.json dict (tests/oracle/README.md documents the
+format), valid for the real RM of `release` (rmref.releases; default the latest);
+`python -m tests.oracle.generate --n 20 --seed 1 --out DIR [--focus bands] [--release R]` writes them to files.
 
 The configuration rules it respects are the RM's own (uima-ducc-common NodeConfiguration): classes of
 one priority share one scheduling policy; one default class per policy; only the top-level pool
 without a node file may lack one; `share-quantum` only on top-level pools; a node in at most one
 node file; services and managed reservations never in a FAIR_SHARE class (the RM refuses them, which
-the generator does on purpose now and then). `description` lists what was drawn.
+the generator does on purpose now and then). `description` lists what was drawn. Before 2.1.0
+(UIMA-4569) a nodepool may not state a `share-quantum` at all: for those releases the same draw is
+made and the pools' own quanta are left out, so every pool takes ducc.rm.share.quantum.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FOCI = ("all", "bands", "nodepools", "reserve", "fragmentation", "nodes")
+from rmref.releases import LATEST, RELEASES
+
+FOCI = ("all", "bands", "nodepools", "reserve", "fragmentation", "nodes", "wide")
 FAIR, FIXED, RESERVE = "FAIR_SHARE", "FIXED_SHARE", "RESERVE"
 CYCLE_MS = 10_000  # ducc.orchestrator.state.publish.rate: one schedule per publication
 FIRST_CYCLE_MS = 60_000  # init stability (2 agent periods) before the first schedule
@@ -26,6 +31,7 @@ DEFAULT_POOL = "--default--"
 MEMORY_PALETTE = (8, 12, 15, 16, 20, 24, 30, 31, 32, 40, 47, 48, 56, 63, 64, 72, 79, 80, 96, 128)
 USERS = ("ann", "ben", "cat", "dan", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lou")
 QUANTA = (1, 2, 3, 4, 4, 5, 6, 8, 10, 12, 15, 16)
+POOL_QUANTUM_SINCE = "2.1.0"  # UIMA-4569: NodeConfiguration accepts a nodepool's share-quantum from here on
 
 # the knobs every family shares; a focus overrides some of them (probabilities and ranges)
 BASE_KNOBS: dict[str, object] = {
@@ -50,6 +56,9 @@ BASE_KNOBS: dict[str, object] = {
     "restricted": 0.08,  # a class with an authorized `users` list
     "big_jobs": 0.12,  # share of jobs that want half a node or more
     "inverted": 0.06,  # a fair-share band ranked above the fixed-share classes
+    "mid_pools": (1, 2),  # second-level pools under --default-- in a deeper tree
+    "cycles": (50, 300),  # max_cycles, skewed towards the low end
+    "class_orders": (0, 0),  # distinct process orders drawn per fair-share class (0: sizes drawn per job)
 }
 FOCUS_KNOBS: dict[str, dict[str, object]] = {
     "all": {},
@@ -61,6 +70,12 @@ FOCUS_KNOBS: dict[str, dict[str, object]] = {
     "fragmentation": {"nodes": (4, 14), "defrag_off": 0.05, "big_jobs": 0.35, "kinds": (0.85, 0.05, 0.05, 0.05),
                       "work": (8, 36)},
     "nodes": {"outage": 0.35, "late": 0.3, "varyoff": 0.25, "nodes": (4, 20)},
+    # large clusters and long runs; every fair-share class runs processes of several orders side by
+    # side, up to 4 fair-share bands of up to 4 classes, wider nodepool trees
+    "wide": {"bands": (0.1, 0.3, 0.35, 0.25), "fair_per_band": (1, 4), "depth": (0.25, 0.4, 0.35),
+             "second_top": 0.15, "mid_pools": (1, 4), "nodes": (20, 130), "work": (30, 110),
+             "cycles": (200, 460), "class_orders": (3, 5), "kinds": (0.8, 0.07, 0.07, 0.06),
+             "big_jobs": 0.15, "inverted": 0.1},
 }
 
 
@@ -101,6 +116,7 @@ class Draw:
         self.focus = focus
         self.knobs = {**BASE_KNOBS, **FOCUS_KNOBS[focus]}
         self.notes: list[str] = []
+        self.class_orders: dict[str, list[int]] = {}  # the wide focus's process orders per class
 
     def p(self, knob: str) -> bool:
         """True with the knob's probability."""
@@ -122,7 +138,7 @@ def _pools(d: Draw) -> list[Pool]:
     depth = d.pick("depth") + 1
     pools = [Pool(DEFAULT_POOL, None, 1)]
     if depth >= 2:
-        for i in range(d.rng.randint(1, 2)):
+        for i in range(d.span("mid_pools")):
             pools.append(Pool(f"np{i + 1}", DEFAULT_POOL, 2))
     if depth >= 3:
         for mid in [p for p in pools if p.level == 2]:
@@ -335,12 +351,18 @@ def _order_limit(pools: list[Pool], pool: str, quantum: int) -> int:
     largest machine order of its top-level tree: its per-order arrays were sized before the job's
     order raised the tree's maximum. So no work is drawn larger than the tree's biggest node.
     """
-    top = pool
-    while (parent := next(p.parent for p in pools if p.name == top)) is not None:
-        top = parent
-    quantum = next(p.quantum for p in pools if p.name == top) or quantum
-    sizes = [n["memory_gb"] for p in _subtree(pools, top) for n in p.nodes]
+    top = _top_pool(pools, pool)
+    quantum = top.quantum or quantum
+    sizes = [n["memory_gb"] for p in _subtree(pools, top.name) for n in p.nodes]
     return max(1, max(sizes, default=quantum) // quantum * quantum)
+
+
+def _top_pool(pools: list[Pool], name: str) -> Pool:
+    """The top-level pool of the tree that holds pool `name`."""
+    pool = next(p for p in pools if p.name == name)
+    while pool.parent is not None:
+        pool = next(p for p in pools if p.name == pool.parent)
+    return pool
 
 
 def _job_memory(d: Draw, quantum: int, sizes: list[int]) -> int:
@@ -349,6 +371,25 @@ def _job_memory(d: Draw, quantum: int, sizes: list[int]) -> int:
     if d.rng.random() < float(d.knobs["big_jobs"]):  # type: ignore[arg-type]
         return d.rng.randint(max(1, biggest // 2), biggest)
     return d.rng.randint(1, max(1, min(biggest, quantum * d.rng.choice((1, 2, 3, 4)))))
+
+
+ORDER_PALETTE = (1, 2, 2, 3, 3, 4, 5, 6, 8, 8, 10, 12, 16, 24, 32)
+
+
+def _class_job_memory(d: Draw, klass: Klass, pools: list[Pool], quantum: int) -> int:
+    """A process size from the class's own few share orders (drawn at its first job), so that one
+    class at one priority runs processes of three or more orders side by side."""
+    top = _top_pool(pools, klass.nodepool)
+    q = top.quantum or quantum
+    max_order = _order_limit(pools, klass.nodepool, quantum) // q
+    orders = d.class_orders.get(klass.name)
+    if orders is None:
+        fitting = sorted({o for o in ORDER_PALETTE if o <= max_order} | {max_order})
+        orders = sorted(d.rng.sample(fitting, min(len(fitting), d.span("class_orders"))))
+        d.class_orders[klass.name] = orders
+        d.notes.append(f"{klass.name} orders {orders}")
+    order = d.rng.choice(orders)
+    return max(1, order * q - d.rng.randrange(q))  # any memory that rounds up to that order
 
 
 def _reservation_memory(d: Draw, quantum: int, sizes: list[int]) -> int:
@@ -416,6 +457,8 @@ def _work(d: Draw, classes: list[Klass], pools: list[Pool], quantum: int, horizo
         w: dict = {"type": kind, "user": user, "class": klass.name, "submit_ms": submit}
         if kind == "reservation":
             w["memory_gb"] = _reservation_memory(d, quantum, sizes)
+        elif klass.policy == FAIR and kind == "job" and d.knobs["class_orders"] != (0, 0):
+            w["memory_gb"] = _class_job_memory(d, klass, pools, quantum)
         else:
             w["memory_gb"] = _job_memory(d, quantum, sizes)
             w["threads"] = d.rng.choice((1, 2, 4, 4, 8))
@@ -445,17 +488,27 @@ def _work(d: Draw, classes: list[Klass], pools: list[Pool], quantum: int, horizo
     return out
 
 
-def generate(seed: int, focus: str = "all") -> dict:
-    """One valid scenario drawn from the policy space (weighted towards `focus`)."""
+def pool_quantum_legal(release: str) -> bool:
+    """Whether the real RM of `release` accepts a nodepool's own share-quantum."""
+    names = [r.name for r in RELEASES]
+    return names.index(release) >= names.index(POOL_QUANTUM_SINCE)
+
+
+def generate(seed: int, focus: str = "all", release: str = LATEST.name) -> dict:
+    """One valid scenario for the real RM of `release`, drawn from the policy space (weighted towards `focus`)."""
     if focus not in FOCI:
         raise ValueError(f"unknown focus {focus!r}: one of {', '.join(FOCI)}")
     d = Draw(seed, focus)
-    max_cycles = 50 + int(250 * d.rng.random() ** 1.6)
+    lo, hi = d.knobs["cycles"]  # type: ignore[misc]
+    max_cycles = lo + int((hi - lo) * d.rng.random() ** 1.6)
     horizon = FIRST_CYCLE_MS + max_cycles * CYCLE_MS
     quantum = d.rng.choice(QUANTA)
     pools = _pools(d)
     if d.rng.random() < 0.1:  # --default-- states the quantum itself instead of ducc.properties
         pools[0].quantum = quantum
+    if not pool_quantum_legal(release):  # drawn all the same, so the rest of the draw is unchanged
+        for pool in pools:
+            pool.quantum = None
     nodes = _nodes(d, pools, horizon)
     classes = _classes(d, pools)
     props = _properties(d, quantum)
@@ -496,10 +549,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--focus", choices=FOCI, default="all")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--release", choices=[r.name for r in RELEASES], default=LATEST.name,
+                    help="the release whose real RM the scenarios must be valid for")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     for i in range(a.n):
-        scen = generate(scenario_seed(a.seed, i), a.focus)
+        scen = generate(scenario_seed(a.seed, i), a.focus, a.release)
         (a.out / f"{i:03d}.json").write_text(json.dumps(scen, indent=1) + "\n")
     print(f"wrote {a.n} scenarios to {a.out}")
 

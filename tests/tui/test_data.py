@@ -126,7 +126,7 @@ def test_cache_key_follows_the_code_the_tables_come_from():
     """The scanner's C and the grammar make the tables too: both are in the key, with subpackages."""
     names = {name for name, _ in source_files()}
     assert {"replay/parsing/csrc/route.c", "replay/parsing/csrc/scan.h", "grammars/rmlog.lark",
-            "replay/apps/explain/story.py", "rmref/counting.py"} <= names
+            "replay/apps/explain/story.py", "rmref/howmuch.py"} <= names
 
 
 def test_log_lines_are_read_as_the_parser_reads_them(tmp_path):

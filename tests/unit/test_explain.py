@@ -12,7 +12,7 @@ from replay.apps.explain.text import _by_order, _fraction, _ranges, _spaces
 from replay.model.inputs import CounterBlock
 from replay.parsing.tables import SCHEMAS, conform
 from rmref import CapInput, Caps, CounterRun, job_caps
-from rmref.howmuch import Entity
+from rmref.apportion import Entity
 
 
 def test_ranges_compress_runs():

@@ -39,7 +39,7 @@ def test_the_seed_table_example_listed():
 
 @given(st.lists(st.integers(0, 50), min_size=2, max_size=90), st.integers(1, 40), st.integers(1, 89))
 def test_the_counter_list_tables_equal_the_seed_tables(free, count, order):
-    """How Much counts on lists (rmref.howmuch): nSharesByOrder and a count-out on a list give
+    """How Much counts on lists (rmref.apportion): nSharesByOrder and a count-out on a list give
     what the seed's array tables give, for any free-space vector."""
     from rmref.pool import n_shares_listed, remove_shares
 
@@ -115,6 +115,31 @@ def test_weighted_counter_worked_example():
                     pool_shares=n_shares_by_order(np.array(vm)))
     assert got.given == {"normal": (2, 0, 2, 0), "low": (1, 0, 1, 0)}
     assert got.vmachines_left == (0, 3, 0, 0)
+
+
+def test_counter_over_a_negative_free_space_takes_as_the_rm_does():
+    """A table a "bad virtual machine list" left below zero (NodePool.rearrangeVirtual): nshares of
+    order 6 is -2 + 1 = -1. apportion_qshares takes min(tgiven / o, nshares - taken) = -1 process,
+    and removeSharesByOrder splits nothing for a negative count (doShareSplits needs count > 0).
+    The expected award is what the real RM's apportion_qshares (commit fd8cab1df, called on these
+    entities) returned; rmref used to split the order-8 space into an order-14 slot and fail.
+    """
+    from rmref import Entity, apportion
+
+    got = apportion([Entity("e0", 2, (6, 0, 0, 0, 0, 0, 6, 0, 0))], [0, 3, 0, 0, 0, 2, -2, 0, 1])
+    assert got.given == {"e0": (-1, 0, 0, 0, 0, 0, -1, 0, 0)}
+
+
+def test_counter_truncates_a_negative_share_as_java_does():
+    """Java's int division truncates towards zero: over the negative order-3 table the second
+    entity's ceil(-2 * 1/4 * 3) / 3 is -1 / 3 = 0 processes (Python's floor would make it -1),
+    and a negative take is no progress, so no further pass runs. The expected awards are what the
+    real RM's apportion_qshares (commit fd8cab1df) returned on this input.
+    """
+    from rmref import Entity, apportion
+
+    got = apportion([Entity("e0", 3, (12, 8, 0, 4)), Entity("e1", 1, (16, 8, 0, 8))], [0, 0, 2, -2])
+    assert got.given == {"e0": (-4, -2, 0, -2), "e1": (0, 0, 0, 0)}
 
 
 @given(st.lists(st.tuples(st.integers(1, 5), st.integers(0, 12), st.integers(1, 3)), min_size=1, max_size=5),

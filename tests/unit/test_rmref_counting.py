@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from rmref import UNLIMITED, CapInput
-from rmref.counting import how_much
+from rmref.howmuch import how_much
 from rmref.javahash import hashmap_order as java_hashmap_order
 from rmref.javahash import string_hash as java_string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rmref import CapInput
-from rmref.counting import how_much
+from rmref.howmuch import how_much
 from rmref.constants import DEAD, PURGES, VARIED_OFF
 from rmref.evictions import evictions
 from rmref.model import FAIR_SHARE, FIXED_SHARE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
