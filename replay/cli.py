@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,8 @@ from rich.table import Table
 from replay.model.release import with_option as with_release_option
 from rmref.releases import RELEASES
 from replay.model.cycleref import label, parse_ref, parse_span, resolve, resolve_span
-from replay.parsing.cache import open_input, parse_to
+from replay.parsing.cache import Opened, open_input, parse_to
+from replay.parsing.store import all_columns
 from replay.parsing.outdir import (
     atomic_output_dir,
     atomic_output_file,
@@ -38,6 +40,8 @@ from replay.progress import OnProgress, Progress, quiet
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
     from replay.apps.anonymize import Anonymized
     from replay.apps.audit import AuditResult
+    from replay.apps.stored import Kept, Known, Place
+    from replay.model.world import Bootstrap
     from replay.apps.simulate.metrics import Measured
     from replay.apps.simulate.simulation import Simulated
     from replay.apps.simulate.workload import Workload
@@ -148,20 +152,57 @@ def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range 
     return cycles
 
 
-def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
+@dataclass(frozen=True)
+class Loaded:
+    """A command's input: its tables, the note on its bootstrap, and where it was opened from."""
+
+    tables: MutableMapping[str, pl.DataFrame]
+    note: str | None  # where the bootstrap came from, for the command to print with its results
+    opened: Opened
+    config: str | None  # the --config folder
+
+
+def open_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
                 columns: Mapping[str, Sequence[str]] | None = None, force: bool = False,
-                rm_release: str | None = None
-                ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
+                rm_release: str | None = None) -> Loaded:
     """The logs' tables (a parse directory's, the cache's, or parsed and cached; with `columns`,
     only those, read from disk on use where the parse is on disk); fill a bootstrap that rotated
-    away from `--config DIR`. Returns the tables and a note on where the bootstrap came from, for
-    the command to print with its results (so an error is all a failing command prints)."""
+    away from `--config DIR`."""
     with progress_display(console, "parsing") as show:
         opened = open_input(logs, use_cache=use_cache, progress=show, columns=columns)
     print_input_note(opened.note)
     tables = opened.tables
     with_release_option(tables, rm_release)  # `--rm-release R`: replay.model.release reads it
-    return tables, apply_config(tables, config, force)
+    return Loaded(tables, apply_config(tables, config, force), opened, config)
+
+
+def load_tables(logs: list[str], config: str | None, console: Console, use_cache: bool = True,
+                columns: Mapping[str, Sequence[str]] | None = None, force: bool = False,
+                rm_release: str | None = None
+                ) -> tuple[MutableMapping[str, pl.DataFrame], str | None]:
+    """`open_tables`' tables and bootstrap note (printed by the command with its results, so an
+    error is all a failing command prints)."""
+    loaded = open_tables(logs, config, console, use_cache, columns, force, rm_release)
+    return loaded.tables, loaded.note
+
+
+def stored_place(loaded: Loaded, boot: Bootstrap) -> Place | None:
+    """Where the input's audit under `boot` is stored (None: no cache)."""
+    from replay.apps.stored import place_of
+    from replay.parsing.cache import config_digest
+
+    return place_of(loaded.opened.slot, loaded.opened.root, boot, config_digest(loaded.config), loaded.tables)
+
+
+def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> Kept:
+    """The audit of every cycle of the input: the one stored in the cache beside its parse, else
+    run now and stored there (replay.apps.stored)."""
+    from replay.apps.stored import audit_view, stored_audit
+    from replay.model.world import bootstrap
+
+    tables = audit_view(loaded.tables)
+    boot = bootstrap(tables)
+    return stored_audit(tables, boot, stored_place(loaded, boot), progress)
 
 
 def print_note(console: Console, note: str | None) -> None:
@@ -222,15 +263,16 @@ def assumed_block(result: AuditResult | WhatIfResult | Simulated) -> list[str]:
     return ["assumed or inferred (the evidence for each: report.json 'assumed'):", *lines] if lines else []
 
 
-def audit_line(result: AuditResult, seconds: float) -> str:
-    """The one-line verdict under the table."""
+def audit_line(result: AuditResult, seconds: float, read: bool = False) -> str:
+    """The one-line verdict under the table (`read`: from the stored audit, not run now)."""
     n, ok = len(result.cycles), result.report()["cycles_agree"]
     style = "green" if ok == n else "yellow"
     free = len(result.verified)
     verified = (f", {free:,} of the RM's free choices verified (one of the choices rmref found equal)"
                 if free else "")
-    return (f"[{style}]{ok:,} of {n:,} cycles agree[/]{verified} ({seconds:.1f} s, "
-            f"{n / max(seconds, 1e-9):,.0f} cycles/s)")
+    how = (f"the stored audit, read in {seconds:.1f} s" if read
+           else f"{seconds:.1f} s, {n / max(seconds, 1e-9):,.0f} cycles/s")
+    return f"[{style}]{ok:,} of {n:,} cycles agree[/]{verified} ({how})"
 
 
 def skipped_line(skipped: Mapping[int, str], done: str = "audited") -> str | None:
@@ -270,12 +312,18 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
     if args.out:  # before the work: a refused OUT is known at once
         check_replaceable(Path(args.out), args.force, "audit", args.logs)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, audit_columns(), args.force,
-                               rm_release=args.rm_release)
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache, audit_columns(), args.force,
+                         rm_release=args.rm_release)
+    tables, note = loaded.tables, loaded.note
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
+    read, stored = False, None
     with progress_display(console, "auditing") as show:
-        result = audit(tables, cycles=cycles, progress=show)
+        if cycles is None:  # the whole log: the stored audit (a range starts from nothing carried, so runs)
+            audited = kept_audit(loaded, show)
+            result, read, stored = audited.result, audited.read, audited.stored
+        else:
+            result = audit(tables, cycles=cycles, progress=show)
     seconds = time.perf_counter() - start
     if not result.cycles:
         raise InputError("nothing to audit: " + nothing_audited(result))
@@ -283,7 +331,7 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
     for line in assumed_block(result):
         console.print(line, markup=False, highlight=False)
     console.print(audit_table(result, seconds))
-    console.print(audit_line(result, seconds))
+    console.print(audit_line(result, seconds, read))
     for line in damage_lines(result):
         console.print(line, highlight=False)
     if result.skipped:
@@ -305,7 +353,10 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  ... {len(result.verified) - args.show:,} more (verified_choices.parquet with -o)")
     if args.out:
         with atomic_output_dir(args.out, args.force, command="audit", inputs=args.logs) as tmp:
-            write_audit(result, tmp)
+            if stored is not None:  # the files it wrote when it was stored
+                stored.write(tmp)
+            else:
+                write_audit(result, tmp)
         console.print(f"report written to [bold]{args.out}[/] (report.json, ref_*.parquet, divergences.parquet, "
                       "verified_choices.parquet)")
     return 1 if result.divergences else 0
@@ -313,16 +364,21 @@ def cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """rmreplay explain LOG... --job ID [--cycle N|eN] [--config DIR] [--json]"""
-    from replay.apps.explain import explain_job, render, story_json
+    from replay.apps.explain import render, story_json
+    from replay.apps.explain.scope import explain_stored
 
     job = whole_number(args.job, "--job", "a job id")
     ref = parse_ref(args.cycle) if args.cycle else None
     # with --json, stdout is the JSON alone: what the loading says goes to stderr
-    tables, note = load_tables(args.logs, args.config, Console(stderr=True) if args.json else console,
-                               not args.no_cache, force=args.force, rm_release=args.rm_release)
+    # every table read from disk on use (where the parse is on disk): the story reads few of its rows
+    loaded = open_tables(args.logs, args.config, Console(stderr=True) if args.json else console, not args.no_cache,
+                         all_columns(), force=args.force, rm_release=args.rm_release)
+    tables, note = loaded.tables, loaded.note
     cycle = resolve(ref, tables["cycles"]) if ref else None
+    on_disk = loaded.opened.slot is not None and loaded.opened.root is not None
     try:
-        story = explain_job(tables, job, cycle)
+        # rmref's side from the stored audit (run and stored first when it is not): no replay
+        story = explain_stored(tables, job, cycle, lambda: kept_audit(loaded).result if on_disk else None)
     except InputError as exc:  # the job or cycle asked for is not in the log: name the flags
         flags = f"--job {job}" + ("" if cycle is None else f" --cycle {args.cycle}")
         raise InputError(f"{flags}: {exc}") from None
@@ -403,7 +459,7 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = _change(args)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force,
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
                                rm_release=args.rm_release)
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
@@ -447,7 +503,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console, not args.no_cache, force=args.force,
+        tables, note = load_tables([log], args.config, console, not args.no_cache, all_columns(), force=args.force,
                                    rm_release=args.rm_release)
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
@@ -523,7 +579,7 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     check_replaceable(Path(args.out), args.force, "simulate", args.logs)
     change = _change(args)
     workload = read_workload(args.workload) if args.workload else None
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force,
+    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
                                rm_release=args.rm_release)
     start = time.perf_counter()
     measured = _simulate(tables, change, args, console, workload)
@@ -561,7 +617,7 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
     change = _change(args)
     results = []
     for log in args.logs:
-        tables, _note = load_tables([log], args.config, console, not args.no_cache, force=args.force,
+        tables, _note = load_tables([log], args.config, console, not args.no_cache, all_columns(), force=args.force,
                                     rm_release=args.rm_release)
         start = time.perf_counter()
         measured = _simulate(tables, change, args, console)
@@ -581,7 +637,6 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     """rmreplay report LOG... -o report.html [--no-audit]"""
-    from replay.apps.audit import audit
     from replay.apps.fleet.dataset import is_dataset
     from replay.apps.report import GENERATOR, build_report
 
@@ -591,23 +646,41 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
         html = build_fleet_report(args.logs[0], args.title or f"rmreplay fleet report: {Path(args.logs[0]).name}")
         return _write_report(Path(args.out), html, args.force, console)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, force=args.force,
-                               rm_release=args.rm_release)
+    # read from disk on use where the parse is on disk: the report holds one table's columns at a time
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
+                         rm_release=args.rm_release)
+    tables, note = loaded.tables, loaded.note
     print_note(console, note)
-    audited = None
+    audited, known = None, None
     if not args.no_audit:
         with progress_display(console, "auditing") as show:
             try:
-                audited = audit(tables, progress=show)
+                stored = kept_audit(loaded, show)
+                audited, known = stored.result, stored.stored.known() if stored.stored is not None else None
             except InputError as exc:  # no bootstrap: the rest of the report still stands
                 console.print(f"[yellow]audit skipped: {exc}[/]")
+    else:
+        known = _stored_known(loaded)
     sections = []
     if args.simulation:
         from replay.apps.simulate.report import simulation_section
 
         sections.append(simulation_section(args.simulation))
     title = args.title or f"rmreplay report: {', '.join(Path(p).name for p in args.logs)}"
-    return _write_report(Path(args.out), build_report(tables, title, audited, sections=sections), args.force, console)
+    html = build_report(tables, title, audited, sections=sections, stored=known)
+    return _write_report(Path(args.out), html, args.force, console)
+
+
+def _stored_known(loaded: Loaded) -> Known | None:
+    """The machines and takings of the input's stored audit, when one is stored (none is run)."""
+    from replay.apps.stored import audit_view, load
+    from replay.model.world import bootstrap
+
+    try:
+        stored = load(stored_place(loaded, bootstrap(audit_view(loaded.tables))))
+    except InputError:  # no bootstrap: the report says so itself
+        return None
+    return stored.known() if stored is not None else None
 
 
 def _write_report(out: Path, html: str, force: bool, console: Console) -> int:

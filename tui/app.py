@@ -85,7 +85,7 @@ class RmReplayApp(App):
         self.push_screen(ErrorScreen(reason))
 
     def _opened(self, loaded: Loaded, browse: Browse | None = None) -> None:
-        browse = browse or build(loaded.name, loaded.tables, loaded.lines)  # (given loaded, not paths)
+        browse = browse or build(loaded.name, loaded.tables, loaded.lines, loaded.nodes())  # (given loaded, not paths)
         self.browse, self.loaded = browse.with_audit(loaded.audit) if loaded.audit is not None else browse, loaded
         self.query_one(Timeline).fill(self.browse)
         self.show_cycle(browse.cycle_list[0])

@@ -16,8 +16,9 @@ from pathlib import Path
 
 
 # Commands that hold what they built for long after a parse (the audit's state, the fleet's
-# tasks): their peak is the parse's leftovers plus that state, so freed memory goes back at once.
-HOLDING = {"audit", "fleet"}
+# tasks, a replay's or a report's frames; each of them may run and store the audit): their peak
+# is the parse's leftovers plus that state, so freed memory goes back at once.
+HOLDING = {"audit", "fleet", "explain", "report", "whatif", "check", "simulate", "tui"}
 
 
 def tune_allocators(command: str | None = None) -> None:

@@ -367,12 +367,14 @@ def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mappin
             + (f"; {len(hurt):,} not audited, input damaged (cycle {first.cycle}: {first.text()})" if first else ""))
 
 
-def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | None = None) -> Browse:
-    """Precompute every view of a parsed log (the audit's columns come later, see `with_audit`)."""
+def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | None = None,
+          nodes: pl.DataFrame | None = None) -> Browse:
+    """Precompute every view of a parsed log (the audit's columns come later, see `with_audit`);
+    `nodes`: every cycle's machines as the stored audit keeps them (else computed here)."""
     cycles = tables["cycles"]
     try:  # the machines of every cycle, from the world model the audit runs on
         boot: Bootstrap | None = bootstrap(tables)
-        nodes, note = node_cycles(tables, boot), ""
+        nodes, note = nodes if nodes is not None else node_cycles(tables, boot), ""
     except InputError as exc:  # a log without its bootstrap, opened without --config
         boot, nodes, note = None, None, f"no nodes: {exc}"
     jobs = jobs_frame(tables, boot.config.quantum_gb if boot else None)

@@ -1,8 +1,9 @@
 """Open the TUI's input: logs (through replay's parse cache) or a `rmreplay parse` directory, with the audit.
 
 The parse and its cache are replay's (`replay.parsing.cache`: every command shares them); the TUI
-adds the raw lines (its Log tab) and keeps the audit's frames in the same cache slot, one folder
-per `--config` (the audit of a log without its bootstrap depends on the folder given).
+adds the raw lines (its Log tab). The audit is the one every command reads, stored beside the
+parse (`replay.apps.stored`, keyed by the configuration and `--config`): when it is there the
+audit's columns are filled as the first screen shows, else the TUI runs it and stores it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ import polars as pl
 from replay import InputError
 from replay.cli import apply_config
 from replay.model.release import with_option
-from replay.parsing.cache import config_digest, keep_frames, open_input, read_frames
+from replay.parsing.cache import config_digest, open_input
 from replay.parsing.manifest import parse_dir_manifest
+from replay.parsing.store import all_columns
 from replay.progress import OnProgress
 
 if TYPE_CHECKING:
+    from replay.apps.audit import AuditResult
+    from replay.apps.stored import Place, Stored
     from replay.model.world import Bootstrap
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences", "skipped")
@@ -36,9 +40,15 @@ class Loaded:
     tables: Mapping[str, pl.DataFrame]
     lines: pl.DataFrame | None
     audit: dict[str, pl.DataFrame] | None
-    cache: Path | None  # where the audit's frames are kept (None: not kept)
+    place: Place | None  # where the audit is stored (None: not stored, e.g. --no-cache)
     from_cache: bool = False
     note: str | None = None  # what the folders given held besides the RM's log
+    result: AuditResult | None = None  # the stored audit (its cycles re-entered for the job screen's story)
+    stored: Stored | None = None  # where it is stored, with the machines of every cycle
+
+    def nodes(self) -> pl.DataFrame | None:
+        """Every cycle's machines as the stored audit keeps them (None: not stored)."""
+        return self.stored.nodes() if self.stored is not None else None
 
 
 def settle_heap() -> None:
@@ -73,15 +83,39 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
         raise InputError("no input: name rm.log files or a `rmreplay parse` output directory")
     parse_dir = is_parse_dir(paths[0])
     # the parse hands over the lines it read, for the Log tab: the log is not read (or gunzipped) twice
-    opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir)
+    # the tables read from disk on use where the parse is on disk: the views hold what they built
+    opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir,
+                        columns=all_columns())
     check(opened.tables, opened.name)
     apply_config(opened.tables, config)
     with_option(opened.tables, rm_release)
+    # an audit written into a parse directory is the log's own release's
     audit = _audit_beside(Path(paths[0])) if parse_dir and not rm_release else None
-    slot = opened.slot / _audit_folder(config, rm_release) if opened.slot is not None else None
-    if audit is None and slot is not None:
-        audit = read_frames(slot)
-    return Loaded(opened.name, opened.tables, opened.lines, audit, slot, opened.from_cache, opened.note)
+    place = _place(opened.tables, opened.slot, opened.root, config)
+    stored = None
+    if place is not None:
+        from replay.apps.stored import load as load_stored
+
+        stored = load_stored(place)
+        if audit is None and stored is not None:
+            audit = stored.frames()
+    return Loaded(opened.name, opened.tables, opened.lines, audit, place, opened.from_cache, opened.note,
+                  stored.result if stored is not None else None, stored)
+
+
+def _place(tables: Mapping[str, pl.DataFrame], slot: Path | None, root: Path | None,
+           config: str | None) -> Place | None:
+    """Where the input's audit is stored (None: not stored; a log without its bootstrap has none)."""
+    if slot is None or root is None:
+        return None
+    from replay.apps.stored import place_of
+    from replay.model.world import bootstrap
+
+    try:
+        boot = bootstrap(tables)
+    except InputError:
+        return None
+    return place_of(slot, root, boot, config_digest(config), tables)
 
 
 def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:
@@ -91,23 +125,14 @@ def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:
     return None
 
 
-def _audit_folder(config: str | None, rm_release: str | None = None) -> str:
-    """The slot's folder for the audit of this `--config` (its files' digest) and `--rm-release`, or of none."""
-    digest = config_digest(config)
-    name = f"audit-{digest}" if digest else "audit"
-    return f"{name}-release-{rm_release}" if rm_release else name
+def run_audit(loaded: Loaded, boot: Bootstrap | None = None,
+              progress: OnProgress | None = None) -> tuple[dict[str, pl.DataFrame], AuditResult]:
+    """rmref on every cycle (with `boot`, the configuration already rebuilt), stored beside the
+    parse where it can be; its decisions and the divergences as frames, and the result."""
+    from replay.apps.audit import result_frames
+    from replay.apps.stored import audit_view, stored_audit
+    from replay.model.world import bootstrap
 
-
-def save_audit(slot: Path | None, frames: dict[str, pl.DataFrame]) -> None:
-    """Keep the audit's frames beside the cached parse."""
-    if slot is not None:
-        keep_frames(slot, {n: frames[n] for n in AUDIT_FRAMES})
-
-
-def run_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
-              progress: OnProgress | None = None) -> dict[str, pl.DataFrame]:
-    """rmref on every cycle (with `boot`, the configuration already rebuilt); its decisions and the
-    divergences as frames."""
-    from replay.apps.audit import audit, result_frames
-
-    return result_frames(audit(tables, boot, progress=progress))
+    tables = audit_view(loaded.tables)
+    result = stored_audit(tables, boot or bootstrap(tables), loaded.place, progress).result
+    return result_frames(result), result

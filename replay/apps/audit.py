@@ -66,6 +66,9 @@ class AuditResult:
     assumed: tuple[Assumption, ...] = ()  # every setting rmref read and its source, and the nodes inferred
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
+    start: Carried | None = None  # what the first cycle run starts from, when not the log's start (a re-entry)
+    # a stored audit's way back into any audited cycle (replay.apps.stored): (tables, cycle) -> its trace
+    reenter: Callable[[Mapping[str, pl.DataFrame], int], CycleTrace | None] | None = None
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
@@ -104,6 +107,13 @@ class AuditResult:
                          "cycles_skipped": len(skipped), "skipped_because": reasons}
         return out
 
+    def carry(self) -> Carried:
+        """What rmref carries into the next cycle from the cycles run so far."""
+        if self.chained is not None:
+            return Carried(self.wealth, self.chained.pure_fair_share, self.chained.defrag.wealth)
+        start = self.start or Carried(None, {}, None)
+        return Carried(self.wealth, start.pure_fair_share, start.chained_wealth)
+
     def skip(self, cycle: int, kinds: Collection[str], why: str) -> None:
         """Record that `kinds` were not audited in `cycle`, and why."""
         for kind in kinds:
@@ -112,10 +122,18 @@ class AuditResult:
 
 @dataclass(frozen=True)
 class Carried:
-    """What rmref carries into a cycle from the ones before (so one cycle can be run again alone)."""
+    """What rmref carries into a cycle from the ones before (so one cycle can be run again alone):
+    the users' wealth the phase-isolated defragmentation left, and the chained run's last pure
+    fair shares and wealth (its `Hints`). Everything else a cycle reads is in its own input."""
 
     wealth: dict[str, int] | None
-    chained: CycleResult | None
+    pure_fair_share: dict[int, int]
+    chained_wealth: dict[str, int] | None
+
+
+# what `audit` hands every audited cycle to, before running it: its input, the logged decisions,
+# what it starts from and the kinds audited in it (replay.apps.stored keeps them, to re-enter a cycle)
+Checkpoint = Callable[[CycleInput, Logged, Carried, tuple[str, ...]], None]
 
 
 @dataclass(frozen=True)
@@ -130,6 +148,7 @@ class CycleTrace:
     evictions: tuple[Eviction, ...] = ()
     defrag: Defrag | None = None
     chained: CycleResult | None = None  # the phases chained on rmref's own decisions
+    logged: Logged | None = None  # the RM's logged decisions the cycle was compared with (the cycle's at least)
 
 
 def _cap_rule(caps: Caps, logged: object) -> Cause:
@@ -245,7 +264,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     follow = _Follow()
     caps = _audit_caps(inp, logged, phases, result, "caps" in only)
     counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
-    trace = CycleTrace(inp.cycle, inp, caps)
+    trace = CycleTrace(inp.cycle, inp, caps, logged=logged)
     if "counts" in only:
         trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
     if "placements" in only:
@@ -463,10 +482,9 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
     """The phases chained, each fed rmref's own upstream decisions (rmref.schedule), against the
     schedule the RM published: a cascade that the phase-isolated kinds hide shows here. Where the
     cycle's phases verified a free choice of the RM's, the chained run follows it (rmref.choices)."""
-    c, prev = inp.cycle, result.chained
+    c, prev = inp.cycle, result.carry()
     hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
-                  logged.share_walk.get(c, {}), prev.pure_fair_share if prev else {},
-                  prev.defrag.wealth if prev else None)
+                  logged.share_walk.get(c, {}), prev.pure_fair_share, prev.chained_wealth)
     run = schedule(inp, hints, phases)
     logged_pub = logged.published.get(c, {})
     ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
@@ -520,18 +538,19 @@ def _published(value: object) -> str:
 def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
           phases: Phases = Phases(), progress: OnProgress | None = None,
           only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False,
-          start: ReplayStart | None = None) -> AuditResult:
+          start: ReplayStart | None = None, checkpoint: Checkpoint | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log (`_audit_part`); after each gap in
     the stream (replay.model.damage) the audit starts again, on the log from there on, as on a
     log that starts mid-stream: what the log before the gap said is stale. `start` is the
-    log's own start (replay.model.start), which every command reads."""
+    log's own start (replay.model.start), which every command reads; `checkpoint` is handed each
+    audited cycle before it runs (replay.apps.stored)."""
     start = start or replay_start(tables, boot)
     damage = start.damage
     starts = resume_points(damage)
     conflicts = tuple(tables[CONFLICTS].to_dicts()) if CONFLICTS in tables else ()
     if not starts:
-        return replace(_audit_part(tables, start, cycles, phases, progress, only, trace, rerunnable, damage),
-                       config_conflicts=conflicts)
+        part = _audit_part(tables, start, cycles, phases, progress, only, trace, rerunnable, damage, checkpoint)
+        return replace(part, config_conflicts=conflicts)
     parts = []
     for lo, hi in zip([0, *starts], [*starts, None]):
         span = range(max(lo, cycles.start if cycles else 0),
@@ -540,7 +559,8 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
             continue
         part_tables = tables if lo == 0 else from_cycle(tables, lo)
         part_start = start if lo == 0 else replay_start(part_tables, None)
-        parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable, damage))
+        parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable,
+                                 damage, checkpoint))
     return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
 
 
@@ -570,11 +590,12 @@ def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[
 
 def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: range | None, phases: Phases,
                 progress: OnProgress | None, only: Collection[str], trace: Collection[int], rerunnable: bool,
-                damage: Mapping[int, Damage]) -> AuditResult:
+                damage: Mapping[int, Damage], checkpoint: Checkpoint | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
     rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
     `rerunnable` what every cycle started from (`AuditResult.carried`, for `trace_cycle`; it holds
-    a chained run per cycle, so a long log's audit keeps it only when asked).
+    a chained run per cycle, so a long log's audit keeps it only when asked); `checkpoint` is
+    handed each audited cycle before it runs (replay.apps.stored).
 
     A cycle whose input is damaged (the log starts inside it, a gap in the stream, unreadable
     lines: replay.model.damage) is not audited (`damaged`), and the audit resumes after it as it
@@ -600,15 +621,17 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
             result.skip(inp.cycle, kinds, partial)
             continue
         if rerunnable:
-            result.carried[inp.cycle] = Carried(result.wealth, result.chained)
-        kinds_now: Collection[str] = kinds
+            result.carried[inp.cycle] = result.carry()
+        kinds_now: tuple[str, ...] = kinds
         why = start.machines_unsettled(inp.cycle)
         if why is not None:
             result.skip(inp.cycle, [k for k in kinds if k not in NODE_FREE], why)
-            kinds_now = [k for k in kinds if k in NODE_FREE]
+            kinds_now = tuple(k for k in kinds if k in NODE_FREE)
             if not kinds_now:
                 result.skipped[inp.cycle] = why
                 continue
+        if checkpoint is not None:
+            checkpoint(inp, logged, result.carry(), kinds_now)
         cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
@@ -622,10 +645,12 @@ def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: 
     audit carried into it); None when the audit did not audit the cycle."""
     if cycle in result.traces:
         return result.traces[cycle]
+    if result.reenter is not None:
+        return result.reenter(tables, cycle)
     carried = result.carried.get(cycle)
     if carried is None:
         return None
-    again = AuditResult(audited=result.audited, wealth=carried.wealth, chained=carried.chained)
+    again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried)
     inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
     return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None
 

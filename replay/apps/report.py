@@ -11,11 +11,12 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from replay.model.cycleref import epochs, label
-from replay.model.logged import logged_decisions
+from replay.model.logged import logged_decisions, takings
 from replay.model.inputs import job_descriptions
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.release import ReleaseChoice
@@ -25,6 +26,9 @@ from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from replay.apps.whatif import logged_holdings
 from rmref import UNLIMITED
+
+if TYPE_CHECKING:
+    from replay.apps.stored import Known
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#bcbd22", "#7f7f7f")
@@ -208,9 +212,11 @@ GENERATOR = '<meta name="generator" content="rmreplay">'
 
 
 def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay report", audit_result=None,
-                 top_waiting: int = 15, max_rows: int = 50, sections: Sequence[str] = ()) -> str:
+                 top_waiting: int = 15, max_rows: int = 50, sections: Sequence[str] = (),
+                 stored: Known | None = None) -> str:
     """The report as one HTML document (pass `audit_result` to include the audit's divergences;
-    `sections`: more HTML sections, e.g. a simulation's, placed before the footer)."""
+    `sections`: more HTML sections, e.g. a simulation's, placed before the footer; `stored`: the
+    machines and the logged takings as the stored audit keeps them, instead of computing them)."""
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
     if cyc.is_empty():
         raise InputError("no published schedule in the log: nothing to report "
@@ -219,7 +225,8 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
     epoch_of = epochs(cyc)
     try:  # the machines, cycle by cycle, from the world model the audit runs on
         boot = bootstrap(tables)
-        nodes, quantum, no_nodes = node_cycles(tables, boot), boot.config.quantum_gb, ""
+        nodes: pl.DataFrame | None = stored.nodes if stored is not None else node_cycles(tables, boot)
+        quantum, no_nodes = boot.config.quantum_gb, ""
     except InputError as exc:  # no bootstrap and no --config: the rest of the report still stands
         boot, nodes, quantum, no_nodes = None, None, _quantum(tables), str(exc)
     owners = _owners(tables)
@@ -291,7 +298,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
                               [Series("capacity", tuple(cap)), Series("in use", tuple(used))], "quantum shares"))
 
     # preemptions and defragmentation
-    logged = logged_decisions(tables)
+    logged = stored.takings if stored is not None else takings(logged_decisions(tables))
     ev = tables["evictions"].filter(pl.col("cycle").is_not_null())
     shrink = dict(ev.filter(pl.col("reason") == "shrink").group_by("cycle").len().iter_rows())
     purge = dict(ev.filter(pl.col("reason") == "node_purge").group_by("cycle").len().iter_rows())

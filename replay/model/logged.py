@@ -74,6 +74,21 @@ class Logged:
     published: PerJob  # job -> (Additions' hosts, new Removals' (host, share id)), both sorted
 
 
+@dataclass(frozen=True)
+class Takings:
+    """What the RM logged taking, per cycle and job: doEvictions' shares, defragmentation's, and
+    the needy verdicts (what the report counts; kept with the stored audit)."""
+
+    evictions: PerJob
+    defrag: PerJob
+    needy: dict[int, dict[int, int]]
+
+
+def takings(logged: Logged) -> Takings:
+    """The takings of the logged decisions."""
+    return Takings(logged.evictions, logged.defrag, logged.needy)
+
+
 def _nest(frame: pl.DataFrame, value: str) -> PerJob:
     out: PerJob = {}
     for cycle, job, v in frame.select("cycle", "job_id", value).iter_rows():

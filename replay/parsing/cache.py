@@ -3,7 +3,7 @@
 The cache lives in `$RMREPLAY_CACHE` (default `~/.cache/rmreplay`; logs are often read-only, and
 the bundled fixtures are, so nothing is written next to them), one slot per input:
 `<key>/tables/` (a parse directory, its manifest written last), `<key>/lines.parquet` (the raw
-lines, for the TUI's Log tab) and `<key>/audit…/` (frames the TUI keeps beside the parse). The key
+lines, for the TUI's Log tab) and `<key>/audits/` (the stored audits, replay.apps.stored). The key
 hashes the input's content (each file's name and bytes) and the source of the code that produces
 the tables and the audit (grammars, replay, rmref), so an edited log or scheduler never serves a
 stale answer. Hashing a 137 MB log takes about half a second, so each file's digest is also kept
@@ -83,6 +83,7 @@ class Opened:
     slot: Path | None  # the cache slot (None: not cached)
     from_cache: bool
     note: str | None  # what the folders given held besides the RM's log
+    root: Path | None = None  # the tables' folder on disk (a parse directory, the slot's tables; None: in memory only)
 
 
 def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: OnProgress | None = None,
@@ -102,7 +103,7 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
         tables = ParquetTables(paths[0], columns) if columns else read_tables(paths[0])
         content = content_of(manifest)
         slot = slot_of(content) if content and use_cache else None
-        return Opened(Path(paths[0]).name, tables, None, slot, False, None)
+        return Opened(Path(paths[0]).name, tables, None, slot, False, None, Path(paths[0]))
     inputs = find_inputs(list(paths))
     name = _name(inputs.sources)
     if use_cache:
@@ -113,7 +114,7 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
         say(Progress("reading the cached parse"))
         tables = ParquetTables(slot / "tables", columns) if columns else read_tables(slot / "tables")
         lines = _cached_lines(slot, inputs, say) if keep_lines else None
-        return Opened(name, tables, lines, slot, True, inputs.note())
+        return Opened(name, tables, lines, slot, True, inputs.note(), slot / "tables")
     return _parse_and_cache(inputs, name, content, use_cache, say, keep_lines, columns)
 
 
@@ -212,7 +213,7 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
         _remove(tmp)
         return _parse_and_cache(inputs, name, content, False, say, keep_lines, columns)
     _remove(tmp)
-    return Opened(name, tables, lines, slot, False, inputs.note())
+    return Opened(name, tables, lines, slot, False, inputs.note(), slot / "tables" if slot is not None else None)
 
 
 @contextmanager
@@ -255,24 +256,6 @@ def config_digest(folder: str | Path | None) -> str | None:
             h.update(f"{p.relative_to(root).as_posix()}\0".encode())
             h.update(p.read_bytes())
     return h.hexdigest()[:16]
-
-
-def read_frames(folder: Path) -> dict[str, pl.DataFrame] | None:
-    """Frames kept in a cache slot's folder (its `complete` marker written last); None when absent."""
-    if not (folder / "complete").exists():
-        return None
-    return {p.stem: pl.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
-
-
-def keep_frames(folder: Path, frames: dict[str, pl.DataFrame]) -> None:
-    """Keep frames in a cache slot's folder (nothing when it cannot be written)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, frame in frames.items():
-            frame.write_parquet(folder / f"{name}.parquet", compression="zstd")
-        (folder / "complete").write_text("ok\n")
-    except OSError:
-        pass
 
 
 def parse_to(paths: Sequence[str | Path], out: str | Path, engine: str = "fast", progress: OnProgress | None = None,

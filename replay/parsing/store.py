@@ -124,6 +124,12 @@ def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
     return tables
 
 
+def all_columns() -> dict[str, tuple[str, ...]]:
+    """Every column of every table: as `columns` of `ParquetTables` (and `open_input`), each table
+    read from disk on use, so a command holds the tables it is using, not the whole log."""
+    return {name: tuple(schema) for name, schema in SCHEMAS.items()}
+
+
 class ParquetTables(MutableMapping[str, pl.DataFrame]):
     """The tables of a `rmreplay parse -o OUT` directory, read from disk on every access (only
     `columns[name]` of each), so only what a caller is using is in memory: the audit of a long

@@ -134,9 +134,9 @@ def test_tui_config_fills_a_rolled_away_bootstrap(tmp_path, monkeypatch):
     config = str(FIXTURES / "a_tiny" / "resources")
     assert build_parser().parse_args(["tui", str(log), "--config", config]).config == config
     loaded = load([str(log)], config=config)
-    frames = run_audit(loaded.tables)
+    frames, _ = run_audit(loaded)
     assert frames["ref_caps"].height and frames["divergences"].height == 0
-    assert loaded.cache is not None and loaded.cache.name.startswith("audit-")  # audits kept per --config
+    assert loaded.place is not None and (loaded.place.path / "manifest.json").exists()  # stored, keyed by --config
     assert load([str(log)]).tables["classes"].is_empty()  # the cached parse is the log's own
 
 

@@ -57,7 +57,7 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
             loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config,
                           rm_release=self.rm_release)
             progress(Progress("rebuilding every cycle's machines"))
-            result = loaded, build(loaded.name, loaded.tables, loaded.lines)  # here, off the screen's thread
+            result = loaded, build(loaded.name, loaded.tables, loaded.lines, loaded.nodes())  # off the screen's thread
         except InputError as exc:
             result = str(exc)
         except Exception as exc:  # noqa: BLE001 - any unreadable input ends on the error screen
@@ -152,10 +152,13 @@ class HistoryScreen(Screen):
 
     @work(thread=True, exclusive=True, group="explain")
     def _explain(self) -> None:
-        from replay.apps.explain import explain_job, render
+        from replay.apps.explain import render
+        from replay.apps.explain.scope import explain_stored
 
         try:
-            text = render(explain_job(self.browse.tables, self.job_id, self.cycle))
+            # the stored audit re-enters the cycle from its checkpoint: no replay from the log's start
+            result = getattr(getattr(self.app, "loaded", None), "result", None)
+            text = render(explain_stored(self.browse.tables, self.job_id, self.cycle, lambda: result))
         except InputError as exc:
             text = f"no explanation: {exc}"
         except Exception as exc:  # noqa: BLE001 - a story that cannot be told must not end the session

@@ -18,7 +18,7 @@ from replay.model.release import ReleaseChoice
 from replay.model.world import Bootstrap
 from replay.progress import Progress
 from tui.data import audit_status
-from tui.load import Loaded, run_audit, save_audit
+from tui.load import Loaded, run_audit
 
 from tui.data import Browse
 
@@ -80,14 +80,13 @@ class StatusLine(Horizontal):
         """rmref on every cycle, in a worker; its frames are kept beside the cached parse and posted."""
         self.app.call_from_thread(self.say, "auditing: rmref replays every cycle", Progress("auditing"))
         try:
-            frames = run_audit(loaded.tables, boot, progress=lambda p: self.app.call_from_thread(
+            frames, loaded.result = run_audit(loaded, boot, progress=lambda p: self.app.call_from_thread(
                 self.say, p.text(), p))
         except Exception as exc:  # noqa: BLE001 - browsing the log still works without rmref
             why = str(exc) if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
             self.app.call_from_thread(self.say, f"no audit: {why}")
             self.audit_done = True
             return
-        save_audit(loaded.cache, frames)
         self.post_message(self.Audited(frames))
 
     def audited(self, frames: dict[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None,

@@ -21,7 +21,8 @@ from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
 from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
-from replay.model.start import ReplayStart, replay_start
+from replay.model.start import predates_log, replay_start
+from replay.model.world import bootstrap
 from rmref.constants import PURGES
 from rmref.model import CycleInput
 
@@ -44,10 +45,10 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
 
 
 def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, inp: CycleInput | None,
-           start: ReplayStart, job_id: int, c: int, cycles: list[int], with_life: bool) -> Story:
+           quantum: int, predates: bool, job_id: int, c: int, cycles: list[int], with_life: bool) -> Story:
     """The story's facts for cycle `c` (no sections yet), rmref's side from the audit's own run
-    (`inp`: the cycle's rebuilt input, also where the audit did not audit the cycle)."""
-    quantum = start.boot.config.quantum_gb
+    (`inp`: the cycle's rebuilt input, also where the audit did not audit the cycle; `predates`:
+    the job was there before the log began)."""
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     epoch_of = epochs(tables["cycles"])
@@ -56,7 +57,8 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
     classes, users, jobs = (rmref_chain(inp, trace.how_much, work, cls, blocks) if inp and trace
                             else (None, None, None))
-    ours, theirs = _sides(trace, logged_decisions(tables), job_id, c)
+    logged = trace.logged if trace is not None and trace.logged is not None else logged_decisions(tables)
+    ours, theirs = _sides(trace, logged, job_id, c)
     causes = tuple(Divergence(kind, step, why) for cycle, job, kind, _lv, _rv, why, step, _detail
                    in result.divergences if cycle == c and job == job_id)
     verified = tuple(Divergence(kind, step, detail) for cycle, job, kind, _lv, _own, _why, step, detail
@@ -69,10 +71,10 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         count=_logged_count(_rows(tables, "counts", c, job_id)), logged_caps=_logged_caps(tables, c, job_id),
         caps=trace.caps.get(job_id) if trace else None, shares=held, placed=_placed(tables, c, job_id),
         taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
-        life=_life(tables, job_id, cycles, job_id in start.predates) if with_life else (), sections=(),
+        life=_life(tables, job_id, cycles, predates) if with_life else (), sections=(),
         rmref=ours, logged=theirs, causes=causes, verified=verified,
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
-        not_audited=_not_audited(result, c), predates_log=job_id in start.predates,
+        not_audited=_not_audited(result, c), predates_log=predates,
         assumed=tuple(a for a in result.assumed if a.source != "config" and not a.setting.startswith("node ")),
         rm_release=result.rm_release.to_json() if result.rm_release else None,
     )
@@ -137,13 +139,22 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
     """
     cycles = _job_cycles(tables, job_id)
     c = _chosen_cycle(tables, job_id, cycles, cycle)
-    start = replay_start(tables)  # the settings, machines and cycles every command replays from
-    trace = trace_cycle(tables, result, c, start=start) if result is not None else None
-    if result is None or trace is None:
-        result = audit(tables, cycles=range(0, c + 1), trace={c}, start=start)
-        trace = result.traces.get(c)
-    inp = trace.input if trace else next(start.inputs(tables, range(c, c + 1)), None)
-    story = _facts(tables, result, trace, inp, start, job_id, c, cycles, with_life=cycle is None)
+    trace: CycleTrace | None
+    inp: CycleInput | None
+    if result is not None and c in result.traces:
+        # the audit's own run of the cycle is at hand (a stored audit's re-entry, explain.scope):
+        # no replay, so no replay start (on a scoped view of the tables it would infer the machines)
+        trace, inp = result.traces[c], result.traces[c].input
+        quantum, predates = bootstrap(tables).config.quantum_gb, job_id in predates_log(tables)
+    else:
+        start = replay_start(tables)  # the settings, machines and cycles every command replays from
+        trace = trace_cycle(tables, result, c, start=start) if result is not None else None
+        if result is None or trace is None:
+            result = audit(tables, cycles=range(0, c + 1), trace={c}, start=start)
+            trace = result.traces.get(c)
+        inp = trace.input if trace else next(start.inputs(tables, range(c, c + 1)), None)
+        quantum, predates = start.boot.config.quantum_gb, job_id in start.predates
+    story = _facts(tables, result, trace, inp, quantum, predates, job_id, c, cycles, with_life=cycle is None)
     damage = result.damaged.get(c)
-    return replace(story, sections=_sections(tables, story, inp, start.boot.config.quantum_gb),
+    return replace(story, sections=_sections(tables, story, inp, quantum),
                    damaged=damage.text() if damage else None)

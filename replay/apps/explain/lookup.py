@@ -47,3 +47,9 @@ def _cycle_input(tables: Mapping[str, pl.DataFrame], cycle: int) -> CycleInput |
 def _rows(tables: Mapping[str, pl.DataFrame], name: str, cycle: int, job_id: int) -> pl.DataFrame:
     frame = tables[name]
     return frame.filter((pl.col("cycle") == cycle) & (pl.col("job_id") == job_id))
+
+
+def chosen_cycle(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | None) -> int:
+    """The cycle `explain` details for the job (`cycle`, else its last); InputError when the job
+    is not in the log or not in that cycle."""
+    return _chosen_cycle(tables, job_id, _job_cycles(tables, job_id), cycle)
