@@ -74,7 +74,7 @@ def test_config_gives_a_cluster_its_bootstrap(tmp_path, capsys):
                  "--config", f"c1={config}"]) == 0
     row = read_manifest(tmp_path / "ds").row(0, named=True)
     assert row["audited"]
-    assert (row["audit_cycles"], row["cycles_agree"]) == (expected["cycles"], expected["cycles_agree"])
+    assert (row["audit_cycles"], row["cycles_agree"]) == (expected["cycles_audited"], expected["cycles_agree"])
     assert main(["fleet", f"c1={logs}", "-o", str(tmp_path / "ds2"), "--config", f"c2={config}"]) == 2
     assert "no cluster 'c2'" in capsys.readouterr().err
 
