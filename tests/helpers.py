@@ -8,6 +8,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+import polars as pl
+
 from replay import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,3 +52,15 @@ def scenario(name: str) -> dict:
 def parsed(name: str, level: str = "rm.log", engine: str = "fast"):
     """The parse of one fixture log (cached for the session)."""
     return parse([log_path(name, level)], engine=engine)
+
+
+def audit_edited(tmp_path: Path, lines: list[str]) -> tuple[int, dict, pl.DataFrame]:
+    """`rmreplay audit -o` on a fixture log whose lines a test edited: the exit code, report.json
+    and divergences.parquet."""
+    from replay.cli import main
+
+    log = tmp_path / "rm.log"
+    log.write_text("".join(lines))
+    code = main(["audit", str(log), "-o", str(tmp_path / "out")])
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    return code, report, pl.read_parquet(tmp_path / "out" / "divergences.parquet")

@@ -17,7 +17,6 @@ import json
 from collections import Counter
 from functools import lru_cache
 
-import polars as pl
 import pytest
 
 from replay.apps.audit import audit, result_frames
@@ -27,7 +26,7 @@ from replay.model.logged import logged_decisions
 from replay.model.world import cycle_inputs
 from rmref.choices import HostTie, host_choice
 from rmref.whatof import what_of_choices
-from tests.helpers import FIXTURES, log_path, parsed, truth
+from tests.helpers import audit_edited, FIXTURES, log_path, parsed, truth
 from tests.oracle.check import check_run
 from tests.oracle.diff import status
 
@@ -122,12 +121,8 @@ def test_a_pick_outside_the_tie_is_a_divergence(tmp_path, capsys):
     assert len(hits) == 2  # connectShare and findShares
     for i in hits:
         lines[i] = lines[i].replace(RM_PICK, other)
-    log = tmp_path / "rm.log"
-    log.write_text("".join(lines))
-    code = main(["audit", str(log), "-o", str(tmp_path / "out")])
+    code, report, div = audit_edited(tmp_path, lines)
     capsys.readouterr()
-    report = json.loads((tmp_path / "out" / "report.json").read_text())
-    div = pl.read_parquet(tmp_path / "out" / "divergences.parquet")
     assert code == 1 and report["cycles_agree"] < report["cycles"]
     assert (CYCLE, JOB, "placements") in set(div.select("cycle", "job_id", "decision").iter_rows())
     assert report["verified_choices"]["placements"] == 0

@@ -13,19 +13,16 @@ tests at the end.
 from __future__ import annotations
 
 import gzip
-import json
 from functools import lru_cache
 
-import polars as pl
 import pytest
 
 from replay.apps.audit import audit, result_frames
-from replay.cli import main
 from replay.model.logged import logged_decisions
 from replay.apps.audit import _logged_phase_outputs as _logged_outputs
 from rmref.cycle import Hints, schedule
 from rmref.defrag import defragment
-from tests.helpers import UNSETTLED, UNSETTLED_LOGS, log_path, parsed, truth
+from tests.helpers import audit_edited, UNSETTLED, UNSETTLED_LOGS, log_path, parsed, truth
 
 REASONS = {"investment": "work-item investment", "share map": "share map's order"}
 TALLY = "unsettled/tally_order"
@@ -158,12 +155,8 @@ def test_a_needy_verdict_outside_rmrefs_set_is_a_divergence(tmp_path, capsys):
     [i] = [k for k, line in enumerate(lines) if "ACTUALLY NEEDY" in line]
     assert "needed   1 " in lines[i]
     lines[i] = lines[i].replace("needed   1 ", "needed   3 ")
-    log = tmp_path / "rm.log"
-    log.write_text("".join(lines))
-    code = main(["audit", str(log), "-o", str(tmp_path / "out")])
+    code, report, div = audit_edited(tmp_path, lines)
     capsys.readouterr()
-    report = json.loads((tmp_path / "out" / "report.json").read_text())
-    div = pl.read_parquet(tmp_path / "out" / "divergences.parquet")
     assert code == 1 and report["verified_choices"]["defrag"] == 0
     rows = set(div.select("cycle", "job_id", "decision", "step").iter_rows())
     assert (11, 1, "defrag", "detectFragmentation") in rows
