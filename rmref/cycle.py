@@ -33,6 +33,7 @@ class Hints:
     needy: Mapping[int, int] | None = None  # the needy jobs to serve, if not those detection finds (defragment's serve)
     # the RM's free choices, to follow where rmref finds them equal to its own (rmref.choices)
     prefer: Mapping[str, int] = field(default_factory=dict)  # machines' rank in an open order (what_of)
+    cleared_first: tuple[str, ...] = ()  # machines cleared for a reservation, in an open node-map order (how_much)
     choose: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # clearings (defragment)
     known_order: Container[tuple[int, int]] | None = None  # job pairs of known tally order (defragment)
 
@@ -96,7 +97,7 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     """Run every phase of one cycle on `inp`; each phase reads the decisions of the ones before."""
     caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work}
     hm = phases.how_much(inp, {j: c.actual for j, c in caps.items()}, dict(inp.config.user_allotments),
-                         hints.user_orders)
+                         hints.user_orders, **({"cleared_first": hints.cleared_first} if hints.cleared_first else {}))
     placed = tuple(phases.what_of(inp, hm.counts, **({"prefer": hints.prefer} if hints.prefer else {})))
     evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
     pure = {**hints.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share

@@ -189,6 +189,18 @@ class _Cycle:
     occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
     current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
     set_aside: list[tuple[PoolTables, int, list[Machine]]] = field(default_factory=list)  # per freeable count
+    cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
+
+    def open_order(self, machines: Sequence[Machine]) -> bool:
+        """Whether the order the RM meets these machines in is open: its node map hashes IPs that
+        neither the log (before DUCC 3.0.0) nor the input gives."""
+        return not self.inp.config.behaviours.has("node_ip_logged") and not any(m.ip for m in machines)
+
+    def first(self, names: list[str], machines: Sequence[Machine]) -> list[str]:
+        """`names` in node-map order, with `cleared_first` ahead where that order is open."""
+        if not self.cleared_first or not self.open_order(machines):
+            return names
+        return sorted(names, key=lambda n: n not in self.cleared_first)
 
     @property
     def quantum_gb(self) -> int:
@@ -217,7 +229,7 @@ class _Cycle:
 
 
 def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int] | None = None,
-             user_orders: Sequence[Sequence[str]] = ()) -> HowMuch:
+             user_orders: Sequence[Sequence[str]] = (), cleared_first: Sequence[str] = ()) -> HowMuch:
     """Every job's count for the cycle (truth `nshares_given`), and why the deferred got none.
 
     `caps` is each job's actual cap from the cap phase; `user_limits` the registry's per-user
@@ -229,8 +241,13 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
 
     Each top-level nodepool tree is counted by a scheduler of its own (rmref.trees), with the
     tree's quantum; a user's non-preemptable occupancy counts its work in every tree.
+
+    `cleared_first` are machines to take first, for a reservation, where the order the RM meets
+    alike machines in is open (a node map hashed on IPs the input does not give): a caller that
+    knows the RM's pick passes it (rmref.choices), so the rest of the cycle follows it.
     """
-    parts = [_how_much_tree(tree, inp, caps, user_limits or {}, user_orders) for tree in trees(inp)]
+    parts = [_how_much_tree(tree, inp, caps, user_limits or {}, user_orders, tuple(cleared_first))
+             for tree in trees(inp)]
     if len(parts) == 1:
         return parts[0]
     return HowMuch(
@@ -245,7 +262,7 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
 
 
 def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int],
-                   user_orders: Sequence[Sequence[str]]) -> HowMuch:
+                   user_orders: Sequence[Sequence[str]], cleared_first: tuple[str, ...] = ()) -> HowMuch:
     """How Much of one top-level pool tree (`whole` is the cycle's input across every tree)."""
     classes = {c.name: c for c in inp.classes}
     class_of = {w.job_id: classes[w.class_name] for w in inp.work
@@ -254,6 +271,7 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
     policy_of = {j: c.policy for j, c in class_of.items()}
     cyc = _Cycle(inp, caps, maxorder, _build_pools(inp, maxorder, policy_of), class_of, user_limits,
                  {frozenset(order): tuple(order) for order in user_orders})
+    cyc.cleared_first = cleared_first
     cyc.current = held_now(inp)
     for w in sorted(inp.work, key=by_submission):  # each class's jobs oldest first (getAllJobsSorted)
         cyc.counts[w.job_id] = 0
@@ -322,7 +340,8 @@ def _freeable_machines(cyc: _Cycle, pool: PoolTables, w: Work, needed: int) -> i
     # machinesByOrder[order]: the pool's nodes of that size, a HashMap filled as they arrived; the
     # eviction-cost sort only puts free machines first (its comparator never reaches a cost)
     by_name = {m.name: m for m in pool.machines}
-    candidates = [by_name[n] for n in node_map_order([(m.name, m.ip) for m in pool.machines if m.order == w.order])]
+    sized = [m for m in pool.machines if m.order == w.order]
+    candidates = [by_name[n] for n in cyc.first(node_map_order([(m.name, m.ip) for m in sized]), sized)]
     candidates.sort(key=lambda m: bool(on_host.get(m.name)))
     given, set_aside = 0, []
     for m in candidates:
@@ -364,7 +383,7 @@ def _setup_preemptions(cyc: _Cycle) -> tuple[str, ...]:
     for pool in {id(p): p for p, _, _ in cyc.set_aside}.values():
         asked = [(order, list(machines)) for p, order, machines in cyc.set_aside if p is pool and machines]
         in_pool = [m for _, machines in asked for m in machines]
-        left = node_map_order([(m.name, m.ip) for m in in_pool])  # preemptables, put in set-aside order
+        left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]), in_pool)  # put in set-aside order
         size = {m.name: m.order for m in in_pool}
         for order, machines in asked:
             given = 0

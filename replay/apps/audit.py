@@ -246,11 +246,13 @@ class _Follow:
     prefer: dict[str, int] = field(default_factory=dict)  # What Of: machines' rank in an open order
     choose: dict[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # takeFromTheRich's clearings
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, one of rmref's
+    # How Much: the machines the RM cleared for a reservation, where the node-map order is open
+    cleared: tuple[str, ...] = ()
     sentences: list[str] = field(default_factory=list)
 
     def any(self) -> bool:
         """Whether there is a choice to follow."""
-        return bool(self.prefer or self.choose or self.needy is not None)
+        return bool(self.prefer or self.choose or self.cleared or self.needy is not None)
 
 
 def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
@@ -490,9 +492,11 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
     ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
     differs = {j for j in set(logged_pub) | set(ours) if logged_pub.get(j) != ours.get(j)}
     verified: dict[int, Verified] = {}
+    _follow_cleared(inp, logged, follow)
     if differs and follow.any():
         run, verified = _follow_schedule(inp, logged_pub, run, replace(hints, prefer=follow.prefer,
-                                         choose=follow.choose), phases, follow, differs, logged)
+                                         choose=follow.choose, cleared_first=follow.cleared),
+                                         phases, follow, differs, logged)
         ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
     result.chained = run
     for job, pub in run.published.items():
@@ -502,6 +506,19 @@ def _audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Aud
              lambda j, lv, rv: Cause("schedule", f"job {j}", f"rmref's chained phases publish {_published(rv)}, "
                                      f"the RM {_published(lv)}" + _unlisted_words(run.defrag)), verified, "schedule")
     return run
+
+
+def _follow_cleared(inp: CycleInput, logged: Logged, follow: _Follow) -> None:
+    """On a log that shows no node IP (before DUCC 3.0.0), the machines How Much clears for a
+    reservation are met in the order of a node map hashed on those IPs: the chained run takes the
+    RM's logged ones first among the machines alike (verified when the schedule then agrees)."""
+    cleared = logged.cleared.get(inp.cycle, ())
+    if not cleared or inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
+        return
+    follow.cleared = tuple(cleared)
+    follow.sentences.append(f"agrees: the RM cleared {', '.join(cleared)} for a reservation, among machines "
+                            f"alike but for the node IPs its node maps hash, which the log of DUCC "
+                            f"{inp.config.behaviours.release} never shows")
 
 
 def _follow_schedule(inp: CycleInput, logged_pub: Mapping[int, object], run: CycleResult, hints: Hints,

@@ -24,12 +24,9 @@ from tests.oracle.generate import generate, scenario_seed
 SAMPLES = sorted(p for p in (FIXTURES / "releases").glob("*/*") if (p / "truth.jsonl.gz").exists())
 IDS = [f"{p.parent.name}/{p.name}" for p in SAMPLES]
 # where the audit does not yet agree, pending a release behaviour rmref does not model (rmref/behaviours.py)
-# 2.2.2/reservation-ip: which machine setupPreemptions clears for a reservation follows the node map,
-# hashed on IPs a 2.2.2 log never shows; the phase-isolated audit reads the RM's pick, rmref's chained
-# How Much does not verify it yet (docs/releases.md)
 # 2.0.0/defrag-residual: 2.0.x's defragmentation clears (and What Of then fills) other machines than
 # rmref's; its cause is not yet named (docs/fidelity.md, "Every DUCC release")
-PENDING: set[str] = {"2.2.2/reservation-ip", "2.0.0/defrag-residual"}
+PENDING: set[str] = {"2.0.0/defrag-residual"}
 
 
 def _parse(path: Path, engine: str = "fast"):
