@@ -95,6 +95,7 @@ class Unsettled:
     # clear by an order of the shares in question the input allows (empty: too many to list)
     alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
     taken: int = 0  # the alternative cleared
+    tied: tuple[str, ...] = ()  # NODE_IP: the other eligible machines met in the same open node-map order
 
 
 Verdict = tuple[tuple[int, int], ...]  # actually needy jobs and what they still need, sorted
@@ -536,19 +537,40 @@ def _round(state: _State, nj: _Job, name: str, ordered: Sequence[_Share], candid
     return cleared
 
 
-def _note_machine_tie(state: _State, nj: _Job, name: str, eligible: Sequence[str], chosen: Sequence[_Share]) -> None:
-    """Record the round's machine as unsettled when another eligible machine ties with it in
-    EligibleMachineSorter (same owner wealth, same memory) and the log shows no node IP (behaviour
-    node_ip_logged absent): the tie keeps the order of a map hashed on the IPs."""
-    if state.inp.config.behaviours.has("node_ip_logged") or state.nodes[name].machine.ip:
-        return
+def _ip_tie(state: _State, name: str, eligible: Sequence[str]) -> list[str]:
+    """The other eligible machines that tie with `name` in EligibleMachineSorter (same owner
+    wealth, same memory) where the log shows no node IP (behaviour node_ip_logged absent): the RM
+    meets them in the order of a map hashed on the IPs."""
+    if state.inp.config.behaviours.has("node_ip_logged"):
+        return []  # any IP a machine has here was inferred (replay.apps.verify), so the order stays open
     node = state.nodes[name]
     key = (_machine_wealth(state, node), node.machine.memory_mb)
-    if any(other != name and not state.nodes[other].machine.ip
-           and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key
-           for other in eligible):
+    return [other for other in eligible if other != name
+            and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key]
+
+
+def _note_machine_tie(state: _State, nj: _Job, name: str, eligible: Sequence[str], chosen: Sequence[_Share]) -> None:
+    """Record the round's machine as unsettled when it ties with other eligible machines in an
+    open node-map order (`_ip_tie`)."""
+    tied = _ip_tie(state, name, eligible)
+    if tied:
         state.unsettled.append(Unsettled(nj.work.job_id, name, tuple(sorted((s.job_id, s.share_id) for s in chosen)),
-                                         (NODE_IP,), len(state.actions)))
+                                         (NODE_IP,), len(state.actions), tied=tuple(tied)))
+
+
+def _rm_machines_first(state: _State, eligible: list[str]) -> list[str]:
+    """Eligible machines with those the RM cleared (`choose`) first among their open-order ties."""
+    if not state.choose:
+        return eligible
+    out = list(eligible)
+    for i, name in enumerate(out):
+        if name in state.choose:
+            continue
+        ahead = next((j for j in range(i + 1, len(out))
+                      if out[j] in state.choose and name in _ip_tie(state, out[j], out)), None)
+        if ahead is not None:
+            out.insert(i, out.pop(ahead))
+    return out
 
 
 def _clear(state: _State, share: _Share, nj: _Job) -> None:
@@ -586,7 +608,7 @@ def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[in
                                   if _forceable(s) and s.job_id in candidates)
         if room >= want:
             eligible.append(name)
-    eligible = _sorted_machines(state, eligible)
+    eligible = _rm_machines_first(state, _sorted_machines(state, eligible))
     given = 0
     while True:
         cleared, room = 0, 0
@@ -606,7 +628,7 @@ def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[in
                 state.wealth[owner] = state.wealth.get(owner, 0) - share.order
             break  # one machine per round
         if cleared:
-            eligible = _sorted_machines(state, _rehash(state, eligible))
+            eligible = _rm_machines_first(state, _sorted_machines(state, _rehash(state, eligible)))
             given += room // want
         if cleared == 0 or given >= needed:
             return given

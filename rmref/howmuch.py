@@ -192,9 +192,9 @@ class _Cycle:
     cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
 
     def open_order(self, machines: Sequence[Machine]) -> bool:
-        """Whether the order the RM meets these machines in is open: its node map hashes IPs that
-        neither the log (before DUCC 3.0.0) nor the input gives."""
-        return not self.inp.config.behaviours.has("node_ip_logged") and not any(m.ip for m in machines)
+        """Whether the order the RM meets these machines in is open: its node map hashes IPs the
+        log (before DUCC 3.0.0) never gives (any IP the input has then was inferred)."""
+        return not self.inp.config.behaviours.has("node_ip_logged")
 
     def first(self, names: list[str], machines: Sequence[Machine]) -> list[str]:
         """`names` in node-map order, with `cleared_first` ahead where that order is open."""

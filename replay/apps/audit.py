@@ -425,6 +425,10 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
                               if own_taken.get(j) != _taken(d).get(j)}
             follow.choose.update(rm)
             follow.sentences.append(why)
+    if follow is not None and _taken(d) != logged_taken and any(u.tied for u in d.unsettled):
+        d, more = _follow_machine_tie(d, logged, c, logged_taken, lambda rm: phase(inp, counts, placed, gone,
+                                                                                  choose=rm, **kwargs), follow)
+        verified_taken.update({j: v for j, v in more.items() if j not in verified_taken})
     result.wealth = d.wealth
     for i, a in enumerate(d.actions):
         # an action at or after an unsettled choice rests on it (the state it met came from that choice)
@@ -440,6 +444,30 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
                                      f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"
                                      + _unlisted_words(d)), verified_taken, "takeFromTheRich")
     return d
+
+
+def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping[int, object],
+                        rerun: Callable[[dict[str, frozenset[tuple[int, int]]]], Defrag],
+                        follow: _Follow) -> tuple[Defrag, dict[int, Verified]]:
+    """takeFromTheRich met machines of equal wealth and memory in the order of a node map hashed on
+    IPs the log (before DUCC 3.0.0) never shows: where the RM cleared one of them, and rmref clearing
+    the RM's machine there takes from every job what the RM took, the RM's choice is verified."""
+    rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), cast(Any, logged_taken))
+    ties = [u for u in d.unsettled if u.tied and set(u.tied) & set(rm)]
+    if not ties:
+        return d, {}
+    again = rerun(dict(rm))
+    if _taken(again) != {j: v for j, v in logged_taken.items() if v}:
+        return d, {}
+    u = ties[0]
+    why = (f"agrees: the RM cleared {', '.join(sorted(set(u.tied) & set(rm)))} for needy job {u.needy_job}, one of "
+           f"{len(u.tied) + 1} machines of equal owner wealth and memory, met in the order of a node map hashed on "
+           f"IPs the log never shows (rmref met {u.host} first)")
+    own = _taken(d)
+    follow.choose.update(rm)
+    follow.sentences.append(why)
+    return again, {j: Verified(("taken", own.get(j)), why) for j in set(own) | set(_taken(again))
+                   if own.get(j) != _taken(again).get(j)}
 
 
 def _taken(d: Defrag) -> dict[int, list[tuple[str, int]]]:
@@ -513,7 +541,7 @@ def _follow_cleared(inp: CycleInput, logged: Logged, follow: _Follow) -> None:
     reservation are met in the order of a node map hashed on those IPs: the chained run takes the
     RM's logged ones first among the machines alike (verified when the schedule then agrees)."""
     cleared = logged.cleared.get(inp.cycle, ())
-    if not cleared or inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
+    if not cleared or inp.config.behaviours.has("node_ip_logged"):
         return
     follow.cleared = tuple(cleared)
     follow.sentences.append(f"agrees: the RM cleared {', '.join(cleared)} for a reservation, among machines "
