@@ -146,6 +146,8 @@ def test_a_body_the_grammar_rejects_is_reported_not_raised():
      {"host": "n03.sim.ducc", "text": "is not freeable"}),
     ("freeable_bypass", "Bypass because machine n01.sim.ducc already counted.",
      {"host": "n01.sim.ducc", "text": "already counted."}),
+    # 2.0.x's countFreeableMachines (later releases print "Setting up H for eviction")
+    ("freeable_evict", "Setting up n04.sim.ducc to clear for reservation", {"host": "n04.sim.ducc"}),
     ("rich_bypass", "Bypass  n03.sim.ducc : for reservation, machine contains non-preemptable processes",
      {"host": "n03.sim.ducc", "text": "for reservation, machine contains non-preemptable processes"}),
     ("rich_bypass", "Bypass  sub02.sim.ducc : RESERVE policy requires exact match for order",
