@@ -191,14 +191,14 @@ class _Cycle:
     set_aside: list[tuple[PoolTables, int, list[Machine]]] = field(default_factory=list)  # per freeable count
     cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
 
-    def open_order(self, machines: Sequence[Machine]) -> bool:
-        """Whether the order the RM meets these machines in is open: its node map hashes IPs the
+    def open_order(self) -> bool:
+        """Whether the order the RM meets alike machines in is open: its node map hashes IPs the
         log (before DUCC 3.0.0) never gives (any IP the input has then was inferred)."""
         return not self.inp.config.behaviours.has("node_ip_logged")
 
-    def first(self, names: list[str], machines: Sequence[Machine]) -> list[str]:
+    def first(self, names: list[str]) -> list[str]:
         """`names` in node-map order, with `cleared_first` ahead where that order is open."""
-        if not self.cleared_first or not self.open_order(machines):
+        if not self.cleared_first or not self.open_order():
             return names
         return sorted(names, key=lambda n: n not in self.cleared_first)
 
@@ -341,7 +341,7 @@ def _freeable_machines(cyc: _Cycle, pool: PoolTables, w: Work, needed: int) -> i
     # eviction-cost sort only puts free machines first (its comparator never reaches a cost)
     by_name = {m.name: m for m in pool.machines}
     sized = [m for m in pool.machines if m.order == w.order]
-    candidates = [by_name[n] for n in cyc.first(node_map_order([(m.name, m.ip) for m in sized]), sized)]
+    candidates = [by_name[n] for n in cyc.first(node_map_order([(m.name, m.ip) for m in sized]))]
     candidates.sort(key=lambda m: bool(on_host.get(m.name)))
     given, set_aside = 0, []
     for m in candidates:
@@ -383,7 +383,7 @@ def _setup_preemptions(cyc: _Cycle) -> tuple[str, ...]:
     for pool in {id(p): p for p, _, _ in cyc.set_aside}.values():
         asked = [(order, list(machines)) for p, order, machines in cyc.set_aside if p is pool and machines]
         in_pool = [m for _, machines in asked for m in machines]
-        left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]), in_pool)  # put in set-aside order
+        left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]))  # put in set-aside order
         size = {m.name: m.order for m in in_pool}
         for order, machines in asked:
             given = 0
