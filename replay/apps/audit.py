@@ -446,13 +446,13 @@ def _audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], ph
     return d
 
 
-def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping[int, object],
+def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping[int, Any],
                         rerun: Callable[[dict[str, frozenset[tuple[int, int]]]], Defrag],
                         follow: _Follow) -> tuple[Defrag, dict[int, Verified]]:
     """takeFromTheRich met machines of equal wealth and memory in the order of a node map hashed on
     IPs the log (before DUCC 3.0.0) never shows: where the RM cleared one of them, and rmref clearing
     the RM's machine there takes from every job what the RM took, the RM's choice is verified."""
-    rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), cast(Any, logged_taken))
+    rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
     ties = [u for u in d.unsettled if u.tied and set(u.tied) & set(rm)]
     if not ties:
         return d, {}
