@@ -59,7 +59,7 @@ def exported(commit: str, into: Path) -> list[str]:
     shutil.copy(scanner, into / "replay" / "parsing")
     # -P: the export, not this checkout, on the path (PYTHONPATH comes before the installed one)
     return ["env", f"PYTHONPATH={into}", sys.executable, "-P", "-c",
-            "import sys; from tui.cli import main; sys.argv[0] = 'rmreplay'; sys.exit(main())"]
+            "import sys; from replay.cli import main; sys.argv[0] = 'rmreplay'; sys.exit(main())"]
 
 
 def figures(got: list, cycles: int, size: int) -> dict:

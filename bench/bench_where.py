@@ -39,7 +39,7 @@ def _startup() -> dict:
 def where_time_goes(log: Path) -> dict:
     """{stage: {wall_s, cpu_s}} of one one-core parse of `log` (and the start-up of any parse)."""
     out = {"startup (a_tiny, whole command)": _startup()}
-    from tui.cli import tune_allocators
+    from replay.cli.process import tune_allocators
 
     tune_allocators("parse")
     from replay.parsing import pipeline

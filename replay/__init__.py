@@ -5,9 +5,28 @@
     write_tables(result.tables, "out")  # out/<table>.parquet
 """
 
-from replay.parsing.pipeline import ParseResult, Summary, parse
-from replay.parsing.sources import InputError
-from replay.parsing.store import read_tables, write_tables
-from replay.progress import OnProgress, Progress
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from replay.parsing.pipeline import ParseResult, Summary, parse
+    from replay.parsing.sources import InputError
+    from replay.parsing.store import read_tables, write_tables
+    from replay.progress import OnProgress, Progress
+
+# loaded on first use, so that `import replay.cli` sets the allocators before polars loads
+_HOMES = {"ParseResult": "replay.parsing.pipeline", "Summary": "replay.parsing.pipeline",
+          "parse": "replay.parsing.pipeline", "InputError": "replay.parsing.sources",
+          "read_tables": "replay.parsing.store", "write_tables": "replay.parsing.store",
+          "OnProgress": "replay.progress", "Progress": "replay.progress"}
 
 __all__ = ["InputError", "OnProgress", "ParseResult", "Progress", "Summary", "parse", "read_tables", "write_tables"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported from their modules when first asked for."""
+    if name not in _HOMES:
+        raise AttributeError(f"module 'replay' has no attribute {name!r}")
+    return getattr(import_module(_HOMES[name]), name)

@@ -1,7 +1,7 @@
 """How far a long command has got: one record and one callback type for every command and the TUI.
 
 parse, audit, whatif, simulate, anonymize and fleet call an `OnProgress` with `Progress` records;
-the CLI draws them with one rich helper (`replay.cli.progress_display`), the TUI's loading screens
+the CLI draws them with one rich helper (`replay.cli.show.progress_display`), the TUI's loading screens
 with a bar. Nothing parses a progress message back into numbers: the numbers are the record.
 """
 

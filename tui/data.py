@@ -17,7 +17,7 @@ import polars as pl
 
 from replay.apps.audit import DIVERGENCE_SCHEMA
 from replay import InputError
-from replay.cli import GROUPS, family_group
+from replay.parsing.groups import GROUPS, family_group
 from replay.model.cycleref import parse_ref, resolve
 from replay.model.damage import Damage
 from replay.model.release import ReleaseChoice

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from replay import InputError
-from replay.cli import apply_config
+from replay.model.configdir import apply_config
 from replay.model.release import with_option
 from replay.parsing.cache import config_digest, open_input
 from replay.parsing.manifest import parse_dir_manifest

@@ -72,7 +72,7 @@ class AuditResult:
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
-    config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (replay.cli.apply_config)
+    config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (configdir.apply_config)
     rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
 
     def report(self) -> dict:

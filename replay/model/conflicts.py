@@ -18,7 +18,7 @@ import polars as pl
 
 from replay.model.reads import narrow
 
-CONFLICTS = "config_conflicts"  # the table replay.cli.apply_config leaves beside the log's: where they differ
+CONFLICTS = "config_conflicts"  # the table configdir.apply_config leaves beside the log's: where they differ
 CLASS_FIELDS = ("weight", "priority", "policy", "nodepool")
 
 

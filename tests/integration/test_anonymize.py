@@ -282,7 +282,7 @@ def test_the_mapping_stays_out_of_the_folder_to_send(tmp_path, capsys):
 
 
 def test_a_parse_directory_is_refused_as_help_says(tmp_path, capsys):
-    from replay.cli import build_parser
+    from replay.cli.parser import build_parser
 
     anonymize_help = build_parser()._subparsers._group_actions[0].choices["anonymize"].format_help()
     assert "not a `rmreplay parse -o` directory" in " ".join(anonymize_help.split())

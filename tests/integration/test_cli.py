@@ -16,7 +16,7 @@ from tests.helpers import ROOT, log_path, parsed
 
 def _rmreplay(*args: str) -> subprocess.CompletedProcess:
     """The console script in a child process, its stdout a pipe (not a terminal)."""
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "replay.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=600, check=False)
 
 

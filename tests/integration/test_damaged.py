@@ -21,7 +21,8 @@ import pytest
 
 from replay import parse
 from replay.apps.audit import audit
-from replay.cli import apply_config, main
+from replay.cli import main
+from replay.model.configdir import apply_config
 from replay.model.damage import BAD_BYTES, CUT, GAP, NUL, UNPARSED, damaged_cycles
 from replay.model.resources import read_resources
 from tests import damaged

@@ -27,7 +27,7 @@ ARGS = ["--chunk-mb", "1"]
 
 
 def _command(log: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())",
+    return [sys.executable, "-c", "import sys; from replay.cli import main; sys.exit(main())",
             "parse", str(log), "-o", str(out), *ARGS, *extra]
 
 

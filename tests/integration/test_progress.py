@@ -17,7 +17,7 @@ from replay.apps.anonymize import anonymize
 from replay.apps.audit import audit
 from replay.apps.simulate.simulation import simulate
 from replay.apps.whatif import Change, whatif
-from replay.cli import progress_display
+from replay.cli.show import progress_display
 from replay.parsing.pipeline import MemorySink, run
 from replay.progress import Progress, counted
 from tests.helpers import ROOT, log_path, parsed, truth
@@ -117,7 +117,7 @@ def test_the_display_draws_on_a_terminal_and_nothing_elsewhere():
 
 def test_piped_commands_print_no_progress(tmp_path):
     """Run without a terminal: stdout holds the results alone (no progress line, no blank line left by one)."""
-    done = subprocess.run([sys.executable, "-m", "tui.cli", "audit", str(log_path("a_tiny")), "-o",
+    done = subprocess.run([sys.executable, "-m", "replay.cli", "audit", str(log_path("a_tiny")), "-o",
                            str(tmp_path / "a"), "--no-cache"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert not done.stdout.startswith("\n") and "\n\n" not in done.stdout

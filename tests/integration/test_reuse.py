@@ -123,7 +123,7 @@ def test_tables_without_a_manifest_are_refused(tmp_path, capsys):
 
 def test_tui_config_fills_a_rolled_away_bootstrap(tmp_path, monkeypatch):
     """`rmreplay tui --config DIR` as `audit --config`: the log without its bootstrap opens and audits."""
-    from tui.cli import build_parser
+    from replay.cli.parser import build_parser
     from tui.load import load, run_audit
 
     monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))

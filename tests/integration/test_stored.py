@@ -313,7 +313,7 @@ def test_an_unwritable_cache_does_not_stop_the_audit(tmp_path, monkeypatch, caps
 # -- interrupted --
 
 def _audit_command(log: Path) -> list[str]:
-    return [sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())", "audit", str(log)]
+    return [sys.executable, "-c", "import sys; from replay.cli import main; sys.exit(main())", "audit", str(log)]
 
 
 @pytest.fixture(scope="module")

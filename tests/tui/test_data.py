@@ -12,7 +12,8 @@ from replay import parse, write_tables
 from tests.helpers import SCENARIOS, log_path, parsed, truth
 from tests.tui.helpers import SIZE, rows, wait_until
 from tui.app import RmReplayApp
-from tui.cli import build_parser, main
+from replay.cli import main
+from replay.cli.parser import build_parser
 from tui.data import Sliced, build, line_style, matches
 from replay.parsing.cache import source_files
 from replay.parsing.digest import content_digest
@@ -112,7 +113,7 @@ def test_cache_key_follows_content(tmp_path, monkeypatch):
 
 
 def test_cli_keeps_replay_commands(tmp_path, capsys):
-    """The console script adds `tui` and still runs replay's sub-commands."""
+    """The TUI is one more registered command (its entry point), beside replay's own."""
     parser = build_parser()
     assert parser.parse_args(["tui", "x.log"]).func.__name__ == "cmd_tui"
     assert main(["parse", str(log_path("a_tiny")), "-o", str(tmp_path / "p")]) == 0

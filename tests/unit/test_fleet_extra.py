@@ -16,7 +16,7 @@ WITHOUT_DASK = """
 import sys
 sys.modules["distributed"] = None
 sys.modules["dask"] = None
-from tui.cli import main
+from replay.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -58,6 +58,6 @@ def test_the_cli_loads_no_textual_for_replay_commands():
     import subprocess
     import sys
 
-    code = ("import sys; from tui.cli import main; main(['parse', 'fixtures/a_tiny/rm.log']); "
+    code = ("import sys; from replay.cli import main; main(['parse', 'fixtures/a_tiny/rm.log']); "
             "sys.exit(any(m.startswith('textual') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True).returncode == 0

@@ -1,0 +1,45 @@
+"""`rmreplay`'s argument parser, built from the registry, and the dispatch of one command."""
+
+from __future__ import annotations
+
+import argparse
+
+from replay.cli.registry import commands
+from replay.cli.show import print_error, stdout_console
+from replay.parsing.outdir import interrupted_line
+from replay.parsing.sources import InputError
+
+
+def version() -> str:
+    """rmreplay's installed version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("rmreplay")
+    except PackageNotFoundError:
+        return "(not installed: run from a source tree)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `rmreplay`: one sub-command per registered command."""
+    parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in commands():
+        p = sub.add_parser(command.name, help=command.help)
+        command.arguments(p)
+        p.set_defaults(func=command.run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed command: 0 or its own code; 2 with one line on bad input; 130 when interrupted."""
+    try:
+        return int(args.func(args, stdout_console()))
+    except InputError as exc:
+        print_error(exc)
+        return 2
+    except KeyboardInterrupt:
+        print_error(interrupted_line(getattr(args, "out", None), directory=args.command != "report"))
+        return 130
