@@ -41,7 +41,8 @@ def main() -> int:
     from replay.apps.simulate.metrics import measure
     from replay.apps.simulate.reconstruct import workload_from_log
     from replay.apps.simulate.simulation import context_from_log, simulate
-    from replay.apps.whatif import Change, whatif
+    from replay.apps.change import Change
+    from replay.apps.whatif import whatif
     from replay.model.world import bootstrap
 
     args = bench_args(__doc__, 1)

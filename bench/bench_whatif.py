@@ -23,7 +23,8 @@ from bench_parse import bench_args, emit  # noqa: E402
 def main() -> int:
     """Run the benchmark and print (and optionally save) the figures."""
     from replay import parse
-    from replay.apps.whatif import Change, whatif
+    from replay.apps.change import Change
+    from replay.apps.whatif import whatif
     from replay.model.world import bootstrap
 
     args = bench_args(__doc__, 1)

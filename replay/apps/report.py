@@ -24,7 +24,7 @@ from replay.model.release import choose as choose_release
 from replay.model.world import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
-from replay.apps.whatif import logged_holdings
+from replay.apps.measures import logged_holdings
 from rmref import UNLIMITED
 
 if TYPE_CHECKING:

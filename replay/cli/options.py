@@ -9,7 +9,7 @@ from replay.parsing.sources import InputError
 from rmref.releases import RELEASES
 
 if TYPE_CHECKING:
-    from replay.apps.whatif import Change
+    from replay.apps.change import Change
 
 LOGS_HELP = ("rm.log files, rolled sets (rm.log.N, .gz), a DUCC log folder (its rm.log* only), an archive of one "
              "(.tar, .tar.gz, .tgz, .zip) or a `rmreplay parse -o` directory")
@@ -64,7 +64,7 @@ def add_change_options(p: argparse.ArgumentParser) -> None:
 
 def change_of(args: argparse.Namespace) -> Change:
     """The --set and --scheduler options as a what-if Change."""
-    from replay.apps.whatif import Change, load_scheduler, parse_sets
+    from replay.apps.change import Change, load_scheduler, parse_sets
 
     phases = load_scheduler(args.scheduler) if args.scheduler else None
     return Change(parse_sets(args.set or ()), **({"phases": phases} if phases else {}), scheduler=args.scheduler)

@@ -23,7 +23,7 @@ from replay.parsing.store import all_columns
 if TYPE_CHECKING:
     from replay.apps.simulate.metrics import Measured
     from replay.apps.simulate.workload import Workload
-    from replay.apps.whatif import Change
+    from replay.apps.change import Change
 
 
 def simulate_table(report: dict[str, Any]) -> Table:

@@ -16,7 +16,8 @@ from rich.console import Console
 from replay.apps.anonymize import anonymize
 from replay.apps.audit import audit
 from replay.apps.simulate.simulation import simulate
-from replay.apps.whatif import Change, whatif
+from replay.apps.change import Change
+from replay.apps.whatif import whatif
 from replay.cli.show import progress_display
 from replay.parsing.pipeline import MemorySink, run
 from replay.progress import Progress, counted

@@ -16,7 +16,7 @@ import pytest
 from replay.cli import main
 from replay.apps.report import PALETTE
 from replay.model.nodes import capacity_and_use, node_cycles
-from replay.apps.whatif import logged_holdings
+from replay.apps.measures import logged_holdings
 from replay.model.world import bootstrap
 from tests.helpers import SCENARIOS, log_path, parsed, truth
 

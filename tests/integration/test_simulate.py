@@ -19,7 +19,7 @@ import pytest
 
 from replay.apps.simulate.metrics import identity, measure
 from replay.apps.simulate.simulation import simulate
-from replay.apps.whatif import Change, parse_sets
+from replay.apps.change import Change, parse_sets
 from replay.cli import main
 from tests.helpers import LOGS, log_path, parsed, truth
 from tests.integration.test_whatif import FIRST_FIT

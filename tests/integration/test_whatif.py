@@ -16,7 +16,8 @@ import pytest
 
 from replay import parse
 from replay.apps.audit import audit
-from replay.apps.whatif import CHANGES_SCHEMA, Change, parse_sets, whatif
+from replay.apps.change import Change, parse_sets
+from replay.apps.whatif import CHANGES_SCHEMA, whatif
 from replay.cli import main
 from replay.model.world import bootstrap
 from tests.helpers import LOGS, SCENARIOS, log_path, parsed, truth

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from replay.apps.whatif import apply_sets
+from replay.apps.change import apply_sets
 from replay.cli import main
 from replay.model.world import bootstrap
 from replay.parsing.sources import InputError

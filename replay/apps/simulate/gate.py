@@ -9,10 +9,12 @@ the processes the change's scheduler takes from running work (`--max-preemptions
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import polars as pl
+
+from replay.apps.junit import Case, Failure, Suite
+from replay.apps.junit import junit_xml as suite_xml
 
 SUMMARY_KEYS = ("cycles", "set", "scheduler", "identity", "preemptions", "defrag_takes", "utilisation", "fairness")
 
@@ -59,18 +61,10 @@ def gates(report: dict, jobs: pl.DataFrame, max_increase: float | None, max_pree
 
 def junit_xml(results: list[tuple[str, list[Gate], dict, float]]) -> str:
     """A JUnit XML document: one testsuite per log, one testcase per gate."""
-    failed = sum(not g.ok for _, checked, _, _ in results for g in checked)
-    root = ET.Element("testsuites", name="rmreplay check --simulate",
-                      tests=str(sum(len(checked) for _, checked, _, _ in results)), failures=str(failed))
+    suites = []
     for name, checked, report, seconds in results:
-        suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(checked)),
-                              failures=str(sum(not g.ok for g in checked)), errors="0", time=f"{seconds:.3f}")
-        for g in checked:
-            case = ET.SubElement(suite, "testcase", classname="rmreplay.check.simulate", name=g.name, time="0")
-            if not g.ok:
-                ET.SubElement(case, "failure", message=g.message, type="Threshold").text = g.message
-            ET.SubElement(case, "system-out").text = g.message
+        cases = tuple(Case("rmreplay.check.simulate", g.name, "0", g.message,
+                           None if g.ok else Failure(g.message, "Threshold", g.message)) for g in checked)
         summary = {k: report[k] for k in SUMMARY_KEYS if k in report}
-        ET.SubElement(suite, "system-out").text = json.dumps(summary, sort_keys=True)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+        suites.append(Suite(name, f"{seconds:.3f}", cases, output=json.dumps(summary, sort_keys=True)))
+    return suite_xml("rmreplay check --simulate", suites)

@@ -19,7 +19,7 @@ from replay.apps.simulate import rm
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload
-from replay.apps.whatif import adapt
+from replay.apps.change import adapt
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
 from replay.model.stale import StaleFree
