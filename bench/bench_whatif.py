@@ -24,7 +24,7 @@ def main() -> int:
     """Run the benchmark and print (and optionally save) the figures."""
     from replay import parse
     from replay.apps.whatif import Change, whatif
-    from replay.model.world import bootstrap
+    from replay.model.start import bootstrap
 
     args = bench_args(__doc__, 1)
     start = time.perf_counter()

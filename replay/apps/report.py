@@ -21,7 +21,7 @@ from replay.model.inputs import job_descriptions
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.release import ReleaseChoice
 from replay.model.release import choose as choose_release
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from replay.apps.whatif import logged_holdings

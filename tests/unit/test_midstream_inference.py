@@ -9,8 +9,8 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.model import machines as m
-from replay.model.inventory import Host
+from replay.model.machines import solver as m
+from replay.model.machines.inventory import Host
 from replay.model.settings import DEFAULT, INFERRED, choose_cap_settings, infer_quantum, infer_threshold
 from replay.parsing.tables import SCHEMAS
 from rmref import CapInput

@@ -27,7 +27,7 @@ from replay.apps.whatif import (
     load_scheduler,
     parse_sets,
 )
-from replay.model.world import Bootstrap
+from replay.model.bootstrap import Bootstrap
 from replay.parsing.sources import InputError
 from rmref import CapInput, Phases, schedule
 from rmref.model import (

@@ -21,8 +21,7 @@ from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
 from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
-from replay.model.start import predates_log, replay_start
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap, predates_log, replay_start
 from rmref.constants import PURGES
 from rmref.model import CycleInput
 

@@ -8,7 +8,7 @@ import polars as pl
 
 from replay.apps.explain.text import _ranges
 from replay.parsing.sources import InputError
-from replay.model.world import cycle_inputs
+from replay.model.start import cycle_inputs
 from rmref.model import CycleInput
 
 

@@ -32,8 +32,8 @@ from typing import cast
 
 import polars as pl
 
-from replay.model.inventory import Host, Inventory, memory_assumptions
 from replay.model.logged import Logged, logged_decisions
+from replay.model.machines.inventory import Host, Inventory, memory_assumptions
 from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
 from rmref import how_much, job_caps, what_of
@@ -513,9 +513,10 @@ def whole_cycles(tables: Mapping[str, pl.DataFrame]) -> set[int]:
     return set(numbers)
 
 
-def infer_inventory(tables: Mapping[str, pl.DataFrame], boot, stated: Inventory,
+def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
                     build: Callable[[Inventory], Iterable[CycleInput]]) -> Inventory:
-    """`stated` with the orders of its unknown nodes solved for from the counters and placements."""
+    """`stated` with the orders of its unknown nodes solved for from the counters and placements;
+    `build` gives the cycles' inputs on a candidate inventory (replay.model.start.machine_inventory)."""
     unknown = {h.name: h for h in stated.hosts if h.order is None}
     whole = whole_cycles(tables)
     inputs = [inp for inp in build(stated) if inp.cycle in whole]

@@ -7,7 +7,7 @@ did not see arrive, exactly:
 * black- and whitelisting lines: its order ("shares left N / ORDER");
 * reservations' `countFreeableMachines` search lists: `host:order`;
 * its nodepool: the node files (`--config`), or the nodepool's only node rule.
-What it does not state is solved for from the counters the RM printed (replay.model.machines).
+What it does not state is solved for from the counters the RM printed (replay.model.machines.solver).
 The memory of a node whose memory no line shows is taken as order x quantum, and said so.
 """
 

@@ -1,0 +1,1 @@
+"""The machines: those there before the log began (inventory, stated; solver, inferred) and their liveness."""
