@@ -20,7 +20,7 @@ from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput
 
 def free_space(order: int, np_shares: Iterable[tuple[int, str]]) -> int:
     """A machine's free quanta once its non-preemptable processes are accounted for, as the RM's
-    rearrangeVirtual takes them (rmref.howmuch._build_pools): a process bigger than the space
+    rearrangeVirtual takes them (rmref.howmuch_state.build_pools): a process bigger than the space
     left, or any reservation, takes all of it."""
     left = order
     for size, policy in np_shares:
