@@ -65,7 +65,7 @@ def _mean(vs: Sequence[float]) -> float:
     return sum(vs) / len(vs)
 
 
-def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+def axis_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     """Round tick values covering [lo, hi]."""
     if hi <= lo:
         return [lo]
@@ -76,8 +76,12 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [first + i * step for i in range(int((hi - first) // step) + 1) if first + i * step >= lo]
 
 
-def _fmt(v: float) -> str:
+def tick_label(v: float) -> str:
+    """A tick value as the plots print it."""
     return f"{v:,.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
+
+
+_ticks, _fmt = axis_ticks, tick_label  # the old names replay/apps/simulate/report.py imports (open branch)
 
 
 def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Series], y_label: str,
@@ -111,13 +115,13 @@ def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Serie
     out = [f'<svg class="plot" id="{plot_id}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            f'viewBox="0 0 {w} {h}" role="img"><title>{E(title)}</title>',
            f'<text x="{left}" y="16" class="ptitle">{E(title)}</text>']
-    for t in _ticks(0, peak):
+    for t in axis_ticks(0, peak):
         y = py(t)
         out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_fmt(t)}</text>')
-    for t in _ticks(x0, x1):
+                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{tick_label(t)}</text>')
+    for t in axis_ticks(x0, x1):
         x = px(t)
-        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" class="tick">{_fmt(t)}</text>')
+        out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle" class="tick">{tick_label(t)}</text>')
     out.append(f'<text x="{left + pw / 2}" y="{h - 4}" text-anchor="middle" class="axis">{E(x_label)}</text>'
                f'<text x="14" y="{top + ph / 2}" transform="rotate(-90 14 {top + ph / 2})" text-anchor="middle" '
                f'class="axis">{E(y_label)}</text>')
@@ -146,7 +150,7 @@ def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Serie
     return "".join(out)
 
 
-def _top_series(per: Mapping[str, Sequence[float]]) -> list[Series]:
+def top_series(per: Mapping[str, Sequence[float]]) -> list[Series]:
     """The biggest MAX_SERIES series by total, the rest summed as 'others'."""
     ranked = sorted(per, key=lambda k: (-sum(per[k]), k))
     keep = ranked if len(ranked) <= MAX_SERIES + 1 else ranked[:MAX_SERIES]
@@ -303,8 +307,8 @@ def _shares_section(tables: Mapping[str, pl.DataFrame], cycles: list[int], owner
             per_class.setdefault(cls, [0.0] * len(cycles))[i] += q
     parts.append("<h2 id=\"shares\">Shares over time</h2><p class=\"note\">Quantum shares held after each "
                  f"cycle ({quantum} GB each): the published Existing shares less the Removals.</p>")
-    parts.append(svg_plot("plot-users", "Shares per user", cycles, _top_series(per_user), "quantum shares", "stacked"))
-    parts.append(svg_plot("plot-classes", "Shares per class", cycles, _top_series(per_class), "quantum shares",
+    parts.append(svg_plot("plot-users", "Shares per user", cycles, top_series(per_user), "quantum shares", "stacked"))
+    parts.append(svg_plot("plot-classes", "Shares per class", cycles, top_series(per_class), "quantum shares",
                           "stacked"))
     return parts
 

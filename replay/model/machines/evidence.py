@@ -50,6 +50,7 @@ class CycleEvidence:
 
 
 def policies(inp: CycleInput) -> dict[int, str]:
+    """job -> its class's policy (FAIR_SHARE when the class is unknown)."""
     classes = {c.name: c.policy for c in inp.classes}
     return {w.job_id: classes.get(w.class_name, FAIR_SHARE) for w in inp.work}
 

@@ -70,7 +70,8 @@ def java_bool(value: str) -> bool:
     return trim_comments(value).lower() in ("t", "true")
 
 
-def _jbool(value: bool) -> str:
+def java_bool_text(value: bool) -> str:
+    """A bool as Java prints it."""
     return "true" if value else "false"
 
 
