@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import polars as pl
 
@@ -17,6 +18,7 @@ from replay.model import settings as st
 from replay.model.release import SETTING as RELEASE_SETTING
 from replay.model.release import ReleaseChoice
 from replay.model.release import choose as choose_release
+from replay.model.resources.defaults import DEFAULTS_FILE
 from replay.parsing.sources import InputError
 from rmref import UNLIMITED
 from rmref.behaviours import for_release
@@ -35,7 +37,7 @@ class Bootstrap:
     release: ReleaseChoice | None = None  # the DUCC release replayed (replay.model.release), in config.behaviours
 
 
-def _int(value, default: int) -> int:
+def _int(value: object, default: int) -> int:
     try:
         return int(str(value).split()[0])
     except (TypeError, ValueError, IndexError):
@@ -57,11 +59,12 @@ def _user_allotments(config: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def _setting(rows: dict[str, tuple], key: str, setting: str, infer: Callable[[], st.Assumption]) -> st.Assumption:
+def _setting(rows: dict[str, tuple[Any, Any, Any]], key: str, setting: str,
+             infer: Callable[[], st.Assumption]) -> st.Assumption:
     """A config row the log's bootstrap or --config gives; inferred from the log when only DUCC's
     documented default stands for it."""
     value, file, line = rows.get(key, (None, None, None))
-    if value is None or file == st.DEFAULTS_FILE:
+    if value is None or file == DEFAULTS_FILE:
         return infer()
     return st.from_config(setting, value, file, line)
 

@@ -9,6 +9,7 @@ capacity and utilisation and the TUI's Nodes tab read this frame, so they tell o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import polars as pl
 
@@ -41,7 +42,7 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     Raises InputError when the log has no bootstrap (and no --config filled it in)."""
     boot = boot or bootstrap(tables)
     now = node_liveness(tables, boot, inventory)
-    cols: dict[str, list] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
+    cols: dict[str, list[Any]] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
     for cycle in tables["cycles"]["cycle"].to_list():
         for m in now.advance(cycle):
             for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, status(m))):

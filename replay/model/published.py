@@ -6,6 +6,7 @@ closed-loop simulation (replay.apps.simulate) rebuilds one piece at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 
@@ -69,9 +70,9 @@ class PublishedShares:
                 "cycle", "job_id", "share_id").iter_rows():
             self._purged.setdefault(cycle, set()).add((job, sid))
 
-    def shares(self, cycle: int) -> tuple[list[tuple], set[tuple[int, int]], set[tuple[int, int]]]:
+    def shares(self, cycle: int) -> tuple[list[tuple[Any, ...]], set[tuple[int, int]], set[tuple[int, int]]]:
         """(existing, added, removed) of one cycle."""
-        existing: list[tuple] = []
+        existing: list[tuple[Any, ...]] = []
         added: set[tuple[int, int]] = set()
         removed: set[tuple[int, int]] = set()
         rows = self._rows.get(cycle)

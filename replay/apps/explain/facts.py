@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 
 import polars as pl
@@ -55,7 +56,10 @@ def schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
     rows = cycle_rows(tables, "schedule", cycle, job_id)
     reason = next((r for r in rows["reason"].to_list() if r), None)
     with_host = rows.filter(pl.col("host").is_not_null())
-    key = lambda kind: set(with_host.filter(pl.col("kind") == kind).select("host", "share_id").iter_rows())  # noqa: E731
+
+    def key(kind: str) -> set[tuple[Any, ...]]:
+        return set(with_host.filter(pl.col("kind") == kind).select("host", "share_id").iter_rows())
+
     added, removing = key("addition"), key("removal")
     held = tuple(
         HeldShare(host, sid, job_order(mem or 0, quantum), (host, sid) in added, (host, sid) in removing)

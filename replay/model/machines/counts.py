@@ -7,11 +7,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from replay.model.machines.evidence import CycleEvidence, PoolTree, free_space, policies
+from replay.model.machines.evidence import CycleEvidence, PoolTree, Seen, free_space, policies
 from replay.model.machines.inventory import Host
 from rmref.model import RESERVE, CycleInput
 
 MAX_SOLUTIONS = 16  # count solutions kept for the placements to choose from
+Var = tuple[int, int]  # (group index, order): how many of the group's machines have the order
+Equation = tuple[int, dict[Var, int]]  # (target, the counts that fill it)
+State = tuple[int, list[Equation]]  # (cycles in that state, its equations)
+Counts = dict[Var, int]  # one solution
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,7 @@ def held_floors(inputs: Sequence[CycleInput], unknown: set[str]) -> dict[str, tu
     """host -> (the most quanta its processes held at once, the cycle it held them)."""
     out: dict[str, tuple[int, int]] = {h: (0, 0) for h in unknown}
     for inp in inputs:
-        used: Counter = Counter()
+        used: Counter[str] = Counter()
         for w in inp.work:
             for s in w.shares:
                 if s.host in unknown:
@@ -73,7 +77,7 @@ def alike_groups(cycles: Sequence[CycleEvidence], hosts: Mapping[str, Host], flo
     """The unseen machines grouped by what they show in every clean cycle (pool, floor, reserved
     order, liveness and non-preemptable processes): interchangeable in the equations."""
     clean = [c for c in cycles if c.clean]
-    by_sig: dict[tuple, list[str]] = {}
+    by_sig: dict[tuple[str, int, int | None, tuple[Seen | None, ...]], list[str]] = {}
     for name in hosts:
         sig = (hosts[name].nodepool, floors[name][0], reserved.get(name), tuple(c.seen.get(name) for c in clean))
         by_sig.setdefault(sig, []).append(name)
@@ -83,25 +87,25 @@ def alike_groups(cycles: Sequence[CycleEvidence], hosts: Mapping[str, Host], flo
 
 
 def state_equations(cycles: Sequence[CycleEvidence], groups: Sequence[Group],
-                    pools: PoolTree) -> list[tuple[int, list]]:
+                    pools: PoolTree) -> list[State]:
     """The equations of every clean cycle state, with the number of cycles in that state (most
     first): for each counter and free size, the residual the groups must fill and the (group,
     order) counts that fill it. Cycles in the same state but with other residuals contradict each
     other: the state's most common residual is kept (the others fail the check of every cycle)."""
-    states: dict[tuple, Counter] = {}
+    states: dict[tuple[tuple[Seen | None, ...], tuple[str | None, ...]], Counter[tuple[tuple[int, ...], ...]]] = {}
     for c in cycles:
         if c.clean:
             key = (tuple(c.seen.get(g.hosts[0]) for g in groups), tuple(c.scopes))
             states.setdefault(key, Counter())[tuple(tuple(r) for r in c.residual)] += 1
-    out = []
+    out: list[State] = []
     for (seen, scopes), residuals in states.items():
         residual, support = residuals.most_common(1)[0]
-        equations = []  # (target, {(group index, order): 1})
+        equations: list[Equation] = []  # (target, {(group index, order): 1})
         for scope, r in zip(scopes, residual):
             terms: dict[int, dict[tuple[int, int], int]] = {}
             for gi, g in enumerate(groups):
                 s = seen[gi]
-                if s is None or not s.schedulable or not pools.covers(scope, g.pool):
+                if s is None or not s.schedulable or scope is None or not pools.covers(scope, g.pool):
                     continue
                 for o in g.orders:
                     free = free_space(o, s.np_shares)
@@ -112,25 +116,25 @@ def state_equations(cycles: Sequence[CycleEvidence], groups: Sequence[Group],
     return sorted(out, key=lambda state: -state[0])
 
 
-def distinct(equations: Iterable) -> list:
+def distinct(equations: Iterable[Equation]) -> list[Equation]:
     """The equations without repeats (the same target over the same terms)."""
     return list({(t, tuple(sorted(k))): (t, k) for t, k in equations}.values())
 
 
-def solve(groups: Sequence[Group], states: Sequence[tuple[int, list]]) -> list[dict[tuple[int, int], int]]:
+def solve(groups: Sequence[Group], states: Sequence[State]) -> list[Counts]:
     """The counts that fit every state's equations; when none does (a state the others
     contradict), the counts that fit the most-seen states that fit together (greedily)."""
     solutions = solve_counts(groups, distinct(eq for _, eqs in states for eq in eqs))
     if solutions or not states:
         return solutions
-    kept: list = []
+    kept: list[Equation] = []
     for _support, eqs in states:
         if solve_counts(groups, distinct([*kept, *eqs]), limit=1):
             kept += eqs
     return solve_counts(groups, distinct(kept))
 
 
-def solve_counts(groups: Sequence[Group], equations, limit: int = MAX_SOLUTIONS) -> list[dict[tuple[int, int], int]]:
+def solve_counts(groups: Sequence[Group], equations: Iterable[Equation], limit: int = MAX_SOLUTIONS) -> list[Counts]:
     """Every assignment of orders to the groups' machines (counts per group and order) that fills
     every equation exactly (at most `limit`).
 
@@ -148,13 +152,13 @@ def solve_counts(groups: Sequence[Group], equations, limit: int = MAX_SOLUTIONS)
     open_in = [len(terms) for _, terms in rows]
     rank = {v: i for i, v in enumerate(variables)}
     chosen: dict[tuple[int, int], int] = {}
-    solutions: list[dict] = []
+    solutions: list[Counts] = []
 
     def room(v: tuple[int, int]) -> int:
         return min(residual[k] for k in rows_of[v])
 
     def pick() -> tuple[tuple[int, int], range] | None:
-        best = None
+        best: tuple[tuple[int, int], Var] | None = None
         for v in variables:
             if v in chosen:
                 continue

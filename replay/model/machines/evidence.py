@@ -94,7 +94,7 @@ def _first_band(rmcounter: pl.DataFrame) -> dict[int, list[tuple[list[str], tupl
     """Per cycle, the leading countClassShares blocks (the first priority band's counters):
     (classes, vmachines)."""
     rows = rmcounter.filter(pl.col("cycle").is_not_null())
-    out: dict[int, list] = {}
+    out: dict[int, list[tuple[list[str], tuple[int, ...]]]] = {}
     done: set[int] = set()
     for (cycle, _block), block in rows.group_by("cycle", "block", maintain_order=True):
         if cycle in done:

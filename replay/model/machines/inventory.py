@@ -64,7 +64,7 @@ class PoolOf:
     """Which nodepool a host is in: the node files' lists (by full or short name), else the top pool."""
 
     def __init__(self, nodepools: pl.DataFrame, top: str):
-        self._of = {n: r["name"] for r in nodepools.iter_rows(named=True) for n in (r["nodes"] or ())}
+        self._of: dict[str, str] = {n: r["name"] for r in nodepools.iter_rows(named=True) for n in (r["nodes"] or ())}
         self.top = top
 
     def __call__(self, host: str) -> str:

@@ -33,8 +33,9 @@ from typing import cast
 import polars as pl
 
 from replay.model.logged import Logged, logged_decisions
-from replay.model.machines.counts import (Group, alike_groups, candidate_orders, held_floors, reserved_orders, solve,
-                                          state_equations)
+from replay.model.machines.counts import (
+    Counts, Group, alike_groups, candidate_orders, held_floors, reserved_orders, solve, state_equations,
+)
 from replay.model.machines.evidence import CycleEvidence, PoolTree, gather_evidence, histogram
 from replay.model.machines.inventory import Host, Inventory, memory_assumptions
 from replay.model.reads import narrow
@@ -89,7 +90,7 @@ def _with_orders(inp: CycleInput, orders: Mapping[str, int]) -> CycleInput:
 
 
 def _placement_check(cycles: Sequence[CycleEvidence], orders: Mapping[str, int],
-                     logged: Logged) -> tuple[set, int, int]:
+                     logged: Logged) -> tuple[set[tuple[str, int]], int, int]:
     """Run rmref's What Of on the logged counts: the first process it puts on an unseen machine
     rules that machine's order out (the RM placed nothing there). Returns (ruled out, placements
     agreeing, placements logged)."""
@@ -115,12 +116,12 @@ class _Fit:
     orders: dict[str, int]
     agree: int
     total: int
-    ruled_out: frozenset
+    ruled_out: frozenset[tuple[str, int]]
 
 
-def _fit(groups: Sequence[Group], counts, cycles: Sequence[CycleEvidence], logged: Logged) -> _Fit | None:
+def _fit(groups: Sequence[Group], counts: Counts, cycles: Sequence[CycleEvidence], logged: Logged) -> _Fit | None:
     """Orders for the machines of every group, re-matched until rmref's placements put nothing on them."""
-    ruled_out: set = set()
+    ruled_out: set[tuple[str, int]] = set()
     orders: dict[str, int] = {}
     best: _Fit | None = None
     for _ in range(MAX_ROUNDS):
@@ -231,8 +232,8 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     return replace(stated, hosts=hosts, unsettled=unsettled, assumed=assumed)
 
 
-def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floors, fits: Sequence[_Fit],
-              clean: int) -> Host:
+def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floors: Mapping[str, tuple[int, int]],
+              fits: Sequence[_Fit], clean: int) -> Host:
     if h.name not in orders:
         return h
     group = next(g for g in groups if h.name in g.hosts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -65,13 +66,13 @@ def read_resources(path: Path) -> dict[str, pl.DataFrame]:
     }
 
 
-def _class_dict(c: ClassRow) -> dict:
+def _class_dict(c: ClassRow) -> dict[str, Any]:
     d = vars(c).copy()
     d.pop("default")
     return d
 
 
-def _frame(table: str, rows: list[dict]) -> pl.DataFrame:
+def _frame(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Rows as a frame with exactly the parser's schema for `table`."""
     schema = SCHEMAS[table]
     return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema)
