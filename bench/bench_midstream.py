@@ -48,7 +48,7 @@ def one_cut(log: Path, fraction: float, runs: int, tmp: Path) -> dict:
     from replay import parse
     from replay.apps.audit import audit
     from replay.model.resources import read_resources
-    from replay.model.world import bootstrap, machine_inventory
+    from replay.model.start import bootstrap, machine_inventory
 
     config = tmp / "config"
     config.mkdir(exist_ok=True)

@@ -3,7 +3,7 @@
     python bench/bench_nodes.py [--log PATH] [--runs N] [--json OUT]
 
 On the parsed log (not timed): the bootstrap and the per-cycle machines (`node_cycles`, from
-replay.model.world.machines), capacity and use per cycle, and the TUI's whole `build` (every
+replay.model.start.node_liveness), capacity and use per cycle, and the TUI's whole `build` (every
 view, the Nodes tab's included); best of --runs, CPU seconds beside. The figures also say
 whether in use stayed within capacity in every cycle, and how many machine rows there were.
 """
@@ -22,7 +22,7 @@ def main() -> int:
     """Run the benchmark and print (and optionally save) the figures."""
     args = bench_parser(__doc__, 3).parse_args()
     from replay.model.nodes import capacity_and_use, node_cycles
-    from replay.model.world import bootstrap
+    from replay.model.start import bootstrap
     from replay.parsing.cache import open_input
     from tui.data import build
 

@@ -43,7 +43,7 @@ def main() -> int:
     from replay.apps.simulate.simulation import context_from_log, simulate
     from replay.apps.change import Change
     from replay.apps.whatif import whatif
-    from replay.model.world import bootstrap
+    from replay.model.start import bootstrap
 
     args = bench_args(__doc__, 1)
     start = time.perf_counter()

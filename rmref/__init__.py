@@ -13,7 +13,8 @@ history against a change:
 
 from rmref.caps import CapInput, Caps, base_cap, job_caps
 from rmref.constants import UNLIMITED
-from rmref.howmuch import CounterRun, HowMuch, how_much
+from rmref.howmuch import HowMuch, how_much
+from rmref.howmuch_state import CounterRun
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import Defrag, TakeFromTheRich, Unsettled, defragment
 from rmref.evictions import HeldShare, evictions, investment_key, shrink_by

@@ -55,48 +55,20 @@ from itertools import product
 
 import numpy as np
 
-from rmref.choices import MAX_OPEN, allowed_orders, linear_orders
+from rmref.choices import allowed_orders
 from rmref.constants import CANCEL, EVICT, REASSIGN
-from rmref.evictions import HeldShare, investment_key
-from rmref.javahash import JavaHashMap, node_hash, string_hash
-from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work
+from rmref.defrag_state import (
+    INVESTMENT, NODE_IP, SHARE_MAP, DJob, DState, TakeFromTheRich, Unsettled, build_state, contains, own_machines,
+    post_order,
+)
+from rmref.model import FAIR_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Placement
 from rmref.pool import n_shares_by_order, remove_shares
+from rmref.take_from_the_rich import take_from_the_rich
 from rmref.trees import trees
-from rmref.whatof import unschedulable_free
 
-_MASK = 0xFFFFFFFF
-
-
-@dataclass(frozen=True)
-class TakeFromTheRich:
-    """One takeFromTheRich call: what the needy job asked for and how many processes it made room for."""
-
-    needy_job: int
-    needed: int
-    given: int
-
-
-# Why the RM's order of two shares is not settled by the input (Unsettled.reasons)
-INVESTMENT = "investment"  # initialized processes of different jobs: only each job's own ranking is known
-SHARE_MAP = "share map"  # the comparator ties: the machine's share HashMap order (random share ids)
-NODE_IP = "node ip"  # machines of equal wealth and memory: a map hashed on node IPs the log never shows
-
-
-@dataclass(frozen=True)
-class Unsettled:
-    """A machine where takeFromTheRich's choice rested on an order of shares its input does not settle."""
-
-    needy_job: int
-    host: str
-    shares: tuple[tuple[int, int], ...]  # (job, share id; 0 for a new process) of the shares in question
-    reasons: tuple[str, ...]  # INVESTMENT, SHARE_MAP and/or NODE_IP
-    action: int  # index in Defrag.actions of the first action the choice decided
-    # every set of shares (job, share id; 0 for a new process), in clearing order, the round could
-    # clear by an order of the shares in question the input allows (empty: too many to list)
-    alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
-    taken: int = 0  # the alternative cleared
-    tied: tuple[str, ...] = ()  # NODE_IP: the other eligible machines met in the same open node-map order
-
+# the result types and reasons are read from here (replay.apps.audit and simulate import NODE_IP, the action kinds)
+__all__ = ["CANCEL", "EVICT", "INVESTMENT", "NODE_IP", "REASSIGN", "SHARE_MAP", "Defrag", "TakeFromTheRich",
+           "Unsettled", "Verdict", "defragment"]
 
 Verdict = tuple[tuple[int, int], ...]  # actually needy jobs and what they still need, sorted
 
@@ -116,178 +88,12 @@ class Defrag:
     verdicts: tuple[Verdict, ...] = ()
 
 
-# ---------------------------------------------------------------------------------------------
-# Working state (mutable scratch, private to one call)
-
-
-@dataclass
-class _Share:
-    share_id: int  # 0 for a new process: the RM numbers it, we do not predict the number
-    job_id: int
-    host: str
-    order: int
-    pending: bool  # placed this cycle, not yet published (can be handed over or dropped)
-    evicted: bool
-    initialized: bool
-    init_ms: int
-    investment: int
-
-
-@dataclass
-class _Job:
-    work: Work
-    policy: str
-    priority: int
-    pool: str
-    counted: int
-    pure_fs: int
-    shares: list[_Share] = field(default_factory=list)
-
-    @property
-    def held(self) -> int:
-        """countNShares: assigned plus new, less those being removed."""
-        return sum(1 for s in self.shares if not s.evicted)
-
-
-@dataclass
-class _Node:
-    machine: Machine
-    virtual: int  # free space as What Of left it (the RM does not update it during defrag)
-    shares: list[_Share] = field(default_factory=list)  # activeShares
-
-    def freed_up(self) -> int:
-        """countFreedUpShares: unused space plus the space of processes being removed."""
-        used = sum(s.order for s in self.shares if not s.evicted)
-        return self.machine.order - used
-
-
-@dataclass
-class _State:
-    inp: CycleInput
-    jobs: dict[int, _Job]
-    nodes: dict[str, _Node]
-    children: dict[str, list[str]]  # pool -> child pools in the RM's HashMap order
-    parent: dict[str, str | None]
-    threshold: int
-    max_order: int
-    rank: dict[int, int]  # job id -> position in the RM's job HashMap order
-    wealth: dict[str, int]
-    actions: list[DefragAction] = field(default_factory=list)
-    calls: list[TakeFromTheRich] = field(default_factory=list)
-    unsettled: list[Unsettled] = field(default_factory=list)
-    known: Container[tuple[int, int]] | None = None  # pairs of jobs whose tally order is known
-    choose: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # the RM's clearings
-
-
-def _identity_hash(m: Machine) -> int:
-    """Machine.hashCode (NodeIdentity's): the node-map key hash less DuccNode's own 31."""
-    return (node_hash(m.name, m.ip) - 31) & _MASK
-
-
-def _user_of(state: _State, job_id: int) -> str:
-    return state.jobs[job_id].work.user
-
-
-def _build(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
-           evictions: Sequence[Eviction], pure_fair_share: Mapping[int, int],
-           job_order: Sequence[int], wealth: Mapping[str, int] | None) -> _State:
-    """The scheduler's state after What Of and the shrink evictions: what defragmentation starts from."""
-    classes = {c.name: c for c in inp.classes}
-    pools = {p.name for p in inp.nodepools}
-    evicted = {(e.job_id, e.share_id) for e in evictions}
-    jobs: dict[int, _Job] = {}
-    nodes = {m.name: _Node(m, m.order) for m in inp.machines}
-    for w in inp.work:
-        cls = classes.get(w.class_name)
-        if cls is None:
-            continue
-        policy = cls.policy if cls.policy in (FIXED_SHARE, RESERVE) else FAIR_SHARE
-        job = _Job(w, policy, cls.priority, cls.nodepool, counts.get(w.job_id, 0), pure_fair_share.get(w.job_id, 0))
-        for held in sorted(w.shares, key=lambda s: s.share_id):
-            job.shares.append(_Share(held.share_id, w.job_id, held.host, held.order, False,
-                                     held.pending_removal or (w.job_id, held.share_id) in evicted,
-                                     held.initialized, held.init_ms, held.investment))
-        jobs[w.job_id] = job
-    for placed in placements:
-        if placed.job_id in jobs:
-            jobs[placed.job_id].shares.append(_Share(0, placed.job_id, placed.host, placed.order, True, False, False,
-                                                     0, 0))
-    for job in jobs.values():
-        for s in job.shares:
-            node = nodes.get(s.host)
-            if node is None:
-                continue
-            node.shares.append(s)
-            # What Of's tables: every process (even one being removed) occupies its space; a
-            # reservation takes the whole machine
-            take = node.virtual if job.policy == RESERVE else min(s.order, node.virtual)
-            node.virtual -= take
-    for host, free in unschedulable_free(inp).items():  # reset skipped these: their stale value
-        nodes[host].virtual = free
-    children: dict[str, JavaHashMap] = {}
-    for p in inp.nodepools:  # NodePool.children: a HashMap keyed by pool name
-        if p.parent in pools:
-            children.setdefault(p.parent, JavaHashMap()).put(p.name, string_hash(p.name))
-    max_order = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
-    listed = list(dict.fromkeys(job_order))
-    rank = {j: i for i, j in enumerate(listed)}
-    for j in sorted(jobs):
-        rank.setdefault(j, len(listed) + j)
-    return _State(inp, jobs, nodes, {k: list(v) for k, v in children.items()},
-                  {p.name: (p.parent if p.parent in pools else None) for p in inp.nodepools},
-                  inp.config.fragmentation_threshold, max_order, rank, dict(wealth or {}))
-
-
-# ---------------------------------------------------------------------------------------------
-# Nodepool tree
-
-
-def _post_order(state: _State) -> list[str]:
-    """getNodepools: every pool, children (in HashMap order) before their parent."""
-    out: list[str] = []
-
-    def visit(name: str) -> None:
-        for child in state.children.get(name, []):
-            visit(child)
-        out.append(name)
-
-    for root in (name for name, parent in state.parent.items() if parent is None):
-        visit(root)
-    return out
-
-
-def _contains(state: _State, outer: str, inner: str) -> bool:
-    """NodePool.containsSubpool: `inner` is `outer` or lies below it."""
-    name: str | None = inner
-    while name is not None:
-        if name == outer:
-            return True
-        name = state.parent.get(name)
-    return False
-
-
-def _own_machines(state: _State, pool: str) -> JavaHashMap:
-    table = JavaHashMap()
-    for m in state.inp.machines:
-        if m.nodepool == pool:
-            table.put(m.name, node_hash(m.name, m.ip))
-    return table
-
-
-def _all_machines(state: _State, pool: str) -> JavaHashMap:
-    """NodePool.getAllMachines: a clone of the pool's node map, each subpool's putAll in after
-    (into the clone of an empty map, putAll sizes the table by the subpool's count)."""
-    table = _own_machines(state, pool).clone()
-    for child in state.children.get(pool, []):
-        table.put_all(_all_machines(state, child).entries())
-    return table
-
 
 # ---------------------------------------------------------------------------------------------
 # Detection
 
 
-def _potential_need(state: _State, job: _Job) -> int:
+def _potential_need(state: DState, job: DJob) -> int:
     """detectFragmentation's first pass: processes a job is short (0 when not potentially needy)."""
     if job.work.cap_input.refused:
         return 0
@@ -299,7 +105,7 @@ def _potential_need(state: _State, job: _Job) -> int:
     return min(needed, state.threshold)
 
 
-def _detect(state: _State) -> tuple[dict[int, int], list[int], tuple[Verdict, ...]]:
+def _detect(state: DState) -> tuple[dict[int, int], list[int], tuple[Verdict, ...]]:
     """Actually needy jobs (job -> processes still needed), the potentially needy ones, and the
     verdicts every tally order the known pairs allow would give."""
     potential: dict[str, dict[int, int]] = {}
@@ -309,11 +115,11 @@ def _detect(state: _State) -> tuple[dict[int, int], list[int], tuple[Verdict, ..
             potential.setdefault(job.pool, {})[job.work.job_id] = need
     if not potential:
         return {}, [], ((),)
-    pools = _post_order(state)
+    pools = post_order(state)
     size = state.max_order + 1
     vfree = {p: np.zeros(size, dtype=np.int64) for p in pools}
     for pool in pools:  # space free now or once removals finish, per machine, up the tree
-        for name in _own_machines(state, pool):
+        for name in own_machines(state, pool):
             free = state.nodes[name].freed_up()
             if free <= 0:  # (less than none only on a node that shrank; the RM would fail there)
                 continue
@@ -331,7 +137,7 @@ def _detect(state: _State) -> tuple[dict[int, int], list[int], tuple[Verdict, ..
     return needy, carried, tuple(sorted(verdicts))
 
 
-def _tally(state: _State, potential: Mapping[str, Mapping[int, int]], free: Mapping[str, np.ndarray],
+def _tally(state: DState, potential: Mapping[str, Mapping[int, int]], free: Mapping[str, np.ndarray],
            orders: Mapping[str, Sequence[int]]) -> dict[int, int]:
     """Each pool's potentially needy jobs in `orders`, each covered by the tallied free space or
     actually needy for what it lacks (the space it could get comes out of the tally)."""
@@ -357,7 +163,7 @@ def _tally(state: _State, potential: Mapping[str, Mapping[int, int]], free: Mapp
 # Donors
 
 
-def _candidates(state: _State, needy_id: int, needy: Mapping[int, int]) -> tuple[set[int], set[int]]:
+def _candidates(state: DState, needy_id: int, needy: Mapping[int, int]) -> tuple[set[int], set[int]]:
     """doFinalEvictions: the rich and the poor (backup) donor jobs for one needy job.
 
     The RM keeps them (and the users, by wealth) in sorted TreeMaps, but only ever asks whether a
@@ -371,7 +177,7 @@ def _candidates(state: _State, needy_id: int, needy: Mapping[int, int]) -> tuple
         cls = classes[job.work.class_name]
         if job.policy != FAIR_SHARE:  # fixed share and reservations are never preempted
             continue
-        if not (_contains(state, nj.pool, cls.nodepool) or _contains(state, cls.nodepool, nj.pool)):
+        if not (contains(state, nj.pool, cls.nodepool) or contains(state, cls.nodepool, nj.pool)):
             continue
         if nj.priority > cls.priority:  # the donors' class is better
             continue
@@ -389,7 +195,7 @@ def _candidates(state: _State, needy_id: int, needy: Mapping[int, int]) -> tuple
     return rich, poor
 
 
-def _collect_wealth(state: _State, candidates: set[int]) -> None:
+def _collect_wealth(state: DState, candidates: set[int]) -> None:
     """collectWealth: each candidate user's wealth is the quantum shares its candidate jobs hold."""
     totals: dict[str, int] = {}
     for job_id in candidates:
@@ -402,253 +208,21 @@ def _collect_wealth(state: _State, candidates: set[int]) -> None:
 # takeFromTheRich
 
 
-def _forceable(share: _Share) -> bool:
-    return not share.evicted
-
-
-def _machine_wealth(state: _State, node: _Node) -> int:
-    """EligibleMachineSorter: the wealth of the richest user with a process on the machine."""
-    return max((state.wealth.get(_user_of(state, s.job_id), 0) for s in node.shares), default=0)
-
-
-def _sorted_machines(state: _State, names: Sequence[str]) -> list[str]:
-    """A TreeMap on EligibleMachineSorter filled in `names` order: a newcomer goes before its equals."""
-    out: list[str] = []
-    keys: list[tuple[int, int]] = []
-    for name in names:
-        node = state.nodes[name]
-        key = (-_machine_wealth(state, node), -node.machine.memory_mb)
-        at = next((i for i, k in enumerate(keys) if k >= key), len(keys))
-        out.insert(at, name)
-        keys.insert(at, key)
-    return out
-
-
-def _rehash(state: _State, names: Sequence[str]) -> list[str]:
-    """new HashMap<Machine, Machine>().putAll(treemap): machines in Machine.hashCode order."""
-    table = JavaHashMap()
-    table.put_all((name, _identity_hash(state.nodes[name].machine)) for name in names)
-    return list(table)
-
-
-def _share_key(state: _State, share: _Share) -> tuple[int, tuple[int, int, int, int, int]]:
-    """ShareByWealthSorter: richest owner first, then the least investment (RmJob.compareInvestment)."""
-    # no map_rank: ties here keep the machine's share map order, not the job's (see _undecided)
-    held = HeldShare(share.share_id, share.host, share.initialized, share.init_ms, share.investment,
-                     state.nodes[share.host].machine.memory_mb)
-    return (-state.wealth.get(_user_of(state, share.job_id), 0), investment_key(held))
-
-
-def _undecided(state: _State, a: _Share, b: _Share) -> str | None:
-    """Why the input does not settle the RM's order of two shares (None: it does)."""
-    owners = (state.wealth.get(_user_of(state, a.job_id), 0), state.wealth.get(_user_of(state, b.job_id), 0))
-    if owners[0] != owners[1] or a.initialized != b.initialized:
-        return None
-    if not a.initialized:
-        if a.init_ms != b.init_ms:
-            return None
-        interchangeable = a.pending and b.pending and a.job_id == b.job_id  # same job, no ids yet
-        return None if interchangeable else SHARE_MAP
-    return INVESTMENT if a.job_id != b.job_id and state.inp.investment_ranked else None
-
-
-def _pick(ordered: Sequence[_Share], cand: Container[int], virtual: int, want: int) -> list[_Share] | None:
-    """One round on one machine, its shares in the RM's order (`cand`: positions of the candidates):
-    the shares it clears, or None when they cannot make room. It takes candidates until there is
-    room (an exact fit first in the list), then clears from that list until there is room."""
-    room, chosen = virtual, list[_Share]()
-    for i, share in enumerate(ordered):
-        if i in cand:
-            room += share.order
-            if share.order == want:
-                chosen.insert(0, share)
-            else:
-                chosen.append(share)
-        if room >= want:
-            break
-    if room < want:
-        return None
-    room, cleared = virtual, list[_Share]()
-    for share in chosen:
-        room += share.order
-        cleared.append(share)
-        if room >= want:
-            break
-    return cleared
-
-
-def _ids(shares: Sequence[_Share]) -> tuple[tuple[int, int], ...]:
-    return tuple((s.job_id, s.share_id) for s in shares)
-
-
-def _alternatives(state: _State, ordered: Sequence[_Share], cand: Container[int], doubtful: Sequence[int],
-                  virtual: int, want: int) -> list[list[_Share]]:
-    """What the round clears for every order of the `doubtful` candidates (positions in `ordered`)
-    that keeps the order of each pair the input settles; [] when there are too many to list."""
-    if len(doubtful) > MAX_OPEN:
-        return []
-    out: dict[tuple[tuple[int, int], ...], list[_Share]] = {}
-    members = [ordered[i] for i in doubtful]
-    n = len(members)
-    settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
-    for perm in linear_orders(n, settled):
-        order = list(ordered)
-        for i, k in zip(doubtful, perm):
-            order[i] = members[k]
-        cleared = _pick(order, cand, virtual, want) or []
-        out.setdefault(_ids(cleared), cleared)
-    return list(out.values())
-
-
-def _round(state: _State, nj: _Job, name: str, ordered: Sequence[_Share], candidates: set[int]) -> list[_Share] | None:
-    """The shares one round clears on machine `name` (None: it cannot make room). Where that rests
-    on an order of candidates the input does not settle, the round is recorded (`Unsettled`, with
-    every alternative) and the RM's clearing is followed when the caller gives it (`choose`)."""
-    node, want = state.nodes[name], nj.work.order
-    cand = {i for i, s in enumerate(ordered) if _forceable(s) and s.job_id in candidates}
-    cleared = _pick(ordered, cand, node.virtual, want)
-    if cleared is None:
-        return None
-    room, scanned = node.virtual, []  # the candidates the round looked at
-    for i, share in enumerate(ordered):
-        if i in cand:
-            room += share.order
-            scanned.append(i)
-        if room >= want:
-            break
-    doubtful: dict[int, None] = {}
-    reasons: dict[str, None] = {}
-    for i in scanned:
-        for k in sorted(cand):
-            why = _undecided(state, ordered[i], ordered[k]) if k > i else None
-            if why:
-                doubtful.update({i: None, k: None})
-                reasons[why] = None
-    if not doubtful:
-        return cleared
-    alternatives = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want)
-    rm = state.choose.get(name)
-    if rm is not None:  # the RM's clearing, when it is one of the alternatives
-        cleared = next((alt for alt in alternatives if set(_ids(alt)) <= rm), cleared)
-    taken = next((i for i, alt in enumerate(alternatives) if _ids(alt) == _ids(cleared)), 0)
-    shares = tuple(sorted({(ordered[i].job_id, ordered[i].share_id) for i in doubtful}))
-    state.unsettled.append(Unsettled(nj.work.job_id, name, shares, tuple(reasons), len(state.actions),
-                                     tuple(_ids(a) for a in alternatives), taken))
-    return cleared
-
-
-def _ip_tie(state: _State, name: str, eligible: Sequence[str]) -> list[str]:
-    """The other eligible machines that tie with `name` in EligibleMachineSorter (same owner
-    wealth, same memory) where the log shows no node IP (behaviour node_ip_logged absent): the RM
-    meets them in the order of a map hashed on the IPs."""
-    if state.inp.config.behaviours.has("node_ip_logged"):
-        return []  # any IP a machine has here was inferred (replay.apps.verify), so the order stays open
-    node = state.nodes[name]
-    key = (_machine_wealth(state, node), node.machine.memory_mb)
-    return [other for other in eligible if other != name
-            and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key]
-
-
-def _note_machine_tie(state: _State, nj: _Job, name: str, eligible: Sequence[str], chosen: Sequence[_Share]) -> None:
-    """Record the round's machine as unsettled when it ties with other eligible machines in an
-    open node-map order (`_ip_tie`)."""
-    tied = _ip_tie(state, name, eligible)
-    if tied:
-        state.unsettled.append(Unsettled(nj.work.job_id, name, tuple(sorted((s.job_id, s.share_id) for s in chosen)),
-                                         (NODE_IP,), len(state.actions), tied=tuple(tied)))
-
-
-def _rm_machines_first(state: _State, eligible: list[str]) -> list[str]:
-    """Eligible machines with those the RM cleared (`choose`) first among their open-order ties."""
-    if not state.choose:
-        return eligible
-    out = list(eligible)
-    for i, name in enumerate(out):
-        if name in state.choose:
-            continue
-        ahead = next((j for j in range(i + 1, len(out))
-                      if out[j] in state.choose and name in _ip_tie(state, out[j], out)), None)
-        if ahead is not None:
-            out.insert(i, out.pop(ahead))
-    return out
-
-
-def _clear(state: _State, share: _Share, nj: _Job) -> None:
-    """clearShare: hand over a same-size new process, drop a different-size one, evict a running one."""
-    donor = state.jobs[share.job_id]
-    node = state.nodes[share.host]
-    if share.pending:
-        donor.shares.remove(share)
-        node.shares.remove(share)
-        if share.order == nj.work.order:
-            kind = REASSIGN
-            share.job_id = nj.work.job_id
-            nj.shares.append(share)
-            node.shares.append(share)  # removed and put back: it goes to the end of its bucket
-        else:
-            kind = CANCEL
-    else:
-        kind = EVICT
-        share.evicted = True
-    state.actions.append(DefragAction(kind, nj.work.job_id, donor.work.job_id, share.host, share.share_id, share.order))
-
-
-def _take_from_the_rich(state: _State, nj: _Job, needed: int, candidates: set[int]) -> int:
-    """Clear space for up to `needed` processes of the needy job; returns how many it made room for."""
-    want = nj.work.order
-    eligible: list[str] = []
-    for name in _all_machines(state, nj.pool):
-        node = state.nodes[name]
-        if node.machine.order < want:
-            continue
-        if nj.policy == RESERVE:  # a reservation wants a whole machine of its size
-            if node.machine.order != want or any(s.job_id not in candidates for s in node.shares):
-                continue
-        room = node.virtual + sum(state.jobs[s.job_id].work.order for s in node.shares
-                                  if _forceable(s) and s.job_id in candidates)
-        if room >= want:
-            eligible.append(name)
-    eligible = _rm_machines_first(state, _sorted_machines(state, eligible))
-    given = 0
-    while True:
-        cleared, room = 0, 0
-        for name in eligible:
-            node = state.nodes[name]
-            ordered = sorted(node.shares, key=lambda s: _share_key(state, s))
-            chosen = _round(state, nj, name, ordered, candidates)
-            if chosen is None:
-                continue
-            _note_machine_tie(state, nj, name, eligible, chosen)
-            room = node.virtual
-            for share in chosen:
-                room += share.order
-                cleared += 1
-                owner = _user_of(state, share.job_id)
-                _clear(state, share, nj)
-                state.wealth[owner] = state.wealth.get(owner, 0) - share.order
-            break  # one machine per round
-        if cleared:
-            eligible = _rm_machines_first(state, _sorted_machines(state, _rehash(state, eligible)))
-            given += room // want
-        if cleared == 0 or given >= needed:
-            return given
-
-
-def _final_evictions(state: _State, needy: dict[int, int]) -> None:
+def _final_evictions(state: DState, needy: dict[int, int]) -> None:
     """doFinalEvictions: for each needy job, take from the rich, then (if allowed) from the poor."""
     for needy_id in sorted(needy, key=state.rank.__getitem__):
         nj = state.jobs[needy_id]
         rich, poor = _candidates(state, needy_id, needy)
         _collect_wealth(state, rich)
         needed = needy[needy_id]
-        given = _take_from_the_rich(state, nj, needed, rich)
+        given = take_from_the_rich(state, nj, needed, rich)
         state.calls.append(TakeFromTheRich(needy_id, needed, given))
         needed -= given
         if needed <= 0 or not poor:
             continue
         everyone = rich | poor
         _collect_wealth(state, everyone)
-        given = _take_from_the_rich(state, nj, needed, everyone)
+        given = take_from_the_rich(state, nj, needed, everyone)
         state.calls.append(TakeFromTheRich(needy_id, needed, given))
 
 
@@ -677,7 +251,7 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     for tree in trees(inp):
         jobs = {w.job_id for w in tree.work}
         served = None if serve is None else {j: n for j, n in serve.items() if j in jobs}
-        state = _build(tree, counts, [p for p in placements if p.job_id in jobs],
+        state = build_state(tree, counts, [p for p in placements if p.job_id in jobs],
                        [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth)
         state.known, state.choose = known_order, choose or {}
         parts.append(_defragment_tree(state, served))
@@ -696,7 +270,7 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
                   tuple(sorted(verdicts)))
 
 
-def _defragment_tree(state: _State, serve: Mapping[int, int] | None) -> Defrag:
+def _defragment_tree(state: DState, serve: Mapping[int, int] | None) -> Defrag:
     """insureFullEviction for one top-level pool tree."""
     if not state.inp.config.defragmentation or not any(j.policy != RESERVE for j in state.jobs.values()):
         return Defrag({}, (), (), (), dict(state.wealth), (), ((),))

@@ -38,9 +38,8 @@ only matter for machines whose keys share a bucket.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
@@ -82,7 +81,7 @@ class _Pool:
 
 
 @dataclass
-class _Walk:
+class Walk:
     """The state findShares reads and changes: free space per machine and who runs where."""
 
     jobs: dict[int, Work]  # by id, in `CycleInput.work` order
@@ -146,13 +145,13 @@ def roots(inp: CycleInput) -> list[str]:
     return [p.name for p in sorted(top, key=lambda p: p.search_order)]
 
 
-def _start(inp: CycleInput) -> _Walk:
+def start_walk(inp: CycleInput) -> Walk:
     """NodePool.reset then accountForNonPreemptable and accountForFairShare."""
     machines = {m.name: m for m in inp.machines}
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
     size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1  # NodePool.getArraySize
-    walk = _Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {},
+    walk = Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {},
                  behaviours=inp.config.behaviours)
     for pool in pools.values():
         pool.by_size = [0] * size
@@ -186,7 +185,7 @@ def _accounting_order(inp: CycleInput) -> list[Work]:
     return ordered
 
 
-def _move(walk: _Walk, host: str, order: int, policy: str) -> None:
+def _move(walk: Walk, host: str, order: int, policy: str) -> None:
     """NodePool.rearrangeVirtual: a process of `order` now occupies `host`; move it to its new free-space map."""
     machine = walk.machines[host]
     pool = walk.pools.get(machine.nodepool)
@@ -217,13 +216,13 @@ def _service_id(work: Work) -> int:
     return work.job_id if work.work_type in _SERVICE_TYPES else 0
 
 
-def _conflicts(walk: _Walk, host: str, work: Work) -> bool:
+def _conflicts(walk: Walk, host: str, work: Work) -> bool:
     """Machine.hasVerticalConflict: the machine already runs a process of the same service id."""
     sid = _service_id(work)
     return any(_service_id(walk.jobs[j]) == sid for j in walk.jobs_on[host] if j in walk.jobs)
 
 
-def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
+def _place(walk: Walk, work: Work, host: str, policy: str) -> None:
     """connectShare: record the process and update the tables."""
     walk.placements.append(Placement(work.job_id, host, work.order))
     walk.used[host] += work.order
@@ -233,7 +232,7 @@ def _place(walk: _Walk, work: Work, host: str, policy: str) -> None:
     _move(walk, host, work.order, policy)
 
 
-def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int], policy: str,
+def _find_shares(walk: Walk, pool: _Pool, work: Work, counts: Mapping[int, int], policy: str,
                  vertical: bool = True) -> int:
     """NodePool.findShares: place up to count - current processes of `work` in `pool` (and, for fair
     share, or for any work before 2.1.0, its subpools)."""
@@ -260,7 +259,7 @@ def _find_shares(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]
     return given
 
 
-def _walk_table(walk: _Walk, table: JavaHashMap, work: Work, needed: int, policy: str, vertical: bool) -> int:
+def _walk_table(walk: Walk, table: JavaHashMap, work: Work, needed: int, policy: str, vertical: bool) -> int:
     """findShares over one free-space table (a clone, in HashMap order): stack processes machine by
     machine until `needed` are placed; returns how many were.
 
@@ -306,7 +305,7 @@ def _walk_table(walk: _Walk, table: JavaHashMap, work: Work, needed: int, policy
     return given
 
 
-def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, int]) -> None:
+def _find_machines(walk: Walk, pool: _Pool, work: Work, counts: Mapping[int, int]) -> None:
     """NodePool.findMachines: a reservation takes wholly free machines of exactly its order in its own pool."""
     needed = counts.get(work.job_id, 0) - walk.current.get(work.job_id, 0)
     if needed <= 0 or work.cap_input.completed:
@@ -323,7 +322,7 @@ def _find_machines(walk: _Walk, pool: _Pool, work: Work, counts: Mapping[int, in
                 return
 
 
-def _expand_pool_jobs(walk: _Walk, pool: _Pool, jobs: list[Work], counts: Mapping[int, int], policy: str) -> None:
+def _expand_pool_jobs(walk: Walk, pool: _Pool, jobs: list[Work], counts: Mapping[int, int], policy: str) -> None:
     """Expand jobs of one policy in one pool, oldest first (doExpansion, or the needy fixed/reserve loops)."""
     for w in sorted(jobs, key=by_submission):
         if policy == RESERVE:
@@ -332,7 +331,7 @@ def _expand_pool_jobs(walk: _Walk, pool: _Pool, jobs: list[Work], counts: Mappin
             _find_shares(walk, pool, w, counts, policy)
 
 
-def _needy_pass(walk: _Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[int, int], needy: set[int]) -> None:
+def _needy_pass(walk: Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[int, int], needy: set[int]) -> None:
     """expandNeedyJobs: subpools first, then this pool's needy jobs of the tier: reservations, fixed, fair."""
     for child in pool.children:
         _needy_pass(walk, child, tier, counts, needy)
@@ -345,7 +344,7 @@ def _needy_pass(walk: _Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[
         needy.difference_update(w.job_id for w in jobs)
 
 
-def _fair_pass(walk: _Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
+def _fair_pass(walk: Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
     """traverseNodepoolsForExpansion: subpools first, then the jobs of the classes bound to this pool."""
     for child in pool.children:
         _fair_pass(walk, child, tier, counts)
@@ -355,7 +354,7 @@ def _fair_pass(walk: _Walk, pool: _Pool, tier: list[ClassDef], counts: Mapping[i
         _expand_pool_jobs(walk, pool, jobs, counts, FAIR_SHARE)
 
 
-def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
+def _fixed_pass(walk: Walk, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
     """whatOfFixedShare: per class, oldest job first; no stacking of one service first, stacking if
     that found nothing."""
     for c in tier:
@@ -373,7 +372,7 @@ def _fixed_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) ->
                 _find_shares(walk, pool, w, counts, FIXED_SHARE, vertical=True)
 
 
-def _reserve_pass(walk: _Walk, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
+def _reserve_pass(walk: Walk, tier: list[ClassDef], counts: Mapping[int, int]) -> None:
     """whatOfReserve: per class, oldest reservation first."""
     for c in tier:
         pool = walk.pools.get(c.nodepool)
@@ -394,94 +393,6 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
         w = work.get(job)
         kept[by_submission(w) if w else (job, 0)] = job
     return set(kept.values())
-
-
-_Row = tuple[int, ...]
-
-
-def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ours: Mapping[int, Sequence[str]],
-                        job: int, earlier: Sequence[tuple[str, int]] = ()) -> bool:
-    """Whether the RM's hosts for `job` (`theirs[job]`, one per process) differ from rmref's
-    (`ours[job]`) only by the order of machines the log cannot tell apart, on a release whose log
-    shows no node IP (behaviour node_ip_logged absent) and with no IP known for them.
-
-    findShares walks the machines of one free space in the order of a node map hashed on each
-    node's name and IP. So it holds when either the RM's whole cycle is rmref's with machines
-    relabelled among those that began it alike (one pool, one free space), or this job's hosts are
-    rmref's relabelled among machines alike at its turn: the cycle's start less `earlier`, the
-    processes (host, order) placed before it.
-    """
-    mine, rm = list(ours.get(job, ())), list(theirs.get(job, ()))
-    if inp.config.behaviours.has("node_ip_logged") or Counter(mine) == Counter(rm):
-        return False
-    walk = _start(inp)
-    hosts = {h for placed in (*theirs.values(), *ours.values()) for h in placed}
-    if not hosts <= walk.machines.keys() or any(walk.machines[h].ip for h in hosts):
-        return False
-
-    def alike(free: Mapping[str, int], placed: Mapping[int, Sequence[str]]) -> dict[tuple[str, int], list[_Row]]:
-        """Per (pool, free space): each machine's processes per job, sorted (a relabelling keeps it)."""
-        counts = {j: Counter(p) for j, p in placed.items()}
-        jobs = sorted(set(theirs) | set(ours))
-        out: dict[tuple[str, int], list[_Row]] = {}
-        for h in sorted(walk.machines):  # every machine: one left empty is a relabelling target too
-            out.setdefault((walk.machines[h].nodepool, free.get(h, 0)), []).append(
-                tuple(counts[j][h] if j in counts else 0 for j in jobs))
-        return {k: sorted(v) for k, v in out.items()}
-
-    if alike(walk.free, theirs) == alike(walk.free, ours):
-        return True
-    at_turn = dict(walk.free)
-    for host, order in earlier:
-        if host in at_turn:
-            at_turn[host] -= order
-    return alike(at_turn, {job: rm}) == alike(at_turn, {job: mine})
-
-
-def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
-                    restarts: int = 6, steps: int = 150) -> dict[str, str] | None:
-    """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
-    host per process), on a release whose log shows no node IP; None when the log has them or the
-    search finds none. The search climbs from random IPs, changing one machine's IP at a time while
-    no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
-
-    A find proves the RM's choice is one its code makes for some IPs the log does not show.
-    """
-    if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
-        return None
-    want = {j: Counter(h) for j, h in theirs.items() if h}
-    state = [inp.cycle]
-
-    def draw(n: int) -> int:  # a 64-bit linear congruential generator (Knuth's MMIX constants)
-        state[0] = (state[0] * 6364136223846793005 + 1442695040888963407) % (1 << 64)
-        return (state[0] >> 33) % n
-
-    def ip() -> str:
-        return f"10.{draw(256)}.{draw(256)}.{1 + draw(254)}"
-
-    def score(ips: Mapping[str, str]) -> tuple[int, bool]:
-        trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
-        got: dict[int, Counter[str]] = {}
-        for p in what_of(trial, counts):
-            got.setdefault(p.job_id, Counter())[p.host] += 1
-        return sum((got.get(j, Counter()) & want.get(j, Counter())).total() for j in {*got, *want}), got == want
-
-    for _ in range(restarts):
-        ips = {m.name: ip() for m in inp.machines}
-        best, found = score(ips)
-        for _ in range(steps):
-            if found:
-                return ips
-            name = inp.machines[draw(len(inp.machines))].name
-            old, ips[name] = ips[name], ip()
-            s, same = score(ips)
-            if s >= best:
-                best, found = s, same
-            else:
-                ips[name] = old
-        if found:
-            return ips
-    return None
 
 
 def what_of(inp: CycleInput, counts: Mapping[int, int],
@@ -508,14 +419,14 @@ def unschedulable_free(inp: CycleInput) -> dict[str, int]:
     for tree in trees(inp):
         held = {s.host for w in tree.work for s in w.shares}
         if any(not _schedulable(m) and (m.name in held or m.stale_free is not None) for m in tree.machines):
-            walk = _start(tree)
+            walk = start_walk(tree)
             out.update((name, walk.free[name]) for name, m in walk.machines.items() if not _schedulable(m))
     return out
 
 
 def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int]) -> WhatOf:
     """What Of for one top-level pool tree."""
-    walk = _start(inp)
+    walk = start_walk(inp)
     walk.prefer = prefer
     tiers = priority_bands(inp.classes)
     top = [walk.pools[n] for n in roots(inp)]

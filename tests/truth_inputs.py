@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from replay.model.world import bootstrap, cycle_inputs
+from replay.model.start import bootstrap, cycle_inputs
 from rmref import CapInput
 from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import CycleInput, Machine, Share, Work

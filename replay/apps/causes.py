@@ -22,7 +22,7 @@ from rmref import CounterRun, HowMuch
 from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.apportion import Entity
 from rmref.model import FAIR_SHARE, CycleInput, Placement, Work
-from rmref.whatof import unlogged_node_order
+from rmref.node_ips import unlogged_node_order
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
 def _node_ips(inp: CycleInput, job: int, cycle: CyclePlacements | None) -> str:
     """Why the hosts can differ on a release that logs no node IP, when no IPs were found that make
     rmref place the cycle as the RM did (those are verified choices, replay.apps.verify): the hosts
-    differ only among machines alike but for the IP (rmref.whatof.unlogged_node_order)."""
+    differ only among machines alike but for the IP (rmref.node_ips.unlogged_node_order)."""
     if cycle is None:
         return ""
     theirs, ours = cycle.hosts(cycle.theirs), cycle.hosts(cycle.ours)

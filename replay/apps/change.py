@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.model.world import Bootstrap
+from replay.model.bootstrap import Bootstrap
 from replay.parsing.sources import InputError
 from rmref import job_order, machine_order
 from rmref.behaviours import Behaviours, for_release

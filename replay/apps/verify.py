@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from rmref.choices import HostTie, host_choice
 from rmref.defrag import Defrag, Unsettled
 from rmref.model import CycleInput, Placement
-from rmref.whatof import WhatOf, ips_reproducing, what_of, what_of_choices
+from rmref.node_ips import ips_reproducing
+from rmref.whatof import WhatOf, what_of, what_of_choices
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def follow_node_ips(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[
     """On a release whose log shows no node IP (behaviour node_ip_logged absent), the RM meets
     machines alike in the order of maps hashed on each node's IP. When rmref's placements differ
     from the log's and some IPs make What Of place every process of the cycle where the RM did
-    (rmref.whatof.ips_reproducing), the RM's placement is one of its possible choices: the cycle's
+    (rmref.node_ips.ips_reproducing), the RM's placement is one of its possible choices: the cycle's
     input with those IPs, What Of's placements under them and the jobs verified; None otherwise."""
     ours = _per_job(placements)
     if inp.config.behaviours.has("node_ip_logged") or all(logged.get(j) == ours.get(j) for j in {*logged, *ours}):

@@ -39,7 +39,8 @@ from replay.model.logged import Logged, logged_decisions
 from replay.parsing.tables import Schema
 from replay.model.settings import Assumption
 from replay.model.start import NODE_FREE, ReplayStart, replay_start
-from replay.model.world import Bootstrap, cycle_count
+from replay.model.assembly import cycle_count
+from replay.model.bootstrap import Bootstrap
 from replay.progress import OnProgress, counted
 from rmref.cycle import CycleResult, Hints, schedule
 from rmref.constants import PURGES

@@ -20,7 +20,7 @@ from replay.progress import OnProgress
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
     from replay.apps.stored import Kept, Place
-    from replay.model.world import Bootstrap
+    from replay.model.bootstrap import Bootstrap
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> Kept:
     """The audit of every cycle of the input: the one stored in the cache beside its parse, else
     run now and stored there (replay.apps.stored)."""
     from replay.apps.stored import audit_view, stored_audit
-    from replay.model.world import bootstrap
+    from replay.model.start import bootstrap
 
     tables = audit_view(loaded.tables)
     boot = bootstrap(tables)

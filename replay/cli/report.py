@@ -58,7 +58,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 def stored_known(loaded: Loaded) -> Known | None:
     """The machines and takings of the input's stored audit, when one is stored (none is run)."""
     from replay.apps.stored import audit_view, load
-    from replay.model.world import bootstrap
+    from replay.model.start import bootstrap
 
     try:
         stored = load(stored_place(loaded, bootstrap(audit_view(loaded.tables))))

@@ -1,1 +1,1 @@
-"""The cycle model: what the RM knew at each cycle (world), its logged decisions, and DUCC resources folders."""
+"""The cycle model: what the RM knew at each cycle (start, assembly), its logged decisions, DUCC resources."""

@@ -12,6 +12,7 @@ it, and `--cycles`, `--cycle` and the TUI's `g` take either form.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -116,14 +117,14 @@ def label(cycle: int, epoch: int | None) -> str:
     return f"{cycle} (epoch {epoch})" if epoch is not None else str(cycle)
 
 
-def span_of(cycles: list[int], epoch_of: dict[int, int | None]) -> dict | None:
+def span_of(cycles: list[int], epoch_of: dict[int, int | None]) -> dict[str, dict[str, int | None]] | None:
     """{"first": {"cycle", "epoch"}, "last": {...}} of the cycles an output covers (None: no cycle)."""
     if not cycles:
         return None
     return {end: {"cycle": c, "epoch": epoch_of.get(c)} for end, c in (("first", min(cycles)), ("last", max(cycles)))}
 
 
-def rows_frame(rows: list[tuple], schema: Schema, epoch_of: dict[int, int | None]) -> pl.DataFrame:
+def rows_frame(rows: list[tuple[Any, ...]], schema: Schema, epoch_of: dict[int, int | None]) -> pl.DataFrame:
     """A frame of rows that name their cycle (tuples without the epoch), `schema`'s `epoch` column
     filled from `epoch_of`."""
     bare = {k: v for k, v in schema.items() if k != "epoch"}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -113,7 +114,7 @@ def from_cycle(tables: Mapping[str, pl.DataFrame], cycle: int) -> dict[str, pl.D
     return out
 
 
-def damage_report(damage: Mapping[int, Damage], cycles: set[int] | None = None) -> dict:
+def damage_report(damage: Mapping[int, Damage], cycles: set[int] | None = None) -> dict[str, Any]:
     """report.json's `damaged`: how many cycles, how many per reason, and the first lines."""
     chosen = [d for c, d in damage.items() if cycles is None or c in cycles]
     by_reason: dict[str, int] = {}

@@ -1,7 +1,7 @@
-"""Rebuild scheduler inputs from the parsed tables (the log side of a replay).
+"""The per-phase scheduler inputs the log states: the job-cap and How Much counter inputs.
 
 The job-cap phase's inputs (one row per job the RM logged a cap for) and the How Much counter's
-inputs (one per logged RmCounter block). `replay.model.world` assembles whole cycles from them.
+inputs (one per logged RmCounter block). `replay.model.assembly` assembles whole cycles from them.
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def _pairs(frame: pl.DataFrame, first: str, second: str) -> PerJob:
             for c, jobs in _nest(grouped, "v").items()}
 
 
-def pair_key(pair: tuple) -> tuple:
+def pair_key(pair: tuple[str, int | None]) -> tuple[str, int]:
     """Sort key of a (host, number) pair; an unnamed number (a purge's share) first on its host."""
     return pair[0], -1 if pair[1] is None else pair[1]
 
@@ -273,8 +273,8 @@ def user_orders(rmcounter: pl.DataFrame) -> dict[int, list[tuple[str, ...]]]:
     return orders
 
 
-def _rows(frame: pl.DataFrame, *columns: str) -> dict[int, list[tuple]]:
-    out: dict[int, list[tuple]] = {}
+def _rows(frame: pl.DataFrame, *columns: str) -> dict[int, list[tuple[Any, ...]]]:
+    out: dict[int, list[tuple[Any, ...]]] = {}
     for cycle, *values in frame.filter(pl.col("cycle").is_not_null()).select("cycle", *columns).iter_rows():
         out.setdefault(cycle, []).append(tuple(values))
     return out

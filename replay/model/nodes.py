@@ -1,6 +1,6 @@
 """Per cycle, every machine the RM knew and what its published processes used: the one node view.
 
-Liveness, pool and size come from the world model (`replay.model.world.machines`: arrivals,
+Liveness, pool and size come from the world model (`replay.model.start.node_liveness`: arrivals,
 deaths, recoveries and vary-offs, the nodes there before the log began as the log states or
 implies them); the quanta in use from the cycle's published Existing shares. The report's
 capacity and utilisation and the TUI's Nodes tab read this frame, so they tell one story.
@@ -9,12 +9,14 @@ capacity and utilisation and the TUI's Nodes tab read this frame, so they tell o
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import polars as pl
 
-from replay.model.inventory import Inventory
+from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
-from replay.model.world import Bootstrap, bootstrap, machines
+from replay.model.machines.inventory import Inventory
+from replay.model.start import bootstrap, node_liveness
 from replay.parsing.tables import LEFT
 from rmref.model import Machine
 
@@ -39,8 +41,8 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
 
     Raises InputError when the log has no bootstrap (and no --config filled it in)."""
     boot = boot or bootstrap(tables)
-    now = machines(tables, boot, inventory)
-    cols: dict[str, list] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
+    now = node_liveness(tables, boot, inventory)
+    cols: dict[str, list[Any]] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
     for cycle in tables["cycles"]["cycle"].to_list():
         for m in now.advance(cycle):
             for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, status(m))):

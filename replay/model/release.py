@@ -5,7 +5,7 @@ In order: `--rm-release R` (the option, injected into the tables by `with_option
 cut mid-stream), else the latest release rmreplay knows. A version that is not on the list
 (rmref.releases) is replayed as the nearest earlier release on it, and the evidence says so.
 
-The release reaches rmref as `Config.behaviours` (replay.model.world.bootstrap).
+The release reaches rmref as `Config.behaviours` (replay.model.start.bootstrap).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import polars as pl
 
 from replay.model.resources.defaults import DEFAULTS_FILE, DOCUMENTED_DEFAULTS
 from rmref import UNLIMITED, CapInput, job_caps
+from rmref.model import ClassDef
 
 CONFIG, INFERRED, DEFAULT = "config", "inferred", "default"
 
@@ -125,13 +126,13 @@ def infer_quantum(tables: Mapping[str, pl.DataFrame], classes: set[str] | None =
 # defragmentation
 
 
-def _fair_analysis(tables: Mapping[str, pl.DataFrame], classes: Iterable) -> pl.DataFrame:
+def _fair_analysis(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDef]) -> pl.DataFrame:
     fair = [c.name for c in classes if c.policy == "FAIR_SHARE"]
     return tables["defrag"].filter((pl.col("kind") == "analysis") & pl.col("class").is_in(fair)).select(
         "cycle", "job_id", "pure_fs", "nsh", "counted", "needed").drop_nulls()
 
 
-def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable) -> Assumption:
+def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDef]) -> Assumption:
     """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows.
 
     A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
@@ -223,7 +224,7 @@ DOCUMENTED_CAPS = CapSettings(int(DOCUMENTED_DEFAULTS[INIT_CAP]), DOCUMENTED_DEF
                               DOCUMENTED_DEFAULTS[PREDICTION] == "true")
 
 
-def _agree(samples: Counter, s: CapSettings) -> int:
+def _agree(samples: Counter[tuple[CapInput, int]], s: CapSettings) -> int:
     return sum(n for (inp, actual), n in samples.items()
                if job_caps(replace(inp, init_cap=s.init_cap, expand_by_doubling=s.expand_by_doubling,
                                    use_prediction=s.prediction)).actual == actual)

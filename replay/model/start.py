@@ -5,26 +5,82 @@ A log whose beginning rolled away lacks the bootstrap (the settings are inferred
 the nodes' arrival (their sizes are stated or inferred, `Inventory.assumed`), the first cycle's
 beginning (that cycle is partial, not replayed) and the submission of the work already running
 (that work predates the log). `replay_start` computes all of it once.
+
+Here too the entry points every command rebuilds cycles by: `bootstrap` (the settings, its open cap
+settings settled by replaying the cap chain), `machine_inventory`, `node_liveness` and `cycle_inputs`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
+from replay.model import settings as st
+from replay.model.assembly import assemble
+from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
 from replay.model.damage import Damage, damaged_cycles
-from replay.model.inventory import Inventory
-from replay.model.machines import whole_cycles
+from replay.model.machines.inventory import Inventory, stated_inventory
+from replay.model.machines.liveness import NodeLiveness, pool_of
+from replay.model.machines.solver import infer_inventory, whole_cycles
 from replay.model.settings import Assumption
 from replay.model.stale import StaleFree
-from replay.model.world import Bootstrap, bootstrap, cycle_inputs, machine_inventory
 from rmref.model import CycleInput
 
 PARTIAL_CYCLE = "the log starts inside this cycle (its scheduling pass began before the first line)"
 NODE_FREE = ("caps",)  # decisions that do not depend on the machines (a cap reads only the job)
 PREDATES = "already there when the log begins (its submission is not in the log)"
+
+
+def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
+    """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables, with what
+    they leave open inferred from the log (replay.model.bootstrap, replay.model.settings).
+
+    Raises InputError naming what is missing when the log (or resources) did not have them.
+    """
+    boot = read_bootstrap(tables)
+    open_classes = open_cap_classes(tables)
+    return _settle_cap_settings(tables, boot, open_classes) if open_classes else boot
+
+
+def _settle_cap_settings(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, open_classes: set[str]) -> Bootstrap:
+    """The initialization cap, doubling and prediction of the classes that take them from a
+    missing ducc.properties: the values under which rmref's cap chain gives the logged caps."""
+    provisional = with_cap_settings(boot, open_classes, st.DOCUMENTED_CAPS)
+    logged = dict(((c, j), a) for c, j, a in tables["job_caps"].filter(pl.col("cycle").is_not_null())
+                  .select("cycle", "job_id", "actual_cap").iter_rows())
+    inventory = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
+    samples = [(w.cap_input, logged[(inp.cycle, w.job_id)])
+               for inp in assemble(tables, provisional, inventory)
+               for w in inp.work if w.class_name in open_classes and (inp.cycle, w.job_id) in logged]
+    chosen, assumed = st.choose_cap_settings(samples)
+    return replace(with_cap_settings(boot, open_classes, chosen), assumed=boot.assumed + tuple(assumed))
+
+
+def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Inventory:
+    """The nodes there before the log began: stated by the log, or inferred from its counters
+    (which replays the cycles assembled here with candidate inventories)."""
+    stated = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
+    if not stated.unknown:
+        return stated
+    return infer_inventory(tables, stated, lambda inv: assemble(tables, boot, inv))
+
+
+def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
+                  inventory: Inventory | None = None) -> NodeLiveness:
+    """The node inventory and liveness, to advance cycle by cycle (`advance(cycle)`)."""
+    return NodeLiveness(tables, inventory or machine_inventory(tables, boot), pool_of(tables, boot))
+
+
+def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
+                 cycles: range | None = None, inventory: Inventory | None = None,
+                 stale: StaleFree | None = None) -> Iterator[CycleInput]:
+    """rmref's input for every published cycle of the log (or those in `cycles`), in order
+    (replay.model.assembly); `inventory`: the nodes there before the log began (default: stated or
+    inferred from the log); `stale`: as `assemble` takes it."""
+    boot = boot or bootstrap(tables)
+    yield from assemble(tables, boot, inventory or machine_inventory(tables, boot), cycles, stale)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from replay.apps.audit import audit, result_frames
 from replay.apps.explain import explain_job, render, story_json
 from replay.cli import main
 from replay.model.logged import logged_decisions
-from replay.model.world import cycle_inputs
+from replay.model.start import cycle_inputs
 from rmref.choices import HostTie, host_choice
 from rmref.whatof import what_of_choices
 from tests.helpers import audit_edited, FIXTURES, log_path, parsed, truth

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from replay.apps.audit import AuditResult, audit_cycle
 from replay.model.logged import logged_decisions
-from replay.model.world import cycle_inputs
+from replay.model.start import cycle_inputs
 from rmref import Phases
 from tests.helpers import parsed
 

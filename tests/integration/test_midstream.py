@@ -21,7 +21,7 @@ import pytest
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.model.resources import read_resources
-from replay.model.world import bootstrap, machine_inventory
+from replay.model.start import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
 from tests.helpers import LOGS, parsed, truth

@@ -25,7 +25,7 @@ from replay.apps.whatif import whatif
 from replay.cli import main
 from replay.model.resources import read_resources
 from replay.model.start import replay_start
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from tests.helpers import parsed, truth
 from tests.midstream import classes_only, cut
 

@@ -1,4 +1,4 @@
-"""The one node model (replay.model.nodes, on replay.model.world.machines) against truth.jsonl,
+"""The one node model (replay.model.nodes, on replay.model.start.node_liveness) against truth.jsonl,
 on every bundled log, whole and cut mid-stream, and what the report and the TUI read from it.
 
 Per cycle, truth's `nodes[]` is the real RM's node table right after it published: the machines

@@ -18,7 +18,7 @@ import pytest
 
 from replay import parse
 from replay.apps.audit import audit
-from replay.model.world import bootstrap, cycle_inputs
+from replay.model.start import bootstrap, cycle_inputs
 from rmref.behaviours import Behaviours, for_release
 from rmref.whatof import what_of
 from tests.helpers import log_path, parsed, scenario, truth

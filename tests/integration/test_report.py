@@ -17,7 +17,7 @@ from replay.cli import main
 from replay.apps.report import PALETTE
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.apps.measures import logged_holdings
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from tests.helpers import SCENARIOS, log_path, parsed, truth
 
 PLOTS = ("plot-users", "plot-classes", "plot-utilisation", "plot-capacity", "plot-preemptions")

@@ -15,7 +15,7 @@ import pytest
 from replay import parse
 from replay.model.resources import read_resources
 from replay.model.resources.config import RESOURCE_ONLY_KEYS
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from replay.parsing.tables import SCHEMAS
 from tests.helpers import FIXTURES, SCENARIOS, log_path, parsed
 

@@ -29,7 +29,8 @@ import polars as pl
 import pytest
 
 from replay.model.logged import defrag_job_order
-from rmref.defrag import Defrag, TakeFromTheRich, _build, defragment
+from rmref.defrag import Defrag, TakeFromTheRich, defragment
+from rmref.defrag_state import build_state
 from rmref.model import CycleInput, Eviction, Placement
 from tests.helpers import SCENARIOS, parsed
 from tests.truth_inputs import TruthCycle, truth_cycles
@@ -166,7 +167,7 @@ def test_virtual_free_space_is_what_of_s(name):
     """The rebuilt pre-defrag state: per machine, What Of's free space equals truth's `virtual_free`."""
     for tc in truth_cycles(name):
         rec = tc.record
-        state = _build(tc.input, {}, *before_defrag(tc), {}, (), None)  # the state defragmentation starts from
+        state = build_state(tc.input, {}, *before_defrag(tc), {}, (), None)  # the state defragmentation starts from
         for n in rec["nodes"]:
             if n["online"] and not n["blacklisted"]:
                 assert state.nodes[n["name"]].virtual == n["virtual_free"], (rec["cycle"], n["name"])

@@ -2,7 +2,7 @@
 
 Inputs are truth's cycle-start state (`tests.truth_inputs.truth_cycles`) with the How Much count
 per job taken from truth (`nshares_given`). truth has no per-process eviction data; the shared
-input carries it as the log rebuild (replay/model/world.py) sees it: a process is initialized once it
+input carries it as the log rebuild (replay/model/assembly.py) sees it: a process is initialized once it
 has reported (these Orchestrators send an initialization window from the first report on), and
 the investment of a running process is its position in the cycle's published `Existing` list,
 which JobManagerConverter sorts with the very comparator shrinkBy uses
@@ -22,7 +22,7 @@ from functools import lru_cache
 import polars as pl
 import pytest
 
-from replay.model.world import ProcessClock
+from replay.model.clock import ProcessClock
 from rmref.constants import NOT_NEW, PURGES, SHRINK
 from rmref.evictions import HeldShare, evictions, investment_key
 from tests.helpers import SCENARIOS, parsed, truth

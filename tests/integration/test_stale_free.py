@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from replay.apps.audit import audit
 from replay.model.stale import StaleFree, logged_stale_free
-from replay.model.world import bootstrap, cycle_inputs
+from replay.model.start import bootstrap, cycle_inputs
 from tests.helpers import CORPUS, SCENARIOS, UNSETTLED, parsed
 
 

@@ -29,7 +29,7 @@ from replay.model.conflicts import CONFLICTS
 from replay.model.release import with_option
 from replay.apps.explain import explain_job, render
 from replay.cli import main
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from replay.parsing.cache import open_input
 from rmref.behaviours import Behaviours
 from rmref.releases import RELEASES

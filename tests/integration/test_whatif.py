@@ -19,7 +19,7 @@ from replay.apps.audit import audit
 from replay.apps.change import Change, parse_sets
 from replay.apps.whatif import CHANGES_SCHEMA, whatif
 from replay.cli import main
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from tests.helpers import LOGS, SCENARIOS, log_path, parsed, truth
 
 FIGURES = ("preemptions", "evictions", "defrag_takes", "fairness")  # each {logged, baseline, whatif}

@@ -13,7 +13,7 @@ import pytest
 
 from replay.apps.change import apply_sets
 from replay.cli import main
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from rmref.behaviours import for_release
 from tests.helpers import FIXTURES, parsed

@@ -8,7 +8,7 @@ from replay.apps.explain import Competitor, Counting, HeldShare, Section, Story,
 from replay.apps.causes import award, chain
 from replay.apps.explain.sections import _rule_words
 from replay.apps.explain.taken import _rich_takings
-from replay.apps.explain.text import _by_order, _fraction, _ranges, _spaces
+from replay.apps.explain.text import by_order, fraction, id_ranges, spaces_text
 from replay.model.inputs import CounterBlock
 from replay.parsing.tables import SCHEMAS, conform
 from rmref import CapInput, Caps, CounterRun, job_caps
@@ -16,20 +16,20 @@ from rmref.apportion import Entity
 
 
 def test_ranges_compress_runs():
-    assert _ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
-    assert _ranges(range(0, 100, 2)).endswith(", ...")
+    assert id_ranges([7, 1, 2, 3, 9, 10]) == "1-3, 7, 9-10"
+    assert id_ranges(range(0, 100, 2)).endswith(", ...")
 
 
 def test_weight_share_in_words():
-    assert _fraction(100, 300) == "a third"
-    assert _fraction(200, 500) == "2/5"
-    assert _fraction(1, 1) == "all"
+    assert fraction(100, 300) == "a third"
+    assert fraction(200, 500) == "2/5"
+    assert fraction(1, 1) == "all"
 
 
 def test_vectors_in_words():
-    assert _by_order([5, 2, 3]) == "3 of order 2, 2 of order 1"
-    assert _by_order([0, 0]) == "nothing"
-    assert _spaces([0, 0, 0, 0, 1, 0, 0, 0, 2]) == "2×8Q + 1×4Q"
+    assert by_order([5, 2, 3]) == "3 of order 2, 2 of order 1"
+    assert by_order([0, 0]) == "nothing"
+    assert spaces_text([0, 0, 0, 0, 1, 0, 0, 0, 2]) == "2×8Q + 1×4Q"
 
 
 def _cap(**kw) -> CapInput:

@@ -61,3 +61,96 @@ def test_the_cli_loads_no_textual_for_replay_commands():
     code = ("import sys; from replay.cli import main; main(['parse', 'fixtures/a_tiny/rm.log']); "
             "sys.exit(any(m.startswith('textual') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True).returncode == 0
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph(*packages: str) -> dict[str, set[str]]:
+    """Each module of the packages -> the project modules it imports (`from a.b import c` names
+    module a.b.c when c is a module, else a.b)."""
+    paths = [p for package in packages for p in sorted((ROOT / package).rglob("*.py"))]
+    known = {_module_of(p) for p in ROOT.joinpath("rmref").rglob("*.py")} | {
+        _module_of(p) for p in ROOT.joinpath("replay").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in paths:
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in known:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & known
+                out |= subs or {node.module}
+            elif isinstance(node, ast.Import):
+                out |= {a.name for a in node.names} & known
+        graph[_module_of(path)] = out
+    return graph
+
+
+def _circle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle among the graph's modules ([] when there is none)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(mod: str) -> list[str]:
+        state[mod] = 1
+        path.append(mod)
+        for dep in sorted(graph.get(mod, ())):
+            if state.get(dep) == 1:
+                return path[path.index(dep):] + [dep]
+            if dep in graph and dep not in state and (found := visit(dep)):
+                return found
+        state[mod] = 2
+        path.pop()
+        return []
+
+    for mod in sorted(graph):
+        if mod not in state and (found := visit(mod)):
+            return found
+    return []
+
+
+def test_no_import_circles_in_rmref_the_model_and_explain():
+    graph = _module_graph("rmref", "replay/model", "replay/apps/explain")
+    assert _circle(graph) == []
+
+
+def test_the_circle_finder_finds_one():
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+# the cycle rebuild, bottom up: each floor imports nothing from a floor above it
+REBUILD_FLOORS = (
+    ("replay.model.bootstrap", "replay.model.needy", "replay.model.submission", "replay.model.published",
+     "replay.model.clock"),
+    ("replay.model.machines",),  # the package: inventory, evidence, counts, solver, liveness
+    ("replay.model.assembly",),
+    ("replay.model.start",),
+    ("replay.model.nodes", "replay.model.world"),
+)
+
+
+def test_the_cycle_rebuild_imports_downwards():
+    graph = _module_graph("replay/model")
+
+    def floor(mod: str) -> int | None:
+        return next((i for i, names in enumerate(REBUILD_FLOORS)
+                     if any(mod == n or mod.startswith(n + ".") for n in names)), None)
+
+    for mod, deps in graph.items():
+        here = floor(mod)
+        for dep in deps:
+            there = floor(dep)
+            if there is not None:
+                assert here is not None and there <= here, (mod, dep)
+
+
+def test_rmref_phase_state_modules_do_not_import_their_phase():
+    graph = _module_graph("rmref")
+    below = {"rmref.defrag_state": {"rmref.defrag", "rmref.take_from_the_rich"},
+             "rmref.take_from_the_rich": {"rmref.defrag"},
+             "rmref.howmuch_state": {"rmref.howmuch", "rmref.howmuch_fixed"},
+             "rmref.howmuch_fixed": {"rmref.howmuch"},
+             "rmref.whatof": {"rmref.node_ips"}}
+    for mod, above in below.items():
+        assert not graph[mod] & above, (mod, graph[mod] & above)

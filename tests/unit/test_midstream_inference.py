@@ -9,8 +9,8 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.model import machines as m
-from replay.model.inventory import Host
+from replay.model.machines import counts, evidence
+from replay.model.machines.inventory import Host
 from replay.model.settings import DEFAULT, INFERRED, choose_cap_settings, infer_quantum, infer_threshold
 from replay.parsing.tables import SCHEMAS
 from rmref import CapInput
@@ -84,12 +84,12 @@ def test_cap_settings_from_the_logged_caps():
 
 
 def test_free_space_as_the_rm_accounts_it():
-    assert m.free_space(16, [(4, FIXED_SHARE)]) == 12
-    assert m.free_space(16, [(4, FIXED_SHARE), (20, FIXED_SHARE)]) == 0  # bigger than what is left: all of it
-    assert m.free_space(16, [(2, RESERVE)]) == 0  # a reservation takes the machine
+    assert evidence.free_space(16, [(4, FIXED_SHARE)]) == 12
+    assert evidence.free_space(16, [(4, FIXED_SHARE), (20, FIXED_SHARE)]) == 0  # bigger than what is left: all of it
+    assert evidence.free_space(16, [(2, RESERVE)]) == 0  # a reservation takes the machine
 
 
-_POOLS = m._Pools(SimpleNamespace(nodepools=[Nodepool("--default--", None)], classes=FAIR))
+_POOLS = evidence.PoolTree(SimpleNamespace(nodepools=[Nodepool("--default--", None)], classes=FAIR))
 
 
 @given(st.lists(st.sampled_from([8, 12, 16]), min_size=1, max_size=7),
@@ -102,16 +102,16 @@ def test_the_true_orders_are_a_solution(orders, liveness, held):
     hosts = {n: Host(n, "--default--", None, None, "", "unknown", "") for n in names}
     cycles = []
     for up in liveness:
-        seen = {n: m._Seen(up[i], ()) for i, n in enumerate(names)}
+        seen = {n: evidence.Seen(up[i], ()) for i, n in enumerate(names)}
         histogram = [0] * 17
         for i, o in enumerate(orders):
             if up[i]:
                 histogram[o] += 1
-        cycles.append(m._Cycle(None, True, ["--default--"], [tuple(histogram)], [histogram], seen))
+        cycles.append(evidence.CycleEvidence(None, True, ["--default--"], [tuple(histogram)], [histogram], seen))
     floors = {n: (min(held[i], orders[i]), 1) for i, n in enumerate(names)}
-    groups = m._groups(cycles, hosts, floors, {}, [8, 12, 16])
-    states = m._equations(cycles, groups, _POOLS)
-    solutions = m._solve_counts(groups, m._distinct(eq for _, eqs in states for eq in eqs), limit=100_000)
+    groups = counts.alike_groups(cycles, hosts, floors, {}, [8, 12, 16])
+    states = counts.state_equations(cycles, groups, _POOLS)
+    solutions = counts.solve_counts(groups, counts.distinct(eq for _, eqs in states for eq in eqs), limit=100_000)
     truth = {}
     for gi, g in enumerate(groups):
         for host in g.hosts:

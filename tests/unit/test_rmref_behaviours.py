@@ -19,7 +19,8 @@ from rmref.defrag import NODE_IP, defragment
 from rmref.evictions import purged_shares
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine, Nodepool, Share, Work
 from rmref.releases import RELEASES
-from rmref.whatof import ips_reproducing, unlogged_node_order, what_of
+from rmref.node_ips import ips_reproducing, unlogged_node_order
+from rmref.whatof import what_of
 
 A = Machine("nodeA.sim.ducc", "--default--", 8, 32768)
 B = Machine("nodeB.sim.ducc", "--default--", 8, 32768)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from replay.apps.change import CLASS_ATTRIBUTES, PROPERTIES, Change, adapt, apply_sets, load_scheduler, parse_sets
 from replay.apps.measures import holdings, jain
 from replay.apps.whatif import WhatIfResult, _tally, decision_values, describe, junit_xml
-from replay.model.world import Bootstrap
+from replay.model.bootstrap import Bootstrap
 from replay.parsing.sources import InputError
 from rmref import CapInput, Phases, schedule
 from rmref.model import (

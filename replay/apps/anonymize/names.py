@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import polars as pl
 
-from replay.model.world import machine_hosts
+from replay.model.machines.liveness import machine_hosts
 from replay.parsing.grammar import grammar_text
 
 # (table, column) holding host names (machines as the RM names them) ...
@@ -110,7 +110,7 @@ def inventory(tables: Mapping[str, pl.DataFrame]) -> Inventory:
     inv.hosts = list(dict.fromkeys(inv.hosts))
     inv.machines = machine_hosts(tables["nodes"])
     nodes = tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
-    inv.ip_of = dict(nodes.select("host", "ip").iter_rows())  # the first, as the audit takes it (world.py)
+    inv.ip_of = dict(nodes.select("host", "ip").iter_rows())  # the first, as the audit takes it (machines/liveness.py)
     inv.short_names = _values(tables, SHORT_COLUMNS)
     inv.ips = _values(tables, IP_COLUMNS)
     counter_users = tables["rmcounter"].filter(pl.col("descr") == "countUserShares")["entity"]

@@ -12,7 +12,7 @@ buckets. A HashMap iterates bucket by bucket, and within a bucket in insertion o
 buckets (and the same insertion order, which the log decides) give the same iteration order for
 every map of that size or smaller, through every resize and clone. Per constraint that takes
 `bits` low bits of spread(hash) (HashMap.hash: h ^ h >>> 16); a host takes it twice, for its node
-map key (node_hash) and its Machine key (node_hash - 31, rmref.defrag._identity_hash).
+map key (node_hash) and its Machine key (node_hash - 31, rmref.defrag_state.identity_hash).
 
 What this gives away: `bits` bits of a user name's hash (and 2 x `bits` of a host's name and IP
 together). That confirms a guessed name at best one time in 2**bits: not enough to recover one.

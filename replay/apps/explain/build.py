@@ -9,20 +9,19 @@ import polars as pl
 
 from replay.apps.audit import AuditResult, CycleTrace, audit, trace_cycle
 from replay.apps.explain.counting import rmref_chain
-from replay.apps.explain.facts import _logged_caps, _logged_count, _placed, _schedule_shares, _who
-from replay.apps.explain.life import _life
-from replay.apps.explain.lookup import _chosen_cycle, _job_cycles, _rows
+from replay.apps.explain.facts import read_logged_caps, logged_count, placed_processes, schedule_shares, job_identity
+from replay.apps.explain.life import job_life
+from replay.apps.explain.lookup import pick_cycle, job_cycles, cycle_rows
 from replay.apps.explain.sections import (
-    _cap_section, _count_section, _counting_section, _defrag_lines, _job_section, _life_section, _placement_section,
-    _taken_section, _waiting_section,
+    cap_section, count_section, counting_section, defrag_lines, job_section, life_section, placement_section,
+    taken_section, waiting_section,
 )
 from replay.apps.explain.story import Decisions, Divergence, Section, Story
-from replay.apps.explain.taken import _confirmed_gone, _kept_lines, _taken
+from replay.apps.explain.taken import confirmed_gone, kept_lines, taken_processes
 from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
-from replay.model.start import predates_log, replay_start
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap, predates_log, replay_start
 from rmref.constants import PURGES
 from rmref.model import CycleInput
 
@@ -52,8 +51,8 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     epoch_of = epochs(tables["cycles"])
-    who = _who(tables, work, c, job_id, quantum)
-    held, reason = _schedule_shares(tables, c, job_id, quantum)
+    who = job_identity(tables, work, c, job_id, quantum)
+    held, reason = schedule_shares(tables, c, job_id, quantum)
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
     classes, users, jobs = (rmref_chain(inp, trace.how_much, work, cls, blocks) if inp and trace
                             else (None, None, None))
@@ -68,10 +67,10 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         user=who.user, class_name=who.class_name, policy=cls.policy if cls else None,
         nodepool=cls.nodepool if cls else None, memory_gb=who.memory_gb, order=who.order,
         threads=work.cap_input.threads if work else None, remaining=work.cap_input.remaining if work else None,
-        count=_logged_count(_rows(tables, "counts", c, job_id)), logged_caps=_logged_caps(tables, c, job_id),
-        caps=trace.caps.get(job_id) if trace else None, shares=held, placed=_placed(tables, c, job_id),
-        taken=_taken(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
-        life=_life(tables, job_id, cycles, predates) if with_life else (), sections=(),
+        count=logged_count(cycle_rows(tables, "counts", c, job_id)), logged_caps=read_logged_caps(tables, c, job_id),
+        caps=trace.caps.get(job_id) if trace else None, shares=held, placed=placed_processes(tables, c, job_id),
+        taken=taken_processes(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
+        life=job_life(tables, job_id, cycles, predates) if with_life else (), sections=(),
         rmref=ours, logged=theirs, causes=causes, verified=verified,
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
         not_audited=_not_audited(result, c), predates_log=predates,
@@ -97,7 +96,7 @@ def _not_audited(result: AuditResult, cycle: int) -> str | None:
 
 def _defrag_kinds(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> set[str]:
     """What defragmentation logged for the job in the cycle (needy, satisfied, failed, ...)."""
-    return set(_rows(tables, "defrag", cycle, job_id)["kind"].drop_nulls().to_list())
+    return set(cycle_rows(tables, "defrag", cycle, job_id)["kind"].drop_nulls().to_list())
 
 
 def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None,
@@ -107,23 +106,23 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     not_fair = story.policy is not None and story.policy != "FAIR_SHARE"
-    count_rows = _rows(tables, "counts", c, job_id)
-    sections = [_life_section(story.life)] if story.life else []
+    count_rows = cycle_rows(tables, "counts", c, job_id)
+    sections = [life_section(story.life)] if story.life else []
     sections += [
-        _job_section(job_id, work, story.work_type, story.user, story.class_name, cls, story.memory_gb,
+        job_section(job_id, work, story.work_type, story.user, story.class_name, cls, story.memory_gb,
                      story.order, quantum),
-        _cap_section(story.caps, work.cap_input if work else None, story.logged_caps),
-        _counting_section(f"3. Its class among the classes of nodepool {story.nodepool or '?'}", story.classes,
+        cap_section(story.caps, work.cap_input if work else None, story.logged_caps),
+        counting_section(f"3. Its class among the classes of nodepool {story.nodepool or '?'}", story.classes,
                           "No class count: " + ("the class is not fair share." if not_fair
                                                 else "no RmCounter block names the class this cycle.")),
-        _counting_section(f"4. Its user among the users of class {story.class_name}", story.users,
+        counting_section(f"4. Its user among the users of class {story.class_name}", story.users,
                           "No user count: " + ("the class is not fair share." if not_fair
                                                else "the class got nothing to divide among its users.")),
-        _count_section(story, count_rows),
-        _placement_section(story.placed, _rows(tables, "expansions", c, job_id), _agrees(story, ("placements",))),
-        _taken_section(story.taken, _defrag_lines(tables, c, job_id) + _kept_lines(tables, c, job_id)
-                       + _agrees(story, ("defrag",)), _confirmed_gone(tables, c, job_id)),
-        _waiting_section(story.reason, count_rows, story.shares, story.count, _defrag_kinds(tables, c, job_id)),
+        count_section(story, count_rows),
+        placement_section(story.placed, cycle_rows(tables, "expansions", c, job_id), _agrees(story, ("placements",))),
+        taken_section(story.taken, defrag_lines(tables, c, job_id) + kept_lines(tables, c, job_id)
+                       + _agrees(story, ("defrag",)), confirmed_gone(tables, c, job_id)),
+        waiting_section(story.reason, count_rows, story.shares, story.count, _defrag_kinds(tables, c, job_id)),
     ]
     return tuple(sections)
 
@@ -137,8 +136,8 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
     carries the users' wealth from cycle to cycle, so the cycles before it count).
     Raises InputError when the job is not in the log or the cycle is out of range.
     """
-    cycles = _job_cycles(tables, job_id)
-    c = _chosen_cycle(tables, job_id, cycles, cycle)
+    cycles = job_cycles(tables, job_id)
+    c = pick_cycle(tables, job_id, cycles, cycle)
     trace: CycleTrace | None
     inp: CycleInput | None
     if result is not None and c in result.traces:

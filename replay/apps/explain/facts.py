@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 
 import polars as pl
 
-from replay.apps.explain.lookup import _rows
+from replay.apps.explain.lookup import cycle_rows
 from replay.apps.explain.story import HeldShare, LoggedCaps, Placed
 from rmref import job_order
 from rmref.model import Work
 
 
 @dataclass(frozen=True)
-class _Who:
+class JobIdentity:
     """The job's identity in the detailed cycle."""
 
     work_type: str
@@ -24,35 +25,41 @@ class _Who:
     order: int
 
 
-def _who(tables: Mapping[str, pl.DataFrame], work: Work | None, cycle: int, job_id: int, quantum: int) -> _Who:
+def job_identity(tables: Mapping[str, pl.DataFrame], work: Work | None, cycle: int, job_id: int,
+                 quantum: int) -> JobIdentity:
+    """The job's type, user, class, memory and order: from its cycle input, else its published row."""
     if work is not None:
-        return _Who(work.work_type, work.user, work.class_name, work.memory_gb, work.order)
-    row = _rows(tables, "schedule", cycle, job_id).row(0, named=True)
+        return JobIdentity(work.work_type, work.user, work.class_name, work.memory_gb, work.order)
+    row = cycle_rows(tables, "schedule", cycle, job_id).row(0, named=True)
     mem = row["memory_gb"] or 0
-    return _Who(row["work_type"] or "Job", "", "", mem, job_order(mem, quantum))
+    return JobIdentity(row["work_type"] or "Job", "", "", mem, job_order(mem, quantum))
 
 
-def _logged_caps(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> LoggedCaps | None:
-    rows = _rows(tables, "job_caps", cycle, job_id).filter(pl.col("actual_cap").is_not_null())
+def read_logged_caps(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> LoggedCaps | None:
+    """The cap chain the RM logged for the job in the cycle (None: it logged none)."""
+    rows = cycle_rows(tables, "job_caps", cycle, job_id).filter(pl.col("actual_cap").is_not_null())
     if rows.is_empty():
         return None
     r = rows.row(-1, named=True)
     return LoggedCaps(r["base_cap"], r["expected_cap"], r["potential_cap"], r["actual_cap"], r["prj_kind"])
 
 
-def _logged_count(rows: pl.DataFrame) -> int | None:
+def logged_count(rows: pl.DataFrame) -> int | None:
     """The RM's How Much decision: the last count row that says how many (a deferral says 0)."""
     given = rows.filter(pl.col("shares_given").is_not_null())
     return None if given.is_empty() else int(given["shares_given"][-1])
 
 
-def _schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
-                     quantum: int) -> tuple[tuple[HeldShare, ...], str | None]:
+def schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
+                    quantum: int) -> tuple[tuple[HeldShare, ...], str | None]:
     """Held processes after the cycle (the published Existing list) and the published reason."""
-    rows = _rows(tables, "schedule", cycle, job_id)
+    rows = cycle_rows(tables, "schedule", cycle, job_id)
     reason = next((r for r in rows["reason"].to_list() if r), None)
     with_host = rows.filter(pl.col("host").is_not_null())
-    key = lambda kind: set(with_host.filter(pl.col("kind") == kind).select("host", "share_id").iter_rows())  # noqa: E731
+
+    def key(kind: str) -> set[tuple[Any, ...]]:
+        return set(with_host.filter(pl.col("kind") == kind).select("host", "share_id").iter_rows())
+
     added, removing = key("addition"), key("removal")
     held = tuple(
         HeldShare(host, sid, job_order(mem or 0, quantum), (host, sid) in added, (host, sid) in removing)
@@ -62,10 +69,10 @@ def _schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int
     return held, reason
 
 
-def _placed(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> tuple[Placed, ...]:
+def placed_processes(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> tuple[Placed, ...]:
     """New processes connected for the job; one the published Additions lacks was cancelled."""
-    rows = _rows(tables, "placements", cycle, job_id)
-    sched = _rows(tables, "schedule", cycle, job_id).filter(pl.col("kind") == "addition")
+    rows = cycle_rows(tables, "placements", cycle, job_id)
+    sched = cycle_rows(tables, "schedule", cycle, job_id).filter(pl.col("kind") == "addition")
     added = set(sched.select("host", "share_id").iter_rows())
     return tuple(
         Placed(r["host"], r["share_id"], r["order"], r["m_order"], r["m_unused"], r["m_active"],

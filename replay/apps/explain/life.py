@@ -7,16 +7,16 @@ from dataclasses import replace
 
 import polars as pl
 
-from replay.apps.explain.lookup import _published
+from replay.apps.explain.lookup import published_rows
 from replay.apps.explain.story import LifeEvent
-from replay.apps.explain.text import _plural
+from replay.apps.explain.text import plural
 from replay.model.cycleref import cycles_with_time, epochs, label
 from replay.parsing.tables import LEFT
 
 
 def _life_rows(tables: Mapping[str, pl.DataFrame], job_id: int) -> pl.DataFrame:
     """Per published cycle: processes held, added, the removals listed, the reason, the count."""
-    sched = _published(tables).filter(pl.col("job_id") == job_id)
+    sched = published_rows(tables).filter(pl.col("job_id") == job_id)
     removal = pl.col("kind") == "removal"
     per_cycle = sched.group_by("cycle").agg(
         (pl.col("kind") == "existing").sum().alias("held"),
@@ -35,16 +35,16 @@ def _life_text(prev: int | None, e: LifeEvent, predates: bool = False) -> str:
     if prev is None:
         first = f"{'already there when the log begins' if e.processes else 'already submitted when the log begins'} " \
                 "(its submission is not in the log)" if predates else "arrives"
-        return f"{first}; holds {_plural(e.processes, 'process')}" + (f" ({moves[0]})" if moves else "") + told
+        return f"{first}; holds {plural(e.processes, 'process')}" + (f" ({moves[0]})" if moves else "") + told
     moves += [f"{e.preempted} preempted or taken"] if e.preempted else []
     gone = prev + e.added - e.processes
     moves += [f"{gone} confirmed gone"] if gone > 0 else []
     change = f" ({', '.join(moves)})" if moves else ""
-    return f"{prev} -> {_plural(e.processes, 'process')}{change}{told}"
+    return f"{prev} -> {plural(e.processes, 'process')}{change}{told}"
 
 
-def _life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int],
-          predates: bool = False) -> tuple[LifeEvent, ...]:
+def job_life(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int],
+             predates: bool = False) -> tuple[LifeEvent, ...]:
     """Arrival (or, for work that `predates` the log, its state when the log begins), every cycle
     its processes change (or some are preempted), new waiting reasons, its end.
 

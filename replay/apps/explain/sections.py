@@ -10,13 +10,14 @@ import polars as pl
 from replay.apps.explain.story import (
     Competitor, Counting, HeldShare, LifeEvent, LoggedCaps, Placed, Section, Story, Taken,
 )
-from replay.apps.explain.text import _by_order, _cap_text, _fraction, _plural, _spaces
+from replay.apps.explain.text import by_order, cap_text, fraction, plural, spaces_text
 from replay.model.cycleref import label
 from rmref import UNLIMITED, CapInput, Caps
 from rmref.model import ClassDef, Work
 
 
-def _life_section(life: tuple[LifeEvent, ...]) -> Section:
+def life_section(life: tuple[LifeEvent, ...]) -> Section:
+    """The job's life: its events cycle by cycle."""
     return Section("Life", tuple(f"cycle {label(e.cycle, e.epoch)}: {e.text}" for e in life))
 
 
@@ -27,30 +28,31 @@ def _class_words(cls: ClassDef | None, class_name: str) -> str:
             f"nodepool {cls.nodepool})")
 
 
-def _job_section(job_id: int, work: Work | None, work_type: str, user: str, class_name: str,
-                 cls: ClassDef | None, memory_gb: int, order: int, quantum: int) -> Section:
+def job_section(job_id: int, work: Work | None, work_type: str, user: str, class_name: str,
+                cls: ClassDef | None, memory_gb: int, order: int, quantum: int) -> Section:
+    """Who the job is: type, user, class, memory and order, and what it asked for."""
     lines = [f"{work_type} {job_id} of user {user}, {_class_words(cls, class_name)}.",
              f"Memory {memory_gb} GB: share order {order} ({memory_gb} GB / {quantum} GB quantum, rounded up)."]
     if work is not None:
         cap = work.cap_input
         held = sum(1 for s in work.shares if not s.pending_removal)
-        lines.append(f"{_plural(cap.threads, 'thread')} per process; {_plural(cap.remaining, 'work item')} "
-                     f"remaining; {_plural(held, 'process')} held when the cycle began.")
+        lines.append(f"{plural(cap.threads, 'thread')} per process; {plural(cap.remaining, 'work item')} "
+                     f"remaining; {plural(held, 'process')} held when the cycle began.")
         if cap.max_processes < UNLIMITED:
-            lines.append(f"The submission allows at most {_plural(cap.max_processes, 'process')}.")
+            lines.append(f"The submission allows at most {plural(cap.max_processes, 'process')}.")
     return Section("1. The job", tuple(lines))
 
 
 def _rule_words(caps: Caps, cap: CapInput) -> str:
     """Why `actual` is what it is, in words."""
     wanted = -(-max(cap.remaining, 0) // max(cap.threads, 1))
-    base = (f"the base cap: {_plural(cap.remaining, 'work item')} / {_plural(cap.threads, 'thread')} "
+    base = (f"the base cap: {plural(cap.remaining, 'work item')} / {plural(cap.threads, 'thread')} "
             f"rounded up = {wanted}"
             + (f", at most the {cap.max_processes} max processes" if cap.max_processes < wanted else "")
             + (f", at least the {cap.current} processes held" if cap.current > wanted else ""))
     words = {
         "base": f"bound by {base}",
-        "prediction": (f"bound by prediction: from the time per work item the RM projects {_cap_text(caps.projected)} "
+        "prediction": (f"bound by prediction: from the time per work item the RM projects {cap_text(caps.projected)} "
                        "processes finish the work as soon, so it asks no more (never below what it holds)"),
         "initialization_cap": (f"capped at {caps.actual} by the class's initialization cap until a process "
                                "finishes initializing"),
@@ -64,18 +66,19 @@ def _rule_words(caps: Caps, cap: CapInput) -> str:
     return words.get(caps.rule, caps.rule)
 
 
-def _cap_section(caps: Caps | None, cap: CapInput | None, logged: LoggedCaps | None) -> Section:
+def cap_section(caps: Caps | None, cap: CapInput | None, logged: LoggedCaps | None) -> Section:
+    """The cap chain: as logged, and as rmref computes it."""
     lines = []
     if logged is not None:
         pred = " (could not predict)" if logged.prediction == "cannot_predict" else ""
-        lines.append(f"Logged cap chain: base {_cap_text(logged.base)}, expected {_cap_text(logged.expected)}{pred}, "
-                     f"potential {_cap_text(logged.potential)}, actual {_cap_text(logged.actual)}.")
+        lines.append(f"Logged cap chain: base {cap_text(logged.base)}, expected {cap_text(logged.expected)}{pred}, "
+                     f"potential {cap_text(logged.potential)}, actual {cap_text(logged.actual)}.")
     else:
         lines.append("The RM logged no cap chain for this job in this cycle.")
     if caps is not None and cap is not None:
-        lines.append(f"rmref's chain: base {_cap_text(caps.base)}, projected {_cap_text(caps.projected)}, "
-                     f"potential {_cap_text(caps.potential)}, actual {_cap_text(caps.actual)}.")
-        lines.append(f"Actual cap {_cap_text(caps.actual)}: {_rule_words(caps, cap)}.")
+        lines.append(f"rmref's chain: base {cap_text(caps.base)}, projected {cap_text(caps.projected)}, "
+                     f"potential {cap_text(caps.potential)}, actual {cap_text(caps.actual)}.")
+        lines.append(f"Actual cap {cap_text(caps.actual)}: {_rule_words(caps, cap)}.")
         if logged is not None and logged.actual is not None and logged.actual != caps.actual:
             lines.append(f"rmref disagrees with the log: it computes {caps.actual}, the RM logged {logged.actual} "
                          "(see `rmreplay audit`).")
@@ -90,8 +93,8 @@ def _competitor_line(c: Competitor, total_weight: int, qshares: int, mine: str, 
     share = Fraction(c.weight, total_weight) * qshares if total_weight else Fraction(0)
     mark = ("  <- this job" + ("" if what == "job" else f"'s {what}")) if c.name == mine else ""
     return (f"{what} {c.name}: weight {c.weight} of {total_weight} in total, deserves "
-            f"{_fraction(c.weight, total_weight)} of {qshares} quantum shares ({float(share):.1f}); "
-            f"wants {_by_order(c.wanted)}; got {_by_order(c.given)}{mark}")
+            f"{fraction(c.weight, total_weight)} of {qshares} quantum shares ({float(share):.1f}); "
+            f"wants {by_order(c.wanted)}; got {by_order(c.given)}{mark}")
 
 
 def _counting_lines(counting: Counting) -> list[str]:
@@ -100,9 +103,9 @@ def _counting_lines(counting: Counting) -> list[str]:
     total = sum(c.weight for c in counting.competitors)
     block = f"the RM's RmCounter block {counting.block}" if counting.block else "no block of the RM's log"
     lines = [f"{counting.level} (rmref's run, the audit's; {block}) divides {counting.quantum_shares} quantum "
-             f"shares ({_spaces(counting.vmachines)})."]
+             f"shares ({spaces_text(counting.vmachines)})."]
     if counting.logged_vmachines is not None and _trimmed(counting.logged_vmachines) != _trimmed(counting.vmachines):
-        lines.append(f"The RM's block divided other free space: {_spaces(counting.logged_vmachines)}.")
+        lines.append(f"The RM's block divided other free space: {spaces_text(counting.logged_vmachines)}.")
     if counting.approximate:
         lines.append("Approximate for the other classes: with subpools a class's bonus is bounded by its own "
                      "pool's free space, which this recomputation does not model (this job's class: exact, "
@@ -111,7 +114,7 @@ def _counting_lines(counting: Counting) -> list[str]:
     me = counting.of(counting.mine)
     award = counting.logged_award
     if me is not None and award is not None and _trimmed(award[1:]) != _trimmed(me.given[1:]):
-        lines.append(f"The RM gave {what} {me.name} {award[0]} ({_spaces(award)}), rmref {me.given[0]}.")
+        lines.append(f"The RM gave {what} {me.name} {award[0]} ({spaces_text(award)}), rmref {me.given[0]}.")
     elif me is not None and award is not None:
         lines.append(f"The RM's log shows the same award for {what} {me.name}.")
     if me is not None and me.given[0] < me.wanted[0]:
@@ -128,7 +131,8 @@ def _trimmed(vector: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _counting_section(title: str, counting: Counting | None, missing: str) -> Section:
+def counting_section(title: str, counting: Counting | None, missing: str) -> Section:
+    """One counter's lines (How Much), or `missing` when the log has none."""
     return Section(title, tuple(_counting_lines(counting)) if counting else (missing,))
 
 
@@ -140,7 +144,7 @@ def _fixed_lines(rows: pl.DataFrame) -> list[str]:
         if kind == "granted":
             lines.append(f"Granted {r['nqm'] or r['shares_given']} in nodepool {r['nodepool'] or '-'}.")
         elif kind == "stable":
-            lines.append(f"Stable: keeps its {_plural(r['shares'] or 0, 'process')}.")
+            lines.append(f"Stable: keeps its {plural(r['shares'] or 0, 'process')}.")
         elif kind == "available":
             lines.append(f"{r['count']} spaces of order {r['order']} available.")
         elif kind in ("deferred", "deferring", "out_of_shares"):
@@ -149,7 +153,7 @@ def _fixed_lines(rows: pl.DataFrame) -> list[str]:
     return lines
 
 
-def _count_section(story: Story, rows: pl.DataFrame) -> Section:
+def count_section(story: Story, rows: pl.DataFrame) -> Section:
     """The job's own count: rmref's (the audit's run) beside the RM's, and where they part if they do."""
     policy, jobs = story.policy, story.jobs
     if policy and policy != "FAIR_SHARE":
@@ -158,11 +162,11 @@ def _count_section(story: Story, rows: pl.DataFrame) -> Section:
     else:
         lines = _counting_lines(jobs) if jobs else ["No job count: the user got nothing to divide among its jobs."]
     count = story.count
-    lines.append(f"The RM's How Much count for this job: {_plural(count, 'process')}." if count is not None
+    lines.append(f"The RM's How Much count for this job: {plural(count, 'process')}." if count is not None
                  else "The RM logged no How Much count for this job in this cycle.")
     ours = story.rmref.count if story.rmref else None
     if ours is not None:
-        lines.append(f"rmref's count (the audit's run): {_plural(ours, 'process')}.")
+        lines.append(f"rmref's count (the audit's run): {plural(ours, 'process')}.")
     for d in story.causes:
         if d.decision == "counts":
             lines.append(f"rmref and the RM part at {d.explanation}.")
@@ -170,7 +174,8 @@ def _count_section(story: Story, rows: pl.DataFrame) -> Section:
     return Section(title, tuple(lines))
 
 
-def _placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame, verified: list[str]) -> Section:
+def placement_section(placed: tuple[Placed, ...], expansions: pl.DataFrame, verified: list[str]) -> Section:
+    """Where What Of placed the job's new processes, and why there."""
     lines = []
     for r in expansions.filter(pl.col("kind") == "find_shares_counted").iter_rows(named=True):
         lines.append(f"What Of: counted {r['counted']}, holds {r['current']}, "
@@ -200,7 +205,7 @@ _TAKEN_WORDS = {
 }
 
 
-def _defrag_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+def defrag_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
     """The job as a needy job of defragmentation."""
     rows = tables["defrag"].filter((pl.col("cycle") == cycle) & (pl.col("job_id") == job_id))
     lines = []
@@ -225,7 +230,8 @@ def _taken_words(t: Taken) -> str:
     return _TAKEN_WORDS.get(t.reason, t.reason)
 
 
-def _taken_section(taken: tuple[Taken, ...], defrag: list[str], gone: list[str]) -> Section:
+def taken_section(taken: tuple[Taken, ...], defrag: list[str], gone: list[str]) -> Section:
+    """What was preempted or taken from the job this cycle."""
     lines = [f"{t.host}.{t.share_id}" + (f" (order {t.order})" if t.order else "") + ": " + _taken_words(t) + "."
              for t in taken]
     lines += defrag
@@ -239,13 +245,13 @@ def _preemption_words(count: int | None, keeps: int) -> str:
     process (NodepoolScheduler, NodePool: countNShares() == 0), whatever How Much counted."""
     if keeps:
         return (f"the RM gave this reason when the job was left with no process and has not cleared it: "
-                f"it now holds {_plural(keeps, 'process')}")
+                f"it now holds {plural(keeps, 'process')}")
     if count == 0:
         return ("How Much gave it nothing this cycle, so it holds no process (the RM gives this reason to any "
                 "job its placement pass leaves with none); it waits until its class or user is owed more")
     if count is None:
         return "its placement pass left it with no process (the RM gives this reason to any job left with none)"
-    return (f"it was counted {_plural(count, 'process')} but none could be placed: no machine had room of its "
+    return (f"it was counted {plural(count, 'process')} but none could be placed: no machine had room of its "
             "order; it waits until processes preempted from other jobs are gone")
 
 
@@ -259,7 +265,7 @@ def _defrag_reason_words(kinds: Collection[str], keeps: int) -> str:
         return "it is needy and defragmentation could not get enough from the rich this cycle"
     if keeps:
         return (f"the RM gave this reason when defragmentation left it with no process and has not cleared it: "
-                f"it now holds {_plural(keeps, 'process')}")
+                f"it now holds {plural(keeps, 'process')}")
     return "it is needy and holds no process: no space big enough for one of its processes has been freed yet"
 
 
@@ -274,8 +280,8 @@ def _reason_words(reason: str, count: int | None, keeps: int, defrag: Collection
     return None
 
 
-def _waiting_section(reason: str | None, count_rows: pl.DataFrame, held: tuple[HeldShare, ...],
-                     count: int | None, defrag: Collection[str] = ()) -> Section:
+def waiting_section(reason: str | None, count_rows: pl.DataFrame, held: tuple[HeldShare, ...],
+                    count: int | None, defrag: Collection[str] = ()) -> Section:
     """What the job waits for: the RM's published reason, read with the cycle's count, what it
     holds and what defragmentation did for it (`defrag`: its defrag row kinds), so the words
     never contradict the sections before."""

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from replay.apps.explain.lookup import _published, _rows
+from replay.apps.explain.lookup import published_rows, cycle_rows
 from replay.apps.explain.story import Taken
 from rmref import job_order
 
@@ -24,7 +24,7 @@ def _new_removals(tables: Mapping[str, pl.DataFrame], cycle: int, quantum: int) 
     A removal stays listed until the process is gone, so only its first listing is a decision;
     a dead node's processes are listed as purged.
     """
-    removal = _published(tables).filter(pl.col("kind") == "removal")
+    removal = published_rows(tables).filter(pl.col("kind") == "removal")
     earlier = set(removal.filter(pl.col("cycle") == cycle - 1).select("job_id", "host", "share_id").iter_rows())
     now = removal.filter(pl.col("cycle") == cycle).select("job_id", "host", "share_id", "memory_gb", "purged")
     return [(job, Taken(host, sid, job_order(mem or 0, quantum), "node_purge" if purged else "removal"))
@@ -69,7 +69,7 @@ def _rich_takings(tables: Mapping[str, pl.DataFrame], cycle: int, unexplained: l
     return out
 
 
-def _taken(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int, quantum: int) -> tuple[Taken, ...]:
+def taken_processes(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int, quantum: int) -> tuple[Taken, ...]:
     """What the cycle took from the job: its new removals, each with the reason the log gives.
 
     The published Removals list is complete; an eviction or DEBUG defragmentation line says why.
@@ -92,9 +92,9 @@ def _taken(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int, quantum:
     return tuple(taken)
 
 
-def _kept_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+def kept_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
     """Eviction lines about the job that took nothing: shares found not preemptable, reservation setup."""
-    rows = _rows(tables, "evictions", cycle, job_id)
+    rows = cycle_rows(tables, "evictions", cycle, job_id)
     lines = [f"Share {sid} was found not preemptable (a reservation waits for its machine)."
              for sid in rows.filter(pl.col("reason") == "non_preemptable")["share_id"].to_list()]
     lines += [f"Machine {h} is being cleared for it (reservation)."
@@ -102,6 +102,7 @@ def _kept_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> 
     return lines
 
 
-def _confirmed_gone(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
-    rows = _rows(tables, "evictions", cycle, job_id).filter(pl.col("reason") == "share_removed")
+def confirmed_gone(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> list[str]:
+    """The job's processes the Orchestrator confirmed gone in the cycle (host.share)."""
+    rows = cycle_rows(tables, "evictions", cycle, job_id).filter(pl.col("reason") == "share_removed")
     return [f"{h}.{s}" for h, s in rows.select("host", "share_id").iter_rows()]

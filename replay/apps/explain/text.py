@@ -12,7 +12,7 @@ from replay.model.cycleref import label
 from rmref import UNLIMITED
 
 
-def _ranges(ids: Iterable[int]) -> str:
+def id_ranges(ids: Iterable[int]) -> str:
     """1, 2, 3, 7 -> '1-3, 7' (at most a dozen runs, then '...')."""
     runs: list[list[int]] = []
     for i in sorted(set(ids)):
@@ -24,29 +24,31 @@ def _ranges(ids: Iterable[int]) -> str:
     return ", ".join(text) + (", ..." if len(runs) > 12 else "")
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """`n` and the word, in the plural unless n is 1."""
     return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
 
 
-def _cap_text(value: int | None) -> str:
+def cap_text(value: int | None) -> str:
+    """A cap as text: "-" when unknown, "unlimited" at or above UNLIMITED."""
     if value is None:
         return "-"
     return "unlimited" if value >= UNLIMITED else str(value)
 
 
-def _by_order(vector: Sequence[int]) -> str:
+def by_order(vector: Sequence[int]) -> str:
     """A wanted/given vector (index 0 the total) as '3 of order 2, 1 of order 1'."""
     parts = [f"{n} of order {o}" for o, n in reversed(list(enumerate(vector))) if o and n]
     return ", ".join(parts) if parts else "nothing"
 
 
-def _spaces(vmachines: Sequence[int]) -> str:
+def spaces_text(vmachines: Sequence[int]) -> str:
     """The resource vector as '2 spaces of 8 quanta, 1 of 4'."""
     parts = [f"{n}×{size}Q" for size, n in reversed(list(enumerate(vmachines))) if size and n]
     return " + ".join(parts) if parts else "no free space"
 
 
-def _fraction(part: int, whole: int) -> str:
+def fraction(part: int, whole: int) -> str:
     """A weight share in words: 'a third', 'half', '2/5', 'all'."""
     if whole <= 0:
         return "nothing"
@@ -62,8 +64,8 @@ def _summary(story: Story) -> str:
         hosts[h] = hosts.get(h, 0) + 1
     where = ", ".join(f"{n} on {h}" for h, n in hosts.items())
     count = f"How Much gave it {story.count}" if story.count is not None else "no How Much count logged"
-    return (f"Cycle {label(story.cycle, story.epoch)}: {count} (cap {_cap_text(story.actual_cap)}); it holds "
-            f"{_plural(len(story.shares), 'process')} after the cycle" + (f": {where}." if where else "."))
+    return (f"Cycle {label(story.cycle, story.epoch)}: {count} (cap {cap_text(story.actual_cap)}); it holds "
+            f"{plural(len(story.shares), 'process')} after the cycle" + (f": {where}." if where else "."))
 
 
 def render(story: Story) -> str:

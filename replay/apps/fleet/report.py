@@ -15,7 +15,7 @@ import polars as pl
 
 from replay.apps.fleet.dataset import read_manifest
 from replay.apps.fleet.queries import deaths_and_defrag, disagreement, preemptions_per_day, wait_per_class
-from replay.apps.report import CSS, _top_series, svg_plot, table
+from replay.apps.report import CSS, top_series, svg_plot, table
 from replay.parsing.sources import InputError
 
 E = html.escape
@@ -58,7 +58,7 @@ def build_fleet_report(dataset: str | Path, title: str = "rmreplay fleet report"
         by_cluster: dict[str, list[float]] = {}
         for cluster, day, n in per_day.iter_rows():
             by_cluster.setdefault(cluster, [0.0] * len(days))[(day - first).days] += n
-        parts.append(svg_plot("plot-preemptions", "Preemptions per day", days, _top_series(by_cluster), "preemptions",
+        parts.append(svg_plot("plot-preemptions", "Preemptions per day", days, top_series(by_cluster), "preemptions",
                               "bars", events=True, x_label=f"day (0 = {first}, last = {first + timedelta(days[-1])})"))
         parts.append(_frame_table(per_day))
     else:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from replay.model.resources.classfile import Stanza, _at
+from replay.model.resources.classfile import Stanza, stanza_error
 from replay.model.resources.defaults import left_open
 from replay.model.resources.properties import Properties, java_bool, trim_comments
 from replay.parsing.sources import InputError
@@ -89,9 +89,9 @@ def _inherit(stanzas: dict[str, Stanza]) -> dict[str, dict[str, str]]:
         parent = class_parent(st)
         if parent is not None:
             if parent not in stanzas:
-                raise _at(st, f"class {name}: parent class {parent!r} is not defined")
+                raise stanza_error(st, f"class {name}: parent class {parent!r} is not defined")
             if parent in seen:
-                raise _at(st, f"class {name}: inheritance cycle {' -> '.join(seen + (parent,))}")
+                raise stanza_error(st, f"class {name}: inheritance cycle {' -> '.join(seen + (parent,))}")
             for k, v in effective(parent, seen + (parent,)).items():
                 if k not in merged and k not in NOT_INHERITED:
                     merged[k] = v
@@ -105,7 +105,7 @@ def _int_field(st: Stanza, fields: dict[str, str], key: str) -> int:
     try:
         return int(trim_comments(fields[key]))
     except ValueError:
-        raise _at(st, f"class {st.name}: {key} = {fields[key]!r} is not a number") from None
+        raise stanza_error(st, f"class {st.name}: {key} = {fields[key]!r} is not a number") from None
 
 
 def resolve_classes(stanzas: list[Stanza], props: Properties) -> list[ClassRow]:
@@ -113,7 +113,7 @@ def resolve_classes(stanzas: list[Stanza], props: Properties) -> list[ClassRow]:
     by_name: dict[str, Stanza] = {}
     for st in stanzas:
         if st.name in by_name:
-            raise _at(st, f"duplicate class {st.name!r}")
+            raise stanza_error(st, f"duplicate class {st.name!r}")
         by_name[st.name] = st
     fields = _inherit(by_name)
     defaults: dict[str, Stanza] = {}
@@ -124,25 +124,26 @@ def resolve_classes(stanzas: list[Stanza], props: Properties) -> list[ClassRow]:
         f = fields[st.name]
         policy = trim_comments(f.get("policy", ""))
         if not policy:
-            raise _at(st, f"class {st.name} has no policy")
+            raise stanza_error(st, f"class {st.name} has no policy")
         if policy not in POLICIES:
-            raise _at(st, f"class {st.name}: unknown policy {policy!r} (expected one of {', '.join(POLICIES)})")
+            raise stanza_error(st, f"class {st.name}: unknown policy {policy!r} "
+                                   f"(expected one of {', '.join(POLICIES)})")
         policies.add(policy)
         if "abstract" in st.props and "default" in st.props:
-            raise _at(st, f"class {st.name}: an abstract class cannot be the default")
+            raise stanza_error(st, f"class {st.name}: an abstract class cannot be the default")
         # the RM takes the mere presence of 'default' (or 'abstract'), whatever its value
         if "default" in st.props:
             if policy in defaults:
-                raise _at(st, f"class {st.name}: only one {policy} default allowed, "
+                raise stanza_error(st, f"class {st.name}: only one {policy} default allowed, "
                               f"already class {defaults[policy].name}")
             defaults[policy] = st
         base = _fair_defaults(props) if policy == "FAIR_SHARE" else _POLICY_DEFAULTS[policy]
         f = {**base, **f}
         if "nodepool" not in f:
-            raise _at(st, f"class {st.name} has no nodepool")
+            raise stanza_error(st, f"class {st.name} has no nodepool")
         priority = _int_field(st, f, "priority")
         if priorities.setdefault(priority, policy) != policy:
-            raise _at(st, f"class {st.name}: priority {priority} is already used by a "
+            raise stanza_error(st, f"class {st.name}: priority {priority} is already used by a "
                           f"{priorities[priority]} class (one policy per priority)")
         if "abstract" in f:
             continue

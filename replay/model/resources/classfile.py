@@ -128,5 +128,6 @@ def parse_stanzas(text: str, file: str) -> list[Stanza]:
     return out
 
 
-def _at(st: Stanza, what: str) -> InputError:
+def stanza_error(st: Stanza, what: str) -> InputError:
+    """The error that names the stanza's file and line, and says to fix the file."""
     return InputError(f"{st.file} line {st.line}: {what}; fix the file (the RM would not start with it)")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from replay.model.resources.classes import ClassRow
-from replay.model.resources.classfile import Stanza, _at
-from replay.model.resources.properties import Properties, _jbool, trim_comments
+from replay.model.resources.classfile import Stanza, stanza_error
+from replay.model.resources.properties import Properties, java_bool_text, trim_comments
 
 
 NULL_TEXT = "<null>"  # how DuccLogger writes a null argument
@@ -20,13 +20,13 @@ def user_rows(stanzas: list[Stanza], classes: list[ClassRow]) -> list[tuple[str,
             if k != "max-allotment":
                 parts = k.split(".")
                 if len(parts) < 2 or not parts[0]:
-                    raise _at(st, f"user {st.name}: {k} = {v}: cannot tell which class it limits")
+                    raise stanza_error(st, f"user {st.name}: {k} = {v}: cannot tell which class it limits")
                 if parts[1] not in known:
-                    raise _at(st, f"user {st.name}: {k} = {v}: class {parts[1]!r} is not defined")
+                    raise stanza_error(st, f"user {st.name}: {k} = {v}: class {parts[1]!r} is not defined")
                 try:
                     int(v.strip())
                 except ValueError:
-                    raise _at(st, f"user {st.name}: {k} = {v}: not a number") from None
+                    raise stanza_error(st, f"user {st.name}: {k} = {v}: not a number") from None
             if k.startswith("max-allotment"):
                 out.append((f"user.{st.name}.{k}", v, st.file, st.line))
     return out
@@ -56,7 +56,7 @@ def config_rows(props: Properties, classes: list[ClassRow], first_pool: Stanza |
 
     def add(key: str, value: object, *prop_keys: str) -> None:
         lines = [props.line(k) for k in prop_keys if props.line(k) is not None]
-        text = NULL_TEXT if value is None else (_jbool(value) if isinstance(value, bool) else str(value))
+        text = NULL_TEXT if value is None else (java_bool_text(value) if isinstance(value, bool) else str(value))
         rows.append((key, text.strip(), P, lines[0] if lines else None))
 
     def default_of(policy: str) -> ClassRow | None:
@@ -127,7 +127,7 @@ def _broker_url(props: Properties) -> str | None:
     return url
 
 
-def _jd_row(props: Properties, classes: list[ClassRow]) -> tuple[str, str, str | None, int | None] | None:
+def jd_row(props: Properties, classes: list[ClassRow]) -> tuple[str, str, str | None, int | None] | None:
     """The 'jd.host.class=... jd.host.user=...' line the RM logs when the JD host class exists."""
     cls = (props.raw("ducc.jd.host.class") or "JobDriver").strip()
     user = (props.raw("ducc.jd.host.user") or "System").strip()

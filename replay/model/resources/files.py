@@ -7,7 +7,7 @@ from pathlib import Path
 from replay.parsing.sources import InputError
 
 
-def _resolve_file(root: Path, name: str) -> Path | None:
+def resolve_file(root: Path, name: str) -> Path | None:
     """A file the configuration names: relative to the resources directory; an absolute path from
     the production host falls back to the same file name inside the directory."""
     path = Path(name)
@@ -17,7 +17,8 @@ def _resolve_file(root: Path, name: str) -> Path | None:
     return None
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """The file's text; InputError naming it when it cannot be read."""
     try:
         return path.read_text(errors="replace")
     except OSError as exc:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from replay.model.resources.classes import ClassRow, resolve_classes
-from replay.model.resources.classfile import STANZA_KINDS, _at, parse_stanzas
-from replay.model.resources.config import _jd_row, config_rows, user_rows
+from replay.model.resources.classfile import STANZA_KINDS, stanza_error, parse_stanzas
+from replay.model.resources.config import jd_row, config_rows, user_rows
 from replay.model.resources.defaults import documented_properties
-from replay.model.resources.files import _read_text, _resolve_file
+from replay.model.resources.files import read_text, resolve_file
 from replay.model.resources.nodepools import resolve_nodepools
 from replay.model.resources.properties import PROPERTIES, parse_properties
 from replay.parsing.sources import InputError
@@ -30,13 +31,13 @@ def read_resources(path: Path) -> dict[str, pl.DataFrame]:
     prop_path = root / PROPERTIES
     # without ducc.properties, DUCC's documented defaults stand in; what decides scheduling is left
     # open for the replay to infer from the log (replay.model.settings)
-    props = parse_properties(_read_text(prop_path), PROPERTIES) if prop_path.is_file() else documented_properties()
+    props = parse_properties(read_text(prop_path), PROPERTIES) if prop_path.is_file() else documented_properties()
     class_name = props.text("ducc.rm.class.definitions") or DEFAULT_CLASS_FILE
-    class_path = _resolve_file(root, class_name)
+    class_path = resolve_file(root, class_name)
     if class_path is None:
         raise InputError(f"{root}: class file {class_name} (ducc.rm.class.definitions) is missing; "
                          "copy it from the production $DUCC_HOME/resources")
-    stanzas = parse_stanzas(_read_text(class_path), class_path.name)
+    stanzas = parse_stanzas(read_text(class_path), class_path.name)
     by_kind = {k: [s for s in stanzas if s.kind == k] for k in STANZA_KINDS}
     if not by_kind["Nodepool"]:
         raise InputError(f"{class_path.name}: no Nodepool is defined; the RM needs at least one")
@@ -45,16 +46,16 @@ def read_resources(path: Path) -> dict[str, pl.DataFrame]:
 
     users = list(by_kind["User"])
     user_name = props.text("ducc.rm.user.registry", DEFAULT_USER_FILE) or DEFAULT_USER_FILE
-    user_path = _resolve_file(root, user_name)
+    user_path = resolve_file(root, user_name)
     if user_path is not None:  # the registry is optional for the RM too
-        more = parse_stanzas(_read_text(user_path), user_path.name)
+        more = parse_stanzas(read_text(user_path), user_path.name)
         bad = next((s for s in more if s.kind != "User"), None)
         if bad is not None:
-            raise _at(bad, f"only User stanzas belong in the user registry, found {bad.kind}")
+            raise stanza_error(bad, f"only User stanzas belong in the user registry, found {bad.kind}")
         users += more
     config = config_rows(props, classes, by_kind["Nodepool"][0], class_path.name)
     config += user_rows(users, classes)
-    jd = _jd_row(props, classes)
+    jd = jd_row(props, classes)
     if jd is not None:
         config.append(jd)
 
@@ -65,13 +66,13 @@ def read_resources(path: Path) -> dict[str, pl.DataFrame]:
     }
 
 
-def _class_dict(c: ClassRow) -> dict:
+def _class_dict(c: ClassRow) -> dict[str, Any]:
     d = vars(c).copy()
     d.pop("default")
     return d
 
 
-def _frame(table: str, rows: list[dict]) -> pl.DataFrame:
+def _frame(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Rows as a frame with exactly the parser's schema for `table`."""
     schema = SCHEMAS[table]
     return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema)

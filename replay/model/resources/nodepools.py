@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from replay.model.resources.classes import ClassRow
-from replay.model.resources.classfile import Stanza, _at
+from replay.model.resources.classfile import Stanza, stanza_error
 from replay.model.resources.defaults import left_open
-from replay.model.resources.files import _resolve_file
+from replay.model.resources.files import resolve_file
 from replay.model.resources.properties import Properties, trim_comments
 from replay.parsing.sources import InputError
 from rmref.javahash import hashmap_order
@@ -45,7 +45,7 @@ class _NodeReader:
     owner: dict[str, str] = field(default_factory=dict)  # node name -> file it came from
 
     def read(self, name: str, pool: str, nodes: list[str], pool_files: set[str], seen: tuple[str, ...] = ()) -> None:
-        path = _resolve_file(self.root, name)
+        path = resolve_file(self.root, name)
         if path is None:
             raise InputError(f"{self.root}: node file {name!r} (nodepool {pool}) is missing; copy it "
                              "from the production $DUCC_HOME/resources")
@@ -75,7 +75,7 @@ class _NodeReader:
 
 def _read_regex(root: Path, name: str, pool: str) -> str:
     """A '.regex' node file: its lines, trimmed and concatenated, are one host-name pattern."""
-    path = _resolve_file(root, name)
+    path = resolve_file(root, name)
     if path is None:
         raise InputError(f"{root}: node rule file {name!r} (nodepool {pool}) is missing; copy it "
                          "from the production $DUCC_HOME/resources")
@@ -90,12 +90,12 @@ def _index_pools(stanzas: list[Stanza]) -> dict[str, Stanza]:
     pools: dict[str, Stanza] = {}
     for st in stanzas:
         if st.name in pools:
-            raise _at(st, f"duplicate nodepool {st.name!r}")
+            raise stanza_error(st, f"duplicate nodepool {st.name!r}")
         if st.parent is not None:
-            raise _at(st, f"nodepool {st.name}: write 'parent = {st.parent}' inside the braces "
+            raise stanza_error(st, f"nodepool {st.name}: write 'parent = {st.parent}' inside the braces "
                           "(nodepools do not inherit)")
         if "domain" in st.props and st is not stanzas[0]:
-            raise _at(st, f"nodepool {st.name}: 'domain' is allowed only in the first nodepool")
+            raise stanza_error(st, f"nodepool {st.name}: 'domain' is allowed only in the first nodepool")
         pools[st.name] = st
     return pools
 
@@ -105,11 +105,11 @@ def _pool_parents(pools: dict[str, Stanza]) -> dict[str, str | None]:
     parent = {n: (trim_comments(st.props["parent"]) if "parent" in st.props else None) for n, st in pools.items()}
     for n, p in parent.items():
         if p is not None and p not in pools:
-            raise _at(pools[n], f"nodepool {n}: parent pool {p!r} is not defined")
+            raise stanza_error(pools[n], f"nodepool {n}: parent pool {p!r} is not defined")
         chain, cur = [n], p
         while cur is not None:
             if cur in chain:
-                raise _at(pools[n], f"nodepool cycle {' <- '.join(chain + [cur])}")
+                raise stanza_error(pools[n], f"nodepool cycle {' <- '.join(chain + [cur])}")
             chain.append(cur)
             cur = parent[cur]
     return parent
@@ -119,13 +119,13 @@ def _pool_files(pools: dict[str, Stanza]) -> dict[str, str]:
     """node file -> pool: at most one pool may lack a file, and no file may serve two pools."""
     without_file = [n for n, st in pools.items() if "nodefile" not in st.props]
     if len(without_file) > 1:
-        raise _at(pools[without_file[1]], f"nodepools {' '.join(without_file)} have no node file "
+        raise stanza_error(pools[without_file[1]], f"nodepools {' '.join(without_file)} have no node file "
                                           "(only one may lack one)")
     files: dict[str, str] = {}
     for n, st in pools.items():
         nf = st.props.get("nodefile")
         if nf is not None and files.setdefault(nf, n) != n:
-            raise _at(st, f"nodepool {n}: node file {nf} is already used by nodepool {files[nf]}")
+            raise stanza_error(st, f"nodepool {n}: node file {nf} is already used by nodepool {files[nf]}")
     return files
 
 
@@ -141,11 +141,11 @@ def _pool_quanta(pools: dict[str, Stanza], parent: dict[str, str | None],
         if q is None:
             continue
         if parent[n] is not None:
-            raise _at(st, f"nodepool {n}: share-quantum is allowed only in top-level nodepools")
+            raise stanza_error(st, f"nodepool {n}: share-quantum is allowed only in top-level nodepools")
         try:
             own[n] = int(trim_comments(q))
         except ValueError:
-            raise _at(st, f"nodepool {n}: share-quantum {q!r} is not a number") from None
+            raise stanza_error(st, f"nodepool {n}: share-quantum {q!r} is not a number") from None
 
     def top(n: str) -> str:
         up = parent[n]
@@ -158,7 +158,7 @@ def _search_order(st: Stanza) -> int:
     try:
         return int(trim_comments(search))
     except ValueError:
-        raise _at(st, f"nodepool {st.name}: search-order {search!r} is not a number") from None
+        raise stanza_error(st, f"nodepool {st.name}: search-order {search!r} is not a number") from None
 
 
 def resolve_nodepools(stanzas: list[Stanza], classes: list[ClassRow], props: Properties,

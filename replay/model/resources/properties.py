@@ -70,7 +70,8 @@ def java_bool(value: str) -> bool:
     return trim_comments(value).lower() in ("t", "true")
 
 
-def _jbool(value: bool) -> str:
+def java_bool_text(value: bool) -> str:
+    """A bool as Java prints it."""
     return "true" if value else "false"
 
 
@@ -81,7 +82,7 @@ def _resolve_placeholders(value: str, values: dict[str, str], depth: int = 0) ->
     """Replace ${name} by the named property (left as written when unknown, e.g. ${DUCC_HOME})."""
     if "${" not in value or depth > 10:
         return value
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         name = m.group(1)
         return _resolve_placeholders(values[name], values, depth + 1) if name in values else m.group(0)
     return _PLACEHOLDER.sub(sub, value)

@@ -7,7 +7,7 @@ did not see arrive, exactly:
 * black- and whitelisting lines: its order ("shares left N / ORDER");
 * reservations' `countFreeableMachines` search lists: `host:order`;
 * its nodepool: the node files (`--config`), or the nodepool's only node rule.
-What it does not state is solved for from the counters the RM printed (replay.model.machines).
+What it does not state is solved for from the counters the RM printed (replay.model.machines.solver).
 The memory of a node whose memory no line shows is taken as order x quantum, and said so.
 """
 
@@ -64,7 +64,7 @@ class PoolOf:
     """Which nodepool a host is in: the node files' lists (by full or short name), else the top pool."""
 
     def __init__(self, nodepools: pl.DataFrame, top: str):
-        self._of = {n: r["name"] for r in nodepools.iter_rows(named=True) for n in (r["nodes"] or ())}
+        self._of: dict[str, str] = {n: r["name"] for r in nodepools.iter_rows(named=True) for n in (r["nodes"] or ())}
         self.top = top
 
     def __call__(self, host: str) -> str:

@@ -1,0 +1,141 @@
+"""The configuration a replay needs before any cycle (`Bootstrap`), as the log's bootstrap or
+`--config DIR` states it, with what they leave open read off the log (replay.model.settings).
+
+The classes' cap settings a missing ducc.properties leaves open are settled later, by replaying
+the cap chain on the log's cycles (replay.model.start.bootstrap): `open_cap_classes` names them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import polars as pl
+
+from replay.model import settings as st
+from replay.model.release import SETTING as RELEASE_SETTING
+from replay.model.release import ReleaseChoice
+from replay.model.release import choose as choose_release
+from replay.model.resources.defaults import DEFAULTS_FILE
+from replay.parsing.sources import InputError
+from rmref import UNLIMITED
+from rmref.behaviours import for_release
+from rmref.model import ClassDef, Config, Nodepool
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The configuration a replay needs before any cycle: from the log, or from `--config DIR`
+    and the log; `assumed` says where each setting rmref reads came from."""
+
+    config: Config
+    classes: tuple[ClassDef, ...]
+    nodepools: tuple[Nodepool, ...]
+    assumed: tuple[st.Assumption, ...] = ()
+    release: ReleaseChoice | None = None  # the DUCC release replayed (replay.model.release), in config.behaviours
+
+
+def _int(value: object, default: int) -> int:
+    try:
+        return int(str(value).split()[0])
+    except (TypeError, ValueError, IndexError):
+        return default
+
+
+def _user_allotments(config: dict[str, str]) -> dict[str, int]:
+    """ducc.users overrides of the global allotment (GB), as the RM reads them.
+
+    The RM takes any `max-allotment...` key whose *value* has no dot as the user's global limit
+    (it tests the value, not the key, for a class suffix), so `max-allotment.<class> = 64`
+    overrides the global allotment too; of several, the last one read wins.
+    """
+    out: dict[str, int] = {}
+    for key, value in config.items():
+        m = re.fullmatch(r"user\.(.+?)\.max-allotment(\..*)?", key)
+        if m and "." not in value and _int(value, -1) >= 0:
+            out[m.group(1)] = _int(value, UNLIMITED)
+    return out
+
+
+def _setting(rows: dict[str, tuple[Any, Any, Any]], key: str, setting: str,
+             infer: Callable[[], st.Assumption]) -> st.Assumption:
+    """A config row the log's bootstrap or --config gives; inferred from the log when only DUCC's
+    documented default stands for it."""
+    value, file, line = rows.get(key, (None, None, None))
+    if value is None or file == DEFAULTS_FILE:
+        return infer()
+    return st.from_config(setting, value, file, line)
+
+
+
+def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
+    """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables, with what
+    they leave open inferred from the log (replay.model.settings), the open cap settings aside.
+
+    Raises InputError naming what is missing when the log (or resources) did not have them.
+    """
+    missing = [name for name in ("classes", "nodepools") if tables[name].is_empty()]
+    if missing:
+        raise InputError(
+            f"the log has no bootstrap section ({' and '.join(missing)} missing, probably rolled away): "
+            "pass --config DIR with the DUCC resources directory (ducc.classes; ducc.properties if you have it)"
+        )
+    rows = {k: (v, f, ln) for k, v, f, ln in tables["config"].select("key", "value", "file", "line").iter_rows()}
+    config = {k: v for k, (v, _f, _ln) in rows.items()}
+    pools = tables["nodepools"]
+    open_pools = set(pools.filter(pl.col("quantum").is_null())["name"].to_list())
+    if open_pools:  # ducc.rm.share.quantum unknown: read off the jobs of the pools that take it
+        quantum = st.infer_quantum(tables, {r["name"] for r in tables["classes"].iter_rows(named=True)
+                                            if r["nodepool"] in open_pools}, machines=len(open_pools) == pools.height)
+    else:
+        quantum = st.from_config(st.QUANTUM, pools["quantum"][0], f"nodepool {pools['name'][0]}, {pools['file'][0]}",
+                                 pools["line"][0])
+    classes = tuple(
+        ClassDef(
+            name=r["name"], policy=r["policy"], priority=r["priority"], weight=r["weight"] or 0,
+            nodepool=r["nodepool"], init_cap=r["init_cap"] or 0,
+            expand_by_doubling=bool(r["expand_by_doubling"]), prediction=bool(r["prediction"]),
+            prediction_fudge=r["prediction_fudge"] or 0, cap=_int(r["cap"], UNLIMITED),
+            max_allotment=_int(r["max_allotment"], UNLIMITED),
+        )
+        for r in tables["classes"].iter_rows(named=True)
+    )
+    users = tuple(sorted(_user_allotments(config).items()))
+    assumed = [
+        quantum,
+        _setting(rows, "fragmentation threshold", st.THRESHOLD, lambda: st.infer_threshold(tables, classes)),
+        _setting(rows, "do defragmentation", st.DEFRAGMENTATION, lambda: st.infer_defragmentation(tables)),
+        _setting(rows, "global allotment", st.GLOBAL_ALLOTMENT,
+                 lambda: st.infer_global_allotment(tables, {user for user, _ in users})),
+    ]
+    chosen = choose_release(tables)
+    assumed.append(st.Assumption(RELEASE_SETTING, chosen.release.name,
+                                 st.CONFIG if chosen.source == "banner" and "not a release" not in chosen.evidence
+                                 else chosen.source, chosen.evidence))
+    cfg = Config(
+        behaviours=for_release(chosen.release.name),
+        quantum_gb=_int(assumed[0].value, 1),
+        fragmentation_threshold=_int(assumed[1].value, 8),
+        defragmentation=assumed[2].value.lower() == "true",
+        global_allotment=_int(assumed[3].value, UNLIMITED),
+        user_allotments=users,
+    )
+    # a pool whose quantum the files leave open takes the configuration's (inferred) one
+    nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
+                      for r in tables["nodepools"].iter_rows(named=True))
+    return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen)
+
+
+def open_cap_classes(tables: Mapping[str, pl.DataFrame]) -> set[str]:
+    """The classes whose initialization cap the files leave open (a missing ducc.properties)."""
+    return {r["name"] for r in tables["classes"].iter_rows(named=True) if r["init_cap"] is None}
+
+
+def with_cap_settings(boot: Bootstrap, names: set[str], s: st.CapSettings) -> Bootstrap:
+    """`boot` with the classes `names` on the cap settings `s`."""
+    classes = tuple(replace(c, init_cap=s.init_cap, expand_by_doubling=s.expand_by_doubling, prediction=s.prediction)
+                    if c.name in names else c for c in boot.classes)
+    return replace(boot, classes=classes)
+

@@ -1,0 +1,36 @@
+"""When each process first reported and first left Initializing, as the RM knew it at a cycle's start."""
+
+from __future__ import annotations
+
+import polars as pl
+
+
+class ProcessClock:
+    """When each process (host, share id) first reported, and first left Initializing."""
+
+    def __init__(self, processes: pl.DataFrame, cycles: pl.DataFrame):
+        reports = processes.filter(pl.col("event").is_in(["new", "state"]) & pl.col("cycle").is_not_null())
+        running = reports.filter(pl.col("state_to").is_not_null() & (pl.col("state_to") != "Initializing")
+                                 & (pl.col("state_from").is_null() | (pl.col("state_from") == "Initializing")))
+        self._reported = self._first(reports)
+        self._running = self._first(running)
+        self._starts = dict(cycles.select("cycle", "line").iter_rows())
+
+    @staticmethod
+    def _first(frame: pl.DataFrame) -> dict[tuple[str, int], tuple[int, int]]:
+        rows = frame.sort("cycle", "line").unique(["host", "share_id"], keep="first")
+        return {(h, s): (c, ln) for h, s, c, ln in rows.select("host", "share_id", "cycle", "line").iter_rows()}
+
+    def state(self, cycle: int, host: str, share_id: int, predates_log: bool = False) -> tuple[bool, bool]:
+        """(reported, running) as the RM knew them when the cycle's scheduling pass began.
+
+        A process already there when the log began had reported before the log's first line,
+        and was running then unless the log shows it leave Initializing later."""
+        start = (cycle, self._starts.get(cycle, 0))
+        never = (1 << 62, 0)
+        if predates_log:
+            left_init = self._running.get((host, share_id))
+            return True, left_init is None or left_init < start
+        return (self._reported.get((host, share_id), never) < start,
+                self._running.get((host, share_id), never) < start)
+

@@ -1,0 +1,94 @@
+"""Node liveness: the machines the RM knew and their state (online, dead, varied off, disabled),
+advanced one cycle's node events at a time from the nodes there before the log began.
+
+The nodes there before the log began come from the inventory (replay.model.machines.inventory);
+arrivals, deaths, recoveries and administrators' vary-offs from the `nodes` table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+import polars as pl
+
+from replay.model.bootstrap import Bootstrap
+from replay.model.bycycle import ByCycle
+from replay.model.machines.inventory import Inventory, PoolOf
+from rmref.constants import DEAD, VARIED_OFF
+from rmref.model import Machine
+
+_OFFLINE = {"death", "vary_off", "vary_on"}
+_ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
+
+
+def machine_hosts(nodes: pl.DataFrame) -> list[str]:
+    """The host names the rebuilt cycles name machines by: those that arrive or return, and those
+    heard from (heartbeats), in first-seen order."""
+    rows = nodes.filter(pl.col("event").is_in([*_ONLINE, "heartbeat"]))
+    return rows["host"].drop_nulls().unique(maintain_order=True).to_list()
+
+
+class NodeLiveness:
+    """Node liveness and inventory, advanced one cycle's events at a time.
+
+    The nodes there before the log began come from the inventory (what the log states about them,
+    and what was inferred: replay.model.machines.inventory); a node it cannot size is `missing`.
+    """
+
+    def __init__(self, tables: Mapping[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf):
+        nodes = tables["nodes"]
+        self._events = ByCycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
+        ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
+        self._ips = dict(ips.select("host", "ip").iter_rows())
+        self._pool = pool_of
+        self._known: dict[str, Machine] = {
+            h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip, online=not h.dead)
+            for h in inventory.hosts}  # there before the log began, in the order first heard from
+        self.missing: set[str] = set(inventory.unknown)
+        self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
+
+    def advance(self, cycle: int) -> tuple[Machine, ...]:
+        """The machines as the cycle's scheduling pass saw them."""
+        events = self._events.get(cycle)
+        # a disable (and the purge it makes) is news of the cycle it happened in only
+        self._known = {h: replace(m, disabled="") if m.disabled else m for h, m in self._known.items()}
+        if events is not None:
+            for host, event, pool, order, memory in events.select(
+                "host", "event", "nodepool", "share_order", "memory_mb"
+            ).iter_rows():
+                old = self._known.get(host)
+                if event in _ONLINE:
+                    varied_off = old.varied_off if old else False  # a dead node returns still varied off
+                    self._known[host] = Machine(
+                        host, pool or (old.nodepool if old else self._pool(host)),
+                        order if order is not None else (old.order if old else 0),
+                        memory if memory is not None else (old.memory_mb if old else 0),
+                        self._ips.get(host, ""), online=not varied_off, varied_off=varied_off,
+                    )
+                    self._dead.discard(host)
+                    if order is not None:  # (an arrival states the order)
+                        self.missing.discard(host)
+                elif old is None:
+                    continue
+                elif event == "death":  # NodePool.nodeLeaves: disable, every share but reservations
+                    self._dead.add(host)
+                    self._known[host] = replace(old, online=False, disabled=DEAD)
+                else:  # an administrator's vary-off or vary-on
+                    off = event == "vary_off"
+                    # doVaryOff disables (purges fair-share work) only a machine that was online
+                    purges = off and not old.varied_off and host not in self._dead
+                    self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead,
+                                                disabled=VARIED_OFF if purges else old.disabled)
+        return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
+
+
+
+def _top_pool(boot: Bootstrap) -> str:
+    return next((p.name for p in boot.nodepools if p.parent is None), "--default--")
+
+
+def pool_of(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> PoolOf:
+    """Which nodepool a host is in (the node files' lists, else the top pool)."""
+    return PoolOf(tables["nodepools"], _top_pool(boot))
+

@@ -1,0 +1,278 @@
+"""Solve for the nodes a mid-stream log never sizes, from the counters the RM printed.
+
+Every How Much pass prints, per nodepool, the free space it apportions (countClassShares
+`vmachines`): how many schedulable machines of the pool and its subpools have each free size.
+Fair-share processes count as free there; only fixed-share and reservation processes occupy,
+and only until earlier priority bands of the same cycle count new ones out. So in a *clean*
+cycle (no fixed-share or reservation process added, no machine cleared for a reservation) the
+first band's vectors are exactly the histogram of every schedulable machine's order less its
+non-preemptable processes. The known machines' part of it is computed; what is left is the
+unseen machines' part, one equation per cycle, pool and free size.
+
+Unseen machines that look alike in every clean cycle (same pool, same liveness, same
+non-preemptable processes, same lowest possible order from the shares they hold) are
+interchangeable there: the equations fix how many of each such group have each order, and a
+search finds every count that fits. Which machine of a group has which order only the
+placements tell: the RM never placed a process on an unseen machine (a placement would have
+sized it), and it places on the best-fitting free space first, so an order under which rmref's
+What Of would place on the machine is ruled out. Where several inferences fit, the one whose
+placements agree most with the log's is taken, and the audit says so.
+
+Every cycle is then checked: the inventory must reproduce the counters the RM printed (in a
+clean cycle by the histogram, in any other by rmref's own How Much run); a cycle that does not
+is `unsettled`, and the audit leaves its node-dependent decisions out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import cast
+
+import polars as pl
+
+from replay.model.logged import Logged, logged_decisions
+from replay.model.machines.counts import (
+    Counts, Group, alike_groups, candidate_orders, held_floors, reserved_orders, solve, state_equations,
+)
+from replay.model.machines.evidence import CycleEvidence, PoolTree, gather_evidence, histogram
+from replay.model.machines.inventory import Host, Inventory, memory_assumptions
+from replay.model.reads import narrow
+from replay.model.settings import INFERRED, Assumption
+from rmref import how_much, job_caps, what_of
+from rmref.model import CycleInput
+
+MAX_ROUNDS = 12  # re-matching rounds of the placement check
+
+
+# ---------------------------------------------------------------------------------------------
+# which machine of a group has which order: the placements
+
+
+def _match(groups: Sequence[Group], counts: Mapping[tuple[int, int], int], ruled_out: set[tuple[str, int]],
+           previous: Mapping[str, int]) -> dict[str, int] | None:
+    """Give each machine one of its group's orders (as many of each as `counts` says), none ruled
+    out; machines keep their previous order where they can."""
+    out: dict[str, int] = {}
+    for gi, g in enumerate(groups):
+        slots = [o for o in g.orders for _ in range(counts.get((gi, o), 0))]
+        matched = _match_group(g.hosts, slots, ruled_out, previous)
+        if matched is None:
+            return None
+        out.update(matched)
+    return out
+
+
+def _match_group(hosts: Sequence[str], slots: Sequence[int], ruled_out: set[tuple[str, int]],
+                 previous: Mapping[str, int]) -> dict[str, int] | None:
+    """A perfect matching of machines to order slots (augmenting paths), or None."""
+    owner: dict[int, str] = {}
+
+    def assign(host: str, seen: set[int]) -> bool:
+        for k in sorted(range(len(slots)), key=lambda k: slots[k] != previous.get(host)):
+            if k in seen or (host, slots[k]) in ruled_out:
+                continue
+            seen.add(k)
+            if k not in owner or assign(owner[k], seen):
+                owner[k] = host
+                return True
+        return False
+
+    if not all(assign(host, set()) for host in hosts):
+        return None
+    return {host: slots[k] for k, host in owner.items()}
+
+
+def _with_orders(inp: CycleInput, orders: Mapping[str, int]) -> CycleInput:
+    return replace(inp, machines=tuple(replace(m, order=orders[m.name]) if m.name in orders else m
+                                       for m in inp.machines))
+
+
+def _placement_check(cycles: Sequence[CycleEvidence], orders: Mapping[str, int],
+                     logged: Logged) -> tuple[set[tuple[str, int]], int, int]:
+    """Run rmref's What Of on the logged counts: the first process it puts on an unseen machine
+    rules that machine's order out (the RM placed nothing there). Returns (ruled out, placements
+    agreeing, placements logged)."""
+    ruled_out: set[tuple[str, int]] = set()
+    agree = total = 0
+    for c in cycles:
+        wanted = logged.connected.get(c.inp.cycle)
+        if not wanted:
+            continue
+        placed = what_of(_with_orders(c.inp, orders), logged.counts.get(c.inp.cycle, {}))
+        mine = Counter((p.job_id, p.host, p.order) for p in placed)
+        theirs = Counter((j, h, o) for j, h, o, _sid in wanted)
+        agree += sum((mine & theirs).values())
+        total += sum(theirs.values())
+        wrong = next((p for p in placed if p.host in orders), None)
+        if wrong is not None:
+            ruled_out.add((wrong.host, orders[wrong.host]))
+    return ruled_out, agree, total
+
+
+@dataclass(frozen=True)
+class _Fit:
+    orders: dict[str, int]
+    agree: int
+    total: int
+    ruled_out: frozenset[tuple[str, int]]
+
+
+def _fit(groups: Sequence[Group], counts: Counts, cycles: Sequence[CycleEvidence], logged: Logged) -> _Fit | None:
+    """Orders for the machines of every group, re-matched until rmref's placements put nothing on them."""
+    ruled_out: set[tuple[str, int]] = set()
+    orders: dict[str, int] = {}
+    best: _Fit | None = None
+    for _ in range(MAX_ROUNDS):
+        matched = _match(groups, counts, ruled_out, orders)
+        if matched is None:
+            break
+        orders = matched
+        new, agree, total = _placement_check(cycles, orders, logged)
+        if best is None or agree > best.agree:
+            best = _Fit(dict(orders), agree, total, frozenset(ruled_out | new))
+        if not new - ruled_out:
+            return _Fit(dict(orders), agree, total, frozenset(ruled_out))
+        ruled_out |= new
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# checking every cycle
+
+
+def _unsettled(cycles: Sequence[CycleEvidence], orders: Mapping[str, int], pools: PoolTree, logged: Logged,
+               unknown_left: set[str]) -> dict[int, str]:
+    """Cycles whose counters the inventory does not reproduce, and why."""
+    out = {}
+    for c in cycles:
+        live_unknown = sorted(h for h, s in c.seen.items() if s.schedulable and h in unknown_left)
+        if live_unknown:
+            out[c.inp.cycle] = (f"the order of node(s) {', '.join(live_unknown[:3])} could not be inferred "
+                                "(the counters do not tell it)")
+            continue
+        if not c.logged:
+            continue
+        if c.clean:
+            machines = [(m.nodepool, orders.get(m.name, m.order), m.online and not m.blacklisted,
+                         c.seen[m.name].np_shares if m.name in c.seen else ())
+                        for m in c.inp.machines if m.name in c.seen]
+            ok = all(list(r) == histogram(machines, pools, s, len(r))
+                     for s, r in zip(c.scopes, c.residual) if s is not None)  # a clean cycle's are all known
+        else:
+            ok = _counters_fit(c, orders, logged)
+        if not ok:
+            out[c.inp.cycle] = "the inferred nodes do not reproduce this cycle's RmCounter vmachines"
+    return out
+
+
+def _counters_fit(c: CycleEvidence, orders: Mapping[str, int], logged: Logged) -> bool:
+    """rmref's How Much on the inventory prints the first band's vectors the RM printed."""
+    inp = _with_orders(c.inp, orders)
+    caps = logged.caps.get(inp.cycle, {})
+    jc = {w.job_id: caps.get(w.job_id, job_caps(w.cap_input).actual) for w in inp.work}
+    runs = [r.vmachines for r in how_much(inp, jc, dict(inp.config.user_allotments),
+                                          logged.user_orders.get(inp.cycle, ())).runs
+            if r.descr == "countClassShares"][:len(c.logged)]
+
+    def trim(v: Sequence[int]) -> tuple[int, ...]:
+        v = list(v)
+        while v and not v[-1]:
+            v.pop()
+        return tuple(v)
+    return [trim(v) for v in runs] == [trim(v) for v in c.logged]
+
+
+# ---------------------------------------------------------------------------------------------
+# the inventory
+
+
+def whole_cycles(tables: Mapping[str, pl.DataFrame]) -> set[int]:
+    """Published cycles whose scheduling pass began in the log (a log that starts inside a cycle
+    lacks that cycle's loop-entry line: `started` is false; a log that prints no loop-entry lines
+    at all is taken whole)."""
+    cycles = tables["cycles"]
+    numbers = cycles["cycle"].to_list()
+    if cycles.height and not cycles["started"][0] and cycles["started"].any():
+        return set(numbers[1:])
+    return set(numbers)
+
+
+def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
+                    build: Callable[[Inventory], Iterable[CycleInput]]) -> Inventory:
+    """`stated` with the orders of its unknown nodes solved for from the counters and placements;
+    `build` gives the cycles' inputs on a candidate inventory (replay.model.start.machine_inventory)."""
+    unknown = {h.name: h for h in stated.hosts if h.order is None}
+    whole = whole_cycles(tables)
+    inputs = [inp for inp in build(stated) if inp.cycle in whole]
+    if not inputs:
+        return stated
+    logged = logged_decisions(tables)
+    cycles, pools = gather_evidence(tables, inputs, set(unknown), logged)
+    floors = held_floors(inputs, set(unknown))
+    known_orders = {h.order for h in stated.hosts if h.order is not None}
+    logged_max = cast(int | None, narrow(tables, "rmcounter", ("maxorder",))["maxorder"].max())
+    maxorder = logged_max or max(known_orders, default=0) or 1 << 16
+    candidates = candidate_orders(cycles, known_orders, maxorder)
+    groups = alike_groups(cycles, unknown, floors, reserved_orders(inputs, set(unknown)), candidates)
+    # a group no clean counter covers while it is up is not inferred: no evidence, no guess
+    counted = {gi for _, eqs in state_equations(cycles, groups, pools) for _t, terms in eqs for gi, _o in terms}
+    groups = [g for gi, g in enumerate(groups) if gi in counted or len(g.orders) == 1]
+    solutions = solve(groups, state_equations(cycles, groups, pools))
+    fits = [f for f in (_fit(groups, counts, cycles, logged) for counts in solutions) if f is not None]
+    # most placements reproduced; then the fewest machine sizes the known machines do not have
+    fits.sort(key=lambda f: (-f.agree, len(set(f.orders.values()) - known_orders), len(set(f.orders.values())),
+                             len(f.ruled_out)))
+    orders = fits[0].orders if fits else {}
+    unsettled = _unsettled(cycles, orders, pools, logged, set(unknown) - set(orders))
+    hosts = tuple(_inferred(h, orders, groups, floors, fits, sum(c.clean for c in cycles)) if h.name in unknown else h
+                  for h in stated.hosts)
+    assumed = _assumptions(hosts, unknown, fits) + memory_assumptions(hosts, stated.quantum_gb)
+    return replace(stated, hosts=hosts, unsettled=unsettled, assumed=assumed)
+
+
+def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floors: Mapping[str, tuple[int, int]],
+              fits: Sequence[_Fit], clean: int) -> Host:
+    if h.name not in orders:
+        return h
+    group = next(g for g in groups if h.name in g.hosts)
+    ruled = sorted(o for host, o in fits[0].ruled_out if host == h.name)
+    held, at = floors[h.name]
+    sizes = Counter(orders[n] for n in group.hosts)
+    why = [(f"the RmCounter vmachines of {clean} clean cycle(s) leave "
+            + ", ".join(f"{n} of order {o}" for o, n in sorted(sizes.items()))
+            + f" to it and {len(group.hosts) - 1} node(s) alike in every one of them")]
+    if held:
+        why.append(f"its processes held {held} quanta (cycle {at})")
+    if ruled:
+        why.append(f"rmref's What Of would place processes on it as order {', '.join(map(str, ruled))}, "
+                   "where the RM placed none")
+    elif len(sizes) > 1 and not any(host in group.hosts for host, _o in fits[0].ruled_out):
+        why.append("which of these alike nodes has which order no placement tells: taken in the order "
+                   "they were first heard from")
+    return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why))
+
+
+def _assumptions(hosts: Sequence[Host], unknown: Mapping[str, Host], fits: Sequence[_Fit]) -> tuple[Assumption, ...]:
+    """Each inferred node, a summary line, and a word on the inferences that fit as well."""
+    inferred = [h for h in hosts if h.name in unknown and h.order is not None]
+    out = [Assumption(f"node {h.name}", f"order {h.order}, nodepool {h.nodepool}", INFERRED, h.evidence)
+           for h in inferred]
+    sizes = Counter(h.order for h in inferred)
+    left = len(unknown) - len(inferred)
+    out.append(Assumption(
+        "nodes", f"{len(hosts)} there before the log began: {len(hosts) - len(unknown)} sized by the log, "
+                 f"{len(inferred)} inferred ({', '.join(f'{n} of order {o}' for o, n in sorted(sizes.items()))})"
+                 + (f", {left} unknown" if left else ""),
+        INFERRED, "solved from the RmCounter vmachines (the free space by size each How Much pass counted) and "
+                  "checked against the placements; report.json lists each node with its evidence"))
+    if len(fits) > 1:
+        same = fits[1].agree == fits[0].agree
+        differ = sorted(n for n in fits[0].orders if fits[0].orders[n] != fits[1].orders.get(n))
+        out.append(Assumption(
+            "nodes (alternatives)", f"{len(fits)} inferences fit the counters", INFERRED,
+            f"the next differs on {', '.join(differ[:4])}{' ...' if len(differ) > 4 else ''}; the one taken agrees "
+            f"with {fits[0].agree} of {fits[0].total} logged placements, the next with {fits[1].agree}"
+            + ("; the one taken has fewer machine sizes the log does not show" if same else "")))
+    return tuple(out)

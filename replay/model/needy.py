@@ -1,0 +1,92 @@
+"""The RM's needy list as the log shows it: the jobs a cycle expands first, those the previous
+cycle found potentially needy but left off the list, and the submission-order ties the list shows.
+
+detectFragmentation puts every potentially needy job on a TreeMap keyed by JobByTimeSorter; the
+next cycle's needy pass expands them before any other placement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from replay.model.bycycle import ByCycle
+
+
+def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
+    """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
+    carried from the one before (its doExpansion lines before the fair-share traversal)."""
+    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
+    normal = pl.concat([
+        expansions.filter(pl.col("kind") == "expansion_order").select("cycle", "line"),
+        tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()).select("cycle", "line"),
+    ]).group_by("cycle").agg(pl.col("line").min().alias("normal"))
+    early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
+             .join(normal, on="cycle", how="left")
+             .filter(pl.col("normal").is_null() | (pl.col("line") < pl.col("normal"))))
+    return ByCycle(early.select("cycle", "job_id"))
+
+
+
+def _needy_evidence(tables: Mapping[str, pl.DataFrame]) -> tuple[pl.DataFrame, dict[int, int], set[tuple[int, int]]]:
+    """What the needy-list checks read: the potentially needy rows, each cycle's next one, and the
+    (cycle, job) pairs whatOfFixedShare gave processes to (`Assign(H|V)`)."""
+    potential = tables["defrag"].filter(pl.col("potentially_needy") & pl.col("cycle").is_not_null())
+    cycles = tables["cycles"]["cycle"].to_list()
+    assigned = set(tables["expansions"].filter(pl.col("kind") == "fixed_assign").select("cycle", "job_id").iter_rows())
+    return potential, dict(zip(cycles[:-1], cycles[1:])), assigned
+
+
+def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
+    """Per cycle, the jobs the previous cycle found potentially needy that the cycle shows were
+    not on the RM's needy list. That list is a TreeMap on JobByTimeSorter, filled from a HashMap
+    keyed by the jobs' random ids: of two jobs that tie (same submission time and order) only
+    the one put last stays, and no log line shows which. The cycle's needy pass, which runs
+    before every other placement, does:
+
+    * at DEBUG its "Expand needy ..." lines name every job it took: any other was left off;
+    * a fixed-share job that whatOfFixedShare gives processes (`Assign(H|V)`) was left off, or
+      the needy pass would have given it those;
+    * a reservation findMachines saw once was left off (not deferred, the needy pass and
+      whatOfReserve each print one findMachines line for it)."""
+    potential, following, assigned = _needy_evidence(tables)
+    candidates: dict[int, set[int]] = {}
+    for (cycle,), part in potential.group_by("cycle"):
+        if cycle in following:
+            candidates[following[cycle]] = set(part["job_id"].to_list())
+    expand = tables["defrag"].filter((pl.col("kind") == "expand_needy") & pl.col("cycle").is_not_null())
+    listed: dict[int, set[int]] = {c: set() for c in expand["cycle"].unique().to_list()}
+    for cycle, ids in expand.select("cycle", "job_ids").iter_rows():
+        listed[cycle].update(ids or ())
+    exp = tables["expansions"].filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
+    seen = exp.filter(pl.col("kind") == "find_machines").group_by("cycle", "job_id").len()
+    once = set(seen.filter(pl.col("len") == 1).select("cycle", "job_id").iter_rows())
+    deferred = set(tables["counts"].filter(pl.col("kind").is_in(["deferred", "deferring"])
+                                           & pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
+    left: dict[int, set[int]] = {}
+    for cycle, jobs in candidates.items():
+        if cycle in listed:
+            off = jobs - listed[cycle]
+        else:
+            off = {j for j in jobs if (cycle, j) in assigned or ((cycle, j) in once and (cycle, j) not in deferred)}
+        if off:
+            left[cycle] = off
+    return left
+
+
+def needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
+    """Ties the needy list shows: it is a TreeMap on JobByTimeSorter, so of two potentially needy
+    jobs that tie only the one put last stays. A potentially needy job that whatOfFixedShare
+    assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the needy pass, which
+    runs first, would have given it those: it tied with the one job of its order put after it."""
+    rows, following, assigned = _needy_evidence(tables)
+    ties = []
+    for (cycle,), part in rows.group_by("cycle", maintain_order=True):
+        put = part.unique("job_id", keep="first", maintain_order=True).select("job_id", "order").rows()
+        for i, (job, order) in enumerate(put):
+            after = [other for other, o in put[i + 1:] if o == order]
+            if (following.get(cycle), job) in assigned and len(after) == 1:
+                ties.append((job, after[0]))
+    return ties
+

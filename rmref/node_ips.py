@@ -1,0 +1,101 @@
+"""What the node IPs a log does not show could change in What Of (rmref.whatof): whether the RM's
+hosts differ from rmref's only by the order of machines alike but for their IPs, and IPs under
+which What Of reproduces the RM's hosts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from rmref.model import CycleInput
+from rmref.whatof import start_walk, what_of
+
+_Row = tuple[int, ...]
+
+
+def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ours: Mapping[int, Sequence[str]],
+                        job: int, earlier: Sequence[tuple[str, int]] = ()) -> bool:
+    """Whether the RM's hosts for `job` (`theirs[job]`, one per process) differ from rmref's
+    (`ours[job]`) only by the order of machines the log cannot tell apart, on a release whose log
+    shows no node IP (behaviour node_ip_logged absent) and with no IP known for them.
+
+    findShares walks the machines of one free space in the order of a node map hashed on each
+    node's name and IP. So it holds when either the RM's whole cycle is rmref's with machines
+    relabelled among those that began it alike (one pool, one free space), or this job's hosts are
+    rmref's relabelled among machines alike at its turn: the cycle's start less `earlier`, the
+    processes (host, order) placed before it.
+    """
+    mine, rm = list(ours.get(job, ())), list(theirs.get(job, ()))
+    if inp.config.behaviours.has("node_ip_logged") or Counter(mine) == Counter(rm):
+        return False
+    walk = start_walk(inp)
+    hosts = {h for placed in (*theirs.values(), *ours.values()) for h in placed}
+    if not hosts <= walk.machines.keys() or any(walk.machines[h].ip for h in hosts):
+        return False
+
+    def alike(free: Mapping[str, int], placed: Mapping[int, Sequence[str]]) -> dict[tuple[str, int], list[_Row]]:
+        """Per (pool, free space): each machine's processes per job, sorted (a relabelling keeps it)."""
+        counts = {j: Counter(p) for j, p in placed.items()}
+        jobs = sorted(set(theirs) | set(ours))
+        out: dict[tuple[str, int], list[_Row]] = {}
+        for h in sorted(walk.machines):  # every machine: one left empty is a relabelling target too
+            out.setdefault((walk.machines[h].nodepool, free.get(h, 0)), []).append(
+                tuple(counts[j][h] if j in counts else 0 for j in jobs))
+        return {k: sorted(v) for k, v in out.items()}
+
+    if alike(walk.free, theirs) == alike(walk.free, ours):
+        return True
+    at_turn = dict(walk.free)
+    for host, order in earlier:
+        if host in at_turn:
+            at_turn[host] -= order
+    return alike(at_turn, {job: rm}) == alike(at_turn, {job: mine})
+
+
+def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
+                    restarts: int = 6, steps: int = 150) -> dict[str, str] | None:
+    """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
+    host per process), on a release whose log shows no node IP; None when the log has them or the
+    search finds none. The search climbs from random IPs, changing one machine's IP at a time while
+    no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
+
+    A find proves the RM's choice is one its code makes for some IPs the log does not show.
+    """
+    if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
+        return None
+    want = {j: Counter(h) for j, h in theirs.items() if h}
+    state = [inp.cycle]
+
+    def draw(n: int) -> int:  # a 64-bit linear congruential generator (Knuth's MMIX constants)
+        state[0] = (state[0] * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        return (state[0] >> 33) % n
+
+    def ip() -> str:
+        return f"10.{draw(256)}.{draw(256)}.{1 + draw(254)}"
+
+    def score(ips: Mapping[str, str]) -> tuple[int, bool]:
+        trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
+        got: dict[int, Counter[str]] = {}
+        for p in what_of(trial, counts):
+            got.setdefault(p.job_id, Counter())[p.host] += 1
+        return sum((got.get(j, Counter()) & want.get(j, Counter())).total() for j in {*got, *want}), got == want
+
+    for _ in range(restarts):
+        ips = {m.name: ip() for m in inp.machines}
+        best, found = score(ips)
+        for _ in range(steps):
+            if found:
+                return ips
+            name = inp.machines[draw(len(inp.machines))].name
+            old, ips[name] = ips[name], ip()
+            s, same = score(ips)
+            if s >= best:
+                best, found = s, same
+            else:
+                ips[name] = old
+        if found:
+            return ips
+    return None
+

@@ -1,0 +1,251 @@
+"""takeFromTheRich (NodepoolScheduler): clear space for one actually needy job on the eligible
+machines of its pool tree, richest owner first, round by round (rmref.defrag, step 3).
+
+Where the RM's choice rests on an order of shares or machines the input does not settle, the
+round is recorded (`Unsettled`) and the caller's `choose` followed when given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+
+from rmref.choices import MAX_OPEN, linear_orders
+from rmref.constants import CANCEL, EVICT, REASSIGN
+from rmref.defrag_state import (
+    INVESTMENT, NODE_IP, SHARE_MAP, DJob, DNode, DShare, DState, Unsettled, all_machines, identity_hash, user_of,
+)
+from rmref.evictions import HeldShare, investment_key
+from rmref.javahash import JavaHashMap
+from rmref.model import RESERVE, DefragAction
+
+
+def _forceable(share: DShare) -> bool:
+    return not share.evicted
+
+
+def _machine_wealth(state: DState, node: DNode) -> int:
+    """EligibleMachineSorter: the wealth of the richest user with a process on the machine."""
+    return max((state.wealth.get(user_of(state, s.job_id), 0) for s in node.shares), default=0)
+
+
+def _sorted_machines(state: DState, names: Sequence[str]) -> list[str]:
+    """A TreeMap on EligibleMachineSorter filled in `names` order: a newcomer goes before its equals."""
+    out: list[str] = []
+    keys: list[tuple[int, int]] = []
+    for name in names:
+        node = state.nodes[name]
+        key = (-_machine_wealth(state, node), -node.machine.memory_mb)
+        at = next((i for i, k in enumerate(keys) if k >= key), len(keys))
+        out.insert(at, name)
+        keys.insert(at, key)
+    return out
+
+
+def _rehash(state: DState, names: Sequence[str]) -> list[str]:
+    """new HashMap<Machine, Machine>().putAll(treemap): machines in Machine.hashCode order."""
+    table = JavaHashMap()
+    table.put_all((name, identity_hash(state.nodes[name].machine)) for name in names)
+    return list(table)
+
+
+def _share_key(state: DState, share: DShare) -> tuple[int, tuple[int, int, int, int, int]]:
+    """ShareByWealthSorter: richest owner first, then the least investment (RmJob.compareInvestment)."""
+    # no map_rank: ties here keep the machine's share map order, not the job's (see _undecided)
+    held = HeldShare(share.share_id, share.host, share.initialized, share.init_ms, share.investment,
+                     state.nodes[share.host].machine.memory_mb)
+    return (-state.wealth.get(user_of(state, share.job_id), 0), investment_key(held))
+
+
+def _undecided(state: DState, a: DShare, b: DShare) -> str | None:
+    """Why the input does not settle the RM's order of two shares (None: it does)."""
+    owners = (state.wealth.get(user_of(state, a.job_id), 0), state.wealth.get(user_of(state, b.job_id), 0))
+    if owners[0] != owners[1] or a.initialized != b.initialized:
+        return None
+    if not a.initialized:
+        if a.init_ms != b.init_ms:
+            return None
+        interchangeable = a.pending and b.pending and a.job_id == b.job_id  # same job, no ids yet
+        return None if interchangeable else SHARE_MAP
+    return INVESTMENT if a.job_id != b.job_id and state.inp.investment_ranked else None
+
+
+def _pick(ordered: Sequence[DShare], cand: Container[int], virtual: int, want: int) -> list[DShare] | None:
+    """One round on one machine, its shares in the RM's order (`cand`: positions of the candidates):
+    the shares it clears, or None when they cannot make room. It takes candidates until there is
+    room (an exact fit first in the list), then clears from that list until there is room."""
+    room, chosen = virtual, list[DShare]()
+    for i, share in enumerate(ordered):
+        if i in cand:
+            room += share.order
+            if share.order == want:
+                chosen.insert(0, share)
+            else:
+                chosen.append(share)
+        if room >= want:
+            break
+    if room < want:
+        return None
+    room, cleared = virtual, list[DShare]()
+    for share in chosen:
+        room += share.order
+        cleared.append(share)
+        if room >= want:
+            break
+    return cleared
+
+
+def _ids(shares: Sequence[DShare]) -> tuple[tuple[int, int], ...]:
+    return tuple((s.job_id, s.share_id) for s in shares)
+
+
+def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int], doubtful: Sequence[int],
+                  virtual: int, want: int) -> list[list[DShare]]:
+    """What the round clears for every order of the `doubtful` candidates (positions in `ordered`)
+    that keeps the order of each pair the input settles; [] when there are too many to list."""
+    if len(doubtful) > MAX_OPEN:
+        return []
+    out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
+    members = [ordered[i] for i in doubtful]
+    n = len(members)
+    settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
+    for perm in linear_orders(n, settled):
+        order = list(ordered)
+        for i, k in zip(doubtful, perm):
+            order[i] = members[k]
+        cleared = _pick(order, cand, virtual, want) or []
+        out.setdefault(_ids(cleared), cleared)
+    return list(out.values())
+
+
+def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candidates: set[int]) -> list[DShare] | None:
+    """The shares one round clears on machine `name` (None: it cannot make room). Where that rests
+    on an order of candidates the input does not settle, the round is recorded (`Unsettled`, with
+    every alternative) and the RM's clearing is followed when the caller gives it (`choose`)."""
+    node, want = state.nodes[name], nj.work.order
+    cand = {i for i, s in enumerate(ordered) if _forceable(s) and s.job_id in candidates}
+    cleared = _pick(ordered, cand, node.virtual, want)
+    if cleared is None:
+        return None
+    room, scanned = node.virtual, []  # the candidates the round looked at
+    for i, share in enumerate(ordered):
+        if i in cand:
+            room += share.order
+            scanned.append(i)
+        if room >= want:
+            break
+    doubtful: dict[int, None] = {}
+    reasons: dict[str, None] = {}
+    for i in scanned:
+        for k in sorted(cand):
+            why = _undecided(state, ordered[i], ordered[k]) if k > i else None
+            if why:
+                doubtful.update({i: None, k: None})
+                reasons[why] = None
+    if not doubtful:
+        return cleared
+    alternatives = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want)
+    rm = state.choose.get(name)
+    if rm is not None:  # the RM's clearing, when it is one of the alternatives
+        cleared = next((alt for alt in alternatives if set(_ids(alt)) <= rm), cleared)
+    taken = next((i for i, alt in enumerate(alternatives) if _ids(alt) == _ids(cleared)), 0)
+    shares = tuple(sorted({(ordered[i].job_id, ordered[i].share_id) for i in doubtful}))
+    state.unsettled.append(Unsettled(nj.work.job_id, name, shares, tuple(reasons), len(state.actions),
+                                     tuple(_ids(a) for a in alternatives), taken))
+    return cleared
+
+
+def _ip_tie(state: DState, name: str, eligible: Sequence[str]) -> list[str]:
+    """The other eligible machines that tie with `name` in EligibleMachineSorter (same owner
+    wealth, same memory) where the log shows no node IP (behaviour node_ip_logged absent): the RM
+    meets them in the order of a map hashed on the IPs."""
+    if state.inp.config.behaviours.has("node_ip_logged"):
+        return []  # any IP a machine has here was inferred (replay.apps.verify), so the order stays open
+    node = state.nodes[name]
+    key = (_machine_wealth(state, node), node.machine.memory_mb)
+    return [other for other in eligible if other != name
+            and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key]
+
+
+def _note_machine_tie(state: DState, nj: DJob, name: str, eligible: Sequence[str], chosen: Sequence[DShare]) -> None:
+    """Record the round's machine as unsettled when it ties with other eligible machines in an
+    open node-map order (`_ip_tie`)."""
+    tied = _ip_tie(state, name, eligible)
+    if tied:
+        state.unsettled.append(Unsettled(nj.work.job_id, name, tuple(sorted((s.job_id, s.share_id) for s in chosen)),
+                                         (NODE_IP,), len(state.actions), tied=tuple(tied)))
+
+
+def _rm_machines_first(state: DState, eligible: list[str]) -> list[str]:
+    """Eligible machines with those the RM cleared (`choose`) first among their open-order ties."""
+    if not state.choose:
+        return eligible
+    out = list(eligible)
+    for i, name in enumerate(out):
+        if name in state.choose:
+            continue
+        ahead = next((j for j in range(i + 1, len(out))
+                      if out[j] in state.choose and name in _ip_tie(state, out[j], out)), None)
+        if ahead is not None:
+            out.insert(i, out.pop(ahead))
+    return out
+
+
+def _clear(state: DState, share: DShare, nj: DJob) -> None:
+    """clearShare: hand over a same-size new process, drop a different-size one, evict a running one."""
+    donor = state.jobs[share.job_id]
+    node = state.nodes[share.host]
+    if share.pending:
+        donor.shares.remove(share)
+        node.shares.remove(share)
+        if share.order == nj.work.order:
+            kind = REASSIGN
+            share.job_id = nj.work.job_id
+            nj.shares.append(share)
+            node.shares.append(share)  # removed and put back: it goes to the end of its bucket
+        else:
+            kind = CANCEL
+    else:
+        kind = EVICT
+        share.evicted = True
+    state.actions.append(DefragAction(kind, nj.work.job_id, donor.work.job_id, share.host, share.share_id, share.order))
+
+
+def take_from_the_rich(state: DState, nj: DJob, needed: int, candidates: set[int]) -> int:
+    """Clear space for up to `needed` processes of the needy job; returns how many it made room for."""
+    want = nj.work.order
+    eligible: list[str] = []
+    for name in all_machines(state, nj.pool):
+        node = state.nodes[name]
+        if node.machine.order < want:
+            continue
+        if nj.policy == RESERVE:  # a reservation wants a whole machine of its size
+            if node.machine.order != want or any(s.job_id not in candidates for s in node.shares):
+                continue
+        room = node.virtual + sum(state.jobs[s.job_id].work.order for s in node.shares
+                                  if _forceable(s) and s.job_id in candidates)
+        if room >= want:
+            eligible.append(name)
+    eligible = _rm_machines_first(state, _sorted_machines(state, eligible))
+    given = 0
+    while True:
+        cleared, room = 0, 0
+        for name in eligible:
+            node = state.nodes[name]
+            ordered = sorted(node.shares, key=lambda s: _share_key(state, s))
+            chosen = _round(state, nj, name, ordered, candidates)
+            if chosen is None:
+                continue
+            _note_machine_tie(state, nj, name, eligible, chosen)
+            room = node.virtual
+            for share in chosen:
+                room += share.order
+                cleared += 1
+                owner = user_of(state, share.job_id)
+                _clear(state, share, nj)
+                state.wealth[owner] = state.wealth.get(owner, 0) - share.order
+            break  # one machine per round
+        if cleared:
+            eligible = _rm_machines_first(state, _sorted_machines(state, _rehash(state, eligible)))
+            given += room // want
+        if cleared == 0 or given >= needed:
+            return given
