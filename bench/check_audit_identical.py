@@ -53,7 +53,8 @@ def digests(log: Path, work: Path) -> dict[str, str]:
         result, out = audit(tables()), work / way
         write_audit(result, out)
         got |= {f"{way}/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())}
-        summary = json.dumps([result.cycles, sorted(result.skipped.items()), result.divergences], default=str)
+        divergences = [d.row() for d in result.divergences]
+        summary = json.dumps([result.cycles, sorted(result.skipped.items()), divergences], default=str)
         got[f"{way}/summary"] = hashlib.sha256(summary.encode()).hexdigest()
     return got
 

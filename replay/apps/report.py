@@ -407,7 +407,8 @@ def _audit_section(audit_result: Any, epoch_of: Mapping[int, int | None], max_ro
                                                            for c, d in list(audit_result.damaged.items())[:max_rows]]))
         if audit_result.divergences:
             parts.append(table(("cycle", "epoch", "job", "decision", "logged", "rmref", "why"),
-                               [(c, epoch_of.get(c), *rest[:5]) for c, *rest in audit_result.divergences[:max_rows]]))
+                               [(d.cycle, epoch_of.get(d.cycle), d.job_id, d.decision, d.logged, d.reference,
+                                 d.explanation) for d in audit_result.divergences[:max_rows]]))
     return parts
 
 

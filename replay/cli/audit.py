@@ -6,7 +6,7 @@ import argparse
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -22,7 +22,7 @@ from replay.parsing.outdir import atomic_output_dir, check_replaceable
 from replay.parsing.sources import InputError
 
 if TYPE_CHECKING:
-    from replay.apps.audit import AuditResult
+    from replay.apps.audit import AuditResult, Finding
 
 
 def audit_table(result: AuditResult) -> Table:
@@ -74,11 +74,11 @@ def damage_lines(result: AuditResult, shown: int = 5) -> list[str]:
     return lines
 
 
-def print_rows(console: Console, result: AuditResult, rows: Sequence[tuple[Any, ...]], shown: int, file: str) -> None:
+def print_rows(console: Console, result: AuditResult, rows: Sequence[Finding], shown: int, file: str) -> None:
     """The first `shown` divergences (or verified choices), one line each, then how many more."""
-    for cycle, job, kind, _logged, _ref, why, *_ in rows[:shown]:
-        console.print(f"  cycle {label(cycle, result.epochs.get(cycle))} job {job} {kind}: {why}", markup=False,
-                      highlight=False)
+    for f in rows[:shown]:
+        console.print(f"  cycle {label(f.cycle, result.epochs.get(f.cycle))} job {f.job_id} {f.decision}: "
+                      f"{f.explanation}", markup=False, highlight=False)
     if len(rows) > shown:
         console.print(f"  ... {len(rows) - shown:,} more ({file} with -o)")
 

@@ -96,10 +96,10 @@ def test_the_rms_pick_is_verified_and_followed(name, level):
     own = {h for h, n in zip(tie.hosts, tie.got) if n}
     rm = set(_truth_added(name)[(CYCLE, JOB)])
     expected = {(CYCLE, JOB, "placements"), (CYCLE, JOB, "schedule")} if own != rm else set()
-    assert {(c, j, kind) for c, j, kind, *_ in result.verified} == expected
+    assert {(v.cycle, v.job_id, v.decision) for v in result.verified} == expected
     assert report["verified_choices"]["placements"] == report["verified_choices"]["schedule"] == len(expected) // 2
-    for *_, why, step, detail in result.verified:
-        assert detail.startswith("agrees") and "the RM chose 1 of 2 equally free hosts" in detail, why
+    for v in result.verified:
+        assert v.detail.startswith("agrees") and "the RM chose 1 of 2 equally free hosts" in v.detail, v.explanation
 
 
 def test_the_audit_exits_0_on_the_healthy_log(tmp_path, capsys):

@@ -131,6 +131,6 @@ def test_the_tally_order_of_i_mega24_is_a_verified_choice():
     verdict is one of those rmref reaches by the orders the log allows: verified, every cycle agrees."""
     result = audit(parsed("i_mega24").tables, cycles=range(1471, 1476))
     assert not result.divergences and result.cycles == [1471, 1472, 1473, 1474, 1475]
-    rows = [(c, j, kind, step) for c, j, kind, _lv, _own, _why, step, _detail in result.verified]
+    rows = [(v.cycle, v.job_id, v.decision, v.step) for v in result.verified]
     assert (1473, 36, "defrag", "detectFragmentation") in rows
     assert {c for c, *_ in rows} == {1473}

@@ -19,7 +19,7 @@ import pytest
 
 from replay.apps.audit import audit, result_frames
 from replay.model.logged import logged_decisions
-from replay.apps.audit import _logged_phase_outputs as _logged_outputs
+from replay.apps.audit.defrag import logged_phase_outputs as _logged_outputs
 from rmref.cycle import Hints, schedule
 from rmref.defrag import defragment
 from tests.helpers import audit_edited, UNSETTLED, UNSETTLED_LOGS, log_path, parsed, truth
@@ -54,10 +54,10 @@ def test_every_cycle_agrees_and_the_choice_is_verified(name, level):
     assert not result.divergences and report["cycles_agree"] == report["cycles"]
     assert result.verified, "the fixture no longer shows the RM's free choice"
     kinds = {"defrag", "schedule"}
-    assert {kind for _c, _j, kind, *_ in result.verified} <= kinds
+    assert {v.decision for v in result.verified} <= kinds
     assert sum(report["verified_choices"].values()) == len(result.verified)
-    for cycle, _job, _kind, _lv, _own, why, _step, detail in result.verified:
-        assert detail.startswith("agrees"), why
+    for v in result.verified:
+        assert v.detail.startswith("agrees"), v.explanation
 
 
 @pytest.mark.parametrize(("name", "level"), SHARE_ORDER_LOGS)
@@ -109,7 +109,7 @@ def test_truths_verdict_is_one_of_rmrefs_and_is_verified(name, level):
                        known_order=logged.job_order_known.get(cycle, ()))
         assert tuple(sorted(_truth_needy(records[cycle]).items())) in d.verdicts
         assert len(d.verdicts) > 1
-        assert any(c == cycle and kind == "defrag" for c, _j, kind, *_ in result.verified)
+        assert any(v.cycle == cycle and v.decision == "defrag" for v in result.verified)
 
 
 @pytest.mark.parametrize(("name", "level"), TALLY_LOGS)

@@ -35,7 +35,7 @@ def _divergences(inp):
     _, logged = _cycles()
     result = AuditResult()
     audit_cycle(inp, logged, Phases(), result, ("counts",))
-    return [d for d in result.divergences if d[2] == "counts"]
+    return [d for d in result.divergences if d.decision == "counts"]
 
 
 @settings(max_examples=15)
@@ -48,9 +48,9 @@ def test_a_changed_class_weight_is_named_at_the_class_count(data):
     cls = next(c for c in inp.classes if c.name == name)
     weight = data.draw(st.sampled_from([w for w in (1, 3, 7, 1000, 5000) if w != cls.weight]))
     changed = replace(inp, classes=tuple(replace(c, weight=weight) if c.name == name else c for c in inp.classes))
-    for _cycle, _job, _kind, _lv, _rv, why, step, detail in _divergences(changed):
-        assert step == "countClassShares", why
-        assert f"{name} weighs {cls.weight} for the RM, {weight} for rmref" in detail, why
+    for d in _divergences(changed):
+        assert d.step == "countClassShares", d.explanation
+        assert f"{name} weighs {cls.weight} for the RM, {weight} for rmref" in d.detail, d.explanation
 
 
 @settings(max_examples=15)
@@ -61,9 +61,9 @@ def test_a_missing_machine_is_named_as_the_free_space_the_classes_divide(data):
     gone = data.draw(st.sampled_from([m.name for m in inp.machines if m.online]))
     changed = replace(inp, machines=tuple(m for m in inp.machines if m.name != gone),
                       work=tuple(replace(w, shares=tuple(s for s in w.shares if s.host != gone)) for w in inp.work))
-    for _cycle, _job, _kind, _lv, _rv, why, step, detail in _divergences(changed):
-        assert step == "countClassShares", why
-        assert "they divide different free space" in detail, why
+    for d in _divergences(changed):
+        assert d.step == "countClassShares", d.explanation
+        assert "they divide different free space" in d.detail, d.explanation
 
 
 def test_an_unchanged_cycle_has_no_divergence_to_explain():

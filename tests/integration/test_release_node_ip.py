@@ -66,7 +66,7 @@ def tables(tmp_path_factory):
 
 
 def _placements(tables: dict) -> list:
-    return [d for d in audit(tables).divergences if d[2] == "placements"]
+    return [d for d in audit(tables).divergences if d.decision == "placements"]
 
 
 def test_an_unknown_release_is_audited_as_the_latest(tables):
@@ -75,9 +75,9 @@ def test_an_unknown_release_is_audited_as_the_latest(tables):
 
 def test_the_audit_verifies_the_choice_by_node_ips(tables):
     result = audit(tables("2.2.2"), trace=(CYCLE,))
-    assert not [d for d in result.divergences if d[2] == "placements"]
-    rows = [v for v in result.verified if v[2] == "placements"]
-    assert rows and all(r[0] == CYCLE and "IP" in r[5] and "agrees" in r[5] for r in rows)
+    assert not [d for d in result.divergences if d.decision == "placements"]
+    rows = [v for v in result.verified if v.decision == "placements"]
+    assert rows and all(r.cycle == CYCLE and "IP" in r.explanation and "agrees" in r.explanation for r in rows)
     # the cycle follows the RM's choice: rmref's placements are truth's
     assert Counter(p.host for p in result.traces[CYCLE].placements if p.job_id == JOB) == _truth_hosts()
 
@@ -85,4 +85,4 @@ def test_the_audit_verifies_the_choice_by_node_ips(tables):
 def test_a_release_that_logs_ips_does_not_verify_it(tables):
     result = audit(tables("3.0.0"))
     assert _placements(tables("3.0.0"))
-    assert not [v for v in result.verified if "IP" in v[5]]
+    assert not [v for v in result.verified if "IP" in v.explanation]

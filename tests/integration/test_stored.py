@@ -180,7 +180,7 @@ def test_an_older_release_stored_is_the_fresh_audit_node_ips_inferred_again(name
     kept = st.stored_audit(opened.tables, boot, st.place_of(opened.slot, opened.root, boot, None, opened.tables))
     assert kept.read and kept.stored is not None and kept.result.rm_release is not None
     if name.endswith("node_ip"):
-        assert any("IP" in v[5] for v in kept.result.verified)
+        assert any("IP" in v.explanation for v in kept.result.verified)
         again = kept.stored.trace(opened.tables, 1)
         assert again is not None and any(m.ip for m in again.input.machines)  # inferred again on re-entry
     _reentered_as_run(opened.tables, kept)
@@ -269,7 +269,7 @@ def test_another_configuration_or_release_never_reads_the_stored_audit(change, t
     _, changed_boot, changed = _stored(tmp_path, change)
     assert changed is not None and changed.key != place.key
     again = st.stored_audit(tables, changed_boot, changed)
-    assert not again.read and all(d[3] != "MARK" for d in again.result.divergences)
+    assert not again.read and all(d.logged != "MARK" for d in again.result.divergences)
     assert st.stored_audit(tables, changed_boot, changed).read  # and is stored under its own key
 
 

@@ -250,8 +250,9 @@ def check_level(run_dir: Path, level: str, truth: list[dict]) -> LevelResult:
         res.skipped = report.get("skipped", {}).get("cycles", 0) or 0
         res.audit = {k: [v["agree"], v["total"]] for k, v in report["decisions"].items()}
         res.verified = dict(report["verified_choices"])
-        for cycle, job, kind, lv, rv, why, *_ in result.divergences:
-            res.failures.append(Failure(int(cycle), job, kind, "log", str(lv), str(rv), why))
+        for d in result.divergences:
+            res.failures.append(Failure(int(d.cycle), d.job_id, d.decision, "log", d.logged, d.reference,
+                                        d.explanation))
         check_truth(res, result_frames(result), truth, logged_decisions(tables), result.cycles)
     except Exception as exc:  # noqa: BLE001 - a crash of rmreplay is a result, not the end of the run
         res.error = _one_line(exc)

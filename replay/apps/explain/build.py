@@ -58,10 +58,10 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
                             else (None, None, None))
     logged = trace.logged if trace is not None and trace.logged is not None else logged_decisions(tables)
     ours, theirs = _sides(trace, logged, job_id, c)
-    causes = tuple(Divergence(kind, step, why) for cycle, job, kind, _lv, _rv, why, step, _detail
-                   in result.divergences if cycle == c and job == job_id)
-    verified = tuple(Divergence(kind, step, detail) for cycle, job, kind, _lv, _own, _why, step, detail
-                     in result.verified if cycle == c and job == job_id)
+    causes = tuple(Divergence(d.decision, d.step, d.explanation) for d in result.divergences
+                   if d.cycle == c and d.job_id == job_id)
+    verified = tuple(Divergence(v.decision, v.step, v.detail) for v in result.verified
+                     if v.cycle == c and v.job_id == job_id)
     return Story(
         job_id=job_id, cycle=c, first_cycle=cycles[0], last_cycle=cycles[-1], work_type=who.work_type,
         user=who.user, class_name=who.class_name, policy=cls.policy if cls else None,

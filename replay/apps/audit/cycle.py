@@ -1,0 +1,139 @@
+"""One cycle audited phase by phase: caps, How Much, What Of, evictions, then defragmentation and the chained run."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+
+from replay.apps.audit.compare import compare
+from replay.apps.audit.defrag import audit_defrag
+from replay.apps.audit.result import DECISIONS, AuditResult, CycleTrace
+from replay.apps.audit.reuse import OWN, Follow, Reuse
+from replay.apps.audit.schedule import audit_schedule
+from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause
+from replay.apps.verify import Verified, follow_node_ips, follow_placements
+from replay.model.logged import Logged, pair_key
+from rmref import Caps, HowMuch, Phases
+from rmref.constants import ALREADY_LEAVING, PURGES, RESERVATION
+from rmref.model import CycleInput, Eviction, Placement
+
+
+def _cap_rule(caps: Caps, logged: object) -> Cause:
+    return Cause("initJobCap", "", f"rmref's cap chain is base {caps.base}, projected {caps.projected}, potential "
+                 f"{caps.potential}, actual {caps.actual} (bound by {caps.rule}); the RM's actual cap is {logged}")
+
+
+def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                only: Collection[str] = DECISIONS) -> CycleTrace:
+    """Run each phase on one cycle's input, compare it with the log, and return rmref's run."""
+    result.cycles.append(inp.cycle)
+    # only rmref's own phases say which choices they found equal (rmref.choices)
+    own = {n for n in ("what_of", "defrag") if getattr(phases, n) is getattr(OWN, n)}
+    reuse = Reuse(phases)
+    phases = reuse.recording
+    follow = Follow()
+    caps = _audit_caps(inp, logged, phases, result, "caps" in only)
+    counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
+    trace = CycleTrace(inp.cycle, inp, caps, logged=logged)
+    if "counts" in only:
+        trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
+    if "placements" in only:
+        inp, placed = _audit_placements(inp, logged, phases, result, counts, reuse if "what_of" in own else None,
+                                        follow)
+        trace = replace(trace, input=inp, placements=placed)
+    if "evictions" in only:
+        trace = replace(trace, evictions=_audit_evictions(inp, logged, phases, result, counts))
+    if "defrag" in only:
+        trace = replace(trace, defrag=audit_defrag(inp, logged, counts, phases.defrag, result,
+                                                   follow if "defrag" in own else None))
+    if "schedule" in only:
+        trace = replace(trace, chained=audit_schedule(inp, logged, reuse.replaying, result, follow))
+    return trace
+
+
+def _audit_caps(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult, tally: bool) -> dict[int, Caps]:
+    """rmref's cap chain for every job the RM logged a cap for."""
+    c, logged_caps = inp.cycle, logged.caps.get(inp.cycle, {})
+    caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work if w.job_id in logged_caps}
+    if tally:
+        result.ref["caps"] += [(c, j, k.base, k.projected, k.potential, k.actual) for j, k in sorted(caps.items())]
+        compare(result, "caps", c, logged_caps, {j: k.actual for j, k in caps.items()},
+                lambda j, lv, rv: _cap_rule(caps[j], lv) if j in caps
+                else Cause("initJobCap", "", "the RM logged no cap input for this job"))
+    return caps
+
+
+def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                  caps: Mapping[int, Caps]) -> HowMuch:
+    """How Much on the logged caps (the cap phase is audited on its own). The RM logs a cap for
+    every job but a completed or refused one, whose cap rmref derives as the RM does."""
+    c = inp.cycle
+    logged_caps = logged.caps.get(c, {})
+    job_caps = {w.job_id: logged_caps[w.job_id] if w.job_id in logged_caps else phases.caps(w.cap_input).actual
+                for w in inp.work}
+    hm = phases.how_much(inp, job_caps, dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
+    logged_counts = logged.counts.get(c, {})
+    result.ref["counts"] += [(c, w.job_id, w.order, hm.counts[w.job_id]) for w in inp.work if w.job_id in hm.counts]
+    work = {w.job_id: w for w in inp.work}
+    reasons = logged.deferrals.get(c, {})
+
+    def why(job: int, lv: object, rv: object) -> Cause:
+        if job not in work:
+            return Cause("howMuch", f"job {job}", f"the RM counted {lv} processes for a job the cycle does not "
+                         "publish")
+        return count_cause(work[job], inp, hm, logged.counters(c), lv if isinstance(lv, int) else None,
+                           reasons.get(job))
+
+    compare(result, "counts", c, logged_counts, {j: n for j, n in hm.counts.items() if n or j in logged_counts}, why)
+    return hm
+
+
+def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                      counts: Mapping[int, int], reuse: Reuse | None,
+                      follow: Follow) -> tuple[CycleInput, tuple[Placement, ...]]:
+    """What Of on the logged counts, against the connectShare lines. With rmref's own What Of
+    (`reuse`), a host the RM chose among machines rmref found equally free, or by node IPs the
+    log does not show, is a verified choice, and the rest of the cycle follows it
+    (replay.apps.verify): the cycle's input (with the IPs found, if any) and the placements."""
+    placed: dict[int, list] = {}
+    verified: dict[int, Verified] = {}
+    if reuse is None:
+        placements = tuple(phases.what_of(inp, counts))
+    else:
+        f = follow_placements(inp, counts, logged.placements.get(inp.cycle, {}), logged.connected.get(inp.cycle, ()))
+        reuse.calls["what_of"] = ((inp, counts), {}, f.own.placements)  # the chained run's own walk
+        placements, verified = f.what_of.placements, f.verified
+        follow.prefer.update(f.prefer)
+        by_ip = follow_node_ips(inp, counts, logged.placements.get(inp.cycle, {}), placements)
+        if by_ip is not None:  # the later phases and the chained run read the IPs found
+            inp, placements, ip_verified = by_ip
+            verified = {**verified, **ip_verified}
+        follow.sentences += [v.sentence for v in verified.values()]
+    for p in placements:
+        placed.setdefault(p.job_id, []).append((p.host, p.order))
+        result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
+    theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
+    cycle = CyclePlacements(inp, theirs, ours, counts, placements)
+    compare(result, "placements", inp.cycle, theirs, ours,
+            lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle), verified, "findShares")
+    return inp, placements
+
+
+def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                     counts: Mapping[int, int]) -> tuple[Eviction, ...]:
+    """doEvictions on the logged counts, against the shrinkBy and purge lines."""
+    evicted: dict[int, list] = {}
+    done = tuple(phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ()), logged.share_walk.get(inp.cycle, {})))
+    # a share the reservation clearing took that shrinkBy then marks again: the log's shrinkBy line
+    # is the only trace of either at INFO, so the logged side names it once (logged._with_clearing)
+    cleared = {(e.job_id, e.share_id) for e in done if e.reason == RESERVATION}
+    for e in done:
+        result.ref["evictions"].append((inp.cycle, e.job_id, e.host, e.share_id, e.reason))
+        if e.reason == ALREADY_LEAVING and (e.job_id, e.share_id) in cleared:
+            continue
+        # the log's purge lines name the host and the job, not the share
+        evicted.setdefault(e.job_id, []).append((e.host, None if e.reason in PURGES else e.share_id))
+    compare(result, "evictions", inp.cycle, logged.evictions.get(inp.cycle, {}),
+            {j: sorted(v, key=pair_key) for j, v in evicted.items()},
+            lambda j, lv, rv: eviction_cause(inp, j, counts.get(j), lv, rv, done))
+    return done

@@ -1,0 +1,159 @@
+"""Defragmentation audited: detectFragmentation's needy verdicts and takeFromTheRich's takings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from replay.apps.audit.compare import compare
+from replay.apps.audit.result import AuditResult
+from replay.apps.audit.reuse import Follow
+from replay.apps.causes import Cause
+from replay.apps.verify import (
+    Verified,
+    cleared_by_rm,
+    unsettled_sentence,
+    verdict_admitted,
+    verdict_sentence,
+)
+from replay.model.logged import Logged
+from rmref import Defrag
+from rmref.constants import PURGE
+from rmref.defrag import NODE_IP
+from rmref.model import CycleInput, Eviction, Placement
+
+
+def logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placement], list[Eviction]]:
+    """What Of's and doEvictions' logged decisions, as the defragmentation phase reads them."""
+    c = inp.cycle
+    placed = [Placement(j, h, o) for j, h, o, _sid in sorted(logged.connected.get(c, ()), key=lambda r: r[3] or 0)]
+    held: dict[tuple[int, str], list] = {}
+    for w in inp.work:
+        for share in w.shares:
+            held.setdefault((w.job_id, share.host), []).append(share)
+    gone: list[Eviction] = []
+    for job, host, sid, order, reason in logged.shrunk.get(c, ()):
+        if sid is None:  # a purge line names the host, not the share: every share the job has there
+            gone += [Eviction(job, host, s.share_id, s.order, PURGE) for s in held.get((job, host), ())]
+        else:
+            gone.append(Eviction(job, host, sid, order or 0, reason))
+    return placed, gone
+
+
+def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase: Callable[..., Defrag],
+                 result: AuditResult, follow: Follow | None) -> Defrag:
+    """Needy jobs and the shares taken for them, against the ACTUALLY NEEDY lines and the Removals.
+    With rmref's own phase (`follow`), a needy verdict or a clearing the RM reached by an order
+    the log does not show, and that rmref finds among its equal choices, is a verified choice."""
+    c = inp.cycle
+    placed, gone = logged_phase_outputs(inp, logged)
+    # takeFromTheRich serves the jobs the RM found needy, as every phase reads the RM's upstream
+    # decisions: rmref's own verdict, audited here too, may rest on a tally order the log lacks
+    serve = {"serve": logged.needy.get(c, {})} if c in logged.detected else {}
+    kwargs = dict(pure_fair_share=logged.pure_fair_share.get(c, {}), job_order=logged.job_order.get(c, ()),
+                  wealth=result.wealth, **serve)
+    d = phase(inp, counts, placed, gone, **kwargs)
+    logged_needy, logged_taken = logged.needy.get(c, {}), logged.defrag.get(c, {})
+    needy_ref: dict[int, object] = {j: ("needy", n) for j, n in d.needy.items()}
+    verified_needy: dict[int, Verified] = {}
+    if follow is not None and c in logged.detected and d.needy != logged_needy:
+        # the verdict of every tally order the log allows (rmref.defrag.Defrag.verdicts)
+        ordered = phase(inp, counts, placed, gone, known_order=logged.job_order_known.get(c, ()), **kwargs)
+        if verdict_admitted(ordered, logged_needy):
+            why = verdict_sentence(ordered, logged_needy)
+            verified_needy = {j: Verified(needy_ref.get(j), why) for j in set(d.needy) | set(logged_needy)
+                              if d.needy.get(j) != logged_needy.get(j)}
+            needy_ref = {j: ("needy", n) for j, n in logged_needy.items()}
+            follow.needy = logged_needy
+            follow.sentences.append(why)
+    own_taken = _taken(d)
+    verified_taken: dict[int, Verified] = {}
+    if follow is not None and any(u.alternatives for u in d.unsettled):
+        rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
+        if any(not set(u.alternatives[u.taken]) <= rm.get(u.host, frozenset()) for u in d.unsettled if u.alternatives):
+            d = phase(inp, counts, placed, gone, choose=rm, **kwargs)  # the RM's clearing, where rmref has it
+            why = unsettled_sentence(d.unsettled)
+            verified_taken = {j: Verified(("taken", own_taken.get(j)), why) for j in set(own_taken) | set(_taken(d))
+                              if own_taken.get(j) != _taken(d).get(j)}
+            follow.choose.update(rm)
+            follow.sentences.append(why)
+    if follow is not None and _taken(d) != logged_taken and any(u.tied for u in d.unsettled):
+        d, more = _follow_machine_tie(d, logged, c, logged_taken, lambda rm: phase(inp, counts, placed, gone,
+                                                                                  choose=rm, **kwargs), follow)
+        verified_taken.update({j: v for j, v in more.items() if j not in verified_taken})
+    result.wealth = d.wealth
+    for i, a in enumerate(d.actions):
+        # an action at or after an unsettled choice rests on it (the state it met came from that choice)
+        unsettled = ", ".join(dict.fromkeys(r for u in d.unsettled if u.action <= i for r in u.reasons))
+        result.ref["defrag"].append((c, a.needy_job, a.donor_job, a.host, a.share_id, unsettled or None))
+    compare(result, "defrag", c, {j: ("needy", n) for j, n in logged_needy.items()}, needy_ref,
+            lambda j, lv, rv: Cause("detectFragmentation", f"job {j}",
+                                     f"rmref finds it {_needy_words(rv)}, the RM {_needy_words(lv)}"),
+            verified_needy, "detectFragmentation")
+    compare(result, "defrag", c, {j: ("taken", v) for j, v in logged_taken.items()},
+            {j: ("taken", v) for j, v in _taken(d).items()},
+            lambda j, lv, rv: Cause("takeFromTheRich", f"job {j}",
+                                     f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"
+                                     + unlisted_words(d)), verified_taken, "takeFromTheRich")
+    return d
+
+
+def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping[int, Any],
+                        rerun: Callable[[dict[str, frozenset[tuple[int, int]]]], Defrag],
+                        follow: Follow) -> tuple[Defrag, dict[int, Verified]]:
+    """takeFromTheRich met machines of equal wealth and memory in the order of a node map hashed on
+    IPs the log (before DUCC 3.0.0) never shows: where the RM cleared one of them, and rmref clearing
+    the RM's machine there takes from every job what the RM took, the RM's choice is verified."""
+    rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
+    ties = [u for u in d.unsettled if u.tied and set(u.tied) & set(rm)]
+    if not ties:
+        return d, {}
+    again = rerun(dict(rm))
+    if _taken(again) != {j: v for j, v in logged_taken.items() if v}:
+        return d, {}
+    u = ties[0]
+    why = (f"agrees: the RM cleared {', '.join(sorted(set(u.tied) & set(rm)))} for needy job {u.needy_job}, one of "
+           f"{len(u.tied) + 1} machines of equal owner wealth and memory, met in the order of a node map hashed on "
+           f"IPs the log never shows (rmref met {u.host} first)")
+    own = _taken(d)
+    follow.choose.update(rm)
+    follow.sentences.append(why)
+    return again, {j: Verified(("taken", own.get(j)), why) for j in set(own) | set(_taken(again))
+                   if own.get(j) != _taken(again).get(j)}
+
+
+def _taken(d: Defrag) -> dict[int, list[tuple[str, int]]]:
+    """The running shares defragmentation evicted, per donor job, sorted."""
+    taken: dict[int, list[tuple[str, int]]] = {}
+    for a in d.actions:
+        if a.action == "evict":
+            taken.setdefault(a.donor_job, []).append((a.host, a.share_id))
+    return {j: sorted(v) for j, v in taken.items()}
+
+
+def _needy_words(value: object) -> str:
+    return f"needy for {value[1]} processes" if isinstance(value, tuple) else "not needy"
+
+
+def unlisted_words(d: Defrag | None) -> str:
+    """Why a takeFromTheRich choice could not be verified: too many shares of open order to list, or
+    machines met in the order of a map hashed on node IPs the log of this release never shows."""
+    if d is None or not any(not u.alternatives for u in d.unsettled):
+        return ""
+    parts = []
+    for u in d.unsettled:
+        if u.alternatives:
+            continue
+        if NODE_IP in u.reasons:
+            parts.append(f"on {u.host} takeFromTheRich met machines of equal wealth and memory in the order of a "
+                         f"map hashed on each node's IP, which the log of this release never shows")
+        else:
+            parts.append(f"on {u.host} takeFromTheRich chose among more equally ranked shares than rmref lists "
+                         f"(rmref.choices.MAX_OPEN)")
+    return f". {'; '.join(parts)}: its choice there is not verified"
+
+
+def _shares_words(value: object) -> str:
+    if not isinstance(value, tuple) or not value[1]:
+        return "nothing"
+    return ", ".join(f"{h}.{s}" for h, s in value[1])

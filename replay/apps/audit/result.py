@@ -1,0 +1,143 @@
+"""What an audit finds: its result, each divergent or verified decision, and what one cycle carries and runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from replay.model.cycleref import span_of
+from replay.model.damage import Damage, damage_report
+from replay.model.logged import Logged
+from replay.model.release import ReleaseChoice
+from replay.model.settings import Assumption
+from rmref import Caps, Defrag, HowMuch
+from rmref.cycle import CycleResult
+from rmref.model import CycleInput, Eviction, Placement
+
+DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "schedule")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One decision rmref and the log part on (a divergence), or one free choice of the RM's that
+    rmref found among its equal ones (a verified choice): a row of divergences.parquet or
+    verified_choices.parquet (DIVERGENCE_SCHEMA, without the epoch)."""
+
+    cycle: int
+    job_id: int | None
+    decision: str  # the decision kind (DECISIONS)
+    logged: str
+    reference: str  # rmref's decision; for a verified choice, rmref's own pick
+    explanation: str  # the whole sentence
+    step: str  # the RM's method the decision is made in
+    detail: str
+
+    def row(self) -> tuple[int, int | None, str, str, str, str, str, str]:
+        """The values in DIVERGENCE_SCHEMA's order."""
+        return (self.cycle, self.job_id, self.decision, self.logged, self.reference, self.explanation, self.step,
+                self.detail)
+
+
+@dataclass
+class AuditResult:
+    """rmref's decisions, the divergences and the per-kind tallies of one audit."""
+
+    cycles: list[int] = field(default_factory=list)
+    ref: dict[str, list[tuple]] = field(default_factory=lambda: {k: [] for k in DECISIONS})
+    divergences: list[Finding] = field(default_factory=list)
+    # the RM's free choices found among rmref's equal ones (replay.apps.verify), counted as agreeing
+    verified: list[Finding] = field(default_factory=list)
+    tally: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in DECISIONS})
+    audited: tuple[str, ...] = ()
+    skipped: dict[int, str] = field(default_factory=dict)  # cycles not audited at all, and why
+    damaged: dict[int, Damage] = field(default_factory=dict)  # cycles not audited: their input is damaged
+    # decision kind -> cycle -> why that kind was not audited in that cycle (whole cycles included)
+    skipped_kinds: dict[str, dict[int, str]] = field(default_factory=dict)
+    assumed: tuple[Assumption, ...] = ()  # every setting rmref read and its source, and the nodes inferred
+    wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
+    chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
+    start: Carried | None = None  # what the first cycle run starts from, when not the log's start (a re-entry)
+    # a stored audit's way back into any audited cycle (replay.apps.stored): (tables, cycle) -> its trace
+    reenter: Callable[[Mapping[str, pl.DataFrame], int], CycleTrace | None] | None = None
+    traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
+    carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
+    epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
+    config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (configdir.apply_config)
+    rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
+
+    def report(self) -> dict:
+        """The report.json contract."""
+        bad = {d.cycle for d in self.divergences}
+        return {
+            "cycles": len(self.cycles) + len(self.damaged) + len(self.skipped),
+            "cycles_audited": len(self.cycles),
+            "cycles_agree": sum(1 for c in self.cycles if c not in bad),
+            "damaged": damage_report(self.damaged),
+            "config_conflicts": list(self.config_conflicts),
+            "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
+            "verified_choices": {k: sum(1 for v in self.verified if v.decision == k) for k in self.audited},
+            "audited": list(self.audited),
+            "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
+            "span": span_of(self.cycles, self.epochs),
+            "coverage": self.coverage(),
+            "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
+                        for a in self.assumed],
+            "rm_release": self.rm_release.to_json() if self.rm_release else None,
+        }
+
+    def coverage(self) -> dict[str, dict]:
+        """Per decision kind: cycles audited, cycles skipped and why (reason -> cycles)."""
+        out = {}
+        for kind in self.audited:
+            skipped = self.skipped_kinds.get(kind, {})
+            reasons: dict[str, int] = {}
+            for why in skipped.values():
+                reasons[why] = reasons.get(why, 0) + 1
+            out[kind] = {"cycles_audited": sum(1 for c in self.cycles if c not in skipped),
+                         "cycles_skipped": len(skipped), "skipped_because": reasons}
+        return out
+
+    def carry(self) -> Carried:
+        """What rmref carries into the next cycle from the cycles run so far."""
+        if self.chained is not None:
+            return Carried(self.wealth, self.chained.pure_fair_share, self.chained.defrag.wealth)
+        start = self.start or Carried(None, {}, None)
+        return Carried(self.wealth, start.pure_fair_share, start.chained_wealth)
+
+    def skip(self, cycle: int, kinds: Collection[str], why: str) -> None:
+        """Record that `kinds` were not audited in `cycle`, and why."""
+        for kind in kinds:
+            self.skipped_kinds.setdefault(kind, {})[cycle] = why
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What rmref carries into a cycle from the ones before (so one cycle can be run again alone):
+    the users' wealth the phase-isolated defragmentation left, and the chained run's last pure
+    fair shares and wealth (its `Hints`). Everything else a cycle reads is in its own input."""
+
+    wealth: dict[str, int] | None
+    pure_fair_share: dict[int, int]
+    chained_wealth: dict[str, int] | None
+
+
+# what `audit` hands every audited cycle to, before running it: its input, the logged decisions,
+# what it starts from and the kinds audited in it (replay.apps.stored keeps them, to re-enter a cycle)
+Checkpoint = Callable[[CycleInput, Logged, Carried, tuple[str, ...]], None]
+
+
+@dataclass(frozen=True)
+class CycleTrace:
+    """rmref's run of one audited cycle, every phase as the audit ran it: what `explain` tells."""
+
+    cycle: int
+    input: CycleInput
+    caps: dict[int, Caps] = field(default_factory=dict)
+    how_much: HowMuch | None = None  # on the RM's logged caps
+    placements: tuple[Placement, ...] = ()  # on the RM's logged counts
+    evictions: tuple[Eviction, ...] = ()
+    defrag: Defrag | None = None
+    chained: CycleResult | None = None  # the phases chained on rmref's own decisions
+    logged: Logged | None = None  # the RM's logged decisions the cycle was compared with (the cycle's at least)

@@ -1,0 +1,141 @@
+"""Every cycle of a log audited, part by part between gaps, and one cycle run again as the audit ran it."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+
+import polars as pl
+
+from replay.apps.audit.cycle import audit_cycle
+from replay.apps.audit.result import DECISIONS, AuditResult, Checkpoint, CycleTrace
+from replay.model.conflicts import CONFLICTS
+from replay.model.cycleref import epochs
+from replay.model.damage import Damage, from_cycle, resume_points
+from replay.model.logged import logged_decisions
+from replay.model.settings import Assumption
+from replay.model.stale import stale_assumptions, stale_free
+from replay.model.start import NODE_FREE, ReplayStart, replay_start
+from replay.model.world import Bootstrap, cycle_count
+from replay.progress import OnProgress, counted
+from rmref import Phases
+
+
+def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
+          phases: Phases = Phases(), progress: OnProgress | None = None,
+          only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False,
+          start: ReplayStart | None = None, checkpoint: Checkpoint | None = None) -> AuditResult:
+    """Audit every cycle (or those in `cycles`) of a parsed log (`_audit_part`); after each gap in
+    the stream (replay.model.damage) the audit starts again, on the log from there on, as on a
+    log that starts mid-stream: what the log before the gap said is stale. `start` is the
+    log's own start (replay.model.start), which every command reads; `checkpoint` is handed each
+    audited cycle before it runs (replay.apps.stored)."""
+    start = start or replay_start(tables, boot)
+    damage = start.damage
+    starts = resume_points(damage)
+    conflicts = tuple(tables[CONFLICTS].to_dicts()) if CONFLICTS in tables else ()
+    if not starts:
+        part = _audit_part(tables, start, cycles, phases, progress, only, trace, rerunnable, damage, checkpoint)
+        return replace(part, config_conflicts=conflicts)
+    parts = []
+    for lo, hi in zip([0, *starts], [*starts, None]):
+        span = range(max(lo, cycles.start if cycles else 0),
+                     min(hi if hi is not None else 1 << 32, cycles.stop if cycles else 1 << 32))
+        if not span:
+            continue
+        part_tables = tables if lo == 0 else from_cycle(tables, lo)
+        part_start = start if lo == 0 else replay_start(part_tables, None)
+        parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable,
+                                 damage, checkpoint))
+    return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
+
+
+def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[int, int | None]) -> AuditResult:
+    """The audits of a log's parts between gaps, as one."""
+    out = AuditResult(audited=tuple(k for k in DECISIONS if k in only), epochs=cycle_epochs,
+                      rm_release=parts[0].rm_release if parts else None)
+    seen: set[Assumption] = set()
+    for part in parts:
+        out.cycles += part.cycles
+        for kind in DECISIONS:
+            out.ref[kind] += part.ref[kind]
+            out.tally[kind] = [a + b for a, b in zip(out.tally[kind], part.tally[kind])]
+        out.divergences += part.divergences
+        out.verified += part.verified
+        out.skipped.update(part.skipped)
+        out.damaged.update(part.damaged)
+        for kind, skipped in part.skipped_kinds.items():
+            out.skipped_kinds.setdefault(kind, {}).update(skipped)
+        out.assumed += tuple(a for a in part.assumed if a not in seen)
+        seen.update(part.assumed)
+        out.traces.update(part.traces)
+        out.carried.update(part.carried)
+        out.wealth, out.chained = part.wealth, part.chained
+    return out
+
+
+def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: range | None, phases: Phases,
+                progress: OnProgress | None, only: Collection[str], trace: Collection[int], rerunnable: bool,
+                damage: Mapping[int, Damage], checkpoint: Checkpoint | None = None) -> AuditResult:
+    """Audit every cycle (or those in `cycles`) of a parsed log, for the decision kinds in `only`;
+    rmref's whole run of the cycles in `trace` is kept (`AuditResult.traces`), and with
+    `rerunnable` what every cycle started from (`AuditResult.carried`, for `trace_cycle`; it holds
+    a chained run per cycle, so a long log's audit keeps it only when asked); `checkpoint` is
+    handed each audited cycle before it runs (replay.apps.stored).
+
+    A cycle whose input is damaged (the log starts inside it, a gap in the stream, unreadable
+    lines: replay.model.damage) is not audited (`damaged`), and the audit resumes after it as it
+    starts on a log that begins mid-stream (rmref carries nothing over it); a cycle whose counters
+    the machine inventory does not reproduce (replay.model.machines) is audited only for what
+    does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why; both
+    come from `start` (replay.model.start), which every command reads."""
+    boot = start.boot
+    logged = logged_decisions(tables)
+    kinds = tuple(k for k in DECISIONS if k in only)
+    result = AuditResult(audited=kinds, assumed=start.assumed, epochs=epochs(tables["cycles"]),
+                         rm_release=boot.release)
+    stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
+    inputs = start.inputs(tables, cycles, stale=stale)
+    for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
+        if inp.cycle in damage:
+            result.damaged[inp.cycle] = damage[inp.cycle]
+            result.wealth, result.chained = None, None  # what rmref carried does not cross damage
+            continue
+        partial = start.skipped(inp.cycle)
+        if partial is not None:
+            result.skipped[inp.cycle] = partial
+            result.skip(inp.cycle, kinds, partial)
+            continue
+        if rerunnable:
+            result.carried[inp.cycle] = result.carry()
+        kinds_now: tuple[str, ...] = kinds
+        why = start.machines_unsettled(inp.cycle)
+        if why is not None:
+            result.skip(inp.cycle, [k for k in kinds if k not in NODE_FREE], why)
+            kinds_now = tuple(k for k in kinds if k in NODE_FREE)
+            if not kinds_now:
+                result.skipped[inp.cycle] = why
+                continue
+        if checkpoint is not None:
+            checkpoint(inp, logged, result.carry(), kinds_now)
+        cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
+        if inp.cycle in trace:
+            result.traces[inp.cycle] = cycle_trace
+    result.assumed += stale_assumptions(stale.notes, set(result.cycles))
+    return result
+
+
+def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,
+                phases: Phases = Phases(), start: ReplayStart | None = None) -> CycleTrace | None:
+    """rmref's run of one cycle exactly as `result`'s audit ran it (the cycle again, from what the
+    audit carried into it); None when the audit did not audit the cycle."""
+    if cycle in result.traces:
+        return result.traces[cycle]
+    if result.reenter is not None:
+        return result.reenter(tables, cycle)
+    carried = result.carried.get(cycle)
+    if carried is None:
+        return None
+    again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried)
+    inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
+    return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None

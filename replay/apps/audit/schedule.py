@@ -1,0 +1,91 @@
+"""The published schedule audited: rmref's phases chained on its own decisions, following verified choices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import cast
+
+from replay.apps.audit.compare import compare
+from replay.apps.audit.defrag import unlisted_words
+from replay.apps.audit.result import AuditResult
+from replay.apps.audit.reuse import Follow
+from replay.apps.causes import Cause
+from replay.apps.verify import Verified, verdict_admitted
+from replay.model.logged import Logged
+from rmref import Phases
+from rmref.cycle import CycleResult, Hints, schedule
+from rmref.model import CycleInput
+
+
+def audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
+                   follow: Follow) -> CycleResult:
+    """The phases chained, each fed rmref's own upstream decisions (rmref.schedule), against the
+    schedule the RM published: a cascade that the phase-isolated kinds hide shows here. Where the
+    cycle's phases verified a free choice of the RM's, the chained run follows it (rmref.choices)."""
+    c, prev = inp.cycle, result.carry()
+    hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
+                  logged.share_walk.get(c, {}), prev.pure_fair_share, prev.chained_wealth)
+    run = schedule(inp, hints, phases)
+    logged_pub = logged.published.get(c, {})
+    ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
+    differs = {j for j in set(logged_pub) | set(ours) if logged_pub.get(j) != ours.get(j)}
+    verified: dict[int, Verified] = {}
+    _follow_cleared(inp, logged, follow)
+    if differs and follow.any():
+        run, verified = _follow_schedule(inp, logged_pub, run, replace(hints, prefer=follow.prefer,
+                                         choose=follow.choose, cleared_first=follow.cleared),
+                                         phases, follow, differs, logged)
+        ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
+    result.chained = run
+    for job, pub in run.published.items():
+        result.ref["schedule"] += [(c, job, "addition", h, None) for h in pub.additions]
+        result.ref["schedule"] += [(c, job, "removal", h, sid) for h, sid in pub.removals]
+    compare(result, "schedule", c, logged_pub, ours,
+            lambda j, lv, rv: Cause("schedule", f"job {j}", f"rmref's chained phases publish {_published(rv)}, "
+                                     f"the RM {_published(lv)}" + unlisted_words(run.defrag)), verified, "schedule")
+    return run
+
+
+def _follow_cleared(inp: CycleInput, logged: Logged, follow: Follow) -> None:
+    """On a log that shows no node IP (before DUCC 3.0.0), the machines How Much clears for a
+    reservation are met in the order of a node map hashed on those IPs: the chained run takes the
+    RM's logged ones first among the machines alike (verified when the schedule then agrees)."""
+    cleared = logged.cleared.get(inp.cycle, ())
+    if not cleared or inp.config.behaviours.has("node_ip_logged"):
+        return
+    follow.cleared = tuple(cleared)
+    follow.sentences.append(f"agrees: the RM cleared {', '.join(cleared)} for a reservation, among machines "
+                            f"alike but for the node IPs its node maps hash, which the log of DUCC "
+                            f"{inp.config.behaviours.release} never shows")
+
+
+def _follow_schedule(inp: CycleInput, logged_pub: Mapping[int, object], run: CycleResult, hints: Hints,
+                     phases: Phases, follow: Follow, differs: set[int],
+                     logged: Logged) -> tuple[CycleResult, dict[int, Verified]]:
+    """The chained run again on the RM's free choices (each only where the chained run finds it
+    among its own equal ones); the jobs it then publishes as the RM did are verified choices."""
+    if follow.needy is not None:
+        hints = replace(hints, known_order=logged.job_order_known.get(inp.cycle, ()))
+    again = schedule(inp, hints, phases)
+    if follow.needy is not None and again.defrag.needy != follow.needy and verdict_admitted(again.defrag,
+                                                                                            follow.needy):
+        again = schedule(inp, replace(hints, needy=follow.needy), phases)
+    theirs = {j: (p.additions, p.removals) for j, p in again.published.items()}
+    fixed = {j for j in differs if logged_pub.get(j) == theirs.get(j)}
+    if not fixed:
+        return run, {}
+    ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
+    why = "agrees once the chained phases follow the RM's free choices: " + "; ".join(
+        x.removeprefix("agrees: ") for x in follow.sentences)
+    return again, {j: Verified(ours.get(j), why) for j in fixed}
+
+
+def _published(value: object) -> str:
+    if not value:
+        return "nothing"
+    # a published decision: (hosts added, (host, share id) removed)
+    additions, removals = cast(tuple[list[str], list[tuple[str, int | None]]], value)
+    parts = [f"additions on {', '.join(additions)}"] if additions else []
+    parts += [f"removals {', '.join(f'{h}.{s}' for h, s in removals)}"] if removals else []
+    return "; ".join(parts)
