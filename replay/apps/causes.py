@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from replay.model.inputs import CounterBlock
 from rmref import CounterRun, HowMuch
-from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.apportion import Entity
+from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
 from rmref.model import FAIR_SHARE, CycleInput, Placement, Work
 from rmref.node_ips import unlogged_node_order
 

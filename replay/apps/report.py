@@ -15,20 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from replay.apps.measures import logged_holdings
 from replay.model.bootstrap import Bootstrap
 from replay.model.cycleref import epochs, label
-from replay.model.logged import logged_decisions, takings
 from replay.model.inputs import job_descriptions
+from replay.model.logged import logged_decisions, takings
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.release import ReleaseChoice
 from replay.model.release import choose as choose_release
 from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
-from replay.apps.measures import logged_holdings
 from rmref import UNLIMITED
 
 if TYPE_CHECKING:
+    from replay.apps.audit import AuditResult
     from replay.apps.stored import Known
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -52,7 +53,9 @@ def _release_text(tables: Mapping[str, pl.DataFrame], chosen: ReleaseChoice | No
     chosen = chosen or choose_release(tables)
     return f"{chosen.release.name} ({chosen.source}: {chosen.evidence})"
 
-def _bucket(xs: Sequence[int], values: Sequence[float], how: Callable[[Sequence[float]], float]) -> tuple[list, list]:
+
+def _bucket(xs: Sequence[int], values: Sequence[float],
+            how: Callable[[Sequence[float]], float]) -> tuple[list[Any], list[Any]]:
     """At most MAX_POINTS points: consecutive cycles merged (mean for levels, sum for events)."""
     step = max(1, -(-len(xs) // MAX_POINTS))
     if step == 1:
@@ -107,7 +110,7 @@ def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Serie
     x0, x1 = bx[0], bx[-1] if bx[-1] > bx[0] else bx[0] + 1
 
     def px(x: float) -> float:
-        return left + (x - x0) / (x1 - x0) * pw
+        return float(left + (x - x0) / (x1 - x0) * pw)
 
     def py(y: float) -> float:
         return top + ph - (min(y, peak) / peak) * ph
@@ -182,7 +185,7 @@ def _owners(tables: Mapping[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
 
 
 def _waiting(tables: Mapping[str, pl.DataFrame], owners: Mapping[int, tuple[str, str]], top: int,
-             epoch_of: Mapping[int, int | None]) -> list[tuple]:
+             epoch_of: Mapping[int, int | None]) -> list[tuple[Any, ...]]:
     """The jobs the RM published with a reason (not given what they asked for) in the most cycles."""
     s = tables["schedule"].filter(pl.col("reason").is_not_null() & pl.col("cycle").is_not_null())
     if s.is_empty():
@@ -216,9 +219,9 @@ svg.plot{display:block;margin:8px 0;background:#fff} .grid{stroke:#eee} .frame{f
 GENERATOR = '<meta name="generator" content="rmreplay">'
 
 
-def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay report", audit_result=None,
-                 top_waiting: int = 15, max_rows: int = 50, sections: Sequence[str] = (),
-                 stored: Known | None = None) -> str:
+def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay report",
+                 audit_result: AuditResult | None = None, top_waiting: int = 15, max_rows: int = 50,
+                 sections: Sequence[str] = (), stored: Known | None = None) -> str:
     """The report as one HTML document (pass `audit_result` to include the audit's divergences;
     `sections`: more HTML sections, e.g. a simulation's, placed before the footer; `stored`: the
     machines and the logged takings as the stored audit keeps them, instead of computing them)."""

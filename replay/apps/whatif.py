@@ -34,16 +34,16 @@ from replay.apps.change import Change, adapt, apply_sets
 from replay.apps.junit import Case, Failure, Suite
 from replay.apps.junit import junit_xml as suite_xml
 from replay.apps.measures import holdings, jain, logged_holdings, logged_taken_shares, taken_shares
-from replay.model.cycleref import epochs, label, rows_frame, span_of
-from replay.model.logged import Logged, logged_decisions
-from replay.parsing.tables import Schema
-from replay.model.settings import Assumption
-from replay.model.start import NODE_FREE, ReplayStart, replay_start
 from replay.model.assembly import cycle_count
 from replay.model.bootstrap import Bootstrap
+from replay.model.cycleref import epochs, label, rows_frame, span_of
+from replay.model.logged import Logged, logged_decisions
+from replay.model.settings import Assumption
+from replay.model.start import NODE_FREE, ReplayStart, replay_start
+from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
-from rmref.cycle import CycleResult, Hints, schedule
 from rmref.constants import PURGES
+from rmref.cycle import CycleResult, Hints, schedule
 from rmref.model import CycleInput
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "needy")
@@ -78,7 +78,7 @@ def decision_values(result: CycleResult, logged_caps: Mapping[int, object],
             for k, per in out.items()}
 
 
-def _sort_key(item: list) -> tuple:
+def _sort_key(item: list[Any]) -> tuple[Any, ...]:
     return tuple((x is None, 0 if x is None else x) for x in item)  # a purge's share id (None) sorts last
 
 
@@ -127,7 +127,7 @@ class WhatIfResult:
         """Cycles with at least one changed decision."""
         return len({c for c, *_ in self.changes})
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         """The report.json contract (means over every replayed cycle, 6 decimals)."""
         n = len(self.cycles)
 

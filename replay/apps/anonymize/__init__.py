@@ -34,9 +34,9 @@ from replay.apps.anonymize.rewrite import (
     Unread,
     rewrite_files,
 )
+from replay.parsing.logdir import find_inputs
 from replay.parsing.outdir import atomic_output_dir, atomic_output_file, check_replaceable_file
 from replay.parsing.pipeline import MemorySink, Summary, parse, run
-from replay.parsing.logdir import find_inputs
 from replay.parsing.sources import InputError
 from replay.progress import OnProgress, Progress, quiet
 

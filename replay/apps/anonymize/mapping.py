@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from typing import Any
 
 from replay.apps.anonymize.names import Inventory, clashes, split_host
 from replay.apps.anonymize.pseudonyms import NodeKey, StringKey, bucket_bits, search
@@ -87,7 +88,7 @@ class Pseudonyms:
         new = self.words[label] + ("." + self.domain(domain) if domain else "")
         return self._claim("hosts", original, new)
 
-    def _label(self, label: str, prefix: str, constraints: list) -> str:
+    def _label(self, label: str, prefix: str, constraints: list[Any]) -> str:
         """A name's pseudonym under every constraint; if they contradict each other (a machine
         named both `n1` and `n1.site` in one log), under the first one only, noted in `loose`."""
         try:
@@ -106,7 +107,7 @@ class Pseudonyms:
             self.domain(known)
         for ip in sorted(inv.ips):
             self.ip(ip)
-        constraints: dict[str, list] = {}
+        constraints: dict[str, list[Any]] = {}
         roles: dict[str, set[str]] = {}  # a label may be a host's, a user's and a job's name at once
         for h in inv.hosts:
             label, domain = split_host(h)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import replace
+from typing import Any
 
 from replay.apps.audit.compare import compare
 from replay.apps.audit.defrag import audit_defrag
@@ -95,7 +96,7 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
     (`reuse`), a host the RM chose among machines rmref found equally free, or by node IPs the
     log does not show, is a verified choice, and the rest of the cycle follows it
     (replay.apps.verify): the cycle's input (with the IPs found, if any) and the placements."""
-    placed: dict[int, list] = {}
+    placed: dict[int, list[Any]] = {}
     verified: dict[int, Verified] = {}
     if reuse is None:
         placements = tuple(phases.what_of(inp, counts))
@@ -122,7 +123,7 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
 def _audit_evictions(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
                      counts: Mapping[int, int]) -> tuple[Eviction, ...]:
     """doEvictions on the logged counts, against the shrinkBy and purge lines."""
-    evicted: dict[int, list] = {}
+    evicted: dict[int, list[Any]] = {}
     done = tuple(phases.evictions(inp, counts, logged.cleared.get(inp.cycle, ()), logged.share_walk.get(inp.cycle, {})))
     # a share the reservation clearing took that shrinkBy then marks again: the log's shrinkBy line
     # is the only trace of either at INFO, so the logged side names it once (logged._with_clearing)

@@ -27,7 +27,7 @@ def logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placemen
     """What Of's and doEvictions' logged decisions, as the defragmentation phase reads them."""
     c = inp.cycle
     placed = [Placement(j, h, o) for j, h, o, _sid in sorted(logged.connected.get(c, ()), key=lambda r: r[3] or 0)]
-    held: dict[tuple[int, str], list] = {}
+    held: dict[tuple[int, str], list[Any]] = {}
     for w in inp.work:
         for share in w.shares:
             held.setdefault((w.job_id, share.host), []).append(share)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -45,7 +46,7 @@ class AuditResult:
     """rmref's decisions, the divergences and the per-kind tallies of one audit."""
 
     cycles: list[int] = field(default_factory=list)
-    ref: dict[str, list[tuple]] = field(default_factory=lambda: {k: [] for k in DECISIONS})
+    ref: dict[str, list[tuple[Any, ...]]] = field(default_factory=lambda: {k: [] for k in DECISIONS})
     divergences: list[Finding] = field(default_factory=list)
     # the RM's free choices found among rmref's equal ones (replay.apps.verify), counted as agreeing
     verified: list[Finding] = field(default_factory=list)
@@ -67,7 +68,7 @@ class AuditResult:
     config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (configdir.apply_config)
     rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         """The report.json contract."""
         bad = {d.cycle for d in self.divergences}
         return {
@@ -87,7 +88,7 @@ class AuditResult:
             "rm_release": self.rm_release.to_json() if self.rm_release else None,
         }
 
-    def coverage(self) -> dict[str, dict]:
+    def coverage(self) -> dict[str, dict[str, Any]]:
         """Per decision kind: cycles audited, cycles skipped and why (reason -> cycles)."""
         out = {}
         for kind in self.audited:

@@ -26,7 +26,7 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _defrag_reads(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _defrag_reads(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """defragment's keyword arguments as it reads them: a pure fair share only for the cycle's
     work, 0 when a job has none (rmref.defrag._build). The RM logs a 0 that rmref's How Much
     leaves out, and the chained run carries a finished job's last one."""
@@ -36,7 +36,12 @@ def _defrag_reads(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
     return {**kwargs, "pure_fair_share": {w.job_id: pure[w.job_id] for w in work if pure.get(w.job_id, 0)}}
 
 
-_READS: dict[str, Callable[[tuple, dict[str, Any]], dict[str, Any]]] = {"defrag": _defrag_reads}
+def _as_given(_args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A phase's keyword arguments as it reads them: as given (every phase but defragment)."""
+    return kwargs
+
+
+_READS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]] = {"defrag": _defrag_reads}
 
 
 class Reuse:
@@ -46,7 +51,7 @@ class Reuse:
     A swapped phase (not rmref's own) always runs."""
 
     def __init__(self, phases: Phases) -> None:
-        self.calls: dict[str, tuple[tuple, dict, object]] = {}
+        self.calls: dict[str, tuple[tuple[Any, ...], dict[str, Any], object]] = {}
         own = [n for n in _REUSABLE if getattr(phases, n) is getattr(OWN, n)]
         self.recording = replace(phases, **{n: self._record(n, getattr(phases, n)) for n in own})
         self.replaying = replace(phases, **{n: self._replay(n, getattr(phases, n)) for n in own})
@@ -62,8 +67,8 @@ class Reuse:
         def run(*args: object, **kwargs: object) -> object:
             if name in self.calls:
                 before, before_kw, out = self.calls[name]
-                reads = _READS.get(name, lambda _args, kw: kw)
-                if _same(before, args) and _same(reads(before, before_kw), reads(args, kwargs)):
+                reads = _READS.get(name, _as_given)
+                if _same(before, args) and _same(reads(before, before_kw), reads(args, dict(kwargs))):
                     return out
             return phase(*args, **kwargs)
         return run

@@ -9,12 +9,19 @@ import polars as pl
 
 from replay.apps.audit import AuditResult, CycleTrace, audit, trace_cycle
 from replay.apps.explain.counting import rmref_chain
-from replay.apps.explain.facts import read_logged_caps, logged_count, placed_processes, schedule_shares, job_identity
+from replay.apps.explain.facts import job_identity, logged_count, placed_processes, read_logged_caps, schedule_shares
 from replay.apps.explain.life import job_life
-from replay.apps.explain.lookup import pick_cycle, job_cycles, cycle_rows
+from replay.apps.explain.lookup import cycle_rows, job_cycles, pick_cycle
 from replay.apps.explain.sections import (
-    cap_section, count_section, counting_section, defrag_lines, job_section, life_section, placement_section,
-    taken_section, waiting_section,
+    cap_section,
+    count_section,
+    counting_section,
+    defrag_lines,
+    job_section,
+    life_section,
+    placement_section,
+    taken_section,
+    waiting_section,
 )
 from replay.apps.explain.story import Decisions, Divergence, Section, Story
 from replay.apps.explain.taken import confirmed_gone, kept_lines, taken_processes

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import polars as pl
 
 from replay.apps.explain.text import id_ranges
-from replay.parsing.sources import InputError
 from replay.model.start import cycle_inputs
+from replay.parsing.sources import InputError
 from rmref.model import CycleInput
 
 

@@ -8,7 +8,15 @@ from fractions import Fraction
 import polars as pl
 
 from replay.apps.explain.story import (
-    Competitor, Counting, HeldShare, LifeEvent, LoggedCaps, Placed, Section, Story, Taken,
+    Competitor,
+    Counting,
+    HeldShare,
+    LifeEvent,
+    LoggedCaps,
+    Placed,
+    Section,
+    Story,
+    Taken,
 )
 from replay.apps.explain.text import by_order, cap_text, fraction, plural, spaces_text
 from replay.model.cycleref import label

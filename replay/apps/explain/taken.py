@@ -7,10 +7,9 @@ from dataclasses import replace
 
 import polars as pl
 
-from replay.apps.explain.lookup import published_rows, cycle_rows
+from replay.apps.explain.lookup import cycle_rows, published_rows
 from replay.apps.explain.story import Taken
 from rmref import job_order
-
 
 # Eviction lines that are not a decision to take a process: a confirmation it is gone, a share
 # the RM found it cannot preempt, the machine-level line of a reservation's clearing.

@@ -7,14 +7,15 @@ import logging
 import warnings
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from replay.apps.fleet.dataset import manifest_row, write_manifest
 from replay.apps.fleet.progress import FleetProgress
 from replay.apps.fleet.run import FleetResult, build_dataset, dask_client
-from replay.apps.fleet.dataset import manifest_row, write_manifest
 from replay.apps.fleet.streams import Skipped, fleet_sources
 from replay.apps.fleet.task import TOPIC
 from replay.parsing.pipeline import available_cores
@@ -42,7 +43,7 @@ def cmd_fleet(args: argparse.Namespace, console: Console) -> int:
                       "no Dask dashboard (pip install bokeh for one)", highlight=False)
         with FleetProgress(console, len(streams)) as bars:
             client.subscribe_topic(TOPIC, bars.event)
-            def done(row: dict) -> None:
+            def done(row: dict[str, Any]) -> None:
                 bars.finished(f"{row['cluster']}/{row['stream']}", row["status"], (row.get("bytes") or 0) / 1e6)
 
             result = build_dataset(streams, Path(args.out), client, audit=args.audit, retry_failed=args.retry_failed,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import polars as pl
@@ -53,7 +54,7 @@ def publish(dataset: Path, cluster: str, stream: str, tables_dir: Path, audit_di
             part_path(dataset, name, cluster, stream).unlink(missing_ok=True)
 
 
-def manifest_row(values: dict) -> dict:
+def manifest_row(values: dict[str, Any]) -> dict[str, Any]:
     """A row with every manifest column (absent -> None)."""
     return {name: values.get(name) for name in MANIFEST_SCHEMA}
 
@@ -67,7 +68,7 @@ def read_manifest(dataset: Path) -> pl.DataFrame:
     return frame.with_columns(pl.lit(None, t).alias(n) for n, t in MANIFEST_SCHEMA.items() if n not in frame.columns)
 
 
-def write_manifest(dataset: Path, rows: dict[tuple[str, str], dict]) -> None:
+def write_manifest(dataset: Path, rows: dict[tuple[str, str], dict[str, Any]]) -> None:
     """The manifest, one row per (cluster, stream), sorted (written whole, then renamed in)."""
     frame = pl.DataFrame([rows[k] for k in sorted(rows)], schema=MANIFEST_SCHEMA, orient="row") if rows else \
         pl.DataFrame(schema=MANIFEST_SCHEMA)

@@ -15,7 +15,7 @@ import polars as pl
 
 from replay.apps.fleet.dataset import read_manifest
 from replay.apps.fleet.queries import deaths_and_defrag, disagreement, preemptions_per_day, wait_per_class
-from replay.apps.report import CSS, top_series, svg_plot, table
+from replay.apps.report import CSS, svg_plot, table, top_series
 from replay.parsing.sources import InputError
 
 E = html.escape

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from replay.parsing.logdir import DAEMONS
 from replay.parsing import archive
 from replay.parsing.archive import ARCHIVES
+from replay.parsing.logdir import DAEMONS
 from replay.parsing.sources import InputError, log_name, rolled_key, unpacked_size
 
 _CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")  # a letter first: hive readers type "2023" as a number

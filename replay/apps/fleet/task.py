@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import ChainMap
-from collections.abc import Mapping
 import tempfile
 import time
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ class Job:
     config: str | None = None  # the cluster's DUCC resources directory (`--config NAME=DIR`)
 
 
-def process_stream(job: Job) -> dict:
+def process_stream(job: Job) -> dict[str, Any]:
     """Run one stream's task; the manifest row (`status`: ok, failed, or skipped: hash known)."""
     stream = job.stream
     emit = _Emitter(stream.key)
@@ -93,7 +93,7 @@ def _member(stream: Stream, leaf: str) -> str:
     return next((m for m in stream.members if m.rsplit("/", 1)[-1] == leaf), leaf)
 
 
-def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path | None, dict]:
+def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path | None, dict[str, Any]]:
     """Audit the parsed tables (read back column by column, as `rmreplay audit` does); a stream
     whose bootstrap rolled away takes it from the cluster's `config` directory."""
     tables: Mapping[str, pl.DataFrame] = ParquetTables(work / "tables", audit_columns())
@@ -112,7 +112,7 @@ def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path 
                  "divergences": len(result.divergences)}
 
 
-def _summary_fields(summary: Summary) -> dict:
+def _summary_fields(summary: Summary) -> dict[str, Any]:
     """The manifest's numbers from the parse summary (times as datetimes)."""
     stamps = pl.select(parse_ts(pl.lit(pl.Series([summary.first_ts, summary.last_ts], dtype=pl.String)))).to_series()
     return {"bytes": summary.bytes, "lines": summary.lines, "unparsed": summary.unparsed, "cycles": summary.cycles,

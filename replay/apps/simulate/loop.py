@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from replay.apps.change import adapt
 from replay.apps.simulate import rm
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload
-from replay.apps.change import adapt
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
 from replay.model.stale import StaleFree
@@ -28,9 +28,9 @@ from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
 from replay.progress import OnProgress, counted
 from rmref import job_order
+from rmref.constants import PURGES
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
-from rmref.constants import PURGES
 from rmref.evictions import disable_purges
 from rmref.model import CycleInput, Machine, Work
 from rmref.whatof import what_of

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import polars as pl
 
+from replay.apps.measures import jain, logged_held
 from replay.apps.simulate.loop import Run
 from replay.apps.simulate.reconstruct import PRESENT, logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
-from replay.apps.measures import jain, logged_held
 from replay.model.logged import logged_decisions
 from replay.model.nodes import capacity_and_use, node_cycles
 from rmref import job_order

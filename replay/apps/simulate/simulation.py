@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from replay.apps.change import Change, apply_sets
 from replay.apps.simulate.loop import Context, Run, simulate_run
 from replay.apps.simulate.reconstruct import cycle_times, workload_from_log
 from replay.apps.simulate.workload import Workload
-from replay.apps.change import Change, apply_sets
 from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
 from replay.model.start import ReplayStart, replay_start
