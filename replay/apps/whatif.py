@@ -33,6 +33,7 @@ import polars as pl
 from replay.apps.change import Change, adapt, apply_sets
 from replay.apps.junit import Case, Failure, Suite
 from replay.apps.junit import junit_xml as suite_xml
+from replay.apps.reports import LeftOut, Partly, WhatIfReport, as_json, report_json
 from replay.apps.measures import holdings, jain, logged_holdings, logged_taken_shares, taken_shares
 from replay.model.assembly import cycle_count
 from replay.model.bootstrap import Bootstrap
@@ -128,36 +129,39 @@ class WhatIfResult:
         return len({c for c, *_ in self.changes})
 
     def report(self) -> dict[str, Any]:
-        """The report.json contract (means over every replayed cycle, 6 decimals)."""
+        """The report.json contract (`summary`, in JSON's shapes)."""
+        return as_json(self.summary())
+
+    def summary(self) -> WhatIfReport:
+        """The what-if's figures as report.json holds them (means over every replayed cycle, 6 decimals)."""
         n = len(self.cycles)
 
         def mean(xs: list[float]) -> float | None:
             return round(sum(xs) / len(xs), 6) if xs else None
 
-        by_kind = {k: sum(1 for r in self.changes if r[2] == k) for k in DECISIONS}
         evicted, took = self.taken["evictions"], self.taken["defrag_takes"]
-        return {
-            "cycles": n,
-            "cycles_changed": self.cycles_changed,
-            "jobs_changed": len({j for _c, j, *_ in self.changes}),
-            "baseline_divergent_cycles": len(self.unreproduced_cycles),
-            "per_user": {u: {f"mean_shares_{side}": round(q / n, 6) if n else 0.0 for side, q in zip(SIDES, v)}
-                         for u, v in sorted(self.user_shares.items())},
-            "preemptions": dict(zip(SIDES, (len(e | t) for e, t in zip(evicted, took)))),
-            **{k: dict(zip(SIDES, map(len, self.taken[k]))) for k in TAKEN},
-            "fairness": dict(zip(SIDES, map(mean, self.fairness))),
-            "decisions_changed": by_kind,
-            "unreproduced": self.unreproduced,
-            "set": {k: v for k, v in self.change.sets},
-            "scheduler": self.change.scheduler,
-            "open_loop": True,
-            "span": span_of(self.cycles, self.epochs),
-            "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
-            "partly": {"cycles": len(self.partly), "decisions": list(NODE_FREE) if self.partly else [],
-                       "reason": next(iter(self.partly.values()), None)},
-            "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
-                        for a in self.assumed],
-        }
+        return WhatIfReport(
+            cycles=n,
+            cycles_changed=self.cycles_changed,
+            jobs_changed=len({j for _c, j, *_ in self.changes}),
+            baseline_divergent_cycles=len(self.unreproduced_cycles),
+            per_user={u: {f"mean_shares_{side}": round(q / n, 6) if n else 0.0 for side, q in zip(SIDES, v)}
+                      for u, v in sorted(self.user_shares.items())},
+            preemptions=dict(zip(SIDES, (len(e | t) for e, t in zip(evicted, took)))),
+            evictions=dict(zip(SIDES, map(len, evicted))),
+            defrag_takes=dict(zip(SIDES, map(len, took))),
+            fairness=dict(zip(SIDES, map(mean, self.fairness))),
+            decisions_changed={k: sum(1 for r in self.changes if r[2] == k) for k in DECISIONS},
+            unreproduced=self.unreproduced,
+            set=dict(self.change.sets),
+            scheduler=self.change.scheduler,
+            open_loop=True,
+            span=span_of(self.cycles, self.epochs),
+            skipped=LeftOut(len(self.skipped), next(iter(self.skipped.values()), None)),
+            partly=Partly(len(self.partly), list(NODE_FREE) if self.partly else [],
+                          next(iter(self.partly.values()), None)),
+            assumed=list(self.assumed),
+        )
 
 
 def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
@@ -302,7 +306,7 @@ def write_whatif(result: WhatIfResult, out: Path) -> None:
     """OUT/report.json and OUT/changes.parquet (byte-identical for the same input)."""
     out.mkdir(parents=True, exist_ok=True)
     changes_frame(result).write_parquet(out / "changes.parquet", compression="zstd", statistics=False)
-    (out / "report.json").write_text(json.dumps(result.report(), indent=2, sort_keys=True) + "\n")
+    (out / "report.json").write_text(report_json(result.report()))
 
 
 def junit_xml(results: list[tuple[str, WhatIfResult, float]], max_changed: int) -> str:

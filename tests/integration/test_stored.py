@@ -24,7 +24,7 @@ import polars as pl
 import pytest
 
 from replay.apps import stored as st
-from replay.apps.audit import audit, trace_cycle
+from replay.apps.audit import Finding, audit, trace_cycle
 from replay.model.conflicts import CONFLICTS
 from replay.model.release import with_option
 from replay.apps.explain import explain_job, render
@@ -264,7 +264,7 @@ def test_another_configuration_or_release_never_reads_the_stored_audit(change, t
     first = st.stored_audit(tables, boot, place)
     assert first.stored is not None and st.stored_audit(tables, boot, place).read
     marked = replace(first.stored.result, reenter=None)
-    marked.divergences.append((0, 0, "caps", "MARK", "MARK", "MARK", "", ""))
+    marked.divergences.append(Finding(0, 0, "caps", "MARK", "MARK", "MARK", "", ""))
     (place.path / st.RESULT).write_bytes(pickle.dumps(marked))
     _, changed_boot, changed = _stored(tmp_path, change)
     assert changed is not None and changed.key != place.key

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import polars as pl
 
 from replay.apps.audit.result import AuditResult
+from replay.apps.reports import report_json
 from replay.model.cycleref import rows_frame
 from replay.parsing.tables import Schema
 
@@ -54,4 +54,4 @@ def write_audit(result: AuditResult, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in result_frames(result).items():
         frame.write_parquet(out / f"{name}.parquet", compression="zstd", statistics=False)
-    (out / "report.json").write_text(json.dumps(result.report(), indent=2, sort_keys=True) + "\n")
+    (out / "report.json").write_text(report_json(result.report()))

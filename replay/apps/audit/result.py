@@ -11,6 +11,7 @@ import polars as pl
 from replay.model.cycleref import span_of
 from replay.model.damage import Damage, damage_report
 from replay.model.logged import Logged
+from replay.apps.reports import Agreement, AuditReport, Coverage, LeftOut, as_json
 from replay.model.release import ReleaseChoice
 from replay.model.settings import Assumption
 from rmref import Caps, Defrag, HowMuch
@@ -69,26 +70,29 @@ class AuditResult:
     rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
 
     def report(self) -> dict[str, Any]:
-        """The report.json contract."""
-        bad = {d.cycle for d in self.divergences}
-        return {
-            "cycles": len(self.cycles) + len(self.damaged) + len(self.skipped),
-            "cycles_audited": len(self.cycles),
-            "cycles_agree": sum(1 for c in self.cycles if c not in bad),
-            "damaged": damage_report(self.damaged),
-            "config_conflicts": list(self.config_conflicts),
-            "decisions": {k: {"agree": a, "total": t} for k, (a, t) in self.tally.items()},
-            "verified_choices": {k: sum(1 for v in self.verified if v.decision == k) for k in self.audited},
-            "audited": list(self.audited),
-            "skipped": {"cycles": len(self.skipped), "reason": next(iter(self.skipped.values()), None)},
-            "span": span_of(self.cycles, self.epochs),
-            "coverage": self.coverage(),
-            "assumed": [{"setting": a.setting, "value": a.value, "source": a.source, "evidence": a.evidence}
-                        for a in self.assumed],
-            "rm_release": self.rm_release.to_json() if self.rm_release else None,
-        }
+        """The report.json contract (`summary`, in JSON's shapes)."""
+        return as_json(self.summary())
 
-    def coverage(self) -> dict[str, dict[str, Any]]:
+    def summary(self) -> AuditReport:
+        """What the audit found, as report.json holds it."""
+        bad = {d.cycle for d in self.divergences}
+        return AuditReport(
+            cycles=len(self.cycles) + len(self.damaged) + len(self.skipped),
+            cycles_audited=len(self.cycles),
+            cycles_agree=sum(1 for c in self.cycles if c not in bad),
+            damaged=damage_report(self.damaged),
+            config_conflicts=list(self.config_conflicts),
+            decisions={k: Agreement(a, t) for k, (a, t) in self.tally.items()},
+            verified_choices={k: sum(1 for v in self.verified if v.decision == k) for k in self.audited},
+            audited=list(self.audited),
+            skipped=LeftOut(len(self.skipped), next(iter(self.skipped.values()), None)),
+            span=span_of(self.cycles, self.epochs),
+            coverage=self.coverage(),
+            assumed=list(self.assumed),
+            rm_release=self.rm_release.to_json() if self.rm_release else None,
+        )
+
+    def coverage(self) -> dict[str, Coverage]:
         """Per decision kind: cycles audited, cycles skipped and why (reason -> cycles)."""
         out = {}
         for kind in self.audited:
@@ -96,8 +100,7 @@ class AuditResult:
             reasons: dict[str, int] = {}
             for why in skipped.values():
                 reasons[why] = reasons.get(why, 0) + 1
-            out[kind] = {"cycles_audited": sum(1 for c in self.cycles if c not in skipped),
-                         "cycles_skipped": len(skipped), "skipped_because": reasons}
+            out[kind] = Coverage(sum(1 for c in self.cycles if c not in skipped), len(skipped), reasons)
         return out
 
     def carry(self) -> Carried:
