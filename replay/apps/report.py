@@ -29,6 +29,7 @@ from replay.apps.whatif import logged_holdings
 from rmref import UNLIMITED
 
 if TYPE_CHECKING:
+    from replay.apps.audit import AuditResult
     from replay.apps.stored import Known
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -52,7 +53,9 @@ def _release_text(tables: Mapping[str, pl.DataFrame], chosen: ReleaseChoice | No
     chosen = chosen or choose_release(tables)
     return f"{chosen.release.name} ({chosen.source}: {chosen.evidence})"
 
-def _bucket(xs: Sequence[int], values: Sequence[float], how: Callable[[Sequence[float]], float]) -> tuple[list, list]:
+
+def _bucket(xs: Sequence[int], values: Sequence[float],
+            how: Callable[[Sequence[float]], float]) -> tuple[list[int], list[float]]:
     """At most MAX_POINTS points: consecutive cycles merged (mean for levels, sum for events)."""
     step = max(1, -(-len(xs) // MAX_POINTS))
     if step == 1:
@@ -182,7 +185,7 @@ def _owners(tables: Mapping[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
 
 
 def _waiting(tables: Mapping[str, pl.DataFrame], owners: Mapping[int, tuple[str, str]], top: int,
-             epoch_of: Mapping[int, int | None]) -> list[tuple]:
+             epoch_of: Mapping[int, int | None]) -> list[tuple[Any, ...]]:
     """The jobs the RM published with a reason (not given what they asked for) in the most cycles."""
     s = tables["schedule"].filter(pl.col("reason").is_not_null() & pl.col("cycle").is_not_null())
     if s.is_empty():
@@ -216,9 +219,9 @@ svg.plot{display:block;margin:8px 0;background:#fff} .grid{stroke:#eee} .frame{f
 GENERATOR = '<meta name="generator" content="rmreplay">'
 
 
-def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay report", audit_result=None,
-                 top_waiting: int = 15, max_rows: int = 50, sections: Sequence[str] = (),
-                 stored: Known | None = None) -> str:
+def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay report",
+                 audit_result: AuditResult | None = None, top_waiting: int = 15, max_rows: int = 50,
+                 sections: Sequence[str] = (), stored: Known | None = None) -> str:
     """The report as one HTML document (pass `audit_result` to include the audit's divergences;
     `sections`: more HTML sections, e.g. a simulation's, placed before the footer; `stored`: the
     machines and the logged takings as the stored audit keeps them, instead of computing them)."""
@@ -377,7 +380,7 @@ def _deaths_section(tables: Mapping[str, pl.DataFrame], epoch_of: Mapping[int, i
     return parts
 
 
-def _audit_section(audit_result: Any, epoch_of: Mapping[int, int | None], max_rows: int) -> list[str]:
+def _audit_section(audit_result: AuditResult | None, epoch_of: Mapping[int, int | None], max_rows: int) -> list[str]:
     """The audit's agreement, divergences and assumptions (a note when not audited)."""
     parts: list[str] = []
     parts.append("<h2 id=\"audit\">Audit divergences</h2>")

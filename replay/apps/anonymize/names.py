@@ -15,7 +15,7 @@ too, so it is kept and reported.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -49,7 +49,7 @@ def sensitive_columns() -> set[tuple[str, str]]:
     return {*HOST_COLUMNS, *SHORT_COLUMNS, *USER_COLUMNS, *JOB_COLUMNS, *IP_COLUMNS, *FREE_TEXT}
 
 
-def _values(tables: Mapping[str, pl.DataFrame], columns) -> list[str]:
+def _values(tables: Mapping[str, pl.DataFrame], columns: Iterable[tuple[str, str]]) -> list[str]:
     """Distinct non-null strings of the columns (list columns flattened), in first-seen order."""
     out: dict[str, None] = {}
     for table, column in columns:

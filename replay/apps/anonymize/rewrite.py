@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import BufferedWriter
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -43,16 +44,19 @@ _URL_HOST = r"://[^/:?#@\s]+"
 _DOTTED = r"\b[A-Za-z0-9_-]+(?:\.[A-Za-z][A-Za-z0-9_-]*)+"  # a host name? (kept if in one of the log's domains)
 
 
+_Trie = dict[str, "_Trie"]  # a regex trie: next character -> the rest ("" marks a word's end)
+
+
 def _trie(words: Iterable[str]) -> str:
     """A regex matching any of `words`, longest first, factored by common prefixes (fast to scan)."""
-    root: dict = {}
+    root: _Trie = {}
     for w in words:
         node = root
         for ch in w:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def walk(node: dict) -> str:
+    def walk(node: _Trie) -> str:
         alts = [re.escape(ch) + walk(sub) for ch, sub in sorted(node.items()) if ch]
         if not alts:
             return ""
@@ -109,11 +113,11 @@ class Rewriter:
         self.candidates = (f"(?:^|[^A-Za-z0-9_.-]|wantedby\\.)(?:{'|'.join(map(re.escape, names))})"
                            "(?:[^A-Za-z0-9_/-]|$)") if names else None
 
-    def _replace(self, m: re.Match) -> str:
+    def _replace(self, m: re.Match[str]) -> str:
         s, at = m.string, m.start()
         if at and s[at - 1] in _GLUE and not s.endswith("wantedby.", 0, at):
             return m.group()  # the end of a longer word
-        return self.p.words[m.group()]
+        return str(self.p.words[m.group()])
 
     def text(self, s: str) -> str:
         """A text (one or more lines) with every name replaced."""
@@ -202,7 +206,7 @@ def _in_background(write: Callable[[bytes], object]) -> Iterator[Callable[[bytes
     """`write` on a second thread, one block in flight: compressing a block overlaps the rewriting
     of the next (zlib releases the GIL)."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anonymize")
-    pending: list[Future] = []
+    pending: list[Future[Any]] = []
 
     def submit(data: bytes) -> None:
         if pending:
