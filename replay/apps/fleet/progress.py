@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from types import TracebackType
+from typing import Any
 
 import rich.progress
 from rich.console import Console
@@ -40,7 +41,7 @@ class FleetProgress:
                  tb: TracebackType | None) -> None:
         self.bars.__exit__(kind, exc, tb)
 
-    def event(self, event: tuple[float, dict]) -> None:
+    def event(self, event: tuple[float, dict[str, Any]]) -> None:
         """One worker event (as `Client.subscribe_topic` hands it over)."""
         _when, fields = event
         msg = dict(fields)

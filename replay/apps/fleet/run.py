@@ -18,7 +18,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from replay.apps.fleet.dataset import clear_staging, manifest_row, read_manifest, write_manifest
+from replay.apps.fleet.dataset import Row, clear_staging, manifest_row, read_manifest, write_manifest
 from replay.apps.fleet.streams import Stream
 from replay.apps.fleet.task import Job, process_stream
 
@@ -32,18 +32,18 @@ RESUBMITS = 3  # a task cancelled by a restart is submitted again at most this o
 class FleetResult:
     """What one run did: the manifest after it, and this run's rows by outcome."""
 
-    manifest: dict[tuple[str, str], dict]
-    done: list[dict] = field(default_factory=list)  # ok or failed this run
-    skipped: list[dict] = field(default_factory=list)  # hash already in the dataset
+    manifest: dict[tuple[str, str], Row]
+    done: list[Row] = field(default_factory=list)  # ok or failed this run
+    skipped: list[Row] = field(default_factory=list)  # hash already in the dataset
     seconds: float = 0.0
 
     @property
-    def failed(self) -> list[dict]:
+    def failed(self) -> list[Row]:
         """This run's failed streams."""
         return [r for r in self.done if r["status"] == "failed"]
 
 
-def _reusable(old: dict | None, audit: bool, retry_failed: bool) -> str | None:
+def _reusable(old: Row | None, audit: bool, retry_failed: bool) -> str | None:
     """The hash a stream's old row lets a task skip on (None: run it whatever its hash)."""
     if old is None or old["hash"] is None:
         return None
@@ -52,12 +52,12 @@ def _reusable(old: dict | None, audit: bool, retry_failed: bool) -> str | None:
     # an audit asked for and not yet tried (an audit that could not run says why in `error`)
     if audit and old["status"] == "ok" and not old["audited"] and not old["error"]:
         return None
-    return old["hash"]
+    return str(old["hash"])
 
 
 def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit: bool = False,
                   retry_failed: bool = False, threads: int = 1,
-                  on_result: Callable[[dict], None] | None = None,
+                  on_result: Callable[[Row], None] | None = None,
                   configs: Mapping[str, str] | None = None) -> FleetResult:
     """Parse (and audit) every stream on the client's cluster into `dataset` (`configs`: cluster ->
     its DUCC resources directory, for streams whose bootstrap rolled away)."""
@@ -110,7 +110,7 @@ def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit
     return result
 
 
-def _failed(stream: Stream, error: str) -> dict:
+def _failed(stream: Stream, error: str) -> Row:
     return {"cluster": stream.cluster, "stream": stream.name, "files": list(stream.members), "hash": None,
             "status": "failed", "error": error, "audited": False}
 
