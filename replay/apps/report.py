@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from replay.apps.measures import logged_holdings
 from replay.model.bootstrap import Bootstrap
 from replay.model.cycleref import epochs, label
-from replay.model.inputs import job_descriptions
 from replay.model.logged import logged_decisions, takings
+from replay.model.inputs import job_descriptions
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.release import ReleaseChoice
 from replay.model.release import choose as choose_release
 from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
+from replay.apps.measures import logged_holdings
 from rmref import UNLIMITED
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def _release_text(tables: Mapping[str, pl.DataFrame], chosen: ReleaseChoice | No
 
 
 def _bucket(xs: Sequence[int], values: Sequence[float],
-            how: Callable[[Sequence[float]], float]) -> tuple[list[Any], list[Any]]:
+            how: Callable[[Sequence[float]], float]) -> tuple[list[int], list[float]]:
     """At most MAX_POINTS points: consecutive cycles merged (mean for levels, sum for events)."""
     step = max(1, -(-len(xs) // MAX_POINTS))
     if step == 1:
@@ -110,7 +110,7 @@ def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Serie
     x0, x1 = bx[0], bx[-1] if bx[-1] > bx[0] else bx[0] + 1
 
     def px(x: float) -> float:
-        return float(left + (x - x0) / (x1 - x0) * pw)
+        return left + (x - x0) / (x1 - x0) * pw
 
     def py(y: float) -> float:
         return top + ph - (min(y, peak) / peak) * ph
@@ -380,7 +380,7 @@ def _deaths_section(tables: Mapping[str, pl.DataFrame], epoch_of: Mapping[int, i
     return parts
 
 
-def _audit_section(audit_result: Any, epoch_of: Mapping[int, int | None], max_rows: int) -> list[str]:
+def _audit_section(audit_result: AuditResult | None, epoch_of: Mapping[int, int | None], max_rows: int) -> list[str]:
     """The audit's agreement, divergences and assumptions (a note when not audited)."""
     parts: list[str] = []
     parts.append("<h2 id=\"audit\">Audit divergences</h2>")

@@ -6,8 +6,8 @@ import polars as pl
 
 from replay.apps.explain import Competitor, Counting, HeldShare, Section, Story, Taken, render
 from replay.apps.causes import award, chain
-from replay.apps.explain.sections import _rule_words
-from replay.apps.explain.taken import _rich_takings
+from replay.apps.explain.sections import rule_words
+from replay.apps.explain.taken import rich_takings
 from replay.apps.explain.text import by_order, fraction, id_ranges, spaces_text
 from replay.model.inputs import CounterBlock
 from replay.parsing.tables import SCHEMAS, conform
@@ -42,11 +42,11 @@ def test_rule_words_say_which_rule_bound_the_job():
     cap = _cap()
     caps = job_caps(cap)
     assert caps.rule == "initialization_cap"
-    assert _rule_words(caps, cap).startswith("capped at 1 by the class's initialization cap")
+    assert rule_words(caps, cap).startswith("capped at 1 by the class's initialization cap")
     cap = _cap(initialized=True, current=3)
-    assert "twice the 3 processes" in _rule_words(job_caps(cap), cap)
+    assert "twice the 3 processes" in rule_words(job_caps(cap), cap)
     cap = _cap(initialized=True, expand_by_doubling=False, remaining=10)
-    assert "10 work items / 4 threads rounded up = 3" in _rule_words(job_caps(cap), cap)
+    assert "10 work items / 4 threads rounded up = 3" in rule_words(job_caps(cap), cap)
 
 
 def _block(i: int, descr: str, names: list[str], vm: tuple[int, ...] = (0, 0, 2)) -> CounterBlock:
@@ -92,7 +92,7 @@ def test_unexplained_removals_go_to_needy_jobs_in_order():
         {"cycle": 4, "job_id": 5, "kind": "eligible_machines", "hosts": ["h2"]},
     ])}
     removals = [Taken("h1", 1, 2, "removal"), Taken("h1", 2, 2, "removal"), Taken("h2", 3, 2, "removal")]
-    assert _rich_takings(tables, 4, removals) == {("h1", 1): 3, ("h1", 2): 3, ("h2", 3): 5}
+    assert rich_takings(tables, 4, removals) == {("h1", 1): 3, ("h1", 2): 3, ("h2", 3): 5}
 
 
 def test_render_prints_every_section():

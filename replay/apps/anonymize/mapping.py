@@ -14,10 +14,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from typing import Any
 
 from replay.apps.anonymize.names import Inventory, clashes, split_host
-from replay.apps.anonymize.pseudonyms import NodeKey, StringKey, bucket_bits, search
+from replay.apps.anonymize.pseudonyms import Constraint, NodeKey, StringKey, bucket_bits, search
 
 KINDS = ("hosts", "short_names", "domains", "ips", "users", "jobs", "files")
 PREFIX = {"hosts": "host-", "short_names": "host-", "users": "user-", "jobs": "job-", "domains": "dom-",
@@ -88,7 +87,7 @@ class Pseudonyms:
         new = self.words[label] + ("." + self.domain(domain) if domain else "")
         return self._claim("hosts", original, new)
 
-    def _label(self, label: str, prefix: str, constraints: list[Any]) -> str:
+    def _label(self, label: str, prefix: str, constraints: list[Constraint]) -> str:
         """A name's pseudonym under every constraint; if they contradict each other (a machine
         named both `n1` and `n1.site` in one log), under the first one only, noted in `loose`."""
         try:
@@ -107,7 +106,7 @@ class Pseudonyms:
             self.domain(known)
         for ip in sorted(inv.ips):
             self.ip(ip)
-        constraints: dict[str, list[Any]] = {}
+        constraints: dict[str, list[Constraint]] = {}
         roles: dict[str, set[str]] = {}  # a label may be a host's, a user's and a job's name at once
         for h in inv.hosts:
             label, domain = split_host(h)

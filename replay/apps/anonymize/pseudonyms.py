@@ -95,8 +95,8 @@ def candidate_text(prefix: str, number: int) -> str:
 
 
 def _spread_low(h: np.ndarray, bits: int) -> np.ndarray:
-    spread: np.ndarray = (h ^ (h >> np.uint64(16))) & np.uint64((1 << bits) - 1)
-    return spread
+    low: np.ndarray = (h ^ (h >> np.uint64(16))) & np.uint64((1 << bits) - 1)
+    return low
 
 
 def _accepts(c: Constraint, bits: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -114,9 +114,9 @@ def _accepts(c: Constraint, bits: int) -> Callable[[np.ndarray], np.ndarray]:
         full = (h * scale + tail) & np.uint64(_M)  # hashCode of label + suffix
         node = (full + ip_part) & np.uint64(_M)
         identity = (node - np.uint64(31)) & np.uint64(_M)
-        found: np.ndarray = ((_spread_low(node, bits) == np.uint64(want_node))
-                             & (_spread_low(identity, bits) == np.uint64(want_identity)))
-        return found
+        ok: np.ndarray = ((_spread_low(node, bits) == np.uint64(want_node))
+                          & (_spread_low(identity, bits) == np.uint64(want_identity)))
+        return ok
 
     return test
 
@@ -124,7 +124,8 @@ def _accepts(c: Constraint, bits: int) -> Callable[[np.ndarray], np.ndarray]:
 def keyed_start(key: bytes, kind: str, original: str) -> int:
     """Where the search for `original`'s pseudonym starts (a keyed hash: the key decides it)."""
     digest = hmac.new(key, f"{kind}\0{original}".encode("utf-8", "surrogateescape"), hashlib.sha256).digest()
-    return int(int.from_bytes(digest[:8], "big") % _SPACE)
+    start: int = int.from_bytes(digest[:8], "big") % _SPACE
+    return start
 
 
 def search(key: bytes, kind: str, original: str, prefix: str, constraints: Iterable[Constraint],

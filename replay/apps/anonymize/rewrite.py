@@ -44,16 +44,19 @@ _URL_HOST = r"://[^/:?#@\s]+"
 _DOTTED = r"\b[A-Za-z0-9_-]+(?:\.[A-Za-z][A-Za-z0-9_-]*)+"  # a host name? (kept if in one of the log's domains)
 
 
+_Trie = dict[str, "_Trie"]  # a regex trie: next character -> the rest ("" marks a word's end)
+
+
 def _trie(words: Iterable[str]) -> str:
     """A regex matching any of `words`, longest first, factored by common prefixes (fast to scan)."""
-    root: dict[str, Any] = {}
+    root: _Trie = {}
     for w in words:
         node = root
         for ch in w:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def walk(node: dict[str, Any]) -> str:
+    def walk(node: _Trie) -> str:
         alts = [re.escape(ch) + walk(sub) for ch, sub in sorted(node.items()) if ch]
         if not alts:
             return ""
@@ -113,8 +116,8 @@ class Rewriter:
     def _replace(self, m: re.Match[str]) -> str:
         s, at = m.string, m.start()
         if at and s[at - 1] in _GLUE and not s.endswith("wantedby.", 0, at):
-            return str(m.group())  # the end of a longer word
-        return self.p.words[m.group()]
+            return m.group()  # the end of a longer word
+        return str(self.p.words[m.group()])
 
     def text(self, s: str) -> str:
         """A text (one or more lines) with every name replaced."""

@@ -51,7 +51,7 @@ def job_section(job_id: int, work: Work | None, work_type: str, user: str, class
     return Section("1. The job", tuple(lines))
 
 
-def _rule_words(caps: Caps, cap: CapInput) -> str:
+def rule_words(caps: Caps, cap: CapInput) -> str:
     """Why `actual` is what it is, in words."""
     wanted = -(-max(cap.remaining, 0) // max(cap.threads, 1))
     base = (f"the base cap: {plural(cap.remaining, 'work item')} / {plural(cap.threads, 'thread')} "
@@ -86,7 +86,7 @@ def cap_section(caps: Caps | None, cap: CapInput | None, logged: LoggedCaps | No
     if caps is not None and cap is not None:
         lines.append(f"rmref's chain: base {cap_text(caps.base)}, projected {cap_text(caps.projected)}, "
                      f"potential {cap_text(caps.potential)}, actual {cap_text(caps.actual)}.")
-        lines.append(f"Actual cap {cap_text(caps.actual)}: {_rule_words(caps, cap)}.")
+        lines.append(f"Actual cap {cap_text(caps.actual)}: {rule_words(caps, cap)}.")
         if logged is not None and logged.actual is not None and logged.actual != caps.actual:
             lines.append(f"rmref disagrees with the log: it computes {caps.actual}, the RM logged {logged.actual} "
                          "(see `rmreplay audit`).")

@@ -44,7 +44,7 @@ def _logged_reasons(tables: Mapping[str, pl.DataFrame], cycle: int) -> dict[Shar
     return out
 
 
-def _rich_takings(tables: Mapping[str, pl.DataFrame], cycle: int, unexplained: list[Taken]) -> dict[ShareKey, int]:
+def rich_takings(tables: Mapping[str, pl.DataFrame], cycle: int, unexplained: list[Taken]) -> dict[ShareKey, int]:
     """(host, share) -> needy job, for removals no log line explains (INFO names no defrag share).
 
     Needy jobs are served in the order their searches are logged; each takes the unexplained
@@ -73,12 +73,12 @@ def taken_processes(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
 
     The published Removals list is complete; an eviction or DEBUG defragmentation line says why.
     A removal no line explains went to a needy job's take-from-the-rich (inferred, see
-    `_rich_takings`), else it is only "removed". A dead node's processes are listed as purged.
+    `rich_takings`), else it is only "removed". A dead node's processes are listed as purged.
     """
     removals = _new_removals(tables, cycle, quantum)
     reasons = _logged_reasons(tables, cycle)
     unexplained = [t for _, t in removals if (t.host, t.share_id) not in reasons and t.reason == "removal"]
-    inferred = _rich_takings(tables, cycle, unexplained)
+    inferred = rich_takings(tables, cycle, unexplained)
     taken = []
     for r in (t for owner, t in removals if owner == job_id):
         why = reasons.get((r.host, r.share_id))

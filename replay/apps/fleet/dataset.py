@@ -26,6 +26,8 @@ from replay.parsing.tables import SCHEMAS, Schema
 MANIFEST = "manifest.parquet"
 STAGING = "_staging"  # a task's work in progress (same filesystem: its files move in by rename)
 AUDIT_TABLES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences")
+Row = dict[str, Any]  # a manifest row: one stream, column -> value
+
 MANIFEST_SCHEMA: Schema = {
     "cluster": pl.String, "stream": pl.String, "files": pl.List(pl.String), "hash": pl.String,
     "bytes": pl.Int64, "lines": pl.Int64, "unparsed": pl.Int64, "cycles": pl.Int64,
@@ -54,7 +56,7 @@ def publish(dataset: Path, cluster: str, stream: str, tables_dir: Path, audit_di
             part_path(dataset, name, cluster, stream).unlink(missing_ok=True)
 
 
-def manifest_row(values: dict[str, Any]) -> dict[str, Any]:
+def manifest_row(values: Row) -> Row:
     """A row with every manifest column (absent -> None)."""
     return {name: values.get(name) for name in MANIFEST_SCHEMA}
 
@@ -68,7 +70,7 @@ def read_manifest(dataset: Path) -> pl.DataFrame:
     return frame.with_columns(pl.lit(None, t).alias(n) for n, t in MANIFEST_SCHEMA.items() if n not in frame.columns)
 
 
-def write_manifest(dataset: Path, rows: dict[tuple[str, str], dict[str, Any]]) -> None:
+def write_manifest(dataset: Path, rows: dict[tuple[str, str], Row]) -> None:
     """The manifest, one row per (cluster, stream), sorted (written whole, then renamed in)."""
     frame = pl.DataFrame([rows[k] for k in sorted(rows)], schema=MANIFEST_SCHEMA, orient="row") if rows else \
         pl.DataFrame(schema=MANIFEST_SCHEMA)

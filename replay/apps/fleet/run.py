@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from replay.apps.fleet.dataset import clear_staging, manifest_row, read_manifest, write_manifest
+from replay.apps.fleet.dataset import Row, clear_staging, manifest_row, read_manifest, write_manifest
 from replay.apps.fleet.streams import Stream
 from replay.apps.fleet.task import Job, process_stream
 
@@ -32,18 +32,18 @@ RESUBMITS = 3  # a task cancelled by a restart is submitted again at most this o
 class FleetResult:
     """What one run did: the manifest after it, and this run's rows by outcome."""
 
-    manifest: dict[tuple[str, str], dict[str, Any]]
-    done: list[dict[str, Any]] = field(default_factory=list)  # ok or failed this run
-    skipped: list[dict[str, Any]] = field(default_factory=list)  # hash already in the dataset
+    manifest: dict[tuple[str, str], Row]
+    done: list[Row] = field(default_factory=list)  # ok or failed this run
+    skipped: list[Row] = field(default_factory=list)  # hash already in the dataset
     seconds: float = 0.0
 
     @property
-    def failed(self) -> list[dict[str, Any]]:
+    def failed(self) -> list[Row]:
         """This run's failed streams."""
         return [r for r in self.done if r["status"] == "failed"]
 
 
-def _reusable(old: dict[str, Any] | None, audit: bool, retry_failed: bool) -> str | None:
+def _reusable(old: Row | None, audit: bool, retry_failed: bool) -> str | None:
     """The hash a stream's old row lets a task skip on (None: run it whatever its hash)."""
     if old is None or old["hash"] is None:
         return None
@@ -57,7 +57,7 @@ def _reusable(old: dict[str, Any] | None, audit: bool, retry_failed: bool) -> st
 
 def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit: bool = False,
                   retry_failed: bool = False, threads: int = 1,
-                  on_result: Callable[[dict[str, Any]], None] | None = None,
+                  on_result: Callable[[Row], None] | None = None,
                   configs: Mapping[str, str] | None = None) -> FleetResult:
     """Parse (and audit) every stream on the client's cluster into `dataset` (`configs`: cluster ->
     its DUCC resources directory, for streams whose bootstrap rolled away)."""
@@ -71,7 +71,7 @@ def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit
     result = FleetResult(manifest)
     resubmits: dict[str, int] = {}
 
-    def submit(job: Job) -> Future[dict[str, Any]]:
+    def submit(job: Job) -> Future[Row]:
         # pure=False: a unique key, so a resubmitted task is a new one
         return client.submit(process_stream, job, key=f"rmreplay-{job.stream.key}-{uuid.uuid4().hex[:8]}",
                              pure=False)
@@ -110,7 +110,7 @@ def build_dataset(streams: list[Stream], dataset: Path, client: Client, *, audit
     return result
 
 
-def _failed(stream: Stream, error: str) -> dict[str, Any]:
+def _failed(stream: Stream, error: str) -> Row:
     return {"cluster": stream.cluster, "stream": stream.name, "files": list(stream.members), "hash": None,
             "status": "failed", "error": error, "audited": False}
 
@@ -131,7 +131,7 @@ def dask_client(workers: int | None, scheduler: str | None) -> Iterator[tuple[Cl
             yield client, client.dashboard_link if has_dashboard() else None
         return
     # the worker processes inherit this process's environment: the console script's allocator
-    # settings (replay/cli/process.py) reach them that way
+    # settings (tui/cli.py) reach them that way
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=":8787" if has_dashboard() else None) as cluster, \
             Client(cluster) as client:

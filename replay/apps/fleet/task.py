@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tempfile
-import time
 from collections import ChainMap
 from collections.abc import Mapping
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from replay.apps.audit import audit, write_audit
-from replay.apps.fleet.dataset import publish, staging
+from replay.apps.fleet.dataset import Row, publish, staging
 from replay.apps.fleet.streams import Stream, content_hash, expected_bytes, local_files
 from replay.model.reads import audit_columns
 from replay.parsing.pipeline import Summary, run
@@ -49,7 +49,7 @@ class Job:
     config: str | None = None  # the cluster's DUCC resources directory (`--config NAME=DIR`)
 
 
-def process_stream(job: Job) -> dict[str, Any]:
+def process_stream(job: Job) -> Row:
     """Run one stream's task; the manifest row (`status`: ok, failed, or skipped: hash known)."""
     stream = job.stream
     emit = _Emitter(stream.key)
@@ -93,7 +93,7 @@ def _member(stream: Stream, leaf: str) -> str:
     return next((m for m in stream.members if m.rsplit("/", 1)[-1] == leaf), leaf)
 
 
-def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path | None, dict[str, Any]]:
+def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path | None, Row]:
     """Audit the parsed tables (read back column by column, as `rmreplay audit` does); a stream
     whose bootstrap rolled away takes it from the cluster's `config` directory."""
     tables: Mapping[str, pl.DataFrame] = ParquetTables(work / "tables", audit_columns())
@@ -112,7 +112,7 @@ def _audit(work: Path, emit: _Emitter, config: str | None = None) -> tuple[Path 
                  "divergences": len(result.divergences)}
 
 
-def _summary_fields(summary: Summary) -> dict[str, Any]:
+def _summary_fields(summary: Summary) -> Row:
     """The manifest's numbers from the parse summary (times as datetimes)."""
     stamps = pl.select(parse_ts(pl.lit(pl.Series([summary.first_ts, summary.last_ts], dtype=pl.String)))).to_series()
     return {"bytes": summary.bytes, "lines": summary.lines, "unparsed": summary.unparsed, "cycles": summary.cycles,
