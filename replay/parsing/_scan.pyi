@@ -25,5 +25,8 @@ def schedule(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple
 def occupancy(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(rec, spans, job counts, job spans, refused): the DEBUG occupancy tables' rows."""
 
+def sections(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes]:
+    """(rec, spans, refused): the DEBUG pretty-printed schedule's rows."""
+
 def route(data: Data, header_spans: Int32s, table: Any, generic: int, /) -> bytes:
     """int32[n]: each record's family code (-1 no route, -2 undecided)."""
