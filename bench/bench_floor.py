@@ -6,7 +6,8 @@ Every figure is CPU seconds (user + system; a shared machine stretches wall time
 median of `--runs` (default 3); in this process:
 - `read`: reading and cutting the log into chunks (replay.parsing.chunks), nothing else;
 - `c_scanner`: every call into the compiled scanner (`replay.parsing._scan`: lines, views, route,
-  fill, rmcounter, schedule) during a one-core parse, summed: the per-record work already in C;
+  fill, rmcounter, schedule, occupancy, sections) during a one-core parse, summed: the per-record
+  work already in C;
 - `parquet_writer`: pyarrow's Parquet writer alone, writing the parse's final tables (read back
   from a parse of LOG, one row group per chunk as the parse writes them) with the parse's options;
 - `parse_in_process`: the whole one-core parse in this process (no start-up; CPU of every thread,
@@ -82,7 +83,8 @@ def _scanner_seconds(log: Path, out: Path) -> tuple[dict[str, float], float]:
     from replay.parsing.store import ParquetSink
 
     spent: dict[str, float] = {}
-    originals = {name: getattr(_scan, name) for name in ("lines", "views", "route", "fill", "rmcounter", "schedule")}
+    names = ("lines", "views", "route", "fill", "rmcounter", "schedule", "occupancy", "sections")
+    originals = {name: getattr(_scan, name) for name in names}
 
     def timed(name: str, fn: Callable) -> Callable:
         def wrapper(*args):
