@@ -22,5 +22,11 @@ def rmcounter(data: Data, starts: Int32s, ends: Int32s, kinds: Int32s, templates
 def schedule(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(rec, kind, purged, spans, refused): createState's rows."""
 
+def occupancy(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
+    """(rec, spans, job counts, job spans, refused): the DEBUG occupancy tables' rows."""
+
+def sections(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes]:
+    """(rec, spans, refused): the DEBUG pretty-printed schedule's rows."""
+
 def route(data: Data, header_spans: Int32s, table: Any, generic: int, /) -> bytes:
     """int32[n]: each record's family code (-1 no route, -2 undecided)."""

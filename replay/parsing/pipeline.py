@@ -26,7 +26,8 @@ from replay.parsing import grammar
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Lines, Records, find_records, full_bodies, split_lines
-from replay.parsing.scan import COMPILED, UNDECIDED, fill_rows, rmcounter_rows, scan_records, schedule_rows
+from replay.parsing.scan import (COMPILED, UNDECIDED, fill_rows, occupancy_rows, rmcounter_rows, scan_records,
+                                 schedule_rows, section_rows)
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
@@ -388,6 +389,10 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
 
     if recs.blocks and "schedule_state" in parts:
         take("schedule_state", *schedule_rows(parts["schedule_state"], cont, recs.blocks))
+    if recs.blocks and "occupancy_table" in parts:
+        take("occupancy_table", *occupancy_rows(parts["occupancy_table"], cont, recs.blocks))
+    if recs.blocks and "sched_sections" in parts:
+        take("sched_sections", *section_rows(parts["sched_sections"], cont, recs.blocks))
     if engine != "lark":
         batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
         for family, (rows, failed) in fast.regex_rows(batch).items():

@@ -386,3 +386,69 @@ def schedule_rows(
              codes(raw_purged, ["false", "true"]).alias("purged")]
     failed = pl.DataFrame({"rec": np.frombuffer(raw_refused, dtype=np.int32)}).cast(pl.UInt32)
     return pl.DataFrame(cols), failed
+
+
+_OCCUPANCY_SPANS = ("m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb", "free")
+
+
+def _block_lines(part: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame | None:
+    """The continuation lines of `part`'s records, when the compiled readers can take them (all
+    spanned, in one block); else None."""
+    lines = cont.join(part.select("rec"), on="rec", how="semi")
+    if "_s" not in cont.columns or lines.is_empty() or lines["_s"].null_count() or lines["_piece"].n_unique() > 1:
+        return None
+    return lines
+
+
+def _not_taken(part: pl.DataFrame, rec: np.ndarray) -> pl.DataFrame:
+    """The records of `part` with no row in `rec` (refused, or with no line): the polars path decides."""
+    taken = pl.DataFrame({"rec": np.unique(rec)}).cast(pl.UInt32)
+    return part.select("rec").join(taken, on="rec", how="anti")
+
+
+def occupancy_rows(
+    part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) of DEBUG occupancy tables: the scanner reads every record whose lines have
+    exactly the canonical shapes (`_scan.occupancy`), and leaves the others (a record with no
+    lines, or whose lines lie in two blocks, or that the polars path read) to replay.parsing.fast's
+    _occupancy_table, which gives the same rows."""
+    lines = _block_lines(part, cont)
+    if lines is None:
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+    data = blocks[lines["_piece"][0]]
+    raw_rec, raw_spans, raw_jobs, raw_items, _ = _scan.occupancy(
+        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
+    rec = np.frombuffer(raw_rec, dtype=np.int32)
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_OCCUPANCY_SPANS))
+    cols = [pl.Series("rec", rec).cast(pl.UInt32)]
+    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_OCCUPANCY_SPANS)]
+    counts = np.frombuffer(raw_jobs, dtype=np.int32)
+    items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
+    jobs = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
+    offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
+    cols.insert(7, _lists(jobs, offsets, "m_jobs_list", counts >= 0))
+    return pl.DataFrame(cols), _not_taken(part, rec)
+
+
+_SECTION_SPANS = ("section", "type_code", "job_id", "job_name", "user", "class", "shares", "order", "qshares",
+                  "threads", "memory_gb", "nquest", "remaining", "init_wait", "max_processes")
+
+
+def section_rows(
+    part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows, failures) of the DEBUG pretty-printed schedule: the scanner reads every record of the
+    canonical shape (`_scan.sections`) and leaves the others to replay.parsing.fast's
+    _sched_sections, which gives the same rows."""
+    lines = _block_lines(part, cont)
+    if lines is None:
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+    data = blocks[lines["_piece"][0]]
+    raw_rec, raw_spans, _ = _scan.sections(
+        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
+    rec = np.frombuffer(raw_rec, dtype=np.int32)
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SECTION_SPANS))
+    cols = [pl.Series("rec", rec).cast(pl.UInt32)]
+    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SECTION_SPANS)]
+    return pl.DataFrame(cols), _not_taken(part, rec)

@@ -14,7 +14,7 @@ from replay.parsing.families import FAMILY_CODE, GENERIC, ROUTES, TARGETS
 from replay.parsing.pipeline import _lark_rows, _route, parse
 from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import find_records, split_lines
-from replay.parsing.scan import fill_rows, rmcounter_rows, scan_records, templated
+from replay.parsing.scan import fill_rows, occupancy_rows, rmcounter_rows, scan_records, section_rows, templated
 from replay.parsing.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF,
                                        T_REST, T_RUN, T_SHARE, T_TYPED, TEMPLATES, compile_template, templates_of)
 
@@ -435,7 +435,14 @@ _machine = st.tuples(st.sampled_from(["sys290-14", "nodeB.sim.ducc", "h.1"]), st
               + (" ".join(map(str, m[4])) or "<none>") + m[5])
 _odd_occ = st.sampled_from(["", "   ", "\tsys1\tfalse\t4\t0\t4\t4096\t<none>", " h false 4 0 4 4096",
                             "= false 4 0 4 4096 <none>", " h false 4 0 4 4096 <none>[x]", " h false -4 0 4 4096 1 -2",
-                            _OCC_HEADER, "----- ..."])
+                            _OCC_HEADER, "----- ...",
+                            # the shapes the compiled reader refuses and leaves to the polars handler
+                            " h false 4 0 4 4096 1 2[3]", " h false 4 0 4 4096 <none> 1", " h false 4 0 4 4096 [3]",
+                            " wantedby.x false 4 0 4 4096 <none>", " h := 4 0 4 4096 <none>",
+                            " h false 4 0 4 4096 <none>\r", " h false 4 0 4 4096 1 [2] [3]",
+                            " h false 4 0 4 4096 " + " ".join(str(i) for i in range(1, 70)) + " [1]",
+                            " h false 4 0 4 1234567890123456789 <none>", " h false 4 0 4 4096 <none> [3] ",
+                            " h\u00e9 false 4 0 4 4096 <none>", "- ...", "-- -x ..."])
 _JOB_HEADER = ("            ID                        JobName       User      Class Shares Order QShares NTh Memory "
                "nQuest Ques Rem InitWait Max P/Nst")
 _job_row = st.tuples(st.sampled_from(["J", "R", "S"]), st.integers(1, 999), st.sampled_from(["job7", "Job_Driver"]),
@@ -446,7 +453,13 @@ _section = st.tuples(st.sampled_from(["Expanded", "Shrunken", "Stable", "Dormant
                      st.one_of(st.just(None), st.lists(_job_row, max_size=3))).map(
     lambda s: [f"{s[0]}:", "   <none>"] if s[1] is None else [f"{s[0]}:", _JOB_HEADER, *s[1]])
 _odd_sched = st.sampled_from(["", "Stable :", "   <none>", _JOB_HEADER, "Other:", "   J_5 job bob normal 1 2",
-                              "   X_5 job bob normal 0 2 2 0 2 0 0 0 1"])
+                              "   X_5 job bob normal 0 2 2 0 2 0 0 0 1",
+                              # the shapes the compiled reader refuses and leaves to the polars handler
+                              "Stable: :", "Stable::", "   J_ job bob normal 0 2 2 0 2 0 0 0 1",
+                              "   J_5 job == normal 0 2 2 0 2 0 0 0 1", "   J_5 job bob normal 0 2 2 0 2 0 0 x 1",
+                              "   J_5 job bob normal 0 2 2 0 2 0 0 wantedby.x 1", "\tStable:", "Stable:\r",
+                              "   J_5 job bob normal 0 2 2 0 2 0 0 0 1 extra", "   <none> x",
+                              "   ?5 job b\u00e9b normal 0 2 2 0 2 0 0 0 1", "   R5 job bob normal 0 2 2 0 2 0 0 0 -1"])
 
 
 def _same_as_grammar(tmp_path_factory, text: str, tables: tuple[str, ...]) -> None:
@@ -468,6 +481,51 @@ def test_occupancy_tables_read_as_the_grammar_reads_them(tmp_path_factory, table
             lines.insert(min(at, len(lines)), line)
         text += [_QUERY, *lines]
     _same_as_grammar(tmp_path_factory, "\n".join(text) + "\n", ("occupancy",))
+
+
+def _occupancy_scan(lines: list[str]):
+    _, recs = scan_records([Piece(0, 1, "\n".join([_QUERY, *lines, ""]).encode())])
+    return occupancy_rows(_route(recs.records).select("rec"), recs.continuations, recs.blocks)
+
+
+def test_the_scanner_reads_canonical_schedule_sections_itself():
+    """A hand-worked pretty-printed schedule: the compiled reader takes it, with these rows (a
+    header with no job row is a row of its own, with its section), and refuses another shape."""
+    _, recs = scan_records([Piece(0, 1, "\n".join([
+        _SCHEDULE, "Expanded:", "   <none>", "", "Stable :", _JOB_HEADER,
+        "   J_________17 job7 bob normal 60 2 2 0 2 0 0 0 1", "   S_3 Job_Driver System normal -1 2 2 0 2 0 0 0 1",
+        "Dormant:", _JOB_HEADER, "", ""]).encode())])
+    rows, failed = section_rows(_route(recs.records).select("rec"), recs.continuations, recs.blocks)
+    assert failed.is_empty()
+    none = [None] * 14
+    assert rows.rows() == [
+        (0, "Expanded", *none),
+        (0, "Stable", "J", "17", "job7", "bob", "normal", "60", "2", "2", "0", "2", "0", "0", "0", "1"),
+        (0, "Stable", "S", "3", "Job_Driver", "System", "normal", "-1", "2", "2", "0", "2", "0", "0", "0", "1"),
+        (0, "Dormant", *none)]
+    _, recs = scan_records([Piece(0, 1, "\n".join([_SCHEDULE, "Stable:", _JOB_HEADER, "Other:", ""]).encode())])
+    rows, failed = section_rows(_route(recs.records).select("rec"), recs.continuations, recs.blocks)
+    assert rows.is_empty() and failed["rec"].to_list() == [0]
+
+
+def test_the_scanner_reads_canonical_occupancy_tables_itself():
+    """Hand-worked tables: the compiled reader takes the canonical ones, with these fields, and
+    leaves any other shape to the polars handler (the Hypothesis test above holds both to the grammar)."""
+    rows, failed = _occupancy_scan([_OCC_HEADER, _OCC_RULE, "   sys1  false  79  0  79  80896 <none>[79]",
+                                    "   sys2  true  31  30  1  31744 1 2 [1]", "   sys3  false  -4  0  4  4096 7",
+                                    "", " "])
+    assert failed.is_empty()
+    assert rows.rows() == [
+        (0, "sys1", "false", "79", "0", "79", "80896", None, "79"),
+        (0, "sys2", "true", "31", "30", "1", "31744", ["1", "2"], "1"),
+        (0, "sys3", "false", "-4", "0", "4", "4096", ["7"], None)]
+    assert rows.columns == ["rec", "m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb",
+                            "m_jobs_list", "free"]
+    rows, failed = _occupancy_scan([_OCC_HEADER, _OCC_RULE])  # a table with no machine: one row, no fields
+    assert failed.is_empty() and rows.rows() == [(0, *[None] * 8)]
+    for odd in (" h false 4 0 4 4096 1 2[3]", "\th false 4 0 4 4096 <none>", " h false 4 0 4 4096", ""):
+        rows, failed = _occupancy_scan([_OCC_HEADER, _OCC_RULE, odd, " h false 4 0 4 4096 <none>"])
+        assert rows.is_empty() and failed["rec"].to_list() == [0], odd
 
 
 @settings(max_examples=60, deadline=None)

@@ -9,7 +9,9 @@
  *   fill(data, starts, ends, fams, plan) -> the single-line families' fields, by token templates
  *                                   (replay/parsing/templates.py), gathered by the table they land in;
  *   rmcounter(...)               -> the RmCounter blocks of a chunk, one row per entity;
- *   schedule(...)                -> the rows of createState structures of the canonical shape.
+ *   schedule(...)                -> the rows of createState structures of the canonical shape;
+ *   occupancy(...)               -> the rows of DEBUG occupancy tables of the canonical shape;
+ *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape.
  * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
  * replay/parsing/records.py and replay/parsing/fast.py gives the same tables without any of it, and
  * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
@@ -29,6 +31,10 @@ static PyMethodDef methods[] = {
      "rmcounter(data, starts, ends, kinds, templates) -> dict of row columns, or None when a line fails."},
     {"schedule", schedule_rows, METH_VARARGS,
      "schedule(data, recs, starts, ends) -> (rec, kind, purged, spans, refused): createState's rows."},
+    {"occupancy", occupancy_rows, METH_VARARGS,
+     "occupancy(data, recs, starts, ends) -> (rec, spans, job counts, job spans, refused): occupancy rows."},
+    {"sections", section_rows, METH_VARARGS,
+     "sections(data, recs, starts, ends) -> (rec, spans, refused): the DEBUG schedule sections' rows."},
     {"route", route_records, METH_VARARGS,
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
     {NULL, NULL, 0, NULL},

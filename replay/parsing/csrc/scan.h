@@ -102,5 +102,7 @@ PyObject *route_records(PyObject *self, PyObject *args);
 PyObject *rmcounter_rows(PyObject *self, PyObject *args);
 PyObject *schedule_rows(PyObject *self, PyObject *args);
 PyObject *fill_rows(PyObject *self, PyObject *args);
+PyObject *occupancy_rows(PyObject *self, PyObject *args);
+PyObject *section_rows(PyObject *self, PyObject *args);
 
 #endif

@@ -1,0 +1,229 @@
+/* The DEBUG pretty-printed schedule (replay.parsing.scan.section_rows): sections (Expanded,
+ * Shrunken, Stable, Dormant, Reserved), each "<none>" or a header and job rows. Only the canonical
+ * shape is taken (printable ASCII, blank-separated tokens, the grammar's order of lines); any other
+ * record is refused and goes to the polars handler (replay/parsing/fast.py _sched_sections).
+ */
+#include "scan.h"
+
+enum { SF_N = 15 }; /* section, then the 14 fields of a job row */
+enum { MAX_TOK = 20 };
+enum { S_START, S_SECTION, S_NONE, S_HEADER, S_ROW, S_BLANK };
+
+typedef struct {
+    I32s rec, span;
+} SectRows;
+
+static const char *const SECTIONS[] = {"Expanded", "Shrunken", "Stable", "Dormant", "Reserved"};
+static const char *const JOB_HEADER[] = {"ID", "JobName", "User", "Class", "Shares", "Order", "QShares", "NTh",
+                                         "Memory", "nQuest", "Ques", "Rem", "InitWait", "Max", "P/Nst"};
+
+/* blank-separated tokens (at most MAX_TOK, else -1); -1 when a byte is not printable ASCII */
+static int split(const char *d, int32_t s, int32_t e, int32_t *ts, int32_t *te)
+{
+    int n = 0;
+    for (int32_t i = s; i < e;) {
+        if (d[i] == ' ') {
+            i++;
+            continue;
+        }
+        if (n == MAX_TOK)
+            return -1;
+        ts[n] = i;
+        while (i < e && d[i] != ' ') {
+            if (d[i] < 0x21 || d[i] > 0x7e)
+                return -1;
+            i++;
+        }
+        te[n++] = i;
+    }
+    return n;
+}
+
+static int same(const char *d, int32_t s, int32_t e, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(e - s) == n && memcmp(d + s, lit, n) == 0;
+}
+
+/* the grammar's lexer may read such a token as another terminal (fast.py _NOT_A_WORD) */
+static int odd_word(const char *d, int32_t s, int32_t e)
+{
+    if (e - s > 9 && memcmp(d + s, "wantedby.", 9) == 0)
+        return 1;
+    for (int32_t i = s; i < e; i++)
+        if (d[i] != '=' && d[i] != ':')
+            return 0;
+    return 1;
+}
+
+/* the section's name span when the line is "<name>:" or "<name> :", else 0 */
+static int section_line(const char *d, const int32_t *ts, const int32_t *te, int n, int32_t *ns, int32_t *ne)
+{
+    int32_t s = ts[0], e = te[0];
+    if (n == 1 && e - s > 1 && d[e - 1] == ':')
+        e--;
+    else if (!(n == 2 && same(d, ts[1], te[1], ":")))
+        return 0;
+    for (int i = 0; i < 5; i++)
+        if (same(d, s, e, SECTIONS[i])) {
+            *ns = s, *ne = e;
+            return 1;
+        }
+    return 0;
+}
+
+/* a job row (13 tokens): its 14 field spans (type letter, digits, then the other tokens) in f; 0 not
+ * a row, -1 a row the grammar's lexer may read otherwise (the whole record is refused) */
+static int job_row(const char *d, const int32_t *ts, const int32_t *te, int n, int32_t *f)
+{
+    if (n != 13 || !strchr("JSMRA?", d[ts[0]]))
+        return 0;
+    int32_t k = ts[0] + 1;
+    while (k < te[0] && d[k] == '_') k++;
+    if (k == te[0])
+        return 0;
+    for (int32_t i = k; i < te[0]; i++)
+        if (!is_digit(d[i]))
+            return 0;
+    for (int i = 4; i < 11; i++)
+        if (!is_int(d + ts[i], te[i] - ts[i]))
+            return 0;
+    if (!is_int(d + ts[12], te[12] - ts[12]))
+        return 0;
+    if (odd_word(d, ts[1], te[1]) || odd_word(d, ts[2], te[2]) || odd_word(d, ts[3], te[3]) ||
+        odd_word(d, ts[11], te[11]))
+        return -1;
+    f[0] = ts[0], f[1] = ts[0] + 1, f[2] = k, f[3] = te[0];
+    for (int i = 1; i < 13; i++)
+        f[2 + 2 * i] = ts[i], f[3 + 2 * i] = te[i];
+    return 1;
+}
+
+static int blank(const char *d, int32_t s, int32_t e)
+{
+    for (int32_t i = s; i < e; i++)
+        if (!is_blank(d[i]))
+            return 0;
+    return 1;
+}
+
+/* the steps the grammar allows from one line's shape to the next (fast.py _SECTION_STEPS) */
+static int step_ok(int from, int to)
+{
+    switch (from) {
+    case S_START: return to == S_SECTION;
+    case S_SECTION: return to == S_NONE || to == S_HEADER;
+    case S_NONE: return to == S_BLANK || to == S_SECTION;
+    case S_HEADER: return to == S_ROW || to == S_BLANK || to == S_SECTION;
+    case S_ROW: return to == S_ROW || to == S_BLANK || to == S_SECTION;
+    case S_BLANK: return to == S_BLANK || to == S_SECTION;
+    }
+    return 0;
+}
+
+static int push_row(SectRows *out, int32_t rec, int32_t ns, int32_t ne, const int32_t *f)
+{
+    if (!i32_push(&out->rec, rec) || !i32_push(&out->span, ns) || !i32_push(&out->span, ne))
+        return 0;
+    for (int i = 0; i < 2 * (SF_N - 1); i++)
+        if (!i32_push(&out->span, f ? f[i] : -1))
+            return 0;
+    return 1;
+}
+
+/* one record's lines [a, b): 1 taken, 0 refused (its rows taken back), -1 out of memory */
+static int section_record(const char *d, const int32_t *s, const int32_t *e, Py_ssize_t a, Py_ssize_t b,
+                          int32_t rec, SectRows *out)
+{
+    Py_ssize_t mark = out->rec.n;
+    int32_t ts[MAX_TOK], te[MAX_TOK], f[2 * (SF_N - 1)], ns = -1, ne = -1, cs, ce;
+    while (b > a && blank(d, s[b - 1], e[b - 1]))
+        b--;
+    if (b == a)
+        return 0;
+    int prev = S_START;
+    for (Py_ssize_t i = a; i < b; i++) {
+        int shape, n = blank(d, s[i], e[i]) ? 0 : split(d, s[i], e[i], ts, te);
+        if (n < 0)
+            goto refuse;
+        if (n == 0)
+            shape = S_BLANK;
+        else if (section_line(d, ts, te, n, &cs, &ce))
+            shape = S_SECTION;
+        else if (n == 1 && same(d, ts[0], te[0], "<none>"))
+            shape = S_NONE;
+        else if (n == 15) {
+            for (int k = 0; k < 15; k++)
+                if (!same(d, ts[k], te[k], JOB_HEADER[k]))
+                    goto refuse;
+            shape = S_HEADER;
+        } else {
+            int got = job_row(d, ts, te, n, f);
+            if (got != 1)
+                goto refuse;
+            shape = S_ROW;
+        }
+        if (!step_ok(prev, shape))
+            goto refuse;
+        /* a header is a row of its own only when no job row follows it */
+        if (prev == S_HEADER && shape != S_ROW && !push_row(out, rec, ns, ne, NULL))
+            return -1;
+        if (shape == S_SECTION)
+            ns = cs, ne = ce;
+        if ((shape == S_ROW || shape == S_NONE) && !push_row(out, rec, ns, ne, shape == S_ROW ? f : NULL))
+            return -1;
+        prev = shape;
+    }
+    if (prev != S_NONE && prev != S_HEADER && prev != S_ROW)
+        goto refuse;
+    if (prev == S_HEADER && !push_row(out, rec, ns, ne, NULL))
+        return -1;
+    return 1;
+refuse:
+    out->rec.n = mark;
+    out->span.n = mark * 2 * SF_N;
+    return 0;
+}
+
+PyObject *section_rows(PyObject *self, PyObject *args)
+{
+    Py_buffer in, rc, st, en;
+    PyObject *result = NULL;
+    SectRows out;
+    I32s refused = {0};
+    (void)self;
+    memset(&out, 0, sizeof(out));
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &in, &rc, &st, &en))
+        return NULL;
+    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t);
+    const int32_t *rec = rc.buf, *s = st.buf, *e = en.buf;
+    if (rc.len != st.len || en.len != st.len) {
+        PyErr_SetString(PyExc_ValueError, "sections: as many records and ends as starts");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len || (i && rec[i] < rec[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "sections: a span outside the block, or records out of order");
+            goto done;
+        }
+    int oom = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t a = 0; a < n && !oom;) {
+        Py_ssize_t b = a;
+        while (b < n && rec[b] == rec[a]) b++;
+        int got = section_record(in.buf, s, e, a, b, rec[a], &out);
+        oom = got < 0 || (!got && !i32_push(&refused, rec[a]));
+        a = b;
+    }
+    Py_END_ALLOW_THREADS
+    if (oom) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(NNN)", bytes_of(out.rec.v, out.rec.n * 4), bytes_of(out.span.v, out.span.n * 4),
+                           bytes_of(refused.v, refused.n * 4));
+done:
+    PyMem_RawFree(out.rec.v), PyMem_RawFree(out.span.v), PyMem_RawFree(refused.v);
+    PyBuffer_Release(&in), PyBuffer_Release(&rc), PyBuffer_Release(&st), PyBuffer_Release(&en);
+    return result;
+}
