@@ -925,6 +925,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--retry-failed", action="store_true",
                    help="run streams the manifest records as failed again (otherwise an unchanged stream is skipped)")
     f.set_defaults(func=cmd_fleet)
+    from replay.javarm.command import add_rm_parser
+
+    add_rm_parser(sub)
     return parser
 
 
