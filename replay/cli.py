@@ -568,6 +568,10 @@ def _simulate(tables: Mapping[str, pl.DataFrame], change: Change, args: argparse
     with progress_display(console, "simulating") as show:
         sim = simulate(tables, change, workload, workload_from=getattr(args, "workload", None) or "log",
                        progress=show)
+        if args.rm or args.vs:  # the real Java RM in the loop (replay.javarm)
+            from replay.javarm.simulate import measure_java
+
+            return measure_java(tables, sim, args.rm or "", args.vs, args.logs, args.config)
         return measure(tables, sim)
 
 
@@ -589,7 +593,9 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     print_note(console, note)
     console.print(simulate_table(report))
     console.print(simulate_summary(report, seconds), highlight=False)
-    for line in assumed_block(measured.sim):
+    from replay.javarm.command import java_lines
+
+    for line in java_lines(report) + assumed_block(measured.sim):
         console.print(line, markup=False, highlight=False)
     present = report["workload"]["present_from_start"]
     if present:
@@ -612,8 +618,9 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.simulate.gate import gates, junit_xml
     from replay.apps.simulate.metrics import report as simulation_report
 
-    if args.max_turnaround_increase is None and args.max_preemptions is None:
-        raise InputError("check --simulate: give --max-turnaround-increase PCT and/or --max-preemptions N")
+    if args.max_turnaround_increase is None and args.max_preemptions is None and not args.vs:
+        raise InputError("check --simulate: give --max-turnaround-increase PCT and/or --max-preemptions N "
+                         "(or --rm java:SRC --vs java:SRC2)")
     change = _change(args)
     results = []
     for log in args.logs:
@@ -622,7 +629,8 @@ def cmd_check_simulate(args: argparse.Namespace, console: Console) -> int:
         start = time.perf_counter()
         measured = _simulate(tables, change, args, console)
         report = simulation_report(measured)
-        checked = gates(report, measured.jobs, args.max_turnaround_increase, args.max_preemptions)
+        checked = gates(report, measured.jobs, args.max_turnaround_increase, args.max_preemptions,
+                        args.max_changed_cycles)
         results.append((log, checked, report, time.perf_counter() - start))
         ok = all(g.ok for g in checked)
         console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}", highlight=False)
@@ -925,9 +933,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--retry-failed", action="store_true",
                    help="run streams the manifest records as failed again (otherwise an unchanged stream is skipped)")
     f.set_defaults(func=cmd_fleet)
-    from replay.javarm.command import add_rm_parser
+    from replay.javarm.command import add_java_options, add_rm_parser
 
     add_rm_parser(sub)
+    add_java_options(c)
+    add_java_options(s)
     return parser
 
 

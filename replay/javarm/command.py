@@ -32,3 +32,34 @@ def add_rm_parser(sub: argparse._SubParsersAction) -> None:
                         + ", ".join(r.name for r in RELEASES) + ") taken from the upstream git mirror "
                         "($RMREPLAY_DUCC_MIRROR)")
     b.set_defaults(func=cmd_rm_build)
+
+
+def add_java_options(p: argparse.ArgumentParser) -> None:
+    """`--rm java:SRC` and `--vs java:SRC2` of `simulate` and `check --simulate`."""
+    p.add_argument("--rm", metavar="java:SRC", help="run the workload through the real Java RM of SRC (a DUCC "
+                   "source tree or a release name; built into the cache as `rmreplay rm build` does) beside rmref")
+    p.add_argument("--vs", metavar="java:SRC2", help="with --rm: compare a second build against the first, job by "
+                   "job on the same workload (the report's baseline is --rm, its sim --vs)")
+
+
+def java_lines(report: dict) -> list[str]:
+    """What `simulate --rm` adds to the console: the sides, the Java run's identity, where builds part, assumptions."""
+    rm = report.get("rm")
+    if not rm:
+        return []
+    ident, sides = rm["identity_sim"], rm["sides"]
+    pct = "-" if ident["shares_match"] is None else f"{100 * ident['shares_match']:.1f}%"
+    median, p90 = ident["finish_error_median_pct"], ident["finish_error_p90_pct"]
+    out = [f"sides: logged = {sides['logged']}, baseline = {sides['baseline']}, sim = {sides['sim']}",
+           f"identity (sim vs log): shares {pct} of {ident['job_cycles']:,} job-cycles, completion error median "
+           f"{'-' if median is None else f'{median:.2f}%'} p90 {'-' if p90 is None else f'{p90:.2f}%'} over "
+           f"{ident['jobs']} job(s)"]
+    vs = rm.get("vs")
+    if vs:
+        first = vs["first_difference"]
+        where = f"; first at cycle {first['cycle']}, job {first['job_id']}" if first else ""
+        out.append(f"--vs: {vs['job_cycles_differ']:,} job-cycle(s) hold different processes, "
+                   f"{vs['schedules_differ']:,} schedule(s) differ{where}")
+    out += [f"assumed (Java run): {line}" for line in rm["runs"][0]["assumed"]]
+    out.append(f"configuration: {rm['runs'][0]['configuration']}")
+    return out

@@ -1,0 +1,166 @@
+"""The recorded workload (replay.apps.simulate.workload) as a harness scenario (replay/javarm/run.py).
+
+Times: the workload counts seconds from the log's first cycle; the harness's clock starts at 0 with
+every node reporting. The scenario is shifted so that the earliest event of the workload is at 0
+(`shift_ms`): a log that begins at the RM's boot then has its first cycle where the harness has its.
+What the log cannot settle is said in `assumed` (one line each).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from replay.apps.simulate.workload import Workload, WorkSpec
+
+TYPES = {"Job": "job", "Service": "service", "Reservation": "reservation", "ManagedReservation": "ap"}
+# ducc.properties keys a scenario takes from a resources directory (the rest is the tree's default)
+KEPT = re.compile(r"ducc\.rm\..*|ducc\.orchestrator\.state\.publish\.rate|ducc\.agent\.node\.metrics\.publish\.rate"
+                  r"|ducc\.jd\.host\..*")
+DROPPED = {"ducc.rm.scheduler", "ducc.rm.class.definitions", "ducc.rm.persistence.impl", "ducc.rm.user.registry"}
+# the log's printed settings (the config table) and the property each is
+LOG_SETTINGS = {"node stability": "ducc.rm.node.stability", "init stability": "ducc.rm.init.stability",
+                "metrics update rate": "ducc.agent.node.metrics.publish.rate",
+                "fragmentation threshold": "ducc.rm.fragmentation.threshold",
+                "do defragmentation": "ducc.rm.defragmentation", "eviction policy": "ducc.rm.eviction.policy",
+                "use prediction": "ducc.rm.prediction", "prediction fudge factor": "ducc.rm.prediction.fudge",
+                "initialization cap": "ducc.rm.initialization.cap", "expand by doubling": "ducc.rm.expand.by.doubling"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A harness scenario, the job ids it gives (DuccId k -> the log's job), and what was assumed."""
+
+    scenario: dict
+    job_of: dict[int, int]  # the harness's DuccId -> the workload's job id
+    shift_ms: int  # harness time = workload seconds * 1000 + shift_ms
+    assumed: tuple[str, ...]
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """key = value lines of a ducc.properties (comments and continuation-free lines only)."""
+    out: dict[str, str] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*[=:]\s*(.*?)\s*$", line)
+        if m and not line.lstrip().startswith("#"):
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def config_from_dir(folder: Path) -> tuple[dict[str, str], str, dict[str, str]]:
+    """(properties, ducc.classes text, node files) of a DUCC resources directory."""
+    props = {k: v for k, v in read_properties(folder / "ducc.properties").items()
+             if KEPT.fullmatch(k) and k not in DROPPED and "/" not in v and "${" not in v} \
+        if (folder / "ducc.properties").is_file() else {}
+    classes = (folder / "ducc.classes").read_text(errors="replace")
+    files = {}
+    for name in sorted(set(re.findall(r"nodefile\s*=\s*([^\s;}]+)", classes))) + ["ducc.users"]:
+        if (folder / name).is_file():
+            files[name] = (folder / name).read_text(errors="replace")
+    return props, classes, files
+
+
+def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str], str, dict[str, str]]:
+    """(properties, ducc.classes text, node files) written from what the log prints of its configuration."""
+    settings = dict(tables["config"].select("key", "value").iter_rows())
+    props = {prop: str(settings[key]).split()[0] for key, prop in LOG_SETTINGS.items() if settings.get(key)}
+    lines, files = [], {}
+    pools = tables["nodepools"]
+    for r in pools.iter_rows(named=True):
+        body = [f"parent = {r['parent']}"] if r["parent"] else []
+        if r["nodes"]:
+            files[f"{r['name']}.nodes"] = "\n".join(r["nodes"]) + "\n"
+            body.append(f"nodefile = {r['name']}.nodes")
+        if r["search_order"] is not None:
+            body.append(f"search-order = {r['search_order']}")
+        lines.append(f"Nodepool {r['name']} {{ {' ; '.join(body)} }}")
+        if r["quantum"] and not r["parent"]:
+            props.setdefault("ducc.rm.share.quantum", str(r["quantum"]))
+    for r in tables["classes"].unique("name", keep="last", maintain_order=True).iter_rows(named=True):
+        body = [f"policy = {r['policy']}", f"nodepool = {r['nodepool']}", f"priority = {r['priority']}"]
+        if r["policy"] == "FAIR_SHARE":
+            body += [f"weight = {r['weight']}", f"init-cap = {r['init_cap']}",
+                     f"expand-by-doubling = {str(r['expand_by_doubling']).lower()}",
+                     f"use-prediction = {str(r['prediction']).lower()}", f"prediction-fudge = {r['prediction_fudge']}"]
+        if r["cap"] and str(r["cap"]) != "2147483647":
+            body.append(f"cap = {r['cap']}")
+        if r["max_allotment"] is not None:
+            body.append(f"max-allotment = {r['max_allotment']}")
+        lines.append(f"Class {r['name']} {{ {'; '.join(body)} }}")
+    return props, "\n".join(lines) + "\n", files
+
+
+def _submit_ms(w: WorkSpec, shift_ms: int, pub_ms: int) -> int:
+    """When the harness submits the work: one Orchestrator publication before the RM first saw it
+    (the harness's first publication shows new work WaitingForDriver, the next one to the RM's scheduler)."""
+    return max(0, round((w.submit + w.admit_delay) * 1000) + shift_ms - pub_ms)
+
+
+def _work(w: WorkSpec, shift_ms: int, pub_ms: int) -> dict:
+    """One workload row as a scenario `work` entry."""
+    out: dict = {"type": TYPES[w.work_type], "user": w.user, "class": w.class_name, "memory_gb": w.memory_gb,
+                 "threads": w.threads, "submit_ms": _submit_ms(w, shift_ms, pub_ms),
+                 "init_ms": round(w.init * 1000)}
+    if w.is_job:
+        left = max(w.items - w.items_done, 0)
+        out["items"] = left
+        out["item_ms"] = round(w.item_ms)
+        if w.max_processes:
+            out["processes_max"] = str(w.max_processes)
+    if w.duration is not None:
+        out["duration_ms"] = round(w.duration * 1000)
+    if w.cancel is not None:
+        out["cancel_ms"] = round(w.cancel * 1000) + shift_ms
+    return out
+
+
+def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int) -> list[dict]:
+    """The node events as scenario nodes: arrivals, outages ending in death, vary-offs."""
+    nodes: dict[str, dict] = {}
+    for e in workload.nodes:
+        t = round(e.time * 1000) + shift_ms
+        node = nodes.setdefault(e.host, {"name": e.host, "ip": e.ip or "10.0.0.1", "memory_gb": 0})
+        if e.memory_mb:
+            node["memory_gb"] = max(node["memory_gb"], round(e.memory_mb / 1024))
+        if e.event == "arrive" and t > 0 and "arrive_ms" not in node:
+            node["arrive_ms"] = t
+        elif e.event == "death":  # silent for node.stability heartbeats before the death was logged
+            node.setdefault("outages", []).append([max(0, t - stability * rate_ms + 1), None])
+        elif e.event in ("reactivate", "recover_node") and node.get("outages") and node["outages"][-1][1] is None:
+            node["outages"][-1][1] = t
+        elif e.event == "vary_off":
+            node.setdefault("varyoff", []).append([t, None])
+        elif e.event == "vary_on" and node.get("varyoff") and node["varyoff"][-1][1] is None:
+            node["varyoff"][-1][1] = t
+    return [n for n in nodes.values() if n["memory_gb"] > 0]
+
+
+def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], str, dict[str, str]],
+                seed: int = 1) -> Scenario:
+    """The harness scenario replaying `workload` for `cycles` published schedules."""
+    props, classes, files = config
+    times = [w.submit for w in workload.work] + [n.time for n in workload.nodes]
+    shift_ms = max(0, -round(min(times, default=0) * 1000))
+    pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
+    work = sorted(workload.work, key=lambda w: (_submit_ms(w, shift_ms, pub_ms), w.job_id))
+    stability = int(props.get("ducc.rm.node.stability", "6"))
+    rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
+    assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
+               "a node's death: silent from node.stability heartbeats before the death the log records",
+               "work items: every item of a job takes the job's mean observed duration (item_ms), handed to the "
+               "thread free first (at INFO the log shows a job's completed count and mean, not each item)"]
+    if workload.shares:
+        assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
+                       "their work afresh (the RM places them itself)")
+    scenario = {"name": "rmreplay-simulate", "seed": seed, "max_cycles": cycles, "debug_log": False,
+                "properties": props, "classes": classes, "files": files,
+                "timing": {"process_start_ms": round(1000 * (work[0].start_delay if work else 5)),
+                           "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
+                           "init_ms": 30000},
+                "nodes": _nodes(workload, shift_ms, stability, rate),
+                "work": [_work(w, shift_ms, pub_ms) for w in work]}
+    return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))
