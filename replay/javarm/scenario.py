@@ -95,9 +95,10 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str],
 
 
 def _submit_ms(w: WorkSpec, shift_ms: int, pub_ms: int) -> int:
-    """When the harness submits the work: one Orchestrator publication before the RM first saw it
-    (the harness's first publication shows new work WaitingForDriver, the next one to the RM's scheduler)."""
-    return max(0, round((w.submit + w.admit_delay) * 1000) + shift_ms - pub_ms)
+    """When the harness submits the work: when the log first names it, and at the latest one
+    Orchestrator publication before the RM scheduled it (a new piece of work is published first
+    WaitingForDriver or Received, then to the scheduler)."""
+    return max(0, round(min(w.submit, w.submit + w.admit_delay - pub_ms / 1000) * 1000) + shift_ms)
 
 
 def _work(w: WorkSpec, shift_ms: int, pub_ms: int) -> dict:
