@@ -101,6 +101,23 @@ def _submit_ms(w: WorkSpec, shift_ms: int, pub_ms: int) -> int:
     return max(0, round(min(w.submit, w.submit + w.admit_delay - pub_ms / 1000) * 1000) + shift_ms)
 
 
+def _distinct(times: list[int], pub_ms: int) -> list[int]:
+    """Sorted submission times made distinct by a millisecond each, in the same order and at the same
+    publication (the RM orders work by its submission date: equal dates would leave the order to it)."""
+    out: list[int] = []
+    for t in times:
+        if out and t <= out[-1]:
+            t = out[-1] + 1
+        out.append(t)
+    # work that moved past a publication is moved back before it, the group ending at the publication
+    fixed = list(out)
+    for i in range(len(out) - 1, -1, -1):
+        pub = max(pub_ms, -(-times[i] // pub_ms) * pub_ms)  # the publication that shows the work
+        limit = pub if i == len(out) - 1 else min(pub, fixed[i + 1] - 1)
+        fixed[i] = max(0, min(out[i], limit))
+    return fixed
+
+
 def _work(w: WorkSpec, shift_ms: int, pub_ms: int) -> dict:
     """One workload row as a scenario `work` entry."""
     out: dict = {"type": TYPES[w.work_type], "user": w.user, "class": w.class_name, "memory_gb": w.memory_gb,
@@ -148,6 +165,7 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
     shift_ms = max(0, -round(min(times, default=0) * 1000))
     pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
     work = sorted(workload.work, key=lambda w: (_submit_ms(w, shift_ms, pub_ms), w.job_id))
+    submit = _distinct([_submit_ms(w, shift_ms, pub_ms) for w in work], pub_ms)
     stability = int(props.get("ducc.rm.node.stability", "6"))
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
@@ -163,5 +181,5 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
                            "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
                            "init_ms": 30000},
                 "nodes": _nodes(workload, shift_ms, stability, rate),
-                "work": [_work(w, shift_ms, pub_ms) for w in work]}
+                "work": [_work(w, shift_ms, pub_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))
