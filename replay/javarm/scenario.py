@@ -136,29 +136,57 @@ def _work(w: WorkSpec, shift_ms: int, pub_ms: int) -> dict:
     return out
 
 
-def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int) -> list[dict]:
-    """The node events as scenario nodes: arrivals, outages ending in death, vary-offs."""
+def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
+    """host -> (seconds from the first cycle, what) of the heartbeat events the log shows: `silent` where
+    an outage began (half a metrics period before the watchdog's `Missed heartbeat count[ 2 ]`; the
+    first miss is not logged) and `back` where the node reported again (`Node recovers`)."""
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    nodes = tables["nodes"]
+    if cyc.is_empty() or nodes.is_empty():
+        return {}
+    t0 = cyc["ts_start"][0]
+    rows = nodes.filter(((pl.col("event") == "missed") & (pl.col("count") == 2)) | (pl.col("event") == "recover"))
+    out: dict[str, list[tuple[float, str]]] = {}
+    for ts, host, event in rows.sort("ts", "line").select("ts", "host", "event").iter_rows():
+        t = (ts - t0).total_seconds()
+        out.setdefault(host, []).append((t - rate_ms / 2000, "silent") if event == "missed" else (t, "back"))
+    return out
+
+
+def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int,
+           silent: Mapping[str, list[tuple[float, str]]]) -> list[dict]:
+    """The node events as scenario nodes: arrivals, outages (with or without a death), vary-offs."""
     nodes: dict[str, dict] = {}
-    for e in workload.nodes:
-        t = round(e.time * 1000) + shift_ms
-        node = nodes.setdefault(e.host, {"name": e.host, "ip": e.ip or "10.0.0.1", "memory_gb": 0})
+    events = [(e.time, e.host, e.event, e) for e in workload.nodes]
+    events += [(t, host, what, None) for host, marks in silent.items() for t, what in marks]
+    for time, host, event, e in sorted(events, key=lambda x: (x[0], x[1], x[2])):
+        t = round(time * 1000) + shift_ms
+        node = nodes.setdefault(host, {"name": host, "ip": "10.0.0.1", "memory_gb": 0})
+        outages = node.setdefault("outages", [])
+        is_open = bool(outages) and outages[-1][1] is None
+        if event == "silent" and not is_open:
+            outages.append([max(0, t), None])
+        elif event in ("back", "reactivate", "recover_node") and is_open:
+            outages[-1][1] = t
+        elif event == "death" and not is_open:  # no missed heartbeat logged: node.stability periods before
+            outages.append([max(0, t - stability * rate_ms + 1), None])
+        if e is None:
+            continue
+        if e.ip:
+            node["ip"] = e.ip
         if e.memory_mb:
             node["memory_gb"] = max(node["memory_gb"], round(e.memory_mb / 1024))
         if e.event == "arrive" and t > 0 and "arrive_ms" not in node:
             node["arrive_ms"] = t
-        elif e.event == "death":  # silent for node.stability heartbeats before the death was logged
-            node.setdefault("outages", []).append([max(0, t - stability * rate_ms + 1), None])
-        elif e.event in ("reactivate", "recover_node") and node.get("outages") and node["outages"][-1][1] is None:
-            node["outages"][-1][1] = t
         elif e.event == "vary_off":
             node.setdefault("varyoff", []).append([t, None])
         elif e.event == "vary_on" and node.get("varyoff") and node["varyoff"][-1][1] is None:
             node["varyoff"][-1][1] = t
-    return [n for n in nodes.values() if n["memory_gb"] > 0]
+    return [{k: v for k, v in n.items() if v or k == "memory_gb"} for n in nodes.values() if n["memory_gb"] > 0]
 
 
 def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], str, dict[str, str]],
-                seed: int = 1) -> Scenario:
+                seed: int = 1, tables: Mapping[str, pl.DataFrame] | None = None) -> Scenario:
     """The harness scenario replaying `workload` for `cycles` published schedules."""
     props, classes, files = config
     times = [w.submit for w in workload.work] + [n.time for n in workload.nodes]
@@ -169,7 +197,8 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
     stability = int(props.get("ducc.rm.node.stability", "6"))
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
-               "a node's death: silent from node.stability heartbeats before the death the log records",
+               "a node's outage: from half a metrics period before the log's first `Missed heartbeat count[ 2 ]` "
+               "(else node.stability periods before its death) to its return",
                "work items: every item of a job takes the job's mean observed duration (item_ms), handed to the "
                "thread free first (at INFO the log shows a job's completed count and mean, not each item)"]
     if workload.shares:
@@ -180,6 +209,6 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
                 "timing": {"process_start_ms": round(1000 * (work[0].start_delay if work else 5)),
                            "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
                            "init_ms": 30000},
-                "nodes": _nodes(workload, shift_ms, stability, rate),
+                "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
                 "work": [_work(w, shift_ms, pub_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))
