@@ -571,7 +571,7 @@ def _simulate(tables: Mapping[str, pl.DataFrame], change: Change, args: argparse
         if args.rm or args.vs:  # the real Java RM in the loop (replay.javarm)
             from replay.javarm.simulate import measure_java
 
-            return measure_java(tables, sim, args.rm or "", args.vs, args.logs, args.config)
+            return measure_java(tables, sim, args.rm or "", args.vs, args.logs, args.config, args.java_seed)
         return measure(tables, sim)
 
 

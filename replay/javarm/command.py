@@ -40,6 +40,9 @@ def add_java_options(p: argparse.ArgumentParser) -> None:
                    "source tree or a release name; built into the cache as `rmreplay rm build` does) beside rmref")
     p.add_argument("--vs", metavar="java:SRC2", help="with --rm: compare a second build against the first, job by "
                    "job on the same workload (the report's baseline is --rm, its sim --vs)")
+    p.add_argument("--java-seed", type=int, default=1, metavar="N",
+                   help="seed of the Java RM's DuccId UUIDs (their hash order breaks the RM's ties; an INFO log "
+                        "does not show them; default 1)")
 
 
 def java_lines(report: dict) -> list[str]:

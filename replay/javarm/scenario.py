@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from replay.apps.simulate.workload import Workload, WorkSpec
+from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
 
 TYPES = {"Job": "job", "Service": "service", "Reservation": "reservation", "ManagedReservation": "ap"}
 # ducc.properties keys a scenario takes from a resources directory (the rest is the tree's default)
@@ -157,7 +157,7 @@ def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int,
            silent: Mapping[str, list[tuple[float, str]]]) -> list[dict]:
     """The node events as scenario nodes: arrivals, outages (with or without a death), vary-offs."""
     nodes: dict[str, dict] = {}
-    events = [(e.time, e.host, e.event, e) for e in workload.nodes]
+    events: list[tuple[float, str, str, NodeEvent | None]] = [(e.time, e.host, e.event, e) for e in workload.nodes]
     events += [(t, host, what, None) for host, marks in silent.items() for t, what in marks]
     for time, host, event, e in sorted(events, key=lambda x: (x[0], x[1], x[2])):
         t = round(time * 1000) + shift_ms
@@ -199,6 +199,8 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
                "a node's outage: from half a metrics period before the log's first `Missed heartbeat count[ 2 ]` "
                "(else node.stability periods before its death) to its return",
+               f"DuccId UUIDs from java.util.Random({seed}) (--java-seed): the RM breaks ties among equal "
+               "candidates in their hash order, which an INFO log does not show",
                "work items: every item of a job takes the job's mean observed duration (item_ms), handed to the "
                "thread free first (at INFO the log shows a job's completed count and mean, not each item)"]
     if workload.shares:

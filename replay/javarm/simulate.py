@@ -72,12 +72,12 @@ def _run_block(run: JavaRun, assumed: tuple[str, ...], source: str) -> dict:
 
 
 def measure_java(tables: Mapping[str, pl.DataFrame], sim: Simulated, rm: str, vs: str | None,
-                 logs: list[str], config: str | None) -> Measured:
+                 logs: list[str], config: str | None, seed: int = 1) -> Measured:
     """Run the build(s) on the simulation's workload and measure them beside the log (and rmref)."""
     builds: list[JavaBuild] = [build(java_spec(rm, "--rm"))] + ([build(java_spec(vs, "--vs"))] if vs else [])
     folder, source = resources_of(logs, config)
     conf = config_from_dir(folder) if folder else config_from_log(tables)
-    scen = scenario_of(sim.workload, len(sim.context.cycles), conf, tables=tables)
+    scen = scenario_of(sim.workload, len(sim.context.cycles), conf, seed, tables)
     runs = [java_run(b, scen, sim) for b in builds]
     given = {"sim": runs[-1].history} | ({"baseline": runs[0].history} if vs else {})
     m = measure(tables, sim, given)
