@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 
 import polars as pl
@@ -94,11 +95,32 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str],
     return props, "\n".join(lines) + "\n", files
 
 
-def _submit_ms(w: WorkSpec, shift_ms: int, pub_ms: int) -> int:
-    """When the harness submits the work: when the log first names it, and at the latest one
-    Orchestrator publication before the RM scheduled it (a new piece of work is published first
-    WaitingForDriver or Received, then to the scheduler)."""
-    return max(0, round(min(w.submit, w.submit + w.admit_delay - pub_ms / 1000) * 1000) + shift_ms)
+def _submit_ms(w: WorkSpec, shift_ms: int, pub_ms: int, dated: Mapping[int, float]) -> int:
+    """When the harness submits the work: its submission date where the log prints it (`dated`), else
+    when the log first names it, and at the latest one Orchestrator publication before the RM
+    scheduled it (a new piece of work is published first WaitingForDriver or Received, then to the scheduler)."""
+    latest = min(w.submit, w.submit + w.admit_delay - pub_ms / 1000)
+    return max(0, round(min(dated.get(w.job_id, latest), latest) * 1000) + shift_ms)
+
+
+def logged_submissions(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
+    """job -> its submission date as the RM's prediction prints it (`getPrjCap ... ST`), in seconds from
+    the first cycle. ST is epoch milliseconds and the log's stamps are local time: the offset between
+    them is the median over jobs of ST less the first line naming the job, rounded to a quarter hour."""
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    caps = tables["job_caps"].filter(pl.col("prj_st").is_not_null() & (pl.col("prj_st") > 0))
+    if cyc.is_empty() or caps.is_empty():
+        return {}
+    st = dict(caps.group_by("job_id").agg(pl.col("prj_st").min()).iter_rows())
+    named = dict(tables["jobs"].select("job_id", "ts").drop_nulls().group_by("job_id").agg(pl.col("ts").min())
+                 .iter_rows())
+    gaps = sorted(st[j] - round(named[j].replace(tzinfo=UTC).timestamp() * 1000) for j in st if j in named)
+    if not gaps:
+        return {}
+    quarter = 900_000
+    offset = round(gaps[len(gaps) // 2] / quarter) * quarter
+    t0 = round(cyc["ts_start"][0].replace(tzinfo=UTC).timestamp() * 1000)
+    return {j: (ms - offset - t0) / 1000 for j, ms in st.items()}
 
 
 def _distinct(times: list[int], pub_ms: int) -> list[int]:
@@ -118,15 +140,18 @@ def _distinct(times: list[int], pub_ms: int) -> list[int]:
     return fixed
 
 
-def _work(w: WorkSpec, shift_ms: int, pub_ms: int) -> dict:
+def _work(w: WorkSpec, shift_ms: int) -> dict:
     """One workload row as a scenario `work` entry."""
     out: dict = {"type": TYPES[w.work_type], "user": w.user, "class": w.class_name, "memory_gb": w.memory_gb,
-                 "threads": w.threads, "submit_ms": _submit_ms(w, shift_ms, pub_ms),
+                 "threads": w.threads,
                  "init_ms": round(w.init * 1000)}
     if w.is_job:
         left = max(w.items - w.items_done, 0)
         out["items"] = left
-        out["item_ms"] = round(w.item_ms)
+        # the harness's Orchestrator reports the mean of the items done: the log's completions in their order
+        # reproduce the means the log's Orchestrator reported (the RM's prediction reads them)
+        done = [round(ms) for n, ms in w.item_profile for _ in range(n)][:left]
+        out["item_ms"] = done + [round(w.item_ms)] * (left - len(done)) if done else round(w.item_ms)
         if w.max_processes:
             out["processes_max"] = str(w.max_processes)
     if w.duration is not None:
@@ -189,11 +214,12 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
                 seed: int = 1, tables: Mapping[str, pl.DataFrame] | None = None) -> Scenario:
     """The harness scenario replaying `workload` for `cycles` published schedules."""
     props, classes, files = config
-    times = [w.submit for w in workload.work] + [n.time for n in workload.nodes]
+    dated = logged_submissions(tables) if tables is not None else {}
+    times = [w.submit for w in workload.work] + [n.time for n in workload.nodes] + list(dated.values())
     shift_ms = max(0, -round(min(times, default=0) * 1000))
     pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
-    work = sorted(workload.work, key=lambda w: (_submit_ms(w, shift_ms, pub_ms), w.job_id))
-    submit = _distinct([_submit_ms(w, shift_ms, pub_ms) for w in work], pub_ms)
+    work = sorted(workload.work, key=lambda w: (_submit_ms(w, shift_ms, pub_ms, dated), w.job_id))
+    submit = _distinct([_submit_ms(w, shift_ms, pub_ms, dated) for w in work], pub_ms)
     stability = int(props.get("ducc.rm.node.stability", "6"))
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
@@ -201,8 +227,9 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
                "(else node.stability periods before its death) to its return",
                f"DuccId UUIDs from java.util.Random({seed}) (--java-seed): the RM breaks ties among equal "
                "candidates in their hash order, which an INFO log does not show",
-               "work items: every item of a job takes the job's mean observed duration (item_ms), handed to the "
-               "thread free first (at INFO the log shows a job's completed count and mean, not each item)"]
+               "work items: the k-th item takes the k-th completion's duration the log implies (its completed "
+               "counts and means, in completion order), later ones the job's mean (item_ms); handed to the thread "
+               "free first (at INFO the log does not show each item)"]
     if workload.shares:
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
                        "their work afresh (the RM places them itself)")
@@ -212,5 +239,5 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
                            "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
                            "init_ms": 30000},
                 "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
-                "work": [_work(w, shift_ms, pub_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
+                "work": [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))
