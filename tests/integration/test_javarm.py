@@ -110,6 +110,9 @@ def test_vs_finds_a_one_line_patch(java_env, tmp_path, capsys):
     vs = json.loads((out / "report.json").read_text())["rm"]["vs"]
     assert (vs["first_difference"]["cycle"], vs["first_difference"]["job_id"]) == (cycle, job)
     assert vs["first_held_difference"] == [cycle, job]
+    html = tmp_path / "r.html"
+    assert main(["report", str(log_path("a_tiny")), "--simulation", str(out), "--no-audit", "-o", str(html)]) == 0
+    assert f"first at cycle {cycle}, job {job}" in html.read_text()
     junit = tmp_path / "gate.xml"
     code, stdout, _ = _run(capsys, "check", "--simulate", str(log_path("a_tiny")), "--rm", "java:trunk", "--vs",
                            f"java:{patched}", "--junit", str(junit))
