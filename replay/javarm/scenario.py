@@ -73,24 +73,37 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str],
     pools = tables["nodepools"]
     for r in pools.iter_rows(named=True):
         body = [f"parent = {r['parent']}"] if r["parent"] else []
-        if r["nodes"]:
-            files[f"{r['name']}.nodes"] = "\n".join(r["nodes"]) + "\n"
+        if r["nodes"] or (r["node_file"] and str(r["node_file"]) != "None"):  # an empty node file is a node file
+            files[f"{r['name']}.nodes"] = "\n".join(r["nodes"] or ()) + "\n"
             body.append(f"nodefile = {r['name']}.nodes")
         if r["search_order"] is not None:
             body.append(f"search-order = {r['search_order']}")
         lines.append(f"Nodepool {r['name']} {{ {' ; '.join(body)} }}")
         if r["quantum"] and not r["parent"]:
-            props.setdefault("ducc.rm.share.quantum", str(r["quantum"]))
+            if props.setdefault("ducc.rm.share.quantum", str(r["quantum"])) != str(r["quantum"]):
+                lines[-1] = lines[-1].replace(" }", f" ; share-quantum = {r['quantum']} }}")
+    defaults = {str(settings.get("default fairshare class") or ""), str(settings.get("default reserve") or "")}
+    # the RM needs a default FIXED_SHARE class and the log does not name it: the first the log lists
+    fixed = tables["classes"].filter((pl.col("policy") == "FIXED_SHARE") & (pl.col("name") != "JobDriver"))
+    if not fixed.is_empty():
+        defaults.add(fixed.sort("line")["name"][0])
     for r in tables["classes"].unique("name", keep="last", maintain_order=True).iter_rows(named=True):
         body = [f"policy = {r['policy']}", f"nodepool = {r['nodepool']}", f"priority = {r['priority']}"]
         if r["policy"] == "FAIR_SHARE":
-            body += [f"weight = {r['weight']}", f"init-cap = {r['init_cap']}",
+            body += [f"weight = {r['weight']}", f"initialization-cap = {r['init_cap']}",
                      f"expand-by-doubling = {str(r['expand_by_doubling']).lower()}",
                      f"use-prediction = {str(r['prediction']).lower()}", f"prediction-fudge = {r['prediction_fudge']}"]
+        if r["policy"] == "RESERVE" and r["enforce"] is False:
+            body.append("enforce = false")
         if r["cap"] and str(r["cap"]) != "2147483647":
             body.append(f"cap = {r['cap']}")
         if r["max_allotment"] is not None:
             body.append(f"max-allotment = {r['max_allotment']}")
+        for key, column in (("debug", "debug"), ("users", "authorized_users")):
+            if r[column]:
+                body.append(f"{key} = {r[column]}")
+        if r["name"] in defaults:
+            body.append("default = true")
         lines.append(f"Class {r['name']} {{ {'; '.join(body)} }}")
     return props, "\n".join(lines) + "\n", files
 
