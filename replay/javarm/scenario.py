@@ -65,8 +65,18 @@ def config_from_dir(folder: Path) -> tuple[dict[str, str], str, dict[str, str]]:
     return props, classes, files
 
 
+def _full_names(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
+    """short host name -> the host's full name, for every host the log names with a domain."""
+    hosts = tables["nodes"]["host"].drop_nulls().unique().sort().to_list()
+    return {h.split(".", 1)[0]: h for h in hosts if "." in h}
+
+
 def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str], str, dict[str, str]]:
-    """(properties, ducc.classes text, node files) written from what the log prints of its configuration."""
+    """(properties, ducc.classes text, node files) written from what the log prints of its configuration.
+
+    The log prints a node file's hosts by their short names; the files list the full names the
+    nodes report under (a node file of short names alone leaves the reporting host in --default--)."""
+    full = _full_names(tables)
     settings = dict(tables["config"].select("key", "value").iter_rows())
     props = {prop: str(settings[key]).split()[0] for key, prop in LOG_SETTINGS.items() if settings.get(key)}
     lines, files = [], {}
@@ -74,7 +84,7 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str],
     for r in pools.iter_rows(named=True):
         body = [f"parent = {r['parent']}"] if r["parent"] else []
         if r["nodes"] or (r["node_file"] and str(r["node_file"]) != "None"):  # an empty node file is a node file
-            files[f"{r['name']}.nodes"] = "\n".join(r["nodes"] or ()) + "\n"
+            files[f"{r['name']}.nodes"] = "".join(f"{full.get(n, n)}\n" for n in r["nodes"] or ())
             body.append(f"nodefile = {r['name']}.nodes")
         if r["search_order"] is not None:
             body.append(f"search-order = {r['search_order']}")
@@ -136,21 +146,17 @@ def logged_submissions(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
     return {j: (ms - offset - t0) / 1000 for j, ms in st.items()}
 
 
-def _distinct(times: list[int], pub_ms: int) -> list[int]:
-    """Sorted submission times made distinct by a millisecond each, in the same order and at the same
-    publication (the RM orders work by its submission date: equal dates would leave the order to it)."""
-    out: list[int] = []
-    for t in times:
-        if out and t <= out[-1]:
-            t = out[-1] + 1
-        out.append(t)
-    # work that moved past a publication is moved back before it, the group ending at the publication
-    fixed = list(out)
-    for i in range(len(out) - 1, -1, -1):
-        pub = max(pub_ms, -(-times[i] // pub_ms) * pub_ms)  # the publication that shows the work
-        limit = pub if i == len(out) - 1 else min(pub, fixed[i + 1] - 1)
-        fixed[i] = max(0, min(out[i], limit))
-    return fixed
+def _in_id_order(times: list[int]) -> list[int]:
+    """Submission times (in the log's job-id order) made strictly increasing: DuccIds are given in
+    submission order, so work with a lower id was submitted earlier. Each estimate is an upper bound
+    (when the log first names the work) or exact (a printed date): a later-numbered piece of work
+    pulls an earlier one back before it; what reaches 0 is spread forward a millisecond each."""
+    out = list(times)
+    for i in range(len(out) - 2, -1, -1):
+        out[i] = min(out[i], out[i + 1] - 1)
+    for i in range(len(out)):
+        out[i] = max(out[i], 0 if i == 0 else out[i - 1] + 1)
+    return out
 
 
 def _work(w: WorkSpec, shift_ms: int) -> dict:
@@ -231,8 +237,8 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
     times = [w.submit for w in workload.work] + [n.time for n in workload.nodes] + list(dated.values())
     shift_ms = max(0, -round(min(times, default=0) * 1000))
     pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
-    work = sorted(workload.work, key=lambda w: (_submit_ms(w, shift_ms, pub_ms, dated), w.job_id))
-    submit = _distinct([_submit_ms(w, shift_ms, pub_ms, dated) for w in work], pub_ms)
+    work = sorted(workload.work, key=lambda w: w.job_id)
+    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work])
     stability = int(props.get("ducc.rm.node.stability", "6"))
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
