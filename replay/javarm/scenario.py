@@ -52,7 +52,17 @@ def read_properties(path: Path) -> dict[str, str]:
     return out
 
 
-def config_from_dir(folder: Path) -> tuple[dict[str, str], str, dict[str, str]]:
+@dataclass(frozen=True)
+class Config:
+    """What the harness's RM reads besides the workload: properties, ducc.classes, node files."""
+
+    properties: dict[str, str]
+    classes: str
+    files: dict[str, str]
+    assumed: tuple[str, ...] = ()  # what the source could not settle
+
+
+def config_from_dir(folder: Path) -> Config:
     """(properties, ducc.classes text, node files) of a DUCC resources directory."""
     props = {k: v for k, v in read_properties(folder / "ducc.properties").items()
              if KEPT.fullmatch(k) and k not in DROPPED and "/" not in v and "${" not in v} \
@@ -62,7 +72,7 @@ def config_from_dir(folder: Path) -> tuple[dict[str, str], str, dict[str, str]]:
     for name in sorted(set(re.findall(r"nodefile\s*=\s*([^\s;}]+)", classes))) + ["ducc.users"]:
         if (folder / name).is_file():
             files[name] = (folder / name).read_text(errors="replace")
-    return props, classes, files
+    return Config(props, classes, files)
 
 
 def _full_names(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
@@ -71,7 +81,7 @@ def _full_names(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     return {h.split(".", 1)[0]: h for h in hosts if "." in h}
 
 
-def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str], str, dict[str, str]]:
+def config_from_log(tables: Mapping[str, pl.DataFrame]) -> Config:
     """(properties, ducc.classes text, node files) written from what the log prints of its configuration.
 
     The log prints a node file's hosts by their short names; the files list the full names the
@@ -95,8 +105,13 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str],
     defaults = {str(settings.get("default fairshare class") or ""), str(settings.get("default reserve") or "")}
     # the RM needs a default FIXED_SHARE class and the log does not name it: the first the log lists
     fixed = tables["classes"].filter((pl.col("policy") == "FIXED_SHARE") & (pl.col("name") != "JobDriver"))
+    assumed = []
     if not fixed.is_empty():
         defaults.add(fixed.sort("line")["name"][0])
+        assumed.append(f"default FIXED_SHARE class {fixed.sort('line')['name'][0]} (the first the log prints: "
+                       "the log does not name it)")
+    if full:
+        assumed.append("node files list the hosts' full names (the log prints them short)")
     for r in tables["classes"].unique("name", keep="last", maintain_order=True).iter_rows(named=True):
         body = [f"policy = {r['policy']}", f"nodepool = {r['nodepool']}", f"priority = {r['priority']}"]
         if r["policy"] == "FAIR_SHARE":
@@ -115,7 +130,7 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str],
         if r["name"] in defaults:
             body.append("default = true")
         lines.append(f"Class {r['name']} {{ {'; '.join(body)} }}")
-    return props, "\n".join(lines) + "\n", files
+    return Config(props, "\n".join(lines) + "\n", files, tuple(assumed))
 
 
 def _submit_ms(w: WorkSpec, shift_ms: int, pub_ms: int, dated: Mapping[int, float]) -> int:
@@ -229,10 +244,10 @@ def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int,
     return [{k: v for k, v in n.items() if v or k == "memory_gb"} for n in nodes.values() if n["memory_gb"] > 0]
 
 
-def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], str, dict[str, str]],
+def scenario_of(workload: Workload, cycles: int, config: Config,
                 seed: int = 1, tables: Mapping[str, pl.DataFrame] | None = None) -> Scenario:
     """The harness scenario replaying `workload` for `cycles` published schedules."""
-    props, classes, files = config
+    props, classes, files = config.properties, config.classes, config.files
     dated = logged_submissions(tables) if tables is not None else {}
     times = [w.submit for w in workload.work] + [n.time for n in workload.nodes] + list(dated.values())
     shift_ms = max(0, -round(min(times, default=0) * 1000))
@@ -249,6 +264,7 @@ def scenario_of(workload: Workload, cycles: int, config: tuple[dict[str, str], s
                "work items: the k-th item takes the k-th completion's duration the log implies (its completed "
                "counts and means, in completion order), later ones the job's mean (item_ms); handed to the thread "
                "free first (at INFO the log does not show each item)"]
+    assumed += config.assumed
     if workload.shares:
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
                        "their work afresh (the RM places them itself)")
