@@ -17,6 +17,8 @@ from pathlib import Path
 import polars as pl
 
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
+from replay.model.world import bootstrap
+from rmref.constants import UNLIMITED
 
 TYPES = {"Job": "job", "Service": "service", "Reservation": "reservation", "ManagedReservation": "ap"}
 # ducc.properties keys a scenario takes from a resources directory (the rest is the tree's default)
@@ -112,6 +114,11 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> Config:
                        "the log does not name it)")
     if full:
         assumed.append("node files list the hosts' full names (the log prints them short)")
+    config = bootstrap(tables).config  # the user registry's and the global allotments, as every command reads them
+    if config.user_allotments:
+        files["ducc.users"] = "".join(f"User {u} {{ max-allotment = {gb} }}\n" for u, gb in config.user_allotments)
+    if config.global_allotment < UNLIMITED:
+        props["ducc.rm.global_allotment"] = str(config.global_allotment)
     for r in tables["classes"].unique("name", keep="last", maintain_order=True).iter_rows(named=True):
         body = [f"policy = {r['policy']}", f"nodepool = {r['nodepool']}", f"priority = {r['priority']}"]
         if r["policy"] == "FAIR_SHARE":
