@@ -18,6 +18,7 @@ import polars as pl
 
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
 from replay.model.world import bootstrap
+from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
 
 TYPES = {"Job": "job", "Service": "service", "Reservation": "reservation", "ManagedReservation": "ap"}
@@ -75,6 +76,34 @@ def config_from_dir(folder: Path) -> Config:
         if (folder / name).is_file():
             files[name] = (folder / name).read_text(errors="replace")
     return Config(props, classes, files)
+
+
+def with_sets(config: Config, sets: tuple[tuple[str, str], ...]) -> Config:
+    """The configuration with simulate's `--set KEY=VALUE` changes (keys already checked by rmref's
+    apply_sets): a property as a property, `class.NAME.ATTR` appended to the class's definition (the
+    RM takes the last value of an attribute), `user.NAME.max-allotment` as a ducc.users entry."""
+    props, classes, files = dict(config.properties), config.classes, dict(config.files)
+    for key, value in sets:
+        if key.startswith("class."):
+            name, _, attr = key[len("class."):].rpartition(".")
+            pattern = re.compile(rf"^(\s*Class\s+{re.escape(name)}\b[^{{]*\{{[^}}]*?)\s*}}", re.M | re.S)
+            classes, found = pattern.subn(lambda m: _set_attr(m.group(1), attr, value) + " }", classes, count=1)
+            if not found:
+                raise InputError(f"--set {key}: class {name} has no definition in the Java RM's ducc.classes")
+        elif key.startswith("user."):
+            user = key[len("user."):].rpartition(".")[0]
+            files["ducc.users"] = files.get("ducc.users", "") + f"User {user} {{ max-allotment = {value} }}\n"
+        else:
+            props[key] = value
+    return Config(props, classes, files, config.assumed)
+
+
+def _set_attr(body: str, attr: str, value: str) -> str:
+    """A class body with `attr = value`: replaced where the body states it (the RM refuses a duplicate), else added."""
+    own = re.compile(rf"(^|[{{;\s])({re.escape(attr)}\s*=\s*)[^;}}\n]*")
+    if own.search(body):
+        return own.sub(lambda m: f"{m.group(1)}{m.group(2)}{value}", body, count=1)
+    return f"{body}; {attr} = {value}"
 
 
 def _full_names(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:

@@ -17,7 +17,7 @@ from replay.apps.simulate.metrics import Measured, identity, measure
 from replay.apps.simulate.simulation import Simulated
 from replay.javarm.build import JavaBuild, build
 from replay.javarm.loop import JavaRun, java_run, same_history
-from replay.javarm.scenario import config_from_dir, config_from_log, scenario_of
+from replay.javarm.scenario import config_from_dir, config_from_log, scenario_of, with_sets
 from replay.parsing.sources import InputError
 
 PREFIX = "java:"
@@ -76,7 +76,7 @@ def measure_java(tables: Mapping[str, pl.DataFrame], sim: Simulated, rm: str, vs
     """Run the build(s) on the simulation's workload and measure them beside the log (and rmref)."""
     builds: list[JavaBuild] = [build(java_spec(rm, "--rm"))] + ([build(java_spec(vs, "--vs"))] if vs else [])
     folder, source = resources_of(logs, config)
-    conf = config_from_dir(folder) if folder else config_from_log(tables)
+    conf = with_sets(config_from_dir(folder) if folder else config_from_log(tables), sim.change.sets)
     scen = scenario_of(sim.workload, len(sim.context.cycles), conf, seed, tables)
     runs = [java_run(b, scen, sim) for b in builds]
     given = {"sim": runs[-1].history} | ({"baseline": runs[0].history} if vs else {})

@@ -140,3 +140,21 @@ def test_harness_ships_with_the_package():
     assert h.BUILD_SH.is_file() and any(Path(h.JAVA).rglob("Oracle.java"))
     text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert '"replay.javarm" = ["build.sh", "java/**/*.java"]' in text
+
+
+def test_set_changes_the_java_configuration():
+    """`--set` reaches the Java RM's files: a class attribute replaced where the class states it (the RM
+    refuses a duplicate) and added where it inherits it, a property, a user's allotment."""
+    from replay.javarm.scenario import Config, with_sets
+
+    classes = ("Class base { policy = FAIR_SHARE; priority = 10; weight = 100; abstract = true }\n"
+               "Class normal base { weight = 100; default = true }\nClass high base { weight = 200 }\n")
+    got = with_sets(Config({}, classes, {}), (("class.normal.weight", "300"), ("class.high.priority", "5"),
+                                              ("ducc.rm.share.quantum", "8"), ("user.bob.max-allotment", "16")))
+    assert "Class normal base { weight = 300; default = true }" in got.classes
+    assert "Class high base { weight = 200; priority = 5 }" in got.classes
+    assert got.classes.count("weight = 100") == 1  # the abstract base is untouched
+    assert got.properties == {"ducc.rm.share.quantum": "8"}
+    assert got.files["ducc.users"] == "User bob { max-allotment = 16 }\n"
+    with pytest.raises(InputError, match="class nosuch"):
+        with_sets(Config({}, classes, {}), (("class.nosuch.weight", "1"),))
