@@ -7,7 +7,8 @@ tree digest, harness hash). The key hashes the content of every file build.sh re
 harness, so an edited tree or harness builds again and an unchanged one never does.
 
 SRC may also be a release name (`trunk`, `2.2.2`, ...): its tree is extracted from an upstream git
-mirror of apache/uima-ducc (`$RMREPLAY_DUCC_MIRROR`, else `/work/.mirror/apache+uima-ducc/repo`).
+mirror of apache/uima-ducc (`$RMREPLAY_DUCC_MIRROR`, else `$ORACLE_MIRROR` as tests/oracle reads it, else
+`/work/.mirror/apache+uima-ducc/repo`).
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def check_jdk() -> None:
 
 def mirror() -> Path:
     """The upstream mirror's git dir; InputError when there is none."""
-    path = Path(os.environ.get("RMREPLAY_DUCC_MIRROR") or DEFAULT_MIRROR)
+    path = Path(os.environ.get("RMREPLAY_DUCC_MIRROR") or os.environ.get("ORACLE_MIRROR") or DEFAULT_MIRROR)
     if not (path / "HEAD").exists() and not (path / ".git").exists():
         raise InputError(f"no upstream git mirror of apache/uima-ducc at {path} (set RMREPLAY_DUCC_MIRROR, or give "
                          "a source tree's path)")
