@@ -63,6 +63,10 @@ def java_lines(report: dict) -> list[str]:
         where = f"; first at cycle {first['cycle']}, job {first['job_id']}" if first else ""
         out.append(f"--vs: {vs['job_cycles_differ']:,} job-cycle(s) hold different processes, "
                    f"{vs['schedules_differ']:,} schedule(s) differ{where}")
+    mismatched = [r["build"] for r in rm["runs"] if rm.get("log_release") and r["release"] != rm["log_release"]]
+    if mismatched:
+        out.append(f"note: the log is DUCC {rm['log_release']}, {', '.join(mismatched)} another release: "
+                   "identity with the log is not expected")
     out += [f"assumed (Java run): {line}" for line in rm["runs"][0]["assumed"]]
     out.append(f"configuration: {rm['runs'][0]['configuration']}")
     return out

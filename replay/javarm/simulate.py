@@ -84,7 +84,8 @@ def measure_java(tables: Mapping[str, pl.DataFrame], sim: Simulated, rm: str, vs
     block = {"sides": {"logged": "the log", "baseline": runs[0].build.label if vs else "rmref",
                        "sim": runs[-1].build.label},
              "runs": [_run_block(r, scen.assumed, source) for r in runs],
-             "identity_sim": identity(m, "sim")}
+             "identity_sim": identity(m, "sim"),
+             "log_release": sim.boot.release.release.name if sim.boot.release else None}
     if vs:
         block["vs"] = vs_block(runs[0], runs[1])
     m.extra["rm"] = block
