@@ -143,7 +143,8 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> Config:
                        "the log does not name it)")
     if full:
         assumed.append("node files list the hosts' full names (the log prints them short)")
-    config = bootstrap(tables).config  # the user registry's and the global allotments, as every command reads them
+    config = bootstrap(tables).config  # quantum, user registry, global allotment: as every command reads them
+    props.setdefault("ducc.rm.share.quantum", str(config.quantum_gb))  # 2.0.x print no pool quantum
     if config.user_allotments:
         files["ducc.users"] = "".join(f"User {u} {{ max-allotment = {gb} }}\n" for u, gb in config.user_allotments)
     if config.global_allotment < UNLIMITED:
