@@ -64,6 +64,7 @@ def java_env(tmp_path_factory):
 
 
 @pytest.mark.parametrize(("name", "configuration"), [("a_tiny", "resources directory beside the log"),
+                                                      ("f_node_failure", "resources directory beside the log"),
                                                       ("heldout/seed47-020", "the log's printed configuration")])
 def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configuration):
     """trunk's own RM, given the log's recorded workload, holds what the log shows in every job-cycle
@@ -158,3 +159,12 @@ def test_set_changes_the_java_configuration():
     assert got.files["ducc.users"] == "User bob { max-allotment = 16 }\n"
     with pytest.raises(InputError, match="class nosuch"):
         with_sets(Config({}, classes, {}), (("class.nosuch.weight", "1"),))
+
+
+def test_submissions_follow_the_log_ids():
+    """DuccIds are given in submission order: a later-numbered job's printed date pulls an earlier one's
+    upper bound back before it; times at 0 are spread forward (hand-worked)."""
+    from replay.javarm.scenario import _in_id_order
+
+    assert _in_id_order([50000, 4118, 9998]) == [4117, 4118, 9998]
+    assert _in_id_order([0, 0, 0, 20000]) == [0, 1, 2, 20000]
