@@ -137,7 +137,7 @@ def _writer_seconds(parsed: Path, out: Path) -> float:
 
 def floor(log: Path, runs: int) -> dict:
     """The figures above, medians of `runs`."""
-    from tui.cli import tune_allocators
+    from replay.cli.process import tune_allocators
 
     tune_allocators("parse")
     rmreplay = shutil.which("rmreplay") or sys.exit("bench: rmreplay is not installed (pip install -e .)")

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from replay.cli.inputs import load_tables
 from replay.cli.lines import baseline_line, partly_line, skipped_line
-from replay.cli.options import add_change_options, add_replay_options, change_of
+from replay.cli.options import add_change_options, add_java_options, add_replay_options, change_of
 from replay.cli.registry import Command
 from replay.cli.show import print_note, progress_display
 from replay.cli.simulate import simulate_and_measure
@@ -63,8 +63,9 @@ def check_simulate(args: argparse.Namespace, console: Console) -> int:
     from replay.apps.simulate.gate import gates, junit_xml
     from replay.apps.simulate.metrics import report as simulation_report
 
-    if args.max_turnaround_increase is None and args.max_preemptions is None:
-        raise InputError("check --simulate: give --max-turnaround-increase PCT and/or --max-preemptions N")
+    if args.max_turnaround_increase is None and args.max_preemptions is None and not args.vs:
+        raise InputError("check --simulate: give --max-turnaround-increase PCT and/or --max-preemptions N "
+                         "(or --rm java:SRC --vs java:SRC2)")
     change = change_of(args)
     results = []
     for log in args.logs:
@@ -73,7 +74,8 @@ def check_simulate(args: argparse.Namespace, console: Console) -> int:
         start = time.perf_counter()
         measured = simulate_and_measure(tables, change, args, console)
         report = simulation_report(measured)
-        checked = gates(report, measured.jobs, args.max_turnaround_increase, args.max_preemptions)
+        checked = gates(report, measured.jobs, args.max_turnaround_increase, args.max_preemptions,
+                        args.max_changed_cycles)
         results.append((log, checked, report, time.perf_counter() - start))
         ok = all(g.ok for g in checked)
         console.print(f"[{'green' if ok else 'red'}]{'PASS' if ok else 'FAIL'}[/] {log}", highlight=False)
@@ -110,6 +112,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-preemptions", type=int, metavar="N",
                    help="with --simulate: the change's scheduler may preempt at most N processes")
     add_replay_options(p)
+    add_java_options(p)
 
 
 COMMAND = Command("check", "CI gate: fail when a change alters more cycles than allowed", arguments, cmd_check)

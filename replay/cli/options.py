@@ -62,6 +62,17 @@ def add_change_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--show", type=int, default=10, metavar="N", help="changed decisions to print (default 10)")
 
 
+def add_java_options(p: argparse.ArgumentParser) -> None:
+    """`--rm java:SRC`, `--vs java:SRC2` and `--java-seed N` of `simulate` and `check --simulate`."""
+    p.add_argument("--rm", metavar="java:SRC", help="run the workload through the real Java RM of SRC (a DUCC "
+                   "source tree or a release name; built into the cache as `rmreplay rm build` does) beside rmref")
+    p.add_argument("--vs", metavar="java:SRC2", help="with --rm: compare a second build against the first, job by "
+                   "job on the same workload (the report's baseline is --rm, its sim --vs)")
+    p.add_argument("--java-seed", type=int, default=1, metavar="N",
+                   help="seed of the Java RM's DuccId UUIDs (their hash order breaks the RM's ties; an INFO log "
+                        "does not show them; default 1)")
+
+
 def change_of(args: argparse.Namespace) -> Change:
     """The --set and --scheduler options as a what-if Change."""
     from replay.apps.change import Change, load_scheduler, parse_sets

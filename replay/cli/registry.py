@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 ENTRY_POINTS = "rmreplay.commands"
 
 # replay's commands, in the order `rmreplay --help` lists them
-BUILT_IN = ("parse", "audit", "explain", "whatif", "check", "simulate", "report", "anonymize", "fleet")
+BUILT_IN = ("parse", "audit", "explain", "whatif", "check", "simulate", "report", "anonymize", "fleet", "rm")
 
 
 @dataclass(frozen=True)

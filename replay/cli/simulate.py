@@ -14,7 +14,9 @@ from rich.table import Table
 
 from replay.cli.inputs import load_tables
 from replay.cli.lines import assumed_block, ids
-from replay.cli.options import add_change_options, add_force, add_logs, add_replay_options, change_of
+from replay.cli.options import (
+    add_change_options, add_force, add_java_options, add_logs, add_replay_options, change_of,
+)
 from replay.cli.registry import Command
 from replay.cli.show import print_note, progress_display
 from replay.parsing.outdir import atomic_output_dir, check_replaceable
@@ -65,7 +67,38 @@ def simulate_and_measure(tables: Mapping[str, pl.DataFrame], change: Change, arg
     with progress_display(console, "simulating") as show:
         sim = simulate(tables, change, workload, workload_from=getattr(args, "workload", None) or "log",
                        progress=show)
+        if args.rm or args.vs:  # the real Java RM in the loop (replay.javarm)
+            from replay.javarm.simulate import measure_java
+
+            return measure_java(tables, sim, args.rm or "", args.vs, args.logs, args.config, args.java_seed)
         return measure(tables, sim)
+
+
+def java_lines(report: dict[str, Any]) -> list[str]:
+    """What `simulate --rm` adds to the console: the sides, the Java run's identity, where builds part, assumptions."""
+    rm = report.get("rm")
+    if not rm:
+        return []
+    ident, sides = rm["identity_sim"], rm["sides"]
+    pct = "-" if ident["shares_match"] is None else f"{100 * ident['shares_match']:.1f}%"
+    median, p90 = ident["finish_error_median_pct"], ident["finish_error_p90_pct"]
+    out = [f"sides: logged = {sides['logged']}, baseline = {sides['baseline']}, sim = {sides['sim']}",
+           f"identity (sim vs log): shares {pct} of {ident['job_cycles']:,} job-cycles, completion error median "
+           f"{'-' if median is None else f'{median:.2f}%'} p90 {'-' if p90 is None else f'{p90:.2f}%'} over "
+           f"{ident['jobs']} job(s)"]
+    vs = rm.get("vs")
+    if vs:
+        first = vs["first_difference"]
+        where = f"; first at cycle {first['cycle']}, job {first['job_id']}" if first else ""
+        out.append(f"--vs: {vs['job_cycles_differ']:,} job-cycle(s) hold different processes, "
+                   f"{vs['schedules_differ']:,} schedule(s) differ{where}")
+    mismatched = [r["build"] for r in rm["runs"] if rm.get("log_release") and r["release"] != rm["log_release"]]
+    if mismatched:
+        out.append(f"note: the log is DUCC {rm['log_release']}, {', '.join(mismatched)} another release: "
+                   "identity with the log is not expected")
+    out += [f"assumed (Java run): {line}" for line in rm["runs"][0]["assumed"]]
+    out.append(f"configuration: {rm['runs'][0]['configuration']}")
+    return out
 
 
 def print_workload_notes(console: Console, report: dict[str, Any]) -> None:
@@ -99,7 +132,7 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     print_note(console, note)
     console.print(simulate_table(report))
     console.print(simulate_summary(report, seconds), highlight=False)
-    for line in assumed_block(measured.sim):
+    for line in java_lines(report) + assumed_block(measured.sim):
         console.print(line, markup=False, highlight=False)
     print_workload_notes(console, report)
     console.print(f"written to [bold]{args.out}[/] (report.json, jobs.parquet, shares.parquet, cycles.parquet, "
@@ -117,6 +150,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
                    "cycles.parquet and workload.parquet")
     add_force(p)
     add_replay_options(p)
+    add_java_options(p)
 
 
 COMMAND = Command("simulate", "simulate the recorded workload closed loop, unchanged and with a change", arguments,

@@ -4,22 +4,22 @@
 
 A release's build lives in /tmp/oracle/build-RELEASE, its source tree in /tmp/oracle/src-RELEASE
 (from `git archive` of the release's tag in the mirror, ORACLE_MIRROR or /work/.mirror/apache+uima-ducc/repo).
-A build is redone when the harness (build.sh, java/) changed since: build-RELEASE/harness.sha records
-the hash of the harness it was built with. The releases are rmref.releases.RELEASES.
+The harness (build.sh, java/, run.py) lives in replay/javarm. A build is redone when the harness changed
+since: build-RELEASE/harness.sha records the hash of the harness it was built with.
+The releases are rmref.releases.RELEASES.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from replay.javarm.harness import harness_hash, run_build_sh
 from rmref.releases import LATEST, RELEASES, Release, release
 
-HERE = Path(__file__).resolve().parent
 ROOT = Path("/tmp/oracle")
 MIRROR = Path(os.environ.get("ORACLE_MIRROR", "/work/.mirror/apache+uima-ducc/repo"))
 
@@ -27,15 +27,6 @@ MIRROR = Path(os.environ.get("ORACLE_MIRROR", "/work/.mirror/apache+uima-ducc/re
 def build_dir(name: str) -> Path:
     """Where the release's oracle is built."""
     return ROOT / f"build-{release(name).name}"
-
-
-def harness_hash() -> str:
-    """A hash of build.sh and every harness Java source: a build made with another harness is stale."""
-    h = hashlib.sha256((HERE / "build.sh").read_bytes())
-    for path in sorted((HERE / "java").rglob("*.java")):
-        h.update(str(path.relative_to(HERE)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def _ref(rel: Release) -> str:
@@ -71,8 +62,7 @@ def ensure_build(name: str = LATEST.name, quiet: bool = False) -> Path:
         return out
     src = extract(rel)
     start = time.monotonic()
-    p = subprocess.run(["bash", str(HERE / "build.sh"), str(src), str(out)], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
+    p = run_build_sh(src, out)
     if p.returncode != 0:
         tail = "\n".join(p.stdout.strip().splitlines()[-20:])
         raise SystemExit(f"build of the {rel.name} oracle failed:\n{tail}")

@@ -1,4 +1,4 @@
-"""Run the real RM (tests/oracle/run.py) on a scenario dict, cached by scenario content and build.
+"""Run the real RM (replay/javarm/run.py) on a scenario dict, cached by scenario content and build.
 
 A cache entry is CACHE/<key>/ with run.py's outputs (rm.log, rm-debug.log, truth.jsonl, resources/)
 plus scenario.json and oracle.json (status, seconds, the RM's own exceptions). The key hashes the
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-RUN_PY = HERE / "run.py"
+from replay.javarm.harness import RUN_PY
+
 DEFAULT_BUILD = Path("/tmp/oracle/build-trunk")  # tests/oracle/builds.py builds it (ensure_build)
 DEFAULT_CACHE = Path("/tmp/corpus/cache")
 

@@ -131,7 +131,7 @@ def dask_client(workers: int | None, scheduler: str | None) -> Iterator[tuple[Cl
             yield client, client.dashboard_link if has_dashboard() else None
         return
     # the worker processes inherit this process's environment: the console script's allocator
-    # settings (tui/cli.py) reach them that way
+    # settings (replay/cli/process.py) reach them that way
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=":8787" if has_dashboard() else None) as cluster, \
             Client(cluster) as client:

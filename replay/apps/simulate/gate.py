@@ -16,7 +16,8 @@ import polars as pl
 from replay.apps.junit import Case, Failure, Suite
 from replay.apps.junit import junit_xml as suite_xml
 
-SUMMARY_KEYS = ("cycles", "set", "scheduler", "identity", "preemptions", "defrag_takes", "utilisation", "fairness")
+SUMMARY_KEYS = ("cycles", "set", "scheduler", "identity", "preemptions", "defrag_takes", "utilisation", "fairness",
+                "rm")
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,21 @@ def turnaround_gates(jobs: pl.DataFrame, max_increase: float) -> list[Gate]:
     return gates
 
 
-def gates(report: dict, jobs: pl.DataFrame, max_increase: float | None, max_preemptions: int | None) -> list[Gate]:
-    """Every gate asked for, on one simulated log."""
+def vs_gate(vs: dict, max_changed: int) -> Gate:
+    """`--vs`: the second Java build may change the schedule of at most N job-cycles of the first's."""
+    n, first = vs["schedules_differ"], vs["first_difference"]
+    where = f"; first at cycle {first['cycle']}, job {first['job_id']}" if first else ""
+    return Gate(f"{vs['sim']} vs {vs['baseline']}: changed job-cycles <= {max_changed}", n <= max_changed,
+                f"{n:,} job-cycle schedule(s) differ ({vs['job_cycles_differ']:,} hold different processes; "
+                f"allowed {max_changed:,}){where}")
+
+
+def gates(report: dict, jobs: pl.DataFrame, max_increase: float | None, max_preemptions: int | None,
+          max_changed: int = 0) -> list[Gate]:
+    """Every gate asked for, on one simulated log (with `--vs`, the builds' difference too)."""
     out = turnaround_gates(jobs, max_increase) if max_increase is not None else []
+    if "vs" in report.get("rm", {}):
+        out.append(vs_gate(report["rm"]["vs"], max_changed))
     if max_preemptions is not None:
         n = report["preemptions"]["sim"]
         out.append(Gate(f"preemptions <= {max_preemptions}", n <= max_preemptions,

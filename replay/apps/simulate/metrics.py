@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -118,12 +118,15 @@ class Measured:
     sides: dict[str, History]
     jobs: pl.DataFrame  # one row per piece of work of the workload
     cycles: pl.DataFrame  # one row per cycle (`per_cycle`)
+    extra: dict = field(default_factory=dict)  # report.json keys a caller adds (the Java RM's runs: `rm`)
 
 
-def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Measured:
-    """Measure the log, the baseline and the change the same way."""
+def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated,
+            given: Mapping[str, History] | None = None) -> Measured:
+    """Measure the log, the baseline and the change the same way (`given`: sides measured elsewhere,
+    e.g. the Java RM's runs, in place of rmref's)."""
     sides = {"logged": logged_history(tables, sim), "baseline": run_history(sim.baseline),
-             "sim": run_history(sim.sim)}
+             "sim": run_history(sim.sim)} | dict(given or {})
     rows = []
     for w in sorted(sim.workload.work, key=lambda w: w.job_id):
         row = {"job_id": w.job_id, "work_type": w.work_type, "user": w.user, "class": w.class_name,
@@ -146,11 +149,11 @@ def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Measured:
     return Measured(sim, sides, jobs, per_cycle(sim, sides))
 
 
-def identity(m: Measured) -> dict:
-    """The baseline against the logged history: completion times per job, shares per job-cycle."""
+def identity(m: Measured, side: str = "baseline") -> dict:
+    """A side (the baseline) against the logged history: completion times per job, shares per job-cycle."""
     jobs = m.jobs
-    errors = _pct_errors(zip(jobs["finish_baseline"], jobs["finish_logged"], jobs["turnaround_logged"], strict=True))
-    logged, base = m.sides["logged"].held, m.sides["baseline"].held
+    errors = _pct_errors(zip(jobs[f"finish_{side}"], jobs["finish_logged"], jobs["turnaround_logged"], strict=True))
+    logged, base = m.sides["logged"].held, m.sides[side].held
     keys = set(logged) | set(base)
     same = sum(logged.get(k, 0) == base.get(k, 0) for k in keys)
     median, p90 = nearest_rank(errors, 0.5), nearest_rank(errors, 0.9)
@@ -270,7 +273,7 @@ def report(m: Measured) -> dict:
                     "stop_delay_s": _first(w.stop_delay for w in sim.workload.work),
                     "settings": [{"setting": a.setting, "value": a.value, "source": a.source,
                                   "evidence": a.evidence} for a in sim.assumed]},
-    }
+    } | m.extra
 
 
 def _first(values: Iterable[float]) -> float | None:

@@ -89,6 +89,25 @@ def _fmt(v: object, digits: int = 3) -> str:
     return f"{v:,.{digits}f}" if isinstance(v, float) else str(v)
 
 
+def java_note(rep: dict) -> str:
+    """The section's opening note when the sides are runs of the real Java RM (`simulate --rm`)."""
+    rm = rep["rm"]
+    sides, ident = rm["sides"], rm["identity_sim"]
+    text = (f'The recorded workload run closed loop at the log\'s own cycles ({rep["cycles"]:,}): <b>baseline</b> is '
+            f'{E(sides["baseline"])}, <b>sim</b> is {E(sides["sim"])} (the real Java RM on rmreplay\'s harness, its '
+            f'rm.log read by rmreplay\'s parser). <b>sim</b> holds what the log shows in '
+            f'{_fmt(None if ident["shares_match"] is None else 100 * ident["shares_match"], 1)}% of '
+            f'{ident["job_cycles"]:,} job-cycles; completion error median {_fmt(ident["finish_error_median_pct"], 2)}% '
+            f'(p90 {_fmt(ident["finish_error_p90_pct"], 2)}%) over {ident["jobs"]} job(s).')
+    vs = rm.get("vs")
+    if vs:
+        first = vs["first_difference"]
+        text += (f' The two builds differ in {vs["schedules_differ"]:,} job-cycle schedule(s)'
+                 + (f', first at cycle {first["cycle"]}, job {first["job_id"]}.' if first else '.'))
+    assumed = "".join(f"<li>{E(line)}</li>" for line in rm["runs"][0]["assumed"])
+    return f'<p class="note">{text}</p><p class="note">Assumed (the log cannot settle it):</p><ul>{assumed}</ul>'
+
+
 def simulation_section(out: str | Path) -> str:
     """The report's "Simulation" section for a `rmreplay simulate -o OUT` directory."""
     rep, shares, cyc = load_simulation(out)
@@ -97,14 +116,18 @@ def simulation_section(out: str | Path) -> str:
     if rep.get("scheduler"):
         change = f"{change}, scheduler {rep['scheduler']}" if change else f"scheduler {rep['scheduler']}"
     ident = rep["identity"]
-    parts = ['<h2 id="simulation">Simulation</h2>',
-             (f'<p class="note">The recorded workload simulated closed loop through rmref at the log\'s own cycles '
+    parts = ['<h2 id="simulation">Simulation</h2>']
+    if rep.get("rm"):  # the real Java RM in the loop (replay.javarm): say what the sides are
+        parts.append(java_note(rep))
+    else:
+        parts.append(f'<p class="note">The recorded workload simulated closed loop through rmref at the log\'s '
+             f'own cycles '
              f'({rep["cycles"]:,}); <b>baseline</b> is the simulation with nothing changed, <b>sim</b> the one with '
              f'{E(change) if change else "nothing changed (the same as the baseline)"}. The baseline reproduces the '
              f'logged completion times with a median error of {_fmt(ident["finish_error_median_pct"], 2)}% '
              f'(p90 {_fmt(ident["finish_error_p90_pct"], 2)}%) of the turnaround over {ident["jobs"]} job(s), and the '
              f'published shares in {_fmt(None if ident["shares_match"] is None else 100 * ident["shares_match"], 1)}% '
-             f'of {ident.get("job_cycles", 0):,} job-cycles.</p>')]
+             f'of {ident.get("job_cycles", 0):,} job-cycles.</p>')
     rows = [(key, *(_fmt(rep[key][s]) for s in ("logged", "baseline", "sim")))
             for key in ("preemptions", "defrag_takes", "utilisation", "fairness")]
     parts.append(table(("", "logged", "baseline", "sim"), rows, "kv"))

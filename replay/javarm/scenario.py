@@ -1,0 +1,315 @@
+"""The recorded workload (replay.apps.simulate.workload) as a harness scenario (replay/javarm/run.py).
+
+Times: the workload counts seconds from the log's first cycle; the harness's clock starts at 0 with
+every node reporting. The scenario is shifted so that the earliest event of the workload is at 0
+(`shift_ms`): a log that begins at the RM's boot then has its first cycle where the harness has its.
+What the log cannot settle is said in `assumed` (one line each).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC
+from pathlib import Path
+
+import polars as pl
+
+from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
+from replay.model.world import bootstrap
+from replay.parsing.sources import InputError
+from rmref.constants import UNLIMITED
+
+TYPES = {"Job": "job", "Service": "service", "Reservation": "reservation", "ManagedReservation": "ap"}
+# ducc.properties keys a scenario takes from a resources directory (the rest is the tree's default)
+KEPT = re.compile(r"ducc\.rm\..*|ducc\.orchestrator\.state\.publish\.rate|ducc\.agent\.node\.metrics\.publish\.rate"
+                  r"|ducc\.jd\.host\..*")
+DROPPED = {"ducc.rm.scheduler", "ducc.rm.class.definitions", "ducc.rm.persistence.impl", "ducc.rm.user.registry"}
+# the log's printed settings (the config table) and the property each is
+LOG_SETTINGS = {"node stability": "ducc.rm.node.stability", "init stability": "ducc.rm.init.stability",
+                "metrics update rate": "ducc.agent.node.metrics.publish.rate",
+                "fragmentation threshold": "ducc.rm.fragmentation.threshold",
+                "do defragmentation": "ducc.rm.defragmentation", "eviction policy": "ducc.rm.eviction.policy",
+                "use prediction": "ducc.rm.prediction", "prediction fudge factor": "ducc.rm.prediction.fudge",
+                "initialization cap": "ducc.rm.initialization.cap", "expand by doubling": "ducc.rm.expand.by.doubling"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A harness scenario, the job ids it gives (DuccId k -> the log's job), and what was assumed."""
+
+    scenario: dict
+    job_of: dict[int, int]  # the harness's DuccId -> the workload's job id
+    shift_ms: int  # harness time = workload seconds * 1000 + shift_ms
+    assumed: tuple[str, ...]
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """key = value lines of a ducc.properties (comments and continuation-free lines only)."""
+    out: dict[str, str] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*[=:]\s*(.*?)\s*$", line)
+        if m and not line.lstrip().startswith("#"):
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the harness's RM reads besides the workload: properties, ducc.classes, node files."""
+
+    properties: dict[str, str]
+    classes: str
+    files: dict[str, str]
+    assumed: tuple[str, ...] = ()  # what the source could not settle
+
+
+def config_from_dir(folder: Path) -> Config:
+    """(properties, ducc.classes text, node files) of a DUCC resources directory."""
+    props = {k: v for k, v in read_properties(folder / "ducc.properties").items()
+             if KEPT.fullmatch(k) and k not in DROPPED and "/" not in v and "${" not in v} \
+        if (folder / "ducc.properties").is_file() else {}
+    classes = (folder / "ducc.classes").read_text(errors="replace")
+    files = {}
+    for name in sorted(set(re.findall(r"nodefile\s*=\s*([^\s;}]+)", classes))) + ["ducc.users"]:
+        if (folder / name).is_file():
+            files[name] = (folder / name).read_text(errors="replace")
+    return Config(props, classes, files)
+
+
+def with_sets(config: Config, sets: tuple[tuple[str, str], ...]) -> Config:
+    """The configuration with simulate's `--set KEY=VALUE` changes (keys already checked by rmref's
+    apply_sets): a property as a property, `class.NAME.ATTR` appended to the class's definition (the
+    RM takes the last value of an attribute), `user.NAME.max-allotment` as a ducc.users entry."""
+    props, classes, files = dict(config.properties), config.classes, dict(config.files)
+    for key, value in sets:
+        if key.startswith("class."):
+            name, _, attr = key[len("class."):].rpartition(".")
+            pattern = re.compile(rf"^(\s*Class\s+{re.escape(name)}\b[^{{]*\{{[^}}]*?)\s*}}", re.M | re.S)
+            classes, found = pattern.subn(lambda m: _set_attr(m.group(1), attr, value) + " }", classes, count=1)
+            if not found:
+                raise InputError(f"--set {key}: class {name} has no definition in the Java RM's ducc.classes")
+        elif key.startswith("user."):
+            user = key[len("user."):].rpartition(".")[0]
+            files["ducc.users"] = files.get("ducc.users", "") + f"User {user} {{ max-allotment = {value} }}\n"
+        else:
+            props[key] = value
+    return Config(props, classes, files, config.assumed)
+
+
+def _set_attr(body: str, attr: str, value: str) -> str:
+    """A class body with `attr = value`: replaced where the body states it (the RM refuses a duplicate), else added."""
+    own = re.compile(rf"(^|[{{;\s])({re.escape(attr)}\s*=\s*)[^;}}\n]*")
+    if own.search(body):
+        return own.sub(lambda m: f"{m.group(1)}{m.group(2)}{value}", body, count=1)
+    return f"{body}; {attr} = {value}"
+
+
+def _full_names(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
+    """short host name -> the host's full name, for every host the log names with a domain."""
+    hosts = tables["nodes"]["host"].drop_nulls().unique().sort().to_list()
+    return {h.split(".", 1)[0]: h for h in hosts if "." in h}
+
+
+def config_from_log(tables: Mapping[str, pl.DataFrame]) -> Config:
+    """(properties, ducc.classes text, node files) written from what the log prints of its configuration.
+
+    The log prints a node file's hosts by their short names; the files list the full names the
+    nodes report under (a node file of short names alone leaves the reporting host in --default--)."""
+    full = _full_names(tables)
+    settings = dict(tables["config"].select("key", "value").iter_rows())
+    props = {prop: str(settings[key]).split()[0] for key, prop in LOG_SETTINGS.items() if settings.get(key)}
+    lines, files = [], {}
+    pools = tables["nodepools"]
+    for r in pools.iter_rows(named=True):
+        body = [f"parent = {r['parent']}"] if r["parent"] else []
+        if r["nodes"] or (r["node_file"] and str(r["node_file"]) != "None"):  # an empty node file is a node file
+            files[f"{r['name']}.nodes"] = "".join(f"{full.get(n, n)}\n" for n in r["nodes"] or ())
+            body.append(f"nodefile = {r['name']}.nodes")
+        if r["search_order"] is not None:
+            body.append(f"search-order = {r['search_order']}")
+        lines.append(f"Nodepool {r['name']} {{ {' ; '.join(body)} }}")
+        if r["quantum"] and not r["parent"]:
+            if props.setdefault("ducc.rm.share.quantum", str(r["quantum"])) != str(r["quantum"]):
+                lines[-1] = lines[-1].replace(" }", f" ; share-quantum = {r['quantum']} }}")
+    defaults = {str(settings.get("default fairshare class") or ""), str(settings.get("default reserve") or "")}
+    # the RM needs a default FIXED_SHARE class and the log does not name it: the first the log lists
+    fixed = tables["classes"].filter((pl.col("policy") == "FIXED_SHARE") & (pl.col("name") != "JobDriver"))
+    assumed = []
+    if not fixed.is_empty():
+        defaults.add(fixed.sort("line")["name"][0])
+        assumed.append(f"default FIXED_SHARE class {fixed.sort('line')['name'][0]} (the first the log prints: "
+                       "the log does not name it)")
+    if full:
+        assumed.append("node files list the hosts' full names (the log prints them short)")
+    config = bootstrap(tables).config  # quantum, user registry, global allotment: as every command reads them
+    props.setdefault("ducc.rm.share.quantum", str(config.quantum_gb))  # 2.0.x print no pool quantum
+    if config.user_allotments:
+        files["ducc.users"] = "".join(f"User {u} {{ max-allotment = {gb} }}\n" for u, gb in config.user_allotments)
+    if config.global_allotment < UNLIMITED:
+        props["ducc.rm.global_allotment"] = str(config.global_allotment)
+    for r in tables["classes"].unique("name", keep="last", maintain_order=True).iter_rows(named=True):
+        body = [f"policy = {r['policy']}", f"nodepool = {r['nodepool']}", f"priority = {r['priority']}"]
+        if r["policy"] == "FAIR_SHARE":
+            body += [f"weight = {r['weight']}", f"initialization-cap = {r['init_cap']}",
+                     f"expand-by-doubling = {str(r['expand_by_doubling']).lower()}",
+                     f"use-prediction = {str(r['prediction']).lower()}", f"prediction-fudge = {r['prediction_fudge']}"]
+        if r["policy"] == "RESERVE" and r["enforce"] is False:
+            body.append("enforce = false")
+        if r["cap"] and str(r["cap"]) != "2147483647":
+            body.append(f"cap = {r['cap']}")
+        if r["max_allotment"] is not None:
+            body.append(f"max-allotment = {r['max_allotment']}")
+        for key, column in (("debug", "debug"), ("users", "authorized_users")):
+            if r[column]:
+                body.append(f"{key} = {r[column]}")
+        if r["name"] in defaults:
+            body.append("default = true")
+        lines.append(f"Class {r['name']} {{ {'; '.join(body)} }}")
+    return Config(props, "\n".join(lines) + "\n", files, tuple(assumed))
+
+
+def _submit_ms(w: WorkSpec, shift_ms: int, pub_ms: int, dated: Mapping[int, float]) -> int:
+    """When the harness submits the work: its submission date where the log prints it (`dated`), else
+    when the log first names it, and at the latest one Orchestrator publication before the RM
+    scheduled it (a new piece of work is published first WaitingForDriver or Received, then to the scheduler)."""
+    latest = min(w.submit, w.submit + w.admit_delay - pub_ms / 1000)
+    return max(0, round(min(dated.get(w.job_id, latest), latest) * 1000) + shift_ms)
+
+
+def logged_submissions(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
+    """job -> its submission date as the RM's prediction prints it (`getPrjCap ... ST`), in seconds from
+    the first cycle. ST is epoch milliseconds and the log's stamps are local time: the offset between
+    them is the median over jobs of ST less the first line naming the job, rounded to a quarter hour."""
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    caps = tables["job_caps"].filter(pl.col("prj_st").is_not_null() & (pl.col("prj_st") > 0))
+    if cyc.is_empty() or caps.is_empty():
+        return {}
+    st = dict(caps.group_by("job_id").agg(pl.col("prj_st").min()).iter_rows())
+    named = dict(tables["jobs"].select("job_id", "ts").drop_nulls().group_by("job_id").agg(pl.col("ts").min())
+                 .iter_rows())
+    gaps = sorted(st[j] - round(named[j].replace(tzinfo=UTC).timestamp() * 1000) for j in st if j in named)
+    if not gaps:
+        return {}
+    quarter = 900_000
+    offset = round(gaps[len(gaps) // 2] / quarter) * quarter
+    t0 = round(cyc["ts_start"][0].replace(tzinfo=UTC).timestamp() * 1000)
+    return {j: (ms - offset - t0) / 1000 for j, ms in st.items()}
+
+
+def _in_id_order(times: list[int]) -> list[int]:
+    """Submission times (in the log's job-id order) made strictly increasing: DuccIds are given in
+    submission order, so work with a lower id was submitted earlier. Each estimate is an upper bound
+    (when the log first names the work) or exact (a printed date): a later-numbered piece of work
+    pulls an earlier one back before it; what reaches 0 is spread forward a millisecond each."""
+    out = list(times)
+    for i in range(len(out) - 2, -1, -1):
+        out[i] = min(out[i], out[i + 1] - 1)
+    for i in range(len(out)):
+        out[i] = max(out[i], 0 if i == 0 else out[i - 1] + 1)
+    return out
+
+
+def _work(w: WorkSpec, shift_ms: int) -> dict:
+    """One workload row as a scenario `work` entry."""
+    out: dict = {"type": TYPES[w.work_type], "user": w.user, "class": w.class_name, "memory_gb": w.memory_gb,
+                 "threads": w.threads,
+                 "init_ms": round(w.init * 1000)}
+    if w.is_job:
+        left = max(w.items - w.items_done, 0)
+        out["items"] = left
+        # the harness's Orchestrator reports the mean of the items done: the log's completions in their order
+        # reproduce the means the log's Orchestrator reported (the RM's prediction reads them)
+        done = [round(ms) for n, ms in w.item_profile for _ in range(n)][:left]
+        out["item_ms"] = done + [round(w.item_ms)] * (left - len(done)) if done else round(w.item_ms)
+        if w.max_processes:
+            out["processes_max"] = str(w.max_processes)
+    if w.duration is not None:
+        out["duration_ms"] = round(w.duration * 1000)
+    if w.cancel is not None:
+        out["cancel_ms"] = round(w.cancel * 1000) + shift_ms
+    return out
+
+
+def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
+    """host -> (seconds from the first cycle, what) of the heartbeat events the log shows: `silent` where
+    an outage began (half a metrics period before the watchdog's `Missed heartbeat count[ 2 ]`; the
+    first miss is not logged) and `back` where the node reported again (`Node recovers`)."""
+    cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
+    nodes = tables["nodes"]
+    if cyc.is_empty() or nodes.is_empty():
+        return {}
+    t0 = cyc["ts_start"][0]
+    rows = nodes.filter(((pl.col("event") == "missed") & (pl.col("count") == 2)) | (pl.col("event") == "recover"))
+    out: dict[str, list[tuple[float, str]]] = {}
+    for ts, host, event in rows.sort("ts", "line").select("ts", "host", "event").iter_rows():
+        t = (ts - t0).total_seconds()
+        out.setdefault(host, []).append((t - rate_ms / 2000, "silent") if event == "missed" else (t, "back"))
+    return out
+
+
+def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int,
+           silent: Mapping[str, list[tuple[float, str]]]) -> list[dict]:
+    """The node events as scenario nodes: arrivals, outages (with or without a death), vary-offs."""
+    nodes: dict[str, dict] = {}
+    events: list[tuple[float, str, str, NodeEvent | None]] = [(e.time, e.host, e.event, e) for e in workload.nodes]
+    events += [(t, host, what, None) for host, marks in silent.items() for t, what in marks]
+    for time, host, event, e in sorted(events, key=lambda x: (x[0], x[1], x[2])):
+        t = round(time * 1000) + shift_ms
+        node = nodes.setdefault(host, {"name": host, "ip": "10.0.0.1", "memory_gb": 0})
+        outages = node.setdefault("outages", [])
+        is_open = bool(outages) and outages[-1][1] is None
+        if event == "silent" and not is_open:
+            outages.append([max(0, t), None])
+        elif event in ("back", "reactivate", "recover_node") and is_open:
+            outages[-1][1] = t
+        elif event == "death" and not is_open:  # no missed heartbeat logged: node.stability periods before
+            outages.append([max(0, t - stability * rate_ms + 1), None])
+        if e is None:
+            continue
+        if e.ip:
+            node["ip"] = e.ip
+        if e.memory_mb:
+            node["memory_gb"] = max(node["memory_gb"], round(e.memory_mb / 1024))
+        if e.event == "arrive" and t > 0 and "arrive_ms" not in node:
+            node["arrive_ms"] = t
+        elif e.event == "vary_off":
+            node.setdefault("varyoff", []).append([t, None])
+        elif e.event == "vary_on" and node.get("varyoff") and node["varyoff"][-1][1] is None:
+            node["varyoff"][-1][1] = t
+    return [{k: v for k, v in n.items() if v or k == "memory_gb"} for n in nodes.values() if n["memory_gb"] > 0]
+
+
+def scenario_of(workload: Workload, cycles: int, config: Config,
+                seed: int = 1, tables: Mapping[str, pl.DataFrame] | None = None) -> Scenario:
+    """The harness scenario replaying `workload` for `cycles` published schedules."""
+    props, classes, files = config.properties, config.classes, config.files
+    dated = logged_submissions(tables) if tables is not None else {}
+    times = [w.submit for w in workload.work] + [n.time for n in workload.nodes] + list(dated.values())
+    shift_ms = max(0, -round(min(times, default=0) * 1000))
+    pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
+    work = sorted(workload.work, key=lambda w: w.job_id)
+    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work])
+    stability = int(props.get("ducc.rm.node.stability", "6"))
+    rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
+    assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
+               "a node's outage: from half a metrics period before the log's first `Missed heartbeat count[ 2 ]` "
+               "(else node.stability periods before its death) to its return",
+               f"DuccId UUIDs from java.util.Random({seed}) (--java-seed): the RM breaks ties among equal "
+               "candidates in their hash order, which an INFO log does not show",
+               "work items: the k-th item takes the k-th completion's duration the log implies (its completed "
+               "counts and means, in completion order), later ones the job's mean (item_ms); handed to the thread "
+               "free first (at INFO the log does not show each item)"]
+    assumed += config.assumed
+    if workload.shares:
+        assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
+                       "their work afresh (the RM places them itself)")
+    scenario = {"name": "rmreplay-simulate", "seed": seed, "max_cycles": cycles, "debug_log": False,
+                "properties": props, "classes": classes, "files": files,
+                "timing": {"process_start_ms": round(1000 * (work[0].start_delay if work else 5)),
+                           "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
+                           "init_ms": 30000},
+                "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
+                "work": [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
+    return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))

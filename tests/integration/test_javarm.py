@@ -1,0 +1,170 @@
+"""The real Java RM in the loop (replay.javarm): `rm build`, `simulate --rm java:SRC`, `--vs java:SRC2`.
+
+Ground truth: the bundled log itself (the Java RM of the log's release, given the log's workload,
+must hold what the log shows job-cycle by job-cycle), and for `--vs` the log's own record of the
+first cycle where a job grew by more than one process (the decision the patch changes). Skips
+without a JDK (and its jars) or the upstream mirror; one trunk build (and one patched) per run,
+cached in a temporary RMREPLAY_CACHE.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from replay.cli import main
+from replay.javarm.build import MODULES, mirror
+from replay.javarm.harness import missing_packages
+from replay.parsing.sources import InputError
+from tests.helpers import log_path, parsed
+
+SCHEDULER = "uima-ducc-rm/src/main/java/org/apache/uima/ducc/rm/scheduler/RmJob.java"
+DOUBLING = "actual_cap = Math.min(potential_cap, currentResources * 2);"
+BY_ONE = "actual_cap = Math.min(potential_cap, currentResources + 1);"
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_rm_build_bad_tree_and_no_jdk(tmp_path, capsys, monkeypatch):
+    """A directory that is no DUCC tree, and a machine with no javac: one line each, exit 2."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    code, _out, err = _run(capsys, "rm", "build", str(tmp_path))
+    assert code == 2 and "not a DUCC source tree" in err and len(err.strip().splitlines()) == 1
+    tree = tmp_path / "tree"
+    for rel in ("pom.xml", "src/main/resources/default.ducc.properties", "src/main/resources/ducc.classes",
+                SCHEDULER.replace("RmJob", "NodepoolScheduler"), *(f"{m}/src/main/java/X.java" for m in MODULES)):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("<version>3.0.0</version>\n" if rel == "pom.xml" else "")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    code, _out, err = _run(capsys, "rm", "build", str(tree))
+    assert code == 2 and "openjdk-17-jdk-headless" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def java_env(tmp_path_factory):
+    """A temporary cache holding the trunk build (and its tree), or a skip."""
+    if missing_packages():
+        pytest.skip(f"no JDK: {', '.join(missing_packages())}")
+    try:
+        mirror()
+    except InputError as exc:
+        pytest.skip(str(exc))
+    cache = tmp_path_factory.mktemp("javarm-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RMREPLAY_CACHE", str(cache))
+        yield cache
+
+
+@pytest.mark.parametrize(("name", "configuration"), [("a_tiny", "resources directory beside the log"),
+                                                      ("f_node_failure", "resources directory beside the log"),
+                                                      ("heldout/seed47-020", "the log's printed configuration")])
+def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configuration):
+    """trunk's own RM, given the log's recorded workload, holds what the log shows in every job-cycle
+    (a_tiny with its resources directory; a held-out log with the configuration its own lines print)."""
+    out = tmp_path / "sim"
+    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--rm", "java:trunk", "-o", str(out))
+    assert code == 0, stdout
+    report = json.loads((out / "report.json").read_text())
+    ident = report["rm"]["identity_sim"]
+    assert ident["shares_match"] == 1.0 and ident["job_cycles"] >= 40
+    assert ident["finish_error_p90_pct"] in (None, 0.0)
+    run = report["rm"]["runs"][0]
+    assert report["rm"]["sides"]["baseline"] == "rmref" and run["release"] == "trunk"
+    assert configuration in run["configuration"]
+    assert any("work items" in line for line in run["assumed"])  # what the log could not settle is named
+    assert "identity (sim vs log): shares 100.0%" in stdout
+
+
+def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
+    """The log's first (cycle, job) where a job that held processes grew by more than one."""
+    found = [(c, j) for (c, j), p in held.items() if 0 < held.get((c - 1, j), 0) and p > held[(c - 1, j)] + 1]
+    return min(found)
+
+
+def test_vs_finds_a_one_line_patch(java_env, tmp_path, capsys):
+    """Expand by one process instead of doubling: `--vs` parts at the log's first doubling, `check` fails."""
+    from replay.apps.measures import logged_held
+
+    src = java_env / "javarm" / "src-trunk"
+    if not src.exists():
+        assert main(["rm", "build", "trunk"]) == 0
+        capsys.readouterr()
+    patched = tmp_path / "patched"
+    for rel in ("pom.xml", "src/main/resources", *MODULES):
+        dst = patched / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if (src / rel).is_dir() else shutil.copy)(src / rel, dst)
+    java = patched / SCHEDULER
+    text = java.read_text()
+    assert text.count(DOUBLING) == 1
+    java.write_text(text.replace(DOUBLING, BY_ONE))
+    tables = parsed("a_tiny").tables
+    quantum = 4
+    held = {(c, j): p for c, j, p in logged_held(tables, quantum).select("cycle", "job_id", "processes").iter_rows()}
+    cycle, job = _first_growth_beyond_one(held)
+    out = tmp_path / "vs"
+    code, stdout, _ = _run(capsys, "simulate", str(log_path("a_tiny")), "--rm", "java:trunk", "--vs",
+                           f"java:{patched}", "-o", str(out))
+    assert code == 0, stdout
+    vs = json.loads((out / "report.json").read_text())["rm"]["vs"]
+    assert (vs["first_difference"]["cycle"], vs["first_difference"]["job_id"]) == (cycle, job)
+    assert vs["first_held_difference"] == [cycle, job]
+    html = tmp_path / "r.html"
+    assert main(["report", str(log_path("a_tiny")), "--simulation", str(out), "--no-audit", "-o", str(html)]) == 0
+    assert f"first at cycle {cycle}, job {job}" in html.read_text()
+    junit = tmp_path / "gate.xml"
+    code, stdout, _ = _run(capsys, "check", "--simulate", str(log_path("a_tiny")), "--rm", "java:trunk", "--vs",
+                           f"java:{patched}", "--junit", str(junit))
+    assert code == 1 and f"first at cycle {cycle}, job {job}" in stdout
+    failures = ET.parse(junit).getroot().findall(".//failure")
+    assert len(failures) == 1 and f"cycle {cycle}, job {job}" in failures[0].get("message", "")
+
+
+def test_java_spec_is_checked(capsys, tmp_path):
+    """`--rm` takes java:SRC only: anything else is one line, exit 2."""
+    code, _out, err = _run(capsys, "simulate", str(log_path("a_tiny")), "--rm", "trunk", "-o", str(tmp_path / "o"))
+    assert code == 2 and "expected java:SRC" in err
+
+
+def test_harness_ships_with_the_package():
+    """The harness's Java and build.sh are package data (pyproject), beside the module that runs them."""
+    import replay.javarm.harness as h
+
+    assert h.BUILD_SH.is_file() and any(Path(h.JAVA).rglob("Oracle.java"))
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert '"replay.javarm" = ["build.sh", "java/**/*.java"]' in text
+
+
+def test_set_changes_the_java_configuration():
+    """`--set` reaches the Java RM's files: a class attribute replaced where the class states it (the RM
+    refuses a duplicate) and added where it inherits it, a property, a user's allotment."""
+    from replay.javarm.scenario import Config, with_sets
+
+    classes = ("Class base { policy = FAIR_SHARE; priority = 10; weight = 100; abstract = true }\n"
+               "Class normal base { weight = 100; default = true }\nClass high base { weight = 200 }\n")
+    got = with_sets(Config({}, classes, {}), (("class.normal.weight", "300"), ("class.high.priority", "5"),
+                                              ("ducc.rm.share.quantum", "8"), ("user.bob.max-allotment", "16")))
+    assert "Class normal base { weight = 300; default = true }" in got.classes
+    assert "Class high base { weight = 200; priority = 5 }" in got.classes
+    assert got.classes.count("weight = 100") == 1  # the abstract base is untouched
+    assert got.properties == {"ducc.rm.share.quantum": "8"}
+    assert got.files["ducc.users"] == "User bob { max-allotment = 16 }\n"
+    with pytest.raises(InputError, match="class nosuch"):
+        with_sets(Config({}, classes, {}), (("class.nosuch.weight", "1"),))
+
+
+def test_submissions_follow_the_log_ids():
+    """DuccIds are given in submission order: a later-numbered job's printed date pulls an earlier one's
+    upper bound back before it; times at 0 are spread forward (hand-worked)."""
+    from replay.javarm.scenario import _in_id_order
+
+    assert _in_id_order([50000, 4118, 9998]) == [4117, 4118, 9998]
+    assert _in_id_order([0, 0, 0, 20000]) == [0, 1, 2, 20000]
