@@ -37,6 +37,7 @@ import polars as pl
 
 from replay.model.cycleref import epochs, label, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
+from replay.model.reads import narrow
 from replay.parsing.sources import InputError
 from replay.parsing.tables import Schema
 from replay.model.settings import Assumption
@@ -343,7 +344,8 @@ def holdings(inp: CycleInput, result: CycleResult) -> dict[int, int]:
 def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
     """(cycle, job_id, processes, qshares) each job held after the RM's cycle: its published
     Existing shares less the Removals (preempted, still running until the Orchestrator confirms)."""
-    sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
+    sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "share_id", "memory_gb")).filter(
+        pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "share_id").unique()
     return (sched.filter(pl.col("kind") == "existing")
             .join(removed, on=["cycle", "job_id", "share_id"], how="anti")
