@@ -32,13 +32,14 @@ from replay.parsing.outdir import (
     check_replaceable_file,
     interrupted_line,
 )
-from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, available_cores, run
+from replay.parsing.limits import DEFAULT_CHUNK_BYTES, available_cores
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS
 from replay.progress import OnProgress, Progress, quiet
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
     from replay.apps.anonymize import Anonymized
+    from replay.parsing.pipeline import Summary
     from replay.apps.audit import AuditResult
     from replay.apps.stored import Kept, Known, Place
     from replay.model.world import Bootstrap
@@ -97,6 +98,8 @@ def summary_table(s: Summary, seconds: float) -> Table:
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     """rmreplay parse LOG... [-o OUT [--force]]"""
+    from replay.parsing.pipeline import MemorySink, run  # (every other command reads parsed tables)
+
     start = time.perf_counter()
     with progress_display(console, "parsing") as show:
         options = {"engine": args.engine, "progress": show,

@@ -8,9 +8,10 @@ are joined in once with `Browse.with_audit`.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time
 from functools import lru_cache
@@ -59,22 +60,44 @@ class Sliced:
         return Sliced(change(self.frame))
 
 
-# The views' whole frames are computed here, one after the other, once the first screen is up
-# (`go_on`) or something waits for them: before, they would take the cores the first screen needs
-_LATER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="views")
+class _Later:
+    """One daemon thread that computes the views' whole frames, one after the other, once the first
+    screen is up (`go_on`) or something waits for them: before, they would take the cores the first
+    screen needs. A daemon: quitting does not wait for views nobody will see."""
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[tuple[Future[Sliced], Callable[[], Sliced]]] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def submit(self, work: Callable[[], Sliced]) -> Future[Sliced]:
+        """The future of `work()`, run on the thread in turn."""
+        future: Future[Sliced] = Future()
+        self.queue.put((future, work))
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="views", daemon=True)
+                self.thread.start()
+        return future
+
+    def _run(self) -> None:
+        _GO.wait()
+        while True:
+            future, work = self.queue.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(work())
+                except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the view
+                    future.set_exception(exc)
+
+
 _GO = threading.Event()
+_LATER = _Later()
 
 
 def go_on() -> None:
     """Let the views' thread start (the first screen is shown)."""
     _GO.set()
-
-
-def _after_go(work: Callable[[], Sliced]) -> Future[Sliced]:
-    def run() -> Sliced:
-        _GO.wait()
-        return work()
-    return _LATER.submit(run)
 
 
 def _wait(later: Future[Sliced]) -> Sliced:
@@ -104,12 +127,12 @@ class Deferred(Sliced):
     def then(self, change: Callable[[pl.DataFrame], pl.DataFrame]) -> Sliced:
         """The view with its frame changed: the known rows at once, the whole after the frame's own."""
         now = change(self._now.frame) if self._cycles else self._now.frame  # (no rows known: never shown)
-        return Deferred(now, self._cycles, _after_go(lambda: self._later.result().then(change)))
+        return Deferred(now, self._cycles, _LATER.submit(lambda: self._later.result().then(change)))
 
 
 def deferred(now: pl.DataFrame, cycles: frozenset[int], whole: Callable[[], pl.DataFrame]) -> Deferred:
     """A view known at once for `cycles` (`now`), its whole frame `whole()` computed on the thread."""
-    return Deferred(now, cycles, _after_go(lambda: Sliced(whole())))
+    return Deferred(now, cycles, _LATER.submit(lambda: Sliced(whole())))
 
 
 @dataclass

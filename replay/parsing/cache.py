@@ -189,7 +189,8 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
                      keep_lines: bool, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """Parse the input; with the cache, write its slot on the way. With `columns` the tables are
     then read on use from the slot, as a cached run's are, so the parse holds no copy of them."""
-    from replay.parsing.pipeline import available_cores, named_lines, run
+    from replay.parsing.limits import available_cores
+    from replay.parsing.pipeline import named_lines, run
 
     tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
     before = [stat_key(s.path) for s in inputs.sources]
