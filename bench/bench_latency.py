@@ -43,6 +43,8 @@ DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
 TUI_FIRST_SCREEN = """
 import asyncio, sys, time
 from pathlib import Path
+from tui.cli import tune_allocators
+tune_allocators("tui")  # as `rmreplay tui` sets them, before polars loads
 from tui.app import RmReplayApp
 async def main():
     app = RmReplayApp([sys.argv[1]])

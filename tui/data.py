@@ -89,6 +89,7 @@ class _Later:
                     future.set_result(work())
                 except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the view
                     future.set_exception(exc)
+            del future, work  # the view a change was made from is not kept alive by the thread
 
 
 _GO = threading.Event()

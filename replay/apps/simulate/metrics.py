@@ -67,7 +67,8 @@ def logged_history(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Histor
         ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
     in_use = dict(existing.group_by("cycle").agg(pl.col("q").sum()).iter_rows())
     # the capacity the report plots and the TUI's Nodes tab lists: the one node model's
-    capacity = dict(capacity_and_use(node_cycles(tables, sim.boot)).select("cycle", "capacity").iter_rows())
+    capacity = dict(capacity_and_use(node_cycles(tables, sim.boot, sim.inventory)).select("cycle", "capacity")
+                    .iter_rows())
     used = {c: (in_use.get(c, 0), capacity.get(c, 0)) for c in ctx.cycles}
     owner = {w.job_id: w.user for w in sim.workload.work}
     users = {c: tuple(sorted({owner[j] for j in jobs if j in owner}))
