@@ -17,7 +17,7 @@ from textual.widgets import Footer, Input
 from replay import InputError
 from replay.model.damage import damaged_cycles
 from tui.actions import APP, bindings, palette
-from tui.data import Browse, build, go_on
+from tui.data import Browse, build
 from tui.load import Loaded, settle_heap
 from tui.widgets.filter import FilterBox
 from tui.widgets.screens import ErrorScreen, HelpScreen, HistoryScreen, LoadingScreen
@@ -103,7 +103,8 @@ class RmReplayApp(App):
     def _drawn(self) -> None:
         """The first screen is drawn: the heap settled, the whole views (tui.data.Deferred) built."""
         settle_heap()
-        go_on()
+        if self.browse is not None:
+            self.browse.go_on()
 
     @on(StatusLine.Audited)
     def _audited(self, event: StatusLine.Audited) -> None:

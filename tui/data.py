@@ -8,8 +8,8 @@ are joined in once with `Browse.with_audit`.
 
 from __future__ import annotations
 
-import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -60,30 +60,40 @@ class Sliced:
         return Sliced(change(self.frame))
 
 
-class _Later:
-    """One daemon thread that computes the views' whole frames, one after the other, once the first
+class Later:
+    """The thread that computes one log's views' whole frames, one after the other, once its first
     screen is up (`go_on`) or something waits for them: before, they would take the cores the first
-    screen needs. A daemon: quitting does not wait for views nobody will see."""
+    screen needs. A daemon, gone when it has nothing left to do: quitting does not wait for views
+    nobody will see, and another log's views never wait behind these."""
 
     def __init__(self) -> None:
-        self.queue: queue.SimpleQueue[tuple[Future[Sliced], Callable[[], Sliced]]] = queue.SimpleQueue()
+        self.gate = threading.Event()
+        self.queue: deque[tuple[Future[Sliced], Callable[[], Sliced]]] = deque()
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
+
+    def go_on(self) -> None:
+        """Let the thread start (the first screen is shown, or a view is waited for)."""
+        self.gate.set()
 
     def submit(self, work: Callable[[], Sliced]) -> Future[Sliced]:
         """The future of `work()`, run on the thread in turn."""
         future: Future[Sliced] = Future()
-        self.queue.put((future, work))
         with self.lock:
+            self.queue.append((future, work))
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name="views", daemon=True)
                 self.thread.start()
         return future
 
     def _run(self) -> None:
-        _GO.wait()
+        self.gate.wait()
         while True:
-            future, work = self.queue.get()
+            with self.lock:
+                if not self.queue:
+                    self.thread = None
+                    return
+                future, work = self.queue.popleft()
             if future.set_running_or_notify_cancel():
                 try:
                     future.set_result(work())
@@ -92,48 +102,39 @@ class _Later:
             del future, work  # the view a change was made from is not kept alive by the thread
 
 
-_GO = threading.Event()
-_LATER = _Later()
-
-
-def go_on() -> None:
-    """Let the views' thread start (the first screen is shown)."""
-    _GO.set()
-
-
-def _wait(later: Future[Sliced]) -> Sliced:
-    _GO.set()  # what waits for a view lets the thread start
-    return later.result()
-
-
 class Deferred(Sliced):
     """A view of which the rows of a few cycles (those the first screen shows) are known at once,
-    and the whole frame is computed on a thread; asking for any other cycle, or for the whole
-    frame, before it is done waits for it."""
+    and the whole frame is computed on its log's `Later` thread; asking for any other cycle, or for
+    the whole frame, before it is done waits for it."""
 
-    def __init__(self, now: pl.DataFrame, cycles: frozenset[int], later: Future[Sliced]):
-        self._now, self._cycles, self._later = Sliced(now), cycles, later
+    def __init__(self, now: pl.DataFrame, cycles: frozenset[int], later: Future[Sliced], thread: Later):
+        self._now, self._cycles, self._later, self._thread = Sliced(now), cycles, later, thread
+
+    def _whole(self) -> Sliced:
+        self._thread.go_on()  # what waits for a view lets the thread start
+        return self._later.result()
 
     @property
     def frame(self) -> pl.DataFrame:
         """Every row, sorted by cycle (waits for the thread)."""
-        return _wait(self._later).frame
+        return self._whole().frame
 
     def at(self, cycle: int) -> pl.DataFrame:
         """The rows of one cycle."""
         if cycle in self._cycles and not self._later.done():
             return self._now.at(cycle)
-        return _wait(self._later).at(cycle)
+        return self._whole().at(cycle)
 
     def then(self, change: Callable[[pl.DataFrame], pl.DataFrame]) -> Sliced:
         """The view with its frame changed: the known rows at once, the whole after the frame's own."""
         now = change(self._now.frame) if self._cycles else self._now.frame  # (no rows known: never shown)
-        return Deferred(now, self._cycles, _LATER.submit(lambda: self._later.result().then(change)))
+        return Deferred(now, self._cycles, self._thread.submit(lambda: self._later.result().then(change)),
+                        self._thread)
 
 
-def deferred(now: pl.DataFrame, cycles: frozenset[int], whole: Callable[[], pl.DataFrame]) -> Deferred:
-    """A view known at once for `cycles` (`now`), its whole frame `whole()` computed on the thread."""
-    return Deferred(now, cycles, _LATER.submit(lambda: Sliced(whole())))
+def deferred(now: pl.DataFrame, cycles: frozenset[int], whole: Callable[[], pl.DataFrame], thread: Later) -> Deferred:
+    """A view known at once for `cycles` (`now`), its whole frame `whole()` computed on `thread`."""
+    return Deferred(now, cycles, thread.submit(lambda: Sliced(whole())), thread)
 
 
 @dataclass
@@ -326,6 +327,12 @@ class Browse:
     audited: bool = False
     cycle_list: list[int] = field(default_factory=list)
     div_cycles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    later: Later | None = None  # the thread building the whole views (build(later=True))
+
+    def go_on(self) -> None:
+        """The first screen is shown: the whole views may be built."""
+        if self.later is not None:
+            self.later.go_on()
 
     @property
     def total(self) -> int:
@@ -498,18 +505,20 @@ def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | N
 
     cycle_list = cycles["cycle"].cast(pl.Int64).to_list()
     views: tuple[Sliced, Sliced, Sliced]
-    if later and cycle_list:
+    thread = Later() if later and cycle_list else None
+    if thread is not None:
         first, none = cycle_list[0], frozenset[int]()
         views = (deferred(jobs_frame(tables, quantum, only=first), frozenset({first}),
-                          lambda: jobs_frame(tables, quantum)),
-                 deferred(pl.DataFrame(), none, machines), deferred(pl.DataFrame(), none, lambda: defrag_frame(tables)))
+                          lambda: jobs_frame(tables, quantum), thread),
+                 deferred(pl.DataFrame(), none, machines, thread),
+                 deferred(pl.DataFrame(), none, lambda: defrag_frame(tables), thread))
     else:
         views = Sliced(jobs_frame(tables, quantum)), Sliced(machines()), Sliced(defrag_frame(tables))
     return Browse(
         name=name, tables=tables, timeline=timeline_frame(cycles, tables, EMPTY_DIVERGENCES),
         jobs=views[0], nodes=views[1], defrag=views[2],
         diff=Sliced(EMPTY_DIVERGENCES), lines=log_lines(lines, cycles) if lines is not None else None,
-        boot=boot, nodes_note=note, cycle_list=cycle_list,
+        boot=boot, nodes_note=note, cycle_list=cycle_list, later=thread,
     )
 
 
