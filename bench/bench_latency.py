@@ -14,7 +14,8 @@ ratios compare like with like:
   for each job of `--jobs` (its life and last cycle) and at a random cycle of the job, `report`,
   `report --no-audit`, `whatif --set`, `simulate`, `check`, and the TUI's first screen from DIR
   (a headless Textual app: seconds from the process's start until the first cycle is on screen
-  with the audit's columns filled).
+  with the audit's columns filled; also its CPU seconds then, which the machine's load moves less,
+  and when the whole views built after it are done; its peak RSS includes them).
 
 Each command's wall time is given as a ratio to the reference's, and its peak as a ratio to the
 log's size unpacked. The project's sources are compiled to bytecode first (this environment sets
@@ -42,13 +43,20 @@ DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
 TUI_FIRST_SCREEN = """
 import asyncio, sys, time
 from pathlib import Path
+from tui.cli import tune_allocators
+tune_allocators("tui")  # as `rmreplay tui` sets them, before polars loads
 from tui.app import RmReplayApp
 async def main():
     app = RmReplayApp([sys.argv[1]])
     async with app.run_test(size=(160, 45)) as pilot:
         while not ((app.ready and app.browse is not None and app.browse.audited) or app.error):
             await pilot.pause(0.005)
-        Path(sys.argv[2]).write_text(repr((time.time(), app.error, app.browse.audited if app.browse else None)))
+        ready, cpu = time.time(), time.process_time()
+        if app.browse is not None:  # the whole views (built on a thread once the first screen is drawn)
+            for view in (app.browse.jobs, app.browse.nodes, app.browse.defrag):
+                view.frame
+        Path(sys.argv[2]).write_text(repr((ready, cpu, time.time(), app.error,
+                                           app.browse.audited if app.browse else None)))
         await pilot.press("q")
 asyncio.run(main())
 """
@@ -66,15 +74,18 @@ def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
     return wall, int(kb.group(1)) * 1024
 
 
-def tui_first_screen(parsed: Path, tmp: Path) -> tuple[float, int]:
-    """Seconds from the TUI process's start to its first screen with the audit's columns filled; peak RSS."""
+def tui_first_screen(parsed: Path, tmp: Path) -> tuple[float, int, float, float]:
+    """Seconds from the TUI process's start to its first screen with the audit's columns filled;
+    peak RSS (the whole views built, as a user's session has them); the process's CPU seconds at
+    the first screen (the machine's load moves them less than the wall's); seconds until the whole
+    views are built."""
     out = tmp / "tui-ready"
     start = time.time()
     _, rss = timed([sys.executable, "-c", TUI_FIRST_SCREEN, str(parsed), str(out)])
-    ready, error, audited = eval(out.read_text())  # noqa: S307 - our own child's repr
+    ready, cpu, whole, error, audited = eval(out.read_text())  # noqa: S307 - our own child's repr
     if error or not audited:
         raise SystemExit(f"bench: the TUI did not open with the audit: {error}")
-    return ready - start, rss
+    return ready - start, rss, cpu, whole - start
 
 
 def unpacked_size(log: Path) -> int:
@@ -103,6 +114,7 @@ def bench_log(log: Path, runs: int, jobs: list[int], tmp: Path) -> dict:
     os.environ["RMREPLAY_CACHE"] = str(tmp / "cache")
     parsed, size = tmp / "parsed", unpacked_size(log)
     got: dict[str, list[tuple[float, int]]] = {}
+    tui: list[dict[str, float]] = []
 
     def add(name: str, cmd: list[str], ok: tuple[int, ...] = (0,)) -> None:
         got.setdefault(name, []).append(timed([rmreplay, *cmd], ok))
@@ -123,9 +135,13 @@ def bench_log(log: Path, runs: int, jobs: list[int], tmp: Path) -> dict:
         add("whatif --set", ["whatif", str(parsed), "--set", "class.low.weight=400", "-o", str(tmp / "w"), "--force"])
         add("simulate", ["simulate", str(parsed), "-o", str(tmp / "s"), "--force"])
         add("check", ["check", str(parsed)], (0, 1))
-        got.setdefault("tui first screen, audit filled", []).append(tui_first_screen(parsed, tmp))
+        wall, rss, cpu, whole = tui_first_screen(parsed, tmp)
+        got.setdefault("tui first screen, audit filled", []).append((wall, rss))
+        tui.append({"cpu_seconds": round(cpu, 2), "whole_views_seconds": round(whole, 2)})
     reference = statistics.median(w for w, _ in got["audit (reference: the parse from disk, nothing stored)"])
-    return {"log": str(log), "mb": round(size / 1e6, 1), "reference_seconds": round(reference, 2), "commands": {
+    load = os.getloadavg()[0]
+    return {"log": str(log), "mb": round(size / 1e6, 1), "reference_seconds": round(reference, 2),
+            "load_average": round(load, 1), "tui": tui, "commands": {
         name: {"seconds": round(statistics.median(w for w, _ in runs_), 3),
                "ratio_to_audit": round(statistics.median(w for w, _ in runs_) / reference, 3),
                "peak_rss_mb": round(max(r for _, r in runs_) / 1e6, 1),

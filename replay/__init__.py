@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from replay.parsing.store import read_tables, write_tables
     from replay.progress import OnProgress, Progress
 
-# loaded on first use, so that `import replay.cli` sets the allocators before polars loads
+# loaded on first use: `import replay.cli` sets the allocators before polars loads, and a command that
+# reads tables already parsed (the TUI's first screen, a stored audit) never loads the parse pipeline
 _HOMES = {"ParseResult": "replay.parsing.pipeline", "Summary": "replay.parsing.pipeline",
           "parse": "replay.parsing.pipeline", "InputError": "replay.parsing.sources",
           "read_tables": "replay.parsing.store", "write_tables": "replay.parsing.store",
@@ -29,4 +30,6 @@ def __getattr__(name: str) -> Any:
     """The public names, imported from their modules when first asked for."""
     if name not in _HOMES:
         raise AttributeError(f"module 'replay' has no attribute {name!r}")
-    return getattr(import_module(_HOMES[name]), name)
+    value = getattr(import_module(_HOMES[name]), name)
+    globals()[name] = value  # asked for once
+    return value

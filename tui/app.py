@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable
 
+import polars as pl
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
@@ -94,22 +95,31 @@ class RmReplayApp(App):
         if loaded.note:
             self.notify(loaded.note, title="left out of the log folder", timeout=10)
         if loaded.audit is not None:
-            self._audited(StatusLine.Audited(loaded.audit))
+            self._show_audit(loaded.audit)
         else:
             self.status.audit(loaded, browse.boot)
+        self.call_after_refresh(self._drawn)
+
+    def _drawn(self) -> None:
+        """The first screen is drawn: the heap settled, the whole views (tui.data.Deferred) built."""
         settle_heap()
+        if self.browse is not None:
+            self.browse.go_on()
 
     @on(StatusLine.Audited)
     def _audited(self, event: StatusLine.Audited) -> None:
+        self._show_audit(event.frames)
+        settle_heap()
+
+    def _show_audit(self, frames: dict[str, pl.DataFrame]) -> None:
         assert self.browse is not None
         if not self.browse.audited:
-            self.browse = self.browse.with_audit(event.frames)
+            self.browse = self.browse.with_audit(frames)
             self.query_one(Timeline).fill(self.browse)
             self.show_cycle(self.cycle)
         boot = self.browse.boot
-        self.status.audited(event.frames, self.browse.total, damaged_cycles(self.browse.tables),
+        self.status.audited(frames, self.browse.total, damaged_cycles(self.browse.tables),
                             boot.release if boot else None)
-        settle_heap()
 
     def show_cycle(self, cycle: int) -> None:
         """Show one cycle: header, timeline cursor, and the tab on screen (the others when opened)."""

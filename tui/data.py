@@ -8,24 +8,29 @@ are joined in once with `Browse.with_audit`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time
+from functools import lru_cache
 
 import numpy as np
 import polars as pl
 
 from replay.apps.audit import DIVERGENCE_SCHEMA
 from replay import InputError
-from replay.parsing.groups import GROUPS, family_group
 from replay.model.cycleref import parse_ref, resolve
 from replay.model.damage import Damage
 from replay.model.release import ReleaseChoice
-from replay.parsing.families import ROUTES
 from replay.model.inputs import job_descriptions
 from replay.model.logged import in_cycles, taken_by_defrag
 from replay.model.nodes import job_orders, node_cycles
-from replay.model.world import Bootstrap, bootstrap
+from replay.model.reads import narrow
+from replay.model.bootstrap import Bootstrap
+from replay.model.start import bootstrap
+from replay.parsing.store import ParquetTables
 from replay.parsing.tables import LEFT
 
 DEFRAG_KINDS = ["needy_detected", "needy", "failed", "satisfied", "machines_found", "candidate_machine",
@@ -37,14 +42,100 @@ class Sliced:
     """A frame sorted by cycle, sliced per cycle by binary search (no copy, no filter)."""
 
     def __init__(self, frame: pl.DataFrame):
-        self.frame = frame.sort("cycle", maintain_order=True) if frame.height else frame
-        self._keys = self.frame["cycle"].cast(pl.Int64).to_numpy() if frame.height else np.zeros(0, np.int64)
+        self._frame = frame.sort("cycle", maintain_order=True) if frame.height else frame
+        self._keys = self._frame["cycle"].cast(pl.Int64).to_numpy() if frame.height else np.zeros(0, np.int64)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """Every row, sorted by cycle."""
+        return self._frame
 
     def at(self, cycle: int) -> pl.DataFrame:
         """The rows of one cycle."""
         lo = int(np.searchsorted(self._keys, cycle, "left"))
         hi = int(np.searchsorted(self._keys, cycle, "right"))
-        return self.frame.slice(lo, hi - lo)
+        return self._frame.slice(lo, hi - lo)
+
+    def then(self, change: Callable[[pl.DataFrame], pl.DataFrame]) -> Sliced:
+        """The view with its frame changed."""
+        return Sliced(change(self.frame))
+
+
+class Later:
+    """The thread that computes one log's views' whole frames, one after the other, once its first
+    screen is up (`go_on`) or something waits for them: before, they would take the cores the first
+    screen needs. A daemon, gone when it has nothing left to do: quitting does not wait for views
+    nobody will see, and another log's views never wait behind these."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.queue: deque[tuple[Future[Sliced], Callable[[], Sliced]]] = deque()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def go_on(self) -> None:
+        """Let the thread start (the first screen is shown, or a view is waited for)."""
+        self.gate.set()
+
+    def submit(self, work: Callable[[], Sliced]) -> Future[Sliced]:
+        """The future of `work()`, run on the thread in turn."""
+        future: Future[Sliced] = Future()
+        with self.lock:
+            self.queue.append((future, work))
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="views", daemon=True)
+                self.thread.start()
+        return future
+
+    def _run(self) -> None:
+        self.gate.wait()
+        while True:
+            with self.lock:
+                if not self.queue:
+                    self.thread = None
+                    return
+                future, work = self.queue.popleft()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(work())
+                except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the view
+                    future.set_exception(exc)
+            del future, work  # the view a change was made from is not kept alive by the thread
+
+
+class Deferred(Sliced):
+    """A view of which the rows of a few cycles (those the first screen shows) are known at once,
+    and the whole frame is computed on its log's `Later` thread; asking for any other cycle, or for
+    the whole frame, before it is done waits for it."""
+
+    def __init__(self, now: pl.DataFrame, cycles: frozenset[int], later: Future[Sliced], thread: Later):
+        self._now, self._cycles, self._later, self._thread = Sliced(now), cycles, later, thread
+
+    def _whole(self) -> Sliced:
+        self._thread.go_on()  # what waits for a view lets the thread start
+        return self._later.result()
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """Every row, sorted by cycle (waits for the thread)."""
+        return self._whole().frame
+
+    def at(self, cycle: int) -> pl.DataFrame:
+        """The rows of one cycle."""
+        if cycle in self._cycles and not self._later.done():
+            return self._now.at(cycle)
+        return self._whole().at(cycle)
+
+    def then(self, change: Callable[[pl.DataFrame], pl.DataFrame]) -> Sliced:
+        """The view with its frame changed: the known rows at once, the whole after the frame's own."""
+        now = change(self._now.frame) if self._cycles else self._now.frame  # (no rows known: never shown)
+        return Deferred(now, self._cycles, self._thread.submit(lambda: self._later.result().then(change)),
+                        self._thread)
+
+
+def deferred(now: pl.DataFrame, cycles: frozenset[int], whole: Callable[[], pl.DataFrame], thread: Later) -> Deferred:
+    """A view known at once for `cycles` (`now`), its whole frame `whole()` computed on `thread`."""
+    return Deferred(now, cycles, thread.submit(lambda: Sliced(whole())), thread)
 
 
 @dataclass
@@ -83,10 +174,19 @@ GROUP_STYLES = {
     "schedule and cycles": "bold white", "occupancy and tables": "blue", "generic messages": "default",
     "other": "default",
 }
-assert set(GROUPS) <= set(GROUP_STYLES)
-METHOD_GROUPS: dict[str, str] = {}
-for (_cls, _method), _routes in ROUTES.items():
-    METHOD_GROUPS.setdefault(_method, family_group(_routes[0].family))
+
+
+@lru_cache(maxsize=1)
+def method_groups() -> dict[str, str]:
+    """The family group of every logging method the grammar routes (on first use: the Log tab)."""
+    from replay.parsing.groups import GROUPS, family_group
+    from replay.parsing.families import ROUTES
+
+    assert set(GROUPS) <= set(GROUP_STYLES)
+    groups: dict[str, str] = {}
+    for (_cls, method), routes in ROUTES.items():
+        groups.setdefault(method, family_group(routes[0].family))
+    return groups
 
 
 def line_style(line: str) -> str:
@@ -97,13 +197,18 @@ def line_style(line: str) -> str:
         return "bold red"
     parts = line[25:].split(None, 6)  # LEVEL RM.Class - JID T[n] method ...
     method = parts[5] if len(parts) > 5 else ""
-    return GROUP_STYLES.get(METHOD_GROUPS.get(method, "other"), "default")
+    return GROUP_STYLES.get(method_groups().get(method, "other"), "default")
 
 
-def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None) -> pl.DataFrame:
+def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: int | None = None) -> pl.DataFrame:
     """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions;
-    a job's order is the RM's, else its memory over the `quantum` (None: unknown)."""
-    sched = in_cycles(tables["schedule"])
+    a job's order is the RM's, else its memory over the `quantum` (None: unknown). `only`: the rows
+    of that cycle alone (the same rows as the whole frame's of that cycle)."""
+    if only is None:
+        sched = in_cycles(tables["schedule"])
+    else:  # that cycle's schedule, read alone; a job's description, cap and order are read whole
+        sched = (tables.cycle_rows("schedule", only) if isinstance(tables, ParquetTables)
+                 else tables["schedule"].filter(pl.col("cycle") == only))
     held = sched.group_by("cycle", "job_id", maintain_order=True).agg(
         pl.col("work_type").first().alias("type"),
         pl.col("memory_gb").first(),
@@ -180,15 +285,19 @@ def defrag_frame(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([rows, taken.cast(rows.schema)]).sort("cycle", maintain_order=True)
 
 
-def timeline_frame(cycles: pl.DataFrame, jobs: pl.DataFrame, tables: Mapping[str, pl.DataFrame],
-                   divergences: pl.DataFrame) -> pl.DataFrame:
-    """One row per cycle: time, jobs, expanded and shrunken jobs, needy jobs, node deaths, divergences."""
-    per = jobs.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("jobs"),
-                                     (pl.col("added") > 0).sum().cast(pl.Int64).alias("expanded"),
-                                     (pl.col("removed") > 0).sum().cast(pl.Int64).alias("shrunken"))
-    needy = (in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(["needy", "needy_detected"]))
+def timeline_frame(cycles: pl.DataFrame, tables: Mapping[str, pl.DataFrame], divergences: pl.DataFrame) -> pl.DataFrame:
+    """One row per cycle: time, jobs, expanded and shrunken jobs, needy jobs, node deaths, divergences
+    (the jobs counted as `jobs_frame` lists them: one per job the cycle's schedule names)."""
+    kind = pl.col("kind")
+    per = (in_cycles(narrow(tables, "schedule", ("cycle", "job_id", "kind"))).group_by("cycle", "job_id")
+           .agg((kind == "addition").any().alias("added"), (kind == "removal").any().alias("removed"))
+           .group_by("cycle").agg(pl.len().cast(pl.Int64).alias("jobs"),
+                                  pl.col("added").sum().cast(pl.Int64).alias("expanded"),
+                                  pl.col("removed").sum().cast(pl.Int64).alias("shrunken")))
+    needy = (in_cycles(narrow(tables, "defrag", ("cycle", "kind", "job_id")))
+             .filter(pl.col("kind").is_in(["needy", "needy_detected"]))
              .group_by("cycle").agg(pl.col("job_id").n_unique().cast(pl.Int64).alias("needy")))
-    deaths = (in_cycles(tables["nodes"]).filter(pl.col("event").is_in(["death", "disable"]))
+    deaths = (in_cycles(narrow(tables, "nodes", ("cycle", "event"))).filter(pl.col("event").is_in(["death", "disable"]))
               .group_by("cycle").agg(pl.len().cast(pl.Int64).alias("deaths")))
     div = divergences.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences"))
     return (cycles.select("cycle", "epoch", pl.coalesce("ts_start", "ts_end").alias("ts"))
@@ -218,6 +327,12 @@ class Browse:
     audited: bool = False
     cycle_list: list[int] = field(default_factory=list)
     div_cycles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    later: Later | None = None  # the thread building the whole views (build(later=True))
+
+    def go_on(self) -> None:
+        """The first screen is shown: the whole views may be built."""
+        if self.later is not None:
+            self.later.go_on()
 
     @property
     def total(self) -> int:
@@ -331,22 +446,22 @@ class Browse:
         ref_counts = frames["ref_counts"].unique(["cycle", "job_id"], keep="last").select(
             "cycle", "job_id", pl.col("shares_given").alias("_rn"))
         per_job = div.group_by("cycle", "job_id").agg(pl.len().cast(pl.Int64).alias("_dv"))
-        jobs = (self.jobs.frame.join(ref_caps, on=["cycle", "job_id"], **LEFT)
-                .join(ref_counts, on=["cycle", "job_id"], **LEFT)
-                .join(per_job, on=["cycle", "job_id"], **LEFT)
-                .with_columns(pl.col("_rc").alias("ref_cap"), pl.col("_rn").alias("ref_counted"),
-                              pl.col("_dv").fill_null(0).alias("divergences"))
-                .drop("_rc", "_rn", "_dv"))
+        jobs = self.jobs.then(lambda frame: frame.join(ref_caps, on=["cycle", "job_id"], **LEFT)
+                              .join(ref_counts, on=["cycle", "job_id"], **LEFT)
+                              .join(per_job, on=["cycle", "job_id"], **LEFT)
+                              .with_columns(pl.col("_rc").alias("ref_cap"), pl.col("_rn").alias("ref_counted"),
+                                            pl.col("_dv").fill_null(0).alias("divergences"))
+                              .drop("_rc", "_rn", "_dv"))
         taken = frames["ref_defrag"].select(
             "cycle", pl.lit("rmref taken").alias("kind"), pl.col("needy_job").alias("job_id"),
             pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.String).alias("class"), "host", "donor_job",
             pl.lit(None, pl.Int64).alias("counted"), pl.lit(None, pl.Int64).alias("needed"),
             pl.format("share {}", pl.col("share_id")).alias("detail"))
-        defrag = pl.concat([self.defrag.frame, taken.cast(self.defrag.frame.schema)])
+        defrag = self.defrag.then(lambda frame: pl.concat([frame, taken.cast(frame.schema)]))
         timeline = self.timeline.drop("divergences").join(
             div.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences")), on="cycle", how="left"
         ).with_columns(pl.col("divergences").fill_null(0)).sort("cycle")
-        return replace(self, jobs=Sliced(jobs), defrag=Sliced(defrag), diff=Sliced(div), timeline=timeline,
+        return replace(self, jobs=jobs, defrag=defrag, diff=Sliced(div), timeline=timeline,
                        audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
 
 
@@ -368,22 +483,42 @@ def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mappin
 
 
 def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | None = None,
-          nodes: pl.DataFrame | None = None) -> Browse:
+          nodes: pl.DataFrame | None = None, boot: Bootstrap | None = None, later: bool = False) -> Browse:
     """Precompute every view of a parsed log (the audit's columns come later, see `with_audit`);
-    `nodes`: every cycle's machines as the stored audit keeps them (else computed here)."""
-    cycles = tables["cycles"]
-    try:  # the machines of every cycle, from the world model the audit runs on
-        boot: Bootstrap | None = bootstrap(tables)
-        nodes, note = nodes if nodes is not None else node_cycles(tables, boot), ""
+    `nodes`: every cycle's machines as the stored audit keeps them (else computed here); `boot`:
+    the log's configuration, if already rebuilt. `later`: only what the first screen shows now
+    (the timeline, the first cycle's jobs), the whole views on a thread (`Deferred`)."""
+    cycles, note = tables["cycles"], ""
+    try:
+        boot = boot or bootstrap(tables)
+        if not later:  # the machines of every cycle, from the world model the audit runs on
+            nodes = nodes if nodes is not None else node_cycles(tables, boot)
     except InputError as exc:  # a log without its bootstrap, opened without --config
         boot, nodes, note = None, None, f"no nodes: {exc}"
-    jobs = jobs_frame(tables, boot.config.quantum_gb if boot else None)
+    quantum = boot.config.quantum_gb if boot else None
+
+    def machines() -> pl.DataFrame:
+        try:
+            return nodes_frame(tables, nodes if nodes is not None or boot is None else node_cycles(tables, boot))
+        except InputError:  # (as above: no machines to show)
+            return nodes_frame(tables, None)
+
+    cycle_list = cycles["cycle"].cast(pl.Int64).to_list()
+    views: tuple[Sliced, Sliced, Sliced]
+    thread = Later() if later and cycle_list else None
+    if thread is not None:
+        first, none = cycle_list[0], frozenset[int]()
+        views = (deferred(jobs_frame(tables, quantum, only=first), frozenset({first}),
+                          lambda: jobs_frame(tables, quantum), thread),
+                 deferred(pl.DataFrame(), none, machines, thread),
+                 deferred(pl.DataFrame(), none, lambda: defrag_frame(tables), thread))
+    else:
+        views = Sliced(jobs_frame(tables, quantum)), Sliced(machines()), Sliced(defrag_frame(tables))
     return Browse(
-        name=name, tables=tables,
-        timeline=timeline_frame(cycles, jobs, tables, EMPTY_DIVERGENCES),
-        jobs=Sliced(jobs), nodes=Sliced(nodes_frame(tables, nodes)), defrag=Sliced(defrag_frame(tables)),
+        name=name, tables=tables, timeline=timeline_frame(cycles, tables, EMPTY_DIVERGENCES),
+        jobs=views[0], nodes=views[1], defrag=views[2],
         diff=Sliced(EMPTY_DIVERGENCES), lines=log_lines(lines, cycles) if lines is not None else None,
-        boot=boot, nodes_note=note, cycle_list=cycles["cycle"].cast(pl.Int64).to_list(),
+        boot=boot, nodes_note=note, cycle_list=cycle_list, later=thread,
     )
 
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from replay import InputError
-from replay.model.configdir import apply_config
 from replay.model.release import with_option
 from replay.parsing.cache import config_digest, open_input
 from replay.parsing.manifest import parse_dir_manifest
@@ -27,7 +26,7 @@ from replay.progress import OnProgress
 if TYPE_CHECKING:
     from replay.apps.audit import AuditResult
     from replay.apps.stored import Place, Stored
-    from replay.model.world import Bootstrap
+    from replay.model.bootstrap import Bootstrap
 
 AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences", "skipped")
 
@@ -45,10 +44,18 @@ class Loaded:
     note: str | None = None  # what the folders given held besides the RM's log
     result: AuditResult | None = None  # the stored audit (its cycles re-entered for the job screen's story)
     stored: Stored | None = None  # where it is stored, with the machines of every cycle
+    boot: Bootstrap | None = None  # the log's configuration, as rebuilt to find the stored audit
 
     def nodes(self) -> pl.DataFrame | None:
         """Every cycle's machines as the stored audit keeps them (None: not stored)."""
         return self.stored.nodes() if self.stored is not None else None
+
+    def audited(self) -> AuditResult | None:
+        """The audit's result: run here, or the stored one (read on first use: the first screen
+        shows the stored frames, and the job screen's story re-enters its cycles)."""
+        if self.result is None and self.stored is not None:
+            self.result = self.stored.result
+        return self.result
 
 
 def settle_heap() -> None:
@@ -87,34 +94,43 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
     opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir,
                         columns=all_columns())
     check(opened.tables, opened.name)
-    apply_config(opened.tables, config)
+    if config:
+        from replay.model.configdir import apply_config
+
+        apply_config(opened.tables, config)
     with_option(opened.tables, rm_release)
     # an audit written into a parse directory is the log's own release's
     audit = _audit_beside(Path(paths[0])) if parse_dir and not rm_release else None
-    place = _place(opened.tables, opened.slot, opened.root, config)
+    boot = _boot(opened.tables)
+    place = _place(opened.tables, opened.slot, opened.root, config, boot)
     stored = None
     if place is not None:
         from replay.apps.stored import load as load_stored
 
-        stored = load_stored(place)
+        stored = load_stored(place, whole=False)
         if audit is None and stored is not None:
             audit = stored.frames()
     return Loaded(opened.name, opened.tables, opened.lines, audit, place, opened.from_cache, opened.note,
-                  stored.result if stored is not None else None, stored)
+                  None, stored, boot)
+
+
+def _boot(tables: Mapping[str, pl.DataFrame]) -> Bootstrap | None:
+    """The log's configuration (None: the log has no bootstrap, and no --config gave one)."""
+    from replay.model.start import bootstrap
+
+    try:
+        return bootstrap(tables)
+    except InputError:
+        return None
 
 
 def _place(tables: Mapping[str, pl.DataFrame], slot: Path | None, root: Path | None,
-           config: str | None) -> Place | None:
+           config: str | None, boot: Bootstrap | None) -> Place | None:
     """Where the input's audit is stored (None: not stored; a log without its bootstrap has none)."""
-    if slot is None or root is None:
+    if slot is None or root is None or boot is None:
         return None
     from replay.apps.stored import place_of
-    from replay.model.world import bootstrap
 
-    try:
-        boot = bootstrap(tables)
-    except InputError:
-        return None
     return place_of(slot, root, boot, config_digest(config), tables)
 
 
@@ -131,7 +147,7 @@ def run_audit(loaded: Loaded, boot: Bootstrap | None = None,
     parse where it can be; its decisions and the divergences as frames, and the result."""
     from replay.apps.audit import result_frames
     from replay.apps.stored import audit_view, stored_audit
-    from replay.model.world import bootstrap
+    from replay.model.start import bootstrap
 
     tables = audit_view(loaded.tables)
     result = stored_audit(tables, boot or bootstrap(tables), loaded.place, progress).result

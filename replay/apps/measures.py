@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 import polars as pl
 
 from replay.model.logged import Logged
+from replay.model.reads import narrow
 from rmref.constants import PURGES
 from rmref.cycle import CycleResult
 from rmref.model import CycleInput
@@ -47,7 +48,8 @@ def holdings(inp: CycleInput, result: CycleResult) -> dict[int, int]:
 def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
     """(cycle, job_id, processes, qshares) each job held after the RM's cycle: its published
     Existing shares less the Removals (preempted, still running until the Orchestrator confirms)."""
-    sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
+    sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "share_id", "memory_gb")).filter(
+        pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "share_id").unique()
     return (sched.filter(pl.col("kind") == "existing")
             .join(removed, on=["cycle", "job_id", "share_id"], how="anti")

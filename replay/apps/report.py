@@ -84,7 +84,6 @@ def tick_label(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
 
 
-_ticks, _fmt = axis_ticks, tick_label  # the old names replay/apps/simulate/report.py imports (open branch)
 
 
 def svg_plot(plot_id: str, title: str, xs: Sequence[int], series: Sequence[Series], y_label: str,

@@ -57,7 +57,7 @@ from replay.model.logged import Logged, Takings, logged_decisions, takings
 from replay.model.nodes import node_cycles
 from replay.model.reads import audit_columns
 from replay.model.start import replay_start
-from replay.model.world import Bootstrap
+from replay.model.bootstrap import Bootstrap
 from replay.parsing.cache import code_fingerprint
 from replay.parsing.manifest import parse_dir_manifest
 from replay.parsing.outdir import _signals_held as signals_held  # the outputs' rule: clean-up not interrupted
@@ -144,11 +144,23 @@ class Known:
 class Stored:
     """A stored audit, opened: its result, and any audited cycle run again from its checkpoint."""
 
-    def __init__(self, path: Path, result: AuditResult, index: dict[int, tuple[int, int]]) -> None:
+    def __init__(self, path: Path, result: AuditResult | None, index: dict[int, tuple[int, int]]) -> None:
         self.path = path
-        self.result = result
+        self._result = result
         self.index = index
-        result.reenter = self.trace
+        if result is not None:
+            result.reenter = self.trace
+
+    @property
+    def result(self) -> AuditResult:
+        """The audit's result (read on first use when opened with `load(whole=False)`)."""
+        if self._result is None:
+            result = pickle.loads((self.path / RESULT).read_bytes())
+            if not isinstance(result, AuditResult):
+                raise ValueError(f"{self.path / RESULT}: not an audit's result")
+            result.reenter = self.trace
+            self._result = result
+        return self._result
 
     def trace(self, tables: Mapping[str, pl.DataFrame], cycle: int, phases: Phases = Phases()) -> CycleTrace | None:
         """rmref's run of one audited cycle, exactly as the audit ran it (None: not audited)."""
@@ -182,8 +194,9 @@ class Stored:
         return Known(self.nodes(), pickle.loads((self.path / TAKINGS).read_bytes()))
 
 
-def load(place: Place | None) -> Stored | None:
-    """The stored audit at `place`; None when it is not there whole (or cannot be read)."""
+def load(place: Place | None, whole: bool = True) -> Stored | None:
+    """The stored audit at `place`; None when it is not there whole (or cannot be read). Not
+    `whole`: its result is read on first use (the TUI's first screen reads the frames alone)."""
     if place is None:
         return None
     path = place.path
@@ -191,11 +204,12 @@ def load(place: Place | None) -> Stored | None:
         manifest = json.loads((path / MANIFEST).read_text())
         if manifest.get("format") != FORMAT or manifest.get("key") != place.key:
             return None
-        result = pickle.loads((path / RESULT).read_bytes())
+        result = pickle.loads((path / RESULT).read_bytes()) if whole else None
         index = {int(c): (int(o), int(n)) for c, o, n in json.loads((path / INDEX).read_text())}
     except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError, TypeError):
         return None
-    if not isinstance(result, AuditResult) or len(index) != manifest.get("checkpoints"):
+    if (not isinstance(result, AuditResult) if whole else not (path / RESULT).is_file()) \
+            or len(index) != manifest.get("checkpoints"):
         return None
     return Stored(path, result, index)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -14,8 +15,11 @@ from replay.cli.registry import Command
 from replay.cli.show import print_input_note, progress_display
 from replay.parsing.cache import parse_to
 from replay.parsing.groups import GROUPS, family_group
-from replay.parsing.pipeline import DEFAULT_CHUNK_BYTES, MemorySink, Summary, available_cores, run
+from replay.parsing.limits import DEFAULT_CHUNK_BYTES, available_cores
 from replay.parsing.tables import SCHEMAS
+
+if TYPE_CHECKING:
+    from replay.parsing.pipeline import Summary
 
 
 def summary_table(s: Summary, seconds: float) -> Table:
@@ -43,6 +47,8 @@ def summary_table(s: Summary, seconds: float) -> Table:
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
     """rmreplay parse LOG... [-o OUT [--force]]"""
+    from replay.parsing.pipeline import MemorySink, run  # every other command reads tables already parsed
+
     start = time.perf_counter()
     with progress_display(console, "parsing") as show:
         options = {"engine": args.engine, "progress": show,

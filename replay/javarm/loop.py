@@ -27,7 +27,7 @@ from replay.apps.simulate.simulation import Simulated, context_from_log
 from replay.javarm.build import JavaBuild
 from replay.javarm.harness import RUN_PY
 from replay.javarm.scenario import Scenario
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from replay.parsing.cache import open_input
 from replay.parsing.digest import cache_root
 from replay.parsing.sources import InputError

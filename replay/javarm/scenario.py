@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
-from replay.model.world import bootstrap
+from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
 

@@ -17,6 +17,7 @@ from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
 from replay.model.start import bootstrap, node_liveness
+from replay.model.reads import narrow
 from replay.parsing.tables import LEFT
 from rmref.model import Machine
 
@@ -48,7 +49,8 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
             for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, status(m))):
                 cols[name].append(value)
     frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
-    existing = (in_cycles(tables["schedule"]).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
+    schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "memory_gb"))  # (read alone from disk)
+    existing = (in_cycles(schedule).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
                 .join(job_orders(tables), on="job_id", **LEFT))
     # a process's quanta: its job's logged order, else its memory over the quantum rounded up (rmref.job_order)
     quanta = pl.coalesce("order", -(-pl.col("memory_gb").fill_null(0) // boot.config.quantum_gb))
@@ -63,7 +65,7 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
 def job_orders(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """Each job's share order as the RM printed it (job rows, cap and counting lines): the quanta
     of one of its processes in its own pool's quantum, which an assumed quantum may not give."""
-    stated = pl.concat([tables[name].select("job_id", "order") for name in ("jobs", "job_caps", "counts")])
+    stated = pl.concat([narrow(tables, name, ("job_id", "order")) for name in ("jobs", "job_caps", "counts")])
     return stated.drop_nulls().unique("job_id", keep="first", maintain_order=True)
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -30,17 +31,15 @@ from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.digest import cache_root, content_digest, stat_key
 from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
 from replay.parsing.outdir import atomic_output_dir
-from replay.parsing.pipeline import (
-    MemorySink,
-    Summary,
-    available_cores,
-    named_lines,
-    read_lines,
-    run,
-)
 from replay.parsing.sources import InputError, Source
 from replay.parsing.store import ParquetSink, ParquetTables, read_tables
 from replay.progress import OnProgress, Progress, quiet
+
+if TYPE_CHECKING:
+    from replay.parsing.pipeline import Summary
+
+# the parse pipeline (lark, pyarrow.compute) is imported where a parse runs: a command that reads
+# its tables from the cache or a parse directory does not load it
 
 _SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
 
@@ -135,6 +134,8 @@ def _cached_lines(slot: Path, inputs: Inputs, say: OnProgress) -> pl.DataFrame:
     path = slot / "lines.parquet"
     if path.exists():
         return pl.read_parquet(path)
+    from replay.parsing.pipeline import read_lines
+
     say(Progress("reading the raw lines"))
     lines = read_lines(inputs.sources)
     try:
@@ -159,6 +160,8 @@ class _Tee:
                 self.disk = ParquetSink(out)
             except OSError:
                 self.disk = None
+        from replay.parsing.pipeline import MemorySink
+
         self.memory = MemorySink(columns) if self.disk is None or not on_disk_only else None
 
     def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
@@ -186,6 +189,9 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
                      keep_lines: bool, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """Parse the input; with the cache, write its slot on the way. With `columns` the tables are
     then read on use from the slot, as a cached run's are, so the parse holds no copy of them."""
+    from replay.parsing.limits import available_cores
+    from replay.parsing.pipeline import named_lines, run
+
     tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
     before = [stat_key(s.path) for s in inputs.sources]
     sink = _Tee(tmp / "tables" if tmp else None, columns, on_disk_only=bool(columns))
@@ -262,6 +268,8 @@ def parse_to(paths: Sequence[str | Path], out: str | Path, engine: str = "fast",
              chunk_bytes: int | None = None, force: bool = False, workers: int = 1) -> Summary:
     """`rmreplay parse -o OUT`: the tables as OUT/<table>.parquet, then OUT/manifest.json, written whole or
     not at all (replay.parsing.outdir); the input's digests are computed beside the parse."""
+    from replay.parsing.pipeline import run
+
     inputs = find_inputs(list(paths))
     with atomic_output_dir(out, force, command="parse", inputs=paths) as tmp, \
             _beside(input_record_of, inputs.sources, True) as record:

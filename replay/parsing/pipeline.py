@@ -10,7 +10,6 @@ All three must give identical tables (tests/integration/test_engines.py).
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,6 +27,7 @@ from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Lines, Records, find_records, full_bodies, split_lines
 from replay.parsing.scan import (COMPILED, UNDECIDED, fill_rows, occupancy_rows, rmcounter_rows, scan_records,
                                  schedule_rows, section_rows)
+from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
@@ -68,8 +68,6 @@ class ParseResult:
     lines: pl.DataFrame | None = None
 
 
-# i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB about as fast, 10% more memory (2.0x the file)
-DEFAULT_CHUNK_BYTES = 6 << 20
 IN_FLIGHT_BYTES = 12 << 20  # with N workers, N chunks parse while one is read: their bytes together
 
 
@@ -184,14 +182,6 @@ class _Totals:
         self.first_ts = self.first_ts or part.first_ts
         self.last_ts = part.last_ts or self.last_ts
         return stitch(part.tables, part.carry, self.carry)
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progress: OnProgress | None = None,

@@ -8,19 +8,29 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from replay.parsing.manifest import check_manifest
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
 
+if TYPE_CHECKING:  # pyarrow loads where a table is written: reading one (polars) does not need it
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
 # Every option fixed (pyarrow writes no creation time), so the same rows give the same bytes.
 WRITE_OPTIONS = {"compression": "zstd", "compression_level": 1, "use_dictionary": True,
                  "write_statistics": True, "data_page_version": "1.0"}
+
+
+def _parquet_writer(path: str | Path, schema: pa.Schema) -> pq.ParquetWriter:
+    """A Parquet file's writer, with the options above."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetWriter(path, schema, **WRITE_OPTIONS)
 
 
 @lru_cache(maxsize=None)
@@ -52,7 +62,7 @@ class ParquetSink:
         for name, table in batch.items():
             if name not in self.writers:
                 path = self.root / f"{name}.parquet"
-                self.writers[name] = pq.ParquetWriter(path, _arrow_schema(name), **WRITE_OPTIONS)
+                self.writers[name] = _parquet_writer(path, _arrow_schema(name))
             self.writers[name].write_table(table)
 
     def _wait(self) -> None:
@@ -80,7 +90,7 @@ class ParquetSink:
                 self.writers[name].close()
             else:
                 # a writer closed with no rows (pq.write_table would import pandas: a quarter second)
-                pq.ParquetWriter(self.root / f"{name}.parquet", _arrow_schema(name), **WRITE_OPTIONS).close()
+                _parquet_writer(self.root / f"{name}.parquet", _arrow_schema(name)).close()
         return [self.root / f"{name}.parquet" for name in SCHEMAS]
 
 
@@ -101,7 +111,7 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
     path = Path(path)
     part = path.with_name(f".{path.name}.part")
     table = frame.to_arrow()
-    with pq.ParquetWriter(part, table.schema, **WRITE_OPTIONS) as writer:  # (pq.write_table imports pandas)
+    with _parquet_writer(part, table.schema) as writer:  # (pq.write_table imports pandas)
         writer.write_table(table)
     os.replace(part, path)
     return path

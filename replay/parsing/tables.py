@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import polars as pl
-import pyarrow as pa
 from polars.datatypes import DataTypeClass
+
+if TYPE_CHECKING:  # pyarrow loads where a parse runs: reading the tables (the TUI, a stored audit) does not need it
+    import pyarrow as pa
 
 Dtype = pl.DataType | DataTypeClass  # a column's type, as polars takes it: pl.Int64 or pl.List(pl.Int64)
 Schema = dict[str, Dtype]  # a table's columns and their types
@@ -203,6 +206,8 @@ SPANNING: tuple[str, ...] = ("_cycle_lines", "_config_lines", "_nodepool_lines")
 def compact(df: pl.DataFrame) -> pl.DataFrame:
     """`df` with its text copied out of the chunk it points into, so rows kept across chunks do not
     keep every chunk's bytes alive (polars string views share their source buffers)."""
+    import pyarrow as pa
+
     table = df.to_arrow()
     frame = pl.from_arrow(table.cast(pa.schema([f.with_type(_plain(f.type)) for f in table.schema])))
     if not isinstance(frame, pl.DataFrame):  # an Arrow table always gives one (the type allows a Series)
@@ -219,6 +224,8 @@ def series_from_arrow(array: pa.Array | pa.ChunkedArray) -> pl.Series:
 
 
 def _plain(t: pa.DataType) -> pa.DataType:
+    import pyarrow as pa
+
     if pa.types.is_string_view(t) or pa.types.is_string(t):
         return pa.large_string()
     if pa.types.is_list(t) or pa.types.is_large_list(t):

@@ -301,6 +301,20 @@ def test_a_damaged_stored_audit_is_run_again(tmp_path, monkeypatch):
     assert st.load(place) is None and not st.stored_audit(tables, boot, place).read
 
 
+def test_opened_for_its_frames_alone_the_result_is_read_on_use(tmp_path, monkeypatch):
+    """The TUI's first screen opens the stored audit without its result (`whole=False`): read on
+    first use it is the fresh audit's; with the result gone the folder counts as absent."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    tables, boot, place = _stored(tmp_path)
+    st.stored_audit(tables, boot, place)
+    light = st.load(place, whole=False)
+    assert light is not None and light._result is None  # noqa: SLF001 - not read yet
+    fresh = audit(parsed("b_classes").tables)
+    assert light.result.report() == fresh.report() and light.result.reenter is not None
+    (place.path / st.RESULT).unlink()
+    assert st.load(place, whole=False) is None and st.load(place) is None
+
+
 def test_an_unwritable_cache_does_not_stop_the_audit(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
     tables, boot, place = _stored(tmp_path)

@@ -10,15 +10,16 @@ import pytest
 
 from replay import parse, write_tables
 from tests.helpers import SCENARIOS, log_path, parsed, truth
-from tests.tui.helpers import SIZE, rows, wait_until
+from tests.tui.helpers import SIZE, audit_frames, rows, wait_until
 from tui.app import RmReplayApp
 from replay.cli import main
 from replay.cli.parser import build_parser
-from tui.data import Sliced, build, line_style, matches
+from tui.data import Deferred, Sliced, build, jobs_frame, line_style, matches
 from replay.parsing.cache import source_files
 from replay.parsing.digest import content_digest
 from replay.parsing.logdir import find_inputs
 from tui.load import load
+from replay.parsing.store import ParquetTables, all_columns
 
 SMALL = [n for n in SCENARIOS if n != "i_mega24"]
 CASES = [(n, "rm.log") for n in SMALL] + [(n, "rm-debug.log") for n in ("c_nodepools", "f_node_failure")]
@@ -42,6 +43,26 @@ def test_views_match_truth(name, level):
         for n in rec["nodes"]:
             r = nodes[n["name"]]
             assert (r["order"], r["free"], r["status"]) == (n["order"], n["free_qshares"], n["status"]), (c, n["name"])
+
+
+@pytest.mark.parametrize("name", ["a_tiny", "b_classes", "d_fragmentation", "g_reservations_services"])
+def test_first_screen_is_the_whole_views(name, tmp_path):
+    """What the first screen shows before the whole views are built (the timeline, a cycle's jobs
+    read alone from disk) is exactly the whole views' (themselves held to truth above), and the
+    whole views built on the thread, the audit's columns joined in, are the ones built at once."""
+    write_tables(parsed(name).tables, tmp_path / "out")
+    tables = ParquetTables(tmp_path / "out", all_columns())
+    whole = build(name, tables).with_audit(audit_frames(name))
+    for c in whole.cycle_list:
+        assert jobs_frame(tables, 1, only=c).equals(jobs_frame(tables, 1).filter(pl.col("cycle") == c)), c
+    first = build(name, tables, later=True)
+    assert isinstance(first.jobs, Deferred) and first.timeline.equals(build(name, tables).timeline)
+    first = first.with_audit(audit_frames(name))
+    assert first.timeline.equals(whole.timeline)
+    for view in ("jobs", "nodes", "defrag", "diff"):
+        assert getattr(first, view).frame.equals(getattr(whole, view).frame), view
+    c = whole.cycle_list[-1]
+    assert first.jobs.at(c).equals(whole.jobs.at(c))
 
 
 def test_needy_marks_follow_truth():

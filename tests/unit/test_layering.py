@@ -126,7 +126,7 @@ REBUILD_FLOORS = (
     ("replay.model.machines",),  # the package: inventory, evidence, counts, solver, liveness
     ("replay.model.assembly",),
     ("replay.model.start",),
-    ("replay.model.nodes", "replay.model.world"),
+    ("replay.model.nodes",),
 )
 
 

@@ -57,7 +57,8 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
             loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config,
                           rm_release=self.rm_release)
             progress(Progress("rebuilding every cycle's machines"))
-            result = loaded, build(loaded.name, loaded.tables, loaded.lines, loaded.nodes())  # off the screen's thread
+            # off the screen's thread: what the first screen shows, the rest on the views' thread
+            result = loaded, build(loaded.name, loaded.tables, loaded.lines, loaded.nodes(), loaded.boot, later=True)
         except InputError as exc:
             result = str(exc)
         except Exception as exc:  # noqa: BLE001 - any unreadable input ends on the error screen
@@ -157,8 +158,9 @@ class HistoryScreen(Screen):
 
         try:
             # the stored audit re-enters the cycle from its checkpoint: no replay from the log's start
-            result = getattr(getattr(self.app, "loaded", None), "result", None)
-            text = render(explain_stored(self.browse.tables, self.job_id, self.cycle, lambda: result))
+            loaded = getattr(self.app, "loaded", None)
+            text = render(explain_stored(self.browse.tables, self.job_id, self.cycle,
+                                         lambda: loaded.audited() if loaded is not None else None))
         except InputError as exc:
             text = f"no explanation: {exc}"
         except Exception as exc:  # noqa: BLE001 - a story that cannot be told must not end the session

@@ -15,7 +15,7 @@ from textual.widgets import ProgressBar, Static
 from replay import InputError
 from replay.model.damage import Damage
 from replay.model.release import ReleaseChoice
-from replay.model.world import Bootstrap
+from replay.model.bootstrap import Bootstrap
 from replay.progress import Progress
 from tui.data import audit_status
 from tui.load import Loaded, run_audit

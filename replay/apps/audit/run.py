@@ -16,7 +16,8 @@ from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions, stale_free
 from replay.model.start import NODE_FREE, ReplayStart, replay_start
-from replay.model.world import Bootstrap, cycle_count
+from replay.model.assembly import cycle_count
+from replay.model.bootstrap import Bootstrap
 from replay.progress import OnProgress, counted
 from rmref import Phases
 

@@ -18,7 +18,7 @@ from replay.apps.fleet.progress import FleetProgress
 from replay.apps.fleet.run import FleetResult, build_dataset, dask_client
 from replay.apps.fleet.streams import Skipped, fleet_sources
 from replay.apps.fleet.task import TOPIC
-from replay.parsing.pipeline import available_cores
+from replay.parsing.limits import available_cores
 from replay.parsing.sources import InputError
 
 NO_DASK = "fleet runs on Dask, which is not installed: pip install 'rmreplay[fleet]'"

@@ -23,7 +23,8 @@ from replay.apps.simulate.workload import Workload
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
 from replay.model.stale import StaleFree
-from replay.model.world import Bootstrap, machines
+from replay.model.bootstrap import Bootstrap
+from replay.model.start import node_liveness
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
 from replay.progress import OnProgress, counted
@@ -74,7 +75,7 @@ class Simulation:
         self.or_work: dict[int, OrWork] = {}
         self.jobs: dict[int, rm.RmJob] = {}
         self.pending = sorted(workload.work, key=lambda w: (w.submit + w.admit_delay, w.job_id))
-        self.machines = machines(_node_tables(workload, ctx), ctx.boot)
+        self.machines = node_liveness(_node_tables(workload, ctx), ctx.boot)
         # a simulated world: an unschedulable machine's free space comes from its own schedules
         self.stale = StaleFree({}, ctx.boot.nodepools, ctx.boot.config.quantum_gb)
         self.run = Run()

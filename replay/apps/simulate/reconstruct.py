@@ -41,8 +41,11 @@ from replay.apps.simulate.workload import (
     _profile,
 )
 from replay.model.inputs import job_descriptions
+from replay.model.machines.inventory import Inventory
 from replay.model.start import PREDATES, ReplayStart, replay_start
-from replay.model.world import WORK_TYPES, Bootstrap, machines
+from replay.model.assembly import WORK_TYPES
+from replay.model.bootstrap import Bootstrap
+from replay.model.start import node_liveness
 from replay.parsing.sources import InputError
 from rmref import UNLIMITED
 
@@ -297,7 +300,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         running = [(s.share_id, s.host) for s in shares if s.job_id == spec.job_id]
         item_times = fit_item_times(spec, times, added, removed, running, updates, default_stop * 1000.0)
         fitted.append(dataclasses.replace(spec, item_times=item_times))
-    return Workload(tuple(fitted), _node_events(tables, boot, t0), shares)
+    return Workload(tuple(fitted), _node_events(tables, boot, t0, begin.inventory), shares)
 
 
 def _median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
@@ -343,8 +346,10 @@ def _unseen_init(least: float, default: float, end: dict | None, start: float | 
                   f"(the log's median, at least the {least:g} s shown)")
 
 
-def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0) -> tuple[NodeEvent, ...]:
-    """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0."""
+def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0,
+                 inventory: Inventory | None = None) -> tuple[NodeEvent, ...]:
+    """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0
+    (`inventory`: the machines there before the log, as the replay's start found them)."""
     ips = dict(tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
                .select("host", "ip").iter_rows())  # a heartbeat names the IP an arrival may not
     nodes = tables["nodes"].filter(pl.col("event").is_in(list(NODE_EVENTS)) & pl.col("ts").is_not_null())
@@ -352,7 +357,7 @@ def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0) -> tup
               .with_columns(_seconds("ts", t0))
               .select("ts", "host", "event", "nodepool", "memory_mb", "share_order", "ip").iter_rows()]
     arrived = {e.host for e in events if e.event in ("arrive", "reactivate", "recover_node")}
-    known = machines(tables, boot)  # hosts heard from but never seen arriving: there already
+    known = node_liveness(tables, boot, inventory)  # hosts heard from but never seen arriving: there already
     before = [NodeEvent(0.0, m.name, "arrive", m.nodepool, m.memory_mb, m.order, m.ip or None)
               for m in known.advance(0) if m.name not in arrived]
     return tuple(before + events)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 
-from replay.apps.report import MAX_SERIES, PALETTE, E, Series, _ticks, svg_plot, table
-from replay.apps.report import _fmt as tick
+from replay.apps.report import MAX_SERIES, PALETTE, E, Series, axis_ticks, svg_plot, table
+from replay.apps.report import tick_label as tick
 from replay.parsing.sources import InputError
 
 FILES = ("report.json", "shares.parquet", "cycles.parquet", "jobs.parquet")
@@ -57,7 +57,7 @@ def svg_bars(plot_id: str, title: str, groups: Mapping[str, Mapping[str, float |
             f'class="axis">{E(y_label)}</text>')]
     slot = pw / max(len(names), 1)
     bar = min(slot * 0.8 / max(len(sides), 1), 40.0)
-    for t in _ticks(0, peak):
+    for t in axis_ticks(0, peak):
         y = top + ph - t / peak * ph
         out.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
                    f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{tick(t)}</text>')

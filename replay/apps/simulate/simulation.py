@@ -19,15 +19,13 @@ from replay.apps.change import Change, apply_sets
 from replay.apps.simulate.loop import Context, Run, simulate_run
 from replay.apps.simulate.reconstruct import cycle_times, workload_from_log
 from replay.apps.simulate.workload import Workload
+from replay.model.machines.inventory import Inventory
 from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
 from replay.model.start import ReplayStart, replay_start
-from replay.model.world import (
-    Bootstrap,
-    existing_order,
-    job_table_order,
-    submission_order,
-)
+from replay.model.bootstrap import Bootstrap
+from replay.model.published import existing_order, job_table_order
+from replay.model.submission import submission_order
 from replay.parsing.sources import InputError
 from replay.progress import OnProgress
 
@@ -44,6 +42,7 @@ class Simulated:
     sim: Run
     workload_from: str  # "log", or the workload file's path
     assumed: tuple[Assumption, ...] = ()  # the settings and machines read, as every command reads them
+    inventory: Inventory | None = None  # the machines there before the log (the replay's start's), found once
 
 
 def prediction_epoch(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, default_ms: int) -> int:
@@ -100,4 +99,4 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     baseline = simulate_run(ctx, workload, boot, progress=progress, stage="simulating (baseline)")
     sim = baseline if change.identity else simulate_run(ctx, workload, changed, change.phases, progress,
                                                         "simulating (changed)")
-    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from, start.assumed)
+    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from, start.assumed, start.inventory)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from replay.model.world import WORK_TYPES
+from replay.model.assembly import WORK_TYPES
 from replay.parsing.sources import InputError
 from replay.parsing.tables import Schema
 
