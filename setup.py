@@ -6,7 +6,7 @@ pure-polars path (slower, same tables).
 
 from setuptools import Extension, setup
 
-MODULES = ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule", "occupancy", "sections")
+MODULES = ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule", "occupancy", "sections", "groups")
 SOURCES = [f"replay/parsing/csrc/{name}.c" for name in MODULES]
 
 setup(ext_modules=[Extension("replay.parsing._scan", SOURCES, depends=["replay/parsing/csrc/scan.h"],

@@ -147,8 +147,9 @@ static int blank_line(const char *d, int32_t s, int32_t e)
 
 /* one record's lines [a, b): 1 taken, 0 refused (its rows taken back), -1 out of memory */
 static int occupancy_record(const char *d, const int32_t *s, const int32_t *e, Py_ssize_t a, Py_ssize_t b,
-                            int32_t rec, OccRows *out)
+                            int32_t rec, void *rows)
 {
+    OccRows *out = rows;
     Py_ssize_t mark = out->rec.n, items = out->items.n;
     int32_t ts[MAX_TOKENS], te[MAX_TOKENS];
     while (b > a && blank_line(d, s[b - 1], e[b - 1])) /* trailing blank lines are not the table's */
@@ -188,31 +189,8 @@ PyObject *occupancy_rows(PyObject *self, PyObject *args)
     memset(&out, 0, sizeof(out));
     if (!PyArg_ParseTuple(args, "y*y*y*y*", &in, &rc, &st, &en))
         return NULL;
-    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t);
-    const int32_t *rec = rc.buf, *s = st.buf, *e = en.buf;
-    if (rc.len != st.len || en.len != st.len) {
-        PyErr_SetString(PyExc_ValueError, "occupancy: as many records and ends as starts");
+    if (read_each_record("occupancy", &in, &rc, &st, &en, occupancy_record, &out, &refused) < 0)
         goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len || (i && rec[i] < rec[i - 1])) {
-            PyErr_SetString(PyExc_ValueError, "occupancy: a span outside the block, or records out of order");
-            goto done;
-        }
-    int oom = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t a = 0; a < n && !oom;) {
-        Py_ssize_t b = a;
-        while (b < n && rec[b] == rec[a]) b++;
-        int got = occupancy_record(in.buf, s, e, a, b, rec[a], &out);
-        oom = got < 0 || (!got && !i32_push(&refused, rec[a]));
-        a = b;
-    }
-    Py_END_ALLOW_THREADS
-    if (oom) {
-        PyErr_NoMemory();
-        goto done;
-    }
     result = Py_BuildValue("(NNNNN)", bytes_of(out.rec.v, out.rec.n * 4), bytes_of(out.span.v, out.span.n * 4),
                            bytes_of(out.jobs.v, out.jobs.n * 4), bytes_of(out.items.v, out.items.n * 4),
                            bytes_of(refused.v, refused.n * 4));

@@ -96,6 +96,14 @@ static inline uint32_t fnv(uint32_t h, const char *p, Py_ssize_t n)
 static inline PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
 
 /* ---- the functions module.c registers ---- */
+/* a reader of one multi-line record (its lines a..b of the spans s, e): 1 taken (its rows appended to
+ * `rows`), 0 refused (the caller hands it on to the polars and lark paths), -1 out of memory */
+typedef int (*RecordReader)(const char *d, const int32_t *s, const int32_t *e, Py_ssize_t a, Py_ssize_t b,
+                            int32_t rec, void *rows);
+/* every record of a block through `reader` (groups.c); 0, or -1 with a Python error set */
+int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc, const Py_buffer *st,
+                const Py_buffer *en, RecordReader reader, void *rows, I32s *refused);
+
 PyObject *scan_lines(PyObject *self, PyObject *args);
 PyObject *make_views(PyObject *self, PyObject *args);
 PyObject *route_records(PyObject *self, PyObject *args);

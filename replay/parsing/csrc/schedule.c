@@ -92,8 +92,9 @@ static int share_rows(const char *d, Py_ssize_t p, Py_ssize_t e, int32_t rec, in
 
 /* One record's lines [a, b): 1 taken (rows appended), 0 not this shape (rows rolled back), -1 no memory */
 static int schedule_record(const char *d, const int32_t *s, const int32_t *e, Py_ssize_t a, Py_ssize_t b,
-                           int32_t rec, SchedRows *out)
+                           int32_t rec, void *rows)
 {
+    SchedRows *out = rows;
     static const char *kinds[] = {"Existing[", "Additions[", "Removals["};
     Py_ssize_t mark = out->rec.n;
     int head = 0, lists = 0, refusals = 0, kind = -1;  /* head: 0 none yet, 1 job, 2 refused job */
@@ -205,31 +206,8 @@ PyObject *schedule_rows(PyObject *self, PyObject *args)
     memset(&out, 0, sizeof(out));
     if (!PyArg_ParseTuple(args, "y*y*y*y*", &in, &rc, &st, &en))
         return NULL;
-    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t);
-    const int32_t *rec = rc.buf, *s = st.buf, *e = en.buf;
-    if (rc.len != st.len || en.len != st.len) {
-        PyErr_SetString(PyExc_ValueError, "schedule: as many records and ends as starts");
+    if (read_each_record("schedule", &in, &rc, &st, &en, schedule_record, &out, &refused) < 0)
         goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len || (i && rec[i] < rec[i - 1])) {
-            PyErr_SetString(PyExc_ValueError, "schedule: a span outside the block, or records out of order");
-            goto done;
-        }
-    int oom = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t a = 0; a < n && !oom;) {
-        Py_ssize_t b = a;
-        while (b < n && rec[b] == rec[a]) b++;
-        int got = schedule_record(in.buf, s, e, a, b, rec[a], &out);
-        oom = got < 0 || (!got && !i32_push(&refused, rec[a]));
-        a = b;
-    }
-    Py_END_ALLOW_THREADS
-    if (oom) {
-        PyErr_NoMemory();
-        goto done;
-    }
     result = Py_BuildValue("(NNNNN)", bytes_of(out.rec.v, out.rec.n * 4), bytes_of(out.kind.v, out.kind.n * 4),
                            bytes_of(out.purged.v, out.purged.n * 4), bytes_of(out.span.v, out.span.n * 4),
                            bytes_of(refused.v, refused.n * 4));

@@ -133,8 +133,9 @@ static int push_row(SectRows *out, int32_t rec, int32_t ns, int32_t ne, const in
 
 /* one record's lines [a, b): 1 taken, 0 refused (its rows taken back), -1 out of memory */
 static int section_record(const char *d, const int32_t *s, const int32_t *e, Py_ssize_t a, Py_ssize_t b,
-                          int32_t rec, SectRows *out)
+                          int32_t rec, void *rows)
 {
+    SectRows *out = rows;
     Py_ssize_t mark = out->rec.n;
     int32_t ts[MAX_TOK], te[MAX_TOK], f[2 * (SF_N - 1)], ns = -1, ne = -1, cs, ce;
     while (b > a && blank(d, s[b - 1], e[b - 1]))
@@ -195,31 +196,8 @@ PyObject *section_rows(PyObject *self, PyObject *args)
     memset(&out, 0, sizeof(out));
     if (!PyArg_ParseTuple(args, "y*y*y*y*", &in, &rc, &st, &en))
         return NULL;
-    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t);
-    const int32_t *rec = rc.buf, *s = st.buf, *e = en.buf;
-    if (rc.len != st.len || en.len != st.len) {
-        PyErr_SetString(PyExc_ValueError, "sections: as many records and ends as starts");
+    if (read_each_record("sections", &in, &rc, &st, &en, section_record, &out, &refused) < 0)
         goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len || (i && rec[i] < rec[i - 1])) {
-            PyErr_SetString(PyExc_ValueError, "sections: a span outside the block, or records out of order");
-            goto done;
-        }
-    int oom = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t a = 0; a < n && !oom;) {
-        Py_ssize_t b = a;
-        while (b < n && rec[b] == rec[a]) b++;
-        int got = section_record(in.buf, s, e, a, b, rec[a], &out);
-        oom = got < 0 || (!got && !i32_push(&refused, rec[a]));
-        a = b;
-    }
-    Py_END_ALLOW_THREADS
-    if (oom) {
-        PyErr_NoMemory();
-        goto done;
-    }
     result = Py_BuildValue("(NNN)", bytes_of(out.rec.v, out.rec.n * 4), bytes_of(out.span.v, out.span.n * 4),
                            bytes_of(refused.v, refused.n * 4));
 done:
