@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -84,7 +85,7 @@ def readme_table() -> list[str]:
     return ["| key | does |", "|---|---|", *(f"| `{key}` | {what} |" for key, what in help_rows())]
 
 
-def palette(app: App, jobs: Iterable[tuple[int, str, str]],
+def palette(app: App[Any], jobs: Iterable[tuple[int, str, str]],
             open_job: Callable[[int], object]) -> Iterator[SystemCommand]:
     """The command palette's entries: the registry's actions, then "Open job N" for each (job, user, class)."""
     for a in ACTIONS:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable
+from typing import Any
 
 import polars as pl
 from textual import events, on
@@ -26,7 +27,7 @@ from tui.widgets.tables import JobsTable, Timeline
 from tui.widgets.tabs import CycleTabs
 
 
-class RmReplayApp(App):
+class RmReplayApp(App[None]):
     """Browse a DUCC Resource Manager log cycle by cycle."""
 
     CSS_PATH = "rmreplay.tcss"
@@ -204,7 +205,7 @@ class RmReplayApp(App):
         self.query_one(CycleTabs).active = tab
         self.query_one(CycleTabs).widget().focus()
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The command palette: rmreplay's actions (tui.actions) and the jobs of this cycle."""
         yield from super().get_system_commands(screen)
         if self.browse is not None:

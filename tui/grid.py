@@ -9,6 +9,7 @@ header plus the visible rows (each cached as a Strip until the rows change).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -86,7 +87,7 @@ class Grid(ScrollView, can_focus=True):
     class Selected(_RowMessage):
         """Enter (or a click on the cursor's row) picked a row."""
 
-    def __init__(self, columns: Sequence[tuple[str, int]], *, header: bool = True, **kw) -> None:
+    def __init__(self, columns: Sequence[tuple[str, int]], *, header: bool = True, **kw: Any) -> None:
         super().__init__(**kw)
         self.columns = list(columns)
         self.header = header

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
@@ -117,7 +117,7 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
     return _parse_and_cache(inputs, name, content, use_cache, say, keep_lines, columns)
 
 
-def read_manifest_quietly(folder: Path) -> dict | None:
+def read_manifest_quietly(folder: Path) -> dict[str, Any] | None:
     """The manifest of a cache slot's tables; None when the slot is absent or damaged (parsed again)."""
     try:
         return parse_dir_manifest(folder)
@@ -222,8 +222,11 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
     return Opened(name, tables, lines, slot, False, inputs.note(), slot / "tables" if slot is not None else None)
 
 
+_T = TypeVar("_T")
+
+
 @contextmanager
-def _beside(fn: Callable[[list[Source]], object], sources: list[Source], wanted: bool) -> Iterator[Future | None]:
+def _beside(fn: Callable[[list[Source]], _T], sources: list[Source], wanted: bool) -> Iterator[Future[_T] | None]:
     """Run fn(sources) on a thread while the body runs (hashlib lets go of the GIL)."""
     if not wanted:
         yield None

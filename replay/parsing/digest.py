@@ -10,6 +10,7 @@ import json
 import os
 import uuid
 from pathlib import Path
+from typing import Any
 
 from replay.parsing.sources import Source
 
@@ -37,14 +38,15 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _load_memo() -> dict[str, list]:
+def _load_memo() -> dict[str, list[Any]]:
     try:
-        return json.loads((cache_root() / _MEMO).read_text())
+        memo: dict[str, list[Any]] = json.loads((cache_root() / _MEMO).read_text())
+        return memo
     except (OSError, ValueError):
         return {}
 
 
-def _save_memo(memo: dict[str, list]) -> None:
+def _save_memo(memo: dict[str, list[Any]]) -> None:
     try:
         root = cache_root()
         root.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ Values stay strings here; tables.py casts them, the same way for both engines.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -56,7 +57,7 @@ def _split_typed(text: str) -> list[tuple[str, str]]:
 
 
 # Field rules whose token text holds more than one value, or needs a unit or prefix removed.
-SPLITTERS = {
+SPLITTERS: dict[str, Callable[[str], list[tuple[str, str]]]] = {
     "share": _split_share,
     "res": _split_resource,
     "typed_id": _split_typed,
@@ -76,11 +77,11 @@ def token_value(kind: str, text: str) -> str:
     return text.strip("[] ") if kind == "FREE" else text.strip()
 
 
-class _Fields(tuple):
+class _Fields(tuple[tuple[str, Any], ...]):
     """(name, value) pairs produced by a field rule; distinct from rows."""
 
 
-class RowBuilder(Transformer):
+class RowBuilder(Transformer[Token, Any]):
     """Generic transformer: fields -> values, rules -> rows (see module docstring)."""
 
     def __default__(self, data: str, children: list[Any], meta: Any) -> Any:

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from replay.parsing.archive import is_archive, unpack
 from replay.parsing.chunks import SNIFF_BYTES, read_blocks
@@ -86,7 +87,7 @@ def head_of(data: bytes) -> Head:
     return Head(False, bool(components) or bool(_HEADER.search(data)), daemon)
 
 
-def input_record(paths: Sequence[str | Path]) -> dict | None:
+def input_record(paths: Sequence[str | Path]) -> dict[str, Any] | None:
     """A manifest's `input`: every input file, as the commands read them, with its size and sha256
     (a parse directory given as input: the input its own manifest names)."""
     paths = list(paths)

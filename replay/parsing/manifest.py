@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from replay.parsing.digest import combine, file_digest, file_digests
 from replay.parsing.sources import InputError, Source
@@ -51,7 +52,7 @@ def rmreplay_version() -> str:
         return "unknown"
 
 
-def input_record_of(sources: list[Source]) -> dict:
+def input_record_of(sources: list[Source]) -> dict[str, Any]:
     """The manifest's `input` for files already found (their digests memoised by stat)."""
     parts = file_digests(sources)
     files = [{"name": name, "bytes": s.path.stat().st_size, "sha256": digest}
@@ -68,11 +69,12 @@ def content_of(manifest: Mapping[str, object]) -> str | None:
 def _parquet_rows(path: Path) -> int:
     import pyarrow.parquet as pq
 
-    return pq.read_metadata(path).num_rows
+    rows: int = pq.read_metadata(path).num_rows
+    return rows
 
 
-def build_manifest(root: Path, command: str, record: dict | None = None,
-                   extra: Mapping[str, object] | None = None) -> dict:
+def build_manifest(root: Path, command: str, record: dict[str, Any] | None = None,
+                   extra: Mapping[str, object] | None = None) -> dict[str, Any]:
     """The manifest of the files under `root` (every file but the manifest itself); `record` the
     input's (`replay.parsing.logdir.input_record`)."""
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
@@ -90,7 +92,7 @@ def write_manifest(root: Path, manifest: Mapping[str, object]) -> Path:
     return path
 
 
-def read_manifest(root: str | Path) -> dict | None:
+def read_manifest(root: str | Path) -> dict[str, Any] | None:
     """ROOT/manifest.json as a dict; None when there is none, or it is not rmreplay's."""
     path = Path(root) / MANIFEST
     try:
@@ -100,7 +102,7 @@ def read_manifest(root: str | Path) -> dict | None:
     return data if isinstance(data, dict) and data.get("format") == FORMAT else None
 
 
-def check_manifest(root: str | Path, command: str) -> dict:
+def check_manifest(root: str | Path, command: str) -> dict[str, Any]:
     """The manifest of a complete output of `command`; InputError (one line, what to do) otherwise."""
     root = Path(root)
     manifest = read_manifest(root)
@@ -118,7 +120,7 @@ def check_manifest(root: str | Path, command: str) -> dict:
     return manifest
 
 
-def parse_dir_manifest(folder: str | Path) -> dict | None:
+def parse_dir_manifest(folder: str | Path) -> dict[str, Any] | None:
     """The manifest of a parse directory (`rmreplay parse -o`); None when `folder` is none, and an
     InputError when it holds tables without a whole manifest (an interrupted or older parse)."""
     root = Path(folder)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -404,7 +404,7 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
 
 def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     texts = full_bodies(part, cont) if family in MULTILINE else part.select("rec", text="body")
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     bad_rec: list[int] = []
     bad_reason: list[str] = []
     for rec, text in texts.iter_rows():

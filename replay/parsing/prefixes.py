@@ -14,6 +14,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +43,7 @@ class Program:
 
 # AST nodes: ("set", frozenset) | ("seq", [nodes]) | ("alt", [nodes]) | ("rep", node, lo, hi|None)
 # | ("bol",) | ("eol",)
+Node = tuple[Any, ...]  # its parts differ by kind (above)
 
 
 class _Parser:
@@ -60,20 +62,20 @@ class _Parser:
         self.at += 1
         return ch
 
-    def alternation(self) -> tuple:
+    def alternation(self) -> Node:
         branches = [self.sequence()]
         while self.peek() == "|":
             self.at += 1
             branches.append(self.sequence())
         return branches[0] if len(branches) == 1 else ("alt", branches)
 
-    def sequence(self) -> tuple:
+    def sequence(self) -> Node:
         items = []
         while self.peek() not in ("", "|", ")"):
             items.append(self.quantified(self.atom()))
         return ("seq", items)
 
-    def atom(self) -> tuple:
+    def atom(self) -> Node:
         ch = self.take()
         if ch == "^":
             return ("bol",)
@@ -140,7 +142,7 @@ class _Parser:
             raise Unsupported("non-ASCII class member")
         return frozenset(_ALL - members if negate else members)
 
-    def quantified(self, node: tuple) -> tuple:
+    def quantified(self, node: Node) -> Node:
         while True:
             ch = self.peek()
             if ch in ("*", "+", "?"):
@@ -166,7 +168,7 @@ class _Parser:
             node = ("rep", node, lo, hi)
 
 
-def _nullable(node: tuple) -> bool:
+def _nullable(node: Node) -> bool:
     kind = node[0]
     if kind == "set":
         return False
@@ -190,7 +192,7 @@ class _Emitter:
         self.code.append([op, x, y, s])
         return len(self.code) - 1
 
-    def node(self, node: tuple) -> None:
+    def node(self, node: Node) -> None:
         kind = node[0]
         if kind == "set":
             bits = np.zeros(256, dtype=bool)
@@ -226,7 +228,7 @@ class _Emitter:
         self.node(("set", members))  # registers the set; turned into a SPAN below
         self.code[-1][0], self.code[-1][1] = OP_SPAN, least
 
-    def repeat(self, inner: tuple, lo: int, hi: int | None) -> None:
+    def repeat(self, inner: Node, lo: int, hi: int | None) -> None:
         for _ in range(lo):
             self.node(inner)
         if hi is None:  # L: SPLIT body, out; body; JMP L
@@ -245,7 +247,7 @@ class _Emitter:
             self.code[s][2] = len(self.code)
 
 
-def _first(nodes: list[tuple]) -> tuple[frozenset[int], bool]:
+def _first(nodes: list[Node]) -> tuple[frozenset[int], bool]:
     """(bytes a match of `nodes` can start with, whether it can match without consuming any)."""
     first: frozenset[int] = frozenset()
     for node in nodes:
@@ -270,7 +272,7 @@ def _first(nodes: list[tuple]) -> tuple[frozenset[int], bool]:
     return first, True
 
 
-def _possessive(node: tuple, rest: list[tuple]) -> bool:
+def _possessive(node: Node, rest: list[Node]) -> bool:
     """Whether an unbounded run of one byte set can take all it can, never giving any back: what
     follows it must start with a byte outside the set (so backtracking could never help)."""
     if node[0] != "rep" or node[3] is not None or node[1][0] != "set":

@@ -14,8 +14,10 @@ regexes of replay.parsing.fast, which hand theirs to lark.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -71,7 +73,7 @@ def _lists(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray
 
 
 @lru_cache(maxsize=1)
-def _route_table() -> tuple:
+def _route_table() -> tuple[Any, ...]:
     """ROUTES for `_scan.route`: per (class, METHOD), its compiled prefixes in order (None: some
     prefix is outside the compiled subset, so polars routes that group)."""
     table = []
@@ -200,10 +202,10 @@ def templated(family: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _fill_plan() -> tuple[tuple[Bucket, ...], tuple, frozenset[str]]:
+def _fill_plan() -> tuple[tuple[Bucket, ...], tuple[Any, ...], frozenset[str]]:
     """(buckets, the plan `_scan.fill` runs, the families it reads): every family with templates
     and one target table, its table's bucket, and per template the bucket column of each field."""
-    tables: dict[str, dict] = {}
+    tables: dict[str, dict[str, Any]] = {}
     chosen = []
     for family in FAMILY_NAMES:
         targets = TARGETS.get(family, [])
@@ -225,7 +227,7 @@ def _fill_plan() -> tuple[tuple[Bucket, ...], tuple, frozenset[str]]:
                                  for key, per in got["consts"].items()))
                     for table, got in tables.items())
     index = {b.table: i for i, b in enumerate(buckets)}
-    families: list = [None] * len(FAMILY_NAMES)
+    families: list[tuple[int, tuple[Any, ...]] | None] = [None] * len(FAMILY_NAMES)
     for family, table in chosen:
         bucket = buckets[index[table]]
         alts = []
@@ -270,7 +272,7 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...],
             for table, frames in parts.items()}, taken
 
 
-def _bucket_frame(bucket: Bucket, got: tuple, data: Bytes, at: np.ndarray, rec: np.ndarray,
+def _bucket_frame(bucket: Bucket, got: tuple[Any, ...], data: Bytes, at: np.ndarray, rec: np.ndarray,
                   codes: np.ndarray) -> pl.DataFrame | None:
     """One bucket's rows from `_scan.fill`'s output for one block (None: it took no record)."""
     raw_rows, raw_spans, lists = got
@@ -309,12 +311,12 @@ RMCOUNTER_KINDS = ("rmc_start", "rmc_end", "rmc_maxorder", "rmc_names", "rmc_wei
 
 
 @lru_cache(maxsize=1)
-def _rmcounter_templates() -> tuple:
+def _rmcounter_templates() -> tuple[Any, ...]:
     """Per kind: the template's ops and the slots of its `entity` and `maxorder` fields (-1: none)."""
     out = []
     for family in RMCOUNTER_KINDS:
         tmpl = compile_template(TEMPLATES[family])
-        slot = lambda name: tmpl.fields.index(name) if name in tmpl.fields else -1  # noqa: E731
+        slot: Callable[[str], int] = lambda name: tmpl.fields.index(name) if name in tmpl.fields else -1  # noqa: E731
         out.append((tmpl.ops, slot("entity"), slot("maxorder")))
     return tuple(out)
 
@@ -336,7 +338,7 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> pl.DataFram
                           np.ascontiguousarray(kinds.to_numpy(), np.int32), _rmcounter_templates())
     if got is None:
         return None
-    i32 = lambda key: np.frombuffer(got[key], dtype=np.int32)  # noqa: E731
+    i32: Callable[[str], np.ndarray] = lambda key: np.frombuffer(got[key], dtype=np.int32)  # noqa: E731
     block_of = i32("row_block")
     descr = i32("descr").reshape(-1, 2)
     entity = i32("entity").reshape(-1, 2)
@@ -354,7 +356,7 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> pl.DataFram
     ])
 
 
-def _int_lists(got: dict, key: str) -> pl.Series:
+def _int_lists(got: dict[str, Any], key: str) -> pl.Series:
     """A list<int64> column from the scanner's values, offsets and validity."""
     offsets = np.concatenate(([0], np.frombuffer(got[f"{key}_off"], dtype=np.int32)))
     values = pa.Array.from_buffers(pa.int64(), len(got[key]) // 8, [None, pa.py_buffer(got[key])])
@@ -381,6 +383,7 @@ def schedule_rows(
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SCHEDULE_SPANS))
     cols = [pl.Series("rec", np.frombuffer(raw_rec, dtype=np.int32)).cast(pl.UInt32)]
     cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SCHEDULE_SPANS)]
+    codes: Callable[[bytes, list[str]], pl.Series]
     codes = lambda raw, names: pl.Series(names).gather(pl.Series(np.frombuffer(raw, dtype=np.int32)).replace(-1, None))  # noqa: E731
     cols += [codes(raw_kind, ["Existing", "Additions", "Removals"]).alias("kind"),
              codes(raw_purged, ["false", "true"]).alias("purged")]

@@ -50,7 +50,7 @@ class ParquetSink:
         self.root.mkdir(parents=True, exist_ok=True)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
-        self._pending: Future | None = None
+        self._pending: Future[None] | None = None
 
     def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
         """Queue one chunk's rows (the previous chunk's must be written first: bounded memory)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from polars.datatypes import DataTypeClass
@@ -27,7 +27,7 @@ TS = pl.Datetime("ms")
 WHERE = {"file": S, "line": pl.UInt32}
 # A left join that keeps the left frame's row order: polars promises none unless asked, and the
 # tables must come out the same, byte for byte, on every run.
-LEFT: dict = {"how": "left", "maintain_order": "left"}
+LEFT: dict[str, Any] = {"how": "left", "maintain_order": "left"}
 
 SCHEMAS: dict[str, Schema] = {
     "cycles": {"cycle": pl.UInt32, "epoch": I64, "ts_start": TS, "ts_end": TS, **WHERE,
@@ -261,7 +261,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
     Chunks are independent here, so they can be assembled in parallel."""
     info = record_info(records, names, last)
-    get = lambda name: _rows(buckets, name, info)  # noqa: E731
+    get: Callable[[str], pl.DataFrame] = lambda name: _rows(buckets, name, info)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
         # a bucket no record of the chunk filled gives an empty table without a step (most
@@ -378,6 +378,7 @@ def _cycles(lines: pl.DataFrame) -> pl.DataFrame:
     # a log that starts inside a cycle lacks its loop-entry line: the first return after the
     # schedule names the same epoch, so the cycle keeps the number the whole log gives it
     first_return = returns.unique("cycle", keep="first").select("cycle", pl.col("epoch").alias("_epoch"))
+    last: Callable[[str, str, str], pl.DataFrame]
     last = lambda fam, col, alias: lines.filter(_fam(fam) & pl.col("cycle").is_not_null()).group_by("cycle").agg(  # noqa: E731
         pl.col(col).last().alias(alias))
     out = (sent.join(enter, on="cycle", **LEFT).join(first_return, on="cycle", **LEFT)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.widgets import Input
 
 
 class FilterBox(Input):
     """Words match job, user, class or host; `field:text` matches one of them."""
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(placeholder="filter: words match job, user, class or host (user:alice host:n1)", **kw)
 
     def on_mount(self) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region, Size
@@ -15,7 +17,7 @@ from tui.data import Browse, line_style
 class LogView(ScrollView, can_focus=True):
     """The raw lines of one cycle, rendered line by line (only the visible lines are drawn)."""
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.lines: list[tuple[str, str]] = []  # (text, style)
         self._strips: dict[int, Strip] = {}  # line -> its rendering, until the lines change

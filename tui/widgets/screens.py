@@ -66,7 +66,7 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
         self.app.call_from_thread(self.dismiss, result)
 
 
-class ErrorScreen(Screen):
+class ErrorScreen(Screen[None]):
     """The input cannot be browsed: say why (no traceback)."""
 
     BINDINGS = [Binding("q", "app.quit", "Quit"), Binding("escape", "app.quit", "Quit", show=False)]
@@ -83,7 +83,7 @@ class ErrorScreen(Screen):
         yield Footer()
 
 
-class HelpScreen(ModalScreen):
+class HelpScreen(ModalScreen[None]):
     """The key table and the timeline's markers."""
 
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
@@ -102,7 +102,7 @@ class HelpScreen(ModalScreen):
             yield Label("escape closes", id="help-hint")
 
 
-class HistoryScreen(Screen):
+class HistoryScreen(Screen[None]):
     """One job over the whole log: shares held (sparkline), caps, counts, and this cycle's explanation."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back"), Binding("q", "app.quit", "Quit"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 from rich.text import Text
@@ -55,7 +56,7 @@ class StatusLine(Horizontal):
             super().__init__()
             self.frames = frames
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.audit_done = False
         self.message = ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import polars as pl
 from rich.text import Span, Text
@@ -26,7 +26,7 @@ class CycleTable(Grid):
     COLUMNS: ClassVar[list[tuple[str, int]]] = []
     FILTER: ClassVar[dict[str, str]] = {}  # filter field -> the column it matches
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(self.COLUMNS, **kw)
         self.row_keys: list[str] = []  # the job (or host) of each row
 
@@ -160,7 +160,7 @@ class DiffTable(CycleTable):
 class Timeline(Grid):
     """Every cycle of the log, one line each, with its marks (one cell a line: scrolling re-renders one cell)."""
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__([(" cycle time     jobs  +   -  !NX", 34)], **kw)
 
     def fill(self, browse: Browse) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 
@@ -19,7 +21,7 @@ class CycleTabs(TabbedContent):
     """Jobs, Nodes, Defrag, Log and Diff of one cycle. Showing a cycle fills the tab on screen only;
     another tab fills itself when it is opened (a cycle switch costs one tab, not five)."""
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(initial="jobs", **kw)
         self._shown: tuple[Browse, int, str] | None = None
         self._stale: set[str] = set()
