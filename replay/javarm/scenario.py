@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -39,7 +40,7 @@ LOG_SETTINGS = {"node stability": "ducc.rm.node.stability", "init stability": "d
 class Scenario:
     """A harness scenario, the job ids it gives (DuccId k -> the log's job), and what was assumed."""
 
-    scenario: dict
+    scenario: dict[str, Any]
     job_of: dict[int, int]  # the harness's DuccId -> the workload's job id
     shift_ms: int  # harness time = workload seconds * 1000 + shift_ms
     assumed: tuple[str, ...]
@@ -211,9 +212,9 @@ def _in_id_order(times: list[int]) -> list[int]:
     return out
 
 
-def _work(w: WorkSpec, shift_ms: int) -> dict:
+def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
     """One workload row as a scenario `work` entry."""
-    out: dict = {"type": TYPES[w.work_type], "user": w.user, "class": w.class_name, "memory_gb": w.memory_gb,
+    out: dict[str, Any] = {"type": TYPES[w.work_type], "user": w.user, "class": w.class_name, "memory_gb": w.memory_gb,
                  "threads": w.threads,
                  "init_ms": round(w.init * 1000)}
     if w.is_job:
@@ -250,9 +251,9 @@ def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str
 
 
 def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int,
-           silent: Mapping[str, list[tuple[float, str]]]) -> list[dict]:
+           silent: Mapping[str, list[tuple[float, str]]]) -> list[dict[str, Any]]:
     """The node events as scenario nodes: arrivals, outages (with or without a death), vary-offs."""
-    nodes: dict[str, dict] = {}
+    nodes: dict[str, dict[str, Any]] = {}
     events: list[tuple[float, str, str, NodeEvent | None]] = [(e.time, e.host, e.event, e) for e in workload.nodes]
     events += [(t, host, what, None) for host, marks in silent.items() for t, what in marks]
     for time, host, event, e in sorted(events, key=lambda x: (x[0], x[1], x[2])):

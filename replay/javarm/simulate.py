@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -42,16 +43,16 @@ def resources_of(logs: list[str], config: str | None) -> tuple[Path | None, str]
     return None, "the log's printed configuration (classes, nodepools, the RM's settings; the rest the tree's defaults)"
 
 
-def _schedule_key(sched: pl.DataFrame) -> dict[tuple[int, int], tuple]:
+def _schedule_key(sched: pl.DataFrame) -> dict[tuple[int, int], tuple[tuple[str, str, int], ...]]:
     """(cycle, job) -> the schedule lines of the job that cycle (kind, host, share), sorted."""
     rows = sched.filter(pl.col("job_id").is_not_null()).select("cycle", "job_id", "kind", "host", "share_id")
-    out: dict[tuple[int, int], list] = {}
+    out: dict[tuple[int, int], list[tuple[str, str, int]]] = {}
     for c, j, kind, host, share in rows.iter_rows():
         out.setdefault((c, j), []).append((str(kind), str(host), -1 if share is None else share))
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def vs_block(a: JavaRun, b: JavaRun) -> dict:
+def vs_block(a: JavaRun, b: JavaRun) -> dict[str, Any]:
     """Where two builds' runs part: job-cycles whose processes held differ, and schedules that differ."""
     held = same_history(a.history.held, b.history.held)
     sa, sb = _schedule_key(a.schedule), _schedule_key(b.schedule)
@@ -65,7 +66,7 @@ def vs_block(a: JavaRun, b: JavaRun) -> dict:
                                                             "sim": [list(x) for x in sb.get(first, ())]}}
 
 
-def _run_block(run: JavaRun, assumed: tuple[str, ...], source: str) -> dict:
+def _run_block(run: JavaRun, assumed: tuple[str, ...], source: str) -> dict[str, Any]:
     return {"build": run.build.label, "source": run.build.source, "version": run.build.version,
             "release": run.build.release.name, "log": str(run.log), "unmatched_cycles": run.unmatched_cycles,
             "configuration": source, "assumed": list(assumed)}

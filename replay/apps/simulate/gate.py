@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -49,7 +50,7 @@ def turnaround_gates(jobs: pl.DataFrame, max_increase: float) -> list[Gate]:
     return gates
 
 
-def vs_gate(vs: dict, max_changed: int) -> Gate:
+def vs_gate(vs: dict[str, Any], max_changed: int) -> Gate:
     """`--vs`: the second Java build may change the schedule of at most N job-cycles of the first's."""
     n, first = vs["schedules_differ"], vs["first_difference"]
     where = f"; first at cycle {first['cycle']}, job {first['job_id']}" if first else ""
@@ -58,7 +59,7 @@ def vs_gate(vs: dict, max_changed: int) -> Gate:
                 f"allowed {max_changed:,}){where}")
 
 
-def gates(report: dict, jobs: pl.DataFrame, max_increase: float | None, max_preemptions: int | None,
+def gates(report: dict[str, Any], jobs: pl.DataFrame, max_increase: float | None, max_preemptions: int | None,
           max_changed: int = 0) -> list[Gate]:
     """Every gate asked for, on one simulated log (with `--vs`, the builds' difference too)."""
     out = turnaround_gates(jobs, max_increase) if max_increase is not None else []
@@ -72,7 +73,7 @@ def gates(report: dict, jobs: pl.DataFrame, max_increase: float | None, max_pree
     return out
 
 
-def junit_xml(results: list[tuple[str, list[Gate], dict, float]]) -> str:
+def junit_xml(results: list[tuple[str, list[Gate], dict[str, Any], float]]) -> str:
     """A JUnit XML document: one testsuite per log, one testcase per gate."""
     suites = []
     for name, checked, report, seconds in results:

@@ -19,7 +19,7 @@ from replay.apps.change import adapt
 from replay.apps.simulate import rm
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
-from replay.apps.simulate.workload import Workload
+from replay.apps.simulate.workload import Workload, WorkSpec
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
 from replay.model.stale import StaleFree
@@ -33,7 +33,7 @@ from rmref.constants import PURGES
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.evictions import disable_purges
-from rmref.model import CycleInput, Machine, Work
+from rmref.model import CycleInput, Machine, Placement, Work
 from rmref.whatof import what_of
 
 
@@ -94,7 +94,7 @@ class Simulation:
             running_from = None if s.running_from is None else s.running_from * 1000.0
             self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True, running_from=running_from)
 
-    def _or(self, spec) -> OrWork:
+    def _or(self, spec: WorkSpec) -> OrWork:
         w = self.or_work.get(spec.job_id)
         if w is None:
             w = self.or_work[spec.job_id] = OrWork(spec, spec.start_delay * 1000.0, spec.init * 1000.0, spec.item_ms)
@@ -259,7 +259,7 @@ class Simulation:
                 self.or_work[job_id].remove(sid, t)
         self._tally(inp, cycle)
 
-    def _share_ids(self, placements, cycle: int) -> list[int]:
+    def _share_ids(self, placements: tuple[Placement, ...], cycle: int) -> list[int]:
         """Ids for the new shares: the RM numbers them in the order it connects them, which What Of's
         answer does not keep; where the cycle places exactly what the log shows, the log's ids."""
         logged = self.ctx.logged.connected.get(cycle, []) if self.ctx.logged else []

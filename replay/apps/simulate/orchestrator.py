@@ -67,9 +67,10 @@ class Work:
     done: int = 0
     done_ms: float = 0.0  # total time of the completed items (the mean the RM reads)
     next_item: int = 0
-    requeued: deque = field(default_factory=deque)  # (item, available from)
-    free: list = field(default_factory=list)  # heap of (free from, process index, slot)
-    busy: list = field(default_factory=list)  # heap of (ends, process index, slot, started)
+    requeued: deque[tuple[int, float]] = field(default_factory=deque)  # (item, available from)
+    free: list[tuple[float, int, int]] = field(default_factory=list)  # heap of (free from, process index, slot)
+    # heap of (ends, process index, slot, started, item)
+    busy: list[tuple[float, int, int, float, int]] = field(default_factory=list)
     assigned_at: float | None = None  # a reservation: when the RM first gave it resources
     completing_at: float | None = None
     completed: bool = False

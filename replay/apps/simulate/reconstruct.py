@@ -28,6 +28,8 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 
 import polars as pl
 
@@ -50,7 +52,7 @@ from replay.parsing.sources import InputError
 from rmref import UNLIMITED
 
 
-def _seconds(column: str, t0) -> pl.Expr:
+def _seconds(column: str, t0: datetime) -> pl.Expr:
     return ((pl.col(column) - pl.lit(t0)).dt.total_milliseconds() / 1000.0).alias(column)
 
 
@@ -63,12 +65,13 @@ def cycle_times(tables: Mapping[str, pl.DataFrame]) -> list[float]:
     return [(t - t0).total_seconds() for t in cyc["ts_start"].to_list()]
 
 
-def _origin(tables: Mapping[str, pl.DataFrame]):
+def _origin(tables: Mapping[str, pl.DataFrame]) -> datetime:
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
     if cyc.is_empty():
         raise InputError("no published schedule in the log: nothing to simulate (check that it has "
                          "`createState  Schedule sent` records)")
-    return cyc["ts_start"][0]
+    t0: datetime = cyc["ts_start"][0]
+    return t0
 
 
 def start_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
@@ -109,7 +112,7 @@ def _init_times(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[int, float], d
     return ({j: ms / 1000.0 for j, ms in per.iter_rows()}, {j: ms / 1000.0 for j, ms in least.iter_rows()})
 
 
-def _ends(tables: Mapping[str, pl.DataFrame], t0) -> pl.DataFrame:
+def _ends(tables: Mapping[str, pl.DataFrame], t0: datetime) -> pl.DataFrame:
     """job -> (end, remaining then): the first publication that showed the work Completing or Completed."""
     ev = tables["job_events"].filter(pl.col("state_to").is_in(["Completing", "Completed"]) & pl.col("ts").is_not_null())
     return (ev.sort("ts", "line").group_by("job_id", maintain_order=True)
@@ -122,7 +125,7 @@ def logged_finish(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
     return dict(_ends(tables, _origin(tables)).select("job_id", "end").iter_rows())
 
 
-def _first_run(tables: Mapping[str, pl.DataFrame], t0) -> dict[int, float]:
+def _first_run(tables: Mapping[str, pl.DataFrame], t0: datetime) -> dict[int, float]:
     """job -> when its first process was assigned (seconds), the start the durations count from."""
     sched = tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()
                                       & pl.col("ts").is_not_null())
@@ -182,14 +185,18 @@ def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
     return _median(gone.to_series().to_list(), 0.0) if gone.height else None
 
 
-def _timelines(tables: Mapping[str, pl.DataFrame], t0) -> dict[int, tuple[dict, dict, list]]:
+# (time -> [(share id, host)] assigned then, share id -> removal time, [(time, items done)])
+Timeline = tuple[dict[float, list[tuple[int, str]]], dict[int, float], list[tuple[float, int]]]
+
+
+def _timelines(tables: Mapping[str, pl.DataFrame], t0: datetime) -> dict[int, Timeline]:
     """job -> (time -> [(share id, host)] assigned then, share id -> removal time, [(time, items done)]),
     times in ms from the first cycle: the log's own processes and completions, for the item fit."""
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).with_columns(
         (_seconds("ts", t0) * 1000.0).alias("ms"))
-    out: dict[int, tuple[dict, dict, list]] = {}
+    out: dict[int, Timeline] = {}
 
-    def entry(job: int) -> tuple[dict, dict, list]:
+    def entry(job: int) -> Timeline:
         return out.setdefault(job, ({}, {}, []))
     added = sched.filter(pl.col("kind") == "addition").unique(["job_id", "share_id"], keep="first", maintain_order=True)
     for job, sid, host, ms in added.select("job_id", "share_id", "host", "ms").iter_rows():
@@ -309,7 +316,7 @@ def _median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
     return _median([b - a for a, b in itertools.pairwise(times)], 0.0)
 
 
-def _surviving_start(timeline: tuple[dict, dict, list] | None, end: dict | None,
+def _surviving_start(timeline: Timeline | None, end: dict[str, Any] | None,
                      first: float | None) -> float | None:
     """When the first of the job's processes still held at its end was assigned (seconds): the
     earliest its work can have started. A process removed before the end, while still initializing,
@@ -324,8 +331,8 @@ def _surviving_start(timeline: tuple[dict, dict, list] | None, end: dict | None,
     return min(kept) / 1000.0 if kept else first
 
 
-def _unseen_init(least: float, default: float, end: dict | None, start: float | None, delay: float,
-                 items: int, it: dict, item_ms: float, threads: int) -> tuple[float, str]:
+def _unseen_init(least: float, default: float, end: dict[str, Any] | None, start: float | None, delay: float,
+                 items: int, it: dict[str, Any], item_ms: float, threads: int) -> tuple[float, str]:
     """The initialization time of a job no process of which was seen running, and how it was chosen.
 
     It was still initializing when last shown (`least`). A job that nevertheless ended had run
@@ -346,7 +353,7 @@ def _unseen_init(least: float, default: float, end: dict | None, start: float | 
                   f"(the log's median, at least the {least:g} s shown)")
 
 
-def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0,
+def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0: datetime,
                  inventory: Inventory | None = None) -> tuple[NodeEvent, ...]:
     """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0
     (`inventory`: the machines there before the log, as the replay's start found them)."""

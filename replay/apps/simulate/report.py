@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -17,7 +18,7 @@ from replay.parsing.sources import InputError
 FILES = ("report.json", "shares.parquet", "cycles.parquet", "jobs.parquet")
 
 
-def load_simulation(out: str | Path) -> tuple[dict, pl.DataFrame, pl.DataFrame]:
+def load_simulation(out: str | Path) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame]:
     """(report.json, shares.parquet, cycles.parquet) of a `rmreplay simulate -o OUT` directory."""
     out = Path(out)
     missing = [f for f in FILES if not (out / f).is_file()]
@@ -89,7 +90,7 @@ def _fmt(v: object, digits: int = 3) -> str:
     return f"{v:,.{digits}f}" if isinstance(v, float) else str(v)
 
 
-def java_note(rep: dict) -> str:
+def java_note(rep: dict[str, Any]) -> str:
     """The section's opening note when the sides are runs of the real Java RM (`simulate --rm`)."""
     rm = rep["rm"]
     sides, ident = rm["sides"], rm["identity_sim"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -173,11 +174,11 @@ def workload_from_frame(frame: pl.DataFrame, name: str = "workload") -> Workload
     return Workload(tuple(work), tuple(sorted(nodes, key=lambda n: n.time)), tuple(shares))
 
 
-def _profile(segments: list[dict] | None) -> tuple[tuple[int, float], ...]:
+def _profile(segments: list[dict[str, Any]] | None) -> tuple[tuple[int, float], ...]:
     return tuple((s["items"], s["ms"]) for s in segments or () if s and s["items"] and s["ms"] is not None)
 
 
-def _describe(row: dict) -> str:
+def _describe(row: dict[str, Any]) -> str:
     return f"job {row['job_id']}" if row.get("job_id") is not None else f"host {row.get('host')}"
 
 
