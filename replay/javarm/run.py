@@ -30,7 +30,7 @@ LOG4J = """<?xml version="1.0" encoding="UTF-8" ?>
 </log4j:configuration>
 """
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("scenario")
     ap.add_argument("out")
@@ -65,9 +65,12 @@ def main():
     head_mode = os.path.join(home, "admin", "ducc_head_mode.py")
     open(head_mode, "w").write("#!/bin/sh\necho unspecified\n")
     os.chmod(head_mode, 0o755)
-    java_home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("java"))))
+    java = shutil.which("java")
+    if java is None:
+        sys.exit("run.py: no `java` on PATH: install a JDK (openjdk-17-jdk-headless)")
+    java_home = os.path.dirname(os.path.dirname(os.path.realpath(java)))
 
-    def sanitize(text):
+    def sanitize(text: str) -> str:
         return (text.replace(home, "/home/ducc/ducc_runtime").replace(java_home, "/opt/java/jre")
                     .replace("OracleNodepoolScheduler", "NodepoolScheduler"))
 
