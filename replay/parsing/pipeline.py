@@ -31,8 +31,8 @@ from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
-from replay.parsing.tables import (LEFT, SCHEMAS, Carry, ChunkCarry, assemble_chunk, assemble_final, compact,
-                                   file_names, stitch)
+from replay.parsing.assemble import Carry, ChunkCarry, assemble_chunk, assemble_final, compact, file_names, stitch
+from replay.parsing.tables import LEFT, SCHEMAS
 
 # Families whose continuation lines are part of the message; for all others a non-blank
 # continuation line is unexpected (interleaved or wrapped output) and is reported as unparsed.
@@ -450,7 +450,7 @@ def _damaged_records(chunk: Chunk, lines: Lines, records: pl.DataFrame, recs: Re
 
 def _line_cycles(rows: pl.DataFrame, records: pl.DataFrame, last: bool) -> pl.Series:
     """The chunk-relative cycle of each (file, line) of `rows` (in log order): that of the record
-    the line is part of or follows (`replay.parsing.tables.record_info`); none for a line before
+    the line is part of or follows (`replay.parsing.assemble.record_info`); none for a line before
     the log's first record (part of one that began before the log) or after its last schedule."""
     key = (pl.col("file").cast(pl.Int64) * (1 << 32) + pl.col("line").cast(pl.Int64)).alias("_key")
     sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from replay.parsing.tables import _placements, _rows, _schedule
+from replay.parsing.assemble import rows_of
+from replay.parsing.steps import placements as _placements
+from replay.parsing.steps import schedule as _schedule
 
 
 def test_a_share_handed_to_a_needy_job_belongs_to_the_published_job():
@@ -40,4 +42,4 @@ def test_a_family_absent_from_a_chunk_gives_the_columns_an_empty_one_gives():
                                 "component": pl.String, "cls": pl.String, "tid": pl.UInt32})
     for name in ("nodes", "counts", "messages", "_defrag_lines", "_occupancy_lines"):
         empty = {name: [pl.DataFrame(schema={"rec": pl.UInt32, "_family": pl.String})]}
-        assert _rows({}, name, info).schema == _rows(empty, name, info).schema, name
+        assert rows_of({}, name, info).schema == rows_of(empty, name, info).schema, name

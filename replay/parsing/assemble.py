@@ -1,0 +1,245 @@
+"""A chunk's tables assembled from its buckets of family rows, the chunks stitched into the log's frame,
+and the tables that span the whole log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from replay.parsing import steps
+from replay.parsing.tables import I64, LEFT, LS, RENAME, S, SCHEMAS, TS, conform
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+# Fields the assembly steps read; a log that lacks a family still yields these columns (null).
+_SCALARS = ("user class host share_id kind memory_gb nodepool detail order m_order m_host m_blacklisted m_active "
+            "m_unused memory_mb free shares shares_given nqm policy epoch count new_jobs existing_jobs maxorder "
+            "entity descr quantum search_order prop_key value rich_from clear_kind needy_what").split()
+_LISTS = "values names m_jobs classes subpools nodes hosts".split()
+_ABSENT = {**{c: pl.lit(None, S).alias(c) for c in _SCALARS}, **{c: pl.lit(None, LS).alias(c) for c in _LISTS}}
+# Per bucket, the fields its assembly step reads (the plain tables read none: `conform` fills them).
+# Only these are added when absent: a null column costs as much as a full one.
+READS: dict[str, tuple[str, ...]] = {
+    "counts": ("nqm", "shares", "shares_given", "policy", "kind", "detail"),
+    "evictions": ("host", "share_id", "order"),
+    "_schedule_lines": ("kind", "memory_gb", "host", "share_id"),
+    "_placement_lines": ("host", "share_id", "order", "m_order"),
+    "_rmcounter_lines": ("descr", "maxorder", "names", "values", "entity"),
+    "_eviction_count_lines": ("nodepool",),
+    "_defrag_lines": ("class", "rich_from", "clear_kind", "needy_what", "detail"),
+    "_occupancy_lines": ("nodepool", "m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb",
+                         "m_jobs", "free"),
+}
+# The record columns every table's rows take (and `jid` for job_id); some tables take more.
+WHERE_COLUMNS = ("ts", "cycle", "file", "line", "jid")
+MORE_WHERE = {"counts": ("method",), "messages": ("level", "component", "cls", "tid", "method")}
+
+
+def rows_of(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame) -> pl.DataFrame:
+    """All family rows of one bucket, in log order, with their record's ts, cycle, file, line (and
+    MORE_WHERE's columns), job_id (the record's JID where the row names no job), and the fields
+    its assembly step reads (READS; null where no row carried them)."""
+    where = (*WHERE_COLUMNS, *MORE_WHERE.get(name, ()))
+    reads = READS.get(name, ())
+    # most chunks lack a few families (the bootstrap, DEBUG tables): theirs is an empty frame
+    parts = buckets.get(name) or [pl.DataFrame(schema={"rec": pl.UInt32, "_family": S})]
+    parts = [p if p.schema["rec"] == pl.UInt32 else p.with_columns(pl.col("rec").cast(pl.UInt32)) for p in parts]
+    # one part (the common case: the scanner's) is in record order already
+    df = pl.concat(parts, how="diagonal_relaxed").sort("rec", maintain_order=True) if len(parts) > 1 else parts[0]
+    cols = {RENAME[c] if c in RENAME and RENAME[c] not in df.columns else c: pl.col(c) for c in df.columns}
+    # a record's number is its row in `info`: its columns are gathered, not joined
+    cols.update({c: pl.lit(info[c]).gather(pl.col("rec")) for c in where})
+    jid = cols["jid"].cast(I64, strict=False)
+    cols["job_id"] = pl.coalesce(cols["job_id"].cast(I64, strict=False), jid) if "job_id" in cols else jid
+    return df.select(*[e.alias(c) for c, e in cols.items()], *[_ABSENT[c] for c in reads if c not in cols])
+
+
+def _filled(df: pl.DataFrame) -> pl.DataFrame:
+    """`df` with every column an assembly step reads (absent -> null)."""
+    return df.with_columns([expr for c, expr in _ABSENT.items() if c not in df.columns])
+
+
+# the rows of a bucket no chunk filled: the columns _rows gives every bucket, and nothing more
+_NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle": pl.UInt32, "file": S,
+                                "line": pl.UInt32, "jid": S, "job_id": I64})
+
+
+@dataclass
+class Carry:
+    """What the chunks hand on, in log order: cycles so far, known share orders, and the rows of the
+    small tables that span the whole log (assembled once, at the end)."""
+
+    cycles: int = 0
+    share_orders: pl.DataFrame | None = None
+    spanning: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {b: [] for b in SPANNING})
+
+
+@dataclass(frozen=True)
+class ChunkCarry:
+    """What one chunk, assembled on its own (its cycles counted from 1), leaves for `stitch`: its
+    published schedules, the share orders its placements show, its evictions whose order only an
+    earlier chunk may know (`unordered`: row, host, share_id), and its rows of the spanning tables."""
+
+    cycles: int
+    share_orders: pl.DataFrame | None
+    unordered: pl.DataFrame | None
+    spanning: dict[str, pl.DataFrame]
+
+
+# Buckets whose tables need the whole log: loop returns close cycles in the next chunk, and the
+# configuration may be printed again by a reconfigure.
+SPANNING: tuple[str, ...] = ("_cycle_lines", "_config_lines", "_nodepool_lines")
+
+
+def compact(df: pl.DataFrame) -> pl.DataFrame:
+    """`df` with its text copied out of the chunk it points into, so rows kept across chunks do not
+    keep every chunk's bytes alive (polars string views share their source buffers)."""
+    import pyarrow as pa
+
+    table = df.to_arrow()
+    frame = pl.from_arrow(table.cast(pa.schema([f.with_type(_plain(f.type)) for f in table.schema])))
+    if not isinstance(frame, pl.DataFrame):  # an Arrow table always gives one (the type allows a Series)
+        raise TypeError(f"pl.from_arrow of a table gave a {type(frame).__name__}")
+    return frame
+
+
+def file_names(names: list[str]) -> pl.DataFrame:
+    """file index -> file name (`fname`), to label rows with the file they came from."""
+    return pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
+
+
+def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
+    """Per record (row `rec`): ts, cycle, file name, line and the header fields (cycle: that of the
+    next published schedule at or after it, counted from 1 in the chunk)."""
+    sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
+    before = sent.cum_sum() - sent
+    total = records.filter(pl.col("family") == "schedule_sent").height
+    cyc = pl.when(pl.col("family") == "schedule_state").then(before).otherwise(before + 1)
+    # a chunk ends after a published schedule, so only the log's last chunk has records after its
+    # last one (no cycle); a chunk cut elsewhere (no schedule for a long stretch) continues into the next
+    valid = (cyc >= 1) & ((cyc <= total) | (not last))
+    fname = pl.lit(pl.Series(names, dtype=S)).gather(pl.col("file"))
+    return records.select(
+        "rec", "ts", pl.when(valid).then(cyc).otherwise(None).cast(pl.UInt32).alias("cycle"),
+        fname.alias("file"), "line", "jid", "method", "level", "component", "cls", "tid",
+    )
+
+
+def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
+                   unparsed: pl.DataFrame, last: bool) -> tuple[dict[str, pl.DataFrame], ChunkCarry]:
+    """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
+    and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
+    Chunks are independent here, so they can be assembled in parallel."""
+    info = record_info(records, names, last)
+    get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info)  # noqa: E731
+
+    def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
+        # a bucket no record of the chunk filled gives an empty table without a step (most
+        # chunks lack several: the bootstrap, allotments, the DEBUG tables)
+        if bucket not in buckets:
+            return _empty_table(name)
+        rows = get(bucket)
+        return conform(step(rows) if step else rows, SCHEMAS[name])
+
+    # only the columns its rows carry (the fill comes once, at the end)
+    spanning = {name: compact(get(name)) for name in SPANNING if name in buckets}
+    schedule = steps.schedule(get("_schedule_lines"))
+    placements = steps.placements(get("_placement_lines"), schedule) if "_placement_lines" in buckets else None
+    share_orders = None
+    if placements is not None and placements.height:
+        known = compact(placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order")))
+        share_orders = known.unique(["host", "share_id"], keep="first", maintain_order=True)
+    evictions, unordered = _empty_table("evictions"), None
+    if "evictions" in buckets:
+        rows = get("evictions")
+        # an eviction line without the share's order takes it from where the share was placed,
+        # in this chunk or an earlier one (stitch)
+        unordered = compact(rows.with_row_index("_row").filter(pl.col("order").is_null()).select(
+            "_row", "host", "share_id"))
+        evictions = conform(rows, SCHEMAS["evictions"])
+    tables = {
+        "nodes": table("nodes", "nodes"),
+        "job_caps": table("job_caps", "_cap_lines", steps.caps),
+        "counts": table("counts", "counts", steps.counts),
+        "rmcounter": (conform(steps.rmcounter_assembled(buckets["_rmcounter_rows"][0], info), SCHEMAS["rmcounter"])
+                      if "_rmcounter_rows" in buckets else table("rmcounter", "_rmcounter_lines", steps.rmcounter)),
+        "placements": _empty_table("placements") if placements is None else conform(placements, SCHEMAS["placements"]),
+        "evictions": evictions,
+        "eviction_counts": table("eviction_counts", "_eviction_count_lines", steps.eviction_counts),
+        "defrag": table("defrag", "_defrag_lines", steps.defrag),
+        "schedule": conform(schedule, SCHEMAS["schedule"]),
+        "jobs": table("jobs", "jobs", lambda rows: rows.filter(pl.col("job_id").is_not_null())),
+        "job_events": table("job_events", "job_events"),
+        "processes": table("processes", "processes"),
+        "allotments": table("allotments", "allotments"),
+        "expansions": table("expansions", "expansions"),
+        "occupancy": table("occupancy", "_occupancy_lines", steps.occupancy),
+        "pool_tables": table("pool_tables", "pool_tables"),
+        "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
+        "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
+    }
+    cycles = records.filter(pl.col("family") == "schedule_sent").height
+    return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
+
+
+def stitch(tables: Mapping[str, pl.DataFrame], part: ChunkCarry, carry: Carry) -> dict[str, pl.DataFrame]:
+    """One chunk's tables (from `assemble_chunk`) in the log's frame, chunks taken in log order:
+    cycles numbered after the earlier chunks', evictions given the order of a share placed in an
+    earlier chunk (the first placement of a share wins, as it does within a chunk)."""
+    offset = carry.cycles
+    carry.cycles += part.cycles
+    for name, rows in part.spanning.items():
+        carry.spanning[name].append(_shift(rows, offset))
+    if part.share_orders is not None:
+        both = part.share_orders if carry.share_orders is None else pl.concat([carry.share_orders, part.share_orders])
+        carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
+    out = {name: _shift(df, offset) for name, df in tables.items()}
+    if part.unordered is not None and part.unordered.height and carry.share_orders is not None:
+        found = part.unordered.join(carry.share_orders, on=["host", "share_id"], **LEFT).select("_row", "_order")
+        out["evictions"] = out["evictions"].with_row_index("_row").join(found, on="_row", **LEFT).select(
+            *[pl.coalesce("order", pl.col("_order").cast(I64, strict=False)).alias(c) if c == "order" else pl.col(c)
+              for c in SCHEMAS["evictions"]])
+    return out
+
+
+def _shift(df: pl.DataFrame, offset: int) -> pl.DataFrame:
+    """`df` with its chunk-relative cycle numbers moved `offset` cycles on."""
+    if not offset or "cycle" not in df.columns:
+        return df
+    return df.with_columns(pl.col("cycle") + pl.lit(offset, pl.UInt32))
+
+
+@lru_cache(maxsize=None)
+def _empty_table(name: str) -> pl.DataFrame:
+    """The table with no rows (shared: nothing mutates a chunk's tables)."""
+    return pl.DataFrame(schema=SCHEMAS[name])
+
+
+def assemble_final(carry: Carry) -> dict[str, pl.DataFrame]:
+    """The tables that span the whole log: cycles, config, classes, nodepools."""
+    rows = {name: _filled(pl.concat(parts, how="diagonal_relaxed") if parts else _NO_ROWS)
+            for name, parts in carry.spanning.items()}
+    config = rows["_config_lines"]
+    tables = {
+        "cycles": steps.cycles(rows["_cycle_lines"]),
+        "config": steps.config(config),
+        "classes": steps.classes(config),
+        "nodepools": steps.nodepools(rows["_nodepool_lines"]),
+    }
+    return {name: conform(df, SCHEMAS[name]) for name, df in tables.items()}
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    import pyarrow as pa
+
+    if pa.types.is_string_view(t) or pa.types.is_string(t):
+        return pa.large_string()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.large_list(_plain(t.value_type))
+    return t
