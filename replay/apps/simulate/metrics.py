@@ -26,7 +26,7 @@ from replay.apps.simulate.reconstruct import PRESENT, logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
 from replay.model.logged import logged_decisions
-from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.nodes import cycle_capacity
 from replay.model.reads import narrow
 from rmref import job_order
 
@@ -67,8 +67,7 @@ def logged_history(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Histor
         ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
     in_use = dict(existing.group_by("cycle").agg(pl.col("q").sum()).iter_rows())
     # the capacity the report plots and the TUI's Nodes tab lists: the one node model's
-    capacity = dict(capacity_and_use(node_cycles(tables, sim.boot, sim.inventory)).select("cycle", "capacity")
-                    .iter_rows())
+    capacity = cycle_capacity(tables, sim.boot, sim.inventory)
     used = {c: (in_use.get(c, 0), capacity.get(c, 0)) for c in ctx.cycles}
     owner = {w.job_id: w.user for w in sim.workload.work}
     users = {c: tuple(sorted({owner[j] for j in jobs if j in owner}))
