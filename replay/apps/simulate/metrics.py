@@ -61,14 +61,15 @@ def logged_history(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Histor
     quantum = sim.boot.config.quantum_gb
     ctx = sim.context
     logged = ctx.logged or logged_decisions(tables)  # a context built from the log has them already
+    # the capacity the report plots and the TUI's Nodes tab lists: the one node model's (first:
+    # the machines' model is built while less of the log is held)
+    capacity = cycle_capacity(tables, sim.boot, sim.inventory)
     held = {(c, j): p for c, j, p in logged_held(tables, quantum).select("cycle", "job_id", "processes").iter_rows()}
     sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "memory_gb", "refused")).filter(
         pl.col("cycle").is_not_null() & ~pl.col("refused").fill_null(False))
     existing = sched.filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).with_columns(
         ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
     in_use = dict(existing.group_by("cycle").agg(pl.col("q").sum()).iter_rows())
-    # the capacity the report plots and the TUI's Nodes tab lists: the one node model's
-    capacity = cycle_capacity(tables, sim.boot, sim.inventory)
     used = {c: (in_use.get(c, 0), capacity.get(c, 0)) for c in ctx.cycles}
     owner = {w.job_id: w.user for w in sim.workload.work}
     users = {c: tuple(sorted({owner[j] for j in jobs if j in owner}))
