@@ -69,6 +69,21 @@ def job_orders(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return stated.drop_nulls().unique("job_id", keep="first", maintain_order=True)
 
 
+def cycle_capacity(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
+                   inventory: Inventory | None = None) -> dict[int, int]:
+    """Per cycle, the quanta of the machines online: `capacity_and_use(node_cycles(...))`'s
+    capacity, without every cycle's rows (a log of many cycles and machines holds them by the
+    million, the peak of a simulation's measures)."""
+    boot = boot or bootstrap(tables)
+    now = node_liveness(tables, boot, inventory)
+    capacity: dict[int, int] = {}
+    for cycle in tables["cycles"]["cycle"].to_list():
+        machines = now.advance(cycle)
+        if machines:  # (a cycle without machines has no row in node_cycles)
+            capacity[cycle] = capacity.get(cycle, 0) + online_capacity(machines)
+    return capacity
+
+
 def online_capacity(machines: Iterable[Machine]) -> int:
     """The quanta of the machines that are online: a cycle's capacity (as `capacity_and_use` counts it)."""
     return sum(m.order for m in machines if m.online)

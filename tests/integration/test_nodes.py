@@ -17,7 +17,7 @@ import pytest
 
 from replay import parse
 from replay.apps.report import build_report
-from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.nodes import capacity_and_use, cycle_capacity, node_cycles
 from replay.model.resources import read_resources
 from tests.helpers import LOGS, parsed, truth
 from tests.midstream import KINDS, classes_only, cut
@@ -44,6 +44,7 @@ def _check_against_truth(tables: dict[str, pl.DataFrame], name: str) -> None:
     """Every cycle's machines, capacity and use are truth's (cycles matched by the RM's epoch)."""
     nodes = node_cycles(tables)
     totals = {c: (k, u) for c, k, u in capacity_and_use(nodes).iter_rows()}
+    online = cycle_capacity(tables)  # (simulate's, without the rows)
     browse = build(name, tables)
     by_epoch = {r["epoch"]: r for r in truth(name)}
     for cycle, epoch in tables["cycles"].select("cycle", "epoch").iter_rows():
@@ -52,7 +53,7 @@ def _check_against_truth(tables: dict[str, pl.DataFrame], name: str) -> None:
         got = nodes.filter(pl.col("cycle") == cycle)
         assert {h: (o, s) for h, o, s in got.select("host", "order", "status").iter_rows()} == want, cycle
         capacity, in_use = totals.get(cycle, (0, 0))
-        assert capacity == sum(n["order"] for n in rec["nodes"] if n["online"]), cycle
+        assert capacity == online.get(cycle, 0) == sum(n["order"] for n in rec["nodes"] if n["online"]), cycle
         assert capacity > 0 or not any(n["online"] for n in rec["nodes"]), cycle
         assert in_use <= capacity, cycle
         tab = {r["host"]: (r["order"], r["status"], r["free"]) for r in browse.nodes.at(cycle).iter_rows(named=True)}

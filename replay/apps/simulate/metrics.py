@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -26,7 +27,7 @@ from replay.apps.simulate.reconstruct import PRESENT, logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
 from replay.model.logged import logged_decisions
-from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.nodes import cycle_capacity
 from replay.model.reads import narrow
 from rmref import job_order
 
@@ -60,15 +61,15 @@ def logged_history(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Histor
     quantum = sim.boot.config.quantum_gb
     ctx = sim.context
     logged = ctx.logged or logged_decisions(tables)  # a context built from the log has them already
+    # the capacity the report plots and the TUI's Nodes tab lists: the one node model's (first:
+    # the machines' model is built while less of the log is held)
+    capacity = cycle_capacity(tables, sim.boot, sim.inventory)
     held = {(c, j): p for c, j, p in logged_held(tables, quantum).select("cycle", "job_id", "processes").iter_rows()}
     sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "memory_gb", "refused")).filter(
         pl.col("cycle").is_not_null() & ~pl.col("refused").fill_null(False))
     existing = sched.filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).with_columns(
         ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
     in_use = dict(existing.group_by("cycle").agg(pl.col("q").sum()).iter_rows())
-    # the capacity the report plots and the TUI's Nodes tab lists: the one node model's
-    capacity = dict(capacity_and_use(node_cycles(tables, sim.boot, sim.inventory)).select("cycle", "capacity")
-                    .iter_rows())
     used = {c: (in_use.get(c, 0), capacity.get(c, 0)) for c in ctx.cycles}
     owner = {w.job_id: w.user for w in sim.workload.work}
     users = {c: tuple(sorted({owner[j] for j in jobs if j in owner}))
@@ -121,7 +122,7 @@ class Measured:
     sides: dict[str, History]
     jobs: pl.DataFrame  # one row per piece of work of the workload
     cycles: pl.DataFrame  # one row per cycle (`per_cycle`)
-    extra: dict = field(default_factory=dict)  # report.json keys a caller adds (the Java RM's runs: `rm`)
+    extra: dict[str, Any] = field(default_factory=dict)  # report.json keys a caller adds (the Java RM's runs: `rm`)
 
 
 def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated,
@@ -152,7 +153,7 @@ def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated,
     return Measured(sim, sides, jobs, per_cycle(sim, sides))
 
 
-def identity(m: Measured, side: str = "baseline") -> dict:
+def identity(m: Measured, side: str = "baseline") -> dict[str, Any]:
     """A side (the baseline) against the logged history: completion times per job, shares per job-cycle."""
     jobs = m.jobs
     errors = _pct_errors(zip(jobs[f"finish_{side}"], jobs["finish_logged"], jobs["turnaround_logged"], strict=True))
@@ -167,12 +168,12 @@ def identity(m: Measured, side: str = "baseline") -> dict:
             "job_cycles": len(keys)}
 
 
-def _group(m: Measured, key: str) -> dict[str, dict]:
+def _group(m: Measured, key: str) -> dict[str, dict[str, float | None]]:
     """per_class / per_user: mean turnaround, wait (over the jobs that ended, or got a process, on
     that side) and quantum shares held after each cycle, averaged over the cycles."""
     orders, n = process_orders(m.sim), len(m.sim.context.cycles)
     name_of = {w.job_id: (w.class_name if key == "class" else w.user) for w in m.sim.workload.work}
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, float | None]] = {}
     for (group,), rows in sorted(m.jobs.group_by(key), key=lambda g: g[0][0]):
         entry: dict[str, float | None] = {"jobs": rows.height}
         for side in SIDES:
@@ -195,7 +196,7 @@ def per_cycle(sim: Simulated, sides: Mapping[str, History]) -> pl.DataFrame:
     ctx, orders = sim.context, process_orders(sim)
     owner = {w.job_id: w.user for w in sim.workload.work}
     t0 = ctx.times[0]
-    cols: dict[str, list] = {"cycle": list(ctx.cycles), "time": [round((t - t0) / 1000.0, 3) for t in ctx.times]}
+    cols: dict[str, list[Any]] = {"cycle": list(ctx.cycles), "time": [round((t - t0) / 1000.0, 3) for t in ctx.times]}
     for side in SIDES:
         h = sides[side]
         preempted: dict[int, int] = {}
@@ -230,7 +231,7 @@ def shares_frame(m: Measured) -> pl.DataFrame:
     orders = process_orders(m.sim)
     spec = {w.job_id: w for w in m.sim.workload.work}
     keys = sorted({k for h in m.sides.values() for k in h.held if k[1] in spec})
-    cols: dict[str, list] = {"cycle": [c for c, _ in keys], "job_id": [j for _, j in keys],
+    cols: dict[str, list[Any]] = {"cycle": [c for c, _ in keys], "job_id": [j for _, j in keys],
                              "user": [spec[j].user for _, j in keys], "class": [spec[j].class_name for _, j in keys]}
     for side in SIDES:
         held = m.sides[side].held
@@ -242,13 +243,13 @@ def shares_frame(m: Measured) -> pl.DataFrame:
     return pl.DataFrame(cols, schema=schema)
 
 
-def report(m: Measured) -> dict:
+def report(m: Measured) -> dict[str, Any]:
     """report.json (times in seconds from the log's first cycle; 6 decimals)."""
     sim, cycles, jobs = m.sim, m.cycles, m.jobs
     projected = jobs.filter(pl.col("projected"))["job_id"].to_list()
     present = jobs.filter(pl.col("predates"))["job_id"].to_list()  # submitted before the log began
 
-    def triple(fn) -> dict:
+    def triple(fn: Callable[[str], Any]) -> dict[str, Any]:
         return {side: fn(side) for side in SIDES}
 
     def util(side: str) -> float | None:
@@ -283,7 +284,7 @@ def _first(values: Iterable[float]) -> float | None:
     return next(iter(values), None)
 
 
-def write_simulation(m: Measured, out: Path) -> dict:
+def write_simulation(m: Measured, out: Path) -> dict[str, Any]:
     """OUT/report.json, jobs.parquet, shares.parquet, cycles.parquet, workload.parquet (byte-identical
     for the same input); returns the report."""
     out.mkdir(parents=True, exist_ok=True)

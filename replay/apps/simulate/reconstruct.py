@@ -47,6 +47,7 @@ from replay.model.machines.inventory import Inventory
 from replay.model.start import PREDATES, ReplayStart, replay_start
 from replay.model.assembly import WORK_TYPES
 from replay.model.bootstrap import Bootstrap
+from replay.model.reads import narrow
 from replay.model.start import node_liveness
 from replay.parsing.sources import InputError
 from rmref import UNLIMITED
@@ -226,8 +227,10 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         raise InputError(f"cannot simulate: the log never shows the size of {len(unknown)} node(s) "
                          f"({', '.join(unknown[:5])}{', ...' if len(unknown) > 5 else ''}) and its counters do "
                          "not settle them; give a DEBUG log or one that includes their arrival")
-    refused = set(tables["schedule"].filter(pl.col("refused").fill_null(False))["job_id"].to_list())
-    sched = tables["schedule"].filter(~pl.col("refused").fill_null(False) & pl.col("cycle").is_not_null())
+    rows = narrow(tables, "schedule", ("job_id", "refused", "cycle", "ts", "work_type", "memory_gb"))
+    refused = set(rows.filter(pl.col("refused").fill_null(False))["job_id"].to_list())
+    sched = rows.filter(~pl.col("refused").fill_null(False) & pl.col("cycle").is_not_null())
+    del rows  # not held through the rest (a simulation's peak is in this function)
     admitted: dict[int, float] = dict(sched.group_by("job_id").agg(pl.col("ts").min())
                                       .with_columns(_seconds("ts", t0)).iter_rows())
     work_type = dict(sched.group_by("job_id").agg(pl.col("work_type").drop_nulls().first()).iter_rows())
