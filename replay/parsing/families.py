@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 # Families whose records are kept as generic messages (header fields + text), on purpose:
 # they carry no scheduler input or decision beyond their presence.
 GENERIC = "message"
+# the families whose records span several lines (every other record is one line; more is damage)
+MULTILINE = {"schedule_state", "occupancy_table", "sched_sections", "pool_tables", "np_nodes", GENERIC}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from tests.tui.helpers import SIZE, audit_frames, rows, wait_until
 from tui.app import RmReplayApp
 from replay.cli import main
 from replay.cli.parser import build_parser
-from tui.data import Deferred, Sliced, build, jobs_frame, line_style, matches
+from tui.data import build, jobs_frame, line_style, matches
+from tui.views import Deferred, Sliced
 from replay.parsing.cache import source_files
 from replay.parsing.digest import content_digest
 from replay.parsing.logdir import find_inputs

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -279,23 +279,8 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
             init, why = _unseen_init(least.get(job, 0.0), default_init, end, worked, default_delay, total, it,
                                      item_ms or 0.0, d.get("threads") or 1)
             notes.append(why)
-        duration = cancel = None
-        if kind == "Job":
-            if end is None and total > (it.get("done_logged") or 0):
-                notes.append(f"runs past the log's end: {total - (it.get('done_logged') or 0)} item(s) left, "
-                             f"projected at {item_ms:.0f} ms each (the mean observed)")
-            elif end is not None and (end["left"] or 0) > 0:
-                cancel = end["end"]
-        elif end is None:
-            pass
-        elif start is None:
-            cancel = end["end"]  # ended before it was given anything: canceled
-        elif kind == "Reservation":
-            duration = end["end"] - start
-        elif job in running_before:  # its process ran before the log: its duration counts from the first cycle
-            duration = max(0.0, end["end"] - start)
-        else:  # a service or managed reservation runs its duration from its first process's start
-            duration = max(0.0, end["end"] - (start + default_delay + init))
+        duration, cancel = _ending(kind, end, start, it, item_ms, job in running_before, default_delay + init,
+                                   notes)
         work.append(WorkSpec(
             job, kind, d.get("user") or "", d.get("class") or "", d.get("memory_gb") or memory.get(job) or 1,
             d.get("threads") or 1, limits.get(job), submit,
@@ -303,6 +288,38 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
             total, it.get("items_done") or 0, item_ms or 0.0, (), _profile(it.get("item_profile")), duration, cancel,
             "; ".join(notes)))
     shares = _start_shares(tables)
+    fitted = _with_item_times(work, tables, timelines, shares, default_stop)
+    return Workload(fitted, _node_events(tables, boot, t0, begin.inventory), shares)
+
+
+def _ending(kind: str, end: dict[str, Any] | None, start: float | None, it: dict[str, Any], item_ms: float | None,
+            ran_before: bool, start_to_work: float, notes: list[str]) -> tuple[float | None, float | None]:
+    """A work's (duration, cancel time) from how the log ends it (None: not ended in the log); a job
+    that runs past the log's end is projected, and `notes` says so. `start_to_work`: a process's start
+    delay and initialization, after which a service's or managed reservation's duration runs."""
+    total = it.get("items") or 0
+    if kind == "Job":
+        if end is None and total > (it.get("done_logged") or 0):
+            notes.append(f"runs past the log's end: {total - (it.get('done_logged') or 0)} item(s) left, "
+                         f"projected at {item_ms or 0.0:.0f} ms each (the mean observed)")
+        elif end is not None and (end["left"] or 0) > 0:
+            return None, end["end"]
+        return None, None
+    if end is None:
+        return None, None
+    if start is None:
+        return None, end["end"]  # ended before it was given anything: canceled
+    if kind == "Reservation":
+        return end["end"] - start, None
+    if ran_before:  # its process ran before the log: its duration counts from the first cycle
+        return max(0.0, end["end"] - start), None
+    # a service or managed reservation runs its duration from its first process's start
+    return max(0.0, end["end"] - (start + start_to_work)), None
+
+
+def _with_item_times(work: list[WorkSpec], tables: Mapping[str, pl.DataFrame], timelines: dict[int, Timeline],
+                     shares: Sequence[StartShare], default_stop: float) -> tuple[WorkSpec, ...]:
+    """Each work with its items' times fitted to the processes the log shows it running."""
     times = [t * 1000.0 for t in cycle_times(tables)]
     fitted = []
     for spec in work:
@@ -310,7 +327,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         running = [(s.share_id, s.host) for s in shares if s.job_id == spec.job_id]
         item_times = fit_item_times(spec, times, added, removed, running, updates, default_stop * 1000.0)
         fitted.append(dataclasses.replace(spec, item_times=item_times))
-    return Workload(tuple(fitted), _node_events(tables, boot, t0, begin.inventory), shares)
+    return tuple(fitted)
 
 
 def _median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
