@@ -24,17 +24,8 @@ and `life` (facts from the tables), `sections` and `text` (the words), `build` (
 """
 
 from replay.apps.explain.build import explain_job
-from replay.apps.explain.story import (
-    Competitor,
-    Counting,
-    HeldShare,
-    LifeEvent,
-    LoggedCaps,
-    Placed,
-    Section,
-    Story,
-    Taken,
-)
+from replay.apps.explain.story import (Competitor, Counting, HeldShare, LifeEvent, LoggedCaps, Placed, Section, Story,
+                                      Taken)
 from replay.apps.explain.text import render, story_json
 
 __all__ = [

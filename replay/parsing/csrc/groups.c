@@ -1,4 +1,5 @@
-/* read_each_record(): a block's multi-line records, checked, then read one by one with the GIL released */
+/* What the multi-line readers (schedule, occupancy, sections) share: the checked loop over a block's
+ * records, with the GIL released, and the tokens of a line */
 #include "scan.h"
 
 int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc, const Py_buffer *st,
@@ -30,4 +31,49 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
         return -1;
     }
     return 0;
+}
+
+int ascii_tokens(const char *d, int32_t s, int32_t e, int max, int32_t *ts, int32_t *te)
+{
+    int n = 0;
+    for (int32_t i = s; i < e;) {
+        if (d[i] == ' ') {
+            i++;
+            continue;
+        }
+        if (n == max)
+            return -1;
+        ts[n] = i;
+        while (i < e && d[i] != ' ') {
+            if (d[i] < 0x21 || d[i] > 0x7e)
+                return -1;
+            i++;
+        }
+        te[n++] = i;
+    }
+    return n;
+}
+
+int is_lit(const char *d, int32_t s, int32_t e, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(e - s) == n && memcmp(d + s, lit, n) == 0;
+}
+
+int not_a_word(const char *d, int32_t s, int32_t e)
+{
+    if (e - s > 9 && memcmp(d + s, "wantedby.", 9) == 0)
+        return 1;
+    for (int32_t i = s; i < e; i++)
+        if (d[i] != '=' && d[i] != ':')
+            return 0;
+    return 1;
+}
+
+int blank_line(const char *d, int32_t s, int32_t e)
+{
+    for (int32_t i = s; i < e; i++)
+        if (!is_blank(d[i]))
+            return 0;
+    return 1;
 }

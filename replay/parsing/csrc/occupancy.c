@@ -15,51 +15,12 @@ typedef struct {
 static const char *const HEADER[] = {"Name", "Blacklisted", "Order", "Active", "Shares", "Unused", "Shares",
                                       "Memory", "(MB)", "Jobs"};
 
-/* the line's blank-separated tokens (at most MAX_TOKENS); -1 when a byte is not printable ASCII */
-static int tokens(const char *d, int32_t s, int32_t e, int32_t *ts, int32_t *te)
-{
-    int n = 0;
-    for (int32_t i = s; i < e;) {
-        if (d[i] == ' ') {
-            i++;
-            continue;
-        }
-        if (n == MAX_TOKENS)
-            return -1;
-        ts[n] = i;
-        while (i < e && d[i] != ' ') {
-            if (d[i] < 0x21 || d[i] > 0x7e)
-                return -1;
-            i++;
-        }
-        te[n++] = i;
-    }
-    return n;
-}
-
-static int is_lit(const char *d, int32_t s, int32_t e, const char *lit)
-{
-    size_t n = strlen(lit);
-    return (size_t)(e - s) == n && memcmp(d + s, lit, n) == 0;
-}
-
 static int all_digits(const char *d, int32_t s, int32_t e)
 {
     if (s >= e)
         return 0;
     for (int32_t i = s; i < e; i++)
         if (!is_digit(d[i]))
-            return 0;
-    return 1;
-}
-
-/* a token the grammar's lexer may read as another terminal (fast.py _NOT_A_WORD): refused */
-static int not_a_word(const char *d, int32_t s, int32_t e)
-{
-    if (e - s > 9 && memcmp(d + s, "wantedby.", 9) == 0)
-        return 1;
-    for (int32_t i = s; i < e; i++)
-        if (d[i] != '=' && d[i] != ':')
             return 0;
     return 1;
 }
@@ -137,14 +98,6 @@ static int machine_row(const char *d, const int32_t *ts, const int32_t *te, int 
     return 1;
 }
 
-static int blank_line(const char *d, int32_t s, int32_t e)
-{
-    for (int32_t i = s; i < e; i++)
-        if (!is_blank(d[i]))
-            return 0;
-    return 1;
-}
-
 /* one record's lines [a, b): 1 taken, 0 refused (its rows taken back), -1 out of memory */
 static int occupancy_record(const char *d, const int32_t *s, const int32_t *e, Py_ssize_t a, Py_ssize_t b,
                             int32_t rec, void *rows)
@@ -157,7 +110,7 @@ static int occupancy_record(const char *d, const int32_t *s, const int32_t *e, P
     if (b - a < 2)
         return 0;
     for (Py_ssize_t i = a; i < b; i++) {
-        int n = tokens(d, s[i], e[i], ts, te);
+        int n = ascii_tokens(d, s[i], e[i], MAX_TOKENS, ts, te);
         int ok = n >= 0 && (i == a ? header_line(d, ts, te, n) : i == a + 1 ? rule_line(d, ts, te, n)
                                                                             : machine_row(d, ts, te, n, rec, out));
         if (ok < 0)

@@ -104,6 +104,14 @@ typedef int (*RecordReader)(const char *d, const int32_t *s, const int32_t *e, P
 int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc, const Py_buffer *st,
                 const Py_buffer *en, RecordReader reader, void *rows, I32s *refused);
 
+/* the blank-separated tokens of d[s, e) into ts, te (at most `max`, else -1); -1 when a byte is not
+ * printable ASCII (groups.c) */
+int ascii_tokens(const char *d, int32_t s, int32_t e, int max, int32_t *ts, int32_t *te);
+int is_lit(const char *d, int32_t s, int32_t e, const char *lit);  /* d[s, e) is exactly `lit` */
+/* a token the grammar's lexer may read as another terminal (fast.py _NOT_A_WORD): its record is refused */
+int not_a_word(const char *d, int32_t s, int32_t e);
+int blank_line(const char *d, int32_t s, int32_t e);  /* only blanks (or nothing) */
+
 PyObject *scan_lines(PyObject *self, PyObject *args);
 PyObject *make_views(PyObject *self, PyObject *args);
 PyObject *route_records(PyObject *self, PyObject *args);

@@ -17,55 +17,16 @@ static const char *const SECTIONS[] = {"Expanded", "Shrunken", "Stable", "Dorman
 static const char *const JOB_HEADER[] = {"ID", "JobName", "User", "Class", "Shares", "Order", "QShares", "NTh",
                                          "Memory", "nQuest", "Ques", "Rem", "InitWait", "Max", "P/Nst"};
 
-/* blank-separated tokens (at most MAX_TOK, else -1); -1 when a byte is not printable ASCII */
-static int split(const char *d, int32_t s, int32_t e, int32_t *ts, int32_t *te)
-{
-    int n = 0;
-    for (int32_t i = s; i < e;) {
-        if (d[i] == ' ') {
-            i++;
-            continue;
-        }
-        if (n == MAX_TOK)
-            return -1;
-        ts[n] = i;
-        while (i < e && d[i] != ' ') {
-            if (d[i] < 0x21 || d[i] > 0x7e)
-                return -1;
-            i++;
-        }
-        te[n++] = i;
-    }
-    return n;
-}
-
-static int same(const char *d, int32_t s, int32_t e, const char *lit)
-{
-    size_t n = strlen(lit);
-    return (size_t)(e - s) == n && memcmp(d + s, lit, n) == 0;
-}
-
-/* the grammar's lexer may read such a token as another terminal (fast.py _NOT_A_WORD) */
-static int odd_word(const char *d, int32_t s, int32_t e)
-{
-    if (e - s > 9 && memcmp(d + s, "wantedby.", 9) == 0)
-        return 1;
-    for (int32_t i = s; i < e; i++)
-        if (d[i] != '=' && d[i] != ':')
-            return 0;
-    return 1;
-}
-
 /* the section's name span when the line is "<name>:" or "<name> :", else 0 */
 static int section_line(const char *d, const int32_t *ts, const int32_t *te, int n, int32_t *ns, int32_t *ne)
 {
     int32_t s = ts[0], e = te[0];
     if (n == 1 && e - s > 1 && d[e - 1] == ':')
         e--;
-    else if (!(n == 2 && same(d, ts[1], te[1], ":")))
+    else if (!(n == 2 && is_lit(d, ts[1], te[1], ":")))
         return 0;
     for (int i = 0; i < 5; i++)
-        if (same(d, s, e, SECTIONS[i])) {
+        if (is_lit(d, s, e, SECTIONS[i])) {
             *ns = s, *ne = e;
             return 1;
         }
@@ -90,20 +51,12 @@ static int job_row(const char *d, const int32_t *ts, const int32_t *te, int n, i
             return 0;
     if (!is_int(d + ts[12], te[12] - ts[12]))
         return 0;
-    if (odd_word(d, ts[1], te[1]) || odd_word(d, ts[2], te[2]) || odd_word(d, ts[3], te[3]) ||
-        odd_word(d, ts[11], te[11]))
+    if (not_a_word(d, ts[1], te[1]) || not_a_word(d, ts[2], te[2]) || not_a_word(d, ts[3], te[3]) ||
+        not_a_word(d, ts[11], te[11]))
         return -1;
     f[0] = ts[0], f[1] = ts[0] + 1, f[2] = k, f[3] = te[0];
     for (int i = 1; i < 13; i++)
         f[2 + 2 * i] = ts[i], f[3 + 2 * i] = te[i];
-    return 1;
-}
-
-static int blank(const char *d, int32_t s, int32_t e)
-{
-    for (int32_t i = s; i < e; i++)
-        if (!is_blank(d[i]))
-            return 0;
     return 1;
 }
 
@@ -138,24 +91,24 @@ static int section_record(const char *d, const int32_t *s, const int32_t *e, Py_
     SectRows *out = rows;
     Py_ssize_t mark = out->rec.n;
     int32_t ts[MAX_TOK], te[MAX_TOK], f[2 * (SF_N - 1)], ns = -1, ne = -1, cs, ce;
-    while (b > a && blank(d, s[b - 1], e[b - 1]))
+    while (b > a && blank_line(d, s[b - 1], e[b - 1]))
         b--;
     if (b == a)
         return 0;
     int prev = S_START;
     for (Py_ssize_t i = a; i < b; i++) {
-        int shape, n = blank(d, s[i], e[i]) ? 0 : split(d, s[i], e[i], ts, te);
+        int shape, n = blank_line(d, s[i], e[i]) ? 0 : ascii_tokens(d, s[i], e[i], MAX_TOK, ts, te);
         if (n < 0)
             goto refuse;
         if (n == 0)
             shape = S_BLANK;
         else if (section_line(d, ts, te, n, &cs, &ce))
             shape = S_SECTION;
-        else if (n == 1 && same(d, ts[0], te[0], "<none>"))
+        else if (n == 1 && is_lit(d, ts[0], te[0], "<none>"))
             shape = S_NONE;
         else if (n == 15) {
             for (int k = 0; k < 15; k++)
-                if (!same(d, ts[k], te[k], JOB_HEADER[k]))
+                if (!is_lit(d, ts[k], te[k], JOB_HEADER[k]))
                     goto refuse;
             shape = S_HEADER;
         } else {
