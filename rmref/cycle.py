@@ -9,15 +9,17 @@ RM iterates some maps keyed by random ids, and keeps a few values from one cycle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from rmref.caps import CapInput, Caps, job_caps
+from rmref.caps import job_caps
 from rmref.constants import EVICT, NOT_NEW, REASSIGN
 from rmref.howmuch import HowMuch, how_much
 from rmref.defrag import Defrag, defragment
 from rmref.evictions import evictions
 from rmref.model import CycleDecisions, CycleInput, DefragAction, Eviction, Placement
+from rmref.phases import CapsPhase, DefragPhase, EvictionsPhase, HowMuchPhase, WhatOfPhase
 from rmref.whatof import what_of
 
 
@@ -40,13 +42,13 @@ class Hints:
 
 @dataclass(frozen=True)
 class Phases:
-    """The function used for each phase (rmref's own by default)."""
+    """The function used for each phase (rmref's own by default; each one's shape: rmref.phases)."""
 
-    caps: Callable[[CapInput], Caps] = job_caps
-    how_much: Callable[..., HowMuch] = how_much
-    what_of: Callable[..., tuple[Placement, ...]] = what_of
-    evictions: Callable[..., tuple[Eviction, ...]] = evictions
-    defrag: Callable[..., Defrag] = defragment
+    caps: CapsPhase = job_caps
+    how_much: HowMuchPhase = how_much
+    what_of: WhatOfPhase = what_of
+    evictions: EvictionsPhase = evictions
+    defrag: DefragPhase = defragment
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     placed = tuple(phases.what_of(inp, hm.counts, **({"prefer": hints.prefer} if hints.prefer else {})))
     evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
     pure = {**hints.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
-    extra: dict[str, object] = {} if hints.needy is None else {"serve": hints.needy}
+    extra: dict[str, Any] = {} if hints.needy is None else {"serve": hints.needy}  # passed only when known
     extra.update({"choose": hints.choose} if hints.choose else {})
     extra.update({} if hints.known_order is None else {"known_order": hints.known_order})
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,

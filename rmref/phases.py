@@ -1,0 +1,55 @@
+"""The shape of each phase a developer may swap (`rmref.cycle.Phases`): what rmref calls it with, and
+what it must return. rmref's own functions are one implementation of each; a `--scheduler` plugin
+type-checks against these."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping, Sequence
+from typing import Protocol
+
+from rmref.caps import CapInput, Caps
+from rmref.defrag import Defrag
+from rmref.howmuch import HowMuch
+from rmref.model import CycleInput, Eviction, Placement
+
+
+class CapsPhase(Protocol):
+    """The cap phase (RmJob.initJobCap): one job's cap chain for the cycle (rmref.caps.job_caps)."""
+
+    def __call__(self, job: CapInput, /) -> Caps: ...
+
+
+class HowMuchPhase(Protocol):
+    """How Much (NodepoolScheduler.howMuch): every job's process count (rmref.howmuch.how_much), from the
+    jobs' actual caps, the users' allotments, the order each class's users were counted in and, where
+    the node-map order is open, the machines to clear first for a reservation."""
+
+    def __call__(self, inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int] | None = None,
+                 user_orders: Sequence[Sequence[str]] = (), /, *, cleared_first: Sequence[str] = ()) -> HowMuch: ...
+
+
+class WhatOfPhase(Protocol):
+    """What Of (NodepoolScheduler.whatOfToken): the new processes of the cycle on How Much's counts
+    (rmref.whatof.what_of); `prefer` ranks machines where their order is open."""
+
+    def __call__(self, inp: CycleInput, counts: Mapping[int, int], /, *,
+                 prefer: Mapping[str, int] | None = None) -> Sequence[Placement]: ...
+
+
+class EvictionsPhase(Protocol):
+    """doEvictions: the shares taken before defragmentation (rmref.evictions.evictions): purges,
+    the machines How Much cleared for reservations, shrinks (a cleared host's shares in `share_walk`'s order)."""
+
+    def __call__(self, inp: CycleInput, counts: Mapping[int, int], clear_hosts: Sequence[str] = (),
+                 share_walk: Mapping[str, Sequence[int]] | None = None, /) -> Sequence[Eviction]: ...
+
+
+class DefragPhase(Protocol):
+    """Defragmentation (detectFragmentation, takeFromTheRich): rmref.defrag.defragment, on the cycle's
+    counts, placements and evictions, with what the RM carries between cycles and the choices to follow."""
+
+    def __call__(self, inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
+                 evictions: Sequence[Eviction], /, *, pure_fair_share: Mapping[int, int],
+                 job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
+                 serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
+                 choose: Mapping[str, frozenset[tuple[int, int]]] | None = None) -> Defrag: ...
