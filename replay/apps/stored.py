@@ -60,7 +60,7 @@ from replay.model.start import replay_start
 from replay.model.bootstrap import Bootstrap
 from replay.parsing.cache import code_fingerprint
 from replay.parsing.manifest import parse_dir_manifest
-from replay.parsing.outdir import _signals_held as signals_held  # the outputs' rule: clean-up not interrupted
+from replay.parsing.outdir import signals_held  # the outputs' rule: clean-up not interrupted
 from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetTables
 from replay.progress import OnProgress

@@ -125,7 +125,7 @@ def _sibling(target: Path) -> Path:
 
 
 @contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM wait until the block is over (then are delivered as they came)."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -160,7 +160,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def _commit(tmp: Path, target: Path) -> None:
     """Put the finished `tmp` where `target` is, replacing whatever is there in one step."""
-    with _signals_held():
+    with signals_held():
         if target.is_dir() and not target.is_symlink():
             if not _exchange(tmp, target):
                 aside = _sibling(target)
@@ -181,7 +181,7 @@ def _discarded_on_error(tmp: Path) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        with _signals_held():  # a second Ctrl-C does not interrupt the clean-up
+        with signals_held():  # a second Ctrl-C does not interrupt the clean-up
             _remove(tmp)
         raise
 

@@ -40,7 +40,7 @@ from replay.apps.simulate.workload import (
     StartShare,
     Workload,
     WorkSpec,
-    _profile,
+    item_profile,
 )
 from replay.model.inputs import job_descriptions
 from replay.model.machines.inventory import Inventory
@@ -285,8 +285,8 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
             job, kind, d.get("user") or "", d.get("class") or "", d.get("memory_gb") or memory.get(job) or 1,
             d.get("threads") or 1, limits.get(job), submit,
             max(0.0, admitted[job] - submit), default_delay, default_stop, init,
-            total, it.get("items_done") or 0, item_ms or 0.0, (), _profile(it.get("item_profile")), duration, cancel,
-            "; ".join(notes)))
+            total, it.get("items_done") or 0, item_ms or 0.0, (), item_profile(it.get("item_profile")), duration,
+            cancel, "; ".join(notes)))
     shares = _start_shares(tables)
     fitted = _with_item_times(work, tables, timelines, shares, default_stop)
     return Workload(fitted, _node_events(tables, boot, t0, begin.inventory), shares)
@@ -360,7 +360,7 @@ def _unseen_init(least: float, default: float, end: dict[str, Any] | None, start
     initialization lies between `least` and that publication less the start delay and the work
     (items x mean over the threads); the middle of that range is taken. Otherwise the log's median.
     """
-    profile = _profile(it.get("item_profile"))
+    profile = item_profile(it.get("item_profile"))
     work = (sum(n * ms for n, ms in profile) or items * item_ms) / 1000.0 / max(threads, 1)
     if end is not None and start is not None and (end["left"] or 0) == 0:
         most = end["end"] - start - delay - work

@@ -161,7 +161,7 @@ def workload_from_frame(frame: pl.DataFrame, name: str = "workload") -> Workload
     work = [WorkSpec(r["job_id"], r["work_type"], r["user"], r["class"], r["memory_gb"], r["threads"],
                      r["max_processes"], r["time"], r["admit_delay"], r["start_delay"], r["stop_delay"], r["init"],
                      r["items"], r["items_done"], r["item_ms"], tuple(r["item_times"] or ()),
-                     _profile(r["item_profile"]), r["duration"], r["cancel"], r["note"] or "")
+                     item_profile(r["item_profile"]), r["duration"], r["cancel"], r["note"] or "")
             for r in frame.filter(pl.col("kind") == "work").iter_rows(named=True)]
     _check_work(work, name)
     nodes = [NodeEvent(r["time"], r["host"], r["event"], r["nodepool"], r["memory_mb"], r["share_order"], r["ip"])
@@ -174,7 +174,8 @@ def workload_from_frame(frame: pl.DataFrame, name: str = "workload") -> Workload
     return Workload(tuple(work), tuple(sorted(nodes, key=lambda n: n.time)), tuple(shares))
 
 
-def _profile(segments: list[dict[str, Any]] | None) -> tuple[tuple[int, float], ...]:
+def item_profile(segments: list[dict[str, Any]] | None) -> tuple[tuple[int, float], ...]:
+    """A work's item-time profile, (items, ms) per segment, from its stored rows (empty segments left out)."""
     return tuple((s["items"], s["ms"]) for s in segments or () if s and s["items"] and s["ms"] is not None)
 
 
