@@ -1,6 +1,6 @@
-"""report.json's contracts: the typed records `audit` and `whatif` build, serialised here alone.
+"""report.json's contracts: the typed records `audit`, `whatif` and `simulate` build, serialised here alone.
 
-A command builds its report as frozen dataclasses (`AuditReport`, `WhatIfReport`), so what each
+A command builds its report as frozen dataclasses (`AuditReport`, `WhatIfReport`, `SimulateReport`), so what each
 key holds is declared once; `as_json` gives the plain mapping (JSON's shapes) that report.json,
 the JUnit properties, the TUI and the HTML report read, and `report_json` its one text form.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from replay.model.settings import Assumption
@@ -95,11 +95,73 @@ class WhatIfReport:
     assumed: list[Assumption]
 
 
-def as_json(report: AuditReport | WhatIfReport) -> dict[str, Any]:
-    """The report as JSON's shapes (mappings, lists, numbers, strings)."""
-    return dataclasses.asdict(report)
+@dataclass(frozen=True)
+class WorkloadSummary:
+    """Where a simulation's workload came from, how much of it, and the work the log does not end or begin."""
+
+    source: str = field(metadata={"key": "from"})  # "log", or the --workload file
+    work: int
+    node_events: int
+    start_processes: int
+    projected: list[int]  # jobs that run past the log's end: their remaining work projected
+    present_from_start: list[int]  # jobs there before the log began
 
 
-def report_json(report: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class SimAssumed:
+    """What a simulation took for what the log does not settle."""
+
+    epoch_ms: float
+    start_delay_s: float | None
+    stop_delay_s: float | None
+    settings: list[Assumption]
+
+
+@dataclass(frozen=True)
+class SimulateReport:
+    """`rmreplay simulate`'s report.json (every figure per side: logged, baseline, sim)."""
+
+    cycles: int
+    set: dict[str, str]
+    scheduler: str | None
+    changed: bool
+    workload: WorkloadSummary
+    jobs: list[dict[str, Any]]  # jobs.parquet's rows
+    identity: dict[str, Any]  # the baseline against the log (metrics.identity)
+    per_class: dict[str, dict[str, float | None]]
+    per_user: dict[str, dict[str, float | None]]
+    preemptions: dict[str, int]
+    defrag_takes: dict[str, int]
+    utilisation: dict[str, float | None]
+    fairness: dict[str, float | None]
+    assumed: SimAssumed
+    # the real Java RM's runs (`simulate --rm`, replay.javarm): absent from report.json without them
+    rm: dict[str, Any] | None = field(default=None, metadata={"omit_if_none": True})
+
+
+def as_json(report: AuditReport | WhatIfReport | SimulateReport) -> dict[str, Any]:
+    """The report as JSON's shapes (mappings, lists, numbers, strings): a field is named by its
+    `key` metadata where it has one, and one marked `omit_if_none` is left out when None."""
+    out: dict[str, Any] = _json(report)
+    return out
+
+
+def _json(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name)
+            if v is None and f.metadata.get("omit_if_none"):
+                continue
+            out[f.metadata.get("key", f.name)] = _json(v)
+        return out
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_json(v) for v in value)
+    return value
+
+
+def report_json(report: dict[str, Any], allow_nan: bool = True) -> str:
     """report.json's text: keys sorted, two-space indent, one trailing newline (byte-identical per input)."""
-    return json.dumps(report, indent=2, sort_keys=True) + "\n"
+    return json.dumps(report, indent=2, sort_keys=True, allow_nan=allow_nan) + "\n"

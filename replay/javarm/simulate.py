@@ -9,6 +9,7 @@ first job-cycle where their schedules part.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -89,5 +90,4 @@ def measure_java(tables: Mapping[str, pl.DataFrame], sim: Simulated, rm: str, vs
              "log_release": sim.boot.release.release.name if sim.boot.release else None}
     if vs:
         block["vs"] = vs_block(runs[0], runs[1])
-    m.extra["rm"] = block
-    return m
+    return replace(m, rm=block)

@@ -12,16 +12,16 @@ a quantum change does not change the unit; utilisation is a ratio in each run's 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from replay.apps.measures import jain, logged_held
+from replay.apps.reports import SimAssumed, SimulateReport, WorkloadSummary, as_json, report_json
 from replay.apps.simulate.loop import Run
 from replay.apps.simulate.reconstruct import PRESENT, logged_finish
 from replay.apps.simulate.simulation import Simulated
@@ -122,7 +122,7 @@ class Measured:
     sides: dict[str, History]
     jobs: pl.DataFrame  # one row per piece of work of the workload
     cycles: pl.DataFrame  # one row per cycle (`per_cycle`)
-    extra: dict[str, Any] = field(default_factory=dict)  # report.json keys a caller adds (the Java RM's runs: `rm`)
+    rm: dict[str, Any] | None = None  # the real Java RM's runs, when `simulate --rm` made them (replay.javarm)
 
 
 def measure(tables: Mapping[str, pl.DataFrame], sim: Simulated,
@@ -256,28 +256,25 @@ def report(m: Measured) -> dict[str, Any]:
         used, cap = cycles[f"used_{side}"], cycles[f"capacity_{side}"]
         return _mean(u / c for u, c in zip(used, cap, strict=True) if c)
 
-    return {
-        "cycles": len(sim.context.cycles),
-        "set": {k: v for k, v in sim.change.sets},
-        "scheduler": sim.change.scheduler,
-        "changed": not sim.change.identity,
-        "workload": {"from": sim.workload_from, "work": len(sim.workload.work),
-                     "node_events": len(sim.workload.nodes), "start_processes": len(sim.workload.shares),
-                     "projected": projected, "present_from_start": present},
-        "jobs": jobs.drop("projected", "predates", "note").to_dicts(),
-        "identity": identity(m),
-        "per_class": _group(m, "class"),
-        "per_user": _group(m, "user"),
-        "preemptions": triple(lambda s: len(m.sides[s].taken)),
-        "defrag_takes": triple(lambda s: sum(1 for _c, why in m.sides[s].taken.values() if why == "defrag")),
-        "utilisation": triple(util),
-        "fairness": triple(lambda s: _mean(v for v in cycles[f"fairness_{s}"] if v is not None)),
-        "assumed": {"epoch_ms": sim.context.epoch_ms,
-                    "start_delay_s": _first(w.start_delay for w in sim.workload.work),
-                    "stop_delay_s": _first(w.stop_delay for w in sim.workload.work),
-                    "settings": [{"setting": a.setting, "value": a.value, "source": a.source,
-                                  "evidence": a.evidence} for a in sim.assumed]},
-    } | m.extra
+    return as_json(SimulateReport(
+        cycles=len(sim.context.cycles),
+        set=dict(sim.change.sets),
+        scheduler=sim.change.scheduler,
+        changed=not sim.change.identity,
+        workload=WorkloadSummary(sim.workload_from, len(sim.workload.work), len(sim.workload.nodes),
+                                 len(sim.workload.shares), projected, present),
+        jobs=jobs.drop("projected", "predates", "note").to_dicts(),
+        identity=identity(m),
+        per_class=_group(m, "class"),
+        per_user=_group(m, "user"),
+        preemptions=triple(lambda s: len(m.sides[s].taken)),
+        defrag_takes=triple(lambda s: sum(1 for _c, why in m.sides[s].taken.values() if why == "defrag")),
+        utilisation=triple(util),
+        fairness=triple(lambda s: _mean(v for v in cycles[f"fairness_{s}"] if v is not None)),
+        assumed=SimAssumed(sim.context.epoch_ms, _first(w.start_delay for w in sim.workload.work),
+                           _first(w.stop_delay for w in sim.workload.work), list(sim.assumed)),
+        rm=m.rm,
+    ))
 
 
 def _first(values: Iterable[float]) -> float | None:
@@ -293,7 +290,7 @@ def write_simulation(m: Measured, out: Path) -> dict[str, Any]:
     shares_frame(m).write_parquet(out / "shares.parquet", compression="zstd", statistics=False)
     m.cycles.write_parquet(out / "cycles.parquet", compression="zstd", statistics=False)
     write_workload(m.sim.workload, out / "workload.parquet")
-    (out / "report.json").write_text(json.dumps(rep, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    (out / "report.json").write_text(report_json(rep, allow_nan=False))
     return rep
 
 
