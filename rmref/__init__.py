@@ -15,6 +15,7 @@ from rmref.caps import CapInput, Caps, base_cap, job_caps
 from rmref.constants import UNLIMITED
 from rmref.howmuch import HowMuch, how_much
 from rmref.howmuch_state import CounterRun
+from rmref.memory import Memory
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import Defrag, TakeFromTheRich, Unsettled, defragment
 from rmref.evictions import HeldShare, evictions, investment_key, shrink_by
@@ -31,7 +32,7 @@ __all__ = [
     "FAIR_SHARE", "FIXED_SHARE", "RESERVE", "UNLIMITED",
     "Apportionment", "CapInput", "Caps", "ClassDef", "Config", "CounterRun", "CycleDecisions", "CycleInput",
     "CycleResult", "Defrag", "DefragAction", "Entity", "Eviction", "HeldShare", "Hints", "HowMuch", "Machine",
-    "Nodepool", "Phases", "Placement", "PoolTables", "Share", "TakeFromTheRich", "Unsettled", "Work",
+    "Memory", "Nodepool", "Phases", "Placement", "PoolTables", "Share", "TakeFromTheRich", "Unsettled", "Work",
     "apportion", "base_cap", "defragment", "evictions", "how_much", "investment_key", "job_caps", "job_order",
     "machine_order", "n_shares_by_order", "processes_for_qshares", "schedule", "shrink_by", "what_of",
 ]

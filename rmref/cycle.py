@@ -4,7 +4,8 @@
 
 `Phases` names the function used for each; replace one (same signature) to see how history
 would have gone with a change. `Hints` carries what no input can predict but a log shows: the
-RM iterates some maps keyed by random ids, and keeps a few values from one cycle to the next.
+RM iterates some maps keyed by random ids, and keeps a few values from one cycle to the next
+(`rmref.memory.Memory`, which `CycleResult.memory` hands on to the next cycle).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from rmref.caps import job_caps
 from rmref.constants import EVICT, NOT_NEW, REASSIGN
 from rmref.howmuch import HowMuch, how_much
+from rmref.memory import Memory
 from rmref.defrag import Defrag, defragment
 from rmref.evictions import evictions
 from rmref.model import CycleDecisions, CycleInput, DefragAction, Eviction, Placement
@@ -30,8 +32,7 @@ class Hints:
     user_orders: tuple[tuple[str, ...], ...] = ()  # the order each class's users were counted in
     job_order: tuple[int, ...] = ()  # the order needy jobs are served in by defragmentation
     share_walk: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # a cleared host's shares, walk order
-    pure_fair_share: dict[int, int] = field(default_factory=dict)  # last known, for jobs not counted now
-    wealth: dict[str, int] | None = None  # users' wealth left by the last defragmentation
+    memory: Memory = Memory()  # what the RM kept from the cycle before (the last CycleResult.memory)
     needy: Mapping[int, int] | None = None  # the needy jobs to serve, if not those detection finds (defragment's serve)
     # the RM's free choices, to follow where rmref finds them equal to its own (rmref.choices)
     prefer: Mapping[str, int] = field(default_factory=dict)  # machines' rank in an open order (what_of)
@@ -91,7 +92,7 @@ class CycleResult:
     decisions: CycleDecisions
     how_much: HowMuch
     defrag: Defrag
-    pure_fair_share: dict[int, int]  # to pass on in the next cycle's Hints
+    memory: Memory  # what the RM keeps for the next cycle (its Hints' memory)
     published: dict[int, Published] = field(default_factory=dict)  # the schedule sent to the Orchestrator
 
 
@@ -102,12 +103,13 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
                          hints.user_orders, **({"cleared_first": hints.cleared_first} if hints.cleared_first else {}))
     placed = tuple(phases.what_of(inp, hm.counts, **({"prefer": hints.prefer} if hints.prefer else {})))
     evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
-    pure = {**hints.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
+    pure = {**hints.memory.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
     extra: dict[str, Any] = {} if hints.needy is None else {"serve": hints.needy}  # passed only when known
     extra.update({"choose": hints.choose} if hints.choose else {})
     extra.update({} if hints.known_order is None else {"known_order": hints.known_order})
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,
-                      wealth=hints.wealth, **extra)
+                      wealth=hints.memory.wealth, **extra)
     decisions = CycleDecisions(inp.cycle, caps, dict(hm.counts), dict(hm.deferred), placed, evicted,
                                tuple(d.carried), tuple(d.actions))
-    return CycleResult(decisions, hm, d, pure, publish(placed, evicted, tuple(d.actions)))
+    memory = Memory(pure, dict(d.wealth), tuple(d.carried))
+    return CycleResult(decisions, hm, d, memory, publish(placed, evicted, tuple(d.actions)))

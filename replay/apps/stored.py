@@ -17,7 +17,8 @@ The folder holds
 * `checkpoints.bin` and `checkpoints.idx`: for every audited cycle, what re-running it alone
   needs (its rebuilt `CycleInput`, before the audit fills in any node IPs it infers, which a
   re-entry infers again alike; the RM's logged decisions of that cycle, what rmref carried
-  into it from the cycles before (`audit.Carried`) and the kinds audited in it), one compressed
+  into it from the cycles before (`audit.Carried`: the chained run's `rmref.Memory` and the
+  phase-isolated defragmentation's wealth) and the kinds audited in it), one compressed
   record per cycle, so `explain` and the TUI re-enter any cycle without replaying from the start;
 * `nodes.parquet` (every cycle's machines, `replay.model.nodes.node_cycles` on the audit's own
   inventory) and `takings.pickle` (the RM's logged takings, `replay.model.logged.Takings`): what

@@ -8,9 +8,9 @@ the one the RM logged.
 
 The replay is *open loop*: every cycle starts from what the RM actually held, not from what the
 changed scheduler would have left behind, so a change shows what each cycle would have decided
-differently; the effects do not accumulate over time. Only the scheduler's private memory (the
-last pure fair shares, users' wealth in defragmentation) is threaded from the changed cycle to
-the next.
+differently; the effects do not accumulate over time. Only the scheduler's private memory
+(`rmref.Memory`: the last pure fair shares, users' wealth in defragmentation) is threaded from
+the changed cycle to the next; the needy list comes, as the rest of the input, from the log.
 
 Where rmref itself does not reproduce a logged decision (an audit divergence, `rmreplay audit`),
 a change that leaves rmref's answer as it was is not counted as a change: the decision is then
@@ -45,6 +45,7 @@ from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
 from rmref.constants import PURGES
 from rmref.cycle import CycleResult, Hints, schedule
+from rmref.memory import Memory
 from rmref.model import CycleInput
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "needy")
@@ -164,11 +165,10 @@ class WhatIfResult:
         )
 
 
-def _hints(logged: Logged, cycle: int, carried: CycleResult | None) -> Hints:
+def _hints(logged: Logged, cycle: int, memory: Memory) -> Hints:
     """The orders the log reveals for the cycle, and what the scheduler carried from the last one."""
     return Hints(tuple(logged.user_orders.get(cycle, ())), tuple(logged.job_order.get(cycle, ())),
-                 logged.share_walk.get(cycle, {}), carried.pure_fair_share if carried else {},
-                 carried.defrag.wealth if carried else None)
+                 logged.share_walk.get(cycle, {}), memory)
 
 
 def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
@@ -182,7 +182,7 @@ def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: 
     logged = logged_decisions(tables)
     held_logged = logged_holdings(tables, boot.config.quantum_gb)
     result = WhatIfResult(change, epochs=epochs(tables["cycles"]), assumed=start.assumed)
-    base_prev = what_prev = None
+    base_prev = what_prev = Memory()
     inputs = start.inputs(tables, cycles)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "replaying"):
         c = inp.cycle
@@ -200,7 +200,7 @@ def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: 
         _compare(result, c, logged, base, what, NODE_FREE if unsettled is not None else DECISIONS)
         if unsettled is None:  # the shares held and taken read the machines
             _tally(result, inp, logged, held_logged.get(c, {}), base, what)
-        base_prev, what_prev = base, what
+        base_prev, what_prev = base.memory, what.memory
     return result
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from replay.model.logged import logged_decisions
 from rmref.cycle import Hints, Phases, schedule
+from rmref.memory import Memory
 from rmref.caps import Caps
 from rmref.constants import NOT_NEW
 from tests.helpers import SCENARIOS, parsed
@@ -29,11 +30,11 @@ def _truth_caps(caps: dict[int, int]):
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_chained_cycle_equals_truth(name):
     logged = logged_decisions(parsed(name).tables)
-    pure, wealth, before = {}, None, set()
+    memory, before = Memory(), set()
     for tc in truth_cycles(name):
         inp, rec, c = tc.input, tc.record, tc.input.cycle
         hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
-                      logged.share_walk.get(c, {}), pure, wealth)
+                      logged.share_walk.get(c, {}), memory)
         result = schedule(inp, hints, Phases(caps=_truth_caps(tc.caps)(inp)))
         d = result.decisions
         assert d.counts == {j["id"]: j["nshares_given"] for j in rec["jobs"]}, c
@@ -55,4 +56,5 @@ def test_chained_cycle_equals_truth(name):
         truth_actions = [(a["action"], a["donor_job"], a["needy_job"], a["host"]) for a in rec["defrag"]["actions"]]
         assert [(a.action, a.donor_job, a.needy_job, a.host) for a in d.defrag] == truth_actions, c
         assert set(d.needy) == {j["id"] for j in rec["jobs"] if j["in_needy_list"]}, c
-        pure, wealth = result.pure_fair_share, result.defrag.wealth
+        memory = result.memory  # what the RM keeps for the next cycle, its needy list the truth's
+        assert set(memory.needy) == {j["id"] for j in rec["jobs"] if j["in_needy_list"]}, c

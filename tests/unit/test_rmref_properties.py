@@ -121,18 +121,19 @@ TWO_PROCESSES = """
 import hashlib, sys
 from replay.model.logged import logged_decisions
 from rmref.cycle import Hints, schedule
+from rmref.memory import Memory
 from tests.helpers import parsed
 from tests.truth_inputs import truth_cycles
 name = sys.argv[1]
 logged = logged_decisions(parsed(name).tables)
-pure, wealth, digest = {}, None, hashlib.sha256()
+memory, digest = Memory(), hashlib.sha256()
 for tc in truth_cycles(name):
     c = tc.input.cycle
     hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
-                  logged.share_walk.get(c, {}), pure, wealth)
+                  logged.share_walk.get(c, {}), memory)
     result = schedule(tc.input, hints)
     digest.update(repr(result.decisions).encode())
-    pure, wealth = result.pure_fair_share, result.defrag.wealth
+    memory = result.memory
 print(digest.hexdigest())
 """
 

@@ -14,7 +14,7 @@ from replay.model.logged import Logged
 from replay.apps.reports import Agreement, AuditReport, Coverage, LeftOut, as_json
 from replay.model.release import ReleaseChoice
 from replay.model.settings import Assumption
-from rmref import Caps, Defrag, HowMuch
+from rmref import Caps, Defrag, HowMuch, Memory
 from rmref.cycle import CycleResult
 from rmref.model import CycleInput, Eviction, Placement
 
@@ -106,9 +106,8 @@ class AuditResult:
     def carry(self) -> Carried:
         """What rmref carries into the next cycle from the cycles run so far."""
         if self.chained is not None:
-            return Carried(self.wealth, self.chained.pure_fair_share, self.chained.defrag.wealth)
-        start = self.start or Carried(None, {}, None)
-        return Carried(self.wealth, start.pure_fair_share, start.chained_wealth)
+            return Carried(self.wealth, self.chained.memory)
+        return Carried(self.wealth, self.start.memory if self.start else Memory())
 
     def skip(self, cycle: int, kinds: Collection[str], why: str) -> None:
         """Record that `kinds` were not audited in `cycle`, and why."""
@@ -119,12 +118,11 @@ class AuditResult:
 @dataclass(frozen=True)
 class Carried:
     """What rmref carries into a cycle from the ones before (so one cycle can be run again alone):
-    the users' wealth the phase-isolated defragmentation left, and the chained run's last pure
-    fair shares and wealth (its `Hints`). Everything else a cycle reads is in its own input."""
+    the users' wealth the phase-isolated defragmentation left, and the chained run's memory
+    (`rmref.Memory`, its `Hints`). Everything else a cycle reads is in its own input."""
 
     wealth: dict[str, int] | None
-    pure_fair_share: dict[int, int]
-    chained_wealth: dict[str, int] | None
+    memory: Memory
 
 
 # what `audit` hands every audited cycle to, before running it: its input, the logged decisions,

@@ -6,7 +6,8 @@ determines is taken from the log's same cycle where the log has it, as the audit
 the RM's hash maps list users, needy jobs and a cleared host's shares, its job table's order, and,
 where the simulated state is the logged one, the order of a job's published Existing list (the
 RM's investment order) and the ids of the shares What Of places. The scheduler's own memory (last
-pure fair shares, users' wealth, the needy list) is carried from the simulated cycle before.
+pure fair shares, users' wealth, the needy list: rmref.memory.Memory) is carried from the simulated
+cycle before.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from rmref.constants import PURGES
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.evictions import disable_purges
+from rmref.memory import Memory
 from rmref.model import CycleInput, Machine, Placement, Work
 from rmref.whatof import what_of
 
@@ -79,7 +81,7 @@ class Simulation:
         # a simulated world: an unschedulable machine's free space comes from its own schedules
         self.stale = StaleFree({}, ctx.boot.nodepools, ctx.boot.config.quantum_gb)
         self.run = Run()
-        self.carried: CycleResult | None = None
+        self.memory = Memory()  # what the RM kept from the simulated cycle before
         self.next_share = 1 + max([s.share_id for s in workload.shares] + [0])
         self.used_ids = {s.share_id for s in workload.shares}  # a share id is never given twice
         self._start(workload)
@@ -135,7 +137,7 @@ class Simulation:
         self._apply(inp, result, cycle, t)
         self.stale.record(machines, ((s.host, job.spec.memory_gb) for job in self.jobs.values()
                                      for s in job.shares.values()))
-        self.carried = result
+        self.memory = result.memory
 
     def _schedule(self, inp: CycleInput, cycle: int) -> CycleResult:
         """rmref's chained phases; a plug-in phase that fails is reported in one line, with the cycle."""
@@ -169,18 +171,15 @@ class Simulation:
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged),
                              submit_seq=self.ctx.submit_seq.get(job_id, job_id),
                              shares=rm.shares(job, order, self.ctx.ranks.get(cycle, {}).get(job_id))))
-        needy = self.carried.decisions.needy if self.carried else ()
-        inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), tuple(needy))
+        inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), self.memory.needy)
         return adapt(inp, base, self.boot)
 
     def _hints(self, cycle: int) -> Hints:
-        logged, carried = self.ctx.logged, self.carried
+        logged = self.ctx.logged
         return Hints(tuple(logged.user_orders.get(cycle, ())) if logged else (),
                      tuple(logged.job_order.get(cycle, ())) if logged else (),
                      logged.share_walk.get(cycle, {}) if logged else {},
-                     carried.pure_fair_share if carried else {},
-                     carried.defrag.wealth if carried else None,
-                     prefer=self._prefer(cycle))
+                     self.memory, prefer=self._prefer(cycle))
 
     def _prefer(self, cycle: int) -> dict[str, int]:
         """The hosts the RM connected new shares on this cycle, in the order it created them (share
