@@ -43,7 +43,7 @@ DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
 TUI_FIRST_SCREEN = """
 import asyncio, sys, time
 from pathlib import Path
-from tui.cli import tune_allocators
+from replay.cli.process import tune_allocators
 tune_allocators("tui")  # as `rmreplay tui` sets them, before polars loads
 from tui.app import RmReplayApp
 async def main():
