@@ -72,17 +72,17 @@ def _undecided(state: DState, a: DShare, b: DShare) -> str | None:
 def _pick(ordered: Sequence[DShare], cand: Container[int], virtual: int, want: int) -> list[DShare] | None:
     """One round on one machine, its shares in the RM's order (`cand`: positions of the candidates):
     the shares it clears, or None when they cannot make room. It takes candidates until there is
-    room (an exact fit first in the list), then clears from that list until there is room."""
+    room (an exact fit first in the list), then clears from that list until there is room. The
+    room test follows every share, candidate or not: when the free space alone suffices, the round
+    stops at the first share and clears it only if it is a candidate."""
     room, chosen = virtual, list[DShare]()
-    for i, share in enumerate(ordered):
+    for i, share in enumerate(ordered[:_stop(ordered, cand, virtual, want)]):
         if i in cand:
             room += share.order
             if share.order == want:
                 chosen.insert(0, share)
             else:
                 chosen.append(share)
-        if room >= want:
-            break
     if room < want:
         return None
     room, cleared = virtual, list[DShare]()
@@ -94,13 +94,24 @@ def _pick(ordered: Sequence[DShare], cand: Container[int], virtual: int, want: i
     return cleared
 
 
+def _stop(ordered: Sequence[DShare], cand: Container[int], virtual: int, want: int) -> int:
+    """How many of the round's shares it looks at: up to the one after which there is room."""
+    room = virtual
+    for i, share in enumerate(ordered):
+        if i in cand:
+            room += share.order
+        if room >= want:
+            return i + 1
+    return len(ordered)
+
+
 def _ids(shares: Sequence[DShare]) -> tuple[tuple[int, int], ...]:
     return tuple((s.job_id, s.share_id) for s in shares)
 
 
 def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int], doubtful: Sequence[int],
                   virtual: int, want: int) -> list[list[DShare]]:
-    """What the round clears for every order of the `doubtful` candidates (positions in `ordered`)
+    """What the round clears for every order of the `doubtful` shares (positions in `ordered`)
     that keeps the order of each pair the input settles; [] when there are too many to list."""
     if len(doubtful) > MAX_OPEN:
         return []
@@ -109,10 +120,10 @@ def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int]
     n = len(members)
     settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
     for perm in linear_orders(n, settled):
-        order = list(ordered)
+        order, flags = list(ordered), [i in cand for i in range(len(ordered))]
         for i, k in zip(doubtful, perm):
-            order[i] = members[k]
-        cleared = _pick(order, cand, virtual, want) or []
+            order[i], flags[i] = members[k], doubtful[k] in cand
+        cleared = _pick(order, {i for i, f in enumerate(flags) if f}, virtual, want) or []
         out.setdefault(_ids(cleared), cleared)
     return list(out.values())
 
@@ -126,27 +137,28 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
     cleared = _pick(ordered, cand, node.virtual, want)
     if cleared is None:
         return None
-    room, scanned = node.virtual, []  # the candidates the round looked at
-    for i, share in enumerate(ordered):
-        if i in cand:
-            room += share.order
-            scanned.append(i)
-        if room >= want:
-            break
+    # A pair of shares matters when one of them is a candidate and the round looked at the first
+    # (its order decides which candidates come before the round stops, and in what order).
+    scanned = range(_stop(ordered, cand, node.virtual, want))
     doubtful: dict[int, None] = {}
     reasons: dict[str, None] = {}
+    between_candidates = False
     for i in scanned:
-        for k in sorted(cand):
-            why = _undecided(state, ordered[i], ordered[k]) if k > i else None
+        for k in range(i + 1, len(ordered)):
+            why = _undecided(state, ordered[i], ordered[k]) if i in cand or k in cand else None
             if why:
                 doubtful.update({i: None, k: None})
                 reasons[why] = None
+                between_candidates |= i in cand and k in cand
     if not doubtful:
         return cleared
     alternatives = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want)
+    if not between_candidates and len(alternatives) == 1:
+        return cleared  # the open order of a share the round passes over changed nothing
     rm = state.choose.get(name)
-    if rm is not None:  # the RM's clearing, when it is one of the alternatives
-        cleared = next((alt for alt in alternatives if set(_ids(alt)) <= rm), cleared)
+    if rm is not None:  # the RM's clearing, when it is one of the alternatives (the fullest such)
+        fits = [alt for alt in alternatives if set(_ids(alt)) <= rm]
+        cleared = max(fits, key=len, default=cleared)
     taken = next((i for i, alt in enumerate(alternatives) if _ids(alt) == _ids(cleared)), 0)
     shares = tuple(sorted({(ordered[i].job_id, ordered[i].share_id) for i in doubtful}))
     state.unsettled.append(Unsettled(nj.work.job_id, name, shares, tuple(reasons), len(state.actions),

@@ -154,10 +154,14 @@ def cleared_by_rm(placed: Sequence[tuple[int, str, int, int]], published: Mappin
     return {h: frozenset(v) for h, v in out.items()}
 
 
+def _cleared_words(shares: Sequence[tuple[int, int]]) -> str:
+    """'5.50, a new process of job 7', or 'nothing'."""
+    return ", ".join(f"{j}.{s}" if s else f"a new process of job {j}" for j, s in shares) or "nothing"
+
+
 def unsettled_sentence(rounds: Sequence[Unsettled]) -> str:
     """'agrees: ...' for takeFromTheRich rounds where the RM cleared one of rmref's alternatives."""
-    parts = [f"on {u.host} (for needy job {u.needy_job}) the RM cleared "
-             f"{', '.join(f'{j}.{s}' if s else f'a new process of job {j}' for j, s in u.alternatives[u.taken])}, "
+    parts = [f"on {u.host} (for needy job {u.needy_job}) the RM cleared {_cleared_words(u.alternatives[u.taken])}, "
              f"one of {len(u.alternatives)} choices among equally ranked shares of jobs "
              f"{', '.join(map(str, sorted({j for j, _ in u.shares})))} ({' and '.join(u.reasons)} order, "
              f"which the log does not show)" for u in rounds if u.alternatives]

@@ -20,6 +20,7 @@ from replay.model.logged import Logged
 from rmref import Defrag
 from rmref.constants import PURGE
 from rmref.defrag import NODE_IP
+from rmref.defrag_state import Unsettled
 from rmref.model import CycleInput, Eviction, Placement
 
 
@@ -70,7 +71,7 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
     verified_taken: dict[int, Verified] = {}
     if follow is not None and any(u.alternatives for u in d.unsettled):
         rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
-        if any(not set(u.alternatives[u.taken]) <= rm.get(u.host, frozenset()) for u in d.unsettled if u.alternatives):
+        if any(u.alternatives[u.taken] != _rm_alternative(u, rm) for u in d.unsettled if u.alternatives):
             d = phase(inp, counts, placed, gone, choose=rm, **kwargs)  # the RM's clearing, where rmref has it
             why = unsettled_sentence(d.unsettled)
             verified_taken = {j: Verified(("taken", own_taken.get(j)), why) for j in set(own_taken) | set(_taken(d))
@@ -96,6 +97,13 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
                                      f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"
                                      + unlisted_words(d)), verified_taken, "takeFromTheRich")
     return d
+
+
+def _rm_alternative(u: Unsettled, rm: Mapping[str, frozenset[tuple[int, int]]]) -> tuple[tuple[int, int], ...] | None:
+    """The fullest of an unsettled round's alternatives that the RM's clearing on its machine
+    contains (the RM may clear more there in later rounds), or None."""
+    fits = [alt for alt in u.alternatives if set(alt) <= rm.get(u.host, frozenset())]
+    return max(fits, key=len, default=None)
 
 
 def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping[int, Any],
