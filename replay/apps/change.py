@@ -155,7 +155,7 @@ def adapt(inp: CycleInput, before: Bootstrap, after: Bootstrap) -> CycleInput:
 
     A quantum change changes every share order (jobs round their memory up to whole quanta,
     machines down); a class's initialization cap, doubling and prediction flags are copied into
-    its jobs' cap inputs, which is where the cap phase reads them.
+    its jobs' cap inputs, which is where the cap phase reads them, and so is another release's.
     """
     if after == before:
         return inp
@@ -169,6 +169,10 @@ def adapt(inp: CycleInput, before: Bootstrap, after: Bootstrap) -> CycleInput:
     changed = {n for n in new if new[n] != old.get(n)}
     if changed:
         work = tuple(_with_class(w, new[w.class_name]) if w.class_name in changed else w for w in work)
+    if after.config.behaviours != before.config.behaviours:  # initJobCap reads the release from each job
+        work = tuple(dataclasses.replace(w, cap_input=dataclasses.replace(w.cap_input,
+                                                                          behaviours=after.config.behaviours))
+                     for w in work)
     return dataclasses.replace(inp, config=after.config, classes=after.classes, machines=machines, work=work)
 
 

@@ -73,6 +73,23 @@ def test_identity_reproduces_the_recorded_history(name, level):
         assert ident["finish_error_median_pct"] <= 2.0 and ident["finish_error_p90_pct"] <= 10.0
 
 
+# the real RM of each release on one workload (fixtures/releases): a release's own rules hold
+RELEASE_LOGS = [f"releases/{r}/{n}" for r in ("2.0.0", "2.0.1", "2.2.2", "3.0.0") for n in ("a_tiny", "gen12-004")]
+
+
+@pytest.mark.parametrize("name", RELEASE_LOGS)
+def test_identity_holds_under_the_release_that_wrote_the_log(name):
+    """Before 2.1.0 a job with no work-item time yet is not capped as initializing (rmref.behaviours
+    init_wait_without_item_time): the simulated RM expands it as the log's did, cycle by cycle."""
+    tables = parsed(name).tables
+    sim = simulate(tables)
+    held = {(c, j): p for c, j, p in sim.baseline.held}
+    expected = _truth_held(name)
+    assert {k: held.get(k, 0) for k in expected} == expected
+    completed = _truth_completed(name)
+    assert {j: sim.baseline.finish.get(j) for j in completed} == completed
+
+
 @pytest.mark.slow
 def test_i_mega24_identity_and_a_low_class_weight_raised():
     """The 2,500-cycle mega log: the baseline reproduces it (completions and shares, against truth

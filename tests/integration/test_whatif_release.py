@@ -32,9 +32,27 @@ def test_an_unknown_release_is_refused():
         apply_sets(bootstrap(parsed(NAME).tables), [("release", "1.9")])
 
 
-@pytest.mark.parametrize(("release", "changes"), [("2.0.1", False), ("2.2.2", True)])
-def test_whatif_release(tmp_path, release, changes):
+@pytest.mark.parametrize(("name", "release", "changes"), [
+    (NAME, "2.0.1", False), (NAME, "2.2.2", True),
+    ("releases/2.0.1/a_tiny", "2.0.1", False),
+    ("releases/2.0.1/a_tiny", "2.2.2", True),  # only the initialization rule parts them here
+])
+def test_whatif_release(tmp_path, name, release, changes):
     out = tmp_path / "wi"
-    main(["whatif", str(FIXTURES / NAME / "rm.log.gz"), "--set", f"release={release}", "-o", str(out)])
+    main(["whatif", str(FIXTURES / name / "rm.log.gz"), "--set", f"release={release}", "-o", str(out)])
     report = json.loads((out / "report.json").read_text())
     assert (report["cycles_changed"] > 0) is changes
+
+
+def test_the_jobs_cap_inputs_take_the_release_too():
+    """initJobCap reads the release from each job's cap input (rmref.caps.waiting): the 2.0.1 log
+    doubles job 1 before it has a work-item time, which 2.2.2 would not (UIMA-4882)."""
+    from replay.apps.change import adapt
+    from replay.model.start import cycle_inputs
+
+    tables = parsed("releases/2.0.1/a_tiny").tables
+    boot = bootstrap(tables)
+    after = apply_sets(boot, [("release", "2.2.2")])
+    for inp in cycle_inputs(tables, boot):
+        for work in adapt(inp, boot, after).work:
+            assert work.cap_input.behaviours == for_release("2.2.2")

@@ -168,7 +168,7 @@ class Simulation:
                          and disable_purges(online.get(s.host), spec.work_type, cls.policy if cls else None))
             order = job_order(spec.memory_gb, quantum)
             work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
-                             rm.cap_input(job, cls, self.ctx.epoch_ms, purged),
+                             rm.cap_input(job, cls, self.ctx.epoch_ms, purged, base.config.behaviours),
                              submit_seq=self.ctx.submit_seq.get(job_id, job_id),
                              shares=rm.shares(job, order, self.ctx.ranks.get(cycle, {}).get(job_id))))
         inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), self.memory.needy)

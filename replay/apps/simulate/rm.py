@@ -25,6 +25,7 @@ from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import WorkSpec
 from rmref import UNLIMITED, CapInput
+from rmref.behaviours import Behaviours
 from rmref.model import ClassDef, Share
 
 DEFAULT_PROCESSES = 10  # SchedConstants.DEFAULT_PROCESSES: a job's limit until the Orchestrator's arrives
@@ -116,12 +117,13 @@ def gone(state: str) -> bool:
 
 
 def projected_cap(job: RmJob, cls: ClassDef, epoch_ms: int) -> tuple[bool, int]:
-    """(initialized, getPrjCap's answer): the RM's projection of the processes a job will need.
+    """(has an item time, getPrjCap's answer): the RM's projection of the processes a job will need.
 
-    The job counts as not initialized while it waits for its first process to run or has no time
-    per item yet; then nothing is projected (UNLIMITED). Otherwise the work its current processes
-    would do in (mean initialization time + one epoch + the class's fudge) is taken off the
-    remaining work, and the rest divided among threads (at least the processes it holds).
+    Nothing is projected (UNLIMITED) while the job waits for its first process to run or has no
+    time per item yet; whether the job then still counts as initializing is the release's rule
+    (rmref.caps.waiting). Otherwise the work its current processes would do in (mean
+    initialization time + one epoch + the class's fudge) is taken off the remaining work, and the
+    rest divided among threads (at least the processes it holds).
     """
     tpi = job.time_per_item
     if job.init_wait or math.isnan(tpi) or tpi == 0.0:
@@ -137,17 +139,19 @@ def projected_cap(job: RmJob, cls: ClassDef, epoch_ms: int) -> tuple[bool, int]:
     return True, answer if answer else held
 
 
-def cap_input(job: RmJob, cls: ClassDef | None, epoch_ms: int, purged: int) -> CapInput:
-    """What initJobCap reads for the job this cycle."""
+def cap_input(job: RmJob, cls: ClassDef | None, epoch_ms: int, purged: int, behaviours: Behaviours) -> CapInput:
+    """What initJobCap reads for the job this cycle (`behaviours`: the release's, Config.behaviours)."""
     spec = job.spec
     reservation = spec.work_type == "Reservation"
-    initialized, projected = (projected_cap(job, cls, epoch_ms) if cls is not None and spec.is_job
-                              else (not job.init_wait, UNLIMITED))
+    item_time, projected = (projected_cap(job, cls, epoch_ms) if cls is not None and spec.is_job
+                            else (True, UNLIMITED))
     return CapInput(
         remaining=1 if reservation else job.remaining, threads=1 if reservation else spec.threads,
-        current=job.held() - purged, max_processes=job.max_shares, initialized=initialized, projected=projected,
-        init_cap=cls.init_cap if cls else 0, expand_by_doubling=cls.expand_by_doubling if cls else False,
-        use_prediction=cls.prediction if cls else False, completed=job.completed,
+        current=job.held() - purged, max_processes=job.max_shares, initialized=not job.init_wait,
+        projected=projected, init_cap=cls.init_cap if cls else 0,
+        expand_by_doubling=cls.expand_by_doubling if cls else False,
+        use_prediction=cls.prediction if cls else False, completed=job.completed, item_time=item_time,
+        behaviours=behaviours,
     )
 
 
