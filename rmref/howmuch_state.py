@@ -72,6 +72,7 @@ def build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) ->
                 continue
             m = host
             pool = pools[m.nodepool]
+            pool.frozen = None  # rearrangeVirtual computes nSharesByOrder again
             left = free[m.name]
             # rearrangeVirtual: a share bigger than the space left, or any reservation, takes it all
             take = left if (s.order > left or policy_of[w.job_id] == RESERVE) else s.order
@@ -97,12 +98,15 @@ def _account_stale(pool: PoolTables, listed: set[int], m: Machine, order: int, r
     """
     left = stale[m.name]
     take = left if (order > left or reserve) else order
+    if left not in listed:  # it stops before computing nSharesByOrder again
+        pool.freeze()
     if left == m.order:
         pool.n[m.order] -= 1
     else:
         pool.v[left] -= 1
     if left not in listed:
         return
+    pool.frozen = None
     left -= take
     stale[m.name] = left
     if left > 0:

@@ -95,6 +95,9 @@ class PoolTables:
     machines: list[Machine] = field(default_factory=list)  # its own machines (not its subpools')
     children: list[PoolTables] = field(default_factory=list)  # HashMap order (by name)
     preemptable: set[str] = field(default_factory=set)  # machines set aside for reservations this cycle
+    # nSharesByOrder as the RM last computed it, where a rearrangeVirtual that stopped on a bad
+    # machine list lowered the tables without computing it again (None: it follows the tables)
+    frozen: np.ndarray | None = None
 
     def ascending(self) -> list[PoolTables]:
         """getChildrenAscending: subpools by search order (ties keep the map order)."""
@@ -106,7 +109,14 @@ class PoolTables:
 
     def local_nshares(self) -> np.ndarray:
         """nSharesByOrder of this pool alone."""
+        if self.frozen is not None:
+            return self.frozen
         return n_shares_by_order(np.array(self.n, dtype=np.int64) + np.array(self.v, dtype=np.int64))
+
+    def freeze(self) -> None:
+        """The tables are about to change without nSharesByOrder being computed again."""
+        if self.frozen is None:
+            self.frozen = self.local_nshares()
 
     def vmachines(self) -> list[int]:
         """cloneVMachinesByOrder: free spaces of this pool and all its subpools."""
@@ -114,6 +124,7 @@ class PoolTables:
 
     def count_out(self, order: int, wanted: int) -> int:
         """countOutNSharesByOrder: take `wanted` processes of `order`, from here first, then the subpools."""
+        self.frozen = None  # it computes nSharesByOrder again
         given, low, top = 0, order, len(self.n) - 1
         while given < wanted and low <= top:
             if self.v[low] + self.n[low] > 0:
