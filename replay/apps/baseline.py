@@ -21,7 +21,7 @@ from replay.apps.measures import holdings, taken_shares
 from replay.apps.verify import verdict_admitted
 from replay.model.damage import Damage
 from replay.model.logged import Logged
-from rmref.constants import PURGES
+from rmref.constants import ALREADY_LEAVING, PURGES, RESERVATION
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.memory import Memory
 from rmref.model import CycleInput
@@ -43,11 +43,12 @@ def _sort_key(item: list[Any]) -> tuple[Any, ...]:
 
 
 def decision_values(result: CycleResult, logged_caps: Mapping[int, object],
-                    logged_counts: Mapping[int, object]) -> Values:
+                    logged_counts: Mapping[int, object], served: Mapping[int, int] | None = None) -> Values:
     """rmref's decisions of one cycle in the logged decisions' shapes (`replay.model.logged`), as JSON text.
 
     Caps are compared for the jobs the RM logged a cap for (it computes none for completed work);
-    a count of 0 only where the RM logged one (a deferral).
+    a count of 0 only where the RM logged one (a deferral). The needy verdict is the one the run
+    served (`served`, the RM's, where `run_following` followed it), else the run's own.
     """
     d = result.decisions
     out: dict[str, dict[int, Any]] = {k: {} for k in DECISIONS}  # a decision's value: its logged shape
@@ -55,12 +56,15 @@ def decision_values(result: CycleResult, logged_caps: Mapping[int, object],
     out["counts"] = {j: n for j, n in d.counts.items() if n or j in logged_counts}
     for p in d.placements:
         out["placements"].setdefault(p.job_id, []).append([p.host, p.order])
+    cleared = {(e.job_id, e.share_id) for e in d.evictions if e.reason == RESERVATION}
     for e in d.evictions:  # the log's purge lines name the host and the job, not the share
+        if e.reason == ALREADY_LEAVING and (e.job_id, e.share_id) in cleared:
+            continue  # the clearing's share, marked again by shrinkBy: the log names it once (audit.cycle)
         out["evictions"].setdefault(e.job_id, []).append([e.host, None if e.reason in PURGES else e.share_id])
     for a in d.defrag:
         if a.action == "evict":
             out["defrag"].setdefault(a.donor_job, []).append([a.host, a.share_id])
-    out["needy"] = dict(result.defrag.needy)
+    out["needy"] = dict(result.defrag.needy if served is None else served)
     return {k: {j: _canon(sorted(v, key=_sort_key) if isinstance(v, list) else v) for j, v in per.items()}
             for k, per in out.items()}
 
@@ -110,11 +114,12 @@ def swapped(phases: Phases) -> frozenset[str]:
 
 
 def run_following(inp: CycleInput, hints: Hints, choices: Choices, phases: Phases = _OWN,
-                  mine: frozenset[str] = frozenset()) -> CycleResult:
+                  mine: frozenset[str] = frozenset()) -> tuple[CycleResult, Mapping[int, int] | None]:
     """rmref's phases chained on `inp`, following `choices` where rmref's phase meets them among its
     equal choices; a phase in `mine` (a developer's, `--scheduler`) settles its own ties and is
     handed none. The RM's needy verdict is served only where the run's own detection reaches it
-    too (one of `Defrag.verdicts`), as the audit serves it."""
+    too (one of `Defrag.verdicts`), as the audit serves it. The run, and the RM's verdict when it
+    served it (None: its own)."""
     followed = replace(hints, prefer={} if "what_of" in mine else choices.prefer,
                        cleared_first=() if "how_much" in mine else choices.cleared,
                        choose={} if "defrag" in mine else choices.choose,
@@ -122,8 +127,8 @@ def run_following(inp: CycleInput, hints: Hints, choices: Choices, phases: Phase
     run = schedule(inp, followed, phases)
     if choices.needy is not None and "defrag" not in mine and run.defrag.needy != choices.needy \
             and verdict_admitted(run.defrag, choices.needy):
-        run = schedule(inp, replace(followed, needy=choices.needy), phases)
-    return run
+        return schedule(inp, replace(followed, needy=choices.needy), phases), choices.needy
+    return run, None
 
 
 @dataclass(frozen=True)
@@ -140,15 +145,17 @@ class BaselineCycle:
 
 
 def baseline_cycle(before: CycleInput, after: CycleInput, run: CycleResult | None, logged: Logged,
-                   choices: Choices, caps: Mapping[int, int], partly: str | None) -> BaselineCycle:
+                   choices: Choices, caps: Mapping[int, int], partly: str | None,
+                   served: Mapping[int, int] | None = None) -> BaselineCycle:
     """One cycle's baseline from the audit's run of it: `before` the input it rebuilt, `after` the
     one it ran on (with any node IPs it inferred), `run` the chained run (None when the machines
-    are unknown: `partly`, and `caps` are rmref's caps of the jobs the RM logged a cap for)."""
+    are unknown: `partly`, and `caps` are rmref's caps of the jobs the RM logged a cap for),
+    `served` the RM's needy verdict where the run served it."""
     owner = {w.job_id: w.user for w in before.work}
     if run is None:
         return BaselineCycle(caps_values(caps), owner, partly=partly)
     c = before.cycle
-    values = decision_values(run, logged.caps.get(c, {}), logged.counts.get(c, {}))
+    values = decision_values(run, logged.caps.get(c, {}), logged.counts.get(c, {}), served)
     ips = () if after.machines == before.machines else tuple((m.name, m.ip) for m in after.machines)
     taken = {k: frozenset(v) for k, v in taken_shares(run).items()}
     return BaselineCycle(values, owner, holdings(after, run), taken, choices, ips, partly)

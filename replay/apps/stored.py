@@ -23,6 +23,9 @@ The folder holds
 * `nodes.parquet` (every cycle's machines, `replay.model.nodes.node_cycles` on the audit's own
   inventory) and `takings.pickle` (the RM's logged takings, `replay.model.logged.Takings`): what
   the report and the TUI read of the audit's world model, computed once with it;
+* `baseline.pickle`: rmref unchanged on every audited cycle (`replay.apps.baseline.BaselineCycle`,
+  the audit's chained run as a what-if reads it): the baseline `whatif` and `check` read
+  (`Stored.audited`), the change side starting from the checkpoints (`Stored.entry`);
 * `output/`: the files `rmreplay audit -o` writes (report.json, ref_*.parquet,
   divergences.parquet, verified_choices.parquet, skipped.parquet), written by the same code,
   which a later `audit -o` copies;
@@ -193,7 +196,7 @@ class Stored:
 
     def audited(self) -> Audited:
         """What `whatif` and `check` read of the audit: rmref unchanged per cycle, and the cycles left out."""
-        baseline = pickle.loads(zlib.decompress((self.path / BASELINE).read_bytes()))
+        baseline = pickle.loads((self.path / BASELINE).read_bytes())
         if not isinstance(baseline, dict):
             raise ValueError(f"{self.path / BASELINE}: not an audit's baseline")
         return Audited(baseline, left_out(self.result.skipped, self.result.damaged), self.entry)
@@ -364,7 +367,7 @@ def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer, table
     taken = writer.takings if writer.takings is not None else takings(logged_decisions(tables))
     (tmp / TAKINGS).write_bytes(pickle.dumps(taken, protocol=pickle.HIGHEST_PROTOCOL))
     write_audit(result, tmp / FRAMES)
-    (tmp / BASELINE).write_bytes(zlib.compress(pickle.dumps(result.baseline, protocol=pickle.HIGHEST_PROTOCOL), 1))
+    (tmp / BASELINE).write_bytes(pickle.dumps(result.baseline, protocol=pickle.HIGHEST_PROTOCOL))
     kept = replace(result, **{name: getattr(AuditResult(), name) for name in _KEPT})
     (tmp / RESULT).write_bytes(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
     (tmp / INDEX).write_text(json.dumps(writer.index))

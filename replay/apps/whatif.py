@@ -17,6 +17,11 @@ a change that leaves rmref's answer as it was is not counted as a change: the de
 compared with rmref's unchanged answer (the baseline), and the gap is reported as `unreproduced`.
 Every figure (preemptions, shares held, fairness) is given three times: as logged, as the
 baseline replays it, and with the change, so a change is read against the baseline.
+
+The baseline is the audit's chained run (replay.apps.baseline), read from the stored audit: it
+follows the RM's verified free choices, so its `unreproduced` decisions are the audit's
+divergences. The change runs on the audit's input of each cycle and follows those choices only
+where its own phases still meet them among their equal choices (`run_following`).
 """
 
 from __future__ import annotations
@@ -192,8 +197,8 @@ def _changed(inp: CycleInput, logged: Logged, base: BaselineCycle, change: Chang
     if base.partly is not None:
         return _Side(caps_values({w.job_id: change.phases.caps(w.cap_input).actual
                                   for w in inp.work if w.job_id in caps})), memory
-    run = run_following(inp, _hints(logged, inp.cycle, memory), base.choices, change.phases, mine)
-    values = decision_values(run, caps, logged.counts.get(inp.cycle, {}))
+    run, served = run_following(inp, _hints(logged, inp.cycle, memory), base.choices, change.phases, mine)
+    values = decision_values(run, caps, logged.counts.get(inp.cycle, {}), served)
     return _Side(values, holdings(inp, run), taken_shares(run)), run.memory
 
 

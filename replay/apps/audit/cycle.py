@@ -49,7 +49,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
                                                    follow if "defrag" in own else None))
     if "schedule" in only:
         trace = replace(trace, chained=audit_schedule(inp, logged, reuse.replaying, result, follow),
-                        followed=follow.followed)
+                        followed=follow.followed, served=follow.served)
     return trace
 
 

@@ -146,4 +146,5 @@ class CycleTrace:
     defrag: Defrag | None = None
     chained: CycleResult | None = None  # the phases chained on rmref's own decisions
     followed: Choices = NONE  # the RM's free choices the chained run followed
+    served: Mapping[int, int] | None = None  # the RM's needy verdict the chained run served (None: its own)
     logged: Logged | None = None  # the RM's logged decisions the cycle was compared with (the cycle's at least)

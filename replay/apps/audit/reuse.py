@@ -86,6 +86,7 @@ class Follow:
     cleared: tuple[str, ...] = ()
     sentences: list[str] = field(default_factory=list)
     followed: Choices = NONE  # the choices the cycle's chained run followed (none: it follows none)
+    served: Mapping[int, int] | None = None  # the RM's needy verdict the chained run served (None: its own)
 
     def any(self) -> bool:
         """Whether there is a choice to follow."""

@@ -124,7 +124,8 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
         cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
         if "schedule" in kinds_now or (why is not None and "caps" in kinds_now):
             result.baseline[inp.cycle] = baseline_cycle(inp, cycle_trace.input, cycle_trace.chained, logged,
-                                                        cycle_trace.followed, _caps(cycle_trace), why)
+                                                        cycle_trace.followed, _caps(cycle_trace), why,
+                                                        cycle_trace.served)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
     result.assumed += stale_assumptions(stale.notes, set(result.cycles))

@@ -32,7 +32,7 @@ def audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Audi
     differs = {j for j in set(logged_pub) | set(ours) if logged_pub.get(j) != ours.get(j)}
     verified: dict[int, Verified] = {}
     _follow_cleared(inp, logged, follow)
-    if differs and follow.any():
+    if follow.any():
         run, verified = _follow_schedule(inp, logged_pub, run, hints, phases, follow, differs, logged)
         ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
     result.chained = run
@@ -62,16 +62,21 @@ def _follow_schedule(inp: CycleInput, logged_pub: Mapping[int, object], run: Cyc
                      phases: Phases, follow: Follow, differs: set[int],
                      logged: Logged) -> tuple[CycleResult, dict[int, Verified]]:
     """The chained run again on the RM's free choices (each only where the chained run finds it
-    among its own equal ones, `run_following`); the jobs it then publishes as the RM did are
-    verified choices, and the run that follows them is the cycle's (`Follow.followed`)."""
+    among its own equal ones, `run_following`). Unless it then publishes a job otherwise than the
+    RM where rmref's own run did not, it is the cycle's run (`Follow.followed`): the run that
+    follows the RM where the RM's choice was free. The jobs it publishes as the RM did, where the
+    run on rmref's own picks did not, are verified choices."""
     known = logged.job_order_known.get(inp.cycle, ()) if follow.needy is not None else None
     choices = Choices(follow.prefer, follow.choose, follow.cleared, known, follow.needy)
-    again = run_following(inp, hints, choices, phases)
+    again, served = run_following(inp, hints, choices, phases)
     theirs = {j: (p.additions, p.removals) for j, p in again.published.items()}
-    fixed = {j for j in differs if logged_pub.get(j) == theirs.get(j)}
-    if not fixed:
+    parts = {j for j in set(logged_pub) | set(theirs) if logged_pub.get(j) != theirs.get(j)}
+    if parts - differs:
         return run, {}
-    follow.followed = choices
+    follow.followed, follow.served = choices, served
+    fixed = differs - parts
+    if not fixed:
+        return again, {}
     ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
     why = "agrees once the chained phases follow the RM's free choices: " + "; ".join(
         x.removeprefix("agrees: ") for x in follow.sentences)
