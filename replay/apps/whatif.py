@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,17 +150,21 @@ class _Side:
 
 def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
            cycles: range | None = None, progress: OnProgress | None = None,
-           start: ReplayStart | None = None, audited: Audited | None = None) -> WhatIfResult:
+           start: ReplayStart | None = None, audited: Audited | None = None,
+           read_audit: Callable[[], Audited | None] | None = None) -> WhatIfResult:
     """Replay every cycle (or those in `cycles`) with the change and compare it with the log and
-    with rmref unchanged, which is the audit's chained run (`audited`: the stored audit's, else an
-    audit run now, `replay.apps.stored.audited_now`); the cycles the audit leaves out are left out alike."""
+    with rmref unchanged, which is the audit's chained run (`audited`, or what `read_audit` reads
+    once the change is known to apply: the stored audit's; else an audit run now,
+    `replay.apps.stored.audited_now`); the cycles the audit leaves out are left out alike."""
     start = start or replay_start(tables, boot)
     boot = start.boot
+    changed_boot = apply_sets(boot, change.sets)  # a bad --set is told before any audit runs
+    if audited is None and read_audit is not None:
+        audited = read_audit()
     if audited is None:
-        from replay.apps.stored import audited_now  # the stored audit's module reads this one's callers' tables
+        from replay.apps.stored import audited_now  # the stored audit's module imports the audit's phases
 
         audited = audited_now(tables, boot, progress, start)
-    changed_boot = apply_sets(boot, change.sets)
     mine = swapped(change.phases)
     logged = logged_decisions(tables)
     held_logged = logged_holdings(tables, boot.config.quantum_gb)

@@ -160,3 +160,13 @@ def test_a_stale_stored_baseline_is_never_read(tmp_path, capsys, monkeypatch):
     manifest = folder / st.MANIFEST
     manifest.write_text(manifest.read_text().replace(st.FORMAT, "rmreplay-audit/2"))
     assert report() == fresh  # another format: audited again
+
+
+def test_a_bad_change_is_refused_before_any_audit(tmp_path, capsys, monkeypatch):
+    """A --set that does not apply is one line on stderr (exit 2), and no audit is run or stored for it."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(st, "audit", _no_audit)
+    code = main(["whatif", str(log_path("a_tiny")), "--set", "class.normal.nodepool=gpu", "-o", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--set class.normal.nodepool=gpu" in err and len(err.strip().splitlines()) == 1
+    assert _stored(tmp_path / "cache") == []
