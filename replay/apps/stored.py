@@ -23,6 +23,9 @@ The folder holds
 * `nodes.parquet` (every cycle's machines, `replay.model.nodes.node_cycles` on the audit's own
   inventory) and `takings.pickle` (the RM's logged takings, `replay.model.logged.Takings`): what
   the report and the TUI read of the audit's world model, computed once with it;
+* `baseline.pickle`: rmref unchanged on every audited cycle (`replay.apps.baseline.BaselineCycle`,
+  the audit's chained run as a what-if reads it): the baseline `whatif` and `check` read
+  (`Stored.audited`), the change side starting from the checkpoints (`Stored.entry`);
 * `output/`: the files `rmreplay audit -o` writes (report.json, ref_*.parquet,
   divergences.parquet, verified_choices.parquet, skipped.parquet), written by the same code,
   which a later `audit -o` copies;
@@ -50,6 +53,7 @@ from typing import IO, Any
 
 import polars as pl
 
+from replay.apps.baseline import Audited, Entry, left_out
 from replay.apps.audit import REF_SCHEMAS, AuditResult, Carried, CycleTrace, audit, audit_cycle, write_audit
 from replay.model.bycycle import CycleRows
 from replay.model.conflicts import CONFLICTS
@@ -57,7 +61,7 @@ from replay.model.damage import resume_points
 from replay.model.logged import Logged, Takings, logged_decisions, takings
 from replay.model.nodes import node_cycles
 from replay.model.reads import audit_columns
-from replay.model.start import replay_start
+from replay.model.start import ReplayStart, replay_start
 from replay.model.bootstrap import Bootstrap
 from replay.parsing.cache import code_fingerprint
 from replay.parsing.manifest import parse_dir_manifest
@@ -68,11 +72,11 @@ from replay.progress import OnProgress
 from rmref import Phases
 from rmref.model import CycleInput
 
-FORMAT = "rmreplay-audit/2"  # 2: verified choices, damage, conflicts and the release kept
+FORMAT = "rmreplay-audit/3"  # 2: verified choices, damage, conflicts and the release kept; 3: the baseline
 RESULT, CHECKPOINTS, INDEX, MANIFEST = "result.pickle", "checkpoints.bin", "checkpoints.idx", "manifest.json"
-NODES, TAKINGS, FRAMES = "nodes.parquet", "takings.pickle", "output"
+NODES, TAKINGS, FRAMES, BASELINE = "nodes.parquet", "takings.pickle", "output", "baseline.pickle"
 FRAME_NAMES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences", "verified_choices", "skipped")
-_KEPT = ("traces", "carried", "chained", "start", "reenter")  # run-time state, not stored
+_KEPT = ("traces", "carried", "chained", "start", "reenter", "baseline")  # run-time state, or kept apart
 
 
 def rmreplay_version() -> str:
@@ -163,18 +167,39 @@ class Stored:
             self._result = result
         return self._result
 
-    def trace(self, tables: Mapping[str, pl.DataFrame], cycle: int, phases: Phases = Phases()) -> CycleTrace | None:
-        """rmref's run of one audited cycle, exactly as the audit ran it (None: not audited)."""
+    def _record(self, cycle: int) -> tuple[CycleInput, Carried, tuple[str, ...], dict[str, Any]] | None:
+        """One audited cycle's checkpoint (None: not audited)."""
         at = self.index.get(cycle)
         if at is None:
             return None
         with open(self.path / CHECKPOINTS, "rb") as f:
             f.seek(at[0])
-            inp, carried, kinds, logged = pickle.loads(zlib.decompress(f.read(at[1])))
+            return _unpack(f.read(at[1]))
+
+    def trace(self, tables: Mapping[str, pl.DataFrame], cycle: int, phases: Phases = Phases()) -> CycleTrace | None:
+        """rmref's run of one audited cycle, exactly as the audit ran it (None: not audited)."""
+        record = self._record(cycle)
+        if record is None:
+            return None
+        inp, carried, kinds, at = record
         again = AuditResult(audited=self.result.audited, wealth=carried.wealth, start=carried,
                             epochs=self.result.epochs)
-        logged = Logged(**logged, rmcounter=CycleRows(tables, "rmcounter"))
+        logged = Logged(**at, rmcounter=CycleRows(tables, "rmcounter"))
         return audit_cycle(inp, logged, phases, again, kinds)
+
+    def entry(self, cycle: int) -> Entry:
+        """One audited cycle's input, as the audit rebuilt it, and the memory its chained run carried in."""
+        record = self._record(cycle)
+        if record is None:
+            raise KeyError(cycle)
+        return record[0], record[1].memory
+
+    def audited(self) -> Audited:
+        """What `whatif` and `check` read of the audit: rmref unchanged per cycle, and the cycles left out."""
+        baseline = pickle.loads((self.path / BASELINE).read_bytes())
+        if not isinstance(baseline, dict):
+            raise ValueError(f"{self.path / BASELINE}: not an audit's baseline")
+        return Audited(baseline, left_out(self.result.skipped, self.result.damaged), self.entry)
 
     def frames(self) -> dict[str, pl.DataFrame]:
         """rmref's decisions and the divergences as frames (`audit.result_frames`), as stored."""
@@ -210,7 +235,7 @@ def load(place: Place | None, whole: bool = True) -> Stored | None:
     except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError, TypeError):
         return None
     if (not isinstance(result, AuditResult) if whole else not (path / RESULT).is_file()) \
-            or len(index) != manifest.get("checkpoints"):
+            or len(index) != manifest.get("checkpoints") or not (path / BASELINE).is_file():
         return None
     return Stored(path, result, index)
 
@@ -237,6 +262,43 @@ def _logged_at(logged: Logged, cycle: int) -> dict[str, Any]:
     return out
 
 
+def _pack(inp: CycleInput, logged: Logged, carried: Carried, kinds: tuple[str, ...]) -> bytes:
+    """One cycle's checkpoint, compressed."""
+    return zlib.compress(pickle.dumps((inp, carried, kinds, _logged_at(logged, inp.cycle)),
+                                      protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(blob: bytes) -> tuple[CycleInput, Carried, tuple[str, ...], dict[str, Any]]:
+    """A checkpoint as `_pack` packed it."""
+    inp, carried, kinds, logged = pickle.loads(zlib.decompress(blob))
+    return inp, carried, kinds, logged
+
+
+class _Held:
+    """The checkpoints of an audit that is not stored, held in memory (compressed) for a what-if."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[int, bytes] = {}
+
+    def add(self, inp: CycleInput, logged: Logged, carried: Carried, kinds: tuple[str, ...]) -> None:
+        """One cycle's checkpoint."""
+        self.blobs[inp.cycle] = _pack(inp, logged, carried, kinds)
+
+    def entry(self, cycle: int) -> Entry:
+        """One audited cycle's input and the memory carried into it (`Stored.entry`)."""
+        inp, carried, _kinds, _logged = _unpack(self.blobs[cycle])
+        return inp, carried.memory
+
+
+def audited_now(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
+                progress: OnProgress | None = None, start: ReplayStart | None = None) -> Audited:
+    """The audit of every cycle run now and not stored (no cache, `--no-cache`), as a what-if reads
+    it: `Stored.audited`'s figures from the same run."""
+    held = _Held()
+    result = audit(tables, boot, progress=progress, checkpoint=held.add, start=start)
+    return Audited(result.baseline, left_out(result.skipped, result.damaged), held.entry)
+
+
 class _Writer:
     """The checkpoints of an audit being stored, appended as each cycle starts; on a write error
     it stops writing (the audit goes on, and is not stored)."""
@@ -259,8 +321,7 @@ class _Writer:
             self.takings = takings(logged)
         if self.file is None:
             return
-        blob = zlib.compress(pickle.dumps((inp, carried, kinds, _logged_at(logged, inp.cycle)),
-                                          protocol=pickle.HIGHEST_PROTOCOL), 1)
+        blob = _pack(inp, logged, carried, kinds)
         try:
             self.file.write(blob)
         except OSError:
@@ -306,6 +367,7 @@ def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer, table
     taken = writer.takings if writer.takings is not None else takings(logged_decisions(tables))
     (tmp / TAKINGS).write_bytes(pickle.dumps(taken, protocol=pickle.HIGHEST_PROTOCOL))
     write_audit(result, tmp / FRAMES)
+    (tmp / BASELINE).write_bytes(pickle.dumps(result.baseline, protocol=pickle.HIGHEST_PROTOCOL))
     kept = replace(result, **{name: getattr(AuditResult(), name) for name in _KEPT})
     (tmp / RESULT).write_bytes(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
     (tmp / INDEX).write_text(json.dumps(writer.index))

@@ -17,25 +17,41 @@ a change that leaves rmref's answer as it was is not counted as a change: the de
 compared with rmref's unchanged answer (the baseline), and the gap is reported as `unreproduced`.
 Every figure (preemptions, shares held, fairness) is given three times: as logged, as the
 baseline replays it, and with the change, so a change is read against the baseline.
+
+The baseline is the audit's chained run (replay.apps.baseline), read from the stored audit: it
+follows the RM's verified free choices, so its `unreproduced` decisions are the audit's
+divergences. The change runs on the audit's input of each cycle and follows those choices only
+where its own phases still meet them among their equal choices (`run_following`).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from replay.apps.baseline import (
+    DECISIONS,
+    Audited,
+    BaselineCycle,
+    Values,
+    caps_values,
+    decision_values,
+    logged_values,
+    run_following,
+    swapped,
+    with_ips,
+)
 from replay.apps.change import Change, adapt, apply_sets
 from replay.apps.junit import Case, Failure, Suite
 from replay.apps.junit import junit_xml as suite_xml
 from replay.apps.reports import LeftOut, Partly, WhatIfReport, as_json, report_json
 from replay.apps.measures import holdings, jain, logged_holdings, logged_taken_shares, taken_shares
-from replay.model.assembly import cycle_count
 from replay.model.bootstrap import Bootstrap
 from replay.model.cycleref import epochs, label, rows_frame, span_of
 from replay.model.logged import Logged, logged_decisions
@@ -43,60 +59,12 @@ from replay.model.settings import Assumption
 from replay.model.start import NODE_FREE, ReplayStart, replay_start
 from replay.parsing.tables import Schema
 from replay.progress import OnProgress, counted
-from rmref.constants import PURGES
-from rmref.cycle import CycleResult, Hints, schedule
+from rmref.cycle import Hints
 from rmref.memory import Memory
 from rmref.model import CycleInput
 
-DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "needy")
 SIDES = ("logged", "baseline", "whatif")  # every figure: as logged, rmref unchanged, rmref with the change
 TAKEN = ("evictions", "defrag_takes")  # shares taken from running work, each counted once
-
-def _canon(value: object) -> str | None:
-    """A decision as canonical JSON text (tuples as lists), None when absent."""
-    return None if value is None else json.dumps(value, separators=(",", ":"))
-
-
-def decision_values(result: CycleResult, logged_caps: Mapping[int, object],
-                    logged_counts: Mapping[int, object]) -> dict[str, dict[int, str | None]]:
-    """rmref's decisions of one cycle in the logged decisions' shapes (`replay.model.logged`), as JSON text.
-
-    Caps are compared for the jobs the RM logged a cap for (it computes none for completed work);
-    a count of 0 only where the RM logged one (a deferral).
-    """
-    d = result.decisions
-    out: dict[str, dict[int, Any]] = {k: {} for k in DECISIONS}  # a decision's value: its logged shape
-    out["caps"] = {j: d.caps[j].actual for j in logged_caps if j in d.caps}
-    out["counts"] = {j: n for j, n in d.counts.items() if n or j in logged_counts}
-    for p in d.placements:
-        out["placements"].setdefault(p.job_id, []).append([p.host, p.order])
-    for e in d.evictions:  # the log's purge lines name the host and the job, not the share
-        out["evictions"].setdefault(e.job_id, []).append([e.host, None if e.reason in PURGES else e.share_id])
-    for a in d.defrag:
-        if a.action == "evict":
-            out["defrag"].setdefault(a.donor_job, []).append([a.host, a.share_id])
-    out["needy"] = dict(result.defrag.needy)
-    return {k: {j: _canon(sorted(v, key=_sort_key) if isinstance(v, list) else v) for j, v in per.items()}
-            for k, per in out.items()}
-
-
-def _sort_key(item: list[Any]) -> tuple[Any, ...]:
-    return tuple((x is None, 0 if x is None else x) for x in item)  # a purge's share id (None) sorts last
-
-
-def logged_values(logged: Logged, cycle: int) -> dict[str, dict[int, str | None]]:
-    """The RM's logged decisions of one cycle, as JSON text in the shapes of `decision_values`."""
-    def lists(per: Mapping[int, Iterable[Iterable[object]]]) -> dict[int, str | None]:
-        return {j: _canon(sorted([list(x) for x in v], key=_sort_key)) for j, v in per.items()}
-    return {
-        "caps": {j: _canon(v) for j, v in logged.caps.get(cycle, {}).items()},
-        "counts": {j: _canon(v) for j, v in logged.counts.get(cycle, {}).items()},
-        "placements": lists(logged.placements.get(cycle, {})),
-        "evictions": lists(logged.evictions.get(cycle, {})),
-        "defrag": lists(logged.defrag.get(cycle, {})),
-        "needy": {j: _canon(v) for j, v in logged.needy.get(cycle, {}).items()},
-    }
-
 
 # one changed decision: cycle, job, decision kind, then its value logged, rmref unchanged, with the change
 ChangeRow = tuple[int, int, str, str | None, str | None, str | None]
@@ -171,47 +139,78 @@ def _hints(logged: Logged, cycle: int, memory: Memory) -> Hints:
                  logged.share_walk.get(cycle, {}), memory)
 
 
+@dataclass(frozen=True)
+class _Side:
+    """One side of a cycle (rmref unchanged, or with the change) as the what-if reads it."""
+
+    values: Values
+    held: Mapping[int, int] | None = None
+    taken: Mapping[str, Collection[tuple[int, int]]] = field(default_factory=dict)
+
+
 def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
            cycles: range | None = None, progress: OnProgress | None = None,
-           start: ReplayStart | None = None) -> WhatIfResult:
-    """Replay every cycle (or those in `cycles`) with the change and compare it with the log; the
-    cycles the audit leaves out (`start`, replay.model.start) are left out alike."""
+           start: ReplayStart | None = None, audited: Audited | None = None,
+           read_audit: Callable[[], Audited | None] | None = None) -> WhatIfResult:
+    """Replay every cycle (or those in `cycles`) with the change and compare it with the log and
+    with rmref unchanged, which is the audit's chained run (`audited`, or what `read_audit` reads
+    once the change is known to apply: the stored audit's; else an audit run now,
+    `replay.apps.stored.audited_now`); the cycles the audit leaves out are left out alike."""
     start = start or replay_start(tables, boot)
     boot = start.boot
-    changed_boot = apply_sets(boot, change.sets)
+    changed_boot = apply_sets(boot, change.sets)  # a bad --set is told before any audit runs
+    if audited is None and read_audit is not None:
+        audited = read_audit()
+    if audited is None:
+        from replay.apps.stored import audited_now  # the stored audit's module imports the audit's phases
+
+        audited = audited_now(tables, boot, progress, start)
+    mine = swapped(change.phases)
     logged = logged_decisions(tables)
     held_logged = logged_holdings(tables, boot.config.quantum_gb)
     result = WhatIfResult(change, epochs=epochs(tables["cycles"]), assumed=start.assumed)
-    base_prev = what_prev = Memory()
-    inputs = start.inputs(tables, cycles)
-    for inp in counted(inputs, cycle_count(tables, cycles), progress, "replaying"):
-        c = inp.cycle
-        why = start.skipped(c)
-        if why is not None:
-            result.skipped[c] = why
+    todo = sorted(c for c in {*audited.baseline, *audited.left_out} if cycles is None or c in cycles)
+    memory: Memory | None = None  # the change side's, None where its chain breaks
+    for c in counted(iter(todo), len(todo), progress, "replaying"):
+        base = audited.baseline.get(c)
+        if base is None:
+            result.skipped[c] = audited.left_out[c]
+            memory = None
             continue
         result.cycles.append(c)
-        base = schedule(inp, _hints(logged, c, base_prev))
-        what = base if change.identity else schedule(adapt(inp, boot, changed_boot), _hints(logged, c, what_prev),
-                                                     change.phases)
-        unsettled = start.machines_unsettled(c)
-        if unsettled is not None:
-            result.partly[c] = unsettled
-        _compare(result, c, logged, base, what, NODE_FREE if unsettled is not None else DECISIONS)
-        if unsettled is None:  # the shares held and taken read the machines
-            _tally(result, inp, logged, held_logged.get(c, {}), base, what)
-        base_prev, what_prev = base.memory, what.memory
+        if base.partly is not None:
+            result.partly[c] = base.partly
+        baseline = _Side(base.values, base.held, base.taken)
+        what = baseline
+        if not change.identity:
+            inp, carried = audited.entry(c)
+            inp = adapt(with_ips(inp, base.ips), boot, changed_boot)
+            what, memory = _changed(inp, logged, base, change, mine, carried if memory is None else memory)
+        _compare(result, c, logged, baseline, what, NODE_FREE if base.partly is not None else DECISIONS)
+        if base.partly is None:  # the shares held and taken read the machines
+            _tally(result, base.owner, logged, c, held_logged.get(c, {}), baseline, what)
     return result
 
 
-def _compare(result: WhatIfResult, cycle: int, logged: Logged, base: CycleResult, what: CycleResult,
+def _changed(inp: CycleInput, logged: Logged, base: BaselineCycle, change: Change, mine: frozenset[str],
+             memory: Memory) -> tuple[_Side, Memory]:
+    """The change's side of one cycle, and the memory it carries on. The change follows the RM's
+    free choices the baseline followed only where they are still its own (`run_following`); on a
+    cycle whose machines are unknown only the caps are replayed, and the memory carries over it."""
+    caps = logged.caps.get(inp.cycle, {})
+    if base.partly is not None:
+        return _Side(caps_values({w.job_id: change.phases.caps(w.cap_input).actual
+                                  for w in inp.work if w.job_id in caps})), memory
+    run, served = run_following(inp, _hints(logged, inp.cycle, memory), base.choices, change.phases, mine)
+    values = decision_values(run, caps, logged.counts.get(inp.cycle, {}), served)
+    return _Side(values, holdings(inp, run), taken_shares(run)), run.memory
+
+
+def _compare(result: WhatIfResult, cycle: int, logged: Logged, base: _Side, what: _Side,
              kinds: Iterable[str] = DECISIONS) -> None:
     """Record every decision the change alters. A decision differs from the log because of the
     change unless rmref unchanged already differed the same way (a reproduction gap, counted)."""
-    lv = logged_values(logged, cycle)
-    caps, counts = logged.caps.get(cycle, {}), logged.counts.get(cycle, {})
-    bv = decision_values(base, caps, counts)
-    wv = bv if what is base else decision_values(what, caps, counts)
+    lv, bv, wv = logged_values(logged, cycle), base.values, what.values
     for kind in kinds:
         lk, bk, wk = lv[kind], bv[kind], wv[kind]
         for job in sorted(set(lk) | set(bk) | set(wk)):
@@ -223,13 +222,12 @@ def _compare(result: WhatIfResult, cycle: int, logged: Logged, base: CycleResult
                 result.changes.append((cycle, job, kind, logged_v, base_v, what_v))
 
 
-def _tally(result: WhatIfResult, inp: CycleInput, logged: Logged, held_logged: Mapping[int, int],
-           base: CycleResult, what: CycleResult) -> None:
+def _tally(result: WhatIfResult, owner: Mapping[int, str], logged: Logged, cycle: int,
+           held_logged: Mapping[int, int], base: _Side, what: _Side) -> None:
     """Per-user shares, fairness and the shares taken in one cycle, for every side (SIDES)."""
-    owner = {w.job_id: w.user for w in inp.work}
     users = sorted(set(owner.values()))
-    sides = ((held_logged, logged_taken_shares(logged, inp.cycle)),
-             (holdings(inp, base), taken_shares(base)), (holdings(inp, what), taken_shares(what)))
+    sides = ((held_logged, logged_taken_shares(logged, cycle)), (base.held or {}, base.taken),
+             (what.held or {}, what.taken))
     for side, (held, taken) in enumerate(sides):
         per_user = dict.fromkeys(users, 0)
         for job, q in held.items():
@@ -241,7 +239,7 @@ def _tally(result: WhatIfResult, inp: CycleInput, logged: Logged, held_logged: M
         if index is not None:
             result.fairness[side].append(index)
         for kind, shares in taken.items():
-            result.taken[kind][side] |= shares
+            result.taken[kind][side] |= set(shares)
 
 
 CHANGES_SCHEMA: Schema = {"cycle": pl.UInt32, "job_id": pl.Int64, "decision": pl.String, "logged": pl.String,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from replay.cli.inputs import load_tables
+from replay.cli.inputs import kept_baseline, load_tables, open_tables
 from replay.cli.lines import baseline_line, partly_line, skipped_line
 from replay.cli.options import add_change_options, add_java_options, add_replay_options, change_of
 from replay.cli.registry import Command
@@ -33,11 +33,12 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     change = change_of(args)
     results = []
     for log in args.logs:  # each LOG (a file, or a directory holding a rolled set) is gated on its own
-        tables, note = load_tables([log], args.config, console, not args.no_cache, all_columns(), force=args.force,
-                                   rm_release=args.rm_release)
+        loaded = open_tables([log], args.config, console, not args.no_cache, all_columns(), force=args.force,
+                             rm_release=args.rm_release)
+        tables, note = loaded.tables, loaded.note
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
-            result = whatif(tables, change, progress=show)
+            result = whatif(tables, change, progress=show, read_audit=lambda: kept_baseline(loaded, show))
         seconds = time.perf_counter() - start
         results.append((log, result, seconds))
         n = result.cycles_changed

@@ -3,6 +3,7 @@ and the stored audit of them."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from replay.parsing.sources import InputError
 from replay.progress import OnProgress
 
 if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for the commands that run it
+    from replay.apps.baseline import Audited
     from replay.apps.stored import Kept, Place
     from replay.model.bootstrap import Bootstrap
 
@@ -92,3 +94,24 @@ def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> Kept:
     tables = audit_view(loaded.tables)
     boot = bootstrap(tables)
     return stored_audit(tables, boot, stored_place(loaded, boot), progress)
+
+
+def kept_baseline(loaded: Loaded, progress: OnProgress | None = None) -> Audited | None:
+    """rmref unchanged on every cycle, as the stored audit keeps it (the audit run now and stored
+    when it is not there: `kept_audit`), for `whatif` and `check`; None without a cache, or when
+    it could not be stored (the what-if then audits in memory, `replay.apps.stored.audited_now`)."""
+    from replay.apps.stored import audit_view, stored_audit
+    from replay.model.start import bootstrap
+
+    tables = audit_view(loaded.tables)
+    boot = bootstrap(tables)
+    place = stored_place(loaded, boot)
+    if place is None:
+        return None
+    kept = stored_audit(tables, boot, place, progress)
+    if kept.stored is None:
+        return None
+    try:
+        return kept.stored.audited()
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError, TypeError):
+        return None

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from replay.cli.inputs import cycles_asked, load_tables
+from replay.cli.inputs import cycles_asked, kept_baseline, open_tables
 from replay.cli.lines import assumed_block, baseline_line, partly_line, skipped_line
 from replay.cli.options import add_change_options, add_force, add_logs, add_replay_options, change_of
 from replay.cli.registry import Command
@@ -53,12 +53,13 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
 
     check_replaceable(Path(args.out), args.force, "whatif", args.logs)
     change = change_of(args)
-    tables, note = load_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
-                               rm_release=args.rm_release)
+    loaded = open_tables(args.logs, args.config, console, not args.no_cache, all_columns(), force=args.force,
+                         rm_release=args.rm_release)
+    tables, note = loaded.tables, loaded.note
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "replaying") as show:
-        result = whatif(tables, change, cycles=cycles, progress=show)
+        result = whatif(tables, change, cycles=cycles, progress=show, read_audit=lambda: kept_baseline(loaded, show))
     if not result.cycles:
         raise InputError("no published schedule in the replayed range: nothing to replay")
     seconds = time.perf_counter() - start

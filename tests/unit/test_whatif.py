@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from replay.apps.change import CLASS_ATTRIBUTES, PROPERTIES, Change, adapt, apply_sets, load_scheduler, parse_sets
 from replay.apps.measures import holdings, jain
-from replay.apps.whatif import WhatIfResult, _tally, decision_values, describe, junit_xml
+from replay.apps.measures import taken_shares
+from replay.apps.whatif import WhatIfResult, _Side, _tally, decision_values, describe, junit_xml
 from replay.model.bootstrap import Bootstrap
 from replay.parsing.sources import InputError
 from rmref import CapInput, Phases, schedule
@@ -144,9 +145,10 @@ def test_junit_document():
         "cycle 3 job 7 counts: logged 3 processes (rmref unchanged: 2 processes) -> what-if 4 processes"]
 
 
-def _decided(*, evictions=(), defrag=()) -> SimpleNamespace:
-    """A cycle's result as `_tally` reads it: the decisions (holdings, shares taken)."""
-    return SimpleNamespace(decisions=CycleDecisions(1, evictions=tuple(evictions), defrag=tuple(defrag)))
+def _decided(inp: CycleInput, *, evictions=(), defrag=()) -> _Side:
+    """A cycle's side as `_tally` reads it: the shares held and taken by the decisions."""
+    result = SimpleNamespace(decisions=CycleDecisions(1, evictions=tuple(evictions), defrag=tuple(defrag)))
+    return _Side({}, holdings(inp, result), taken_shares(result))
 
 
 def test_a_share_taken_in_several_cycles_is_one_preemption():
@@ -163,9 +165,9 @@ def test_a_share_taken_in_several_cycles_is_one_preemption():
     result = WhatIfResult(Change(phases=Phases(what_of=len)))
     for cycle in (1, 2):
         inp = CycleInput(cycle, inp.config, inp.classes, inp.nodepools, inp.machines, inp.work)
-        base = _decided(evictions=[shrink, purge])
-        what = _decided(evictions=[shrink, purge], defrag=[took] if cycle == 2 else [])
-        _tally(result, inp, logged, {}, base, what)
+        base = _decided(inp, evictions=[shrink, purge])
+        what = _decided(inp, evictions=[shrink, purge], defrag=[took] if cycle == 2 else [])
+        _tally(result, {w.job_id: w.user for w in inp.work}, logged, cycle, {}, base, what)
     rep = result.report()
     assert rep["evictions"] == {"logged": 1, "baseline": 1, "whatif": 1}
     assert rep["defrag_takes"] == {"logged": 1, "baseline": 0, "whatif": 1}

@@ -48,7 +48,8 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
         trace = replace(trace, defrag=audit_defrag(inp, logged, counts, phases.defrag, result,
                                                    follow if "defrag" in own else None))
     if "schedule" in only:
-        trace = replace(trace, chained=audit_schedule(inp, logged, reuse.replaying, result, follow))
+        trace = replace(trace, chained=audit_schedule(inp, logged, reuse.replaying, result, follow),
+                        followed=follow.followed, served=follow.served)
     return trace
 
 

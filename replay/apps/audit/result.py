@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from replay.apps.baseline import NONE, BaselineCycle, Choices
 from replay.model.cycleref import span_of
 from replay.model.damage import Damage, damage_report
 from replay.model.logged import Logged
@@ -68,6 +69,8 @@ class AuditResult:
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
     config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (configdir.apply_config)
     rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
+    # cycle -> rmref unchanged as the chained run left it: the baseline of whatif and check
+    baseline: dict[int, BaselineCycle] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         """The report.json contract (`summary`, in JSON's shapes)."""
@@ -142,4 +145,6 @@ class CycleTrace:
     evictions: tuple[Eviction, ...] = ()
     defrag: Defrag | None = None
     chained: CycleResult | None = None  # the phases chained on rmref's own decisions
+    followed: Choices = NONE  # the RM's free choices the chained run followed
+    served: Mapping[int, int] | None = None  # the RM's needy verdict the chained run served (None: its own)
     logged: Logged | None = None  # the RM's logged decisions the cycle was compared with (the cycle's at least)

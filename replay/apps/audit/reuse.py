@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from replay.apps.baseline import NONE, Choices
 from rmref import Phases
 
 # rmref's own phases, which read a mapping's items (never its order) and a sequence's items
@@ -84,6 +85,8 @@ class Follow:
     # How Much: the machines the RM cleared for a reservation, where the node-map order is open
     cleared: tuple[str, ...] = ()
     sentences: list[str] = field(default_factory=list)
+    followed: Choices = NONE  # the choices the cycle's chained run followed (none: it follows none)
+    served: Mapping[int, int] | None = None  # the RM's needy verdict the chained run served (None: its own)
 
     def any(self) -> bool:
         """Whether there is a choice to follow."""

@@ -8,6 +8,7 @@ from dataclasses import replace
 import polars as pl
 
 from replay.apps.audit.cycle import audit_cycle
+from replay.apps.baseline import baseline_cycle
 from replay.apps.audit.result import DECISIONS, AuditResult, Checkpoint, CycleTrace
 from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs
@@ -70,6 +71,7 @@ def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[
         out.assumed += tuple(a for a in part.assumed if a not in seen)
         seen.update(part.assumed)
         out.traces.update(part.traces)
+        out.baseline.update(part.baseline)
         out.carried.update(part.carried)
         out.wealth, out.chained = part.wealth, part.chained
     return out
@@ -120,10 +122,19 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
         if checkpoint is not None:
             checkpoint(inp, logged, result.carry(), kinds_now)
         cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
+        if "schedule" in kinds_now or (why is not None and "caps" in kinds_now):
+            result.baseline[inp.cycle] = baseline_cycle(inp, cycle_trace.input, cycle_trace.chained, logged,
+                                                        cycle_trace.followed, _caps(cycle_trace), why,
+                                                        cycle_trace.served)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
     result.assumed += stale_assumptions(stale.notes, set(result.cycles))
     return result
+
+
+def _caps(trace: CycleTrace) -> dict[int, int]:
+    """rmref's actual caps of the jobs the RM logged a cap for, as the cycle's audit computed them."""
+    return {j: k.actual for j, k in trace.caps.items()}
 
 
 def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import cast
 
 from replay.apps.audit.compare import compare
+from replay.apps.baseline import Choices, run_following
 from replay.apps.audit.defrag import unlisted_words
 from replay.apps.audit.result import AuditResult
 from replay.apps.audit.reuse import Follow
 from replay.apps.causes import Cause
-from replay.apps.verify import Verified, verdict_admitted
+from replay.apps.verify import Verified
 from replay.model.logged import Logged
 from rmref import Phases
 from rmref.cycle import CycleResult, Hints, schedule
@@ -32,10 +32,8 @@ def audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Audi
     differs = {j for j in set(logged_pub) | set(ours) if logged_pub.get(j) != ours.get(j)}
     verified: dict[int, Verified] = {}
     _follow_cleared(inp, logged, follow)
-    if differs and follow.any():
-        run, verified = _follow_schedule(inp, logged_pub, run, replace(hints, prefer=follow.prefer,
-                                         choose=follow.choose, cleared_first=follow.cleared),
-                                         phases, follow, differs, logged)
+    if follow.any():
+        run, verified = _follow_schedule(inp, logged_pub, run, hints, phases, follow, differs, logged)
         ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
     result.chained = run
     for job, pub in run.published.items():
@@ -64,17 +62,21 @@ def _follow_schedule(inp: CycleInput, logged_pub: Mapping[int, object], run: Cyc
                      phases: Phases, follow: Follow, differs: set[int],
                      logged: Logged) -> tuple[CycleResult, dict[int, Verified]]:
     """The chained run again on the RM's free choices (each only where the chained run finds it
-    among its own equal ones); the jobs it then publishes as the RM did are verified choices."""
-    if follow.needy is not None:
-        hints = replace(hints, known_order=logged.job_order_known.get(inp.cycle, ()))
-    again = schedule(inp, hints, phases)
-    if follow.needy is not None and again.defrag.needy != follow.needy and verdict_admitted(again.defrag,
-                                                                                            follow.needy):
-        again = schedule(inp, replace(hints, needy=follow.needy), phases)
+    among its own equal ones, `run_following`). Unless it then publishes a job otherwise than the
+    RM where rmref's own run did not, it is the cycle's run (`Follow.followed`): the run that
+    follows the RM where the RM's choice was free. The jobs it publishes as the RM did, where the
+    run on rmref's own picks did not, are verified choices."""
+    known = logged.job_order_known.get(inp.cycle, ()) if follow.needy is not None else None
+    choices = Choices(follow.prefer, follow.choose, follow.cleared, known, follow.needy)
+    again, served = run_following(inp, hints, choices, phases)
     theirs = {j: (p.additions, p.removals) for j, p in again.published.items()}
-    fixed = {j for j in differs if logged_pub.get(j) == theirs.get(j)}
-    if not fixed:
+    parts = {j for j in set(logged_pub) | set(theirs) if logged_pub.get(j) != theirs.get(j)}
+    if parts - differs:
         return run, {}
+    follow.followed, follow.served = choices, served
+    fixed = differs - parts
+    if not fixed:
+        return again, {}
     ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
     why = "agrees once the chained phases follow the RM's free choices: " + "; ".join(
         x.removeprefix("agrees: ") for x in follow.sentences)
