@@ -21,7 +21,6 @@ import numpy as np
 import polars as pl
 
 from replay.parsing import fast
-from replay.parsing import grammar
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
@@ -401,6 +400,9 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
 
 
 def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    # lark and the grammar load here, on the first record only the grammar reads (0.1 s of start-up)
+    from replay.parsing import grammar
+
     texts = full_bodies(part, cont) if family in MULTILINE else part.select("rec", text="body")
     rows: list[dict[str, Any]] = []
     bad_rec: list[int] = []

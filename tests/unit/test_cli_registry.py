@@ -42,3 +42,17 @@ def test_parse_loads_neither_rmref_nor_pyarrow_compute(tmp_path):
             "sys.exit(rc or 10 * any(m in sys.modules for m in ('rmref', 'pyarrow.compute')))")
     args = ["parse", str(ROOT / "fixtures" / "a_tiny" / "rm.log"), "-o", str(tmp_path / "out"), "-j", "1"]
     assert subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True).returncode == 0
+
+
+def test_lark_loads_only_for_a_record_only_the_grammar_reads(tmp_path):
+    """a_tiny's bootstrap (nodepools, classes, properties) goes through the grammar; its cycles
+    after line 700 do not, so a log cut there (mid-stream) parses without loading lark."""
+    lines = (ROOT / "fixtures" / "a_tiny" / "rm.log").read_text().splitlines(keepends=True)
+    (tmp_path / "rm.log").write_text("".join(lines[699:]))
+    code = ("import sys; from replay.parsing import pipeline; r = pipeline.parse(sys.argv[1:]); "
+            "sys.exit(10 * ('lark' in sys.modules) + (r.summary.unparsed != 0) + (r.summary.cycles == 0))")
+    assert subprocess.run([sys.executable, "-c", code, str(tmp_path / "rm.log")], cwd=ROOT).returncode == 0
+    code = ("import sys; from replay.parsing import pipeline; pipeline.parse(sys.argv[1:]); "
+            "sys.exit('lark' not in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures" / "a_tiny" / "rm.log")],
+                          cwd=ROOT).returncode == 0
