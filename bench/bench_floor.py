@@ -119,7 +119,7 @@ def _writer_seconds(parsed: Path, out: Path) -> float:
     group by row group, with the parse's options."""
     import pyarrow.parquet as pq
 
-    from replay.parsing.store import WRITE_OPTIONS
+    from replay.parsing.store import write_options
 
     tables = {}
     for path in sorted(parsed.glob("*.parquet")):
@@ -128,7 +128,7 @@ def _writer_seconds(parsed: Path, out: Path) -> float:
 
     def write() -> None:
         for name, (schema, groups) in tables.items():
-            with pq.ParquetWriter(out / name, schema, **WRITE_OPTIONS) as writer:
+            with pq.ParquetWriter(out / name, schema, **write_options(schema)) as writer:
                 for group in groups:
                     writer.write_table(group)
 

@@ -6,7 +6,6 @@ import argparse
 from typing import TYPE_CHECKING
 
 from replay.parsing.sources import InputError
-from rmref.releases import RELEASES
 
 if TYPE_CHECKING:
     from replay.apps.change import Change
@@ -35,6 +34,8 @@ def add_config(p: argparse.ArgumentParser) -> None:
 
 def add_release_option(p: argparse.ArgumentParser) -> None:
     """`--rm-release R`: the DUCC release to replay the log as (default: the log's banner, else inferred)."""
+    from rmref.releases import RELEASES  # here, not above: `parse` loads no rmref (a tenth of a second)
+
     p.add_argument("--rm-release", metavar="R", help="replay as this DUCC release (" +
                    ", ".join(r.name for r in RELEASES) + "; a version not among them is replayed as the nearest "
                    "earlier one); default: the log's banner `DUCC Version`, else inferred from its messages")

@@ -21,12 +21,13 @@ def version() -> str:
         return "(not installed: run from a source tree)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of `rmreplay`: one sub-command per registered command."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of `rmreplay`: one sub-command per registered command (`only`: that
+    built-in command alone, when the command line names it)."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in commands():
+    for command in commands(only):
         p = sub.add_parser(command.name, help=command.help)
         command.arguments(p)
         p.set_defaults(func=command.run)

@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             from replay.cli.parser import build_parser, run
 
-            parser = build_parser()
+            # the command named first is the only one built (and imported): the others' modules
+            # load polars, rmref and more that this one may not need
+            parser = build_parser(args[0] if args else None)
         except KeyboardInterrupt:
             print("rmreplay: interrupted: nothing written", file=sys.stderr)
             return 130

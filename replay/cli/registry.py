@@ -43,8 +43,12 @@ def added() -> list[Command]:
     return [point.load() for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name)]
 
 
-def commands() -> Iterator[Command]:
-    """Every command: replay's, then the added ones."""
+def commands(only: str | None = None) -> Iterator[Command]:
+    """Every command: replay's, then the added ones; with `only` a built-in command's name, that
+    one alone (its module alone loads: `parse` starts without the other commands' libraries)."""
+    if only in BUILT_IN:
+        yield import_module(f"replay.cli.{only}").COMMAND
+        return
     yield from built_in()
     yield from added()
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import rich.progress
 from rich.console import Console
-from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn
 
 from replay.progress import OnProgress, Progress, quiet
 
@@ -45,6 +43,9 @@ def progress_display(console: Console, stage: str) -> Iterator[OnProgress]:
     if not console.is_terminal:  # rich would still end each display with a blank line
         yield quiet
         return
+    import rich.progress  # here: piped or redirected, a command draws no bar and need not load it
+    from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn
+
     bars = rich.progress.Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                   TaskProgressColumn(), console=console, transient=True)
     with bars:

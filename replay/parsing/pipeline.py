@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,7 +22,6 @@ import numpy as np
 import polars as pl
 
 from replay.parsing import fast
-from replay.parsing import grammar
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
@@ -400,13 +400,36 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
     return out
 
 
+_CACHED_BODY = 1024  # longer bodies (whole tables) rarely repeat, and would hold much memory
+
+
+@lru_cache(maxsize=4096)
+def _cached_body(family: str, text: str) -> tuple[dict[str, Any], ...] | str:
+    # the same short body parses to the same rows: the bootstrap a restarted RM prints again,
+    # the per-cycle lines only the grammar reads
+    from replay.parsing import grammar
+
+    got = grammar.parse_body(family, text)
+    return got if isinstance(got, str) else tuple(got)
+
+
+def _body_rows(family: str, text: str) -> Sequence[dict[str, Any]] | str:
+    """grammar.parse_body, remembered for short bodies (its rows are only read: callers copy them)."""
+    if len(text) <= _CACHED_BODY:
+        return _cached_body(family, text)
+    # lark and the grammar load here, on the first record only the grammar reads (0.1 s of start-up)
+    from replay.parsing import grammar
+
+    return grammar.parse_body(family, text)
+
+
 def _lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     texts = full_bodies(part, cont) if family in MULTILINE else part.select("rec", text="body")
     rows: list[dict[str, Any]] = []
     bad_rec: list[int] = []
     bad_reason: list[str] = []
     for rec, text in texts.iter_rows():
-        got = grammar.parse_body(family, text or "")
+        got = _body_rows(family, text or "")
         if isinstance(got, str):
             bad_rec.append(rec)
             bad_reason.append(got)

@@ -13,7 +13,6 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing import grammar
 from replay.parsing.chunks import Bytes, Piece
 from replay.parsing.tables import LEFT, series_from_arrow
 
@@ -159,6 +158,8 @@ def fast_headers(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _lark_headers(texts: list[str]) -> pl.DataFrame:
+    from replay.parsing import grammar  # here: lark loads only for what the grammar alone reads
+
     cols: dict[str, list[str | None]] = {f: [] for f in HEADER_FIELDS}
     for text in texts:
         fields = grammar.parse_header(text) if text[:1].isdigit() else None

@@ -26,3 +26,33 @@ def test_importing_the_entry_point_loads_no_polars_or_pyarrow():
 def test_only_the_streaming_commands_let_the_allocators_keep_pages():
     assert not holding("parse") and not holding("anonymize") and not holding(None)
     assert all(holding(c) for c in ("audit", "explain", "report", "whatif", "check", "simulate", "fleet", "tui"))
+
+
+def test_a_command_named_first_builds_only_its_own_parser():
+    parser = build_parser("parse")
+    assert parser.parse_args(["parse", "x.log", "-j", "1"]).func.__module__ == "replay.cli.parse"
+    assert list(parser._subparsers._group_actions[0].choices) == ["parse"]  # type: ignore[union-attr]
+    assert len(build_parser("tui")._subparsers._group_actions[0].choices) > len(BUILT_IN)  # type: ignore[union-attr]
+
+
+def test_parse_loads_neither_rmref_nor_pyarrow_compute(tmp_path):
+    """`rmreplay parse` starts with what a parse needs (docs/benchmarks.md, start-up): not the
+    reference RM (0.1 s) nor pyarrow.compute (0.07 s), which no step of a parse calls."""
+    code = ("import sys; from replay.cli.process import main; rc = main(sys.argv[1:]); "
+            "sys.exit(rc or 10 * any(m in sys.modules for m in ('rmref', 'pyarrow.compute')))")
+    args = ["parse", str(ROOT / "fixtures" / "a_tiny" / "rm.log"), "-o", str(tmp_path / "out"), "-j", "1"]
+    assert subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True).returncode == 0
+
+
+def test_lark_loads_only_for_a_record_only_the_grammar_reads(tmp_path):
+    """a_tiny's bootstrap (nodepools, classes, properties) goes through the grammar; its cycles
+    after line 700 do not, so a log cut there (mid-stream) parses without loading lark."""
+    lines = (ROOT / "fixtures" / "a_tiny" / "rm.log").read_text().splitlines(keepends=True)
+    (tmp_path / "rm.log").write_text("".join(lines[699:]))
+    code = ("import sys; from replay.parsing import pipeline; r = pipeline.parse(sys.argv[1:]); "
+            "sys.exit(10 * ('lark' in sys.modules) + (r.summary.unparsed != 0) + (r.summary.cycles == 0))")
+    assert subprocess.run([sys.executable, "-c", code, str(tmp_path / "rm.log")], cwd=ROOT).returncode == 0
+    code = ("import sys; from replay.parsing import pipeline; pipeline.parse(sys.argv[1:]); "
+            "sys.exit('lark' not in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures" / "a_tiny" / "rm.log")],
+                          cwd=ROOT).returncode == 0
