@@ -131,7 +131,8 @@ class _ArrowArray:
 
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """The array's (schema, array) capsules."""
-        return self.array.__arrow_c_array__(requested_schema)
+        capsules: tuple[object, object] = self.array.__arrow_c_array__(requested_schema)
+        return capsules
 
 
 def series_from_arrow(array: pa.Array | pa.ChunkedArray) -> pl.Series:
