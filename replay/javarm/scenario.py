@@ -17,7 +17,10 @@ from typing import Any
 
 import polars as pl
 
+from replay.apps.simulate.orchestrator import item_model
+from replay.apps.simulate.reconstruct import cycle_times
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
+from replay.model.published import existing_order
 from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
@@ -218,18 +221,44 @@ def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
                  "threads": w.threads,
                  "init_ms": round(w.init * 1000)}
     if w.is_job:
-        left = max(w.items - w.items_done, 0)
-        out["items"] = left
-        # the harness's Orchestrator reports the mean of the items done: the log's completions in their order
-        # reproduce the means the log's Orchestrator reported (the RM's prediction reads them)
-        done = [round(ms) for n, ms in w.item_profile for _ in range(n)][:left]
-        out["item_ms"] = done + [round(w.item_ms)] * (left - len(done)) if done else round(w.item_ms)
+        # rmref's loop's item model (one model, replay.apps.simulate.orchestrator): the hand-outs take the
+        # times fitted to the log's completions, the reported mean counts the log's own means
+        model = item_model(w, w.item_ms)
+        out["items"], out["items_done"] = w.items, w.items_done
+        out["item_ms"] = max(1, round(model.item_ms))
+        if model.handouts:
+            out["handout_ms"] = [max(1, round(ms)) for ms in model.handouts]
+        if model.reported:
+            out["report_ms"] = [[n, ms] for n, ms in model.reported]
         if w.max_processes:
             out["processes_max"] = str(w.max_processes)
     if w.duration is not None:
         out["duration_ms"] = round(w.duration * 1000)
     if w.cancel is not None:
         out["cancel_ms"] = round(w.cancel * 1000) + shift_ms
+    return out
+
+
+def investment_orders(tables: Mapping[str, pl.DataFrame], shift_ms: int) -> dict[int, list[list[Any]]]:
+    """job -> [harness ms, "host.share ..."] where the order of the shares the job held when a cycle began,
+    as its published Existing list shows it (the RM's investment order), changes ("" where it lists none).
+
+    The order is what the Orchestrator's per-item timing made it, which no input settles to the
+    millisecond; simulate's loop reads it as the shares' investment where the simulated job holds exactly
+    those shares, and the harness's Orchestrator does the same (replay.apps.simulate.rm.shares)."""
+    ranks = existing_order(tables)
+    times = cycle_times(tables)
+    cycles = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")["cycle"].to_list()
+    out: dict[int, list[list[Any]]] = {}
+    last: dict[int, str] = {}
+    for cycle, t in zip(cycles, times, strict=True):
+        per = ranks.get(cycle, {})
+        for job in sorted(set(per) | set(last)):
+            order = " ".join(f"{host}.{sid}" for (host, sid), _ in sorted(per.get(job, {}).items(),
+                                                                          key=lambda x: x[1]))
+            if last.get(job, "") != order:
+                out.setdefault(job, []).append([round(t * 1000) + shift_ms, order])
+                last[job] = order
     return out
 
 
@@ -299,9 +328,11 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
                "(else node.stability periods before its death) to its return",
                f"DuccId UUIDs from java.util.Random({seed}) (--java-seed): the RM breaks ties among equal "
                "candidates in their hash order, which an INFO log does not show",
-               "work items: the k-th item takes the k-th completion's duration the log implies (its completed "
-               "counts and means, in completion order), later ones the job's mean (item_ms); handed to the thread "
-               "free first (at INFO the log does not show each item)"]
+               "a job's shares' investments in the order its published Existing list shows (the RM's "
+               "investment order) where it holds exactly those shares, as simulate's loop reads them",
+               "work items as simulate's loop runs them: each hand-out takes the time fitted to complete the "
+               "log's items at its publications on the log's own processes, later ones the job's mean; the mean "
+               "reported is the log's own (at INFO the log does not show each item)"]
     assumed += config.assumed
     if workload.shares:
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
@@ -313,4 +344,11 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
                            "init_ms": 30000},
                 "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
                 "work": [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
+    if tables is not None:
+        gaps = sorted(b - a for a, b in zip(cycle_times(tables), cycle_times(tables)[1:], strict=False))
+        scenario["investment_order_tolerance_ms"] = round(500 * gaps[len(gaps) // 2]) if gaps else 5000
+        orders = investment_orders(tables, shift_ms)
+        for w, entry in zip(work, scenario["work"], strict=True):
+            if orders.get(w.job_id):
+                entry["investment_order"] = orders[w.job_id]
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))

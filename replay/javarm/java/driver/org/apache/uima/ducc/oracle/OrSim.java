@@ -35,7 +35,12 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *  - a share in Removals (preemption, purge, vary-off) keeps its state until removal+process_stop_ms, then
  *    Stopped; its in-flight work items go back to the front of the queue.
  *  - job work items: each Running process runs `threads` items at a time; item k (0-based, dispatch order)
- *    takes item_ms (a number) or item_ms[k % len] (a list) ms.
+ *    takes item_ms (a number) or item_ms[k % len] (a list) ms. With handout_ms (a list), the n-th hand-out
+ *    (an item lost with its process and handed out again counts again) takes handout_ms[n] ms, later ones
+ *    item_ms. items_done items were done before the harness's time 0 (counted, never handed out).
+ *  - the mean item time reported: of the items' own durations; with report_ms (a list of [items, ms]
+ *    segments in completion order), the n-th completion counts the n-th segment item's ms (later ones
+ *    item_ms): a log's own means, apart from the durations that drive the completions.
  *  - the end of a job (all items done), of a service / managed reservation (duration_ms after its first
  *    process started Running) and a user cancel (cancel_ms) all go the same way: Completing at that pub, with
  *    every live process Stopping until then+process_stop_ms and Stopped after; Completed at the first pub with
@@ -43,6 +48,9 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *    ResourceState Deallocated (JobCanceled / ServiceStopped), as OrchestratorComponent.stopJob/stopService do.
  *  - reservations: Assigned once the RM gave resources; Completed at the first pub at or after
  *    assignment+duration_ms, or at or after cancel_ms (CanceledByUser, as stopReservation does).
+ *  - investment_order (per job, [ms, "host.share ..."] entries, each in force from its time on, less the top-level
+ *    investment_order_tolerance_ms): where the job's live processes are exactly the shares named, the initialized
+ *    ones report their investments (the same values, sorted) in that order, least first: a log's own order.
  *  - a Completed piece of work is published three times in all (then it is gone from the map).
  *  - a refused job/reservation is published Completed at the next pub.
  */
@@ -50,7 +58,7 @@ public class OrSim {
     static final int P_BASE = 10000;
     static final int COMPLETED_PUBS = 3;
 
-    final long startMs, stopMs, defInitMs;
+    final long startMs, stopMs, defInitMs, invTolerance;
     int nextPid = P_BASE;
 
     class Proc {
@@ -66,7 +74,9 @@ public class OrSim {
 
     class Work {
         int idx; DuccId id; String type, user, clazz, serviceType, description; long mem, threads, submit, items, initMs, duration, cancel;
-        long itemMs; long[] itemList;
+        long itemMs; long[] itemList, handouts; double[][] report;
+        long handed = 0; int segment = 0; long segmentUsed = 0;
+        TreeMap<Long, String[]> invOrder;        // investment_order: from this time, the shares least invested first
         String processesMax;
         boolean seen = false, refused = false, everRunning = false, canceled = false;
         long completingAt = -1, assignedAt = -1;
@@ -74,7 +84,8 @@ public class OrSim {
         LinkedHashMap<DuccId, Proc> procs = new LinkedHashMap<>();
         List<Object[]> reservations = new ArrayList<>();      // {DuccId, NodeIdentity, bytes}
         // work items
-        long nextItem = 0, done = 0, doneMs = 0, minMs = Long.MAX_VALUE, maxMs = 0;
+        long nextItem = 0, done = 0;
+        double doneMs = 0, minMs = Double.MAX_VALUE, maxMs = 0;
         ArrayDeque<long[]> requeued = new ArrayDeque<>();     // {item, available-from}
         List<long[]> inflight = new ArrayList<>();            // {procIndex, slot, end, item, duration}
         List<Proc> procList = new ArrayList<>();
@@ -84,7 +95,23 @@ public class OrSim {
         boolean isReservation() { return "reservation".equals(type); }
         DuccType duccType() { return isJob() ? DuccType.Job : isReservation() ? DuccType.Reservation : DuccType.Service; }
         String name() { return description != null ? description : type + "-" + id.getFriendly(); }
-        long itemDuration(long k) { return itemList != null ? itemList[(int) (k % itemList.length)] : itemMs; }
+        long itemDuration(long k) {
+            if (handouts != null) { long n = handed++; return n < handouts.length ? handouts[(int) n] : itemMs; }
+            return itemList != null ? itemList[(int) (k % itemList.length)] : itemMs;
+        }
+        /** What one more completion adds to the reported mean (`took`: the item's own duration). */
+        double reported(long took) {
+            if (report == null) return took;
+            while (segment < report.length && segmentUsed >= (long) report[segment][0]) { segment++; segmentUsed = 0; }
+            if (segment >= report.length) return itemMs;
+            segmentUsed++;
+            return report[segment][1];
+        }
+        void complete(long took) {
+            double r = reported(took);
+            done++; doneMs += r;
+            minMs = Math.min(minMs, r); maxMs = Math.max(maxMs, r);
+        }
         boolean gone() { return completedPubs >= COMPLETED_PUBS; }
     }
 
@@ -97,6 +124,7 @@ public class OrSim {
         startMs = Oracle.num(timing.get("process_start_ms"), 5000);
         stopMs = Oracle.num(timing.get("process_stop_ms"), 10000);
         defInitMs = Oracle.num(timing.get("init_ms"), 30000);
+        invTolerance = Oracle.num(scen.get("investment_order_tolerance_ms"), 0);
         int i = 0;
         List<Work> bySubmit = new ArrayList<>();
         for (Object o : (List<Object>) scen.get("work")) {
@@ -118,6 +146,30 @@ public class OrSim {
                 for (int k = 0; k < l.size(); k++) w.itemList[k] = Oracle.num(l.get(k), 60000);
                 if (w.itemList.length == 0) { w.itemList = null; w.itemMs = 60000; }
             } else w.itemMs = Oracle.num(im, 60000);
+            if (m.get("handout_ms") instanceof List) {
+                List<Object> l = (List<Object>) m.get("handout_ms");
+                w.handouts = new long[l.size()];
+                for (int k = 0; k < l.size(); k++) w.handouts[k] = Oracle.num(l.get(k), w.itemMs);
+            }
+            if (m.get("report_ms") instanceof List) {
+                List<Object> l = (List<Object>) m.get("report_ms");
+                w.report = new double[l.size()][];
+                for (int k = 0; k < l.size(); k++) {
+                    List<Object> seg = (List<Object>) l.get(k);
+                    w.report[k] = new double[] { ((Number) seg.get(0)).doubleValue(), ((Number) seg.get(1)).doubleValue() };
+                }
+            }
+            if (m.get("investment_order") instanceof List) {
+                w.invOrder = new TreeMap<>();
+                for (Object e : (List<Object>) m.get("investment_order")) {
+                    List<Object> l = (List<Object>) e;
+                    String names = ((String) l.get(1)).trim();
+                    w.invOrder.put(Oracle.num(l.get(0), 0), names.isEmpty() ? new String[0] : names.split(" "));
+                }
+            }
+            long before = Oracle.num(m.get("items_done"), 0);
+            for (long k = 0; k < before; k++) w.complete(w.itemMs);
+            w.nextItem = before;
             w.initMs = Oracle.num(m.get("init_ms"), defInitMs);
             w.duration = Oracle.num(m.get("duration_ms"), -1);
             w.cancel = Oracle.num(m.get("cancel_ms"), -1);
@@ -231,8 +283,7 @@ public class OrSim {
                 Proc p = w.procList.get((int) fin[0]);
                 p.slotBusy[(int) fin[1]] = false;
                 p.slotFree[(int) fin[1]] = fin[2];
-                w.done++; w.doneMs += fin[4];
-                w.minMs = Math.min(w.minMs, fin[4]); w.maxMs = Math.max(w.maxMs, fin[4]);
+                w.complete(fin[4]);
                 continue;
             }
             if (bp < 0 || bt > t) break;
@@ -253,6 +304,34 @@ public class OrSim {
         long min = Long.MAX_VALUE;
         for (long[] x : w.inflight) if (x[0] == p.idx) min = Math.min(min, Math.max(0, t - (x[2] - x[4])));
         return min == Long.MAX_VALUE ? 0 : min;
+    }
+
+    /** Investment per process at t: investment(), or, where investment_order names exactly the live processes,
+     *  the same values sorted (made strictly increasing) given to the initialized ones in the order named. */
+    Map<Proc, Long> investments(Work w, List<Proc> ps, long t) {
+        Map<Proc, Long> out = new HashMap<>();
+        for (Proc p : ps) out.put(p, investment(w, p, t));
+        if (w.invOrder == null) return out;
+        Map.Entry<Long, String[]> e = w.invOrder.floorEntry(t + invTolerance);
+        if (e == null) return out;
+        Map<String, Proc> live = new HashMap<>();
+        for (Proc p : ps) if (t < p.stopAt()) live.put(p.node + "." + p.id.getFriendly(), p);
+        if (live.size() != e.getValue().length) return out;
+        List<Proc> ordered = new ArrayList<>();
+        for (String name : e.getValue()) {
+            Proc p = live.get(name);
+            if (p == null) return out;
+            if (t > p.initStart()) ordered.add(p);
+        }
+        List<Long> values = new ArrayList<>();
+        for (Proc p : ordered) values.add(out.get(p));
+        Collections.sort(values);
+        long prev = -1;
+        for (int k = 0; k < ordered.size(); k++) {
+            prev = Math.max(values.get(k), prev + 1);
+            out.put(ordered.get(k), prev);
+        }
+        return out;
     }
 
     TimeWindow window(long start, long end) {
@@ -349,13 +428,14 @@ public class OrSim {
 
         boolean anyAlive = false, anyRunning = false;
         DuccProcessMap pm = new DuccProcessMap();
+        Map<Proc, Long> invested = isJob ? investments(w, ps, t) : null;
         for (Proc p : ps) {
             ProcessState s = pstate(w, p, t);
             DuccProcess dp = new DuccProcess(p.id, p.ni);
             dp.setPID(String.valueOf(p.pid));
             dp.setProcessState(s);
             dp.setResidentMemory(w.mem * 1024L * 1024L * 1024L / 2);
-            if (isJob) dp.setWiMillisInvestment(investment(w, p, t));
+            if (isJob) dp.setWiMillisInvestment(invested.get(p));
             if (w.canceled && p.stopping) {
                 dp.setResourceState(ResourceState.Deallocated);
                 dp.setProcessDeallocationType(isJob ? ProcessDeallocationType.JobCanceled
@@ -386,7 +466,7 @@ public class OrSim {
         if (isJob) {
             si.setWorkItemsCompleted(String.valueOf(w.done));
             if (w.done > 0) {
-                double mean = (double) w.doneMs / w.done;
+                double mean = w.doneMs / w.done;
                 si.setPerWorkItemStatistics(new DuccPerWorkItemStatistics(w.maxMs, w.minMs, mean, 0));
                 Compat.setIfPresent(si, mean, "setAvgTimeForWorkItemsSkewedByActive");
             }
