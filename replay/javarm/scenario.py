@@ -226,8 +226,11 @@ def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
         model = item_model(w, w.item_ms)
         out["items"], out["items_done"] = w.items, w.items_done
         out["item_ms"] = max(1, round(model.item_ms))
+        # exact, as simulate's loop sums them: a fitted hand-out replays its completion only on the same sums
+        out["item_mean_ms"], out["item_start_ms"], out["item_init_ms"] = model.item_ms, w.start_delay * 1000.0, \
+            w.init * 1000.0
         if model.handouts:
-            out["handout_ms"] = [max(1, round(ms)) for ms in model.handouts]
+            out["handout_ms"] = list(model.handouts)
         if model.reported:
             out["report_ms"] = [[n, ms] for n, ms in model.reported]
         if w.max_processes:
@@ -344,6 +347,7 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
                            "init_ms": 30000},
                 "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
                 "work": [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
+    scenario["item_origin_ms"] = shift_ms  # the item clock is simulate's (ms from the log's first cycle)
     if tables is not None:
         gaps = sorted(b - a for a, b in zip(cycle_times(tables), cycle_times(tables)[1:], strict=False))
         scenario["investment_order_tolerance_ms"] = round(500 * gaps[len(gaps) // 2]) if gaps else 5000

@@ -58,7 +58,7 @@ public class OrSim {
     static final int P_BASE = 10000;
     static final int COMPLETED_PUBS = 3;
 
-    final long startMs, stopMs, defInitMs, invTolerance;
+    final long startMs, stopMs, defInitMs, invTolerance, itemOrigin;
     int nextPid = P_BASE;
 
     class Proc {
@@ -68,13 +68,15 @@ public class OrSim {
         long initStart() { return assign + startMs; }
         long runStart(long initMs) { return initStart() + initMs; }
         long stopAt() { return remove < 0 ? Long.MAX_VALUE : remove + stopMs; }
-        long[] slotFree;                        // work-item slots (one per thread): free from this time
+        double[] slotFree;                      // work-item slots (one per thread): free from this item time
         boolean[] slotBusy;
     }
 
     class Work {
         int idx; DuccId id; String type, user, clazz, serviceType, description; long mem, threads, submit, items, initMs, duration, cancel;
-        long itemMs; long[] itemList, handouts; double[][] report;
+        long itemMs; long[] itemList; double[] handouts; double[][] report;
+        double itemStart = Double.NaN, itemInit = Double.NaN;    // item_start_ms / item_init_ms (exact)
+        double itemMean;                        // item_mean_ms (exact), else item_ms: past handout_ms and report_ms
         long handed = 0; int segment = 0; long segmentUsed = 0;
         TreeMap<Long, String[]> invOrder;        // investment_order: from this time, the shares least invested first
         String processesMax;
@@ -87,7 +89,7 @@ public class OrSim {
         long nextItem = 0, done = 0;
         double doneMs = 0, minMs = Double.MAX_VALUE, maxMs = 0;
         ArrayDeque<long[]> requeued = new ArrayDeque<>();     // {item, available-from}
-        List<long[]> inflight = new ArrayList<>();            // {procIndex, slot, end, item, duration}
+        List<double[]> inflight = new ArrayList<>();          // {procIndex, slot, end, item, duration, start}
         List<Proc> procList = new ArrayList<>();
 
         boolean isJob() { return "job".equals(type); }
@@ -95,19 +97,19 @@ public class OrSim {
         boolean isReservation() { return "reservation".equals(type); }
         DuccType duccType() { return isJob() ? DuccType.Job : isReservation() ? DuccType.Reservation : DuccType.Service; }
         String name() { return description != null ? description : type + "-" + id.getFriendly(); }
-        long itemDuration(long k) {
-            if (handouts != null) { long n = handed++; return n < handouts.length ? handouts[(int) n] : itemMs; }
+        double itemDuration(long k) {
+            if (handouts != null) { long n = handed++; return n < handouts.length ? handouts[(int) n] : itemMean; }
             return itemList != null ? itemList[(int) (k % itemList.length)] : itemMs;
         }
         /** What one more completion adds to the reported mean (`took`: the item's own duration). */
-        double reported(long took) {
+        double reported(double took) {
             if (report == null) return took;
             while (segment < report.length && segmentUsed >= (long) report[segment][0]) { segment++; segmentUsed = 0; }
-            if (segment >= report.length) return itemMs;
+            if (segment >= report.length) return itemMean;
             segmentUsed++;
             return report[segment][1];
         }
-        void complete(long took) {
+        void complete(double took) {
             double r = reported(took);
             done++; doneMs += r;
             minMs = Math.min(minMs, r); maxMs = Math.max(maxMs, r);
@@ -125,6 +127,7 @@ public class OrSim {
         stopMs = Oracle.num(timing.get("process_stop_ms"), 10000);
         defInitMs = Oracle.num(timing.get("init_ms"), 30000);
         invTolerance = Oracle.num(scen.get("investment_order_tolerance_ms"), 0);
+        itemOrigin = Oracle.num(scen.get("item_origin_ms"), 0);
         int i = 0;
         List<Work> bySubmit = new ArrayList<>();
         for (Object o : (List<Object>) scen.get("work")) {
@@ -148,8 +151,8 @@ public class OrSim {
             } else w.itemMs = Oracle.num(im, 60000);
             if (m.get("handout_ms") instanceof List) {
                 List<Object> l = (List<Object>) m.get("handout_ms");
-                w.handouts = new long[l.size()];
-                for (int k = 0; k < l.size(); k++) w.handouts[k] = Oracle.num(l.get(k), w.itemMs);
+                w.handouts = new double[l.size()];
+                for (int k = 0; k < l.size(); k++) w.handouts[k] = ((Number) l.get(k)).doubleValue();
             }
             if (m.get("report_ms") instanceof List) {
                 List<Object> l = (List<Object>) m.get("report_ms");
@@ -167,8 +170,11 @@ public class OrSim {
                     w.invOrder.put(Oracle.num(l.get(0), 0), names.isEmpty() ? new String[0] : names.split(" "));
                 }
             }
+            w.itemMean = m.get("item_mean_ms") != null ? ((Number) m.get("item_mean_ms")).doubleValue() : w.itemMs;
+            if (m.get("item_start_ms") != null) w.itemStart = ((Number) m.get("item_start_ms")).doubleValue();
+            if (m.get("item_init_ms") != null) w.itemInit = ((Number) m.get("item_init_ms")).doubleValue();
             long before = Oracle.num(m.get("items_done"), 0);
-            for (long k = 0; k < before; k++) w.complete(w.itemMs);
+            for (long k = 0; k < before; k++) w.complete(w.itemMean);
             w.nextItem = before;
             w.initMs = Oracle.num(m.get("init_ms"), defInitMs);
             w.duration = Oracle.num(m.get("duration_ms"), -1);
@@ -231,13 +237,13 @@ public class OrSim {
         p.remove = t;
         p.stopping = stopping;
         int pi = p.idx;
-        List<long[]> lost = new ArrayList<>();
-        for (Iterator<long[]> it = w.inflight.iterator(); it.hasNext(); ) {
-            long[] x = it.next();
+        List<double[]> lost = new ArrayList<>();
+        for (Iterator<double[]> it = w.inflight.iterator(); it.hasNext(); ) {
+            double[] x = it.next();
             if (x[0] == pi) { it.remove(); lost.add(x); }
         }
-        lost.sort((a, b) -> Long.compare(b[3], a[3]));
-        for (long[] x : lost) w.requeued.addFirst(new long[] { x[3], t });
+        lost.sort((a, b) -> Double.compare(b[3], a[3]));
+        for (double[] x : lost) w.requeued.addFirst(new long[] { (long) x[3], t });
     }
 
     ProcessState pstate(Work w, Proc p, long t) {
@@ -248,37 +254,47 @@ public class OrSim {
         return ProcessState.Running;
     }
 
+    /** When a process's threads may take items, on the item clock (harness ms less item_origin_ms): with
+     *  item_start_ms / item_init_ms, summed in the order simulate's loop sums them (ties between slots decide
+     *  hand-outs, and a fitted hand-out time reproduces its completion only on the same sums). */
+    double slotsFrom(Work w, Proc p) {
+        if (Double.isNaN(w.itemStart) || Double.isNaN(w.itemInit)) return p.runStart(w.initMs) - itemOrigin;
+        return ((double) (p.assign - itemOrigin) + w.itemStart) + w.itemInit;
+    }
+
     /**
      * Advance the work-item model of a job to time t: each thread (slot) of a Running process runs one item
-     * at a time; items are handed out in order (re-queued items first) to the slot that is free first.
+     * at a time; items are handed out in order (re-queued items first, not before they were lost) to the slot
+     * free first (ties: the older process, then the lower slot); a completion at or before the next hand-out
+     * goes first. Item times are doubles on the item clock (harness ms less item_origin_ms).
      */
     void simItems(Work w, long t) {
         if (!w.isJob()) return;
         for (Proc p : w.procList) if (p.slotFree == null) {
-            p.slotFree = new long[(int) w.threads]; p.slotBusy = new boolean[(int) w.threads];
-            Arrays.fill(p.slotFree, p.runStart(w.initMs));
+            p.slotFree = new double[(int) w.threads]; p.slotBusy = new boolean[(int) w.threads];
+            Arrays.fill(p.slotFree, slotsFrom(w, p));
         }
+        double now = (double) (t - itemOrigin);
         while (true) {
-            // earliest completion
-            long[] fin = null;
-            for (long[] x : w.inflight) if (x[2] <= t && (fin == null || x[2] < fin[2])) fin = x;
-            // earliest dispatch
+            double[] fin = null;            // earliest completion: (end, process, slot)
+            for (double[] x : w.inflight)
+                if (fin == null || x[2] < fin[2] || (x[2] == fin[2] && (x[0] < fin[0] || (x[0] == fin[0] && x[1] < fin[1])))) fin = x;
             boolean haveItem = !w.requeued.isEmpty() || w.nextItem < w.items;
-            long avail = !w.requeued.isEmpty() ? w.requeued.peekFirst()[1] : 0;
-            int bp = -1, bs = -1; long bt = Long.MAX_VALUE;
-            if (haveItem) {
+            int bp = -1, bs = -1; double bf = Double.MAX_VALUE;
+            if (haveItem)
                 for (int pi = 0; pi < w.procList.size(); pi++) {
                     Proc p = w.procList.get(pi);
                     if (p.remove >= 0 || p.slotFree == null) continue;
-                    for (int s = 0; s < p.slotFree.length; s++) {
-                        if (p.slotBusy[s]) continue;
-                        long st = Math.max(p.slotFree[s], avail);
-                        if (st < bt) { bt = st; bp = pi; bs = s; }
-                    }
+                    for (int s = 0; s < p.slotFree.length; s++)
+                        if (!p.slotBusy[s] && p.slotFree[s] < bf) { bf = p.slotFree[s]; bp = pi; bs = s; }
                 }
+            double start = Double.NaN;
+            if (bp >= 0) {
+                start = bf;
+                if (!w.requeued.isEmpty() && w.requeued.peekFirst()[1] - itemOrigin > start) start = w.requeued.peekFirst()[1] - itemOrigin;
+                if (start > now) start = Double.NaN;
             }
-            boolean doFin = fin != null && (bt > t || fin[2] <= bt);
-            if (doFin) {
+            if (fin != null && fin[2] <= now && (Double.isNaN(start) || fin[2] <= start)) {
                 w.inflight.remove(fin);
                 Proc p = w.procList.get((int) fin[0]);
                 p.slotBusy[(int) fin[1]] = false;
@@ -286,12 +302,12 @@ public class OrSim {
                 w.complete(fin[4]);
                 continue;
             }
-            if (bp < 0 || bt > t) break;
+            if (Double.isNaN(start)) break;
             long k = !w.requeued.isEmpty() ? w.requeued.pollFirst()[0] : w.nextItem++;
-            long d = w.itemDuration(k);
+            double d = w.itemDuration(k);
             Proc p = w.procList.get(bp);
             p.slotBusy[bs] = true;
-            w.inflight.add(new long[] { bp, bs, bt + d, k, d });
+            w.inflight.add(new double[] { bp, bs, start + d, k, d, start });
         }
     }
 
@@ -302,7 +318,8 @@ public class OrSim {
      */
     long investment(Work w, Proc p, long t) {
         long min = Long.MAX_VALUE;
-        for (long[] x : w.inflight) if (x[0] == p.idx) min = Math.min(min, Math.max(0, t - (x[2] - x[4])));
+        double now = (double) (t - itemOrigin);
+        for (double[] x : w.inflight) if (x[0] == p.idx && x[5] <= now) min = Math.min(min, (long) (now - x[5]));
         return min == Long.MAX_VALUE ? 0 : min;
     }
 
