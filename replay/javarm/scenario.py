@@ -340,19 +340,21 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
     if workload.shares:
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
                        "their work afresh (the RM places them itself)")
+    entries = [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]
     scenario = {"name": "rmreplay-simulate", "seed": seed, "max_cycles": cycles, "debug_log": False,
                 "properties": props, "classes": classes, "files": files,
                 "timing": {"process_start_ms": round(1000 * (work[0].start_delay if work else 5)),
                            "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
                            "init_ms": 30000},
                 "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
-                "work": [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
+                "work": entries}
     scenario["item_origin_ms"] = shift_ms  # the item clock is simulate's (ms from the log's first cycle)
     if tables is not None:
-        gaps = sorted(b - a for a, b in zip(cycle_times(tables), cycle_times(tables)[1:], strict=False))
+        times = cycle_times(tables)
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
         scenario["investment_order_tolerance_ms"] = round(500 * gaps[len(gaps) // 2]) if gaps else 5000
         orders = investment_orders(tables, shift_ms)
-        for w, entry in zip(work, scenario["work"], strict=True):
+        for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))
