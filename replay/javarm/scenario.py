@@ -20,6 +20,7 @@ import polars as pl
 from replay.apps.simulate.orchestrator import item_model
 from replay.apps.simulate.reconstruct import cycle_times
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
+from replay.javarm.order import hash_buckets
 from replay.model.published import existing_order
 from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
@@ -354,7 +355,12 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
         scenario["investment_order_tolerance_ms"] = round(500 * gaps[len(gaps) // 2]) if gaps else 5000
         orders = investment_orders(tables, shift_ms)
+        buckets, conflicts = hash_buckets(tables)
+        assumed.append("job DuccIds hashed into buckets in the order the log's job tables list them"
+                       + (f" ({conflicts} job(s) the log's orders leave no bucket for)" if conflicts else ""))
         for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]
+            if w.job_id in buckets:
+                entry["hash_bucket"] = buckets[w.job_id]
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))

@@ -1,6 +1,7 @@
 package org.apache.uima.ducc.oracle;
 
 import java.util.*;
+import java.util.UUID;
 
 import org.apache.uima.ducc.common.NodeIdentity;
 import org.apache.uima.ducc.common.utils.id.DuccId;
@@ -26,7 +27,9 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *
  * Times come from the scenario "timing" block (defaults process_start_ms 5000, process_stop_ms 10000,
  * init_ms 30000). "pub" = an Orchestrator publication (every ducc.orchestrator.state.publish.rate).
- *  - DuccIds 1, 2, ... are given in submission order (stable: equal submit_ms keep the work order).
+ *  - DuccIds 1, 2, ... are given in submission order (stable: equal submit_ms keep the work order). A work's
+ *    hash_bucket b (0..15) gives its DuccId a UUID whose hash is b: every hash map of the RM (16 buckets or
+ *    more) walks it in bucket b, after the work of lower buckets; its UUIDs compare in DuccId order.
  *  - a piece of work appears at the first pub at or after submit_ms: jobs in WaitingForDriver, services,
  *    managed reservations and reservations in Received; from the next pub on, WaitingForResources.
  *  - a share in the RM's Additions becomes a process (pid 10000, 10001, ... at the next pub, in job-id then
@@ -78,6 +81,7 @@ public class OrSim {
         double itemStart = Double.NaN, itemInit = Double.NaN;    // item_start_ms / item_init_ms (exact)
         double itemMean;                        // item_mean_ms (exact), else item_ms: past handout_ms and report_ms
         long handed = 0; int segment = 0; long segmentUsed = 0;
+        int bucket = -1;                        // hash_bucket, -1: the seeded UUID
         TreeMap<Long, String[]> invOrder;        // investment_order: from this time, the shares least invested first
         String processesMax;
         boolean seen = false, refused = false, everRunning = false, canceled = false;
@@ -173,6 +177,7 @@ public class OrSim {
             w.itemMean = m.get("item_mean_ms") != null ? ((Number) m.get("item_mean_ms")).doubleValue() : w.itemMs;
             if (m.get("item_start_ms") != null) w.itemStart = ((Number) m.get("item_start_ms")).doubleValue();
             if (m.get("item_init_ms") != null) w.itemInit = ((Number) m.get("item_init_ms")).doubleValue();
+            w.bucket = (int) Oracle.num(m.get("hash_bucket"), -1);
             long before = Oracle.num(m.get("items_done"), 0);
             for (long k = 0; k < before; k++) w.complete(w.itemMean);
             w.nextItem = before;
@@ -189,9 +194,18 @@ public class OrSim {
         for (int k = 0; k < bySubmit.size(); k++) {
             Work w = bySubmit.get(k);
             w.id = new DuccId(k + 1);
+            if (w.bucket >= 0) w.id.setUUID(bucketUuid(w.bucket, k + 1));
             byId.put((long) (k + 1), w);
         }
         works.sort(Comparator.comparingLong(w -> w.id.getFriendly()));
+    }
+
+    /** A version-4 UUID whose DuccId hash (31 + the UUID's hash) is `bucket` and whose high bits are `n`. */
+    static UUID bucketUuid(int bucket, long n) {
+        long msb = (n << 32) | 0x4000L, high = 0x80000000L;
+        int want = bucket - 31;                  // UUID.hashCode() = (int) (hilo >> 32) ^ (int) hilo, hilo = msb ^ lsb
+        long low = (want ^ (int) (n ^ high) ^ 0x4000) & 0xFFFFFFFFL;
+        return new UUID(msb, (high << 32) | low);
     }
 
     /** The RM published a schedule at time t. */
