@@ -25,8 +25,12 @@ BUCKETS = 16  # a HashMap's initial table: every map holds at least this many bu
 
 
 def hash_buckets(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[int, int], int]:
-    """(job -> bucket in 0..15 consistent with the log's job-table orders, jobs past the last bucket)."""
-    orders = job_table_order(tables)
+    """(job -> bucket in 0..15 consistent with the log's job-table orders, jobs left without one)."""
+    return buckets_of(job_table_order(tables))
+
+
+def buckets_of(orders: Mapping[int, Mapping[int, int]]) -> tuple[dict[int, int], int]:
+    """(job -> bucket, jobs left without one) for the orders (cycle -> job -> place in the table)."""
     after: dict[int, set[int]] = {}  # job -> the jobs some cycle lists after it
     arrival: dict[int, int] = {}
     for cycle in sorted(orders):

@@ -266,6 +266,16 @@ def investment_orders(tables: Mapping[str, pl.DataFrame], shift_ms: int) -> dict
     return out
 
 
+def _bucket_note(buckets: Mapping[int, int], left: int) -> str:
+    """What the scenario assumed of the RM's hash order of jobs (replay.javarm.order)."""
+    if not buckets:
+        why = "the log's job-table orders contradict each other, as where a map grew past 16 buckets" if left \
+            else "the log lists no job table"
+        return f"job DuccIds: UUIDs from the seed ({why})"
+    return ("job DuccIds hashed into buckets in the order the log's job tables list them"
+            + (f" ({left} job(s) past the last bucket)" if left else ""))
+
+
 def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
     """host -> (seconds from the first cycle, what) of the heartbeat events the log shows: `silent` where
     an outage began (half a metrics period before the watchdog's `Missed heartbeat count[ 2 ]`; the
@@ -356,8 +366,7 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         scenario["investment_order_tolerance_ms"] = round(500 * gaps[len(gaps) // 2]) if gaps else 5000
         orders = investment_orders(tables, shift_ms)
         buckets, conflicts = hash_buckets(tables)
-        assumed.append("job DuccIds hashed into buckets in the order the log's job tables list them"
-                       + (f" ({conflicts} job(s) the log's orders leave no bucket for)" if conflicts else ""))
+        assumed.append(_bucket_note(buckets, conflicts))
         for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]
