@@ -1,4 +1,6 @@
-"""The RM's hash order of jobs, as the log shows it, for the harness's DuccIds.
+"""Orders the RM's INFO log shows and no input settles, for the harness: the RM's hash order of jobs
+(for the harness's DuccIds), and its investment order of a job's shares (for the Orchestrator's
+investments, `investment_orders`).
 
 The RM keeps its jobs in hash maps keyed by DuccId, whose hash is its UUID's: wherever it walks
 them (its job table, a class's jobs, the users those jobs bring, the needy), equal candidates are
@@ -16,10 +18,12 @@ past 16 buckets), none is imposed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 
-from replay.model.published import job_table_order
+from replay.apps.simulate.reconstruct import cycle_times
+from replay.model.published import existing_order, job_table_order
 
 BUCKETS = 16  # a HashMap's initial table: every map holds at least this many buckets
 
@@ -71,3 +75,35 @@ def _longest_paths(after: Mapping[int, set[int]], arrival: Mapping[int, int], st
                 ready.append((arrival[b], b))
                 ready.sort()
     return buckets if done == len(arrival) else None
+
+
+def investment_orders(tables: Mapping[str, pl.DataFrame], shift_ms: int) -> dict[int, list[list[Any]]]:
+    """job -> [harness ms, "host#k ..."] where the order of the shares the job held when a cycle began,
+    as its published Existing list shows it (the RM's investment order), changes ("" where it lists none).
+    A share is named by its host and its place among the job's shares there (by share id): a run whose
+    RM numbered its shares in another order (jobs placed in another order) still names the same ones.
+
+    The order is what the Orchestrator's per-item timing made it, which no input settles to the
+    millisecond; simulate's loop reads it as the shares' investment where the simulated job holds exactly
+    those shares, and the harness's Orchestrator does the same (replay.apps.simulate.rm.shares)."""
+    ranks = existing_order(tables)
+    times = cycle_times(tables)
+    cycles = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")["cycle"].to_list()
+    out: dict[int, list[list[Any]]] = {}
+    last: dict[int, str] = {}
+    for cycle, t in zip(cycles, times, strict=True):
+        per = ranks.get(cycle, {})
+        for job in sorted(set(per) | set(last)):
+            order = " ".join(_named(per.get(job, {})))
+            if last.get(job, "") != order:
+                out.setdefault(job, []).append([round(t * 1000) + shift_ms, order])
+                last[job] = order
+    return out
+
+
+def _named(ranks: Mapping[tuple[str, int], int]) -> list[str]:
+    """The shares (host, share id) -> place, in their order, each as `host#k` (k: its place among the
+    shares on its host, by id)."""
+    place = {key: k for host in {h for h, _ in ranks}
+             for k, key in enumerate(sorted(key for key in ranks if key[0] == host))}
+    return [f"{key[0]}#{place[key]}" for key in sorted(ranks, key=lambda x: ranks[x])]

@@ -20,8 +20,7 @@ import polars as pl
 from replay.apps.simulate.orchestrator import item_model
 from replay.apps.simulate.reconstruct import cycle_times
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
-from replay.javarm.order import hash_buckets
-from replay.model.published import existing_order
+from replay.javarm.order import hash_buckets, investment_orders
 from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
@@ -240,29 +239,6 @@ def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
         out["duration_ms"] = round(w.duration * 1000)
     if w.cancel is not None:
         out["cancel_ms"] = round(w.cancel * 1000) + shift_ms
-    return out
-
-
-def investment_orders(tables: Mapping[str, pl.DataFrame], shift_ms: int) -> dict[int, list[list[Any]]]:
-    """job -> [harness ms, "host.share ..."] where the order of the shares the job held when a cycle began,
-    as its published Existing list shows it (the RM's investment order), changes ("" where it lists none).
-
-    The order is what the Orchestrator's per-item timing made it, which no input settles to the
-    millisecond; simulate's loop reads it as the shares' investment where the simulated job holds exactly
-    those shares, and the harness's Orchestrator does the same (replay.apps.simulate.rm.shares)."""
-    ranks = existing_order(tables)
-    times = cycle_times(tables)
-    cycles = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")["cycle"].to_list()
-    out: dict[int, list[list[Any]]] = {}
-    last: dict[int, str] = {}
-    for cycle, t in zip(cycles, times, strict=True):
-        per = ranks.get(cycle, {})
-        for job in sorted(set(per) | set(last)):
-            order = " ".join(f"{host}.{sid}" for (host, sid), _ in sorted(per.get(job, {}).items(),
-                                                                          key=lambda x: x[1]))
-            if last.get(job, "") != order:
-                out.setdefault(job, []).append([round(t * 1000) + shift_ms, order])
-                last[job] = order
     return out
 
 

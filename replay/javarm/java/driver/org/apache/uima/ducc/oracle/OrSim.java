@@ -51,7 +51,7 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *    ResourceState Deallocated (JobCanceled / ServiceStopped), as OrchestratorComponent.stopJob/stopService do.
  *  - reservations: Assigned once the RM gave resources; Completed at the first pub at or after
  *    assignment+duration_ms, or at or after cancel_ms (CanceledByUser, as stopReservation does).
- *  - investment_order (per job, [ms, "host.share ..."] entries, each in force from its time on, less the top-level
+ *  - investment_order (per job, [ms, "host#k ..."] entries (k: the share's place among the job's on the host), each in force from its time on, less the top-level
  *    investment_order_tolerance_ms): where the job's live processes are exactly the shares named, the initialized
  *    ones report their investments (the same values, sorted) in that order, least first: a log's own order.
  *  - a Completed piece of work is published three times in all (then it is gone from the map).
@@ -345,8 +345,16 @@ public class OrSim {
         if (w.invOrder == null) return out;
         Map.Entry<Long, String[]> e = w.invOrder.floorEntry(t + invTolerance);
         if (e == null) return out;
+        // a process is named host#k: its place among the job's live processes on its host, by share id
         Map<String, Proc> live = new HashMap<>();
-        for (Proc p : ps) if (t < p.stopAt()) live.put(p.node + "." + p.id.getFriendly(), p);
+        Map<String, Integer> onHost = new HashMap<>();
+        List<Proc> byId = new ArrayList<>();
+        for (Proc p : ps) if (t < p.stopAt()) byId.add(p);
+        byId.sort(Comparator.comparingLong(p -> p.id.getFriendly()));
+        for (Proc p : byId) {
+            int k = onHost.merge(p.node, 1, Integer::sum) - 1;
+            live.put(p.node + "#" + k, p);
+        }
         if (live.size() != e.getValue().length) return out;
         List<Proc> ordered = new ArrayList<>();
         for (String name : e.getValue()) {
