@@ -1,7 +1,6 @@
 package org.apache.uima.ducc.oracle;
 
 import java.util.*;
-import java.util.UUID;
 
 import org.apache.uima.ducc.common.NodeIdentity;
 import org.apache.uima.ducc.common.utils.id.DuccId;
@@ -166,14 +165,7 @@ public class OrSim {
                     w.report[k] = new double[] { ((Number) seg.get(0)).doubleValue(), ((Number) seg.get(1)).doubleValue() };
                 }
             }
-            if (m.get("investment_order") instanceof List) {
-                w.invOrder = new TreeMap<>();
-                for (Object e : (List<Object>) m.get("investment_order")) {
-                    List<Object> l = (List<Object>) e;
-                    String names = ((String) l.get(1)).trim();
-                    w.invOrder.put(Oracle.num(l.get(0), 0), names.isEmpty() ? new String[0] : names.split(" "));
-                }
-            }
+            w.invOrder = LogOrders.investmentOrder(m.get("investment_order"));
             w.itemMean = m.get("item_mean_ms") != null ? ((Number) m.get("item_mean_ms")).doubleValue() : w.itemMs;
             if (m.get("item_start_ms") != null) w.itemStart = ((Number) m.get("item_start_ms")).doubleValue();
             if (m.get("item_init_ms") != null) w.itemInit = ((Number) m.get("item_init_ms")).doubleValue();
@@ -194,18 +186,10 @@ public class OrSim {
         for (int k = 0; k < bySubmit.size(); k++) {
             Work w = bySubmit.get(k);
             w.id = new DuccId(k + 1);
-            if (w.bucket >= 0) w.id.setUUID(bucketUuid(w.bucket, k + 1));
+            if (w.bucket >= 0) w.id.setUUID(LogOrders.bucketUuid(w.bucket, k + 1));
             byId.put((long) (k + 1), w);
         }
         works.sort(Comparator.comparingLong(w -> w.id.getFriendly()));
-    }
-
-    /** A version-4 UUID whose DuccId hash (31 + the UUID's hash) is `bucket` and whose high bits are `n`. */
-    static UUID bucketUuid(int bucket, long n) {
-        long msb = (n << 32) | 0x4000L, high = 0x80000000L;
-        int want = bucket - 31;                  // UUID.hashCode() = (int) (hilo >> 32) ^ (int) hilo, hilo = msb ^ lsb
-        long low = (want ^ (int) (n ^ high) ^ 0x4000) & 0xFFFFFFFFL;
-        return new UUID(msb, (high << 32) | low);
     }
 
     /** The RM published a schedule at time t. */
@@ -342,35 +326,7 @@ public class OrSim {
     Map<Proc, Long> investments(Work w, List<Proc> ps, long t) {
         Map<Proc, Long> out = new HashMap<>();
         for (Proc p : ps) out.put(p, investment(w, p, t));
-        if (w.invOrder == null) return out;
-        Map.Entry<Long, String[]> e = w.invOrder.floorEntry(t + invTolerance);
-        if (e == null) return out;
-        // a process is named host#k: its place among the job's live processes on its host, by share id
-        Map<String, Proc> live = new HashMap<>();
-        Map<String, Integer> onHost = new HashMap<>();
-        List<Proc> byId = new ArrayList<>();
-        for (Proc p : ps) if (t < p.stopAt()) byId.add(p);
-        byId.sort(Comparator.comparingLong(p -> p.id.getFriendly()));
-        for (Proc p : byId) {
-            int k = onHost.merge(p.node, 1, Integer::sum) - 1;
-            live.put(p.node + "#" + k, p);
-        }
-        if (live.size() != e.getValue().length) return out;
-        List<Proc> ordered = new ArrayList<>();
-        for (String name : e.getValue()) {
-            Proc p = live.get(name);
-            if (p == null) return out;
-            if (t > p.initStart()) ordered.add(p);
-        }
-        List<Long> values = new ArrayList<>();
-        for (Proc p : ordered) values.add(out.get(p));
-        Collections.sort(values);
-        long prev = -1;
-        for (int k = 0; k < ordered.size(); k++) {
-            prev = Math.max(values.get(k), prev + 1);
-            out.put(ordered.get(k), prev);
-        }
-        return out;
+        return w.invOrder == null ? out : LogOrders.inOrder(out, w.invOrder.floorEntry(t + invTolerance), ps, t);
     }
 
     TimeWindow window(long start, long end) {
