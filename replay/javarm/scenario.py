@@ -17,7 +17,10 @@ from typing import Any
 
 import polars as pl
 
+from replay.apps.simulate.orchestrator import item_model
+from replay.apps.simulate.reconstruct import cycle_times
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
+from replay.javarm.order import hash_buckets, investment_orders
 from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
@@ -218,12 +221,18 @@ def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
                  "threads": w.threads,
                  "init_ms": round(w.init * 1000)}
     if w.is_job:
-        left = max(w.items - w.items_done, 0)
-        out["items"] = left
-        # the harness's Orchestrator reports the mean of the items done: the log's completions in their order
-        # reproduce the means the log's Orchestrator reported (the RM's prediction reads them)
-        done = [round(ms) for n, ms in w.item_profile for _ in range(n)][:left]
-        out["item_ms"] = done + [round(w.item_ms)] * (left - len(done)) if done else round(w.item_ms)
+        # rmref's loop's item model (one model, replay.apps.simulate.orchestrator): the hand-outs take the
+        # times fitted to the log's completions, the reported mean counts the log's own means
+        model = item_model(w, w.item_ms)
+        out["items"], out["items_done"] = w.items, w.items_done
+        out["item_ms"] = max(1, round(model.item_ms))
+        # exact, as simulate's loop sums them: a fitted hand-out replays its completion only on the same sums
+        out["item_mean_ms"], out["item_start_ms"], out["item_init_ms"] = model.item_ms, w.start_delay * 1000.0, \
+            w.init * 1000.0
+        if model.handouts:
+            out["handout_ms"] = list(model.handouts)
+        if model.reported:
+            out["report_ms"] = [[n, ms] for n, ms in model.reported]
         if w.max_processes:
             out["processes_max"] = str(w.max_processes)
     if w.duration is not None:
@@ -231,6 +240,16 @@ def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
     if w.cancel is not None:
         out["cancel_ms"] = round(w.cancel * 1000) + shift_ms
     return out
+
+
+def _bucket_note(buckets: Mapping[int, int], left: int) -> str:
+    """What the scenario assumed of the RM's hash order of jobs (replay.javarm.order)."""
+    if not buckets:
+        why = "the log's job-table orders contradict each other, as where a map grew past 16 buckets" if left \
+            else "the log lists no job table"
+        return f"job DuccIds: UUIDs from the seed ({why})"
+    return ("job DuccIds hashed into buckets in the order the log's job tables list them"
+            + (f" ({left} job(s) past the last bucket)" if left else ""))
 
 
 def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
@@ -299,18 +318,34 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
                "(else node.stability periods before its death) to its return",
                f"DuccId UUIDs from java.util.Random({seed}) (--java-seed): the RM breaks ties among equal "
                "candidates in their hash order, which an INFO log does not show",
-               "work items: the k-th item takes the k-th completion's duration the log implies (its completed "
-               "counts and means, in completion order), later ones the job's mean (item_ms); handed to the thread "
-               "free first (at INFO the log does not show each item)"]
+               "a job's shares' investments in the order its published Existing list shows (the RM's "
+               "investment order) where it holds exactly those shares, as simulate's loop reads them",
+               "work items as simulate's loop runs them: each hand-out takes the time fitted to complete the "
+               "log's items at its publications on the log's own processes, later ones the job's mean; the mean "
+               "reported is the log's own (at INFO the log does not show each item)"]
     assumed += config.assumed
     if workload.shares:
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
                        "their work afresh (the RM places them itself)")
+    entries = [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]
     scenario = {"name": "rmreplay-simulate", "seed": seed, "max_cycles": cycles, "debug_log": False,
                 "properties": props, "classes": classes, "files": files,
                 "timing": {"process_start_ms": round(1000 * (work[0].start_delay if work else 5)),
                            "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
                            "init_ms": 30000},
                 "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
-                "work": [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]}
+                "work": entries}
+    scenario["item_origin_ms"] = shift_ms  # the item clock is simulate's (ms from the log's first cycle)
+    if tables is not None:
+        times = cycle_times(tables)
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+        scenario["investment_order_tolerance_ms"] = round(500 * gaps[len(gaps) // 2]) if gaps else 5000
+        orders = investment_orders(tables, shift_ms)
+        buckets, conflicts = hash_buckets(tables)
+        assumed.append(_bucket_note(buckets, conflicts))
+        for w, entry in zip(work, entries, strict=True):
+            if orders.get(w.job_id):
+                entry["investment_order"] = orders[w.job_id]
+            if w.job_id in buckets:
+                entry["hash_bucket"] = buckets[w.job_id]
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))

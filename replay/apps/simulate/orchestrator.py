@@ -33,6 +33,27 @@ from replay.apps.simulate.workload import WorkSpec
 COMPLETING, COMPLETED = "Completing", "Completed"
 
 
+@dataclass(frozen=True)
+class ItemModel:
+    """A job's work items as the Orchestrator runs and reports them (rmref's loop and the Java harness
+    read this one model): how long each hand-out keeps its thread busy, and what each completion adds
+    to the mean the Orchestrator reports. Past either list, the job's mean `item_ms`."""
+
+    handouts: tuple[float, ...]  # ms, in hand-out order since the log began (fitted to the log)
+    reported: tuple[tuple[int, float], ...]  # (items, ms each) in completion order, the log's own means
+    item_ms: float
+
+
+def item_model(spec: WorkSpec, item_ms: float) -> ItemModel:
+    """The job's item model; an `item_ms` edited away from the log's mean scales the log's item times
+    (the log's own leaves them as they are)."""
+    profile = spec.item_profile
+    listed = sum(n for n, _ in profile)
+    mean = sum(n * ms for n, ms in profile) / listed if listed else 0.0
+    scale = item_ms / mean if mean and abs(item_ms / mean - 1.0) > 1e-9 else 1.0
+    return ItemModel(tuple(ms * scale for ms in spec.item_times), tuple((n, ms * scale) for n, ms in profile), item_ms)
+
+
 @dataclass
 class Process:
     """One process the RM asked for (a share), as the Orchestrator runs it."""
@@ -80,19 +101,14 @@ class Work:
         spec = self.spec
         self.done = self.next_item = spec.items_done
         self._by_index: list[Process] = []
-        profile = spec.item_profile
-        listed = sum(n for n, _ in profile)
-        mean = sum(n * ms for n, ms in profile) / listed if listed else 0.0
-        # an edited item_ms scales the log's item times; the log's own leaves them as they are
-        self._scale = self.item_ms / mean if mean and abs(self.item_ms / mean - 1.0) > 1e-9 else 1.0
-        self._times = spec.item_times
-        self._report = [[n, ms * self._scale] for n, ms in profile]  # completion order: what the mean reads
+        model = item_model(spec, self.item_ms)
+        self._times = model.handouts
+        self._report = [list(seg) for seg in model.reported]  # completion order: what the mean reads
         self._segment = 0
         self.handed = 0  # items handed out since the log began (a lost one handed out again counts again)
         self.done_ms = 0.0
         for _ in range(self.done):
             self.done_ms += self._reported()
-
 
     def _reported(self) -> float:
         """The time the next completed item adds to the mean the Orchestrator reports: the log's
@@ -110,7 +126,7 @@ class Work:
         """How long the next item handed out (at `start`, to process `index`) keeps its thread busy:
         the log's time for that hand-out, the mean past the log (a hook for fitting)."""
         k = self.handed
-        return self._times[k] * self._scale if k < len(self._times) else self.item_ms
+        return self._times[k] if k < len(self._times) else self.item_ms
 
     # -- processes ------------------------------------------------------------------------------
 

@@ -26,7 +26,9 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *
  * Times come from the scenario "timing" block (defaults process_start_ms 5000, process_stop_ms 10000,
  * init_ms 30000). "pub" = an Orchestrator publication (every ducc.orchestrator.state.publish.rate).
- *  - DuccIds 1, 2, ... are given in submission order (stable: equal submit_ms keep the work order).
+ *  - DuccIds 1, 2, ... are given in submission order (stable: equal submit_ms keep the work order). A work's
+ *    hash_bucket b (0..15) gives its DuccId a UUID whose hash is b: every hash map of the RM (16 buckets or
+ *    more) walks it in bucket b, after the work of lower buckets; its UUIDs compare in DuccId order.
  *  - a piece of work appears at the first pub at or after submit_ms: jobs in WaitingForDriver, services,
  *    managed reservations and reservations in Received; from the next pub on, WaitingForResources.
  *  - a share in the RM's Additions becomes a process (pid 10000, 10001, ... at the next pub, in job-id then
@@ -35,7 +37,12 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *  - a share in Removals (preemption, purge, vary-off) keeps its state until removal+process_stop_ms, then
  *    Stopped; its in-flight work items go back to the front of the queue.
  *  - job work items: each Running process runs `threads` items at a time; item k (0-based, dispatch order)
- *    takes item_ms (a number) or item_ms[k % len] (a list) ms.
+ *    takes item_ms (a number) or item_ms[k % len] (a list) ms. With handout_ms (a list), the n-th hand-out
+ *    (an item lost with its process and handed out again counts again) takes handout_ms[n] ms, later ones
+ *    item_ms. items_done items were done before the harness's time 0 (counted, never handed out).
+ *  - the mean item time reported: of the items' own durations; with report_ms (a list of [items, ms]
+ *    segments in completion order), the n-th completion counts the n-th segment item's ms (later ones
+ *    item_ms): a log's own means, apart from the durations that drive the completions.
  *  - the end of a job (all items done), of a service / managed reservation (duration_ms after its first
  *    process started Running) and a user cancel (cancel_ms) all go the same way: Completing at that pub, with
  *    every live process Stopping until then+process_stop_ms and Stopped after; Completed at the first pub with
@@ -43,6 +50,9 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *    ResourceState Deallocated (JobCanceled / ServiceStopped), as OrchestratorComponent.stopJob/stopService do.
  *  - reservations: Assigned once the RM gave resources; Completed at the first pub at or after
  *    assignment+duration_ms, or at or after cancel_ms (CanceledByUser, as stopReservation does).
+ *  - investment_order (per job, [ms, "host#k ..."] entries (k: the share's place among the job's on the host), each in force from its time on, less the top-level
+ *    investment_order_tolerance_ms): where the job's live processes are exactly the shares named, the initialized
+ *    ones report their investments (the same values, sorted) in that order, least first: a log's own order.
  *  - a Completed piece of work is published three times in all (then it is gone from the map).
  *  - a refused job/reservation is published Completed at the next pub.
  */
@@ -50,7 +60,7 @@ public class OrSim {
     static final int P_BASE = 10000;
     static final int COMPLETED_PUBS = 3;
 
-    final long startMs, stopMs, defInitMs;
+    final long startMs, stopMs, defInitMs, invTolerance, itemOrigin;
     int nextPid = P_BASE;
 
     class Proc {
@@ -60,13 +70,18 @@ public class OrSim {
         long initStart() { return assign + startMs; }
         long runStart(long initMs) { return initStart() + initMs; }
         long stopAt() { return remove < 0 ? Long.MAX_VALUE : remove + stopMs; }
-        long[] slotFree;                        // work-item slots (one per thread): free from this time
+        double[] slotFree;                      // work-item slots (one per thread): free from this item time
         boolean[] slotBusy;
     }
 
     class Work {
         int idx; DuccId id; String type, user, clazz, serviceType, description; long mem, threads, submit, items, initMs, duration, cancel;
-        long itemMs; long[] itemList;
+        long itemMs; long[] itemList; double[] handouts; double[][] report;
+        double itemStart = Double.NaN, itemInit = Double.NaN;    // item_start_ms / item_init_ms (exact)
+        double itemMean;                        // item_mean_ms (exact), else item_ms: past handout_ms and report_ms
+        long handed = 0; int segment = 0; long segmentUsed = 0;
+        int bucket = -1;                        // hash_bucket, -1: the seeded UUID
+        TreeMap<Long, String[]> invOrder;        // investment_order: from this time, the shares least invested first
         String processesMax;
         boolean seen = false, refused = false, everRunning = false, canceled = false;
         long completingAt = -1, assignedAt = -1;
@@ -74,9 +89,10 @@ public class OrSim {
         LinkedHashMap<DuccId, Proc> procs = new LinkedHashMap<>();
         List<Object[]> reservations = new ArrayList<>();      // {DuccId, NodeIdentity, bytes}
         // work items
-        long nextItem = 0, done = 0, doneMs = 0, minMs = Long.MAX_VALUE, maxMs = 0;
+        long nextItem = 0, done = 0;
+        double doneMs = 0, minMs = Double.MAX_VALUE, maxMs = 0;
         ArrayDeque<long[]> requeued = new ArrayDeque<>();     // {item, available-from}
-        List<long[]> inflight = new ArrayList<>();            // {procIndex, slot, end, item, duration}
+        List<double[]> inflight = new ArrayList<>();          // {procIndex, slot, end, item, duration, start}
         List<Proc> procList = new ArrayList<>();
 
         boolean isJob() { return "job".equals(type); }
@@ -84,7 +100,23 @@ public class OrSim {
         boolean isReservation() { return "reservation".equals(type); }
         DuccType duccType() { return isJob() ? DuccType.Job : isReservation() ? DuccType.Reservation : DuccType.Service; }
         String name() { return description != null ? description : type + "-" + id.getFriendly(); }
-        long itemDuration(long k) { return itemList != null ? itemList[(int) (k % itemList.length)] : itemMs; }
+        double itemDuration(long k) {
+            if (handouts != null) { long n = handed++; return n < handouts.length ? handouts[(int) n] : itemMean; }
+            return itemList != null ? itemList[(int) (k % itemList.length)] : itemMs;
+        }
+        /** What one more completion adds to the reported mean (`took`: the item's own duration). */
+        double reported(double took) {
+            if (report == null) return took;
+            while (segment < report.length && segmentUsed >= (long) report[segment][0]) { segment++; segmentUsed = 0; }
+            if (segment >= report.length) return itemMean;
+            segmentUsed++;
+            return report[segment][1];
+        }
+        void complete(double took) {
+            double r = reported(took);
+            done++; doneMs += r;
+            minMs = Math.min(minMs, r); maxMs = Math.max(maxMs, r);
+        }
         boolean gone() { return completedPubs >= COMPLETED_PUBS; }
     }
 
@@ -97,6 +129,8 @@ public class OrSim {
         startMs = Oracle.num(timing.get("process_start_ms"), 5000);
         stopMs = Oracle.num(timing.get("process_stop_ms"), 10000);
         defInitMs = Oracle.num(timing.get("init_ms"), 30000);
+        invTolerance = Oracle.num(scen.get("investment_order_tolerance_ms"), 0);
+        itemOrigin = Oracle.num(scen.get("item_origin_ms"), 0);
         int i = 0;
         List<Work> bySubmit = new ArrayList<>();
         for (Object o : (List<Object>) scen.get("work")) {
@@ -118,6 +152,27 @@ public class OrSim {
                 for (int k = 0; k < l.size(); k++) w.itemList[k] = Oracle.num(l.get(k), 60000);
                 if (w.itemList.length == 0) { w.itemList = null; w.itemMs = 60000; }
             } else w.itemMs = Oracle.num(im, 60000);
+            if (m.get("handout_ms") instanceof List) {
+                List<Object> l = (List<Object>) m.get("handout_ms");
+                w.handouts = new double[l.size()];
+                for (int k = 0; k < l.size(); k++) w.handouts[k] = ((Number) l.get(k)).doubleValue();
+            }
+            if (m.get("report_ms") instanceof List) {
+                List<Object> l = (List<Object>) m.get("report_ms");
+                w.report = new double[l.size()][];
+                for (int k = 0; k < l.size(); k++) {
+                    List<Object> seg = (List<Object>) l.get(k);
+                    w.report[k] = new double[] { ((Number) seg.get(0)).doubleValue(), ((Number) seg.get(1)).doubleValue() };
+                }
+            }
+            w.invOrder = LogOrders.investmentOrder(m.get("investment_order"));
+            w.itemMean = m.get("item_mean_ms") != null ? ((Number) m.get("item_mean_ms")).doubleValue() : w.itemMs;
+            if (m.get("item_start_ms") != null) w.itemStart = ((Number) m.get("item_start_ms")).doubleValue();
+            if (m.get("item_init_ms") != null) w.itemInit = ((Number) m.get("item_init_ms")).doubleValue();
+            w.bucket = (int) Oracle.num(m.get("hash_bucket"), -1);
+            long before = Oracle.num(m.get("items_done"), 0);
+            for (long k = 0; k < before; k++) w.complete(w.itemMean);
+            w.nextItem = before;
             w.initMs = Oracle.num(m.get("init_ms"), defInitMs);
             w.duration = Oracle.num(m.get("duration_ms"), -1);
             w.cancel = Oracle.num(m.get("cancel_ms"), -1);
@@ -131,6 +186,7 @@ public class OrSim {
         for (int k = 0; k < bySubmit.size(); k++) {
             Work w = bySubmit.get(k);
             w.id = new DuccId(k + 1);
+            if (w.bucket >= 0) w.id.setUUID(LogOrders.bucketUuid(w.bucket, k + 1));
             byId.put((long) (k + 1), w);
         }
         works.sort(Comparator.comparingLong(w -> w.id.getFriendly()));
@@ -179,13 +235,13 @@ public class OrSim {
         p.remove = t;
         p.stopping = stopping;
         int pi = p.idx;
-        List<long[]> lost = new ArrayList<>();
-        for (Iterator<long[]> it = w.inflight.iterator(); it.hasNext(); ) {
-            long[] x = it.next();
+        List<double[]> lost = new ArrayList<>();
+        for (Iterator<double[]> it = w.inflight.iterator(); it.hasNext(); ) {
+            double[] x = it.next();
             if (x[0] == pi) { it.remove(); lost.add(x); }
         }
-        lost.sort((a, b) -> Long.compare(b[3], a[3]));
-        for (long[] x : lost) w.requeued.addFirst(new long[] { x[3], t });
+        lost.sort((a, b) -> Double.compare(b[3], a[3]));
+        for (double[] x : lost) w.requeued.addFirst(new long[] { (long) x[3], t });
     }
 
     ProcessState pstate(Work w, Proc p, long t) {
@@ -196,51 +252,60 @@ public class OrSim {
         return ProcessState.Running;
     }
 
+    /** When a process's threads may take items, on the item clock (harness ms less item_origin_ms): with
+     *  item_start_ms / item_init_ms, summed in the order simulate's loop sums them (ties between slots decide
+     *  hand-outs, and a fitted hand-out time reproduces its completion only on the same sums). */
+    double slotsFrom(Work w, Proc p) {
+        if (Double.isNaN(w.itemStart) || Double.isNaN(w.itemInit)) return p.runStart(w.initMs) - itemOrigin;
+        return ((double) (p.assign - itemOrigin) + w.itemStart) + w.itemInit;
+    }
+
     /**
      * Advance the work-item model of a job to time t: each thread (slot) of a Running process runs one item
-     * at a time; items are handed out in order (re-queued items first) to the slot that is free first.
+     * at a time; items are handed out in order (re-queued items first, not before they were lost) to the slot
+     * free first (ties: the older process, then the lower slot); a completion at or before the next hand-out
+     * goes first. Item times are doubles on the item clock (harness ms less item_origin_ms).
      */
     void simItems(Work w, long t) {
         if (!w.isJob()) return;
         for (Proc p : w.procList) if (p.slotFree == null) {
-            p.slotFree = new long[(int) w.threads]; p.slotBusy = new boolean[(int) w.threads];
-            Arrays.fill(p.slotFree, p.runStart(w.initMs));
+            p.slotFree = new double[(int) w.threads]; p.slotBusy = new boolean[(int) w.threads];
+            Arrays.fill(p.slotFree, slotsFrom(w, p));
         }
+        double now = (double) (t - itemOrigin);
         while (true) {
-            // earliest completion
-            long[] fin = null;
-            for (long[] x : w.inflight) if (x[2] <= t && (fin == null || x[2] < fin[2])) fin = x;
-            // earliest dispatch
+            double[] fin = null;            // earliest completion: (end, process, slot)
+            for (double[] x : w.inflight)
+                if (fin == null || x[2] < fin[2] || (x[2] == fin[2] && (x[0] < fin[0] || (x[0] == fin[0] && x[1] < fin[1])))) fin = x;
             boolean haveItem = !w.requeued.isEmpty() || w.nextItem < w.items;
-            long avail = !w.requeued.isEmpty() ? w.requeued.peekFirst()[1] : 0;
-            int bp = -1, bs = -1; long bt = Long.MAX_VALUE;
-            if (haveItem) {
+            int bp = -1, bs = -1; double bf = Double.MAX_VALUE;
+            if (haveItem)
                 for (int pi = 0; pi < w.procList.size(); pi++) {
                     Proc p = w.procList.get(pi);
                     if (p.remove >= 0 || p.slotFree == null) continue;
-                    for (int s = 0; s < p.slotFree.length; s++) {
-                        if (p.slotBusy[s]) continue;
-                        long st = Math.max(p.slotFree[s], avail);
-                        if (st < bt) { bt = st; bp = pi; bs = s; }
-                    }
+                    for (int s = 0; s < p.slotFree.length; s++)
+                        if (!p.slotBusy[s] && p.slotFree[s] < bf) { bf = p.slotFree[s]; bp = pi; bs = s; }
                 }
+            double start = Double.NaN;
+            if (bp >= 0) {
+                start = bf;
+                if (!w.requeued.isEmpty() && w.requeued.peekFirst()[1] - itemOrigin > start) start = w.requeued.peekFirst()[1] - itemOrigin;
+                if (start > now) start = Double.NaN;
             }
-            boolean doFin = fin != null && (bt > t || fin[2] <= bt);
-            if (doFin) {
+            if (fin != null && fin[2] <= now && (Double.isNaN(start) || fin[2] <= start)) {
                 w.inflight.remove(fin);
                 Proc p = w.procList.get((int) fin[0]);
                 p.slotBusy[(int) fin[1]] = false;
                 p.slotFree[(int) fin[1]] = fin[2];
-                w.done++; w.doneMs += fin[4];
-                w.minMs = Math.min(w.minMs, fin[4]); w.maxMs = Math.max(w.maxMs, fin[4]);
+                w.complete(fin[4]);
                 continue;
             }
-            if (bp < 0 || bt > t) break;
+            if (Double.isNaN(start)) break;
             long k = !w.requeued.isEmpty() ? w.requeued.pollFirst()[0] : w.nextItem++;
-            long d = w.itemDuration(k);
+            double d = w.itemDuration(k);
             Proc p = w.procList.get(bp);
             p.slotBusy[bs] = true;
-            w.inflight.add(new long[] { bp, bs, bt + d, k, d });
+            w.inflight.add(new double[] { bp, bs, start + d, k, d, start });
         }
     }
 
@@ -251,8 +316,17 @@ public class OrSim {
      */
     long investment(Work w, Proc p, long t) {
         long min = Long.MAX_VALUE;
-        for (long[] x : w.inflight) if (x[0] == p.idx) min = Math.min(min, Math.max(0, t - (x[2] - x[4])));
+        double now = (double) (t - itemOrigin);
+        for (double[] x : w.inflight) if (x[0] == p.idx && x[5] <= now) min = Math.min(min, (long) (now - x[5]));
         return min == Long.MAX_VALUE ? 0 : min;
+    }
+
+    /** Investment per process at t: investment(), or, where investment_order names exactly the live processes,
+     *  the same values sorted (made strictly increasing) given to the initialized ones in the order named. */
+    Map<Proc, Long> investments(Work w, List<Proc> ps, long t) {
+        Map<Proc, Long> out = new HashMap<>();
+        for (Proc p : ps) out.put(p, investment(w, p, t));
+        return w.invOrder == null ? out : LogOrders.inOrder(out, w.invOrder.floorEntry(t + invTolerance), ps, t);
     }
 
     TimeWindow window(long start, long end) {
@@ -349,13 +423,14 @@ public class OrSim {
 
         boolean anyAlive = false, anyRunning = false;
         DuccProcessMap pm = new DuccProcessMap();
+        Map<Proc, Long> invested = isJob ? investments(w, ps, t) : null;
         for (Proc p : ps) {
             ProcessState s = pstate(w, p, t);
             DuccProcess dp = new DuccProcess(p.id, p.ni);
             dp.setPID(String.valueOf(p.pid));
             dp.setProcessState(s);
             dp.setResidentMemory(w.mem * 1024L * 1024L * 1024L / 2);
-            if (isJob) dp.setWiMillisInvestment(investment(w, p, t));
+            if (isJob) dp.setWiMillisInvestment(invested.get(p));
             if (w.canceled && p.stopping) {
                 dp.setResourceState(ResourceState.Deallocated);
                 dp.setProcessDeallocationType(isJob ? ProcessDeallocationType.JobCanceled
@@ -386,7 +461,7 @@ public class OrSim {
         if (isJob) {
             si.setWorkItemsCompleted(String.valueOf(w.done));
             if (w.done > 0) {
-                double mean = (double) w.doneMs / w.done;
+                double mean = w.doneMs / w.done;
                 si.setPerWorkItemStatistics(new DuccPerWorkItemStatistics(w.maxMs, w.minMs, mean, 0));
                 Compat.setIfPresent(si, mean, "setAvgTimeForWorkItemsSkewedByActive");
             }
