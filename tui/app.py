@@ -36,6 +36,9 @@ class RmReplayApp(App[None]):
 
     def __init__(self, paths: list[str] | None = None, loaded: Loaded | None = None, use_cache: bool = True,
                  explain: bool = True, config: str | None = None, rm_release: str | None = None) -> None:
+        # what is loaded by now (the modules, mostly) lives as long as the app: out of the collector's
+        # sight, the collections while the first screen is built do not walk it (given back on unmount)
+        gc.freeze()
         super().__init__()
         self.paths, self.loaded, self.use_cache, self.explain = list(paths or []), loaded, use_cache, explain
         self.rm_release = rm_release  # --rm-release: the DUCC release to replay as (replay.model.release)
