@@ -3,8 +3,8 @@
     python bench/bench_latency.py [--log PATH]... [--runs N] [--jobs ID,...] [--json OUT]
 
 For each log (default: i_mega24), with a cache of its own, every command runs in its own process
-under `/usr/bin/time -v` (wall seconds, and peak RSS as it reports it), in one run so that the
-ratios compare like with like:
+under `/usr/bin/time -v` (wall seconds, CPU seconds (user and system) and peak RSS as it reports
+them), in one run so that the ratios compare like with like:
 
 * `parse -o DIR` once; every command after reads DIR;
 * the reference, `audit DIR --no-cache`: the audit's own time from the cache (the parse read from
@@ -17,9 +17,10 @@ ratios compare like with like:
   with the audit's columns filled; also its CPU seconds then, which the machine's load moves less,
   and when the whole views built after it are done; its peak RSS includes them).
 
-Each command's wall time is given as a ratio to the reference's, and its peak as a ratio to the
-log's size unpacked. The project's sources are compiled to bytecode first (this environment sets
-PYTHONDONTWRITEBYTECODE, and a user's install has the bytecode).
+Each command's wall time is given as a ratio to the reference's (its CPU seconds beside it: the
+machine's load moves them less), and its peak as a ratio to the log's size unpacked; the load
+average is taken as the log's part starts and as it ends. The project's sources are compiled to
+bytecode first (this environment sets PYTHONDONTWRITEBYTECODE, and a user's install has the bytecode).
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ asyncio.run(main())
 """
 
 
-def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
-    """(wall seconds, peak RSS bytes) of one run under /usr/bin/time -v, its output discarded."""
+def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS bytes, CPU seconds: user and system) of one run under /usr/bin/time -v,
+    its output discarded."""
     start = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
@@ -71,7 +73,8 @@ def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int]:
         raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     kb = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     assert kb is not None, proc.stderr
-    return wall, int(kb.group(1)) * 1024
+    cpu = sum(float(m.group(1)) for m in re.finditer(r"(?:User|System) time \(seconds\): ([\d.]+)", proc.stderr))
+    return wall, int(kb.group(1)) * 1024, cpu
 
 
 def tui_first_screen(parsed: Path, tmp: Path) -> tuple[float, int, float, float]:
@@ -81,7 +84,7 @@ def tui_first_screen(parsed: Path, tmp: Path) -> tuple[float, int, float, float]
     views are built."""
     out = tmp / "tui-ready"
     start = time.time()
-    _, rss = timed([sys.executable, "-c", TUI_FIRST_SCREEN, str(parsed), str(out)])
+    _, rss, _ = timed([sys.executable, "-c", TUI_FIRST_SCREEN, str(parsed), str(out)])
     ready, cpu, whole, error, audited = eval(out.read_text())  # noqa: S307 - our own child's repr
     if error or not audited:
         raise SystemExit(f"bench: the TUI did not open with the audit: {error}")
@@ -113,8 +116,9 @@ def bench_log(log: Path, runs: int, jobs: list[int], tmp: Path) -> dict:
     rmreplay = shutil.which("rmreplay") or sys.exit("bench: rmreplay is not installed (pip install -e .)")
     os.environ["RMREPLAY_CACHE"] = str(tmp / "cache")
     parsed, size = tmp / "parsed", unpacked_size(log)
-    got: dict[str, list[tuple[float, int]]] = {}
+    got: dict[str, list[tuple[float, int, float]]] = {}
     tui: list[dict[str, float]] = []
+    load_start = os.getloadavg()[0]
 
     def add(name: str, cmd: list[str], ok: tuple[int, ...] = (0,)) -> None:
         got.setdefault(name, []).append(timed([rmreplay, *cmd], ok))
@@ -136,16 +140,17 @@ def bench_log(log: Path, runs: int, jobs: list[int], tmp: Path) -> dict:
         add("simulate", ["simulate", str(parsed), "-o", str(tmp / "s"), "--force"])
         add("check", ["check", str(parsed)], (0, 1))
         wall, rss, cpu, whole = tui_first_screen(parsed, tmp)
-        got.setdefault("tui first screen, audit filled", []).append((wall, rss))
+        got.setdefault("tui first screen, audit filled", []).append((wall, rss, cpu))
         tui.append({"cpu_seconds": round(cpu, 2), "whole_views_seconds": round(whole, 2)})
-    reference = statistics.median(w for w, _ in got["audit (reference: the parse from disk, nothing stored)"])
+    reference = statistics.median(w for w, _, _ in got["audit (reference: the parse from disk, nothing stored)"])
     load = os.getloadavg()[0]
     return {"log": str(log), "mb": round(size / 1e6, 1), "reference_seconds": round(reference, 2),
-            "load_average": round(load, 1), "tui": tui, "commands": {
-        name: {"seconds": round(statistics.median(w for w, _ in runs_), 3),
-               "ratio_to_audit": round(statistics.median(w for w, _ in runs_) / reference, 3),
-               "peak_rss_mb": round(max(r for _, r in runs_) / 1e6, 1),
-               "rss_over_log": round(max(r for _, r in runs_) / size, 2), "runs": len(runs_)}
+            "load_average": [round(load_start, 1), round(load, 1)], "tui": tui, "commands": {
+        name: {"seconds": round(statistics.median(w for w, _, _ in runs_), 3),
+               "ratio_to_audit": round(statistics.median(w for w, _, _ in runs_) / reference, 3),
+               "cpu_seconds": round(statistics.median(c for _, _, c in runs_), 2),
+               "peak_rss_mb": round(max(r for _, r, _ in runs_) / 1e6, 1),
+               "rss_over_log": round(max(r for _, r, _ in runs_) / size, 2), "runs": len(runs_)}
         for name, runs_ in got.items()}}
 
 

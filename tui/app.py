@@ -20,6 +20,7 @@ from replay.model.damage import damaged_cycles
 from tui.actions import APP, bindings, palette
 from tui.data import Browse, build
 from tui.load import Loaded, settle_heap
+from tui.opening import Opening
 from tui.widgets.filter import FilterBox
 from tui.widgets.screens import ErrorScreen, HelpScreen, HistoryScreen, LoadingScreen
 from tui.widgets.status import CycleHeader, StatusLine
@@ -36,6 +37,9 @@ class RmReplayApp(App[None]):
 
     def __init__(self, paths: list[str] | None = None, loaded: Loaded | None = None, use_cache: bool = True,
                  explain: bool = True, config: str | None = None, rm_release: str | None = None) -> None:
+        # what is loaded by now (the modules, mostly) lives as long as the app: out of the collector's
+        # sight, the collections while the first screen is built do not walk it (given back on unmount)
+        gc.freeze()
         super().__init__()
         self.paths, self.loaded, self.use_cache, self.explain = list(paths or []), loaded, use_cache, explain
         self.rm_release = rm_release  # --rm-release: the DUCC release to replay as (replay.model.release)
@@ -44,6 +48,8 @@ class RmReplayApp(App[None]):
         self.cycle, self.filter_text = 0, ""
         self.ready = False  # the first cycle is on screen
         self.error: str | None = None
+        # the input opens from now on, while Textual starts (LoadingScreen shows how far it got)
+        self.opening = Opening(self.paths, use_cache, config, rm_release) if loaded is None else None
 
     @property
     def status(self) -> StatusLine:
@@ -73,7 +79,8 @@ class RmReplayApp(App[None]):
         if self.loaded is not None:
             self._opened(self.loaded)
         else:
-            self.push_screen(LoadingScreen(self.paths, self.use_cache, self.config, self.rm_release), self._loaded)
+            assert self.opening is not None
+            self.push_screen(LoadingScreen(self.opening), self._loaded)
 
     def _loaded(self, result: tuple[Loaded, Browse] | str | None) -> None:
         if isinstance(result, tuple):

@@ -104,9 +104,10 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
     of that cycle alone (the same rows as the whole frame's of that cycle)."""
     if only is None:
         sched = in_cycles(tables["schedule"])
-    else:  # that cycle's schedule, read alone; a job's description, cap and order are read whole
+    else:  # that cycle's schedule, read alone; then only its jobs' rows of every table read below
         sched = (tables.cycle_rows("schedule", only) if isinstance(tables, ParquetTables)
                  else tables["schedule"].filter(pl.col("cycle") == only))
+        tables = of_jobs(tables, sched["job_id"].unique())
     held = sched.group_by("cycle", "job_id", maintain_order=True).agg(
         pl.col("work_type").first().alias("type"),
         pl.col("memory_gb").first(),
@@ -149,6 +150,18 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
         pl.lit(0, pl.Int64).alias("divergences"),
     ).select("cycle", "job_id", "type", "user", "class", "order", "cap", "counted", "held", "added", "removed",
              "state", "ref_cap", "ref_counted", "divergences", "reason", "hosts", "memory_gb").sort("cycle", "job_id")
+
+
+JOB_TABLES = ("schedule", "jobs", "job_caps", "counts")  # what `jobs_frame` reads
+
+
+def of_jobs(tables: Mapping[str, pl.DataFrame], jobs: pl.Series) -> dict[str, pl.DataFrame]:
+    """The rows of `jobs` alone of the tables `jobs_frame` reads (every step there is per job, so
+    its rows of those jobs are the same), read from disk with the filter where the tables are on disk."""
+    keep = pl.col("job_id").is_in(jobs.implode())
+    if isinstance(tables, ParquetTables):
+        return {name: tables.where(name, keep) for name in JOB_TABLES}
+    return {name: tables[name].filter(keep) for name in JOB_TABLES}
 
 
 NODES_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64, "status": pl.String,
@@ -360,7 +373,7 @@ class Browse:
             div.group_by("cycle").agg(pl.len().cast(pl.Int64).alias("divergences")), on="cycle", how="left"
         ).with_columns(pl.col("divergences").fill_null(0)).sort("cycle")
         return replace(self, jobs=jobs, defrag=defrag, diff=Sliced(div), timeline=timeline,
-                       audited=True, div_cycles=np.unique(div["cycle"].cast(pl.Int64).to_numpy()))
+                       audited=True, div_cycles=div["cycle"].cast(pl.Int64).unique().sort().to_numpy())
 
 
 def audit_status(frames: Mapping[str, pl.DataFrame], total: int, damaged: Mapping[int, Damage] | None = None,

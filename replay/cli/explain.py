@@ -40,7 +40,7 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
         sys.stdout.write(story_json(story) + "\n")
     else:
         print_note(console, loaded.note)
-        console.print(render(story), markup=False, highlight=False)
+        console.print(render(story), markup=False, highlight=False, emoji=False)  # the text as it is
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import sys
@@ -54,6 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     on_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if on_main else None
     try:
+        # the libraries make a few hundred thousand objects as they load, none of them garbage: with
+        # the collector off meanwhile, and those objects then frozen out of its sight, its full
+        # collections stop walking them (loading took about a tenth longer with it on). Only in the
+        # console script's own process: a caller's (tests call main(argv)) keeps its collector as it is
+        own = argv is None
+        if own:
+            gc.disable()
         try:
             from replay.cli.parser import build_parser, run
 
@@ -63,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("rmreplay: interrupted: nothing written", file=sys.stderr)
             return 130
+        finally:
+            if own:
+                gc.freeze()
+                gc.enable()
         return run(parser.parse_args(args))
     finally:
         if previous is not None:

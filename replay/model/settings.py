@@ -28,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from replay.model.reads import narrow
 from replay.model.resources.defaults import DEFAULTS_FILE, DOCUMENTED_DEFAULTS
 from rmref import UNLIMITED, CapInput, job_caps
 from rmref.model import ClassDef
@@ -167,10 +168,12 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
 
 def infer_defragmentation(tables: Mapping[str, pl.DataFrame]) -> Assumption:
     """ducc.rm.defragmentation: detectFragmentation runs (and logs) only when it is on."""
-    analysed = tables["defrag"].filter(pl.col("kind").is_in(["analysis", "bypassed"]))["cycle"].drop_nulls().n_unique()
+    analysed = (narrow(tables, "defrag", ("cycle", "kind")).filter(pl.col("kind").is_in(["analysis", "bypassed"]))
+                ["cycle"].drop_nulls().n_unique())
     if analysed:
         return Assumption(DEFRAGMENTATION, "true", INFERRED, f"detectFragmentation ran in {analysed} cycle(s)")
-    fair = tables["counts"].filter(pl.col("kind") == "given")["cycle"].drop_nulls().n_unique()
+    fair = (narrow(tables, "counts", ("cycle", "kind")).filter(pl.col("kind") == "given")
+            ["cycle"].drop_nulls().n_unique())
     if fair:
         return Assumption(DEFRAGMENTATION, "false", INFERRED,
                           f"no detectFragmentation line in {fair} cycle(s) that counted fair-share work")
@@ -190,10 +193,11 @@ def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[s
                            "no allotment line; unset in DUCC's documented defaults (no limit)")
     if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
         return unlimited
-    users = tables["jobs"].select("job_id", "user").drop_nulls().unique("job_id", keep="last")
+    users = narrow(tables, "jobs", ("job_id", "user")).drop_nulls().unique("job_id", keep="last")
     checked = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null()).select(
         "cycle", "line", "job_id", "allotment_gb")
-    deferred = tables["counts"].filter(pl.col("reason").str.contains("allotment of")).select(
+    deferred = narrow(tables, "counts", ("cycle", "line", "job_id", "reason")).filter(
+        pl.col("reason").str.contains("allotment of")).select(
         "cycle", "line", "job_id",
         pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"))
     seen = (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")

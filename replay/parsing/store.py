@@ -177,6 +177,10 @@ class ParquetTables(MutableMapping[str, pl.DataFrame]):
     def __iter__(self) -> Iterator[str]:
         return iter(dict.fromkeys([*self.columns, *self.held]))
 
+    def __contains__(self, name: object) -> bool:
+        # (Mapping's would read the table to find out)
+        return name in self.held or name in self.columns
+
     def __len__(self) -> int:
         return len(set(self.columns) | set(self.held))
 
@@ -194,6 +198,12 @@ class ParquetTables(MutableMapping[str, pl.DataFrame]):
         if name in self.held:
             return self.held[name].select(columns)
         return pl.read_parquet(self.root / f"{name}.parquet", columns=list(columns))
+
+    def where(self, name: str, keep: pl.Expr) -> pl.DataFrame:
+        """The rows of a table `keep` is true of, in their order, filtered as they are read from disk."""
+        if name in self.held:
+            return self.held[name].filter(keep)
+        return pl.scan_parquet(self.root / f"{name}.parquet").select(self.columns[name]).filter(keep).collect()
 
     def cycle_rows(self, name: str, cycle: int) -> pl.DataFrame:
         """One cycle's rows of a table, in their order, read from disk (the row groups'

@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Footer, Label, ProgressBar, Sparkline, St
 from replay import InputError
 from replay.progress import Progress
 from tui.actions import MARKS, help_rows
-from tui.data import Browse, build
-from tui.load import Loaded, load
+from tui.data import Browse
+from tui.opening import Opened, Opening
 from tui.widgets.status import epoch_note
 
 
@@ -24,13 +24,14 @@ def _n(v: object) -> str:
     return "-" if v is None else str(v)
 
 
-class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
-    """Parses the input and builds its views in a worker, showing what is happening and how far;
-    dismissed with (loaded, browse), or with the reason the input cannot be browsed."""
+class LoadingScreen(Screen[Opened]):
+    """Shows what is happening and how far while the input opens (`tui.opening`, on a thread of its
+    own since the app was made); dismissed with (loaded, browse), or with the reason the input
+    cannot be browsed."""
 
-    def __init__(self, paths: list[str], use_cache: bool, config: str | None, rm_release: str | None = None) -> None:
+    def __init__(self, opening: Opening) -> None:
         super().__init__()
-        self.paths, self.use_cache, self.config, self.rm_release = paths, use_cache, config, rm_release
+        self.opening = opening
 
     def compose(self) -> ComposeResult:
         with Vertical(id="loading-box"):
@@ -39,8 +40,8 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
             yield ProgressBar(total=None, show_eta=False, id="loading-progress")
 
     def on_mount(self) -> None:
-        """Start loading."""
-        self._load()
+        """Wait for the input."""
+        self._wait()
 
     def show(self, progress: Progress) -> None:
         """Say the stage, and how far it has got (a stage without a total: an indeterminate bar)."""
@@ -48,21 +49,9 @@ class LoadingScreen(Screen[tuple[Loaded, Browse] | str]):
         self.query_one("#loading-message", Label).update(progress.text())
 
     @work(thread=True, exclusive=True, group="load")
-    def _load(self) -> None:
-        def progress(progress: Progress) -> None:
-            self.app.call_from_thread(self.show, progress)
-
-        result: tuple[Loaded, Browse] | str
-        try:
-            loaded = load(self.paths, progress=progress, use_cache=self.use_cache, config=self.config,
-                          rm_release=self.rm_release)
-            progress(Progress("rebuilding every cycle's machines"))
-            # off the screen's thread: what the first screen shows, the rest on the views' thread
-            result = loaded, build(loaded.name, loaded.tables, loaded.lines, loaded.nodes(), loaded.boot, later=True)
-        except InputError as exc:
-            result = str(exc)
-        except Exception as exc:  # noqa: BLE001 - any unreadable input ends on the error screen
-            result = f"{type(exc).__name__}: {exc}"
+    def _wait(self) -> None:
+        self.opening.listen(lambda progress: self.app.call_from_thread(self.show, progress))
+        result = self.opening.result()
         self.app.call_from_thread(self.dismiss, result)
 
 

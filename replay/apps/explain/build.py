@@ -28,7 +28,7 @@ from replay.apps.explain.taken import confirmed_gone, kept_lines, taken_processe
 from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
-from replay.model.start import bootstrap, predates_log, replay_start
+from replay.model.start import predates_log, replay_start
 from rmref.constants import PURGES
 from rmref.model import CycleInput
 
@@ -149,9 +149,10 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
     inp: CycleInput | None
     if result is not None and c in result.traces:
         # the audit's own run of the cycle is at hand (a stored audit's re-entry, explain.scope):
-        # no replay, so no replay start (on a scoped view of the tables it would infer the machines)
+        # no replay, so no replay start (on a scoped view of the tables it would infer the machines),
+        # and the configuration the audit ran the cycle with (not rebuilt from the scoped view)
         trace, inp = result.traces[c], result.traces[c].input
-        quantum, predates = bootstrap(tables).config.quantum_gb, job_id in predates_log(tables)
+        quantum, predates = inp.config.quantum_gb, job_id in predates_log(tables)
     else:
         start = replay_start(tables)  # the settings, machines and cycles every command replays from
         trace = trace_cycle(tables, result, c, start=start) if result is not None else None
