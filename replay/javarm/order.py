@@ -17,6 +17,7 @@ past 16 buckets), none is imposed.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,19 +62,18 @@ def _longest_paths(after: Mapping[int, set[int]], arrival: Mapping[int, int], st
     for a, later in after.items():
         for b in later:
             indegree[b] += 1
-    ready = sorted((arrival[j], j) for j, n in indegree.items() if n == 0)
+    ready = sorted((arrival[j], j) for j, n in indegree.items() if n == 0)  # a heap: earliest arrival first
     buckets = {j: 0 for j in arrival}
     done = 0
     while ready:
-        _, a = ready.pop(0)
+        _, a = heapq.heappop(ready)
         done += 1
         for b in sorted(after.get(a, ())):
             step = 1 if strict or arrival[b] < arrival[a] or (arrival[b] == arrival[a] and b < a) else 0
             buckets[b] = max(buckets[b], buckets[a] + step)
             indegree[b] -= 1
             if indegree[b] == 0:
-                ready.append((arrival[b], b))
-                ready.sort()
+                heapq.heappush(ready, (arrival[b], b))
     return buckets if done == len(arrival) else None
 
 

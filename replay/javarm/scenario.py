@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from replay.apps.simulate.orchestrator import item_model
-from replay.apps.simulate.reconstruct import cycle_times
+from replay.apps.simulate.reconstruct import median_gap
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
 from replay.javarm.order import hash_buckets, investment_orders
 from replay.model.start import bootstrap
@@ -337,9 +337,8 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
                 "work": entries}
     scenario["item_origin_ms"] = shift_ms  # the item clock is simulate's (ms from the log's first cycle)
     if tables is not None:
-        times = cycle_times(tables)
-        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
-        scenario["investment_order_tolerance_ms"] = round(500 * gaps[len(gaps) // 2]) if gaps else 5000
+        gap = median_gap(tables)  # seconds between publications; the tolerance is half of it
+        scenario["investment_order_tolerance_ms"] = round(500 * gap) if gap else 5000
         orders = investment_orders(tables, shift_ms)
         buckets, conflicts = hash_buckets(tables)
         assumed.append(_bucket_note(buckets, conflicts))

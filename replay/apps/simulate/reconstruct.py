@@ -250,7 +250,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     delay = start_delay(tables)
     default_delay = 0.0 if delay is None else delay
     stopping = stop_delay(tables)
-    default_stop = _median_gap(tables) if stopping is None else stopping
+    default_stop = median_gap(tables) if stopping is None else stopping
     default_init = _median(list(inits.values()), 0.0)
     default_item = _median([r["item_ms"] for r in items.values()], 0.0)
     running_before = {s.job_id for s in _start_shares(tables)}
@@ -330,7 +330,7 @@ def _with_item_times(work: list[WorkSpec], tables: Mapping[str, pl.DataFrame], t
     return tuple(fitted)
 
 
-def _median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
+def median_gap(tables: Mapping[str, pl.DataFrame]) -> float:
     """The median time between cycles (seconds): the Orchestrator's publication period."""
     times = cycle_times(tables)
     return _median([b - a for a, b in itertools.pairwise(times)], 0.0)
