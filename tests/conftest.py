@@ -9,6 +9,7 @@ import pytest
 from hypothesis import settings
 
 from tests.helpers import LOGS
+from tests.oracle.builds import MIRROR as ORACLE_MIRROR
 
 # CI must be reproducible: property tests draw the same examples on every run (a new failing
 # example found while developing is kept as an explicit test case).
@@ -19,13 +20,11 @@ settings.load_profile("rmreplay")
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """The commands cache their parses: the tests' go to a folder of their own, not the user's."""
-    before = os.environ.get("RMREPLAY_CACHE")
-    os.environ["RMREPLAY_CACHE"] = str(tmp_path_factory.mktemp("rmreplay-cache"))
-    yield
-    if before is None:
-        os.environ.pop("RMREPLAY_CACHE", None)
-    else:
-        os.environ["RMREPLAY_CACHE"] = before
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RMREPLAY_CACHE", str(tmp_path_factory.mktemp("rmreplay-cache")))
+        # `rm build RELEASE` reads the mirror the oracle builds from, not one in the private cache
+        mp.setenv("RMREPLAY_DUCC_MIRROR", os.environ.get("RMREPLAY_DUCC_MIRROR") or str(ORACLE_MIRROR))
+        yield
 
 
 @pytest.fixture(params=LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])

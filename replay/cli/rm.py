@@ -31,7 +31,7 @@ def arguments(rm: argparse.ArgumentParser) -> None:
     b.add_argument("sources", nargs="+", metavar="SRC",
                    help="a DUCC source tree (a release's, or a working copy with a patch), or a release name ("
                         + ", ".join(r.name for r in RELEASES) + ") taken from the upstream git mirror "
-                        "($RMREPLAY_DUCC_MIRROR)")
+                        "($RMREPLAY_DUCC_MIRROR, else uima-ducc.git in the cache)")
     b.set_defaults(func=cmd_rm_build)
 
 

@@ -7,8 +7,8 @@ tree digest, harness hash). The key hashes the content of every file build.sh re
 harness, so an edited tree or harness builds again and an unchanged one never does.
 
 SRC may also be a release name (`trunk`, `2.2.2`, ...): its tree is extracted from an upstream git
-mirror of apache/uima-ducc (`$RMREPLAY_DUCC_MIRROR`, else `$ORACLE_MIRROR` as tests/oracle reads it, else
-`/work/.mirror/apache+uima-ducc/repo`).
+mirror of apache/uima-ducc: `$RMREPLAY_DUCC_MIRROR`, else `uima-ducc.git` in the cache (one
+`git clone --mirror` makes it; the error says so).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from rmref.releases import RELEASES, Release
 MODULES = ("uima-ducc-rm", "uima-ducc-common", "uima-ducc-transport")
 RESOURCES = ("pom.xml", "src/main/resources/default.ducc.properties", "src/main/resources/ducc.classes",
              "uima-ducc-common/src/main/versionJava/org/apache/uima/ducc/common/utils/Version.java")
-DEFAULT_MIRROR = "/work/.mirror/apache+uima-ducc/repo"
+UPSTREAM = "https://github.com/apache/uima-ducc.git"
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,11 @@ def check_jdk() -> None:
 
 def mirror() -> Path:
     """The upstream mirror's git dir; InputError when there is none."""
-    path = Path(os.environ.get("RMREPLAY_DUCC_MIRROR") or os.environ.get("ORACLE_MIRROR") or DEFAULT_MIRROR)
+    given = os.environ.get("RMREPLAY_DUCC_MIRROR")
+    path = Path(given) if given else cache_root() / "uima-ducc.git"
     if not (path / "HEAD").exists() and not (path / ".git").exists():
-        raise InputError(f"no upstream git mirror of apache/uima-ducc at {path} (set RMREPLAY_DUCC_MIRROR, or give "
-                         "a source tree's path)")
+        raise InputError(f"no upstream git mirror of apache/uima-ducc at {path}: run `git clone --mirror {UPSTREAM} "
+                         f"{path}`, or set RMREPLAY_DUCC_MIRROR to one, or give a source tree's path")
     return path
 
 

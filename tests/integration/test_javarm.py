@@ -49,6 +49,17 @@ def test_rm_build_bad_tree_and_no_jdk(tmp_path, capsys, monkeypatch):
     assert code == 2 and "openjdk-17-jdk-headless" in err and len(err.strip().splitlines()) == 1
 
 
+def test_rm_build_without_a_mirror_says_how_to_make_one(tmp_path, capsys, monkeypatch):
+    """A release name with no upstream mirror: one line, exit 2, naming the clone that makes one where it looks."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("RMREPLAY_DUCC_MIRROR")
+    if missing_packages():
+        pytest.skip("the JDK is checked first")
+    code, _out, err = _run(capsys, "rm", "build", "trunk")
+    expected = f"git clone --mirror https://github.com/apache/uima-ducc.git {tmp_path / 'cache' / 'uima-ducc.git'}"
+    assert code == 2 and expected in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.fixture(scope="module")
 def java_env(tmp_path_factory):
     """A temporary cache holding the trunk build (and its tree), or a skip."""
