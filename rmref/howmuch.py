@@ -40,7 +40,7 @@ from rmref.constants import KB_PER_GB, UNLIMITED
 from rmref.evictions import held_now
 from rmref.apportion import Entity, apportion, apportion_nested
 from rmref.howmuch_fixed import how_much_fixed, how_much_reserve, setup_preemptions
-from rmref.howmuch_state import CounterRun, CountingCycle, build_pools
+from rmref.howmuch_state import CounterRun, CountingCycle, build_pools, counted_classes
 from rmref.javahash import hashmap_order
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Work
 from rmref.pool import PoolTables
@@ -98,9 +98,7 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
 def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int],
                    user_orders: Sequence[Sequence[str]], cleared_first: tuple[str, ...] = ()) -> HowMuch:
     """How Much of one top-level pool tree (`whole` is the cycle's input across every tree)."""
-    classes = {c.name: c for c in inp.classes}
-    class_of = {w.job_id: classes[w.class_name] for w in inp.work
-                if w.class_name in classes and not w.cap_input.refused}
+    class_of = counted_classes(inp)
     maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
     policy_of = {j: c.policy for j, c in class_of.items()}
     cyc = CountingCycle(inp, caps, maxorder, build_pools(inp, maxorder, policy_of), class_of, user_limits,

@@ -38,6 +38,27 @@ def schedulable(m: Machine) -> bool:
 
 def build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -> dict[str, PoolTables]:
     """NodePool.reset then accountForNonPreemptable: the tables every band starts from."""
+    return _reset_and_account(inp, maxorder, policy_of)[0]
+
+
+def stale_after_howmuch(inp: CycleInput) -> dict[str, int]:
+    """The free space How Much's accounting leaves each unschedulable machine of known size: What
+    Of's reset skips it too, so What Of's accounting starts from there (the fixed and reserved
+    work on it is accounted twice a cycle)."""
+    policy_of = {j: c.policy for j, c in counted_classes(inp).items()}
+    maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
+    return _reset_and_account(inp, maxorder, policy_of)[1]
+
+
+def counted_classes(inp: CycleInput) -> dict[int, ClassDef]:
+    """The class of each job How Much counts: its class defined, the job not refused."""
+    classes = {c.name: c for c in inp.classes}
+    return {w.job_id: classes[w.class_name] for w in inp.work if w.class_name in classes and not w.cap_input.refused}
+
+
+def _reset_and_account(inp: CycleInput, maxorder: int,
+                       policy_of: Mapping[int, str]) -> tuple[dict[str, PoolTables], dict[str, int]]:
+    """build_pools, and the free space its accounting left each unschedulable machine of known size."""
     size = maxorder + 1
     pools = {p.name: PoolTables(p.name, p.search_order, [0] * size, [0] * size) for p in inp.nodepools}
     if not pools:
@@ -58,7 +79,8 @@ def build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) ->
     by_name = {m.name: m for m in inp.machines}
     listed = {name: {m.order for m in pool.machines if m.name in free}
               for name, pool in pools.items()}  # the free sizes the pool's tables have a map for
-    stale = {m.name: m.stale_free for m in inp.machines if m.name not in free and m.stale_free}
+    start = {name: v for name, v in stale_start(inp, policy_of).items() if name not in free}
+    stale = {name: v for name, v in start.items() if v}
     for w in inp.work:  # non-preemptable processes are not there to count
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue
@@ -85,7 +107,21 @@ def build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) ->
                 pool.v[left] += 1
                 listed[m.nodepool].add(left)
             free[m.name] = left
-    return pools
+    return pools, {name: stale.get(name, 0) for name in start}  # (a machine accounted down to 0 leaves `stale`)
+
+
+def stale_start(inp: CycleInput, policy_of: Mapping[int, str]) -> dict[str, int]:
+    """The free space each unschedulable machine of known size has as How Much's accounting
+    begins: `Machine.stale_free`, else, where only What Of's accounting printed it
+    (`Machine.stale_free_whatof`), that size plus the fixed and reserved work How Much accounted
+    there before: each such move was silent, so it took exactly the process's order."""
+    out = {m.name: m.stale_free for m in inp.machines if m.stale_free is not None}
+    for m in inp.machines:
+        if m.stale_free is None and m.stale_free_whatof is not None:
+            out[m.name] = m.stale_free_whatof + sum(
+                s.order for w in inp.work if policy_of.get(w.job_id) in (FIXED_SHARE, RESERVE)
+                for s in w.shares if s.host == m.name and not departed(s, inp))
+    return out
 
 
 def _account_stale(pool: PoolTables, listed: set[int], m: Machine, order: int, reserve: bool,

@@ -89,8 +89,12 @@ class Machine:
     online: bool = True  # responsive and not offline (schedulable)
     blacklisted: bool = False
     varied_off: bool = False  # offline because an administrator varied it off (not dead: it keeps non-preemptable work)
-    # unschedulable: the free space the RM's tables last left it (reset skips it); None if not known
+    # unschedulable: the free space the RM's tables last left it (reset skips it) as How Much's
+    # accounting meets it; None if not known
     stale_free: int | None = None
+    # the same as What Of's accounting meets it, where the log shows it: How Much's accounting of
+    # the fixed and reserved work there moved it in between (None: What Of starts from `stale_free`)
+    stale_free_whatof: int | None = None
     # NodePool.disable ran on it since the previous cycle, which purges its work this cycle: DEAD (it
     # stopped answering) or VARIED_OFF (an administrator took it offline); "" when it did not
     disabled: str = ""

@@ -45,6 +45,7 @@ from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
 from rmref.choices import HostTie, met_order, tie_groups
 from rmref.evictions import departed, held_now
+from rmref.howmuch_state import stale_after_howmuch
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.pool import n_shares_listed
@@ -150,6 +151,9 @@ def start_walk(inp: CycleInput) -> Walk:
     machines = {m.name: m for m in inp.machines}
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
+    down = any(not _schedulable(m) and (m.stale_free is not None or m.stale_free_whatof is not None)
+               for m in inp.machines)
+    stale_end = stale_after_howmuch(inp) if down else {}
     size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1  # NodePool.getArraySize
     walk = Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {},
                  behaviours=inp.config.behaviours)
@@ -161,8 +165,9 @@ def start_walk(inp: CycleInput) -> Walk:
                 walk.free[name] = m.order
                 pool.by_size[m.order] += 1
                 pool.by_free.setdefault(m.order, JavaHashMap()).put(name, _hash(m))
-            else:  # reset leaves it the free space it had (when the log showed it)
-                walk.free[name] = m.order if m.stale_free is None else m.stale_free
+            else:  # reset leaves it the free space How Much's accounting left it (when the log showed it)
+                kept = stale_end.get(name)
+                walk.free[name] = m.order if kept is None else kept
     for work in _accounting_order(inp):
         for share in sorted(work.shares, key=lambda s: s.share_id):
             if share.host in machines and not departed(share, inp):
@@ -418,7 +423,8 @@ def unschedulable_free(inp: CycleInput) -> dict[str, int]:
     out: dict[str, int] = {}
     for tree in trees(inp):
         held = {s.host for w in tree.work for s in w.shares}
-        if any(not _schedulable(m) and (m.name in held or m.stale_free is not None) for m in tree.machines):
+        if any(not _schedulable(m) and (m.name in held or m.stale_free is not None or m.stale_free_whatof is not None)
+               for m in tree.machines):
             walk = start_walk(tree)
             out.update((name, walk.free[name]) for name, m in walk.machines.items() if not _schedulable(m))
     return out

@@ -1,20 +1,26 @@
 """The free space an unschedulable machine keeps in the RM's tables (`Machine.stale_free`).
 
 NodePool.reset skips a machine that cannot be scheduled on (dead, varied off, blacklisted), so it
-keeps the free space ("v_order") of the last table that held it, and What Of and How Much account
-the work left there from that size. One model, two sources, in this order:
+keeps the free space ("v_order") of the last table that held it, and How Much and then What Of
+account the work left there from that size, each moving it silently wherever a table of its size
+exists (no reset in between: rmref's What Of starts where How Much's accounting left it). One
+model, in this order:
 
-1. **Logged.** The RM prints the size when it accounts for work there: "bad virtual machine list
-   ... v_order V" when it has no table of size V, or rearrangeVirtual's WARN "found a share of size
-   N on a machine with only V free slots" when a share does not fit. The cycle's first such line
-   shows the size as the cycle began (`nodes` events `bad_virtual`, `virtual_fill`).
-2. **Inferred.** Otherwise (a table of size V exists and the share fits: the RM prints nothing) it
-   is the free space the last cycle in which the machine was schedulable left it: its order less
-   the shares that cycle's schedule lists on it. Each inference is reported as an assumption.
+1. **The stretch's first cycle: inferred.** The free space the last cycle in which the machine
+   was schedulable left it: its order less the shares that cycle's schedule lists on it. This is
+   exact, and a line the RM prints that cycle can show less (it comes after the silent moves of
+   the work accounted before it). Reported as an assumption where no line was printed.
+2. **Later cycles: logged.** The RM prints the size when it accounts for work there: "bad virtual
+   machine list ... v_order V" when it has no table of size V, or rearrangeVirtual's WARN "found
+   a share of size N on a machine with only V free slots" when a share does not fit (`nodes`
+   events `bad_virtual`, `virtual_fill`). The cycle's first line within How Much gives the size;
+   a first line printed after How Much (by What Of's accounting) gives What Of's
+   (`Machine.stale_free_whatof`), from which rmref works out How Much's
+   (`rmref.howmuch_state.stale_start`).
+3. **Otherwise inferred** as in 1, and reported (the RM has moved it since: not modelled).
 
 A machine unschedulable since before the log began, with nothing logged, has no known size
-(`None`: rmref takes it as wholly free) and is reported too. Not modelled: a later cycle that
-accounts work there without a line moves the size further.
+(`None`: rmref takes it as wholly free) and is reported too.
 """
 
 from __future__ import annotations
@@ -40,38 +46,74 @@ class StaleNote:
 
 def stale_free(tables: Mapping[str, pl.DataFrame], nodepools: tuple[Nodepool, ...], quantum_gb: int) -> StaleFree:
     """The model over a parsed log, with its logged values."""
-    return StaleFree(logged_stale_free(tables["nodes"]), nodepools, quantum_gb)
+    howmuch, whatof = logged_stale_free(tables)
+    return StaleFree(howmuch, nodepools, quantum_gb, whatof)
 
 
-def logged_stale_free(nodes: pl.DataFrame) -> dict[tuple[int, str], int]:
-    """(cycle, host) -> the stale free size the cycle's first line about it printed."""
-    stale = (nodes.filter(pl.col("event").is_in(["bad_virtual", "virtual_fill"]) & pl.col("cycle").is_not_null())
-             .unique(["cycle", "host"], keep="first", maintain_order=True))
-    return {(c, h): v for c, h, v in stale.select("cycle", "host", "count").iter_rows()}
+def logged_stale_free(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[tuple[int, str], int],
+                                                                     dict[tuple[int, str], int]]:
+    """(cycle, host) -> the stale free size the cycle's first line about it printed: within How
+    Much, and after it (What Of's accounting)."""
+    lines = (tables["nodes"].filter(pl.col("event").is_in(["bad_virtual", "virtual_fill"])
+                                    & pl.col("cycle").is_not_null())
+             .join(_howmuch_end(tables), on="cycle", how="left")
+             # a line in another file than How Much's last (a cycle cut by a roll) is taken as How Much's
+             .with_columns(whatof=(pl.col("file") == pl.col("end_file")) & (pl.col("line") > pl.col("end_line")))
+             .with_columns(pl.col("whatof").fill_null(False))
+             .unique(["cycle", "host", "whatof"], keep="first", maintain_order=True))
+    out: tuple[dict[tuple[int, str], int], dict[tuple[int, str], int]] = ({}, {})
+    for c, h, v, whatof in lines.select("cycle", "host", "count", "whatof").iter_rows():
+        out[int(whatof)][(c, h)] = v
+    return out
+
+
+def _howmuch_end(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """Per cycle, the file and line of How Much's last line (its counters and counting messages)."""
+    counted = [tables["rmcounter"].select("cycle", "file", "line"),
+               tables["counts"].filter(pl.col("kind") != "given").select("cycle", "file", "line")]
+    return (pl.concat([c.with_columns(pl.col("line").cast(pl.UInt32)) for c in counted])
+            .filter(pl.col("cycle").is_not_null())
+            .sort("cycle", "line").group_by("cycle", maintain_order=True).last()
+            .rename({"file": "end_file", "line": "end_line"}))
 
 
 class StaleFree:
     """Fills `stale_free` on each cycle's machines: logged first, then inferred (see the module)."""
 
-    def __init__(self, logged: Mapping[tuple[int, str], int], nodepools: tuple[Nodepool, ...], quantum_gb: int):
+    def __init__(self, logged: Mapping[tuple[int, str], int], nodepools: tuple[Nodepool, ...], quantum_gb: int,
+                 logged_whatof: Mapping[tuple[int, str], int] | None = None):
         self._logged = logged
+        self._logged_whatof = logged_whatof or {}
         self._quantum = {p.name: tree_quantum(nodepools, p.name, quantum_gb) for p in nodepools}
         self._default = quantum_gb
         self._last: dict[str, int] = {}  # host -> free space its last schedulable cycle left
+        self._down: set[str] = set()  # hosts unschedulable in the cycle before
         self.notes: list[StaleNote] = []  # every cycle and machine with work the value was not logged for
 
     def fill(self, cycle: int, state: tuple[Machine, ...], occupied: Collection[str]) -> tuple[Machine, ...]:
         """The cycle's machines with their stale free space (`occupied`: hosts holding work)."""
-        out = []
+        out, down = [], set()
         for m in state:
             if m.online and not m.blacklisted:
                 out.append(m)
                 continue
-            logged = self._logged.get((cycle, m.name))
-            free = logged if logged is not None else self._last.get(m.name)
-            if logged is None and m.name in occupied:  # (only work there reads the size)
-                self.notes.append(StaleNote(m.name, cycle, free))
-            out.append(m if free is None else replace(m, stale_free=free))
+            down.add(m.name)
+            key = (cycle, m.name)
+            said = key in self._logged or key in self._logged_whatof
+            if m.name in occupied and not said:  # (only work there reads the size)
+                self.notes.append(StaleNote(m.name, cycle, self._last.get(m.name)))
+            if m.name not in self._down and m.name in self._last:
+                # the stretch's first cycle: exactly what the last schedule left (a line the RM
+                # prints comes after the silent moves of the work accounted there before it)
+                out.append(replace(m, stale_free=self._last[m.name]))
+            elif key in self._logged:
+                out.append(replace(m, stale_free=self._logged[key]))
+            elif key in self._logged_whatof:  # rmref works How Much's size out from What Of's
+                out.append(replace(m, stale_free_whatof=self._logged_whatof[key]))
+            else:
+                free = self._last.get(m.name)
+                out.append(m if free is None else replace(m, stale_free=free))
+        self._down = down
         return tuple(out)
 
     def record(self, state: tuple[Machine, ...], shares: Iterable[tuple[str, int]]) -> None:

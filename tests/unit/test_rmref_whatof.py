@@ -271,3 +271,16 @@ def test_defragmentation_reads_the_stale_free_space_accounting_leaves():
     assert unschedulable_free(_cycle((replace(off, stale_free=0), B), work)) == {A.name: 0}
     assert unschedulable_free(_cycle((off, B), work)) == {A.name: 7}
     assert unschedulable_free(_cycle((A, B), work)) == {}
+
+
+def test_what_of_starts_where_how_muchs_accounting_left_a_dead_machine():
+    """A dead machine keeps its stale free space through both phases' resets, and its fixed-share
+    process is accounted by How Much, then again by What Of. By hand: A (8 quanta, dead, 8 free
+    left) holds one order-1 fixed process; B has 8 free and D 7, so maps of sizes 8 and 7 exist.
+    How Much moves A silently 8 -> 7; What Of starts at 7 and, a map of 7 existing, moves it
+    again to 6 (seed 9909 scenario 5, where the RM then printed What Of's 1 for How Much's 2)."""
+    fixed = ClassDef("fixed", FIXED_SHARE, 5, 0, "--default--")
+    dead = replace(A, online=False, stale_free=8)
+    d = Machine("nodeD.sim.ducc", "--default--", 7, 28672, "10.0.0.4")
+    work = (_work(1, 1, cls="fixed", shares=((1, A.name),)),)
+    assert unschedulable_free(_cycle((dead, B, d), work, classes=(NORMAL, fixed))) == {A.name: 6}

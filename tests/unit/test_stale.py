@@ -30,11 +30,23 @@ def test_the_last_schedulable_cycle_gives_the_free_space():
     assert stale.notes == [StaleNote("a", 2, 4)]
 
 
-def test_a_logged_value_wins_and_is_not_an_assumption():
-    stale = _model({(2, "a"): 1})
+def test_a_logged_value_wins_after_the_stretchs_first_cycle():
+    """Cycle 2 is the first a is off: the last schedule's 5 free (a printed 1 follows silent moves).
+    In cycle 3 the RM has moved it since, and the printed 1 is read; neither is an assumption."""
+    stale = _model({(2, "a"): 1, (3, "a"): 1})
     stale.record((A,), [("a", 12)])
     (a,) = stale.fill(2, (OFF,), {"a"})
+    assert a.stale_free == 5
+    (a,) = stale.fill(3, (OFF,), {"a"})
     assert a.stale_free == 1 and stale.notes == []
+
+
+def test_a_size_only_what_of_printed_is_handed_on_as_what_ofs():
+    """rmref works How Much's size out from it (`rmref.howmuch_state.stale_start`)."""
+    stale = StaleFree({}, POOLS, 4, {(3, "a"): 2})
+    stale.fill(2, (OFF,), {"a"})
+    (a,) = stale.fill(3, (OFF,), {"a"})
+    assert (a.stale_free, a.stale_free_whatof) == (None, 2)
 
 
 def test_unschedulable_since_before_the_log_is_unknown():
