@@ -18,7 +18,8 @@ import polars as pl
 
 from replay import InputError
 from replay.model.release import with_option
-from replay.parsing.cache import config_digest, open_input
+from replay.parsing.cache import open_input
+from replay.parsing.keys import config_digest
 from replay.parsing.manifest import parse_dir_manifest
 from replay.parsing.store import all_columns
 from replay.progress import OnProgress
