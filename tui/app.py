@@ -9,7 +9,6 @@ thread after it is drawn, and take its place, alike, once they are in."""
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -189,8 +188,8 @@ class RmReplayApp(App[None]):
 
     def _keep_first_screen(self, path: Path) -> None:
         """Keep what the first screen shows, the stored audit's columns filled (tui.summary): the
-        values the widgets drew; the first cycle's jobs from the view, written on a thread (a view
-        not built yet is waited for there)."""
+        values the widgets drew and the first cycle's rows of the jobs view (known at once: the
+        first cycle's are computed before the whole view, tui.data.build), once it is on screen."""
         loaded, browse = self.loaded, self.browse
         if loaded is None or loaded.place is None or browse is None or not browse.cycle_list:
             return
@@ -199,15 +198,11 @@ class RmReplayApp(App[None]):
         if not audit_stored(loaded.place.folder, loaded.place.key):
             return  # not stored (a full disk): a summary would name an audit no one can read
         first = browse.cycle_list[0]
-        header = (browse.name, first, browse.total, browse.epoch(first), stamp(browse.ts(first)))
-        lines, status, key = list(self.query_one(Timeline).lines), self.status.message, loaded.place.key
-
-        def keep() -> None:
-            rows = browse.jobs.at(first).select(JOB_CELL_COLUMNS).rows()
-            summary.write(path, summary.FirstScreen(*header, lines, list(JOB_CELL_COLUMNS),
-                                                    [list(r) for r in rows], status, key))
-
-        threading.Thread(target=keep, name="keep-first-screen", daemon=True).start()
+        rows = browse.jobs.at(first).select(JOB_CELL_COLUMNS).rows()
+        kept = summary.FirstScreen(browse.name, first, browse.total, browse.epoch(first), stamp(browse.ts(first)),
+                                   list(self.query_one(Timeline).lines), list(JOB_CELL_COLUMNS),
+                                   [list(r) for r in rows], self.status.message, loaded.place.key)
+        self.call_after_refresh(summary.write, path, kept)
 
     def show_cycle(self, cycle: int) -> None:
         """Show one cycle: header, timeline cursor, and the tab on screen (the others when opened)."""
