@@ -9,11 +9,12 @@ thread after it is drawn, and take its place, alike, once they are in."""
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -122,12 +123,19 @@ class RmReplayApp(App[None]):
         self.shown = "summary"
         self.call_after_refresh(self._open_views)
 
-    @work(thread=True, exclusive=True, group="load")
     def _open_views(self) -> None:
         """The views of a first screen drawn from its summary: polars loads and the input opens, off
-        the screen's thread; they take the screen over once built."""
+        the screen's thread; they take the screen over once built. A daemon: quitting before they
+        are in does not wait for them."""
+        threading.Thread(target=self._views_opened, name="views-open", daemon=True).start()
+
+    def _views_opened(self) -> None:
         self.opening = self._open()
-        self.call_from_thread(self._loaded, self.opening.result())
+        result = self.opening.result()
+        try:
+            self.call_from_thread(self._loaded, result)
+        except RuntimeError:  # the app is gone meanwhile
+            pass
 
     def _loaded(self, result: tuple[Loaded, Browse] | str | None) -> None:
         if isinstance(result, tuple):
