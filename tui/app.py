@@ -58,10 +58,9 @@ class RmReplayApp(App[None]):
         self.ready = False  # the first cycle is on screen
         self.error: str | None = None
         self.shown: str | None = None  # what the first screen was drawn from: "summary" or "views"
-        self.kept: summary.FirstScreen | None = None  # the first screen kept (tui.summary), if any
         self.opening: Opening | None = None
         self.summary_at = summary.summary_path(self.paths, use_cache, config, rm_release) if loaded is None else None
-        self.kept = summary.read(self.summary_at)
+        self.kept = summary.read(self.summary_at)  # the first screen kept (tui.summary), if any
         if loaded is None and self.kept is None:
             # the input opens from now on, while Textual starts (LoadingScreen shows how far it got)
             self.opening = self._open()
@@ -155,8 +154,9 @@ class RmReplayApp(App[None]):
         self.browse, self.loaded = browse.with_audit(loaded.audit) if loaded.audit is not None else browse, loaded
         self.query_one(Timeline).fill(self.browse)
         self.show_cycle(browse.cycle_list[0])
+        if self.shown is None:  # (after a kept first screen the focus stays where the user put it)
+            self.query_one("#jobs-table").focus()
         self.ready, self.shown = True, self.shown or "views"
-        self.query_one("#jobs-table").focus()
         if loaded.note:
             self.notify(loaded.note, title="left out of the log folder", timeout=10)
         if loaded.audit is not None:

@@ -8,12 +8,12 @@ rows of the jobs view and the status line), taken from those views as drawn, nev
 again. It lives in the input's cache slot, `<slot>/tui/<key>.json`, the key hashing what the
 screen depends on besides the tables: their files' digests (`replay.parsing.keys.tables_id`), the
 `--config` folder's files, `--rm-release`, rmreplay's version and source (replay, rmref, the
-grammars), the TUI's source and polars' version. The file names the stored audit it shows
-(`audit`: its key), and is read only while that audit is stored whole; the audit's key is itself
-a function of the same inputs, so the summary of another configuration, release or code is
-another file, never read in its place. It is written to a hidden sibling and renamed into place:
-a reader sees the whole file or none, and a file it cannot read whole (damaged, another format) is
-ignored and today's path taken.
+grammars), the TUI's source, polars' version and the directory's name (the header shows it). The
+file names the stored audit it shows (`audit`: its key), and is read only while that audit is
+stored whole; the audit's key is itself a function of the same inputs, so the summary of another
+configuration, release or code is another file, never read in its place. It is written to a
+hidden sibling and renamed into place: a reader sees the whole file or none, and a file it cannot
+read whole (damaged, another format) is ignored and today's path taken.
 """
 
 from __future__ import annotations
@@ -96,8 +96,9 @@ def summary_path(paths: Sequence[str], use_cache: bool, config: str | None, rm_r
         if content is None or beside(root):
             return None
         h = hashlib.sha256()
+        # the directory's name too: the header names the input by it
         for part in (FORMAT, rmreplay_version(), code_fingerprint(), tui_fingerprint(), _polars_version(),
-                     tables_id(root), config_digest(config) or "", rm_release or ""):
+                     tables_id(root), root.name, config_digest(config) or "", rm_release or ""):
             h.update(part.encode() + b"\0")
     except (InputError, OSError):
         return None

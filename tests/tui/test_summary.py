@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -197,13 +198,16 @@ def test_a_summary_is_read_only_under_its_own_key(tmp_path, monkeypatch):
     config = tmp_path / "conf"
     config.mkdir()
     (config / "ducc.properties").write_text("ducc.rm.share.quantum=15\n")
+    copy = tmp_path / "copy"  # the same tables under another name: the header names it
+    shutil.copytree(out, copy)
     others = {summary.summary_path([str(out)], True, str(config), None),
-              summary.summary_path([str(out)], True, None, "2.2.2")}
+              summary.summary_path([str(out)], True, None, "2.2.2"),
+              summary.summary_path([str(copy)], True, None, None)}
     for name in ("tui_fingerprint", "code_fingerprint", "rmreplay_version", "_polars_version"):
         with monkeypatch.context() as m:
             m.setattr(summary, name, lambda: "edited")
             others.add(summary.summary_path([str(out)], True, None, None))
-    assert len(others) == 6 and path not in others and None not in others
+    assert len(others) == 7 and path not in others and None not in others
     assert summary.summary_path([str(out)], False, None, None) is None  # --no-cache
     assert summary.summary_path([str(log_path("a_tiny"))], True, None, None) is None  # logs: no summary
 
