@@ -240,6 +240,13 @@ class RmReplayApp(App[None]):
         """The job's history screen."""
         if self.browse is not None:
             self.push_screen(HistoryScreen(self.browse, job_id, self.cycle, explain=self.explain))
+        else:
+            self._not_yet()
+
+    def _not_yet(self) -> None:
+        """Say why a key does nothing on a first screen drawn from its summary (the views are not in yet)."""
+        if self.shown == "summary":
+            self.notify("the log's cycles are still opening: a moment", timeout=2)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -262,17 +269,21 @@ class RmReplayApp(App[None]):
 
     def action_go(self, where: str) -> None:
         """Move to the next or previous cycle, or cycle with a divergence (tui.data.Browse.move)."""
-        if self.browse is not None:
-            cycle, why = self.browse.move(where, self.cycle)
-            if cycle is None:
-                self.notify(why, timeout=3)
-            elif cycle != self.cycle:
-                self.show_cycle(cycle)
+        if self.browse is None:
+            self._not_yet()
+            return
+        cycle, why = self.browse.move(where, self.cycle)
+        if cycle is None:
+            self.notify(why, timeout=3)
+        elif cycle != self.cycle:
+            self.show_cycle(cycle)
 
     def action_goto(self) -> None:
         """Ask for a cycle number, epoch or time in the status line."""
         if self.browse is not None:
             self.status.ask()
+        else:
+            self._not_yet()
 
     def action_filter(self) -> None:
         """Show the filter box."""

@@ -241,3 +241,30 @@ def test_a_kept_first_screen_is_written_whole(tmp_path):
     blocked.write_text("")
     summary.write(blocked / "tui" / path.name, first)  # a cache that cannot be written: no error, nothing written
     assert blocked.read_text() == ""
+
+
+def test_keys_before_the_views_are_in_say_so(tmp_path, monkeypatch):
+    """On a first screen drawn from its summary, before the views are in, `n`, `g` and enter on a
+    job do nothing but say the log is still opening."""
+    cache, out = _parsed("a_tiny", tmp_path, monkeypatch)
+    _open(out)
+    assert _written(cache)
+    monkeypatch.setattr(RmReplayApp, "_open_views", lambda self: None)  # the views never come
+    seen: dict[str, object] = {}
+
+    async def script() -> None:
+        app = RmReplayApp([str(out)])
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.first_audited)
+            cycle = app.cycle
+            for key in ("n", "g", "enter"):
+                await pilot.press(key)
+            await pilot.pause(0.05)
+            seen["shown"], seen["moved"] = app.shown, app.cycle != cycle
+            seen["said"] = [n.message for n in app._notifications]
+            seen["asking"] = app.status.goto is not None
+            await pilot.press("q")
+
+    asyncio.run(script())
+    assert seen["shown"] == "summary" and not seen["moved"] and not seen["asking"]
+    assert seen["said"] == ["the log's cycles are still opening: a moment"] * 3
