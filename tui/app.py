@@ -1,14 +1,19 @@
 """The rmreplay TUI: walk an rm.log cycle by cycle (Textual). The parse and the audit run in
 workers (the browser opens once the parse is in; rmref's columns fill in after the audit); each
-widget fills itself from `tui.data.Browse` (tui.widgets); keys come from one registry (tui.actions)."""
+widget fills itself from `tui.data.Browse` (tui.widgets); keys come from one registry (tui.actions).
+
+A parse directory whose first screen was kept (tui.summary) shows it at once, drawn from the
+summary with the standard library and Textual alone; polars loads and the views are built on a
+thread after it is drawn, and take its place, alike, once they are in."""
 
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
@@ -16,16 +21,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from replay import InputError
-from replay.model.damage import damaged_cycles
+from tui import summary
 from tui.actions import APP, bindings, palette
-from tui.data import Browse, build
-from tui.load import Loaded, settle_heap
-from tui.opening import Opening
 from tui.widgets.filter import FilterBox
 from tui.widgets.screens import ErrorScreen, HelpScreen, HistoryScreen, LoadingScreen
-from tui.widgets.status import CycleHeader, StatusLine
-from tui.widgets.tables import JobsTable, Timeline
+from tui.widgets.status import CycleHeader, StatusLine, stamp
+from tui.widgets.tables import JOB_CELL_COLUMNS, JobsTable, Timeline
 from tui.widgets.tabs import CycleTabs
+
+if TYPE_CHECKING:  # (polars loads after a first screen drawn from its summary)
+    import polars as pl
+
+    from tui.data import Browse
+    from tui.load import Loaded
+    from tui.opening import Opening
 
 
 class RmReplayApp(App[None]):
@@ -48,8 +57,18 @@ class RmReplayApp(App[None]):
         self.cycle, self.filter_text = 0, ""
         self.ready = False  # the first cycle is on screen
         self.error: str | None = None
-        # the input opens from now on, while Textual starts (LoadingScreen shows how far it got)
-        self.opening = Opening(self.paths, use_cache, config, rm_release) if loaded is None else None
+        self.shown: str | None = None  # what the first screen was drawn from: "summary" or "views"
+        self.opening: Opening | None = None
+        self.summary_at = summary.summary_path(self.paths, use_cache, config, rm_release) if loaded is None else None
+        self.kept = summary.read(self.summary_at)  # the first screen kept (tui.summary), if any
+        if loaded is None and self.kept is None:
+            # the input opens from now on, while Textual starts (LoadingScreen shows how far it got)
+            self.opening = self._open()
+
+    def _open(self) -> Opening:
+        from tui.opening import Opening
+
+        return Opening(self.paths, self.use_cache, self.config, self.rm_release)
 
     @property
     def status(self) -> StatusLine:
@@ -60,6 +79,11 @@ class RmReplayApp(App[None]):
     def audit_done(self) -> bool:
         """The audit has finished (or failed)."""
         return self.ready and self.status.audit_done
+
+    @property
+    def first_audited(self) -> bool:
+        """The first screen is on, the audit's columns filled (from the kept summary, or the views)."""
+        return self.shown == "summary" or (self.ready and self.browse is not None and self.browse.audited)
 
     def compose(self) -> ComposeResult:
         yield CycleHeader(" rmreplay", id="header")
@@ -78,9 +102,39 @@ class RmReplayApp(App[None]):
         """Open the input given, or load it (LoadingScreen)."""
         if self.loaded is not None:
             self._opened(self.loaded)
+        elif self.kept is not None:
+            self._show_kept(self.kept)
         else:
             assert self.opening is not None
             self.push_screen(LoadingScreen(self.opening), self._loaded)
+
+    def _show_kept(self, kept: summary.FirstScreen) -> None:
+        """The first screen as kept (tui.summary); the input opens once it is drawn."""
+        self.cycle = kept.cycle
+        self.query_one(CycleHeader).show_cycle(kept.name, kept.cycle, kept.total, kept.epoch, kept.when)
+        timeline = self.query_one(Timeline)
+        timeline.show_lines(kept.timeline)
+        timeline.move_cursor(0)
+        jobs = self.query_one("#jobs-table", JobsTable)
+        jobs.show_rows(kept.job_rows(), audited=True)
+        jobs.focus()
+        self.status.say(kept.status)
+        self.shown = "summary"
+        self.call_after_refresh(self._open_views)
+
+    def _open_views(self) -> None:
+        """The views of a first screen drawn from its summary: polars loads and the input opens, off
+        the screen's thread; they take the screen over once built. A daemon: quitting before they
+        are in does not wait for them."""
+        threading.Thread(target=self._views_opened, name="views-open", daemon=True).start()
+
+    def _views_opened(self) -> None:
+        self.opening = self._open()
+        result = self.opening.result()
+        try:
+            self.call_from_thread(self._loaded, result)
+        except RuntimeError:  # the app is gone meanwhile
+            pass
 
     def _loaded(self, result: tuple[Loaded, Browse] | str | None) -> None:
         if isinstance(result, tuple):
@@ -94,12 +148,15 @@ class RmReplayApp(App[None]):
         self.push_screen(ErrorScreen(reason))
 
     def _opened(self, loaded: Loaded, browse: Browse | None = None) -> None:
+        from tui.data import build
+
         browse = browse or build(loaded.name, loaded.tables, loaded.lines, loaded.nodes())  # (given loaded, not paths)
         self.browse, self.loaded = browse.with_audit(loaded.audit) if loaded.audit is not None else browse, loaded
         self.query_one(Timeline).fill(self.browse)
         self.show_cycle(browse.cycle_list[0])
-        self.ready = True
-        self.query_one("#jobs-table").focus()
+        if self.shown is None:  # (after a kept first screen the focus stays where the user put it)
+            self.query_one("#jobs-table").focus()
+        self.ready, self.shown = True, self.shown or "views"
         if loaded.note:
             self.notify(loaded.note, title="left out of the log folder", timeout=10)
         if loaded.audit is not None:
@@ -110,16 +167,22 @@ class RmReplayApp(App[None]):
 
     def _drawn(self) -> None:
         """The first screen is drawn: the heap settled, the whole views (tui.data.Deferred) built."""
+        from tui.load import settle_heap
+
         settle_heap()
         if self.browse is not None:
             self.browse.go_on()
 
     @on(StatusLine.Audited)
     def _audited(self, event: StatusLine.Audited) -> None:
+        from tui.load import settle_heap
+
         self._show_audit(event.frames)
         settle_heap()
 
     def _show_audit(self, frames: dict[str, pl.DataFrame]) -> None:
+        from replay.model.damage import damaged_cycles
+
         assert self.browse is not None
         if not self.browse.audited:
             self.browse = self.browse.with_audit(frames)
@@ -128,6 +191,26 @@ class RmReplayApp(App[None]):
         boot = self.browse.boot
         self.status.audited(frames, self.browse.total, damaged_cycles(self.browse.tables),
                             boot.release if boot else None)
+        if self.shown == "views" and self.summary_at is not None:
+            self._keep_first_screen(self.summary_at)
+
+    def _keep_first_screen(self, path: Path) -> None:
+        """Keep what the first screen shows, the stored audit's columns filled (tui.summary): the
+        values the widgets drew and the first cycle's rows of the jobs view (known at once: the
+        first cycle's are computed before the whole view, tui.data.build), once it is on screen."""
+        loaded, browse = self.loaded, self.browse
+        if loaded is None or loaded.place is None or browse is None or not browse.cycle_list:
+            return
+        from replay.parsing.keys import audit_stored
+
+        if not audit_stored(loaded.place.folder, loaded.place.key):
+            return  # not stored (a full disk): a summary would name an audit no one can read
+        first = browse.cycle_list[0]
+        rows = browse.jobs.at(first).select(JOB_CELL_COLUMNS).rows()
+        kept = summary.FirstScreen(browse.name, first, browse.total, browse.epoch(first), stamp(browse.ts(first)),
+                                   list(self.query_one(Timeline).lines), list(JOB_CELL_COLUMNS),
+                                   [list(r) for r in rows], self.status.message, loaded.place.key)
+        self.call_after_refresh(summary.write, path, kept)
 
     def show_cycle(self, cycle: int) -> None:
         """Show one cycle: header, timeline cursor, and the tab on screen (the others when opened)."""
@@ -157,6 +240,13 @@ class RmReplayApp(App[None]):
         """The job's history screen."""
         if self.browse is not None:
             self.push_screen(HistoryScreen(self.browse, job_id, self.cycle, explain=self.explain))
+        else:
+            self._not_yet()
+
+    def _not_yet(self) -> None:
+        """Say why a key does nothing on a first screen drawn from its summary (the views are not in yet)."""
+        if self.shown == "summary":
+            self.notify("the log's cycles are still opening: a moment", timeout=2)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -179,17 +269,21 @@ class RmReplayApp(App[None]):
 
     def action_go(self, where: str) -> None:
         """Move to the next or previous cycle, or cycle with a divergence (tui.data.Browse.move)."""
-        if self.browse is not None:
-            cycle, why = self.browse.move(where, self.cycle)
-            if cycle is None:
-                self.notify(why, timeout=3)
-            elif cycle != self.cycle:
-                self.show_cycle(cycle)
+        if self.browse is None:
+            self._not_yet()
+            return
+        cycle, why = self.browse.move(where, self.cycle)
+        if cycle is None:
+            self.notify(why, timeout=3)
+        elif cycle != self.cycle:
+            self.show_cycle(cycle)
 
     def action_goto(self) -> None:
         """Ask for a cycle number, epoch or time in the status line."""
         if self.browse is not None:
             self.status.ask()
+        else:
+            self._not_yet()
 
     def action_filter(self) -> None:
         """Show the filter box."""

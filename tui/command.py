@@ -18,10 +18,10 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     from replay import InputError
     from replay.cli.show import print_error
     from replay.parsing.logdir import find_inputs
+    from replay.parsing.manifest import parse_dir_manifest
     from tui.app import RmReplayApp
-    from tui.load import is_parse_dir
 
-    if not is_parse_dir(args.logs[0]):
+    if parse_dir_manifest(args.logs[0]) is None:
         find_inputs(args.logs)  # input that cannot be read is a command-line error, before the terminal is taken over
     if args.config and not Path(args.config).is_dir():
         raise InputError(f"--config {args.config}: no such directory (give the DUCC resources folder)")

@@ -18,17 +18,18 @@ import polars as pl
 
 from replay import InputError
 from replay.model.release import with_option
-from replay.parsing.cache import config_digest, open_input
+from replay.parsing.cache import open_input
+from replay.parsing.keys import config_digest
 from replay.parsing.manifest import parse_dir_manifest
 from replay.parsing.store import all_columns
 from replay.progress import OnProgress
+from tui.summary import AUDIT_FRAMES, beside
 
 if TYPE_CHECKING:
     from replay.apps.audit import AuditResult
     from replay.apps.stored import Place, Stored
     from replay.model.bootstrap import Bootstrap
 
-AUDIT_FRAMES = ("ref_caps", "ref_counts", "ref_placements", "ref_evictions", "ref_defrag", "divergences", "skipped")
 
 
 @dataclass
@@ -136,7 +137,7 @@ def _place(tables: Mapping[str, pl.DataFrame], slot: Path | None, root: Path | N
 
 def _audit_beside(root: Path) -> dict[str, pl.DataFrame] | None:
     """An audit written into the parse directory itself (`rmreplay audit DIR -o DIR`)."""
-    if all((root / f"{n}.parquet").exists() for n in AUDIT_FRAMES):
+    if beside(root):
         return {n: pl.read_parquet(root / f"{n}.parquet") for n in AUDIT_FRAMES}
     return None
 

@@ -63,8 +63,7 @@ from replay.model.nodes import node_cycles
 from replay.model.reads import audit_columns
 from replay.model.start import ReplayStart, replay_start
 from replay.model.bootstrap import Bootstrap
-from replay.parsing.cache import code_fingerprint
-from replay.parsing.manifest import parse_dir_manifest
+from replay.parsing.keys import AUDIT_FORMAT, code_fingerprint, rmreplay_version, tables_id
 from replay.parsing.outdir import signals_held  # the outputs' rule: clean-up not interrupted
 from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetTables
@@ -72,29 +71,11 @@ from replay.progress import OnProgress
 from rmref import Phases
 from rmref.model import CycleInput
 
-FORMAT = "rmreplay-audit/3"  # 2: verified choices, damage, conflicts and the release kept; 3: the baseline
+FORMAT = AUDIT_FORMAT
 RESULT, CHECKPOINTS, INDEX, MANIFEST = "result.pickle", "checkpoints.bin", "checkpoints.idx", "manifest.json"
 NODES, TAKINGS, FRAMES, BASELINE = "nodes.parquet", "takings.pickle", "output", "baseline.pickle"
 FRAME_NAMES = (*(f"ref_{k}" for k in REF_SCHEMAS), "divergences", "verified_choices", "skipped")
 _KEPT = ("traces", "carried", "chained", "start", "reenter", "baseline")  # run-time state, or kept apart
-
-
-def rmreplay_version() -> str:
-    """The installed rmreplay's version (part of the key)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rmreplay")
-    except PackageNotFoundError:
-        return "source"
-
-
-def tables_id(root: Path) -> str:
-    """The digest of a parse's tables: their files' digests, from its manifest."""
-    manifest = parse_dir_manifest(root)
-    if manifest is None:
-        raise InputError(f"{root}: not a parse directory")
-    return hashlib.sha256(json.dumps(manifest.get("files", {}), sort_keys=True).encode()).hexdigest()
 
 
 def audit_key(tables: str, boot: Bootstrap, config_files: str | None, conflicts: str = "") -> str:

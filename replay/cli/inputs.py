@@ -80,7 +80,7 @@ def cycles_asked(text: str | None, tables: Mapping[str, pl.DataFrame]) -> range 
 def stored_place(loaded: Loaded, boot: Bootstrap) -> Place | None:
     """Where the input's audit under `boot` is stored (None: no cache)."""
     from replay.apps.stored import place_of
-    from replay.parsing.cache import config_digest
+    from replay.parsing.keys import config_digest
 
     return place_of(loaded.opened.slot, loaded.opened.root, boot, config_digest(loaded.config), loaded.tables)
 

@@ -32,13 +32,22 @@ def add_config(p: argparse.ArgumentParser) -> None:
                    "for a log whose bootstrap section has rolled away")
 
 
+class _ReleaseHelp(str):
+    """--rm-release's help, the releases listed when the help is printed: a command that starts
+    without rmref (`parse`, the TUI's first screen from its summary) does not load it (numpy with
+    it, a tenth of a second) to build its parser. (argparse expands a help with `%`.)"""
+
+    def __mod__(self, params: object) -> str:
+        from rmref.releases import RELEASES
+
+        return (f"replay as this DUCC release ({', '.join(r.name for r in RELEASES)}; a version not among them "
+                "is replayed as the nearest earlier one); default: the log's banner `DUCC Version`, else "
+                "inferred from its messages")
+
+
 def add_release_option(p: argparse.ArgumentParser) -> None:
     """`--rm-release R`: the DUCC release to replay the log as (default: the log's banner, else inferred)."""
-    from rmref.releases import RELEASES  # here, not above: `parse` loads no rmref (a tenth of a second)
-
-    p.add_argument("--rm-release", metavar="R", help="replay as this DUCC release (" +
-                   ", ".join(r.name for r in RELEASES) + "; a version not among them is replayed as the nearest "
-                   "earlier one); default: the log's banner `DUCC Version`, else inferred from its messages")
+    p.add_argument("--rm-release", metavar="R", help=_ReleaseHelp("replay as this DUCC release"))
 
 
 def add_replay_options(p: argparse.ArgumentParser) -> None:

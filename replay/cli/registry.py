@@ -44,10 +44,15 @@ def added() -> list[Command]:
 
 
 def commands(only: str | None = None) -> Iterator[Command]:
-    """Every command: replay's, then the added ones; with `only` a built-in command's name, that
-    one alone (its module alone loads: `parse` starts without the other commands' libraries)."""
+    """Every command: replay's, then the added ones; with `only` a command's name, that one alone
+    (its module alone loads: `parse` starts without the other commands' libraries, `tui` without
+    polars, which its first screen may not need)."""
     if only in BUILT_IN:
         yield import_module(f"replay.cli.{only}").COMMAND
+        return
+    named = [p for p in entry_points(group=ENTRY_POINTS) if p.name == only] if only else []
+    if len(named) == 1:
+        yield named[0].load()
         return
     yield from built_in()
     yield from added()

@@ -13,15 +13,12 @@ file that changed is hashed again.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import uuid
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +26,7 @@ import polars as pl
 
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.digest import cache_root, content_digest, stat_key
+from replay.parsing.keys import slot_of
 from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.sources import InputError, Source
@@ -40,37 +38,6 @@ if TYPE_CHECKING:
 
 # the parse pipeline (lark, pyarrow.compute) is imported where a parse runs: a command that reads
 # its tables from the cache or a parse directory does not load it
-
-_SOURCE_SUFFIXES = (".py", ".c", ".h", ".lark")
-
-
-def source_files() -> list[tuple[str, Path]]:
-    """(name, path) of every source file the tables and the audit come from: Python (subpackages
-    too), the scanner's C, the grammar."""
-    files = []
-    for pkg in ("grammars", "replay", "rmref"):
-        spec = find_spec(pkg)
-        assert spec is not None and spec.origin is not None
-        root = Path(spec.origin).parent
-        files += [(f"{root.name}/{p.relative_to(root).as_posix()}", p)
-                  for p in sorted(root.rglob("*")) if p.suffix in _SOURCE_SUFFIXES]
-    return files
-
-
-@lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """Digest of the code that turns a log into tables and audits it."""
-    h = hashlib.sha256()
-    for name, path in source_files():
-        h.update(name.encode() + b"\0")
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def slot_of(content: str) -> Path:
-    """The cache slot of an input with this content digest (for this code)."""
-    return cache_root() / hashlib.sha256(f"{code_fingerprint()}\0{content}".encode()).hexdigest()[:40]
-
 
 @dataclass(frozen=True)
 class Opened:
@@ -252,19 +219,6 @@ def _keep(tmp: Path, content: str, inputs: Inputs, lines: pl.DataFrame | None) -
 def _remove(tmp: Path | None) -> None:
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def config_digest(folder: str | Path | None) -> str | None:
-    """Digest of a `--config` folder's files (None: no folder), for what depends on it."""
-    if folder is None:
-        return None
-    h = hashlib.sha256()
-    root = Path(folder)
-    for p in sorted(root.rglob("*")) if root.is_dir() else []:
-        if p.is_file():
-            h.update(f"{p.relative_to(root).as_posix()}\0".encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def parse_to(paths: Sequence[str | Path], out: str | Path, engine: str = "fast", progress: OnProgress | None = None,

@@ -16,7 +16,7 @@ from replay.cli import main
 from replay.cli.parser import build_parser
 from tui.data import build, jobs_frame, line_style, matches
 from tui.views import Deferred, Sliced
-from replay.parsing.cache import source_files
+from replay.parsing.keys import source_files
 from replay.parsing.digest import content_digest
 from replay.parsing.logdir import find_inputs
 from tui.load import load

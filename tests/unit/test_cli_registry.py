@@ -32,7 +32,22 @@ def test_a_command_named_first_builds_only_its_own_parser():
     parser = build_parser("parse")
     assert parser.parse_args(["parse", "x.log", "-j", "1"]).func.__module__ == "replay.cli.parse"
     assert list(parser._subparsers._group_actions[0].choices) == ["parse"]  # type: ignore[union-attr]
-    assert len(build_parser("tui")._subparsers._group_actions[0].choices) > len(BUILT_IN)  # type: ignore[union-attr]
+    # an added command (the TUI's entry point) named first: its own parser alone too; a name no
+    # command has: every parser (argparse then says which there are)
+    assert list(build_parser("tui")._subparsers._group_actions[0].choices) == ["tui"]  # type: ignore[union-attr]
+    assert len(build_parser("nosuch")._subparsers._group_actions[0].choices) > len(BUILT_IN)  # type: ignore[union-attr]
+
+
+def test_the_tui_command_line_loads_neither_polars_nor_rmref():
+    """`rmreplay tui DIR` reaches the TUI without polars, numpy or rmref (its first screen, when
+    kept, draws without them: tui.summary); `--rm-release`'s help still lists the releases."""
+    code = ("import sys; from replay.cli.parser import build_parser; "
+            "build_parser('tui').parse_args(['tui', 'x', '--rm-release', '2.2.2']); import tui.app; "
+            "sys.exit(any(m.split('.')[0] in ('polars', 'numpy', 'pyarrow', 'rmref') for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True).returncode == 0
+    shown = subprocess.run([sys.executable, "-m", "replay.cli", "tui", "--help"], cwd=ROOT, capture_output=True,
+                           text=True)
+    assert "2.2.2" in shown.stdout and "trunk" in shown.stdout
 
 
 def test_parse_loads_neither_rmref_nor_pyarrow_compute(tmp_path):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
@@ -11,7 +11,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.data import Browse, line_style
+if TYPE_CHECKING:
+    from tui.data import Browse
 
 
 class LogView(ScrollView, can_focus=True):
@@ -38,6 +39,8 @@ class LogView(ScrollView, can_focus=True):
 
     def fill(self, browse: Browse, cycle: int, query: str = "") -> None:
         """Show the cycle's lines containing every plain word of `query` (field:value words are the tables')."""
+        from tui.data import line_style
+
         lines, total = browse.log_at(cycle)
         shown: list[tuple[str, str]] = []
         if browse.lines is None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -15,16 +16,18 @@ from textual.widgets import DataTable, Footer, Label, ProgressBar, Sparkline, St
 from replay import InputError
 from replay.progress import Progress
 from tui.actions import MARKS, help_rows
-from tui.data import Browse
-from tui.opening import Opened, Opening
 from tui.widgets.status import epoch_note
+
+if TYPE_CHECKING:  # (polars loads after a first screen drawn from its summary: tui.summary)
+    from tui.data import Browse
+    from tui.opening import Opened, Opening  # noqa: F401 (Opened: in a string, the base class's argument)
 
 
 def _n(v: object) -> str:
     return "-" if v is None else str(v)
 
 
-class LoadingScreen(Screen[Opened]):
+class LoadingScreen(Screen["Opened"]):
     """Shows what is happening and how far while the input opens (`tui.opening`, on a thread of its
     own since the app was made); dismissed with (loaded, browse), or with the reason the input
     cannot be browsed."""
@@ -123,6 +126,8 @@ class HistoryScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Fill the table of the cycles where the job's numbers changed."""
+        import polars as pl
+
         table = self.query_one("#history-table", DataTable)
         table.add_columns("cycle", "held", "+", "-", "cap", "ref cap", "counted", "ref", "state", "div")
         rows = self.browse.history(self.job_id)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
@@ -14,14 +14,17 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from replay import InputError
-from replay.model.damage import Damage
-from replay.model.release import ReleaseChoice
-from replay.model.bootstrap import Bootstrap
 from replay.progress import Progress
-from tui.data import audit_status
-from tui.load import Loaded, run_audit
 
-from tui.data import Browse
+if TYPE_CHECKING:  # (polars loads after a first screen drawn from its summary: tui.summary)
+    import polars as pl
+
+    from replay.apps.audit import AuditResult
+    from replay.model.bootstrap import Bootstrap
+    from replay.model.damage import Damage
+    from replay.model.release import ReleaseChoice
+    from tui.data import Browse
+    from tui.load import Loaded
 
 GOTO_HINT = "cycle number, epoch (e118) or time (HH:MM[:SS], YYYY-MM-DD HH:MM:SS); enter goes, escape cancels"
 
@@ -31,16 +34,30 @@ def epoch_note(epoch: int | None) -> str:
     return f" (epoch {epoch})" if epoch is not None else ""
 
 
+def stamp(ts: datetime | None) -> str:
+    """A cycle's time as the header shows it."""
+    return ts.strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
+
+
+def run_audit(loaded: Loaded, boot: Bootstrap | None, progress: Any) -> tuple[dict[str, pl.DataFrame], AuditResult]:
+    """`tui.load.run_audit` (loaded with polars, when an audit is run)."""
+    from tui.load import run_audit as run
+
+    return run(loaded, boot, progress)
+
+
 class CycleHeader(Static):
     """The top line: the log, `Cycle <n>/<total> (epoch <e>)` and the cycle's time."""
 
     def show(self, browse: Browse, cycle: int) -> None:
         """Name the cycle on screen."""
-        ts = browse.ts(cycle)
+        self.show_cycle(browse.name, cycle, browse.total, browse.epoch(cycle), stamp(browse.ts(cycle)))
+
+    def show_cycle(self, name: str, cycle: int, total: int, epoch: int | None, when: str) -> None:
+        """Name a cycle given as it is (a first screen's summary: tui.summary); `when`: its `stamp`."""
         self.update(Text.assemble(
-            (" rmreplay ", "bold"), f" {browse.name}   ", (f"Cycle {cycle}/{browse.total}", "bold"),
-            epoch_note(browse.epoch(cycle)),
-            f"   {ts.strftime('%Y-%m-%d %H:%M:%S') if ts is not None else '-'}"), layout=False)
+            (" rmreplay ", "bold"), f" {name}   ", (f"Cycle {cycle}/{total}", "bold"), epoch_note(epoch),
+            f"   {when}"), layout=False)
 
 
 class StatusLine(Horizontal):
@@ -94,6 +111,8 @@ class StatusLine(Horizontal):
                 release: ReleaseChoice | None = None) -> None:
         """Say how many cycles agree with rmref, of those the audit audited (as `rmreplay audit` does),
         and as which DUCC release (replay.model.release)."""
+        from tui.data import audit_status
+
         self.say(audit_status(frames, total, damaged, release))
         self.audit_done = True
 

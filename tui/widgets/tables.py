@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import polars as pl
 from rich.text import Span, Text
 
 from tui.actions import JOBS_TABLE, MARKS, bindings
-from tui.data import Browse, matches
 from tui.grid import Cell, Grid
+
+if TYPE_CHECKING:  # (polars loads after a first screen drawn from its summary: tui.summary)
+    import polars as pl
+
+    from tui.data import Browse
 
 
 def _n(v: object) -> str:
@@ -40,6 +44,8 @@ class CycleTable(Grid):
 
     def fill(self, browse: Browse, cycle: int, query: str = "") -> None:
         """Show the cycle (its rows matching `query`, see tui.data.matches); drawn when on screen."""
+        from tui.data import matches
+
         frame = self.frame(browse, cycle)
         rows, self.row_keys = self.cells(browse, matches(frame, query, self.FILTER) if query else frame)
         self.set_rows(rows)
@@ -65,26 +71,41 @@ class JobsTable(CycleTable):
         return browse.jobs.at(cycle)
 
     def cells(self, browse: Browse, frame: pl.DataFrame) -> tuple[list[tuple[Cell, ...]], list[str]]:
-        audited, pending = browse.audited, "…" if not browse.audited else "-"
-        rows: list[tuple[Cell, ...]] = []
-        for r in frame.iter_rows(named=True):
-            div = r["divergences"]
-            base = "bold red" if div else ""
-            cap_bad = audited and r["ref_cap"] is not None and r["ref_cap"] != r["cap"]
-            cnt_bad = audited and r["ref_counted"] is not None and r["ref_counted"] != (r["counted"] or 0)
-            rows.append((
-                Text(str(r["job_id"]), style=base), r["type"] or "-", r["user"] or "-", r["class"] or "-",
-                _n(r["order"]), _n(r["cap"]),
-                Text(_n(r["ref_cap"]) if r["ref_cap"] is not None else pending, style="bold red" if cap_bad else "dim"),
-                _n(r["counted"]),
-                Text(_n(r["ref_counted"]) if r["ref_counted"] is not None else pending,
-                     style="bold red" if cnt_bad else "dim"),
-                str(r["held"]), Text(f"+{r['added']}" if r["added"] else "", style="green"),
-                Text(f"-{r['removed']}" if r["removed"] else "", style="yellow"),
-                Text(r["state"], style=_STATE_STYLES.get(r["state"], "")),
-                Text(str(div) if div else "", style=base), Text(r["reason"] or "", style="italic"),
-            ))
-        return rows, [str(j) for j in frame["job_id"].to_list()]
+        return job_cells(frame.iter_rows(named=True), browse.audited), [str(j) for j in frame["job_id"].to_list()]
+
+    def show_rows(self, rows: Sequence[Mapping[str, Any]], audited: bool) -> None:
+        """Show rows of the jobs view given as they are (a first screen's summary: tui.summary)."""
+        self.row_keys = [str(r["job_id"]) for r in rows]
+        self.set_rows(job_cells(rows, audited))
+
+
+# what `job_cells` reads of a row of the jobs view (tui.data.jobs_frame)
+JOB_CELL_COLUMNS = ("job_id", "type", "user", "class", "order", "cap", "ref_cap", "counted", "ref_counted", "held",
+                    "added", "removed", "state", "divergences", "reason")
+
+
+def job_cells(rows: Iterable[Mapping[str, Any]], audited: bool) -> list[tuple[Cell, ...]]:
+    """The Jobs tab's drawn cells of rows of the jobs view (rmref's columns '…' until `audited`)."""
+    pending = "…" if not audited else "-"
+    cells: list[tuple[Cell, ...]] = []
+    for r in rows:
+        div = r["divergences"]
+        base = "bold red" if div else ""
+        cap_bad = audited and r["ref_cap"] is not None and r["ref_cap"] != r["cap"]
+        cnt_bad = audited and r["ref_counted"] is not None and r["ref_counted"] != (r["counted"] or 0)
+        cells.append((
+            Text(str(r["job_id"]), style=base), r["type"] or "-", r["user"] or "-", r["class"] or "-",
+            _n(r["order"]), _n(r["cap"]),
+            Text(_n(r["ref_cap"]) if r["ref_cap"] is not None else pending, style="bold red" if cap_bad else "dim"),
+            _n(r["counted"]),
+            Text(_n(r["ref_counted"]) if r["ref_counted"] is not None else pending,
+                 style="bold red" if cnt_bad else "dim"),
+            str(r["held"]), Text(f"+{r['added']}" if r["added"] else "", style="green"),
+            Text(f"-{r['removed']}" if r["removed"] else "", style="yellow"),
+            Text(r["state"], style=_STATE_STYLES.get(r["state"], "")),
+            Text(str(div) if div else "", style=base), Text(r["reason"] or "", style="italic"),
+        ))
+    return cells
 
 
 class NodesTable(CycleTable):
@@ -162,23 +183,37 @@ class Timeline(Grid):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__([(" cycle time     jobs  +   -  !NX", 34)], **kw)
+        self.lines: list[str] = []  # the lines shown
 
     def fill(self, browse: Browse) -> None:
         """Show every cycle: number, time, jobs, expanded, shrunken, then its marks."""
-        # the lines formatted by polars at once (a first screen: 2,500 cycles of i_mega24 in a few ms)
-        def count(name: str, width: int) -> pl.Expr:  # (0: blank)
-            return (pl.when(pl.col(name) != 0).then(pl.col(name).cast(pl.String)).otherwise(pl.lit(""))
-                    .str.pad_start(width))
-        lines = browse.timeline.select(pl.concat_str(
-            pl.col("cycle").cast(pl.String).str.pad_start(6), pl.lit(" "),
-            pl.col("ts").dt.strftime("%H:%M:%S").fill_null("-").str.pad_end(8), pl.lit(" "),
-            pl.col("jobs").cast(pl.String).str.pad_start(4), pl.lit(" "),
-            count("expanded", 3), pl.lit(" "), count("shrunken", 3), pl.lit("  "),
-            *(pl.when(pl.col(on) != 0).then(pl.lit(mark)).otherwise(pl.lit(" "))
-              for on, (mark, _s, _w) in zip(("divergences", "needy", "deaths"), MARKS)))).to_series().to_list()
+        self.show_lines(timeline_lines(browse.timeline))
+
+    def show_lines(self, lines: list[str]) -> None:
+        """Show the lines `timeline_lines` made (now, or for a first screen's summary: tui.summary)."""
         styles = [style for _m, style, _w in MARKS]
         rows: list[tuple[Cell, ...]] = []
         for line in lines:
             at = len(line) - len(styles)
             rows.append((Text(line, spans=[Span(at + i, at + i + 1, style) for i, style in enumerate(styles)]),))
+        self.lines = lines
         self.set_rows(rows)
+
+
+def timeline_lines(timeline: pl.DataFrame) -> list[str]:
+    """The timeline's line of every cycle (`tui.data.timeline_frame`'s rows): number, time, jobs,
+    expanded, shrunken, then its marks."""
+    import polars as pl
+
+    # the lines formatted by polars at once (a first screen: 2,500 cycles of i_mega24 in a few ms)
+    def count(name: str, width: int) -> pl.Expr:  # (0: blank)
+        return (pl.when(pl.col(name) != 0).then(pl.col(name).cast(pl.String)).otherwise(pl.lit(""))
+                .str.pad_start(width))
+    lines: list[str] = timeline.select(pl.concat_str(
+        pl.col("cycle").cast(pl.String).str.pad_start(6), pl.lit(" "),
+        pl.col("ts").dt.strftime("%H:%M:%S").fill_null("-").str.pad_end(8), pl.lit(" "),
+        pl.col("jobs").cast(pl.String).str.pad_start(4), pl.lit(" "),
+        count("expanded", 3), pl.lit(" "), count("shrunken", 3), pl.lit("  "),
+        *(pl.when(pl.col(on) != 0).then(pl.lit(mark)).otherwise(pl.lit(" "))
+          for on, (mark, _s, _w) in zip(("divergences", "needy", "deaths"), MARKS)))).to_series().to_list()
+    return lines

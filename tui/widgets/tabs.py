@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 
 from tui.actions import TABS
-from tui.data import Browse
 from tui.widgets.log_view import LogView
 from tui.widgets.tables import DefragTable, DiffTable, JobsTable, NodesTable
+
+if TYPE_CHECKING:
+    from tui.data import Browse
 
 WIDGETS: dict[str, tuple[type[Widget], str]] = {
     "jobs": (JobsTable, "jobs-table"), "nodes": (NodesTable, "nodes-table"), "defrag": (DefragTable, "defrag-table"),
