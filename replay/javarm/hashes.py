@@ -27,6 +27,7 @@ import polars as pl
 MIN_BITS = 4  # a HashMap's initial table: 16 buckets
 LOAD = 0.75  # a HashMap doubles when its size passes this fraction of its buckets
 BUDGET = 200_000  # values tried per group before its listings are called contradictory
+TREEIFY = 8  # a bucket of a map under 64 buckets that would get a 9th entry doubles the map instead
 NEEDY = "(needy)"  # the name of the needy map's walks
 
 
@@ -153,8 +154,8 @@ def _longest_prefix(walks: list[Listing]) -> int:
 
 def solve(walks: list[Listing]) -> dict[int, int] | None:
     """job -> the least hash (by arrival) under which every walk lists its jobs as it does: preferably
-    one bucket per job at every size, else jobs that came in the order listed sharing one; None when
-    no hashes do."""
+    one bucket per job at every size, else jobs that came in the order listed sharing one (never more
+    than TREEIFY of a walk); None when no hashes do."""
     arrival: dict[int, tuple[int, int]] = {}
     for walk in walks:
         for job in walk.jobs:
@@ -174,8 +175,21 @@ def solve(walks: list[Listing]) -> dict[int, int] | None:
                 cons[(a, b, walk.bits)] = cons.get((a, b, walk.bits), False) or strict
         found = _search(sorted(arrival, key=arrival.__getitem__), cons, 1 << top)
         if found is not None:
-            return found
+            return None if crowded(found, walks) else found
     return None
+
+
+def crowded(hashes: Mapping[int, int], walks: Iterable[Listing]) -> bool:
+    """Whether some walk's map would hold more than TREEIFY jobs in one bucket: below 64 buckets such a map
+    doubles (HashMap.treeifyBin), and would walk another order than the one chosen."""
+    for walk in walks:
+        counts: dict[int, int] = {}
+        for job in walk.jobs:
+            bucket = hashes[job] % (1 << walk.bits)
+            counts[bucket] = counts.get(bucket, 0) + 1
+            if counts[bucket] > TREEIFY:
+                return True
+    return False
 
 
 def _before(va: int, vb: int, bits: int, strict: bool) -> bool:

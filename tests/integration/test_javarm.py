@@ -68,13 +68,16 @@ def java_env(tmp_path_factory):
                                                       ("f_node_failure", "resources directory beside the log"),
                                                       ("e_initcap_prediction", "resources directory beside the log"),
                                                       ("h_mega15", "resources directory beside the log"),
-                                                      ("heldout/seed47-020", "the log's printed configuration")])
+                                                      ("heldout/seed47-020", "the log's printed configuration"),
+                                                      pytest.param("i_mega24", "resources directory beside the log",
+                                                                   marks=pytest.mark.slow)])
 def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configuration):
     """trunk's own RM, given the log's recorded workload, holds what the log shows in every job-cycle
     (a_tiny with its resources directory; a held-out log with the configuration its own lines print;
     e_initcap_prediction: initialization caps and predictions that read the Orchestrator's completed
     counts and means, and shrinks that follow its processes' investments; h_mega15: 32 jobs whose ties
-    the RM breaks in the hash order of their DuccIds)."""
+    the RM breaks in the hash order of their DuccIds; i_mega24, 2,500 cycles: a class's map of jobs that
+    grows to 32 buckets, the needy map, processes added at once numbered in the log's share-id order)."""
     out = tmp_path / "sim"
     code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--rm", "java:trunk", "-o", str(out))
     assert code == 0, stdout

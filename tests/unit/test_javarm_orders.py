@@ -53,6 +53,17 @@ def test_a_map_that_grows_to_32_buckets_reorders_by_bit_4():
     assert walk(got, grown.jobs, 5, arrival) == list(grown.jobs)
 
 
+def test_no_bucket_holds_a_ninth_job():
+    """A HashMap under 64 buckets whose bucket would get a 9th entry doubles instead (treeifyBin): hashes that
+    put 9 jobs of one walk in one bucket would not walk as chosen; 8 are fine, and 9 in two buckets of 32."""
+    from replay.javarm.hashes import crowded
+
+    nine = Listing(1, "n", tuple(range(1, 10)), 4)
+    assert crowded({j: 0 for j in range(1, 10)}, [nine])
+    assert not crowded({j: 0 for j in range(1, 9)}, [Listing(1, "n", tuple(range(1, 9)), 4)])
+    assert not crowded({j: 16 * (j % 2) for j in range(1, 10)}, [Listing(1, "n", nine.jobs, 5)])
+
+
 def test_contradicting_listings_keep_the_first_cycles():
     """At one map size jobs 1 and 2 cannot be listed both ways: the hashes keep cycle 1, and job 3, first
     listed after the contradiction, is left to the seed."""
