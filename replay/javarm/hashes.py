@@ -1,20 +1,22 @@
-"""The hash order of jobs, for the harness's DuccIds (`hash_bucket`): hashes that keep every order a
-log lists a fair-share class's jobs in, at every size the class's map had.
+"""The hash order of jobs, for the harness's DuccIds (`hash_bucket`): hashes that keep every order the
+log shows a map of jobs walked in, at the size the map had.
 
 The RM keeps each class's jobs in a `HashMap` keyed by the job (its DuccId's hash: 31 + its UUID's)
 and walks it every cycle, printing `Scheduling job in class C : N shares given, order O` per job
 (`counts`, kind `given`). A map walks its buckets in order, and a bucket its jobs in the order they
-came (Java 8 appends, and a resize splits a bucket keeping that order). A map of 2^b buckets puts a
-hash h in bucket `h mod 2^b` (h below 2^16, which Java's spread leaves as is); it starts at 16 and
-doubles when it gets a 13th, 25th, 49th ... job, and never shrinks: a class that once held 13 jobs
+were put in (Java 8 appends, and a resize splits a bucket keeping that order). A map of 2^b buckets
+puts a hash h in bucket `h mod 2^b` (h below 2^16, which Java's spread leaves as is); it starts at 16
+and doubles when it gets a 13th, 25th, 49th ... job, and never shrinks: a class that once held 13 jobs
 walks them by the low 5 bits of their hashes from then on, so its order changes where bit 4 differs.
+Each cycle the RM also makes a map of the needy jobs afresh (`needy_walks`), which holds jobs of
+different classes: it ties the classes' hashes together.
 
-An INFO log shows no UUID, but each cycle shows the order, and the size of the class's map (the jobs
-listed). The hashes chosen are the least values (in arrival order) under which every listing of every
-class comes out as logged at the size its map had then: a small constraint problem per class, solved by
-propagation and search. Jobs listed in no fair-share class get none (their UUIDs come from the seed).
-Where a class's listings contradict each other under any hashes, its hashes keep its listings up to the
-last cycle they can (`Hashes.kept_to`).
+An INFO log shows no UUID, but it shows these walks and the size of each map. The hashes chosen are
+the least values (in arrival order) under which every walk comes out as logged at the size its map had
+then: a small constraint problem per group of maps that share jobs, solved by propagation and search.
+Jobs in no such walk (fixed-share and reservation classes') get none: their UUIDs come from the seed.
+Where a group's walks contradict each other under any hashes, its hashes keep its walks up to the last
+cycle they can (`Hashes.kept_to`).
 """
 
 from __future__ import annotations
