@@ -28,7 +28,7 @@ import polars as pl
 
 MIN_BITS = 4  # a HashMap's initial table: 16 buckets
 LOAD = 0.75  # a HashMap doubles when its size passes this fraction of its buckets
-BUDGET = 200_000  # values tried per group before its listings are called contradictory
+BUDGET = 20_000  # values tried per group before its listings are called contradictory
 TREEIFY = 8  # a bucket of a map under 64 buckets that would get a 9th entry doubles the map instead
 NEEDY = "(needy)"  # the name of the needy map's walks
 
