@@ -2,7 +2,8 @@
 log shows a map of jobs walked in, at the size the map had.
 
 The RM keeps each class's jobs in a `HashMap` keyed by the job (its DuccId's hash: 31 + its UUID's)
-and walks it every cycle, printing `Scheduling job in class C : N shares given, order O` per job
+and walks it every cycle: computing every job's cap (`getPrjCap`/`initJobCap` lines, `job_caps`) and,
+for a fair-share class, printing `Scheduling job in class C : N shares given, order O` per job
 (`counts`, kind `given`). A map walks its buckets in order, and a bucket its jobs in the order they
 were put in (Java 8 appends, and a resize splits a bucket keeping that order). A map of 2^b buckets
 puts a hash h in bucket `h mod 2^b` (h below 2^16, which Java's spread leaves as is); it starts at 16
@@ -14,7 +15,7 @@ different classes: it ties the classes' hashes together.
 An INFO log shows no UUID, but it shows these walks and the size of each map. The hashes chosen are
 the least values (in arrival order) under which every walk comes out as logged at the size its map had
 then: a small constraint problem per group of maps that share jobs, solved by propagation and search.
-Jobs in no such walk (fixed-share and reservation classes') get none: their UUIDs come from the seed.
+Jobs in no such walk get none: their UUIDs come from the seed.
 Where a group's walks contradict each other under any hashes, its hashes keep its walks up to the last
 cycle they can (`Hashes.kept_to`).
 """
@@ -64,22 +65,48 @@ def map_bits(size: int, bits: int = MIN_BITS) -> int:
 
 
 def listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
-    """Every cycle's walk of every fair-share class, with its map's size then (the most jobs the class
-    listed so far: a map never shrinks), and of the needy jobs (`needy_walks`)."""
-    rows = (tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()
-                                    & pl.col("job_id").is_not_null() & pl.col("class").is_not_null())
-            .sort("cycle", "file", "line").select("cycle", "class", "job_id"))
+    """Every cycle's walks of every class's map (`class_walks`), with its map's size then (the most jobs
+    the class listed so far: a map never shrinks), and of the needy jobs (`needy_walks`)."""
+    sources = class_walks(tables)
+    size: dict[tuple[int, str], int] = {}
+    for walks in sources:
+        for key, jobs in walks.items():
+            size[key] = max(size.get(key, 0), len(jobs))
+    out: list[Listing] = []
+    bits: dict[str, int] = {}
+    for cycle, klass in sorted(size):
+        bits[klass] = map_bits(size[(cycle, klass)], bits.get(klass, MIN_BITS))
+        seen = {walks[(cycle, klass)] for walks in sources if (cycle, klass) in walks}
+        out += [Listing(cycle, klass, jobs, bits[klass]) for jobs in sorted(seen)]
+    return out + needy_walks(tables)
+
+
+def class_walks(tables: Mapping[str, pl.DataFrame]) -> list[dict[tuple[int, str], tuple[int, ...]]]:
+    """(cycle, class) -> the class's jobs in the order its map walks them, as two walks print it: the
+    fair-share classes' `Scheduling job in class` lines (`counts`, kind `given`), and every class's jobs'
+    `getPrjCap`/`initJobCap` lines (`job_caps`: the RM computes each job's cap walking each class's map,
+    fixed-share and reservation classes too)."""
+    given = (tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()
+                                     & pl.col("job_id").is_not_null() & pl.col("class").is_not_null())
+             .sort("cycle", "file", "line").select("cycle", "class", "job_id"))
+    out = [_walks(given.iter_rows())]
+    if "job_caps" in tables and "jobs" in tables:
+        klass = dict(tables["jobs"].filter(pl.col("class").is_not_null() & pl.col("job_id").is_not_null())
+                     .group_by("job_id").agg(pl.col("class").first()).iter_rows())
+        caps = (tables["job_caps"].filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
+                .sort("cycle", "file", "line").select("cycle", "job_id"))
+        out.append(_walks((c, klass[j], j) for c, j in caps.iter_rows() if j in klass))
+    return out
+
+
+def _walks(rows: Iterable[tuple[int, str, int]]) -> dict[tuple[int, str], tuple[int, ...]]:
+    """(cycle, class) -> its jobs in the order of their first row."""
     walks: dict[tuple[int, str], list[int]] = {}
-    for cycle, klass, job in rows.iter_rows():
+    for cycle, klass, job in rows:
         jobs = walks.setdefault((cycle, klass), [])
         if job not in jobs:
             jobs.append(job)
-    out: list[Listing] = []
-    bits: dict[str, int] = {}
-    for (cycle, klass), jobs in sorted(walks.items()):
-        bits[klass] = map_bits(len(jobs), bits.get(klass, MIN_BITS))
-        out.append(Listing(cycle, klass, tuple(jobs), bits[klass]))
-    return out + needy_walks(tables)
+    return {key: tuple(jobs) for key, jobs in walks.items()}
 
 
 def needy_walks(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:

@@ -246,11 +246,11 @@ def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
 def _hash_note(hashes: Hashes) -> str:
     """What the scenario assumed of the RM's hash order of jobs (replay.javarm.hashes)."""
     if not hashes.hash_of:
-        return "job DuccIds: UUIDs from the seed (the log lists no fair-share class's jobs)"
+        return "job DuccIds: UUIDs from the seed (the log prints no walk of a map of jobs)"
     cut = "; ".join(f"class {k}: its listings up to cycle {c:,} (later ones contradict them)"
                     for k, c in sorted(hashes.kept_to.items()))
-    return ("job DuccIds: hashes under which each fair-share class's map, at the size it had, walks its jobs "
-            "in the order the log lists them (jobs of other classes: UUIDs from the seed)"
+    return ("job DuccIds: hashes under which each class's map and the needy map, at the size each had, walk "
+            "their jobs in the order the log prints them (jobs in no such walk: UUIDs from the seed)"
             + (f"; {cut}; {hashes.left} job(s) left to the seed" if cut else ""))
 
 
