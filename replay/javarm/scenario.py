@@ -20,7 +20,8 @@ import polars as pl
 from replay.apps.simulate.orchestrator import item_model
 from replay.apps.simulate.reconstruct import median_gap
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
-from replay.javarm.order import hash_buckets, investment_orders
+from replay.javarm.hashes import Hashes, hash_buckets
+from replay.javarm.order import addition_orders, investment_orders
 from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
@@ -242,14 +243,15 @@ def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
     return out
 
 
-def _bucket_note(buckets: Mapping[int, int], left: int) -> str:
-    """What the scenario assumed of the RM's hash order of jobs (replay.javarm.order)."""
-    if not buckets:
-        why = "the log's job-table orders contradict each other, as where a map grew past 16 buckets" if left \
-            else "the log lists no job table"
-        return f"job DuccIds: UUIDs from the seed ({why})"
-    return ("job DuccIds hashed into buckets in the order the log's job tables list them"
-            + (f" ({left} job(s) past the last bucket)" if left else ""))
+def _hash_note(hashes: Hashes) -> str:
+    """What the scenario assumed of the RM's hash order of jobs (replay.javarm.hashes)."""
+    if not hashes.hash_of:
+        return "job DuccIds: UUIDs from the seed (the log prints no walk of a map of jobs)"
+    cut = "; ".join(f"class {k}: its listings up to cycle {c:,} (later ones contradict them)"
+                    for k, c in sorted(hashes.kept_to.items()))
+    return ("job DuccIds: hashes under which each class's map and the needy map, at the size each had, walk "
+            "their jobs in the order the log prints them (jobs in no such walk: UUIDs from the seed)"
+            + (f"; {cut}; {hashes.left} job(s) left to the seed" if cut else ""))
 
 
 def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
@@ -340,11 +342,14 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         gap = median_gap(tables)  # seconds between publications; the tolerance is half of it
         scenario["investment_order_tolerance_ms"] = round(500 * gap) if gap else 5000
         orders = investment_orders(tables, shift_ms)
-        buckets, conflicts = hash_buckets(tables)
-        assumed.append(_bucket_note(buckets, conflicts))
+        added = addition_orders(tables, shift_ms)
+        hashes = hash_buckets(tables)
+        assumed.append(_hash_note(hashes))
         for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]
-            if w.job_id in buckets:
-                entry["hash_bucket"] = buckets[w.job_id]
+            if added.get(w.job_id):
+                entry["addition_order"] = added[w.job_id]
+            if w.job_id in hashes.hash_of:
+                entry["hash_bucket"] = hashes.hash_of[w.job_id]
     return Scenario(scenario, {k + 1: w.job_id for k, w in enumerate(work)}, shift_ms, tuple(assumed))

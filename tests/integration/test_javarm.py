@@ -79,13 +79,16 @@ def java_env(tmp_path_factory):
                                                       ("f_node_failure", "resources directory beside the log"),
                                                       ("e_initcap_prediction", "resources directory beside the log"),
                                                       ("h_mega15", "resources directory beside the log"),
-                                                      ("heldout/seed47-020", "the log's printed configuration")])
+                                                      ("heldout/seed47-020", "the log's printed configuration"),
+                                                      pytest.param("i_mega24", "resources directory beside the log",
+                                                                   marks=pytest.mark.slow)])
 def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configuration):
     """trunk's own RM, given the log's recorded workload, holds what the log shows in every job-cycle
     (a_tiny with its resources directory; a held-out log with the configuration its own lines print;
     e_initcap_prediction: initialization caps and predictions that read the Orchestrator's completed
     counts and means, and shrinks that follow its processes' investments; h_mega15: 32 jobs whose ties
-    the RM breaks in the hash order of their DuccIds)."""
+    the RM breaks in the hash order of their DuccIds; i_mega24, 2,500 cycles: a class's map of jobs that
+    grows to 32 buckets, the needy map, processes added at once numbered in the log's share-id order)."""
     out = tmp_path / "sim"
     code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--rm", "java:trunk", "-o", str(out))
     assert code == 0, stdout
@@ -205,18 +208,3 @@ def test_scenario_items_are_simulates_item_model():
     assert edited["handout_ms"] == [0.002, 300.5, 500.0] and edited["report_ms"] == [[2, 200.0], [2, 600.0]]
     assert edited["item_mean_ms"] == 400.0
 
-
-def test_hash_buckets_keep_the_logs_job_order():
-    """Buckets for the harness's DuccIds keep every pair of jobs a cycle lists in its order (hand-worked):
-    job 3 came last but is listed first, so it takes a lower bucket than 1 and 2; with more than 16 jobs
-    in one chain, jobs listed in the order they came share a bucket (a bucket keeps its first arrival
-    first); orders that contradict each other impose none."""
-    from replay.javarm.order import buckets_of
-
-    assert buckets_of({1: {1: 0, 2: 1}, 2: {3: 0, 1: 1, 2: 2}, 3: {3: 0, 2: 1, 4: 2}}) == ({3: 0, 1: 1, 2: 2, 4: 3}, 0)
-    chain = {c: {c: 0, c + 1: 1} for c in range(1, 20)}  # 20 jobs, each listed after the one before it
-    assert buckets_of(chain) == ({j: 0 for j in range(1, 21)}, 0)
-    backwards = {c: {c + 1: 0, c: 1} for c in range(1, 20)}  # each listed before the one before it
-    buckets, left = buckets_of(backwards)
-    assert left == 4 and [buckets[j] for j in range(20, 0, -1)] == [*range(16), 15, 15, 15, 15]
-    assert buckets_of({1: {1: 0, 2: 1}, 2: {2: 0, 1: 1}}) == ({}, 2)

@@ -4,12 +4,14 @@ import java.util.*;
 
 /**
  * Orders a log shows that the harness is given (rmreplay simulate --rm; replay/javarm/order.py): the hash
- * order of jobs (a UUID per hash_bucket) and the investment order of a job's shares (investment_order).
+ * order of jobs (a UUID per hash_bucket), the investment order of a job's shares (investment_order) and the
+ * order of the processes added at once (addition_order).
  */
 final class LogOrders {
     private LogOrders() { }
 
-    /** A version-4 UUID whose DuccId hash (31 + the UUID's hash) is `bucket` and whose high bits are `n`. */
+    /** A version-4 UUID whose DuccId hash (31 + the UUID's hash) is `bucket` and whose high bits are `n`; below
+     *  2^16 HashMap's spread (h ^ h >>> 16) leaves the hash as is: a map of 2^k buckets puts it in bucket mod 2^k. */
     static UUID bucketUuid(int bucket, long n) {
         long msb = (n << 32) | 0x4000L, high = 0x80000000L;
         int want = bucket - 31;                  // UUID.hashCode() = (int) (hilo >> 32) ^ (int) hilo, hilo = msb ^ lsb
@@ -26,6 +28,23 @@ final class LogOrders {
             List<Object> l = (List<Object>) e;
             String names = ((String) l.get(1)).trim();
             out.put(Oracle.num(l.get(0), 0), names.isEmpty() ? new String[0] : names.split(" "));
+        }
+        return out;
+    }
+
+    /** The processes `added` at t (in the RM's share-id order), in the order of the addition_order entry within
+     *  `tolerance` of t where it names exactly their hosts (a host named twice: its processes in share-id order). */
+    static List<OrSim.Proc> inAdditionOrder(List<OrSim.Proc> added, TreeMap<Long, String[]> order, long t, long tolerance) {
+        if (order == null || added.size() < 2) return added;
+        Map.Entry<Long, String[]> e = order.floorEntry(t + tolerance);
+        if (e == null || e.getKey() < t - tolerance || e.getValue().length != added.size()) return added;
+        List<OrSim.Proc> left = new ArrayList<>(added), out = new ArrayList<>();
+        for (String host : e.getValue()) {
+            OrSim.Proc found = null;
+            for (OrSim.Proc p : left) if (p.node.equals(host)) { found = p; break; }
+            if (found == null) return added;
+            left.remove(found);
+            out.add(found);
         }
         return out;
     }

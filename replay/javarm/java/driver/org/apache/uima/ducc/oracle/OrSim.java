@@ -27,8 +27,8 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  * Times come from the scenario "timing" block (defaults process_start_ms 5000, process_stop_ms 10000,
  * init_ms 30000). "pub" = an Orchestrator publication (every ducc.orchestrator.state.publish.rate).
  *  - DuccIds 1, 2, ... are given in submission order (stable: equal submit_ms keep the work order). A work's
- *    hash_bucket b (0..15) gives its DuccId a UUID whose hash is b: every hash map of the RM (16 buckets or
- *    more) walks it in bucket b, after the work of lower buckets; its UUIDs compare in DuccId order.
+ *    hash_bucket h (0 .. 65535) gives its DuccId a UUID whose hash is h: a hash map of the RM with 2^k buckets
+ *    walks it in bucket h mod 2^k, after the work of lower buckets; its UUIDs compare in DuccId order.
  *  - a piece of work appears at the first pub at or after submit_ms: jobs in WaitingForDriver, services,
  *    managed reservations and reservations in Received; from the next pub on, WaitingForResources.
  *  - a share in the RM's Additions becomes a process (pid 10000, 10001, ... at the next pub, in job-id then
@@ -53,6 +53,10 @@ import org.apache.uima.ducc.transport.event.rm.IRmJobState;
  *  - investment_order (per job, [ms, "host#k ..."] entries (k: the share's place among the job's on the host), each in force from its time on, less the top-level
  *    investment_order_tolerance_ms): where the job's live processes are exactly the shares named, the initialized
  *    ones report their investments (the same values, sorted) in that order, least first: a log's own order.
+ *  - addition_order (per job, [ms, "host host ..."] entries, within investment_order_tolerance_ms of an RM publication):
+ *    the processes that publication adds, where their hosts are the ones named, are numbered in the order named
+ *    (a log's share-id order), not in the harness RM's share-id order: an item goes to the lower-numbered of two
+ *    slots free at once, as in simulate's item fit.
  *  - a Completed piece of work is published three times in all (then it is gone from the map).
  *  - a refused job/reservation is published Completed at the next pub.
  */
@@ -82,6 +86,7 @@ public class OrSim {
         long handed = 0; int segment = 0; long segmentUsed = 0;
         int bucket = -1;                        // hash_bucket, -1: the seeded UUID
         TreeMap<Long, String[]> invOrder;        // investment_order: from this time, the shares least invested first
+        TreeMap<Long, String[]> addOrder;        // addition_order: the hosts of the processes added then, numbered in that order
         String processesMax;
         boolean seen = false, refused = false, everRunning = false, canceled = false;
         long completingAt = -1, assignedAt = -1;
@@ -166,6 +171,7 @@ public class OrSim {
                 }
             }
             w.invOrder = LogOrders.investmentOrder(m.get("investment_order"));
+            w.addOrder = LogOrders.investmentOrder(m.get("addition_order"));
             w.itemMean = m.get("item_mean_ms") != null ? ((Number) m.get("item_mean_ms")).doubleValue() : w.itemMs;
             if (m.get("item_start_ms") != null) w.itemStart = ((Number) m.get("item_start_ms")).doubleValue();
             if (m.get("item_init_ms") != null) w.itemInit = ((Number) m.get("item_init_ms")).doubleValue();
@@ -207,14 +213,19 @@ public class OrSim {
                 }
                 continue;
             }
-            if (js.getPendingAdditions() != null)
+            if (js.getPendingAdditions() != null) {
+                List<Proc> added = new ArrayList<>();
                 for (IResource r : sorted(js.getPendingAdditions()))
                     if (!w.procs.containsKey(r.getId())) {
                         Proc p = new Proc(); p.id = r.getId(); p.ni = r.getNodeId(); p.node = p.ni.getCanonicalName(); p.assign = t;
                         w.procs.put(p.id, p);
-                        p.idx = w.procList.size();
-                        w.procList.add(p);
+                        added.add(p);
                     }
+                for (Proc p : LogOrders.inAdditionOrder(added, w.addOrder, t, invTolerance)) {
+                    p.idx = w.procList.size();
+                    w.procList.add(p);
+                }
+            }
             if (js.getPendingRemovals() != null)
                 for (IResource r : sorted(js.getPendingRemovals())) {
                     Proc p = w.procs.get(r.getId());

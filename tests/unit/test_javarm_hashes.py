@@ -1,0 +1,122 @@
+"""Orders the harness is given: its job hashes (replay.javarm.hashes), hand-worked against Java's HashMap
+and checked against the listings of the bundled logs themselves, and the order of processes added at once
+(replay.javarm.order.addition_orders)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+import pytest
+
+from replay.javarm.hashes import NEEDY, Listing, hashes_of, listings, map_bits, solve
+
+
+def walk(hashes: dict[int, int], jobs: tuple[int, ...], bits: int, arrival: dict[int, tuple[int, int]]) -> list[int]:
+    """The order a java.util.HashMap of 2^bits buckets walks `jobs` with these hashes (below 2^16, which the
+    spread h ^ h >>> 16 leaves alone): by bucket h mod 2^bits, and in a bucket the first put first."""
+    return sorted(jobs, key=lambda j: (hashes[j] % (1 << bits), arrival[j]))
+
+
+def test_map_bits_follow_javas_resize_threshold():
+    """A HashMap of 16 buckets (threshold 12 at load factor 0.75) doubles on its 13th entry, at 32 on its
+    25th, at 64 on its 49th; it never shrinks."""
+    assert [map_bits(n) for n in (0, 1, 12, 13, 24, 25, 48, 49)] == [4, 4, 4, 5, 5, 6, 6, 7]
+    assert map_bits(3, bits=5) == 5
+
+
+def test_least_hashes_keep_the_orders_at_16_buckets():
+    """Job 3 came last but is listed first: it takes a lower bucket than 1 and 2; 4 follows 2."""
+    walks = [Listing(1, "n", (1, 2), 4), Listing(2, "n", (3, 1, 2), 4), Listing(3, "n", (3, 2, 4), 4)]
+    assert solve(walks) == {3: 0, 1: 1, 2: 2, 4: 3}
+
+
+def test_more_jobs_than_buckets_share_them_in_arrival_order():
+    """20 jobs, each listed after the one before it and one per cycle: more than 16 buckets' worth of
+    distinct hashes, so jobs that came in an earlier cycle share a bucket with later ones (a bucket walks
+    its first arrival first); jobs 1 and 2, which came in the same cycle, do not share."""
+    chain = [Listing(c, "n", (c, c + 1), 4) for c in range(1, 20)]
+    assert solve(chain) == {1: 0} | {j: 1 for j in range(2, 21)}
+
+
+def test_a_map_that_grows_to_32_buckets_reorders_by_bit_4():
+    """Jobs 1..12 listed in id order by a map of 16 buckets; job 13 makes 13 entries and the map 32 buckets,
+    which now lists 1, 3, 5, 7, 9, 11, 13, 2, 4, ..., 12: the even jobs have bit 4 set. Least hashes, by
+    arrival: job k below 13 takes k - 1 in its low 4 bits (16 for the even ones), and 13 the least
+    bucket of 32 after 11's (10) and before 2's (17): 11."""
+    first = Listing(1, "n", tuple(range(1, 13)), 4)
+    grown = Listing(2, "n", (1, 3, 5, 7, 9, 11, 13, 2, 4, 6, 8, 10, 12), map_bits(13, 4))
+    got = solve([first, grown])
+    assert got == {k: k - 1 + (16 if k % 2 == 0 else 0) for k in range(1, 13)} | {13: 11}
+    arrival = {j: (1, j) for j in range(1, 13)} | {13: (2, 13)}
+    assert walk(got, first.jobs, 4, arrival) == list(first.jobs)
+    assert walk(got, grown.jobs, 5, arrival) == list(grown.jobs)
+
+
+def test_no_bucket_holds_a_ninth_job():
+    """A HashMap under 64 buckets whose bucket would get a 9th entry doubles instead (treeifyBin): hashes that
+    put 9 jobs of one walk in one bucket would not walk as chosen; 8 are fine, and 9 in two buckets of 32."""
+    from replay.javarm.hashes import crowded
+
+    nine = Listing(1, "n", tuple(range(1, 10)), 4)
+    assert crowded({j: 0 for j in range(1, 10)}, [nine])
+    assert not crowded({j: 0 for j in range(1, 9)}, [Listing(1, "n", tuple(range(1, 9)), 4)])
+    assert not crowded({j: 16 * (j % 2) for j in range(1, 10)}, [Listing(1, "n", nine.jobs, 5)])
+
+
+def test_contradicting_listings_keep_the_first_cycles():
+    """At one map size jobs 1 and 2 cannot be listed both ways: the hashes keep cycle 1, and job 3, first
+    listed after the contradiction, is left to the seed."""
+    walks = [Listing(1, "n", (1, 2), 4), Listing(2, "n", (2, 1), 4), Listing(3, "n", (2, 1, 3), 4),
+             Listing(1, "m", (7, 8), 4)]
+    got = hashes_of(walks)
+    assert got.hash_of == {1: 0, 2: 1, 7: 0, 8: 1} and got.kept_to == {"n": 1} and got.left == 1
+
+
+def test_the_needy_map_ties_classes_together():
+    """Jobs 1 (class a) and 5 (class b) are in no map together but the needy map, made afresh each cycle:
+    in class b, 5 walks after 6 (buckets 0, 1). Walked 1 then 5, the needy map keeps the least hashes;
+    walked 5 then 1, job 1 (and 2 after it) moves above 5's bucket."""
+    classes = [Listing(1, "a", (1, 2), 4), Listing(1, "b", (6, 5), 4)]
+    assert solve(classes) == {1: 0, 2: 1, 6: 0, 5: 1}
+    assert solve([*classes, Listing(2, NEEDY, (1, 5), 4, inserted=(5, 1))]) == {1: 0, 2: 1, 6: 0, 5: 1}
+    assert solve([*classes, Listing(2, NEEDY, (5, 1), 4, inserted=(1, 5))]) == {1: 2, 2: 3, 6: 0, 5: 1}
+
+
+@pytest.mark.parametrize("name", ["h_mega15", pytest.param("i_mega24", marks=pytest.mark.slow)])
+def test_hashes_list_every_class_as_the_log_does(name):
+    """Ground truth, the log: with the hashes chosen, a HashMap of the size each map had walks its jobs in
+    every cycle exactly as the log's lines list them: each class's (`Scheduling job in class`, and the cap
+    lines, which name fixed-share and reservation jobs too) and the needy map (i_mega24's class `normal`
+    lists 13 jobs at 03:06:10 and walks 32 buckets from then on)."""
+    from tests.helpers import parsed
+
+    walks = listings(parsed(name).tables)
+    got = hashes_of(walks)
+    assert not got.kept_to and got.left == 0
+    arrival: dict[int, tuple[int, int]] = {}
+    for w in walks:
+        for j in w.jobs:
+            arrival.setdefault(j, (w.cycle, j))
+    for w in walks:
+        came = {j: (k, j) for k, j in enumerate(w.inserted)} if w.inserted else arrival
+        assert walk(got.hash_of, w.jobs, w.bits, came) == list(w.jobs), (w.cycle, w.klass)
+    assert any(w.klass == NEEDY for w in walks) and any(w.klass == "JobDriver" for w in walks)  # caps walk
+    if name == "i_mega24":
+        assert {w.bits for w in walks if w.klass == "normal" and w.cycle >= 1112} == {5}
+        assert max(len(w.jobs) for w in walks if w.cycle < 1112) == 12
+
+
+def test_processes_added_at_once_are_numbered_in_the_logs_share_id_order():
+    """Cycle 2 (10 s after cycle 1) adds job 7's shares 12 on b, 11 on a, 13 on a: the harness numbers them
+    a, b, a (share ids 11, 12, 13), 10 s plus the shift on its clock; one process added (job 8) has no order."""
+    from replay.javarm.order import addition_orders
+
+    t0 = datetime(2015, 1, 1)
+    tables = {
+        "cycles": pl.DataFrame({"cycle": [1, 2], "ts_start": [t0, t0 + timedelta(seconds=10)]}),
+        "schedule": pl.DataFrame({"cycle": [2, 2, 2, 2, 2], "kind": ["addition"] * 4 + ["existing"],
+                                  "job_id": [7, 7, 7, 8, 7], "share_id": [12, 11, 13, 20, 12],
+                                  "host": ["b", "a", "a", "c", "b"]}),
+    }
+    assert addition_orders(tables, 60000) == {7: [[70000, "a b a"]]}
