@@ -22,6 +22,7 @@ from replay.apps.simulate.reconstruct import median_gap
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
 from replay.javarm.order import hash_buckets, investment_orders
 from replay.model.start import bootstrap
+from replay.model.submission import submission_order
 from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
 
@@ -202,17 +203,36 @@ def logged_submissions(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
     return {j: (ms - offset - t0) / 1000 for j, ms in st.items()}
 
 
-def _in_id_order(times: list[int]) -> list[int]:
-    """Submission times (in the log's job-id order) made strictly increasing: DuccIds are given in
-    submission order, so work with a lower id was submitted earlier. Each estimate is an upper bound
+def _in_id_order(times: list[int], tied: list[bool] | None = None) -> list[int]:
+    """Submission times (in the log's job-id order) made increasing: DuccIds are given in submission
+    order, so work with a lower id was submitted earlier, strictly unless the log shows it tied with
+    the next (`tied[i]`: the same millisecond, replay.model.submission). Each estimate is an upper bound
     (when the log first names the work) or exact (a printed date): a later-numbered piece of work
-    pulls an earlier one back before it; what reaches 0 is spread forward a millisecond each."""
+    pulls an earlier one back to or before it; what reaches 0 is spread forward a millisecond each."""
     out = list(times)
+    step = [0 if tied and tied[i] else 1 for i in range(len(out) - 1)]
     for i in range(len(out) - 2, -1, -1):
-        out[i] = min(out[i], out[i + 1] - 1)
+        out[i] = min(out[i], out[i + 1] - step[i])
     for i in range(len(out)):
-        out[i] = max(out[i], 0 if i == 0 else out[i - 1] + 1)
+        out[i] = max(out[i], 0 if i == 0 else out[i - 1] + step[i - 1])
     return out
+
+
+def _ties(work: list[WorkSpec], tables: Mapping[str, pl.DataFrame] | None) -> list[bool]:
+    """For work in id order, whether each piece ties with the next (the same submission millisecond,
+    as the log shows it: replay.model.submission): a tie spans every id between its first and last."""
+    group = submission_order(tables) if tables is not None else {}
+    ids = [w.job_id for w in work]
+    last: dict[int, int] = {}  # tie group -> its highest place in id order
+    for k, job in enumerate(ids):
+        if job in group:
+            last[group[job]] = k
+    tied = [False] * max(0, len(ids) - 1)
+    for k, job in enumerate(ids):
+        root = group.get(job, job)
+        for i in range(k, last.get(root, k)):
+            tied[i] = True
+    return tied
 
 
 def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
@@ -310,7 +330,7 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
     shift_ms = max(0, -round(min(times, default=0) * 1000))
     pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
     work = sorted(workload.work, key=lambda w: w.job_id)
-    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work])
+    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work], _ties(work, tables))
     stability = int(props.get("ducc.rm.node.stability", "6"))
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
