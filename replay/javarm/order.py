@@ -24,14 +24,15 @@ from typing import Any
 import polars as pl
 
 from replay.apps.simulate.reconstruct import cycle_times
-from replay.model.published import existing_order, job_table_order
+from replay.javarm.hash_orders import as_orders, hash_sequences
+from replay.model.published import existing_order
 
 BUCKETS = 16  # a HashMap's initial table: every map holds at least this many buckets
 
 
 def hash_buckets(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[int, int], int]:
-    """(job -> bucket in 0..15 consistent with the log's job-table orders, jobs left without one)."""
-    return buckets_of(job_table_order(tables))
+    """(job -> bucket in 0..15 consistent with the log's hash orders of jobs, jobs left without one)."""
+    return buckets_of(as_orders(hash_sequences(tables)))
 
 
 def buckets_of(orders: Mapping[int, Mapping[int, int]]) -> tuple[dict[int, int], int]:
