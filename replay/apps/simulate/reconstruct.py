@@ -6,6 +6,8 @@ Where each value comes from:
 * `start_delay`: the time from the RM's assignment to the process starting to initialize: the
   Orchestrator's `Initializing -> Running` line prints the initialization window it had reported
   one publication before, which dates the window's start (the median over the log's processes);
+* `stop_delay`: the time from a process's removal to its Stopped report (the schedule's removals,
+  else work's Completing to Completed publications);
 * `init`: the initialization time of the job's processes (the schedule's `^ms` of a process
   that reached Running; the median over the job's processes);
 * `items`, `items_done`, `item_ms`: the Orchestrator's `jobUpdate` (total, completed when the
@@ -172,7 +174,8 @@ def _median(values: list[float], default: float) -> float:
 
 def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
     """Seconds from a process's removal to the Orchestrator reporting it Stopped: the median, over
-    the shares the schedule removed, of the time until the schedule stops listing them."""
+    the shares the schedule removed, of the time until the schedule stops listing them; where it
+    removed none, the time work took from Completing to Completed (`completion_stop_delay`)."""
     t0 = _origin(tables)
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).select("cycle", _seconds("ts_start", t0).alias("t"))
@@ -183,7 +186,28 @@ def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
             .with_columns((pl.col("last") + 1).alias("gone"))
             .join(cyc, on="cycle").join(cyc.rename({"cycle": "gone", "t": "t_gone"}), on="gone")
             .select(pl.col("t_gone") - pl.col("t")))
-    return _median(gone.to_series().to_list(), 0.0) if gone.height else None
+    return _median(gone.to_series().to_list(), 0.0) if gone.height else completion_stop_delay(tables)
+
+
+def completion_stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
+    """Seconds from work's first Completing publication to its first Completed one, over the work
+    that held processes as it began completing (the median; None where no such work ended): its
+    processes stop `stop_delay` after the Completing publication, and the work is Completed at the
+    first publication after with none left, so this delay keeps the log's Completed publication
+    (`stop_delay` where the schedule removed no share)."""
+    ev = tables["job_events"].filter(pl.col("state_to").is_in(["Completing", "Completed"]) & pl.col("ts").is_not_null())
+    first = {(j, s): ts for j, s, ts in ev.sort("ts", "line").group_by("job_id", "state_to", maintain_order=True)
+             .agg(pl.col("ts").first()).iter_rows()}
+    starts = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle").select("cycle", "ts_start")
+    held = set(tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()
+                                         & pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
+    gaps = []
+    for (job, state), tc in first.items():
+        td = first.get((job, "Completed"))
+        before = starts.filter(pl.col("ts_start") < tc)["cycle"]
+        if state == "Completing" and td is not None and td > tc and before.len() and (before[-1], job) in held:
+            gaps.append((td - tc).total_seconds())
+    return _median(gaps, 0.0) if gaps else None
 
 
 # (time -> [(share id, host)] assigned then, share id -> removal time, [(time, items done)])
