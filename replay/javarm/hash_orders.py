@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from replay.model.logged import defrag_job_order
+from replay.model.published import PublishedShares, published_schedule
 
 
 def hash_sequences(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, list[int]]]:
@@ -39,3 +40,28 @@ def as_orders(sequences: list[tuple[int, list[int]]]) -> dict[int, dict[int, int
     """The sequences as `replay.javarm.order.buckets_of` reads orders: one key per sequence, increasing
     with its cycle (a job's first key stands for when it came), job -> place."""
     return {k: {job: i for i, job in enumerate(seq)} for k, (_cycle, seq) in enumerate(sequences)}
+
+
+def share_sequences(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, list[int]]]:
+    """(cycle, share ids in the RM's hash order) where a job's published Existing list shows it: the
+    list is sorted by investment (RmJob.ShareByInvestmentSorter, stable) from the job's HashMap of
+    shares, so shares that tie in it (uninitialized with the same initialization time: here `^0`,
+    and no process the log shows Running before the cycle) keep the hash order of their DuccIds,
+    which the RM draws at random."""
+    procs = tables["processes"].filter((pl.col("state_to") == "Running") & pl.col("share_id").is_not_null()
+                                       & pl.col("cycle").is_not_null())
+    running = dict(procs.group_by("share_id").agg(pl.col("cycle").min()).iter_rows())
+    published = PublishedShares(published_schedule(tables))
+    out: list[tuple[int, list[int]]] = []
+    for cycle in tables["cycles"].filter(pl.col("cycle").is_not_null())["cycle"].to_list():
+        runs: dict[int, list[list[int]]] = {}
+        last: dict[int, bool] = {}
+        for job, _host, sid, _mem, init_ms in published.shares(cycle)[0]:
+            tied = init_ms == 0 and sid is not None and running.get(sid, cycle) >= cycle
+            if tied and last.get(job):
+                runs[job][-1].append(sid)
+            elif tied:
+                runs.setdefault(job, []).append([sid])
+            last[job] = tied
+        out += [(cycle, run) for job_runs in runs.values() for run in job_runs if len(run) > 1]
+    return out

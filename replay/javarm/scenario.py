@@ -20,7 +20,8 @@ import polars as pl
 from replay.apps.simulate.orchestrator import item_model
 from replay.apps.simulate.reconstruct import median_gap
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
-from replay.javarm.order import hash_buckets, investment_orders
+from replay.javarm.hash_orders import as_orders, share_sequences
+from replay.javarm.order import buckets_of, hash_buckets, investment_orders
 from replay.model.start import bootstrap
 from replay.model.submission import submission_order
 from replay.parsing.sources import InputError
@@ -272,6 +273,16 @@ def _bucket_note(buckets: Mapping[int, int], left: int) -> str:
             + (f" ({left} job(s) past the last bucket)" if left else ""))
 
 
+def _share_note(buckets: Mapping[int, int], left: int) -> str:
+    """What the scenario assumed of the RM's hash order of shares (replay.javarm.hash_orders)."""
+    if not buckets:
+        return ("share DuccIds: UUIDs from the seed (" + ("the log's Existing lists order tied shares in ways no "
+                "buckets keep" if left else "no Existing list shows shares that tie") + ")")
+    return (f"share DuccIds: {len(buckets)} share(s) the log's Existing lists show tied (uninitialized, equal "
+            "times) hashed into buckets in the order listed, by the log's share ids (the harness's where it "
+            "numbered shares as the log did); the others from the seed")
+
+
 def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
     """host -> (seconds from the first cycle, what) of the heartbeat events the log shows: `silent` where
     an outage began (half a metrics period before the watchdog's `Missed heartbeat count[ 2 ]`; the
@@ -362,6 +373,9 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         orders = investment_orders(tables, shift_ms)
         buckets, conflicts = hash_buckets(tables)
         assumed.append(_bucket_note(buckets, conflicts))
+        shares, left = buckets_of(as_orders(share_sequences(tables)))
+        scenario["share_buckets"] = {str(k): v for k, v in sorted(shares.items())}
+        assumed.append(_share_note(shares, left))
         for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]
