@@ -68,13 +68,21 @@ def java_env(tmp_path_factory):
                                                       ("f_node_failure", "resources directory beside the log"),
                                                       ("e_initcap_prediction", "resources directory beside the log"),
                                                       ("h_mega15", "resources directory beside the log"),
-                                                      ("heldout/seed47-020", "the log's printed configuration")])
+                                                      ("heldout/seed47-020", "the log's printed configuration"),
+                                                      ("heldout/seed47-070", "the log's printed configuration"),
+                                                      ("corpus/needy_tie_survivor", "resources directory"),
+                                                      ("corpus/priority_bands", "resources directory"),
+                                                      ("corpus/allotment_three_bands", "resources directory")])
 def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configuration):
     """trunk's own RM, given the log's recorded workload, holds what the log shows in every job-cycle
     (a_tiny with its resources directory; a held-out log with the configuration its own lines print;
     e_initcap_prediction: initialization caps and predictions that read the Orchestrator's completed
     counts and means, and shrinks that follow its processes' investments; h_mega15: 32 jobs whose ties
-    the RM breaks in the hash order of their DuccIds)."""
+    the RM breaks in the hash order of their DuccIds; seed47-070: a service shrinks one of two tied
+    uninitialized shares, in the hash order of their DuccIds; needy_tie_survivor: two jobs submitted in
+    the same millisecond, of which the needy list keeps one; priority_bands: jobs of six classes whose
+    hash order only defragmentation's maps show; allotment_three_bands: work ends Completed one
+    publication later than a 10 s stop delay would make it)."""
     out = tmp_path / "sim"
     code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--rm", "java:trunk", "-o", str(out))
     assert code == 0, stdout

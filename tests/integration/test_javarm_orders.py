@@ -1,0 +1,80 @@
+"""What the harness reads from a log for the inputs an INFO log shows only as orders and ties
+(replay.javarm.hash_orders, replay.javarm.scenario, simulate's stop delay); no JDK needed.
+
+Ground truth: the scenario.json each fixture log was generated from (submission times, process stop
+delay), the log's own lines, and hand-worked examples. The Java RM's identity on the same logs is
+in test_javarm.py.
+"""
+
+from __future__ import annotations
+
+from replay.apps.simulate.reconstruct import median_gap, stop_delay
+from replay.javarm.hash_orders import as_orders, hash_sequences, share_sequences
+from replay.javarm.order import buckets_of
+from replay.javarm.scenario import _in_id_order
+from replay.model.needy import needy_ties
+from replay.model.submission import submission_order
+from tests.helpers import parsed, scenario
+
+
+def test_a_needy_job_left_off_ties_with_the_one_kept():
+    """needy_tie_survivor: jobs 12 and 13 were submitted in the same millisecond (scenario.json); the
+    log shows reservation 13 potentially needy but left off the needy list the next cycle (findMachines
+    saw it once), so it tied with job 12, the one job of its order kept."""
+    tables = parsed("corpus/needy_tie_survivor").tables
+    work = scenario("corpus/needy_tie_survivor")["work"]
+    assert work[11]["submit_ms"] == work[12]["submit_ms"]  # DuccIds 12 and 13: the 12th and 13th submitted
+    assert (13, 12) in needy_ties(tables)
+    assert submission_order(tables)[13] == 12
+
+
+def test_tied_submissions_keep_one_millisecond():
+    """Jobs the log shows tied are submitted in the same millisecond, the rest strictly after one
+    another in id order (hand-worked)."""
+    assert _in_id_order([400239, 400240, 400240], [False, True]) == [400239, 400240, 400240]
+    assert _in_id_order([400250, 400240, 400240], [True, False]) == [400239, 400239, 400240]
+    assert _in_id_order([0, 0, 0], [True, False]) == [0, 0, 1]
+
+
+def test_hash_order_comes_from_listings_that_show_it():
+    """priority_bands: six jobs in six classes. The counting lines list them class by class (4 3 6 5
+    1 2 at cycle 33), which is no hash order; each pool's ACTUALLY NEEDY lines and the takeFromTheRich
+    lines walk maps keyed by the jobs of every class: 2 before 5 (pool deep), 3 4 1 (--default--), and
+    3 6 2 5 4 1 (the takings) at cycle 33. The buckets keep those."""
+    tables = parsed("corpus/priority_bands").tables
+    sequences = [seq for cycle, seq in hash_sequences(tables) if cycle == 33]
+    assert [3, 6, 2, 5, 4, 1] in sequences and [2, 5] in sequences
+    assert [4, 3, 6, 5, 1, 2] not in sequences
+    buckets, left = buckets_of(as_orders(hash_sequences(tables)))
+    assert left == 0 and sorted(buckets, key=buckets.__getitem__) == [3, 6, 2, 5, 4, 1]
+
+
+def test_fixed_share_counting_is_no_hash_order():
+    """needy_tie_survivor: How Much counts a fixed-share class by submission (2 3 5 7), detectFragmentation
+    walks the same class's map (7 before 5): only the latter is a hash order, and the two agree."""
+    tables = parsed("corpus/needy_tie_survivor").tables
+    sequences = hash_sequences(tables)
+    assert not any(seq[:4] == [2, 3, 5, 7] for _c, seq in sequences)
+    assert buckets_of(as_orders(sequences))[1] == 0
+
+
+def test_tied_shares_in_the_existing_list():
+    """seed47-070: service 4's Existing list prints n02.sim.ducc.44^0 n02.sim.ducc.48^0 n03.sim.ducc.25^0
+    before the initialized n03.sim.ducc.3^10000: the three tie in the investment sort (uninitialized,
+    time 0) and keep the hash order of their DuccIds. Shares 52 and 53 (reported Running, time 0) are
+    sorted by investment, never as a tie."""
+    tables = parsed("heldout/seed47-070").tables
+    sequences = share_sequences(tables)
+    assert [44, 48, 25] in [seq for _c, seq in sequences]
+    assert not any(52 in seq and 53 in seq for _c, seq in sequences)
+    buckets, left = buckets_of(as_orders(sequences))
+    assert left == 0 and buckets[44] < buckets[48] < buckets[25]
+
+
+def test_stop_delay_from_completions():
+    """allotment_three_bands removes no share: the stop delay comes from work's Completing to Completed
+    publications (20 s), and the scenario's process_stop_ms (15 s) is within one publication period of it."""
+    tables = parsed("corpus/allotment_three_bands").tables
+    stop, gap = stop_delay(tables), median_gap(tables)
+    true_stop = scenario("corpus/allotment_three_bands")["timing"]["process_stop_ms"] / 1000
+    assert stop == 20.0 and stop - gap < true_stop <= stop
