@@ -341,7 +341,8 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
     shift_ms = max(0, -round(min(times, default=0) * 1000))
     pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
     work = sorted(workload.work, key=lambda w: w.job_id)
-    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work], _ties(work, tables))
+    tied = _ties(work, tables)
+    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work], tied)
     stability = int(props.get("ducc.rm.node.stability", "6"))
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
@@ -355,6 +356,10 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
                "log's items at its publications on the log's own processes, later ones the job's mean; the mean "
                "reported is the log's own (at INFO the log does not show each item)"]
     assumed += config.assumed
+    if any(tied):
+        ids = sorted({w.job_id for i, t in enumerate(tied) if t for w in work[i:i + 2]})
+        assumed.append(f"work the log shows tied on submission ({', '.join(map(str, ids))}: JobByTimeSorter's "
+                       "order, the needy list) submitted in the same millisecond")
     if workload.shares:
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
                        "their work afresh (the RM places them itself)")

@@ -11,10 +11,11 @@ from __future__ import annotations
 from replay.apps.simulate.reconstruct import median_gap, stop_delay
 from replay.javarm.hash_orders import as_orders, hash_sequences, share_sequences
 from replay.javarm.order import buckets_of
-from replay.javarm.scenario import _in_id_order
+from replay.apps.simulate.simulation import simulate
+from replay.javarm.scenario import _in_id_order, config_from_dir, config_from_log, scenario_of
 from replay.model.needy import needy_ties
 from replay.model.submission import submission_order
-from tests.helpers import parsed, scenario
+from tests.helpers import log_path, parsed, scenario
 
 
 def test_a_needy_job_left_off_ties_with_the_one_kept():
@@ -26,6 +27,12 @@ def test_a_needy_job_left_off_ties_with_the_one_kept():
     assert work[11]["submit_ms"] == work[12]["submit_ms"]  # DuccIds 12 and 13: the 12th and 13th submitted
     assert (13, 12) in needy_ties(tables)
     assert submission_order(tables)[13] == 12
+    sim = simulate(tables)
+    folder = log_path("corpus/needy_tie_survivor").parent / "resources"
+    scen = scenario_of(sim.workload, len(sim.context.cycles), config_from_dir(folder), 1, tables)
+    submitted = {scen.job_of[k + 1]: w["submit_ms"] for k, w in enumerate(scen.scenario["work"])}
+    assert submitted[12] == submitted[13] > submitted[11]
+    assert any("tied on submission (12, 13" in line for line in scen.assumed)  # the report names it
 
 
 def test_tied_submissions_keep_one_millisecond():
@@ -69,6 +76,11 @@ def test_tied_shares_in_the_existing_list():
     assert not any(52 in seq and 53 in seq for _c, seq in sequences)
     buckets, left = buckets_of(as_orders(sequences))
     assert left == 0 and buckets[44] < buckets[48] < buckets[25]
+    sim = simulate(tables)
+    scen = scenario_of(sim.workload, len(sim.context.cycles), config_from_log(tables), 1, tables)
+    given = scen.scenario["share_buckets"]
+    assert given["44"] < given["48"] < given["25"]
+    assert any(line.startswith(f"share DuccIds: {len(given)} share(s)") for line in scen.assumed)
 
 
 def test_stop_delay_from_completions():
