@@ -90,3 +90,21 @@ def test_stop_delay_from_completions():
     stop, gap = stop_delay(tables), median_gap(tables)
     true_stop = scenario("corpus/allotment_three_bands")["timing"]["process_stop_ms"] / 1000
     assert stop == 20.0 and stop - gap < true_stop <= stop
+
+
+def test_work_the_log_ends_only_by_gone_is_canceled():
+    """seed47-190: job 3 and managed reservation 17 were canceled before they were given a process
+    (scenario.json: 179,676 and 546,564 ms); the log shows no Completing line for them, only the
+    Orchestrator dropping them (`Gone`, 00:03:40 and 00:09:50). The workload cancels each at the
+    publication that showed it Completing: within one publication period after the scenario's cancel."""
+    tables = parsed("heldout/seed47-190").tables
+    sim = simulate(tables)
+    first = tables["cycles"].sort("cycle")["ts_start"][0]
+    offset = (first - first.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+    gap = median_gap(tables)
+    canceled = {w.job_id: w.cancel for w in sim.workload.work if w.cancel is not None}
+    truth = {k + 1: w["cancel_ms"] / 1000 for k, w in enumerate(scenario("heldout/seed47-190")["work"])
+             if "cancel_ms" in w}
+    for job in (3, 17):
+        assert truth[job] <= offset + canceled[job] < truth[job] + gap, job
+        assert "`Gone`" in next(w.note for w in sim.workload.work if w.job_id == job)

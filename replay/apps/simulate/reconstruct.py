@@ -123,6 +123,21 @@ def _ends(tables: Mapping[str, pl.DataFrame], t0: datetime) -> pl.DataFrame:
             .with_columns(_seconds("end", t0)))
 
 
+# publications from a cancel to the Orchestrator dropping the work from its map: Completing once, then
+# Completed until it ages out (the fixtures' Orchestrator: three; a real one's aging is its configuration)
+GONE_PUBS = 4
+
+
+def _dropped(tables: Mapping[str, pl.DataFrame], t0: datetime, ends: Mapping[int, Any]) -> dict[int, float]:
+    """job -> when it was canceled (seconds), for work the log ends only by `eventArrives  Gone`: no
+    Completing or Completed line (work canceled before it was given a process), GONE_PUBS publications
+    before the Orchestrator dropped it."""
+    gone = (tables["job_events"].filter((pl.col("event") == "gone") & pl.col("ts").is_not_null())
+            .group_by("job_id").agg(pl.col("ts").min()).with_columns(_seconds("ts", t0)))
+    gap = median_gap(tables)
+    return {job: t - GONE_PUBS * gap for job, t in gone.iter_rows() if job not in ends}
+
+
 def logged_finish(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
     """job -> seconds from the first cycle to the publication that first showed it ending."""
     return dict(_ends(tables, _origin(tables)).select("job_id", "end").iter_rows())
@@ -269,6 +284,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     items = {r["job_id"]: r for r in _items(tables).iter_rows(named=True)}
     inits, least = _init_times(tables)
     ends = {r["job_id"]: r for r in _ends(tables, t0).iter_rows(named=True)}
+    dropped = _dropped(tables, t0, ends)
     first_run = _first_run(tables, t0)
     limits = _max_processes(tables)
     delay = start_delay(tables)
@@ -296,6 +312,11 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
             notes.append(f"no work item completed in the log: {item_ms:.0f} ms per item assumed "
                          "(the median of the log's jobs)")
         end = ends.get(job)
+        if end is None and job in dropped:
+            end = {"end": dropped[job], "left": 1}
+            notes.append(f"the log ends it only by the Orchestrator dropping it (`Gone`): canceled {GONE_PUBS} "
+                         "publications before (published Completing once, then Completed until it aged out; "
+                         f"{GONE_PUBS - 1} publications assumed)")
         start = first_run.get(job)
         init = inits.get(job, 0.0 if kind == "Reservation" else None)
         if init is None:
