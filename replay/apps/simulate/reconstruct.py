@@ -18,7 +18,8 @@ Where each value comes from:
   item's time of the profile (scaled to `item_ms` when that is edited) and `item_ms` to the rest;
 * `duration`: a service or managed reservation runs this long after its first process starts
   running; a reservation is held this long after its assignment; `cancel`: a job that ended
-  with work left, or work that ended before it ran, was canceled then;
+  with work left, or work that ended before it ran, was canceled then (work the log ends only by
+  the Orchestrator dropping it, `Gone`: GONE_PUBS publications before);
 * node events are the `nodes` table's arrivals, deaths, returns and vary-offs; a node already
   there when the log began arrives at its first cycle.
 What the log cannot give is assumed and said in `note` (and counted in the report).
