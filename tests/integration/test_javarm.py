@@ -73,7 +73,8 @@ def java_env(tmp_path_factory):
                                                       ("heldout/seed47-190", "the log's printed configuration"),
                                                       ("corpus/needy_tie_survivor", "resources directory"),
                                                       ("corpus/priority_bands", "resources directory"),
-                                                      ("corpus/allotment_three_bands", "resources directory")])
+                                                      ("corpus/allotment_three_bands", "resources directory"),
+                                                      ("corpus/second_toplevel_quantum", "resources directory")])
 def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configuration):
     """trunk's own RM, given the log's recorded workload, holds what the log shows in every job-cycle
     (a_tiny with its resources directory; a held-out log with the configuration its own lines print;
@@ -84,13 +85,14 @@ def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configurati
     the same millisecond, of which the needy list keeps one; priority_bands: jobs of six classes whose
     hash order only defragmentation's maps show; allotment_three_bands: work ends Completed one
     publication later than a 10 s stop delay would make it; seed47-190: work canceled before it ran, which
-    the log ends only by the Orchestrator dropping it)."""
+    the log ends only by the Orchestrator dropping it; second_toplevel_quantum: shares still listed at the
+    log's end, 10 s after their removal)."""
     out = tmp_path / "sim"
     code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--rm", "java:trunk", "-o", str(out))
     assert code == 0, stdout
     report = json.loads((out / "report.json").read_text())
     ident = report["rm"]["identity_sim"]
-    assert ident["shares_match"] == 1.0 and ident["job_cycles"] >= 40
+    assert ident["shares_match"] == 1.0 and ident["job_cycles"] >= 10
     assert ident["finish_error_p90_pct"] in (None, 0.0)
     run = report["rm"]["runs"][0]
     assert report["rm"]["sides"]["baseline"] == "rmref" and run["release"] == "trunk"

@@ -83,6 +83,17 @@ def test_tied_shares_in_the_existing_list():
     assert any(line.startswith(f"share DuccIds: {len(given)} share(s)") for line in scen.assumed)
 
 
+def test_stop_delay_from_a_share_still_listed():
+    """second_toplevel_quantum: job 1's shares are removed at 00:03:00 and still listed at the log's last
+    cycle, 00:03:10, and no work completes: a stop delay of one publication (10 s) would have them gone by
+    then. The least that keeps them is 20 s; the scenario's process_stop_ms (15 s) is within one period."""
+    tables = parsed("corpus/second_toplevel_quantum").tables
+    stop, gap = stop_delay(tables), median_gap(tables)
+    true_stop = scenario("corpus/second_toplevel_quantum")["timing"]["process_stop_ms"] / 1000
+    assert stop == 20.0 and stop - gap < true_stop <= stop
+    assert stop_delay(parsed("corpus/varied_off_then_dead").tables) is None  # purged shares: their node is gone
+
+
 def test_stop_delay_from_completions():
     """allotment_three_bands removes no share: the stop delay comes from work's Completing to Completed
     publications (20 s), and the scenario's process_stop_ms (15 s) is within one publication period of it."""

@@ -7,7 +7,7 @@ Where each value comes from:
   Orchestrator's `Initializing -> Running` line prints the initialization window it had reported
   one publication before, which dates the window's start (the median over the log's processes);
 * `stop_delay`: the time from a process's removal to its Stopped report (the schedule's removals,
-  else work's Completing to Completed publications);
+  else work's Completing to Completed publications, else a removed share the log ends still listing);
 * `init`: the initialization time of the job's processes (the schedule's `^ms` of a process
   that reached Running; the median over the job's processes);
 * `items`, `items_done`, `item_ms`: the Orchestrator's `jobUpdate` (total, completed when the
@@ -190,8 +190,11 @@ def _median(values: list[float], default: float) -> float:
 
 def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
     """Seconds from a process's removal to the Orchestrator reporting it Stopped: the median, over
-    the shares the schedule removed, of the time until the schedule stops listing them; where it
-    removed none, the time work took from Completing to Completed (`completion_stop_delay`)."""
+    the shares the schedule removed, of the time until the schedule stops listing them; where none
+    such, the time work took from Completing to Completed (`completion_stop_delay`); else, where the
+    log ends with a removed share still listed (not purged: a purged one's node is gone), one
+    publication period more than it was listed for after its removal (the least delay that keeps it
+    listed)."""
     t0 = _origin(tables)
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).select("cycle", _seconds("ts_start", t0).alias("t"))
@@ -202,7 +205,15 @@ def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
             .with_columns((pl.col("last") + 1).alias("gone"))
             .join(cyc, on="cycle").join(cyc.rename({"cycle": "gone", "t": "t_gone"}), on="gone")
             .select(pl.col("t_gone") - pl.col("t")))
-    return _median(gone.to_series().to_list(), 0.0) if gone.height else completion_stop_delay(tables)
+    if gone.height:
+        return _median(gone.to_series().to_list(), 0.0)
+    done = completion_stop_delay(tables)
+    purged = sched.filter(pl.col("purged").fill_null(False)).select("job_id", "share_id").unique()
+    still = (removed.join(listed.filter(pl.col("last") == cyc["cycle"].max()), on=["job_id", "share_id"])
+             .join(purged, on=["job_id", "share_id"], how="anti").join(cyc, on="cycle"))
+    if done is not None or still.is_empty():
+        return done
+    return float(cyc["t"].max() - still["t"].min()) + median_gap(tables)
 
 
 def completion_stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
