@@ -213,7 +213,7 @@ def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
              .join(purged, on=["job_id", "share_id"], how="anti").join(cyc, on="cycle"))
     if done is not None or still.is_empty():
         return done
-    return float(cyc["t"].max() - still["t"].min()) + median_gap(tables)
+    return max(cyc["t"].to_list()) - min(still["t"].to_list()) + median_gap(tables)
 
 
 def completion_stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
