@@ -133,7 +133,11 @@ def _detect(state: DState) -> tuple[dict[int, int], list[int], tuple[Verdict, ..
     verdicts = {tuple(sorted(needy.items()))}
     for other in allowed_orders(orders, state.known):
         verdicts.add(tuple(sorted(_tally(state, potential, vfree, other).items())))
-    carried = sorted(j for jobs in potential.values() for j in jobs)
+    # the RM puts them on its needy TreeMap pool by pool, each pool's in the HashMap order of its jobs, for
+    # which the order the input lists work in stands (job ids have no part in it): of two that tie
+    # (JobByTimeSorter) the one put last stays (rmref.whatof._needy_jobs)
+    table = {w.job_id: i for i, w in enumerate(state.inp.work)}
+    carried = [j for p in pools for j in sorted(potential.get(p, {}), key=table.__getitem__)]
     return needy, carried, tuple(sorted(verdicts))
 
 

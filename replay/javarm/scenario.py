@@ -20,9 +20,11 @@ import polars as pl
 from replay.apps.simulate.orchestrator import item_model
 from replay.apps.simulate.reconstruct import median_gap
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
+from replay.javarm.hash_orders import as_orders, buckets_of, share_sequences
 from replay.javarm.hashes import Hashes, hash_buckets
 from replay.javarm.order import addition_orders, investment_orders
 from replay.model.start import bootstrap
+from replay.model.submission import submission_order
 from replay.parsing.sources import InputError
 from rmref.constants import UNLIMITED
 
@@ -203,17 +205,36 @@ def logged_submissions(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
     return {j: (ms - offset - t0) / 1000 for j, ms in st.items()}
 
 
-def _in_id_order(times: list[int]) -> list[int]:
-    """Submission times (in the log's job-id order) made strictly increasing: DuccIds are given in
-    submission order, so work with a lower id was submitted earlier. Each estimate is an upper bound
+def _in_id_order(times: list[int], tied: list[bool] | None = None) -> list[int]:
+    """Submission times (in the log's job-id order) made increasing: DuccIds are given in submission
+    order, so work with a lower id was submitted earlier, strictly unless the log shows it tied with
+    the next (`tied[i]`: the same millisecond, replay.model.submission). Each estimate is an upper bound
     (when the log first names the work) or exact (a printed date): a later-numbered piece of work
-    pulls an earlier one back before it; what reaches 0 is spread forward a millisecond each."""
+    pulls an earlier one back to or before it; what reaches 0 is spread forward a millisecond each."""
     out = list(times)
+    step = [0 if tied and tied[i] else 1 for i in range(len(out) - 1)]
     for i in range(len(out) - 2, -1, -1):
-        out[i] = min(out[i], out[i + 1] - 1)
+        out[i] = min(out[i], out[i + 1] - step[i])
     for i in range(len(out)):
-        out[i] = max(out[i], 0 if i == 0 else out[i - 1] + 1)
+        out[i] = max(out[i], 0 if i == 0 else out[i - 1] + step[i - 1])
     return out
+
+
+def _ties(work: list[WorkSpec], tables: Mapping[str, pl.DataFrame] | None) -> list[bool]:
+    """For work in id order, whether each piece ties with the next (the same submission millisecond,
+    as the log shows it: replay.model.submission): a tie spans every id between its first and last."""
+    group = submission_order(tables) if tables is not None else {}
+    ids = [w.job_id for w in work]
+    last: dict[int, int] = {}  # tie group -> its highest place in id order
+    for k, job in enumerate(ids):
+        if job in group:
+            last[group[job]] = k
+    tied = [False] * max(0, len(ids) - 1)
+    for k, job in enumerate(ids):
+        root = group.get(job, job)
+        for i in range(k, last.get(root, k)):
+            tied[i] = True
+    return tied
 
 
 def _work(w: WorkSpec, shift_ms: int) -> dict[str, Any]:
@@ -252,6 +273,16 @@ def _hash_note(hashes: Hashes) -> str:
     return ("job DuccIds: hashes under which each class's map and the needy map, at the size each had, walk "
             "their jobs in the order the log prints them (jobs in no such walk: UUIDs from the seed)"
             + (f"; {cut}; {hashes.left} job(s) left to the seed" if cut else ""))
+
+
+def _share_note(buckets: Mapping[int, int], left: int) -> str:
+    """What the scenario assumed of the RM's hash order of shares (replay.javarm.hash_orders)."""
+    if not buckets:
+        return ("share DuccIds: UUIDs from the seed (" + ("the log's Existing lists order tied shares in ways no "
+                "buckets keep" if left else "no Existing list shows shares that tie") + ")")
+    return (f"share DuccIds: {len(buckets)} share(s) the log's Existing lists show tied (uninitialized, equal "
+            "times) hashed into buckets in the order listed, by the log's share ids (the harness's where it "
+            "numbered shares as the log did); the others from the seed")
 
 
 def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
@@ -312,7 +343,8 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
     shift_ms = max(0, -round(min(times, default=0) * 1000))
     pub_ms = int(props.get("ducc.orchestrator.state.publish.rate", "10000"))
     work = sorted(workload.work, key=lambda w: w.job_id)
-    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work])
+    tied = _ties(work, tables)
+    submit = _in_id_order([_submit_ms(w, shift_ms, pub_ms, dated) for w in work], tied)
     stability = int(props.get("ducc.rm.node.stability", "6"))
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
@@ -326,6 +358,10 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
                "log's items at its publications on the log's own processes, later ones the job's mean; the mean "
                "reported is the log's own (at INFO the log does not show each item)"]
     assumed += config.assumed
+    if any(tied):
+        ids = sorted({w.job_id for i, t in enumerate(tied) if t for w in work[i:i + 2]})
+        assumed.append(f"work the log shows tied on submission ({', '.join(map(str, ids))}: JobByTimeSorter's "
+                       "order, the needy list) submitted in the same millisecond")
     if workload.shares:
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
                        "their work afresh (the RM places them itself)")
@@ -345,6 +381,9 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         added = addition_orders(tables, shift_ms)
         hashes = hash_buckets(tables)
         assumed.append(_hash_note(hashes))
+        shares, left = buckets_of(as_orders(share_sequences(tables)))
+        scenario["share_buckets"] = {str(k): v for k, v in sorted(shares.items())}
+        assumed.append(_share_note(shares, left))
         for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]

@@ -76,17 +76,24 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
 
 
 def needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
-    """Ties the needy list shows: it is a TreeMap on JobByTimeSorter, so of two potentially needy
-    jobs that tie only the one put last stays. A potentially needy job that whatOfFixedShare
-    assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the needy pass, which
-    runs first, would have given it those: it tied with the one job of its order put after it."""
+    """Ties the needy list shows, as (job left off, job kept): it is a TreeMap on JobByTimeSorter, so
+    of two potentially needy jobs that tie only the one put last stays. A potentially needy job that
+    whatOfFixedShare assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the
+    needy pass, which runs first, would have given it those: it tied with the one job of its order
+    put after it. Any other job the next cycle shows left off (`needy_left_off`) tied with the one
+    job of its order that cycle kept."""
     rows, following, assigned = _needy_evidence(tables)
+    left = needy_left_off(tables)
     ties = []
     for (cycle,), part in rows.group_by("cycle", maintain_order=True):
         put = part.unique("job_id", keep="first", maintain_order=True).select("job_id", "order").rows()
+        off = left.get(following.get(cycle, -1), set())
         for i, (job, order) in enumerate(put):
             after = [other for other, o in put[i + 1:] if o == order]
+            kept = [other for other, o in put if o == order and other != job and other not in off]
             if (following.get(cycle), job) in assigned and len(after) == 1:
                 ties.append((job, after[0]))
+            elif job in off and len(kept) == 1:  # left off the list: the one job of its order kept replaced it
+                ties.append((job, kept[0]))
     return ties
 

@@ -6,6 +6,8 @@ Where each value comes from:
 * `start_delay`: the time from the RM's assignment to the process starting to initialize: the
   Orchestrator's `Initializing -> Running` line prints the initialization window it had reported
   one publication before, which dates the window's start (the median over the log's processes);
+* `stop_delay`: the time from a process's removal to its Stopped report (the schedule's removals,
+  else work's Completing to Completed publications, else a removed share the log ends still listing);
 * `init`: the initialization time of the job's processes (the schedule's `^ms` of a process
   that reached Running; the median over the job's processes);
 * `items`, `items_done`, `item_ms`: the Orchestrator's `jobUpdate` (total, completed when the
@@ -16,7 +18,8 @@ Where each value comes from:
   item's time of the profile (scaled to `item_ms` when that is edited) and `item_ms` to the rest;
 * `duration`: a service or managed reservation runs this long after its first process starts
   running; a reservation is held this long after its assignment; `cancel`: a job that ended
-  with work left, or work that ended before it ran, was canceled then;
+  with work left, or work that ended before it ran, was canceled then (work the log ends only by
+  the Orchestrator dropping it, `Gone`: GONE_PUBS publications before);
 * node events are the `nodes` table's arrivals, deaths, returns and vary-offs; a node already
   there when the log began arrives at its first cycle.
 What the log cannot give is assumed and said in `note` (and counted in the report).
@@ -121,6 +124,21 @@ def _ends(tables: Mapping[str, pl.DataFrame], t0: datetime) -> pl.DataFrame:
             .with_columns(_seconds("end", t0)))
 
 
+# publications from a cancel to the Orchestrator dropping the work from its map: Completing once, then
+# Completed until it ages out (the fixtures' Orchestrator: three; a real one's aging is its configuration)
+GONE_PUBS = 4
+
+
+def _dropped(tables: Mapping[str, pl.DataFrame], t0: datetime, ends: Mapping[int, Any]) -> dict[int, float]:
+    """job -> when it was canceled (seconds), for work the log ends only by `eventArrives  Gone`: no
+    Completing or Completed line (work canceled before it was given a process), GONE_PUBS publications
+    before the Orchestrator dropped it."""
+    gone = (tables["job_events"].filter((pl.col("event") == "gone") & pl.col("ts").is_not_null())
+            .group_by("job_id").agg(pl.col("ts").min()).with_columns(_seconds("ts", t0)))
+    gap = median_gap(tables)
+    return {job: t - GONE_PUBS * gap for job, t in gone.iter_rows() if job not in ends}
+
+
 def logged_finish(tables: Mapping[str, pl.DataFrame]) -> dict[int, float]:
     """job -> seconds from the first cycle to the publication that first showed it ending."""
     return dict(_ends(tables, _origin(tables)).select("job_id", "end").iter_rows())
@@ -172,7 +190,11 @@ def _median(values: list[float], default: float) -> float:
 
 def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
     """Seconds from a process's removal to the Orchestrator reporting it Stopped: the median, over
-    the shares the schedule removed, of the time until the schedule stops listing them."""
+    the shares the schedule removed, of the time until the schedule stops listing them; where none
+    such, the time work took from Completing to Completed (`completion_stop_delay`); else, where the
+    log ends with a removed share still listed (not purged: a purged one's node is gone), one
+    publication period more than it was listed for after its removal (the least delay that keeps it
+    listed)."""
     t0 = _origin(tables)
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).select("cycle", _seconds("ts_start", t0).alias("t"))
@@ -183,7 +205,36 @@ def stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
             .with_columns((pl.col("last") + 1).alias("gone"))
             .join(cyc, on="cycle").join(cyc.rename({"cycle": "gone", "t": "t_gone"}), on="gone")
             .select(pl.col("t_gone") - pl.col("t")))
-    return _median(gone.to_series().to_list(), 0.0) if gone.height else None
+    if gone.height:
+        return _median(gone.to_series().to_list(), 0.0)
+    done = completion_stop_delay(tables)
+    purged = sched.filter(pl.col("purged").fill_null(False)).select("job_id", "share_id").unique()
+    still = (removed.join(listed.filter(pl.col("last") == cyc["cycle"].max()), on=["job_id", "share_id"])
+             .join(purged, on=["job_id", "share_id"], how="anti").join(cyc, on="cycle"))
+    if done is not None or still.is_empty():
+        return done
+    return float(max(cyc["t"].to_list()) - min(still["t"].to_list())) + median_gap(tables)
+
+
+def completion_stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
+    """Seconds from work's first Completing publication to its first Completed one, over the work
+    that held processes as it began completing (the median; None where no such work ended): its
+    processes stop `stop_delay` after the Completing publication, and the work is Completed at the
+    first publication after with none left, so this delay keeps the log's Completed publication
+    (`stop_delay` where the schedule removed no share)."""
+    ev = tables["job_events"].filter(pl.col("state_to").is_in(["Completing", "Completed"]) & pl.col("ts").is_not_null())
+    first = {(j, s): ts for j, s, ts in ev.sort("ts", "line").group_by("job_id", "state_to", maintain_order=True)
+             .agg(pl.col("ts").first()).iter_rows()}
+    starts = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle").select("cycle", "ts_start")
+    held = set(tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()
+                                         & pl.col("cycle").is_not_null()).select("cycle", "job_id").iter_rows())
+    gaps = []
+    for (job, state), tc in first.items():
+        td = first.get((job, "Completed"))
+        before = starts.filter(pl.col("ts_start") < tc)["cycle"]
+        if state == "Completing" and td is not None and td > tc and before.len() and (before[-1], job) in held:
+            gaps.append((td - tc).total_seconds())
+    return _median(gaps, 0.0) if gaps else None
 
 
 # (time -> [(share id, host)] assigned then, share id -> removal time, [(time, items done)])
@@ -245,6 +296,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     items = {r["job_id"]: r for r in _items(tables).iter_rows(named=True)}
     inits, least = _init_times(tables)
     ends = {r["job_id"]: r for r in _ends(tables, t0).iter_rows(named=True)}
+    dropped = _dropped(tables, t0, ends)
     first_run = _first_run(tables, t0)
     limits = _max_processes(tables)
     delay = start_delay(tables)
@@ -272,6 +324,11 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
             notes.append(f"no work item completed in the log: {item_ms:.0f} ms per item assumed "
                          "(the median of the log's jobs)")
         end = ends.get(job)
+        if end is None and job in dropped:
+            end = {"end": dropped[job], "left": 1}
+            notes.append(f"the log ends it only by the Orchestrator dropping it (`Gone`): canceled {GONE_PUBS} "
+                         "publications before (published Completing once, then Completed until it aged out; "
+                         f"{GONE_PUBS - 1} publications assumed)")
         start = first_run.get(job)
         init = inits.get(job, 0.0 if kind == "Reservation" else None)
         if init is None:

@@ -132,6 +132,11 @@ public class Oracle {
 
     void run(String duccHome, String truthFile) throws Exception {
         SimClock.seed(num(scen.get("seed"), 1));
+        Map<Long, Integer> shareBuckets = new HashMap<>();
+        if (scen.get("share_buckets") instanceof Map)
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) scen.get("share_buckets")).entrySet())
+                shareBuckets.put(Long.parseLong(String.valueOf(e.getKey())), (int) num(e.getValue(), 0));
+        SimClock.shareBuckets(shareBuckets);
         SimClock.set(0);
         SimClock.tid(T_BOOT);
         stopWhenIdle = Boolean.TRUE.equals(scen.get("stop_when_idle"));

@@ -1,0 +1,116 @@
+"""What the harness reads from a log for the inputs an INFO log shows only as orders and ties
+(replay.javarm.hash_orders, replay.javarm.scenario, simulate's stop delay); no JDK needed.
+
+Ground truth: the scenario.json each fixture log was generated from (submission times, process stop
+delay), the log's own lines, and hand-worked examples. The Java RM's identity on the same logs is
+in test_javarm.py.
+"""
+
+from __future__ import annotations
+
+from replay.apps.simulate.reconstruct import median_gap, stop_delay
+from replay.javarm.hash_orders import as_orders, buckets_of, share_sequences
+from replay.javarm.hashes import hash_buckets
+from replay.apps.simulate.simulation import simulate
+from replay.javarm.scenario import _in_id_order, config_from_dir, config_from_log, scenario_of
+from replay.model.needy import needy_ties
+from replay.model.submission import submission_order
+from tests.helpers import log_path, parsed, scenario
+
+
+def test_a_needy_job_left_off_ties_with_the_one_kept():
+    """needy_tie_survivor: jobs 12 and 13 were submitted in the same millisecond (scenario.json); the
+    log shows reservation 13 potentially needy but left off the needy list the next cycle (findMachines
+    saw it once), so it tied with job 12, the one job of its order kept."""
+    tables = parsed("corpus/needy_tie_survivor").tables
+    work = scenario("corpus/needy_tie_survivor")["work"]
+    assert work[11]["submit_ms"] == work[12]["submit_ms"]  # DuccIds 12 and 13: the 12th and 13th submitted
+    assert (13, 12) in needy_ties(tables)
+    assert submission_order(tables)[13] == 12
+    sim = simulate(tables)
+    folder = log_path("corpus/needy_tie_survivor").parent / "resources"
+    scen = scenario_of(sim.workload, len(sim.context.cycles), config_from_dir(folder), 1, tables)
+    submitted = {scen.job_of[k + 1]: w["submit_ms"] for k, w in enumerate(scen.scenario["work"])}
+    assert submitted[12] == submitted[13] > submitted[11]
+    assert any("tied on submission (12, 13" in line for line in scen.assumed)  # the report names it
+
+
+def test_tied_submissions_keep_one_millisecond():
+    """Jobs the log shows tied are submitted in the same millisecond, the rest strictly after one
+    another in id order (hand-worked)."""
+    assert _in_id_order([400239, 400240, 400240], [False, True]) == [400239, 400240, 400240]
+    assert _in_id_order([400250, 400240, 400240], [True, False]) == [400239, 400239, 400240]
+    assert _in_id_order([0, 0, 0], [True, False]) == [0, 0, 1]
+
+
+def test_hash_order_comes_from_listings_that_show_it():
+    """priority_bands: six jobs in six classes. The counting lines list them class by class (4 3 6 5
+    1 2 at cycle 33), which is no hash order; the takeFromTheRich lines walk the needy map, keyed by
+    the jobs of every class: 3 6 2 5 4 1 at cycle 33. The harness's hashes (16 buckets) keep that."""
+    hashes = hash_buckets(parsed("corpus/priority_bands").tables)
+    assert sorted(range(1, 7), key=lambda j: hashes.hash_of[j] & 15) == [3, 6, 2, 5, 4, 1]
+    assert hashes.left == 0 and not hashes.kept_to
+
+
+def test_fixed_share_counting_is_no_hash_order():
+    """needy_tie_survivor: How Much counts a fixed-share class by submission (2 3 5 7), detectFragmentation
+    walks the same class's map (7 before 5): only the latter is a hash order, and no walk contradicts it."""
+    hashes = hash_buckets(parsed("corpus/needy_tie_survivor").tables)
+    assert hashes.hash_of[7] & 15 < hashes.hash_of[5] & 15
+    assert hashes.left == 0 and not hashes.kept_to
+
+
+def test_tied_shares_in_the_existing_list():
+    """seed47-070: service 4's Existing list prints n02.sim.ducc.44^0 n02.sim.ducc.48^0 n03.sim.ducc.25^0
+    before the initialized n03.sim.ducc.3^10000: the three tie in the investment sort (uninitialized,
+    time 0) and keep the hash order of their DuccIds. Shares 52 and 53 (reported Running, time 0) are
+    sorted by investment, never as a tie."""
+    tables = parsed("heldout/seed47-070").tables
+    sequences = share_sequences(tables)
+    assert [44, 48, 25] in [seq for _c, seq in sequences]
+    assert not any(52 in seq and 53 in seq for _c, seq in sequences)
+    buckets, left = buckets_of(as_orders(sequences))
+    assert left == 0 and buckets[44] < buckets[48] < buckets[25]
+    sim = simulate(tables)
+    scen = scenario_of(sim.workload, len(sim.context.cycles), config_from_log(tables), 1, tables)
+    given = scen.scenario["share_buckets"]
+    assert given["44"] < given["48"] < given["25"]
+    assert any(line.startswith(f"share DuccIds: {len(given)} share(s)") for line in scen.assumed)
+
+
+def test_stop_delay_from_a_share_still_listed():
+    """second_toplevel_quantum: job 1's shares are removed at 00:03:00 and still listed at the log's last
+    cycle, 00:03:10, and no work completes: a stop delay of one publication (10 s) would have them gone by
+    then. The least that keeps them is 20 s; the scenario's process_stop_ms (15 s) is within one period."""
+    tables = parsed("corpus/second_toplevel_quantum").tables
+    stop, gap = stop_delay(tables), median_gap(tables)
+    true_stop = scenario("corpus/second_toplevel_quantum")["timing"]["process_stop_ms"] / 1000
+    assert stop == 20.0 and stop - gap < true_stop <= stop
+    assert stop_delay(parsed("corpus/varied_off_then_dead").tables) is None  # purged shares: their node is gone
+
+
+def test_stop_delay_from_completions():
+    """allotment_three_bands removes no share: the stop delay comes from work's Completing to Completed
+    publications (20 s), and the scenario's process_stop_ms (15 s) is within one publication period of it."""
+    tables = parsed("corpus/allotment_three_bands").tables
+    stop, gap = stop_delay(tables), median_gap(tables)
+    true_stop = scenario("corpus/allotment_three_bands")["timing"]["process_stop_ms"] / 1000
+    assert stop == 20.0 and stop - gap < true_stop <= stop
+
+
+def test_work_the_log_ends_only_by_gone_is_canceled():
+    """seed47-190: job 3 and managed reservation 17 were canceled before they were given a process
+    (scenario.json: 179,676 and 546,564 ms); the log shows no Completing line for them, only the
+    Orchestrator dropping them (`Gone`, 00:03:40 and 00:09:50). The workload cancels each at the
+    publication that showed it Completing: within one publication period after the scenario's cancel."""
+    tables = parsed("heldout/seed47-190").tables
+    sim = simulate(tables)
+    first = tables["cycles"].sort("cycle")["ts_start"][0]
+    offset = (first - first.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+    gap = median_gap(tables)
+    canceled = {w.job_id: w.cancel for w in sim.workload.work if w.cancel is not None}
+    truth = {k + 1: w["cancel_ms"] / 1000 for k, w in enumerate(scenario("heldout/seed47-190")["work"])
+             if "cancel_ms" in w}
+    for job in (3, 17):
+        assert truth[job] <= offset + canceled[job] < truth[job] + gap, job
+        assert "`Gone`" in next(w.note for w in sim.workload.work if w.job_id == job)
