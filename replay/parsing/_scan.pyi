@@ -30,3 +30,7 @@ def sections(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple
 
 def route(data: Data, header_spans: Int32s, table: Any, generic: int, /) -> bytes:
     """int32[n]: each record's family code (-1 no route, -2 undecided)."""
+
+def caps(data: Data, spans: Int32s, ncols: int, codes: Int32s, cycles: Any, jobs: Any, job_ok: Any, slots: Int32s,
+         families: tuple[int, int, int, int], /) -> list[Any] | None:
+    """[int32 rows, *columns]: the job_caps table's typed columns as Arrow buffers, or None (refused)."""

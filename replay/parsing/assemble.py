@@ -10,6 +10,8 @@ from functools import lru_cache
 import polars as pl
 
 from replay.parsing import steps
+from replay.parsing.columns import COMPILED_TABLES, compiled_table, frames_of
+from replay.parsing.scan import RawRows
 from replay.parsing.tables import I64, LEFT, LS, RENAME, S, SCHEMAS, TS, conform
 
 
@@ -127,11 +129,20 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: pl.DataFrame, last: bool) -> tuple[dict[str, pl.DataFrame], ChunkCarry]:
+                   unparsed: pl.DataFrame, last: bool, raw: Mapping[str, list[RawRows]] | None = None,
+                   ) -> tuple[dict[str, pl.DataFrame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
-    Chunks are independent here, so they can be assembled in parallel."""
+    Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
+    of the compiled tables' buckets (replay.parsing.columns builds those tables in C)."""
     info = record_info(records, names, last)
+    compiled: dict[str, pl.DataFrame] = {}
+    for bucket, parts in (raw or {}).items():
+        built = compiled_table(bucket, parts, records, info, names)
+        if built is None:  # the C code left this chunk to the reference step
+            buckets = {**buckets, bucket: [frames_of(parts)]}
+        else:
+            compiled[COMPILED_TABLES[bucket]] = built
     get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
@@ -179,6 +190,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
         "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
     }
+    tables.update(compiled)
     cycles = records.filter(pl.col("family") == "schedule_sent").height
     return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
 

@@ -1,0 +1,143 @@
+/* Arrow column buffers the C module fills and owns (see arrow.h): a Python object exposing each
+ * buffer without a copy (pyarrow.py_buffer wraps it; the memory is freed when the last Arrow
+ * array over it goes), and the builders of int64, float64, bool and large_string columns with
+ * their validity bitmaps. The builders use only PyMem_Raw*: they run with the GIL released. */
+#include "arrow.h"
+
+/* ---- the owned buffer --------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    void *p;
+    Py_ssize_t n;
+} Buf;
+
+static void buf_dealloc(Buf *self)
+{
+    PyMem_RawFree(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int buf_get(Buf *self, Py_buffer *view, int flags)
+{
+    static char empty[8];
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : empty, self->n, 1, flags);
+}
+
+static PyBufferProcs buf_procs = {(getbufferproc)buf_get, NULL};
+
+static PyTypeObject BufType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "replay.parsing._scan.Buffer",
+    .tp_basicsize = sizeof(Buf),
+    .tp_dealloc = (destructor)buf_dealloc,
+    .tp_as_buffer = &buf_procs,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Memory the scanner filled, read through the buffer protocol and freed with the object.",
+};
+
+int arrow_ready(PyObject *module)
+{
+    if (PyType_Ready(&BufType) < 0)
+        return -1;
+    Py_INCREF(&BufType);
+    return PyModule_AddObject(module, "Buffer", (PyObject *)&BufType);
+}
+
+/* a Python object owning p[0, n) (p is taken over, freed here on failure); NULL with an error set */
+PyObject *own_buffer(void *p, Py_ssize_t n)
+{
+    Buf *b = PyObject_New(Buf, &BufType);
+    if (!b) {
+        PyMem_RawFree(p);
+        return NULL;
+    }
+    b->p = p, b->n = n;
+    return (PyObject *)b;
+}
+
+/* ---- column builders ---------------------------------------------------------------------- */
+
+int col_init(Col *c, int type, Py_ssize_t n)
+{
+    memset(c, 0, sizeof(*c));
+    c->type = type, c->n = n;
+    Py_ssize_t width = type == COL_BOOL ? (n + 7) / 8 : 8 * n;
+    c->valid = PyMem_RawCalloc((size_t)(n + 7) / 8 + 1, 1);
+    c->vals = PyMem_RawCalloc((size_t)width + 8, 1);
+    if (type == COL_STR)
+        c->offs = PyMem_RawCalloc((size_t)n + 1, sizeof(int64_t));
+    return c->valid && c->vals && (type != COL_STR || c->offs);
+}
+
+void col_free(Col *c)
+{
+    PyMem_RawFree(c->valid), PyMem_RawFree(c->vals), PyMem_RawFree(c->offs), PyMem_RawFree(c->data);
+    memset(c, 0, sizeof(*c));
+}
+
+static void set_valid(Col *c, Py_ssize_t i) { c->valid[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+
+void col_null(Col *c, Py_ssize_t i)
+{
+    c->nulls++;
+    if (c->type == COL_STR)
+        c->offs[i + 1] = c->dlen;
+}
+
+void col_i64(Col *c, Py_ssize_t i, int64_t x) { ((int64_t *)c->vals)[i] = x, set_valid(c, i); }
+void col_f64(Col *c, Py_ssize_t i, double x) { ((double *)c->vals)[i] = x, set_valid(c, i); }
+
+void col_bool(Col *c, Py_ssize_t i, int x)
+{
+    if (x)
+        ((uint8_t *)c->vals)[i >> 3] |= (uint8_t)(1u << (i & 7));
+    set_valid(c, i);
+}
+
+int col_str(Col *c, Py_ssize_t i, const char *p, Py_ssize_t n)
+{
+    if (c->dlen + n > c->dcap) {
+        Py_ssize_t cap = c->dcap ? 2 * c->dcap : 4096;
+        while (cap < c->dlen + n) cap *= 2;
+        char *d = PyMem_RawRealloc(c->data, (size_t)cap);
+        if (!d)
+            return 0;
+        c->data = d, c->dcap = cap;
+    }
+    memcpy(c->data + c->dlen, p, (size_t)n);
+    c->dlen += n;
+    c->offs[i + 1] = c->dlen;
+    set_valid(c, i);
+    return 1;
+}
+
+/* (null_count, validity or None, values) or, for strings, (null_count, validity or None, offsets,
+ * data): each buffer handed over to a Buffer object (the column is left empty) */
+PyObject *col_to_python(Col *c)
+{
+    PyObject *valid, *vals, *offs = NULL, *data = NULL, *out;
+    if (c->nulls) {
+        valid = own_buffer(c->valid, (c->n + 7) / 8);
+    } else {
+        PyMem_RawFree(c->valid);
+        valid = Py_NewRef(Py_None);
+    }
+    c->valid = NULL;
+    if (c->type == COL_STR) {
+        offs = own_buffer(c->offs, 8 * (c->n + 1));
+        data = own_buffer(c->data, c->dlen);
+        c->offs = NULL, c->data = NULL;
+        PyMem_RawFree(c->vals);
+        c->vals = NULL;
+        out = valid && offs && data ? Py_BuildValue("(nOOO)", c->nulls, valid, offs, data) : NULL;
+        Py_XDECREF(offs), Py_XDECREF(data);
+    } else {
+        vals = own_buffer(c->vals, c->type == COL_BOOL ? (c->n + 7) / 8 : 8 * c->n);
+        c->vals = NULL;
+        out = valid && vals ? Py_BuildValue("(nOO)", c->nulls, valid, vals) : NULL;
+        Py_XDECREF(vals);
+    }
+    Py_XDECREF(valid);
+    return out;
+}
