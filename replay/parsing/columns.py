@@ -9,21 +9,22 @@ tests/integration/test_engines.py holds the two to identical tables.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.families import FAMILY_CODE
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
 from replay.parsing.scan import COMPILED, RawRows
 
 if COMPILED:
     from replay.parsing import _scan
 
 # bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
-COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps"}
+COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag"}
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",
@@ -60,58 +61,169 @@ def _numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) -
                                  null_count=absent)
 
 
-def _names(file: np.ndarray, names: list[str]) -> pa.Array:
-    """A large_string column of file names from their indices (a chunk's rows mostly share one)."""
-    encoded = [n.encode() for n in names]
-    lengths = np.array([len(b) for b in encoded], dtype=np.int64)[file]
-    offsets = np.zeros(len(file) + 1, dtype=np.int64)
+def _names(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
+    """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
+    encoded = [(n or "").encode() for n in names]
+    lengths = np.array([len(b) for b in encoded], dtype=np.int64)[at]
+    offsets = np.zeros(len(at) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    if len(file) and (file == file[0]).all():
-        data = encoded[int(file[0])] * len(file)
+    if len(at) and (at == at[0]).all():  # a chunk's rows mostly share one file
+        data = encoded[int(at[0])] * len(at)
     else:
-        data = b"".join(encoded[i] for i in file.tolist())
-    return pa.Array.from_buffers(pa.large_string(), len(file), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+        starts = np.concatenate(([0], np.cumsum([len(b) for b in encoded])))[at]
+        # byte j of the column is byte (j - its row's offset) of its row's name
+        row = np.repeat(np.arange(len(at)), lengths)
+        data = flat[starts[row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
+    present = np.array([n is not None for n in names], dtype=bool)[at]
+    return _with_validity(pa.large_string(), len(at), [pa.py_buffer(offsets), pa.py_buffer(data)], present)
 
 
-def _where(records: pl.DataFrame, info: pl.DataFrame, names: list[str],
-           rec: np.ndarray) -> dict[str, pa.Array] | None:
-    """ts, cycle, file and line of the records `rec` as Arrow arrays (None: a record has no time)."""
-    ts = records["ts"]
-    if ts.null_count():
+def _with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
+    """An Arrow array of `buffers`, null where not `present`."""
+    absent = int(n - present.sum())
+    valid = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
+    return pa.Array.from_buffers(kind, n, [valid, *buffers], null_count=absent, children=children)
+
+
+@dataclass(frozen=True)
+class Records:
+    """A chunk's per-record columns the compiled tables gather from (by record number), as numpy:
+    read once per chunk, shared by every compiled table."""
+
+    ts: np.ndarray  # epoch ms
+    cycle: np.ndarray  # uint32, 0 for none
+    job: np.ndarray  # the record's JID as an integer (0 where `job_ok` is false)
+    job_ok: np.ndarray
+    file: np.ndarray  # file index into `names`
+    line: np.ndarray
+    names: list[str]
+
+
+def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) -> Records | None:
+    """The chunk's `Records` (None: a record has no time, which the compiled tables do not take)."""
+    if records["ts"].null_count():
         return None
-    cycle = info["cycle"][rec]
+    # JID as rows_of casts it (strict=False: "N/A" is null)
+    jid = records["jid"].cast(pl.Int64, strict=False)
+    return Records(records["ts"].to_physical().to_numpy(), info["cycle"].fill_null(0).to_numpy(),
+                   jid.fill_null(0).to_numpy(), jid.is_not_null().to_numpy(), records["file"].to_numpy(),
+                   records["line"].to_numpy(), names)
+
+
+def _where(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
+    """ts, cycle, file and line of the records `rec` as Arrow arrays."""
+    cycle = recs.cycle[rec]
     return {
-        "ts": _numeric(pa.timestamp("ms"), ts.to_physical().to_numpy()[rec]),
-        "cycle": _numeric(pa.uint32(), cycle.fill_null(0).to_numpy(), cycle.is_not_null().to_numpy()),
-        "file": _names(records["file"].to_numpy()[rec], names),
-        "line": _numeric(pa.uint32(), records["line"].to_numpy()[rec]),
+        "ts": _numeric(pa.timestamp("ms"), recs.ts[rec]),
+        "cycle": _numeric(pa.uint32(), cycle, cycle != 0),
+        "file": _names(recs.file[rec], recs.names),
+        "line": _numeric(pa.uint32(), recs.line[rec]),
     }
 
 
-def _job_caps(raw: RawRows, records: pl.DataFrame, info: pl.DataFrame, names: list[str]) -> pa.Table | None:
+def _job_caps(raw: RawRows, recs: Records) -> pa.Table | None:
     """The job_caps table of one chunk, typed in C (`_scan.caps`; steps.caps is the reference)."""
     rows = raw.rows
     rec = raw.rec[rows]
-    jid = records["jid"][rec].cast(pl.Int64, strict=False)
-    job_ok = jid.is_not_null().to_numpy()
-    cycle = info["cycle"][rec].fill_null(0).to_numpy()
+    job, job_ok = recs.job[rec], recs.job_ok[rec]
     columns = raw.bucket.columns
     slots = np.array([columns.index(c) if c in columns else -1 for c in _CAPS_SPANS], dtype=np.int32)
     got = _scan.caps(raw.data, np.ascontiguousarray(raw.spans), len(columns),
-                     np.ascontiguousarray(raw.codes[rows], np.int32), np.ascontiguousarray(cycle, np.uint32),
-                     np.ascontiguousarray(jid.fill_null(0).to_numpy(), np.int64), job_ok.astype(np.uint8),
-                     slots, _caps_families())
+                     np.ascontiguousarray(raw.codes[rows], np.int32), np.ascontiguousarray(recs.cycle[rec], np.uint32),
+                     np.ascontiguousarray(job, np.int64), job_ok.astype(np.uint8), slots, _caps_families())
     if got is None:
         return None
     at = np.frombuffer(got[0], dtype=np.int32)
-    where = _where(records, info, names, rec[at])
-    if where is None:
-        return None
     n = len(at)
     built = {name: _array(_CAPS_TYPES.get(name, pa.int64()), n, col)
              for name, col in zip((*_CAPS_SPANS, "prj_kind", "init_time_zero"), got[1:])}
-    built["job_id"] = _numeric(pa.int64(), jid.fill_null(0).to_numpy()[at], job_ok[at])
-    return _table("job_caps", {**built, **where})
+    built["job_id"] = _numeric(pa.int64(), job[at], job_ok[at])
+    return _table("job_caps", {**built, **_where(recs, rec[at])})
+
+
+_TYPE_CODES = {pl.Int64: 0, pl.Float64: 1, pl.Boolean: 2, pl.String: 3}  # csrc/arrow.h COL_*
+_ARROW_TYPES = {pl.Int64: pa.int64(), pl.Float64: pa.float64(), pl.Boolean: pa.bool_(), pl.String: pa.large_string()}
+_DEFRAG_SPANS = ("nodepool", "class", "user", "host", "share_id", "donor_job", "pure_fs", "nsh", "counted", "needed",
+                 "order", "count", "shares", "qshares", "potentially_needy", "space_kind", "detail")
+_DEFRAG_DETAIL = ("rich_from", "clear_kind", "needy_what", "detail")  # the first a row has (steps.defrag)
+
+
+def _span_column(spans: np.ndarray, columns: tuple[str, ...], name: str) -> np.ndarray:
+    """(start, end) per row of a bucket column (-1, -1 for every row where the bucket has none)."""
+    if name not in columns:
+        return np.full((len(spans), 2), -1, dtype=np.int32)
+    i = columns.index(name)
+    return spans[:, 2 * i:2 * i + 2]
+
+
+def _typed(data: Any, spans: list[np.ndarray], types: list[Any]) -> list[pa.Array] | None:
+    """Span columns typed in C (`_scan.typed`): an Arrow array per column (None: a value refused)."""
+    n = len(spans[0])
+    matrix = np.ascontiguousarray(np.hstack(spans), dtype=np.int32)
+    got = _scan.typed(data, matrix, len(spans), bytes(_TYPE_CODES[t] for t in types))
+    return None if got is None else [_array(_ARROW_TYPES[t], n, col) for t, col in zip(types, got)]
+
+
+def _list_column(raw: RawRows, name: str, ints: bool) -> pa.Array | None:
+    """A large_list column from the scanner's list (counts, values): int64 values as they are, words
+    typed in C; None when refused."""
+    counts_raw, values_raw = raw.got[2][raw.bucket.lists.index(name)]
+    counts = np.frombuffer(counts_raw, dtype=np.int32)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(counts, 0), out=offsets[1:])
+    if ints:
+        child = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(values_raw)])
+    else:
+        words = _typed(raw.data, [np.frombuffer(values_raw, dtype=np.int32).reshape(-1, 2)], [pl.String])
+        if words is None:
+            return None
+        child = words[0]
+    return _with_validity(pa.large_list(child.type), len(counts), [pa.py_buffer(offsets)], counts >= 0, [child])
+
+
+def _defrag_kinds() -> list[str | None]:
+    from replay.parsing.steps import DEFRAG_KINDS
+
+    return [DEFRAG_KINDS.get(f) for f in FAMILY_NAMES]
+
+
+def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
+    """The defrag table of one chunk, typed in C (`_scan.typed`, `_scan.defrag_class`; steps.defrag
+    is the reference)."""
+    from replay.parsing.tables import SCHEMAS
+
+    columns, spans, lists = raw.bucket.columns, raw.spans, raw.bucket.lists
+    if "job_id" in columns or set(lists) - {"values_list", "hosts_list"}:
+        return None  # fields none of today's templates gives: the reference way
+    rows = raw.rows
+    rec, code = raw.rec[rows], raw.codes[rows]
+    job, job_ok = recs.job[rec], recs.job_ok[rec]
+    role = np.where(code == FAMILY_CODE["frag_header"], 1, np.where(code == FAMILY_CODE["frag_row"], 2, 0))
+    own = np.ascontiguousarray(_span_column(spans, columns, "class"))
+    klass = np.frombuffer(_scan.defrag_class(own, role.astype(np.uint8), np.ascontiguousarray(recs.cycle[rec]),
+                                             np.ascontiguousarray(job), job_ok.astype(np.uint8)),
+                          dtype=np.int32).reshape(-1, 2)
+    detail = np.full((len(rows), 2), -1, dtype=np.int32)
+    for field in reversed(_DEFRAG_DETAIL):
+        got = _span_column(spans, columns, field)
+        detail = np.where(got[:, :1] >= 0, got, detail)
+    picked = {"class": klass, "detail": detail}
+    schema = SCHEMAS["defrag"]
+    typed = _typed(raw.data, [picked.get(c, _span_column(spans, columns, c)) for c in _DEFRAG_SPANS],
+                   [schema[c] for c in _DEFRAG_SPANS])
+    n = len(rows)
+    values = (_list_column(raw, "values_list", True) if "values_list" in lists
+              else pa.nulls(n, pa.large_list(pa.int64())))
+    hosts = (_list_column(raw, "hosts_list", False) if "hosts_list" in lists
+             else pa.nulls(n, pa.large_list(pa.large_string())))
+    if typed is None or values is None or hosts is None:
+        return None
+    return _table("defrag", {
+        **dict(zip(_DEFRAG_SPANS, typed)), **_where(recs, rec), "kind": _names(code, _defrag_kinds()),
+        "job_id": _numeric(pa.int64(), job, job_ok), "values": values, "hosts": hosts,
+        "job_ids": pa.nulls(n, pa.large_list(pa.int64())),
+    })
 
 
 def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
@@ -122,27 +234,37 @@ def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
     return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
 
 
-_BUILDERS: dict[str, Callable[[RawRows, pl.DataFrame, pl.DataFrame, list[str]], pa.Table | None]] = {
-    "job_caps": _job_caps,
-}
+_BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {"job_caps": _job_caps, "defrag": _defrag}
 
 
-def compiled_table(bucket: str, raw: list[RawRows], records: pl.DataFrame, info: pl.DataFrame,
-                   names: list[str]) -> pl.DataFrame | None:
-    """The table built from `bucket` in C, as a polars frame; None when the C code does not take
-    this chunk (the caller assembles it the reference way from `RawRows.frame`)."""
-    if len(raw) != 1:  # rows in two blocks (a chunk across files): the reference way
+def compiled_table(bucket: str, raw: list[RawRows], recs: Records | None) -> pa.Table | None:
+    """The table built from `bucket` in C, as a pyarrow Table in its schema's Arrow types (the
+    writer takes it as it is); None when the C code does not take this chunk (the caller
+    assembles it the reference way from `RawRows.frame`)."""
+    if recs is None or len(raw) != 1:  # a record without time, rows in two blocks: the reference way
         return None
-    table = _BUILDERS[COMPILED_TABLES[bucket]](raw[0], records, info, names)
-    if table is None:
-        return None
-    frame = pl.from_arrow(table)
-    if not isinstance(frame, pl.DataFrame):  # a Table always gives one (the type allows a Series)
-        raise TypeError(f"pl.from_arrow of a table gave a {type(frame).__name__}")
-    return frame
+    return _BUILDERS[COMPILED_TABLES[bucket]](raw[0], recs)
 
 
 def frames_of(raw: list[RawRows]) -> pl.DataFrame:
     """The rows of `raw` as `fill_rows` frames them (the reference path's input)."""
     frames = [f for f in (r.frame() for r in raw) if f is not None]
     return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+
+
+def shifted(table: pa.Table, offset: int) -> pa.Table:
+    """`table` with its cycle numbers moved `offset` on (stitch, for a table built in C)."""
+    i = table.schema.get_field_index("cycle")
+    (cycle,) = table.column(i).chunks  # built here: one array, not a slice
+    valid, values = cycle.buffers()
+    moved = np.frombuffer(values, dtype=np.uint32, count=len(cycle)) + np.uint32(offset)
+    return table.set_column(i, "cycle", pa.Array.from_buffers(pa.uint32(), len(cycle), [valid, pa.py_buffer(moved)],
+                                                             null_count=cycle.null_count))
+
+
+def to_polars(table: pa.Table) -> pl.DataFrame:
+    """A table built in C as a polars frame (its strings copied into polars' own layout)."""
+    frame = pl.from_arrow(table)
+    if not isinstance(frame, pl.DataFrame):  # a Table always gives one (the type allows a Series)
+        raise TypeError(f"pl.from_arrow of a table gave a {type(frame).__name__}")
+    return frame

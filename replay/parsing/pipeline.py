@@ -27,14 +27,14 @@ from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
 from replay.parsing.scan import (COMPILED, UNDECIDED, RawRows, fill_rows, occupancy_rows, rmcounter_rows,
                                  scan_records, schedule_rows, section_rows)
-from replay.parsing.columns import compiled_buckets, frames_of
+from replay.parsing.columns import compiled_buckets, frames_of, to_polars
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.unparsed import damaged_records, orphans, unexpected_continuations, unparsed_table
 from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
 from replay.parsing.assemble import Carry, ChunkCarry, assemble_chunk, assemble_final, compact, stitch
-from replay.parsing.tables import SCHEMAS
+from replay.parsing.tables import SCHEMAS, Frame
 
 
 
@@ -80,7 +80,7 @@ def chunk_bytes_for(workers: int) -> int:
 class Sink(Protocol):
     """Where per-chunk tables go: kept in memory (parse) or appended to Parquet files (the CLI)."""
 
-    def add(self, tables: Mapping[str, pl.DataFrame]) -> None: ...
+    def add(self, tables: Mapping[str, Frame]) -> None: ...
 
 
 class MemorySink:
@@ -93,11 +93,12 @@ class MemorySink:
         self.columns = {name: [c for c in SCHEMAS[name] if c in cols] for name, cols in keep.items()}
         self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in self.columns}
 
-    def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
+    def add(self, tables: Mapping[str, Frame]) -> None:
         """Keep one chunk's tables (their text copied out, so the chunk's bytes can go)."""
         for name, df in tables.items():
             if name in self.parts:
-                self.parts[name].append(compact(df.select(self.columns[name])))
+                self.parts[name].append(compact(df.select(self.columns[name])) if isinstance(df, pl.DataFrame)
+                                        else to_polars(df.select(self.columns[name])))
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """Every table kept, in log order."""
@@ -136,7 +137,7 @@ class _Parsed:
     """One chunk parsed on its own (`_parse_chunk`): its tables and what it hands on, its lines
     (when asked for) and what it adds to the summary."""
 
-    tables: Mapping[str, pl.DataFrame]
+    tables: Mapping[str, Frame]
     carry: ChunkCarry
     lines: pl.DataFrame | None
     bytes: int
@@ -167,7 +168,7 @@ class _Totals:
     last_ts: str | None = None
     carry: Carry = field(default_factory=Carry)
 
-    def add(self, part: _Parsed) -> dict[str, pl.DataFrame]:
+    def add(self, part: _Parsed) -> dict[str, Frame]:
         """Count the next chunk in and return its tables in the log's frame (`stitch`)."""
         self.bytes += part.bytes
         self.lines += part.line_count

@@ -28,15 +28,15 @@ def _log(tmp_path, records: list[tuple[str, str, str, str]]) -> str:
     return str(path)
 
 
-def _both(path: str, monkeypatch) -> tuple[pl.DataFrame, pl.DataFrame, int]:
-    """job_caps built in C and by steps.caps, and how many chunks C built."""
+def _both(path: str, monkeypatch, table: str = "job_caps") -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """The table built in C and by its polars step (replay.parsing.steps), and how many chunks C built."""
     built = []
-    real = columns._BUILDERS["job_caps"]
-    monkeypatch.setitem(columns._BUILDERS, "job_caps", lambda *a: built.append(real(*a)) or built[-1])
-    compiled = parse([path]).tables["job_caps"]
+    real = columns._BUILDERS[table]
+    monkeypatch.setitem(columns._BUILDERS, table, lambda *a: built.append(real(*a)) or built[-1])
+    compiled = parse([path]).tables[table]
     with monkeypatch.context() as m:
         m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([path]).tables["job_caps"]
+        reference = parse([path]).tables[table]
     return compiled, reference, sum(t is not None for t in built)
 
 
@@ -124,3 +124,71 @@ def test_generated_cap_records_give_the_reference_table(records):
     assert_frame_equal(compiled, reference, check_exact=True)
     # every cap record is routed and templated: the C code builds the table (one chunk)
     assert built == (1 if any(c == "RmJob" for c, _, _, _ in records) else 0)
+
+
+_NS = "NodepoolScheduler"
+
+
+def _frag(jid: str, method: str, body: str) -> tuple[str, str, str, str]:
+    return (_NS, jid, method, body)
+
+
+def test_defrag_rows_take_their_headers_class_and_a_job_keeps_its_first(tmp_path, monkeypatch):
+    header = "Nodepool User PureFS NSh Counted Needed O Class: {c}"
+    path = _log(tmp_path, [
+        _frag("N/A", "detectFragmentation", header.format(c="normal")),
+        _frag("1", "detectFragmentation", "--default-- bob 46 4 4 0 1"),
+        _frag("N/A", "detectFragmentation", header.format(c="urgent")),
+        _frag("2", "detectFragmentation", "--default-- amy 46 4 4 0 2 POTENTIALLY NEEDY"),
+        _frag("1", "detectFragmentation", "--default-- bob 46 4 4 0 1"),  # listed again: keeps "normal"
+        _frag("N/A", "detectFragmentation", "NP --default-- After check: virtual free Space 0 3 -1"),
+        _frag("N/A", "takeFromTheRich", "Eligible machines: h1 h2"),
+        _frag("2", "doFinalEvictions", "Satisfied needs of job by taking from the rich."),
+        _frag("2", "clearShare", "Donate h1.7 from 12"),
+        _SENT,
+        _frag("1", "detectFragmentation", "--default-- bob 46 4 4 0 1"),  # a new cycle: no header yet
+    ])
+    compiled, reference, built = _both(path, monkeypatch, "defrag")
+    assert built == 1
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled["class"].to_list() == ["normal", "normal", "urgent", "urgent", "normal", None, None, "urgent",
+                                           "urgent", None]
+    assert compiled["kind"].to_list()[5:9] == ["free_space", "eligible_machines", "satisfied", "clear_share"]
+    assert compiled["values"][5].to_list() == [0, 3, -1] and compiled["hosts"][6].to_list() == ["h1", "h2"]
+    assert compiled["detail"].to_list()[7:9] == ["the rich.", "Donate"]
+    assert compiled["potentially_needy"].to_list()[1:4] == [None, None, True]
+    assert (compiled["share_id"][8], compiled["donor_job"][8]) == (7, 12)
+
+
+_WORD = st.sampled_from(["--default--", "bob", "h1", "normal", "urgent", "x.y"])
+
+
+@st.composite
+def _defrag_record(draw):
+    jid = draw(st.sampled_from(["N/A", "1", "2", "3"]))
+    n = [draw(st.integers(-5, 50)) for _ in range(6)]
+    words = " ".join(draw(st.lists(_WORD, max_size=4)))
+    ints = " ".join(str(i) for i in draw(st.lists(st.integers(-(10**18) + 1, 10**18 - 1), max_size=4)))
+    return draw(st.sampled_from([
+        _SENT,
+        _frag("N/A", "detectFragmentation", f"Nodepool User PureFS NSh Counted Needed O Class: {draw(_WORD)}"),
+        _frag(jid, "detectFragmentation", f"{draw(_WORD)} {draw(_WORD)} {n[0]} {n[1]} {n[2]} {n[3]} {abs(n[4])}"
+              + draw(st.sampled_from(["", " POTENTIALLY NEEDY"]))),
+        _frag(jid, "detectFragmentation", f"NP {draw(_WORD)} After check: cumulative free Space {ints}"),
+        _frag(jid, "detectFragmentation", f"vMachines: {ints}"),
+        _frag(jid, "takeFromTheRich", f"Eligible machines: {words}"),
+        _frag(jid, "takeFromTheRich", f"Candidate machine: {draw(_WORD)}"),
+        _frag(jid, "doFinalEvictions", f"Job {abs(n[5])} is a candidate with processes[ {n[0]} ] qshares[ {n[1]} ]"),
+        _frag(jid, "clearShare", f"Reassign expanded share {draw(_WORD)}.{abs(n[2])} from {n[3]}"),
+        _frag(jid, "expandNeedyJobs", f"NP[ {draw(_WORD)} Expand needy jobs. NONE"),
+        _frag(jid, "insureFullEviction", "NEEDY JOBS DETECTED"),
+    ]))
+
+
+@settings(max_examples=60)
+@given(st.lists(_defrag_record(), min_size=1, max_size=40))
+def test_generated_defrag_records_give_the_reference_table(records):
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+        compiled, reference, built = _both(_log(Path(tmp), records), monkeypatch, "defrag")
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert built == (1 if any(c == _NS for c, _, _, _ in records) else 0)

@@ -2,6 +2,7 @@
  * buffer without a copy (pyarrow.py_buffer wraps it; the memory is freed when the last Arrow
  * array over it goes), and the builders of int64, float64, bool and large_string columns with
  * their validity bitmaps. The builders use only PyMem_Raw*: they run with the GIL released. */
+#include <stdlib.h>
 #include "arrow.h"
 
 /* ---- the owned buffer --------------------------------------------------------------------- */
@@ -112,6 +113,57 @@ int col_str(Col *c, Py_ssize_t i, const char *p, Py_ssize_t n)
     return 1;
 }
 
+/* a NUM token (the templates': [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity)) into *x as polars'
+ * cast reads it: correctly rounded, NaN and Infinity with their sign; 0 when it is not one */
+static int number_at(const char *d, int32_t s, int32_t e, double *x)
+{
+    char buf[64], *end;
+    if (e - s <= 0 || e - s >= (int32_t)sizeof buf || (d[s] != '-' && d[s] != '+' && !is_digit(d[s])
+                                                       && d[s] != 'N' && d[s] != 'I'))
+        return 0;
+    memcpy(buf, d + s, (size_t)(e - s));
+    buf[e - s] = 0;
+    *x = strtod(buf, &end);
+    return end == buf + (e - s);
+}
+
+static int is_lit_span(const char *d, int32_t s, int32_t e, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(e - s) == n && memcmp(d + s, lit, n) == 0;
+}
+
+/* the text d[s, e) into row i of c, typed as polars' cast from a string gives it (s < 0: null):
+ * an integer only of the shape -?\d{1,18}, a number as number_at reads it, a boolean true for
+ * replay/parsing/tables.py's TRUE_WORDS; 1 done, 0 refused (another shape: the caller's polars
+ * reference decides), -1 out of memory */
+int col_put(Col *c, Py_ssize_t i, const char *d, int32_t s, int32_t e)
+{
+    double x;
+    if (s < 0) {
+        col_null(c, i);
+        return 1;
+    }
+    switch (c->type) {
+    case COL_STR:
+        return col_str(c, i, d + s, e - s) ? 1 : -1;
+    case COL_I64:
+        if (!is_int(d + s, e - s))
+            return 0;
+        col_i64(c, i, int_at(d, s, e));
+        return 1;
+    case COL_BOOL:
+        col_bool(c, i, is_lit_span(d, s, e, "true") || is_lit_span(d, s, e, "found")
+                           || is_lit_span(d, s, e, "POTENTIALLY NEEDY"));
+        return 1;
+    default:
+        if (!number_at(d, s, e, &x))
+            return 0;
+        col_f64(c, i, x);
+        return 1;
+    }
+}
+
 /* (null_count, validity or None, values) or, for strings, (null_count, validity or None, offsets,
  * data): each buffer handed over to a Buffer object (the column is left empty) */
 PyObject *col_to_python(Col *c)
@@ -139,5 +191,54 @@ PyObject *col_to_python(Col *c)
         Py_XDECREF(vals);
     }
     Py_XDECREF(valid);
+    return out;
+}
+
+/* typed(data, spans, ncols, types) -> [column per type] or None: the bucket's span columns typed
+ * (types: a COL_* code per column, 255 to skip it: None in its place) with the GIL released */
+PyObject *typed_columns(PyObject *self, PyObject *args)
+{
+    Py_buffer in, sp, ty;
+    int ncols, status = 1;
+    if (!PyArg_ParseTuple(args, "y*y*iy*", &in, &sp, &ncols, &ty))
+        return NULL;
+    Py_ssize_t n = ncols > 0 ? sp.len / (8 * ncols) : 0;
+    const uint8_t *types = ty.buf;
+    Col *cols = ty.len == ncols && ncols > 0 ? PyMem_RawCalloc((size_t)ncols, sizeof(Col)) : NULL;
+    PyObject *out = NULL;
+    if (!cols) {
+        status = -2;
+        PyErr_SetString(PyExc_ValueError, "typed: a type per column");
+    }
+    if (status == 1) {
+        Py_BEGIN_ALLOW_THREADS
+        const int32_t *s = sp.buf;
+        for (int k = 0; k < ncols && status == 1; k++) {
+            if (types[k] == 255)
+                continue;
+            if (!col_init(&cols[k], types[k], n))
+                status = -1;
+            for (Py_ssize_t r = 0; r < n && status == 1; r++)
+                status = col_put(&cols[k], r, in.buf, s[(r * ncols + k) * 2], s[(r * ncols + k) * 2 + 1]);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (status == -1)
+        PyErr_NoMemory();
+    else if (status == 0)
+        out = Py_NewRef(Py_None);
+    else if (status == 1 && (out = PyList_New(ncols)) != NULL)
+        for (int k = 0; k < ncols; k++) {
+            PyObject *col = types[k] == 255 ? Py_NewRef(Py_None) : col_to_python(&cols[k]);
+            if (!col) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, k, col);
+        }
+    for (int k = 0; cols && k < ncols; k++)
+        col_free(&cols[k]);
+    PyMem_RawFree(cols);
+    PyBuffer_Release(&in), PyBuffer_Release(&sp), PyBuffer_Release(&ty);
     return out;
 }

@@ -26,6 +26,10 @@ void col_i64(Col *c, Py_ssize_t i, int64_t x);
 void col_f64(Col *c, Py_ssize_t i, double x);
 void col_bool(Col *c, Py_ssize_t i, int x);
 int col_str(Col *c, Py_ssize_t i, const char *p, Py_ssize_t n);  /* 0 when out of memory */
+int col_put(Col *c, Py_ssize_t i, const char *d, int32_t s, int32_t e);  /* 1, 0 refused, -1 */
 PyObject *col_to_python(Col *c);
+PyObject *typed_columns(PyObject *self, PyObject *args);
+/* rows grouped by (job, cycle) (keys.c): dense numbers into gid; the number of groups, -1 out of memory */
+Py_ssize_t group_ids(Py_ssize_t n, const uint32_t *cyc, const int64_t *job, const uint8_t *ok, int32_t *gid);
 
 #endif

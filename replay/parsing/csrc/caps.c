@@ -2,11 +2,8 @@
  * module.c). replay/parsing/steps.py's `caps` is the reference: every initJobCap row, with the
  * fields of the getPrjCap line (predicted or cannot-predict) its job logged last before it in the
  * cycle, and whether the job logged "Initialization time is 0" anywhere in the cycle; a job is
- * its job_id (null is one job) and a cycle its number (null is one cycle). Integers are read as
- * polars casts them (the templates let only `-?\d{1,18}` through), numbers with strtod (polars'
- * cast gives the same correctly rounded double, and the same NaN and infinities); a number too
- * long for its buffer makes it refuse the chunk (None): the polars step then assembles it. */
-#include <stdlib.h>
+ * its job_id (null is one job) and a cycle its number (null is one cycle). Values are typed by
+ * col_put (arrow.c); a value it refuses makes the chunk go to the polars step (None). */
 #include "arrow.h"
 
 /* the span fields, in the order of the `slots` argument */
@@ -26,72 +23,19 @@ static int col_type(int k)
     }
 }
 
-/* a NUM token (the template's: [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity)) into *x, as polars'
- * cast reads it: correctly rounded, NaN and Infinity with their sign; 0 when too long to copy */
-static int number_at(const char *d, int32_t s, int32_t e, double *x)
-{
-    char buf[64];
-    if (e - s <= 0 || e - s >= (int32_t)sizeof buf)
-        return 0;
-    memcpy(buf, d + s, (size_t)(e - s));
-    buf[e - s] = 0;
-    char *end;
-    *x = strtod(buf, &end);
-    return end == buf + (e - s);
-}
-
-/* the value of span field k of row r into row i of column c: 1, or 0 when refused / out of memory */
+/* the value of span field k of row r into row i of column c (null where the row has none): 1, 0
+ * refused, -1 out of memory */
 static int put(Col *c, int k, const char *d, const int32_t *sp, Py_ssize_t r, int ncols, const int32_t *slots,
                Py_ssize_t i)
 {
-    if (r < 0 || slots[k] < 0 || sp[(r * ncols + slots[k]) * 2] < 0) {
+    if (r < 0 || slots[k] < 0) {
         col_null(c, i);
         return 1;
     }
-    int32_t s = sp[(r * ncols + slots[k]) * 2], e = sp[(r * ncols + slots[k]) * 2 + 1];
-    double x;
-    switch (c->type) {
-    case COL_STR: return col_str(c, i, d + s, e - s);
-    case COL_I64: col_i64(c, i, int_at(d, s, e)); return 1;
-    case COL_BOOL: col_bool(c, i, (e - s == 4 && !memcmp(d + s, "true", 4)) || (e - s == 5 && !memcmp(d + s, "found", 5)));
-        return 1;
-    default:
-        if (!number_at(d, s, e, &x))
-            return 0;
-        col_f64(c, i, x);
-        return 1;
-    }
+    return col_put(c, i, d, sp[(r * ncols + slots[k]) * 2], sp[(r * ncols + slots[k]) * 2 + 1]);
 }
 
-typedef struct { int64_t job; uint32_t cycle; int ok; Py_ssize_t last; int zero; int used; } Group;
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33, x *= 0xff51afd7ed558ccdULL, x ^= x >> 33, x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-/* each row's group (job, cycle) into gid; -1 when out of memory */
-static Py_ssize_t group_rows(Py_ssize_t n, const uint32_t *cyc, const int64_t *job, const uint8_t *ok, Group **out,
-                             Py_ssize_t *gid)
-{
-    Py_ssize_t cap = 16;
-    while (cap < 2 * n) cap *= 2;
-    Group *g = PyMem_RawCalloc((size_t)cap, sizeof(Group));
-    if (!g)
-        return -1;
-    for (Py_ssize_t r = 0; r < n; r++) {
-        int64_t j = ok[r] ? job[r] : 0;
-        Py_ssize_t h = (Py_ssize_t)(mix((uint64_t)j * 31 + cyc[r] * 2 + ok[r]) & (uint64_t)(cap - 1));
-        while (g[h].used && !(g[h].job == j && g[h].cycle == cyc[r] && g[h].ok == ok[r]))
-            h = (h + 1) & (cap - 1);
-        if (!g[h].used)
-            g[h] = (Group){j, cyc[r], ok[r], -1, 0, 1};
-        gid[r] = h;
-    }
-    *out = g;
-    return cap;
-}
+typedef struct { Py_ssize_t last; int zero; } Group;
 
 /* the output columns of the n rows; 1 done, 0 refused, -1 out of memory */
 static int fill_caps(const char *d, const int32_t *sp, int ncols, Py_ssize_t n, const int32_t *code,
@@ -99,12 +43,15 @@ static int fill_caps(const char *d, const int32_t *sp, int ncols, Py_ssize_t n, 
                      const int *fam, Col *cols, I32s *rows)
 {
     Group *g = NULL;
-    Py_ssize_t *gid = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(Py_ssize_t)), m = 0, i = 0;
+    int32_t *gid = PyMem_RawMalloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    Py_ssize_t m = 0, i = 0, groups = gid ? group_ids(n, cyc, job, ok, gid) : -1;
     int status = 1;
-    if (!gid || group_rows(n, cyc, job, ok, &g, gid) < 0) {
+    if (groups < 0 || !(g = PyMem_RawCalloc((size_t)groups + 1, sizeof(Group)))) {
         PyMem_RawFree(gid);
         return -1;
     }
+    for (Py_ssize_t k = 0; k < groups; k++)
+        g[k].last = -1;
     for (Py_ssize_t r = 0; r < n; r++) {
         g[gid[r]].zero |= code[r] == fam[F_ZERO];
         m += code[r] == fam[F_INIT];
@@ -120,11 +67,8 @@ static int fill_caps(const char *d, const int32_t *sp, int ncols, Py_ssize_t n, 
             continue;
         if (!i32_push(rows, (int32_t)r))
             status = -1;
-        for (int k = 0; k < NSPAN && status == 1; k++) {
-            /* the row's own user, order and caps; the others from its last getPrjCap line */
-            Py_ssize_t from = k <= S_ACTUAL ? r : gr->last;
-            status = put(&cols[k], k, d, sp, from, ncols, slots, i);
-        }
+        for (int k = 0; k < NSPAN && status == 1; k++)  /* its own user, order and caps; the rest from */
+            status = put(&cols[k], k, d, sp, k <= S_ACTUAL ? r : gr->last, ncols, slots, i);  /* its getPrjCap */
         if (status != 1)
             break;
         if (gr->last < 0)

@@ -121,5 +121,6 @@ PyObject *fill_rows(PyObject *self, PyObject *args);
 PyObject *occupancy_rows(PyObject *self, PyObject *args);
 PyObject *section_rows(PyObject *self, PyObject *args);
 PyObject *caps_columns(PyObject *self, PyObject *args);
+PyObject *defrag_class(PyObject *self, PyObject *args);
 
 #endif
