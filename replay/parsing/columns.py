@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,8 @@ if COMPILED:
     from replay.parsing import _scan
 
 # bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
-COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag"}
+COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag", "jobs": "jobs",
+                                   "processes": "processes", "nodes": "nodes", "job_events": "job_events"}
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",
@@ -226,6 +228,85 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     })
 
 
+def _sources(raw: RawRows) -> dict[str, str] | None:
+    """Per table column, the bucket field or list it comes from, named as rows_of renames them
+    (None: two fields would give one column, which the reference way settles)."""
+    from replay.parsing.tables import RENAME
+
+    fields = (*raw.bucket.columns, *raw.bucket.lists, *[key for key, _ in raw.bucket.consts])
+    out: dict[str, str] = {}
+    for field in fields:
+        target = RENAME[field] if field in RENAME and RENAME[field] not in fields else field
+        if target in out:
+            return None
+        out[target] = field
+    return out
+
+
+def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
+    """A table with no assembly step (one row per templated record, `jobs` without the rows that
+    name no job), typed in C (`_scan.typed`); conform after rows_of is the reference."""
+    from replay.parsing.tables import SCHEMAS
+
+    schema, sources, consts = SCHEMAS[name], _sources(raw), dict(raw.bucket.consts)
+    columns, lists = raw.bucket.columns, raw.bucket.lists
+    if sources is None:
+        return None
+    rows, spans = raw.rows, raw.spans
+    job, job_ok = recs.job[raw.rec[rows]], recs.job_ok[raw.rec[rows]]
+    if "job_id" in sources:  # the row's own job, else its record's (rows_of's coalesce)
+        own = _typed(raw.data, [_span_column(spans, columns, sources["job_id"])], [pl.Int64])
+        if own is None:
+            return None
+        present = _present(own[0])
+        job = np.where(present, np.frombuffer(own[0].buffers()[1], dtype=np.int64, count=len(rows)), job)
+        job_ok = present | job_ok
+    if name == "jobs" and not job_ok.all():
+        if lists:
+            return None
+        rows, spans, job, job_ok = rows[job_ok], spans[job_ok], job[job_ok], job_ok[job_ok]
+    rec, code, n = raw.rec[rows], raw.codes[rows], len(rows)
+    out = {"job_id": _numeric(pa.int64(), job, job_ok), **_where(recs, rec)}
+    scalars = [c for c in schema if c not in out and not isinstance(schema[c], pl.List)]
+    spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
+    if any(schema[c] not in _TYPE_CODES for c in spanned):
+        return None
+    typed = _typed(raw.data, [_span_column(spans, columns, sources.get(c, "")) for c in spanned],
+                   [schema[c] for c in spanned]) if spanned else []
+    if typed is None:
+        return None
+    out.update(zip(spanned, typed))
+    for c in scalars:
+        if c not in out:  # a constant of the row's family
+            if schema[c] != pl.String or sources[c] not in consts:
+                return None
+            out[c] = _names(code, consts[sources[c]])
+    for c in schema:
+        if c in out:
+            continue
+        inner = schema[c].inner  # type: ignore[union-attr]
+        field = sources.get(c)
+        if field not in lists:
+            out[c] = pa.nulls(n, pa.large_list(_ARROW_TYPES[inner]))
+            continue
+        ints = raw.bucket.list_ints[lists.index(field)]
+        if ints != (inner == pl.Int64):
+            return None
+        got = _list_column(raw, field, ints)
+        if got is None:
+            return None
+        out[c] = got
+    return _table(name, out)
+
+
+def _present(array: pa.Array) -> np.ndarray:
+    """Which rows of an Arrow array are not null (its validity bits; no pyarrow.compute)."""
+    valid = array.buffers()[0]
+    if valid is None or array.null_count == 0:
+        return np.ones(len(array), dtype=bool)
+    return np.unpackbits(np.frombuffer(valid, dtype=np.uint8), bitorder="little", count=len(array)).astype(bool)
+
+
 def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
     """The table `name` from its columns, in its schema's order and types."""
     from replay.parsing.store import _arrow_schema
@@ -234,7 +315,10 @@ def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
     return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
 
 
-_BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {"job_caps": _job_caps, "defrag": _defrag}
+_BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {
+    "job_caps": _job_caps, "defrag": _defrag,
+    **{name: partial(_plain, name) for name in ("jobs", "processes", "nodes", "job_events")},
+}
 
 
 def compiled_table(bucket: str, raw: list[RawRows], recs: Records | None) -> pa.Table | None:

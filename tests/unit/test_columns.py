@@ -192,3 +192,42 @@ def test_generated_defrag_records_give_the_reference_table(records):
         compiled, reference, built = _both(_log(Path(tmp), records), monkeypatch, "defrag")
     assert_frame_equal(compiled, reference, check_exact=True)
     assert built == (1 if any(c == _NS for c, _, _, _ in records) else 0)
+
+
+def test_plain_tables_are_their_rows_typed(tmp_path, monkeypatch):
+    fair = "Scheduling job in class normal : J_____{j} job{j} bob normal 0 2 0 4 15 10 10 {w} 3"
+    path = _log(tmp_path, [
+        ("NodepoolScheduler", "N/A", "howMuchFairShare", fair.format(j=7, w="true")),
+        ("NodepoolScheduler", "N/A", "howMuchFairShare", fair.format(j=8, w="false")),
+        ("JobManagerConverter", "7", "jobUpdate", "tot: 10 Running -> Running compl: 3 err: x rem: 7 mean: 1.5 "
+         "skew: NaN"),
+        ("JobManagerConverter", "N/A", "jobUpdate", "tot: 10 Running -> Running compl: 3 err: 0 rem: 7 mean: 0x10 "
+         "skew: 0"),  # not a number the grammar reads: the regexes and lark decide that record
+        ("Scheduler", "7", "signalCompletion", "Job completion signal: because"),
+        ("JobManagerConverter", "7", "reconcileProcess", "New process h1.3 2048 Running 1234"),
+        ("JobManagerConverter", "N/A", "reconcileProcess", "Process 99 h1.3 State: Starting -> Running 12 34"),
+        _SENT,
+    ])
+    for table, built in (("jobs", 1), ("processes", 1), ("job_events", 0)):
+        compiled, reference, n = _both(path, monkeypatch, table)
+        assert n == built, table
+        assert_frame_equal(compiled, reference, check_exact=True)
+    jobs = parse([path]).tables["jobs"]
+    assert jobs.select("job_id", "source", "init_wait", "max_processes").rows() == [
+        (7, "howMuchFairShare", True, 3), (8, "howMuchFairShare", False, 3)]
+    processes = parse([path]).tables["processes"]
+    assert processes.select("job_id", "event", "share_id", "rss", "pid", "init_ms").rows() == [
+        (7, "new", 3, 2048, "1234", None), (None, "state", 3, None, "99", 12)]
+
+
+def test_a_value_the_c_code_does_not_read_sends_the_chunk_the_reference_way(tmp_path, monkeypatch):
+    update = "tot: 10 Running -> Running compl: 3 err: {e} rem: 7 mean: 1.5 skew: NaN"
+    for errors, built in (("0", 1), ("x", 0), ("+4", 0), ("12345678901234567890", 0)):
+        # `errors` is any token in the template: the C code types only -?\d{1,18}; polars' cast
+        # (the reference) reads the rest (null, 4, null)
+        path = _log(tmp_path, [("JobManagerConverter", "7", "jobUpdate", update.format(e=errors)),
+                               ("Scheduler", "7", "signalCompletion", "Job completion signal: because"), _SENT])
+        compiled, reference, n = _both(path, monkeypatch, "job_events")
+        assert n == built, errors
+        assert_frame_equal(compiled, reference, check_exact=True)
+        assert compiled["detail"].to_list() == [None, "because"]
