@@ -26,7 +26,8 @@ if COMPILED:
 
 # bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
 COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag", "jobs": "jobs",
-                                   "processes": "processes", "nodes": "nodes", "job_events": "job_events"}
+                                   "processes": "processes", "nodes": "nodes", "job_events": "job_events",
+                                   "counts": "counts"}
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",
@@ -100,6 +101,7 @@ class Records:
     file: np.ndarray  # file index into `names`
     line: np.ndarray
     names: list[str]
+    method: np.ndarray  # 1: a FIXED_SHARE counting method, 2: a RESERVE one, 0: any other (steps.counts)
 
 
 def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) -> Records | None:
@@ -107,10 +109,14 @@ def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) 
     if records["ts"].null_count():
         return None
     # JID as rows_of casts it (strict=False: "N/A" is null)
+    from replay.parsing.tables import FIXED_METHODS, RESERVE_METHODS
+
     jid = records["jid"].cast(pl.Int64, strict=False)
+    method = records["method"]
+    kind = method.is_in(FIXED_METHODS).to_numpy().astype(np.uint8) + 2 * method.is_in(RESERVE_METHODS).to_numpy()
     return Records(records["ts"].to_physical().to_numpy(), info["cycle"].fill_null(0).to_numpy(),
                    jid.fill_null(0).to_numpy(), jid.is_not_null().to_numpy(), records["file"].to_numpy(),
-                   records["line"].to_numpy(), names)
+                   records["line"].to_numpy(), names, kind)
 
 
 def _where(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
@@ -299,6 +305,57 @@ def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
     return _table(name, out)
 
 
+def _counts(raw: RawRows, recs: Records) -> pa.Table | None:
+    """The counts table of one chunk: its rows typed in C (`_plain`), then steps.counts's policy
+    (the family's, else by the record's method) and shares given (the row's, else by its kind)."""
+    sources = _sources(raw)
+    table = None if sources is None or {"detail", "reason"} & set(sources) else _plain("counts", raw, recs)
+    if table is None:
+        return None
+    rows = raw.rows
+    code, consts = raw.codes[rows], dict(raw.bucket.consts)
+    none = (None,) * len(FAMILY_NAMES)
+    family_policy = consts.get("policy", none)
+    labels: list[str | None] = [None, "FIXED_SHARE", "RESERVE", *sorted({p for p in family_policy if p})]
+    policy = recs.method[raw.rec[rows]].astype(np.int64)
+    for c in np.unique(code).tolist():
+        if family_policy[c] is not None:
+            policy[code == c] = labels.index(family_policy[c])
+    kind = np.array(consts.get("kind", none), dtype=object)[code]
+    given, given_ok = _values(table.column("shares_given").chunk(0))
+    shares, shares_ok = _values(table.column("shares").chunk(0))
+    granted = (kind == "granted") & ~given_ok
+    for r in np.flatnonzero(granted).tolist():  # a few a cycle: "<n>Q<m>" gives n, no nqm 1
+        got = _nqm_count(raw, r)
+        if got is None:
+            return None
+        given[r] = got
+    stable = (kind == "stable") & ~given_ok & shares_ok
+    given = np.where(stable, shares, given)
+    deferred = np.isin(kind, ["deferred", "deferring", "out_of_shares"]) & ~given_ok & ~granted & ~stable
+    given = np.where(deferred, 0, given)
+    table = table.set_column(table.schema.get_field_index("policy"), "policy", _names(policy, labels))
+    return table.set_column(table.schema.get_field_index("shares_given"), "shares_given",
+                            _numeric(pa.int64(), given, given_ok | granted | stable | deferred))
+
+
+def _nqm_count(raw: RawRows, r: int) -> int | None:
+    """The leading number of row r's nqm field ("<n>Q<m>"), 1 without one; None: too long to read."""
+    span = _span_column(raw.spans, raw.bucket.columns, "nqm")[r]
+    if span[0] < 0:
+        return 1
+    text = bytes(raw.data[span[0]:span[1]])
+    digits = text.split(b"Q", 1)[0]
+    if b"Q" not in text or not digits.isdigit():  # steps.counts: ^(\d+)Q
+        return 1
+    return int(digits) if len(digits) <= 18 else None
+
+
+def _values(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """An int64 Arrow array's values (a copy, to change) and which are present."""
+    return np.frombuffer(array.buffers()[1], dtype=np.int64, count=len(array)).copy(), _present(array)
+
+
 def _present(array: pa.Array) -> np.ndarray:
     """Which rows of an Arrow array are not null (its validity bits; no pyarrow.compute)."""
     valid = array.buffers()[0]
@@ -317,7 +374,7 @@ def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
 
 _BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {
     "job_caps": _job_caps, "defrag": _defrag,
-    **{name: partial(_plain, name) for name in ("jobs", "processes", "nodes", "job_events")},
+    **{name: partial(_plain, name) for name in ("jobs", "processes", "nodes", "job_events")}, "counts": _counts,
 }
 
 

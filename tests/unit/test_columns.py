@@ -231,3 +231,21 @@ def test_a_value_the_c_code_does_not_read_sends_the_chunk_the_reference_way(tmp_
         assert n == built, errors
         assert_frame_equal(compiled, reference, check_exact=True)
         assert compiled["detail"].to_list() == [None, "because"]
+
+
+def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind(tmp_path, monkeypatch):
+    path = _log(tmp_path, [
+        (_NS, "2", "whatOfFairShare", "Scheduling job in class low : 4 shares given, order 3"),
+        (_NS, "1", "howMuchFixed", "Scheduling job to class: JobDriver"),
+        (_NS, "1", "countSingleFixedProcess", "Counting shares for J.1 in class JobDriver"),
+        (_NS, "1", "countSingleFixedProcess", "+++++ nodepool --default-- class JobDriver order 2 shares 3Q2"),
+        (_NS, "1", "countSingleFixedProcess", "[stable] assigned 5 processes, 10 QS"),
+        (_NS, "1", "countSingleReservation", "[stable] assigned 6 processes, 12 QS"),
+        _SENT,
+    ])
+    compiled, reference, built = _both(path, monkeypatch, "counts")
+    assert built == 1
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled.select("job_id", "policy", "kind", "shares_given").rows() == [
+        (2, "FAIR_SHARE", "given", 4), (1, "FIXED_SHARE", "class", None), (1, "FIXED_SHARE", "counting", None),
+        (1, "FIXED_SHARE", "granted", 3), (1, "FIXED_SHARE", "stable", 5), (1, "RESERVE", "stable", 6)]
