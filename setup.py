@@ -6,8 +6,10 @@ pure-polars path (slower, same tables).
 
 from setuptools import Extension, setup
 
-MODULES = ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule", "occupancy", "sections", "groups")
+MODULES = ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule", "occupancy", "sections", "groups",
+           "arrow", "keys", "caps", "defrag")
 SOURCES = [f"replay/parsing/csrc/{name}.c" for name in MODULES]
+HEADERS = ["replay/parsing/csrc/scan.h", "replay/parsing/csrc/arrow.h"]
 
-setup(ext_modules=[Extension("replay.parsing._scan", SOURCES, depends=["replay/parsing/csrc/scan.h"],
-                             extra_compile_args=["-O2"], optional=True)])
+setup(ext_modules=[Extension("replay.parsing._scan", SOURCES, depends=HEADERS, extra_compile_args=["-O2"],
+                             optional=True)])

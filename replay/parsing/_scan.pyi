@@ -30,3 +30,13 @@ def sections(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple
 
 def route(data: Data, header_spans: Int32s, table: Any, generic: int, /) -> bytes:
     """int32[n]: each record's family code (-1 no route, -2 undecided)."""
+
+def caps(data: Data, spans: Int32s, ncols: int, codes: Int32s, cycles: Any, jobs: Any, job_ok: Any, slots: Int32s,
+         families: tuple[int, int, int, int], /) -> list[Any] | None:
+    """[int32 rows, *columns]: the job_caps table's typed columns as Arrow buffers, or None (refused)."""
+
+def typed(data: Data, spans: Int32s, ncols: int, types: bytes, /) -> list[Any] | None:
+    """A column per span column, typed as Arrow buffers (types: csrc/arrow.h COL_* codes), or None (refused)."""
+
+def defrag_class(own: Int32s, roles: Any, cycles: Any, jobs: Any, job_ok: Any, /) -> bytes:
+    """int32 (start, end) per row: the defrag table's class of each row."""

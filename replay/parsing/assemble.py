@@ -10,7 +10,9 @@ from functools import lru_cache
 import polars as pl
 
 from replay.parsing import steps
-from replay.parsing.tables import I64, LEFT, LS, RENAME, S, SCHEMAS, TS, conform
+from replay.parsing.columns import COMPILED_TABLES, compiled_table, frames_of, record_columns, shifted
+from replay.parsing.scan import RawRows
+from replay.parsing.tables import I64, LEFT, LS, RENAME, S, SCHEMAS, TS, Frame, conform
 
 
 # Fields the assembly steps read; a log that lacks a family still yields these columns (null).
@@ -127,11 +129,21 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: pl.DataFrame, last: bool) -> tuple[dict[str, pl.DataFrame], ChunkCarry]:
+                   unparsed: pl.DataFrame, last: bool, raw: Mapping[str, list[RawRows]] | None = None,
+                   ) -> tuple[dict[str, Frame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
-    Chunks are independent here, so they can be assembled in parallel."""
+    Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
+    of the compiled tables' buckets (replay.parsing.columns builds those tables in C)."""
     info = record_info(records, names, last)
+    compiled: dict[str, Frame] = {}
+    recs = record_columns(records, info, names) if raw else None
+    for bucket, parts in (raw or {}).items():
+        built = compiled_table(bucket, parts, recs)
+        if built is None:  # the C code left this chunk to the reference step
+            buckets = {**buckets, bucket: [frames_of(parts)]}
+        else:
+            compiled[COMPILED_TABLES[bucket]] = built
     get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
@@ -158,7 +170,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         unordered = compact(rows.with_row_index("_row").filter(pl.col("order").is_null()).select(
             "_row", "host", "share_id"))
         evictions = conform(rows, SCHEMAS["evictions"])
-    tables = {
+    tables: dict[str, Frame] = {
         "nodes": table("nodes", "nodes"),
         "job_caps": table("job_caps", "_cap_lines", steps.caps),
         "counts": table("counts", "counts", steps.counts),
@@ -179,11 +191,12 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
         "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
     }
+    tables.update(compiled)
     cycles = records.filter(pl.col("family") == "schedule_sent").height
     return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
 
 
-def stitch(tables: Mapping[str, pl.DataFrame], part: ChunkCarry, carry: Carry) -> dict[str, pl.DataFrame]:
+def stitch(tables: Mapping[str, Frame], part: ChunkCarry, carry: Carry) -> dict[str, Frame]:
     """One chunk's tables (from `assemble_chunk`) in the log's frame, chunks taken in log order:
     cycles numbered after the earlier chunks', evictions given the order of a share placed in an
     earlier chunk (the first placement of a share wins, as it does within a chunk)."""
@@ -203,11 +216,13 @@ def stitch(tables: Mapping[str, pl.DataFrame], part: ChunkCarry, carry: Carry) -
     return out
 
 
-def _shift(df: pl.DataFrame, offset: int) -> pl.DataFrame:
+def _shift(df: Frame, offset: int) -> Frame:
     """`df` with its chunk-relative cycle numbers moved `offset` cycles on."""
-    if not offset or "cycle" not in df.columns:
+    if not offset:
         return df
-    return df.with_columns(pl.col("cycle") + pl.lit(offset, pl.UInt32))
+    if not isinstance(df, pl.DataFrame):
+        return shifted(df, offset)  # a table built in C (every one has a cycle)
+    return df.with_columns(pl.col("cycle") + pl.lit(offset, pl.UInt32)) if "cycle" in df.columns else df
 
 
 @lru_cache(maxsize=None)

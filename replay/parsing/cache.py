@@ -31,6 +31,7 @@ from replay.parsing.manifest import build_manifest, content_of, input_record_of,
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.sources import InputError, Source
 from replay.parsing.store import ParquetSink, ParquetTables, read_tables
+from replay.parsing.tables import Frame
 from replay.progress import OnProgress, Progress, quiet
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class _Tee:
 
         self.memory = MemorySink(columns) if self.disk is None or not on_disk_only else None
 
-    def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
+    def add(self, tables: Mapping[str, Frame]) -> None:
         """One chunk's tables."""
         if self.memory is not None:
             self.memory.add(tables)

@@ -25,15 +25,16 @@ from replay.parsing import fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
-from replay.parsing.scan import (COMPILED, UNDECIDED, fill_rows, occupancy_rows, rmcounter_rows, scan_records,
-                                 schedule_rows, section_rows)
+from replay.parsing.scan import (COMPILED, UNDECIDED, RawRows, fill_rows, occupancy_rows, rmcounter_rows,
+                                 scan_records, schedule_rows, section_rows)
+from replay.parsing.columns import compiled_buckets, frames_of, to_polars
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.unparsed import damaged_records, orphans, unexpected_continuations, unparsed_table
 from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
 from replay.parsing.assemble import Carry, ChunkCarry, assemble_chunk, assemble_final, compact, stitch
-from replay.parsing.tables import SCHEMAS
+from replay.parsing.tables import SCHEMAS, Frame
 
 
 
@@ -79,7 +80,7 @@ def chunk_bytes_for(workers: int) -> int:
 class Sink(Protocol):
     """Where per-chunk tables go: kept in memory (parse) or appended to Parquet files (the CLI)."""
 
-    def add(self, tables: Mapping[str, pl.DataFrame]) -> None: ...
+    def add(self, tables: Mapping[str, Frame]) -> None: ...
 
 
 class MemorySink:
@@ -92,11 +93,12 @@ class MemorySink:
         self.columns = {name: [c for c in SCHEMAS[name] if c in cols] for name, cols in keep.items()}
         self.parts: dict[str, list[pl.DataFrame]] = {name: [] for name in self.columns}
 
-    def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
+    def add(self, tables: Mapping[str, Frame]) -> None:
         """Keep one chunk's tables (their text copied out, so the chunk's bytes can go)."""
         for name, df in tables.items():
             if name in self.parts:
-                self.parts[name].append(compact(df.select(self.columns[name])))
+                self.parts[name].append(compact(df.select(self.columns[name])) if isinstance(df, pl.DataFrame)
+                                        else to_polars(df.select(self.columns[name])))
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """Every table kept, in log order."""
@@ -135,7 +137,7 @@ class _Parsed:
     """One chunk parsed on its own (`_parse_chunk`): its tables and what it hands on, its lines
     (when asked for) and what it adds to the summary."""
 
-    tables: Mapping[str, pl.DataFrame]
+    tables: Mapping[str, Frame]
     carry: ChunkCarry
     lines: pl.DataFrame | None
     bytes: int
@@ -166,7 +168,7 @@ class _Totals:
     last_ts: str | None = None
     carry: Carry = field(default_factory=Carry)
 
-    def add(self, part: _Parsed) -> dict[str, pl.DataFrame]:
+    def add(self, part: _Parsed) -> dict[str, Frame]:
         """Count the next chunk in and return its tables in the log's frame (`stitch`)."""
         self.bytes += part.bytes
         self.lines += part.line_count
@@ -247,12 +249,12 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     records = _route(recs.records)
     damaged = damaged_records(chunk, lines, records, recs)
     trusted = records.filter(~pl.col("rec").is_in(damaged["rec"].implode())) if damaged.height else records
-    buckets, unparsed = _parse_families(trusted, recs, engine)
+    buckets, unparsed, raw = _parse_families(trusted, recs, engine)
     unparsed.append(damaged)
     unparsed.append(orphans(recs))
     unparsed.append(unexpected_continuations(trusted, recs.continuations))
     unparsed_frame = unparsed_table(unparsed, lines.frame, records, recs.continuations, names, chunk.last)
-    tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last)
+    tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw)
     families = {str(fam): n for fam, n in records.group_by("family").len().iter_rows()}
     return _Parsed(
         tables=tables, carry=carry, lines=lines.frame.select("file", "line", "text") if keep_lines else None,
@@ -320,8 +322,11 @@ def _prefix_match(texts: pl.Series, prefix: str) -> pl.Series:
 
 def _parse_families(
     records: pl.DataFrame, recs: Records, engine: str
-) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame]]:
+) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame], dict[str, list[RawRows]]]:
+    """Every family's rows, by bucket; the records none could read; and the rows of the compiled
+    tables' buckets unframed (replay.parsing.columns), when the scanner took all of them."""
     buckets: dict[str, list[pl.DataFrame]] = {}
+    raw: dict[str, list[RawRows]] = {}
     unparsed: list[pl.DataFrame] = []
     unknown = records.filter(pl.col("family").is_null())
     if unknown.height:
@@ -335,7 +340,7 @@ def _parse_families(
             buckets["_rmcounter_rows"] = [ready]
             assembled = frozenset(_RMCOUNTER_FAMILIES)
         # every single-line family with templates, in one pass; what they leave goes on below
-        filled, taken = fill_rows(records, recs.blocks, skip=assembled)
+        filled, taken, raw = fill_rows(records, recs.blocks, skip=assembled, raw=compiled_buckets())
         for table, rows in filled.items():
             buckets.setdefault(table, []).append(rows)
         if taken.any():
@@ -357,7 +362,11 @@ def _parse_families(
             consts = {**target.consts, "_family": family}
             buckets.setdefault(target.table, []).append(rows.hstack([
                 pl.Series(k, [v], dtype=pl.String).new_from_index(0, rows.height) for k, v in consts.items()]))
-    return buckets, unparsed
+    for bucket in [b for b in raw if b in buckets]:
+        # some of the bucket's rows came from the regex or lark paths: the reference assembly takes
+        # them all (the scanner's first, as `fill_rows` would have put them)
+        buckets[bucket].insert(0, frames_of(raw.pop(bucket)))
+    return buckets, unparsed, raw
 
 
 def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,

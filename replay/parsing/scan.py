@@ -240,16 +240,48 @@ def _fill_plan() -> tuple[tuple[Bucket, ...], tuple[Any, ...], frozenset[str]]:
     return buckets, (tuple(families), kinds), frozenset(f for f, _ in chosen)
 
 
-def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...],
-              skip: frozenset[str] = frozenset()) -> tuple[dict[str, pl.DataFrame], np.ndarray]:
+@dataclass(frozen=True)
+class RawRows:
+    """One block's templated rows of one table as `_scan.fill` matched them, not yet a frame: the
+    compiled table builders (replay.parsing.columns) type them in C; `frame()` gives the rows
+    `fill_rows` would have given (the reference path)."""
+
+    bucket: Bucket
+    got: tuple[Any, ...]  # _scan.fill's (rows, spans, lists) of this bucket
+    data: Bytes
+    at: np.ndarray  # the block's records, as positions in `records`
+    rec: np.ndarray  # every record's number
+    codes: np.ndarray  # every record's family code
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The positions in `records` of the rows' records, in record order."""
+        return self.at[np.frombuffer(self.got[0], dtype=np.int32)]
+
+    @property
+    def spans(self) -> np.ndarray:
+        """int32 (start, end) per row and bucket column (start -1: the row has no such field)."""
+        return np.frombuffer(self.got[1], dtype=np.int32).reshape(-1, 2 * len(self.bucket.columns))
+
+    def frame(self) -> pl.DataFrame | None:
+        """The rows as `fill_rows` gives them (None: no row)."""
+        return _bucket_frame(self.bucket, self.got, self.data, self.at, self.rec, self.codes)
+
+
+Filled = tuple[dict[str, pl.DataFrame], np.ndarray, dict[str, list[RawRows]]]
+
+
+def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...], skip: frozenset[str] = frozenset(),
+              raw: frozenset[str] = frozenset()) -> Filled:
     """The rows of every templated family in `records` (routed: `_code`, and the body spans
-    `_piece`, `_bs`, `_be`), one frame per table in record order; and which records they took.
+    `_piece`, `_bs`, `_be`), one frame per table in record order; which records they took; and
+    the rows of the tables in `raw` unframed, per block (`RawRows`, for the compiled tables).
 
     A record its templates do not match (or whose header the polars path read, so it has no span)
     is not taken: it goes on to the regex and lark paths. Families in `skip` are left alone."""
     taken = np.zeros(records.height, dtype=bool)
     if not COMPILED or not blocks or records.is_empty() or "_bs" not in records.columns:
-        return {}, taken
+        return {}, taken, {}
     buckets, plan, _ = _fill_plan()
     codes = records["_code"].to_numpy().astype(np.int32)
     if skip:
@@ -260,16 +292,21 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...],
     pieces = records["_piece"].fill_null(0).to_numpy()
     rec = records["rec"].to_numpy()
     parts: dict[str, list[pl.DataFrame]] = {}
+    unframed: dict[str, list[RawRows]] = {}
     for piece in np.unique(pieces[spanned]):
         at = np.flatnonzero(spanned & (pieces == piece))
         status, rows = _scan.fill(blocks[piece], starts[at], ends[at], codes[at], plan)
         taken[at] = np.frombuffer(status, dtype=np.uint8) == 1
         for bucket, got in zip(buckets, rows):
+            if bucket.table in raw:
+                if len(got[0]):
+                    unframed.setdefault(bucket.table, []).append(RawRows(bucket, got, blocks[piece], at, rec, codes))
+                continue
             frame = _bucket_frame(bucket, got, blocks[piece], at, rec, codes)
             if frame is not None:
                 parts.setdefault(bucket.table, []).append(frame)
     return {table: pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
-            for table, frames in parts.items()}, taken
+            for table, frames in parts.items()}, taken, unframed
 
 
 def _bucket_frame(bucket: Bucket, got: tuple[Any, ...], data: Bytes, at: np.ndarray, rec: np.ndarray,

@@ -15,7 +15,7 @@ import polars as pl
 from replay.parsing.manifest import check_manifest
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.sources import InputError
-from replay.parsing.tables import SCHEMAS, conform
+from replay.parsing.tables import SCHEMAS, Frame, conform
 
 if TYPE_CHECKING:  # pyarrow loads where a table is written: reading one (polars) does not need it
     import pyarrow as pa
@@ -68,9 +68,11 @@ class ParquetSink:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
         self._pending: Future[None] | None = None
 
-    def add(self, tables: Mapping[str, pl.DataFrame]) -> None:
-        """Queue one chunk's rows (the previous chunk's must be written first: bounded memory)."""
-        batch = {name: _as_schema(df.to_arrow(), _arrow_schema(name)) for name, df in tables.items() if df.height}
+    def add(self, tables: Mapping[str, Frame]) -> None:
+        """Queue one chunk's rows (the previous chunk's must be written first: bounded memory); a
+        table the compiled scanner built (a pyarrow Table, in its schema's types) goes as it is."""
+        batch = {name: _as_schema(df.to_arrow(), _arrow_schema(name)) if isinstance(df, pl.DataFrame) else df
+                 for name, df in tables.items() if (df.height if isinstance(df, pl.DataFrame) else df.num_rows)}
         self._wait()
         self._pending = self._pool.submit(self._write, batch)
 

@@ -9,7 +9,7 @@ table, the published schedule, cap chains, configuration).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import polars as pl
 from polars.datatypes import DataTypeClass
@@ -17,6 +17,8 @@ from polars.datatypes import DataTypeClass
 if TYPE_CHECKING:  # pyarrow loads where a parse runs: reading the tables (the TUI, a stored audit) does not need it
     import pyarrow as pa
 
+# a chunk's table: a polars frame, or a pyarrow Table the compiled scanner built (replay.parsing.columns)
+Frame: TypeAlias = "pl.DataFrame | pa.Table"
 Dtype = pl.DataType | DataTypeClass  # a column's type, as polars takes it: pl.Int64 or pl.List(pl.Int64)
 Schema = dict[str, Dtype]  # a table's columns and their types
 I64, S, B, F = pl.Int64, pl.String, pl.Boolean, pl.Float64

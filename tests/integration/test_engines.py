@@ -33,3 +33,16 @@ def test_the_compiled_scanner_is_built():
 @pytest.mark.parametrize("engine", ["fast", "polars"])
 def test_engine_equals_lark_engine(fixture_log, engine):
     _same_tables(parsed(*fixture_log, engine=engine).tables, parsed(*fixture_log, engine="lark").tables)
+
+
+def test_compiled_tables_equal_their_reference_steps(fixture_log, monkeypatch):
+    # the tables the scanner types in C (replay.parsing.columns) against the polars steps they
+    # replace, on the same scan; the lark comparison above holds both to the grammar
+    from replay.parsing import columns
+    from replay.parsing.pipeline import parse
+    from tests.helpers import log_path
+
+    compiled = parsed(*fixture_log).tables
+    monkeypatch.setattr(columns, "COMPILED_TABLES", {})
+    reference = parse([log_path(*fixture_log)]).tables
+    _same_tables(compiled, reference)

@@ -96,7 +96,7 @@ def _agrees_with_grammar(family: str, bodies: list[str]) -> set[int]:
     """Every body the family's templates take, the grammar takes too, with the same fields (and
     the template's other columns null); the records the templates took."""
     records, blocks = _records(family, bodies)
-    filled, taken = fill_rows(records, blocks)
+    filled, taken, _ = fill_rows(records, blocks)
     assert len(filled) <= 1 and sum(f.height for f in filled.values()) == taken.sum()
     if not taken.any():
         return set()

@@ -11,12 +11,15 @@
  *   rmcounter(...)               -> the RmCounter blocks of a chunk, one row per entity;
  *   schedule(...)                -> the rows of createState structures of the canonical shape;
  *   occupancy(...)               -> the rows of DEBUG occupancy tables of the canonical shape;
- *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape.
+ *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape;
+ *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
+ *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
+ *   defrag_class(...)            -> the defrag table's class of each row (defrag.c).
  * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
  * replay/parsing/records.py and replay/parsing/fast.py gives the same tables without any of it, and
  * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
  */
-#include "scan.h"
+#include "arrow.h"
 
 /* ---- module ------------------------------------------------------------------------------ */
 
@@ -35,6 +38,12 @@ static PyMethodDef methods[] = {
      "occupancy(data, recs, starts, ends) -> (rec, spans, job counts, job spans, refused): occupancy rows."},
     {"sections", section_rows, METH_VARARGS,
      "sections(data, recs, starts, ends) -> (rec, spans, refused): the DEBUG schedule sections' rows."},
+    {"caps", caps_columns, METH_VARARGS,
+     "caps(data, spans, ncols, codes, cycles, jobs, job_ok, slots, families) -> [rows, *columns] or None."},
+    {"typed", typed_columns, METH_VARARGS,
+     "typed(data, spans, ncols, types) -> [column or None per span column] or None (a value refused)."},
+    {"defrag_class", defrag_class, METH_VARARGS,
+     "defrag_class(own_spans, roles, cycles, jobs, job_ok) -> int32 class span per row."},
     {"route", route_records, METH_VARARGS,
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
     {NULL, NULL, 0, NULL},
@@ -43,4 +52,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", "Compiled byte loops of the rm.log front end.",
                                     -1, methods};
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__scan(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && arrow_ready(m) < 0)
+        Py_CLEAR(m);
+    return m;
+}

@@ -1,0 +1,411 @@
+"""Tables whose columns the compiled scanner types and lays out itself (Arrow buffers it owns, handed
+to pyarrow without a copy, filled with the GIL released), in place of the polars assembly step.
+
+Each compiled table has a reference: the polars step (replay.parsing.steps) over the rows
+`fill_rows` frames. A chunk the C code cannot take whole (rows from the regex or lark paths, rows
+in two blocks, a value it will not read, a record without a time) goes the reference way, and
+tests/integration/test_engines.py holds the two to identical tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
+from replay.parsing.scan import COMPILED, RawRows
+
+if COMPILED:
+    from replay.parsing import _scan
+
+# bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
+COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag", "jobs": "jobs",
+                                   "processes": "processes", "nodes": "nodes", "job_events": "job_events",
+                                   "counts": "counts"}
+
+# _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
+_CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",
+               "prj_ti", "prj_tr", "prj_r", "prj_qr", "prj_p", "prj_f", "prj_st", "prj_return", "init_wait",
+               "time_per_item")
+_CAPS_TYPES = {"user": pa.large_string(), "prj_tr": pa.float64(), "prj_r": pa.float64(), "init_wait": pa.bool_(),
+               "time_per_item": pa.float64(), "prj_kind": pa.large_string(), "init_time_zero": pa.bool_()}
+_CAPS_FAMILIES = ("init_job_cap", "prj_cap", "prj_cannot_predict", "prj_init_zero")
+
+
+def _caps_families() -> tuple[int, int, int, int]:
+    init, prj, cannot, zero = (FAMILY_CODE[f] for f in _CAPS_FAMILIES)
+    return init, prj, cannot, zero
+
+
+def compiled_buckets() -> frozenset[str]:
+    """The buckets whose rows `fill_rows` leaves unframed for a compiled table."""
+    return frozenset(COMPILED_TABLES) if COMPILED else frozenset()
+
+
+def _array(kind: Any, n: int, got: tuple[Any, ...]) -> pa.Array:
+    """An Arrow array over the scanner's buffers: (nulls, validity, values) or (nulls, validity,
+    offsets, data)."""
+    nulls, validity, *buffers = got
+    valid = None if validity is None else pa.py_buffer(validity)
+    return pa.Array.from_buffers(kind, n, [valid, *[pa.py_buffer(b) for b in buffers]], null_count=nulls)
+
+
+def _numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) -> pa.Array:
+    """An Arrow array over a numpy array (`present`: which rows are not null)."""
+    absent = 0 if present is None else int(len(present) - present.sum())
+    valid = pa.py_buffer(np.packbits(present, bitorder="little")) if present is not None and absent else None
+    return pa.Array.from_buffers(kind, len(values), [valid, pa.py_buffer(np.ascontiguousarray(values))],
+                                 null_count=absent)
+
+
+def _names(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
+    """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
+    encoded = [(n or "").encode() for n in names]
+    lengths = np.array([len(b) for b in encoded], dtype=np.int64)[at]
+    offsets = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if len(at) and (at == at[0]).all():  # a chunk's rows mostly share one file
+        data = encoded[int(at[0])] * len(at)
+    else:
+        flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+        starts = np.concatenate(([0], np.cumsum([len(b) for b in encoded])))[at]
+        # byte j of the column is byte (j - its row's offset) of its row's name
+        row = np.repeat(np.arange(len(at)), lengths)
+        data = flat[starts[row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
+    present = np.array([n is not None for n in names], dtype=bool)[at]
+    return _with_validity(pa.large_string(), len(at), [pa.py_buffer(offsets), pa.py_buffer(data)], present)
+
+
+def _with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
+    """An Arrow array of `buffers`, null where not `present`."""
+    absent = int(n - present.sum())
+    valid = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
+    return pa.Array.from_buffers(kind, n, [valid, *buffers], null_count=absent, children=children)
+
+
+@dataclass(frozen=True)
+class Records:
+    """A chunk's per-record columns the compiled tables gather from (by record number), as numpy:
+    read once per chunk, shared by every compiled table."""
+
+    ts: np.ndarray  # epoch ms
+    cycle: np.ndarray  # uint32, 0 for none
+    job: np.ndarray  # the record's JID as an integer (0 where `job_ok` is false)
+    job_ok: np.ndarray
+    file: np.ndarray  # file index into `names`
+    line: np.ndarray
+    names: list[str]
+    method: np.ndarray  # 1: a FIXED_SHARE counting method, 2: a RESERVE one, 0: any other (steps.counts)
+
+
+def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) -> Records | None:
+    """The chunk's `Records` (None: a record has no time, which the compiled tables do not take)."""
+    if records["ts"].null_count():
+        return None
+    # JID as rows_of casts it (strict=False: "N/A" is null)
+    from replay.parsing.tables import FIXED_METHODS, RESERVE_METHODS
+
+    jid = records["jid"].cast(pl.Int64, strict=False)
+    method = records["method"]
+    kind = method.is_in(FIXED_METHODS).to_numpy().astype(np.uint8) + 2 * method.is_in(RESERVE_METHODS).to_numpy()
+    return Records(records["ts"].to_physical().to_numpy(), info["cycle"].fill_null(0).to_numpy(),
+                   jid.fill_null(0).to_numpy(), jid.is_not_null().to_numpy(), records["file"].to_numpy(),
+                   records["line"].to_numpy(), names, kind)
+
+
+def _where(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
+    """ts, cycle, file and line of the records `rec` as Arrow arrays."""
+    cycle = recs.cycle[rec]
+    return {
+        "ts": _numeric(pa.timestamp("ms"), recs.ts[rec]),
+        "cycle": _numeric(pa.uint32(), cycle, cycle != 0),
+        "file": _names(recs.file[rec], recs.names),
+        "line": _numeric(pa.uint32(), recs.line[rec]),
+    }
+
+
+def _job_caps(raw: RawRows, recs: Records) -> pa.Table | None:
+    """The job_caps table of one chunk, typed in C (`_scan.caps`; steps.caps is the reference)."""
+    rows = raw.rows
+    rec = raw.rec[rows]
+    job, job_ok = recs.job[rec], recs.job_ok[rec]
+    columns = raw.bucket.columns
+    slots = np.array([columns.index(c) if c in columns else -1 for c in _CAPS_SPANS], dtype=np.int32)
+    got = _scan.caps(raw.data, np.ascontiguousarray(raw.spans), len(columns),
+                     np.ascontiguousarray(raw.codes[rows], np.int32), np.ascontiguousarray(recs.cycle[rec], np.uint32),
+                     np.ascontiguousarray(job, np.int64), job_ok.astype(np.uint8), slots, _caps_families())
+    if got is None:
+        return None
+    at = np.frombuffer(got[0], dtype=np.int32)
+    n = len(at)
+    built = {name: _array(_CAPS_TYPES.get(name, pa.int64()), n, col)
+             for name, col in zip((*_CAPS_SPANS, "prj_kind", "init_time_zero"), got[1:])}
+    built["job_id"] = _numeric(pa.int64(), job[at], job_ok[at])
+    return _table("job_caps", {**built, **_where(recs, rec[at])})
+
+
+_TYPE_CODES = {pl.Int64: 0, pl.Float64: 1, pl.Boolean: 2, pl.String: 3}  # csrc/arrow.h COL_*
+_ARROW_TYPES = {pl.Int64: pa.int64(), pl.Float64: pa.float64(), pl.Boolean: pa.bool_(), pl.String: pa.large_string()}
+_DEFRAG_SPANS = ("nodepool", "class", "user", "host", "share_id", "donor_job", "pure_fs", "nsh", "counted", "needed",
+                 "order", "count", "shares", "qshares", "potentially_needy", "space_kind", "detail")
+_DEFRAG_DETAIL = ("rich_from", "clear_kind", "needy_what", "detail")  # the first a row has (steps.defrag)
+
+
+def _span_column(spans: np.ndarray, columns: tuple[str, ...], name: str) -> np.ndarray:
+    """(start, end) per row of a bucket column (-1, -1 for every row where the bucket has none)."""
+    if name not in columns:
+        return np.full((len(spans), 2), -1, dtype=np.int32)
+    i = columns.index(name)
+    return spans[:, 2 * i:2 * i + 2]
+
+
+def _typed(data: Any, spans: list[np.ndarray], types: list[Any]) -> list[pa.Array] | None:
+    """Span columns typed in C (`_scan.typed`): an Arrow array per column (None: a value refused)."""
+    n = len(spans[0])
+    matrix = np.ascontiguousarray(np.hstack(spans), dtype=np.int32)
+    got = _scan.typed(data, matrix, len(spans), bytes(_TYPE_CODES[t] for t in types))
+    return None if got is None else [_array(_ARROW_TYPES[t], n, col) for t, col in zip(types, got)]
+
+
+def _list_column(raw: RawRows, name: str, ints: bool) -> pa.Array | None:
+    """A large_list column from the scanner's list (counts, values): int64 values as they are, words
+    typed in C; None when refused."""
+    counts_raw, values_raw = raw.got[2][raw.bucket.lists.index(name)]
+    counts = np.frombuffer(counts_raw, dtype=np.int32)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(counts, 0), out=offsets[1:])
+    if ints:
+        child = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(values_raw)])
+    else:
+        words = _typed(raw.data, [np.frombuffer(values_raw, dtype=np.int32).reshape(-1, 2)], [pl.String])
+        if words is None:
+            return None
+        child = words[0]
+    return _with_validity(pa.large_list(child.type), len(counts), [pa.py_buffer(offsets)], counts >= 0, [child])
+
+
+def _defrag_kinds() -> list[str | None]:
+    from replay.parsing.steps import DEFRAG_KINDS
+
+    return [DEFRAG_KINDS.get(f) for f in FAMILY_NAMES]
+
+
+def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
+    """The defrag table of one chunk, typed in C (`_scan.typed`, `_scan.defrag_class`; steps.defrag
+    is the reference)."""
+    from replay.parsing.tables import SCHEMAS
+
+    columns, spans, lists = raw.bucket.columns, raw.spans, raw.bucket.lists
+    if "job_id" in columns or set(lists) - {"values_list", "hosts_list"}:
+        return None  # fields none of today's templates gives: the reference way
+    rows = raw.rows
+    rec, code = raw.rec[rows], raw.codes[rows]
+    job, job_ok = recs.job[rec], recs.job_ok[rec]
+    role = np.where(code == FAMILY_CODE["frag_header"], 1, np.where(code == FAMILY_CODE["frag_row"], 2, 0))
+    own = np.ascontiguousarray(_span_column(spans, columns, "class"))
+    klass = np.frombuffer(_scan.defrag_class(own, role.astype(np.uint8), np.ascontiguousarray(recs.cycle[rec]),
+                                             np.ascontiguousarray(job), job_ok.astype(np.uint8)),
+                          dtype=np.int32).reshape(-1, 2)
+    detail = np.full((len(rows), 2), -1, dtype=np.int32)
+    for field in reversed(_DEFRAG_DETAIL):
+        got = _span_column(spans, columns, field)
+        detail = np.where(got[:, :1] >= 0, got, detail)
+    picked = {"class": klass, "detail": detail}
+    schema = SCHEMAS["defrag"]
+    typed = _typed(raw.data, [picked.get(c, _span_column(spans, columns, c)) for c in _DEFRAG_SPANS],
+                   [schema[c] for c in _DEFRAG_SPANS])
+    n = len(rows)
+    values = (_list_column(raw, "values_list", True) if "values_list" in lists
+              else pa.nulls(n, pa.large_list(pa.int64())))
+    hosts = (_list_column(raw, "hosts_list", False) if "hosts_list" in lists
+             else pa.nulls(n, pa.large_list(pa.large_string())))
+    if typed is None or values is None or hosts is None:
+        return None
+    return _table("defrag", {
+        **dict(zip(_DEFRAG_SPANS, typed)), **_where(recs, rec), "kind": _names(code, _defrag_kinds()),
+        "job_id": _numeric(pa.int64(), job, job_ok), "values": values, "hosts": hosts,
+        "job_ids": pa.nulls(n, pa.large_list(pa.int64())),
+    })
+
+
+def _sources(raw: RawRows) -> dict[str, str] | None:
+    """Per table column, the bucket field or list it comes from, named as rows_of renames them
+    (None: two fields would give one column, which the reference way settles)."""
+    from replay.parsing.tables import RENAME
+
+    fields = (*raw.bucket.columns, *raw.bucket.lists, *[key for key, _ in raw.bucket.consts])
+    out: dict[str, str] = {}
+    for field in fields:
+        target = RENAME[field] if field in RENAME and RENAME[field] not in fields else field
+        if target in out:
+            return None
+        out[target] = field
+    return out
+
+
+def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
+    """A table with no assembly step (one row per templated record, `jobs` without the rows that
+    name no job), typed in C (`_scan.typed`); conform after rows_of is the reference."""
+    from replay.parsing.tables import SCHEMAS
+
+    schema, sources, consts = SCHEMAS[name], _sources(raw), dict(raw.bucket.consts)
+    columns, lists = raw.bucket.columns, raw.bucket.lists
+    if sources is None:
+        return None
+    rows, spans = raw.rows, raw.spans
+    job, job_ok = recs.job[raw.rec[rows]], recs.job_ok[raw.rec[rows]]
+    if "job_id" in sources:  # the row's own job, else its record's (rows_of's coalesce)
+        own = _typed(raw.data, [_span_column(spans, columns, sources["job_id"])], [pl.Int64])
+        if own is None:
+            return None
+        present = _present(own[0])
+        job = np.where(present, np.frombuffer(own[0].buffers()[1], dtype=np.int64, count=len(rows)), job)
+        job_ok = present | job_ok
+    if name == "jobs" and not job_ok.all():
+        if lists:
+            return None
+        rows, spans, job, job_ok = rows[job_ok], spans[job_ok], job[job_ok], job_ok[job_ok]
+    rec, code, n = raw.rec[rows], raw.codes[rows], len(rows)
+    out = {"job_id": _numeric(pa.int64(), job, job_ok), **_where(recs, rec)}
+    scalars = [c for c in schema if c not in out and not isinstance(schema[c], pl.List)]
+    spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
+    if any(schema[c] not in _TYPE_CODES for c in spanned):
+        return None
+    typed = _typed(raw.data, [_span_column(spans, columns, sources.get(c, "")) for c in spanned],
+                   [schema[c] for c in spanned]) if spanned else []
+    if typed is None:
+        return None
+    out.update(zip(spanned, typed))
+    for c in scalars:
+        if c not in out:  # a constant of the row's family
+            if schema[c] != pl.String or sources[c] not in consts:
+                return None
+            out[c] = _names(code, consts[sources[c]])
+    for c in schema:
+        if c in out:
+            continue
+        inner = schema[c].inner  # type: ignore[union-attr]
+        field = sources.get(c)
+        if field not in lists:
+            out[c] = pa.nulls(n, pa.large_list(_ARROW_TYPES[inner]))
+            continue
+        ints = raw.bucket.list_ints[lists.index(field)]
+        if ints != (inner == pl.Int64):
+            return None
+        got = _list_column(raw, field, ints)
+        if got is None:
+            return None
+        out[c] = got
+    return _table(name, out)
+
+
+def _counts(raw: RawRows, recs: Records) -> pa.Table | None:
+    """The counts table of one chunk: its rows typed in C (`_plain`), then steps.counts's policy
+    (the family's, else by the record's method) and shares given (the row's, else by its kind)."""
+    sources = _sources(raw)
+    table = None if sources is None or {"detail", "reason"} & set(sources) else _plain("counts", raw, recs)
+    if table is None:
+        return None
+    rows = raw.rows
+    code, consts = raw.codes[rows], dict(raw.bucket.consts)
+    none = (None,) * len(FAMILY_NAMES)
+    family_policy = consts.get("policy", none)
+    labels: list[str | None] = [None, "FIXED_SHARE", "RESERVE", *sorted({p for p in family_policy if p})]
+    policy = recs.method[raw.rec[rows]].astype(np.int64)
+    for c in np.unique(code).tolist():
+        if family_policy[c] is not None:
+            policy[code == c] = labels.index(family_policy[c])
+    kind = np.array(consts.get("kind", none), dtype=object)[code]
+    given, given_ok = _values(table.column("shares_given").chunk(0))
+    shares, shares_ok = _values(table.column("shares").chunk(0))
+    granted = (kind == "granted") & ~given_ok
+    for r in np.flatnonzero(granted).tolist():  # a few a cycle: "<n>Q<m>" gives n, no nqm 1
+        got = _nqm_count(raw, r)
+        if got is None:
+            return None
+        given[r] = got
+    stable = (kind == "stable") & ~given_ok & shares_ok
+    given = np.where(stable, shares, given)
+    deferred = np.isin(kind, ["deferred", "deferring", "out_of_shares"]) & ~given_ok & ~granted & ~stable
+    given = np.where(deferred, 0, given)
+    table = table.set_column(table.schema.get_field_index("policy"), "policy", _names(policy, labels))
+    return table.set_column(table.schema.get_field_index("shares_given"), "shares_given",
+                            _numeric(pa.int64(), given, given_ok | granted | stable | deferred))
+
+
+def _nqm_count(raw: RawRows, r: int) -> int | None:
+    """The leading number of row r's nqm field ("<n>Q<m>"), 1 without one; None: too long to read."""
+    span = _span_column(raw.spans, raw.bucket.columns, "nqm")[r]
+    if span[0] < 0:
+        return 1
+    text = bytes(raw.data[span[0]:span[1]])
+    digits = text.split(b"Q", 1)[0]
+    if b"Q" not in text or not digits.isdigit():  # steps.counts: ^(\d+)Q
+        return 1
+    return int(digits) if len(digits) <= 18 else None
+
+
+def _values(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """An int64 Arrow array's values (a copy, to change) and which are present."""
+    return np.frombuffer(array.buffers()[1], dtype=np.int64, count=len(array)).copy(), _present(array)
+
+
+def _present(array: pa.Array) -> np.ndarray:
+    """Which rows of an Arrow array are not null (its validity bits; no pyarrow.compute)."""
+    valid = array.buffers()[0]
+    if valid is None or array.null_count == 0:
+        return np.ones(len(array), dtype=bool)
+    return np.unpackbits(np.frombuffer(valid, dtype=np.uint8), bitorder="little", count=len(array)).astype(bool)
+
+
+def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
+    """The table `name` from its columns, in its schema's order and types."""
+    from replay.parsing.store import _arrow_schema
+
+    schema = _arrow_schema(name)
+    return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
+
+
+_BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {
+    "job_caps": _job_caps, "defrag": _defrag,
+    **{name: partial(_plain, name) for name in ("jobs", "processes", "nodes", "job_events")}, "counts": _counts,
+}
+
+
+def compiled_table(bucket: str, raw: list[RawRows], recs: Records | None) -> pa.Table | None:
+    """The table built from `bucket` in C, as a pyarrow Table in its schema's Arrow types (the
+    writer takes it as it is); None when the C code does not take this chunk (the caller
+    assembles it the reference way from `RawRows.frame`)."""
+    if recs is None or len(raw) != 1:  # a record without time, rows in two blocks: the reference way
+        return None
+    return _BUILDERS[COMPILED_TABLES[bucket]](raw[0], recs)
+
+
+def frames_of(raw: list[RawRows]) -> pl.DataFrame:
+    """The rows of `raw` as `fill_rows` frames them (the reference path's input)."""
+    frames = [f for f in (r.frame() for r in raw) if f is not None]
+    return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+
+
+def shifted(table: pa.Table, offset: int) -> pa.Table:
+    """`table` with its cycle numbers moved `offset` on (stitch, for a table built in C)."""
+    i = table.schema.get_field_index("cycle")
+    (cycle,) = table.column(i).chunks  # built here: one array, not a slice
+    valid, values = cycle.buffers()
+    moved = np.frombuffer(values, dtype=np.uint32, count=len(cycle)) + np.uint32(offset)
+    return table.set_column(i, "cycle", pa.Array.from_buffers(pa.uint32(), len(cycle), [valid, pa.py_buffer(moved)],
+                                                             null_count=cycle.null_count))
+
+
+def to_polars(table: pa.Table) -> pl.DataFrame:
+    """A table built in C as a polars frame (its strings copied into polars' own layout)."""
+    frame = pl.from_arrow(table)
+    if not isinstance(frame, pl.DataFrame):  # a Table always gives one (the type allows a Series)
+        raise TypeError(f"pl.from_arrow of a table gave a {type(frame).__name__}")
+    return frame

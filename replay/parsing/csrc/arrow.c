@@ -1,0 +1,264 @@
+/* Arrow column buffers the C module fills and owns (see arrow.h): a Python object exposing each
+ * buffer without a copy (pyarrow.py_buffer wraps it; the memory is freed when the last Arrow
+ * array over it goes), and the builders of int64, float64, bool and large_string columns with
+ * their validity bitmaps. The builders use only PyMem_Raw*: they run with the GIL released. */
+#include <stdlib.h>
+#include "arrow.h"
+
+/* ---- the owned buffer --------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    void *p;
+    Py_ssize_t n;
+} Buf;
+
+static void buf_dealloc(Buf *self)
+{
+    PyMem_RawFree(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int buf_get(Buf *self, Py_buffer *view, int flags)
+{
+    static char empty[8];
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : empty, self->n, 1, flags);
+}
+
+static PyBufferProcs buf_procs = {(getbufferproc)buf_get, NULL};
+
+static PyTypeObject BufType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "replay.parsing._scan.Buffer",
+    .tp_basicsize = sizeof(Buf),
+    .tp_dealloc = (destructor)buf_dealloc,
+    .tp_as_buffer = &buf_procs,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Memory the scanner filled, read through the buffer protocol and freed with the object.",
+};
+
+int arrow_ready(PyObject *module)
+{
+    if (PyType_Ready(&BufType) < 0)
+        return -1;
+    Py_INCREF(&BufType);
+    return PyModule_AddObject(module, "Buffer", (PyObject *)&BufType);
+}
+
+/* a Python object owning p[0, n) (p is taken over, freed here on failure); NULL with an error set */
+PyObject *own_buffer(void *p, Py_ssize_t n)
+{
+    Buf *b = PyObject_New(Buf, &BufType);
+    if (!b) {
+        PyMem_RawFree(p);
+        return NULL;
+    }
+    b->p = p, b->n = n;
+    return (PyObject *)b;
+}
+
+/* ---- column builders ---------------------------------------------------------------------- */
+
+int col_init(Col *c, int type, Py_ssize_t n)
+{
+    memset(c, 0, sizeof(*c));
+    c->type = type, c->n = n;
+    Py_ssize_t width = type == COL_BOOL ? (n + 7) / 8 : 8 * n;
+    c->valid = PyMem_RawCalloc((size_t)(n + 7) / 8 + 1, 1);
+    c->vals = PyMem_RawCalloc((size_t)width + 8, 1);
+    if (type == COL_STR)
+        c->offs = PyMem_RawCalloc((size_t)n + 1, sizeof(int64_t));
+    return c->valid && c->vals && (type != COL_STR || c->offs);
+}
+
+void col_free(Col *c)
+{
+    PyMem_RawFree(c->valid), PyMem_RawFree(c->vals), PyMem_RawFree(c->offs), PyMem_RawFree(c->data);
+    memset(c, 0, sizeof(*c));
+}
+
+static void set_valid(Col *c, Py_ssize_t i) { c->valid[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+
+void col_null(Col *c, Py_ssize_t i)
+{
+    c->nulls++;
+    if (c->type == COL_STR)
+        c->offs[i + 1] = c->dlen;
+}
+
+void col_i64(Col *c, Py_ssize_t i, int64_t x) { ((int64_t *)c->vals)[i] = x, set_valid(c, i); }
+void col_f64(Col *c, Py_ssize_t i, double x) { ((double *)c->vals)[i] = x, set_valid(c, i); }
+
+void col_bool(Col *c, Py_ssize_t i, int x)
+{
+    if (x)
+        ((uint8_t *)c->vals)[i >> 3] |= (uint8_t)(1u << (i & 7));
+    set_valid(c, i);
+}
+
+int col_str(Col *c, Py_ssize_t i, const char *p, Py_ssize_t n)
+{
+    if (c->dlen + n > c->dcap) {
+        Py_ssize_t cap = c->dcap ? 2 * c->dcap : 4096;
+        while (cap < c->dlen + n) cap *= 2;
+        char *d = PyMem_RawRealloc(c->data, (size_t)cap);
+        if (!d)
+            return 0;
+        c->data = d, c->dcap = cap;
+    }
+    memcpy(c->data + c->dlen, p, (size_t)n);
+    c->dlen += n;
+    c->offs[i + 1] = c->dlen;
+    set_valid(c, i);
+    return 1;
+}
+
+/* a NUM token (the templates': [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity)), which number_at
+ * reads into *x as polars' cast reads it: correctly rounded, NaN and Infinity with their sign; 0
+ * when it is not one */
+static int is_num_token(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = n > 0 && (p[0] == '-' || p[0] == '+'), start;
+    if ((n - i == 3 && memcmp(p + i, "NaN", 3) == 0) || (n - i == 8 && memcmp(p + i, "Infinity", 8) == 0))
+        return 1;
+    for (start = i; i < n && is_digit(p[i]); i++) {}
+    if (i == start)
+        return 0;
+    if (i < n && p[i] == '.')
+        for (i++; i < n && is_digit(p[i]); i++) {}
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i += i + 1 < n && (p[i + 1] == '-' || p[i + 1] == '+');
+        for (start = ++i; i < n && is_digit(p[i]); i++) {}
+        if (i == start)
+            return 0;
+    }
+    return i == n;
+}
+
+static int number_at(const char *d, int32_t s, int32_t e, double *x)
+{
+    char buf[64], *end;
+    /* any other shape (a hex float strtod reads, ".5", "inf") is the reference path's to decide */
+    if (e - s <= 0 || e - s >= (int32_t)sizeof buf || !is_num_token(d + s, e - s))
+        return 0;
+    memcpy(buf, d + s, (size_t)(e - s));
+    buf[e - s] = 0;
+    *x = strtod(buf, &end);
+    return end == buf + (e - s);
+}
+
+static int is_lit_span(const char *d, int32_t s, int32_t e, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(e - s) == n && memcmp(d + s, lit, n) == 0;
+}
+
+/* the text d[s, e) into row i of c, typed as polars' cast from a string gives it (s < 0: null):
+ * an integer only of the shape -?\d{1,18}, a number as number_at reads it, a boolean true for
+ * replay/parsing/tables.py's TRUE_WORDS; 1 done, 0 refused (another shape: the caller's polars
+ * reference decides), -1 out of memory */
+int col_put(Col *c, Py_ssize_t i, const char *d, int32_t s, int32_t e)
+{
+    double x;
+    if (s < 0) {
+        col_null(c, i);
+        return 1;
+    }
+    switch (c->type) {
+    case COL_STR:
+        return col_str(c, i, d + s, e - s) ? 1 : -1;
+    case COL_I64:
+        if (!is_int(d + s, e - s))
+            return 0;
+        col_i64(c, i, int_at(d, s, e));
+        return 1;
+    case COL_BOOL:
+        col_bool(c, i, is_lit_span(d, s, e, "true") || is_lit_span(d, s, e, "found")
+                           || is_lit_span(d, s, e, "POTENTIALLY NEEDY"));
+        return 1;
+    default:
+        if (!number_at(d, s, e, &x))
+            return 0;
+        col_f64(c, i, x);
+        return 1;
+    }
+}
+
+/* (null_count, validity or None, values) or, for strings, (null_count, validity or None, offsets,
+ * data): each buffer handed over to a Buffer object (the column is left empty) */
+PyObject *col_to_python(Col *c)
+{
+    PyObject *valid, *vals, *offs = NULL, *data = NULL, *out;
+    if (c->nulls) {
+        valid = own_buffer(c->valid, (c->n + 7) / 8);
+    } else {
+        PyMem_RawFree(c->valid);
+        valid = Py_NewRef(Py_None);
+    }
+    c->valid = NULL;
+    if (c->type == COL_STR) {
+        offs = own_buffer(c->offs, 8 * (c->n + 1));
+        data = own_buffer(c->data, c->dlen);
+        c->offs = NULL, c->data = NULL;
+        PyMem_RawFree(c->vals);
+        c->vals = NULL;
+        out = valid && offs && data ? Py_BuildValue("(nOOO)", c->nulls, valid, offs, data) : NULL;
+        Py_XDECREF(offs), Py_XDECREF(data);
+    } else {
+        vals = own_buffer(c->vals, c->type == COL_BOOL ? (c->n + 7) / 8 : 8 * c->n);
+        c->vals = NULL;
+        out = valid && vals ? Py_BuildValue("(nOO)", c->nulls, valid, vals) : NULL;
+        Py_XDECREF(vals);
+    }
+    Py_XDECREF(valid);
+    return out;
+}
+
+/* typed(data, spans, ncols, types) -> [column per type] or None: the bucket's span columns typed
+ * (types: a COL_* code per column, 255 to skip it: None in its place) with the GIL released */
+PyObject *typed_columns(PyObject *self, PyObject *args)
+{
+    Py_buffer in, sp, ty;
+    int ncols, status = 1;
+    if (!PyArg_ParseTuple(args, "y*y*iy*", &in, &sp, &ncols, &ty))
+        return NULL;
+    Py_ssize_t n = ncols > 0 ? sp.len / (8 * ncols) : 0;
+    const uint8_t *types = ty.buf;
+    Col *cols = ty.len == ncols && ncols > 0 ? PyMem_RawCalloc((size_t)ncols, sizeof(Col)) : NULL;
+    PyObject *out = NULL;
+    if (!cols) {
+        status = -2;
+        PyErr_SetString(PyExc_ValueError, "typed: a type per column");
+    }
+    if (status == 1) {
+        Py_BEGIN_ALLOW_THREADS
+        const int32_t *s = sp.buf;
+        for (int k = 0; k < ncols && status == 1; k++) {
+            if (types[k] == 255)
+                continue;
+            if (!col_init(&cols[k], types[k], n))
+                status = -1;
+            for (Py_ssize_t r = 0; r < n && status == 1; r++)
+                status = col_put(&cols[k], r, in.buf, s[(r * ncols + k) * 2], s[(r * ncols + k) * 2 + 1]);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (status == -1)
+        PyErr_NoMemory();
+    else if (status == 0)
+        out = Py_NewRef(Py_None);
+    else if (status == 1 && (out = PyList_New(ncols)) != NULL)
+        for (int k = 0; k < ncols; k++) {
+            PyObject *col = types[k] == 255 ? Py_NewRef(Py_None) : col_to_python(&cols[k]);
+            if (!col) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, k, col);
+        }
+    for (int k = 0; cols && k < ncols; k++)
+        col_free(&cols[k]);
+    PyMem_RawFree(cols);
+    PyBuffer_Release(&in), PyBuffer_Release(&sp), PyBuffer_Release(&ty);
+    return out;
+}
