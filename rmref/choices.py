@@ -112,3 +112,8 @@ def allowed_orders(orders: Mapping[str, Sequence[int]],
 def within(shares: Iterable[tuple[int, int]], clearing: Clearing) -> bool:
     """Whether every share is in the clearing, each at most as often as it is there."""
     return not Counter(shares) - Counter(clearing)
+
+
+def rest(clearing: Clearing, done: Iterable[tuple[int, int]]) -> Clearing:
+    """The clearing less the shares `done` (each as often as it is there)."""
+    return tuple(sorted((Counter(clearing) - Counter(done)).elements()))

@@ -18,7 +18,7 @@ from replay.apps.verify import (
 )
 from replay.model.logged import Logged
 from rmref import Defrag
-from rmref.choices import Clearing, within
+from rmref.choices import Clearing, rest, within
 from rmref.constants import PURGE
 from rmref.defrag import NODE_IP
 from rmref.defrag_state import Unsettled
@@ -107,7 +107,7 @@ def _followed(d: Defrag, rm: Mapping[str, Clearing], logged_taken: Mapping[int, 
     unsettled round's alternatives; or where each round took an alternative within the RM's clearing
     yet the takings differ (equally full alternatives that only a later round tells apart), when
     following makes them the RM's. None: nothing to follow."""
-    if any(u.alternatives[u.taken] != _rm_alternative(u, rm) for u in d.unsettled if u.alternatives):
+    if any(u.alternatives[u.taken] != _rm_alternative(u, rm, d) for u in d.unsettled if u.alternatives):
         return rerun()
     logged = {j: v for j, v in logged_taken.items() if v}
     if _taken(d) == logged:
@@ -116,10 +116,11 @@ def _followed(d: Defrag, rm: Mapping[str, Clearing], logged_taken: Mapping[int, 
     return again if _taken(again) == logged else None
 
 
-def _rm_alternative(u: Unsettled, rm: Mapping[str, Clearing]) -> tuple[tuple[int, int], ...] | None:
+def _rm_alternative(u: Unsettled, rm: Mapping[str, Clearing], d: Defrag) -> tuple[tuple[int, int], ...] | None:
     """The fullest of an unsettled round's alternatives that the RM's clearing on its machine
-    contains (the RM may clear more there in later rounds), or None."""
-    fits = [alt for alt in u.alternatives if within(alt, rm.get(u.host, ()))]
+    contains beyond what earlier rounds cleared there (the RM may clear more in later rounds), or None."""
+    left = rest(rm.get(u.host, ()), [(a.donor_job, a.share_id) for a in d.actions[:u.action] if a.host == u.host])
+    fits = [alt for alt in u.alternatives if within(alt, left)]
     return max(fits, key=len, default=None)
 
 
