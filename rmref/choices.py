@@ -11,10 +11,15 @@ pick back to the phase (`prefer`, `choose`, `serve`) so what follows in the cycl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Hashable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import permutations, product
 from math import factorial
+
+# The shares defragmentation cleared on one machine: (job, share id; 0 for a new process), sorted,
+# a new process once for each (two new processes of one job on a machine are two entries)
+Clearing = tuple[tuple[int, int], ...]
 
 MAX_OPEN = 7  # at most this many items of open order are permuted (7! orders); beyond, no set is listed
 
@@ -102,3 +107,13 @@ def allowed_orders(orders: Mapping[str, Sequence[int]],
     if combos > factorial(MAX_OPEN):
         return []
     return [dict(zip(orders, combo)) for combo in product(*per_group)]
+
+
+def within(shares: Iterable[tuple[int, int]], clearing: Clearing) -> bool:
+    """Whether every share is in the clearing, each at most as often as it is there."""
+    return not Counter(shares) - Counter(clearing)
+
+
+def rest(clearing: Clearing, done: Iterable[tuple[int, int]]) -> Clearing:
+    """The clearing less the shares `done` (each as often as it is there)."""
+    return tuple(sorted((Counter(clearing) - Counter(done)).elements()))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rmref.caps import job_caps
+from rmref.choices import Clearing
 from rmref.constants import EVICT, NOT_NEW, REASSIGN
 from rmref.howmuch import HowMuch, how_much
 from rmref.memory import Memory
@@ -37,7 +38,7 @@ class Hints:
     # the RM's free choices, to follow where rmref finds them equal to its own (rmref.choices)
     prefer: Mapping[str, int] = field(default_factory=dict)  # machines' rank in an open order (what_of)
     cleared_first: tuple[str, ...] = ()  # machines cleared for a reservation, in an open node-map order (how_much)
-    choose: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # clearings (defragment)
+    choose: Mapping[str, Clearing] = field(default_factory=dict)  # clearings (defragment)
     known_order: Container[tuple[int, int]] | None = None  # job pairs of known tally order (defragment)
 
 

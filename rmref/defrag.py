@@ -49,13 +49,14 @@ so a caller can pass it to the next cycle.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import product
 
 import numpy as np
 
-from rmref.choices import allowed_orders
+from rmref.choices import Clearing, allowed_orders
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.defrag_state import (
     INVESTMENT, NODE_IP, SHARE_MAP, DJob, DState, TakeFromTheRich, Unsettled, build_state, contains, own_machines,
@@ -234,7 +235,7 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
                evictions: Sequence[Eviction], *, pure_fair_share: Mapping[int, int],
                job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
                serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
-               choose: Mapping[str, frozenset[tuple[int, int]]] | None = None) -> Defrag:
+               choose: Mapping[str, Clearing] | None = None) -> Defrag:
     """Detect jobs left short by fragmentation and clear space for them (insureFullEviction).
 
     `counts` are How Much's processes per job, `pure_fair_share` its pure (pre-bonus) fair share
@@ -255,10 +256,9 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     for tree in trees(inp):
         jobs = {w.job_id for w in tree.work}
         served = None if serve is None else {j: n for j, n in serve.items() if j in jobs}
-        state = build_state(tree, counts, [p for p in placements if p.job_id in jobs],
-                       [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth)
-        state.known, state.choose = known_order, choose or {}
-        parts.append(_defragment_tree(state, served))
+        fresh = partial(build_state, tree, counts, [p for p in placements if p.job_id in jobs],
+                        [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth)
+        parts.append(_follow_clearing(fresh, served, known_order, choose or {}))
         wealth = parts[-1].wealth  # users are shared by the trees' schedulers
     if len(parts) == 1:
         return parts[0]
@@ -272,6 +272,50 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
                   tuple(t for p in parts for t in p.take_from_the_rich), tuple(a for p in parts for a in p.actions),
                   tuple(j for p in parts for j in p.carried), dict(parts[-1].wealth), tuple(unsettled),
                   tuple(sorted(verdicts)))
+
+
+MAX_RUNS = 64  # runs of one pool tree's defragmentation tried for a clearing that matches the RM's
+
+
+def _clearing(state: DState) -> dict[str, Clearing]:
+    """Host -> the (donor job, share id; 0 for a new process) the run cleared there."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for a in state.actions:
+        out.setdefault(a.host, []).append((a.donor_job, a.share_id))
+    return {h: tuple(sorted(v)) for h, v in out.items()}
+
+
+def _matches(state: DState) -> bool:
+    """Whether the run cleared on each of the tree's machines what the RM cleared there (`choose`)."""
+    mine = _clearing(state)
+    return all(mine.get(h, ()) == tuple(sorted(state.choose.get(h, ()))) for h in state.nodes)
+
+
+def _follow_clearing(fresh: Callable[[], DState], serve: Mapping[int, int] | None,
+                     known: Container[tuple[int, int]] | None,
+                     choose: Mapping[str, Clearing]) -> Defrag:
+    """One pool tree defragmented from a `fresh` state. Where rounds offered alternatives that fit
+    the RM's clearing on their machine equally (`choose`: each a subset as full as the others), a
+    later round tells which the RM took (a share left in place kept its machine eligible): the
+    picks are tried depth first for the run whose clearing is the RM's on every machine; when none
+    is, or there is no RM clearing, each such round takes its first alternative (picks ())."""
+    picks: tuple[int, ...] = ()
+    first: Defrag | None = None
+    for _ in range(MAX_RUNS):
+        state = fresh()
+        state.known, state.choose, state.picks = known, choose, picks
+        result = _defragment_tree(state, serve)
+        if first is None:
+            first = result
+        if not choose or _matches(state):
+            return result
+        taken = (list(picks) + [0] * len(state.branches))[:len(state.branches)]
+        nxt = next((i for i in reversed(range(len(taken))) if taken[i] + 1 < state.branches[i]), None)
+        if nxt is None:
+            break
+        picks = (*taken[:nxt], taken[nxt] + 1)
+    assert first is not None
+    return first
 
 
 def _defragment_tree(state: DState, serve: Mapping[int, int] | None) -> Defrag:

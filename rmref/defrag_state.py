@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rmref.choices import Clearing
 from rmref.javahash import JavaHashMap, node_hash, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work
 from rmref.whatof import unschedulable_free
@@ -116,7 +117,11 @@ class DState:
     calls: list[TakeFromTheRich] = field(default_factory=list)
     unsettled: list[Unsettled] = field(default_factory=list)
     known: Container[tuple[int, int]] | None = None  # pairs of jobs whose tally order is known
-    choose: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # the RM's clearings
+    choose: Mapping[str, Clearing] = field(default_factory=dict)  # the RM's clearings
+    # where several alternatives of a round fit the RM's clearing equally well: which one each such
+    # round takes (in the order they come; 0 past the end), and how many each offered
+    picks: tuple[int, ...] = ()
+    branches: list[int] = field(default_factory=list)
 
 
 def identity_hash(m: Machine) -> int:

@@ -8,6 +8,7 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Protocol
 
 from rmref.caps import CapInput, Caps
+from rmref.choices import Clearing
 from rmref.defrag import Defrag
 from rmref.howmuch import HowMuch
 from rmref.model import CycleInput, Eviction, Placement
@@ -52,4 +53,4 @@ class DefragPhase(Protocol):
                  evictions: Sequence[Eviction], /, *, pure_fair_share: Mapping[int, int],
                  job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
                  serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
-                 choose: Mapping[str, frozenset[tuple[int, int]]] | None = None) -> Defrag: ...
+                 choose: Mapping[str, Clearing] | None = None) -> Defrag: ...

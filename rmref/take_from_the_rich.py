@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
-from rmref.choices import MAX_OPEN, linear_orders
+from rmref.choices import MAX_OPEN, linear_orders, rest, within
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.defrag_state import (
     INVESTMENT, NODE_IP, SHARE_MAP, DJob, DNode, DShare, DState, Unsettled, all_machines, identity_hash, user_of,
@@ -157,8 +157,16 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
         return cleared  # the open order of a share the round passes over changed nothing
     rm = state.choose.get(name)
     if rm is not None:  # the RM's clearing, when it is one of the alternatives (the fullest such)
-        fits = [alt for alt in alternatives if set(_ids(alt)) <= rm]
-        cleared = max(fits, key=len, default=cleared)
+        # what the RM cleared there less what earlier rounds of this cycle already cleared
+        left = rest(rm, [(a.donor_job, a.share_id) for a in state.actions if a.host == name])
+        fits = [alt for alt in alternatives if within(_ids(alt), left)]
+        fullest = [alt for alt in fits if len(alt) == max(map(len, fits))]
+        if len(fullest) > 1:  # only a later round tells them apart: the caller's `picks` decide
+            at = len(state.branches)
+            state.branches.append(len(fullest))
+            cleared = fullest[state.picks[at] if at < len(state.picks) else 0]
+        elif fullest:
+            cleared = fullest[0]
     taken = next((i for i, alt in enumerate(alternatives) if _ids(alt) == _ids(cleared)), 0)
     shares = tuple(sorted({(ordered[i].job_id, ordered[i].share_id) for i in doubtful}))
     state.unsettled.append(Unsettled(nj.work.job_id, name, shares, tuple(reasons), len(state.actions),

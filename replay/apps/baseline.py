@@ -21,6 +21,7 @@ from replay.apps.measures import holdings, taken_shares
 from replay.apps.verify import verdict_admitted
 from replay.model.damage import Damage
 from replay.model.logged import Logged
+from rmref.choices import Clearing
 from rmref.constants import ALREADY_LEAVING, PURGES, RESERVATION
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.memory import Memory
@@ -94,7 +95,7 @@ class Choices:
     names): each is read by rmref's phase only among the choices it finds equal itself."""
 
     prefer: Mapping[str, int] = field(default_factory=dict)  # What Of: machines' rank in an open order
-    choose: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # takeFromTheRich's clearings
+    choose: Mapping[str, Clearing] = field(default_factory=dict)  # takeFromTheRich's clearings
     cleared: tuple[str, ...] = ()  # How Much: machines cleared for a reservation, in an open node-map order
     known_order: Container[tuple[int, int]] | None = None  # detectFragmentation: job pairs of known tally order
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, served where admitted

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from rmref.choices import HostTie, host_choice
+from rmref.choices import Clearing, HostTie, host_choice
 from rmref.defrag import Defrag, Unsettled
 from rmref.model import CycleInput, Placement
 from rmref.node_ips import ips_reproducing
@@ -136,22 +136,22 @@ def verdict_admitted(d: Defrag, theirs: Mapping[int, int]) -> bool:
 
 
 def cleared_by_rm(placed: Sequence[tuple[int, str, int, int]], published: Mapping[int, object],
-                  taken: Mapping[int, Sequence[tuple[str, int]]]) -> dict[str, frozenset[tuple[int, int]]]:
+                  taken: Mapping[int, Sequence[tuple[str, int]]]) -> dict[str, Clearing]:
     """Host -> the (job, share id; 0 for a new process) the RM's defragmentation cleared there: the
     running shares it took (`taken`), and the new processes What Of placed that the published
     schedule does not add for their job (handed over or dropped)."""
-    out: dict[str, set[tuple[int, int]]] = {}
+    out: dict[str, list[tuple[int, int]]] = {}
     for job, shares in taken.items():
         for host, sid in shares:
-            out.setdefault(host, set()).add((job, sid))
+            out.setdefault(host, []).append((job, sid))
     added: Counter[tuple[int, str]] = Counter()
     for job, pub in published.items():
         additions = pub[0] if isinstance(pub, tuple) else ()
         added.update((job, h) for h in additions)
     gone = Counter((job, host) for job, host, _o, _s in placed) - added
-    for job, host in gone:
-        out.setdefault(host, set()).add((job, 0))
-    return {h: frozenset(v) for h, v in out.items()}
+    for (job, host), n in gone.items():
+        out.setdefault(host, []).extend([(job, 0)] * n)
+    return {h: tuple(sorted(v)) for h, v in out.items()}
 
 
 def _cleared_words(shares: Sequence[tuple[int, int]]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rmref.choices import MAX_OPEN, HostTie, allowed_orders, linear_orders, met_order, tie_groups
+from rmref.choices import MAX_OPEN, HostTie, allowed_orders, linear_orders, met_order, rest, tie_groups, within
 
 
 def test_linear_orders_keep_the_settled_pairs():
@@ -36,3 +36,16 @@ def test_met_order_reorders_only_within_a_group():
     assert groups == [[0, 2, 3]]
     assert met_order(hosts, groups, {"c": 0, "b": 1}) == ["c", "x", "b", "a"]
     assert met_order(hosts, groups, {}) == hosts
+
+
+def test_clearing_counts_new_processes_one_by_one():
+    """Two new processes of job 10 dropped on a machine: a round dropping both and another of job 2
+    is not inside a clearing of one of job 10 and one of job 2 (hand-worked, as in
+    fixtures/corpus/defrag_new_processes_counted)."""
+    rm = ((2, 0), (10, 0))
+    assert within([(10, 0), (2, 0)], rm)
+    assert not within([(10, 0), (10, 0), (2, 0)], rm)
+    assert within([(10, 0), (10, 0)], ((10, 0), (10, 0), (6, 0)))
+    # an earlier round of the cycle took one of job 9's: only one of job 9's is left to clear
+    assert rest(((6, 0), (9, 0), (9, 0)), [(9, 0)]) == ((6, 0), (9, 0))
+    assert not within([(9, 0), (9, 0)], rest(((6, 0), (9, 0), (9, 0)), [(9, 0)]))

@@ -18,6 +18,7 @@ from replay.apps.verify import (
 )
 from replay.model.logged import Logged
 from rmref import Defrag
+from rmref.choices import Clearing, rest, within
 from rmref.constants import PURGE
 from rmref.defrag import NODE_IP
 from rmref.defrag_state import Unsettled
@@ -71,8 +72,9 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
     verified_taken: dict[int, Verified] = {}
     if follow is not None and any(u.alternatives for u in d.unsettled):
         rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
-        if any(u.alternatives[u.taken] != _rm_alternative(u, rm) for u in d.unsettled if u.alternatives):
-            d = phase(inp, counts, placed, gone, choose=rm, **kwargs)  # the RM's clearing, where rmref has it
+        again = _followed(d, rm, logged_taken, lambda: phase(inp, counts, placed, gone, choose=rm, **kwargs))
+        if again is not None:
+            d = again  # the RM's clearing, where rmref has it
             why = unsettled_sentence(d.unsettled)
             verified_taken = {j: Verified(("taken", own_taken.get(j)), why) for j in set(own_taken) | set(_taken(d))
                               if own_taken.get(j) != _taken(d).get(j)}
@@ -99,15 +101,31 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
     return d
 
 
-def _rm_alternative(u: Unsettled, rm: Mapping[str, frozenset[tuple[int, int]]]) -> tuple[tuple[int, int], ...] | None:
+def _followed(d: Defrag, rm: Mapping[str, Clearing], logged_taken: Mapping[int, Any],
+              rerun: Callable[[], Defrag]) -> Defrag | None:
+    """The run that follows the RM's clearing (`rerun`), where rmref's own run took another of an
+    unsettled round's alternatives; or where each round took an alternative within the RM's clearing
+    yet the takings differ (equally full alternatives that only a later round tells apart), when
+    following makes them the RM's. None: nothing to follow."""
+    if any(u.alternatives[u.taken] != _rm_alternative(u, rm, d) for u in d.unsettled if u.alternatives):
+        return rerun()
+    logged = {j: v for j, v in logged_taken.items() if v}
+    if _taken(d) == logged:
+        return None
+    again = rerun()
+    return again if _taken(again) == logged else None
+
+
+def _rm_alternative(u: Unsettled, rm: Mapping[str, Clearing], d: Defrag) -> tuple[tuple[int, int], ...] | None:
     """The fullest of an unsettled round's alternatives that the RM's clearing on its machine
-    contains (the RM may clear more there in later rounds), or None."""
-    fits = [alt for alt in u.alternatives if set(alt) <= rm.get(u.host, frozenset())]
+    contains beyond what earlier rounds cleared there (the RM may clear more in later rounds), or None."""
+    left = rest(rm.get(u.host, ()), [(a.donor_job, a.share_id) for a in d.actions[:u.action] if a.host == u.host])
+    fits = [alt for alt in u.alternatives if within(alt, left)]
     return max(fits, key=len, default=None)
 
 
 def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping[int, Any],
-                        rerun: Callable[[dict[str, frozenset[tuple[int, int]]]], Defrag],
+                        rerun: Callable[[dict[str, Clearing]], Defrag],
                         follow: Follow) -> tuple[Defrag, dict[int, Verified]]:
     """takeFromTheRich met machines of equal wealth and memory in the order of a node map hashed on
     IPs the log (before DUCC 3.0.0) never shows: where the RM cleared one of them, and rmref clearing

@@ -8,6 +8,7 @@ from typing import Any
 
 from replay.apps.baseline import NONE, Choices
 from rmref import Phases
+from rmref.choices import Clearing
 
 # rmref's own phases, which read a mapping's items (never its order) and a sequence's items
 # (never its type): a call with such equal arguments gives the same result, so the chained run
@@ -80,7 +81,7 @@ class Follow:
     """The RM's free choices one cycle's phases verified, for the chained run to follow."""
 
     prefer: dict[str, int] = field(default_factory=dict)  # What Of: machines' rank in an open order
-    choose: dict[str, frozenset[tuple[int, int]]] = field(default_factory=dict)  # takeFromTheRich's clearings
+    choose: dict[str, Clearing] = field(default_factory=dict)  # takeFromTheRich's clearings
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, one of rmref's
     # How Much: the machines the RM cleared for a reservation, where the node-map order is open
     cleared: tuple[str, ...] = ()
