@@ -113,33 +113,13 @@ int col_str(Col *c, Py_ssize_t i, const char *p, Py_ssize_t n)
     return 1;
 }
 
-/* a NUM token (the templates': [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity)), which number_at
- * reads into *x as polars' cast reads it: correctly rounded, NaN and Infinity with their sign; 0
- * when it is not one */
-static int is_num_token(const char *p, Py_ssize_t n)
-{
-    Py_ssize_t i = n > 0 && (p[0] == '-' || p[0] == '+'), start;
-    if ((n - i == 3 && memcmp(p + i, "NaN", 3) == 0) || (n - i == 8 && memcmp(p + i, "Infinity", 8) == 0))
-        return 1;
-    for (start = i; i < n && is_digit(p[i]); i++) {}
-    if (i == start)
-        return 0;
-    if (i < n && p[i] == '.')
-        for (i++; i < n && is_digit(p[i]); i++) {}
-    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-        i += i + 1 < n && (p[i + 1] == '-' || p[i + 1] == '+');
-        for (start = ++i; i < n && is_digit(p[i]); i++) {}
-        if (i == start)
-            return 0;
-    }
-    return i == n;
-}
-
+/* a NUM token (is_num), read into *x as polars' cast reads it: correctly rounded, NaN and Infinity
+ * with their sign; 0 when it is not one */
 static int number_at(const char *d, int32_t s, int32_t e, double *x)
 {
     char buf[64], *end;
     /* any other shape (a hex float strtod reads, ".5", "inf") is the reference path's to decide */
-    if (e - s <= 0 || e - s >= (int32_t)sizeof buf || !is_num_token(d + s, e - s))
+    if (e - s <= 0 || e - s >= (int32_t)sizeof buf || !is_num(d + s, e - s))
         return 0;
     memcpy(buf, d + s, (size_t)(e - s));
     buf[e - s] = 0;

@@ -37,6 +37,27 @@ static inline int64_t int_at(const char *d, int32_t s, int32_t e)
     return neg ? -x : x;
 }
 
+/* the whole token is the grammar's NUM, [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity) (an INT is one):
+ * the templates' K_NUM fields, and the numbers arrow.c types */
+static inline int is_num(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i = n > 0 && (p[0] == '-' || p[0] == '+'), start;
+    if ((n - i == 3 && memcmp(p + i, "NaN", 3) == 0) || (n - i == 8 && memcmp(p + i, "Infinity", 8) == 0))
+        return 1;
+    for (start = i; i < n && is_digit(p[i]); i++) {}
+    if (i == start)
+        return 0;
+    if (i < n && p[i] == '.')
+        for (i++; i < n && is_digit(p[i]); i++) {}
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i += i + 1 < n && (p[i + 1] == '-' || p[i + 1] == '+');
+        for (start = ++i; i < n && is_digit(p[i]); i++) {}
+        if (i == start)
+            return 0;
+    }
+    return i == n;
+}
+
 /* ---- token templates (templates.c) ---- */
 /* op codes and field kinds, numbered as replay/parsing/templates.py numbers them */
 enum { T_LIT = 0, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST };

@@ -67,26 +67,6 @@ static int is_nqm(const char *p, Py_ssize_t n)
     return q && all_digits(p, q - p) && all_digits(q + 1, n - (q - p) - 1);
 }
 
-/* the whole token is the grammar's NUM, [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity) (an INT is one) */
-static int is_num(const char *p, Py_ssize_t n)
-{
-    Py_ssize_t i = n > 0 && (p[0] == '-' || p[0] == '+'), start;
-    if ((n - i == 3 && memcmp(p + i, "NaN", 3) == 0) || (n - i == 8 && memcmp(p + i, "Infinity", 8) == 0))
-        return 1;
-    for (start = i; i < n && is_digit(p[i]); i++) {}
-    if (i == start)
-        return 0;
-    if (i < n && p[i] == '.')
-        for (i++; i < n && is_digit(p[i]); i++) {}
-    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-        i += i + 1 < n && (p[i + 1] == '-' || p[i + 1] == '+');
-        for (start = ++i; i < n && is_digit(p[i]); i++) {}
-        if (i == start)
-            return 0;
-    }
-    return i == n;
-}
-
 /* Any token, but those the grammar's lexer may read as another terminal where its LALR states
  * merge (a run of '=' or ':' alone, "wantedby.X"): a user or host never looks like them, and the
  * reference paths decide. */
