@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
+from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
 from rmref import job_order
 from rmref.model import Machine, Nodepool
@@ -54,9 +55,11 @@ def logged_stale_free(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[tuple[in
                                                                      dict[tuple[int, str], int]]:
     """(cycle, host) -> the stale free size the cycle's first line about it printed: within How
     Much, and after it (What Of's accounting)."""
-    lines = (tables["nodes"].filter(pl.col("event").is_in(["bad_virtual", "virtual_fill"])
-                                    & pl.col("cycle").is_not_null())
-             .join(_howmuch_end(tables), on="cycle", how="left")
+    printed = narrow(tables, "nodes", ("cycle", "host", "event", "count", "file", "line")).filter(
+        pl.col("event").is_in(["bad_virtual", "virtual_fill"]) & pl.col("cycle").is_not_null())
+    if printed.is_empty():  # (most logs: How Much's lines are not read at all)
+        return {}, {}
+    lines = (printed.join(_howmuch_end(tables, printed["cycle"].unique()), on="cycle", how="left")
              # a line in another file than How Much's last (a cycle cut by a roll) is taken as How Much's
              .with_columns(whatof=(pl.col("file") == pl.col("end_file")) & (pl.col("line") > pl.col("end_line")))
              .with_columns(pl.col("whatof").fill_null(False))
@@ -67,12 +70,14 @@ def logged_stale_free(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[tuple[in
     return out
 
 
-def _howmuch_end(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """Per cycle, the file and line of How Much's last line (its counters and counting messages)."""
-    counted = [tables["rmcounter"].select("cycle", "file", "line"),
-               tables["counts"].filter(pl.col("kind") != "given").select("cycle", "file", "line")]
+def _howmuch_end(tables: Mapping[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFrame:
+    """Per cycle of `cycles`, the file and line of How Much's last line (its counters and counting
+    messages); only those columns are read (the counters' vectors are most of a log's tables)."""
+    counted = [narrow(tables, "rmcounter", ("cycle", "file", "line")),
+               narrow(tables, "counts", ("cycle", "kind", "file", "line")).filter(pl.col("kind") != "given")
+               .select("cycle", "file", "line")]
     return (pl.concat([c.with_columns(pl.col("line").cast(pl.UInt32)) for c in counted])
-            .filter(pl.col("cycle").is_not_null())
+            .filter(pl.col("cycle").is_in(cycles.implode()))
             .sort("cycle", "line").group_by("cycle", maintain_order=True).last()
             .rename({"file": "end_file", "line": "end_line"}))
 
