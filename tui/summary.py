@@ -21,16 +21,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.keys import audit_stored, code_fingerprint, config_digest, rmreplay_version, slot_of, tables_id
 from replay.parsing.manifest import content_of, parse_dir_manifest
 from replay.parsing.sources import InputError
+
+_TMP = ".tmp-"  # a first screen being written: `.tmp-<pid>-<random>.json`, renamed into place
 
 FORMAT = "rmreplay-tui-first/1"
 # an audit `rmreplay audit DIR -o DIR` wrote into the parse directory itself: the TUI shows it in
@@ -126,9 +128,10 @@ def write(path: Path, first: FirstScreen) -> None:
     a cache that cannot be written is left as it is."""
     data: Mapping[str, Any] = {"format": FORMAT, "key": path.stem, **first.__dict__}
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp")
+    tmp = path.with_name(temp_name(_TMP, ".json"))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_left(path.parent, _TMP)  # what a process killed between writing and renaming left
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError:

@@ -41,10 +41,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pickle
 import shutil
-import uuid
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -64,6 +62,7 @@ from replay.model.reads import audit_columns
 from replay.model.start import ReplayStart, replay_start
 from replay.model.bootstrap import Bootstrap
 from replay.parsing.keys import AUDIT_FORMAT, code_fingerprint, rmreplay_version, tables_id
+from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.outdir import signals_held  # the outputs' rule: clean-up not interrupted
 from replay.parsing.sources import InputError
 from replay.parsing.store import ParquetTables
@@ -323,22 +322,9 @@ class _Writer:
             return False
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
 def _remove_leftovers(folder: Path) -> None:
     """Siblings left by audits whose process was killed before it could store or remove them."""
-    for tmp in folder.glob(".tmp-*"):
-        pid = tmp.name.split("-")[1]
-        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
-            shutil.rmtree(tmp, ignore_errors=True)
+    remove_left(folder, ".tmp-")
 
 
 def _finish(tmp: Path, place: Place, result: AuditResult, writer: _Writer, tables: Mapping[str, pl.DataFrame],
@@ -379,7 +365,7 @@ def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Pla
     if place is None:
         return Kept(audit(tables, boot, progress=progress), False, None)
     _remove_leftovers(place.folder)
-    tmp = place.folder / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    tmp = place.folder / temp_name(".tmp-")
     with signals_held():  # a Ctrl-C lands before the sibling is made or inside the `try` that removes it
         writer = _Writer(tmp)
     try:

@@ -14,7 +14,6 @@ file that changed is hashed again.
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ import polars as pl
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.digest import cache_root, content_digest, stat_key
 from replay.parsing.keys import slot_of
+from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.sources import InputError, Source
@@ -107,7 +107,8 @@ def _cached_lines(slot: Path, inputs: Inputs, say: OnProgress) -> pl.DataFrame:
     say(Progress("reading the raw lines"))
     lines = read_lines(inputs.sources)
     try:
-        tmp = slot / f"lines.{uuid.uuid4().hex}.tmp"
+        remove_left(slot, ".tmp-")
+        tmp = slot / temp_name(".tmp-", "-lines.parquet")
         lines.write_parquet(tmp, compression="zstd")
         tmp.replace(path)
     except OSError:
@@ -160,7 +161,10 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
     from replay.parsing.limits import available_cores
     from replay.parsing.pipeline import named_lines, run
 
-    tmp = cache_root() / f"tmp-{uuid.uuid4().hex}" if use_cache and content else None
+    tmp = None
+    if use_cache and content:
+        remove_left(cache_root(), "tmp-")  # slots half written by a process that was killed
+        tmp = cache_root() / temp_name("tmp-")
     before = [stat_key(s.path) for s in inputs.sources]
     sink = _Tee(tmp / "tables" if tmp else None, columns, on_disk_only=bool(columns))
     kept: list[pl.DataFrame] = []

@@ -28,7 +28,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import secrets
 import shutil
 import signal
 import threading
@@ -36,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.logdir import input_record
 from replay.parsing.manifest import MANIFEST, build_manifest, read_manifest, write_manifest
 from replay.parsing.sources import InputError
@@ -87,27 +87,9 @@ def check_replaceable(target: Path, force: bool, command: str, inputs: Iterable[
     raise InputError(f"{target}: exists and is not a directory; choose another name, or add --force to replace it")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale(target: Path) -> None:
     """Remove temporary siblings of `target` left by rmreplay runs that no longer exist."""
-    prefix = f".{target.name}{_TMP_TAG}"
-    try:
-        siblings = [p for p in target.parent.iterdir() if p.name.startswith(prefix)]
-    except OSError:
-        return
-    for p in siblings:
-        pid = p.name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and not _pid_alive(int(pid)):
-            _remove(p)
+    remove_left(target.parent, f".{target.name}{_TMP_TAG}")
 
 
 def _remove(path: Path) -> None:
@@ -121,7 +103,7 @@ def _remove(path: Path) -> None:
 
 
 def _sibling(target: Path) -> Path:
-    return target.with_name(f".{target.name}{_TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    return target.with_name(temp_name(f".{target.name}{_TMP_TAG}", ".tmp"))
 
 
 @contextmanager

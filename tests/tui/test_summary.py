@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -233,8 +234,14 @@ def test_a_kept_first_screen_is_written_whole(tmp_path):
     folder = tmp_path / "slot" / "tui"
     path = folder / ("a" * 40 + ".json")
     first = summary.FirstScreen("x", 1, 2, 7, "-", ["     1", "     2"], ["job_id"], [[3]], "audit: ok", "k")
+    folder.mkdir(parents=True)
+    dead = folder / ".tmp-999999999-0123456789ab.json"  # a writer killed between writing and renaming
+    live = folder / f".tmp-{os.getppid()}-0123456789ab.json"  # one still writing
+    dead.write_text("{")
+    live.write_text("{")
     summary.write(path, first)
-    assert [p.name for p in folder.iterdir()] == [path.name]
+    assert sorted(p.name for p in folder.iterdir()) == sorted([path.name, live.name])
+    live.unlink()
     assert json.loads(path.read_text())["key"] == path.stem
     assert summary.read(path) is None  # (its audit, "k", is not stored)
     blocked = tmp_path / "file"
