@@ -1,5 +1,7 @@
-"""The hash order of jobs, for the harness's DuccIds (`hash_bucket`): hashes that keep every order the
-log shows a map of jobs walked in, at the size the map had.
+"""The hash order of DuccIds, for the harness's UUIDs: hashes that keep every order the log shows a
+`HashMap` keyed by DuccIds walked in, at the size the map had. The maps of jobs give the jobs'
+(`hash_bucket`, below); a job's map of shares gives its shares' (`share_buckets`,
+`replay.javarm.hash_orders`). One solver (`hashes_of`) serves both, each a problem apart.
 
 The RM keeps each class's jobs in a `HashMap` keyed by the job (its DuccId's hash: 31 + its UUID's)
 and walks it every cycle: computing every job's cap (`getPrjCap`/`initJobCap` lines, `job_caps`) and,
@@ -14,8 +16,8 @@ different classes: it ties the classes' hashes together.
 
 An INFO log shows no UUID, but it shows these walks and the size of each map. The hashes chosen are
 the least values (in arrival order) under which every walk comes out as logged at the size its map had
-then: a small constraint problem per group of maps that share jobs, solved by propagation and search.
-Jobs in no such walk get none: their UUIDs come from the seed.
+then: a small constraint problem per group of maps that share keys, solved by propagation and search.
+Keys in no such walk get none: their UUIDs come from the seed.
 Where a group's walks contradict each other under any hashes, its hashes keep its walks up to the last
 cycle they can (`Hashes.kept_to`).
 """
@@ -36,21 +38,22 @@ NEEDY = "(needy)"  # the name of the needy map's walks
 
 @dataclass(frozen=True)
 class Listing:
-    """One walk of a map of jobs: the jobs in the order printed, the map's size in bits, and the order they
-    were put in (`inserted`; empty: a class's map, which takes each job as it comes)."""
+    """One walk of a map keyed by DuccIds: its keys (job or share ids) in the order printed, the map's size
+    in bits, and the order they were put in (`inserted`; empty: a class's map, which takes each job as it
+    comes)."""
 
     cycle: int
-    klass: str  # the class whose map it is, or NEEDY
-    jobs: tuple[int, ...]
+    owner: str  # whose map: a class's name, NEEDY, or a job's map of shares (hash_orders.share_map)
+    keys: tuple[int, ...]
     bits: int
     inserted: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class Hashes:
-    """Per job the hash chosen; per group of maps whose listings contradict each other (its classes,
-    joined by `+`) the last cycle whose listings the hashes keep, and the jobs listed only after it
-    (left to the seed)."""
+    """Per key (job or share id) the hash chosen; per group of maps whose listings contradict each other
+    (their owners, joined by `+`) the last cycle whose listings the hashes keep, and the keys listed only
+    after it (left to the seed)."""
 
     hash_of: dict[int, int]
     kept_to: dict[str, int]
@@ -134,8 +137,9 @@ def hash_buckets(tables: Mapping[str, pl.DataFrame]) -> Hashes:
 
 
 def hashes_of(walks: Iterable[Listing]) -> Hashes:
-    """Per group of maps that share jobs, the least hashes that keep their listings; where none do,
-    those that keep the longest run of its first cycles."""
+    """Per group of maps that share keys, the least hashes that keep their listings; where none do,
+    those that keep the longest run of its first cycles. The walks are of one kind of key (jobs, or
+    shares): ids of the other kind would be taken for the same DuccIds."""
     hash_of: dict[int, int] = {}
     kept_to: dict[str, int] = {}
     left = 0
@@ -144,14 +148,14 @@ def hashes_of(walks: Iterable[Listing]) -> Hashes:
         if found is None:
             n = _longest_prefix(group)
             found = solve(group[:n]) or {}
-            kept_to["+".join(sorted({w.klass for w in group}))] = group[n - 1].cycle if n else -1
-            left += len({j for w in group for j in w.jobs} - set(found))
+            kept_to["+".join(sorted({w.owner for w in group}))] = group[n - 1].cycle if n else -1
+            left += len({j for w in group for j in w.keys} - set(found))
         hash_of.update(found)
     return Hashes(hash_of, kept_to, left)
 
 
 def _groups(walks: list[Listing]) -> list[list[Listing]]:
-    """The walks in groups that share no job (each by cycle): each group's hashes are a problem apart."""
+    """The walks in groups that share no key (each by cycle): each group's hashes are a problem apart."""
     parent: dict[int, int] = {}
 
     def root(j: int) -> int:
@@ -160,13 +164,13 @@ def _groups(walks: list[Listing]) -> list[list[Listing]]:
             j = parent[j]
         return j
     for w in walks:
-        for j in w.jobs[1:]:
-            parent[root(j)] = root(w.jobs[0])
+        for j in w.keys[1:]:
+            parent[root(j)] = root(w.keys[0])
     groups: dict[int, list[Listing]] = {}
     for w in walks:
-        if w.jobs:
-            groups.setdefault(root(w.jobs[0]), []).append(w)
-    return [sorted(g, key=lambda w: (w.cycle, w.klass)) for _, g in sorted(groups.items())]
+        if w.keys:
+            groups.setdefault(root(w.keys[0]), []).append(w)
+    return [sorted(g, key=lambda w: (w.cycle, w.owner)) for _, g in sorted(groups.items())]
 
 
 def _longest_prefix(walks: list[Listing]) -> int:
@@ -182,12 +186,12 @@ def _longest_prefix(walks: list[Listing]) -> int:
 
 
 def solve(walks: list[Listing]) -> dict[int, int] | None:
-    """job -> the least hash (by arrival) under which every walk lists its jobs as it does: preferably
-    one bucket per job at every size, else jobs that came in the order listed sharing one (never more
+    """key -> the least hash (by arrival) under which every walk lists its keys as it does: preferably
+    one bucket per key at every size, else keys that came in the order listed sharing one (never more
     than TREEIFY of a walk); None when no hashes do."""
     arrival: dict[int, tuple[int, int]] = {}
     for walk in walks:
-        for job in walk.jobs:
+        for job in walk.keys:
             arrival.setdefault(job, (walk.cycle, job))
     if not arrival:
         return {}
@@ -196,9 +200,10 @@ def solve(walks: list[Listing]) -> dict[int, int] | None:
         cons: dict[tuple[int, int, int], bool] = {}  # (a, b, bits) -> strict: a walks before b at that size
         for walk in walks:
             put = {j: k for k, j in enumerate(walk.inserted)}
-            for a, b in zip(walk.jobs, walk.jobs[1:], strict=False):
-                # a bucket walks its jobs in the order they were put in: a class's map, as they came (shared
-                # only by jobs of different cycles); a needy map, as detectFragmentation found them
+            for a, b in zip(walk.keys, walk.keys[1:], strict=False):
+                # a bucket walks its keys in the order they were put in: a class's map, as they came (shared
+                # only by jobs of different cycles); a needy map, as detectFragmentation found them; a job's
+                # map of shares, as the RM created them
                 came_first = put[a] < put[b] if put else arrival[a][0] < arrival[b][0]
                 strict = not shared or not came_first
                 cons[(a, b, walk.bits)] = cons.get((a, b, walk.bits), False) or strict
@@ -209,11 +214,11 @@ def solve(walks: list[Listing]) -> dict[int, int] | None:
 
 
 def crowded(hashes: Mapping[int, int], walks: Iterable[Listing]) -> bool:
-    """Whether some walk's map would hold more than TREEIFY jobs in one bucket: below 64 buckets such a map
+    """Whether some walk's map would hold more than TREEIFY keys in one bucket: below 64 buckets such a map
     doubles (HashMap.treeifyBin), and would walk another order than the one chosen."""
     for walk in walks:
         counts: dict[int, int] = {}
-        for job in walk.jobs:
+        for job in walk.keys:
             bucket = hashes[job] % (1 << walk.bits)
             counts[bucket] = counts.get(bucket, 0) + 1
             if counts[bucket] > TREEIFY:

@@ -20,7 +20,7 @@ import polars as pl
 from replay.apps.simulate.orchestrator import item_model
 from replay.apps.simulate.reconstruct import median_gap
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
-from replay.javarm.hash_orders import as_orders, buckets_of, share_sequences
+from replay.javarm.hash_orders import share_hashes
 from replay.javarm.hashes import Hashes, hash_buckets
 from replay.javarm.order import addition_orders, investment_orders
 from replay.model.start import bootstrap
@@ -275,14 +275,17 @@ def _hash_note(hashes: Hashes) -> str:
             + (f"; {cut}; {hashes.left} job(s) left to the seed" if cut else ""))
 
 
-def _share_note(buckets: Mapping[int, int], left: int) -> str:
+def _share_note(hashes: Hashes) -> str:
     """What the scenario assumed of the RM's hash order of shares (replay.javarm.hash_orders)."""
-    if not buckets:
-        return ("share DuccIds: UUIDs from the seed (" + ("the log's Existing lists order tied shares in ways no "
-                "buckets keep" if left else "no Existing list shows shares that tie") + ")")
-    return (f"share DuccIds: {len(buckets)} share(s) the log's Existing lists show tied (uninitialized, equal "
-            "times) hashed into buckets in the order listed, by the log's share ids (the harness's where it "
-            "numbered shares as the log did); the others from the seed")
+    cut = "; ".join(f"{k}'s map of shares: its listings up to cycle {c:,} (later ones contradict them)"
+                    for k, c in sorted(hashes.kept_to.items()))
+    if not hashes.hash_of:
+        return ("share DuccIds: UUIDs from the seed (" + (f"the log's Existing lists order tied shares in ways no "
+                f"hashes keep: {cut}" if cut else "no Existing list shows shares that tie") + ")")
+    return (f"share DuccIds: {len(hashes.hash_of)} share(s) the log's Existing lists show tied (uninitialized, "
+            "equal times) given hashes under which each job's map of shares, at the size it had, walks them in "
+            "the order listed, by the log's share ids (the harness's where it numbered shares as the log did); "
+            "the others from the seed" + (f"; {cut}; {hashes.left} share(s) left to the seed" if cut else ""))
 
 
 def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
@@ -381,9 +384,9 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         added = addition_orders(tables, shift_ms)
         hashes = hash_buckets(tables)
         assumed.append(_hash_note(hashes))
-        shares, left = buckets_of(as_orders(share_sequences(tables)))
-        scenario["share_buckets"] = {str(k): v for k, v in sorted(shares.items())}
-        assumed.append(_share_note(shares, left))
+        shares = share_hashes(tables)
+        scenario["share_buckets"] = {str(k): v for k, v in sorted(shares.hash_of.items())}
+        assumed.append(_share_note(shares))
         for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]

@@ -9,7 +9,7 @@ in test_javarm.py.
 from __future__ import annotations
 
 from replay.apps.simulate.reconstruct import median_gap, stop_delay
-from replay.javarm.hash_orders import as_orders, buckets_of, share_sequences
+from replay.javarm.hash_orders import share_hashes, share_listings, share_map
 from replay.javarm.hashes import hash_buckets
 from replay.apps.simulate.simulation import simulate
 from replay.javarm.scenario import _in_id_order, config_from_dir, config_from_log, scenario_of
@@ -66,11 +66,12 @@ def test_tied_shares_in_the_existing_list():
     time 0) and keep the hash order of their DuccIds. Shares 52 and 53 (reported Running, time 0) are
     sorted by investment, never as a tie."""
     tables = parsed("heldout/seed47-070").tables
-    sequences = share_sequences(tables)
-    assert [44, 48, 25] in [seq for _c, seq in sequences]
-    assert not any(52 in seq and 53 in seq for _c, seq in sequences)
-    buckets, left = buckets_of(as_orders(sequences))
-    assert left == 0 and buckets[44] < buckets[48] < buckets[25]
+    walks = share_listings(tables)
+    assert (share_map(4), (44, 48, 25)) in [(w.owner, w.keys) for w in walks]
+    assert not any(52 in w.keys and 53 in w.keys for w in walks)
+    hashes = share_hashes(tables)
+    buckets = hashes.hash_of
+    assert hashes.left == 0 and not hashes.kept_to and buckets[44] < buckets[48] < buckets[25]
     sim = simulate(tables)
     scen = scenario_of(sim.workload, len(sim.context.cycles), config_from_log(tables), 1, tables)
     given = scen.scenario["share_buckets"]

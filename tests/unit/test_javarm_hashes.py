@@ -1,6 +1,6 @@
-"""Orders the harness is given: its job hashes (replay.javarm.hashes), hand-worked against Java's HashMap
-and checked against the listings of the bundled logs themselves, and the order of processes added at once
-(replay.javarm.order.addition_orders)."""
+"""Orders the harness is given: its job and share hashes (replay.javarm.hashes, one solver for both;
+replay.javarm.hash_orders), hand-worked against Java's HashMap and checked against the listings of the
+bundled logs themselves, and the order of processes added at once (replay.javarm.order.addition_orders)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def test_a_map_that_grows_to_32_buckets_reorders_by_bit_4():
     got = solve([first, grown])
     assert got == {k: k - 1 + (16 if k % 2 == 0 else 0) for k in range(1, 13)} | {13: 11}
     arrival = {j: (1, j) for j in range(1, 13)} | {13: (2, 13)}
-    assert walk(got, first.jobs, 4, arrival) == list(first.jobs)
-    assert walk(got, grown.jobs, 5, arrival) == list(grown.jobs)
+    assert walk(got, first.keys, 4, arrival) == list(first.keys)
+    assert walk(got, grown.keys, 5, arrival) == list(grown.keys)
 
 
 def test_no_bucket_holds_a_ninth_job():
@@ -61,7 +61,7 @@ def test_no_bucket_holds_a_ninth_job():
     nine = Listing(1, "n", tuple(range(1, 10)), 4)
     assert crowded({j: 0 for j in range(1, 10)}, [nine])
     assert not crowded({j: 0 for j in range(1, 9)}, [Listing(1, "n", tuple(range(1, 9)), 4)])
-    assert not crowded({j: 16 * (j % 2) for j in range(1, 10)}, [Listing(1, "n", nine.jobs, 5)])
+    assert not crowded({j: 16 * (j % 2) for j in range(1, 10)}, [Listing(1, "n", nine.keys, 5)])
 
 
 def test_contradicting_listings_keep_the_first_cycles():
@@ -83,6 +83,39 @@ def test_the_needy_map_ties_classes_together():
     assert solve([*classes, Listing(2, NEEDY, (5, 1), 4, inserted=(1, 5))]) == {1: 2, 2: 3, 6: 0, 5: 1}
 
 
+def test_tied_shares_take_hashes_from_the_same_solver():
+    """Hand-worked from the bucket rule, on the log's own Existing lists (a job's map of shares, walked by a
+    stable sort that keeps tied uninitialized shares in the map's order; shares put in creation order).
+    seed47-050, job 8, 16 buckets (it holds 4 to 6 shares): `50^0 49^0` at 00:08:10, `52^0 50^0 49^0`
+    at 00:08:20, `53^0 52^0` at 00:08:30 (48 and 36 were reported Running, 50 and 49 too by 00:08:30). Each list walks a
+    share created later before one created earlier, so no two may share a bucket (a bucket walks its
+    first put first): h53 < h52 < h50 < h49, and the least are 0, 1, 2, 3.
+    cancel_varyoff, 00:06:50: job 3's `Existing[34]` (34 shares: a map of 64 buckets, doubled at the
+    13th and 25th) lists 17 tied shares 58 55 56 ... 57 70: each before a share created earlier or
+    after one created later, none may share a bucket, and the least hashes are their places, 0 to 16.
+    At 16 buckets hash 16 would be bucket 0, walked with 58 (put first) right after it."""
+    from replay.javarm.hash_orders import share_hashes, share_listings, share_map
+    from tests.helpers import parsed
+
+    tables = parsed("heldout/seed47-050").tables
+    mine = [w for w in share_listings(tables) if w.owner == share_map(8)]
+    assert [(w.keys, w.bits) for w in mine] == [((50, 49), 4), ((52, 50, 49), 4), ((53, 52), 4)]
+    got = share_hashes(tables).hash_of
+    assert {s: got[s] for s in (53, 52, 50, 49)} == {53: 0, 52: 1, 50: 2, 49: 3}
+    put = {s: (0, s) for s in (49, 50, 52, 53)}
+    assert all(walk(got, w.keys, w.bits, put) == list(w.keys) for w in mine)
+
+    tables = parsed("corpus/cancel_varyoff").tables
+    listed = (58, 55, 56, 62, 63, 64, 69, 66, 68, 60, 59, 61, 65, 67, 71, 57, 70)
+    wide = next(w for w in share_listings(tables) if w.cycle == 36 and w.owner == share_map(3))
+    assert (wide.keys, wide.bits, map_bits(34)) == (listed, 6, 6)
+    got = share_hashes(tables).hash_of
+    assert [got[s] for s in listed] == list(range(17))
+    put = {s: (0, s) for s in listed}
+    assert walk(got, listed, 6, put) == list(listed)
+    assert walk(got, listed, 4, put)[:2] == [58, 70]  # the same hashes in a map of 16 buckets
+
+
 @pytest.mark.parametrize("name", ["h_mega15", pytest.param("i_mega24", marks=pytest.mark.slow)])
 def test_hashes_list_every_class_as_the_log_does(name):
     """Ground truth, the log: with the hashes chosen, a HashMap of the size each map had walks its jobs in
@@ -96,15 +129,30 @@ def test_hashes_list_every_class_as_the_log_does(name):
     assert not got.kept_to and got.left == 0
     arrival: dict[int, tuple[int, int]] = {}
     for w in walks:
-        for j in w.jobs:
+        for j in w.keys:
             arrival.setdefault(j, (w.cycle, j))
     for w in walks:
         came = {j: (k, j) for k, j in enumerate(w.inserted)} if w.inserted else arrival
-        assert walk(got.hash_of, w.jobs, w.bits, came) == list(w.jobs), (w.cycle, w.klass)
-    assert any(w.klass == NEEDY for w in walks) and any(w.klass == "JobDriver" for w in walks)  # caps walk
+        assert walk(got.hash_of, w.keys, w.bits, came) == list(w.keys), (w.cycle, w.owner)
+    assert any(w.owner == NEEDY for w in walks) and any(w.owner == "JobDriver" for w in walks)  # caps walk
     if name == "i_mega24":
-        assert {w.bits for w in walks if w.klass == "normal" and w.cycle >= 1112} == {5}
-        assert max(len(w.jobs) for w in walks if w.cycle < 1112) == 12
+        assert {w.bits for w in walks if w.owner == "normal" and w.cycle >= 1112} == {5}
+        assert max(len(w.keys) for w in walks if w.cycle < 1112) == 12
+
+
+@pytest.mark.parametrize("name", ["h_mega15", "e_initcap_prediction"])
+def test_share_hashes_walk_every_tied_run_as_the_log_lists_it(name):
+    """Ground truth, the log: with the share hashes chosen, each job's map of shares, at the size it had
+    (these jobs' grow to 128 buckets), walks every run of tied shares its Existing lists print in the
+    printed order (a bucket walks the share created first first)."""
+    from replay.javarm.hash_orders import share_hashes, share_listings
+    from tests.helpers import parsed
+
+    tables = parsed(name).tables
+    walks, got = share_listings(tables), share_hashes(tables)
+    assert not got.kept_to and got.left == 0 and max(w.bits for w in walks) == 7
+    for w in walks:
+        assert walk(got.hash_of, w.keys, w.bits, {s: (0, s) for s in w.keys}) == list(w.keys), (w.cycle, w.owner)
 
 
 def test_processes_added_at_once_are_numbered_in_the_logs_share_id_order():
