@@ -27,8 +27,9 @@ if COMPILED:
 # bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
 COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag", "jobs": "jobs",
                                    "processes": "processes", "nodes": "nodes", "job_events": "job_events",
-                                   "counts": "counts", "_schedule_lines": "schedule", "_placement_lines": "placements",
-                                   "_rmcounter_rows": "rmcounter"}  # the last three: columns_schedule
+                                   "counts": "counts",  # and these four: replay.parsing.columns_schedule
+                                   "_schedule_lines": "schedule", "_placement_lines": "placements",
+                                   "_rmcounter_rows": "rmcounter", "_occupancy_lines": "occupancy"}
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",

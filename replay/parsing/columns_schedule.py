@@ -17,9 +17,9 @@ import pyarrow as pa
 
 from replay.parsing.chunks import Bytes
 from replay.parsing.columns import (Records, RawRows, Unframed, _names, _numeric, _present,
-                                    _span_column, _table, _typed, _where, _with_validity, frames_of)
+                                    _span_column, _table, _typed, _where, _with_validity)
 from replay.parsing.families import FAMILY_CODE
-from replay.parsing.scan import COMPILED, rmcounter_frame, schedule_frame
+from replay.parsing.scan import COMPILED, occupancy_frame, rmcounter_frame, schedule_frame
 
 if COMPILED:
     from replay.parsing import _scan
@@ -27,13 +27,15 @@ if COMPILED:
 S, I64 = pl.String, pl.Int64
 _KINDS = [None, "existing", "addition", "removal"]  # steps.schedule's names of Existing, Additions, Removals
 _PLACE_KINDS = ["new", "whole_machine", "recovered"]
-_MINE = ("_schedule_lines", "_placement_lines", "_rmcounter_rows")
+_MINE = ("_schedule_lines", "_placement_lines", "_rmcounter_rows", "_occupancy_lines")
+_FAMILIES = {"_schedule_lines": "schedule_state", "_occupancy_lines": "occupancy_table"}
 
 
 @dataclass(frozen=True)
 class BlockRows:
     """A compiled reader's rows of one block, not yet a frame: `_scan.schedule`'s (bucket
-    _schedule_lines) or `_scan.rmcounter`'s (bucket _rmcounter_rows, `rec`: its records' numbers)."""
+    _schedule_lines), `_scan.occupancy`'s (_occupancy_lines) or `_scan.rmcounter`'s (_rmcounter_rows,
+    `rec`: its records' numbers)."""
 
     bucket: str
     got: Any
@@ -47,8 +49,8 @@ class BlockRows:
             return rmcounter_frame(self.got, self.data, self.rec)
         if not self.got[0]:
             return None
-        rows = schedule_frame(self.got, self.data)
-        return rows.with_columns(pl.lit("schedule_state", S).alias("_family"))
+        rows = (schedule_frame if self.bucket == "_schedule_lines" else occupancy_frame)(self.got, self.data)
+        return rows.with_columns(pl.lit(_FAMILIES[self.bucket], S).alias("_family"))
 
 
 @dataclass
@@ -68,14 +70,17 @@ def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: C
     mine = {b: list(raw[b]) for b in _MINE if b in raw}
     sched_rows = mine.get("_schedule_lines")
     place_rows = mine.get("_placement_lines")
-    if "_rmcounter_rows" in mine:
-        got = _rmcounter(mine["_rmcounter_rows"], recs)
-        if got is None:
-            out.frames["_rmcounter_rows"] = [frames_of(mine["_rmcounter_rows"])]
-        else:
-            out.tables["rmcounter"] = got
+    for bucket, table, builder in (("_rmcounter_rows", "rmcounter", _rmcounter), ("_occupancy_lines", "occupancy",
+                                                                                   _occupancy)):
+        if bucket in mine:
+            got = builder(mine[bucket], recs)
+            if got is None:  # a frame per part: rows_of puts them in record order
+                out.frames[bucket] = [f for f in (p.frame() for p in mine[bucket]) if f is not None]
+            else:
+                out.tables[table] = got
     # the schedule feeds the placements: both in C, or both the reference way
-    pair = None if "_schedule_lines" in framed else _schedule_pair(sched_rows, place_rows, recs)
+    pair = None if {"_schedule_lines", "_placement_lines"} & set(framed) else _schedule_pair(sched_rows, place_rows,
+                                                                                              recs)
     if pair is None:
         for bucket, rows in (("_schedule_lines", sched_rows), ("_placement_lines", place_rows)):
             frames = [f for f in (r.frame() for r in rows or ()) if f is not None]
@@ -303,3 +308,42 @@ def _block(cycle: np.ndarray, rec: np.ndarray) -> np.ndarray:
     out = np.empty(n, dtype=np.int64)
     out[order] = ranks - ranks[start] + 1
     return out
+
+
+_OCC_SPANS = ("host", "blacklisted", "order", "active", "unused", "memory_mb", "free")  # scan._OCCUPANCY_SPANS
+_OCC_TYPES = (S, pl.Boolean, I64, I64, I64, I64, I64)
+
+
+def _occupancy(parts: list[Unframed], recs: Records | None) -> pa.Table | None:
+    """The occupancy table (steps.occupancy: the machine rows, each with the nodepool of the last
+    "Query Machines" line before it) from `_scan.occupancy`'s rows; None: the reference way."""
+    heads = [p for p in parts if isinstance(p, RawRows)]
+    rows = [p for p in parts if isinstance(p, BlockRows)]
+    if recs is None or len(rows) != 1 or len(heads) > 1 or len(heads) + len(rows) != len(parts):
+        return None
+    got, data = rows[0].got, rows[0].data
+    keep = np.flatnonzero(np.frombuffer(got[1], dtype=np.int32).reshape(-1, 2 * len(_OCC_SPANS))[:, 0] >= 0)
+    rec = np.frombuffer(got[0], dtype=np.int32)[keep]
+    spans = np.frombuffer(got[1], dtype=np.int32).reshape(-1, 2 * len(_OCC_SPANS))[keep]
+    pool = np.full((len(keep), 2), -1, dtype=np.int32)
+    if heads:
+        head = heads[0]
+        if head.data is not data or "nodepool" not in head.bucket.columns:
+            return None
+        at = head.rows
+        begin = head.codes[at] == FAMILY_CODE["occupancy_begin"]
+        named = _span_column(head.spans, head.bucket.columns, "nodepool")[begin]
+        before = np.searchsorted(head.rec[at][begin], rec) - 1  # the last begin line before the row's record
+        pool = np.where((before >= 0)[:, None], named[np.maximum(before, 0)] if len(named) else pool, pool)
+    typed = _typed(data, [pool, *[spans[:, 2 * i:2 * i + 2] for i in range(len(_OCC_SPANS))]], [S, *_OCC_TYPES])
+    counts = np.frombuffer(got[2], dtype=np.int32)
+    items = np.frombuffer(got[3], dtype=np.int32).reshape(-1, 2)
+    jobs = _typed(data, [items], [I64]) if len(items) else [pa.nulls(0, pa.int64())]
+    if typed is None or jobs is None or jobs[0].null_count:
+        return None
+    starts = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))[:-1]
+    values = np.frombuffer(jobs[0].buffers()[1], dtype=np.int64, count=len(items)) if len(items) else np.zeros(0)
+    return _table("occupancy", {
+        "nodepool": typed[0], **dict(zip(_OCC_SPANS, typed[1:])), **_where(recs, rec),
+        "jobs": _gathered_lists(values, starts[keep], np.maximum(counts[keep], 0), counts[keep] >= 0),
+    })

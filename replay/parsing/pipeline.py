@@ -25,8 +25,8 @@ from replay.parsing import fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
-from replay.parsing.scan import (COMPILED, UNDECIDED, fill_rows, occupancy_rows, rmcounter_rows, rmcounter_scan,
-                                 scan_records, schedule_rows, schedule_scan, section_rows)
+from replay.parsing.scan import (COMPILED, UNDECIDED, fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
+                                 rmcounter_scan, scan_records, schedule_rows, schedule_scan, section_rows)
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
 from replay.parsing.columns_schedule import BlockRows
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
@@ -368,6 +368,12 @@ def _parse_families(
         if got_state is not None and not got_state[0][4]:  # the scanner read every record: no frame
             raw["_schedule_lines"] = [BlockRows("_schedule_lines", *got_state)]
             del parts["schedule_state"]
+    if engine == "fast" and recs.blocks and "occupancy_table" in parts and "_occupancy_lines" in compiled_buckets():
+        part = parts["occupancy_table"]
+        got_occ = occupancy_scan(part, recs.continuations, recs.blocks)
+        if got_occ is not None and part["rec"].is_in(np.frombuffer(got_occ[0][0], dtype=np.int32)).all():
+            raw.setdefault("_occupancy_lines", []).append(BlockRows("_occupancy_lines", *got_occ))
+            del parts["occupancy_table"]
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)

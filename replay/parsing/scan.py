@@ -477,12 +477,26 @@ def occupancy_rows(
     exactly the canonical shapes (`_scan.occupancy`), and leaves the others (a record with no
     lines, or whose lines lie in two blocks, or that the polars path read) to replay.parsing.fast's
     _occupancy_table, which gives the same rows."""
+    got = occupancy_scan(part, cont, blocks)
+    if got is None:
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+    return occupancy_frame(*got), _not_taken(part, np.frombuffer(got[0][0], dtype=np.int32))
+
+
+def occupancy_scan(part: pl.DataFrame, cont: pl.DataFrame,
+                   blocks: tuple[Bytes, ...]) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], Bytes] | None:
+    """`_scan.occupancy` over the records' lines, and their block; None: not the scanner's (occupancy_rows)."""
     lines = _block_lines(part, cont)
     if lines is None:
-        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+        return None
     data = blocks[lines["_piece"][0]]
-    raw_rec, raw_spans, raw_jobs, raw_items, _ = _scan.occupancy(
-        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
+    spans = [np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")]
+    return _scan.occupancy(data, *spans), data
+
+
+def occupancy_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -> pl.DataFrame:
+    """`_scan.occupancy`'s rows as occupancy_rows gives them."""
+    raw_rec, raw_spans, raw_jobs, raw_items, _ = got
     rec = np.frombuffer(raw_rec, dtype=np.int32)
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_OCCUPANCY_SPANS))
     cols = [pl.Series("rec", rec).cast(pl.UInt32)]
@@ -492,7 +506,7 @@ def occupancy_rows(
     jobs = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
     offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
     cols.insert(7, _lists(jobs, offsets, "m_jobs_list", counts >= 0))
-    return pl.DataFrame(cols), _not_taken(part, rec)
+    return pl.DataFrame(cols)
 
 
 _SECTION_SPANS = ("section", "type_code", "job_id", "job_name", "user", "class", "shares", "order", "qshares",
