@@ -20,6 +20,7 @@ from replay.parsing.columns import (Records, RawRows, Unframed, _names, _numeric
                                     _span_column, _table, _typed, _where, _with_validity)
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import COMPILED, occupancy_frame, rmcounter_frame, schedule_frame
+from replay.parsing.tables import series_from_arrow
 
 if COMPILED:
     from replay.parsing import _scan
@@ -144,11 +145,11 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
     spans = np.frombuffer(got[3], dtype=np.int32).reshape(-1, 2 * len(_SCHED_SPANS))
     data = rows.data if rows is not None else b""
     n = len(rec)
+    job_col = _typed(data, [spans[:, 2:4]], [I64])
+    if job_col is None:
+        return None
+    job = np.frombuffer(job_col[0].buffers()[1], dtype=np.int64, count=n)
     if n:
-        job_col = _typed(data, [spans[:, 2:4]], [I64])
-        if job_col is None:
-            return None
-        job = np.frombuffer(job_col[0].buffers()[1], dtype=np.int64, count=n)
         has_host = spans[:, 8] >= 0
         order = np.lexsort((job, rec))  # stable: a group's first row is its first in the log
         new = np.ones(n, dtype=bool)
@@ -162,21 +163,22 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
     else:
         keep = np.zeros(0, dtype=np.int64)
     at = spans[keep]
-    typed = _typed(data, [at[:, 2 * i:2 * i + 2] for i in range(len(_SCHED_SPANS))], list(_SCHED_TYPES))
+    others = [i for i, c in enumerate(_SCHED_SPANS) if c != "job_id"]  # the job is typed already
+    typed = _typed(data, [at[:, 2 * i:2 * i + 2] for i in others], [_SCHED_TYPES[i] for i in others])
     if typed is None:
         return None
-    k_rec, k_kind, k_purged = rec[keep], kind[keep], purged[keep]
+    k_rec, k_kind, k_purged, k_job = rec[keep], kind[keep], purged[keep], job[keep]
     host = at[:, 8] >= 0
     bits = pa.py_buffer(np.packbits(k_purged == 1, bitorder="little"))
     columns = {
-        **dict(zip(_SCHED_SPANS, typed)), **_where(recs, k_rec),
+        **dict(zip([_SCHED_SPANS[i] for i in others], typed)), **_where(recs, k_rec),
+        "job_id": _numeric(pa.int64(), k_job),
         "kind": _names(np.where(host, k_kind + 1, 0), _KINDS),
         "purged": _with_validity(pa.bool_(), len(keep), [bits], k_purged >= 0),
         "refused": pa.Array.from_buffers(pa.bool_(), len(keep),
                                          [None, pa.py_buffer(np.packbits(k_kind == -1, bitorder="little"))]),
     }
     adds = np.ascontiguousarray(host & (k_kind == 1), dtype=np.uint8)
-    k_job = np.frombuffer(typed[1].buffers()[1], dtype=np.int64, count=len(keep))
     place = _Schedule(data, np.ascontiguousarray(at[:, 8:12]), np.ascontiguousarray(recs.cycle[k_rec], np.uint32),
                       k_job, adds)
     return _table("schedule", columns), place
@@ -201,14 +203,17 @@ def _placements(raw: RawRows, recs: Records, sched: _Schedule) -> tuple[pa.Table
                                            _span_column(raw.spans, columns, "share_id")]), dtype=np.int32)
     if (role == 0).any() or (keys < 0).any():
         return None
-    got_new, got_row = _scan.share_match(raw.data, sched.spans, sched.cycle, sched.adds, keys,
+    got_new, got_row, got_first = _scan.share_match(raw.data, sched.spans, sched.cycle, sched.adds, keys,
                                          np.ascontiguousarray(recs.cycle[rec], np.uint32), role)
     conn = np.flatnonzero(role == 1)
     n = len(conn)
     spans = raw.spans[conn]
-    typed = _typed(raw.data, [_span_column(spans, columns, c) for c in (*_PLACE_SPANS, "share_id", "order")],
-                   [*_PLACE_TYPES, S, S])
-    if typed is None:
+    typed = _typed(raw.data, [_span_column(spans, columns, c) for c in _PLACE_SPANS], list(_PLACE_TYPES))
+    # the first placement of each share, as polars' unique keeping the first gives them: its order as written
+    first = conn[np.frombuffer(got_first, dtype=np.uint8)[conn].astype(bool)]
+    known = _typed(raw.data, [_span_column(raw.spans[first], columns, c) for c in ("host", "share_id", "order")],
+                   [S, S, S])
+    if typed is None or known is None:
         return None
     cols = dict(zip(_PLACE_SPANS, typed))
     is_new = np.frombuffer(got_new, dtype=np.uint8)[conn].astype(bool)
@@ -232,9 +237,7 @@ def _placements(raw: RawRows, recs: Records, sched: _Schedule) -> tuple[pa.Table
     })
     if not n:
         return table, None
-    known = pl.from_arrow(pa.table({"host": cols["host"], "share_id": typed[-2], "_order": typed[-1]}))
-    assert isinstance(known, pl.DataFrame)
-    return table, known.unique(["host", "share_id"], keep="first", maintain_order=True)
+    return table, pl.DataFrame([series_from_arrow(a).alias(c) for c, a in zip(("host", "share_id", "_order"), known)])
 
 
 def _list_at(raw: RawRows, name: str, at: np.ndarray) -> pa.Array:
@@ -287,9 +290,12 @@ def _lists_of(got: dict[str, Any], key: str, at: np.ndarray | None = None) -> pa
     ends = np.frombuffer(got[f"{key}_off"], dtype=np.int32).astype(np.int64)
     starts = np.concatenate(([0], ends[:-1])) if len(ends) else ends
     present = np.frombuffer(got[f"{key}_ok"], dtype=np.int32) != 0
-    if at is None:
-        at = np.arange(len(ends))
-    return _gathered_lists(np.frombuffer(got[key], dtype=np.int64), starts[at], (ends - starts)[at], present[at])
+    values = np.frombuffer(got[key], dtype=np.int64)
+    if at is not None:
+        return _gathered_lists(values, starts[at], (ends - starts)[at], present[at])
+    child = pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(got[key])])  # in row order already
+    offsets = np.concatenate(([0], ends)) if len(ends) else np.zeros(1, dtype=np.int64)
+    return _with_validity(pa.large_list(pa.int64()), len(ends), [pa.py_buffer(offsets)], present, [child])
 
 
 def _block(cycle: np.ndarray, rec: np.ndarray) -> np.ndarray:

@@ -45,7 +45,7 @@ static PyMethodDef methods[] = {
     {"defrag_class", defrag_class, METH_VARARGS,
      "defrag_class(own_spans, roles, cycles, jobs, job_ok) -> int32 class span per row."},
     {"share_match", share_match, METH_VARARGS,
-     "share_match(data, sched_spans, sched_cycles, adds, place_spans, place_cycles, roles) -> (is_new, sched_row)."},
+     "share_match(data, sched_spans, sched_cycles, adds, place_spans, place_cycles, roles) -> (is_new, sched_row, first)."},
     {"route", route_records, METH_VARARGS,
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
     {NULL, NULL, 0, NULL},
