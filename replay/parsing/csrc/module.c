@@ -14,7 +14,8 @@
  *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape;
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
- *   defrag_class(...)            -> the defrag table's class of each row (defrag.c).
+ *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
+ *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c).
  * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
  * replay/parsing/records.py and replay/parsing/fast.py gives the same tables without any of it, and
  * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
