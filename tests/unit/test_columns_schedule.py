@@ -225,3 +225,46 @@ def test_generated_cycles_give_the_reference_schedule_and_placements(records):
             compiled, reference, built = _both(path, monkeypatch, table)
             assert_frame_equal(compiled, reference, check_exact=True)
             assert built == int(any(r != _SENT for r in records))  # a chunk with no such rows has nothing to build
+
+
+def test_a_record_without_a_time_sends_the_chunk_the_reference_way(tmp_path, monkeypatch):
+    path = Path(_log(tmp_path, [_share("5", "n1", 7, 2, 4), _SENT, _state(_job("Job", 5, 4, "n1.7^0"))]))
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0].replace("01 Jan", "30 Feb"), *lines[1:]]) + "\n")  # no such day
+    for table in ("schedule", "placements"):
+        compiled, reference, built = _both(str(path), monkeypatch, table)
+        assert built == 0, table
+        assert_frame_equal(compiled, reference, check_exact=True)
+    assert parse([str(path)]).tables["placements"].select("ts", "job_id", "kind").rows() == [(None, 5, "recovered")]
+
+
+_ENTITIES = st.lists(st.sampled_from(["bob", "alice", "carol"]), unique=True, max_size=3)
+
+
+@st.composite
+def _rmc_records(draw):
+    """RmCounter blocks (with or without entities, wantedby and gbo lines) between published schedules."""
+    out: list[tuple[str, str, str, str]] = []
+    for _ in range(draw(st.integers(1, 5))):
+        if draw(st.booleans()):
+            out.append(_SENT)
+            continue
+        descr, names = draw(st.sampled_from(["countClassShares", "countUserShares"])), draw(_ENTITIES)
+        lines = ["RmCounter Start", f"maxorder =  {draw(st.integers(1, 4))}", "entity_names =  " + " ".join(names)]
+        if names:  # an empty weights line is no line the reader takes: the template way decides it
+            lines.append("weights      =  " + " ".join(str(draw(st.integers(1, 9))) for _ in names))
+        lines += [f"wantedby.{n} =    1   {draw(st.integers(0, 3))} " for n in names if draw(st.booleans())]
+        lines.append("vmachines =   0   2 ")
+        if names and draw(st.booleans()):
+            lines += ["Final apportionment:", f"{names[0]} gbo    0   1 "]
+        out += _rmc(descr, *lines, "RmCounter End")
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(_rmc_records())
+def test_generated_rmcounter_blocks_give_the_reference_table(records):
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+        compiled, reference, built = _both(_log(Path(tmp), records), monkeypatch, "rmcounter")
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert built == int(any(r != _SENT for r in records))
