@@ -363,17 +363,8 @@ def _parse_families(
             buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
         elif family not in assembled:
             parts[family] = part
-    if engine == "fast" and recs.blocks and "schedule_state" in parts and "_schedule_lines" in compiled_buckets():
-        got_state = schedule_scan(parts["schedule_state"], recs.continuations, recs.blocks)
-        if got_state is not None and not got_state[0][4]:  # the scanner read every record: no frame
-            raw["_schedule_lines"] = [BlockRows("_schedule_lines", *got_state)]
-            del parts["schedule_state"]
-    if engine == "fast" and recs.blocks and "occupancy_table" in parts and "_occupancy_lines" in compiled_buckets():
-        part = parts["occupancy_table"]
-        got_occ = occupancy_scan(part, recs.continuations, recs.blocks)
-        if got_occ is not None and part["rec"].is_in(np.frombuffer(got_occ[0][0], dtype=np.int32)).all():
-            raw.setdefault("_occupancy_lines", []).append(BlockRows("_occupancy_lines", *got_occ))
-            del parts["occupancy_table"]
+    if engine == "fast" and recs.blocks:
+        _take_unframed(parts, recs, raw)
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
@@ -386,6 +377,23 @@ def _parse_families(
         # them all (the scanner's first, as `fill_rows` would have put them)
         buckets[bucket].insert(0, frames_of(raw.pop(bucket)))
     return buckets, unparsed, raw
+
+
+def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]]) -> None:
+    """The createState and occupancy records the compiled readers read whole, kept unframed in `raw`
+    for their tables typed in C (replay.parsing.columns_schedule) and taken out of `parts`."""
+    compiled = compiled_buckets()
+    if "schedule_state" in parts and "_schedule_lines" in compiled:
+        got = schedule_scan(parts["schedule_state"], recs.continuations, recs.blocks)
+        if got is not None and not got[0][4]:  # the scanner refused no record
+            raw["_schedule_lines"] = [BlockRows("_schedule_lines", *got)]
+            del parts["schedule_state"]
+    if "occupancy_table" in parts and "_occupancy_lines" in compiled:
+        part = parts["occupancy_table"]
+        got = occupancy_scan(part, recs.continuations, recs.blocks)
+        if got is not None and part["rec"].is_in(np.frombuffer(got[0][0], dtype=np.int32)).all():  # rows for all
+            raw.setdefault("_occupancy_lines", []).append(BlockRows("_occupancy_lines", *got))
+            del parts["occupancy_table"]
 
 
 def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
