@@ -1,8 +1,9 @@
-"""The published schedule, its placements (and the share orders they carry to `stitch`) and the
-RmCounter table, typed in C (`_scan.typed`, `_scan.share_match`) from the rows the compiled readers
-left unframed, in place of the polars steps (steps.schedule, steps.placements,
-steps.rmcounter_assembled), which stay the reference: a chunk the C code does not take whole goes
-that way, and tests/integration/test_engines.py holds the two to identical tables.
+"""The published schedule, its placements (and the share orders they carry to `stitch`), the
+RmCounter table and the DEBUG occupancy table, typed in C (`_scan.typed`, `_scan.share_match`)
+from the rows the compiled readers left unframed, in place of the polars steps (steps.schedule,
+steps.placements, steps.rmcounter_assembled, steps.occupancy), which stay the reference: a chunk
+the C code does not take whole goes that way, and tests/integration/test_engines.py holds the two
+to identical tables.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ class Built:
 
 
 def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: Collection[str]) -> Built:
-    """The schedule, placements and rmcounter tables of one chunk from `raw` (their buckets'
-    unframed rows); `framed`: the buckets that have rows from the reference paths too."""
+    """The schedule, placements, rmcounter and occupancy tables of one chunk from `raw` (their
+    buckets' unframed rows); `framed`: the buckets that have rows from the reference paths too."""
     out = Built()
     mine = {b: list(raw[b]) for b in _MINE if b in raw}
     sched_rows = mine.get("_schedule_lines")
