@@ -40,3 +40,7 @@ def typed(data: Data, spans: Int32s, ncols: int, types: bytes, /) -> list[Any] |
 
 def defrag_class(own: Int32s, roles: Any, cycles: Any, jobs: Any, job_ok: Any, /) -> bytes:
     """int32 (start, end) per row: the defrag table's class of each row."""
+
+def share_match(data: Data, sched_spans: Int32s, sched_cycles: Any, adds: Any, place_spans: Int32s,
+                place_cycles: Any, roles: Any, /) -> tuple[Any, Any, Any]:
+    """(uint8 is_new, int32 schedule row or -1, uint8 first of its share) per placement row: placements' joins."""

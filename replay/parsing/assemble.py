@@ -3,15 +3,14 @@ and the tables that span the whole log."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import polars as pl
 
-from replay.parsing import steps
-from replay.parsing.columns import COMPILED_TABLES, compiled_table, frames_of, record_columns, shifted
-from replay.parsing.scan import RawRows
+from replay.parsing import columns_schedule, steps
+from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted
 from replay.parsing.tables import I64, LEFT, LS, RENAME, S, SCHEMAS, TS, Frame, conform
 
 
@@ -129,16 +128,18 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: pl.DataFrame, last: bool, raw: Mapping[str, list[RawRows]] | None = None,
+                   unparsed: pl.DataFrame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
                    ) -> tuple[dict[str, Frame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
     Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
     of the compiled tables' buckets (replay.parsing.columns builds those tables in C)."""
     info = record_info(records, names, last)
-    compiled: dict[str, Frame] = {}
     recs = record_columns(records, info, names) if raw else None
-    for bucket, parts in (raw or {}).items():
+    mine = columns_schedule.build(raw or {}, recs, buckets)
+    buckets = {**buckets, **mine.frames} if mine.frames else buckets
+    compiled: dict[str, Frame] = dict(mine.tables)
+    for bucket, parts in columns_schedule.owned(raw or {}).items():
         built = compiled_table(bucket, parts, recs)
         if built is None:  # the C code left this chunk to the reference step
             buckets = {**buckets, bucket: [frames_of(parts)]}
@@ -156,9 +157,10 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
 
     # only the columns its rows carry (the fill comes once, at the end)
     spanning = {name: compact(get(name)) for name in SPANNING if name in buckets}
-    schedule = steps.schedule(get("_schedule_lines"))
-    placements = steps.placements(get("_placement_lines"), schedule) if "_placement_lines" in buckets else None
-    share_orders = None
+    schedule = None if "schedule" in compiled else steps.schedule(get("_schedule_lines"))
+    placements = (steps.placements(get("_placement_lines"), schedule)
+                  if schedule is not None and "_placement_lines" in buckets else None)
+    share_orders = mine.share_orders  # the first placement per share (columns_schedule's, or below)
     if placements is not None and placements.height:
         known = compact(placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order")))
         share_orders = known.unique(["host", "share_id"], keep="first", maintain_order=True)
@@ -180,7 +182,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "evictions": evictions,
         "eviction_counts": table("eviction_counts", "_eviction_count_lines", steps.eviction_counts),
         "defrag": table("defrag", "_defrag_lines", steps.defrag),
-        "schedule": conform(schedule, SCHEMAS["schedule"]),
+        "schedule": _empty_table("schedule") if schedule is None else conform(schedule, SCHEMAS["schedule"]),
         "jobs": table("jobs", "jobs", lambda rows: rows.filter(pl.col("job_id").is_not_null())),
         "job_events": table("job_events", "job_events"),
         "processes": table("processes", "processes"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -27,7 +27,9 @@ if COMPILED:
 # bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
 COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag", "jobs": "jobs",
                                    "processes": "processes", "nodes": "nodes", "job_events": "job_events",
-                                   "counts": "counts"}
+                                   "counts": "counts",  # and these four: replay.parsing.columns_schedule
+                                   "_schedule_lines": "schedule", "_placement_lines": "placements",
+                                   "_rmcounter_rows": "rmcounter", "_occupancy_lines": "occupancy"}
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",
@@ -387,7 +389,13 @@ def compiled_table(bucket: str, raw: list[RawRows], recs: Records | None) -> pa.
     return _BUILDERS[COMPILED_TABLES[bucket]](raw[0], recs)
 
 
-def frames_of(raw: list[RawRows]) -> pl.DataFrame:
+class Unframed(Protocol):
+    """Rows a compiled reader left unframed (RawRows, columns_schedule.BlockRows)."""
+
+    def frame(self) -> pl.DataFrame | None: ...  # the rows as the reference path takes them (None: none)
+
+
+def frames_of(raw: Sequence[Unframed]) -> pl.DataFrame:
     """The rows of `raw` as `fill_rows` frames them (the reference path's input)."""
     frames = [f for f in (r.frame() for r in raw) if f is not None]
     return pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]

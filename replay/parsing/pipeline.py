@@ -25,9 +25,10 @@ from replay.parsing import fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
-from replay.parsing.scan import (COMPILED, UNDECIDED, RawRows, fill_rows, occupancy_rows, rmcounter_rows,
-                                 scan_records, schedule_rows, section_rows)
-from replay.parsing.columns import compiled_buckets, frames_of, to_polars
+from replay.parsing.scan import (COMPILED, UNDECIDED, fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
+                                 rmcounter_scan, scan_records, schedule_rows, schedule_scan, section_rows)
+from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
+from replay.parsing.columns_schedule import BlockRows
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.unparsed import damaged_records, orphans, unexpected_continuations, unparsed_table
@@ -322,11 +323,12 @@ def _prefix_match(texts: pl.Series, prefix: str) -> pl.Series:
 
 def _parse_families(
     records: pl.DataFrame, recs: Records, engine: str
-) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame], dict[str, list[RawRows]]]:
+) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame], dict[str, list[Unframed]]]:
     """Every family's rows, by bucket; the records none could read; and the rows of the compiled
     tables' buckets unframed (replay.parsing.columns), when the scanner took all of them."""
     buckets: dict[str, list[pl.DataFrame]] = {}
-    raw: dict[str, list[RawRows]] = {}
+    raw: dict[str, list[Unframed]] = {}
+    own: dict[str, list[Unframed]] = {}  # the compiled readers' rows the assembly types in C (columns_schedule)
     unparsed: list[pl.DataFrame] = []
     unknown = records.filter(pl.col("family").is_null())
     if unknown.height:
@@ -335,12 +337,18 @@ def _parse_families(
                                         pl.lit(" with a body of no known shape"))))
     assembled: frozenset[str] = frozenset()
     if engine == "fast" and recs.blocks:
-        ready = rmcounter_rows(records.filter(pl.col("family").is_in(_RMCOUNTER_FAMILIES)), recs.blocks)
-        if ready is not None:
+        rmc = records.filter(pl.col("family").is_in(_RMCOUNTER_FAMILIES))
+        if "_rmcounter_rows" in compiled_buckets():
+            got = rmcounter_scan(rmc, recs.blocks)
+            if got is not None:
+                own["_rmcounter_rows"] = [BlockRows("_rmcounter_rows", got[0], got[1], rmc["rec"])]
+                assembled = frozenset(_RMCOUNTER_FAMILIES)
+        elif (ready := rmcounter_rows(rmc, recs.blocks)) is not None:
             buckets["_rmcounter_rows"] = [ready]
             assembled = frozenset(_RMCOUNTER_FAMILIES)
         # every single-line family with templates, in one pass; what they leave goes on below
-        filled, taken, raw = fill_rows(records, recs.blocks, skip=assembled, raw=compiled_buckets())
+        filled, taken, fill_raw = fill_rows(records, recs.blocks, skip=assembled, raw=compiled_buckets())
+        raw = {**{b: list[Unframed](rows) for b, rows in fill_raw.items()}, **own}
         for table, rows in filled.items():
             buckets.setdefault(table, []).append(rows)
         if taken.any():
@@ -355,6 +363,8 @@ def _parse_families(
             buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
         elif family not in assembled:
             parts[family] = part
+    if engine == "fast" and recs.blocks:
+        _take_unframed(parts, recs, raw)
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
@@ -367,6 +377,23 @@ def _parse_families(
         # them all (the scanner's first, as `fill_rows` would have put them)
         buckets[bucket].insert(0, frames_of(raw.pop(bucket)))
     return buckets, unparsed, raw
+
+
+def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]]) -> None:
+    """The createState and occupancy records the compiled readers read whole, kept unframed in `raw`
+    for their tables typed in C (replay.parsing.columns_schedule) and taken out of `parts`."""
+    compiled = compiled_buckets()
+    if "schedule_state" in parts and "_schedule_lines" in compiled:
+        got = schedule_scan(parts["schedule_state"], recs.continuations, recs.blocks)
+        if got is not None and not got[0][4]:  # the scanner refused no record
+            raw["_schedule_lines"] = [BlockRows("_schedule_lines", *got)]
+            del parts["schedule_state"]
+    if "occupancy_table" in parts and "_occupancy_lines" in compiled:
+        part = parts["occupancy_table"]
+        got = occupancy_scan(part, recs.continuations, recs.blocks)
+        if got is not None and part["rec"].is_in(np.frombuffer(got[0][0], dtype=np.int32)).all():  # rows for all
+            raw.setdefault("_occupancy_lines", []).append(BlockRows("_occupancy_lines", *got))
+            del parts["occupancy_table"]
 
 
 def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,

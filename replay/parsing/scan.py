@@ -364,6 +364,12 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> pl.DataFram
     wanted, vmachines, maxorder, given. None when it cannot take them all (another family, a
     header the polars path read, records in two blocks, a line its template refuses): then they
     go the general way (template rows, tables._rmcounter), which gives the same rows."""
+    got = rmcounter_scan(part, blocks)
+    return None if got is None else rmcounter_frame(*got, part["rec"])
+
+
+def rmcounter_scan(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> tuple[dict[str, Any], Bytes] | None:
+    """`_scan.rmcounter` over `part` and the block it lies in; None: not the scanner's (rmcounter_rows)."""
     if not COMPILED or part.is_empty() or not part["family"].is_in(RMCOUNTER_KINDS).all():
         return None
     if part["_bs"].null_count() or part["_piece"].n_unique() != 1:
@@ -373,8 +379,11 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> pl.DataFram
     got = _scan.rmcounter(data, np.ascontiguousarray(part["_bs"].to_numpy(), np.int32),
                           np.ascontiguousarray(part["_be"].to_numpy(), np.int32),
                           np.ascontiguousarray(kinds.to_numpy(), np.int32), _rmcounter_templates())
-    if got is None:
-        return None
+    return None if got is None else (got, data)
+
+
+def rmcounter_frame(got: dict[str, Any], data: Bytes, rec: pl.Series) -> pl.DataFrame:
+    """`_scan.rmcounter`'s output as rmcounter_rows gives it (`rec`: the RmCounter records' numbers)."""
     i32: Callable[[str], np.ndarray] = lambda key: np.frombuffer(got[key], dtype=np.int32)  # noqa: E731
     block_of = i32("row_block")
     descr = i32("descr").reshape(-1, 2)
@@ -386,7 +395,7 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> pl.DataFram
     weight = pl.Series("weight", np.frombuffer(got["weight"], dtype=np.int64)).scatter(
         np.flatnonzero(i32("weight_ok") == 0), None)
     return pl.DataFrame([
-        _take(part["rec"], i32("block_line")[block_of]),
+        _take(rec, i32("block_line")[block_of]),
         _take(_strings(data, descr[:, 0], descr[:, 1], "descr"), block_of),
         _strings(data, entity[:, 0], entity[:, 1], "entity"),  # a block without entities: null
         weight, _int_lists(got, "wanted"), vmachines.alias("vmachines"), maxorder, _int_lists(got, "given"),
@@ -409,14 +418,30 @@ def schedule_rows(
     """(rows, failures) of createState records: the scanner reads every record whose lines have
     exactly the canonical shapes (`_scan.schedule`), and leaves the others (and any record whose
     lines lie in two blocks, or that the polars path read) to replay.parsing.fast's _schedule_state."""
+    got = schedule_scan(part, cont, blocks)
+    if got is None or not got[1]:  # no structure at all: nothing to read, nothing wrong
+        failed = part.select("rec")
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), failed if got is None else failed.clear()
+    return schedule_frame(*got), pl.DataFrame({"rec": np.frombuffer(got[0][4], dtype=np.int32)}).cast(pl.UInt32)
+
+
+def schedule_scan(part: pl.DataFrame, cont: pl.DataFrame,
+                  blocks: tuple[Bytes, ...]) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], Bytes] | None:
+    """`_scan.schedule` over the records' lines, and the block they lie in (b"": no line); None when
+    the lines are not all the scanner's in one block."""
     lines = cont.join(part.select("rec"), on="rec", how="semi")
     if "_s" not in cont.columns or lines["_s"].null_count() or lines["_piece"].n_unique() > 1:
-        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
-    if lines.is_empty():  # records without a structure: nothing to read, nothing wrong
-        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec").clear()
+        return None
+    if lines.is_empty():
+        return (b"", b"", b"", b"", b""), b""
     data = blocks[lines["_piece"][0]]
-    raw_rec, raw_kind, raw_purged, raw_spans, raw_refused = _scan.schedule(
-        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
+    spans = [np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")]
+    return _scan.schedule(data, *spans), data
+
+
+def schedule_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -> pl.DataFrame:
+    """`_scan.schedule`'s rows as schedule_rows gives them."""
+    raw_rec, raw_kind, raw_purged, raw_spans, _ = got
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SCHEDULE_SPANS))
     cols = [pl.Series("rec", np.frombuffer(raw_rec, dtype=np.int32)).cast(pl.UInt32)]
     cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SCHEDULE_SPANS)]
@@ -424,8 +449,7 @@ def schedule_rows(
     codes = lambda raw, names: pl.Series(names).gather(pl.Series(np.frombuffer(raw, dtype=np.int32)).replace(-1, None))  # noqa: E731
     cols += [codes(raw_kind, ["Existing", "Additions", "Removals"]).alias("kind"),
              codes(raw_purged, ["false", "true"]).alias("purged")]
-    failed = pl.DataFrame({"rec": np.frombuffer(raw_refused, dtype=np.int32)}).cast(pl.UInt32)
-    return pl.DataFrame(cols), failed
+    return pl.DataFrame(cols)
 
 
 _OCCUPANCY_SPANS = ("m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb", "free")
@@ -453,12 +477,26 @@ def occupancy_rows(
     exactly the canonical shapes (`_scan.occupancy`), and leaves the others (a record with no
     lines, or whose lines lie in two blocks, or that the polars path read) to replay.parsing.fast's
     _occupancy_table, which gives the same rows."""
+    got = occupancy_scan(part, cont, blocks)
+    if got is None:
+        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+    return occupancy_frame(*got), _not_taken(part, np.frombuffer(got[0][0], dtype=np.int32))
+
+
+def occupancy_scan(part: pl.DataFrame, cont: pl.DataFrame,
+                   blocks: tuple[Bytes, ...]) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], Bytes] | None:
+    """`_scan.occupancy` over the records' lines, and their block; None: not the scanner's (occupancy_rows)."""
     lines = _block_lines(part, cont)
     if lines is None:
-        return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
+        return None
     data = blocks[lines["_piece"][0]]
-    raw_rec, raw_spans, raw_jobs, raw_items, _ = _scan.occupancy(
-        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
+    spans = [np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")]
+    return _scan.occupancy(data, *spans), data
+
+
+def occupancy_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -> pl.DataFrame:
+    """`_scan.occupancy`'s rows as occupancy_rows gives them."""
+    raw_rec, raw_spans, raw_jobs, raw_items, _ = got
     rec = np.frombuffer(raw_rec, dtype=np.int32)
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_OCCUPANCY_SPANS))
     cols = [pl.Series("rec", rec).cast(pl.UInt32)]
@@ -468,7 +506,7 @@ def occupancy_rows(
     jobs = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
     offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
     cols.insert(7, _lists(jobs, offsets, "m_jobs_list", counts >= 0))
-    return pl.DataFrame(cols), _not_taken(part, rec)
+    return pl.DataFrame(cols)
 
 
 _SECTION_SPANS = ("section", "type_code", "job_id", "job_name", "user", "class", "shares", "order", "qshares",

@@ -14,7 +14,8 @@
  *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape;
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
- *   defrag_class(...)            -> the defrag table's class of each row (defrag.c).
+ *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
+ *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c).
  * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
  * replay/parsing/records.py and replay/parsing/fast.py gives the same tables without any of it, and
  * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
@@ -44,6 +45,8 @@ static PyMethodDef methods[] = {
      "typed(data, spans, ncols, types) -> [column or None per span column] or None (a value refused)."},
     {"defrag_class", defrag_class, METH_VARARGS,
      "defrag_class(own_spans, roles, cycles, jobs, job_ok) -> int32 class span per row."},
+    {"share_match", share_match, METH_VARARGS,
+     "share_match(data, sched_spans, sched_cycles, adds, place_spans, place_cycles, roles) -> (is_new, sched_row, first)."},
     {"route", route_records, METH_VARARGS,
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
     {NULL, NULL, 0, NULL},

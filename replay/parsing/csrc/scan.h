@@ -143,5 +143,6 @@ PyObject *occupancy_rows(PyObject *self, PyObject *args);
 PyObject *section_rows(PyObject *self, PyObject *args);
 PyObject *caps_columns(PyObject *self, PyObject *args);
 PyObject *defrag_class(PyObject *self, PyObject *args);
+PyObject *share_match(PyObject *self, PyObject *args);
 
 #endif
