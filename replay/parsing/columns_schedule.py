@@ -17,10 +17,10 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.chunks import Bytes
-from replay.parsing.columns import (Records, RawRows, Unframed, _names, _numeric, _present,
+from replay.parsing.columns import (Records, Unframed, _names, _numeric, _present,
                                     _span_column, _table, _typed, _where, _with_validity)
 from replay.parsing.families import FAMILY_CODE
-from replay.parsing.scan import COMPILED, occupancy_frame, rmcounter_frame, schedule_frame
+from replay.parsing.scan import COMPILED, RawRows, occupancy_frame, rmcounter_frame, schedule_frame
 from replay.parsing.tables import series_from_arrow
 
 if COMPILED:
@@ -269,7 +269,10 @@ def _rmcounter(parts: list[Unframed], recs: Records | None) -> pa.Table | None:
     if recs is None or len(parts) != 1 or not isinstance(parts[0], BlockRows) or parts[0].rec is None:
         return None
     got, data = parts[0].got, parts[0].data
-    i32 = lambda key: np.frombuffer(got[key], dtype=np.int32)  # noqa: E731
+
+    def i32(key: str) -> np.ndarray:
+        return np.frombuffer(got[key], dtype=np.int32)
+
     block_of = i32("row_block")
     rec = parts[0].rec.to_numpy()[i32("block_line")[block_of]]
     typed = _typed(data, [i32("descr").reshape(-1, 2)[block_of], i32("entity").reshape(-1, 2)], [S, S])
