@@ -14,9 +14,9 @@ regexes of replay.parsing.fast, which hand theirs to lark.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from replay.parsing.chunks import Bytes, Piece
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
 from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
-from replay.parsing.tables import Schema, series_from_arrow
+from replay.parsing.tables import FIXED_METHODS, RESERVE_METHODS, Schema, series_from_arrow
 from replay.parsing.templates import K_ANY, K_INT, TEMPLATES, compile_template, templates_of
 
 try:
@@ -87,18 +87,45 @@ def _route_table() -> tuple[Any, ...]:
     return tuple(table)
 
 
-def _timestamps(stamps: np.ndarray, text: pl.Series) -> pl.Series:
+def _timestamps(stamps: np.ndarray, odd_text: Callable[[np.ndarray], pl.Series]) -> pl.Series:
     """The scanner's epoch milliseconds; the dates it left alone (leap seconds, no such day) are
-    read by polars, so every timestamp is the one the polars path gives."""
+    read by polars from their text (`odd_text` of their rows), so every timestamp is the one the
+    polars path gives."""
     ts = pl.Series("ts", stamps).cast(pl.Datetime("ms"))
     odd = np.flatnonzero(stamps == _TS_NONE)
     if odd.size:
-        ts = ts.scatter(odd, pl.select(parse_ts(pl.lit(text.gather(odd)))).to_series())
+        ts = ts.scatter(odd, pl.select(parse_ts(pl.lit(odd_text(odd)))).to_series())
     return ts
 
 
-def _piece(piece: Piece) -> tuple[Bytes, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]:
-    """(bytes, lines, canonical header fields, other header fields, bad UTF-8 lines) of one piece."""
+# the scanner's own METHOD classes (columns.Records.method): counting methods of FIXED_SHARE, of RESERVE
+_METHOD_CLASS = np.array([*[1] * len(FIXED_METHODS), *[2] * len(RESERVE_METHODS), 0], dtype=np.uint8)
+_METHODS = tuple(m.encode() for m in (*FIXED_METHODS, *RESERVE_METHODS))
+
+
+def _numbers(data: Bytes, head: np.ndarray, text: Callable[[str, np.ndarray], pl.Series]) -> list[pl.Series]:
+    """tid (UInt32), `_job` (the JID as Int64) and `_mc` (the METHOD's class) of canonical headers, read
+    by the scanner; a JID or thread id of another shape is cast by polars from its text (`text`)."""
+    jid, jst, tid, tst, meth = _scan.numbers(data, head, _METHODS)
+    out = []
+    for name, field, raw, state, dtype, kind in (("tid", "tid", tid, tst, pl.UInt32, np.uint32),
+                                                 ("_job", "jid", jid, jst, pl.Int64, np.int64)):
+        values = pl.Series(name, np.frombuffer(raw, dtype=kind))
+        how = np.frombuffer(state, dtype=np.uint8)  # 0 null, 1 read, 2 for polars to read
+        null, odd = np.flatnonzero(how == 0), np.flatnonzero(how == 2)
+        if null.size:
+            values = values.scatter(null, None)
+        if odd.size:
+            values = values.scatter(odd, text(field, odd).cast(dtype, strict=False))
+        out.append(values)
+    out.append(pl.Series("_mc", _METHOD_CLASS[np.frombuffer(meth, dtype=np.int8)]))
+    return out
+
+
+def _piece(piece: Piece) -> tuple[Bytes, pl.DataFrame, pl.DataFrame, np.ndarray, pl.DataFrame, int]:
+    """(bytes, lines, canonical headers, their spans, other headers, bad UTF-8 lines) of one piece.
+    The canonical headers' frame holds their numbers and spans only: their text columns are built
+    where they are read (`with_strings`)."""
     data, bad = repair_utf8(piece.data)
     n, raw_cols, raw_ts = _scan.lines(data)
     cols = np.frombuffer(raw_cols, dtype=np.int32).reshape(n, 17)
@@ -110,40 +137,111 @@ def _piece(piece: Piece) -> tuple[Bytes, pl.DataFrame, pl.DataFrame, pl.DataFram
         "_s": pl.Series(cols[:, 0]), "_e": pl.Series(cols[:, 1]),  # where the line lies, for schedule()
     })
     at = np.flatnonzero(kind == _K_HEADER)
-    head = cols[at]
-    ts_text = _strings(data, head[:, 0], head[:, 0] + 24, "ts_text")
+    head = np.ascontiguousarray(cols[at])
+    text: Callable[[str, np.ndarray], pl.Series] = lambda name, rows: _field(data, head[rows], name)  # noqa: E731
     canonical = pl.DataFrame([
         pl.Series("_i", at.astype(np.uint32)),
-        ts_text,
-        _timestamps(np.frombuffer(raw_ts, dtype=np.int64)[at], ts_text),
-        *[_strings(data, head[:, c], head[:, c + 1], f) for f, c in _FIELD_COLS.items()],
+        _timestamps(np.frombuffer(raw_ts, dtype=np.int64)[at], partial(text, "ts_text")),
+        *_numbers(data, head, text),
         pl.Series("_bs", head[:, 15]), pl.Series("_be", head[:, 16]),  # where the body lies, for templates
-        pl.Series("_fam", np.frombuffer(_scan.route(data, np.ascontiguousarray(head), _route_table(),
-                                                    FAMILY_CODE[GENERIC]), dtype=np.int32)),
+        pl.Series("_fam", np.frombuffer(_scan.route(data, head, _route_table(), FAMILY_CODE[GENERIC]),
+                                        dtype=np.int32)),
     ])
     maybe = np.flatnonzero(kind == _K_MAYBE)
     others = pl.DataFrame()
     if maybe.size:
         got = fast_headers(lines[maybe.tolist()]).with_columns(pl.Series("_i", maybe.astype(np.uint32)))
         others = got.filter(pl.col("ts").is_not_null()).rename({"ts": "ts_text"})
-    return data, lines, canonical, others, bad
+    return data, lines, canonical, head, others, bad
+
+
+def _field(data: Bytes, head: np.ndarray, name: str) -> pl.Series:
+    """The header field `name` (or ts_text) of canonical headers, from their spans."""
+    if name == "ts_text":
+        return _strings(data, head[:, 0], head[:, 0] + 24, name)
+    c = _FIELD_COLS[name]
+    return _strings(data, head[:, c], head[:, c + 1], name)
+
+
+@dataclass(frozen=True)
+class Scanned(Records):
+    """The scanner's records: `records` holds no text column of the headers (only numbers and
+    spans); `with_strings` builds the columns a reader asks for, from `heads` (per record, the
+    scanner's int32 line spans, `replay/parsing/csrc/lines.c`) and `blocks`."""
+
+    heads: np.ndarray | None = None
+
+
+# the text columns `with_strings` builds (tid is read as a number, as the polars path casts it)
+_TEXT_COLUMNS = ("ts_text", *[f for f in _FIELD_COLS if f != "tid"])
+
+
+def with_strings(recs: Records, frame: pl.DataFrame, names: Sequence[str]) -> pl.DataFrame:
+    """`frame` (rows of `recs.records`, with `rec`) with the header text columns `names` it lacks."""
+    todo = [n for n in names if n not in frame.columns]
+    if not todo:
+        return frame
+    return frame.with_columns(header_strings(recs, frame["rec"].to_numpy(), todo))
+
+
+def header_strings(recs: Records, rec: np.ndarray, names: Sequence[str]) -> list[pl.Series]:
+    """The header text columns `names` of the records `rec` (zero-copy views into the blocks)."""
+    if not isinstance(recs, Scanned) or recs.heads is None:
+        raise ValueError("header_strings: these records have their text columns already")
+    head = recs.heads[rec]
+    piece = recs.records["_piece"].to_numpy()[rec]
+    if not len(rec) or (piece == piece[0]).all():
+        data = recs.blocks[int(piece[0])] if len(rec) else b""
+        return [_field(data, head, name) for name in names]
+    out = []
+    for name in names:  # rows in several blocks: one views array over all of them (rare: a chunk across files)
+        lo, hi = (0, 0) if name == "ts_text" else (_FIELD_COLS[name], _FIELD_COLS[name] + 1)
+        starts, ends = head[:, lo], head[:, hi] + (24 if name == "ts_text" else 0)
+        views = np.zeros((len(rec), 4), dtype=np.int32)
+        for p in np.unique(piece).tolist():
+            at = np.flatnonzero(piece == p)
+            got = np.frombuffer(_scan.views(recs.blocks[p], np.ascontiguousarray(starts[at]),
+                                            np.ascontiguousarray(ends[at])), dtype=np.int32).reshape(-1, 4)
+            views[at] = got
+            views[at[got[:, 0] > 12], 2] = p  # a long value's buffer: its block
+        arr = pa.Array.from_buffers(pa.string_view(), len(rec), [None, pa.py_buffer(views),
+                                                                 *[pa.py_buffer(b) for b in recs.blocks]])
+        out.append(series_from_arrow(arr).alias(name))
+    return out
+
+
+def full_records(recs: Records) -> pl.DataFrame:
+    """`recs.records` with every header text column, as the polars path lays them out."""
+    frame = with_strings(recs, recs.records, _TEXT_COLUMNS)
+    order = ["rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text"]
+    return frame.select(*order, *[c for c in frame.columns if c not in order])
 
 
 def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
     """Every line and every record of the pieces (the compiled equivalent of the polars path)."""
     line_frames: list[pl.DataFrame] = []
     record_frames: list[pl.DataFrame] = []
+    head_arrays: list[np.ndarray] = []
     blocks: list[Bytes] = []
     bad = offset = 0
-    for piece in pieces:
-        if not piece.data:
-            continue
-        data, lines, canonical, others, bad_lines = _piece(piece)
+    eager = False
+    parts = [_piece(piece) for piece in pieces if piece.data]
+    # a header only the polars path reads (another layout, non-ASCII): the chunk's records carry their
+    # text columns from the start, as polars read them
+    eager = any(others.height for *_, others, _ in parts)
+    for data, lines, canonical, head, others, bad_lines in parts:
+        if eager:
+            canonical = canonical.drop("_job", "_mc").with_columns(
+                _field(data, head, name) for name in _TEXT_COLUMNS)
         frames = [canonical.with_columns(_piece=pl.lit(len(blocks), pl.UInt16))]
         if others.height:
-            frames.append(others.with_columns(parse_ts(pl.col("ts_text")).alias("ts")))
-        heads = pl.concat(frames, how="diagonal").sort("_i") if len(frames) > 1 else frames[0]
+            frames.append(others.with_columns(parse_ts(pl.col("ts_text")).alias("ts"),
+                                              pl.col("tid").cast(pl.UInt32, strict=False)))
+        heads = pl.concat(frames, how="diagonal") if len(frames) > 1 else frames[0]
+        if len(frames) > 1:
+            heads = heads.sort("_i")
         record_frames.append(heads.with_columns(pl.col("_i") + offset))
+        head_arrays.append(head)
         blocks.append(data)
         line_frames.append(lines.with_columns(_piece=pl.lit(len(blocks) - 1, pl.UInt16)))
         offset += lines.height
@@ -154,26 +252,30 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
             "rec", "file", "line", "text"), empty)
     frame = pl.concat(line_frames)
     heads = pl.concat(record_frames)
-    return Lines(frame, bad), _stitch(frame, heads, tuple(blocks))
+    return Lines(frame, bad), _stitch(frame, heads, tuple(blocks), None if eager else np.concatenate(head_arrays))
 
 
-def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[Bytes, ...]) -> Records:
-    """Records from the header rows; every other line goes to the record before it."""
+def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[Bytes, ...],
+            spans: np.ndarray | None) -> Records:
+    """Records from the header rows; every other line goes to the record before it (`spans`: the
+    headers' spans, when their text columns are left to `with_strings`)."""
     # rows are taken by index (frame[idx]): no polars query per step, this runs once per chunk
     is_header = np.zeros(frame.height, dtype=bool)
     at = heads["_i"].to_numpy()
     is_header[at] = True
     rec = np.cumsum(is_header, dtype=np.int64) - 1
     records = heads.with_row_index("rec").hstack(frame[["file", "line"]][at])
-    records = records[["rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece",
-                       "_bs", "_be", "_fam"]]
-    records.replace_column(records.get_column_index("tid"), records["tid"].cast(pl.UInt32, strict=False))
+    fields = [] if spans is not None else [f for f in HEADER_FIELDS if f != "ts"]
+    numbers = ["tid", "_job", "_mc"] if spans is not None else []
+    records = records[["rec", "file", "line", *fields, *numbers, "ts", *([] if spans is not None else ["ts_text"]),
+                       "_piece", "_bs", "_be", "_fam"]]
     others = np.flatnonzero(~is_header)
     orphan = int(np.searchsorted(rec[others], 0))  # the lines before the first header (a log cut mid-record)
     cont = frame[others]
     orphans = cont[:orphan][["file", "line", "text"]]
     continuations = cont[orphan:].hstack([pl.Series("rec", rec[others[orphan:]], dtype=pl.UInt32)])
-    return Records(records, continuations[["rec", "file", "line", "text", "_piece", "_s", "_e"]], orphans, blocks)
+    return Scanned(records, continuations[["rec", "file", "line", "text", "_piece", "_s", "_e"]], orphans, blocks,
+                   spans)
 
 
 def _empty_records() -> pl.DataFrame:

@@ -1,0 +1,88 @@
+"""The scanner's records without text columns (replay.parsing.scan `Scanned`, `with_strings`), the
+numbers it reads from each header (`_scan.numbers`) and the cycle numbering in numpy
+(replay.parsing.assemble.record_cycles): hand-worked lines, the polars path as reference, Hypothesis."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from replay.parsing.assemble import record_cycles
+from replay.parsing.chunks import Piece
+from replay.parsing.families import FAMILY_CODE, GENERIC
+from replay.parsing.records import find_records, split_lines
+from replay.parsing.scan import full_records, scan_records, with_strings
+
+
+def _header(jid: str = "N/A", tid: str = "1", method: str = "m", body: str = "b", cls: str = "X") -> str:
+    return f"01 Jan 2015 00:01:00,000  INFO RM.{cls} - {jid} T[{tid}] {method} {body}"
+
+
+def _scanned(lines: list[str]) -> pl.DataFrame:
+    _, recs = scan_records([Piece(0, 1, ("\n".join(lines) + "\n").encode())])
+    return recs.records
+
+
+def test_the_jid_thread_and_method_class_are_read_from_the_header():
+    # each value worked from the line: "N/A" is no job, "007" is job 7, a JID of letters is none,
+    # "-5" is what the polars cast reads; T[] has no thread; the counting methods by their name
+    records = _scanned([
+        _header("123", "19", "countFixedForJob"), _header("N/A", "", "howMuchFixed"), _header("007", "0000000001"),
+        _header("x12", "7", "countSingleReservation"), _header("-5", "4294967296", "countReservationForJob"),
+        _header("99999999999999999999", "3", "countFixedForJobs"),
+    ])
+    assert "jid" not in records.columns and "body" not in records.columns  # no text until asked
+    assert records["_job"].to_list() == [123, None, 7, None, -5, None]
+    assert records["tid"].to_list() == [19, None, 1, 7, None, 3]
+    assert records["_mc"].to_list() == [1, 1, 0, 2, 2, 0]
+
+
+_JIDS = st.one_of(st.just("N/A"), st.from_regex(r"\A[-+]?[0-9]{1,22}\Z"), st.from_regex(r"\A[A-Za-z0-9/.-]{1,8}\Z"))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(_JIDS, st.from_regex(r"\A[0-9]{0,12}\Z")), min_size=1, max_size=12))
+def test_header_numbers_are_the_ones_the_polars_path_casts(fields):
+    lines = [_header(jid, tid) for jid, tid in fields]
+    polars = find_records(split_lines([Piece(0, 1, ("\n".join(lines) + "\n").encode())])).records
+    records = _scanned(lines)
+    assert records["_job"].to_list() == polars["jid"].cast(pl.Int64, strict=False).to_list()
+    assert records["tid"].to_list() == polars["tid"].to_list()
+
+
+def test_text_columns_are_built_for_the_rows_asked_from_the_right_block():
+    # two files in one chunk: a long value (over 12 bytes, not inline in its view) points into its own block
+    first = [_header("1", body="a body longer than twelve bytes"), "  a continuation line"]
+    second = [_header("2", cls="AnotherLongClassName", body="short"), _header("3", body="second file's body, long")]
+    pieces = [Piece(0, 1, ("\n".join(first) + "\n").encode()), Piece(1, 1, ("\n".join(second) + "\n").encode())]
+    _, recs = scan_records(pieces)
+    polars = find_records(split_lines(pieces)).records
+    assert_frame_equal(full_records(recs).drop("_piece", "_bs", "_be", "_fam", "_job", "_mc"), polars)
+    picked = with_strings(recs, recs.records[[2, 0]], ["body", "cls", "ts_text"])
+    assert picked.select("rec", "body", "cls").rows() == [
+        (2, "second file's body, long", "X"), (0, "a body longer than twelve bytes", "X")]
+    assert picked["ts_text"].to_list() == ["01 Jan 2015 00:01:00,000"] * 2
+
+
+def test_a_header_only_polars_reads_gives_the_chunk_its_text_columns_at_once():
+    # another padding: the scanner leaves the line to the general regex, and the chunk's records
+    # come with their text, as the polars path lays them out
+    lines = [_header("5", body="canonical"), "01 Jan 2015 00:01:00,000   INFO RM.X - 6  T[2] m padded"]
+    records = _scanned(lines)
+    polars = find_records(split_lines([Piece(0, 1, ("\n".join(lines) + "\n").encode())])).records
+    assert "jid" in records.columns and "_job" not in records.columns
+    assert_frame_equal(records.drop("_piece", "_bs", "_be", "_fam"), polars)
+
+
+def test_cycles_are_numbered_by_the_published_schedules():
+    # X any family, S createState (the schedule being built), P the schedule published, N no family.
+    # A record belongs to the next published schedule's cycle; createState to the one it builds
+    # (the count of published ones before it); N has none.
+    x, s, p, n = FAMILY_CODE[GENERIC], FAMILY_CODE["schedule_state"], FAMILY_CODE["schedule_sent"], -1
+    codes = np.array([x, s, p, n, x, s, p, x], dtype=np.int32)
+    # the last X comes after the log's last published schedule: no cycle in the last chunk
+    assert record_cycles(codes, last=True).tolist() == [1, 0, 1, 0, 2, 1, 2, 0]
+    assert record_cycles(codes, last=False).tolist() == [1, 0, 1, 0, 2, 1, 2, 3]
