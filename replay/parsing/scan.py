@@ -108,13 +108,15 @@ def _numbers(data: Bytes, head: np.ndarray, text: Callable[[str, np.ndarray], pl
     by the scanner; a JID or thread id of another shape is cast by polars from its text (`text`)."""
     jid, jst, tid, tst, meth = _scan.numbers(data, head, _METHODS)
     out = []
-    for name, field, raw, state, dtype, kind in (("tid", "tid", tid, tst, pl.UInt32, np.uint32),
-                                                 ("_job", "jid", jid, jst, pl.Int64, np.int64)):
-        values = pl.Series(name, np.frombuffer(raw, dtype=kind))
+    for name, field, raw, state, dtype, kind in (("tid", "tid", tid, tst, pl.UInt32, pa.uint32()),
+                                                 ("_job", "jid", jid, jst, pl.Int64, pa.int64())):
         how = np.frombuffer(state, dtype=np.uint8)  # 0 null, 1 read, 2 for polars to read
-        null, odd = np.flatnonzero(how == 0), np.flatnonzero(how == 2)
-        if null.size:
-            values = values.scatter(null, None)
+        odd = np.flatnonzero(how == 2)
+        # the nulls as an Arrow validity bitmap over the scanner's values: no copy, no scatter
+        nulls = int(len(how) - np.count_nonzero(how))
+        valid = pa.py_buffer(np.packbits(how != 0, bitorder="little")) if nulls else None
+        values = series_from_arrow(pa.Array.from_buffers(kind, len(how), [valid, pa.py_buffer(raw)],
+                                                         null_count=nulls)).alias(name)
         if odd.size:
             values = values.scatter(odd, text(field, odd).cast(dtype, strict=False))
         out.append(values)
