@@ -272,15 +272,19 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
 def _unexpected(records: pl.DataFrame, recs: Records) -> pl.DataFrame:
     """unexpected_continuations of the continuation lines of single-line records only (most chunks
     have none: the frame of every continuation line is not joined)."""
-    single = records.filter(~pl.col("_code").is_in(_MULTILINE_CODES))["rec"]
-    cont = recs.continuations.filter(pl.col("rec").is_in(single.implode()))
+    single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
+    single[records["rec"].to_numpy()] = ~np.isin(records["_code"].to_numpy(), _MULTILINE_CODES)
+    hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
+    cont = recs.continuations[hit] if hit.size else recs.continuations.clear()
+    if hit.size:  # blank lines are no news (unexpected_continuations skips them too)
+        cont = cont.filter(pl.col("text").str.strip_chars() != "")
     if not cont.height:
         return pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
     part = records.filter(pl.col("rec").is_in(cont["rec"].implode()))
     return unexpected_continuations(with_strings(recs, part, ["cls", "method"]), cont)
 
 
-_MULTILINE_CODES = pl.Series([FAMILY_CODE[f] for f in MULTILINE], dtype=pl.Int32).implode()
+_MULTILINE_CODES = np.array([FAMILY_CODE[f] for f in MULTILINE], dtype=np.int32)
 
 
 def _route(records: pl.DataFrame, recs: Records | None = None) -> pl.DataFrame:

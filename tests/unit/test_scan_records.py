@@ -14,6 +14,7 @@ from replay.parsing.assemble import record_cycles
 from replay.parsing.chunks import Piece
 from replay.parsing.families import FAMILY_CODE, GENERIC
 from replay.parsing.records import find_records, split_lines
+from replay.parsing.pipeline import parse
 from replay.parsing.scan import full_records, scan_records, with_strings
 
 
@@ -86,3 +87,26 @@ def test_cycles_are_numbered_by_the_published_schedules():
     # the last X comes after the log's last published schedule: no cycle in the last chunk
     assert record_cycles(codes, last=True).tolist() == [1, 0, 1, 0, 2, 1, 2, 0]
     assert record_cycles(codes, last=False).tolist() == [1, 0, 1, 0, 2, 1, 2, 3]
+
+
+def test_lines_inside_single_line_records_and_bodies_of_no_shape_are_reported(tmp_path):
+    # worked from the lines: the RmCounter line is a one-line record, so the text under it is an
+    # unexpected line (the blank one is not); "no such shape" is no body apportion_qshares prints
+    log = tmp_path / "rm.log"
+    log.write_text("\n".join([
+        _header(cls="NodepoolScheduler", method="apportion_qshares", body="countJobShares RmCounter Start"),
+        "  stray text", "   ",
+        _header(cls="NodepoolScheduler", method="apportion_qshares", body="no such shape"),
+        "  its second line",
+    ]) + "\n")
+    for engine in ("fast", "polars"):
+        got = parse([str(log)], engine=engine).tables["unparsed"].select("line", "text", "reason").rows()
+        assert got == [
+            (2, "  stray text", "unexpected line inside a NodepoolScheduler.apportion_qshares record "
+                                "(interleaved or wrapped output)"),
+            (4, _header(cls="NodepoolScheduler", method="apportion_qshares", body="no such shape"),
+             "known message NodepoolScheduler.apportion_qshares with a body of no known shape"),
+            # a line of a record of no family: a stray line keeps that first reason (unparsed_table)
+            (5, "  its second line", "unexpected line inside a NodepoolScheduler.apportion_qshares record "
+                                     "(interleaved or wrapped output)"),
+        ], engine
