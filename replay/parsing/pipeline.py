@@ -257,7 +257,8 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     # the scanner's records carry no header text: the tables build the columns they read, for their rows
     strings = partial(header_strings, recs) if "ts_text" not in records.columns else None
     tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw, strings)
-    families = {str(fam): n for fam, n in records.group_by("family").len().iter_rows()}
+    counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
+    families = {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}
     stamps = with_strings(recs, records[[0, records.height - 1]], ["ts_text"])["ts_text"] if records.height else None
     return _Parsed(
         tables=tables, carry=carry, lines=lines.frame.select("file", "line", "text") if keep_lines else None,
