@@ -16,6 +16,7 @@ from replay.parsing.families import FAMILY_CODE, GENERIC
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.pipeline import parse
 from replay.parsing.scan import full_records, scan_records, with_strings
+from replay.parsing.unparsed import line_cycles
 
 
 def _header(jid: str = "N/A", tid: str = "1", method: str = "m", body: str = "b", cls: str = "X") -> str:
@@ -110,3 +111,15 @@ def test_lines_inside_single_line_records_and_bodies_of_no_shape_are_reported(tm
             (5, "  its second line", "unexpected line inside a NodepoolScheduler.apportion_qshares record "
                                      "(interleaved or wrapped output)"),
         ], engine
+
+
+def test_an_unparsed_line_takes_the_cycle_of_the_record_it_follows():
+    # records at lines 2 (X), 4 (P: the cycle's schedule published), 6 (X, after the log's last
+    # schedule); a second file's line 1 (X) continues the chunk. Line 1 comes before any record.
+    x, p = FAMILY_CODE[GENERIC], FAMILY_CODE["schedule_sent"]
+    records = pl.DataFrame({"file": [0, 0, 0, 1], "line": [2, 4, 6, 1], "_code": [x, p, x, x]},
+                           schema={"file": pl.UInt16, "line": pl.UInt32, "_code": pl.Int32})
+    rows = pl.DataFrame({"file": [0, 0, 0, 0, 1], "line": [1, 3, 5, 7, 2]},
+                        schema={"file": pl.UInt16, "line": pl.UInt32})
+    assert line_cycles(rows, records, last=True).to_list() == [None, 1, 1, None, None]
+    assert line_cycles(rows, records, last=False).to_list() == [None, 1, 1, 2, 2]
