@@ -78,7 +78,7 @@ def _filled(df: pl.DataFrame) -> pl.DataFrame:
 
 # the rows of a bucket no chunk filled: the columns _rows gives every bucket, and nothing more
 _NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle": pl.UInt32, "file": S,
-                                "line": pl.UInt32, "jid": S, "job_id": I64})
+                                "line": pl.UInt32, "job_id": I64})
 
 
 @dataclass
