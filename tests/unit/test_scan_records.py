@@ -123,3 +123,26 @@ def test_an_unparsed_line_takes_the_cycle_of_the_record_it_follows():
                         schema={"file": pl.UInt16, "line": pl.UInt32})
     assert line_cycles(rows, records, last=True).to_list() == [None, 1, 1, None, None]
     assert line_cycles(rows, records, last=False).to_list() == [None, 1, 1, 2, 2]
+
+
+_LINES = st.one_of(
+    st.builds(_header, _JIDS, st.from_regex(r"\A[0-9]{0,3}\Z"), st.sampled_from(["m", "countFixedForJob", "x.y"]),
+              st.from_regex(r"\A[ -~]{0,30}\Z"), st.sampled_from(["X", "NodepoolScheduler", "AVeryLongClassName"])),
+    st.from_regex(r"\A[ -~\u00e9]{0,20}\Z"),  # continuation text, non-ASCII among it
+    st.just("01 Jan 2015 00:01:00,000   INFO RM.X - N/A  T[1] m other padding"),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_LINES, min_size=1, max_size=6), min_size=1, max_size=3))
+def test_records_of_several_files_are_the_ones_the_polars_path_gives(files):
+    # each inner list one file's piece of the chunk: the text columns built on demand (or at once,
+    # when a header only polars reads is among them) are those of the polars path
+    pieces = [Piece(i, 1, ("\n".join(lines) + "\n").encode()) for i, lines in enumerate(files)]
+    lines, recs = scan_records(pieces)
+    polars = find_records(split_lines(pieces))
+    got = full_records(recs).drop("_piece", "_bs", "_be", "_fam", "_job", "_mc", strict=False)
+    assert_frame_equal(got, polars.records, check_exact=True)
+    assert_frame_equal(recs.continuations.drop("_s", "_e", "_piece"), polars.continuations)
+    if "_job" in recs.records.columns:
+        assert recs.records["_job"].to_list() == polars.records["jid"].cast(pl.Int64, strict=False).to_list()
