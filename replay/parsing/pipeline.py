@@ -25,8 +25,9 @@ from replay.parsing import fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
-from replay.parsing.scan import (COMPILED, UNDECIDED, RawRows, fill_rows, header_strings, occupancy_rows,
-                                 rmcounter_rows, scan_records, schedule_rows, section_rows, with_strings)
+from replay.parsing.scan import (UNDECIDED, RawRows, fill_rows, occupancy_rows, rmcounter_rows, schedule_rows,
+                                 section_rows)
+from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_strings
 from replay.parsing.columns import compiled_buckets, frames_of, to_polars
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs

@@ -14,8 +14,8 @@ from replay.parsing.families import FAMILY_CODE, GENERIC, ROUTES, TARGETS
 from replay.parsing.pipeline import _lark_rows, _route, parse
 from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import find_records, split_lines
-from replay.parsing.scan import (fill_rows, full_records, occupancy_rows, rmcounter_rows, scan_records, section_rows,
-                                 templated)
+from replay.parsing.scan import fill_rows, occupancy_rows, rmcounter_rows, section_rows, templated
+from replay.parsing.scanned import full_records, scan_records
 from replay.parsing.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF,
                                        T_REST, T_RUN, T_SHARE, T_TYPED, TEMPLATES, compile_template, templates_of)
 

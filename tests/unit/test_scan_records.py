@@ -15,7 +15,7 @@ from replay.parsing.chunks import Piece
 from replay.parsing.families import FAMILY_CODE, GENERIC
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.pipeline import parse
-from replay.parsing.scan import full_records, scan_records, with_strings
+from replay.parsing.scanned import full_records, scan_records, with_strings
 from replay.parsing.unparsed import line_cycles
 
 
