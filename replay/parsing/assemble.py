@@ -7,11 +7,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 import polars as pl
 
 from replay.parsing import columns_schedule, steps
 from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted
-from replay.parsing.tables import I64, LEFT, LS, RENAME, S, SCHEMAS, TS, Frame, conform
+from replay.parsing.families import FAMILY_CODE
+from replay.parsing.tables import (FIXED_METHODS, I64, LEFT, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
+                                   conform)
 
 
 # Fields the assembly steps read; a log that lacks a family still yields these columns (null).
@@ -33,15 +36,19 @@ READS: dict[str, tuple[str, ...]] = {
     "_occupancy_lines": ("nodepool", "m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb",
                          "m_jobs", "free"),
 }
-# The record columns every table's rows take (and `jid` for job_id); some tables take more.
-WHERE_COLUMNS = ("ts", "cycle", "file", "line", "jid")
-MORE_WHERE = {"counts": ("method",), "messages": ("level", "component", "cls", "tid", "method")}
+# The record columns every table's rows take (and the record's JID, `_job`, for job_id); some tables take more.
+WHERE_COLUMNS = ("ts", "cycle", "file", "line")
+MORE_WHERE = {"counts": ("method",), "messages": ("jid", "level", "component", "cls", "tid", "method")}
+# the header text columns of the records `rec` (replay.parsing.scan.header_strings), for an `info` without them
+Strings = Callable[[np.ndarray, list[str]], list[pl.Series]]
 
 
-def rows_of(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame) -> pl.DataFrame:
+def rows_of(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFrame,
+            strings: Strings | None = None) -> pl.DataFrame:
     """All family rows of one bucket, in log order, with their record's ts, cycle, file, line (and
     MORE_WHERE's columns), job_id (the record's JID where the row names no job), and the fields
-    its assembly step reads (READS; null where no row carried them)."""
+    its assembly step reads (READS; null where no row carried them). A header text column `info`
+    lacks is built for these rows only, by `strings`."""
     where = (*WHERE_COLUMNS, *MORE_WHERE.get(name, ()))
     reads = READS.get(name, ())
     # most chunks lack a few families (the bootstrap, DEBUG tables): theirs is an empty frame
@@ -51,8 +58,14 @@ def rows_of(buckets: dict[str, list[pl.DataFrame]], name: str, info: pl.DataFram
     df = pl.concat(parts, how="diagonal_relaxed").sort("rec", maintain_order=True) if len(parts) > 1 else parts[0]
     cols = {RENAME[c] if c in RENAME and RENAME[c] not in df.columns else c: pl.col(c) for c in df.columns}
     # a record's number is its row in `info`: its columns are gathered, not joined
-    cols.update({c: pl.lit(info[c]).gather(pl.col("rec")) for c in where})
-    jid = cols["jid"].cast(I64, strict=False)
+    cols.update({c: pl.lit(info[c]).gather(pl.col("rec")) for c in where if c in info.columns})
+    missing = [c for c in where if c not in info.columns]
+    if missing and strings is None:
+        raise ValueError(f"rows_of: the records carry no {missing} and no way to read them")
+    if missing and strings is not None:
+        got = strings(df["rec"].to_numpy(), missing) if df.height else [pl.Series(c, [], S) for c in missing]
+        cols.update({col.name: pl.lit(col) for col in got})
+    jid = pl.lit(info["_job"]).gather(pl.col("rec"))
     cols["job_id"] = pl.coalesce(cols["job_id"].cast(I64, strict=False), jid) if "job_id" in cols else jid
     return df.select(*[e.alias(c) for c, e in cols.items()], *[_ABSENT[c] for c in reads if c not in cols])
 
@@ -64,7 +77,7 @@ def _filled(df: pl.DataFrame) -> pl.DataFrame:
 
 # the rows of a bucket no chunk filled: the columns _rows gives every bucket, and nothing more
 _NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle": pl.UInt32, "file": S,
-                                "line": pl.UInt32, "jid": S, "job_id": I64})
+                                "line": pl.UInt32, "job_id": I64})
 
 
 @dataclass
@@ -110,30 +123,48 @@ def file_names(names: list[str]) -> pl.DataFrame:
     return pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
 
 
-def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
-    """Per record (row `rec`): ts, cycle, file name, line and the header fields (cycle: that of the
-    next published schedule at or after it, counted from 1 in the chunk)."""
-    sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
-    before = sent.cum_sum() - sent
-    total = records.filter(pl.col("family") == "schedule_sent").height
-    cyc = pl.when(pl.col("family") == "schedule_state").then(before).otherwise(before + 1)
+def record_cycles(codes: np.ndarray, last: bool) -> np.ndarray:
+    """Per record (its family code, -1 for none), its cycle: that of the next published schedule at
+    or after it, counted from 1 in the chunk; 0 for none (a record of no family, or, in the log's
+    last chunk, one after its last published schedule)."""
+    sent = codes == FAMILY_CODE["schedule_sent"]
+    before = np.cumsum(sent, dtype=np.int64) - sent
+    cyc = before + (codes != FAMILY_CODE["schedule_state"])
     # a chunk ends after a published schedule, so only the log's last chunk has records after its
     # last one (no cycle); a chunk cut elsewhere (no schedule for a long stretch) continues into the next
-    valid = (cyc >= 1) & ((cyc <= total) | (not last))
+    valid = (codes >= 0) & (cyc >= 1) & ((cyc <= int(sent.sum())) | (not last))
+    return np.where(valid, cyc, 0).astype(np.uint32)
+
+
+def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
+    """Per record (row `rec`): ts, cycle (`record_cycles`), file name, line, tid, the JID as an integer
+    (`_job`), its METHOD's class (`_mc`: 1 a FIXED_SHARE counting method, 2 a RESERVE one, 0 any
+    other) and the header text columns the records carry (the scanner's carry none: `rows_of`
+    builds the ones it needs)."""
+    cycle = record_cycles(records["_code"].to_numpy(), last)
+    none = np.flatnonzero(cycle == 0)
+    cycles = pl.Series("cycle", cycle)
     fname = pl.lit(pl.Series(names, dtype=S)).gather(pl.col("file"))
-    return records.select(
-        "rec", "ts", pl.when(valid).then(cyc).otherwise(None).cast(pl.UInt32).alias("cycle"),
-        fname.alias("file"), "line", "jid", "method", "level", "component", "cls", "tid",
-    )
+    if "_job" in records.columns:  # read by the scanner
+        numbers = [pl.col("_job"), pl.col("_mc")]
+    else:
+        method = pl.col("method")
+        numbers = [pl.col("jid").cast(I64, strict=False).alias("_job"),
+                   (method.is_in(FIXED_METHODS).cast(pl.UInt8) + 2 * method.is_in(RESERVE_METHODS).cast(pl.UInt8))
+                   .alias("_mc")]
+    text = [c for c in ("jid", "method", "level", "component", "cls") if c in records.columns]
+    return records.select("rec", "ts", pl.lit(cycles.scatter(none, None) if none.size else cycles),
+                          fname.alias("file"), "line", *text, "tid", *numbers)
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
                    unparsed: pl.DataFrame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
-                   ) -> tuple[dict[str, Frame], ChunkCarry]:
+                   strings: Strings | None = None) -> tuple[dict[str, Frame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
     Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
-    of the compiled tables' buckets (replay.parsing.columns builds those tables in C)."""
+    of the compiled tables' buckets (replay.parsing.columns builds those tables in C); `strings`: the
+    header text columns of records that carry none (rows_of)."""
     info = record_info(records, names, last)
     recs = record_columns(records, info, names) if raw else None
     mine = columns_schedule.build(raw or {}, recs, buckets)
@@ -145,7 +176,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
             buckets = {**buckets, bucket: [frames_of(parts)]}
         else:
             compiled[COMPILED_TABLES[bucket]] = built
-    get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info)  # noqa: E731
+    get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info, strings)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
         # a bucket no record of the chunk filled gives an empty table without a step (most
@@ -194,7 +225,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
     }
     tables.update(compiled)
-    cycles = records.filter(pl.col("family") == "schedule_sent").height
+    cycles = int((records["_code"].to_numpy() == FAMILY_CODE["schedule_sent"]).sum())
     return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
 
 

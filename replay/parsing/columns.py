@@ -19,7 +19,8 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
-from replay.parsing.scan import COMPILED, RawRows
+from replay.parsing.scan import RawRows
+from replay.parsing.scanned import COMPILED
 
 if COMPILED:
     from replay.parsing import _scan
@@ -107,18 +108,14 @@ class Records:
 
 
 def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) -> Records | None:
-    """The chunk's `Records` (None: a record has no time, which the compiled tables do not take)."""
+    """The chunk's `Records` from `records` and their `info` (assemble.record_info: the cycle, the JID
+    as an integer, the METHOD's class); None: a record has no time, which the compiled tables do not take."""
     if records["ts"].null_count():
         return None
-    # JID as rows_of casts it (strict=False: "N/A" is null)
-    from replay.parsing.tables import FIXED_METHODS, RESERVE_METHODS
-
-    jid = records["jid"].cast(pl.Int64, strict=False)
-    method = records["method"]
-    kind = method.is_in(FIXED_METHODS).to_numpy().astype(np.uint8) + 2 * method.is_in(RESERVE_METHODS).to_numpy()
+    job = info["_job"]
     return Records(records["ts"].to_physical().to_numpy(), info["cycle"].fill_null(0).to_numpy(),
-                   jid.fill_null(0).to_numpy(), jid.is_not_null().to_numpy(), records["file"].to_numpy(),
-                   records["line"].to_numpy(), names, kind)
+                   job.fill_null(0).to_numpy(), job.is_not_null().to_numpy(), records["file"].to_numpy(),
+                   records["line"].to_numpy(), names, info["_mc"].to_numpy())
 
 
 def _where(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:

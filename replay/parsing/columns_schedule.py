@@ -20,7 +20,8 @@ from replay.parsing.chunks import Bytes
 from replay.parsing.columns import (Records, Unframed, _names, _numeric, _present,
                                     _span_column, _table, _typed, _where, _with_validity)
 from replay.parsing.families import FAMILY_CODE
-from replay.parsing.scan import COMPILED, RawRows, occupancy_frame, rmcounter_frame, schedule_frame
+from replay.parsing.scan import RawRows, occupancy_frame, rmcounter_frame, schedule_frame
+from replay.parsing.scanned import COMPILED
 from replay.parsing.tables import series_from_arrow
 
 if COMPILED:

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,8 +25,9 @@ from replay.parsing import fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
-from replay.parsing.scan import (COMPILED, UNDECIDED, fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
-                                 rmcounter_scan, scan_records, schedule_rows, schedule_scan, section_rows)
+from replay.parsing.scan import (UNDECIDED, fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
+                                 rmcounter_scan, schedule_rows, schedule_scan, section_rows)
+from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_strings
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
 from replay.parsing.columns_schedule import BlockRows
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
@@ -247,30 +248,53 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     else:
         lines = split_lines(chunk.pieces)
         recs = find_records(lines, "lark" if engine == "lark" else "fast")
-    records = _route(recs.records)
+    records = _route(recs.records, recs)
     damaged = damaged_records(chunk, lines, records, recs)
     trusted = records.filter(~pl.col("rec").is_in(damaged["rec"].implode())) if damaged.height else records
     buckets, unparsed, raw = _parse_families(trusted, recs, engine)
     unparsed.append(damaged)
     unparsed.append(orphans(recs))
-    unparsed.append(unexpected_continuations(trusted, recs.continuations))
+    unparsed.append(_unexpected(trusted, recs))
     unparsed_frame = unparsed_table(unparsed, lines.frame, records, recs.continuations, names, chunk.last)
-    tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw)
-    families = {str(fam): n for fam, n in records.group_by("family").len().iter_rows()}
+    # the scanner's records carry no header text: the tables build the columns they read, for their rows
+    strings = partial(header_strings, recs) if "ts_text" not in records.columns else None
+    tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw, strings)
+    counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
+    families = {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}
+    stamps = with_strings(recs, records[[0, records.height - 1]], ["ts_text"])["ts_text"] if records.height else None
     return _Parsed(
         tables=tables, carry=carry, lines=lines.frame.select("file", "line", "text") if keep_lines else None,
         bytes=chunk.size, line_count=lines.frame.height, records=records.height,
         continuation_lines=recs.continuations.height, orphan_lines=recs.orphans.height,
         unparsed=unparsed_frame.height, bad_utf8_lines=lines.bad_utf8_lines, families=families,
-        first_ts=records["ts_text"][0] if records.height else None,
-        last_ts=records["ts_text"][-1] if records.height else None,
+        first_ts=stamps[0] if stamps is not None else None,
+        last_ts=stamps[-1] if stamps is not None else None,
     )
 
 
-def _route(records: pl.DataFrame) -> pl.DataFrame:
+def _unexpected(records: pl.DataFrame, recs: Records) -> pl.DataFrame:
+    """unexpected_continuations of the continuation lines of single-line records only (most chunks
+    have none: the frame of every continuation line is not joined)."""
+    single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
+    single[records["rec"].to_numpy()] = ~np.isin(records["_code"].to_numpy(), _MULTILINE_CODES)
+    hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
+    cont = recs.continuations[hit] if hit.size else recs.continuations.clear()
+    if hit.size:  # blank lines are no news (unexpected_continuations skips them too)
+        cont = cont.filter(pl.col("text").str.strip_chars() != "")
+    if not cont.height:
+        return pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
+    part = records.filter(pl.col("rec").is_in(cont["rec"].implode()))
+    return unexpected_continuations(with_strings(recs, part, ["cls", "method"]), cont)
+
+
+_MULTILINE_CODES = np.array([FAMILY_CODE[f] for f in MULTILINE], dtype=np.int32)
+
+
+def _route(records: pl.DataFrame, recs: Records | None = None) -> pl.DataFrame:
     """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and its code `_code`.
 
-    The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`."""
+    The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`
+    (the text columns it reads built for them only, from `recs`)."""
     if "_fam" in records.columns:
         codes = records["_fam"].fill_null(UNDECIDED).to_numpy().copy()
         todo = np.flatnonzero(codes == UNDECIDED)
@@ -278,7 +302,8 @@ def _route(records: pl.DataFrame) -> pl.DataFrame:
         codes = np.full(records.height, -1, dtype=np.int32)
         todo = np.arange(records.height)
     if todo.size:
-        codes[todo] = _route_polars(records[todo.tolist()] if todo.size < records.height else records)
+        part = records[todo.tolist()] if todo.size < records.height else records
+        codes[todo] = _route_polars(part if recs is None else with_strings(recs, part, ["cls", "method", "body"]))
     family = pl.Series("family", FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
     return records.with_columns(family, pl.Series("_code", codes, dtype=pl.Int32))
 
@@ -332,7 +357,7 @@ def _parse_families(
     unparsed: list[pl.DataFrame] = []
     unknown = records.filter(pl.col("family").is_null())
     if unknown.height:
-        unparsed.append(unknown.select(
+        unparsed.append(with_strings(recs, unknown, ["cls", "method"]).select(
             "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
                                         pl.lit(" with a body of no known shape"))))
     assembled: frozenset[str] = frozenset()
@@ -354,9 +379,11 @@ def _parse_families(
         if taken.any():
             records = records.filter(pl.Series(~taken))
     # the family paths read only these: partitioning fewer columns copies less
-    slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns]
+    slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns or c == "body"]
     parts: dict[str, pl.DataFrame] = {}
-    for (family,), part in records.select(slim).filter(pl.col("family").is_not_null()).partition_by(
+    # the bodies of the records still to read (the scanner's records carry none: built for these only)
+    rest = records.filter(pl.col("family").is_not_null() & ~pl.col("family").is_in(list(assembled)))
+    for (family,), part in with_strings(recs, rest, ["body"]).select(slim).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():
         if family == GENERIC:

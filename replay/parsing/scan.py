@@ -1,10 +1,5 @@
-"""The compiled front end (`replay.parsing._scan`) as polars columns.
-
-`scan_records` gives exactly the frames `records.split_lines` + `records.find_records` give
-(tests/integration/test_engines.py), in one pass over the bytes and without copying any text:
-every string column is an Arrow string view into the chunk's bytes. It also routes each record to
-its family (`_fam`, the route prefixes compiled by replay.parsing.prefixes). Lines the scanner is not sure
-of (another header layout, non-ASCII text) go through the polars path, so both agree on them.
+"""The compiled family readers (`replay.parsing._scan`) as polars columns; the scan of lines and
+headers into records is replay.parsing.scanned (`scan_records`, re-exported here).
 
 The family readers: `fill_rows` (every single-line family with token templates, replay.parsing.templates,
 in one pass, gathered by table), `rmcounter_rows` (whole RmCounter blocks, one row per entity) and
@@ -23,37 +18,17 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.chunks import Bytes, Piece
-from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES, TARGETS
-from replay.parsing.prefixes import Unsupported, compile_prefix
-from replay.parsing.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
-from replay.parsing.tables import Schema, series_from_arrow
+from replay.parsing.chunks import Bytes
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, TARGETS
+from replay.parsing.tables import series_from_arrow
 from replay.parsing.templates import K_ANY, K_INT, TEMPLATES, compile_template, templates_of
+# the scan of lines and headers, where it was before it had a module of its own
+from replay.parsing.scanned import (COMPILED, Scanned, _strings, full_records, header_strings,  # noqa: F401
+                                    scan_records, with_strings)
 
-try:
+if COMPILED:
     from replay.parsing import _scan
-    COMPILED = True
-except ImportError:  # pragma: no cover - built by `pip install`; without a compiler, polars does it all
-    COMPILED = False
 UNDECIDED = -2  # the compiled router leaves the record to polars (replay.parsing.pipeline._route)
-_K_HEADER, _K_MAYBE = 1, 2
-_FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
-_TS_NONE = np.iinfo(np.int64).min
-
-
-def _strings(data: Bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
-    """Zero-copy string column over `data` (one Arrow string view per span; a span the scanner
-    marked absent, start -1, is null)."""
-    missing = np.flatnonzero(starts < 0) if len(starts) and starts.min() < 0 else ()
-    if len(missing):
-        starts, ends = np.maximum(starts, 0), np.maximum(ends, 0)
-    views = _scan.views(data, np.ascontiguousarray(starts, np.int32), np.ascontiguousarray(ends, np.int32))
-    arr = pa.Array.from_buffers(pa.string_view(), len(starts), [None, pa.py_buffer(views), pa.py_buffer(data)])
-    col = series_from_arrow(arr).alias(name)
-    # nulls by scatter, not by an Arrow validity bitmap: polars exports a foreign string-view column
-    # with a bitmap to arrays that still hold `data`, so compact() kept every chunk's bytes alive
-    # (+110 MB on i_mega24)
-    return col.scatter(missing, None) if len(missing) else col
 
 
 def _take(values: pl.Series, at: np.ndarray) -> pl.Series:
@@ -70,117 +45,6 @@ def _lists(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray
                                       [validity, pa.py_buffer(np.ascontiguousarray(offsets, np.int32))],
                                       null_count=absent, children=[values])
     return series_from_arrow(lists).alias(name)
-
-
-@lru_cache(maxsize=1)
-def _route_table() -> tuple[Any, ...]:
-    """ROUTES for `_scan.route`: per (class, METHOD), its compiled prefixes in order (None: some
-    prefix is outside the compiled subset, so polars routes that group)."""
-    table = []
-    for (cls, method), routes in ROUTES.items():
-        try:
-            progs = tuple((p.code, p.sets, int(p.anchored), FAMILY_CODE[r.family])
-                          for r in routes for p in [compile_prefix(r.prefix)])
-        except Unsupported:
-            progs = None
-        table.append((f"{cls}\0{method}".encode(), progs))
-    return tuple(table)
-
-
-def _timestamps(stamps: np.ndarray, text: pl.Series) -> pl.Series:
-    """The scanner's epoch milliseconds; the dates it left alone (leap seconds, no such day) are
-    read by polars, so every timestamp is the one the polars path gives."""
-    ts = pl.Series("ts", stamps).cast(pl.Datetime("ms"))
-    odd = np.flatnonzero(stamps == _TS_NONE)
-    if odd.size:
-        ts = ts.scatter(odd, pl.select(parse_ts(pl.lit(text.gather(odd)))).to_series())
-    return ts
-
-
-def _piece(piece: Piece) -> tuple[Bytes, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]:
-    """(bytes, lines, canonical header fields, other header fields, bad UTF-8 lines) of one piece."""
-    data, bad = repair_utf8(piece.data)
-    n, raw_cols, raw_ts = _scan.lines(data)
-    cols = np.frombuffer(raw_cols, dtype=np.int32).reshape(n, 17)
-    kind = cols[:, 2]
-    lines = pl.DataFrame({
-        "file": pl.Series(np.full(n, piece.file, dtype=np.uint16)),
-        "line": pl.Series(np.arange(piece.first_line, piece.first_line + n, dtype=np.uint32)),
-        "text": _strings(data, cols[:, 0], cols[:, 1], "text"),
-        "_s": pl.Series(cols[:, 0]), "_e": pl.Series(cols[:, 1]),  # where the line lies, for schedule()
-    })
-    at = np.flatnonzero(kind == _K_HEADER)
-    head = cols[at]
-    ts_text = _strings(data, head[:, 0], head[:, 0] + 24, "ts_text")
-    canonical = pl.DataFrame([
-        pl.Series("_i", at.astype(np.uint32)),
-        ts_text,
-        _timestamps(np.frombuffer(raw_ts, dtype=np.int64)[at], ts_text),
-        *[_strings(data, head[:, c], head[:, c + 1], f) for f, c in _FIELD_COLS.items()],
-        pl.Series("_bs", head[:, 15]), pl.Series("_be", head[:, 16]),  # where the body lies, for templates
-        pl.Series("_fam", np.frombuffer(_scan.route(data, np.ascontiguousarray(head), _route_table(),
-                                                    FAMILY_CODE[GENERIC]), dtype=np.int32)),
-    ])
-    maybe = np.flatnonzero(kind == _K_MAYBE)
-    others = pl.DataFrame()
-    if maybe.size:
-        got = fast_headers(lines[maybe.tolist()]).with_columns(pl.Series("_i", maybe.astype(np.uint32)))
-        others = got.filter(pl.col("ts").is_not_null()).rename({"ts": "ts_text"})
-    return data, lines, canonical, others, bad
-
-
-def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
-    """Every line and every record of the pieces (the compiled equivalent of the polars path)."""
-    line_frames: list[pl.DataFrame] = []
-    record_frames: list[pl.DataFrame] = []
-    blocks: list[Bytes] = []
-    bad = offset = 0
-    for piece in pieces:
-        if not piece.data:
-            continue
-        data, lines, canonical, others, bad_lines = _piece(piece)
-        frames = [canonical.with_columns(_piece=pl.lit(len(blocks), pl.UInt16))]
-        if others.height:
-            frames.append(others.with_columns(parse_ts(pl.col("ts_text")).alias("ts")))
-        heads = pl.concat(frames, how="diagonal").sort("_i") if len(frames) > 1 else frames[0]
-        record_frames.append(heads.with_columns(pl.col("_i") + offset))
-        blocks.append(data)
-        line_frames.append(lines.with_columns(_piece=pl.lit(len(blocks) - 1, pl.UInt16)))
-        offset += lines.height
-        bad += bad_lines
-    if not line_frames:
-        empty = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String})
-        return Lines(empty, 0), Records(_empty_records(), empty.with_columns(rec=pl.lit(0, pl.UInt32)).select(
-            "rec", "file", "line", "text"), empty)
-    frame = pl.concat(line_frames)
-    heads = pl.concat(record_frames)
-    return Lines(frame, bad), _stitch(frame, heads, tuple(blocks))
-
-
-def _stitch(frame: pl.DataFrame, heads: pl.DataFrame, blocks: tuple[Bytes, ...]) -> Records:
-    """Records from the header rows; every other line goes to the record before it."""
-    # rows are taken by index (frame[idx]): no polars query per step, this runs once per chunk
-    is_header = np.zeros(frame.height, dtype=bool)
-    at = heads["_i"].to_numpy()
-    is_header[at] = True
-    rec = np.cumsum(is_header, dtype=np.int64) - 1
-    records = heads.with_row_index("rec").hstack(frame[["file", "line"]][at])
-    records = records[["rec", "file", "line", *[f for f in HEADER_FIELDS if f != "ts"], "ts", "ts_text", "_piece",
-                       "_bs", "_be", "_fam"]]
-    records.replace_column(records.get_column_index("tid"), records["tid"].cast(pl.UInt32, strict=False))
-    others = np.flatnonzero(~is_header)
-    orphan = int(np.searchsorted(rec[others], 0))  # the lines before the first header (a log cut mid-record)
-    cont = frame[others]
-    orphans = cont[:orphan][["file", "line", "text"]]
-    continuations = cont[orphan:].hstack([pl.Series("rec", rec[others[orphan:]], dtype=pl.UInt32)])
-    return Records(records, continuations[["rec", "file", "line", "text", "_piece", "_s", "_e"]], orphans, blocks)
-
-
-def _empty_records() -> pl.DataFrame:
-    schema: Schema = {"rec": pl.UInt32, "file": pl.UInt16, "line": pl.UInt32,
-                      **{f: pl.String for f in HEADER_FIELDS if f != "ts"}, "ts": pl.Datetime("ms"),
-                      "ts_text": pl.String}
-    return pl.DataFrame(schema=schema).with_columns(pl.col("tid").cast(pl.UInt32))
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,12 @@ first record, lines inside a single-line record, rejected records with all their
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 import polars as pl
 
-from replay.parsing.assemble import file_names
+from replay.parsing.assemble import file_names, record_cycles
 from replay.parsing.chunks import Chunk
 from replay.parsing.records import Lines, Records
 from replay.parsing.tables import LEFT
@@ -41,18 +44,16 @@ def damaged_records(chunk: Chunk, lines: Lines, records: pl.DataFrame, recs: Rec
 
 def line_cycles(rows: pl.DataFrame, records: pl.DataFrame, last: bool) -> pl.Series:
     """The chunk-relative cycle of each (file, line) of `rows` (in log order): that of the record
-    the line is part of or follows (`replay.parsing.assemble.record_info`); none for a line before
+    the line is part of or follows (`replay.parsing.assemble.record_cycles`); none for a line before
     the log's first record (part of one that began before the log) or after its last schedule."""
-    key = (pl.col("file").cast(pl.Int64) * (1 << 32) + pl.col("line").cast(pl.Int64)).alias("_key")
-    sent = (pl.col("family") == "schedule_sent").cast(pl.Int64)
-    before = sent.cum_sum() - sent
-    total = records.filter(pl.col("family") == "schedule_sent").height
-    cyc = pl.when(pl.col("family") == "schedule_state").then(before).otherwise(before + 1)
-    marks = records.select(key, cyc.alias("_cycle")).sort("_key")
-    found = rows.select(key).with_row_index("_row").sort("_key").join_asof(marks, on="_key", strategy="backward")
-    cycle = found.sort("_row")["_cycle"]  # null before the first record: only a log's first lines (orphans)
-    return pl.select(pl.when((cycle >= 1) & ((cycle <= total) | (not last))).then(cycle).otherwise(None)
-                     .cast(pl.UInt32).alias("cycle")).to_series()
+    # (file, line) as one number: the records' are increasing (log order), so each line's record is
+    # the last one at or before it
+    key: Callable[[pl.DataFrame], np.ndarray] = lambda df: (  # noqa: E731
+        df["file"].to_numpy().astype(np.int64) << 32) + df["line"].to_numpy().astype(np.int64)
+    at = np.searchsorted(key(records), key(rows), side="right") - 1
+    cycle = np.zeros(len(at), dtype=np.uint32)
+    cycle[at >= 0] = record_cycles(records["_code"].to_numpy(), last)[at[at >= 0]]
+    return pl.Series("cycle", cycle, dtype=pl.UInt32).scatter(np.flatnonzero(cycle == 0), None)
 
 
 def orphans(recs: Records) -> pl.DataFrame:
@@ -78,6 +79,9 @@ def unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.D
                    cont: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
     """file/line/text/reason/cycle rows; a rejected record is reported with every one of its lines."""
     schema = pl.Schema({"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
+    if not any(p.height for p in parts):  # most chunks: nothing unparsed
+        return pl.DataFrame(schema={"file": pl.String, **{c: schema[c] for c in ("line", "text", "reason")},
+                                    "cycle": pl.UInt32})
     frames = [p.select("file", "line", "text", "reason").cast(schema) for p in parts if "line" in p.columns]
     failed = [p for p in parts if "line" not in p.columns]
     if failed:

@@ -46,3 +46,22 @@ def test_compiled_tables_equal_their_reference_steps(fixture_log, monkeypatch):
     monkeypatch.setattr(columns, "COMPILED_TABLES", {})
     reference = parse([log_path(*fixture_log)]).tables
     _same_tables(compiled, reference)
+
+
+
+@pytest.mark.parametrize("odd_header", [False, True])
+def test_records_without_text_give_the_tables_the_polars_path_gives(tmp_path, odd_header):
+    # a chunk the scanner reads whole (records without text, built where read) and one with a
+    # header only polars reads (every text column at once): messages, counts, jobs, unparsed lines
+    from replay.parsing.pipeline import parse
+    from tests.helpers import log_path
+
+    text = log_path("a_tiny").read_text(encoding="utf-8")
+    if odd_header:
+        text = text.replace("  INFO RM.", "   INFO RM.", 1)  # other padding on the first header
+    text += "01 Jan 2030 00:00:00,000  INFO RM.NodepoolScheduler - 17 T[3] apportion_qshares no such shape\n"
+    log = tmp_path / "rm.log"
+    log.write_text(text, encoding="utf-8")
+    fast = parse([str(log)], engine="fast")
+    assert fast.tables["unparsed"].height and fast.tables["messages"].height
+    _same_tables(fast.tables, parse([str(log)], engine="polars").tables)

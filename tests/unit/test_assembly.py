@@ -39,7 +39,8 @@ def test_a_family_absent_from_a_chunk_gives_the_columns_an_empty_one_gives():
     """`_rows` skips its steps for a bucket no record filled; the frame must be the one they give."""
     info = pl.DataFrame(schema={"rec": pl.UInt32, "ts": pl.Datetime("ms"), "cycle": pl.UInt32, "file": pl.String,
                                 "line": pl.UInt32, "jid": pl.String, "method": pl.String, "level": pl.String,
-                                "component": pl.String, "cls": pl.String, "tid": pl.UInt32})
+                                "component": pl.String, "cls": pl.String, "tid": pl.UInt32, "_job": pl.Int64,
+                                "_mc": pl.UInt8})
     for name in ("nodes", "counts", "messages", "_defrag_lines", "_occupancy_lines"):
         empty = {name: [pl.DataFrame(schema={"rec": pl.UInt32, "_family": pl.String})]}
         assert rows_of({}, name, info).schema == rows_of(empty, name, info).schema, name

@@ -41,6 +41,20 @@ static int64_t parse_ts(const char *p)
     return ((days_from_civil(year, month, day) * 24 + hh) * 60 + mm) * 60000LL + ss * 1000LL + ms;
 }
 
+/* no byte of p[0, n) has its high bit set (eight at a time) */
+static int all_ascii(const char *p, Py_ssize_t n)
+{
+    uint64_t acc = 0, w;
+    Py_ssize_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        memcpy(&w, p + k, 8);
+        acc |= w;
+    }
+    for (; k < n; k++)
+        acc |= (unsigned char)p[k];
+    return (acc & 0x8080808080808080ULL) == 0;
+}
+
 /* "dd Mon yyyy " with ASCII digits and letters: the start every header shares */
 static int has_date_prefix(const char *p, Py_ssize_t n)
 {
@@ -116,13 +130,13 @@ PyObject *scan_lines(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*", &in))
         return NULL;
     const char *d = in.buf;
-    Py_ssize_t size = in.len, n = 0, k;
+    Py_ssize_t size = in.len, n = 0;
     if (size >= INT32_MAX) {
         PyBuffer_Release(&in);
         return PyErr_Format(PyExc_ValueError, "block of %zd bytes: the scanner takes under 2 GiB", size);
     }
-    for (k = 0; k < size; k++)
-        n += d[k] == '\n';
+    for (const char *q = d, *end = d + size; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+        n++;
     if (size && d[size - 1] != '\n')
         n++;  /* a last line without its newline (a file cut mid-line) */
     PyObject *cols = PyBytes_FromStringAndSize(NULL, n * NCOL * (Py_ssize_t)sizeof(int32_t));
@@ -142,9 +156,7 @@ PyObject *scan_lines(PyObject *self, PyObject *args)
         memset(col, 0, NCOL * sizeof(int32_t));
         col[0] = (int32_t)s, col[1] = (int32_t)e;
         ts[li] = TS_NONE;
-        int ascii = 1;
-        for (k = s; k < e; k++)
-            if ((unsigned char)d[k] >= 0x80) { ascii = 0; break; }
+        int ascii = all_ascii(d + s, e - s);
         if (ascii && split_header(d, s, e, col)) {
             col[2] = K_HEADER;
             ts[li] = parse_ts(d + s);

@@ -4,6 +4,7 @@
  *   lines(data)                  -> every line's span, whether it is a record header, the spans of
  *                                   the header's fields and its timestamp in epoch milliseconds;
  *   views(data, starts, ends)    -> Arrow string views over `data` (zero-copy string columns);
+ *   numbers(data, headers, methods) -> each record's JID and thread id as integers, its METHOD's index;
  *   route(data, headers, table, g) -> each record's family, from its class, METHOD and body prefix
  *                                   (the route regexes compiled by replay/parsing/prefixes.py);
  *   fill(data, starts, ends, fams, plan) -> the single-line families' fields, by token templates
@@ -47,6 +48,8 @@ static PyMethodDef methods[] = {
      "defrag_class(own_spans, roles, cycles, jobs, job_ok) -> int32 class span per row."},
     {"share_match", share_match, METH_VARARGS,
      "share_match(data, sched_spans, sched_cycles, adds, place_spans, place_cycles, roles) -> (is_new, sched_row, first)."},
+    {"numbers", header_numbers, METH_VARARGS,
+     "numbers(data, header_spans, methods) -> (jid i64, jid state u8, tid u32, tid state u8, method i8) per record."},
     {"route", route_records, METH_VARARGS,
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
     {NULL, NULL, 0, NULL},

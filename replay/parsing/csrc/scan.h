@@ -136,6 +136,7 @@ int blank_line(const char *d, int32_t s, int32_t e);  /* only blanks (or nothing
 PyObject *scan_lines(PyObject *self, PyObject *args);
 PyObject *make_views(PyObject *self, PyObject *args);
 PyObject *route_records(PyObject *self, PyObject *args);
+PyObject *header_numbers(PyObject *self, PyObject *args);
 PyObject *rmcounter_rows(PyObject *self, PyObject *args);
 PyObject *schedule_rows(PyObject *self, PyObject *args);
 PyObject *fill_rows(PyObject *self, PyObject *args);

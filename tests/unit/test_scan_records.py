@@ -1,0 +1,148 @@
+"""The scanner's records without text columns (replay.parsing.scan `Scanned`, `with_strings`), the
+numbers it reads from each header (`_scan.numbers`) and the cycle numbering in numpy
+(replay.parsing.assemble.record_cycles): hand-worked lines, the polars path as reference, Hypothesis."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from replay.parsing.assemble import record_cycles
+from replay.parsing.chunks import Piece
+from replay.parsing.families import FAMILY_CODE, GENERIC
+from replay.parsing.records import find_records, split_lines
+from replay.parsing.pipeline import parse
+from replay.parsing.scanned import full_records, scan_records, with_strings
+from replay.parsing.unparsed import line_cycles
+
+
+def _header(jid: str = "N/A", tid: str = "1", method: str = "m", body: str = "b", cls: str = "X") -> str:
+    return f"01 Jan 2015 00:01:00,000  INFO RM.{cls} - {jid} T[{tid}] {method} {body}"
+
+
+def _scanned(lines: list[str]) -> pl.DataFrame:
+    _, recs = scan_records([Piece(0, 1, ("\n".join(lines) + "\n").encode())])
+    return recs.records
+
+
+def test_the_jid_thread_and_method_class_are_read_from_the_header():
+    # each value worked from the line: "N/A" is no job, "007" is job 7, a JID of letters is none,
+    # "-5" is what the polars cast reads; T[] has no thread; the counting methods by their name
+    records = _scanned([
+        _header("123", "19", "countFixedForJob"), _header("N/A", "", "howMuchFixed"), _header("007", "0000000001"),
+        _header("x12", "7", "countSingleReservation"), _header("-5", "4294967296", "countReservationForJob"),
+        _header("99999999999999999999", "3", "countFixedForJobs"),
+    ])
+    assert "jid" not in records.columns and "body" not in records.columns  # no text until asked
+    assert records["_job"].to_list() == [123, None, 7, None, -5, None]
+    assert records["tid"].to_list() == [19, None, 1, 7, None, 3]
+    assert records["_mc"].to_list() == [1, 1, 0, 2, 2, 0]
+
+
+_JIDS = st.one_of(st.just("N/A"), st.from_regex(r"\A[-+]?[0-9]{1,22}\Z"), st.from_regex(r"\A[A-Za-z0-9/.-]{1,8}\Z"))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(_JIDS, st.from_regex(r"\A[0-9]{0,12}\Z")), min_size=1, max_size=12))
+def test_header_numbers_are_the_ones_the_polars_path_casts(fields):
+    lines = [_header(jid, tid) for jid, tid in fields]
+    polars = find_records(split_lines([Piece(0, 1, ("\n".join(lines) + "\n").encode())])).records
+    records = _scanned(lines)
+    assert records["_job"].to_list() == polars["jid"].cast(pl.Int64, strict=False).to_list()
+    assert records["tid"].to_list() == polars["tid"].to_list()
+
+
+def test_text_columns_are_built_for_the_rows_asked_from_the_right_block():
+    # two files in one chunk: a long value (over 12 bytes, not inline in its view) points into its own block
+    first = [_header("1", body="a body longer than twelve bytes"), "  a continuation line"]
+    second = [_header("2", cls="AnotherLongClassName", body="short"), _header("3", body="second file's body, long")]
+    pieces = [Piece(0, 1, ("\n".join(first) + "\n").encode()), Piece(1, 1, ("\n".join(second) + "\n").encode())]
+    _, recs = scan_records(pieces)
+    polars = find_records(split_lines(pieces)).records
+    assert_frame_equal(full_records(recs).drop("_piece", "_bs", "_be", "_fam", "_job", "_mc"), polars)
+    picked = with_strings(recs, recs.records[[2, 0]], ["body", "cls", "ts_text"])
+    assert picked.select("rec", "body", "cls").rows() == [
+        (2, "second file's body, long", "X"), (0, "a body longer than twelve bytes", "X")]
+    assert picked["ts_text"].to_list() == ["01 Jan 2015 00:01:00,000"] * 2
+
+
+def test_a_header_only_polars_reads_gives_the_chunk_its_text_columns_at_once():
+    # another padding: the scanner leaves the line to the general regex, and the chunk's records
+    # come with their text, as the polars path lays them out
+    lines = [_header("5", body="canonical"), "01 Jan 2015 00:01:00,000   INFO RM.X - 6  T[2] m padded"]
+    records = _scanned(lines)
+    polars = find_records(split_lines([Piece(0, 1, ("\n".join(lines) + "\n").encode())])).records
+    assert "jid" in records.columns and "_job" not in records.columns
+    assert_frame_equal(records.drop("_piece", "_bs", "_be", "_fam"), polars)
+
+
+def test_cycles_are_numbered_by_the_published_schedules():
+    # X any family, S createState (the schedule being built), P the schedule published, N no family.
+    # A record belongs to the next published schedule's cycle; createState to the one it builds
+    # (the count of published ones before it); N has none.
+    x, s, p, n = FAMILY_CODE[GENERIC], FAMILY_CODE["schedule_state"], FAMILY_CODE["schedule_sent"], -1
+    codes = np.array([x, s, p, n, x, s, p, x], dtype=np.int32)
+    # the last X comes after the log's last published schedule: no cycle in the last chunk
+    assert record_cycles(codes, last=True).tolist() == [1, 0, 1, 0, 2, 1, 2, 0]
+    assert record_cycles(codes, last=False).tolist() == [1, 0, 1, 0, 2, 1, 2, 3]
+
+
+def test_lines_inside_single_line_records_and_bodies_of_no_shape_are_reported(tmp_path):
+    # worked from the lines: the RmCounter line is a one-line record, so the text under it is an
+    # unexpected line (the blank one is not); "no such shape" is no body apportion_qshares prints
+    log = tmp_path / "rm.log"
+    log.write_text("\n".join([
+        _header(cls="NodepoolScheduler", method="apportion_qshares", body="countJobShares RmCounter Start"),
+        "  stray text", "   ",
+        _header(cls="NodepoolScheduler", method="apportion_qshares", body="no such shape"),
+        "  its second line",
+    ]) + "\n")
+    for engine in ("fast", "polars"):
+        got = parse([str(log)], engine=engine).tables["unparsed"].select("line", "text", "reason").rows()
+        assert got == [
+            (2, "  stray text", "unexpected line inside a NodepoolScheduler.apportion_qshares record "
+                                "(interleaved or wrapped output)"),
+            (4, _header(cls="NodepoolScheduler", method="apportion_qshares", body="no such shape"),
+             "known message NodepoolScheduler.apportion_qshares with a body of no known shape"),
+            # a line of a record of no family: a stray line keeps that first reason (unparsed_table)
+            (5, "  its second line", "unexpected line inside a NodepoolScheduler.apportion_qshares record "
+                                     "(interleaved or wrapped output)"),
+        ], engine
+
+
+def test_an_unparsed_line_takes_the_cycle_of_the_record_it_follows():
+    # records at lines 2 (X), 4 (P: the cycle's schedule published), 6 (X, after the log's last
+    # schedule); a second file's line 1 (X) continues the chunk. Line 1 comes before any record.
+    x, p = FAMILY_CODE[GENERIC], FAMILY_CODE["schedule_sent"]
+    records = pl.DataFrame({"file": [0, 0, 0, 1], "line": [2, 4, 6, 1], "_code": [x, p, x, x]},
+                           schema={"file": pl.UInt16, "line": pl.UInt32, "_code": pl.Int32})
+    rows = pl.DataFrame({"file": [0, 0, 0, 0, 1], "line": [1, 3, 5, 7, 2]},
+                        schema={"file": pl.UInt16, "line": pl.UInt32})
+    assert line_cycles(rows, records, last=True).to_list() == [None, 1, 1, None, None]
+    assert line_cycles(rows, records, last=False).to_list() == [None, 1, 1, 2, 2]
+
+
+_LINES = st.one_of(
+    st.builds(_header, _JIDS, st.from_regex(r"\A[0-9]{0,3}\Z"), st.sampled_from(["m", "countFixedForJob", "x.y"]),
+              st.from_regex(r"\A[ -~]{0,30}\Z"), st.sampled_from(["X", "NodepoolScheduler", "AVeryLongClassName"])),
+    st.from_regex(r"\A[ -~\u00e9]{0,20}\Z"),  # continuation text, non-ASCII among it
+    st.just("01 Jan 2015 00:01:00,000   INFO RM.X - N/A  T[1] m other padding"),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_LINES, min_size=1, max_size=6), min_size=1, max_size=3))
+def test_records_of_several_files_are_the_ones_the_polars_path_gives(files):
+    # each inner list one file's piece of the chunk: the text columns built on demand (or at once,
+    # when a header only polars reads is among them) are those of the polars path
+    pieces = [Piece(i, 1, ("\n".join(lines) + "\n").encode()) for i, lines in enumerate(files)]
+    lines, recs = scan_records(pieces)
+    polars = find_records(split_lines(pieces))
+    got = full_records(recs).drop("_piece", "_bs", "_be", "_fam", "_job", "_mc", strict=False)
+    assert_frame_equal(got, polars.records, check_exact=True)
+    assert_frame_equal(recs.continuations.drop("_s", "_e", "_piece"), polars.continuations)
+    if "_job" in recs.records.columns:
+        assert recs.records["_job"].to_list() == polars.records["jid"].cast(pl.Int64, strict=False).to_list()
