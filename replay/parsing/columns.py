@@ -27,7 +27,9 @@ if COMPILED:
 # bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
 COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag", "jobs": "jobs",
                                    "processes": "processes", "nodes": "nodes", "job_events": "job_events",
-                                   "counts": "counts"}
+                                   "counts": "counts", "evictions": "evictions",
+                                   "_eviction_count_lines": "eviction_counts", "allotments": "allotments",
+                                   "expansions": "expansions"}
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",
@@ -375,7 +377,17 @@ def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
 _BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {
     "job_caps": _job_caps, "defrag": _defrag,
     **{name: partial(_plain, name) for name in ("jobs", "processes", "nodes", "job_events")}, "counts": _counts,
+    **{name: partial(_plain, name) for name in ("allotments", "expansions")},
+    # replay.parsing.columns_events, looked up when called (it imports this module)
+    "evictions": lambda raw, recs: _events().evictions(raw, recs),
+    "eviction_counts": lambda raw, recs: _events().eviction_counts(raw, recs),
 }
+
+
+def _events() -> Any:
+    from replay.parsing import columns_events
+
+    return columns_events
 
 
 def compiled_table(bucket: str, raw: list[RawRows], recs: Records | None) -> pa.Table | None:
