@@ -84,6 +84,7 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "evict_row": "{counted:int} {current:int} {needed:int} {order:int}",
     "shrink_by": "Removing share {host,share_id:share}",
     "share_removed": "Job removes {host,share_id:share} reduces from {_:int} to {count:uint}.",
+    "schedule_removal": "Job schedules {host,share_id:share} for removal.",
     # -- occupancy (DEBUG)
     "occupancy_begin": "{_:equals} Query Machines Nodepool: {nodepool} {_:equals}",
     "occupancy_end": "{_:equals} End Query Machines Nodepool: {nodepool} {_:equals}",
@@ -101,6 +102,17 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "prj_init_zero": "{user} Initialization time is 0, project cap and investment will be inaccurate.",
     "init_job_cap": ("{user} O {order:int} Base cap: {base_cap:int} Expected future cap: {expected_cap:int} "
                      "potential cap {potential_cap:int} actual cap {actual_cap:int}"),
+    # -- allotments (getAllotmentForJob, validAllotment, defer)
+    "allot_job_cap": "Job cap {nqm:nqm}",
+    "allot_current": ("Current NP allocation for user {qshares:int} qshares {memory_gb:int} GB "
+                      "user_allotment {allotment_qshares:int} user_allotment in GB {allotment_gb:int}"),
+    "allot_additional": "Additional Nshares allowed for request: {nqm:nqm}",
+    "allot_deferred": "Deferred because allotment of {allotment_gb:int} GB is exceeded.",
+    "allot_deferred_user": "Deferred because allotment of {allotment_gb:uint}GB is exceeded by user {user}",
+    "allot_caps": "Allotment of {allotment_gb:int} GB caps request. Return with {qshares:int} qshares allocated.",
+    "allot_capping": ("Capping job on allotment: {allotment_gb:int} GB. Remaining allowed nshares [ {count:int} ] "
+                      "wanted [ {_:int} ]"),
+    "allot_allowed": "Allowed {nqm:nqm} wanted {wanted_nqm:nqm}",
     # -- how much and what of
     "what_of_fair_share": "Scheduling job in class {class} : {shares_given:int} shares given, order {order:int}",
     "how_much_fair_share": "Scheduling job in class {_} : " + _RMJOB,
