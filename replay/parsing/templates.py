@@ -85,6 +85,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "shrink_by": "Removing share {host,share_id:share}",
     "share_removed": "Job removes {host,share_id:share} reduces from {_:int} to {count:uint}.",
     "schedule_removal": "Job schedules {host,share_id:share} for removal.",
+    "clear_for_reservation": "Clearing {host} from preemptable list for reservations.",
+    "freeable_evict": ("Setting up {host} for eviction", "Setting up {host} to clear for reservation"),
     # -- occupancy (DEBUG)
     "occupancy_begin": "{_:equals} Query Machines Nodepool: {nodepool} {_:equals}",
     "occupancy_end": "{_:equals} End Query Machines Nodepool: {nodepool} {_:equals}",
@@ -128,6 +130,12 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "find_shares_counted": ("counted {counted:int} current {current:int} needed {needed:int} order {order:int} "
                             "given {count:int}"),
     "find_machines": "counted {counted:int} current {current:int} needed {needed:int} order {order:int}",
+    "find_machines_preempt": "Setup preemptions. Have {count:int} free machines, needed {needed:int}",
+    "fixed_assign": "<Assign(H):|Assign(V):|Assign:>{assign} {nqm:nqm}",
+    "freeable_enter": "Enter nodepool {nodepool} preemptables.size() = {count:int}",
+    "freeable_order": ("Machines to search in order: {hosts_list:words*}", "Machines to search: {hosts_list:words*}"),
+    "freeable_examining": "Examining {host}",
+    "freeable_giving": "Giving {host} because it is <free|freeable>{because}",
     "needy_expand": ("NP[ {nodepool} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>{needy_what} "
                      "NONE"),
     # -- jobs and processes

@@ -217,3 +217,34 @@ def test_generated_eviction_records_give_the_reference_tables(records, chunk_byt
             compiled, reference, built = _chunked(path, monkeypatch, table, chunk_bytes)
             assert_frame_equal(compiled, reference, check_exact=True)
             assert (built >= 1) == some  # every line templated: the C code builds each chunk with rows
+
+
+def test_the_eviction_allotment_and_expansion_templates_read_what_the_grammar_reads():
+    # tests/unit/test_scan.py holds every template to the grammar on generated bodies; these are
+    # the bodies each template must take, and near misses it must leave to the regexes and lark
+    from tests.unit.test_scan import _agrees_with_grammar
+
+    cases = {
+        "schedule_removal": (["Job schedules sys292-40.56 for removal.", "Job schedules  a.b.7  for  removal.",
+                              "Job schedules sys292-40 for removal.", "Job schedules h.1 for removal"], {0, 1}),
+        "clear_for_reservation": (["Clearing h1 from preemptable list for reservations.",
+                                   "Clearing h1 from preemptable list for reservations"], {0}),
+        "freeable_evict": (["Setting up h1 for eviction", "Setting up h1 to clear for reservation",
+                            "Setting up h1 for"], {0, 1}),
+        "allot_deferred_user": (["Deferred because allotment of 32GB is exceeded by user lou",
+                                 "Deferred because allotment of 32 GB is exceeded by user lou",
+                                 "Deferred because allotment of -32GB is exceeded by user lou"], {0}),
+        "allot_capping": (["Capping job on allotment: 32 GB. Remaining allowed nshares [ 3 ] wanted [ 5 ]",
+                           "Capping job on allotment: 32 GB. Remaining allowed nshares [3] wanted [5]"], {0}),
+        "allot_allowed": (["Allowed 6Q24 wanted 1Q4", "Allowed 6Q24 wanted 1"], {0}),
+        "fixed_assign": (["Assign(H): 2Q4", "Assign(V): 10Q0", "Assign: 2Q4", "Assign(X): 2Q4", "Assign:2Q4",
+                          "Assign(H): 2"], {0, 1, 2}),
+        "freeable_order": (["Machines to search in order: h1 h2", "Machines to search: h1",
+                            "Machines to search in order:"], {0, 1, 2}),
+        "freeable_giving": (["Giving h1 because it is free", "Giving h1 because it is freeable",
+                             "Giving h1 because it is busy"], {0, 1}),
+        "freeable_enter": (["Enter nodepool np1 preemptables.size() = 3",
+                            "Enter nodepool np1 preemptables.size()=3"], {0}),
+    }
+    for family, (bodies, taken) in cases.items():
+        assert _agrees_with_grammar(family, bodies) == taken, family
