@@ -135,7 +135,7 @@ def test_evictions_take_their_share_order_from_the_first_placement_in_this_chunk
 
 @pytest.mark.parametrize("odd", [
     ("RmJob", "7", "shrinkBy", "Removing share h1.007"),  # keyed by its text, which its number does not give
-    ("NodePool", "7", "setupPreemptions", "Clearing h1 from preemptable list for reservations."),  # no template
+    ("NodePool", "7", "setupPreemptions", "Found non-preemptable share 7 of job 3"),  # no template
     ("RmJob", "7", "shrinkBy", "Removing share\th1.3"),  # a tab: the template refuses it
 ])
 def test_an_eviction_the_c_code_does_not_take_sends_the_chunk_the_reference_way(tmp_path, monkeypatch, odd):
@@ -145,6 +145,21 @@ def test_an_eviction_the_c_code_does_not_take_sends_the_chunk_the_reference_way(
     assert_frame_equal(compiled, reference, check_exact=True)
     if odd[3].endswith("007"):
         assert compiled["order"].to_list() == [None, 5]
+
+
+def test_reservation_evictions_name_a_machine_and_no_share(tmp_path, monkeypatch):
+    path = _log(tmp_path, [
+        ("NodePool", "N/A", "setupPreemptions", "Clearing h1 from preemptable list for reservations."),
+        ("NodePool", "N/A", "countFreeableMachines", "Setting up h2 for eviction"),
+        ("NodePool", "N/A", "countFreeableMachines", "Setting up h3 to clear for reservation"),  # 2.0.x
+        _SENT,
+    ])
+    compiled, reference, built = _both(path, monkeypatch, "evictions")
+    assert built == 1
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled.select("host", "share_id", "order", "reason").rows() == [
+        ("h1", None, None, "clear_for_reservation"), ("h2", None, None, "setup_for_reservation"),
+        ("h3", None, None, "setup_for_reservation")]
 
 
 _ALLOT = (_NS, "7", "getAllotmentForJob")
