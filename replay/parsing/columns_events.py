@@ -33,7 +33,8 @@ def eviction_counts(raw: RawRows, recs: Records) -> pa.Table | None:
     rows, spans, columns = raw.rows, raw.spans, raw.bucket.columns
     code = raw.codes[rows]
     header, row = code == FAMILY_CODE["evict_header"], code == FAMILY_CODE["evict_row"]
-    if not row.any() or not (header | row).all() or "nodepool" not in columns:
+    recurse = code == FAMILY_CODE["evict_recurse"]  # neither a header nor a row: no part in the table
+    if not row.any() or not (header | row | recurse).all() or "nodepool" not in columns:
         return None  # no row to give, or a family the reference step reads otherwise
     pool = _span_column(spans, columns, "nodepool")
     # forward fill of the headers' nodepools (a header without one keeps the one before)

@@ -82,6 +82,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     # -- evictions
     "evict_header": "Counted Current Needed Order ({nodepool})",
     "evict_row": "{counted:int} {current:int} {needed:int} {order:int}",
+    "evict_recurse": "<Recurse to|Return from>{recurse} {text:rest}",
+    "non_preemptable": "Found non-preemptable share {share_id:int} {text:rest}",
     "shrink_by": "Removing share {host,share_id:share}",
     "share_removed": "Job removes {host,share_id:share} reduces from {_:int} to {count:uint}.",
     "schedule_removal": "Job schedules {host,share_id:share} for removal.",

@@ -64,6 +64,7 @@ def test_eviction_rows_take_the_nodepool_before_them_and_count_their_cycles_head
         _row("7", "3 2 1 4"),
         _row("8", "5 5 0 1"),
         _header("np2"),
+        (_NS, "N/A", "doEvictions", "Recurse to np2.child"),  # neither a header nor a row
         _row("N/A", "1 0 1 2"),
         _SENT,
         _row("9", "2 2 -1 3"),  # a new cycle before its header: the last nodepool, no header yet
@@ -80,7 +81,7 @@ def test_eviction_rows_take_the_nodepool_before_them_and_count_their_cycles_head
 
 
 @pytest.mark.parametrize("odd", [
-    ("N/A", "doEvictions", "Recurse to np2"),  # a family without a template: the grammar reads it
+    ("N/A", "doEvictions", "Recurse to"),  # no text: the template refuses it, the grammar decides
     ("7", "doEvictions", "--default-- 3 2 1 4"),  # 2.0.x print the nodepool first: the regex reads it
     ("7", "doEvictions", "12345678901234567890 2 1 4"),  # beyond int64: the template refuses it
 ])
@@ -135,7 +136,7 @@ def test_evictions_take_their_share_order_from_the_first_placement_in_this_chunk
 
 @pytest.mark.parametrize("odd", [
     ("RmJob", "7", "shrinkBy", "Removing share h1.007"),  # keyed by its text, which its number does not give
-    ("NodePool", "7", "setupPreemptions", "Found non-preemptable share 7 of job 3"),  # no template
+    ("NodePool", "7", "setupPreemptions", "Found non-preemptable share 7.1 of job 3"),  # the template refuses it
     ("RmJob", "7", "shrinkBy", "Removing share\th1.3"),  # a tab: the template refuses it
 ])
 def test_an_eviction_the_c_code_does_not_take_sends_the_chunk_the_reference_way(tmp_path, monkeypatch, odd):
@@ -213,6 +214,8 @@ def _eviction_record(draw):
     return draw(st.sampled_from([
         _SENT, _header(draw(st.sampled_from(["--default--", "np2"]))),
         _row(jid, f"{n[0]} {n[1]} {n[2]} {draw(st.integers(0, 9))}"),
+        _row("N/A", draw(st.sampled_from(["Recurse to np2", "Return from np2"]))),
+        ("NodePool", jid, "setupPreemptions", f"Found non-preemptable share {n[0]} fixed: false"),
         _placed(jid, share, draw(st.integers(0, 9))),
         ("RmJob", jid, "shrinkBy", f"Removing share {share}"),
         ("RmJob", jid, "shrinkByOne", f"Job schedules {share} for removal."),
@@ -225,9 +228,10 @@ def _eviction_record(draw):
 def test_generated_eviction_records_give_the_reference_tables(records, chunk_bytes):
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
         path = _log(Path(tmp), records if chunk_bytes is None else _padded(records))
-        methods = {m: any(r[2] == m and not r[3].startswith("Counted") for r in records)
-                   for m in ("doEvictions", "shrinkBy", "shrinkByOne", "removeShare")}
-        for table, some in (("evictions", methods["shrinkBy"] or methods["shrinkByOne"] or methods["removeShare"]),
+        methods = {m: any(r[2] == m and not r[3].startswith(("Counted", "Re")) for r in records)
+                   for m in ("doEvictions", "shrinkBy", "shrinkByOne", "removeShare", "setupPreemptions")}
+        for table, some in (("evictions", methods["shrinkBy"] or methods["shrinkByOne"] or methods["removeShare"]
+                             or methods["setupPreemptions"]),
                             ("eviction_counts", methods["doEvictions"])):
             compiled, reference, built = _chunked(path, monkeypatch, table, chunk_bytes)
             assert_frame_equal(compiled, reference, check_exact=True)
@@ -242,6 +246,9 @@ def test_the_eviction_allotment_and_expansion_templates_read_what_the_grammar_re
     cases = {
         "schedule_removal": (["Job schedules sys292-40.56 for removal.", "Job schedules  a.b.7  for  removal.",
                               "Job schedules sys292-40 for removal.", "Job schedules h.1 for removal"], {0, 1}),
+        "evict_recurse": (["Recurse to np2 with 3", "Return from  np2", "Recurse to", "Recurse  to np2"], {0, 1}),
+        "non_preemptable": (["Found non-preemptable share 7 fixed: false j.NShares 3 j.NSharesGiven 2",
+                             "Found non-preemptable share 7", "Found non-preemptable share 7.1 of"], {0}),
         "clear_for_reservation": (["Clearing h1 from preemptable list for reservations.",
                                    "Clearing h1 from preemptable list for reservations"], {0}),
         "freeable_evict": (["Setting up h1 for eviction", "Setting up h1 to clear for reservation",
