@@ -12,6 +12,7 @@ import polars as pl
 
 from replay.parsing import columns_schedule, steps
 from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted
+from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.tables import (FIXED_METHODS, I64, LEFT, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
                                    conform)
@@ -196,7 +197,9 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         known = compact(placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order")))
         share_orders = known.unique(["host", "share_id"], keep="first", maintain_order=True)
     evictions, unordered = _empty_table("evictions"), None
-    if "evictions" in buckets:
+    if "evictions" in compiled:
+        unordered = unordered_rows(compiled["evictions"])
+    elif "evictions" in buckets:
         rows = get("evictions")
         # an eviction line without the share's order takes it from where the share was placed,
         # in this chunk or an earlier one (stitch)
@@ -243,6 +246,9 @@ def stitch(tables: Mapping[str, Frame], part: ChunkCarry, carry: Carry) -> dict[
     out = {name: _shift(df, offset) for name, df in tables.items()}
     if part.unordered is not None and part.unordered.height and carry.share_orders is not None:
         found = part.unordered.join(carry.share_orders, on=["host", "share_id"], **LEFT).select("_row", "_order")
+        if not isinstance(out["evictions"], pl.DataFrame):  # built in C
+            out["evictions"] = filled_orders(out["evictions"], found)
+            return out
         out["evictions"] = out["evictions"].with_row_index("_row").join(found, on="_row", **LEFT).select(
             *[pl.coalesce("order", pl.col("_order").cast(I64, strict=False)).alias(c) if c == "order" else pl.col(c)
               for c in SCHEMAS["evictions"]])

@@ -28,7 +28,9 @@ if COMPILED:
 # bucket -> the table built from it in C. Tests empty it to run the reference steps instead.
 COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "defrag", "jobs": "jobs",
                                    "processes": "processes", "nodes": "nodes", "job_events": "job_events",
-                                   "counts": "counts",  # and these four: replay.parsing.columns_schedule
+                                   "counts": "counts", "evictions": "evictions",
+                                   "_eviction_count_lines": "eviction_counts", "allotments": "allotments",
+                                   "expansions": "expansions",  # and these four: replay.parsing.columns_schedule
                                    "_schedule_lines": "schedule", "_placement_lines": "placements",
                                    "_rmcounter_rows": "rmcounter", "_occupancy_lines": "occupancy"}
 
@@ -374,7 +376,17 @@ def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
 _BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {
     "job_caps": _job_caps, "defrag": _defrag,
     **{name: partial(_plain, name) for name in ("jobs", "processes", "nodes", "job_events")}, "counts": _counts,
+    **{name: partial(_plain, name) for name in ("allotments", "expansions")},
+    # replay.parsing.columns_events, looked up when called (it imports this module)
+    "evictions": lambda raw, recs: _events().evictions(raw, recs),
+    "eviction_counts": lambda raw, recs: _events().eviction_counts(raw, recs),
 }
+
+
+def _events() -> Any:
+    from replay.parsing import columns_events
+
+    return columns_events
 
 
 def compiled_table(bucket: str, raw: list[RawRows], recs: Records | None) -> pa.Table | None:

@@ -82,8 +82,13 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     # -- evictions
     "evict_header": "Counted Current Needed Order ({nodepool})",
     "evict_row": "{counted:int} {current:int} {needed:int} {order:int}",
+    "evict_recurse": "<Recurse to|Return from>{recurse} {text:rest}",
+    "non_preemptable": "Found non-preemptable share {share_id:int} {text:rest}",
     "shrink_by": "Removing share {host,share_id:share}",
     "share_removed": "Job removes {host,share_id:share} reduces from {_:int} to {count:uint}.",
+    "schedule_removal": "Job schedules {host,share_id:share} for removal.",
+    "clear_for_reservation": "Clearing {host} from preemptable list for reservations.",
+    "freeable_evict": ("Setting up {host} for eviction", "Setting up {host} to clear for reservation"),
     # -- occupancy (DEBUG)
     "occupancy_begin": "{_:equals} Query Machines Nodepool: {nodepool} {_:equals}",
     "occupancy_end": "{_:equals} End Query Machines Nodepool: {nodepool} {_:equals}",
@@ -101,6 +106,17 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "prj_init_zero": "{user} Initialization time is 0, project cap and investment will be inaccurate.",
     "init_job_cap": ("{user} O {order:int} Base cap: {base_cap:int} Expected future cap: {expected_cap:int} "
                      "potential cap {potential_cap:int} actual cap {actual_cap:int}"),
+    # -- allotments (getAllotmentForJob, validAllotment, defer)
+    "allot_job_cap": "Job cap {nqm:nqm}",
+    "allot_current": ("Current NP allocation for user {qshares:int} qshares {memory_gb:int} GB "
+                      "user_allotment {allotment_qshares:int} user_allotment in GB {allotment_gb:int}"),
+    "allot_additional": "Additional Nshares allowed for request: {nqm:nqm}",
+    "allot_deferred": "Deferred because allotment of {allotment_gb:int} GB is exceeded.",
+    "allot_deferred_user": "Deferred because allotment of {allotment_gb:uint}GB is exceeded by user {user}",
+    "allot_caps": "Allotment of {allotment_gb:int} GB caps request. Return with {qshares:int} qshares allocated.",
+    "allot_capping": ("Capping job on allotment: {allotment_gb:int} GB. Remaining allowed nshares [ {count:int} ] "
+                      "wanted [ {_:int} ]"),
+    "allot_allowed": "Allowed {nqm:nqm} wanted {wanted_nqm:nqm}",
     # -- how much and what of
     "what_of_fair_share": "Scheduling job in class {class} : {shares_given:int} shares given, order {order:int}",
     "how_much_fair_share": "Scheduling job in class {_} : " + _RMJOB,
@@ -116,6 +132,12 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "find_shares_counted": ("counted {counted:int} current {current:int} needed {needed:int} order {order:int} "
                             "given {count:int}"),
     "find_machines": "counted {counted:int} current {current:int} needed {needed:int} order {order:int}",
+    "find_machines_preempt": "Setup preemptions. Have {count:int} free machines, needed {needed:int}",
+    "fixed_assign": "<Assign(H):|Assign(V):|Assign:>{assign} {nqm:nqm}",
+    "freeable_enter": "Enter nodepool {nodepool} preemptables.size() = {count:int}",
+    "freeable_order": ("Machines to search in order: {hosts_list:words*}", "Machines to search: {hosts_list:words*}"),
+    "freeable_examining": "Examining {host}",
+    "freeable_giving": "Giving {host} because it is <free|freeable>{because}",
     "needy_expand": ("NP[ {nodepool} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>{needy_what} "
                      "NONE"),
     # -- jobs and processes
