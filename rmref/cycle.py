@@ -3,9 +3,13 @@
     caps -> How Much (counts, stale_left) -> What Of (placements) -> doEvictions -> defragmentation
 
 `Phases` names the function used for each; replace one (same signature) to see how history
-would have gone with a change. `Hints` carries what no input can predict but a log shows: the
-RM iterates some maps keyed by random ids, and keeps a few values from one cycle to the next
-(`rmref.memory.Memory`, which `CycleResult.memory` hands on to the next cycle).
+would have gone with a change. Each phase reads what the ones before hand it: How Much's
+`HowMuch.stale_left` (the free space its accounting left unschedulable machines) goes to What Of
+and defragmentation as `stale_left`, where some machine has one; a swapped How Much that leaves
+it None has rmref's What Of work it out from the input (`rmref.howmuch_state.stale_after_howmuch`).
+`Hints` carries what no input can predict but a log shows: the RM iterates some maps keyed by
+random ids, and keeps a few values from one cycle to the next (`rmref.memory.Memory`, which
+`CycleResult.memory` hands on to the next cycle).
 """
 
 from __future__ import annotations
