@@ -6,7 +6,8 @@ history against a change:
 
     caps       job_caps(CapInput) -> Caps                          RmJob.initJobCap
     How Much   how_much(inp, caps, ...) -> HowMuch                 howMuchFairShare / howMuchFixed / reservations
-    What Of    what_of(inp, counts) -> tuple[Placement, ...]       whatOfFairShare / findShares / findMachines
+    What Of    what_of(inp, counts, ...) -> tuple[Placement, ...]  whatOfFairShare / findShares / findMachines
+               (reads How Much's counts and stale_left: HowMuch.stale_left)
     evictions  evictions(inp, counts, cleared) -> tuple[Eviction]  doEvictions (purge, reservation clearing, shrinkBy)
     defrag     defragment(inp, counts, placed, evicted, ...) -> Defrag   detectFragmentation / takeFromTheRich
 """

@@ -1,11 +1,15 @@
 """One whole scheduling cycle: rmref's phases chained, each fed the one before (NodepoolScheduler.schedule).
 
-    caps -> How Much (counts) -> What Of (placements) -> doEvictions -> defragmentation
+    caps -> How Much (counts, stale_left) -> What Of (placements) -> doEvictions -> defragmentation
 
 `Phases` names the function used for each; replace one (same signature) to see how history
-would have gone with a change. `Hints` carries what no input can predict but a log shows: the
-RM iterates some maps keyed by random ids, and keeps a few values from one cycle to the next
-(`rmref.memory.Memory`, which `CycleResult.memory` hands on to the next cycle).
+would have gone with a change. Each phase reads what the ones before hand it: How Much's
+`HowMuch.stale_left` (the free space its accounting left unschedulable machines) goes to What Of
+and defragmentation as `stale_left`, where some machine has one; a swapped How Much that leaves
+it None has rmref's What Of work it out from the input (`rmref.howmuch_state.stale_after_howmuch`).
+`Hints` carries what no input can predict but a log shows: the RM iterates some maps keyed by
+random ids, and keeps a few values from one cycle to the next (`rmref.memory.Memory`, which
+`CycleResult.memory` hands on to the next cycle).
 """
 
 from __future__ import annotations
@@ -102,11 +106,15 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work}
     hm = phases.how_much(inp, {j: c.actual for j, c in caps.items()}, dict(inp.config.user_allotments),
                          hints.user_orders, **({"cleared_first": hints.cleared_first} if hints.cleared_first else {}))
-    placed = tuple(phases.what_of(inp, hm.counts, **({"prefer": hints.prefer} if hints.prefer else {})))
+    # How Much's accounting hands What Of (and defragmentation, which reads What Of's) the free space
+    # it left unschedulable machines: passed only where a machine has one, as `prefer`
+    stale: dict[str, Any] = {"stale_left": hm.stale_left} if hm.stale_left else {}
+    placed = tuple(phases.what_of(inp, hm.counts, **({"prefer": hints.prefer} if hints.prefer else {}), **stale))
     evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
     pure = {**hints.memory.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
     extra: dict[str, Any] = {} if hints.needy is None else {"serve": hints.needy}  # passed only when known
     extra.update({"choose": hints.choose} if hints.choose else {})
+    extra.update(stale)
     extra.update({} if hints.known_order is None else {"known_order": hints.known_order})
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,
                       wealth=hints.memory.wealth, **extra)

@@ -66,6 +66,7 @@ from rmref.model import FAIR_SHARE, RESERVE, CycleInput, DefragAction, Eviction,
 from rmref.pool import n_shares_by_order, remove_shares
 from rmref.take_from_the_rich import take_from_the_rich
 from rmref.trees import trees
+from rmref.whatof import unschedulable_free
 
 # the result types and reasons are read from here (replay.apps.audit and simulate import NODE_IP, the action kinds)
 __all__ = ["CANCEL", "EVICT", "INVESTMENT", "NODE_IP", "REASSIGN", "SHARE_MAP", "Defrag", "TakeFromTheRich",
@@ -235,7 +236,7 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
                evictions: Sequence[Eviction], *, pure_fair_share: Mapping[int, int],
                job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
                serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
-               choose: Mapping[str, Clearing] | None = None) -> Defrag:
+               choose: Mapping[str, Clearing] | None = None, stale_left: Mapping[str, int] | None = None) -> Defrag:
     """Detect jobs left short by fragmentation and clear space for them (insureFullEviction).
 
     `counts` are How Much's processes per job, `pure_fair_share` its pure (pre-bonus) fair share
@@ -249,7 +250,9 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     jobs known to be tallied a before b: every other order is open, and `Defrag.verdicts` lists
     the verdict of each. `choose` (host -> the shares, job and share id or 0 for a new process,
     the RM cleared there) makes a round whose choice rests on an open order of shares take the
-    alternative the RM took (`Unsettled.alternatives`).
+    alternative the RM took (`Unsettled.alternatives`). `stale_left` is How Much's
+    `HowMuch.stale_left`, from which What Of's accounting leaves each unschedulable machine the
+    virtual share order defragmentation reads (None: worked out from `inp`, as What Of does).
     Each top-level pool tree is defragmented by its own scheduler, in turn (rmref.trees).
     """
     parts: list[Defrag] = []
@@ -257,7 +260,8 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
         jobs = {w.job_id for w in tree.work}
         served = None if serve is None else {j: n for j, n in serve.items() if j in jobs}
         fresh = partial(build_state, tree, counts, [p for p in placements if p.job_id in jobs],
-                        [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth)
+                        [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth,
+                        unschedulable_free(tree, stale_left))  # (each run starts from the same What Of)
         parts.append(_follow_clearing(fresh, served, known_order, choose or {}))
         wealth = parts[-1].wealth  # users are shared by the trees' schedulers
     if len(parts) == 1:

@@ -136,8 +136,10 @@ def user_of(state: DState, job_id: int) -> str:
 
 def build_state(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
            evictions: Sequence[Eviction], pure_fair_share: Mapping[int, int],
-           job_order: Sequence[int], wealth: Mapping[str, int] | None) -> DState:
-    """The scheduler's state after What Of and the shrink evictions: what defragmentation starts from."""
+           job_order: Sequence[int], wealth: Mapping[str, int] | None,
+           unschedulable: Mapping[str, int] | None = None) -> DState:
+    """The scheduler's state after What Of and the shrink evictions: what defragmentation starts from.
+    `unschedulable` is `rmref.whatof.unschedulable_free` of `inp` (None: worked out here)."""
     classes = {c.name: c for c in inp.classes}
     pools = {p.name for p in inp.nodepools}
     evicted = {(e.job_id, e.share_id) for e in evictions}
@@ -168,7 +170,8 @@ def build_state(inp: CycleInput, counts: Mapping[int, int], placements: Sequence
             # reservation takes the whole machine
             take = node.virtual if job.policy == RESERVE else min(s.order, node.virtual)
             node.virtual -= take
-    for host, free in unschedulable_free(inp).items():  # reset skipped these: their stale value
+    stale = unschedulable_free(inp) if unschedulable is None else unschedulable
+    for host, free in stale.items():  # reset skipped these: their stale value
         nodes[host].virtual = free
     children: dict[str, JavaHashMap] = {}
     for p in inp.nodepools:  # NodePool.children: a HashMap keyed by pool name

@@ -60,6 +60,10 @@ class HowMuch:
     runs: tuple[CounterRun, ...] = ()  # every counter run, in the RM's order
     pure_fair_share: dict[int, int] = field(default_factory=dict)  # job -> uncapped, un-bonused share (defrag)
     cleared: tuple[str, ...] = ()  # machines set aside to be emptied for a reservation (the evictions' input)
+    # machine -> the free space the accounting left each unschedulable machine of known size: reset
+    # skips it, so What Of's accounting starts from there (What Of's `stale_left` input); None: this
+    # How Much did not say, and What Of works it out (rmref.howmuch_state.stale_after_howmuch)
+    stale_left: dict[str, int] | None = None
 
 
 def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int] | None = None,
@@ -92,6 +96,7 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
         runs=tuple(r for p in parts for r in p.runs),
         pure_fair_share={j: n for p in parts for j, n in p.pure_fair_share.items()},
         cleared=tuple(h for p in parts for h in p.cleared),
+        stale_left={h: v for p in parts for h, v in (p.stale_left or {}).items()},
     )
 
 
@@ -101,8 +106,9 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
     class_of = counted_classes(inp)
     maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
     policy_of = {j: c.policy for j, c in class_of.items()}
-    cyc = CountingCycle(inp, caps, maxorder, build_pools(inp, maxorder, policy_of), class_of, user_limits,
-                 {frozenset(order): tuple(order) for order in user_orders})
+    pools, stale_left = build_pools(inp, maxorder, policy_of)
+    cyc = CountingCycle(inp, caps, maxorder, pools, class_of, user_limits,
+                        {frozenset(order): tuple(order) for order in user_orders})
     cyc.cleared_first = cleared_first
     cyc.current = held_now(inp)
     for w in sorted(inp.work, key=by_submission):  # each class's jobs oldest first (getAllJobsSorted)
@@ -123,7 +129,8 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
         else:
             _how_much_fair_share(cyc, band)
     cleared = setup_preemptions(cyc)
-    return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure, cleared)
+    return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure, cleared,
+                   stale_left)
 
 
 # ---------------------------------------------------------------------------------------------

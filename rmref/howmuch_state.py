@@ -36,18 +36,16 @@ def schedulable(m: Machine) -> bool:
     return m.online and not m.blacklisted
 
 
-def build_pools(inp: CycleInput, maxorder: int, policy_of: Mapping[int, str]) -> dict[str, PoolTables]:
-    """NodePool.reset then accountForNonPreemptable: the tables every band starts from."""
-    return _reset_and_account(inp, maxorder, policy_of)[0]
-
-
 def stale_after_howmuch(inp: CycleInput) -> dict[str, int]:
-    """The free space How Much's accounting leaves each unschedulable machine of known size: What
-    Of's reset skips it too, so What Of's accounting starts from there (the fixed and reserved
-    work on it is accounted twice a cycle)."""
+    """`HowMuch.stale_left` worked out from the input alone, as rmref's How Much's accounting
+    leaves it (it reads neither caps nor counts): What Of's rule where no How Much result hands it
+    one. Empty, and nothing accounted, when no unschedulable machine has a known size."""
+    if not any(not schedulable(m) and (m.stale_free is not None or m.stale_free_whatof is not None)
+               for m in inp.machines):
+        return {}
     policy_of = {j: c.policy for j, c in counted_classes(inp).items()}
     maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
-    return _reset_and_account(inp, maxorder, policy_of)[1]
+    return build_pools(inp, maxorder, policy_of)[1]
 
 
 def counted_classes(inp: CycleInput) -> dict[int, ClassDef]:
@@ -56,9 +54,11 @@ def counted_classes(inp: CycleInput) -> dict[int, ClassDef]:
     return {w.job_id: classes[w.class_name] for w in inp.work if w.class_name in classes and not w.cap_input.refused}
 
 
-def _reset_and_account(inp: CycleInput, maxorder: int,
-                       policy_of: Mapping[int, str]) -> tuple[dict[str, PoolTables], dict[str, int]]:
-    """build_pools, and the free space its accounting left each unschedulable machine of known size."""
+def build_pools(inp: CycleInput, maxorder: int,
+                policy_of: Mapping[int, str]) -> tuple[dict[str, PoolTables], dict[str, int]]:
+    """NodePool.reset then accountForNonPreemptable: the tables every band starts from, and the
+    free space that accounting left each unschedulable machine of known size (`HowMuch.stale_left`:
+    reset skips such a machine, so What Of's accounting starts from there)."""
     size = maxorder + 1
     pools = {p.name: PoolTables(p.name, p.search_order, [0] * size, [0] * size) for p in inp.nodepools}
     if not pools:

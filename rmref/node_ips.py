@@ -16,7 +16,8 @@ _Row = tuple[int, ...]
 
 
 def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ours: Mapping[int, Sequence[str]],
-                        job: int, earlier: Sequence[tuple[str, int]] = ()) -> bool:
+                        job: int, earlier: Sequence[tuple[str, int]] = (),
+                        stale_left: Mapping[str, int] | None = None) -> bool:
     """Whether the RM's hosts for `job` (`theirs[job]`, one per process) differ from rmref's
     (`ours[job]`) only by the order of machines the log cannot tell apart, on a release whose log
     shows no node IP (behaviour node_ip_logged absent) and with no IP known for them.
@@ -25,12 +26,12 @@ def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ou
     node's name and IP. So it holds when either the RM's whole cycle is rmref's with machines
     relabelled among those that began it alike (one pool, one free space), or this job's hosts are
     rmref's relabelled among machines alike at its turn: the cycle's start less `earlier`, the
-    processes (host, order) placed before it.
+    processes (host, order) placed before it. `stale_left`: What Of's input (rmref.whatof.start_walk).
     """
     mine, rm = list(ours.get(job, ())), list(theirs.get(job, ()))
     if inp.config.behaviours.has("node_ip_logged") or Counter(mine) == Counter(rm):
         return False
-    walk = start_walk(inp)
+    walk = start_walk(inp, stale_left)
     hosts = {h for placed in (*theirs.values(), *ours.values()) for h in placed}
     if not hosts <= walk.machines.keys() or any(walk.machines[h].ip for h in hosts):
         return False
@@ -55,13 +56,15 @@ def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ou
 
 
 def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
-                    restarts: int = 6, steps: int = 150) -> dict[str, str] | None:
+                    restarts: int = 6, steps: int = 150, *,
+                    stale_left: Mapping[str, int] | None = None) -> dict[str, str] | None:
     """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
     host per process), on a release whose log shows no node IP; None when the log has them or the
     search finds none. The search climbs from random IPs, changing one machine's IP at a time while
     no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
 
     A find proves the RM's choice is one its code makes for some IPs the log does not show.
+    `stale_left`: What Of's input (How Much's `HowMuch.stale_left`; IPs do not change it).
     """
     if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
         return None
@@ -78,7 +81,7 @@ def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[
     def score(ips: Mapping[str, str]) -> tuple[int, bool]:
         trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
         got: dict[int, Counter[str]] = {}
-        for p in what_of(trial, counts):
+        for p in what_of(trial, counts, stale_left=stale_left):
             got.setdefault(p.job_id, Counter())[p.host] += 1
         return sum((got.get(j, Counter()) & want.get(j, Counter())).total() for j in {*got, *want}), got == want
 

@@ -31,10 +31,14 @@ class HowMuchPhase(Protocol):
 
 class WhatOfPhase(Protocol):
     """What Of (NodepoolScheduler.whatOfToken): the new processes of the cycle on How Much's counts
-    (rmref.whatof.what_of); `prefer` ranks machines where their order is open."""
+    (rmref.whatof.what_of); `prefer` ranks machines where their order is open; `stale_left` is How
+    Much's `HowMuch.stale_left`, the free space its accounting left each unschedulable machine of
+    known size, where What Of's accounting starts (passed only when some machine has one: None, a
+    What Of that reads it works it out from `inp`, rmref.howmuch_state.stale_after_howmuch)."""
 
     def __call__(self, inp: CycleInput, counts: Mapping[int, int], /, *,
-                 prefer: Mapping[str, int] | None = None) -> Sequence[Placement]: ...
+                 prefer: Mapping[str, int] | None = None,
+                 stale_left: Mapping[str, int] | None = None) -> Sequence[Placement]: ...
 
 
 class EvictionsPhase(Protocol):
@@ -47,10 +51,12 @@ class EvictionsPhase(Protocol):
 
 class DefragPhase(Protocol):
     """Defragmentation (detectFragmentation, takeFromTheRich): rmref.defrag.defragment, on the cycle's
-    counts, placements and evictions, with what the RM carries between cycles and the choices to follow."""
+    counts, placements and evictions, with what the RM carries between cycles, the choices to follow
+    and How Much's `stale_left` (as What Of takes it)."""
 
     def __call__(self, inp: CycleInput, counts: Mapping[int, int], placements: Sequence[Placement],
                  evictions: Sequence[Eviction], /, *, pure_fair_share: Mapping[int, int],
                  job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
                  serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
-                 choose: Mapping[str, Clearing] | None = None) -> Defrag: ...
+                 choose: Mapping[str, Clearing] | None = None,
+                 stale_left: Mapping[str, int] | None = None) -> Defrag: ...

@@ -13,7 +13,10 @@ The RM's placement walk (NodepoolScheduler.whatOf*, NodePool.findShares/findMach
   whose carve-out count is 0. The counts are lowered before the map is looked up, so a machine
   the map does not hold (unschedulable at reset, with the free space it kept: `Machine.stale_free`;
   "bad virtual machine list") lowers them without a recount, and the next recount can hide free
-  machines from findShares.
+  machines from findShares. Reset skips such a machine here as in How Much, so What Of's
+  accounting starts from the free space How Much's accounting left it: How Much's output
+  `HowMuch.stale_left`, What Of's input `stale_left` (when none is given, What Of works it out
+  from the input as rmref's How Much does: `rmref.howmuch_state.stale_after_howmuch`).
 - findShares(job) walks free-space sizes i = job order, order+1, ... and, for each, a *clone* of
   that map, in Java HashMap iteration order; on each machine it stacks
   g = min(still needed, free // job order) processes (vertical stacking), and stops when the job
@@ -146,14 +149,14 @@ def roots(inp: CycleInput) -> list[str]:
     return [p.name for p in sorted(top, key=lambda p: p.search_order)]
 
 
-def start_walk(inp: CycleInput) -> Walk:
-    """NodePool.reset then accountForNonPreemptable and accountForFairShare."""
+def start_walk(inp: CycleInput, stale_left: Mapping[str, int] | None = None) -> Walk:
+    """NodePool.reset then accountForNonPreemptable and accountForFairShare, each unschedulable
+    machine from the free space How Much's accounting left it (`stale_left`, `HowMuch.stale_left`;
+    None: worked out from `inp`, `stale_after_howmuch`)."""
     machines = {m.name: m for m in inp.machines}
     pools = _build_pools(inp)
     jobs = {w.job_id: w for w in inp.work}
-    down = any(not _schedulable(m) and (m.stale_free is not None or m.stale_free_whatof is not None)
-               for m in inp.machines)
-    stale_end = stale_after_howmuch(inp) if down else {}
+    stale_end = stale_after_howmuch(inp) if stale_left is None else stale_left
     size = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1]) + 1  # NodePool.getArraySize
     walk = Walk(jobs, machines, pools, {}, {n: 0 for n in machines}, {n: [] for n in machines}, {},
                  behaviours=inp.config.behaviours)
@@ -400,39 +403,42 @@ def _needy_jobs(inp: CycleInput) -> set[int]:
     return set(kept.values())
 
 
-def what_of(inp: CycleInput, counts: Mapping[int, int],
-            prefer: Mapping[str, int] | None = None) -> tuple[Placement, ...]:
+def what_of(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int] | None = None,
+            stale_left: Mapping[str, int] | None = None) -> tuple[Placement, ...]:
     """The new processes of the cycle (job, host, order), in the order the RM creates them
     (each top-level pool tree by its own scheduler, one tree after the other: rmref.trees)."""
-    return what_of_choices(inp, counts, prefer).placements
+    return what_of_choices(inp, counts, prefer, stale_left).placements
 
 
-def what_of_choices(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int] | None = None) -> WhatOf:
+def what_of_choices(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int] | None = None,
+                    stale_left: Mapping[str, int] | None = None) -> WhatOf:
     """What Of's placements and its ties (`rmref.choices.HostTie`: the machines it met in an order
     no input settles, where that order decided a job's placement). `prefer` ranks machines within
-    such an order (a caller that knows the RM's pick passes it, so the rest of the walk follows)."""
-    parts = [_what_of_tree(tree, counts, prefer or {}) for tree in trees(inp)]
+    such an order (a caller that knows the RM's pick passes it, so the rest of the walk follows);
+    `stale_left` is How Much's `HowMuch.stale_left` (None: worked out from `inp`, see `start_walk`)."""
+    parts = [_what_of_tree(tree, counts, prefer or {}, stale_left) for tree in trees(inp)]
     return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties))
 
 
-def unschedulable_free(inp: CycleInput) -> dict[str, int]:
+def unschedulable_free(inp: CycleInput, stale_left: Mapping[str, int] | None = None) -> dict[str, int]:
     """The free space What Of's accounting leaves on each machine that cannot be scheduled on and
     holds work or a known stale size: NodePool.reset skips it, so accounting moves its stale value
-    (`Machine.stale_free`) only where a table of that size exists. Defragmentation reads it as the
-    machine's virtual share order."""
+    (How Much's `stale_left`, as `start_walk` reads it) only where a table of that size exists.
+    Defragmentation reads it as the machine's virtual share order."""
     out: dict[str, int] = {}
     for tree in trees(inp):
         held = {s.host for w in tree.work for s in w.shares}
         if any(not _schedulable(m) and (m.name in held or m.stale_free is not None or m.stale_free_whatof is not None)
                for m in tree.machines):
-            walk = start_walk(tree)
+            walk = start_walk(tree, stale_left)
             out.update((name, walk.free[name]) for name, m in walk.machines.items() if not _schedulable(m))
     return out
 
 
-def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int]) -> WhatOf:
+def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[str, int],
+                  stale_left: Mapping[str, int] | None) -> WhatOf:
     """What Of for one top-level pool tree."""
-    walk = start_walk(inp)
+    walk = start_walk(inp, stale_left)
     walk.prefer = prefer
     tiers = priority_bands(inp.classes)
     top = [walk.pools[n] for n in roots(inp)]

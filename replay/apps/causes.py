@@ -205,6 +205,7 @@ class CyclePlacements:
     ours: Mapping[int, object]  # rmref's
     counts: Mapping[int, int]  # the counts What Of served
     placements: tuple[Placement, ...]  # rmref's, in the order it made them
+    stale_left: Mapping[str, int] | None = None  # What Of's input of that name (How Much's accounting)
 
     def hosts(self, placed: Mapping[int, object]) -> dict[int, list[str]]:
         """Job -> one host per process."""
@@ -247,7 +248,7 @@ def _node_ips(inp: CycleInput, job: int, cycle: CyclePlacements | None) -> str:
     if cycle is None:
         return ""
     theirs, ours = cycle.hosts(cycle.theirs), cycle.hosts(cycle.ours)
-    if not unlogged_node_order(inp, theirs, ours, job, cycle.before(job)):
+    if not unlogged_node_order(inp, theirs, ours, job, cycle.before(job), cycle.stale_left):
         return ""
     return (f". The hosts differ only among machines of one pool with the same free space; the RM meets those "
             f"in the order of its node map, hashed on each node's IP, which the log of DUCC "

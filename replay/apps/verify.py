@@ -67,12 +67,14 @@ def tie_sentence(ties: Sequence[HostTie], theirs: Counter[str]) -> str:
 
 
 def follow_placements(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[int, object],
-                      connected: Sequence[tuple[int, str, int, int]]) -> Followed:
+                      connected: Sequence[tuple[int, str, int, int]],
+                      stale_left: Mapping[str, int] | None = None) -> Followed:
     """What Of on the logged counts, following the RM's pick at each tie it verifies: the first job
     (in placement order) whose hosts differ from the log is verified against rmref's ties, and What
-    Of runs again with the RM's hosts first in that tie; this stops at a difference no tie admits."""
+    Of runs again with the RM's hosts first in that tie; this stops at a difference no tie admits.
+    `stale_left`: What Of's input of that name (How Much's `HowMuch.stale_left`), for every walk."""
     seq = [(j, h) for j, h, _o, _sid in sorted(connected, key=lambda r: r[3] or 0)]
-    first = what_of_choices(inp, counts)
+    first = what_of_choices(inp, counts, stale_left=stale_left)
     out = Followed(first, first)
     own = _per_job(first.placements)
     for _ in range(len(inp.work) + 1):
@@ -89,26 +91,27 @@ def follow_placements(inp: CycleInput, counts: Mapping[int, int], logged: Mappin
         for t in ties:  # the RM's hosts of the tie first, in the order it created the processes
             for h in dict.fromkeys(h for j, h in seq if j == job and h in t.hosts):
                 out.prefer[h] = len(out.prefer)
-        out.what_of = what_of_choices(inp, counts, out.prefer)
+        out.what_of = what_of_choices(inp, counts, out.prefer, stale_left)
     return out
 
 
 def follow_node_ips(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[int, object],
-                    placements: Sequence[Placement]) -> FollowedIps | None:
+                    placements: Sequence[Placement], stale_left: Mapping[str, int] | None = None) -> FollowedIps | None:
     """On a release whose log shows no node IP (behaviour node_ip_logged absent), the RM meets
     machines alike in the order of maps hashed on each node's IP. When rmref's placements differ
     from the log's and some IPs make What Of place every process of the cycle where the RM did
     (rmref.node_ips.ips_reproducing), the RM's placement is one of its possible choices: the cycle's
-    input with those IPs, What Of's placements under them and the jobs verified; None otherwise."""
+    input with those IPs, What Of's placements under them and the jobs verified; None otherwise.
+    `stale_left` as `follow_placements` takes it (node IPs do not change it)."""
     ours = _per_job(placements)
     if inp.config.behaviours.has("node_ip_logged") or all(logged.get(j) == ours.get(j) for j in {*logged, *ours}):
         return None
     theirs = {j: [h for h, _ in v] for j, v in logged.items() if isinstance(v, list)}
-    ips = ips_reproducing(inp, counts, theirs)
+    ips = ips_reproducing(inp, counts, theirs, stale_left=stale_left)
     if ips is None:
         return None
     trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
-    placed = what_of(trial, counts)
+    placed = what_of(trial, counts, stale_left=stale_left)
     mine = _per_job(placed)
     release = inp.config.behaviours.release
     verified = {}

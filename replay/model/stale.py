@@ -3,7 +3,8 @@
 NodePool.reset skips a machine that cannot be scheduled on (dead, varied off, blacklisted), so it
 keeps the free space ("v_order") of the last table that held it, and How Much and then What Of
 account the work left there from that size, each moving it silently wherever a table of its size
-exists (no reset in between: rmref's What Of starts where How Much's accounting left it). One
+exists (no reset in between: rmref's What Of starts where How Much's accounting left it,
+`HowMuch.stale_left`). One
 model, in this order:
 
 1. **The stretch's first cycle: inferred.** The free space the last cycle in which the machine

@@ -64,3 +64,15 @@ def test_the_audit_says_where_it_inferred():
     assert summary.source == "inferred" and "inferred for 1 node(s)" in summary.value
     assert any(s.endswith("stale free space") and s.startswith("node ") for s in assumed)
     assert all(a == t for a, t in result.tally.values())  # and the cycles it was used in agree
+
+
+def test_what_of_starts_from_how_muchs_output_in_the_audit(monkeypatch):
+    """Seed 9909's scenario 5, shrunk (the RM printed What Of's 1 for How Much's 2): every walk of
+    What Of and defragmentation reads How Much's `stale_left`, none runs How Much's accounting
+    again, and every decision of every cycle still agrees with the RM's."""
+    def again(_inp):
+        raise AssertionError("What Of ran How Much's accounting again")
+
+    monkeypatch.setattr("rmref.whatof.stale_after_howmuch", again)
+    result = audit(parsed("corpus/stale_size_after_silent_moves").tables)
+    assert result.tally and all(a == t for a, t in result.tally.values())

@@ -16,9 +16,9 @@ from rmref import Phases
 from rmref.model import CycleInput, Placement
 from rmref.whatof import what_of
 
-def first_fit(inp: CycleInput, counts: Mapping[int, int], *, prefer: Mapping[str, int] | None = None
-              ) -> Sequence[Placement]:
-    return what_of(inp, counts, prefer)
+def first_fit(inp: CycleInput, counts: Mapping[int, int], *, prefer: Mapping[str, int] | None = None,
+              stale_left: Mapping[str, int] | None = None) -> Sequence[Placement]:
+    return what_of(inp, counts, prefer, stale_left)
 
 PHASES = Phases(what_of=first_fit)
 '''

@@ -16,6 +16,7 @@ from replay.apps.verify import Verified, follow_node_ips, follow_placements
 from replay.model.logged import Logged, pair_key
 from rmref import Caps, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGES, RESERVATION
+from rmref.howmuch_state import stale_after_howmuch
 from rmref.model import CycleInput, Eviction, Placement
 
 
@@ -29,7 +30,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     """Run each phase on one cycle's input, compare it with the log, and return rmref's run."""
     result.cycles.append(inp.cycle)
     # only rmref's own phases say which choices they found equal (rmref.choices)
-    own = {n for n in ("what_of", "defrag") if getattr(phases, n) is getattr(OWN, n)}
+    own = {n for n in ("how_much", "what_of", "defrag") if getattr(phases, n) is getattr(OWN, n)}
     reuse = Reuse(phases)
     phases = reuse.recording
     follow = Follow()
@@ -38,15 +39,19 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     trace = CycleTrace(inp.cycle, inp, caps, logged=logged)
     if "counts" in only:
         trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
+    # What Of's start on unschedulable machines, as rmref's How Much leaves it (it reads neither
+    # caps nor counts, so one value serves every walk of the cycle, phase-isolated and chained)
+    own_left = trace.how_much.stale_left if "how_much" in own and trace.how_much is not None else None
+    stale = stale_after_howmuch(inp) if own_left is None else own_left
     if "placements" in only:
         inp, placed = _audit_placements(inp, logged, phases, result, counts, reuse if "what_of" in own else None,
-                                        follow)
+                                        follow, stale)
         trace = replace(trace, input=inp, placements=placed)
     if "evictions" in only:
         trace = replace(trace, evictions=_audit_evictions(inp, logged, phases, result, counts))
     if "defrag" in only:
         trace = replace(trace, defrag=audit_defrag(inp, logged, counts, phases.defrag, result,
-                                                   follow if "defrag" in own else None))
+                                                   follow if "defrag" in own else None, stale))
     if "schedule" in only:
         trace = replace(trace, chained=audit_schedule(inp, logged, reuse.replaying, result, follow),
                         followed=follow.followed, served=follow.served)
@@ -91,22 +96,25 @@ def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: Audit
 
 
 def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                      counts: Mapping[int, int], reuse: Reuse | None,
-                      follow: Follow) -> tuple[CycleInput, tuple[Placement, ...]]:
+                      counts: Mapping[int, int], reuse: Reuse | None, follow: Follow,
+                      stale: Mapping[str, int]) -> tuple[CycleInput, tuple[Placement, ...]]:
     """What Of on the logged counts, against the connectShare lines. With rmref's own What Of
     (`reuse`), a host the RM chose among machines rmref found equally free, or by node IPs the
     log does not show, is a verified choice, and the rest of the cycle follows it
-    (replay.apps.verify): the cycle's input (with the IPs found, if any) and the placements."""
+    (replay.apps.verify): the cycle's input (with the IPs found, if any) and the placements.
+    `stale` is What Of's `stale_left` (passed, as rmref.schedule passes it, only when not empty)."""
     placed: dict[int, list[Any]] = {}
     verified: dict[int, Verified] = {}
+    left = {"stale_left": stale} if stale else {}
     if reuse is None:
-        placements = tuple(phases.what_of(inp, counts))
+        placements = tuple(phases.what_of(inp, counts, **left))
     else:
-        f = follow_placements(inp, counts, logged.placements.get(inp.cycle, {}), logged.connected.get(inp.cycle, ()))
-        reuse.calls["what_of"] = ((inp, counts), {}, f.own.placements)  # the chained run's own walk
+        f = follow_placements(inp, counts, logged.placements.get(inp.cycle, {}), logged.connected.get(inp.cycle, ()),
+                              stale)
+        reuse.calls["what_of"] = ((inp, counts), left, f.own.placements)  # the chained run's own walk
         placements, verified = f.what_of.placements, f.verified
         follow.prefer.update(f.prefer)
-        by_ip = follow_node_ips(inp, counts, logged.placements.get(inp.cycle, {}), placements)
+        by_ip = follow_node_ips(inp, counts, logged.placements.get(inp.cycle, {}), placements, stale)
         if by_ip is not None:  # the later phases and the chained run read the IPs found
             inp, placements, ip_verified = by_ip
             verified = {**verified, **ip_verified}
@@ -115,7 +123,7 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
         placed.setdefault(p.job_id, []).append((p.host, p.order))
         result.ref["placements"].append((inp.cycle, p.job_id, p.host, p.order))
     theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
-    cycle = CyclePlacements(inp, theirs, ours, counts, placements)
+    cycle = CyclePlacements(inp, theirs, ours, counts, placements, stale)
     compare(result, "placements", inp.cycle, theirs, ours,
             lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle), verified, "findShares")
     return inp, placements

@@ -43,17 +43,18 @@ def logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placemen
 
 
 def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase: Callable[..., Defrag],
-                 result: AuditResult, follow: Follow | None) -> Defrag:
+                 result: AuditResult, follow: Follow | None, stale: Mapping[str, int] | None = None) -> Defrag:
     """Needy jobs and the shares taken for them, against the ACTUALLY NEEDY lines and the Removals.
     With rmref's own phase (`follow`), a needy verdict or a clearing the RM reached by an order
-    the log does not show, and that rmref finds among its equal choices, is a verified choice."""
+    the log does not show, and that rmref finds among its equal choices, is a verified choice.
+    `stale` is the phase's `stale_left` (passed, as rmref.schedule passes it, only when not empty)."""
     c = inp.cycle
     placed, gone = logged_phase_outputs(inp, logged)
     # takeFromTheRich serves the jobs the RM found needy, as every phase reads the RM's upstream
     # decisions: rmref's own verdict, audited here too, may rest on a tally order the log lacks
     serve = {"serve": logged.needy.get(c, {})} if c in logged.detected else {}
     kwargs = dict(pure_fair_share=logged.pure_fair_share.get(c, {}), job_order=logged.job_order.get(c, ()),
-                  wealth=result.wealth, **serve)
+                  wealth=result.wealth, **serve, **({"stale_left": stale} if stale else {}))
     d = phase(inp, counts, placed, gone, **kwargs)
     logged_needy, logged_taken = logged.needy.get(c, {}), logged.defrag.get(c, {})
     needy_ref: dict[int, object] = {j: ("needy", n) for j, n in d.needy.items()}
