@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -213,16 +214,61 @@ def load_scheduler(spec: str) -> Phases:
     if obj is None:
         raise InputError(f"--scheduler {spec!r}: {module_name} has no {attr!r}")
     if isinstance(obj, Phases):
-        return obj
+        return _guarded(obj, spec)
     if isinstance(obj, Mapping):
         names = {f.name for f in dataclasses.fields(Phases)}
         unknown = sorted(set(obj) - names)
         if unknown or not all(callable(v) for v in obj.values()):
             raise InputError(f"--scheduler {spec!r}: phases are {', '.join(sorted(names))} (functions); "
                              f"got {', '.join(map(str, unknown)) or 'a value that is not a function'}")
-        return Phases(**obj)
+        return _guarded(Phases(**obj), spec)
     raise InputError(f"--scheduler {spec!r}: {attr} is a {type(obj).__name__}; expected an rmref.Phases "
                      "or a dict of phase name -> function")
+
+
+@dataclass(frozen=True)
+class DeveloperPhase:
+    """A phase loaded by `--scheduler`: passed only the keywords it declares (rmref hands later
+    phases keywords such as `stale_left` only on some cycles), and an exception it raises reported
+    in one line, naming the phase and the cycle, instead of a traceback."""
+
+    fn: Callable[..., Any]
+    name: str
+    spec: str
+    keywords: frozenset[str] | None  # the keyword arguments it declares; None: any (a **kwargs, or unknown)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The developer's phase on these arguments."""
+        if self.keywords is not None:
+            kwargs = {k: v for k, v in kwargs.items() if k in self.keywords}
+        try:
+            return self.fn(*args, **kwargs)
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the developer's phase raises, said in one line
+            cycle = getattr(args[0], "cycle", None) if args else None
+            at = f"cycle {cycle}: " if cycle is not None else ""
+            raise InputError(f"{at}the --scheduler {self.name} phase ({self.spec}) raised "
+                             f"{type(exc).__name__}: {exc}") from None
+
+
+def _declared(fn: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword arguments `fn` takes (None: any, or a callable whose signature is not known)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return frozenset(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _guarded(phases: Phases, spec: str) -> Phases:
+    """`phases` with each of the developer's own (not rmref's) wrapped as a `DeveloperPhase`."""
+    own = {f.name: getattr(phases, f.name) for f in dataclasses.fields(Phases)
+           if getattr(phases, f.name) is not getattr(Phases, f.name)}
+    return dataclasses.replace(phases, **{name: DeveloperPhase(fn, name, spec, _declared(fn))
+                                          for name, fn in own.items()})
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ def test_load_scheduler_forms(tmp_path):
     (tmp_path / "mine.py").write_text("from rmref import Phases\nP = Phases()\nD = {'what_of': len}\nX = 3\n"
                                       "BAD = {'where_of': len}\n")
     assert load_scheduler(f"{tmp_path}/mine.py:P") == Phases()
-    assert load_scheduler(f"{tmp_path}/mine.py:D").what_of is len
+    assert load_scheduler(f"{tmp_path}/mine.py:D").what_of.fn is len  # type: ignore[attr-defined]
     for spec, needle in ((f"{tmp_path}/mine.py:X", "expected an rmref.Phases"), (f"{tmp_path}/mine.py:BAD", "where_of"),
                          (f"{tmp_path}/mine.py:Y", "has no"), ("nocolon", "MODULE:OBJECT"),
                          (f"{tmp_path}/absent.py:P", "no file")):
@@ -97,6 +97,23 @@ def test_load_scheduler_forms(tmp_path):
             load_scheduler(spec)
     assert Change().identity and not Change(phases=Phases(what_of=len)).identity
 
+
+
+def test_a_developer_phase_gets_only_the_keywords_it_declares_and_fails_in_one_line(tmp_path):
+    """A What Of written before rmref handed `stale_left` still runs; one that raises is one line
+    naming the phase and the cycle (DeveloperPhase)."""
+    (tmp_path / "dev.py").write_text(
+        "from rmref import Phases\nfrom rmref.whatof import what_of\n"
+        "def plain(inp, counts):\n    return what_of(inp, counts)\n"
+        "def broken(inp, counts, *, prefer=None):\n    raise KeyError('n9')\n"
+        "P = Phases(what_of=plain)\nB = Phases(what_of=broken)\n")
+    inp = _input()
+    counts = schedule(inp).how_much.counts
+    mine = load_scheduler(f"{tmp_path}/dev.py:P")
+    assert mine.caps is Phases().caps  # rmref's own phases are left as they are
+    assert mine.what_of(inp, counts, prefer={}, stale_left={"n1": 3}) == schedule(inp).decisions.placements
+    with pytest.raises(InputError, match=rf"^cycle {inp.cycle}: the --scheduler what_of phase \(.*\) raised KeyError: 'n9'$"):
+        load_scheduler(f"{tmp_path}/dev.py:B").what_of(inp, counts, prefer=None, stale_left={})
 
 def test_decisions_in_the_logged_shapes_and_holdings():
     inp = _input()
