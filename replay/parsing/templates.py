@@ -15,7 +15,9 @@ more spaces, the grammar's %ignore):
   `{a,b:share}`        a share `host.digits`, split at the last dot (the grammar's SHAREREF);
   `{_:dashes}`         a run of two or more '-' (DASHES); `{_:equals}` one or more '=' (DASH_EQ);
   `{name:ints*}`       every remaining token, integers, as a list (`ints+`: at least one;
-                       `words*`: any tokens);
+                       `words*`: any tokens); `[{name:ints*}]`: the rest of the body opens with
+                       `[` and closes with `]` (glued to the first and last items or not), the
+                       items between them;
   `{name:rest}`        the rest of the body, at least one character (the grammar's REST);
   `<a b|c>{name}`      one of these phrases, words one space apart (a terminal with a blank inside);
   `[a b]{name}`        the same phrase, optional (absent: the field is null).
@@ -92,6 +94,9 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "node_map": "Map {host} to {nodepool}",
     "node_status": "{short_name} node status = {status}",
     "node_metrics": "{short_name} {status}",
+    "node_added": tuple(f"Nodepool: {{nodepool}} Host added: {{_}} : {{host}} Nodefile: {{text_word}} shares "
+                        f"{{share_order:int}} total {{count:int}}: {_MACHINE} {jobs}"
+                        for jobs in ("<none>", "{m_jobs_list:ints+}")),
     "node_blacklist": ("{host} {share_id:int} {uuid:uuid} procs {count:int} "
                        "shares left {free_shares:int} / {share_order:int}"),
     # -- job caps
@@ -116,8 +121,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "find_shares_counted": ("counted {counted:int} current {current:int} needed {needed:int} order {order:int} "
                             "given {count:int}"),
     "find_machines": "counted {counted:int} current {current:int} needed {needed:int} order {order:int}",
-    "needy_expand": ("NP[ {nodepool} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>{needy_what} "
-                     "NONE"),
+    "needy_expand": tuple(f"NP[ {{nodepool}} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>"
+                          f"{{needy_what}} {ids}" for ids in ("NONE", "[{job_id_list:ints*}]")),
     # -- jobs and processes
     "submit_header": "submit ID JobName User Class Shares Order QShares NTh Memory nQuest Ques Rem InitWait Max P/Nst",
     "submit_row": "submit " + _RMJOB,
@@ -132,6 +137,13 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "ev_incoming": "Incoming, state = {state_to}",
     "ev_non_schedulable": "Received non-schedulable job, state = {state_to}",
     "ev_remove_unschedulable": "Removing unschedulable: {state_from} -> {state_to}",
+    "ev_state": "<[P]|[S]|[R]|[SPR]>{tag} State: {state_from} -> {state_to}",
+    "ev_discarded": "Orchestrator event is discarded: {text:rest}",
+    "ev_no_active": "There are no active jobs in map {text:rest}",
+    "job_max_shares": ("Max shares adjusted from {_:int} to {max_processes:int} (incoming)",
+                       "Max shares adjusted from {_:int} to {max_processes:int} (incoming) {text:rest}"),
+    "job_recover": "Receive: {text:rest}",
+    "job_recovered_nodes": "Recovered[ {count:int} ] nodes from OR state.",
     "proc_new": "New process {host,share_id:share} {rss:int} {state_to} {pid}",
     "proc_state": ("Process {pid} {host,share_id:share} State: {state_from} -> {state_to} {init_ms:int} {run_ms:int}",
                    "Process {pid} <none> State: {state_from} -> {state_to} {init_ms:int} {run_ms:int}"),
@@ -152,7 +164,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
 # one template token: a phrase group (`<...>{name}`, `[...]{name}`) or anything up to a blank
 _TOKEN = re.compile(r"<[^<>{}]+>\{\w+\}|\[[^\[\]{}]+\]\{\w+\}|\S+")
 _FIELD = re.compile(r"^(?P<pre>[^{}]*)\{(?P<names>[\w,]+)(?::(?P<kind>[\w*+]+))?\}(?P<suf>[^{}]*)$")
-_PHRASE = re.compile(r"^(?P<open>[<\[])(?P<words>[^\]>]+)[\]>]\{(?P<name>\w+)\}$")
+# `<...>` may hold brackets (the grammar's STATE_TAG phrases are "[P]" and the like), `[...]` not
+_PHRASE = re.compile(r"^(?:<(?P<alt>[^<>{}]+)>|\[(?P<opt>[^\[\]{}]+)\])\{(?P<name>\w+)\}$")
 _KINDS = {None: K_ANY, "int": K_INT, "uint": K_UINT, "uuid": K_UUID, "nqm": K_NQM, "num": K_NUM}
 _PAIRS = {"typed": T_TYPED, "ref": T_REF, "share": T_SHARE}
 _RUNS = {"dashes": (b"-", 2), "equals": (b"=", 1)}
@@ -190,8 +203,8 @@ def compile_template(text: str) -> Template:
         phrase = _PHRASE.match(token)
         field = _FIELD.match(token)
         if phrase:
-            ops.append((T_PHRASE, phrase["words"].encode(), b"", b"", len(fields), K_ANY,
-                        int(phrase["open"] == "<")))
+            words = phrase["alt"] or phrase["opt"]
+            ops.append((T_PHRASE, words.encode(), b"", b"", len(fields), K_ANY, int(phrase["alt"] is not None)))
             fields.append(phrase["name"])
         elif field is None:
             ops.append((T_LIT, token.encode(), b"", b"", 0, K_ANY, 0))
@@ -201,7 +214,7 @@ def compile_template(text: str) -> Template:
             if kind in _LISTS:
                 list_field, (elem, least) = names[0], _LISTS[kind]
                 list_ints = elem == K_INT
-                ops.append((T_LIST, b"", b"", b"", 0, elem, least))
+                ops.append((T_LIST, b"", pre, suf, 0, elem, least))
             elif kind in _PAIRS:
                 ops.append((_PAIRS[kind], b"", b"", b"", len(fields), K_ANY, 0))
                 fields.extend(names)

@@ -186,6 +186,31 @@ def test_alternative_templates_and_the_other_token_kinds():
         "Job removes  sys293-53.58  reduces from  56  to  55.", "Job removes h.1 reduces from 2 to -1.",
         "Job removes h.1 reduces from 2 to 1",
     ]) == {0}
+    assert _agrees_with_grammar("needy_expand", [
+        "NP[ --default-- Expand needy jobs. [4 ]", "NP[ np Expand needy fixed. [4 17]", "NP[ np Expand needy jobs. []",
+        "NP[ np Expand needy jobs. [ ]", "NP[ np Expand needy jobs. NONE", "NP[ np Expand needy jobs. [4 x ]",
+        "NP[ np Expand needy jobs. [4", "NP[ np Expand needy jobs. 4 ]", "NP[ np Expand needy jobs. [4]]",
+        "NP[ np Expand needy jobs. [4.5 ]",
+    ]) == {0, 1, 2, 3, 4}
+    assert _agrees_with_grammar("ev_state", [
+        "[R] State:  WaitingForResources -> Assigned", "[SPR] State: Assigned -> Completed",
+        "[X] State: a -> b", "[R]State: a -> b", "[R] State: a ->",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("job_max_shares", [
+        "Max shares adjusted from 10 to 2147483647 (incoming) 0", "Max shares adjusted from 10 to 3 (incoming)",
+        "Max shares adjusted from x to 3 (incoming)", "Max shares adjusted from 10 to 3",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("job_recovered_nodes", [
+        "Recovered[ 0 ] nodes from OR state.", "Recovered[0 ] nodes from OR state.",
+        "Recovered[ x ] nodes from OR state.",
+    ]) == {0}
+    assert _agrees_with_grammar("node_added", [
+        "Nodepool: --default-- Host added: --default-- :  sys534-1 Nodefile: <null> shares 31 total   31:"
+        "             sys534-1        false    31             0            31       31744 <none>",
+        "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62: h1 false 2 1 1 2048 7 9",
+        "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62 : h1 false 2 1 1 2048 <none>",
+        "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62: h1 false 2 1 1 2048",
+    ]) == {0, 1}
     assert _agrees_with_grammar("node_blacklist", [
         "h1 7 0a1b2c3d-4e procs 2 shares left 3 / 4", "h1 7 0a1b2c3g procs 2 shares left 3 / 4",
         "h1 7 0a1b procs 2 shares left 3 / 4",
@@ -214,7 +239,12 @@ def _token_for(op: tuple, data) -> list[str]:
         return [lit]
     if code == T_LIST:
         words = _FIELD_WORDS[kind] if kind == K_INT else [*_FIELD_WORDS[K_ANY], "7"]
-        return data.draw(st.lists(st.sampled_from(words), min_size=op[6], max_size=4))
+        items = data.draw(st.lists(st.sampled_from(words), min_size=op[6], max_size=4))
+        if not (pre or suf):
+            return items
+        # "[4 5 ]", "[ 4]", "[]": the brackets glued to the items or not
+        gaps = data.draw(st.lists(st.sampled_from(["", " "]), min_size=2, max_size=2))
+        return [pre + gaps[0] + " ".join(items) + gaps[1] + suf]
     if code == T_REST:
         return data.draw(st.lists(st.sampled_from(["all", "done", "x.y", "(p)"]), min_size=1, max_size=4))
     if code == T_PHRASE:

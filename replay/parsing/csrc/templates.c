@@ -11,7 +11,8 @@
  *   T_REF     a typed reference "[JSMRA?].digits", split the same way;
  *   T_SHARE   a share "host.digits": the host to `field`, the digits after the last dot to `field + 1`;
  *   T_RUN     a run of `minimum` or more of the literal's one byte (the grammar's DASHES);
- *   T_LIST    every remaining token (integers if kind=K_INT), at least `minimum` of them;
+ *   T_LIST    every remaining token (integers if kind=K_INT), at least `minimum` of them; with a
+ *             prefix and suffix, the rest of the body is prefix + tokens + suffix (glued or not);
  *   T_REST    the rest of the body, non-empty, to `field`;
  *   T_PHRASE  one of the literal's '|'-separated phrases, its words one space apart (a terminal
  *             with a blank inside); its span to `field`. With minimum 0 it may be absent.
@@ -137,8 +138,15 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
         const Op *op = &ops[o];
         int32_t *f = &spans[2 * op->field];
         if (op->code == T_LIST) {
-            Py_ssize_t first = *nitems;
-            for (Py_ssize_t t = next_token(d, pos, e, &te); t < e; t = next_token(d, te, e, &te)) {
+            Py_ssize_t first = *nitems, le = e;
+            if (op->npre || op->nsuf) {  /* "[a b ]": the rest opens with the prefix, closes with the suffix */
+                Py_ssize_t t = next_token(d, pos, e, &te);
+                if (e - t < op->npre + op->nsuf || memcmp(d + t, op->pre, (size_t)op->npre) != 0
+                    || memcmp(d + e - op->nsuf, op->suf, (size_t)op->nsuf) != 0)
+                    return 0;
+                pos = t + op->npre, le = e - op->nsuf;
+            }
+            for (Py_ssize_t t = next_token(d, pos, le, &te); t < le; t = next_token(d, te, le, &te)) {
                 if (op->kind == K_INT && !is_int(d + t, te - t)) {
                     *nitems = first;
                     return 0;
