@@ -160,6 +160,19 @@ def test_defrag_rows_take_their_headers_class_and_a_job_keeps_its_first(tmp_path
     assert (compiled["share_id"][8], compiled["donor_job"][8]) == (7, 12)
 
 
+def test_needy_jobs_keep_their_ids_and_ids_beyond_int64_go_the_reference_way(tmp_path, monkeypatch):
+    for ids, built, expected in (("[4 17 ]", 1, [4, 17]), ("[]", 1, []), ("NONE", 1, None),
+                                 ("[4 12345678901234567890 ]", 0, None)):
+        path = _log(tmp_path, [_frag("N/A", "expandNeedyJobs", f"NP[ --default-- Expand needy jobs. {ids}"), _SENT])
+        compiled, reference, n = _both(path, monkeypatch, "defrag")
+        assert n == built, ids
+        assert_frame_equal(compiled, reference, check_exact=True)
+        if built:
+            assert compiled.select("kind", "nodepool", "detail").row(0) == (
+                "expand_needy", "--default--", "Expand needy jobs.")
+            assert (compiled["job_ids"][0].to_list() if expected is not None else compiled["job_ids"][0]) == expected
+
+
 _WORD = st.sampled_from(["--default--", "bob", "h1", "normal", "urgent", "x.y"])
 
 
@@ -181,6 +194,7 @@ def _defrag_record(draw):
         _frag(jid, "doFinalEvictions", f"Job {abs(n[5])} is a candidate with processes[ {n[0]} ] qshares[ {n[1]} ]"),
         _frag(jid, "clearShare", f"Reassign expanded share {draw(_WORD)}.{abs(n[2])} from {n[3]}"),
         _frag(jid, "expandNeedyJobs", f"NP[ {draw(_WORD)} Expand needy jobs. NONE"),
+        _frag(jid, "expandNeedyJobs", f"NP[ {draw(_WORD)} Expand needy fixed. [{ints} ]"),
         _frag(jid, "insureFullEviction", "NEEDY JOBS DETECTED"),
     ]))
 
@@ -231,6 +245,39 @@ def test_a_value_the_c_code_does_not_read_sends_the_chunk_the_reference_way(tmp_
         assert n == built, errors
         assert_frame_equal(compiled, reference, check_exact=True)
         assert compiled["detail"].to_list() == [None, "because"]
+
+
+def test_recovery_and_state_events_and_added_nodes_are_typed_in_c(tmp_path, monkeypatch):
+    jmc = "JobManagerConverter"
+    path = _log(tmp_path, [
+        ("NodePool", "N/A", "nodeArrives", "Nodepool: --default-- Host added: --default-- :  sys534-1 Nodefile: "
+         "<null> shares 31 total   62:   sys534-1   false   31   0   31   31744 <none>"),
+        (jmc, "N/A", "recoverFromOrchestrator", "Receive: RES Reservation Received processes[ 0 ] Completed: false"),
+        (jmc, "N/A", "recoverFromOrchestrator", "Recovered[ 3 ] nodes from OR state."),
+        (jmc, "N/A", "eventArrives", "There are no active jobs in map so can't build up state."),
+        (jmc, "N/A", "eventArrives", "Orchestrator event is discarded: scheduler is paused"),
+        (jmc, "1", "eventArrives", "[R] State:  WaitingForResources -> Assigned"),
+        (jmc, "3", "jobUpdate", "Max shares adjusted from 10 to 2147483647 (incoming) 0"),
+        (jmc, "3", "jobUpdate", "Max shares adjusted from 10 to 5 (incoming)"),
+        _SENT,
+    ])
+    for table in ("nodes", "job_events"):
+        compiled, reference, n = _both(path, monkeypatch, table)
+        assert n == 1, table
+        assert_frame_equal(compiled, reference, check_exact=True)
+    nodes = parse([path]).tables["nodes"]
+    assert nodes.select("event", "host", "nodepool", "share_order", "count", "memory_mb").rows() == [
+        ("arrive", "sys534-1", "--default--", 31, 62, 31744)]
+    events = parse([path]).tables["job_events"]
+    assert events.select("job_id", "event", "tag", "state_from", "state_to", "max_processes", "count",
+                         "detail").rows() == [
+        (None, "recover", None, None, None, None, None, "RES Reservation Received processes[ 0 ] Completed: false"),
+        (None, "recovered_nodes", None, None, None, None, 3, None),
+        (None, "no_active", None, None, None, None, None, "so can't build up state."),
+        (None, "discarded", None, None, None, None, None, "scheduler is paused"),
+        (1, "state", "[R]", "WaitingForResources", "Assigned", None, None, None),
+        (3, "max_shares", None, None, None, 2147483647, None, "0"),
+        (3, "max_shares", None, None, None, 5, None, None)]
 
 
 def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind(tmp_path, monkeypatch):
