@@ -25,6 +25,8 @@ from replay.parsing import fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
+from replay.parsing.sectioned import FAMILY as SECTIONS
+from replay.parsing.sectioned import with_sections
 from replay.parsing.scan import (COMPILED, UNDECIDED, RawRows, fill_rows, occupancy_rows, rmcounter_rows,
                                  scan_records, schedule_rows, section_rows)
 from replay.parsing.columns import compiled_buckets, frames_of, to_polars
@@ -355,6 +357,11 @@ def _parse_families(
             buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
         elif family not in assembled:
             parts[family] = part
+    if "jobs" in raw and SECTIONS in parts:  # the DEBUG schedule's rows join the jobs typed in C
+        joined = with_sections(raw["jobs"], parts[SECTIONS], recs.continuations, recs.blocks)
+        if joined is not None:
+            raw["jobs"] = [joined]
+            del parts[SECTIONS]
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)

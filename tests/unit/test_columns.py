@@ -280,6 +280,39 @@ def test_recovery_and_state_events_and_added_nodes_are_typed_in_c(tmp_path, monk
         (3, "max_shares", None, None, None, 5, None, None)]
 
 
+_JOB_HEADER = ("            ID                        JobName       User      Class Shares Order QShares NTh Memory "
+               "nQuest Ques Rem InitWait Max P/Nst")
+
+
+def _schedule(*lines: str) -> tuple[str, str, str, str]:
+    """A DEBUG pretty-printed schedule (sched_sections): an empty body, the sections below it."""
+    return ("Scheduler", "N/A", "schedule", "\n".join(["", " Expanded:", _JOB_HEADER, *lines, "", "Shrunken:",
+                                                        "   <none>", ""]))
+
+
+def test_the_debug_schedules_jobs_join_the_jobs_typed_in_c(tmp_path, monkeypatch):
+    fair = "Scheduling job in class normal : J_____{j} job7 bob normal 0 2 0 4 15 10 10 true 3"
+    row = "   J_________{j}    job{j}   amy   urgent   1   2   2   4   15   10   0   {w}   {m}"
+    rows = [row.format(j=8, w="false", m=5), row.format(j=9, w="true", m=5)]
+    for own, lines, built in (
+        (7, rows, 1),
+        # joined, but a job id beyond int64 the C code refuses: the joined rows go the reference way
+        (12345678901234567890, rows, 0),
+        # schedules the scanner refuses (the polars path reads them): the chunk's jobs the reference way
+        (7, [*rows, "   odd line"], 0), (7, [row.format(j=8, w="true", m=12345678901234567890)], 0),
+    ):
+        path = _log(tmp_path, [("NodepoolScheduler", "7", "howMuchFairShare", fair.format(j=own)), _schedule(*lines),
+                               _SENT])
+        compiled, reference, n = _both(path, monkeypatch, "jobs")
+        assert n == built, (own, lines)
+        assert_frame_equal(compiled, reference, check_exact=True)
+    path = _log(tmp_path, [("NodepoolScheduler", "7", "howMuchFairShare", fair.format(j=7)), _schedule(*rows), _SENT])
+    jobs = parse([path]).tables["jobs"]
+    assert jobs.select("job_id", "source", "section", "type_code", "user", "init_wait", "max_processes").rows() == [
+        (7, "howMuchFairShare", None, "J", "bob", True, 3), (8, "schedule", "Expanded", "J", "amy", False, 5),
+        (9, "schedule", "Expanded", "J", "amy", True, 5)]
+
+
 def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind(tmp_path, monkeypatch):
     path = _log(tmp_path, [
         (_NS, "2", "whatOfFairShare", "Scheduling job in class low : 4 shares given, order 3"),
