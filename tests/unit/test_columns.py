@@ -313,6 +313,30 @@ def test_the_debug_schedules_jobs_join_the_jobs_typed_in_c(tmp_path, monkeypatch
         (9, "schedule", "Expanded", "J", "amy", True, 5)]
 
 
+@st.composite
+def _jobs_record(draw):
+    def job() -> str:
+        # now and then a value the C code or the scanner refuses (a chunk then goes the reference way)
+        return (f"{draw(st.sampled_from(['J_____', 'R_', 'S']))}{draw(st.integers(1, 99))} job bob normal "
+                f"{draw(st.integers(-3, 9))} 2 0 4 15 10 10 {draw(st.sampled_from(['true', 'false', 'x']))} "
+                f"{draw(st.sampled_from(['3'] * 20 + ['12345678901234567890']))}")
+
+    rows = [f"   {job()}" for _ in range(draw(st.integers(0, 3)))]
+    return draw(st.sampled_from([
+        _SENT, _SENT, ("NodepoolScheduler", draw(st.sampled_from(["N/A", "7"])), "howMuchFairShare",
+                       f"Scheduling job in class normal : {job()}"),
+        _schedule(*rows), _schedule(*rows), _schedule(*rows), _schedule(*rows, "   odd line"),
+    ]))
+
+
+@settings(max_examples=60)
+@given(st.lists(_jobs_record(), min_size=1, max_size=8))
+def test_generated_schedules_and_jobs_give_the_reference_table(records):
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+        compiled, reference, _ = _both(_log(Path(tmp), records), monkeypatch, "jobs")
+    assert_frame_equal(compiled, reference, check_exact=True)
+
+
 def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind(tmp_path, monkeypatch):
     path = _log(tmp_path, [
         (_NS, "2", "whatOfFairShare", "Scheduling job in class low : 4 shares given, order 3"),
