@@ -19,7 +19,8 @@ more spaces, the grammar's %ignore):
                        `[` and closes with `]` (glued to the first and last items or not), the
                        items between them;
   `{name:rest}`        the rest of the body, at least one character (the grammar's REST);
-  `<a b|c>{name}`      one of these phrases, words one space apart (a terminal with a blank inside);
+  `<a b|c>{name}`      one of these phrases, words one space apart (a terminal with a blank inside;
+                       brackets allowed: `<[P]|[SPR]>{tag}`);
   `[a b]{name}`        the same phrase, optional (absent: the field is null).
 A family may have several templates (its grammar rule's alternatives), tried in order.
 
