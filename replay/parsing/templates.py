@@ -15,7 +15,7 @@ more spaces, the grammar's %ignore):
   `{a,b:share}`        a share `host.digits`, split at the last dot (the grammar's SHAREREF);
   `{_:dashes}`         a run of two or more '-' (DASHES); `{_:equals}` one or more '=' (DASH_EQ);
   `{name:ints*}`       every remaining token, integers, as a list (`ints+`: at least one;
-                       `words*`: any tokens); `[{name:ints*}]`: the rest of the body opens with
+                       `words*`: any tokens, `words+`: at least one); `[{name:ints*}]`: the rest of the body opens with
                        `[` and closes with `]` (glued to the first and last items or not), the
                        items between them;
   `{name:rest}`        the rest of the body, at least one character (the grammar's REST);
@@ -47,6 +47,23 @@ _MACHINE = "{m_host} {m_blacklisted} {m_order:int} {m_active:int} {m_unused:int}
 _LOOP = "{_:dashes} {epoch:int} {_:dashes}"
 
 TEMPLATES: dict[str, str | tuple[str, ...]] = {
+    # -- bootstrap: classes, users, nodepools (printClass, printUser, printNodepool, initClasses)
+    "class_begin": "Class {class}",
+    "user_begin": "User {user}",
+    "class_assign": "Assign rc {class} to np {nodepool}",
+    "class_row": ("{class} {policy} {priority:int} {weight:int} {abs_cap:int} {init_cap:int} {expand_by_doubling} "
+                  "{prediction} {prediction_fudge:int} {shr:int} {enforce} {nodepool}"),
+    "class_rebuild": "Rebuilding {text_word} for top level nodepool {nodepool}",
+    "class_pool_created": "Created top-level nodepool {nodepool}",
+    "np_name": "Nodepool {nodepool}",
+    "np_quantum": "Scheduling quantum: {quantum:int}",
+    "np_search_order": "Search Order: {search_order:int}",
+    "np_node_file": "Node File: {text:rest}",
+    "np_node_rule": "Node Rule: {text:rest}",
+    "np_classes": "Classes: {classes_list:words*}",
+    "np_no_classes": "No classes defined.",
+    "np_subpools": "Subpools: {subpools_list:words+}",
+    "np_no_subpools": "No subpools.",
     # -- RmCounter blocks (apportion_qshares)
     "rmc_start": "{descr} RmCounter Start",
     "rmc_end": "{descr} RmCounter End",
@@ -170,7 +187,7 @@ _PHRASE = re.compile(r"^(?:<(?P<alt>[^<>{}]+)>|\[(?P<opt>[^\[\]{}]+)\])\{(?P<nam
 _KINDS = {None: K_ANY, "int": K_INT, "uint": K_UINT, "uuid": K_UUID, "nqm": K_NQM, "num": K_NUM}
 _PAIRS = {"typed": T_TYPED, "ref": T_REF, "share": T_SHARE}
 _RUNS = {"dashes": (b"-", 2), "equals": (b"=", 1)}
-_LISTS = {"ints*": (K_INT, 0), "ints+": (K_INT, 1), "words*": (K_ANY, 0)}
+_LISTS = {"ints*": (K_INT, 0), "ints+": (K_INT, 1), "words*": (K_ANY, 0), "words+": (K_ANY, 1)}
 # the grammar's INT ends before any of these (`(?![\w.\/^-])`): an integer field glued to one of
 # them would be a different token there, so no template may ask for it
 _NOT_AFTER_INT = re.compile(r"^[\w./^-]")

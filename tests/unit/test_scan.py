@@ -211,6 +211,15 @@ def test_alternative_templates_and_the_other_token_kinds():
         "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62 : h1 false 2 1 1 2048 <none>",
         "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62: h1 false 2 1 1 2048",
     ]) == {0, 1}
+    assert _agrees_with_grammar("class_row", [
+        "background   FAIR_SHARE   10   1   2147483647   1   true   true   120000   0   false   --default--",
+        "normal  FAIR_SHARE   10   100     -1       1   true   true  120000     0    true --default--",
+        "normal FAIR_SHARE 10 x -1 1 true true 120000 0 true --default--",
+        "normal FAIR_SHARE 10 100 -1 1 true true 120000 0 true",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("np_subpools", ["Subpools: a 2", "Subpools:"]) == {0}  # at least one
+    assert _agrees_with_grammar("np_classes", ["Classes: background low 3", "Classes:"]) == {0, 1}
+    assert _agrees_with_grammar("np_node_file", ["Node File: /home/ducc/nodes  x", "Node File:"]) == {0}
     assert _agrees_with_grammar("node_blacklist", [
         "h1 7 0a1b2c3d-4e procs 2 shares left 3 / 4", "h1 7 0a1b2c3g procs 2 shares left 3 / 4",
         "h1 7 0a1b procs 2 shares left 3 / 4",
