@@ -9,6 +9,8 @@ more spaces, the grammar's %ignore):
   `{name:uuid}`        eight or more of [0-9a-fA-F-] (the grammar's UUID);
   `{name:nqm}`         digits, 'Q', digits (the grammar's NQM);
   `{name:num}`         a number as Java prints a double, or an integer (the grammar's NUM | INT);
+  `{name:nominus}`     any token but one that starts with '-' and is no integer (where the grammar's
+                       LALR states merge with one that takes a literal "-", the lexer reads it so);
   `pre{name}suf`       a token with a literal prefix and/or suffix around the field;
   `{a,b:typed}`        a typed job id `[JSMRA?]_*digits`: its letter to `a`, its digits to `b`;
   `{a,b:ref}`          a typed reference `[JSMRA?].digits`, split the same way;
@@ -19,6 +21,8 @@ more spaces, the grammar's %ignore):
                        `[` and closes with `]` (glued to the first and last items or not), the
                        items between them;
   `{name:rest}`        the rest of the body, at least one character (the grammar's REST);
+  `{name:label}`       the text up to the first ':', blanks inside kept, trailing ones dropped, and
+                       the ':' with it (the grammar's PROP_KEY ":");
   `<a b|c>{name}`      one of these phrases, words one space apart (a terminal with a blank inside;
                        brackets allowed: `<[P]|[SPR]>{tag}`);
   `[a b]{name}`        the same phrase, optional (absent: the field is null).
@@ -38,8 +42,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 # op codes and field kinds, as replay/parsing/csrc/scan.h numbers them
-T_LIT, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST = range(9)
-K_ANY, K_INT, K_UINT, K_UUID, K_NQM, K_NUM = range(6)
+T_LIT, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST, T_LABEL = range(10)
+K_ANY, K_INT, K_UINT, K_UUID, K_NQM, K_NUM, K_NOMINUS = range(7)
 
 _RMJOB = ("{type_code,job_id:typed} {job_name} {user} {class} {shares:int} {order:int} {qshares:int} "
           "{threads:int} {memory_gb:int} {nquest:int} {remaining:int} {init_wait} {max_processes:int}")
@@ -64,6 +68,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "np_no_classes": "No classes defined.",
     "np_subpools": "Subpools: {subpools_list:words+}",
     "np_no_subpools": "No subpools.",
+    "property": ("{prop_key:label}", "{prop_key:label} {value:rest}"),
+    "init_param": ("{prop_key:label}", "{prop_key:label} {value:rest}"),
     # -- RmCounter blocks (apportion_qshares)
     "rmc_start": "{descr} RmCounter Start",
     "rmc_end": "{descr} RmCounter End",
@@ -108,7 +114,7 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "occupancy_begin": "{_:equals} Query Machines Nodepool: {nodepool} {_:equals}",
     "occupancy_end": "{_:equals} End Query Machines Nodepool: {nodepool} {_:equals}",
     # -- nodes
-    "node_heartbeat": "{rule_count:int} {host} {short_name} {ip}",
+    "node_heartbeat": "{rule_count:int} {host} {short_name:nominus} {ip}",
     "node_map": "Map {host} to {nodepool}",
     "node_status": "{short_name} node status = {status}",
     "node_metrics": "{short_name} {status}",
@@ -184,7 +190,7 @@ _TOKEN = re.compile(r"<[^<>{}]+>\{\w+\}|\[[^\[\]{}]+\]\{\w+\}|\S+")
 _FIELD = re.compile(r"^(?P<pre>[^{}]*)\{(?P<names>[\w,]+)(?::(?P<kind>[\w*+]+))?\}(?P<suf>[^{}]*)$")
 # `<...>` may hold brackets (the grammar's STATE_TAG phrases are "[P]" and the like), `[...]` not
 _PHRASE = re.compile(r"^(?:<(?P<alt>[^<>{}]+)>|\[(?P<opt>[^\[\]{}]+)\])\{(?P<name>\w+)\}$")
-_KINDS = {None: K_ANY, "int": K_INT, "uint": K_UINT, "uuid": K_UUID, "nqm": K_NQM, "num": K_NUM}
+_KINDS = {None: K_ANY, "int": K_INT, "uint": K_UINT, "uuid": K_UUID, "nqm": K_NQM, "num": K_NUM, "nominus": K_NOMINUS}
 _PAIRS = {"typed": T_TYPED, "ref": T_REF, "share": T_SHARE}
 _RUNS = {"dashes": (b"-", 2), "equals": (b"=", 1)}
 _LISTS = {"ints*": (K_INT, 0), "ints+": (K_INT, 1), "words*": (K_ANY, 0), "words+": (K_ANY, 1)}
@@ -238,6 +244,9 @@ def compile_template(text: str) -> Template:
                 fields.extend(names)
             elif kind in _RUNS:
                 ops.append((T_RUN, _RUNS[kind][0], b"", b"", 0, K_ANY, _RUNS[kind][1]))
+            elif kind == "label":
+                ops.append((T_LABEL, b"", b"", b"", len(fields), K_ANY, 1))
+                fields.append(names[0])
             elif kind == "rest":
                 ops.append((T_REST, b"", b"", b"", len(fields), K_ANY, 1))
                 fields.append(names[0])
