@@ -4,6 +4,8 @@ instead of going the reference way because one of its families came from another
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import polars as pl
 
@@ -14,15 +16,15 @@ from replay.parsing.scan import _SECTION_SPANS, Bucket, RawRows, section_spans
 FAMILY = "sched_sections"
 
 
-def with_sections(raw: list[RawRows], part: pl.DataFrame, cont: pl.DataFrame,
+def with_sections(raw: Sequence[object], part: pl.DataFrame, cont: pl.DataFrame,
                   blocks: tuple[Bytes, ...]) -> RawRows | None:
     """`raw` (one block's templated `jobs` rows) and the rows `_scan.sections` reads from `part`'s
     records, as one `RawRows` in record order; None when the scanner does not take every record
     of `part` from the same block (then the family goes its own way, and the chunk's `jobs` the
     reference way, as before)."""
-    if len(raw) != 1 or raw[0].bucket.lists:
+    old = raw[0] if len(raw) == 1 else None
+    if not isinstance(old, RawRows) or old.bucket.lists:
         return None
-    old = raw[0]
     got = section_spans(part, cont, blocks)
     if got is None or got[0] is not old.data:
         return None
