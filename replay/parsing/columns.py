@@ -203,7 +203,7 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     from replay.parsing.tables import SCHEMAS
 
     columns, spans, lists = raw.bucket.columns, raw.spans, raw.bucket.lists
-    if "job_id" in columns or set(lists) - {"values_list", "hosts_list"}:
+    if "job_id" in columns or set(lists) - {"values_list", "hosts_list", "job_id_list"}:
         return None  # fields none of today's templates gives: the reference way
     rows = raw.rows
     rec, code = raw.rec[rows], raw.codes[rows]
@@ -226,12 +226,14 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
               else pa.nulls(n, pa.large_list(pa.int64())))
     hosts = (_list_column(raw, "hosts_list", False) if "hosts_list" in lists
              else pa.nulls(n, pa.large_list(pa.large_string())))
-    if typed is None or values is None or hosts is None:
+    job_ids = (_list_column(raw, "job_id_list", True) if "job_id_list" in lists
+               else pa.nulls(n, pa.large_list(pa.int64())))
+    if typed is None or values is None or hosts is None or job_ids is None:
         return None
     return _table("defrag", {
         **dict(zip(_DEFRAG_SPANS, typed)), **_where(recs, rec), "kind": _names(code, _defrag_kinds()),
         "job_id": _numeric(pa.int64(), job, job_ok), "values": values, "hosts": hosts,
-        "job_ids": pa.nulls(n, pa.large_list(pa.int64())),
+        "job_ids": job_ids,
     })
 
 

@@ -25,6 +25,8 @@ from replay.parsing import fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, ROUTES, TARGETS
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, full_bodies, split_lines
+from replay.parsing.sectioned import FAMILY as SECTIONS
+from replay.parsing.sectioned import with_sections
 from replay.parsing.scan import (UNDECIDED, fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
                                  rmcounter_scan, schedule_rows, schedule_scan, section_rows)
 from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_strings
@@ -390,6 +392,11 @@ def _parse_families(
             buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
         elif family not in assembled:
             parts[family] = part
+    if "jobs" in raw and SECTIONS in parts:  # the DEBUG schedule's rows join the jobs typed in C
+        joined = with_sections(raw["jobs"], parts[SECTIONS], recs.continuations, recs.blocks)
+        if joined is not None:
+            raw["jobs"] = [joined]
+            del parts[SECTIONS]
     if engine == "fast" and recs.blocks:
         _take_unframed(parts, recs, raw)
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():

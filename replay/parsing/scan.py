@@ -377,20 +377,26 @@ _SECTION_SPANS = ("section", "type_code", "job_id", "job_name", "user", "class",
                   "threads", "memory_gb", "nquest", "remaining", "init_wait", "max_processes")
 
 
+def section_spans(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]) -> tuple[Bytes, Any, Any] | None:
+    """(block, record numbers, spans per _SECTION_SPANS field) of the rows `_scan.sections` reads; None: two blocks."""
+    if (lines := _block_lines(part, cont)) is None:
+        return None
+    data = blocks[lines["_piece"][0]]
+    rec, spans, _ = _scan.sections(data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32)
+                                           for c in ("rec", "_s", "_e")])
+    return data, np.frombuffer(rec, np.int32), np.frombuffer(spans, np.int32).reshape(-1, 2 * len(_SECTION_SPANS))
+
+
 def section_rows(
     part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows, failures) of the DEBUG pretty-printed schedule: the scanner reads every record of the
     canonical shape (`_scan.sections`) and leaves the others to replay.parsing.fast's
     _sched_sections, which gives the same rows."""
-    lines = _block_lines(part, cont)
-    if lines is None:
+    got = section_spans(part, cont, blocks)
+    if got is None:
         return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
-    data = blocks[lines["_piece"][0]]
-    raw_rec, raw_spans, _ = _scan.sections(
-        data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")])
-    rec = np.frombuffer(raw_rec, dtype=np.int32)
-    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SECTION_SPANS))
+    data, rec, spans = got
     cols = [pl.Series("rec", rec).cast(pl.UInt32)]
     cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SECTION_SPANS)]
     return pl.DataFrame(cols), _not_taken(part, rec)

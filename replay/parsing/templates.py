@@ -9,15 +9,22 @@ more spaces, the grammar's %ignore):
   `{name:uuid}`        eight or more of [0-9a-fA-F-] (the grammar's UUID);
   `{name:nqm}`         digits, 'Q', digits (the grammar's NQM);
   `{name:num}`         a number as Java prints a double, or an integer (the grammar's NUM | INT);
+  `{name:nominus}`     any token but one that starts with '-' and is no integer (where the grammar's
+                       LALR states merge with one that takes a literal "-", the lexer reads it so);
   `pre{name}suf`       a token with a literal prefix and/or suffix around the field;
   `{a,b:typed}`        a typed job id `[JSMRA?]_*digits`: its letter to `a`, its digits to `b`;
   `{a,b:ref}`          a typed reference `[JSMRA?].digits`, split the same way;
   `{a,b:share}`        a share `host.digits`, split at the last dot (the grammar's SHAREREF);
   `{_:dashes}`         a run of two or more '-' (DASHES); `{_:equals}` one or more '=' (DASH_EQ);
   `{name:ints*}`       every remaining token, integers, as a list (`ints+`: at least one;
-                       `words*`: any tokens);
+                       `words*`: any tokens, `words+`: at least one); `[{name:ints*}]`: the rest of the body opens with
+                       `[` and closes with `]` (glued to the first and last items or not), the
+                       items between them;
   `{name:rest}`        the rest of the body, at least one character (the grammar's REST);
-  `<a b|c>{name}`      one of these phrases, words one space apart (a terminal with a blank inside);
+  `{name:label}`       the text up to the first ':', blanks inside kept, trailing ones dropped, and
+                       the ':' with it (the grammar's PROP_KEY ":");
+  `<a b|c>{name}`      one of these phrases, words one space apart (a terminal with a blank inside;
+                       brackets allowed: `<[P]|[SPR]>{tag}`);
   `[a b]{name}`        the same phrase, optional (absent: the field is null).
 A family may have several templates (its grammar rule's alternatives), tried in order.
 
@@ -35,8 +42,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 # op codes and field kinds, as replay/parsing/csrc/scan.h numbers them
-T_LIT, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST = range(9)
-K_ANY, K_INT, K_UINT, K_UUID, K_NQM, K_NUM = range(6)
+T_LIT, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST, T_LABEL = range(10)
+K_ANY, K_INT, K_UINT, K_UUID, K_NQM, K_NUM, K_NOMINUS = range(7)
 
 _RMJOB = ("{type_code,job_id:typed} {job_name} {user} {class} {shares:int} {order:int} {qshares:int} "
           "{threads:int} {memory_gb:int} {nquest:int} {remaining:int} {init_wait} {max_processes:int}")
@@ -44,6 +51,25 @@ _MACHINE = "{m_host} {m_blacklisted} {m_order:int} {m_active:int} {m_unused:int}
 _LOOP = "{_:dashes} {epoch:int} {_:dashes}"
 
 TEMPLATES: dict[str, str | tuple[str, ...]] = {
+    # -- bootstrap: classes, users, nodepools (printClass, printUser, printNodepool, initClasses)
+    "class_begin": "Class {class}",
+    "user_begin": "User {user}",
+    "class_assign": "Assign rc {class} to np {nodepool}",
+    "class_row": ("{class} {policy} {priority:int} {weight:int} {abs_cap:int} {init_cap:int} {expand_by_doubling} "
+                  "{prediction} {prediction_fudge:int} {shr:int} {enforce} {nodepool}"),
+    "class_rebuild": "Rebuilding {text_word} for top level nodepool {nodepool}",
+    "class_pool_created": "Created top-level nodepool {nodepool}",
+    "np_name": "Nodepool {nodepool}",
+    "np_quantum": "Scheduling quantum: {quantum:int}",
+    "np_search_order": "Search Order: {search_order:int}",
+    "np_node_file": "Node File: {text:rest}",
+    "np_node_rule": "Node Rule: {text:rest}",
+    "np_classes": "Classes: {classes_list:words*}",
+    "np_no_classes": "No classes defined.",
+    "np_subpools": "Subpools: {subpools_list:words+}",
+    "np_no_subpools": "No subpools.",
+    "property": ("{prop_key:label}", "{prop_key:label} {value:rest}"),
+    "init_param": ("{prop_key:label}", "{prop_key:label} {value:rest}"),
     # -- RmCounter blocks (apportion_qshares)
     "rmc_start": "{descr} RmCounter Start",
     "rmc_end": "{descr} RmCounter End",
@@ -93,10 +119,13 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "occupancy_begin": "{_:equals} Query Machines Nodepool: {nodepool} {_:equals}",
     "occupancy_end": "{_:equals} End Query Machines Nodepool: {nodepool} {_:equals}",
     # -- nodes
-    "node_heartbeat": "{rule_count:int} {host} {short_name} {ip}",
+    "node_heartbeat": "{rule_count:int} {host} {short_name:nominus} {ip}",
     "node_map": "Map {host} to {nodepool}",
     "node_status": "{short_name} node status = {status}",
     "node_metrics": "{short_name} {status}",
+    "node_added": tuple(f"Nodepool: {{nodepool}} Host added: {{_}} : {{host}} Nodefile: {{text_word}} shares "
+                        f"{{share_order:int}} total {{count:int}}: {_MACHINE} {jobs}"
+                        for jobs in ("<none>", "{m_jobs_list:ints+}")),
     "node_blacklist": ("{host} {share_id:int} {uuid:uuid} procs {count:int} "
                        "shares left {free_shares:int} / {share_order:int}"),
     # -- job caps
@@ -138,8 +167,8 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "freeable_order": ("Machines to search in order: {hosts_list:words*}", "Machines to search: {hosts_list:words*}"),
     "freeable_examining": "Examining {host}",
     "freeable_giving": "Giving {host} because it is <free|freeable>{because}",
-    "needy_expand": ("NP[ {nodepool} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>{needy_what} "
-                     "NONE"),
+    "needy_expand": tuple(f"NP[ {{nodepool}} <Expand needy reservations.|Expand needy fixed.|Expand needy jobs.>"
+                          f"{{needy_what}} {ids}" for ids in ("NONE", "[{job_id_list:ints*}]")),
     # -- jobs and processes
     "submit_header": "submit ID JobName User Class Shares Order QShares NTh Memory nQuest Ques Rem InitWait Max P/Nst",
     "submit_row": "submit " + _RMJOB,
@@ -154,6 +183,13 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "ev_incoming": "Incoming, state = {state_to}",
     "ev_non_schedulable": "Received non-schedulable job, state = {state_to}",
     "ev_remove_unschedulable": "Removing unschedulable: {state_from} -> {state_to}",
+    "ev_state": "<[P]|[S]|[R]|[SPR]>{tag} State: {state_from} -> {state_to}",
+    "ev_discarded": "Orchestrator event is discarded: {text:rest}",
+    "ev_no_active": "There are no active jobs in map {text:rest}",
+    "job_max_shares": ("Max shares adjusted from {_:int} to {max_processes:int} (incoming)",
+                       "Max shares adjusted from {_:int} to {max_processes:int} (incoming) {text:rest}"),
+    "job_recover": "Receive: {text:rest}",
+    "job_recovered_nodes": "Recovered[ {count:int} ] nodes from OR state.",
     "proc_new": "New process {host,share_id:share} {rss:int} {state_to} {pid}",
     "proc_state": ("Process {pid} {host,share_id:share} State: {state_from} -> {state_to} {init_ms:int} {run_ms:int}",
                    "Process {pid} <none> State: {state_from} -> {state_to} {init_ms:int} {run_ms:int}"),
@@ -174,11 +210,12 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
 # one template token: a phrase group (`<...>{name}`, `[...]{name}`) or anything up to a blank
 _TOKEN = re.compile(r"<[^<>{}]+>\{\w+\}|\[[^\[\]{}]+\]\{\w+\}|\S+")
 _FIELD = re.compile(r"^(?P<pre>[^{}]*)\{(?P<names>[\w,]+)(?::(?P<kind>[\w*+]+))?\}(?P<suf>[^{}]*)$")
-_PHRASE = re.compile(r"^(?P<open>[<\[])(?P<words>[^\]>]+)[\]>]\{(?P<name>\w+)\}$")
-_KINDS = {None: K_ANY, "int": K_INT, "uint": K_UINT, "uuid": K_UUID, "nqm": K_NQM, "num": K_NUM}
+# `<...>` may hold brackets (the grammar's STATE_TAG phrases are "[P]" and the like), `[...]` not
+_PHRASE = re.compile(r"^(?:<(?P<alt>[^<>{}]+)>|\[(?P<opt>[^\[\]{}]+)\])\{(?P<name>\w+)\}$")
+_KINDS = {None: K_ANY, "int": K_INT, "uint": K_UINT, "uuid": K_UUID, "nqm": K_NQM, "num": K_NUM, "nominus": K_NOMINUS}
 _PAIRS = {"typed": T_TYPED, "ref": T_REF, "share": T_SHARE}
 _RUNS = {"dashes": (b"-", 2), "equals": (b"=", 1)}
-_LISTS = {"ints*": (K_INT, 0), "ints+": (K_INT, 1), "words*": (K_ANY, 0)}
+_LISTS = {"ints*": (K_INT, 0), "ints+": (K_INT, 1), "words*": (K_ANY, 0), "words+": (K_ANY, 1)}
 # the grammar's INT ends before any of these (`(?![\w.\/^-])`): an integer field glued to one of
 # them would be a different token there, so no template may ask for it
 _NOT_AFTER_INT = re.compile(r"^[\w./^-]")
@@ -212,8 +249,8 @@ def compile_template(text: str) -> Template:
         phrase = _PHRASE.match(token)
         field = _FIELD.match(token)
         if phrase:
-            ops.append((T_PHRASE, phrase["words"].encode(), b"", b"", len(fields), K_ANY,
-                        int(phrase["open"] == "<")))
+            words = phrase["alt"] or phrase["opt"]
+            ops.append((T_PHRASE, words.encode(), b"", b"", len(fields), K_ANY, int(phrase["alt"] is not None)))
             fields.append(phrase["name"])
         elif field is None:
             ops.append((T_LIT, token.encode(), b"", b"", 0, K_ANY, 0))
@@ -223,12 +260,15 @@ def compile_template(text: str) -> Template:
             if kind in _LISTS:
                 list_field, (elem, least) = names[0], _LISTS[kind]
                 list_ints = elem == K_INT
-                ops.append((T_LIST, b"", b"", b"", 0, elem, least))
+                ops.append((T_LIST, b"", pre, suf, 0, elem, least))
             elif kind in _PAIRS:
                 ops.append((_PAIRS[kind], b"", b"", b"", len(fields), K_ANY, 0))
                 fields.extend(names)
             elif kind in _RUNS:
                 ops.append((T_RUN, _RUNS[kind][0], b"", b"", 0, K_ANY, _RUNS[kind][1]))
+            elif kind == "label":
+                ops.append((T_LABEL, b"", b"", b"", len(fields), K_ANY, 1))
+                fields.append(names[0])
             elif kind == "rest":
                 ops.append((T_REST, b"", b"", b"", len(fields), K_ANY, 1))
                 fields.append(names[0])

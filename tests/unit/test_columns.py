@@ -160,6 +160,19 @@ def test_defrag_rows_take_their_headers_class_and_a_job_keeps_its_first(tmp_path
     assert (compiled["share_id"][8], compiled["donor_job"][8]) == (7, 12)
 
 
+def test_needy_jobs_keep_their_ids_and_ids_beyond_int64_go_the_reference_way(tmp_path, monkeypatch):
+    for ids, built, expected in (("[4 17 ]", 1, [4, 17]), ("[]", 1, []), ("NONE", 1, None),
+                                 ("[4 12345678901234567890 ]", 0, None)):
+        path = _log(tmp_path, [_frag("N/A", "expandNeedyJobs", f"NP[ --default-- Expand needy jobs. {ids}"), _SENT])
+        compiled, reference, n = _both(path, monkeypatch, "defrag")
+        assert n == built, ids
+        assert_frame_equal(compiled, reference, check_exact=True)
+        if built:
+            assert compiled.select("kind", "nodepool", "detail").row(0) == (
+                "expand_needy", "--default--", "Expand needy jobs.")
+            assert (compiled["job_ids"][0].to_list() if expected is not None else compiled["job_ids"][0]) == expected
+
+
 _WORD = st.sampled_from(["--default--", "bob", "h1", "normal", "urgent", "x.y"])
 
 
@@ -181,6 +194,7 @@ def _defrag_record(draw):
         _frag(jid, "doFinalEvictions", f"Job {abs(n[5])} is a candidate with processes[ {n[0]} ] qshares[ {n[1]} ]"),
         _frag(jid, "clearShare", f"Reassign expanded share {draw(_WORD)}.{abs(n[2])} from {n[3]}"),
         _frag(jid, "expandNeedyJobs", f"NP[ {draw(_WORD)} Expand needy jobs. NONE"),
+        _frag(jid, "expandNeedyJobs", f"NP[ {draw(_WORD)} Expand needy fixed. [{ints} ]"),
         _frag(jid, "insureFullEviction", "NEEDY JOBS DETECTED"),
     ]))
 
@@ -231,6 +245,96 @@ def test_a_value_the_c_code_does_not_read_sends_the_chunk_the_reference_way(tmp_
         assert n == built, errors
         assert_frame_equal(compiled, reference, check_exact=True)
         assert compiled["detail"].to_list() == [None, "because"]
+
+
+def test_recovery_and_state_events_and_added_nodes_are_typed_in_c(tmp_path, monkeypatch):
+    jmc = "JobManagerConverter"
+    path = _log(tmp_path, [
+        ("NodePool", "N/A", "nodeArrives", "Nodepool: --default-- Host added: --default-- :  sys534-1 Nodefile: "
+         "<null> shares 31 total   62:   sys534-1   false   31   0   31   31744 <none>"),
+        (jmc, "N/A", "recoverFromOrchestrator", "Receive: RES Reservation Received processes[ 0 ] Completed: false"),
+        (jmc, "N/A", "recoverFromOrchestrator", "Recovered[ 3 ] nodes from OR state."),
+        (jmc, "N/A", "eventArrives", "There are no active jobs in map so can't build up state."),
+        (jmc, "N/A", "eventArrives", "Orchestrator event is discarded: scheduler is paused"),
+        (jmc, "1", "eventArrives", "[R] State:  WaitingForResources -> Assigned"),
+        (jmc, "3", "jobUpdate", "Max shares adjusted from 10 to 2147483647 (incoming) 0"),
+        (jmc, "3", "jobUpdate", "Max shares adjusted from 10 to 5 (incoming)"),
+        _SENT,
+    ])
+    for table in ("nodes", "job_events"):
+        compiled, reference, n = _both(path, monkeypatch, table)
+        assert n == 1, table
+        assert_frame_equal(compiled, reference, check_exact=True)
+    nodes = parse([path]).tables["nodes"]
+    assert nodes.select("event", "host", "nodepool", "share_order", "count", "memory_mb").rows() == [
+        ("arrive", "sys534-1", "--default--", 31, 62, 31744)]
+    events = parse([path]).tables["job_events"]
+    assert events.select("job_id", "event", "tag", "state_from", "state_to", "max_processes", "count",
+                         "detail").rows() == [
+        (None, "recover", None, None, None, None, None, "RES Reservation Received processes[ 0 ] Completed: false"),
+        (None, "recovered_nodes", None, None, None, None, 3, None),
+        (None, "no_active", None, None, None, None, None, "so can't build up state."),
+        (None, "discarded", None, None, None, None, None, "scheduler is paused"),
+        (1, "state", "[R]", "WaitingForResources", "Assigned", None, None, None),
+        (3, "max_shares", None, None, None, 2147483647, None, "0"),
+        (3, "max_shares", None, None, None, 5, None, None)]
+
+
+_JOB_HEADER = ("            ID                        JobName       User      Class Shares Order QShares NTh Memory "
+               "nQuest Ques Rem InitWait Max P/Nst")
+
+
+def _schedule(*lines: str) -> tuple[str, str, str, str]:
+    """A DEBUG pretty-printed schedule (sched_sections): an empty body, the sections below it."""
+    return ("Scheduler", "N/A", "schedule", "\n".join(["", " Expanded:", _JOB_HEADER, *lines, "", "Shrunken:",
+                                                        "   <none>", ""]))
+
+
+def test_the_debug_schedules_jobs_join_the_jobs_typed_in_c(tmp_path, monkeypatch):
+    fair = "Scheduling job in class normal : J_____{j} job7 bob normal 0 2 0 4 15 10 10 true 3"
+    row = "   J_________{j}    job{j}   amy   urgent   1   2   2   4   15   10   0   {w}   {m}"
+    rows = [row.format(j=8, w="false", m=5), row.format(j=9, w="true", m=5)]
+    for own, lines, built in (
+        (7, rows, 1),
+        # joined, but a job id beyond int64 the C code refuses: the joined rows go the reference way
+        (12345678901234567890, rows, 0),
+        # schedules the scanner refuses (the polars path reads them): the chunk's jobs the reference way
+        (7, [*rows, "   odd line"], 0), (7, [row.format(j=8, w="true", m=12345678901234567890)], 0),
+    ):
+        path = _log(tmp_path, [("NodepoolScheduler", "7", "howMuchFairShare", fair.format(j=own)), _schedule(*lines),
+                               _SENT])
+        compiled, reference, n = _both(path, monkeypatch, "jobs")
+        assert n == built, (own, lines)
+        assert_frame_equal(compiled, reference, check_exact=True)
+    path = _log(tmp_path, [("NodepoolScheduler", "7", "howMuchFairShare", fair.format(j=7)), _schedule(*rows), _SENT])
+    jobs = parse([path]).tables["jobs"]
+    assert jobs.select("job_id", "source", "section", "type_code", "user", "init_wait", "max_processes").rows() == [
+        (7, "howMuchFairShare", None, "J", "bob", True, 3), (8, "schedule", "Expanded", "J", "amy", False, 5),
+        (9, "schedule", "Expanded", "J", "amy", True, 5)]
+
+
+@st.composite
+def _jobs_record(draw):
+    def job() -> str:
+        # now and then a value the C code or the scanner refuses (a chunk then goes the reference way)
+        return (f"{draw(st.sampled_from(['J_____', 'R_', 'S']))}{draw(st.integers(1, 99))} job bob normal "
+                f"{draw(st.integers(-3, 9))} 2 0 4 15 10 10 {draw(st.sampled_from(['true', 'false', 'x']))} "
+                f"{draw(st.sampled_from(['3'] * 20 + ['12345678901234567890']))}")
+
+    rows = [f"   {job()}" for _ in range(draw(st.integers(0, 3)))]
+    return draw(st.sampled_from([
+        _SENT, _SENT, ("NodepoolScheduler", draw(st.sampled_from(["N/A", "7"])), "howMuchFairShare",
+                       f"Scheduling job in class normal : {job()}"),
+        _schedule(*rows), _schedule(*rows), _schedule(*rows), _schedule(*rows, "   odd line"),
+    ]))
+
+
+@settings(max_examples=60)
+@given(st.lists(_jobs_record(), min_size=1, max_size=8))
+def test_generated_schedules_and_jobs_give_the_reference_table(records):
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+        compiled, reference, _ = _both(_log(Path(tmp), records), monkeypatch, "jobs")
+    assert_frame_equal(compiled, reference, check_exact=True)
 
 
 def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind(tmp_path, monkeypatch):

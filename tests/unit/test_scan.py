@@ -16,8 +16,9 @@ from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.scan import fill_rows, occupancy_rows, rmcounter_rows, section_rows, templated
 from replay.parsing.scanned import full_records, scan_records
-from replay.parsing.templates import (K_ANY, K_INT, K_NQM, K_NUM, K_UINT, K_UUID, T_LIST, T_LIT, T_PHRASE, T_REF,
-                                       T_REST, T_RUN, T_SHARE, T_TYPED, TEMPLATES, compile_template, templates_of)
+from replay.parsing.templates import (K_ANY, K_INT, K_NOMINUS, K_NQM, K_NUM, K_UINT, K_UUID, T_LABEL, T_LIST, T_LIT,
+                                       T_PHRASE, T_REF, T_REST, T_RUN, T_SHARE, T_TYPED, TEMPLATES, compile_template,
+                                       templates_of)
 
 HEADER = ("01 Jan 2015 00:01:00,000  INFO RM.NodepoolScheduler - N/A T[19] apportion_qshares   "
           "countClassShares RmCounter Start  ")
@@ -188,6 +189,47 @@ def test_alternative_templates_and_the_other_token_kinds():
         "Job removes  sys293-53.58  reduces from  56  to  55.", "Job removes h.1 reduces from 2 to -1.",
         "Job removes h.1 reduces from 2 to 1",
     ]) == {0}
+    assert _agrees_with_grammar("needy_expand", [
+        "NP[ --default-- Expand needy jobs. [4 ]", "NP[ np Expand needy fixed. [4 17]", "NP[ np Expand needy jobs. []",
+        "NP[ np Expand needy jobs. [ ]", "NP[ np Expand needy jobs. NONE", "NP[ np Expand needy jobs. [4 x ]",
+        "NP[ np Expand needy jobs. [4", "NP[ np Expand needy jobs. 4 ]", "NP[ np Expand needy jobs. [4]]",
+        "NP[ np Expand needy jobs. [4.5 ]",
+    ]) == {0, 1, 2, 3, 4}
+    assert _agrees_with_grammar("ev_state", [
+        "[R] State:  WaitingForResources -> Assigned", "[SPR] State: Assigned -> Completed",
+        "[X] State: a -> b", "[R]State: a -> b", "[R] State: a ->",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("job_max_shares", [
+        "Max shares adjusted from 10 to 2147483647 (incoming) 0", "Max shares adjusted from 10 to 3 (incoming)",
+        "Max shares adjusted from x to 3 (incoming)", "Max shares adjusted from 10 to 3",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("job_recovered_nodes", [
+        "Recovered[ 0 ] nodes from OR state.", "Recovered[0 ] nodes from OR state.",
+        "Recovered[ x ] nodes from OR state.",
+    ]) == {0}
+    assert _agrees_with_grammar("node_added", [
+        "Nodepool: --default-- Host added: --default-- :  sys534-1 Nodefile: <null> shares 31 total   31:"
+        "             sys534-1        false    31             0            31       31744 <none>",
+        "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62: h1 false 2 1 1 2048 7 9",
+        "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62 : h1 false 2 1 1 2048 <none>",
+        "Nodepool: np Host added: np : h1 Nodefile: f shares 2 total 62: h1 false 2 1 1 2048",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("class_row", [
+        "background   FAIR_SHARE   10   1   2147483647   1   true   true   120000   0   false   --default--",
+        "normal  FAIR_SHARE   10   100     -1       1   true   true  120000     0    true --default--",
+        "normal FAIR_SHARE 10 x -1 1 true true 120000 0 true --default--",
+        "normal FAIR_SHARE 10 100 -1 1 true true 120000 0 true",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("np_subpools", ["Subpools: a 2", "Subpools:"]) == {0}  # at least one
+    assert _agrees_with_grammar("np_classes", ["Classes: background low 3", "Classes:"]) == {0, 1}
+    assert _agrees_with_grammar("np_node_file", ["Node File: /home/ducc/nodes  x", "Node File:"]) == {0}
+    assert _agrees_with_grammar("node_heartbeat", [  # after a host the lexer reads a leading '-' as "-"
+        "3 host short 10.0.0.1", "3 host -3 10.0.0.1", "3 host --- 10.0.0.1", "3 host -x 10.0.0.1",
+    ]) == {0, 1}
+    assert _agrees_with_grammar("property", [
+        "Policy              : FAIR_SHARE", "Expand By Doubling  : true", "Cap :", "Cap:2", "a:b : c", ": x",
+        "Node File           :  /home/ducc/nodes  x", "no colon",
+    ]) == {0, 1, 2, 3, 4, 6}
     assert _agrees_with_grammar("node_blacklist", [
         "h1 7 0a1b2c3d-4e procs 2 shares left 3 / 4", "h1 7 0a1b2c3g procs 2 shares left 3 / 4",
         "h1 7 0a1b procs 2 shares left 3 / 4",
@@ -204,7 +246,8 @@ _FIELD_WORDS = {K_ANY: ["bob", "x.y", "J_4", "h.12", "2Q4", "5.", "[3]", "(a)", 
                         "wantedby.x", "jd.host.class=x", "h.1^2", "---"],
                 K_INT: ["0", "12", "-3", "007"], K_UINT: ["0", "12", "007"],
                 K_UUID: ["0a1b2c3d", "0a1b-2c3d-4e"], K_NQM: ["2Q4", "10Q0"],
-                K_NUM: ["0", "-3", "1.5", "2.", "1.0E10", "3e-2", "NaN", "-Infinity", "1e", "x"]}
+                K_NUM: ["0", "-3", "1.5", "2.", "1.0E10", "3e-2", "NaN", "-Infinity", "1e", "x"],
+                K_NOMINUS: ["bob", "x-", "-3", "-x", "---", "->", "-3x"]}
 
 
 def _token_for(op: tuple, data) -> list[str]:
@@ -216,7 +259,16 @@ def _token_for(op: tuple, data) -> list[str]:
         return [lit]
     if code == T_LIST:
         words = _FIELD_WORDS[kind] if kind == K_INT else [*_FIELD_WORDS[K_ANY], "7"]
-        return data.draw(st.lists(st.sampled_from(words), min_size=op[6], max_size=4))
+        items = data.draw(st.lists(st.sampled_from(words), min_size=op[6], max_size=4))
+        if not (pre or suf):
+            return items
+        # "[4 5 ]", "[ 4]", "[]": the brackets glued to the items or not
+        gaps = data.draw(st.lists(st.sampled_from(["", " "]), min_size=2, max_size=2))
+        return [pre + gaps[0] + " ".join(items) + gaps[1] + suf]
+    if code == T_LABEL:  # a key of one or more words, padded or not, then ':'
+        key = data.draw(st.lists(st.sampled_from(["Policy", "Expand", "By", "x.y", "=", "-1", "(a)", "a:b", "::"]),
+                                 min_size=1, max_size=3))
+        return [" ".join(key) + data.draw(st.sampled_from(["", " ", "   "])) + ":"]
     if code == T_REST:
         return data.draw(st.lists(st.sampled_from(["all", "done", "x.y", "(p)"]), min_size=1, max_size=4))
     if code == T_PHRASE:

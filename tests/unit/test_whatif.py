@@ -112,7 +112,8 @@ def test_a_developer_phase_gets_only_the_keywords_it_declares_and_fails_in_one_l
     mine = load_scheduler(f"{tmp_path}/dev.py:P")
     assert mine.caps is Phases().caps  # rmref's own phases are left as they are
     assert mine.what_of(inp, counts, prefer={}, stale_left={"n1": 3}) == schedule(inp).decisions.placements
-    with pytest.raises(InputError, match=rf"^cycle {inp.cycle}: the --scheduler what_of phase \(.*\) raised KeyError: 'n9'$"):
+    said = rf"^cycle {inp.cycle}: the --scheduler what_of phase \(.*\) raised KeyError: 'n9'$"
+    with pytest.raises(InputError, match=said):
         load_scheduler(f"{tmp_path}/dev.py:B").what_of(inp, counts, prefer=None, stale_left={})
 
 def test_decisions_in_the_logged_shapes_and_holdings():

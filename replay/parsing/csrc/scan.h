@@ -60,8 +60,8 @@ static inline int is_num(const char *p, Py_ssize_t n)
 
 /* ---- token templates (templates.c) ---- */
 /* op codes and field kinds, numbered as replay/parsing/templates.py numbers them */
-enum { T_LIT = 0, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST };
-enum { K_ANY = 0, K_INT, K_UINT, K_UUID, K_NQM, K_NUM };
+enum { T_LIT = 0, T_FIELD, T_TYPED, T_LIST, T_PHRASE, T_REF, T_SHARE, T_RUN, T_REST, T_LABEL };
+enum { K_ANY = 0, K_INT, K_UINT, K_UUID, K_NQM, K_NUM, K_NOMINUS };
 
 typedef struct {
     int code, field, kind, minimum;

@@ -11,8 +11,11 @@
  *   T_REF     a typed reference "[JSMRA?].digits", split the same way;
  *   T_SHARE   a share "host.digits": the host to `field`, the digits after the last dot to `field + 1`;
  *   T_RUN     a run of `minimum` or more of the literal's one byte (the grammar's DASHES);
- *   T_LIST    every remaining token (integers if kind=K_INT), at least `minimum` of them;
+ *   T_LIST    every remaining token (integers if kind=K_INT), at least `minimum` of them; with a
+ *             prefix and suffix, the rest of the body is prefix + tokens + suffix (glued or not);
  *   T_REST    the rest of the body, non-empty, to `field`;
+ *   T_LABEL   the text up to the body's first ':' (blanks inside kept, trailing ones dropped, at least
+ *             one byte) to `field`, the ':' consumed with it (the grammar's PROP_KEY ":");
  *   T_PHRASE  one of the literal's '|'-separated phrases, its words one space apart (a terminal
  *             with a blank inside); its span to `field`. With minimum 0 it may be absent.
  * A body matches when the ops consume every token. Bodies with other blanks (tabs) or non-ASCII
@@ -82,6 +85,7 @@ static int has_kind(const char *p, Py_ssize_t n, int kind)
     switch (kind) {
     case K_INT: return is_int(p, n);
     case K_NUM: return is_num(p, n);
+    case K_NOMINUS: return is_word(p, n) && (p[0] != '-' || is_int(p, n));
     case K_UINT: return all_digits(p, n) && n <= 18;
     case K_UUID: return is_uuid(p, n);
     case K_NQM: return is_nqm(p, n);
@@ -137,8 +141,15 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
         const Op *op = &ops[o];
         int32_t *f = &spans[2 * op->field];
         if (op->code == T_LIST) {
-            Py_ssize_t first = *nitems;
-            for (Py_ssize_t t = next_token(d, pos, e, &te); t < e; t = next_token(d, te, e, &te)) {
+            Py_ssize_t first = *nitems, le = e;
+            if (op->npre || op->nsuf) {  /* "[a b ]": the rest opens with the prefix, closes with the suffix */
+                Py_ssize_t t = next_token(d, pos, e, &te);
+                if (e - t < op->npre + op->nsuf || memcmp(d + t, op->pre, (size_t)op->npre) != 0
+                    || memcmp(d + e - op->nsuf, op->suf, (size_t)op->nsuf) != 0)
+                    return 0;
+                pos = t + op->npre, le = e - op->nsuf;
+            }
+            for (Py_ssize_t t = next_token(d, pos, le, &te); t < le; t = next_token(d, te, le, &te)) {
                 if (op->kind == K_INT && !is_int(d + t, te - t)) {
                     *nitems = first;
                     return 0;
@@ -167,6 +178,16 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
         Py_ssize_t t = next_token(d, pos, e, &te), n = te - t;
         if (t == e)
             return 0;
+        if (op->code == T_LABEL) {
+            const char *colon = memchr(d + t, ':', (size_t)(e - t));
+            Py_ssize_t ke = colon ? colon - d : t;
+            while (ke > t && d[ke - 1] == ' ') ke--;
+            if (ke == t)
+                return 0;
+            f[0] = (int32_t)t, f[1] = (int32_t)ke;
+            pos = colon - d + 1;
+            continue;
+        }
         if (op->code == T_REST) {  /* the body's end is already trimmed of blanks */
             f[0] = (int32_t)t, f[1] = (int32_t)e;
             pos = e;
@@ -234,10 +255,10 @@ int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields)
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(tmpl, i), "iy#y#y#iii", &op->code, &op->lit, &op->nlit, &op->pre,
                               &op->npre, &op->suf, &op->nsuf, &op->field, &op->kind, &op->minimum))
             return 0;
-        if (op->code < T_LIT || op->code > T_REST || op->field < 0 || (op->code == T_RUN && op->nlit != 1))
+        if (op->code < T_LIT || op->code > T_LABEL || op->field < 0 || (op->code == T_RUN && op->nlit != 1))
             return PyErr_SetString(PyExc_ValueError, "templates: an op of unknown code or shape"), 0;
         int pair = op->code == T_TYPED || op->code == T_REF || op->code == T_SHARE;
-        int fills = op->code == T_FIELD || op->code == T_PHRASE || op->code == T_REST || pair;
+        int fills = op->code == T_FIELD || op->code == T_PHRASE || op->code == T_REST || op->code == T_LABEL || pair;
         if (fills && op->field + pair + 1 > *nfields)
             *nfields = op->field + pair + 1;
     }
