@@ -31,6 +31,7 @@ from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
 from replay.parsing.columns_expansions import merged_rows
 from replay.parsing.columns_schedule import BlockRows
+from replay.parsing.pools import pool_rows
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.unparsed import damaged_records, orphans, unexpected_continuations, unparsed_table
@@ -453,6 +454,8 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
         take("occupancy_table", *occupancy_rows(parts["occupancy_table"], cont, recs.blocks))
     if recs.blocks and "sched_sections" in parts:
         take("sched_sections", *section_rows(parts["sched_sections"], cont, recs.blocks))
+    if recs.blocks and "pool_tables" in parts:
+        take("pool_tables", *pool_rows(parts["pool_tables"], cont, recs.blocks))
     if engine != "lark":
         batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
         for family, (rows, failed) in fast.regex_rows(batch).items():

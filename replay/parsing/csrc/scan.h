@@ -143,6 +143,7 @@ PyObject *fill_rows(PyObject *self, PyObject *args);
 PyObject *occupancy_rows(PyObject *self, PyObject *args);
 PyObject *section_rows(PyObject *self, PyObject *args);
 PyObject *expansion_rows(PyObject *self, PyObject *args);
+PyObject *pool_rows(PyObject *self, PyObject *args);
 PyObject *caps_columns(PyObject *self, PyObject *args);
 PyObject *defrag_class(PyObject *self, PyObject *args);
 PyObject *share_match(PyObject *self, PyObject *args);
