@@ -100,18 +100,26 @@ def test_do_expansion_lines_in_two_files_go_the_reference_way(tmp_path, monkeypa
 _SPACES = st.sampled_from([" ", "  ", "", "\t"])
 _ENTRY = st.tuples(st.sampled_from(["7", "12", "007", "", "x", "123456789012345678901"]),
                    st.sampled_from([":found", ":notfound", ":maybe", ":", "found"]))
+_GOOD_ENTRY = st.tuples(st.sampled_from(["7", "12", "007"]), st.sampled_from([":found", ":notfound"]))
 
 
 @st.composite
 def _body(draw):
-    pool = draw(st.sampled_from(["--default--", "nd1", "p:q", "", "pöol"]))
-    entries = draw(st.lists(st.tuples(_SPACES, _ENTRY), max_size=4))
+    """Mostly the canonical shape (a chunk is C's only when every record is), now and then any."""
+    if draw(st.integers(0, 3)):
+        pool = draw(st.sampled_from(["--default--", "nd1", "p:q"]))
+        entries = draw(st.lists(st.tuples(st.sampled_from([" ", "  "]), _GOOD_ENTRY), max_size=4))
+        lead, tail = draw(st.sampled_from(["", " "])), draw(st.sampled_from(["", " ", "  "]))
+    else:
+        pool = draw(st.sampled_from(["--default--", "nd1", "p:q", "", "pöol"]))
+        entries = draw(st.lists(st.tuples(_SPACES, _ENTRY), max_size=4))
+        lead, tail = draw(_SPACES), draw(_SPACES)
     text = "".join(s + j + f for s, (j, f) in entries)
-    return f"NP:{draw(_SPACES)} {pool} Expansions in this order:{text}{draw(_SPACES)}"
+    return f"NP:{lead} {pool} Expansions in this order:{text}{tail}"
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["N/A", "4"]), _body()), min_size=1, max_size=6))
+@given(st.lists(st.tuples(st.sampled_from(["N/A", "4"]), _body()), min_size=1, max_size=4))
 def test_generated_do_expansion_lines_give_the_reference_table(records):
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
         path = _log(Path(tmp), [_ORDER, *[_expand(j, b) for j, b in records], _SENT])
