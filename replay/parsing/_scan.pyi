@@ -28,6 +28,12 @@ def occupancy(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tupl
 def sections(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes]:
     """(rec, spans, refused): the DEBUG pretty-printed schedule's rows."""
 
+def expansions(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes]:
+    """(rec, spans, refused): doExpansion's rows, one per listed job."""
+
+def pools(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
+    """(rec, spans, value counts, value spans, refused): the Scheduling Tables' rows."""
+
 def numbers(data: Data, header_spans: Int32s, methods: tuple[bytes, ...],
             /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(jid i64, jid state u8, tid u32, tid state u8, method i8) per record (state 0 null, 1 read, 2 polars reads)."""

@@ -31,7 +31,9 @@ from replay.parsing.scan import (UNDECIDED, fill_rows, occupancy_rows, occupancy
                                  rmcounter_scan, schedule_rows, schedule_scan, section_rows)
 from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_strings
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
+from replay.parsing.columns_expansions import merged_rows
 from replay.parsing.columns_schedule import BlockRows
+from replay.parsing.pools import pool_rows
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.unparsed import damaged_records, orphans, unexpected_continuations, unparsed_table
@@ -378,6 +380,7 @@ def _parse_families(
         raw = {**{b: list[Unframed](rows) for b, rows in fill_raw.items()}, **own}
         for table, rows in filled.items():
             buckets.setdefault(table, []).append(rows)
+        whole = records  # before the filter: the positions fill_rows' rows are in
         if taken.any():
             records = records.filter(pl.Series(~taken))
     # the family paths read only these: partitioning fewer columns copies less
@@ -398,7 +401,7 @@ def _parse_families(
             raw["jobs"] = [joined]
             del parts[SECTIONS]
     if engine == "fast" and recs.blocks:
-        _take_unframed(parts, recs, raw)
+        _take_unframed(parts, recs, raw, whole)
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
@@ -413,10 +416,17 @@ def _parse_families(
     return buckets, unparsed, raw
 
 
-def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]]) -> None:
-    """The createState and occupancy records the compiled readers read whole, kept unframed in `raw`
-    for their tables typed in C (replay.parsing.columns_schedule) and taken out of `parts`."""
+def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]],
+                   whole: pl.DataFrame) -> None:
+    """The createState, occupancy and doExpansion records the compiled readers read whole, kept
+    unframed in `raw` for their tables typed in C (replay.parsing.columns_schedule, columns_expansions)
+    and taken out of `parts` (`whole`: the chunk's records, as `fill_rows` numbers them)."""
     compiled = compiled_buckets()
+    if "do_expansion" in parts and "expansions" in compiled:
+        merged = merged_rows(parts["do_expansion"], recs.blocks, raw.get("expansions"), whole)
+        if merged is not None:
+            raw["expansions"] = [merged]
+            del parts["do_expansion"]
     if "schedule_state" in parts and "_schedule_lines" in compiled:
         got = schedule_scan(parts["schedule_state"], recs.continuations, recs.blocks)
         if got is not None and not got[0][4]:  # the scanner refused no record
@@ -451,6 +461,8 @@ def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
         take("occupancy_table", *occupancy_rows(parts["occupancy_table"], cont, recs.blocks))
     if recs.blocks and "sched_sections" in parts:
         take("sched_sections", *section_rows(parts["sched_sections"], cont, recs.blocks))
+    if recs.blocks and "pool_tables" in parts:
+        take("pool_tables", *pool_rows(parts["pool_tables"], cont, recs.blocks))
     if engine != "lark":
         batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
         for family, (rows, failed) in fast.regex_rows(batch).items():

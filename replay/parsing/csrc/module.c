@@ -13,6 +13,8 @@
  *   schedule(...)                -> the rows of createState structures of the canonical shape;
  *   occupancy(...)               -> the rows of DEBUG occupancy tables of the canonical shape;
  *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape;
+ *   expansions(...)              -> one row per job of doExpansion bodies of the canonical shape;
+ *   pools(...)                   -> the rows of the Scheduling Tables of the canonical shape;
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
@@ -40,6 +42,10 @@ static PyMethodDef methods[] = {
      "occupancy(data, recs, starts, ends) -> (rec, spans, job counts, job spans, refused): occupancy rows."},
     {"sections", section_rows, METH_VARARGS,
      "sections(data, recs, starts, ends) -> (rec, spans, refused): the DEBUG schedule sections' rows."},
+    {"expansions", expansion_rows, METH_VARARGS,
+     "expansions(data, recs, starts, ends) -> (rec, spans, refused): doExpansion's rows, one per job."},
+    {"pools", pool_rows, METH_VARARGS,
+     "pools(data, recs, starts, ends) -> (rec, spans, value counts, value spans, refused): Scheduling Tables."},
     {"caps", caps_columns, METH_VARARGS,
      "caps(data, spans, ncols, codes, cycles, jobs, job_ok, slots, families) -> [rows, *columns] or None."},
     {"typed", typed_columns, METH_VARARGS,

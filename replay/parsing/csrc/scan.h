@@ -142,6 +142,8 @@ PyObject *schedule_rows(PyObject *self, PyObject *args);
 PyObject *fill_rows(PyObject *self, PyObject *args);
 PyObject *occupancy_rows(PyObject *self, PyObject *args);
 PyObject *section_rows(PyObject *self, PyObject *args);
+PyObject *expansion_rows(PyObject *self, PyObject *args);
+PyObject *pool_rows(PyObject *self, PyObject *args);
 PyObject *caps_columns(PyObject *self, PyObject *args);
 PyObject *defrag_class(PyObject *self, PyObject *args);
 PyObject *share_match(PyObject *self, PyObject *args);
