@@ -28,6 +28,7 @@ from replay.parsing.records import Records, find_records, full_bodies, split_lin
 from replay.parsing.scan import (UNDECIDED, fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
                                  rmcounter_scan, schedule_rows, schedule_scan, section_rows)
 from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_strings
+from replay.parsing import columns_text
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
 from replay.parsing.columns_schedule import BlockRows
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
@@ -386,7 +387,9 @@ def _parse_families(
     for (family,), part in with_strings(recs, rest, ["body"]).select(slim).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():
-        if family == GENERIC:
+        if family == GENERIC and (kept := columns_text.unframed(part, recs)) is not None:
+            raw.setdefault("messages", []).append(kept)  # typed in C (replay.parsing.columns_text)
+        elif family == GENERIC:
             buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
         elif family not in assembled:
             parts[family] = part
