@@ -23,7 +23,8 @@ from replay.parsing.chunks import Bytes
 from replay.parsing.columns import Records, Unframed, _table, _typed, _where, compiled_buckets
 from replay.parsing.records import Records as Scan
 from replay.parsing.records import full_bodies
-from replay.parsing.scanned import COMPILED, Scanned
+from replay.parsing.families import FAMILY_CODE, GENERIC
+from replay.parsing.scanned import COMPILED, Scanned, with_strings
 
 if COMPILED:
     from replay.parsing import _scan
@@ -35,22 +36,27 @@ _LINE_END, _BODY_START, _BODY_END = 1, 15, 16  # csrc/lines.c's columns of a hea
 
 @dataclass(frozen=True)
 class MessageRows:
-    """A chunk's generic records, not yet a frame: `part` (rec, body) and the scan they come from."""
+    """A chunk's generic records, not yet a frame: their numbers `rec` and the scan they come from."""
 
-    part: pl.DataFrame
+    rec: np.ndarray
     recs: Scan
 
     def frame(self) -> pl.DataFrame | None:
         """The rows as the reference path takes them (records.full_bodies)."""
-        return full_bodies(self.part, self.recs.continuations)
+        part = with_strings(self.recs, self.recs.records[self.rec.tolist()].select("rec"), ["body"])
+        return full_bodies(part, self.recs.continuations)
 
 
-def unframed(part: pl.DataFrame, recs: Scan) -> MessageRows | None:
-    """`part`'s generic records kept unframed for the C builder; None: the reference way from the
-    start (the table is not compiled, or the records carry their text columns)."""
+def take_generic(rest: pl.DataFrame, recs: Scan) -> tuple[MessageRows | None, pl.DataFrame]:
+    """The generic records of `rest` kept unframed for the C builder, and the records left; (None,
+    rest): the reference way from the start (the table is not compiled, or the records carry their
+    text columns already)."""
     if BUCKET not in compiled_buckets() or not isinstance(recs, Scanned) or recs.heads is None:
-        return None
-    return MessageRows(part, recs)
+        return None, rest
+    generic = rest["_code"].to_numpy() == FAMILY_CODE[GENERIC]
+    if not generic.any():
+        return None, rest
+    return MessageRows(rest["rec"].to_numpy()[generic].astype(np.int64), recs), rest.filter(pl.Series(~generic))
 
 
 @dataclass
@@ -82,7 +88,7 @@ def text_spans(rows: MessageRows) -> tuple[Bytes, np.ndarray] | None:
     blocks, or a record's lines are not one span of the block."""
     scan = rows.recs
     assert isinstance(scan, Scanned) and scan.heads is not None
-    rec = rows.part["rec"].to_numpy().astype(np.int64)
+    rec = rows.rec
     piece = scan.records["_piece"].to_numpy()[rec]
     if not len(rec) or (piece != piece[0]).any():
         return None
@@ -125,7 +131,7 @@ def messages(rows: MessageRows, recs: Records) -> pa.Table | None:
         return None
     scan = rows.recs
     assert isinstance(scan, Scanned) and scan.heads is not None
-    rec = rows.part["rec"].to_numpy().astype(np.int64)
+    rec = rows.rec
     head = scan.heads[rec]
     names = list(_HEADER)
     columns = [head[:, [_HEADER[n], _HEADER[n] + 1]] for n in names]

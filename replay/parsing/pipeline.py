@@ -384,12 +384,13 @@ def _parse_families(
     parts: dict[str, pl.DataFrame] = {}
     # the bodies of the records still to read (the scanner's records carry none: built for these only)
     rest = records.filter(pl.col("family").is_not_null() & ~pl.col("family").is_in(list(assembled)))
+    kept, rest = columns_text.take_generic(rest, recs)  # the messages table typed in C: no body, no frame
+    if kept is not None:
+        raw.setdefault(columns_text.BUCKET, []).append(kept)
     for (family,), part in with_strings(recs, rest, ["body"]).select(slim).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():
-        if family == GENERIC and (kept := columns_text.unframed(part, recs)) is not None:
-            raw.setdefault("messages", []).append(kept)  # typed in C (replay.parsing.columns_text)
-        elif family == GENERIC:
+        if family == GENERIC:
             buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
         elif family not in assembled:
             parts[family] = part
