@@ -30,6 +30,7 @@ if COMPILED:
     from replay.parsing import _scan
 
 BUCKET = "messages"
+UNEXPECTED = "_unexpected_lines"  # columns.COMPILED_TABLES's key of the unparsed lines read from spans
 _HEADER = {"level": 3, "component": 5, "cls": 7, "jid": 9, "method": 13}  # scanned._FIELD_COLS
 _LINE_END, _BODY_START, _BODY_END = 1, 15, 16  # csrc/lines.c's columns of a header line
 
@@ -140,3 +141,23 @@ def messages(rows: MessageRows, recs: Records) -> pa.Table | None:
         return None
     tid = scan.records["tid"].gather(pl.Series(rec)).to_arrow()
     return _table("messages", {**dict(zip([*names, "text"], typed)), "tid": tid, **_where(recs, rec)})
+
+
+def blank_lines(recs: Scan, at: np.ndarray) -> np.ndarray | None:
+    """Which continuation lines `at` (rows of `recs.continuations`) are blank, read from their spans
+    (`_scan.trim`); None: the reference's strip_chars decides (no spans, a non-ASCII edge)."""
+    cont = recs.continuations
+    if UNEXPECTED not in compiled_buckets() or "_s" not in cont.columns or not recs.blocks:
+        return None
+    piece = cont["_piece"].to_numpy()[at]
+    spans = np.ascontiguousarray(np.stack([cont["_s"].to_numpy()[at], cont["_e"].to_numpy()[at]], axis=1),
+                                 dtype=np.int32)
+    blank = np.zeros(len(at), dtype=bool)
+    for p in np.unique(piece).tolist():
+        mine = np.flatnonzero(piece == p)
+        trimmed = _scan.trim(recs.blocks[p], np.ascontiguousarray(spans[mine]))
+        if trimmed is None:
+            return None
+        got = np.frombuffer(trimmed, dtype=np.int32).reshape(-1, 2)
+        blank[mine] = got[:, 0] == got[:, 1]
+    return blank

@@ -279,15 +279,20 @@ def _unexpected(records: pl.DataFrame, recs: Records) -> pl.DataFrame:
     single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
     single[records["rec"].to_numpy()] = ~np.isin(records["_code"].to_numpy(), _MULTILINE_CODES)
     hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
+    blank = columns_text.blank_lines(recs, hit) if hit.size else None
+    if blank is not None:  # read from the lines' spans: no frame of them unless one has text
+        hit = hit[~blank]
     cont = recs.continuations[hit] if hit.size else recs.continuations.clear()
-    if hit.size:  # blank lines are no news (unexpected_continuations skips them too)
+    if hit.size and blank is None:  # blank lines are no news (unexpected_continuations skips them too)
         cont = cont.filter(pl.col("text").str.strip_chars() != "")
     if not cont.height:
-        return pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
+        return _NOTHING_UNEXPECTED
     part = records.filter(pl.col("rec").is_in(cont["rec"].implode()))
     return unexpected_continuations(with_strings(recs, part, ["cls", "method"]), cont)
 
 
+_NOTHING_UNEXPECTED = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String,
+                                           "reason": pl.String})
 _MULTILINE_CODES = np.array([FAMILY_CODE[f] for f in MULTILINE], dtype=np.int32)
 
 

@@ -111,3 +111,36 @@ def test_texts_built_in_c_equal_the_reference(records):
         finally:
             columns.COMPILED_TABLES = saved
         assert_frame_equal(compiled, reference, check_exact=True)
+
+
+def _unparsed(path: Path, monkeypatch) -> tuple[pl.DataFrame, list[bool]]:
+    """The unparsed table with the blank lines read from spans, per call whether they were, and
+    the same table the reference way (strip_chars over the lines' frame)."""
+    read: list[bool] = []
+    real = columns_text.blank_lines
+    monkeypatch.setattr(columns_text, "blank_lines", lambda *a: read.append((got := real(*a)) is not None) or got)
+    compiled = parse([str(path)]).tables["unparsed"]
+    calls = list(read)
+    with monkeypatch.context() as m:
+        m.setattr(columns, "COMPILED_TABLES", {})
+        assert_frame_equal(compiled, parse([str(path)]).tables["unparsed"], check_exact=True)
+    return compiled, calls
+
+
+_STRAY = "unexpected line inside a JobManagerConverter.createState record (interleaved or wrapped output)"
+
+
+def test_blank_lines_inside_a_single_line_record_are_no_news(tmp_path, monkeypatch):
+    # "Schedule sent" is one line: of the three lines after it only the one with text is reported
+    log = _write(tmp_path / "rm.log", _SENT + "\n\n  \t\n stray text \n\x0b\n")
+    compiled, read = _unparsed(log, monkeypatch)
+    assert read == [True]
+    # inside the "Schedule sent" record, which closes cycle 1
+    assert compiled.rows() == [("rm.log", 4, " stray text ", _STRAY, 1)]
+
+
+def test_a_stray_line_ending_in_a_non_ascii_letter_is_read_the_reference_way(tmp_path, monkeypatch):
+    log = _write(tmp_path / "rm.log", _SENT + "\n\t\n  caf\u00e9\n")
+    compiled, read = _unparsed(log, monkeypatch)
+    assert read == [False]
+    assert compiled.rows() == [("rm.log", 3, "  caf\u00e9", _STRAY, 1)]
