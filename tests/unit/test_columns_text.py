@@ -144,3 +144,12 @@ def test_a_stray_line_ending_in_a_non_ascii_letter_is_read_the_reference_way(tmp
     compiled, read = _unparsed(log, monkeypatch)
     assert read == [False]
     assert compiled.rows() == [("rm.log", 3, "  caf\u00e9", _STRAY, 1)]
+
+
+def test_a_record_without_a_time_leaves_the_chunk_to_the_reference(tmp_path, monkeypatch):
+    # 31 Feb is no day: the record is read with a null time, which the compiled tables do not take
+    log = _write(tmp_path / "rm.log", _msg(1, "x") + "\n" + _msg(2, "y").replace("01 Jan", "31 Feb") + "\n  z\n")
+    compiled, _, built = _both([log], monkeypatch)
+    assert built == []
+    assert compiled.select("ts", "text", "line").rows() == [(datetime(2015, 1, 1, 0, 0, 1), "x", 1),
+                                                            (None, "y\n  z", 2)]
