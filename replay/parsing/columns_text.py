@@ -8,6 +8,8 @@ of the record follows the one before it after a single newline (and the body run
 end). A chunk where that does not hold for some generic record, or where a trimmed text would
 start or end with a non-ASCII byte, or whose records carry their text columns already (another
 header layout), or whose generic records lie in two blocks, goes the reference way.
+
+`blank_lines` reads the same way which continuation lines are blank, for the unparsed table.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ from replay.parsing.columns import Records, Unframed, _table, _typed, _where, co
 from replay.parsing.records import Records as Scan
 from replay.parsing.records import full_bodies
 from replay.parsing.families import FAMILY_CODE, GENERIC
-from replay.parsing.scanned import COMPILED, Scanned, with_strings
+from replay.parsing.scanned import _FIELD_COLS, COMPILED, Scanned, with_strings
 
 if COMPILED:
     from replay.parsing import _scan
 
 BUCKET = "messages"
 UNEXPECTED = "_unexpected_lines"  # columns.COMPILED_TABLES's key of the unparsed lines read from spans
-_HEADER = {"level": 3, "component": 5, "cls": 7, "jid": 9, "method": 13}  # scanned._FIELD_COLS
+_HEADER = {name: _FIELD_COLS[name] for name in ("level", "component", "cls", "jid", "method")}  # start; end next
 _LINE_END, _BODY_START, _BODY_END = 1, 15, 16  # csrc/lines.c's columns of a header line
 
 
