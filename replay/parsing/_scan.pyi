@@ -54,3 +54,5 @@ def defrag_class(own: Int32s, roles: Any, cycles: Any, jobs: Any, job_ok: Any, /
 def share_match(data: Data, sched_spans: Int32s, sched_cycles: Any, adds: Any, place_spans: Int32s,
                 place_cycles: Any, roles: Any, /) -> tuple[Any, Any, Any]:
     """(uint8 is_new, int32 schedule row or -1, uint8 first of its share) per placement row: placements' joins."""
+def trim(data: Data, spans: Int32s, /) -> bytes | None:
+    """int32 (start, end) per span, ASCII whitespace trimmed; None: a trimmed edge is not ASCII."""

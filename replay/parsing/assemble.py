@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 import polars as pl
 
-from replay.parsing import columns_schedule, steps
+from replay.parsing import columns_schedule, columns_text, steps
 from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
@@ -169,9 +169,11 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     info = record_info(records, names, last)
     recs = record_columns(records, info, names) if raw else None
     mine = columns_schedule.build(raw or {}, recs, buckets)
-    buckets = {**buckets, **mine.frames} if mine.frames else buckets
-    compiled: dict[str, Frame] = dict(mine.tables)
-    for bucket, parts in columns_schedule.owned(raw or {}).items():
+    texts = columns_text.build(raw or {}, recs)
+    buckets = {**buckets, **mine.frames, **texts.frames} if mine.frames or texts.frames else buckets
+    compiled: dict[str, Frame] = {**mine.tables, **texts.tables}
+    others = {b: rows for b, rows in (raw or {}).items() if b != columns_text.BUCKET}
+    for bucket, parts in columns_schedule.owned(others).items():
         built = compiled_table(bucket, parts, recs)
         if built is None:  # the C code left this chunk to the reference step
             buckets = {**buckets, bucket: [frames_of(parts)]}

@@ -30,6 +30,7 @@ from replay.parsing.sectioned import with_sections
 from replay.parsing.scan import (UNDECIDED, fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
                                  rmcounter_scan, schedule_rows, schedule_scan, section_rows)
 from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_strings
+from replay.parsing import columns_text
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
 from replay.parsing.columns_expansions import merged_rows
 from replay.parsing.columns_schedule import BlockRows
@@ -282,15 +283,20 @@ def _unexpected(records: pl.DataFrame, recs: Records) -> pl.DataFrame:
     single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
     single[records["rec"].to_numpy()] = ~np.isin(records["_code"].to_numpy(), _MULTILINE_CODES)
     hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
+    blank = columns_text.blank_lines(recs, hit) if hit.size else None
+    if blank is not None:  # read from the lines' spans: no frame of them unless one has text
+        hit = hit[~blank]
     cont = recs.continuations[hit] if hit.size else recs.continuations.clear()
-    if hit.size:  # blank lines are no news (unexpected_continuations skips them too)
+    if hit.size and blank is None:  # blank lines are no news (unexpected_continuations skips them too)
         cont = cont.filter(pl.col("text").str.strip_chars() != "")
     if not cont.height:
-        return pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
+        return _NOTHING_UNEXPECTED
     part = records.filter(pl.col("rec").is_in(cont["rec"].implode()))
     return unexpected_continuations(with_strings(recs, part, ["cls", "method"]), cont)
 
 
+_NOTHING_UNEXPECTED = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String,
+                                           "reason": pl.String})
 _MULTILINE_CODES = np.array([FAMILY_CODE[f] for f in MULTILINE], dtype=np.int32)
 
 
@@ -388,6 +394,9 @@ def _parse_families(
     parts: dict[str, pl.DataFrame] = {}
     # the bodies of the records still to read (the scanner's records carry none: built for these only)
     rest = records.filter(pl.col("family").is_not_null() & ~pl.col("family").is_in(list(assembled)))
+    kept, rest = columns_text.take_generic(rest, recs)  # the messages table typed in C: no body, no frame
+    if kept is not None:
+        raw.setdefault(columns_text.BUCKET, []).append(kept)
     for (family,), part in with_strings(recs, rest, ["body"]).select(slim).partition_by(
         "family", as_dict=True, maintain_order=True
     ).items():

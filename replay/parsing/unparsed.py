@@ -56,8 +56,13 @@ def line_cycles(rows: pl.DataFrame, records: pl.DataFrame, last: bool) -> pl.Ser
     return pl.Series("cycle", cycle, dtype=pl.UInt32).scatter(np.flatnonzero(cycle == 0), None)
 
 
+_NO_ORPHANS = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
+
+
 def orphans(recs: Records) -> pl.DataFrame:
     """The lines before the log's first record header (the log starts inside a record)."""
+    if not recs.orphans.height:  # every chunk but a log's first: no polars query for nothing
+        return _NO_ORPHANS
     return recs.orphans.filter(pl.col("text").str.strip_chars() != "").select(
         "file", "line", "text",
         reason=pl.lit("continuation line before the first record header (the log starts mid-record)"),

@@ -18,7 +18,8 @@
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
- *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c).
+ *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c);
+ *   trim(...)                    -> text spans trimmed of whitespace, for the messages table (texts.c).
  * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
  * replay/parsing/records.py and replay/parsing/fast.py gives the same tables without any of it, and
  * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
@@ -58,6 +59,8 @@ static PyMethodDef methods[] = {
      "numbers(data, header_spans, methods) -> (jid i64, jid state u8, tid u32, tid state u8, method i8) per record."},
     {"route", route_records, METH_VARARGS,
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
+    {"trim", trim_spans, METH_VARARGS,
+     "trim(data, spans) -> int32 (start, end) per span, whitespace trimmed, or None (a non-ASCII edge)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -147,5 +147,6 @@ PyObject *pool_rows(PyObject *self, PyObject *args);
 PyObject *caps_columns(PyObject *self, PyObject *args);
 PyObject *defrag_class(PyObject *self, PyObject *args);
 PyObject *share_match(PyObject *self, PyObject *args);
+PyObject *trim_spans(PyObject *self, PyObject *args);
 
 #endif
