@@ -40,7 +40,7 @@ READS: dict[str, tuple[str, ...]] = {
 # The record columns every table's rows take (and the record's JID, `_job`, for job_id); some tables take more.
 WHERE_COLUMNS = ("ts", "cycle", "file", "line")
 MORE_WHERE = {"counts": ("method",), "messages": ("jid", "level", "component", "cls", "tid", "method")}
-# the header text columns of the records `rec` (replay.parsing.scan.header_strings), for an `info` without them
+# the header text columns of the records `rec` (replay.parsing.scanned.header_strings), for an `info` without them
 Strings = Callable[[np.ndarray, list[str]], list[pl.Series]]
 
 

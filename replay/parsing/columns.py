@@ -18,6 +18,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_values, names_column, numeric,
+                                  present_rows, span_column, table_of, typed_spans, with_validity)
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
 from replay.parsing.scan import RawRows
 from replay.parsing.scanned import COMPILED
@@ -54,47 +56,6 @@ def compiled_buckets() -> frozenset[str]:
     return frozenset(COMPILED_TABLES) if COMPILED else frozenset()
 
 
-def _array(kind: Any, n: int, got: tuple[Any, ...]) -> pa.Array:
-    """An Arrow array over the scanner's buffers: (nulls, validity, values) or (nulls, validity,
-    offsets, data)."""
-    nulls, validity, *buffers = got
-    valid = None if validity is None else pa.py_buffer(validity)
-    return pa.Array.from_buffers(kind, n, [valid, *[pa.py_buffer(b) for b in buffers]], null_count=nulls)
-
-
-def _numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) -> pa.Array:
-    """An Arrow array over a numpy array (`present`: which rows are not null)."""
-    absent = 0 if present is None else int(len(present) - present.sum())
-    valid = pa.py_buffer(np.packbits(present, bitorder="little")) if present is not None and absent else None
-    return pa.Array.from_buffers(kind, len(values), [valid, pa.py_buffer(np.ascontiguousarray(values))],
-                                 null_count=absent)
-
-
-def _names(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
-    """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
-    encoded = [(n or "").encode() for n in names]
-    lengths = np.array([len(b) for b in encoded], dtype=np.int64)[at]
-    offsets = np.zeros(len(at) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if len(at) and (at == at[0]).all():  # a chunk's rows mostly share one file
-        data = encoded[int(at[0])] * len(at)
-    else:
-        flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
-        starts = np.concatenate(([0], np.cumsum([len(b) for b in encoded])))[at]
-        # byte j of the column is byte (j - its row's offset) of its row's name
-        row = np.repeat(np.arange(len(at)), lengths)
-        data = flat[starts[row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
-    present = np.array([n is not None for n in names], dtype=bool)[at]
-    return _with_validity(pa.large_string(), len(at), [pa.py_buffer(offsets), pa.py_buffer(data)], present)
-
-
-def _with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
-    """An Arrow array of `buffers`, null where not `present`."""
-    absent = int(n - present.sum())
-    valid = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
-    return pa.Array.from_buffers(kind, n, [valid, *buffers], null_count=absent, children=children)
-
-
 @dataclass(frozen=True)
 class Records:
     """A chunk's per-record columns the compiled tables gather from (by record number), as numpy:
@@ -121,14 +82,14 @@ def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) 
                    records["line"].to_numpy(), names, info["_mc"].to_numpy())
 
 
-def _where(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
+def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
     """ts, cycle, file and line of the records `rec` as Arrow arrays."""
     cycle = recs.cycle[rec]
     return {
-        "ts": _numeric(pa.timestamp("ms"), recs.ts[rec]),
-        "cycle": _numeric(pa.uint32(), cycle, cycle != 0),
-        "file": _names(recs.file[rec], recs.names),
-        "line": _numeric(pa.uint32(), recs.line[rec]),
+        "ts": numeric(pa.timestamp("ms"), recs.ts[rec]),
+        "cycle": numeric(pa.uint32(), cycle, cycle != 0),
+        "file": names_column(recs.file[rec], recs.names),
+        "line": numeric(pa.uint32(), recs.line[rec]),
     }
 
 
@@ -146,33 +107,15 @@ def _job_caps(raw: RawRows, recs: Records) -> pa.Table | None:
         return None
     at = np.frombuffer(got[0], dtype=np.int32)
     n = len(at)
-    built = {name: _array(_CAPS_TYPES.get(name, pa.int64()), n, col)
+    built = {name: from_scanner(_CAPS_TYPES.get(name, pa.int64()), n, col)
              for name, col in zip((*_CAPS_SPANS, "prj_kind", "init_time_zero"), got[1:])}
-    built["job_id"] = _numeric(pa.int64(), job[at], job_ok[at])
-    return _table("job_caps", {**built, **_where(recs, rec[at])})
+    built["job_id"] = numeric(pa.int64(), job[at], job_ok[at])
+    return table_of("job_caps", {**built, **where_columns(recs, rec[at])})
 
 
-_TYPE_CODES = {pl.Int64: 0, pl.Float64: 1, pl.Boolean: 2, pl.String: 3}  # csrc/arrow.h COL_*
-_ARROW_TYPES = {pl.Int64: pa.int64(), pl.Float64: pa.float64(), pl.Boolean: pa.bool_(), pl.String: pa.large_string()}
 _DEFRAG_SPANS = ("nodepool", "class", "user", "host", "share_id", "donor_job", "pure_fs", "nsh", "counted", "needed",
                  "order", "count", "shares", "qshares", "potentially_needy", "space_kind", "detail")
 _DEFRAG_DETAIL = ("rich_from", "clear_kind", "needy_what", "detail")  # the first a row has (steps.defrag)
-
-
-def _span_column(spans: np.ndarray, columns: tuple[str, ...], name: str) -> np.ndarray:
-    """(start, end) per row of a bucket column (-1, -1 for every row where the bucket has none)."""
-    if name not in columns:
-        return np.full((len(spans), 2), -1, dtype=np.int32)
-    i = columns.index(name)
-    return spans[:, 2 * i:2 * i + 2]
-
-
-def _typed(data: Any, spans: list[np.ndarray], types: list[Any]) -> list[pa.Array] | None:
-    """Span columns typed in C (`_scan.typed`): an Arrow array per column (None: a value refused)."""
-    n = len(spans[0])
-    matrix = np.ascontiguousarray(np.hstack(spans), dtype=np.int32)
-    got = _scan.typed(data, matrix, len(spans), bytes(_TYPE_CODES[t] for t in types))
-    return None if got is None else [_array(_ARROW_TYPES[t], n, col) for t, col in zip(types, got)]
 
 
 def _list_column(raw: RawRows, name: str, ints: bool) -> pa.Array | None:
@@ -185,11 +128,11 @@ def _list_column(raw: RawRows, name: str, ints: bool) -> pa.Array | None:
     if ints:
         child = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(values_raw)])
     else:
-        words = _typed(raw.data, [np.frombuffer(values_raw, dtype=np.int32).reshape(-1, 2)], [pl.String])
+        words = typed_spans(raw.data, [np.frombuffer(values_raw, dtype=np.int32).reshape(-1, 2)], [pl.String])
         if words is None:
             return None
         child = words[0]
-    return _with_validity(pa.large_list(child.type), len(counts), [pa.py_buffer(offsets)], counts >= 0, [child])
+    return with_validity(pa.large_list(child.type), len(counts), [pa.py_buffer(offsets)], counts >= 0, [child])
 
 
 def _defrag_kinds() -> list[str | None]:
@@ -210,17 +153,17 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     rec, code = raw.rec[rows], raw.codes[rows]
     job, job_ok = recs.job[rec], recs.job_ok[rec]
     role = np.where(code == FAMILY_CODE["frag_header"], 1, np.where(code == FAMILY_CODE["frag_row"], 2, 0))
-    own = np.ascontiguousarray(_span_column(spans, columns, "class"))
+    own = np.ascontiguousarray(span_column(spans, columns, "class"))
     klass = np.frombuffer(_scan.defrag_class(own, role.astype(np.uint8), np.ascontiguousarray(recs.cycle[rec]),
                                              np.ascontiguousarray(job), job_ok.astype(np.uint8)),
                           dtype=np.int32).reshape(-1, 2)
     detail = np.full((len(rows), 2), -1, dtype=np.int32)
     for field in reversed(_DEFRAG_DETAIL):
-        got = _span_column(spans, columns, field)
+        got = span_column(spans, columns, field)
         detail = np.where(got[:, :1] >= 0, got, detail)
     picked = {"class": klass, "detail": detail}
     schema = SCHEMAS["defrag"]
-    typed = _typed(raw.data, [picked.get(c, _span_column(spans, columns, c)) for c in _DEFRAG_SPANS],
+    typed = typed_spans(raw.data, [picked.get(c, span_column(spans, columns, c)) for c in _DEFRAG_SPANS],
                    [schema[c] for c in _DEFRAG_SPANS])
     n = len(rows)
     values = (_list_column(raw, "values_list", True) if "values_list" in lists
@@ -231,9 +174,9 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
                else pa.nulls(n, pa.large_list(pa.int64())))
     if typed is None or values is None or hosts is None or job_ids is None:
         return None
-    return _table("defrag", {
-        **dict(zip(_DEFRAG_SPANS, typed)), **_where(recs, rec), "kind": _names(code, _defrag_kinds()),
-        "job_id": _numeric(pa.int64(), job, job_ok), "values": values, "hosts": hosts,
+    return table_of("defrag", {
+        **dict(zip(_DEFRAG_SPANS, typed)), **where_columns(recs, rec), "kind": names_column(code, _defrag_kinds()),
+        "job_id": numeric(pa.int64(), job, job_ok), "values": values, "hosts": hosts,
         "job_ids": job_ids,
     })
 
@@ -253,7 +196,7 @@ def _sources(raw: RawRows) -> dict[str, str] | None:
     return out
 
 
-def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
+def plain_table(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
     """A table with no assembly step (one row per templated record, `jobs` without the rows that
     name no job), typed in C (`_scan.typed`); conform after rows_of is the reference."""
     from replay.parsing.tables import SCHEMAS
@@ -265,10 +208,10 @@ def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
     rows, spans = raw.rows, raw.spans
     job, job_ok = recs.job[raw.rec[rows]], recs.job_ok[raw.rec[rows]]
     if "job_id" in sources:  # the row's own job, else its record's (rows_of's coalesce)
-        own = _typed(raw.data, [_span_column(spans, columns, sources["job_id"])], [pl.Int64])
+        own = typed_spans(raw.data, [span_column(spans, columns, sources["job_id"])], [pl.Int64])
         if own is None:
             return None
-        present = _present(own[0])
+        present = present_rows(own[0])
         job = np.where(present, np.frombuffer(own[0].buffers()[1], dtype=np.int64, count=len(rows)), job)
         job_ok = present | job_ok
     if name == "jobs" and not job_ok.all():
@@ -276,12 +219,12 @@ def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
             return None
         rows, spans, job, job_ok = rows[job_ok], spans[job_ok], job[job_ok], job_ok[job_ok]
     rec, code, n = raw.rec[rows], raw.codes[rows], len(rows)
-    out = {"job_id": _numeric(pa.int64(), job, job_ok), **_where(recs, rec)}
+    out = {"job_id": numeric(pa.int64(), job, job_ok), **where_columns(recs, rec)}
     scalars = [c for c in schema if c not in out and not isinstance(schema[c], pl.List)]
     spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
-    if any(schema[c] not in _TYPE_CODES for c in spanned):
+    if any(schema[c] not in TYPE_CODES for c in spanned):
         return None
-    typed = _typed(raw.data, [_span_column(spans, columns, sources.get(c, "")) for c in spanned],
+    typed = typed_spans(raw.data, [span_column(spans, columns, sources.get(c, "")) for c in spanned],
                    [schema[c] for c in spanned]) if spanned else []
     if typed is None:
         return None
@@ -290,14 +233,14 @@ def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
         if c not in out:  # a constant of the row's family
             if schema[c] != pl.String or sources[c] not in consts:
                 return None
-            out[c] = _names(code, consts[sources[c]])
+            out[c] = names_column(code, consts[sources[c]])
     for c in schema:
         if c in out:
             continue
         inner = schema[c].inner  # type: ignore[union-attr]
         field = sources.get(c)
         if field not in lists:
-            out[c] = pa.nulls(n, pa.large_list(_ARROW_TYPES[inner]))
+            out[c] = pa.nulls(n, pa.large_list(ARROW_TYPES[inner]))
             continue
         ints = raw.bucket.list_ints[lists.index(field)]
         if ints != (inner == pl.Int64):
@@ -306,14 +249,14 @@ def _plain(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
         if got is None:
             return None
         out[c] = got
-    return _table(name, out)
+    return table_of(name, out)
 
 
 def _counts(raw: RawRows, recs: Records) -> pa.Table | None:
-    """The counts table of one chunk: its rows typed in C (`_plain`), then steps.counts's policy
+    """The counts table of one chunk: its rows typed in C (`plain_table`), then steps.counts's policy
     (the family's, else by the record's method) and shares given (the row's, else by its kind)."""
     sources = _sources(raw)
-    table = None if sources is None or {"detail", "reason"} & set(sources) else _plain("counts", raw, recs)
+    table = None if sources is None or {"detail", "reason"} & set(sources) else plain_table("counts", raw, recs)
     if table is None:
         return None
     rows = raw.rows
@@ -326,8 +269,8 @@ def _counts(raw: RawRows, recs: Records) -> pa.Table | None:
         if family_policy[c] is not None:
             policy[code == c] = labels.index(family_policy[c])
     kind = np.array(consts.get("kind", none), dtype=object)[code]
-    given, given_ok = _values(table.column("shares_given").chunk(0))
-    shares, shares_ok = _values(table.column("shares").chunk(0))
+    given, given_ok = int_values(table.column("shares_given").chunk(0))
+    shares, shares_ok = int_values(table.column("shares").chunk(0))
     granted = (kind == "granted") & ~given_ok
     for r in np.flatnonzero(granted).tolist():  # a few a cycle: "<n>Q<m>" gives n, no nqm 1
         got = _nqm_count(raw, r)
@@ -338,14 +281,14 @@ def _counts(raw: RawRows, recs: Records) -> pa.Table | None:
     given = np.where(stable, shares, given)
     deferred = np.isin(kind, ["deferred", "deferring", "out_of_shares"]) & ~given_ok & ~granted & ~stable
     given = np.where(deferred, 0, given)
-    table = table.set_column(table.schema.get_field_index("policy"), "policy", _names(policy, labels))
+    table = table.set_column(table.schema.get_field_index("policy"), "policy", names_column(policy, labels))
     return table.set_column(table.schema.get_field_index("shares_given"), "shares_given",
-                            _numeric(pa.int64(), given, given_ok | granted | stable | deferred))
+                            numeric(pa.int64(), given, given_ok | granted | stable | deferred))
 
 
 def _nqm_count(raw: RawRows, r: int) -> int | None:
     """The leading number of row r's nqm field ("<n>Q<m>"), 1 without one; None: too long to read."""
-    span = _span_column(raw.spans, raw.bucket.columns, "nqm")[r]
+    span = span_column(raw.spans, raw.bucket.columns, "nqm")[r]
     if span[0] < 0:
         return 1
     text = bytes(raw.data[span[0]:span[1]])
@@ -355,31 +298,10 @@ def _nqm_count(raw: RawRows, r: int) -> int | None:
     return int(digits) if len(digits) <= 18 else None
 
 
-def _values(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """An int64 Arrow array's values (a copy, to change) and which are present."""
-    return np.frombuffer(array.buffers()[1], dtype=np.int64, count=len(array)).copy(), _present(array)
-
-
-def _present(array: pa.Array) -> np.ndarray:
-    """Which rows of an Arrow array are not null (its validity bits; no pyarrow.compute)."""
-    valid = array.buffers()[0]
-    if valid is None or array.null_count == 0:
-        return np.ones(len(array), dtype=bool)
-    return np.unpackbits(np.frombuffer(valid, dtype=np.uint8), bitorder="little", count=len(array)).astype(bool)
-
-
-def _table(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
-    """The table `name` from its columns, in its schema's order and types."""
-    from replay.parsing.store import _arrow_schema
-
-    schema = _arrow_schema(name)
-    return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
-
-
 _BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {
     "job_caps": _job_caps, "defrag": _defrag,
-    **{name: partial(_plain, name) for name in ("jobs", "processes", "nodes", "job_events")}, "counts": _counts,
-    **{name: partial(_plain, name) for name in ("allotments", "expansions")},
+    **{name: partial(plain_table, name) for name in ("jobs", "processes", "nodes", "job_events")}, "counts": _counts,
+    **{name: partial(plain_table, name) for name in ("allotments", "expansions")},
     # replay.parsing.columns_events, looked up when called (it imports this module)
     "evictions": lambda raw, recs: _events().evictions(raw, recs),
     "eviction_counts": lambda raw, recs: _events().eviction_counts(raw, recs),

@@ -13,7 +13,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.columns import Records, _numeric, _plain, _present, _span_column, _values
+from replay.parsing.arrays import int_values, numeric, present_rows, span_column
+from replay.parsing.columns import Records, plain_table
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import RawRows
 from replay.parsing.tables import I64, series_from_arrow
@@ -36,7 +37,7 @@ def eviction_counts(raw: RawRows, recs: Records) -> pa.Table | None:
     recurse = code == FAMILY_CODE["evict_recurse"]  # neither a header nor a row: no part in the table
     if not row.any() or not (header | row | recurse).all() or "nodepool" not in columns:
         return None  # no row to give, or a family the reference step reads otherwise
-    pool = _span_column(spans, columns, "nodepool")
+    pool = span_column(spans, columns, "nodepool")
     # forward fill of the headers' nodepools (a header without one keeps the one before)
     named = np.where(header & (pool[:, 0] >= 0), np.arange(len(rows)), -1)
     last = np.maximum.accumulate(named)
@@ -51,29 +52,29 @@ def eviction_counts(raw: RawRows, recs: Records) -> pa.Table | None:
     before = np.repeat(seen[starts] - header[starts], np.diff(np.r_[starts, len(rows)]))
     if len(starts) != len(np.unique(cycle)):
         return None  # a cycle in two runs: the reference step groups it
-    table = _plain("eviction_counts", _subset(raw, row, spans), recs)
+    table = plain_table("eviction_counts", _subset(raw, row, spans), recs)
     if table is None:
         return None
     block = (seen - before)[row].astype(np.int64)
-    return table.set_column(table.schema.get_field_index("block"), "block", _numeric(pa.int64(), block))
+    return table.set_column(table.schema.get_field_index("block"), "block", numeric(pa.int64(), block))
 
 
 def evictions(raw: RawRows, recs: Records) -> pa.Table | None:
     """The evictions table of one chunk (one row per templated record; `unordered_rows` gives the rows
     `stitch` fills the order of)."""
-    sid = _span_column(raw.spans, raw.bucket.columns, "share_id")
+    sid = span_column(raw.spans, raw.bucket.columns, "share_id")
     data = np.frombuffer(raw.data, dtype=np.uint8)
     first = data[np.maximum(sid[:, 0], 0)] if len(data) else np.zeros(len(sid), np.uint8)
     if ((sid[:, 0] >= 0) & (sid[:, 1] - sid[:, 0] > 1) & (first == ord("0"))).any():
         # "h.007": the share orders are keyed by the share id's text, which its number would not give
         return None
-    return _plain("evictions", raw, recs)
+    return plain_table("evictions", raw, recs)
 
 
 def unordered_rows(table: pa.Table) -> pl.DataFrame | None:
     """The rows of an evictions table built in C whose line shows no order: (_row, host, share_id),
     keyed as the share orders are (text), as assemble_chunk gives them for the reference table."""
-    at = np.flatnonzero(~_present(table.column("order").chunk(0)))
+    at = np.flatnonzero(~present_rows(table.column("order").chunk(0)))
     if not at.size:
         return None
     host = series_from_arrow(table.column("host").chunk(0))[at]
@@ -86,11 +87,11 @@ def filled_orders(table: pa.Table, found: pl.DataFrame) -> pa.Table:
     where its own is null (stitch's coalesce)."""
     i = table.schema.get_field_index("order")
     (column,) = table.column(i).chunks
-    values, present = _values(column)
+    values, present = int_values(column)
     order = found["_order"].cast(I64, strict=False)
     known = order.is_not_null()
     rows, got = found["_row"].filter(known).to_numpy(), order.filter(known).to_numpy()
     empty = ~present[rows]
     values[rows[empty]] = got[empty]
     present[rows[empty]] = True
-    return table.set_column(i, "order", _numeric(pa.int64(), values, present))
+    return table.set_column(i, "order", numeric(pa.int64(), values, present))

@@ -1,6 +1,6 @@
 """The doExpansion rows read in C (`_scan.expansions`: one row per listed job, one with no job for an
 empty list) and put among the expansions bucket's templated rows, so that the chunk's expansions
-table is typed in C like the other plain tables (replay.parsing.columns `_plain`). The polars
+table is typed in C like the other plain tables (replay.parsing.columns `plain_table`). The polars
 handler (replay.parsing.fast `_explode_expansions`) stays the reference and takes any chunk this
 module does not take whole.
 """
@@ -15,7 +15,7 @@ import polars as pl
 
 from replay.parsing.chunks import Bytes
 from replay.parsing.families import FAMILY_CODE
-from replay.parsing.scan import Bucket, RawRows, _fill_plan
+from replay.parsing.scan import Bucket, RawRows, fill_plan
 from replay.parsing.scanned import COMPILED
 
 if COMPILED:
@@ -69,7 +69,7 @@ def merged_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...], templated: Sequen
         base, all_rec, codes = raw.bucket, raw.rec, raw.codes
         old_rows, old_spans, lists = raw.rows, raw.spans, raw.got[2]
     else:
-        base = next(b for b in _fill_plan()[0] if b.table == "expansions")
+        base = next(b for b in fill_plan()[0] if b.table == "expansions")
         all_rec, codes = records["rec"].to_numpy(), records["_code"].to_numpy().astype(np.int32)
         old_rows, old_spans = np.zeros(0, np.int64), np.zeros((0, 2 * len(base.columns)), np.int32)
         lists = tuple((b"", b"") for _ in base.lists)

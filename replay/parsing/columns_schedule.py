@@ -17,8 +17,8 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.chunks import Bytes
-from replay.parsing.columns import (Records, Unframed, _names, _numeric, _present,
-                                    _span_column, _table, _typed, _where, _with_validity)
+from replay.parsing.arrays import names_column, numeric, present_rows, span_column, table_of, typed_spans, with_validity
+from replay.parsing.columns import Records, Unframed, where_columns
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import RawRows, occupancy_frame, rmcounter_frame, schedule_frame
 from replay.parsing.scanned import COMPILED
@@ -147,7 +147,7 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
     spans = np.frombuffer(got[3], dtype=np.int32).reshape(-1, 2 * len(_SCHED_SPANS))
     data = rows.data if rows is not None else b""
     n = len(rec)
-    job_col = _typed(data, [spans[:, 2:4]], [I64])
+    job_col = typed_spans(data, [spans[:, 2:4]], [I64])
     if job_col is None:
         return None
     job = np.frombuffer(job_col[0].buffers()[1], dtype=np.int64, count=n)
@@ -166,24 +166,24 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
         keep = np.zeros(0, dtype=np.int64)
     at = spans[keep]
     others = [i for i, c in enumerate(_SCHED_SPANS) if c != "job_id"]  # the job is typed already
-    typed = _typed(data, [at[:, 2 * i:2 * i + 2] for i in others], [_SCHED_TYPES[i] for i in others])
+    typed = typed_spans(data, [at[:, 2 * i:2 * i + 2] for i in others], [_SCHED_TYPES[i] for i in others])
     if typed is None:
         return None
     k_rec, k_kind, k_purged, k_job = rec[keep], kind[keep], purged[keep], job[keep]
     host = at[:, 8] >= 0
     bits = pa.py_buffer(np.packbits(k_purged == 1, bitorder="little"))
     columns = {
-        **dict(zip([_SCHED_SPANS[i] for i in others], typed)), **_where(recs, k_rec),
-        "job_id": _numeric(pa.int64(), k_job),
-        "kind": _names(np.where(host, k_kind + 1, 0), _KINDS),
-        "purged": _with_validity(pa.bool_(), len(keep), [bits], k_purged >= 0),
+        **dict(zip([_SCHED_SPANS[i] for i in others], typed)), **where_columns(recs, k_rec),
+        "job_id": numeric(pa.int64(), k_job),
+        "kind": names_column(np.where(host, k_kind + 1, 0), _KINDS),
+        "purged": with_validity(pa.bool_(), len(keep), [bits], k_purged >= 0),
         "refused": pa.Array.from_buffers(pa.bool_(), len(keep),
                                          [None, pa.py_buffer(np.packbits(k_kind == -1, bitorder="little"))]),
     }
     adds = np.ascontiguousarray(host & (k_kind == 1), dtype=np.uint8)
     place = _Schedule(data, np.ascontiguousarray(at[:, 8:12]), np.ascontiguousarray(recs.cycle[k_rec], np.uint32),
                       k_job, adds)
-    return _table("schedule", columns), place
+    return table_of("schedule", columns), place
 
 
 _PLACE_SPANS = ("host", "share_id", "order", "m_order", "m_active", "m_unused", "memory_mb")
@@ -201,8 +201,8 @@ def _placements(raw: RawRows, recs: Records, sched: _Schedule) -> tuple[pa.Table
     rec, code = raw.rec[rows], raw.codes[rows]
     role = (np.where(code == FAMILY_CODE["connect_share"], 1, 0)
             + np.where(code == FAMILY_CODE["connect_new_share"], 2, 0)).astype(np.uint8)
-    keys = np.ascontiguousarray(np.hstack([_span_column(raw.spans, columns, "host"),
-                                           _span_column(raw.spans, columns, "share_id")]), dtype=np.int32)
+    keys = np.ascontiguousarray(np.hstack([span_column(raw.spans, columns, "host"),
+                                           span_column(raw.spans, columns, "share_id")]), dtype=np.int32)
     if (role == 0).any() or (keys < 0).any():
         return None
     got_new, got_row, got_first = _scan.share_match(raw.data, sched.spans, sched.cycle, sched.adds, keys,
@@ -210,10 +210,10 @@ def _placements(raw: RawRows, recs: Records, sched: _Schedule) -> tuple[pa.Table
     conn = np.flatnonzero(role == 1)
     n = len(conn)
     spans = raw.spans[conn]
-    typed = _typed(raw.data, [_span_column(spans, columns, c) for c in _PLACE_SPANS], list(_PLACE_TYPES))
+    typed = typed_spans(raw.data, [span_column(spans, columns, c) for c in _PLACE_SPANS], list(_PLACE_TYPES))
     # the first placement of each share, as polars' unique keeping the first gives them: its order as written
     first = conn[np.frombuffer(got_first, dtype=np.uint8)[conn].astype(bool)]
-    known = _typed(raw.data, [_span_column(raw.spans[first], columns, c) for c in ("host", "share_id", "order")],
+    known = typed_spans(raw.data, [span_column(raw.spans[first], columns, c) for c in ("host", "share_id", "order")],
                    [S, S, S])
     if typed is None or known is None:
         return None
@@ -221,21 +221,21 @@ def _placements(raw: RawRows, recs: Records, sched: _Schedule) -> tuple[pa.Table
     is_new = np.frombuffer(got_new, dtype=np.uint8)[conn].astype(bool)
     row = np.frombuffer(got_row, dtype=np.int32)[conn]
     order, m_order = (np.frombuffer(cols[c].buffers()[1], dtype=np.int64, count=n) for c in ("order", "m_order"))
-    whole = _present(cols["order"]) & _present(cols["m_order"]) & (order == m_order)
+    whole = present_rows(cols["order"]) & present_rows(cols["m_order"]) & (order == m_order)
     job, job_ok = recs.job[rec[conn]], recs.job_ok[rec[conn]]
     found = row >= 0
     sched_job = np.where(found, sched.job[np.maximum(row, 0)] if len(sched.job) else 0, 0)
     moved = found & job_ok & (sched_job != job)
     reassigned = pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(moved, bitorder="little"))])
     if (found & ~job_ok).any():  # the reference's comparison with no job: null
-        reassigned = _with_validity(pa.bool_(), n, [pa.py_buffer(np.packbits(moved, bitorder="little"))],
+        reassigned = with_validity(pa.bool_(), n, [pa.py_buffer(np.packbits(moved, bitorder="little"))],
                                     ~(found & ~job_ok))
     m_jobs = _list_at(raw, "m_jobs_list", conn)
-    table = _table("placements", {
-        **cols, **_where(recs, rec[conn]), "m_jobs": m_jobs, "reassigned": reassigned,
-        "kind": _names(np.where(is_new, 0, np.where(whole, 1, 2)), _PLACE_KINDS),
-        "placed_for": _numeric(pa.int64(), job, moved),
-        "job_id": _numeric(pa.int64(), np.where(moved, sched_job, job), job_ok),
+    table = table_of("placements", {
+        **cols, **where_columns(recs, rec[conn]), "m_jobs": m_jobs, "reassigned": reassigned,
+        "kind": names_column(np.where(is_new, 0, np.where(whole, 1, 2)), _PLACE_KINDS),
+        "placed_for": numeric(pa.int64(), job, moved),
+        "job_id": numeric(pa.int64(), np.where(moved, sched_job, job), job_ok),
     })
     if not n:
         return table, None
@@ -261,7 +261,7 @@ def _gathered_lists(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     row = np.repeat(np.arange(len(starts)), lengths)
     picked = np.ascontiguousarray(values[starts[row] + np.arange(total) - offsets[:-1][row]]) if total else values[:0]
     child = pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(np.ascontiguousarray(picked, np.int64))])
-    return _with_validity(pa.large_list(pa.int64()), len(starts), [pa.py_buffer(offsets)], present, [child])
+    return with_validity(pa.large_list(pa.int64()), len(starts), [pa.py_buffer(offsets)], present, [child])
 
 
 def _rmcounter(parts: list[Unframed], recs: Records | None) -> pa.Table | None:
@@ -276,17 +276,18 @@ def _rmcounter(parts: list[Unframed], recs: Records | None) -> pa.Table | None:
 
     block_of = i32("row_block")
     rec = parts[0].rec.to_numpy()[i32("block_line")[block_of]]
-    typed = _typed(data, [i32("descr").reshape(-1, 2)[block_of], i32("entity").reshape(-1, 2)], [S, S])
+    typed = typed_spans(data, [i32("descr").reshape(-1, 2)[block_of], i32("entity").reshape(-1, 2)], [S, S])
     if typed is None:
         return None
     cycle = recs.cycle[rec]
     maxorder = np.frombuffer(got["maxorder"], dtype=np.int64)[block_of]
-    return _table("rmcounter", {
-        **_where(recs, rec), "descr": typed[0], "entity": typed[1], "block": _numeric(pa.int64(), _block(cycle, rec)),
-        "weight": _numeric(pa.int64(), np.frombuffer(got["weight"], dtype=np.int64), i32("weight_ok") != 0),
+    return table_of("rmcounter", {
+        **where_columns(recs, rec), "descr": typed[0], "entity": typed[1],
+        "block": numeric(pa.int64(), _block(cycle, rec)),
+        "weight": numeric(pa.int64(), np.frombuffer(got["weight"], dtype=np.int64), i32("weight_ok") != 0),
         "wanted": _lists_of(got, "wanted"), "given": _lists_of(got, "given"),
         "vmachines": _lists_of(got, "vmachines", block_of),
-        "maxorder": _numeric(pa.int64(), maxorder, i32("maxorder_ok")[block_of] != 0),
+        "maxorder": numeric(pa.int64(), maxorder, i32("maxorder_ok")[block_of] != 0),
     })
 
 
@@ -300,7 +301,7 @@ def _lists_of(got: dict[str, Any], key: str, at: np.ndarray | None = None) -> pa
         return _gathered_lists(values, starts[at], (ends - starts)[at], present[at])
     child = pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(got[key])])  # in row order already
     offsets = np.concatenate(([0], ends)) if len(ends) else np.zeros(1, dtype=np.int64)
-    return _with_validity(pa.large_list(pa.int64()), len(ends), [pa.py_buffer(offsets)], present, [child])
+    return with_validity(pa.large_list(pa.int64()), len(ends), [pa.py_buffer(offsets)], present, [child])
 
 
 def _block(cycle: np.ndarray, rec: np.ndarray) -> np.ndarray:
@@ -343,18 +344,18 @@ def _occupancy(parts: list[Unframed], recs: Records | None) -> pa.Table | None:
             return None
         at = head.rows
         begin = head.codes[at] == FAMILY_CODE["occupancy_begin"]
-        named = _span_column(head.spans, head.bucket.columns, "nodepool")[begin]
+        named = span_column(head.spans, head.bucket.columns, "nodepool")[begin]
         before = np.searchsorted(head.rec[at][begin], rec) - 1  # the last begin line before the row's record
         pool = np.where((before >= 0)[:, None], named[np.maximum(before, 0)] if len(named) else pool, pool)
-    typed = _typed(data, [pool, *[spans[:, 2 * i:2 * i + 2] for i in range(len(_OCC_SPANS))]], [S, *_OCC_TYPES])
+    typed = typed_spans(data, [pool, *[spans[:, 2 * i:2 * i + 2] for i in range(len(_OCC_SPANS))]], [S, *_OCC_TYPES])
     counts = np.frombuffer(got[2], dtype=np.int32)
     items = np.frombuffer(got[3], dtype=np.int32).reshape(-1, 2)
-    jobs = _typed(data, [items], [I64]) if len(items) else [pa.nulls(0, pa.int64())]
+    jobs = typed_spans(data, [items], [I64]) if len(items) else [pa.nulls(0, pa.int64())]
     if typed is None or jobs is None or jobs[0].null_count:
         return None
     starts = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))[:-1]
     values = np.frombuffer(jobs[0].buffers()[1], dtype=np.int64, count=len(items)) if len(items) else np.zeros(0)
-    return _table("occupancy", {
-        "nodepool": typed[0], **dict(zip(_OCC_SPANS, typed[1:])), **_where(recs, rec),
+    return table_of("occupancy", {
+        "nodepool": typed[0], **dict(zip(_OCC_SPANS, typed[1:])), **where_columns(recs, rec),
         "jobs": _gathered_lists(values, starts[keep], np.maximum(counts[keep], 0), counts[keep] >= 0),
     })

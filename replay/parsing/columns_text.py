@@ -22,18 +22,19 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.chunks import Bytes
-from replay.parsing.columns import Records, Unframed, _table, _typed, _where, compiled_buckets
+from replay.parsing.arrays import table_of, typed_spans
+from replay.parsing.columns import Records, Unframed, compiled_buckets, where_columns
 from replay.parsing.records import Records as Scan
 from replay.parsing.records import full_bodies
 from replay.parsing.families import FAMILY_CODE, GENERIC
-from replay.parsing.scanned import _FIELD_COLS, COMPILED, Scanned, with_strings
+from replay.parsing.scanned import FIELD_COLS, COMPILED, Scanned, with_strings
 
 if COMPILED:
     from replay.parsing import _scan
 
 BUCKET = "messages"
 UNEXPECTED = "_unexpected_lines"  # columns.COMPILED_TABLES's key of the unparsed lines read from spans
-_HEADER = {name: _FIELD_COLS[name] for name in ("level", "component", "cls", "jid", "method")}  # start; end next
+_HEADER = {name: FIELD_COLS[name] for name in ("level", "component", "cls", "jid", "method")}  # start; end next
 _LINE_END, _BODY_START, _BODY_END = 1, 15, 16  # csrc/lines.c's columns of a header line
 
 
@@ -138,11 +139,11 @@ def messages(rows: MessageRows, recs: Records) -> pa.Table | None:
     head = scan.heads[rec]
     names = list(_HEADER)
     columns = [head[:, [_HEADER[n], _HEADER[n] + 1]] for n in names]
-    typed = _typed(data, [*columns, np.frombuffer(trimmed, dtype=np.int32).reshape(-1, 2)], [pl.String] * 6)
+    typed = typed_spans(data, [*columns, np.frombuffer(trimmed, dtype=np.int32).reshape(-1, 2)], [pl.String] * 6)
     if typed is None:
         return None
     tid = scan.records["tid"].gather(pl.Series(rec)).to_arrow()
-    return _table("messages", {**dict(zip([*names, "text"], typed)), "tid": tid, **_where(recs, rec)})
+    return table_of("messages", {**dict(zip([*names, "text"], typed)), "tid": tid, **where_columns(recs, rec)})
 
 
 def blank_lines(recs: Scan, at: np.ndarray) -> np.ndarray | None:

@@ -10,8 +10,8 @@ import numpy as np
 import polars as pl
 
 from replay.parsing.chunks import Bytes
-from replay.parsing.scan import _block_lines, _lists, _not_taken
-from replay.parsing.scanned import _strings
+from replay.parsing.scan import block_lines, list_series, not_taken
+from replay.parsing.scanned import string_views
 from replay.parsing.scanned import COMPILED
 
 if COMPILED:
@@ -27,7 +27,7 @@ def pool_rows(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...])
     line, lines in two blocks, a line of another shape) to the grammar."""
     none = pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
     canonical = part.filter(pl.col("body").str.strip_chars_end(" ") == _BODY)
-    lines = _block_lines(canonical, cont) if COMPILED and canonical.height else None
+    lines = block_lines(canonical, cont) if COMPILED and canonical.height else None
     if lines is None:
         return none, part.select("rec")
     data = blocks[lines["_piece"][0]]
@@ -36,10 +36,10 @@ def pool_rows(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...])
     rec = np.frombuffer(raw_rec, dtype=np.int32)
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SPANS))
     cols = [pl.Series("rec", rec).cast(pl.UInt32)]
-    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SPANS)]
+    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SPANS)]
     counts = np.frombuffer(raw_counts, dtype=np.int32)
     items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
-    values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
+    values = string_views(data, items[:, 0], items[:, 1], "item").to_arrow()
     offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
-    cols.append(_lists(values, offsets, "values_list", counts >= 0))
-    return pl.DataFrame(cols), _not_taken(part, rec)
+    cols.append(list_series(values, offsets, "values_list", counts >= 0))
+    return pl.DataFrame(cols), not_taken(part, rec)

@@ -1,5 +1,5 @@
 """The compiled family readers (`replay.parsing._scan`) as polars columns; the scan of lines and
-headers into records is replay.parsing.scanned (`scan_records`, re-exported here).
+headers into records is replay.parsing.scanned (`scan_records`).
 
 The family readers: `fill_rows` (every single-line family with token templates, replay.parsing.templates,
 in one pass, gathered by table), `rmcounter_rows` (whole RmCounter blocks, one row per entity) and
@@ -22,9 +22,7 @@ from replay.parsing.chunks import Bytes
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, TARGETS
 from replay.parsing.tables import series_from_arrow
 from replay.parsing.templates import K_ANY, K_INT, TEMPLATES, compile_template, templates_of
-# the scan of lines and headers, where it was before it had a module of its own
-from replay.parsing.scanned import (COMPILED, Scanned, _strings, full_records, header_strings,  # noqa: F401
-                                    scan_records, with_strings)
+from replay.parsing.scanned import COMPILED, string_views
 
 if COMPILED:
     from replay.parsing import _scan
@@ -36,7 +34,7 @@ def _take(values: pl.Series, at: np.ndarray) -> pl.Series:
     return values[at]
 
 
-def _lists(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray | None = None) -> pl.Series:
+def list_series(values: pa.Array, offsets: np.ndarray, name: str, present: np.ndarray | None = None) -> pl.Series:
     """A list column from flat values and int32 offsets (`present`: which lists are not null)."""
     absent = 0 if present is None else int((~present).sum())
     validity = pa.py_buffer(np.packbits(present, bitorder="little")) if present is not None and absent else None
@@ -62,11 +60,11 @@ class Bucket:
 
 def templated(family: str) -> bool:
     """Whether the scanner reads `family` by its templates (replay.parsing.templates)."""
-    return COMPILED and family in _fill_plan()[2]
+    return COMPILED and family in fill_plan()[2]
 
 
 @lru_cache(maxsize=1)
-def _fill_plan() -> tuple[tuple[Bucket, ...], tuple[Any, ...], frozenset[str]]:
+def fill_plan() -> tuple[tuple[Bucket, ...], tuple[Any, ...], frozenset[str]]:
     """(buckets, the plan `_scan.fill` runs, the families it reads): every family with templates
     and one target table, its table's bucket, and per template the bucket column of each field."""
     tables: dict[str, dict[str, Any]] = {}
@@ -146,7 +144,7 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...], skip: frozenset[
     taken = np.zeros(records.height, dtype=bool)
     if not COMPILED or not blocks or records.is_empty() or "_bs" not in records.columns:
         return {}, taken, {}
-    buckets, plan, _ = _fill_plan()
+    buckets, plan, _ = fill_plan()
     codes = records["_code"].to_numpy().astype(np.int32)
     if skip:
         codes = np.where(np.isin(codes, [FAMILY_CODE[f] for f in skip]), -1, codes).astype(np.int32)
@@ -184,7 +182,7 @@ def _bucket_frame(bucket: Bucket, got: tuple[Any, ...], data: Bytes, at: np.ndar
     cols = [pl.Series("rec", rec[rows], dtype=pl.UInt32), _take(_FAMILY, code)]
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(rows.size, len(bucket.columns) * 2)
     # a field none of these rows has is left out (the assembly adds the null columns it reads)
-    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(bucket.columns)
+    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(bucket.columns)
              if spans[:, 2 * i].max() >= 0]
     for name, ints, (raw_counts, raw_values) in zip(bucket.lists, bucket.list_ints, lists):
         counts = np.frombuffer(raw_counts, dtype=np.int32)
@@ -195,8 +193,8 @@ def _bucket_frame(bucket: Bucket, got: tuple[Any, ...], data: Bytes, at: np.ndar
             values = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(raw_values)])
         else:
             items = np.frombuffer(raw_values, dtype=np.int32).reshape(-1, 2)
-            values = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
-        cols.append(_lists(values, offsets, name, counts >= 0))
+            values = string_views(data, items[:, 0], items[:, 1], "item").to_arrow()
+        cols.append(list_series(values, offsets, name, counts >= 0))
     present = set(code.tolist())
     cols += [_take(pl.Series(key, per_code, dtype=pl.String), code) for key, per_code in bucket.consts
              if any(per_code[c] is not None for c in present)]
@@ -260,8 +258,8 @@ def rmcounter_frame(got: dict[str, Any], data: Bytes, rec: pl.Series) -> pl.Data
         np.flatnonzero(i32("weight_ok") == 0), None)
     return pl.DataFrame([
         _take(rec, i32("block_line")[block_of]),
-        _take(_strings(data, descr[:, 0], descr[:, 1], "descr"), block_of),
-        _strings(data, entity[:, 0], entity[:, 1], "entity"),  # a block without entities: null
+        _take(string_views(data, descr[:, 0], descr[:, 1], "descr"), block_of),
+        string_views(data, entity[:, 0], entity[:, 1], "entity"),  # a block without entities: null
         weight, _int_lists(got, "wanted"), vmachines.alias("vmachines"), maxorder, _int_lists(got, "given"),
     ])
 
@@ -270,7 +268,7 @@ def _int_lists(got: dict[str, Any], key: str) -> pl.Series:
     """A list<int64> column from the scanner's values, offsets and validity."""
     offsets = np.concatenate(([0], np.frombuffer(got[f"{key}_off"], dtype=np.int32)))
     values = pa.Array.from_buffers(pa.int64(), len(got[key]) // 8, [None, pa.py_buffer(got[key])])
-    return _lists(values, offsets, key, np.frombuffer(got[f"{key}_ok"], dtype=np.int32) != 0)
+    return list_series(values, offsets, key, np.frombuffer(got[f"{key}_ok"], dtype=np.int32) != 0)
 
 
 _SCHEDULE_SPANS = ("work_type", "job_id", "memory_gb", "reason", "host", "share_id", "init_ms")
@@ -308,7 +306,7 @@ def schedule_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -
     raw_rec, raw_kind, raw_purged, raw_spans, _ = got
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_SCHEDULE_SPANS))
     cols = [pl.Series("rec", np.frombuffer(raw_rec, dtype=np.int32)).cast(pl.UInt32)]
-    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SCHEDULE_SPANS)]
+    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SCHEDULE_SPANS)]
     codes: Callable[[bytes, list[str]], pl.Series]
     codes = lambda raw, names: pl.Series(names).gather(pl.Series(np.frombuffer(raw, dtype=np.int32)).replace(-1, None))  # noqa: E731
     cols += [codes(raw_kind, ["Existing", "Additions", "Removals"]).alias("kind"),
@@ -319,7 +317,7 @@ def schedule_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -
 _OCCUPANCY_SPANS = ("m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb", "free")
 
 
-def _block_lines(part: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame | None:
+def block_lines(part: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame | None:
     """The continuation lines of `part`'s records, when the compiled readers can take them (all
     spanned, in one block); else None."""
     lines = cont.join(part.select("rec"), on="rec", how="semi")
@@ -328,7 +326,7 @@ def _block_lines(part: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame | None:
     return lines
 
 
-def _not_taken(part: pl.DataFrame, rec: np.ndarray) -> pl.DataFrame:
+def not_taken(part: pl.DataFrame, rec: np.ndarray) -> pl.DataFrame:
     """The records of `part` with no row in `rec` (refused, or with no line): the polars path decides."""
     taken = pl.DataFrame({"rec": np.unique(rec)}).cast(pl.UInt32)
     return part.select("rec").join(taken, on="rec", how="anti")
@@ -344,13 +342,13 @@ def occupancy_rows(
     got = occupancy_scan(part, cont, blocks)
     if got is None:
         return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
-    return occupancy_frame(*got), _not_taken(part, np.frombuffer(got[0][0], dtype=np.int32))
+    return occupancy_frame(*got), not_taken(part, np.frombuffer(got[0][0], dtype=np.int32))
 
 
 def occupancy_scan(part: pl.DataFrame, cont: pl.DataFrame,
                    blocks: tuple[Bytes, ...]) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], Bytes] | None:
     """`_scan.occupancy` over the records' lines, and their block; None: not the scanner's (occupancy_rows)."""
-    lines = _block_lines(part, cont)
+    lines = block_lines(part, cont)
     if lines is None:
         return None
     data = blocks[lines["_piece"][0]]
@@ -364,27 +362,27 @@ def occupancy_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) 
     rec = np.frombuffer(raw_rec, dtype=np.int32)
     spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_OCCUPANCY_SPANS))
     cols = [pl.Series("rec", rec).cast(pl.UInt32)]
-    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_OCCUPANCY_SPANS)]
+    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_OCCUPANCY_SPANS)]
     counts = np.frombuffer(raw_jobs, dtype=np.int32)
     items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
-    jobs = _strings(data, items[:, 0], items[:, 1], "item").to_arrow()
+    jobs = string_views(data, items[:, 0], items[:, 1], "item").to_arrow()
     offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
-    cols.insert(7, _lists(jobs, offsets, "m_jobs_list", counts >= 0))
+    cols.insert(7, list_series(jobs, offsets, "m_jobs_list", counts >= 0))
     return pl.DataFrame(cols)
 
 
-_SECTION_SPANS = ("section", "type_code", "job_id", "job_name", "user", "class", "shares", "order", "qshares",
+SECTION_SPANS = ("section", "type_code", "job_id", "job_name", "user", "class", "shares", "order", "qshares",
                   "threads", "memory_gb", "nquest", "remaining", "init_wait", "max_processes")
 
 
 def section_spans(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]) -> tuple[Bytes, Any, Any] | None:
-    """(block, record numbers, spans per _SECTION_SPANS field) of the rows `_scan.sections` reads; None: two blocks."""
-    if (lines := _block_lines(part, cont)) is None:
+    """(block, record numbers, spans per SECTION_SPANS field) of the rows `_scan.sections` reads; None: two blocks."""
+    if (lines := block_lines(part, cont)) is None:
         return None
     data = blocks[lines["_piece"][0]]
     rec, spans, _ = _scan.sections(data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32)
                                            for c in ("rec", "_s", "_e")])
-    return data, np.frombuffer(rec, np.int32), np.frombuffer(spans, np.int32).reshape(-1, 2 * len(_SECTION_SPANS))
+    return data, np.frombuffer(rec, np.int32), np.frombuffer(spans, np.int32).reshape(-1, 2 * len(SECTION_SPANS))
 
 
 def section_rows(
@@ -398,5 +396,5 @@ def section_rows(
         return pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32}), part.select("rec")
     data, rec, spans = got
     cols = [pl.Series("rec", rec).cast(pl.UInt32)]
-    cols += [_strings(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_SECTION_SPANS)]
-    return pl.DataFrame(cols), _not_taken(part, rec)
+    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(SECTION_SPANS)]
+    return pl.DataFrame(cols), not_taken(part, rec)

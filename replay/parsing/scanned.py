@@ -33,11 +33,11 @@ try:
 except ImportError:  # pragma: no cover - built by `pip install`; without a compiler, polars does it all
     COMPILED = False
 _K_HEADER, _K_MAYBE = 1, 2
-_FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
+FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
 _TS_NONE = np.iinfo(np.int64).min
 
 
-def _strings(data: Bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
+def string_views(data: Bytes, starts: np.ndarray, ends: np.ndarray, name: str) -> pl.Series:
     """Zero-copy string column over `data` (one Arrow string view per span; a span the scanner
     marked absent, start -1, is null)."""
     missing = np.flatnonzero(starts < 0) if len(starts) and starts.min() < 0 else ()
@@ -115,7 +115,7 @@ def _piece(piece: Piece) -> tuple[Bytes, pl.DataFrame, pl.DataFrame, np.ndarray,
     lines = pl.DataFrame({
         "file": pl.Series(np.full(n, piece.file, dtype=np.uint16)),
         "line": pl.Series(np.arange(piece.first_line, piece.first_line + n, dtype=np.uint32)),
-        "text": _strings(data, cols[:, 0], cols[:, 1], "text"),
+        "text": string_views(data, cols[:, 0], cols[:, 1], "text"),
         "_s": pl.Series(cols[:, 0]), "_e": pl.Series(cols[:, 1]),  # where the line lies, for schedule()
     })
     at = np.flatnonzero(kind == _K_HEADER)
@@ -140,9 +140,9 @@ def _piece(piece: Piece) -> tuple[Bytes, pl.DataFrame, pl.DataFrame, np.ndarray,
 def _field(data: Bytes, head: np.ndarray, name: str) -> pl.Series:
     """The header field `name` (or ts_text) of canonical headers, from their spans."""
     if name == "ts_text":
-        return _strings(data, head[:, 0], head[:, 0] + 24, name)
-    c = _FIELD_COLS[name]
-    return _strings(data, head[:, c], head[:, c + 1], name)
+        return string_views(data, head[:, 0], head[:, 0] + 24, name)
+    c = FIELD_COLS[name]
+    return string_views(data, head[:, c], head[:, c + 1], name)
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class Scanned(Records):
 
 
 # the text columns `with_strings` builds (tid is read as a number, as the polars path casts it)
-_TEXT_COLUMNS = ("ts_text", *[f for f in _FIELD_COLS if f != "tid"])
+_TEXT_COLUMNS = ("ts_text", *[f for f in FIELD_COLS if f != "tid"])
 
 
 def with_strings(recs: Records, frame: pl.DataFrame, names: Sequence[str]) -> pl.DataFrame:
@@ -177,7 +177,7 @@ def header_strings(recs: Records, rec: np.ndarray, names: Sequence[str]) -> list
         return [_field(data, head, name) for name in names]
     out = []
     for name in names:  # rows in several blocks: one views array over all of them (rare: a chunk across files)
-        lo, hi = (0, 0) if name == "ts_text" else (_FIELD_COLS[name], _FIELD_COLS[name] + 1)
+        lo, hi = (0, 0) if name == "ts_text" else (FIELD_COLS[name], FIELD_COLS[name] + 1)
         starts, ends = head[:, lo], head[:, hi] + (24 if name == "ts_text" else 0)
         views = np.zeros((len(rec), 4), dtype=np.int32)
         for p in np.unique(piece).tolist():

@@ -11,7 +11,7 @@ import polars as pl
 
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, TARGETS
 from replay.parsing.chunks import Bytes
-from replay.parsing.scan import _SECTION_SPANS, Bucket, RawRows, section_spans
+from replay.parsing.scan import SECTION_SPANS, Bucket, RawRows, section_spans
 
 FAMILY = "sched_sections"
 
@@ -37,10 +37,10 @@ def with_sections(raw: Sequence[object], part: pl.DataFrame, cont: pl.DataFrame,
     code = FAMILY_CODE[FAMILY]
     if (old.codes[where] != code).any():
         return None
-    columns = (*old.bucket.columns, *[c for c in _SECTION_SPANS if c not in old.bucket.columns])
+    columns = (*old.bucket.columns, *[c for c in SECTION_SPANS if c not in old.bucket.columns])
     spans = np.full((len(old.rows) + len(srec), 2 * len(columns)), -1, dtype=np.int32)
     spans[:len(old.rows), :old.spans.shape[1]] = old.spans
-    for i, name in enumerate(_SECTION_SPANS):
+    for i, name in enumerate(SECTION_SPANS):
         j = columns.index(name)
         spans[len(old.rows):, 2 * j:2 * j + 2] = sspans[:, 2 * i:2 * i + 2]
     at = np.concatenate((old.rows, where))

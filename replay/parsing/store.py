@@ -44,7 +44,7 @@ def _parquet_writer(path: str | Path, schema: pa.Schema) -> pq.ParquetWriter:
 
 
 @lru_cache(maxsize=None)
-def _arrow_schema(name: str) -> pa.Schema:
+def arrow_schema(name: str) -> pa.Schema:
     return conform(pl.DataFrame(), SCHEMAS[name]).to_arrow().schema
 
 
@@ -71,7 +71,7 @@ class ParquetSink:
     def add(self, tables: Mapping[str, Frame]) -> None:
         """Queue one chunk's rows (the previous chunk's must be written first: bounded memory); a
         table the compiled scanner built (a pyarrow Table, in its schema's types) goes as it is."""
-        batch = {name: _as_schema(df.to_arrow(), _arrow_schema(name)) if isinstance(df, pl.DataFrame) else df
+        batch = {name: _as_schema(df.to_arrow(), arrow_schema(name)) if isinstance(df, pl.DataFrame) else df
                  for name, df in tables.items() if (df.height if isinstance(df, pl.DataFrame) else df.num_rows)}
         self._wait()
         self._pending = self._pool.submit(self._write, batch)
@@ -80,7 +80,7 @@ class ParquetSink:
         for name, table in batch.items():
             if name not in self.writers:
                 path = self.root / f"{name}.parquet"
-                self.writers[name] = _parquet_writer(path, _arrow_schema(name))
+                self.writers[name] = _parquet_writer(path, arrow_schema(name))
             self.writers[name].write_table(table)
 
     def _wait(self) -> None:
@@ -108,7 +108,7 @@ class ParquetSink:
                 self.writers[name].close()
             else:
                 # a writer closed with no rows (pq.write_table would import pandas: a quarter second)
-                _parquet_writer(self.root / f"{name}.parquet", _arrow_schema(name)).close()
+                _parquet_writer(self.root / f"{name}.parquet", arrow_schema(name)).close()
         return [self.root / f"{name}.parquet" for name in SCHEMAS]
 
 

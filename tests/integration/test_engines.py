@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from polars.testing import assert_frame_equal
 
-from replay.parsing.scan import COMPILED
+from replay.parsing.scanned import COMPILED
 from tests.helpers import parsed
 
 

@@ -1,4 +1,4 @@
-"""The eviction and allotment tables typed in C (replay.parsing.columns_events, columns._plain)
+"""The eviction and allotment tables typed in C (replay.parsing.columns_events, columns.plain_table)
 against the polars reference, on hand-worked logs (expected rows read off the lines) and
 Hypothesis-generated ones, chunk by chunk and across chunks (stitch's share orders)."""
 

@@ -1,0 +1,96 @@
+"""Arrow arrays over the compiled scanner's buffers and over numpy, built without a copy and
+without pyarrow.compute: the pieces every table typed in C (replay.parsing.columns*) is made of."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from replay.parsing.scanned import COMPILED
+
+if COMPILED:
+    from replay.parsing import _scan
+
+
+def from_scanner(kind: Any, n: int, got: tuple[Any, ...]) -> pa.Array:
+    """An Arrow array over the scanner's buffers: (nulls, validity, values) or (nulls, validity,
+    offsets, data)."""
+    nulls, validity, *buffers = got
+    valid = None if validity is None else pa.py_buffer(validity)
+    return pa.Array.from_buffers(kind, n, [valid, *[pa.py_buffer(b) for b in buffers]], null_count=nulls)
+
+
+def numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) -> pa.Array:
+    """An Arrow array over a numpy array (`present`: which rows are not null)."""
+    absent = 0 if present is None else int(len(present) - present.sum())
+    valid = pa.py_buffer(np.packbits(present, bitorder="little")) if present is not None and absent else None
+    return pa.Array.from_buffers(kind, len(values), [valid, pa.py_buffer(np.ascontiguousarray(values))],
+                                 null_count=absent)
+
+
+def names_column(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
+    """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
+    encoded = [(n or "").encode() for n in names]
+    lengths = np.array([len(b) for b in encoded], dtype=np.int64)[at]
+    offsets = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if len(at) and (at == at[0]).all():  # a chunk's rows mostly share one file
+        data = encoded[int(at[0])] * len(at)
+    else:
+        flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+        starts = np.concatenate(([0], np.cumsum([len(b) for b in encoded])))[at]
+        # byte j of the column is byte (j - its row's offset) of its row's name
+        row = np.repeat(np.arange(len(at)), lengths)
+        data = flat[starts[row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
+    present = np.array([n is not None for n in names], dtype=bool)[at]
+    return with_validity(pa.large_string(), len(at), [pa.py_buffer(offsets), pa.py_buffer(data)], present)
+
+
+def with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
+    """An Arrow array of `buffers`, null where not `present`."""
+    absent = int(n - present.sum())
+    valid = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
+    return pa.Array.from_buffers(kind, n, [valid, *buffers], null_count=absent, children=children)
+
+
+TYPE_CODES = {pl.Int64: 0, pl.Float64: 1, pl.Boolean: 2, pl.String: 3}  # csrc/arrow.h COL_*
+ARROW_TYPES = {pl.Int64: pa.int64(), pl.Float64: pa.float64(), pl.Boolean: pa.bool_(), pl.String: pa.large_string()}
+def span_column(spans: np.ndarray, columns: tuple[str, ...], name: str) -> np.ndarray:
+    """(start, end) per row of a bucket column (-1, -1 for every row where the bucket has none)."""
+    if name not in columns:
+        return np.full((len(spans), 2), -1, dtype=np.int32)
+    i = columns.index(name)
+    return spans[:, 2 * i:2 * i + 2]
+
+
+def typed_spans(data: Any, spans: list[np.ndarray], types: list[Any]) -> list[pa.Array] | None:
+    """Span columns typed in C (`_scan.typed`): an Arrow array per column (None: a value refused)."""
+    n = len(spans[0])
+    matrix = np.ascontiguousarray(np.hstack(spans), dtype=np.int32)
+    got = _scan.typed(data, matrix, len(spans), bytes(TYPE_CODES[t] for t in types))
+    return None if got is None else [from_scanner(ARROW_TYPES[t], n, col) for t, col in zip(types, got)]
+
+
+def int_values(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """An int64 Arrow array's values (a copy, to change) and which are present."""
+    return np.frombuffer(array.buffers()[1], dtype=np.int64, count=len(array)).copy(), present_rows(array)
+
+
+def present_rows(array: pa.Array) -> np.ndarray:
+    """Which rows of an Arrow array are not null (its validity bits; no pyarrow.compute)."""
+    valid = array.buffers()[0]
+    if valid is None or array.null_count == 0:
+        return np.ones(len(array), dtype=bool)
+    return np.unpackbits(np.frombuffer(valid, dtype=np.uint8), bitorder="little", count=len(array)).astype(bool)
+
+
+def table_of(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
+    """The table `name` from its columns, in its schema's order and types."""
+    from replay.parsing.store import arrow_schema
+
+    schema = arrow_schema(name)
+    return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
