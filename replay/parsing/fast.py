@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import polars as pl
 
+from replay.parsing.records import full_bodies
+
 
 _I = r"-?\d+"
 _SHARE = r"(?P<host>\S+)\.(?P<share_id>\d+)"
@@ -139,6 +141,13 @@ REGEXES: dict[str, str] = {
         rf"^(?P<host>\S+) (?P<share_id>{_I}) (?P<uuid>[0-9a-fA-F-]{{8,}}) procs (?P<count>{_I}) shares left "
         rf"(?P<free_shares>{_I}) / (?P<share_order>{_I})$"
     ),
+    # the bootstrap records the grammar alone read (lark loaded for them, 0.1 s of start-up): the class
+    # table's title, header and rule (no table: only whether they parse counts) and the JD host
+    "class_table_title": r"^Classes:$",
+    "class_table_header": (r"^Class +Name +Policy +Prio +Wgt +AbsCap +InitCap +Dbling +Prdct +PFudge +Shr +Enforce "
+                           r"+Nodepool$"),
+    "class_table_rule": r"^-{2,}(?: +-{2,})*$",
+    "jd_host_class": r"^(?P<value>jd\.host\.class=\S+ jd\.host\.user=\S+)$",
 }
 
 
@@ -354,8 +363,17 @@ def _sched_sections(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
 
 
 # family -> handler(records of the family, continuation lines) -> (rows, failures)
+def _np_nodes(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """printNodepool's node list when it is `<None>` (the grammar's row with no field); a list of
+    nodes goes on to the grammar. The whole body, as the grammar reads it (blank lines trimmed)."""
+    texts = full_bodies(part, cont)
+    none = texts["text"] == "<None>"
+    return texts.filter(none).select("rec"), texts.filter(~none).select("rec")
+
+
 HANDLERS: dict[str, Callable[[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = {
     "do_expansion": _explode_expansions,
+    "np_nodes": _np_nodes,
     "schedule_state": _schedule_state,
     "occupancy_table": _occupancy_table,
     "sched_sections": _sched_sections,
