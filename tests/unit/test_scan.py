@@ -595,3 +595,69 @@ def test_debug_schedule_sections_read_as_the_grammar_reads_them(tmp_path_factory
             lines.insert(min(at, len(lines)), line)
         text += [_SCHEDULE, *lines, "", ""]
     _same_as_grammar(tmp_path_factory, "\n".join(text) + "\n", ("jobs",))
+
+
+# -- the bootstrap records the regexes and handlers read so that lark need not load ---------------
+
+_BOOT_TOKENS = {
+    "class_table_title": ["Classes:", "Classes", ":", "Class"],
+    "class_table_header": ("Class Name Policy Prio Wgt AbsCap InitCap Dbling Prdct PFudge Shr Enforce Nodepool "
+                           "Names -- x").split(),
+    "class_table_rule": ["--", "-----", "-", "---x", "x", "-1", "==", "---------"],
+    "jd_host_class": ["jd.host.class=JobDriver", "jd.host.user=System", "jd.host.class=", "jd.host.user=",
+                      "jd.host.class=a=b", "x", "jd.host.class=JobDriver jd.host.user=System"],
+    "np_nodes": ["<None>", "node01", "<none>", "None", "7"],
+}
+
+
+def _boot_body(data, family: str) -> str:
+    tokens = data.draw(st.lists(st.sampled_from(_BOOT_TOKENS[family]), min_size=1, max_size=4))
+    if family == "class_table_header" and data.draw(st.booleans()):
+        tokens = _BOOT_TOKENS[family][:13]  # the canonical header, with odd gaps
+    gaps = data.draw(st.lists(st.sampled_from([" ", " ", "  ", "\t", " \t"]), min_size=len(tokens) + 1,
+                              max_size=len(tokens) + 1))
+    return "".join(g + t for g, t in zip(gaps, tokens)) + (gaps[-1] if data.draw(st.booleans()) else "")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(sorted(_BOOT_TOKENS)), st.data())
+def test_bootstrap_records_read_without_lark_are_read_as_the_grammar_reads_them(family, data):
+    """Whatever the regex path or a handler takes, the grammar takes with the same fields (the
+    class table's title, header and rule feed no table: only that they parse counts)."""
+    from replay.parsing import fast
+
+    bodies = [data.draw(st.sampled_from(_BOOT_TOKENS[family])), _boot_body(data, family), _boot_body(data, family)]
+    part = pl.DataFrame({"rec": range(len(bodies)), "body": bodies}, schema={"rec": pl.UInt32, "body": pl.String})
+    lines = st.lists(st.sampled_from(["", "  ", "node02", "<None>"]), max_size=2)
+    more = data.draw(lines) if family == "np_nodes" else []
+    cont = pl.DataFrame({"rec": [0] * len(more), "text": more}, schema={"rec": pl.UInt32, "text": pl.String})
+    rows, failed = fast.fast_rows(family, part, cont)
+    took = set(part["rec"].to_list()) - set(failed["rec"].to_list())
+    assert set(rows["rec"].to_list()) == took
+    expected, refused = _lark_rows(family, part, cont)
+    assert not took & set(refused["rec"].to_list()), f"taken but the grammar rejects: {bodies}, {more}"
+    if family in TARGETS:
+        def fields(frame: pl.DataFrame) -> list[dict]:
+            return [{k: v for k, v in row.items() if v is not None} for row in frame.sort("rec").to_dicts()]
+
+        assert fields(rows) == fields(expected.filter(pl.col("rec").is_in(list(took))))
+
+
+def test_the_canonical_bootstrap_records_are_read_without_lark():
+    """The bodies as the RM prints them (fixtures/a_tiny/rm.log): every one taken by the regex path
+    or a handler, with the grammar's fields."""
+    from replay.parsing import fast
+
+    bodies = {"class_table_title": "Classes:",
+              "class_table_header": "Class Name      Policy Prio   Wgt AbsCap InitCap Dbling  Prdct  PFudge   Shr "
+                                    "Enforce Nodepool",
+              "class_table_rule": "------------ ----------- ---- ----- ------ ------- ------ ------ ------- -----",
+              "jd_host_class": "jd.host.class=JobDriver jd.host.user=System",
+              "np_nodes": "<None>"}
+    no_cont = pl.DataFrame(schema={"rec": pl.UInt32, "text": pl.String})
+    for family, body in bodies.items():
+        part = pl.DataFrame({"rec": [7], "body": [body]}, schema={"rec": pl.UInt32, "body": pl.String})
+        rows, failed = fast.fast_rows(family, part, no_cont)
+        assert failed.is_empty() and rows["rec"].to_list() == [7], family
+    part = pl.DataFrame({"rec": [7], "body": [bodies["jd_host_class"]]}, schema={"rec": pl.UInt32, "body": pl.String})
+    assert fast.fast_rows("jd_host_class", part, no_cont)[0]["value"].to_list() == [bodies["jd_host_class"]]
