@@ -363,12 +363,37 @@ def _sched_sections(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
 
 
 # family -> handler(records of the family, continuation lines) -> (rows, failures)
+# the grammar's nodes_list splits a token such as "12," into INT and WORD: such a token, or any byte
+# its lexer reads otherwise (other blanks, non-ASCII), leaves the record to the grammar
+_NODE_TOKEN = re.compile(r"-?\d+|[^\s\d-][^\s]*|-(?:[^\s\d][^\s]*)?")
+_NODE_TEXT = re.compile(r"[\x21-\x7e \t\f\r\n]+")
+
+
+def _node_list(text: str) -> list[str] | None:
+    """The grammar's nodes_list of `text` (tokens over lines, none lost), or None: left to it."""
+    lines = text.split("\n")
+    if not _NODE_TEXT.fullmatch(text) or not lines[0].split() or text.startswith("<None>"):
+        return None
+    tokens = [t for line in lines for t in line.replace("\t", " ").replace("\f", " ").replace("\r", " ").split(" ")
+              if t]
+    return tokens if all(_NODE_TOKEN.fullmatch(t) for t in tokens) else None
+
+
 def _np_nodes(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """printNodepool's node list when it is `<None>` (the grammar's row with no field); a list of
-    nodes goes on to the grammar. The whole body, as the grammar reads it (blank lines trimmed)."""
-    texts = full_bodies(part, cont)
-    none = texts["text"] == "<None>"
-    return texts.filter(none).select("rec"), texts.filter(~none).select("rec")
+    """printNodepool's node list (`<None>`: the grammar's row with no field), read from the whole
+    body as the grammar reads it (trimmed); a body it would lex otherwise goes on to the grammar."""
+    recs, lists, failed = [], [], []
+    for rec, text in full_bodies(part, cont).iter_rows():
+        got = [] if text == "<None>" else _node_list(text or "")
+        if got is None:
+            failed.append(rec)
+        else:
+            recs.append(rec)
+            lists.append(got or None)
+    rows = pl.DataFrame({"rec": recs}, schema={"rec": pl.UInt32})
+    if any(lists):
+        rows = rows.with_columns(pl.Series("nodes_list", lists, dtype=pl.List(pl.String)))
+    return rows, pl.DataFrame({"rec": failed}, schema={"rec": pl.UInt32})
 
 
 HANDLERS: dict[str, Callable[[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = {

@@ -606,7 +606,7 @@ _BOOT_TOKENS = {
     "class_table_rule": ["--", "-----", "-", "---x", "x", "-1", "==", "---------"],
     "jd_host_class": ["jd.host.class=JobDriver", "jd.host.user=System", "jd.host.class=", "jd.host.user=",
                       "jd.host.class=a=b", "x", "jd.host.class=JobDriver jd.host.user=System"],
-    "np_nodes": ["<None>", "node01", "<none>", "None", "7"],
+    "np_nodes": ["<None>", "node01", "<none>", "None", "7", "-5", "12,", "--", "-x", "5-", "<None>x", "a.b"],
 }
 
 
@@ -628,7 +628,7 @@ def test_bootstrap_records_read_without_lark_are_read_as_the_grammar_reads_them(
 
     bodies = [data.draw(st.sampled_from(_BOOT_TOKENS[family])), _boot_body(data, family), _boot_body(data, family)]
     part = pl.DataFrame({"rec": range(len(bodies)), "body": bodies}, schema={"rec": pl.UInt32, "body": pl.String})
-    lines = st.lists(st.sampled_from(["", "  ", "node02", "<None>"]), max_size=2)
+    lines = st.lists(st.sampled_from(["", "  ", "node02", "<None>", "n1 n2", " 3 ", "4,"]), max_size=2)
     more = data.draw(lines) if family == "np_nodes" else []
     cont = pl.DataFrame({"rec": [0] * len(more), "text": more}, schema={"rec": pl.UInt32, "text": pl.String})
     rows, failed = fast.fast_rows(family, part, cont)
