@@ -49,6 +49,7 @@ _RMJOB = ("{type_code,job_id:typed} {job_name} {user} {class} {shares:int} {orde
           "{threads:int} {memory_gb:int} {nquest:int} {remaining:int} {init_wait} {max_processes:int}")
 _MACHINE = "{m_host} {m_blacklisted} {m_order:int} {m_active:int} {m_unused:int} {memory_mb:int}"
 _LOOP = "{_:dashes} {epoch:int} {_:dashes}"
+_DOWN = "<Host dead:|Host offline:|Host dead/offline:>{down}"
 
 TEMPLATES: dict[str, str | tuple[str, ...]] = {
     # -- bootstrap: classes, users, nodepools (printClass, printUser, printNodepool, initClasses)
@@ -126,6 +127,24 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "node_added": tuple(f"Nodepool: {{nodepool}} Host added: {{_}} : {{host}} Nodefile: {{text_word}} shares "
                         f"{{share_order:int}} total {{count:int}}: {_MACHINE} {jobs}"
                         for jobs in ("<none>", "{m_jobs_list:ints+}")),
+    "node_missed": "*** Missed heartbeat *** {host} count[ {count:int} ]",
+    "node_missed_recorded": "{host} Missed heartbeat count {count:int}",
+    "node_missed_time": "{host} Time to record misssed heartbeat {count:int}",
+    "node_death_notice": "*** ! Notification of node death: {host}",
+    "node_death": "***Purging machine*** {host} due to missed heartbeats. THreshold: {count:int}",
+    "node_disabled": "Nodepool: {nodepool} Host disabled: {host} Looking for shares to clear",
+    "node_not_purged": "Nodepool: {nodepool} " + _DOWN + " {host} Not purging {text:rest}",
+    "node_completed": "Nodepool: {nodepool} " + _DOWN + " {host} Mark service/pop completed.",
+    "node_bad_virtual": ("ERROR: bad virtual machine list. {host} order {_:int} v_order {count:int} "
+                         "r_order {share_order:int}"),
+    "node_virtual_fill": tuple(f"{{host}} found a {r}share of size {{_:int}} on a machine with {o}{{count:int}} "
+                               "free slots - set free=0" for r in ("", "RESERVE ") for o in ("", "only ")),
+    "node_heartbeat_reset": "{host} Reset heartbeat to {count:int} from {_:int}",
+    "node_heartbeat_reset_time": "{host} Time to reset heartbeat {count:int}",
+    "node_recovers": "*** Node recovers *** {host}",
+    "node_recover": "RECOVER NODE {host}",
+    "node_vary_off": "VaryOff: {host} - OK.",
+    "node_vary_on": "VaryOn: Nodepool {nodepool} - Machine marked online: {host}",
     "node_blacklist": ("{host} {share_id:int} {uuid:uuid} procs {count:int} "
                        "shares left {free_shares:int} / {share_order:int}"),
     # -- job caps
