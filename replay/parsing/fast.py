@@ -148,6 +148,8 @@ REGEXES: dict[str, str] = {
                            r"+Nodepool$"),
     "class_table_rule": r"^-{2,}(?: +-{2,})*$",
     "jd_host_class": r"^(?P<value>jd\.host\.class=\S+ jd\.host\.user=\S+)$",
+    # the C defrag table reads it otherwise: the regex path sends the chunk's defrag rows the reference way
+    "rich_retry": r"^Could not clear sufficient space from rich candidates\.(?: +(?P<text>\S.*))?$",
 }
 
 
@@ -396,9 +398,26 @@ def _np_nodes(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.
     return rows, pl.DataFrame({"rec": failed}, schema={"rec": pl.UInt32})
 
 
+# a WORD or INT token the grammar's lexer reads whole (not "12," an INT and a WORD)
+_TOK = r"(?:-?\d+|[^\s\d-]\S*|-(?:[^\s\d]\S*)?)"
+_PURGE = (rf"^Nodepool: (?P<nodepool>{_TOK}) (?P<down>Host dead:|Host offline:|Host dead/offline:) "
+          rf"(?P<work_type>{_TOK}) purge: (?P<host>{_TOK})$",
+          rf"^Nodepool: (?P<nodepool>{_TOK}) Purge (?P<work_type>{_TOK}) on dead/offline: (?P<host>{_TOK})$")
+
+
+def _node_purge(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Both shapes of a purge (the 2.0.x one names no HOST_DOWN); other bodies go on to the grammar."""
+    first = part.select("rec", pl.col("body").str.extract_groups(_PURGE[0]).alias("g")).unnest("g")
+    second = part.select("rec", pl.col("body").str.extract_groups(_PURGE[1]).alias("g")).unnest("g")
+    a, b = first["host"].is_not_null(), second["host"].is_not_null() & first["host"].is_null()
+    rows = pl.concat([first.filter(a), second.filter(b)], how="diagonal_relaxed").sort("rec", maintain_order=True)
+    return rows, part.filter(~(a | b)).select("rec")
+
+
 HANDLERS: dict[str, Callable[[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = {
     "do_expansion": _explode_expansions,
     "np_nodes": _np_nodes,
+    "node_purge": _node_purge,
     "schedule_state": _schedule_state,
     "occupancy_table": _occupancy_table,
     "sched_sections": _sched_sections,

@@ -630,6 +630,11 @@ _BOOT_TOKENS = {
     "class_table_rule": ["--", "-----", "-", "---x", "x", "-1", "==", "---------"],
     "jd_host_class": ["jd.host.class=JobDriver", "jd.host.user=System", "jd.host.class=", "jd.host.user=",
                       "jd.host.class=a=b", "x", "jd.host.class=JobDriver jd.host.user=System"],
+    "rich_retry": ["Could not clear sufficient space from rich candidates.", "Retrying", "with", "all", "candidates.",
+                   "x", "Could"],
+    "node_purge": ["Nodepool: np2a Host dead: Job purge: n01", "Nodepool: np Purge Service on dead/offline: n02",
+                   "Nodepool:", "np2a", "12,", "-5", "Host dead:", "Host", "dead:", "Job", "purge:", "Purge",
+                   "on", "dead/offline:", "n01.sim"],
     "np_nodes": ["<None>", "node01", "<none>", "None", "7", "-5", "12,", "--", "-x", "5-", "<None>x", "a.b"],
 }
 
@@ -685,3 +690,21 @@ def test_the_canonical_bootstrap_records_are_read_without_lark():
         assert failed.is_empty() and rows["rec"].to_list() == [7], family
     part = pl.DataFrame({"rec": [7], "body": [bodies["jd_host_class"]]}, schema={"rec": pl.UInt32, "body": pl.String})
     assert fast.fast_rows("jd_host_class", part, no_cont)[0]["value"].to_list() == [bodies["jd_host_class"]]
+
+
+def test_purges_the_handler_takes_are_the_grammars():
+    """node_purge (two tables, so no template): both shapes taken with the grammar's fields; a token
+    the grammar lexes as two ("12,": INT and WORD), other blanks or spacing go on to the grammar."""
+    from replay.parsing import fast
+
+    bodies = ["Nodepool: np2a Host dead: Job purge: np2a01.sim.ducc",
+              "Nodepool: --default-- Purge Service on dead/offline: n02.sim.ducc",
+              "Nodepool: 12, Host dead: Job purge: n01", "Nodepool: np Host  dead: Job purge: n01",
+              "Nodepool: np Host offline: Job purge: 7,", "Nodepool: np\tPurge Service on dead/offline: n02",
+              "Nodepool: -5 Host dead/offline: 3 purge: -x"]
+    part = pl.DataFrame({"rec": range(len(bodies)), "body": bodies}, schema={"rec": pl.UInt32, "body": pl.String})
+    rows, failed = fast.fast_rows("node_purge", part, pl.DataFrame())
+    assert rows["rec"].to_list() == [0, 1, 6] and failed["rec"].to_list() == [2, 3, 4, 5]
+    expected, _ = _lark_rows("node_purge", part, pl.DataFrame())
+    want = expected.filter(pl.col("rec").is_in([0, 1, 6]))
+    assert rows.select(want.columns).to_dicts() == want.to_dicts()
