@@ -145,6 +145,9 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "node_recover": "RECOVER NODE {host}",
     "node_vary_off": "VaryOff: {host} - OK.",
     "node_vary_on": "VaryOn: Nodepool {nodepool} - Machine marked online: {host}",
+    "node_reactivated": tuple(f"Nodepool: {{nodepool}} Host reactivated {{host}} shares {{share_order:int}} {total}"
+                              f"{_MACHINE} {jobs}" for total in ("", "total {count:int}: ")
+                              for jobs in ("<none>", "{m_jobs_list:ints+}")),
     "node_blacklist": ("{host} {share_id:int} {uuid:uuid} procs {count:int} "
                        "shares left {free_shares:int} / {share_order:int}"),
     # -- job caps
