@@ -29,6 +29,8 @@ _RMJOB = (
 )
 # the grammar's NUM | INT: a double as Java prints it, or an integer
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|NaN|Infinity)"
+# the grammar's REST, stripped: from a non-blank to a non-blank
+_TEXT = r"(?P<text>\S(?:.*\S)?)"
 # a plain character class: nested quantifiers here cost 10x in the capture engine
 _VALUES = r"(?P<values_list>[-0-9 ]*)"
 
@@ -148,8 +150,14 @@ REGEXES: dict[str, str] = {
                            r"+Nodepool$"),
     "class_table_rule": r"^-{2,}(?: +-{2,})*$",
     "jd_host_class": r"^(?P<value>jd\.host\.class=\S+ jd\.host\.user=\S+)$",
+    # the counts families with a reason (a template's `text` would send every chunk's counts the
+    # reference way, `columns._counts`): the regex path sends only the chunks that have one
+    "defer": rf"^{_TEXT}$",
+    "res_deferred": rf"^Deferred because +{_TEXT}$",
+    "fixed_deferring": rf"^Deferring, +{_TEXT}$",
+    "fixed_out_of_shares": rf"^Nodepool is out of shares: +{_TEXT}$",
     # the C defrag table reads it otherwise: the regex path sends the chunk's defrag rows the reference way
-    "rich_retry": r"^Could not clear sufficient space from rich candidates\.(?: +(?P<text>\S.*))?$",
+    "rich_retry": rf"^Could not clear sufficient space from rich candidates\.(?: +{_TEXT})?$",
 }
 
 

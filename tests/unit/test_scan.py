@@ -163,14 +163,10 @@ def test_the_counts_and_event_families_lark_alone_read_before():
     cases = {
         "fixed_available": (["available shares of order 2 in np: 14", "available shares of order 2 in np: x",
                              "available shares of order 2 in np:14"], {0}),
-        "fixed_deferring": (["Deferring, insufficient shares.", "Deferring,"], {0}),
-        "fixed_out_of_shares": (["Nodepool is out of shares: np1 has 0", "Nodepool is out of shares:"], {0}),
         "res_counting": (["Counting full machines for R.7", "Counting full machines for R_7",
                           "Counting full machines for J.7 now"], {0}),
         "res_granted": (["Request is granted a machine for reservation.",
                          "Request is granted a machine for reservation"], {0}),
-        "res_deferred": (["Deferred because insufficient resources are available.", "Deferred because"], {0}),
-        "defer": (["Deferred because allotment exceeded by user bob", "x"], {0, 1}),
         "ev_no_state": (["No state from Orchestrator", "No state from Orchestrator yet"], {0}),
         "ev_gone": (["Gone", "Gone away"], {0}),
         "job_refused": (["Refusal: Job 7 is not authorized", "Too many processes"], {0, 1}),
@@ -635,6 +631,10 @@ _BOOT_TOKENS = {
     "node_purge": ["Nodepool: np2a Host dead: Job purge: n01", "Nodepool: np Purge Service on dead/offline: n02",
                    "Nodepool:", "np2a", "12,", "-5", "Host dead:", "Host", "dead:", "Job", "purge:", "Purge",
                    "on", "dead/offline:", "n01.sim"],
+    "defer": ["Deferred", "because", "x", "\u00a0y", "allotment", "-"],
+    "res_deferred": ["Deferred because", "Deferred", "because", "insufficient", "x.", "because:"],
+    "fixed_deferring": ["Deferring,", "Deferring", ",", "insufficient", "shares."],
+    "fixed_out_of_shares": ["Nodepool is out of shares:", "Nodepool", "is", "out", "of", "shares:", "np1"],
     "np_nodes": ["<None>", "node01", "<none>", "None", "7", "-5", "12,", "--", "-x", "5-", "<None>x", "a.b"],
 }
 
