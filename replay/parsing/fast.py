@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import polars as pl
 
+from replay.parsing.records import full_bodies
+
 
 _I = r"-?\d+"
 _SHARE = r"(?P<host>\S+)\.(?P<share_id>\d+)"
@@ -27,6 +29,8 @@ _RMJOB = (
 )
 # the grammar's NUM | INT: a double as Java prints it, or an integer
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|NaN|Infinity)"
+# the grammar's REST, stripped: from a non-blank to a non-blank
+_TEXT = r"(?P<text>\S(?:.*\S)?)"
 # a plain character class: nested quantifiers here cost 10x in the capture engine
 _VALUES = r"(?P<values_list>[-0-9 ]*)"
 
@@ -139,6 +143,21 @@ REGEXES: dict[str, str] = {
         rf"^(?P<host>\S+) (?P<share_id>{_I}) (?P<uuid>[0-9a-fA-F-]{{8,}}) procs (?P<count>{_I}) shares left "
         rf"(?P<free_shares>{_I}) / (?P<share_order>{_I})$"
     ),
+    # the bootstrap records the grammar alone read (lark loaded for them, 0.1 s of start-up): the class
+    # table's title, header and rule (no table: only whether they parse counts) and the JD host
+    "class_table_title": r"^Classes:$",
+    "class_table_header": (r"^Class +Name +Policy +Prio +Wgt +AbsCap +InitCap +Dbling +Prdct +PFudge +Shr +Enforce "
+                           r"+Nodepool$"),
+    "class_table_rule": r"^-{2,}(?: +-{2,})*$",
+    "jd_host_class": r"^(?P<value>jd\.host\.class=\S+ jd\.host\.user=\S+)$",
+    # the counts families with a reason (a template's `text` would send every chunk's counts the
+    # reference way, `columns._counts`): the regex path sends only the chunks that have one
+    "defer": rf"^{_TEXT}$",
+    "res_deferred": rf"^Deferred because +{_TEXT}$",
+    "fixed_deferring": rf"^Deferring, +{_TEXT}$",
+    "fixed_out_of_shares": rf"^Nodepool is out of shares: +{_TEXT}$",
+    # the C defrag table reads it otherwise: the regex path sends the chunk's defrag rows the reference way
+    "rich_retry": rf"^Could not clear sufficient space from rich candidates\.(?: +{_TEXT})?$",
 }
 
 
@@ -354,8 +373,59 @@ def _sched_sections(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFram
 
 
 # family -> handler(records of the family, continuation lines) -> (rows, failures)
+# the grammar's nodes_list splits a token such as "12," into INT and WORD: such a token, or any byte
+# its lexer reads otherwise (other blanks, non-ASCII), leaves the record to the grammar
+_NODE_TOKEN = re.compile(r"-?\d+|[^\s\d-][^\s]*|-(?:[^\s\d][^\s]*)?")
+_NODE_TEXT = re.compile(r"[\x21-\x7e \t\f\r\n]+")
+
+
+def _node_list(text: str) -> list[str] | None:
+    """The grammar's nodes_list of `text` (tokens over lines, none lost), or None: left to it."""
+    lines = text.split("\n")
+    if not _NODE_TEXT.fullmatch(text) or not lines[0].split() or text.startswith("<None>"):
+        return None
+    tokens = [t for line in lines for t in line.replace("\t", " ").replace("\f", " ").replace("\r", " ").split(" ")
+              if t]
+    return tokens if all(_NODE_TOKEN.fullmatch(t) for t in tokens) else None
+
+
+def _np_nodes(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """printNodepool's node list (`<None>`: the grammar's row with no field), read from the whole
+    body as the grammar reads it (trimmed); a body it would lex otherwise goes on to the grammar."""
+    recs, lists, failed = [], [], []
+    for rec, text in full_bodies(part, cont).iter_rows():
+        got = [] if text == "<None>" else _node_list(text or "")
+        if got is None:
+            failed.append(rec)
+        else:
+            recs.append(rec)
+            lists.append(got or None)
+    rows = pl.DataFrame({"rec": recs}, schema={"rec": pl.UInt32})
+    if any(lists):
+        rows = rows.with_columns(pl.Series("nodes_list", lists, dtype=pl.List(pl.String)))
+    return rows, pl.DataFrame({"rec": failed}, schema={"rec": pl.UInt32})
+
+
+# a WORD or INT token the grammar's lexer reads whole (not "12," an INT and a WORD)
+_TOK = r"(?:-?\d+|[^\s\d-]\S*|-(?:[^\s\d]\S*)?)"
+_PURGE = (rf"^Nodepool: (?P<nodepool>{_TOK}) (?P<down>Host dead:|Host offline:|Host dead/offline:) "
+          rf"(?P<work_type>{_TOK}) purge: (?P<host>{_TOK})$",
+          rf"^Nodepool: (?P<nodepool>{_TOK}) Purge (?P<work_type>{_TOK}) on dead/offline: (?P<host>{_TOK})$")
+
+
+def _node_purge(part: pl.DataFrame, _cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Both shapes of a purge (the 2.0.x one names no HOST_DOWN); other bodies go on to the grammar."""
+    first = part.select("rec", pl.col("body").str.extract_groups(_PURGE[0]).alias("g")).unnest("g")
+    second = part.select("rec", pl.col("body").str.extract_groups(_PURGE[1]).alias("g")).unnest("g")
+    a, b = first["host"].is_not_null(), second["host"].is_not_null() & first["host"].is_null()
+    rows = pl.concat([first.filter(a), second.filter(b)], how="diagonal_relaxed").sort("rec", maintain_order=True)
+    return rows, part.filter(~(a | b)).select("rec")
+
+
 HANDLERS: dict[str, Callable[[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]] = {
     "do_expansion": _explode_expansions,
+    "np_nodes": _np_nodes,
+    "node_purge": _node_purge,
     "schedule_state": _schedule_state,
     "occupancy_table": _occupancy_table,
     "sched_sections": _sched_sections,

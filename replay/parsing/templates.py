@@ -49,6 +49,7 @@ _RMJOB = ("{type_code,job_id:typed} {job_name} {user} {class} {shares:int} {orde
           "{threads:int} {memory_gb:int} {nquest:int} {remaining:int} {init_wait} {max_processes:int}")
 _MACHINE = "{m_host} {m_blacklisted} {m_order:int} {m_active:int} {m_unused:int} {memory_mb:int}"
 _LOOP = "{_:dashes} {epoch:int} {_:dashes}"
+_DOWN = "<Host dead:|Host offline:|Host dead/offline:>{down}"
 
 TEMPLATES: dict[str, str | tuple[str, ...]] = {
     # -- bootstrap: classes, users, nodepools (printClass, printUser, printNodepool, initClasses)
@@ -106,7 +107,7 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "needy_assign": "Assign: {host,share_id:share}",
     "rich_candidate_job": "Job {donor_job:int} is a candidate with processes[ {shares:int} ] qshares[ {qshares:int} ]",
     # -- evictions
-    "evict_header": "Counted Current Needed Order ({nodepool})",
+    "evict_header": ("Counted Current Needed Order ({nodepool})", "{nodepool} Counted Current Needed Order"),
     "evict_row": "{counted:int} {current:int} {needed:int} {order:int}",
     "evict_recurse": "<Recurse to|Return from>{recurse} {text:rest}",
     "non_preemptable": "Found non-preemptable share {share_id:int} {text:rest}",
@@ -126,6 +127,27 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "node_added": tuple(f"Nodepool: {{nodepool}} Host added: {{_}} : {{host}} Nodefile: {{text_word}} shares "
                         f"{{share_order:int}} total {{count:int}}: {_MACHINE} {jobs}"
                         for jobs in ("<none>", "{m_jobs_list:ints+}")),
+    "node_missed": "*** Missed heartbeat *** {host} count[ {count:int} ]",
+    "node_missed_recorded": "{host} Missed heartbeat count {count:int}",
+    "node_missed_time": "{host} Time to record misssed heartbeat {count:int}",
+    "node_death_notice": "*** ! Notification of node death: {host}",
+    "node_death": "***Purging machine*** {host} due to missed heartbeats. THreshold: {count:int}",
+    "node_disabled": "Nodepool: {nodepool} Host disabled: {host} Looking for shares to clear",
+    "node_not_purged": "Nodepool: {nodepool} " + _DOWN + " {host} Not purging {text:rest}",
+    "node_completed": "Nodepool: {nodepool} " + _DOWN + " {host} Mark service/pop completed.",
+    "node_bad_virtual": ("ERROR: bad virtual machine list. {host} order {_:int} v_order {count:int} "
+                         "r_order {share_order:int}"),
+    "node_virtual_fill": tuple(f"{{host}} found a {r}share of size {{_:int}} on a machine with {o}{{count:int}} "
+                               "free slots - set free=0" for r in ("", "RESERVE ") for o in ("", "only ")),
+    "node_heartbeat_reset": "{host} Reset heartbeat to {count:int} from {_:int}",
+    "node_heartbeat_reset_time": "{host} Time to reset heartbeat {count:int}",
+    "node_recovers": "*** Node recovers *** {host}",
+    "node_recover": "RECOVER NODE {host}",
+    "node_vary_off": "VaryOff: {host} - OK.",
+    "node_vary_on": "VaryOn: Nodepool {nodepool} - Machine marked online: {host}",
+    "node_reactivated": tuple(f"Nodepool: {{nodepool}} Host reactivated {{host}} shares {{share_order:int}} {total}"
+                              f"{_MACHINE} {jobs}" for total in ("", "total {count:int}: ")
+                              for jobs in ("<none>", "{m_jobs_list:ints+}")),
     "node_blacklist": ("{host} {share_id:int} {uuid:uuid} procs {count:int} "
                        "shares left {free_shares:int} / {share_order:int}"),
     # -- job caps
@@ -163,6 +185,10 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "find_machines": "counted {counted:int} current {current:int} needed {needed:int} order {order:int}",
     "find_machines_preempt": "Setup preemptions. Have {count:int} free machines, needed {needed:int}",
     "fixed_assign": "<Assign(H):|Assign(V):|Assign:>{assign} {nqm:nqm}",
+    "fixed_available": "available shares of order {order:int} in np: {count:int}",
+    "res_counting": "Counting full machines for {type_code,job_id:ref}",
+    "res_granted": "Request is granted a machine for reservation.",
+    "freeable_bypass": "Bypass because machine {host} {text:rest}",
     "freeable_enter": "Enter nodepool {nodepool} preemptables.size() = {count:int}",
     "freeable_order": ("Machines to search in order: {hosts_list:words*}", "Machines to search: {hosts_list:words*}"),
     "freeable_examining": "Examining {host}",
@@ -184,6 +210,9 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "ev_non_schedulable": "Received non-schedulable job, state = {state_to}",
     "ev_remove_unschedulable": "Removing unschedulable: {state_from} -> {state_to}",
     "ev_state": "<[P]|[S]|[R]|[SPR]>{tag} State: {state_from} -> {state_to}",
+    "ev_no_state": "No state from Orchestrator",
+    "ev_gone": "Gone",
+    "job_refused": "{text:rest}",
     "ev_discarded": "Orchestrator event is discarded: {text:rest}",
     "ev_no_active": "There are no active jobs in map {text:rest}",
     "job_max_shares": ("Max shares adjusted from {_:int} to {max_processes:int} (incoming)",

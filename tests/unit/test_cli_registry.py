@@ -60,14 +60,19 @@ def test_parse_loads_neither_rmref_nor_pyarrow_compute(tmp_path):
 
 
 def test_lark_loads_only_for_a_record_only_the_grammar_reads(tmp_path):
-    """a_tiny's bootstrap (nodepools, classes, properties) goes through the grammar; its cycles
-    after line 700 do not, so a log cut there (mid-stream) parses without loading lark."""
+    """a_tiny, from its RM start (the nodepool, class table, properties, JD host) to its last cycle,
+    parses without loading lark, every record read; a log cut mid-stream too. A node list with a
+    token the grammar's lexer splits ("12,": an INT and a WORD; read by the grammar alone) loads
+    it, and still parses."""
     lines = (ROOT / "fixtures" / "a_tiny" / "rm.log").read_text().splitlines(keepends=True)
+    assert "<None>" in lines[4] and any("jd.host.class=" in line for line in lines[:200])
     (tmp_path / "rm.log").write_text("".join(lines[699:]))
     code = ("import sys; from replay.parsing import pipeline; r = pipeline.parse(sys.argv[1:]); "
             "sys.exit(10 * ('lark' in sys.modules) + (r.summary.unparsed != 0) + (r.summary.cycles == 0))")
-    assert subprocess.run([sys.executable, "-c", code, str(tmp_path / "rm.log")], cwd=ROOT).returncode == 0
-    code = ("import sys; from replay.parsing import pipeline; pipeline.parse(sys.argv[1:]); "
-            "sys.exit('lark' not in sys.modules)")
-    assert subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures" / "a_tiny" / "rm.log")],
-                          cwd=ROOT).returncode == 0
+    for log in (ROOT / "fixtures" / "a_tiny" / "rm.log", tmp_path / "rm.log"):
+        assert subprocess.run([sys.executable, "-c", code, str(log)], cwd=ROOT).returncode == 0, log
+    (tmp_path / "nodes.log").write_text("".join(lines[:4] + [lines[4].replace("<None>", "node01 12, node02")]
+                                                + lines[5:]))
+    code = ("import sys; from replay.parsing import pipeline; r = pipeline.parse(sys.argv[1:]); "
+            "sys.exit(10 * ('lark' not in sys.modules) + (r.summary.unparsed != 0))")
+    assert subprocess.run([sys.executable, "-c", code, str(tmp_path / "nodes.log")], cwd=ROOT).returncode == 0
