@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 import polars as pl
 
-from replay.parsing import columns_schedule, columns_text, steps
+from replay.parsing import columns_schedule, columns_small, columns_text, steps
 from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
@@ -170,9 +170,11 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     recs = record_columns(records, info, names) if raw else None
     mine = columns_schedule.build(raw or {}, recs, buckets)
     texts = columns_text.build(raw or {}, recs)
-    buckets = {**buckets, **mine.frames, **texts.frames} if mine.frames or texts.frames else buckets
-    compiled: dict[str, Frame] = {**mine.tables, **texts.tables}
-    others = {b: rows for b, rows in (raw or {}).items() if b != columns_text.BUCKET}
+    small = columns_small.build(raw or {}, recs)
+    frames = {**mine.frames, **texts.frames, **small.frames}
+    buckets = {**buckets, **frames} if frames else buckets
+    compiled: dict[str, Frame] = {**mine.tables, **texts.tables, **small.tables}
+    others = {b: rows for b, rows in (raw or {}).items() if b != columns_text.BUCKET and b not in columns_small.BUCKETS}
     for bucket, parts in columns_schedule.owned(others).items():
         built = compiled_table(bucket, parts, recs)
         if built is None:  # the C code left this chunk to the reference step
@@ -190,7 +192,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         return conform(step(rows) if step else rows, SCHEMAS[name])
 
     # only the columns its rows carry (the fill comes once, at the end)
-    spanning = {name: compact(get(name)) for name in SPANNING if name in buckets}
+    spanning = {**{name: compact(get(name)) for name in SPANNING if name in buckets}, **small.spanning}
     schedule = None if "schedule" in compiled else steps.schedule(get("_schedule_lines"))
     placements = (steps.placements(get("_placement_lines"), schedule)
                   if schedule is not None and "_placement_lines" in buckets else None)

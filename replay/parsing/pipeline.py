@@ -34,7 +34,7 @@ from replay.parsing import columns_text
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
 from replay.parsing.columns_expansions import merged_rows
 from replay.parsing.columns_schedule import BlockRows
-from replay.parsing.pools import pool_rows
+from replay.parsing.pools import pool_rows, pool_scan, taken_all
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.unparsed import damaged_records, orphans, unexpected_continuations, unparsed_table
@@ -441,6 +441,11 @@ def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str,
         if got is not None and not got[0][4]:  # the scanner refused no record
             raw["_schedule_lines"] = [BlockRows("_schedule_lines", *got)]
             del parts["schedule_state"]
+    if "pool_tables" in parts and "pool_tables" in compiled:  # replay.parsing.columns_small
+        pools = pool_scan(parts["pool_tables"], recs.continuations, recs.blocks)
+        if pools is not None and taken_all(parts["pool_tables"], pools):
+            raw["pool_tables"] = [pools]
+            del parts["pool_tables"]
     if "occupancy_table" in parts and "_occupancy_lines" in compiled:
         part = parts["occupancy_table"]
         got = occupancy_scan(part, recs.continuations, recs.blocks)
