@@ -159,7 +159,7 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: pl.DataFrame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
+                   unparsed: Frame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
                    strings: Strings | None = None) -> tuple[dict[str, Frame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
@@ -229,7 +229,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "occupancy": table("occupancy", "_occupancy_lines", steps.occupancy),
         "pool_tables": table("pool_tables", "pool_tables"),
         "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
-        "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
+        "unparsed": unparsed if not isinstance(unparsed, pl.DataFrame) else conform(unparsed, SCHEMAS["unparsed"]),
     }
     tables.update(compiled)
     cycles = int((records["_code"].to_numpy() == FAMILY_CODE["schedule_sent"]).sum())

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from replay.parsing import columns, columns_small
+from replay.parsing import columns, columns_small, pipeline
 from replay.parsing.pipeline import parse
 
 _RESET = "01 Jan 2015 00:01:00,000  INFO RM.NodePool - N/A T[19] reset  {body}"
@@ -141,3 +141,47 @@ def test_cycle_rows_without_a_time_go_the_reference_way(tmp_path):
         reference = parse([str(path)]).tables["cycles"]
     assert got == []
     assert_frame_equal(compiled, reference, check_exact=True)
+
+
+def _unparsed(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """unparsed built from spans and the reference way, and how many chunks were built from spans."""
+    path = tmp_path / "rm.log"
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    built = []
+    real = pipeline.unexpected_table
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(pipeline, "unexpected_table", lambda *a: built.append(real(*a)) or built[-1])
+        compiled = parse([str(path)]).tables["unparsed"]
+        m.setattr(columns, "COMPILED_TABLES", {})
+        reference = parse([str(path)]).tables["unparsed"]
+    return compiled, reference, sum(t is not None for t in built)
+
+
+_ARRIVALS = _AT.format(m=0, s=0, cls="Scheduler", method="nodeArrives", body="Total arrivals: 9")
+_SENT_AT = _AT.format(m=0, s=5, cls="JobManagerConverter", method="createState", body="Schedule sent to Orchestrator")
+
+
+def test_lines_inside_a_single_line_record_are_built_from_spans(tmp_path):
+    compiled, reference, built = _unparsed(tmp_path, [_ARRIVALS, "%%%% corrupted %%%%", "   ", "]]]]}}}}", _SENT_AT,
+                                                      _ARRIVALS, "xxxx"])
+    assert built == 1
+    assert_frame_equal(compiled, reference, check_exact=True)
+    why = "unexpected line inside a Scheduler.nodeArrives record (interleaved or wrapped output)"
+    # the blank line is no news; the stray line after the last schedule has no cycle
+    assert compiled.rows() == [("rm.log", 2, "%%%% corrupted %%%%", why, 1), ("rm.log", 4, "]]]]}}}}", why, 1),
+                               ("rm.log", 7, "xxxx", why, None)]
+
+
+def test_another_unparsed_line_sends_the_table_the_reference_way(tmp_path):
+    # a line before the first record header: not a line inside a record, the reference joins them all
+    compiled, reference, built = _unparsed(tmp_path, ["orphan text", _ARRIVALS, "%%%% corrupted %%%%", _SENT_AT])
+    assert built == 0
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled["line"].to_list() == [1, 3]
+
+
+def test_bad_utf8_sends_the_unparsed_table_the_reference_way(tmp_path):
+    compiled, reference, built = _unparsed(tmp_path, [_ARRIVALS, "caf\udce9 corrupted", _SENT_AT])
+    assert built == 0
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled["text"].to_list() == ["caf\ufffd corrupted"]
