@@ -4,8 +4,13 @@ test per way a chunk goes the reference way."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from replay.parsing import columns, columns_small, pipeline
@@ -185,3 +190,18 @@ def test_bad_utf8_sends_the_unparsed_table_the_reference_way(tmp_path):
     assert built == 0
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled["text"].to_list() == ["caf\ufffd corrupted"]
+
+
+# stray lines of text, blanks and a non-ASCII letter (at an edge the blank test goes the reference way)
+_STRAY = st.text(st.sampled_from(" \t%@]x9\u00e9"), max_size=8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(_STRAY, max_size=3)), min_size=1, max_size=5))
+def test_generated_stray_lines_give_the_reference_unparsed_table(records):
+    lines = []
+    for sent, strays in records:
+        lines += [_SENT_AT if sent else _ARRIVALS, *strays]
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled, reference, _ = _unparsed(Path(tmp), lines)
+    assert_frame_equal(compiled, reference, check_exact=True)
