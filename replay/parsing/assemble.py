@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 import polars as pl
 
-from replay.parsing import columns_schedule, columns_text, steps
+from replay.parsing import columns_schedule, columns_small, columns_text, steps
 from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
@@ -159,7 +159,7 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: pl.DataFrame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
+                   unparsed: Frame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
                    strings: Strings | None = None) -> tuple[dict[str, Frame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
@@ -170,9 +170,11 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     recs = record_columns(records, info, names) if raw else None
     mine = columns_schedule.build(raw or {}, recs, buckets)
     texts = columns_text.build(raw or {}, recs)
-    buckets = {**buckets, **mine.frames, **texts.frames} if mine.frames or texts.frames else buckets
-    compiled: dict[str, Frame] = {**mine.tables, **texts.tables}
-    others = {b: rows for b, rows in (raw or {}).items() if b != columns_text.BUCKET}
+    small = columns_small.build(raw or {}, recs)
+    frames = {**mine.frames, **texts.frames, **small.frames}
+    buckets = {**buckets, **frames} if frames else buckets
+    compiled: dict[str, Frame] = {**mine.tables, **texts.tables, **small.tables}
+    others = {b: rows for b, rows in (raw or {}).items() if b != columns_text.BUCKET and b not in columns_small.BUCKETS}
     for bucket, parts in columns_schedule.owned(others).items():
         built = compiled_table(bucket, parts, recs)
         if built is None:  # the C code left this chunk to the reference step
@@ -190,7 +192,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         return conform(step(rows) if step else rows, SCHEMAS[name])
 
     # only the columns its rows carry (the fill comes once, at the end)
-    spanning = {name: compact(get(name)) for name in SPANNING if name in buckets}
+    spanning = {**{name: compact(get(name)) for name in SPANNING if name in buckets}, **small.spanning}
     schedule = None if "schedule" in compiled else steps.schedule(get("_schedule_lines"))
     placements = (steps.placements(get("_placement_lines"), schedule)
                   if schedule is not None and "_placement_lines" in buckets else None)
@@ -227,7 +229,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "occupancy": table("occupancy", "_occupancy_lines", steps.occupancy),
         "pool_tables": table("pool_tables", "pool_tables"),
         "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
-        "unparsed": conform(unparsed, SCHEMAS["unparsed"]),
+        "unparsed": unparsed if not isinstance(unparsed, pl.DataFrame) else conform(unparsed, SCHEMAS["unparsed"]),
     }
     tables.update(compiled)
     cycles = int((records["_code"].to_numpy() == FAMILY_CODE["schedule_sent"]).sum())

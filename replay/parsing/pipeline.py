@@ -34,10 +34,11 @@ from replay.parsing import columns_text
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of, to_polars
 from replay.parsing.columns_expansions import merged_rows
 from replay.parsing.columns_schedule import BlockRows
-from replay.parsing.pools import pool_rows
+from replay.parsing.pools import pool_rows, pool_scan, taken_all
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.unparsed import damaged_records, orphans, unexpected_continuations, unparsed_table
+from replay.parsing.unparsed_typed import unexpected_lines, unexpected_table
 from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
 from replay.parsing.assemble import Carry, ChunkCarry, assemble_chunk, assemble_final, compact, stitch
@@ -259,8 +260,13 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     buckets, unparsed, raw = _parse_families(trusted, recs, engine)
     unparsed.append(damaged)
     unparsed.append(orphans(recs))
-    unparsed.append(_unexpected(trusted, recs))
-    unparsed_frame = unparsed_table(unparsed, lines.frame, records, recs.continuations, names, chunk.last)
+    hit, read = unexpected_lines(trusted, recs)
+    typed = not lines.bad_utf8_lines and read and hit.size and not any(p.height for p in unparsed)
+    # the lines inside single-line records the chunk's only unparsed lines: built from their spans
+    unparsed_frame = unexpected_table(trusted, recs, hit, names, chunk.last) if typed else None
+    if unparsed_frame is None:
+        unparsed.append(_unexpected(trusted, recs, hit, read))
+        unparsed_frame = unparsed_table(unparsed, lines.frame, records, recs.continuations, names, chunk.last)
     # the scanner's records carry no header text: the tables build the columns they read, for their rows
     strings = partial(header_strings, recs) if "ts_text" not in records.columns else None
     tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw, strings)
@@ -271,23 +277,17 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
         tables=tables, carry=carry, lines=lines.frame.select("file", "line", "text") if keep_lines else None,
         bytes=chunk.size, line_count=lines.frame.height, records=records.height,
         continuation_lines=recs.continuations.height, orphan_lines=recs.orphans.height,
-        unparsed=unparsed_frame.height, bad_utf8_lines=lines.bad_utf8_lines, families=families,
+        unparsed=len(unparsed_frame), bad_utf8_lines=lines.bad_utf8_lines, families=families,
         first_ts=stamps[0] if stamps is not None else None,
         last_ts=stamps[-1] if stamps is not None else None,
     )
 
 
-def _unexpected(records: pl.DataFrame, recs: Records) -> pl.DataFrame:
-    """unexpected_continuations of the continuation lines of single-line records only (most chunks
-    have none: the frame of every continuation line is not joined)."""
-    single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
-    single[records["rec"].to_numpy()] = ~np.isin(records["_code"].to_numpy(), _MULTILINE_CODES)
-    hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
-    blank = columns_text.blank_lines(recs, hit) if hit.size else None
-    if blank is not None:  # read from the lines' spans: no frame of them unless one has text
-        hit = hit[~blank]
+def _unexpected(records: pl.DataFrame, recs: Records, hit: np.ndarray, read: bool) -> pl.DataFrame:
+    """unexpected_continuations of the continuation lines `hit` of single-line records only (most chunks
+    have none: the frame of every continuation line is not joined); `read`: the blank ones are out already."""
     cont = recs.continuations[hit] if hit.size else recs.continuations.clear()
-    if hit.size and blank is None:  # blank lines are no news (unexpected_continuations skips them too)
+    if hit.size and not read:  # blank lines are no news (unexpected_continuations skips them too)
         cont = cont.filter(pl.col("text").str.strip_chars() != "")
     if not cont.height:
         return _NOTHING_UNEXPECTED
@@ -297,7 +297,6 @@ def _unexpected(records: pl.DataFrame, recs: Records) -> pl.DataFrame:
 
 _NOTHING_UNEXPECTED = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String,
                                            "reason": pl.String})
-_MULTILINE_CODES = np.array([FAMILY_CODE[f] for f in MULTILINE], dtype=np.int32)
 
 
 def _route(records: pl.DataFrame, recs: Records | None = None) -> pl.DataFrame:
@@ -441,6 +440,11 @@ def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str,
         if got is not None and not got[0][4]:  # the scanner refused no record
             raw["_schedule_lines"] = [BlockRows("_schedule_lines", *got)]
             del parts["schedule_state"]
+    if "pool_tables" in parts and "pool_tables" in compiled:  # replay.parsing.columns_small
+        pools = pool_scan(parts["pool_tables"], recs.continuations, recs.blocks)
+        if pools is not None and taken_all(parts["pool_tables"], pools):
+            raw["pool_tables"] = [pools]
+            del parts["pool_tables"]
     if "occupancy_table" in parts and "_occupancy_lines" in compiled:
         part = parts["occupancy_table"]
         got = occupancy_scan(part, recs.continuations, recs.blocks)

@@ -1,0 +1,69 @@
+"""The unparsed table of a chunk whose only unparsed lines are lines inside single-line records
+(unparsed.unexpected_continuations), built from the scanner's spans of those lines as Arrow arrays
+(replay.parsing.arrays), not framed by polars.
+
+The reference is `unparsed.unparsed_table` over `pipeline._unexpected`'s rows. A chunk with any other
+unparsed line (a damaged record, a line before the first record, a record the grammar rejected or no
+route knows), or with bad UTF-8, or whose lines have no spans or lie in two blocks, or where `_scan.typed`
+refuses a text, goes the reference way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from replay.parsing.arrays import names_column, numeric, table_of, typed_spans
+from replay.parsing import columns_text
+from replay.parsing.families import FAMILY_CODE, MULTILINE
+from replay.parsing.records import Records as Scan
+from replay.parsing.scanned import with_strings
+from replay.parsing.unparsed import line_cycles
+
+_MULTILINE_CODES = np.array([FAMILY_CODE[f] for f in MULTILINE], dtype=np.int32)
+
+
+def unexpected_lines(records: pl.DataFrame, recs: Scan) -> tuple[np.ndarray, bool]:
+    """The rows of `recs.continuations` inside single-line records of `records`, and whether the
+    blank ones are left out already (read from spans, `columns_text.blank_lines`; else the
+    reference's strip_chars decides)."""
+    single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
+    single[records["rec"].to_numpy()] = ~np.isin(records["_code"].to_numpy(), _MULTILINE_CODES)
+    hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
+    blank = columns_text.blank_lines(recs, hit) if hit.size else None
+    return (hit, False) if blank is None else (hit[~blank], True)
+
+
+def unexpected_table(records: pl.DataFrame, recs: Scan, hit: np.ndarray, names: list[str],
+                     last: bool) -> pa.Table | None:
+    """The unparsed table of the continuation lines `hit` (unexpected_lines; none other unparsed in
+    the chunk): file, line, text from their spans, the reason their record gives, the chunk cycle."""
+    cont = recs.continuations
+    piece = cont["_piece"].to_numpy()[hit]
+    if not hit.size or (piece != piece[0]).any():
+        return None
+    file = cont["file"].to_numpy()[hit].astype(np.int64)
+    line = cont["line"].to_numpy()[hit].astype(np.int64)
+    key = (file << 32) + line
+    if (np.diff(key) <= 0).any():  # not one row per line in log order: the reference sorts and dedups
+        return None
+    spans = np.stack([cont["_s"].to_numpy()[hit], cont["_e"].to_numpy()[hit]], axis=1).astype(np.int32)
+    text = typed_spans(recs.blocks[int(piece[0])], [spans], [pl.String])
+    if text is None:
+        return None
+    rec = cont["rec"].to_numpy()[hit]
+    owners, at = np.unique(rec, return_inverse=True)
+    heads = with_strings(recs, records.filter(pl.col("rec").is_in(pl.Series(owners).implode())).sort("rec"),
+                         ["cls", "method"])
+    if heads.height != len(owners):
+        return None
+    reasons = [None if cls is None or method is None else
+               f"unexpected line inside a {cls}.{method} record (interleaved or wrapped output)"
+               for cls, method in zip(heads["cls"].to_list(), heads["method"].to_list())]
+    cycle = line_cycles(pl.DataFrame({"file": file, "line": line}), records, last)
+    return table_of("unparsed", {
+        "file": names_column(file, names), "line": numeric(pa.uint32(), line.astype(np.uint32)), "text": text[0],
+        "reason": names_column(at, reasons),
+        "cycle": numeric(pa.uint32(), cycle.fill_null(0).to_numpy(), cycle.is_not_null().to_numpy()),
+    })

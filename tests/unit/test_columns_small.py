@@ -1,0 +1,207 @@
+"""The small tables typed in C (replay.parsing.columns_small) against the reference path (the
+rows framed by polars, conformed by assemble): hand-worked rows read off the log text, and one
+test per way a chunk goes the reference way."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from replay.parsing import columns, columns_small, pipeline
+from replay.parsing.pipeline import parse
+
+_RESET = "01 Jan 2015 00:01:00,000  INFO RM.NodePool - N/A T[19] reset  {body}"
+_SENT = "01 Jan 2015 00:01:10,000  INFO RM.JobManagerConverter - N/A T[19] createState  Schedule sent to Orchestrator"
+_RULE = " " + "-" * 40
+_BLOCK = ["Nodepool {pool} depth {depth}: ",
+          "             Order    0    1    2    3 ",
+          "  nMachinesByOrder    0    0    2    1 ",
+          "  vMachinesByOrder    0    0    0    0 ",
+          "    nSharesByOrder    0    5    2    1 "]
+
+
+def _block(pool: str, depth: int) -> list[str]:
+    return [line.format(pool=pool, depth=depth) for line in _BLOCK]
+
+
+def _both(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """pool_tables built in C and the reference way, and how many chunks C built."""
+    path = tmp_path / "rm.log"
+    path.write_text("\n".join(lines) + "\n")
+    built = []
+    real = columns_small.pool_table
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(columns_small, "pool_table", lambda *a: built.append(real(*a)) or built[-1])
+        compiled = parse([str(path)]).tables["pool_tables"]
+        m.setattr(columns, "COMPILED_TABLES", {})
+        reference = parse([str(path)]).tables["pool_tables"]
+    return compiled, reference, sum(t is not None for t in built)
+
+
+def test_pool_tables_rows_are_typed_in_c(tmp_path):
+    compiled, reference, built = _both(tmp_path, [
+        _RESET.format(body="Scheduling Tables:"), _RULE, *_block("--default--", 0), *_block("nd1", 1), _RULE, "",
+        _SENT])
+    assert built == 1
+    assert_frame_equal(compiled, reference, check_exact=True)
+    # read off the log text: per nodepool block, its three rows under the Order header and their numbers
+    assert compiled.select("nodepool", "depth", "table_row", "values").rows() == [
+        ("--default--", 0, "nMachinesByOrder", [0, 0, 2, 1]), ("--default--", 0, "vMachinesByOrder", [0, 0, 0, 0]),
+        ("--default--", 0, "nSharesByOrder", [0, 5, 2, 1]), ("nd1", 1, "nMachinesByOrder", [0, 0, 2, 1]),
+        ("nd1", 1, "vMachinesByOrder", [0, 0, 0, 0]), ("nd1", 1, "nSharesByOrder", [0, 5, 2, 1])]
+    assert set(compiled["line"].to_list()) == {1} and set(compiled["cycle"].to_list()) == {1}
+    assert compiled["ts"][0].isoformat() == "2015-01-01T00:01:00"
+
+
+def test_a_record_the_grammar_reads_sends_the_table_the_reference_way(tmp_path):
+    # "Scheduling Tables: more": a body with more on its line is the grammar's; the chunk's records
+    # are not all the scanner's, so C builds nothing
+    compiled, reference, built = _both(tmp_path, [
+        _RESET.format(body="Scheduling Tables:"), _RULE, *_block("a", 0), _RULE, "",
+        _RESET.format(body="Scheduling Tables: more"), _RULE, *_block("b", 0), _RULE, "", _SENT])
+    assert built == 0
+    assert_frame_equal(compiled, reference, check_exact=True)
+
+
+def test_a_value_c_will_not_type_sends_the_table_the_reference_way(tmp_path):
+    # a depth beyond int64: `_scan.typed` refuses it, the reference's cast gives null
+    compiled, reference, built = _both(tmp_path, [
+        _RESET.format(body="Scheduling Tables:"), _RULE, *_block("a", 99999999999999999999), _RULE, "", _SENT])
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert built == 0
+
+
+def test_a_record_without_a_time_sends_the_table_the_reference_way(tmp_path):
+    lines = [_RESET.format(body="Scheduling Tables:"), _RULE, *_block("a", 0), _RULE, "", _SENT]
+    compiled, reference, built = _both(tmp_path, [lines[0].replace("00:01:00,000", "00:01:99,000"), *lines[1:]])
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert built == 0
+
+
+_AT = "01 Jan 2015 00:{m:02d}:{s:02d},000  INFO RM.{cls} - N/A T[19] {method}  {body}"
+_DASH = "-" * 8
+
+
+def _loop(epoch: str, what: str) -> tuple[str, str, str]:
+    return "ResourceManagerComponent", "runScheduler", f"{_DASH} {epoch} {_DASH} {what} {_DASH}"
+
+
+def _cycle(epoch: str, arrivals: str = "9", new: str = "2") -> list[tuple[str, str, str]]:
+    return [_loop(epoch, "Entering scheduling loop"), ("Scheduler", "nodeArrives", f"Total arrivals: {arrivals}"),
+            ("Scheduler", "schedule", f"Scheduling {new}  new jobs.  Existing jobs: 3"),
+            ("JobManagerConverter", "createState", "Schedule sent to Orchestrator"),
+            _loop(epoch, "Scheduling loop returns ")]
+
+
+def _cycles(tmp_path, records: list[tuple[str, str, str]]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """cycles from rows typed in C and from rows framed the reference way, and how many chunks C typed."""
+    path = tmp_path / "rm.log"
+    path.write_text("\n".join(_AT.format(m=i // 60, s=i % 60, cls=c, method=m, body=b)
+                              for i, (c, m, b) in enumerate(records)) + "\n")
+    typed = []
+    real = columns_small.cycle_rows
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(columns_small, "cycle_rows", lambda *a: typed.append(real(*a)) or typed[-1])
+        compiled = parse([str(path)]).tables["cycles"]
+        m.setattr(columns, "COMPILED_TABLES", {})
+        reference = parse([str(path)]).tables["cycles"]
+    return compiled, reference, sum(t is not None for t in typed)
+
+
+def test_cycles_rows_are_typed_in_c(tmp_path):
+    compiled, reference, typed = _cycles(tmp_path, [*_cycle("6"), *_cycle("7", arrivals="10", new="0")])
+    assert typed == 1
+    assert_frame_equal(compiled, reference, check_exact=True)
+    # read off the log: a cycle per schedule sent, its loop's epoch, entry (started) and return times
+    assert compiled.select("cycle", "epoch", "total_arrivals", "new_jobs", "existing_jobs", "started",
+                           "line").rows() == [(1, 6, 9, 2, 3, True, 1), (2, 7, 10, 0, 3, True, 6)]
+    assert [t.second for t in compiled["ts_start"]] == [0, 5] and [t.second for t in compiled["ts_end"]] == [4, 9]
+
+
+def test_a_cycle_value_c_will_not_type_sends_the_rows_the_reference_way(tmp_path):
+    # arrivals beyond int64: `_scan.typed` refuses them, the reference's cast gives null
+    compiled, reference, typed = _cycles(tmp_path, [*_cycle("6", arrivals="99999999999999999999")])
+    assert typed == 0
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled["total_arrivals"].to_list() == [None]
+
+
+def test_cycle_rows_without_a_time_go_the_reference_way(tmp_path):
+    records = _cycle("6")
+    path_lines = [_AT.format(m=0, s=i, cls=c, method=m, body=b) for i, (c, m, b) in enumerate(records)]
+    path_lines[1] = path_lines[1].replace("00:00:01,000", "00:00:99,000")
+    path = tmp_path / "rm.log"
+    path.write_text("\n".join(path_lines) + "\n")
+    got = []
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(columns_small, "cycle_rows", lambda *a: got.append(a))
+        compiled = parse([str(path)]).tables["cycles"]
+        m.setattr(columns, "COMPILED_TABLES", {})
+        reference = parse([str(path)]).tables["cycles"]
+    assert got == []
+    assert_frame_equal(compiled, reference, check_exact=True)
+
+
+def _unparsed(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """unparsed built from spans and the reference way, and how many chunks were built from spans."""
+    path = tmp_path / "rm.log"
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    built = []
+    real = pipeline.unexpected_table
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(pipeline, "unexpected_table", lambda *a: built.append(real(*a)) or built[-1])
+        compiled = parse([str(path)]).tables["unparsed"]
+        m.setattr(columns, "COMPILED_TABLES", {})
+        reference = parse([str(path)]).tables["unparsed"]
+    return compiled, reference, sum(t is not None for t in built)
+
+
+_ARRIVALS = _AT.format(m=0, s=0, cls="Scheduler", method="nodeArrives", body="Total arrivals: 9")
+_SENT_AT = _AT.format(m=0, s=5, cls="JobManagerConverter", method="createState", body="Schedule sent to Orchestrator")
+
+
+def test_lines_inside_a_single_line_record_are_built_from_spans(tmp_path):
+    compiled, reference, built = _unparsed(tmp_path, [_ARRIVALS, "%%%% corrupted %%%%", "   ", "]]]]}}}}", _SENT_AT,
+                                                      _ARRIVALS, "xxxx"])
+    assert built == 1
+    assert_frame_equal(compiled, reference, check_exact=True)
+    why = "unexpected line inside a Scheduler.nodeArrives record (interleaved or wrapped output)"
+    # the blank line is no news; the stray line after the last schedule has no cycle
+    assert compiled.rows() == [("rm.log", 2, "%%%% corrupted %%%%", why, 1), ("rm.log", 4, "]]]]}}}}", why, 1),
+                               ("rm.log", 7, "xxxx", why, None)]
+
+
+def test_another_unparsed_line_sends_the_table_the_reference_way(tmp_path):
+    # a line before the first record header: not a line inside a record, the reference joins them all
+    compiled, reference, built = _unparsed(tmp_path, ["orphan text", _ARRIVALS, "%%%% corrupted %%%%", _SENT_AT])
+    assert built == 0
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled["line"].to_list() == [1, 3]
+
+
+def test_bad_utf8_sends_the_unparsed_table_the_reference_way(tmp_path):
+    compiled, reference, built = _unparsed(tmp_path, [_ARRIVALS, "caf\udce9 corrupted", _SENT_AT])
+    assert built == 0
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled["text"].to_list() == ["caf\ufffd corrupted"]
+
+
+# stray lines of text, blanks and a non-ASCII letter (at an edge the blank test goes the reference way)
+_STRAY = st.text(st.sampled_from(" \t%@]x9\u00e9"), max_size=8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(_STRAY, max_size=3)), min_size=1, max_size=5))
+def test_generated_stray_lines_give_the_reference_unparsed_table(records):
+    lines = []
+    for sent, strays in records:
+        lines += [_SENT_AT if sent else _ARRIVALS, *strays]
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled, reference, _ = _unparsed(Path(tmp), lines)
+    assert_frame_equal(compiled, reference, check_exact=True)
