@@ -35,7 +35,8 @@ COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "d
                                    "expansions": "expansions",  # and these four: replay.parsing.columns_schedule
                                    "_schedule_lines": "schedule", "_placement_lines": "placements",
                                    "_rmcounter_rows": "rmcounter", "_occupancy_lines": "occupancy",
-                                   "messages": "messages", "_unexpected_lines": "unparsed"}  # columns_text
+                                   "messages": "messages", "_unexpected_lines": "unparsed",  # columns_text
+                                   "_config_lines": "config", "_nodepool_lines": "nodepools"}  # columns_boot
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",
