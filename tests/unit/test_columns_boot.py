@@ -8,6 +8,8 @@ import gzip
 from pathlib import Path
 
 import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from replay.parsing import assemble, columns, columns_boot
@@ -145,3 +147,24 @@ def test_records_without_a_time_go_the_reference_way(tmp_path, monkeypatch):
     assert tables["config"]["key"].to_list() == [
         "reserved DRAM", "DRAM override", "scheduler", "default threads", "default tasks", "default memory",
         "default fairshare class", "default reserve", "reserve overage"]
+
+
+_HEAD = "01 Jan 2015 00:00:00,000  INFO RM.Config - N/A T[1] "
+_NAME = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12).filter(lambda s: s[0].isalpha())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(classes=st.dictionaries(_NAME, st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1, max_size=6))
+def test_generated_classes_and_pool(tmp_path, monkeypatch, classes):
+    lines = [_HEAD + "printNodepool     Nodepool --default--", _HEAD + "printNodepool        Scheduling quantum: 4",
+             _HEAD + "printNodepool        Classes: " + " ".join(classes), _HEAD + "printNodepool        No subpools."]
+    for name, (priority, weight) in classes.items():
+        lines += [_HEAD + f"printClass  Class {name}",
+                  _HEAD + f"printProperty     Priority            : {priority}",
+                  _HEAD + f"printProperty     Weight              : {weight}", _HEAD + "printClass  "]
+    with monkeypatch.context() as m:
+        tables, built = _both([_write(tmp_path, lines)], m)
+    assert built == [True, True]
+    assert tables["classes"].select("name", "priority", "weight").rows() == sorted(
+        (name, p, w) for name, (p, w) in classes.items())
+    assert tables["nodepools"].select("name", "quantum", "classes").rows() == [("--default--", 4, list(classes))]
