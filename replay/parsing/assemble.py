@@ -10,8 +10,9 @@ from functools import lru_cache
 import numpy as np
 import polars as pl
 
-from replay.parsing import columns_schedule, columns_small, columns_text, steps
-from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted
+from replay.parsing import columns_boot, columns_schedule, columns_small, columns_text, steps
+from replay.parsing.columns import (COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted,
+                                    to_polars)
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.tables import (FIXED_METHODS, I64, LEFT, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
@@ -88,7 +89,7 @@ class Carry:
 
     cycles: int = 0
     share_orders: pl.DataFrame | None = None
-    spanning: dict[str, list[pl.DataFrame]] = field(default_factory=lambda: {b: [] for b in SPANNING})
+    spanning: dict[str, list[Frame]] = field(default_factory=lambda: {b: [] for b in SPANNING})
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class ChunkCarry:
     cycles: int
     share_orders: pl.DataFrame | None
     unordered: pl.DataFrame | None
-    spanning: dict[str, pl.DataFrame]
+    spanning: dict[str, Frame]  # a boot bucket's rows typed in C: a pyarrow Table (columns_boot)
 
 
 # Buckets whose tables need the whole log: loop returns close cycles in the next chunk, and the
@@ -171,10 +172,12 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     mine = columns_schedule.build(raw or {}, recs, buckets)
     texts = columns_text.build(raw or {}, recs)
     small = columns_small.build(raw or {}, recs)
-    frames = {**mine.frames, **texts.frames, **small.frames}
+    boot = columns_boot.build(raw or {}, recs)
+    frames = {**mine.frames, **texts.frames, **small.frames, **boot.frames}
     buckets = {**buckets, **frames} if frames else buckets
     compiled: dict[str, Frame] = {**mine.tables, **texts.tables, **small.tables}
-    others = {b: rows for b, rows in (raw or {}).items() if b != columns_text.BUCKET and b not in columns_small.BUCKETS}
+    others = {b: rows for b, rows in (raw or {}).items()
+              if b != columns_text.BUCKET and b not in columns_small.BUCKETS and b not in columns_boot.BUCKETS}
     for bucket, parts in columns_schedule.owned(others).items():
         built = compiled_table(bucket, parts, recs)
         if built is None:  # the C code left this chunk to the reference step
@@ -192,7 +195,9 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         return conform(step(rows) if step else rows, SCHEMAS[name])
 
     # only the columns its rows carry (the fill comes once, at the end)
-    spanning = {**{name: compact(get(name)) for name in SPANNING if name in buckets}, **small.spanning}
+    spanning: dict[str, Frame] = {name: compact(get(name)) for name in SPANNING if name in buckets}
+    spanning.update(small.spanning)
+    spanning.update(boot.tables)
     schedule = None if "schedule" in compiled else steps.schedule(get("_schedule_lines"))
     placements = (steps.placements(get("_placement_lines"), schedule)
                   if schedule is not None and "_placement_lines" in buckets else None)
@@ -274,9 +279,14 @@ def _empty_table(name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=SCHEMAS[name])
 
 
+def _polars(rows: Frame) -> pl.DataFrame:
+    """A chunk's spanning rows as a polars frame (a boot bucket's typed in C are a pyarrow Table)."""
+    return rows if isinstance(rows, pl.DataFrame) else to_polars(rows)
+
+
 def assemble_final(carry: Carry) -> dict[str, pl.DataFrame]:
     """The tables that span the whole log: cycles, config, classes, nodepools."""
-    rows = {name: _filled(pl.concat(parts, how="diagonal_relaxed") if parts else _NO_ROWS)
+    rows = {name: _filled(pl.concat([_polars(p) for p in parts], how="diagonal_relaxed") if parts else _NO_ROWS)
             for name, parts in carry.spanning.items()}
     config = rows["_config_lines"]
     tables = {

@@ -36,7 +36,8 @@ COMPILED_TABLES: dict[str, str] = {"_cap_lines": "job_caps", "_defrag_lines": "d
                                    "_schedule_lines": "schedule", "_placement_lines": "placements",
                                    "_rmcounter_rows": "rmcounter", "_occupancy_lines": "occupancy",
                                    "messages": "messages", "_unexpected_lines": "unparsed",  # columns_text
-                                   "pool_tables": "pool_tables", "_cycle_lines": "cycles"}  # columns_small
+                                   "pool_tables": "pool_tables", "_cycle_lines": "cycles",  # columns_small
+                                   "_config_lines": "config", "_nodepool_lines": "nodepools"}  # columns_boot
 
 # _scan.caps's span fields, in its order (replay/parsing/csrc/caps.c)
 _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap", "prj_t", "prj_nth",

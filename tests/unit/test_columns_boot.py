@@ -1,0 +1,170 @@
+"""The boot tables' rows typed in C per chunk (replay.parsing.columns_boot) against the reference
+(rows_of, compact, then steps.config / classes / nodepools): hand-worked rows from the fixtures'
+bootstrap text, and one test per way a chunk goes the reference way."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from replay.parsing import assemble, columns, columns_boot
+from replay.parsing.pipeline import parse
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+BOOT = ("config", "classes", "nodepools")
+# Families the templates do not read yet (their rows come from the lark path, which sends the
+# chunk the reference way): the jd.host line and a pool's np_nodes line (`_np_nodes`).
+JD_HOST = "jd.host.class="
+
+
+def _np_nodes(line: str) -> bool:
+    """A pool's line of node names (or "<None>"), under its "Node File:" line."""
+    body = line.partition("printNodepool")[2].strip()
+    return bool(body) and ":" not in body and not body.startswith(("Nodepool ", "No subpools"))
+
+
+def _bootstrap(name: str) -> list[str]:
+    """A fixture's log lines, up to the end of its bootstrap, without the lines the lark path reads."""
+    path = FIXTURES / name / "rm.log"
+    text = path.read_text() if path.exists() else gzip.open(f"{path}.gz", "rt").read()
+    lines = text.splitlines()
+    end = next(i for i, line in enumerate(lines) if "reserve overage" in line)
+    return [line for line in lines[:end + 1] if JD_HOST not in line and not _np_nodes(line)]
+
+
+def _write(tmp_path: Path, lines: list[str], name: str = "rm.log") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _both(paths: list[Path], monkeypatch) -> tuple[dict[str, pl.DataFrame], list[bool]]:
+    """The boot tables with their rows typed in C, checked equal to the reference's, and per
+    block of rows whether C typed it."""
+    built: list[bool] = []
+    real = columns_boot.boot_rows
+    monkeypatch.setattr(columns_boot, "boot_rows", lambda *a: built.append((got := real(*a)) is not None) or got)
+    compiled = parse([str(p) for p in paths]).tables
+    with monkeypatch.context() as m:
+        m.setattr(columns, "COMPILED_TABLES", {})
+        reference = parse([str(p) for p in paths]).tables
+    for name in BOOT:
+        assert_frame_equal(compiled[name], reference[name], check_exact=True)
+    return compiled, built
+
+
+def _line(lines: list[str], text: str) -> int:
+    return next(i for i, line in enumerate(lines) if line.endswith(text)) + 1
+
+
+def test_a_tiny_bootstrap_typed_in_c(tmp_path, monkeypatch):
+    lines = _bootstrap("a_tiny")
+    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
+    assert built == [True, True]  # _config_lines, _nodepool_lines
+    assert tables["nodepools"].rows() == [
+        ("--default--", None, 100, 4, "None", None,
+         "background low normal high weekly urgent standalone fixed debug JobDriver reserve".split(), None, None,
+         "rm.log", 1)]
+    config = dict(tables["config"].select("key", "value").rows())
+    assert config["default reserve"] == "reserve"
+    assert config["scheduler"] == "org.apache.uima.ducc.rm.scheduler.NodepoolScheduler"
+    assert config["reserved DRAM"] == "0  GB"
+    assert "jd.host" not in config  # its line was left out
+    background = tables["classes"].filter(pl.col("name") == "background").row(0, named=True)
+    assert background == {
+        "name": "background", "policy": "FAIR_SHARE", "priority": 10, "weight": 1, "nodepool": "--default--",
+        "init_cap": 1, "expand_by_doubling": True, "prediction": True, "prediction_fudge": 120000, "enforce": True,
+        "max_allotment": None, "cap": "2147483647", "debug": "debug", "authorized_users": None,
+        "file": "rm.log", "line": _line(lines, "printClass  Class background")}
+
+
+def test_b_classes_class_properties_and_table_row(tmp_path, monkeypatch):
+    lines = _bootstrap("b_classes")
+    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
+    assert built == [True, True]
+    high = tables["classes"].filter(pl.col("name") == "high").row(0, named=True)
+    # "Weight : 200", "Initialization Cap : 2" and the initClasses row "high FAIR_SHARE 10 200 ..."
+    assert (high["policy"], high["priority"], high["weight"], high["init_cap"], high["nodepool"]) == (
+        "FAIR_SHARE", 10, 200, 2, "--default--")
+    assert high["line"] == _line(lines, "printClass  Class high")
+    assert tables["classes"]["name"].to_list() == sorted(
+        "background high low normal urgent JobDriver debug fixed reserve".split())
+
+
+def test_c_nodepools_tree(tmp_path, monkeypatch):
+    lines = _bootstrap("c_nodepools")
+    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
+    assert built == [True, True]
+    pools = {row[0]: row for row in tables["nodepools"].select(
+        "name", "parent", "node_file", "classes", "subpools", "nodes").rows()}
+    assert pools["big"] == ("big", "--default--", "big.nodes", ["normal-big", "reserve-big"], ["gpu"], None)
+    assert pools["gpu"] == ("gpu", "big", "gpu.nodes", ["normal-gpu", "fixed-gpu"], None, None)
+    assert pools["--default--"][1:3] == (None, "None") and pools["--default--"][4] == ["big"]
+
+
+def test_rows_from_the_lark_path_send_the_chunk_the_reference_way(tmp_path, monkeypatch):
+    lines = _bootstrap("a_tiny")
+    lark = next(line for line in (FIXTURES / "a_tiny" / "rm.log").read_text().splitlines() if JD_HOST in line)
+    tables, built = _both([_write(tmp_path, [*lines, lark])], monkeypatch)
+    assert built == [True]  # the nodepools' rows only: the config's went the reference way
+    config = dict(tables["config"].select("key", "value").rows())
+    assert config["jd.host"] == "jd.host.class=JobDriver jd.host.user=System"
+
+
+def test_rows_in_two_blocks_go_the_reference_way(tmp_path, monkeypatch):
+    lines = _bootstrap("a_tiny")
+    half = _line(lines, "printClass  Class JobDriver") - 1
+    first, second = _write(tmp_path, lines[:half], "rm.log.1"), _write(tmp_path, lines[half:], "rm.log")
+    seen: list[tuple[int, int]] = []
+    real = columns_boot.build
+    monkeypatch.setattr(assemble.columns_boot, "build", lambda raw, recs: seen.append(
+        (len(raw.get("_config_lines", ())), len(raw.get("_nodepool_lines", ())))) or real(raw, recs))
+    tables, built = _both([first, second], monkeypatch)
+    # each file is a block: both buckets have rows in both (the pools' classes are created after
+    # the class section), so neither is typed in C
+    assert seen[0] == (2, 2) and built == []
+    assert tables["classes"]["name"].to_list() == sorted(
+        "background low normal high weekly urgent standalone fixed debug JobDriver reserve".split())
+
+
+def test_a_span_typed_in_c_refuses_goes_the_reference_way(tmp_path, monkeypatch):
+    monkeypatch.setattr(columns_boot, "typed_spans", lambda *a: None)
+    tables, built = _both([_write(tmp_path, _bootstrap("a_tiny"))], monkeypatch)
+    assert built == [False, False]
+    assert tables["nodepools"]["name"].to_list() == ["--default--"]
+
+
+def test_records_without_a_time_go_the_reference_way(tmp_path, monkeypatch):
+    monkeypatch.setattr(assemble, "record_columns", lambda *a: None)
+    tables, built = _both([_write(tmp_path, _bootstrap("a_tiny"))], monkeypatch)
+    assert built == []
+    # the init lines "reserved DRAM :  0  GB" ... "reserve overage :  0  GB", in log order
+    assert tables["config"]["key"].to_list() == [
+        "reserved DRAM", "DRAM override", "scheduler", "default threads", "default tasks", "default memory",
+        "default fairshare class", "default reserve", "reserve overage"]
+
+
+_HEAD = "01 Jan 2015 00:00:00,000  INFO RM.Config - N/A T[1] "
+_NAME = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12).filter(lambda s: s[0].isalpha())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(classes=st.dictionaries(_NAME, st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1, max_size=6))
+def test_generated_classes_and_pool(tmp_path, monkeypatch, classes):
+    lines = [_HEAD + "printNodepool     Nodepool --default--", _HEAD + "printNodepool        Scheduling quantum: 4",
+             _HEAD + "printNodepool        Classes: " + " ".join(classes), _HEAD + "printNodepool        No subpools."]
+    for name, (priority, weight) in classes.items():
+        lines += [_HEAD + f"printClass  Class {name}",
+                  _HEAD + f"printProperty     Priority            : {priority}",
+                  _HEAD + f"printProperty     Weight              : {weight}", _HEAD + "printClass  "]
+    with monkeypatch.context() as m:
+        tables, built = _both([_write(tmp_path, lines)], m)
+    assert built == [True, True]
+    assert tables["classes"].select("name", "priority", "weight").rows() == sorted(
+        (name, p, w) for name, (p, w) in classes.items())
+    assert tables["nodepools"].select("name", "quantum", "classes").rows() == [("--default--", 4, list(classes))]
