@@ -195,16 +195,25 @@ def _note_machine_tie(state: DState, nj: DJob, name: str, eligible: Sequence[str
                                          (NODE_IP,), len(state.actions), tied=tuple(tied)))
 
 
+def _rm_left(state: DState, name: str) -> bool:
+    """Whether the RM cleared shares on `name` (`choose`) that no earlier round of the cycle has cleared."""
+    rm = state.choose.get(name, ())
+    return bool(rest(rm, [(a.donor_job, a.share_id) for a in state.actions if a.host == name]))
+
+
 def _rm_machines_first(state: DState, eligible: list[str]) -> list[str]:
-    """Eligible machines with those the RM cleared (`choose`) first among their open-order ties."""
+    """Eligible machines where the RM cleared what no earlier round has (`choose`, `_rm_left`) first
+    among their open-order ties. Each round meets the ties in another open order (the first in the
+    pool's node map, the later ones in the rehash of Machine.hashCode), so a machine whose RM
+    clearing is done is no longer put first."""
     if not state.choose:
         return eligible
     out = list(eligible)
     for i, name in enumerate(out):
-        if name in state.choose:
+        if _rm_left(state, name):
             continue
         ahead = next((j for j in range(i + 1, len(out))
-                      if out[j] in state.choose and name in _ip_tie(state, out[j], out)), None)
+                      if _rm_left(state, out[j]) and name in _ip_tie(state, out[j], out)), None)
         if ahead is not None:
             out.insert(i, out.pop(ahead))
     return out
