@@ -77,8 +77,8 @@ def where_time_goes(log: Path) -> dict:
 
     pipeline.stream_chunks = timed_iter("read and cut chunks", pipeline.stream_chunks)
     pipeline.scan_records = timed("scan: lines, headers, routing (C)", pipeline.scan_records)
-    pipeline._route = timed("route the rest (polars)", pipeline._route)
-    pipeline._parse_families = timed("families: templates, regexes, lark", pipeline._parse_families)
+    pipeline.route = timed("route the rest (polars)", pipeline.route)
+    pipeline.parse_families = timed("families: templates, regexes, lark", pipeline.parse_families)
     pipeline.assemble_chunk = timed("assemble the chunk's tables", pipeline.assemble_chunk)
     pipeline.stitch = timed("stitch into the log's frame", pipeline.stitch)
     pipeline.assemble_final = timed("cycles, config, classes, nodepools", pipeline.assemble_final)

@@ -9,7 +9,7 @@ family's constants, ts, cycle, file, line, job_id), carried as it is and read by
 
 A chunk whose rows lie in two blocks, whose records lack a time, or where `_scan.typed` refuses a
 span, goes the reference way (the rows framed by `fill_rows`); rows of the regex or lark paths in
-the same bucket send the chunk the reference way before this (pipeline._parse_families).
+the same bucket send the chunk the reference way before this (family_rows.parse_families).
 """
 
 from __future__ import annotations

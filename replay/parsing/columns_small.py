@@ -76,9 +76,9 @@ def pool_table(rows: PoolRows, recs: Records) -> pa.Table | None:
     values = typed_spans(rows.data, [items], [pl.Int64]) if len(items) else [pa.array([], pa.int64())]
     if typed is None or values is None:
         return None
-    offsets = np.zeros(len(rec) + 1, dtype=np.int32)
+    offsets = np.zeros(len(rec) + 1, dtype=np.int64)  # the table's large_list, so no cast (pyarrow.compute)
     np.cumsum(np.maximum(counts, 0), out=offsets[1:])
-    lists = with_validity(pa.list_(pa.int64()), len(rec), [pa.py_buffer(offsets)], counts >= 0, children=values)
+    lists = with_validity(pa.large_list(pa.int64()), len(rec), [pa.py_buffer(offsets)], counts >= 0, children=values)
     built = dict(zip(SPANS, typed))
     return table_of("pool_tables", {**built, "values": lists, **where_columns(recs, rec.astype(np.int64))})
 

@@ -26,7 +26,7 @@ from replay.parsing.scanned import COMPILED, string_views
 
 if COMPILED:
     from replay.parsing import _scan
-UNDECIDED = -2  # the compiled router leaves the record to polars (replay.parsing.pipeline._route)
+UNDECIDED = -2  # the compiled router leaves the record to polars (replay.parsing.routing.route)
 
 
 def _take(values: pl.Series, at: np.ndarray) -> pl.Series:

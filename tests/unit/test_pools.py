@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from replay.parsing import columns, pipeline
+from replay.parsing import columns, family_rows
 from replay.parsing.pipeline import parse
 
 _RESET = "01 Jan 2015 00:01:00,000  INFO RM.NodePool - N/A T[19] reset  {body}"
@@ -36,7 +36,7 @@ def _both(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     path = tmp_path / "rm.log"
     path.write_text("\n".join(lines) + "\n")
     taken = []
-    real = pipeline.pool_rows
+    real = family_rows.pool_rows
 
     def spy(part, cont, blocks):
         rows, failed = real(part, cont, blocks)
@@ -45,9 +45,9 @@ def _both(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
 
     with pytest.MonkeyPatch.context() as m:
         m.delitem(columns.COMPILED_TABLES, "pool_tables")  # the reader's rows, framed (columns_small types them)
-        m.setattr(pipeline, "pool_rows", spy)
+        m.setattr(family_rows, "pool_rows", spy)
         compiled = parse([str(path)]).tables["pool_tables"]
-        m.setattr(pipeline, "pool_rows", lambda part, cont, blocks: (pl.DataFrame({"rec": []}, schema={
+        m.setattr(family_rows, "pool_rows", lambda part, cont, blocks: (pl.DataFrame({"rec": []}, schema={
             "rec": pl.UInt32}), part.select("rec")))
         reference = parse([str(path)]).tables["pool_tables"]
     return compiled, reference, sum(taken)

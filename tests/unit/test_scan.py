@@ -11,7 +11,9 @@ from polars.testing import assert_frame_equal
 
 from replay.parsing.chunks import Piece
 from replay.parsing.families import FAMILY_CODE, GENERIC, ROUTES, TARGETS
-from replay.parsing.pipeline import _lark_rows, _route, parse
+from replay.parsing.family_rows import lark_rows
+from replay.parsing.pipeline import parse
+from replay.parsing.routing import route
 from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.scan import fill_rows, occupancy_rows, rmcounter_rows, section_rows, templated
@@ -104,7 +106,7 @@ def _agrees_with_grammar(family: str, bodies: list[str]) -> set[int]:
     if not taken.any():
         return set()
     rows = next(iter(filled.values()))
-    expected, failed = _lark_rows(family, records.filter(pl.Series(taken)).select("rec", "body"), pl.DataFrame())
+    expected, failed = lark_rows(family, records.filter(pl.Series(taken)).select("rec", "body"), pl.DataFrame())
     assert failed.is_empty(), f"a template took what the grammar rejects: {failed.to_dicts()}"
     consts = {k for t in TARGETS[family] for k in t.consts}
     for col in rows.columns:
@@ -324,8 +326,8 @@ _GROUPS = sorted(ROUTES)
 def _routed(lines: list[str]) -> tuple[list, list]:
     """(compiled, polars) family of each header line's record."""
     _, recs = scan_records([Piece(0, 1, "\n".join(lines).encode())])
-    compiled = _route(recs.records, recs)["family"].to_list()
-    by_polars = _route(full_records(recs).drop("_fam"))["family"].to_list()
+    compiled = route(recs.records, recs)["family"].to_list()
+    by_polars = route(full_records(recs).drop("_fam"))["family"].to_list()
     return compiled, by_polars
 
 
@@ -335,8 +337,8 @@ def _line(group: tuple[str, str], body: str) -> str:
 
 def test_every_route_prefix_is_in_the_compiled_subset():
     for routes in ROUTES.values():
-        for route in routes:
-            compile_prefix(route.prefix)
+        for one in routes:
+            compile_prefix(one.prefix)
 
 
 def test_syntax_outside_the_subset_is_refused_not_guessed():
@@ -436,7 +438,7 @@ def test_the_scanner_assembles_rmcounter_blocks_itself():
             "countJobShares wantedby.a =    3", "countJobShares vmachines =   0   4", "countJobShares RmCounter End"]
     text = "\n".join(_RMC + b for b in body) + "\n"
     _, recs = scan_records([Piece(0, 1, text.encode())])
-    rows = rmcounter_rows(_route(recs.records), recs.blocks)
+    rows = rmcounter_rows(route(recs.records), recs.blocks)
     assert rows is not None
     assert rows.select("entity", "weight", "wanted", "vmachines", "maxorder", "given").rows() == [
         ("a", 5, [3], [0, 4], 3, None), ("b", 7, None, [0, 4], 3, None), ("a", None, [3], [0, 4], 3, None)]
@@ -559,7 +561,7 @@ def test_occupancy_tables_read_as_the_grammar_reads_them(tmp_path_factory, table
 
 def _occupancy_scan(lines: list[str]):
     _, recs = scan_records([Piece(0, 1, "\n".join([_QUERY, *lines, ""]).encode())])
-    return occupancy_rows(_route(recs.records).select("rec"), recs.continuations, recs.blocks)
+    return occupancy_rows(route(recs.records).select("rec"), recs.continuations, recs.blocks)
 
 
 def test_the_scanner_reads_canonical_schedule_sections_itself():
@@ -569,7 +571,7 @@ def test_the_scanner_reads_canonical_schedule_sections_itself():
         _SCHEDULE, "Expanded:", "   <none>", "", "Stable :", _JOB_HEADER,
         "   J_________17 job7 bob normal 60 2 2 0 2 0 0 0 1", "   S_3 Job_Driver System normal -1 2 2 0 2 0 0 0 1",
         "Dormant:", _JOB_HEADER, "", ""]).encode())])
-    rows, failed = section_rows(_route(recs.records).select("rec"), recs.continuations, recs.blocks)
+    rows, failed = section_rows(route(recs.records).select("rec"), recs.continuations, recs.blocks)
     assert failed.is_empty()
     none = [None] * 14
     assert rows.rows() == [
@@ -578,7 +580,7 @@ def test_the_scanner_reads_canonical_schedule_sections_itself():
         (0, "Stable", "S", "3", "Job_Driver", "System", "normal", "-1", "2", "2", "0", "2", "0", "0", "0", "1"),
         (0, "Dormant", *none)]
     _, recs = scan_records([Piece(0, 1, "\n".join([_SCHEDULE, "Stable:", _JOB_HEADER, "Other:", ""]).encode())])
-    rows, failed = section_rows(_route(recs.records).select("rec"), recs.continuations, recs.blocks)
+    rows, failed = section_rows(route(recs.records).select("rec"), recs.continuations, recs.blocks)
     assert rows.is_empty() and failed["rec"].to_list() == [0]
 
 
@@ -663,7 +665,7 @@ def test_bootstrap_records_read_without_lark_are_read_as_the_grammar_reads_them(
     rows, failed = fast.fast_rows(family, part, cont)
     took = set(part["rec"].to_list()) - set(failed["rec"].to_list())
     assert set(rows["rec"].to_list()) == took
-    expected, refused = _lark_rows(family, part, cont)
+    expected, refused = lark_rows(family, part, cont)
     assert not took & set(refused["rec"].to_list()), f"taken but the grammar rejects: {bodies}, {more}"
     if family in TARGETS:
         def fields(frame: pl.DataFrame) -> list[dict]:
@@ -705,6 +707,6 @@ def test_purges_the_handler_takes_are_the_grammars():
     part = pl.DataFrame({"rec": range(len(bodies)), "body": bodies}, schema={"rec": pl.UInt32, "body": pl.String})
     rows, failed = fast.fast_rows("node_purge", part, pl.DataFrame())
     assert rows["rec"].to_list() == [0, 1, 6] and failed["rec"].to_list() == [2, 3, 4, 5]
-    expected, _ = _lark_rows("node_purge", part, pl.DataFrame())
+    expected, _ = lark_rows("node_purge", part, pl.DataFrame())
     want = expected.filter(pl.col("rec").is_in([0, 1, 6]))
     assert rows.select(want.columns).to_dicts() == want.to_dicts()

@@ -1,0 +1,212 @@
+"""A chunk's records read into rows, family by family, by the fastest path that takes each: the
+compiled scanner's templates and readers, then polars' regexes and handlers, then lark, which
+decides (every family's rows as the grammar gives them: tests/integration/test_engines.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from replay.parsing import fast
+from replay.parsing.families import GENERIC, MULTILINE, TARGETS
+from replay.parsing.records import Records, full_bodies
+from replay.parsing.sectioned import FAMILY as SECTIONS
+from replay.parsing.sectioned import with_sections
+from replay.parsing.scan import (fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
+                                 rmcounter_scan, schedule_rows, schedule_scan, section_rows)
+from replay.parsing.scanned import with_strings
+from replay.parsing import columns_text
+from replay.parsing.columns import Unframed, compiled_buckets, frames_of
+from replay.parsing.columns_expansions import merged_rows
+from replay.parsing.columns_schedule import BlockRows
+from replay.parsing.pools import pool_rows, pool_scan, taken_all
+
+
+# every family whose rows make the rmcounter table (the scanner may assemble them all itself)
+_RMCOUNTER_FAMILIES = [f for f, targets in TARGETS.items() if any(t.table == "_rmcounter_lines" for t in targets)]
+
+def parse_families(
+    records: pl.DataFrame, recs: Records, engine: str
+) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame], dict[str, list[Unframed]]]:
+    """Every family's rows, by bucket; the records none could read; and the rows of the compiled
+    tables' buckets unframed (replay.parsing.columns), when the scanner took all of them."""
+    buckets: dict[str, list[pl.DataFrame]] = {}
+    raw: dict[str, list[Unframed]] = {}
+    own: dict[str, list[Unframed]] = {}  # the compiled readers' rows the assembly types in C (columns_schedule)
+    unparsed: list[pl.DataFrame] = []
+    unknown = records.filter(pl.col("family").is_null())
+    if unknown.height:
+        unparsed.append(with_strings(recs, unknown, ["cls", "method"]).select(
+            "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
+                                        pl.lit(" with a body of no known shape"))))
+    assembled: frozenset[str] = frozenset()
+    if engine == "fast" and recs.blocks:
+        rmc = records.filter(pl.col("family").is_in(_RMCOUNTER_FAMILIES))
+        if "_rmcounter_rows" in compiled_buckets():
+            got = rmcounter_scan(rmc, recs.blocks)
+            if got is not None:
+                own["_rmcounter_rows"] = [BlockRows("_rmcounter_rows", got[0], got[1], rmc["rec"])]
+                assembled = frozenset(_RMCOUNTER_FAMILIES)
+        elif (ready := rmcounter_rows(rmc, recs.blocks)) is not None:
+            buckets["_rmcounter_rows"] = [ready]
+            assembled = frozenset(_RMCOUNTER_FAMILIES)
+        # every single-line family with templates, in one pass; what they leave goes on below
+        filled, taken, fill_raw = fill_rows(records, recs.blocks, skip=assembled, raw=compiled_buckets())
+        raw = {**{b: list[Unframed](rows) for b, rows in fill_raw.items()}, **own}
+        for table, rows in filled.items():
+            buckets.setdefault(table, []).append(rows)
+        whole = records  # before the filter: the positions fill_rows' rows are in
+        if taken.any():
+            records = records.filter(pl.Series(~taken))
+    # the family paths read only these: partitioning fewer columns copies less
+    slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns or c == "body"]
+    parts: dict[str, pl.DataFrame] = {}
+    # the bodies of the records still to read (the scanner's records carry none: built for these only)
+    rest = records.filter(pl.col("family").is_not_null() & ~pl.col("family").is_in(list(assembled)))
+    kept, rest = columns_text.take_generic(rest, recs)  # the messages table typed in C: no body, no frame
+    if kept is not None:
+        raw.setdefault(columns_text.BUCKET, []).append(kept)
+    for (family,), part in with_strings(recs, rest, ["body"]).select(slim).partition_by(
+        "family", as_dict=True, maintain_order=True
+    ).items():
+        if family == GENERIC:
+            buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
+        elif family not in assembled:
+            parts[family] = part
+    if "jobs" in raw and SECTIONS in parts:  # the DEBUG schedule's rows join the jobs typed in C
+        joined = with_sections(raw["jobs"], parts[SECTIONS], recs.continuations, recs.blocks)
+        if joined is not None:
+            raw["jobs"] = [joined]
+            del parts[SECTIONS]
+    if engine == "fast" and recs.blocks:
+        _take_unframed(parts, recs, raw, whole)
+    for family, (rows, failed) in _family_rows(parts, recs, engine).items():
+        if failed.height:  # (rec, reason): the grammar's own error message
+            unparsed.append(failed)
+        for target in TARGETS.get(family, []):
+            consts = {**target.consts, "_family": family}
+            buckets.setdefault(target.table, []).append(rows.hstack([
+                pl.Series(k, [v], dtype=pl.String).new_from_index(0, rows.height) for k, v in consts.items()]))
+    for bucket in [b for b in raw if b in buckets]:
+        # some of the bucket's rows came from the regex or lark paths: the reference assembly takes
+        # them all (the scanner's first, as `fill_rows` would have put them)
+        buckets[bucket].insert(0, frames_of(raw.pop(bucket)))
+    return buckets, unparsed, raw
+
+
+def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]],
+                   whole: pl.DataFrame) -> None:
+    """The createState, occupancy and doExpansion records the compiled readers read whole, kept
+    unframed in `raw` for their tables typed in C (replay.parsing.columns_schedule, columns_expansions)
+    and taken out of `parts` (`whole`: the chunk's records, as `fill_rows` numbers them)."""
+    compiled = compiled_buckets()
+    if "do_expansion" in parts and "expansions" in compiled:
+        merged = merged_rows(parts["do_expansion"], recs.blocks, raw.get("expansions"), whole)
+        if merged is not None:
+            raw["expansions"] = [merged]
+            del parts["do_expansion"]
+    if "schedule_state" in parts and "_schedule_lines" in compiled:
+        got = schedule_scan(parts["schedule_state"], recs.continuations, recs.blocks)
+        if got is not None and not got[0][4]:  # the scanner refused no record
+            raw["_schedule_lines"] = [BlockRows("_schedule_lines", *got)]
+            del parts["schedule_state"]
+    if "pool_tables" in parts and "pool_tables" in compiled:  # replay.parsing.columns_small
+        pools = pool_scan(parts["pool_tables"], recs.continuations, recs.blocks)
+        if pools is not None and taken_all(parts["pool_tables"], pools):
+            raw["pool_tables"] = [pools]
+            del parts["pool_tables"]
+    if "occupancy_table" in parts and "_occupancy_lines" in compiled:
+        part = parts["occupancy_table"]
+        got = occupancy_scan(part, recs.continuations, recs.blocks)
+        if got is not None and part["rec"].is_in(np.frombuffer(got[0][0], dtype=np.int32)).all():  # rows for all
+            raw.setdefault("_occupancy_lines", []).append(BlockRows("_occupancy_lines", *got))
+            del parts["occupancy_table"]
+
+
+def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,
+                 engine: str) -> dict[str, tuple[pl.DataFrame, pl.DataFrame]]:
+    """(rows, failures) per family. Each path takes what it can and hands the rest on: the
+    compiled createState reader to the polars regexes (every family's in one call) and handlers,
+    those to the grammar, which decides (its failures carry the grammar's own error message)."""
+    cont = recs.continuations
+    found: dict[str, list[pl.DataFrame]] = {family: [] for family in parts}
+    todo: dict[str, pl.DataFrame | None] = dict(parts)  # None: every record of the family has its rows
+
+    def take(family: str, rows: pl.DataFrame, failed: pl.DataFrame) -> None:
+        found[family].append(rows)
+        left = todo[family]
+        todo[family] = None if left is None or not failed.height else left.join(failed.select("rec"), on="rec",
+                                                                                 how="semi")
+
+    if recs.blocks and "schedule_state" in parts:
+        take("schedule_state", *schedule_rows(parts["schedule_state"], cont, recs.blocks))
+    if recs.blocks and "occupancy_table" in parts:
+        take("occupancy_table", *occupancy_rows(parts["occupancy_table"], cont, recs.blocks))
+    if recs.blocks and "sched_sections" in parts:
+        take("sched_sections", *section_rows(parts["sched_sections"], cont, recs.blocks))
+    if recs.blocks and "pool_tables" in parts:
+        take("pool_tables", *pool_rows(parts["pool_tables"], cont, recs.blocks))
+    if engine != "lark":
+        batch = {f: p for f, p in todo.items() if p is not None and f in fast.REGEXES}
+        for family, (rows, failed) in fast.regex_rows(batch).items():
+            take(family, rows, failed)
+        for family, part in list(todo.items()):
+            if part is not None and family in fast.HANDLERS:
+                take(family, *fast.fast_rows(family, part, cont))
+    out = {}
+    for family, got in found.items():
+        failed = pl.DataFrame(schema={"rec": pl.UInt32, "reason": pl.String})
+        left = todo[family]
+        if left is not None:
+            more, failed = lark_rows(family, left, cont)
+            got.append(more)
+        out[family] = (got[0] if len(got) == 1 else
+                       pl.concat(got, how="diagonal_relaxed").sort("rec", maintain_order=True), failed)
+    return out
+
+
+_CACHED_BODY = 1024  # longer bodies (whole tables) rarely repeat, and would hold much memory
+
+
+@lru_cache(maxsize=4096)
+def _cached_body(family: str, text: str) -> tuple[dict[str, Any], ...] | str:
+    # the same short body parses to the same rows: the bootstrap a restarted RM prints again,
+    # the per-cycle lines only the grammar reads
+    from replay.parsing import grammar
+
+    got = grammar.parse_body(family, text)
+    return got if isinstance(got, str) else tuple(got)
+
+
+def _body_rows(family: str, text: str) -> Sequence[dict[str, Any]] | str:
+    """grammar.parse_body, remembered for short bodies (its rows are only read: callers copy them)."""
+    if len(text) <= _CACHED_BODY:
+        return _cached_body(family, text)
+    # lark and the grammar load here, on the first record only the grammar reads (0.1 s of start-up)
+    from replay.parsing import grammar
+
+    return grammar.parse_body(family, text)
+
+
+def lark_rows(family: str, part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    texts = full_bodies(part, cont) if family in MULTILINE else part.select("rec", text="body")
+    rows: list[dict[str, Any]] = []
+    bad_rec: list[int] = []
+    bad_reason: list[str] = []
+    for rec, text in texts.iter_rows():
+        got = _body_rows(family, text or "")
+        if isinstance(got, str):
+            bad_rec.append(rec)
+            bad_reason.append(got)
+            continue
+        rows.extend({"rec": rec, **row} for row in got)
+    if rows:
+        frame = pl.from_dicts(rows, infer_schema_length=None)
+    else:
+        frame = pl.DataFrame({"rec": []}, schema={"rec": pl.UInt32})
+    failed = pl.DataFrame({"rec": bad_rec, "reason": bad_reason}, schema={"rec": pl.UInt32, "reason": pl.String})
+    return frame.with_columns(pl.col("rec").cast(pl.UInt32)), failed

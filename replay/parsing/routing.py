@@ -1,0 +1,66 @@
+"""Each record to its message family: the compiled router's codes, and polars' regexes for the
+records it leaves undecided (replay.parsing.families holds the routes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES
+from replay.parsing.records import Records
+from replay.parsing.scan import UNDECIDED
+from replay.parsing.scanned import with_strings
+
+
+def route(records: pl.DataFrame, recs: Records | None = None) -> pl.DataFrame:
+    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and its code `_code`.
+
+    The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`
+    (the text columns it reads built for them only, from `recs`)."""
+    if "_fam" in records.columns:
+        codes = records["_fam"].fill_null(UNDECIDED).to_numpy().copy()
+        todo = np.flatnonzero(codes == UNDECIDED)
+    else:
+        codes = np.full(records.height, -1, dtype=np.int32)
+        todo = np.arange(records.height)
+    if todo.size:
+        part = records[todo.tolist()] if todo.size < records.height else records
+        codes[todo] = _route_polars(part if recs is None else with_strings(recs, part, ["cls", "method", "body"]))
+    family = pl.Series("family", FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
+    return records.with_columns(family, pl.Series("_code", codes, dtype=pl.Int32))
+
+
+def _route_polars(records: pl.DataFrame) -> np.ndarray:
+    """Family codes by vectorised regexes: each (class, METHOD) group tries its routes in order on
+    the bodies no earlier route took (first match wins), a literal prefix by `starts_with`."""
+    codes = np.full(records.height, -1, dtype=np.int32)
+    body = records["body"]
+    groups = records.select("cls", "method", pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i")).group_by(
+        "cls", "method").agg("_i")
+    for cls, method, at in groups.iter_rows():
+        routes = ROUTES.get((cls, method))
+        at = np.asarray(at, dtype=np.int64)
+        if routes is None:
+            codes[at] = FAMILY_CODE[GENERIC]
+            continue
+        texts = body.gather(at)
+        for route in routes:
+            hit = _prefix_match(texts, route.prefix).fill_null(False).to_numpy()
+            codes[at[hit]] = FAMILY_CODE[route.family]
+            at, texts = at[~hit], texts.filter(pl.Series(~hit))
+            if not at.size:
+                break
+    return codes
+
+
+_REGEX_SYNTAX = set("\\.^$*+?()[]{}|")
+
+
+def _prefix_match(texts: pl.Series, prefix: str) -> pl.Series:
+    if prefix == "":
+        return pl.Series(np.ones(texts.len(), dtype=bool))
+    if prefix == "^$":
+        return texts == ""
+    if prefix.startswith("^") and not _REGEX_SYNTAX.intersection(prefix[1:]):
+        return texts.str.starts_with(prefix[1:])
+    return texts.str.contains(prefix)
