@@ -13,8 +13,7 @@ import numpy as np
 import polars as pl
 
 from replay.parsing.chunks import Bytes
-from replay.parsing.scan import block_lines, list_series, not_taken
-from replay.parsing.scanned import string_views
+from replay.parsing.scan import block_lines, not_taken, reader_frame
 from replay.parsing.scanned import COMPILED
 
 if COMPILED:
@@ -51,17 +50,7 @@ def pool_scan(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...])
 
 def pool_frame(got: Any, data: Bytes) -> pl.DataFrame:
     """`_scan.pools`'s rows as a frame: rec, the SPANS as text, values_list (text items)."""
-    raw_rec, raw_spans, raw_counts, raw_items, _ = got
-    rec = np.frombuffer(raw_rec, dtype=np.int32)
-    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(SPANS))
-    cols = [pl.Series("rec", rec).cast(pl.UInt32)]
-    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(SPANS)]
-    counts = np.frombuffer(raw_counts, dtype=np.int32)
-    items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
-    values = string_views(data, items[:, 0], items[:, 1], "item").to_arrow()
-    offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
-    cols.append(list_series(values, offsets, "values_list", counts >= 0))
-    return pl.DataFrame(cols)
+    return reader_frame(got, data, SPANS, "values_list")
 
 
 def pool_rows(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:

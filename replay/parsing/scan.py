@@ -358,16 +358,23 @@ def occupancy_scan(part: pl.DataFrame, cont: pl.DataFrame,
 
 def occupancy_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -> pl.DataFrame:
     """`_scan.occupancy`'s rows as occupancy_rows gives them."""
-    raw_rec, raw_spans, raw_jobs, raw_items, _ = got
+    return reader_frame(got, data, _OCCUPANCY_SPANS, "m_jobs_list", 7)
+
+
+def reader_frame(got: Any, data: Bytes, names: tuple[str, ...], list_name: str, list_at: int | None = None,
+                 ) -> pl.DataFrame:
+    """A compiled reader's rows (rec, spans per row, item counts, item spans, refused) as a frame: rec,
+    the `names` as text, and the items as the list column `list_name` (at `list_at`; None: last)."""
+    raw_rec, raw_spans, raw_counts, raw_items, _ = got
     rec = np.frombuffer(raw_rec, dtype=np.int32)
-    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(_OCCUPANCY_SPANS))
+    spans = np.frombuffer(raw_spans, dtype=np.int32).reshape(-1, 2 * len(names))
     cols = [pl.Series("rec", rec).cast(pl.UInt32)]
-    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(_OCCUPANCY_SPANS)]
-    counts = np.frombuffer(raw_jobs, dtype=np.int32)
+    cols += [string_views(data, spans[:, 2 * i], spans[:, 2 * i + 1], name) for i, name in enumerate(names)]
+    counts = np.frombuffer(raw_counts, dtype=np.int32)
     items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
-    jobs = string_views(data, items[:, 0], items[:, 1], "item").to_arrow()
+    values = string_views(data, items[:, 0], items[:, 1], "item").to_arrow()
     offsets = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
-    cols.insert(7, list_series(jobs, offsets, "m_jobs_list", counts >= 0))
+    cols.insert(len(cols) if list_at is None else list_at, list_series(values, offsets, list_name, counts >= 0))
     return pl.DataFrame(cols)
 
 

@@ -33,6 +33,31 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
     return 0;
 }
 
+PyObject *read_records(PyObject *args, const char *what, RecordReader reader, I32s *cols, int ncols)
+{
+    Py_buffer in, rc, st, en;
+    PyObject *result = NULL;
+    I32s refused = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &in, &rc, &st, &en))
+        return NULL;
+    if (read_each_record(what, &in, &rc, &st, &en, reader, cols, &refused) == 0
+        && (result = PyTuple_New(ncols + 1)) != NULL)
+        for (int i = 0; i <= ncols; i++) {
+            const I32s *col = i < ncols ? &cols[i] : &refused;
+            PyObject *b = bytes_of(col->v, col->n * 4);
+            if (b == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, i, b);
+        }
+    for (int i = 0; i < ncols; i++)
+        PyMem_RawFree(cols[i].v);
+    PyMem_RawFree(refused.v);
+    PyBuffer_Release(&in), PyBuffer_Release(&rc), PyBuffer_Release(&st), PyBuffer_Release(&en);
+    return result;
+}
+
 int ascii_tokens(const char *d, int32_t s, int32_t e, int max, int32_t *ts, int32_t *te)
 {
     int n = 0;

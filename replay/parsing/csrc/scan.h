@@ -124,6 +124,10 @@ typedef int (*RecordReader)(const char *d, const int32_t *s, const int32_t *e, P
 /* every record of a block through `reader` (groups.c); 0, or -1 with a Python error set */
 int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc, const Py_buffer *st,
                 const Py_buffer *en, RecordReader reader, void *rows, I32s *refused);
+/* The Python entry of a record reader whose rows are `ncols` I32s columns (`cols`: its rows struct,
+   made of I32s members only): reads (data, recs, starts, ends), runs `reader` on each record, and
+   returns each column's bytes then the refused records', freeing the columns. */
+PyObject *read_records(PyObject *args, const char *what, RecordReader reader, I32s *cols, int ncols);
 
 /* the blank-separated tokens of d[s, e) into ts, te (at most `max`, else -1); -1 when a byte is not
  * printable ASCII (groups.c) */

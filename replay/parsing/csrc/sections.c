@@ -139,22 +139,12 @@ refuse:
     return 0;
 }
 
+_Static_assert(sizeof(SectRows) == 2 * sizeof(I32s), "SectRows: I32s columns only (read_records)");
+
 PyObject *section_rows(PyObject *self, PyObject *args)
 {
-    Py_buffer in, rc, st, en;
-    PyObject *result = NULL;
     SectRows out;
-    I32s refused = {0};
     (void)self;
     memset(&out, 0, sizeof(out));
-    if (!PyArg_ParseTuple(args, "y*y*y*y*", &in, &rc, &st, &en))
-        return NULL;
-    if (read_each_record("sections", &in, &rc, &st, &en, section_record, &out, &refused) < 0)
-        goto done;
-    result = Py_BuildValue("(NNN)", bytes_of(out.rec.v, out.rec.n * 4), bytes_of(out.span.v, out.span.n * 4),
-                           bytes_of(refused.v, refused.n * 4));
-done:
-    PyMem_RawFree(out.rec.v), PyMem_RawFree(out.span.v), PyMem_RawFree(refused.v);
-    PyBuffer_Release(&in), PyBuffer_Release(&rc), PyBuffer_Release(&st), PyBuffer_Release(&en);
-    return result;
+    return read_records(args, "sections", section_record, (I32s *)&out, 2);
 }
