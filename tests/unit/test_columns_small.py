@@ -15,20 +15,7 @@ from polars.testing import assert_frame_equal
 
 from replay.parsing import columns, columns_small, pipeline
 from replay.parsing.pipeline import parse
-
-_RESET = "01 Jan 2015 00:01:00,000  INFO RM.NodePool - N/A T[19] reset  {body}"
-_SENT = "01 Jan 2015 00:01:10,000  INFO RM.JobManagerConverter - N/A T[19] createState  Schedule sent to Orchestrator"
-_RULE = " " + "-" * 40
-_BLOCK = ["Nodepool {pool} depth {depth}: ",
-          "             Order    0    1    2    3 ",
-          "  nMachinesByOrder    0    0    2    1 ",
-          "  vMachinesByOrder    0    0    0    0 ",
-          "    nSharesByOrder    0    5    2    1 "]
-
-
-def _block(pool: str, depth: int) -> list[str]:
-    return [line.format(pool=pool, depth=depth) for line in _BLOCK]
-
+from tests.unit.test_pools import _RESET, _RULE, _SENT, _block  # the Scheduling Tables lines, hand-written there
 
 def _both(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """pool_tables built in C and the reference way, and how many chunks C built."""
