@@ -34,6 +34,12 @@ def expansions(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tup
 def pools(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(rec, spans, value counts, value spans, refused): the Scheduling Tables' rows."""
 
+def nodes(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes]:
+    """(rec, node counts (-1: "<None>"), node spans, refused): printNodepool's node lists."""
+
+def jd_host(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes]:
+    """(rec, value spans, refused): the jd.host.class lines."""
+
 def numbers(data: Data, header_spans: Int32s, methods: tuple[bytes, ...],
             /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(jid i64, jid state u8, tid u32, tid state u8, method i8) per record (state 0 null, 1 read, 2 polars reads)."""

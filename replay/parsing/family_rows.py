@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from replay.parsing import fast
+from replay.parsing import boot_scan, fast
 from replay.parsing.families import GENERIC, MULTILINE, TARGETS
 from replay.parsing.records import Records, full_bodies
 from replay.parsing.sectioned import FAMILY as SECTIONS
@@ -125,6 +125,7 @@ def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str,
         if got is not None and part["rec"].is_in(np.frombuffer(got[0][0], dtype=np.int32)).all():  # rows for all
             raw.setdefault("_occupancy_lines", []).append(BlockRows("_occupancy_lines", *got))
             del parts["occupancy_table"]
+    boot_scan.take(parts, recs, raw, whole)  # jd_host_class, np_nodes: with their buckets' templated rows
 
 
 def _family_rows(parts: dict[str, pl.DataFrame], recs: Records,

@@ -17,24 +17,16 @@ from replay.parsing.pipeline import parse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BOOT = ("config", "classes", "nodepools")
-# Families the templates do not read yet (their rows come from the lark path, which sends the
-# chunk the reference way): the jd.host line and a pool's np_nodes line (`_np_nodes`).
 JD_HOST = "jd.host.class="
 
 
-def _np_nodes(line: str) -> bool:
-    """A pool's line of node names (or "<None>"), under its "Node File:" line."""
-    body = line.partition("printNodepool")[2].strip()
-    return bool(body) and ":" not in body and not body.startswith(("Nodepool ", "No subpools"))
-
-
 def _bootstrap(name: str) -> list[str]:
-    """A fixture's log lines, up to the end of its bootstrap, without the lines the lark path reads."""
+    """A fixture's log lines, up to the end of its bootstrap."""
     path = FIXTURES / name / "rm.log"
     text = path.read_text() if path.exists() else gzip.open(f"{path}.gz", "rt").read()
     lines = text.splitlines()
     end = next(i for i, line in enumerate(lines) if "reserve overage" in line)
-    return [line for line in lines[:end + 1] if JD_HOST not in line and not _np_nodes(line)]
+    return lines[:end + 1]
 
 
 def _write(tmp_path: Path, lines: list[str], name: str = "rm.log") -> Path:
@@ -74,7 +66,7 @@ def test_a_tiny_bootstrap_typed_in_c(tmp_path, monkeypatch):
     assert config["default reserve"] == "reserve"
     assert config["scheduler"] == "org.apache.uima.ducc.rm.scheduler.NodepoolScheduler"
     assert config["reserved DRAM"] == "0  GB"
-    assert "jd.host" not in config  # its line was left out
+    assert config["jd.host"] == "jd.host.class=JobDriver jd.host.user=System"  # "ResourceClass  jd.host.class=..."
     background = tables["classes"].filter(pl.col("name") == "background").row(0, named=True)
     assert background == {
         "name": "background", "policy": "FAIR_SHARE", "priority": 10, "weight": 1, "nodepool": "--default--",
@@ -102,18 +94,21 @@ def test_c_nodepools_tree(tmp_path, monkeypatch):
     assert built == [True, True]
     pools = {row[0]: row for row in tables["nodepools"].select(
         "name", "parent", "node_file", "classes", "subpools", "nodes").rows()}
-    assert pools["big"] == ("big", "--default--", "big.nodes", ["normal-big", "reserve-big"], ["gpu"], None)
-    assert pools["gpu"] == ("gpu", "big", "gpu.nodes", ["normal-gpu", "fixed-gpu"], None, None)
+    # each pool's node list, the line under its "Node File:" ("big02 big01 ", "gpu01 gpu02 ")
+    assert pools["big"] == ("big", "--default--", "big.nodes", ["normal-big", "reserve-big"], ["gpu"],
+                            ["big02", "big01"])
+    assert pools["gpu"] == ("gpu", "big", "gpu.nodes", ["normal-gpu", "fixed-gpu"], None, ["gpu01", "gpu02"])
     assert pools["--default--"][1:3] == (None, "None") and pools["--default--"][4] == ["big"]
 
 
-def test_rows_from_the_lark_path_send_the_chunk_the_reference_way(tmp_path, monkeypatch):
-    lines = _bootstrap("a_tiny")
-    lark = next(line for line in (FIXTURES / "a_tiny" / "rm.log").read_text().splitlines() if JD_HOST in line)
-    tables, built = _both([_write(tmp_path, [*lines, lark])], monkeypatch)
+def test_rows_from_the_regex_path_send_the_chunk_the_reference_way(tmp_path, monkeypatch):
+    # a JD host line the compiled reader refuses (beyond ASCII) and the regex reads
+    lines = [line.replace("=JobDriver", "=J\u00f6bDriver") if JD_HOST in line else line
+             for line in _bootstrap("a_tiny")]
+    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
     assert built == [True]  # the nodepools' rows only: the config's went the reference way
     config = dict(tables["config"].select("key", "value").rows())
-    assert config["jd.host"] == "jd.host.class=JobDriver jd.host.user=System"
+    assert config["jd.host"] == "jd.host.class=J\u00f6bDriver jd.host.user=System"
 
 
 def test_rows_in_two_blocks_go_the_reference_way(tmp_path, monkeypatch):
@@ -143,10 +138,10 @@ def test_records_without_a_time_go_the_reference_way(tmp_path, monkeypatch):
     monkeypatch.setattr(assemble, "record_columns", lambda *a: None)
     tables, built = _both([_write(tmp_path, _bootstrap("a_tiny"))], monkeypatch)
     assert built == []
-    # the init lines "reserved DRAM :  0  GB" ... "reserve overage :  0  GB", in log order
+    # the init lines "reserved DRAM :  0  GB" ... "reserve overage :  0  GB", in log order, then the JD host
     assert tables["config"]["key"].to_list() == [
         "reserved DRAM", "DRAM override", "scheduler", "default threads", "default tasks", "default memory",
-        "default fairshare class", "default reserve", "reserve overage"]
+        "default fairshare class", "default reserve", "reserve overage", "jd.host"]
 
 
 _HEAD = "01 Jan 2015 00:00:00,000  INFO RM.Config - N/A T[1] "

@@ -15,6 +15,7 @@
  *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape;
  *   expansions(...)              -> one row per job of doExpansion bodies of the canonical shape;
  *   pools(...)                   -> the rows of the Scheduling Tables of the canonical shape;
+ *   nodes(...), jd_host(...)     -> the rows of a pool's node list and of the JD host line (boot.c);
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
@@ -47,6 +48,10 @@ static PyMethodDef methods[] = {
      "expansions(data, recs, starts, ends) -> (rec, spans, refused): doExpansion's rows, one per job."},
     {"pools", pool_rows, METH_VARARGS,
      "pools(data, recs, starts, ends) -> (rec, spans, value counts, value spans, refused): Scheduling Tables."},
+    {"nodes", node_rows, METH_VARARGS,
+     "nodes(data, recs, starts, ends) -> (rec, node counts, node spans, refused): printNodepool's node lists."},
+    {"jd_host", jd_host_rows, METH_VARARGS,
+     "jd_host(data, recs, starts, ends) -> (rec, spans, refused): the jd.host.class lines' values."},
     {"caps", caps_columns, METH_VARARGS,
      "caps(data, spans, ncols, codes, cycles, jobs, job_ok, slots, families) -> [rows, *columns] or None."},
     {"typed", typed_columns, METH_VARARGS,

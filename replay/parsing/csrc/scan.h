@@ -148,6 +148,8 @@ PyObject *occupancy_rows(PyObject *self, PyObject *args);
 PyObject *section_rows(PyObject *self, PyObject *args);
 PyObject *expansion_rows(PyObject *self, PyObject *args);
 PyObject *pool_rows(PyObject *self, PyObject *args);
+PyObject *node_rows(PyObject *self, PyObject *args);
+PyObject *jd_host_rows(PyObject *self, PyObject *args);
 PyObject *caps_columns(PyObject *self, PyObject *args);
 PyObject *defrag_class(PyObject *self, PyObject *args);
 PyObject *share_match(PyObject *self, PyObject *args);

@@ -1,0 +1,167 @@
+"""The two bootstrap families the templates cannot spell, read by the compiled scanner: a pool's node
+list (np_nodes: "<None>" or node names over one or more lines, `_scan.nodes`) and the JD host line
+(jd_host_class: one terminal with a blank inside, `_scan.jd_host`), both in csrc/boot.c.
+
+Their rows join their bucket's templated rows (`fill_rows`' RawRows of `_nodepool_lines` and
+`_config_lines`) in record order, so the boot tables' rows of a bootstrap all come from the scanner
+and are typed in C (replay.parsing.columns_boot). A family of which the reader refuses any record
+of the chunk (another shape, lines in two blocks, a header the polars path read) stays with the
+handler and regex (replay/parsing/fast.py `_np_nodes`, REGEXES), then the grammar, which decides;
+its rows then send the bucket the reference way (family_rows.parse_families), as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+
+from replay.parsing.chunks import Bytes
+from replay.parsing.columns import Unframed, compiled_buckets
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, TARGETS
+from replay.parsing.records import Records
+from replay.parsing.scan import Bucket, RawRows, fill_plan
+from replay.parsing.scanned import COMPILED
+
+if COMPILED:
+    from replay.parsing import _scan
+
+# family -> (its bucket, the bucket's string column its value fills, or its list column the items fill)
+FAMILIES = {"jd_host_class": ("_config_lines", "value"), "np_nodes": ("_nodepool_lines", "nodes_list")}
+_LISTS = {"nodes_list"}
+
+
+@dataclass(frozen=True)
+class Read:
+    """One family's rows of a chunk as its reader gave them, all in one block: per row its record,
+    the value's span (jd_host_class) or its item count (-1: "<None>") and item spans (np_nodes)."""
+
+    family: str
+    data: Bytes
+    rec: np.ndarray
+    spans: np.ndarray  # (rows, 2) int32, or (items, 2) for a list
+    counts: np.ndarray | None = None
+
+
+def take(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]], whole: pl.DataFrame) -> None:
+    """Read the two families' records of `parts` in C, when the reader takes them all: their rows go
+    into `raw` with their bucket's templated rows, the family out of `parts` (`whole`: the chunk's
+    records, as `fill_rows` numbers them)."""
+    compiled = compiled_buckets()
+    for family, (bucket, _) in FAMILIES.items():
+        if family not in parts or bucket not in compiled:
+            continue
+        got = read(family, parts[family], recs)
+        joined = None if got is None else _joined(raw.get(bucket, []), got, whole)
+        if joined is not None:
+            raw[bucket] = joined
+            del parts[family]
+
+
+def read(family: str, part: pl.DataFrame, recs: Records) -> Read | None:
+    """The rows of `part` (the family's records: rec, _piece, _bs, _be) by its reader; None: a record
+    refused, or not all of them (with their lines) in one block the scanner read."""
+    if not COMPILED or "_bs" not in part.columns or part["_bs"].null_count() or part["_piece"].n_unique() != 1:
+        return None
+    piece = part["_piece"][0]
+    lines = part.select("rec", pl.col("_bs").alias("_s"), pl.col("_be").alias("_e"))
+    if family == "np_nodes":  # its body's line, then its continuation lines
+        more = recs.continuations.join(part.select("rec"), on="rec", how="semi")
+        if more.height:
+            if "_s" not in more.columns or more["_s"].null_count() or (more["_piece"] != piece).any():
+                return None
+            lines = pl.concat([lines, more.select("rec", "_s", "_e")], how="vertical_relaxed").sort(
+                "rec", maintain_order=True)
+    data = recs.blocks[piece]
+    spans = [np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")]
+    i32 = lambda raw: np.frombuffer(raw, dtype=np.int32)  # noqa: E731
+    if family == "np_nodes":
+        rec, counts, items, refused = _scan.nodes(data, *spans)
+        return None if refused else Read(family, data, i32(rec), i32(items).reshape(-1, 2), i32(counts))
+    rec, values, refused = _scan.jd_host(data, *spans)
+    return None if refused else Read(family, data, i32(rec), i32(values).reshape(-1, 2))
+
+
+@lru_cache(maxsize=None)
+def widened(table: str) -> Bucket | None:
+    """The templated bucket `table` of `fill_rows` with the two families' fields and constants."""
+    base = next((b for b in fill_plan()[0] if b.table == table), None)
+    if base is None:
+        return None
+    columns, lists = list(base.columns), list(base.lists)
+    consts = {key: list(per_code) for key, per_code in base.consts}
+    for family, (bucket, field) in FAMILIES.items():
+        if bucket != table:
+            continue
+        got = lists if field in _LISTS else columns
+        if field not in got:
+            got.append(field)
+        for key, value in TARGETS[family][0].consts.items():
+            consts.setdefault(key, [None] * len(FAMILY_NAMES))[FAMILY_CODE[family]] = value
+    return dataclasses.replace(base, columns=tuple(columns), lists=tuple(lists),
+                               list_ints=(*base.list_ints, *[False] * (len(lists) - len(base.lists))),
+                               consts=tuple((key, tuple(per_code)) for key, per_code in consts.items()))
+
+
+def _joined(old: list[Unframed], got: Read, whole: pl.DataFrame) -> list[Unframed] | None:
+    """`old` (a bucket's RawRows, one per block) with `got`'s rows joined to those of its block, in
+    record order; None: rows the join cannot place (the reference way takes the family)."""
+    bucket = widened(FAMILIES[got.family][0])
+    every = whole["rec"].to_numpy()
+    pos = np.searchsorted(every, got.rec)
+    if bucket is None or any(bucket.list_ints) or not all(isinstance(r, RawRows) for r in old) or (
+            pos >= len(every)).any() or (every[np.minimum(pos, len(every) - 1)] != got.rec).any():
+        return None
+    base = next((r for r in old if isinstance(r, RawRows) and r.data is got.data), None)
+    merged = _merge(base, bucket, got, pos, every, whole)
+    if merged is None:
+        return None
+    return [merged if r is base else r for r in old] if base is not None else [*old, merged]
+
+
+def _merge(base: RawRows | None, bucket: Bucket, got: Read, pos: np.ndarray, every: np.ndarray,
+           whole: pl.DataFrame) -> RawRows | None:
+    """One block's RawRows of `bucket`: `base`'s rows (None: none) and `got`'s (at `pos` in the chunk's records)."""
+    at = pos if base is None else base.at
+    new_idx = np.searchsorted(at, pos)
+    if (new_idx >= len(at)).any() or (at[np.minimum(new_idx, len(at) - 1)] != pos).any():
+        return None
+    ncols, field = len(bucket.columns), FAMILIES[got.family][1]
+    old_idx = np.empty(0, np.int32) if base is None else np.frombuffer(base.got[0], dtype=np.int32)
+    m, n = len(old_idx), len(got.rec)
+    spans = np.full((m + n, 2 * ncols), -1, dtype=np.int32)
+    if base is not None:
+        spans[:m, :base.spans.shape[1]] = base.spans
+    if got.counts is None:
+        c = bucket.columns.index(field)
+        spans[m:, 2 * c:2 * c + 2] = got.spans
+    order = np.argsort(np.concatenate([old_idx, new_idx]), kind="stable")
+    lists = []
+    for name in bucket.lists:
+        old_counts, old_items = np.full(m, -1, np.int32), np.empty((0, 2), np.int32)
+        if base is not None and name in base.bucket.lists:
+            raw_counts, raw_items = base.got[2][base.bucket.lists.index(name)]
+            old_counts = np.frombuffer(raw_counts, dtype=np.int32)
+            old_items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
+        new_counts, new_items = np.full(n, -1, np.int32), np.empty((0, 2), np.int32)
+        if name == field and got.counts is not None:
+            new_counts, new_items = got.counts, got.spans
+        lists.append(_reordered(np.concatenate([old_counts, new_counts]), np.concatenate([old_items, new_items]),
+                                order))
+    idx = np.concatenate([old_idx, new_idx]).astype(np.int32)[order]
+    rows = (idx.tobytes(), np.ascontiguousarray(spans[order]).tobytes(), lists)
+    if base is not None:
+        return RawRows(bucket, rows, got.data, base.at, base.rec, base.codes)
+    return RawRows(bucket, rows, got.data, at, every, whole["_code"].to_numpy().astype(np.int32))
+
+
+def _reordered(counts: np.ndarray, items: np.ndarray, order: np.ndarray) -> tuple[bytes, bytes]:
+    """A list column's (counts, item spans) with its rows taken in `order`."""
+    lengths = np.maximum(counts, 0)
+    starts = (np.cumsum(lengths) - lengths)[order]
+    taken = lengths[order]
+    at = np.repeat(starts - (np.cumsum(taken) - taken), taken) + np.arange(int(taken.sum()))
+    return counts[order].astype(np.int32).tobytes(), np.ascontiguousarray(items[at]).tobytes()
