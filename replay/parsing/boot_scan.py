@@ -116,29 +116,26 @@ def _joined(old: list[Unframed], got: Read, whole: pl.DataFrame) -> list[Unframe
             pos >= len(every)).any() or (every[np.minimum(pos, len(every) - 1)] != got.rec).any():
         return None
     base = next((r for r in old if isinstance(r, RawRows) and r.data is got.data), None)
-    merged = _merge(base, bucket, got, pos, every, whole)
-    if merged is None:
-        return None
-    return [merged if r is base else r for r in old] if base is not None else [*old, merged]
+    if base is None:
+        return [*old, _merge(None, bucket, got, pos, every, whole["_code"].to_numpy().astype(np.int32))]
+    return [_merge(base, bucket, got, pos, base.rec, base.codes) if r is base else r for r in old]
 
 
-def _merge(base: RawRows | None, bucket: Bucket, got: Read, pos: np.ndarray, every: np.ndarray,
-           whole: pl.DataFrame) -> RawRows | None:
-    """One block's RawRows of `bucket`: `base`'s rows (None: none) and `got`'s (at `pos` in the chunk's records)."""
-    at = pos if base is None else base.at
-    new_idx = np.searchsorted(at, pos)
-    if (new_idx >= len(at)).any() or (at[np.minimum(new_idx, len(at) - 1)] != pos).any():
-        return None
-    ncols, field = len(bucket.columns), FAMILIES[got.family][1]
-    old_idx = np.empty(0, np.int32) if base is None else np.frombuffer(base.got[0], dtype=np.int32)
-    m, n = len(old_idx), len(got.rec)
-    spans = np.full((m + n, 2 * ncols), -1, dtype=np.int32)
+def _merge(base: RawRows | None, bucket: Bucket, got: Read, pos: np.ndarray, rec: np.ndarray,
+           codes: np.ndarray) -> RawRows:
+    """One block's RawRows of `bucket`: `base`'s rows (None: none) and `got`'s, whose records are at
+    `pos` in the chunk's (`rec`, `codes`: every record's number and family code)."""
+    field = FAMILIES[got.family][1]
+    old_pos = np.empty(0, np.int64) if base is None else base.rows
+    m, n = len(old_pos), len(got.rec)
+    spans = np.full((m + n, 2 * len(bucket.columns)), -1, dtype=np.int32)
     if base is not None:
         spans[:m, :base.spans.shape[1]] = base.spans
     if got.counts is None:
         c = bucket.columns.index(field)
         spans[m:, 2 * c:2 * c + 2] = got.spans
-    order = np.argsort(np.concatenate([old_idx, new_idx]), kind="stable")
+    at = np.concatenate([old_pos, pos])
+    order = np.argsort(at, kind="stable")  # no record has rows from both
     lists = []
     for name in bucket.lists:
         old_counts, old_items = np.full(m, -1, np.int32), np.empty((0, 2), np.int32)
@@ -151,11 +148,8 @@ def _merge(base: RawRows | None, bucket: Bucket, got: Read, pos: np.ndarray, eve
             new_counts, new_items = got.counts, got.spans
         lists.append(_reordered(np.concatenate([old_counts, new_counts]), np.concatenate([old_items, new_items]),
                                 order))
-    idx = np.concatenate([old_idx, new_idx]).astype(np.int32)[order]
-    rows = (idx.tobytes(), np.ascontiguousarray(spans[order]).tobytes(), lists)
-    if base is not None:
-        return RawRows(bucket, rows, got.data, base.at, base.rec, base.codes)
-    return RawRows(bucket, rows, got.data, at, every, whole["_code"].to_numpy().astype(np.int32))
+    rows = (np.arange(m + n, dtype=np.int32).tobytes(), np.ascontiguousarray(spans[order]).tobytes(), lists)
+    return RawRows(bucket, rows, got.data, at[order], rec, codes)
 
 
 def _reordered(counts: np.ndarray, items: np.ndarray, order: np.ndarray) -> tuple[bytes, bytes]:

@@ -77,6 +77,14 @@ def test_node_lists_and_the_jd_host_line_typed_in_c(tmp_path, monkeypatch):
     assert tables["unparsed"].is_empty()
 
 
+def test_rows_of_a_bucket_with_no_templated_row(tmp_path, monkeypatch):
+    # the JD host line and a node list alone: their buckets' rows are the readers' only
+    tables, built, read = _both([_write(tmp_path, [POOL + "   n01 n02", JD + JD_BODY])], monkeypatch)
+    assert read == {"np_nodes": [True], "jd_host_class": [True]} and built == [True, True]
+    assert tables["config"].select("key", "value", "line").rows() == [("jd.host", JD_BODY, 2)]
+    assert tables["nodepools"].is_empty()  # a node list under no pool's name makes no pool
+
+
 def _spans(text: bytes, lines: list[tuple[int, bytes]]) -> list[np.ndarray]:
     """(rec, start, end) int32 columns of `lines` (record, line text) found in order in `text`."""
     out, at = [], 0
