@@ -10,9 +10,8 @@ from functools import lru_cache
 import numpy as np
 import polars as pl
 
-from replay.parsing import columns_boot, columns_schedule, columns_small, columns_text, steps
-from replay.parsing.columns import (COMPILED_TABLES, Unframed, compiled_table, frames_of, record_columns, shifted,
-                                    to_polars)
+from replay.parsing import builders, steps
+from replay.parsing.columns import Unframed, record_columns, shifted, to_polars
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.tables import (FIXED_METHODS, I64, LEFT, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
@@ -165,25 +164,18 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
     Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
-    of the compiled tables' buckets (replay.parsing.columns builds those tables in C); `strings`: the
+    of the compiled tables' buckets (replay.parsing.builders types those tables in C); `strings`: the
     header text columns of records that carry none (rows_of)."""
     info = record_info(records, names, last)
     recs = record_columns(records, info, names) if raw else None
-    mine = columns_schedule.build(raw or {}, recs, buckets)
-    texts = columns_text.build(raw or {}, recs)
-    small = columns_small.build(raw or {}, recs)
-    boot = columns_boot.build(raw or {}, recs)
-    frames = {**mine.frames, **texts.frames, **small.frames, **boot.frames}
+    raw = raw or {}
+    if unowned := set(raw) - {bucket for b in builders.BUILDERS for bucket in b.buckets}:
+        raise ValueError(f"assemble_chunk: no compiled table builder owns the buckets {sorted(unowned)}")
+    # each builder its own buckets (replay.parsing.builders); what it does not take whole, framed
+    built = [b.build({k: raw[k] for k in b.buckets if k in raw}, recs, buckets) for b in builders.BUILDERS]
+    frames = {bucket: rows for b in built for bucket, rows in b.frames.items()}
     buckets = {**buckets, **frames} if frames else buckets
-    compiled: dict[str, Frame] = {**mine.tables, **texts.tables, **small.tables}
-    others = {b: rows for b, rows in (raw or {}).items()
-              if b != columns_text.BUCKET and b not in columns_small.BUCKETS and b not in columns_boot.BUCKETS}
-    for bucket, parts in columns_schedule.owned(others).items():
-        built = compiled_table(bucket, parts, recs)
-        if built is None:  # the C code left this chunk to the reference step
-            buckets = {**buckets, bucket: [frames_of(parts)]}
-        else:
-            compiled[COMPILED_TABLES[bucket]] = built
+    compiled: dict[str, Frame] = {name: table for b in built for name, table in b.tables.items()}
     get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info, strings)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
@@ -196,12 +188,12 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
 
     # only the columns its rows carry (the fill comes once, at the end)
     spanning: dict[str, Frame] = {name: compact(get(name)) for name in SPANNING if name in buckets}
-    spanning.update(small.spanning)
-    spanning.update(boot.tables)
+    spanning.update({bucket: rows for b in built for bucket, rows in b.spanning.items()})
     schedule = None if "schedule" in compiled else steps.schedule(get("_schedule_lines"))
     placements = (steps.placements(get("_placement_lines"), schedule)
                   if schedule is not None and "_placement_lines" in buckets else None)
-    share_orders = mine.share_orders  # the first placement per share (columns_schedule's, or below)
+    # the first placement per share (columns_schedule's, or below)
+    share_orders = next((b.share_orders for b in built if b.share_orders is not None), None)
     if placements is not None and placements.height:
         known = compact(placements.select("host", pl.col("share_id").cast(S), pl.col("order").cast(S).alias("_order")))
         share_orders = known.unique(["host", "share_id"], keep="first", maintain_order=True)

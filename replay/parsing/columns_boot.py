@@ -14,13 +14,13 @@ the same bucket send the chunk the reference way before this (family_rows.parse_
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay.parsing.built import Built
 from replay.parsing.arrays import names_column, numeric, typed_spans, with_validity
 from replay.parsing.columns import Records, Unframed, frames_of, where_columns
 from replay.parsing.families import FAMILY_NAMES
@@ -30,17 +30,9 @@ from replay.parsing.tables import RENAME
 BUCKETS = ("_config_lines", "_nodepool_lines")
 
 
-@dataclass
-class Built:
-    """What `build` made: per bucket, its rows typed in C, or framed for the reference way."""
-
-    tables: dict[str, pa.Table] = field(default_factory=dict)
-    frames: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
-
-
-def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None) -> Built:
+def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: Collection[str] = ()) -> Built:
     """The boot buckets' rows of one chunk from `raw` (their unframed rows), typed in C where the
-    chunk allows it."""
+    chunk allows it, as rows of the tables that span the log (`framed`: unused)."""
     out = Built()
     for bucket in BUCKETS:
         parts = list(raw.get(bucket, ()))
@@ -51,7 +43,7 @@ def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None) -> Built:
         if got is None:
             out.frames[bucket] = [frames_of(parts)]
         else:
-            out.tables[bucket] = got
+            out.spanning[bucket] = got
     return out
 
 

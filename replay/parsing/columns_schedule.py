@@ -9,13 +9,14 @@ to identical tables.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay.parsing.built import Built
 from replay.parsing.chunks import Bytes
 from replay.parsing.arrays import names_column, numeric, present_rows, span_column, table_of, typed_spans, with_validity
 from replay.parsing.columns import Records, Unframed, where_columns
@@ -30,7 +31,7 @@ if COMPILED:
 S, I64 = pl.String, pl.Int64
 _KINDS = [None, "existing", "addition", "removal"]  # steps.schedule's names of Existing, Additions, Removals
 _PLACE_KINDS = ["new", "whole_machine", "recovered"]
-_MINE = ("_schedule_lines", "_placement_lines", "_rmcounter_rows", "_occupancy_lines")
+BUCKETS = ("_schedule_lines", "_placement_lines", "_rmcounter_rows", "_occupancy_lines")  # `build` owns them
 _FAMILIES = {"_schedule_lines": "schedule_state", "_occupancy_lines": "occupancy_table"}
 
 
@@ -56,21 +57,11 @@ class BlockRows:
         return rows.with_columns(pl.lit(_FAMILIES[self.bucket], S).alias("_family"))
 
 
-@dataclass
-class Built:
-    """What `build` made of a chunk's unframed rows: tables typed in C, the share orders of the
-    placements it built, and the buckets it left to the reference steps (as frames)."""
-
-    tables: dict[str, pa.Table] = field(default_factory=dict)
-    share_orders: pl.DataFrame | None = None
-    frames: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
-
-
 def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: Collection[str]) -> Built:
     """The schedule, placements, rmcounter and occupancy tables of one chunk from `raw` (their
     buckets' unframed rows); `framed`: the buckets that have rows from the reference paths too."""
     out = Built()
-    mine = {b: list(raw[b]) for b in _MINE if b in raw}
+    mine = {b: list(raw[b]) for b in BUCKETS if b in raw}
     sched_rows = mine.get("_schedule_lines")
     place_rows = mine.get("_placement_lines")
     for bucket, table, builder in (("_rmcounter_rows", "rmcounter", _rmcounter), ("_occupancy_lines", "occupancy",
@@ -95,11 +86,6 @@ def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: C
     if placements is not None:
         out.tables["placements"] = placements
     return out
-
-
-def owned(raw: Mapping[str, Sequence[Unframed]]) -> dict[str, list[RawRows]]:
-    """The buckets of `raw` that `build` does not take (the other compiled tables')."""
-    return {b: [r for r in rows if isinstance(r, RawRows)] for b, rows in raw.items() if b not in _MINE}
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ goes the reference way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay.parsing.built import Built
 from replay.parsing.arrays import names_column, span_column, table_of, typed_spans, with_validity
 from replay.parsing.columns import Records, Unframed, where_columns
 from replay.parsing.families import FAMILY_NAMES
@@ -31,18 +31,9 @@ _CYCLE_FIELDS = {"epoch": pl.String, "count": pl.Int64, "new_jobs": pl.Int64, "e
 _TYPES = (pl.String, pl.Int64, pl.String)  # SPANS's column types (tables.SCHEMAS["pool_tables"])
 
 
-@dataclass
-class Built:
-    """What `build` made: tables typed in C, or their rows framed for the reference step."""
-
-    tables: dict[str, pa.Table] = field(default_factory=dict)
-    frames: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
-    spanning: dict[str, pl.DataFrame] = field(default_factory=dict)  # rows of the tables of the whole log
-
-
-def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None) -> Built:
-    """The pool_tables table of one chunk from its unframed rows (the reference's frame when the C
-    code does not take them)."""
+def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: Collection[str] = ()) -> Built:
+    """The pool_tables table and the cycles' rows of one chunk from their unframed rows (the
+    reference's frame when the C code does not take them; `framed`: unused)."""
     out = Built()
     lines = [p for p in raw.get(CYCLES, ()) if isinstance(p, RawRows)]
     if lines:

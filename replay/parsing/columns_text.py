@@ -14,13 +14,14 @@ header layout), or whose generic records lie in two blocks, goes the reference w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay.parsing.built import Built
 from replay.parsing.chunks import Bytes
 from replay.parsing.arrays import table_of, typed_spans
 from replay.parsing.columns import Records, Unframed, compiled_buckets, where_columns
@@ -63,17 +64,9 @@ def take_generic(rest: pl.DataFrame, recs: Scan) -> tuple[MessageRows | None, pl
     return MessageRows(rest["rec"].to_numpy()[generic].astype(np.int64), recs), rest.filter(pl.Series(~generic))
 
 
-@dataclass
-class Built:
-    """What `build` made: the messages table typed in C, or its rows framed for the reference step."""
-
-    tables: dict[str, pa.Table] = field(default_factory=dict)
-    frames: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
-
-
-def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None) -> Built:
+def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: Collection[str] = ()) -> Built:
     """The messages table of one chunk from its unframed generic records (the reference's frame when
-    the C code does not take them)."""
+    the C code does not take them; `framed`: unused, the bucket has no other rows)."""
     out = Built()
     parts = [p for p in raw.get(BUCKET, ()) if isinstance(p, MessageRows)]
     if not parts:

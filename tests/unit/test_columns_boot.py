@@ -5,6 +5,7 @@ bootstrap text, and one test per way a chunk goes the reference way."""
 from __future__ import annotations
 
 import gzip
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from replay.parsing import assemble, columns, columns_boot
+from replay.parsing import assemble, builders, columns, columns_boot
 from replay.parsing.pipeline import parse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -116,9 +117,10 @@ def test_rows_in_two_blocks_go_the_reference_way(tmp_path, monkeypatch):
     half = _line(lines, "printClass  Class JobDriver") - 1
     first, second = _write(tmp_path, lines[:half], "rm.log.1"), _write(tmp_path, lines[half:], "rm.log")
     seen: list[tuple[int, int]] = []
-    real = columns_boot.build
-    monkeypatch.setattr(assemble.columns_boot, "build", lambda raw, recs: seen.append(
-        (len(raw.get("_config_lines", ())), len(raw.get("_nodepool_lines", ())))) or real(raw, recs))
+    spy = lambda raw, *a: seen.append(  # noqa: E731
+        (len(raw.get("_config_lines", ())), len(raw.get("_nodepool_lines", ())))) or columns_boot.build(raw, *a)
+    monkeypatch.setattr(builders, "BUILDERS", tuple(replace(b, build=spy) if b.buckets == columns_boot.BUCKETS else b
+                                                    for b in builders.BUILDERS))
     tables, built = _both([first, second], monkeypatch)
     # each file is a block: both buckets have rows in both (the pools' classes are created after
     # the class section), so neither is typed in C
