@@ -96,6 +96,8 @@ def widened(table: str) -> Bucket | None:
     for family, (bucket, field) in FAMILIES.items():
         if bucket != table:
             continue
+        if field in _LISTS and field in lists:  # a template fills it too: the join would mix their items
+            return None
         got = lists if field in _LISTS else columns
         if field not in got:
             got.append(field)
@@ -135,27 +137,16 @@ def _merge(base: RawRows | None, bucket: Bucket, got: Read, pos: np.ndarray, rec
         c = bucket.columns.index(field)
         spans[m:, 2 * c:2 * c + 2] = got.spans
     at = np.concatenate([old_pos, pos])
-    order = np.argsort(at, kind="stable")  # no record has rows from both
+    order = np.argsort(at, kind="stable")  # no record has rows from both; each side keeps its order
     lists = []
-    for name in bucket.lists:
-        old_counts, old_items = np.full(m, -1, np.int32), np.empty((0, 2), np.int32)
-        if base is not None and name in base.bucket.lists:
-            raw_counts, raw_items = base.got[2][base.bucket.lists.index(name)]
-            old_counts = np.frombuffer(raw_counts, dtype=np.int32)
-            old_items = np.frombuffer(raw_items, dtype=np.int32).reshape(-1, 2)
-        new_counts, new_items = np.full(n, -1, np.int32), np.empty((0, 2), np.int32)
+    for name in bucket.lists:  # a list's items come from one side only (widened): they keep their order
+        counts, items = np.full(m + n, -1, np.int32), b""
         if name == field and got.counts is not None:
-            new_counts, new_items = got.counts, got.spans
-        lists.append(_reordered(np.concatenate([old_counts, new_counts]), np.concatenate([old_items, new_items]),
-                                order))
+            counts[m:], items = got.counts, got.spans.tobytes()
+        elif base is not None and name in base.bucket.lists:
+            raw_counts, items = base.got[2][base.bucket.lists.index(name)]
+            counts[:m] = np.frombuffer(raw_counts, dtype=np.int32)
+        lists.append((counts[order].tobytes(), items))
     rows = (np.arange(m + n, dtype=np.int32).tobytes(), np.ascontiguousarray(spans[order]).tobytes(), lists)
     return RawRows(bucket, rows, got.data, at[order], rec, codes)
 
-
-def _reordered(counts: np.ndarray, items: np.ndarray, order: np.ndarray) -> tuple[bytes, bytes]:
-    """A list column's (counts, item spans) with its rows taken in `order`."""
-    lengths = np.maximum(counts, 0)
-    starts = (np.cumsum(lengths) - lengths)[order]
-    taken = lengths[order]
-    at = np.repeat(starts - (np.cumsum(taken) - taken), taken) + np.arange(int(taken.sum()))
-    return counts[order].astype(np.int32).tobytes(), np.ascontiguousarray(items[at]).tobytes()

@@ -151,9 +151,15 @@ _NAME = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(classes=st.dictionaries(_NAME, st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1, max_size=6))
-def test_generated_classes_and_pool(tmp_path, monkeypatch, classes):
+@given(classes=st.dictionaries(_NAME, st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1, max_size=6),
+       nodes=st.lists(_NAME, max_size=7))
+def test_generated_classes_and_pool(tmp_path, monkeypatch, classes, nodes):
+    # the node list three names a line, as the RM wraps it (the first line the record's, the rest
+    # continuation lines), or "<None>"
+    wrapped = [" ".join(nodes[i:i + 3]) + " " for i in range(0, len(nodes), 3)] or ["<None>"]
     lines = [_HEAD + "printNodepool     Nodepool --default--", _HEAD + "printNodepool        Scheduling quantum: 4",
+             _HEAD + "printNodepool        Node File: pool.nodes", _HEAD + "printNodepool              " + wrapped[0],
+             *["                  " + line for line in wrapped[1:]],
              _HEAD + "printNodepool        Classes: " + " ".join(classes), _HEAD + "printNodepool        No subpools."]
     for name, (priority, weight) in classes.items():
         lines += [_HEAD + f"printClass  Class {name}",
@@ -164,4 +170,5 @@ def test_generated_classes_and_pool(tmp_path, monkeypatch, classes):
     assert built == [True, True]
     assert tables["classes"].select("name", "priority", "weight").rows() == sorted(
         (name, p, w) for name, (p, w) in classes.items())
-    assert tables["nodepools"].select("name", "quantum", "classes").rows() == [("--default--", 4, list(classes))]
+    assert tables["nodepools"].select("name", "quantum", "classes", "nodes").rows() == [
+        ("--default--", 4, list(classes), nodes or None)]
