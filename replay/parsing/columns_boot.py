@@ -2,8 +2,9 @@
 
 Their buckets (`_config_lines`, `_nodepool_lines`) span the whole log: a reconfigure prints the
 configuration again, so the tables are built once, at the log's end (assemble.assemble_final,
-steps.config, steps.classes, steps.nodepools over a few hundred rows). Per chunk, their templated
-rows are typed here from the scanner's spans (`_scan.typed`) into an Arrow table with the columns
+steps.config, steps.classes, steps.nodepools over a few hundred rows). Per chunk, their rows (the
+templated ones, with the node lists and JD host lines of replay.parsing.boot_scan) are typed here
+from the scanner's spans (`_scan.typed`) into an Arrow table with the columns
 `assemble.rows_of` gives the reference way (rec, _family, the fields the rows have, the lists, the
 family's constants, ts, cycle, file, line, job_id), carried as it is and read by the final steps.
 

@@ -391,7 +391,8 @@ def _node_list(text: str) -> list[str] | None:
 
 def _np_nodes(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """printNodepool's node list (`<None>`: the grammar's row with no field), read from the whole
-    body as the grammar reads it (trimmed); a body it would lex otherwise goes on to the grammar."""
+    body as the grammar reads it (trimmed); a body it would lex otherwise goes on to the grammar.
+    (The compiled reader, replay.parsing.boot_scan, takes a chunk's canonical ones before this.)"""
     recs, lists, failed = [], [], []
     for rec, text in full_bodies(part, cont).iter_rows():
         got = [] if text == "<None>" else _node_list(text or "")
