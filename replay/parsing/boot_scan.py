@@ -77,12 +77,16 @@ def read(family: str, part: pl.DataFrame, recs: Records) -> Read | None:
                 "rec", maintain_order=True)
     data = recs.blocks[piece]
     spans = [np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")]
-    i32 = lambda raw: np.frombuffer(raw, dtype=np.int32)  # noqa: E731
     if family == "np_nodes":
         rec, counts, items, refused = _scan.nodes(data, *spans)
         return None if refused else Read(family, data, i32(rec), i32(items).reshape(-1, 2), i32(counts))
     rec, values, refused = _scan.jd_host(data, *spans)
     return None if refused else Read(family, data, i32(rec), i32(values).reshape(-1, 2))
+
+
+def i32(raw: bytes) -> np.ndarray:
+    """A reader's int32 column."""
+    return np.frombuffer(raw, dtype=np.int32)
 
 
 @lru_cache(maxsize=None)
