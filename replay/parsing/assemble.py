@@ -15,7 +15,7 @@ from replay.parsing.columns import (COMPILED_TABLES, Unframed, compiled_table, f
                                     to_polars)
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
-from replay.parsing.tables import (FIXED_METHODS, I64, LEFT, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
+from replay.parsing.tables import (FIXED_METHODS, I64, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
                                    conform)
 
 
@@ -84,11 +84,12 @@ _NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle
 
 @dataclass
 class Carry:
-    """What the chunks hand on, in log order: cycles so far, known share orders, and the rows of the
-    small tables that span the whole log (assembled once, at the end)."""
+    """What the chunks hand on, in log order: cycles so far, known share orders (the first placement's
+    per (host, share_id), as an integer; None: its order is not one), and the rows of the small
+    tables that span the whole log (assembled once, at the end)."""
 
     cycles: int = 0
-    share_orders: pl.DataFrame | None = None
+    share_orders: dict[tuple[str, str], int | None] = field(default_factory=dict)
     spanning: dict[str, list[Frame]] = field(default_factory=lambda: {b: [] for b in SPANNING})
 
 
@@ -244,24 +245,36 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
 def stitch(tables: Mapping[str, Frame], part: ChunkCarry, carry: Carry) -> dict[str, Frame]:
     """One chunk's tables (from `assemble_chunk`) in the log's frame, chunks taken in log order:
     cycles numbered after the earlier chunks', evictions given the order of a share placed in an
-    earlier chunk (the first placement of a share wins, as it does within a chunk)."""
+    earlier chunk (the first placement of a share wins, as it does within a chunk). The share
+    orders are a dict, not a frame: a chunk adds a few dozen, and a query a chunk cost more."""
     offset = carry.cycles
     carry.cycles += part.cycles
     for name, rows in part.spanning.items():
         carry.spanning[name].append(_shift(rows, offset))
-    if part.share_orders is not None:
-        both = part.share_orders if carry.share_orders is None else pl.concat([carry.share_orders, part.share_orders])
-        carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
+    if part.share_orders is not None and part.share_orders.height:
+        known = part.share_orders
+        orders = known["_order"].cast(I64, strict=False).to_list()  # as the eviction's order takes it
+        for key, order in zip(zip(known["host"].to_list(), known["share_id"].to_list()), orders):
+            if None not in key:  # a null key matches no eviction (a join's nulls match nothing)
+                carry.share_orders.setdefault(key, order)
     out = {name: _shift(df, offset) for name, df in tables.items()}
-    if part.unordered is not None and part.unordered.height and carry.share_orders is not None:
-        found = part.unordered.join(carry.share_orders, on=["host", "share_id"], **LEFT).select("_row", "_order")
-        if not isinstance(out["evictions"], pl.DataFrame):  # built in C
-            out["evictions"] = filled_orders(out["evictions"], found)
-            return out
-        out["evictions"] = out["evictions"].with_row_index("_row").join(found, on="_row", **LEFT).select(
-            *[pl.coalesce("order", pl.col("_order").cast(I64, strict=False)).alias(c) if c == "order" else pl.col(c)
-              for c in SCHEMAS["evictions"]])
+    if part.unordered is not None and part.unordered.height and carry.share_orders:
+        keys = zip(part.unordered["host"].to_list(), part.unordered["share_id"].to_list())
+        found = [carry.share_orders.get(key) for key in keys]
+        rows = part.unordered["_row"].to_numpy()
+        at = np.flatnonzero([order is not None for order in found])
+        orders = np.array([found[i] for i in at.tolist()], dtype=np.int64)
+        evictions = out["evictions"]
+        if not isinstance(evictions, pl.DataFrame):  # built in C
+            out["evictions"] = filled_orders(evictions, rows[at], orders)
+        elif at.size:  # the rows without an order take the placement's (a coalesce)
+            out["evictions"] = _replaced(evictions, evictions["order"].scatter(rows[at], orders))
     return out
+
+
+def _replaced(df: pl.DataFrame, column: pl.Series) -> pl.DataFrame:
+    """`df` with `column` in place of its column of that name (a new frame; no query)."""
+    return df.clone().replace_column(df.get_column_index(column.name), column)  # a shallow copy: no query
 
 
 def _shift(df: Frame, offset: int) -> Frame:
@@ -270,7 +283,9 @@ def _shift(df: Frame, offset: int) -> Frame:
         return df
     if not isinstance(df, pl.DataFrame):
         return shifted(df, offset)  # a table built in C (every one has a cycle)
-    return df.with_columns(pl.col("cycle") + pl.lit(offset, pl.UInt32)) if "cycle" in df.columns else df
+    if "cycle" not in df.columns:
+        return df
+    return _replaced(df, df.get_column("cycle") + offset)  # stays UInt32
 
 
 @lru_cache(maxsize=None)
