@@ -252,24 +252,31 @@ def stitch(tables: Mapping[str, Frame], part: ChunkCarry, carry: Carry) -> dict[
     for name, rows in part.spanning.items():
         carry.spanning[name].append(_shift(rows, offset))
     if part.share_orders is not None and part.share_orders.height:
-        known = part.share_orders
-        orders = known["_order"].cast(I64, strict=False).to_list()  # as the eviction's order takes it
-        for key, order in zip(zip(known["host"].to_list(), known["share_id"].to_list()), orders):
-            if None not in key:  # a null key matches no eviction (a join's nulls match nothing)
-                carry.share_orders.setdefault(key, order)
+        _add_orders(carry.share_orders, part.share_orders)
     out = {name: _shift(df, offset) for name, df in tables.items()}
     if part.unordered is not None and part.unordered.height and carry.share_orders:
-        keys = zip(part.unordered["host"].to_list(), part.unordered["share_id"].to_list())
-        found = [carry.share_orders.get(key) for key in keys]
-        rows = part.unordered["_row"].to_numpy()
-        at = np.flatnonzero([order is not None for order in found])
-        orders = np.array([found[i] for i in at.tolist()], dtype=np.int64)
+        rows, orders = _found_orders(part.unordered, carry.share_orders)
         evictions = out["evictions"]
         if not isinstance(evictions, pl.DataFrame):  # built in C
-            out["evictions"] = filled_orders(evictions, rows[at], orders)
-        elif at.size:  # the rows without an order take the placement's (a coalesce)
-            out["evictions"] = _replaced(evictions, evictions["order"].scatter(rows[at], orders))
+            out["evictions"] = filled_orders(evictions, rows, orders)
+        elif rows.size:  # the rows without an order take the placement's (a coalesce)
+            out["evictions"] = _replaced(evictions, evictions["order"].scatter(rows, orders))
     return out
+
+
+def _add_orders(known: dict[tuple[str, str], int | None], placed: pl.DataFrame) -> None:
+    """Add a chunk's share orders (host, share_id, _order as text) the earlier chunks did not place."""
+    orders = placed["_order"].cast(I64, strict=False).to_list()  # as the eviction's order takes it
+    for key, order in zip(zip(placed["host"].to_list(), placed["share_id"].to_list()), orders):
+        if None not in key:  # a null key matches no eviction (a join's nulls match nothing)
+            known.setdefault(key, order)
+
+
+def _found_orders(unordered: pl.DataFrame, known: dict[tuple[str, str], int | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, int64 orders) of the evictions `unordered` (_row, host, share_id) whose share has a known order."""
+    found = [known.get(key) for key in zip(unordered["host"].to_list(), unordered["share_id"].to_list())]
+    at = np.flatnonzero([order is not None for order in found])
+    return unordered["_row"].to_numpy()[at], np.array([found[i] for i in at.tolist()], dtype=np.int64)
 
 
 def _replaced(df: pl.DataFrame, column: pl.Series) -> pl.DataFrame:
