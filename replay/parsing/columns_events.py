@@ -80,7 +80,7 @@ def unordered_rows(table: pa.Table) -> pl.DataFrame | None:
     host = table.column("host").chunk(0)
     share, known = int_values(table.column("share_id").chunk(0))
     rows = at.tolist()
-    return pl.DataFrame([pl.Series("_row", at, dtype=pl.UInt32),
+    return pl.DataFrame([pl.Series("_row", at.astype(np.uint32)),
                          pl.Series("host", [host[i].as_py() for i in rows], dtype=pl.String),
                          pl.Series("share_id", [str(share[i]) if known[i] else None for i in rows], dtype=pl.String)])
 
