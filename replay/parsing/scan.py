@@ -180,8 +180,10 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...], skip: frozenset[
     buckets, plan, _ = fill_plan()
     cols = RecordArrays.of(records) if arrays is None else arrays
     codes = cols.codes.copy()
-    if skip:
-        codes[np.isin(codes, [FAMILY_CODE[f] for f in skip])] = -1
+    if skip:  # by a table per code (-1, no family, last), not np.isin's sort
+        left = np.zeros(len(FAMILY_NAMES) + 1, dtype=bool)
+        left[[FAMILY_CODE[f] for f in skip]] = True
+        codes[left[codes]] = -1
     spanned, starts, ends, rec = cols.spanned, cols.starts, cols.ends, cols.rec
     pieces = np.maximum(cols.piece, 0)  # a record with no block has no span either
     parts: dict[str, list[pl.DataFrame]] = {}
