@@ -94,9 +94,7 @@ def cycle_rows(raw: RawRows, recs: Records) -> pl.DataFrame | None:
     if typed is None:
         return None
     rec = raw.rec[rows]
-    # the few families present, not all of FAMILY_NAMES: names_column encodes every name it is given
-    present, at = np.unique(raw.codes[rows], return_inverse=True)
-    arrays = {"_family": names_column(at, [FAMILY_NAMES[c] for c in present.tolist()]), **where_columns(recs, rec),
+    arrays = {"_family": names_column(raw.codes[rows], FAMILY_NAMES), **where_columns(recs, rec),
               **dict(zip(_CYCLE_FIELDS, typed))}
     frame = pl.from_arrow(pa.table(arrays))
     if not isinstance(frame, pl.DataFrame):  # an Arrow table always gives one (the type allows a Series)
