@@ -14,7 +14,7 @@ from replay.parsing import builders, steps
 from replay.parsing.columns import Unframed, record_columns, shifted, to_polars
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
-from replay.parsing.tables import (FIXED_METHODS, I64, LEFT, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
+from replay.parsing.tables import (FIXED_METHODS, I64, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
                                    conform)
 
 
@@ -83,11 +83,12 @@ _NO_ROWS = pl.DataFrame(schema={"rec": pl.UInt32, "_family": S, "ts": TS, "cycle
 
 @dataclass
 class Carry:
-    """What the chunks hand on, in log order: cycles so far, known share orders, and the rows of the
-    small tables that span the whole log (assembled once, at the end)."""
+    """What the chunks hand on, in log order: cycles so far, known share orders (the first placement's
+    per (host, share_id), as an integer; None: its order is not one), and the rows of the small
+    tables that span the whole log (assembled once, at the end)."""
 
     cycles: int = 0
-    share_orders: pl.DataFrame | None = None
+    share_orders: dict[tuple[str, str], int | None] = field(default_factory=dict)
     spanning: dict[str, list[Frame]] = field(default_factory=lambda: {b: [] for b in SPANNING})
 
 
@@ -236,24 +237,43 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
 def stitch(tables: Mapping[str, Frame], part: ChunkCarry, carry: Carry) -> dict[str, Frame]:
     """One chunk's tables (from `assemble_chunk`) in the log's frame, chunks taken in log order:
     cycles numbered after the earlier chunks', evictions given the order of a share placed in an
-    earlier chunk (the first placement of a share wins, as it does within a chunk)."""
+    earlier chunk (the first placement of a share wins, as it does within a chunk). The share
+    orders are a dict, not a frame: a chunk adds a few dozen, and a query a chunk cost more."""
     offset = carry.cycles
     carry.cycles += part.cycles
     for name, rows in part.spanning.items():
         carry.spanning[name].append(_shift(rows, offset))
-    if part.share_orders is not None:
-        both = part.share_orders if carry.share_orders is None else pl.concat([carry.share_orders, part.share_orders])
-        carry.share_orders = both.unique(["host", "share_id"], keep="first", maintain_order=True)
+    if part.share_orders is not None and part.share_orders.height:
+        _add_orders(carry.share_orders, part.share_orders)
     out = {name: _shift(df, offset) for name, df in tables.items()}
-    if part.unordered is not None and part.unordered.height and carry.share_orders is not None:
-        found = part.unordered.join(carry.share_orders, on=["host", "share_id"], **LEFT).select("_row", "_order")
-        if not isinstance(out["evictions"], pl.DataFrame):  # built in C
-            out["evictions"] = filled_orders(out["evictions"], found)
-            return out
-        out["evictions"] = out["evictions"].with_row_index("_row").join(found, on="_row", **LEFT).select(
-            *[pl.coalesce("order", pl.col("_order").cast(I64, strict=False)).alias(c) if c == "order" else pl.col(c)
-              for c in SCHEMAS["evictions"]])
+    if part.unordered is not None and part.unordered.height and carry.share_orders:
+        rows, orders = _found_orders(part.unordered, carry.share_orders)
+        evictions = out["evictions"]
+        if not isinstance(evictions, pl.DataFrame):  # built in C
+            out["evictions"] = filled_orders(evictions, rows, orders)
+        elif rows.size:  # the rows without an order take the placement's (a coalesce)
+            out["evictions"] = _replaced(evictions, evictions["order"].scatter(rows, orders))
     return out
+
+
+def _add_orders(known: dict[tuple[str, str], int | None], placed: pl.DataFrame) -> None:
+    """Add a chunk's share orders (host, share_id, _order as text) the earlier chunks did not place."""
+    orders = placed["_order"].cast(I64, strict=False).to_list()  # as the eviction's order takes it
+    for key, order in zip(zip(placed["host"].to_list(), placed["share_id"].to_list()), orders):
+        if None not in key:  # a null key matches no eviction (a join's nulls match nothing)
+            known.setdefault(key, order)
+
+
+def _found_orders(unordered: pl.DataFrame, known: dict[tuple[str, str], int | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, int64 orders) of the evictions `unordered` (_row, host, share_id) whose share has a known order."""
+    found = [known.get(key) for key in zip(unordered["host"].to_list(), unordered["share_id"].to_list())]
+    at = np.flatnonzero([order is not None for order in found])
+    return unordered["_row"].to_numpy()[at], np.array([found[i] for i in at.tolist()], dtype=np.int64)
+
+
+def _replaced(df: pl.DataFrame, column: pl.Series) -> pl.DataFrame:
+    """`df` with `column` in place of its column of that name (a new frame; no query)."""
+    return df.clone().replace_column(df.get_column_index(column.name), column)  # a shallow copy: no query
 
 
 def _shift(df: Frame, offset: int) -> Frame:
@@ -262,7 +282,9 @@ def _shift(df: Frame, offset: int) -> Frame:
         return df
     if not isinstance(df, pl.DataFrame):
         return shifted(df, offset)  # a table built in C (every one has a cycle)
-    return df.with_columns(pl.col("cycle") + pl.lit(offset, pl.UInt32)) if "cycle" in df.columns else df
+    if not df.height or "cycle" not in df.columns:  # most chunks leave several tables empty
+        return df
+    return _replaced(df, df.get_column("cycle") + offset)  # stays UInt32
 
 
 @lru_cache(maxsize=None)

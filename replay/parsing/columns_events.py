@@ -17,7 +17,6 @@ from replay.parsing.arrays import int_values, numeric, present_rows, span_column
 from replay.parsing.columns import Records, plain_table
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import RawRows
-from replay.parsing.tables import I64, series_from_arrow
 
 
 def _subset(raw: RawRows, keep: np.ndarray, spans: np.ndarray) -> RawRows:
@@ -73,25 +72,26 @@ def evictions(raw: RawRows, recs: Records) -> pa.Table | None:
 
 def unordered_rows(table: pa.Table) -> pl.DataFrame | None:
     """The rows of an evictions table built in C whose line shows no order: (_row, host, share_id),
-    keyed as the share orders are (text), as assemble_chunk gives them for the reference table."""
+    keyed as the share orders are (text), as assemble_chunk gives them for the reference table.
+    A chunk has a few dozen: read from the Arrow arrays one by one, not framed whole and gathered."""
     at = np.flatnonzero(~present_rows(table.column("order").chunk(0)))
     if not at.size:
         return None
-    host = series_from_arrow(table.column("host").chunk(0))[at]
-    share = series_from_arrow(table.column("share_id").chunk(0))[at].cast(pl.String)
-    return pl.DataFrame([pl.Series("_row", at, dtype=pl.UInt32), host.alias("host"), share.alias("share_id")])
+    host = table.column("host").chunk(0)
+    share, known = int_values(table.column("share_id").chunk(0))
+    rows = at.tolist()
+    return pl.DataFrame([pl.Series("_row", at.astype(np.uint32)),
+                         pl.Series("host", [host[i].as_py() for i in rows], dtype=pl.String),
+                         pl.Series("share_id", [str(share[i]) if known[i] else None for i in rows], dtype=pl.String)])
 
 
-def filled_orders(table: pa.Table, found: pl.DataFrame) -> pa.Table:
-    """An evictions table built in C with the order of each row `found` (_row, _order as text)
-    where its own is null (stitch's coalesce)."""
+def filled_orders(table: pa.Table, rows: np.ndarray, orders: np.ndarray) -> pa.Table:
+    """An evictions table built in C with `orders` (int64) at `rows` where its own order is null
+    (stitch's coalesce)."""
     i = table.schema.get_field_index("order")
     (column,) = table.column(i).chunks
     values, present = int_values(column)
-    order = found["_order"].cast(I64, strict=False)
-    known = order.is_not_null()
-    rows, got = found["_row"].filter(known).to_numpy(), order.filter(known).to_numpy()
     empty = ~present[rows]
-    values[rows[empty]] = got[empty]
+    values[rows[empty]] = orders[empty]
     present[rows[empty]] = True
     return table.set_column(i, "order", numeric(pa.int64(), values, present))

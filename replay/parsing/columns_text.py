@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from replay.parsing.built import Built
 from replay.parsing.chunks import Bytes
-from replay.parsing.arrays import table_of, typed_spans
+from replay.parsing.arrays import numeric, table_of, typed_spans
 from replay.parsing.columns import Records, Unframed, compiled_buckets, where_columns
 from replay.parsing.records import Records as Scan
 from replay.parsing.records import full_bodies
@@ -52,16 +52,16 @@ class MessageRows:
         return full_bodies(part, self.recs.continuations)
 
 
-def take_generic(rest: pl.DataFrame, recs: Scan) -> tuple[MessageRows | None, pl.DataFrame]:
-    """The generic records of `rest` kept unframed for the C builder, and the records left; (None,
-    rest): the reference way from the start (the table is not compiled, or the records carry their
-    text columns already)."""
+def take_generic(rec: np.ndarray, codes: np.ndarray, recs: Scan) -> tuple[MessageRows | None, np.ndarray]:
+    """The generic records among `rec` (record numbers, in log order; `codes`: their family codes)
+    kept unframed for the C builder, and which of `rec` they are; (None, none): the reference way
+    from the start (the table is not compiled, or the records carry their text columns already)."""
     if BUCKET not in compiled_buckets() or not isinstance(recs, Scanned) or recs.heads is None:
-        return None, rest
-    generic = rest["_code"].to_numpy() == FAMILY_CODE[GENERIC]
+        return None, np.zeros(len(rec), dtype=bool)
+    generic = codes == FAMILY_CODE[GENERIC]
     if not generic.any():
-        return None, rest
-    return MessageRows(rest["rec"].to_numpy()[generic].astype(np.int64), recs), rest.filter(pl.Series(~generic))
+        return None, generic
+    return MessageRows(rec[generic].astype(np.int64), recs), generic
 
 
 def build(raw: Mapping[str, Sequence[Unframed]], recs: Records | None, framed: Collection[str] = ()) -> Built:
@@ -135,7 +135,9 @@ def messages(rows: MessageRows, recs: Records) -> pa.Table | None:
     typed = typed_spans(data, [*columns, np.frombuffer(trimmed, dtype=np.int32).reshape(-1, 2)], [pl.String] * 6)
     if typed is None:
         return None
-    tid = scan.records["tid"].gather(pl.Series(rec)).to_arrow()
+    tids = scan.records["tid"]
+    tid = (numeric(pa.uint32(), np.ascontiguousarray(tids.to_numpy()[rec], np.uint32)) if not tids.null_count()
+           else tids.gather(pl.Series(rec)).to_arrow())  # by index in numpy: a gather is a query
     return table_of("messages", {**dict(zip([*names, "text"], typed)), "tid": tid, **where_columns(recs, rec)})
 
 

@@ -12,13 +12,13 @@ import numpy as np
 import polars as pl
 
 from replay.parsing import boot_scan, fast
-from replay.parsing.families import GENERIC, MULTILINE, TARGETS
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, TARGETS
 from replay.parsing.records import Records, full_bodies
 from replay.parsing.sectioned import FAMILY as SECTIONS
 from replay.parsing.sectioned import with_sections
-from replay.parsing.scan import (fill_rows, occupancy_rows, occupancy_scan, rmcounter_rows,
-                                 rmcounter_scan, schedule_rows, schedule_scan, section_rows)
-from replay.parsing.scanned import with_strings
+from replay.parsing.scan import (RecordArrays, fill_rows, occupancy_rows, occupancy_scan, rmcounter_at,
+                                 rmcounter_rows, schedule_rows, schedule_scan, section_rows)
+from replay.parsing.scanned import header_strings, with_strings
 from replay.parsing import columns_text
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of
 from replay.parsing.columns_expansions import merged_rows
@@ -28,62 +28,57 @@ from replay.parsing.pools import pool_rows, pool_scan, taken_all
 
 # every family whose rows make the rmcounter table (the scanner may assemble them all itself)
 _RMCOUNTER_FAMILIES = [f for f, targets in TARGETS.items() if any(t.table == "_rmcounter_lines" for t in targets)]
+# the columns the family paths read: partitioning fewer columns copies less
+_SLIM = ("rec", "family", "body", "_piece", "_bs", "_be")
+
+
+def _by_code(families: Sequence[str]) -> np.ndarray:
+    """Per family code (-1, no family, last): whether it is one of `families`."""
+    out = np.zeros(len(FAMILY_NAMES) + 1, dtype=bool)
+    out[[FAMILY_CODE[f] for f in families]] = True
+    return out
+
+
+_RMCOUNTER = _by_code(_RMCOUNTER_FAMILIES)
+
 
 def parse_families(
     records: pl.DataFrame, recs: Records, engine: str
 ) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame], dict[str, list[Unframed]]]:
     """Every family's rows, by bucket; the records none could read; and the rows of the compiled
-    tables' buckets unframed (replay.parsing.columns), when the scanner took all of them."""
+    tables' buckets unframed (replay.parsing.columns), when the scanner took all of them. The
+    records are chosen by their family codes in numpy and taken by index, once (a polars filter
+    or partition is a query, and a chunk ran dozens)."""
     buckets: dict[str, list[pl.DataFrame]] = {}
     raw: dict[str, list[Unframed]] = {}
-    own: dict[str, list[Unframed]] = {}  # the compiled readers' rows the assembly types in C (columns_schedule)
     unparsed: list[pl.DataFrame] = []
-    unknown = records.filter(pl.col("family").is_null())
-    if unknown.height:
+    codes = np.ascontiguousarray(records["_code"].to_numpy(), np.int32)
+    if (codes < 0).any():
+        unknown = records[np.flatnonzero(codes < 0)]
         unparsed.append(with_strings(recs, unknown, ["cls", "method"]).select(
             "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
                                         pl.lit(" with a body of no known shape"))))
     assembled: frozenset[str] = frozenset()
+    rest = codes >= 0  # the records still to read
     if engine == "fast" and recs.blocks:
-        rmc = records.filter(pl.col("family").is_in(_RMCOUNTER_FAMILIES))
-        if "_rmcounter_rows" in compiled_buckets():
-            got = rmcounter_scan(rmc, recs.blocks)
-            if got is not None:
-                own["_rmcounter_rows"] = [BlockRows("_rmcounter_rows", got[0], got[1], rmc["rec"])]
-                assembled = frozenset(_RMCOUNTER_FAMILIES)
-        elif (ready := rmcounter_rows(rmc, recs.blocks)) is not None:
-            buckets["_rmcounter_rows"] = [ready]
-            assembled = frozenset(_RMCOUNTER_FAMILIES)
-        # every single-line family with templates, in one pass; what they leave goes on below
-        filled, taken, fill_raw = fill_rows(records, recs.blocks, skip=assembled, raw=compiled_buckets())
-        raw = {**{b: list[Unframed](rows) for b, rows in fill_raw.items()}, **own}
-        for table, rows in filled.items():
-            buckets.setdefault(table, []).append(rows)
-        whole = records  # before the filter: the positions fill_rows' rows are in
-        if taken.any():
-            records = records.filter(pl.Series(~taken))
-    # the family paths read only these: partitioning fewer columns copies less
-    slim = [c for c in ("rec", "family", "body", "_piece", "_bs", "_be") if c in records.columns or c == "body"]
-    parts: dict[str, pl.DataFrame] = {}
+        assembled, raw, taken = _scanned(records, recs, buckets)
+        rest &= ~taken & ~_by_code(list(assembled))[codes]
+    at = np.flatnonzero(rest)
     # the bodies of the records still to read (the scanner's records carry none: built for these only)
-    rest = records.filter(pl.col("family").is_not_null() & ~pl.col("family").is_in(list(assembled)))
-    kept, rest = columns_text.take_generic(rest, recs)  # the messages table typed in C: no body, no frame
-    if kept is not None:
+    kept, generic = columns_text.take_generic(records["rec"].to_numpy()[at], codes[at], recs)
+    if kept is not None:  # the messages table typed in C: no body, no frame
         raw.setdefault(columns_text.BUCKET, []).append(kept)
-    for (family,), part in with_strings(recs, rest, ["body"]).select(slim).partition_by(
-        "family", as_dict=True, maintain_order=True
-    ).items():
-        if family == GENERIC:
-            buckets.setdefault("messages", []).append(full_bodies(part, recs.continuations))
-        elif family not in assembled:
-            parts[family] = part
+        at = at[~generic]
+    parts = _partition(records, recs, at, codes[at])
+    if GENERIC in parts:
+        buckets.setdefault("messages", []).append(full_bodies(parts.pop(GENERIC), recs.continuations))
     if "jobs" in raw and SECTIONS in parts:  # the DEBUG schedule's rows join the jobs typed in C
         joined = with_sections(raw["jobs"], parts[SECTIONS], recs.continuations, recs.blocks)
         if joined is not None:
             raw["jobs"] = [joined]
             del parts[SECTIONS]
     if engine == "fast" and recs.blocks:
-        _take_unframed(parts, recs, raw, whole)
+        _take_unframed(parts, recs, raw, records)  # all the chunk's records: the positions fill_rows' rows are in
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
@@ -96,6 +91,50 @@ def parse_families(
         # them all (the scanner's first, as `fill_rows` would have put them)
         buckets[bucket].insert(0, frames_of(raw.pop(bucket)))
     return buckets, unparsed, raw
+
+
+def _scanned(records: pl.DataFrame, recs: Records,
+             buckets: dict[str, list[pl.DataFrame]]) -> tuple[frozenset[str], dict[str, list[Unframed]], np.ndarray]:
+    """The records the compiled scanner reads whole: the RmCounter blocks, then every templated
+    family in one pass (their rows framed into `buckets`, or unframed for the compiled tables);
+    (the families assembled whole, the unframed rows by bucket, which records the templates took)."""
+    assembled: frozenset[str] = frozenset()
+    own: dict[str, list[Unframed]] = {}  # the compiled readers' rows the assembly types in C (columns_schedule)
+    cols = RecordArrays.of(records) if "_bs" in records.columns else None
+    rmc = np.flatnonzero(_RMCOUNTER[records["_code"].to_numpy()])
+    if "_rmcounter_rows" in compiled_buckets():
+        got = rmcounter_at(cols, rmc, recs.blocks) if cols is not None else None
+        if got is not None:
+            rec = pl.Series("rec", records["rec"].to_numpy()[rmc], dtype=pl.UInt32)
+            own["_rmcounter_rows"] = [BlockRows("_rmcounter_rows", got[0], got[1], rec)]
+            assembled = frozenset(_RMCOUNTER_FAMILIES)
+    elif (ready := rmcounter_rows(records[rmc], recs.blocks)) is not None:
+        buckets["_rmcounter_rows"] = [ready]
+        assembled = frozenset(_RMCOUNTER_FAMILIES)
+    # every single-line family with templates, in one pass; what they leave goes on
+    filled, taken, fill_raw = fill_rows(records, recs.blocks, skip=assembled, raw=compiled_buckets(), arrays=cols)
+    for table, rows in filled.items():
+        buckets.setdefault(table, []).append(rows)
+    return assembled, {**{b: list[Unframed](rows) for b, rows in fill_raw.items()}, **own}, taken
+
+
+def _partition(records: pl.DataFrame, recs: Records, at: np.ndarray, codes: np.ndarray) -> dict[str, pl.DataFrame]:
+    """The records at positions `at` (`codes`: their family codes) with the columns the family paths
+    read (_SLIM; the body built for these only), one frame per family in the order each first
+    appears, each in log order: one gather, then slices (polars' partition_by is a query)."""
+    if not at.size:
+        return {}
+    order = np.argsort(codes, kind="stable")  # a family's records together, in log order
+    at, codes = at[order], codes[order]
+    frame = records[at, [c for c in _SLIM if c in records.columns]]
+    if "body" not in records.columns:
+        frame.insert_column(2, header_strings(recs, records["rec"].to_numpy()[at], ["body"])[0])
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    ends = np.r_[starts[1:], len(codes)]
+    parts = {}
+    for i in np.argsort(order[starts], kind="stable").tolist():  # by where each family first appears
+        parts[FAMILY_NAMES[codes[starts[i]]]] = frame.slice(int(starts[i]), int(ends[i] - starts[i]))
+    return parts
 
 
 def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]],
@@ -122,7 +161,7 @@ def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str,
     if "occupancy_table" in parts and "_occupancy_lines" in compiled:
         part = parts["occupancy_table"]
         got = occupancy_scan(part, recs.continuations, recs.blocks)
-        if got is not None and part["rec"].is_in(np.frombuffer(got[0][0], dtype=np.int32)).all():  # rows for all
+        if got is not None and np.isin(part["rec"].to_numpy(), np.frombuffer(got[0][0], dtype=np.int32)).all():
             raw.setdefault("_occupancy_lines", []).append(BlockRows("_occupancy_lines", *got))
             del parts["occupancy_table"]
     boot_scan.take(parts, recs, raw, whole)  # jd_host_class, np_nodes: with their buckets' templated rows

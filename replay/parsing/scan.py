@@ -58,6 +58,38 @@ class Bucket:
     consts: tuple[tuple[str, tuple[str | None, ...]], ...]
 
 
+def present_ints(col: pl.Series, null: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
+    """A nullable integer column as int32 values (`null` where none) and which are present (None: all),
+    by numpy (a polars fill_null is a query: a tenth of a millisecond a call)."""
+    if not col.null_count():
+        return np.ascontiguousarray(col.to_numpy(), np.int32), None
+    values = col.to_numpy()  # float64, NaN where null
+    present = ~np.isnan(values)
+    return np.where(present, values, null).astype(np.int32), present
+
+
+@dataclass(frozen=True)
+class RecordArrays:
+    """The routed records' columns the compiled readers read, as numpy arrays, taken from the frame
+    once per chunk: number, family code, block (-1: none), body span (0 where none) and whether
+    the record has one (its header the scanner read)."""
+
+    rec: np.ndarray
+    codes: np.ndarray
+    piece: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    spanned: np.ndarray
+
+    @classmethod
+    def of(cls, records: pl.DataFrame) -> RecordArrays:
+        """The arrays of `records` (routed: `_code`, `_piece`, `_bs`, `_be`)."""
+        starts, present = present_ints(records["_bs"])
+        return cls(records["rec"].to_numpy(), np.ascontiguousarray(records["_code"].to_numpy(), np.int32),
+                   present_ints(records["_piece"], -1)[0], starts, present_ints(records["_be"])[0],
+                   np.ones(records.height, dtype=bool) if present is None else present)
+
+
 def templated(family: str) -> bool:
     """Whether the scanner reads `family` by its templates (replay.parsing.templates)."""
     return COMPILED and family in fill_plan()[2]
@@ -134,10 +166,11 @@ Filled = tuple[dict[str, pl.DataFrame], np.ndarray, dict[str, list[RawRows]]]
 
 
 def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...], skip: frozenset[str] = frozenset(),
-              raw: frozenset[str] = frozenset()) -> Filled:
+              raw: frozenset[str] = frozenset(), arrays: RecordArrays | None = None) -> Filled:
     """The rows of every templated family in `records` (routed: `_code`, and the body spans
     `_piece`, `_bs`, `_be`), one frame per table in record order; which records they took; and
     the rows of the tables in `raw` unframed, per block (`RawRows`, for the compiled tables).
+    `arrays`: the records' columns as numpy, when the caller has them already.
 
     A record its templates do not match (or whose header the polars path read, so it has no span)
     is not taken: it goes on to the regex and lark paths. Families in `skip` are left alone."""
@@ -145,14 +178,14 @@ def fill_rows(records: pl.DataFrame, blocks: tuple[Bytes, ...], skip: frozenset[
     if not COMPILED or not blocks or records.is_empty() or "_bs" not in records.columns:
         return {}, taken, {}
     buckets, plan, _ = fill_plan()
-    codes = records["_code"].to_numpy().astype(np.int32)
-    if skip:
-        codes = np.where(np.isin(codes, [FAMILY_CODE[f] for f in skip]), -1, codes).astype(np.int32)
-    spanned = records["_bs"].is_not_null().to_numpy()
-    starts = records["_bs"].fill_null(0).to_numpy().astype(np.int32)
-    ends = records["_be"].fill_null(0).to_numpy().astype(np.int32)
-    pieces = records["_piece"].fill_null(0).to_numpy()
-    rec = records["rec"].to_numpy()
+    cols = RecordArrays.of(records) if arrays is None else arrays
+    codes = cols.codes.copy()
+    if skip:  # by a table per code (-1, no family, last), not np.isin's sort
+        left = np.zeros(len(FAMILY_NAMES) + 1, dtype=bool)
+        left[[FAMILY_CODE[f] for f in skip]] = True
+        codes[left[codes]] = -1
+    spanned, starts, ends, rec = cols.spanned, cols.starts, cols.ends, cols.rec
+    pieces = np.maximum(cols.piece, 0)  # a record with no block has no span either
     parts: dict[str, list[pl.DataFrame]] = {}
     unframed: dict[str, list[RawRows]] = {}
     for piece in np.unique(pieces[spanned]):
@@ -232,15 +265,26 @@ def rmcounter_rows(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> pl.DataFram
 
 def rmcounter_scan(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> tuple[dict[str, Any], Bytes] | None:
     """`_scan.rmcounter` over `part` and the block it lies in; None: not the scanner's (rmcounter_rows)."""
-    if not COMPILED or part.is_empty() or not part["family"].is_in(RMCOUNTER_KINDS).all():
+    if not COMPILED or part.is_empty() or "_bs" not in part.columns:
         return None
-    if part["_bs"].null_count() or part["_piece"].n_unique() != 1:
+    return rmcounter_at(RecordArrays.of(part), np.arange(part.height), blocks)
+
+
+# per family code (-1, no family, last): its kind in RMCOUNTER_KINDS, -1 for none
+_RMCOUNTER_KIND = np.full(len(FAMILY_NAMES) + 1, -1, dtype=np.int32)
+_RMCOUNTER_KIND[[FAMILY_CODE[f] for f in RMCOUNTER_KINDS]] = np.arange(len(RMCOUNTER_KINDS))
+
+
+def rmcounter_at(cols: RecordArrays, at: np.ndarray, blocks: tuple[Bytes, ...]) -> tuple[dict[str, Any], Bytes] | None:
+    """rmcounter_scan of the records at positions `at` of `cols` (the chunk's, in log order)."""
+    if not COMPILED or not at.size:
         return None
-    data = blocks[part["_piece"][0]]
-    kinds = part["family"].replace_strict({f: i for i, f in enumerate(RMCOUNTER_KINDS)}, return_dtype=pl.Int32)
-    got = _scan.rmcounter(data, np.ascontiguousarray(part["_bs"].to_numpy(), np.int32),
-                          np.ascontiguousarray(part["_be"].to_numpy(), np.int32),
-                          np.ascontiguousarray(kinds.to_numpy(), np.int32), _rmcounter_templates())
+    kinds = _RMCOUNTER_KIND[cols.codes[at]]
+    piece = cols.piece[at]
+    if (kinds < 0).any() or not cols.spanned[at].all() or (piece != piece[0]).any() or piece[0] < 0:
+        return None
+    data = blocks[int(piece[0])]
+    got = _scan.rmcounter(data, cols.starts[at], cols.ends[at], kinds, _rmcounter_templates())
     return None if got is None else (got, data)
 
 
@@ -291,14 +335,13 @@ def schedule_scan(part: pl.DataFrame, cont: pl.DataFrame,
                   blocks: tuple[Bytes, ...]) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], Bytes] | None:
     """`_scan.schedule` over the records' lines, and the block they lie in (b"": no line); None when
     the lines are not all the scanner's in one block."""
-    lines = cont.join(part.select("rec"), on="rec", how="semi")
-    if "_s" not in cont.columns or lines["_s"].null_count() or lines["_piece"].n_unique() > 1:
+    got = line_spans(part, cont)
+    if got is None:
         return None
-    if lines.is_empty():
+    piece, spans = got
+    if piece < 0:
         return (b"", b"", b"", b"", b""), b""
-    data = blocks[lines["_piece"][0]]
-    spans = [np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")]
-    return _scan.schedule(data, *spans), data
+    return _scan.schedule(blocks[piece], *spans), blocks[piece]
 
 
 def schedule_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -> pl.DataFrame:
@@ -317,19 +360,48 @@ def schedule_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -
 _OCCUPANCY_SPANS = ("m_host", "m_blacklisted", "m_order", "m_active", "m_unused", "memory_mb", "free")
 
 
+def _lines_of(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[np.ndarray, int] | None:
+    """(the rows of `cont` that are lines of `part`'s records, in order; their block, -1: no line)
+    when the compiled readers can take them (all spanned, in one block); else None. By numpy: a
+    polars semi join is a query a call."""
+    if "_s" not in cont.columns:
+        return None
+    c_rec, p_rec = cont["rec"].to_numpy(), part["rec"].to_numpy()
+    if not len(c_rec) or not len(p_rec):
+        return np.zeros(0, dtype=np.int64), -1
+    mine = np.zeros(max(int(c_rec.max()), int(p_rec.max())) + 1, dtype=bool)
+    mine[p_rec] = True
+    at = np.flatnonzero(mine[c_rec])
+    if not at.size:
+        return at, -1
+    piece = present_ints(cont["_piece"], -1)[0][at]
+    spanned = present_ints(cont["_s"])[1]
+    if (spanned is not None and not spanned[at].all()) or (piece != piece[0]).any() or piece[0] < 0:
+        return None
+    return at, int(piece[0])
+
+
+def line_spans(part: pl.DataFrame, cont: pl.DataFrame) -> tuple[int, tuple[np.ndarray, ...]] | None:
+    """(block, (rec, start, end) as int32) of the continuation lines of `part`'s records (`_lines_of`;
+    block -1: no line); None: not the compiled readers'."""
+    got = _lines_of(part, cont)
+    if got is None:
+        return None
+    at, piece = got
+    return piece, tuple(np.ascontiguousarray(present_ints(cont[c])[0][at]) for c in ("rec", "_s", "_e"))
+
+
 def block_lines(part: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame | None:
     """The continuation lines of `part`'s records, when the compiled readers can take them (all
     spanned, in one block); else None."""
-    lines = cont.join(part.select("rec"), on="rec", how="semi")
-    if "_s" not in cont.columns or lines.is_empty() or lines["_s"].null_count() or lines["_piece"].n_unique() > 1:
-        return None
-    return lines
+    got = _lines_of(part, cont)
+    return None if got is None or got[1] < 0 else cont[got[0]]
 
 
 def not_taken(part: pl.DataFrame, rec: np.ndarray) -> pl.DataFrame:
     """The records of `part` with no row in `rec` (refused, or with no line): the polars path decides."""
-    taken = pl.DataFrame({"rec": np.unique(rec)}).cast(pl.UInt32)
-    return part.select("rec").join(taken, on="rec", how="anti")
+    recs = part.get_column("rec")
+    return pl.DataFrame([recs[np.flatnonzero(~np.isin(recs.to_numpy(), rec))]])
 
 
 def occupancy_rows(
@@ -348,12 +420,10 @@ def occupancy_rows(
 def occupancy_scan(part: pl.DataFrame, cont: pl.DataFrame,
                    blocks: tuple[Bytes, ...]) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], Bytes] | None:
     """`_scan.occupancy` over the records' lines, and their block; None: not the scanner's (occupancy_rows)."""
-    lines = block_lines(part, cont)
-    if lines is None:
+    got = line_spans(part, cont)
+    if got is None or got[0] < 0:
         return None
-    data = blocks[lines["_piece"][0]]
-    spans = [np.ascontiguousarray(lines[c].to_numpy(), np.int32) for c in ("rec", "_s", "_e")]
-    return _scan.occupancy(data, *spans), data
+    return _scan.occupancy(blocks[got[0]], *got[1]), blocks[got[0]]
 
 
 def occupancy_frame(got: tuple[bytes, bytes, bytes, bytes, bytes], data: Bytes) -> pl.DataFrame:
@@ -384,11 +454,11 @@ SECTION_SPANS = ("section", "type_code", "job_id", "job_name", "user", "class", 
 
 def section_spans(part: pl.DataFrame, cont: pl.DataFrame, blocks: tuple[Bytes, ...]) -> tuple[Bytes, Any, Any] | None:
     """(block, record numbers, spans per SECTION_SPANS field) of the rows `_scan.sections` reads; None: two blocks."""
-    if (lines := block_lines(part, cont)) is None:
+    got = line_spans(part, cont)
+    if got is None or got[0] < 0:
         return None
-    data = blocks[lines["_piece"][0]]
-    rec, spans, _ = _scan.sections(data, *[np.ascontiguousarray(lines[c].to_numpy(), np.int32)
-                                           for c in ("rec", "_s", "_e")])
+    data = blocks[got[0]]
+    rec, spans, _ = _scan.sections(data, *got[1])
     return data, np.frombuffer(rec, np.int32), np.frombuffer(spans, np.int32).reshape(-1, 2 * len(SECTION_SPANS))
 
 

@@ -23,10 +23,13 @@ BAD_BYTES = "a run of bad bytes in the line (not UTF-8; shown as U+FFFD): the re
 BAD_RUN = "\ufffd\ufffd"
 
 
+_NO_DAMAGE = pl.DataFrame(schema={"rec": pl.UInt32, "reason": pl.String})  # shared: nothing mutates a frame
+
+
 def damaged_records(chunk: Chunk, lines: Lines, records: pl.DataFrame, recs: Records) -> pl.DataFrame:
     """(rec, reason) of every record with a NUL byte or a run of invalid UTF-8 in one of its
     lines: its fields cannot be trusted, so it is reported unparsed (with its lines), never read."""
-    empty = pl.DataFrame(schema={"rec": pl.UInt32, "reason": pl.String})
+    empty = _NO_DAMAGE
     if not lines.bad_utf8_lines and not any(b"\0" in p.data for p in chunk.pieces):
         return empty
     frame = lines.frame
@@ -80,13 +83,17 @@ def unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.Da
     )
 
 
+_LINE_SCHEMA = pl.Schema({"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
+_NOTHING_UNPARSED = pl.DataFrame(schema={"file": pl.String, **{c: _LINE_SCHEMA[c] for c in ("line", "text", "reason")},
+                                         "cycle": pl.UInt32})
+
+
 def unparsed_table(parts: list[pl.DataFrame], lines: pl.DataFrame, records: pl.DataFrame,
                    cont: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
     """file/line/text/reason/cycle rows; a rejected record is reported with every one of its lines."""
-    schema = pl.Schema({"file": pl.UInt16, "line": pl.UInt32, "text": pl.String, "reason": pl.String})
     if not any(p.height for p in parts):  # most chunks: nothing unparsed
-        return pl.DataFrame(schema={"file": pl.String, **{c: schema[c] for c in ("line", "text", "reason")},
-                                    "cycle": pl.UInt32})
+        return _NOTHING_UNPARSED
+    schema = _LINE_SCHEMA
     frames = [p.select("file", "line", "text", "reason").cast(schema) for p in parts if "line" in p.columns]
     failed = [p for p in parts if "line" not in p.columns]
     if failed:

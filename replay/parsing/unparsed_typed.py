@@ -16,12 +16,14 @@ import pyarrow as pa
 
 from replay.parsing.arrays import names_column, numeric, table_of, typed_spans
 from replay.parsing import columns_text
-from replay.parsing.families import FAMILY_CODE, MULTILINE
+from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, MULTILINE
 from replay.parsing.records import Records as Scan
 from replay.parsing.scanned import with_strings
 from replay.parsing.unparsed import line_cycles
 
-_MULTILINE_CODES = np.array([FAMILY_CODE[f] for f in MULTILINE], dtype=np.int32)
+# per family code (-1, no family, last): whether its records are single-line (a table, not np.isin's sort)
+_SINGLE = np.ones(len(FAMILY_NAMES) + 1, dtype=bool)
+_SINGLE[[FAMILY_CODE[f] for f in MULTILINE]] = False
 
 
 def unexpected_lines(records: pl.DataFrame, recs: Scan) -> tuple[np.ndarray, bool]:
@@ -29,7 +31,7 @@ def unexpected_lines(records: pl.DataFrame, recs: Scan) -> tuple[np.ndarray, boo
     blank ones are left out already (read from spans, `columns_text.blank_lines`; else the
     reference's strip_chars decides)."""
     single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
-    single[records["rec"].to_numpy()] = ~np.isin(records["_code"].to_numpy(), _MULTILINE_CODES)
+    single[records["rec"].to_numpy()] = _SINGLE[records["_code"].to_numpy()]
     hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
     blank = columns_text.blank_lines(recs, hit) if hit.size else None
     return (hit, False) if blank is None else (hit[~blank], True)

@@ -270,3 +270,25 @@ def test_the_eviction_allotment_and_expansion_templates_read_what_the_grammar_re
     }
     for family, (bodies, taken) in cases.items():
         assert _agrees_with_grammar(family, bodies) == taken, family
+
+
+_ACROSS = [
+    _placed("7", "h1.3", 2),  # the share's first placement
+    _SENT,
+    _placed("7", "h1.3", 6),  # placed again, a chunk later: the first placement's order still wins
+    ("RmJob", "7", "shrinkBy", "Removing share h1.3"),  # no order: 2, from the first chunk
+    _placed("7", "h2.5", 4),
+    _SENT,
+    ("RmJob", "7", "shrinkBy", "Removing share h2.5"),  # no order: 4, from the chunk before
+    ("RmJob", "8", "shrinkBy", "Removing share h3.1"),  # never placed: null
+    _SENT,
+]
+
+
+@pytest.mark.parametrize("tables", [None, {}])  # the table built in C, and the polars reference
+def test_a_share_placed_in_one_chunk_gives_its_order_to_an_eviction_chunks_later(tmp_path, monkeypatch, tables):
+    if tables is not None:
+        monkeypatch.setattr(columns, "COMPILED_TABLES", tables)
+    got = parse([_log(tmp_path, _padded(_ACROSS))], chunk_bytes=100).tables["evictions"]
+    assert got.select("cycle", "job_id", "host", "share_id", "order", "reason").rows() == [
+        (2, 7, "h1", 3, 2, "shrink"), (3, 7, "h2", 5, 4, "shrink"), (3, 8, "h3", 1, None, "shrink")]
