@@ -15,7 +15,7 @@ from replay.cli.registry import Command
 from replay.cli.show import print_input_note, progress_display
 from replay.parsing.cache import parse_to
 from replay.parsing.groups import GROUPS, family_group
-from replay.parsing.limits import DEFAULT_CHUNK_BYTES, available_cores
+from replay.parsing.limits import DEFAULT_CHUNK_BYTES, DEFAULT_PARSE_THREADS, parse_threads
 from replay.parsing.tables import SCHEMAS
 
 if TYPE_CHECKING:
@@ -84,12 +84,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
                    help="fast (compiled scanner, default), polars (pure Python, vectorised) or lark "
                         "(the grammar for everything; slowest); all three give the same tables")
     p.add_argument("--chunk-mb", type=chunk_mb, metavar="MB",
-                   help=f"input parsed per step (default {DEFAULT_CHUNK_BYTES >> 20} with one --jobs, less with more, "
-                        "so the chunks in flight hold about as much); larger is faster and "
-                        "takes more memory (bench/bench_parse.py); the tables are the same")
-    p.add_argument("-j", "--jobs", type=threads, default=available_cores(), metavar="N",
-                   help=f"chunks parsed at once, on threads (default: the cores this process may use, "
-                        f"{available_cores()} here); the tables are the same")
+                   help=f"input parsed per step (default {DEFAULT_CHUNK_BYTES >> 20}); larger is faster and "
+                        "takes more memory (bench/bench_parse.py); the same rows, in row groups of another size")
+    p.add_argument("-j", "--jobs", type=threads, default=parse_threads(), metavar="N",
+                   help=f"chunks parsed at once, on threads (default {parse_threads()} here: "
+                        f"{DEFAULT_PARSE_THREADS}, or the cores this process may use if fewer; each "
+                        "holds a chunk in memory); the files are the same bytes on any number")
 
 
 COMMAND = Command("parse", "parse rm.log files into Parquet tables", arguments, cmd_parse)

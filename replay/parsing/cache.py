@@ -158,7 +158,7 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
                      keep_lines: bool, columns: Mapping[str, Sequence[str]] | None = None) -> Opened:
     """Parse the input; with the cache, write its slot on the way. With `columns` the tables are
     then read on use from the slot, as a cached run's are, so the parse holds no copy of them."""
-    from replay.parsing.limits import available_cores
+    from replay.parsing.limits import parse_threads
     from replay.parsing.pipeline import named_lines, run
 
     tmp = None
@@ -169,7 +169,7 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
     sink = _Tee(tmp / "tables" if tmp else None, columns, on_disk_only=bool(columns))
     kept: list[pl.DataFrame] = []
     try:
-        summary = run(inputs, sink, progress=say, workers=available_cores(),
+        summary = run(inputs, sink, progress=say, workers=parse_threads(),
                       lines_to=kept.append if keep_lines else None)
     except BaseException:
         _remove(tmp)

@@ -68,16 +68,6 @@ class ParseResult:
     lines: pl.DataFrame | None = None
 
 
-IN_FLIGHT_BYTES = 12 << 20  # with N workers, N chunks parse while one is read: their bytes together
-
-
-def chunk_bytes_for(workers: int) -> int:
-    """The chunk size for `workers` parse threads: DEFAULT_CHUNK_BYTES for one, smaller for more,
-    so the chunks in flight hold about as much as one worker's (i_mega24 with 2 workers: 6 MB
-    chunks peak at 2.1x the file, 4 MB chunks at 1.85x)."""
-    return max(2 << 20, min(DEFAULT_CHUNK_BYTES, (IN_FLIGHT_BYTES // (workers + 1)) >> 20 << 20))
-
-
 class Sink(Protocol):
     """Where per-chunk tables go: kept in memory (parse) or appended to Parquet files (the CLI)."""
 
@@ -193,7 +183,8 @@ def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progr
     `progress`: the bytes read after each chunk, of about the total unpacked). `workers` > 1 parses
     that many chunks at once on threads (the scanner, polars and pyarrow release the GIL); the sink
     gets the same tables in the same order as from one worker. `chunk_bytes`: the input parsed per step (None:
-    chunk_bytes_for(workers))."""
+    DEFAULT_CHUNK_BYTES, whatever `workers`: the Parquet row groups follow the chunks, so the files are
+    the same bytes on every thread count)."""
     say = progress or quiet
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -212,7 +203,7 @@ def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progr
         sink.add(tables)
         say(Progress("parsing", totals.bytes, max(expected, totals.bytes), "bytes"))
 
-    chunks = stream_chunks(sources, chunk_bytes if chunk_bytes else chunk_bytes_for(workers))
+    chunks = stream_chunks(sources, chunk_bytes or DEFAULT_CHUNK_BYTES)
     if workers <= 1:
         for chunk in chunks:
             take(_parse_chunk(chunk, engine, names, keep))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,6 @@ from polars.testing import assert_frame_equal
 
 from replay import parse
 from replay.cli import main
-from replay.parsing.pipeline import chunk_bytes_for
 from replay.parsing.tables import SCHEMAS
 from tests.helpers import LOGS, log_path
 
@@ -62,7 +62,14 @@ def test_the_command_writes_the_same_bytes_on_every_thread_count(tmp_path, capsy
         assert one == two == four, table
 
 
-def test_more_threads_take_smaller_chunks():
-    sizes = [chunk_bytes_for(n) for n in (1, 2, 3, 8, 64)]
-    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 6 << 20 and sizes[-1] == 2 << 20
-    assert all(s % (1 << 20) == 0 for s in sizes)
+def test_the_default_chunks_are_the_same_bytes_on_every_thread_count(tmp_path, capsys):
+    """Without --chunk-mb, the files do not depend on -j (whose default is the machine's cores):
+    h_mega15's DEBUG log (6.5 MB) is cut into more than one chunk, at the same places on 1, 2 and 3 threads."""
+    log = str(log_path("h_mega15", "rm-debug.log"))
+    for jobs in ("1", "2", "3"):
+        assert main(["parse", log, "-o", str(tmp_path / jobs), "-j", jobs]) == 0
+    capsys.readouterr()
+    assert pq.ParquetFile(tmp_path / "1" / "schedule.parquet").metadata.num_row_groups > 1  # more than one chunk
+    for table in SCHEMAS:
+        one, two, three = ((tmp_path / jobs / f"{table}.parquet").read_bytes() for jobs in ("1", "2", "3"))
+        assert one == two == three, table
