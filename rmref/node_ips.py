@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from rmref.model import CycleInput
+from rmref.node_order import ORDER_BUDGET, order_reproducing
 from rmref.whatof import start_walk, what_of
 
 _Row = tuple[int, ...]
@@ -56,18 +57,27 @@ def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ou
 
 
 def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
-                    restarts: int = 6, steps: int = 150, *,
+                    restarts: int = 6, steps: int = 150, *, budget: int = ORDER_BUDGET,
                     stale_left: Mapping[str, int] | None = None) -> dict[str, str] | None:
     """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
-    host per process), on a release whose log shows no node IP; None when the log has them or the
-    search finds none. The search climbs from random IPs, changing one machine's IP at a time while
-    no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
+    host per process), on a release whose log shows no node IP; None when the log has them or no
+    search finds any. A find proves the RM's choice is one its code makes for some IPs the log does
+    not show; the searches are deterministic.
 
-    A find proves the RM's choice is one its code makes for some IPs the log does not show.
+    First the order search (`order_reproducing`, at most `budget` runs of What Of), then, when it
+    finds none, a climb from random IPs (seeded by the cycle), changing one machine's IP at a time
+    while no fewer processes land where the RM put them (at most restarts * (steps + 1) runs).
     `stale_left`: What Of's input (How Much's `HowMuch.stale_left`; IPs do not change it).
     """
     if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
         return None
+    found = order_reproducing(inp, counts, theirs, budget, stale_left=stale_left)
+    return found if found is not None else _climb(inp, counts, theirs, restarts, steps, stale_left)
+
+
+def _climb(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]], restarts: int,
+           steps: int, stale_left: Mapping[str, int] | None) -> dict[str, str] | None:
+    """The climb from random IPs `ips_reproducing` falls back on."""
     want = {j: Counter(h) for j, h in theirs.items() if h}
     state = [inp.cycle]
 
