@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from rmref.model import CycleInput
-from rmref.whatof import start_walk, what_of
+from rmref.node_order import ORDER_BUDGET, order_reproducing
+from rmref.whatof import start_walk
 
 _Row = tuple[int, ...]
 
@@ -56,49 +56,15 @@ def unlogged_node_order(inp: CycleInput, theirs: Mapping[int, Sequence[str]], ou
 
 
 def ips_reproducing(inp: CycleInput, counts: Mapping[int, int], theirs: Mapping[int, Sequence[str]],
-                    restarts: int = 6, steps: int = 150, *,
+                    budget: int = ORDER_BUDGET, *,
                     stale_left: Mapping[str, int] | None = None) -> dict[str, str] | None:
     """Node IPs under which What Of puts every job's new processes on the RM's hosts (`theirs`, one
     host per process), on a release whose log shows no node IP; None when the log has them or the
-    search finds none. The search climbs from random IPs, changing one machine's IP at a time while
-    no fewer processes land where the RM put them; it is seeded by the cycle, so deterministic.
-
-    A find proves the RM's choice is one its code makes for some IPs the log does not show.
+    search finds none. A find proves the RM's choice is one its code makes for some IPs the log does
+    not show. The search (rmref.node_order.order_reproducing) is over the machines' order in the
+    node maps, deterministic, and runs What Of at most `budget` times.
     `stale_left`: What Of's input (How Much's `HowMuch.stale_left`; IPs do not change it).
     """
     if inp.config.behaviours.has("node_ip_logged") or any(m.ip for m in inp.machines):
         return None
-    want = {j: Counter(h) for j, h in theirs.items() if h}
-    state = [inp.cycle]
-
-    def draw(n: int) -> int:  # a 64-bit linear congruential generator (Knuth's MMIX constants)
-        state[0] = (state[0] * 6364136223846793005 + 1442695040888963407) % (1 << 64)
-        return (state[0] >> 33) % n
-
-    def ip() -> str:
-        return f"10.{draw(256)}.{draw(256)}.{1 + draw(254)}"
-
-    def score(ips: Mapping[str, str]) -> tuple[int, bool]:
-        trial = replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines))
-        got: dict[int, Counter[str]] = {}
-        for p in what_of(trial, counts, stale_left=stale_left):
-            got.setdefault(p.job_id, Counter())[p.host] += 1
-        return sum((got.get(j, Counter()) & want.get(j, Counter())).total() for j in {*got, *want}), got == want
-
-    for _ in range(restarts):
-        ips = {m.name: ip() for m in inp.machines}
-        best, found = score(ips)
-        for _ in range(steps):
-            if found:
-                return ips
-            name = inp.machines[draw(len(inp.machines))].name
-            old, ips[name] = ips[name], ip()
-            s, same = score(ips)
-            if s >= best:
-                best, found = s, same
-            else:
-                ips[name] = old
-        if found:
-            return ips
-    return None
-
+    return order_reproducing(inp, counts, theirs, budget, stale_left=stale_left)
