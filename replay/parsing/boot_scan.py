@@ -12,7 +12,6 @@ its rows then send the bucket the reference way (family_rows.parse_families), as
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -21,7 +20,7 @@ import polars as pl
 
 from replay.parsing.chunks import Bytes
 from replay.parsing.columns import Unframed, compiled_buckets
-from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, TARGETS
+from replay.parsing.joined import join_rows, record_positions, widen_bucket
 from replay.parsing.records import Records
 from replay.parsing.scan import Bucket, RawRows, fill_plan
 from replay.parsing.scanned import COMPILED
@@ -92,24 +91,14 @@ def i32(raw: bytes) -> np.ndarray:
 @lru_cache(maxsize=None)
 def widened(table: str) -> Bucket | None:
     """The templated bucket `table` of `fill_rows` with the two families' fields and constants."""
-    base = next((b for b in fill_plan()[0] if b.table == table), None)
-    if base is None:
-        return None
-    columns, lists = list(base.columns), list(base.lists)
-    consts = {key: list(per_code) for key, per_code in base.consts}
-    for family, (bucket, field) in FAMILIES.items():
-        if bucket != table:
+    bucket = next((b for b in fill_plan()[0] if b.table == table), None)
+    for family, (name, field) in FAMILIES.items():
+        if bucket is None or name != table:
             continue
-        if field in _LISTS and field in lists:  # a template fills it too: the join would mix their items
+        if field in _LISTS and field in bucket.lists:  # a template fills it too: the join would mix their items
             return None
-        got = lists if field in _LISTS else columns
-        if field not in got:
-            got.append(field)
-        for key, value in TARGETS[family][0].consts.items():
-            consts.setdefault(key, [None] * len(FAMILY_NAMES))[FAMILY_CODE[family]] = value
-    return dataclasses.replace(base, columns=tuple(columns), lists=tuple(lists),
-                               list_ints=(*base.list_ints, *[False] * (len(lists) - len(base.lists))),
-                               consts=tuple((key, tuple(per_code)) for key, per_code in consts.items()))
+        bucket = widen_bucket(bucket, family, *(((), (field,)) if field in _LISTS else ((field,), ())))
+    return bucket
 
 
 def _joined(old: list[Unframed], got: Read, whole: pl.DataFrame) -> list[Unframed] | None:
@@ -117,40 +106,17 @@ def _joined(old: list[Unframed], got: Read, whole: pl.DataFrame) -> list[Unframe
     record order; None: rows the join cannot place (the reference way takes the family)."""
     bucket = widened(FAMILIES[got.family][0])
     every = whole["rec"].to_numpy()
-    pos = np.searchsorted(every, got.rec)
-    if bucket is None or any(bucket.list_ints) or not all(isinstance(r, RawRows) for r in old) or (
-            pos >= len(every)).any() or (every[np.minimum(pos, len(every) - 1)] != got.rec).any():
+    pos = record_positions(every, got.rec)
+    if bucket is None or any(bucket.list_ints) or not all(isinstance(r, RawRows) for r in old) or pos is None:
         return None
+    field = FAMILIES[got.family][1]
+    if got.counts is None:
+        spans, lists = {field: got.spans}, {}
+    else:
+        spans, lists = {}, {field: (got.counts, got.spans.tobytes())}
     base = next((r for r in old if isinstance(r, RawRows) and r.data is got.data), None)
     if base is None:
-        return [*old, _merge(None, bucket, got, pos, every, whole["_code"].to_numpy().astype(np.int32))]
-    return [_merge(base, bucket, got, pos, base.rec, base.codes) if r is base else r for r in old]
-
-
-def _merge(base: RawRows | None, bucket: Bucket, got: Read, pos: np.ndarray, rec: np.ndarray,
-           codes: np.ndarray) -> RawRows:
-    """One block's RawRows of `bucket`: `base`'s rows (None: none) and `got`'s, whose records are at
-    `pos` in the chunk's (`rec`, `codes`: every record's number and family code)."""
-    field = FAMILIES[got.family][1]
-    old_pos = np.empty(0, np.int64) if base is None else base.rows
-    m, n = len(old_pos), len(got.rec)
-    spans = np.full((m + n, 2 * len(bucket.columns)), -1, dtype=np.int32)
-    if base is not None:
-        spans[:m, :base.spans.shape[1]] = base.spans
-    if got.counts is None:
-        c = bucket.columns.index(field)
-        spans[m:, 2 * c:2 * c + 2] = got.spans
-    at = np.concatenate([old_pos, pos])
-    order = np.argsort(at, kind="stable")  # no record has rows from both; each side keeps its order
-    lists = []
-    for name in bucket.lists:  # a list's items come from one side only (widened): they keep their order
-        counts, items = np.full(m + n, -1, np.int32), b""
-        if name == field and got.counts is not None:
-            counts[m:], items = got.counts, got.spans.tobytes()
-        elif base is not None and name in base.bucket.lists:
-            raw_counts, items = base.got[2][base.bucket.lists.index(name)]
-            counts[:m] = np.frombuffer(raw_counts, dtype=np.int32)
-        lists.append((counts[order].tobytes(), items))
-    rows = (np.arange(m + n, dtype=np.int32).tobytes(), np.ascontiguousarray(spans[order]).tobytes(), lists)
-    return RawRows(bucket, rows, got.data, at[order], rec, codes)
-
+        codes = whole["_code"].to_numpy().astype(np.int32)
+        return [*old, join_rows(None, bucket, pos, spans, lists, got.data, every, codes)]
+    return [join_rows(base, bucket, pos, spans, lists, got.data, base.rec, base.codes) if r is base else r
+            for r in old]
