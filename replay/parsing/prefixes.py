@@ -6,7 +6,7 @@ routes the ASCII records itself, so each prefix is compiled here into a small pr
 anchors. Only the subset the routes use is understood (literals, escapes, classes, groups,
 alternation, greedy or lazy quantifiers, ^ and $); anything else raises `Unsupported`, and that
 (class, METHOD) is routed by polars instead. On ASCII text the program and the regex accept the
-same bodies (tests/unit/test_scan.py holds them to it with Hypothesis).
+same bodies (tests/unit/test_scan_routes.py holds them to it with Hypothesis).
 """
 
 from __future__ import annotations
