@@ -4,6 +4,7 @@ without pyarrow.compute: the pieces every table typed in C (replay.parsing.colum
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -34,20 +35,35 @@ def numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) ->
 
 def names_column(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
     """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
-    encoded = [(n or "").encode() for n in names]
-    lengths = np.array([len(b) for b in encoded], dtype=np.int64)[at]
+    encoded, flat, starts, widths, known = name_bytes(names if isinstance(names, tuple) else tuple(names))
+    lengths = widths[at]
     offsets = np.zeros(len(at) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     if len(at) and (at == at[0]).all():  # a chunk's rows mostly share one file
         data = encoded[int(at[0])] * len(at)
     else:
-        flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
-        starts = np.concatenate(([0], np.cumsum([len(b) for b in encoded])))[at]
+        first = starts[at]
         # byte j of the column is byte (j - its row's offset) of its row's name
         row = np.repeat(np.arange(len(at)), lengths)
-        data = flat[starts[row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
-    present = np.array([n is not None for n in names], dtype=bool)[at]
-    return with_validity(pa.large_string(), len(at), [pa.py_buffer(offsets), pa.py_buffer(data)], present)
+        data = flat[first[row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
+    return with_validity(pa.large_string(), len(at), [pa.py_buffer(offsets), pa.py_buffer(data)], known[at])
+
+
+@lru_cache(maxsize=256)
+def name_bytes(names: tuple[str | None, ...]) -> tuple[list[bytes], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The names `names_column` lays out, encoded once per list (a bucket's constants name a value
+    per family code, 181 of them, and a chunk builds some 80 such columns): each name's UTF-8 bytes
+    (b"" for None), all of them joined (uint8), where each starts and its length (int64), and which
+    are not None."""
+    encoded = [(n or "").encode() for n in names]
+    widths = np.array([len(b) for b in encoded], dtype=np.int64)
+    starts = np.zeros(len(encoded), dtype=np.int64)
+    np.cumsum(widths[:-1], out=starts[1:])
+    flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+    known = np.array([n is not None for n in names], dtype=bool)
+    for array in (widths, starts, flat, known):  # shared by every call: read-only
+        array.flags.writeable = False
+    return encoded, flat, starts, widths, known
 
 
 def with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
@@ -67,12 +83,24 @@ def span_column(spans: np.ndarray, columns: tuple[str, ...], name: str) -> np.nd
     return spans[:, 2 * i:2 * i + 2]
 
 
-def typed_spans(data: Any, spans: list[np.ndarray], types: list[Any]) -> list[pa.Array] | None:
+def typed_spans(data: Any, spans: list[np.ndarray], types: Sequence[Any]) -> list[pa.Array] | None:
     """Span columns typed in C (`_scan.typed`): an Arrow array per column (None: a value refused)."""
-    n = len(spans[0])
-    matrix = np.ascontiguousarray(np.hstack(spans), dtype=np.int32)
-    got = _scan.typed(data, matrix, len(spans), bytes(TYPE_CODES[t] for t in types))
-    return None if got is None else [from_scanner(ARROW_TYPES[t], n, col) for t, col in zip(types, got)]
+    return typed_matrix(data, spans[0] if len(spans) == 1 else np.hstack(spans), types)
+
+
+def typed_matrix(data: Any, matrix: np.ndarray, types: Sequence[Any]) -> list[pa.Array] | None:
+    """The columns of a (rows, 2 * columns) span matrix typed in C (`_scan.typed`): an Arrow array
+    per column (None: a value refused)."""
+    codes, kinds = _typing(tuple(types))
+    n = len(matrix)
+    got = _scan.typed(data, np.ascontiguousarray(matrix, dtype=np.int32), len(kinds), codes)
+    return None if got is None else [from_scanner(kind, n, col) for kind, col in zip(kinds, got)]
+
+
+@lru_cache(maxsize=256)
+def _typing(types: tuple[Any, ...]) -> tuple[bytes, tuple[pa.DataType, ...]]:
+    """`_scan.typed`'s type codes of `types` and their Arrow types."""
+    return bytes(TYPE_CODES[t] for t in types), tuple(ARROW_TYPES[t] for t in types)
 
 
 def int_values(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +118,14 @@ def present_rows(array: pa.Array) -> np.ndarray:
 
 def table_of(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
     """The table `name` from its columns, in its schema's order and types."""
+    schema, names = _table_schema(name)
+    return pa.Table.from_arrays([arrays[c] for c in names], schema=schema)
+
+
+@lru_cache(maxsize=None)
+def _table_schema(name: str) -> tuple[pa.Schema, tuple[str, ...]]:
+    """The Arrow schema of the table `name` and its column names, in order."""
     from replay.parsing.store import arrow_schema
 
     schema = arrow_schema(name)
-    return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
+    return schema, tuple(schema.names)

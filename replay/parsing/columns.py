@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,9 +19,9 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_values, names_column, numeric,
-                                  present_rows, span_column, table_of, typed_spans, with_validity)
+                                  present_rows, span_column, table_of, typed_matrix, typed_spans, with_validity)
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
-from replay.parsing.scan import RawRows
+from replay.parsing.scan import Bucket, RawRows
 from replay.parsing.scanned import COMPILED
 
 if COMPILED:
@@ -186,9 +186,14 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
 def _sources(raw: RawRows) -> dict[str, str] | None:
     """Per table column, the bucket field or list it comes from, named as rows_of renames them
     (None: two fields would give one column, which the reference way settles)."""
+    return _bucket_sources(raw.bucket)
+
+
+@lru_cache(maxsize=256)
+def _bucket_sources(bucket: Bucket) -> dict[str, str] | None:
     from replay.parsing.tables import RENAME
 
-    fields = (*raw.bucket.columns, *raw.bucket.lists, *[key for key, _ in raw.bucket.consts])
+    fields = (*bucket.columns, *bucket.lists, *[key for key, _ in bucket.consts])
     out: dict[str, str] = {}
     for field in fields:
         target = RENAME[field] if field in RENAME and RENAME[field] not in fields else field
@@ -198,56 +203,94 @@ def _sources(raw: RawRows) -> dict[str, str] | None:
     return out
 
 
+@dataclass(frozen=True)
+class Plain:
+    """How `plain_table` lays out a table from a bucket's rows, worked out once per (table, bucket):
+    the bucket column of the row's own job (-1: none), the columns typed from spans, their types
+    and the spans' columns they read (`take`: two per column, -1 where the bucket has no such
+    field), the columns that are a constant of the row's family (per family code), and the list
+    columns (the bucket's list, None for a null column; whether it holds integers; its Arrow type)."""
+
+    job: int
+    spanned: tuple[str, ...]
+    types: tuple[Any, ...]
+    take: np.ndarray
+    consts: tuple[tuple[str, tuple[str | None, ...]], ...]
+    lists: tuple[tuple[str, str | None, bool, pa.DataType], ...]
+
+
+@lru_cache(maxsize=256)
+def plain_plan(name: str, bucket: Bucket) -> Plain | None:
+    """The layout of table `name` from `bucket`'s rows; None: the reference way takes every chunk
+    (two fields give one column, a type or constant the C code does not lay out)."""
+    from replay.parsing.tables import SCHEMAS
+
+    schema, sources, consts = SCHEMAS[name], _bucket_sources(bucket), dict(bucket.consts)
+    if sources is None:
+        return None
+    columns, lists = bucket.columns, bucket.lists
+    scalars = [c for c in schema if c not in ("job_id", "ts", "cycle", "file", "line")
+               and not isinstance(schema[c], pl.List)]
+    spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
+    constant = [c for c in scalars if c not in spanned]
+    if any(schema[c] not in TYPE_CODES for c in spanned) or any(
+            schema[c] != pl.String or sources[c] not in consts for c in constant):
+        return None
+    at = [columns.index(sources[c]) if c in sources else -1 for c in spanned]
+    take = np.array([[2 * i, 2 * i + 1] if i >= 0 else [-1, -1] for i in at], dtype=np.int64).reshape(-1)
+    listed = []
+    for c in schema:
+        if isinstance(schema[c], pl.List):
+            inner = schema[c].inner  # type: ignore[union-attr]
+            field = sources.get(c)
+            ints = field in lists and bucket.list_ints[lists.index(field)]
+            if field in lists and ints != (inner == pl.Int64):
+                return None
+            listed.append((c, field if field in lists else None, ints, pa.large_list(ARROW_TYPES[inner])))
+    job = columns.index(sources["job_id"]) if sources.get("job_id") in columns else -1
+    return Plain(job, tuple(spanned), tuple(schema[c] for c in spanned), take,
+                 tuple((c, consts[sources[c]]) for c in constant), tuple(listed))
+
+
+def _span_matrix(spans: np.ndarray, take: np.ndarray) -> np.ndarray:
+    """The spans' columns `take` side by side (-1: a column of -1, a field the rows lack)."""
+    matrix = spans[:, np.maximum(take, 0)]
+    matrix[:, take < 0] = -1
+    return matrix
+
+
 def plain_table(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
     """A table with no assembly step (one row per templated record, `jobs` without the rows that
     name no job), typed in C (`_scan.typed`); conform after rows_of is the reference."""
-    from replay.parsing.tables import SCHEMAS
-
-    schema, sources, consts = SCHEMAS[name], _sources(raw), dict(raw.bucket.consts)
-    columns, lists = raw.bucket.columns, raw.bucket.lists
-    if sources is None:
+    plan = plain_plan(name, raw.bucket)
+    if plan is None:
         return None
     rows, spans = raw.rows, raw.spans
-    job, job_ok = recs.job[raw.rec[rows]], recs.job_ok[raw.rec[rows]]
-    if "job_id" in sources:  # the row's own job, else its record's (rows_of's coalesce)
-        own = typed_spans(raw.data, [span_column(spans, columns, sources["job_id"])], [pl.Int64])
+    rec = raw.rec[rows]
+    job, job_ok = recs.job[rec], recs.job_ok[rec]
+    if plan.job >= 0:  # the row's own job, else its record's (rows_of's coalesce)
+        own = typed_matrix(raw.data, spans[:, 2 * plan.job:2 * plan.job + 2], (pl.Int64,))
         if own is None:
             return None
         present = present_rows(own[0])
         job = np.where(present, np.frombuffer(own[0].buffers()[1], dtype=np.int64, count=len(rows)), job)
         job_ok = present | job_ok
     if name == "jobs" and not job_ok.all():
-        if lists:
+        if raw.bucket.lists:
             return None
         rows, spans, job, job_ok = rows[job_ok], spans[job_ok], job[job_ok], job_ok[job_ok]
-    rec, code, n = raw.rec[rows], raw.codes[rows], len(rows)
+        rec = raw.rec[rows]
+    code, n = raw.codes[rows], len(rows)
     out = {"job_id": numeric(pa.int64(), job, job_ok), **where_columns(recs, rec)}
-    scalars = [c for c in schema if c not in out and not isinstance(schema[c], pl.List)]
-    spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
-    if any(schema[c] not in TYPE_CODES for c in spanned):
-        return None
-    typed = typed_spans(raw.data, [span_column(spans, columns, sources.get(c, "")) for c in spanned],
-                   [schema[c] for c in spanned]) if spanned else []
-    if typed is None:
-        return None
-    out.update(zip(spanned, typed))
-    for c in scalars:
-        if c not in out:  # a constant of the row's family
-            if schema[c] != pl.String or sources[c] not in consts:
-                return None
-            out[c] = names_column(code, consts[sources[c]])
-    for c in schema:
-        if c in out:
-            continue
-        inner = schema[c].inner  # type: ignore[union-attr]
-        field = sources.get(c)
-        if field not in lists:
-            out[c] = pa.nulls(n, pa.large_list(ARROW_TYPES[inner]))
-            continue
-        ints = raw.bucket.list_ints[lists.index(field)]
-        if ints != (inner == pl.Int64):
+    if plan.spanned:
+        typed = typed_matrix(raw.data, _span_matrix(spans, plan.take), plan.types)
+        if typed is None:
             return None
-        got = _list_column(raw, field, ints)
+        out.update(zip(plan.spanned, typed))
+    for c, names in plan.consts:  # a constant of the row's family
+        out[c] = names_column(code, names)
+    for c, field, ints, kind in plan.lists:
+        got = pa.nulls(n, kind) if field is None else _list_column(raw, field, ints)
         if got is None:
             return None
         out[c] = got
