@@ -244,8 +244,12 @@ def _gathered_lists(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
-    row = np.repeat(np.arange(len(starts)), lengths)
-    picked = np.ascontiguousarray(values[starts[row] + np.arange(total) - offsets[:-1][row]]) if total else values[:0]
+    if not total:
+        picked = values[:0]
+    elif (starts[1:] == starts[:-1] + lengths[:-1]).all():  # rows that follow each other: one slice
+        picked = values[starts[0]:starts[0] + total]
+    else:  # value j of the column is value (j - its row's offset) of its row's list
+        picked = values[np.repeat(starts - offsets[:-1], lengths) + np.arange(total)]
     child = pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(np.ascontiguousarray(picked, np.int64))])
     return with_validity(pa.large_list(pa.int64()), len(starts), [pa.py_buffer(offsets)], present, [child])
 
