@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -35,27 +35,26 @@ def numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) ->
 
 def names_column(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
     """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
-    encoded, flat, starts, widths, known = name_bytes(names if isinstance(names, tuple) else tuple(names))
+    table = name_bytes(names if isinstance(names, tuple) else tuple(names))
     n = len(at)
     if n and (at == at[0]).all():  # a chunk's rows mostly share one file
-        return repeated(encoded[int(at[0])] if known[at[0]] else None, n)
-    lengths = widths[at]
+        return repeated(table.encoded[int(at[0])] if table.known[at[0]] else None, n)
+    lengths = table.widths[at]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    if n < _BY_NAME:  # byte j of the column is byte (j - its row's offset) of its row's name
-        row = np.repeat(np.arange(n), lengths)
-        data = flat[starts[at][row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
-    else:  # each name's bytes written at its rows' offsets: a pass per name, not several per byte
+    if table.padded.shape[1] <= _WIDEST:  # each row's padded name, its bytes kept (row-major: in order)
+        data = np.take(table.padded, at, axis=0)[np.take(table.used, at, axis=0)].tobytes()
+    else:  # each name's bytes written at its rows' offsets
         out = np.empty(int(offsets[-1]), dtype=np.uint8)
-        for k in np.flatnonzero((np.bincount(at, minlength=len(names)) > 0) & (widths > 0)).tolist():
+        for k in np.flatnonzero((np.bincount(at, minlength=len(names)) > 0) & (table.widths > 0)).tolist():
             rows = np.flatnonzero(at == k)
-            at_bytes = (offsets[rows][:, None] + np.arange(widths[k])).reshape(-1)
-            out[at_bytes] = np.tile(np.frombuffer(encoded[k], dtype=np.uint8), len(rows))
+            at_bytes = (offsets[rows][:, None] + np.arange(table.widths[k])).reshape(-1)
+            out[at_bytes] = np.tile(np.frombuffer(table.encoded[k], dtype=np.uint8), len(rows))
         data = out.tobytes()
-    return with_validity(pa.large_string(), n, [pa.py_buffer(offsets), pa.py_buffer(data)], known[at])
+    return with_validity(pa.large_string(), n, [pa.py_buffer(offsets), pa.py_buffer(data)], table.known[at])
 
 
-_BY_NAME = 4096  # rows from which names_column writes name by name (measured: 3,000 rows a tie)
+_WIDEST = 64  # bytes: names_column pads names up to this wide (a row's padding is gathered, then dropped)
 
 
 def repeated(name: bytes | None, n: int) -> pa.Array:
@@ -69,21 +68,32 @@ def repeated(name: bytes | None, n: int) -> pa.Array:
                                  null_count=0)
 
 
+class Names(NamedTuple):
+    """A list of names as `names_column` lays them out: each one's UTF-8 bytes (b"" for None), its
+    length, whether it is not None, and the names as rows of a byte matrix as wide as the longest
+    (`padded`; `used`: which of a row's bytes are its name's)."""
+
+    encoded: tuple[bytes, ...]
+    widths: np.ndarray
+    known: np.ndarray
+    padded: np.ndarray
+    used: np.ndarray
+
+
 @lru_cache(maxsize=256)
-def name_bytes(names: tuple[str | None, ...]) -> tuple[list[bytes], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The names `names_column` lays out, encoded once per list (a bucket's constants name a value
-    per family code, 181 of them, and a chunk builds some 80 such columns): each name's UTF-8 bytes
-    (b"" for None), all of them joined (uint8), where each starts and its length (int64), and which
-    are not None."""
-    encoded = [(n or "").encode() for n in names]
+def name_bytes(names: tuple[str | None, ...]) -> Names:
+    """`names` encoded once per list (a bucket's constants name a value per family code, 181 of
+    them, and a chunk builds some 80 such columns)."""
+    encoded = tuple((n or "").encode() for n in names)
     widths = np.array([len(b) for b in encoded], dtype=np.int64)
-    starts = np.zeros(len(encoded), dtype=np.int64)
-    np.cumsum(widths[:-1], out=starts[1:])
-    flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+    wide = max(widths.tolist(), default=0)
+    used = np.arange(wide) < widths[:, None]
+    padded = np.zeros((len(encoded), wide), dtype=np.uint8)
+    padded[used] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     known = np.array([n is not None for n in names], dtype=bool)
-    for array in (widths, starts, flat, known):  # shared by every call: read-only
+    for array in (widths, known, padded, used):  # shared by every call: read-only
         array.flags.writeable = False
-    return encoded, flat, starts, widths, known
+    return Names(encoded, widths, known, padded, used)
 
 
 def with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:

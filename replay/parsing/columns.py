@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_values, name_bytes, names_column,
+from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_values, names_column,
                                   numeric, present_rows, repeated, span_column, table_of, typed_matrix, typed_spans,
                                   with_validity)
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
@@ -95,7 +95,7 @@ def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
     """ts, cycle, file and line of the records `rec` as Arrow arrays."""
     cycle = recs.cycle[rec]
     # most parses read one file: its name on every row, no gather
-    file = (repeated(name_bytes((recs.names[0],))[0][0], len(rec)) if len(recs.names) == 1
+    file = (repeated(recs.names[0].encode(), len(rec)) if len(recs.names) == 1
             else names_column(recs.file[rec], recs.names))
     return {
         "ts": numeric(pa.timestamp("ms"), recs.ts[rec]),

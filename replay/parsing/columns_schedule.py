@@ -29,8 +29,8 @@ if COMPILED:
     from replay.parsing import _scan
 
 S, I64 = pl.String, pl.Int64
-_KINDS = [None, "existing", "addition", "removal"]  # steps.schedule's names of Existing, Additions, Removals
-_PLACE_KINDS = ["new", "whole_machine", "recovered"]
+_KINDS = (None, "existing", "addition", "removal")  # steps.schedule's names of Existing, Additions, Removals
+_PLACE_KINDS = ("new", "whole_machine", "recovered")
 BUCKETS = ("_schedule_lines", "_placement_lines", "_rmcounter_rows", "_occupancy_lines")  # `build` owns them
 _FAMILIES = {"_schedule_lines": "schedule_state", "_occupancy_lines": "occupancy_table"}
 
