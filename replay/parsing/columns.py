@@ -22,7 +22,8 @@ from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_va
                                   numeric, present_rows, repeated, span_column, table_of, typed_matrix, typed_spans,
                                   with_validity)
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
-from replay.parsing.scan import Bucket, RawRows
+from replay.parsing.scan import Bucket
+from replay.parsing.scan import RawRows
 from replay.parsing.scanned import COMPILED
 
 if COMPILED:
