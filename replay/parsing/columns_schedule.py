@@ -248,6 +248,11 @@ def _gathered_lists(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
         picked = values[:0]
     elif (starts[1:] == starts[:-1] + lengths[:-1]).all():  # rows that follow each other: one slice
         picked = values[starts[0]:starts[0] + total]
+    elif (lengths == lengths[0]).all() and not (starts % lengths[0]).any():
+        # lists of one length, each where a matrix of rows that long has a row (an RmCounter block's
+        # machines on each of its rows): a gather of whole rows
+        width = int(lengths[0])
+        picked = np.take(values[:len(values) // width * width].reshape(-1, width), starts // width, axis=0).reshape(-1)
     else:  # value j of the column is value (j - its row's offset) of its row's list
         picked = values[np.repeat(starts - offsets[:-1], lengths) + np.arange(total)]
     child = pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(np.ascontiguousarray(picked, np.int64))])

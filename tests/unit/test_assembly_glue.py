@@ -68,6 +68,16 @@ def test_list_rows_that_follow_each_other_and_repeated_ones():
     assert _gathered_lists(values, np.array([1]), np.array([0]), np.array([True])).to_pylist() == [[]]
 
 
+def test_lists_of_one_length_are_gathered_as_whole_rows():
+    values = np.arange(10, 16, dtype=np.int64)  # three lists of two: [10, 11], [12, 13], [14, 15]
+    rows = _gathered_lists(values, np.array([4, 0, 4]), np.array([2, 2, 2]), np.array([True, True, True]))
+    assert rows.to_pylist() == [[14, 15], [10, 11], [14, 15]]
+    # a list starting off the rows of two (at 3) goes the general way: [13, 14] then [11, 12]
+    off = _gathered_lists(values, np.array([3, 1]), np.array([2, 2]), np.array([True, False]))
+    assert off.to_pylist() == [[13, 14], None]
+    assert off.values.to_pylist() == [13, 14, 11, 12]  # a null row keeps its values, as the scanner gave them
+
+
 def _per_code(**names: str) -> tuple[str | None, ...]:
     """A constant per family code: `names` by family, None for the others."""
     return tuple(names.get(f) for f in FAMILY_NAMES)
