@@ -4,7 +4,8 @@ without pyarrow.compute: the pieces every table typed in C (replay.parsing.colum
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -34,20 +35,65 @@ def numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) ->
 
 def names_column(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
     """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
-    encoded = [(n or "").encode() for n in names]
-    lengths = np.array([len(b) for b in encoded], dtype=np.int64)[at]
-    offsets = np.zeros(len(at) + 1, dtype=np.int64)
+    table = name_bytes(names if isinstance(names, tuple) else tuple(names))
+    n = len(at)
+    if n and (at == at[0]).all():  # a chunk's rows mostly share one file
+        return repeated(table.encoded[int(at[0])] if table.known[at[0]] else None, n)
+    lengths = table.widths[at]
+    offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    if len(at) and (at == at[0]).all():  # a chunk's rows mostly share one file
-        data = encoded[int(at[0])] * len(at)
-    else:
-        flat = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
-        starts = np.concatenate(([0], np.cumsum([len(b) for b in encoded])))[at]
-        # byte j of the column is byte (j - its row's offset) of its row's name
-        row = np.repeat(np.arange(len(at)), lengths)
-        data = flat[starts[row] + np.arange(int(offsets[-1])) - offsets[:-1][row]].tobytes()
-    present = np.array([n is not None for n in names], dtype=bool)[at]
-    return with_validity(pa.large_string(), len(at), [pa.py_buffer(offsets), pa.py_buffer(data)], present)
+    if table.padded.shape[1] <= _WIDEST:  # each row's padded name, its bytes kept (row-major: in order)
+        data = np.take(table.padded, at, axis=0)[np.take(table.used, at, axis=0)].tobytes()
+    else:  # each name's bytes written at its rows' offsets
+        out = np.empty(int(offsets[-1]), dtype=np.uint8)
+        for k in np.flatnonzero((np.bincount(at, minlength=len(names)) > 0) & (table.widths > 0)).tolist():
+            rows = np.flatnonzero(at == k)
+            at_bytes = (offsets[rows][:, None] + np.arange(table.widths[k])).reshape(-1)
+            out[at_bytes] = np.tile(np.frombuffer(table.encoded[k], dtype=np.uint8), len(rows))
+        data = out.tobytes()
+    return with_validity(pa.large_string(), n, [pa.py_buffer(offsets), pa.py_buffer(data)], table.known[at])
+
+
+_WIDEST = 64  # bytes: names_column pads names up to this wide (a row's padding is gathered, then dropped)
+
+
+def repeated(name: bytes | None, n: int) -> pa.Array:
+    """A large_string column of the UTF-8 `name` on each of n rows (None: n nulls)."""
+    if name is None:
+        return pa.Array.from_buffers(pa.large_string(), n, [pa.py_buffer(np.zeros((n + 7) // 8, dtype=np.uint8)),
+                                                            pa.py_buffer(np.zeros(n + 1, dtype=np.int64)),
+                                                            pa.py_buffer(b"")], null_count=n)
+    offsets = np.arange(n + 1, dtype=np.int64) * len(name)
+    return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(name * n)],
+                                 null_count=0)
+
+
+class Names(NamedTuple):
+    """A list of names as `names_column` lays them out: each one's UTF-8 bytes (b"" for None), its
+    length, whether it is not None, and the names as rows of a byte matrix as wide as the longest
+    (`padded`; `used`: which of a row's bytes are its name's)."""
+
+    encoded: tuple[bytes, ...]
+    widths: np.ndarray
+    known: np.ndarray
+    padded: np.ndarray
+    used: np.ndarray
+
+
+@lru_cache(maxsize=256)
+def name_bytes(names: tuple[str | None, ...]) -> Names:
+    """`names` encoded once per list (a bucket's constants name a value per family code, 181 of
+    them, and a chunk builds some 80 such columns)."""
+    encoded = tuple((n or "").encode() for n in names)
+    widths = np.array([len(b) for b in encoded], dtype=np.int64)
+    wide = max(widths.tolist(), default=0)
+    used = np.arange(wide) < widths[:, None]
+    padded = np.zeros((len(encoded), wide), dtype=np.uint8)
+    padded[used] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    known = np.array([n is not None for n in names], dtype=bool)
+    for array in (widths, known, padded, used):  # shared by every call: read-only
+        array.flags.writeable = False
+    return Names(encoded, widths, known, padded, used)
 
 
 def with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
@@ -67,12 +113,24 @@ def span_column(spans: np.ndarray, columns: tuple[str, ...], name: str) -> np.nd
     return spans[:, 2 * i:2 * i + 2]
 
 
-def typed_spans(data: Any, spans: list[np.ndarray], types: list[Any]) -> list[pa.Array] | None:
+def typed_spans(data: Any, spans: list[np.ndarray], types: Sequence[Any]) -> list[pa.Array] | None:
     """Span columns typed in C (`_scan.typed`): an Arrow array per column (None: a value refused)."""
-    n = len(spans[0])
-    matrix = np.ascontiguousarray(np.hstack(spans), dtype=np.int32)
-    got = _scan.typed(data, matrix, len(spans), bytes(TYPE_CODES[t] for t in types))
-    return None if got is None else [from_scanner(ARROW_TYPES[t], n, col) for t, col in zip(types, got)]
+    return typed_matrix(data, spans[0] if len(spans) == 1 else np.hstack(spans), types)
+
+
+def typed_matrix(data: Any, matrix: np.ndarray, types: Sequence[Any]) -> list[pa.Array] | None:
+    """The columns of a (rows, 2 * columns) span matrix typed in C (`_scan.typed`): an Arrow array
+    per column (None: a value refused)."""
+    codes, kinds = _typing(tuple(types))
+    n = len(matrix)
+    got = _scan.typed(data, np.ascontiguousarray(matrix, dtype=np.int32), len(kinds), codes)
+    return None if got is None else [from_scanner(kind, n, col) for kind, col in zip(kinds, got)]
+
+
+@lru_cache(maxsize=256)
+def _typing(types: tuple[Any, ...]) -> tuple[bytes, tuple[pa.DataType, ...]]:
+    """`_scan.typed`'s type codes of `types` and their Arrow types."""
+    return bytes(TYPE_CODES[t] for t in types), tuple(ARROW_TYPES[t] for t in types)
 
 
 def int_values(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +148,14 @@ def present_rows(array: pa.Array) -> np.ndarray:
 
 def table_of(name: str, arrays: dict[str, pa.Array]) -> pa.Table:
     """The table `name` from its columns, in its schema's order and types."""
+    schema, names = _table_schema(name)
+    return pa.Table.from_arrays([arrays[c] for c in names], schema=schema)
+
+
+@lru_cache(maxsize=None)
+def _table_schema(name: str) -> tuple[pa.Schema, tuple[str, ...]]:
+    """The Arrow schema of the table `name` and its column names, in order."""
     from replay.parsing.store import arrow_schema
 
     schema = arrow_schema(name)
-    return pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
+    return schema, tuple(schema.names)

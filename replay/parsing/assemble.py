@@ -227,7 +227,8 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "occupancy": table("occupancy", "_occupancy_lines", steps.occupancy),
         "pool_tables": table("pool_tables", "pool_tables"),
         "messages": table("messages", "messages", lambda rows: rows.rename({"detail": "text"}, strict=False)),
-        "unparsed": unparsed if not isinstance(unparsed, pl.DataFrame) else conform(unparsed, SCHEMAS["unparsed"]),
+        "unparsed": (unparsed if not isinstance(unparsed, pl.DataFrame)
+                     else conform(unparsed, SCHEMAS["unparsed"]) if unparsed.height else _empty_table("unparsed")),
     }
     tables.update(compiled)
     cycles = int((records["_code"].to_numpy() == FAMILY_CODE["schedule_sent"]).sum())

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_values, names_column, numeric,
-                                  present_rows, span_column, table_of, typed_spans, with_validity)
+from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_values, names_column,
+                                  numeric, present_rows, repeated, span_column, table_of, typed_matrix, typed_spans,
+                                  with_validity)
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
+from replay.parsing.scan import Bucket
 from replay.parsing.scan import RawRows
 from replay.parsing.scanned import COMPILED
 
@@ -46,6 +48,12 @@ _CAPS_SPANS = ("user", "order", "base_cap", "expected_cap", "potential_cap", "ac
 _CAPS_TYPES = {"user": pa.large_string(), "prj_tr": pa.float64(), "prj_r": pa.float64(), "init_wait": pa.bool_(),
                "time_per_item": pa.float64(), "prj_kind": pa.large_string(), "init_time_zero": pa.bool_()}
 _CAPS_FAMILIES = ("init_job_cap", "prj_cap", "prj_cannot_predict", "prj_init_zero")
+
+
+@lru_cache(maxsize=16)
+def _caps_slots(columns: tuple[str, ...]) -> np.ndarray:
+    """Per _CAPS_SPANS field, its column in a bucket of `columns` (-1: none)."""
+    return np.array([columns.index(c) if c in columns else -1 for c in _CAPS_SPANS], dtype=np.int32)
 
 
 def _caps_families() -> tuple[int, int, int, int]:
@@ -87,10 +95,13 @@ def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) 
 def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
     """ts, cycle, file and line of the records `rec` as Arrow arrays."""
     cycle = recs.cycle[rec]
+    # most parses read one file: its name on every row, no gather
+    file = (repeated(recs.names[0].encode(), len(rec)) if len(recs.names) == 1
+            else names_column(recs.file[rec], recs.names))
     return {
         "ts": numeric(pa.timestamp("ms"), recs.ts[rec]),
         "cycle": numeric(pa.uint32(), cycle, cycle != 0),
-        "file": names_column(recs.file[rec], recs.names),
+        "file": file,
         "line": numeric(pa.uint32(), recs.line[rec]),
     }
 
@@ -101,10 +112,10 @@ def _job_caps(raw: RawRows, recs: Records) -> pa.Table | None:
     rec = raw.rec[rows]
     job, job_ok = recs.job[rec], recs.job_ok[rec]
     columns = raw.bucket.columns
-    slots = np.array([columns.index(c) if c in columns else -1 for c in _CAPS_SPANS], dtype=np.int32)
     got = _scan.caps(raw.data, np.ascontiguousarray(raw.spans), len(columns),
                      np.ascontiguousarray(raw.codes[rows], np.int32), np.ascontiguousarray(recs.cycle[rec], np.uint32),
-                     np.ascontiguousarray(job, np.int64), job_ok.astype(np.uint8), slots, _caps_families())
+                     np.ascontiguousarray(job, np.int64), job_ok.astype(np.uint8), _caps_slots(columns),
+                     _caps_families())
     if got is None:
         return None
     at = np.frombuffer(got[0], dtype=np.int32)
@@ -137,10 +148,11 @@ def _list_column(raw: RawRows, name: str, ints: bool) -> pa.Array | None:
     return with_validity(pa.large_list(child.type), len(counts), [pa.py_buffer(offsets)], counts >= 0, [child])
 
 
-def _defrag_kinds() -> list[str | None]:
+@lru_cache(maxsize=1)
+def _defrag_kinds() -> tuple[str | None, ...]:
     from replay.parsing.steps import DEFRAG_KINDS
 
-    return [DEFRAG_KINDS.get(f) for f in FAMILY_NAMES]
+    return tuple(DEFRAG_KINDS.get(f) for f in FAMILY_NAMES)
 
 
 def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
@@ -186,9 +198,14 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
 def _sources(raw: RawRows) -> dict[str, str] | None:
     """Per table column, the bucket field or list it comes from, named as rows_of renames them
     (None: two fields would give one column, which the reference way settles)."""
+    return _bucket_sources(raw.bucket)
+
+
+@lru_cache(maxsize=256)
+def _bucket_sources(bucket: Bucket) -> dict[str, str] | None:
     from replay.parsing.tables import RENAME
 
-    fields = (*raw.bucket.columns, *raw.bucket.lists, *[key for key, _ in raw.bucket.consts])
+    fields = (*bucket.columns, *bucket.lists, *[key for key, _ in bucket.consts])
     out: dict[str, str] = {}
     for field in fields:
         target = RENAME[field] if field in RENAME and RENAME[field] not in fields else field
@@ -198,94 +215,155 @@ def _sources(raw: RawRows) -> dict[str, str] | None:
     return out
 
 
+@dataclass(frozen=True)
+class Plain:
+    """How `plain_table` lays out a table from a bucket's rows, worked out once per (table, bucket):
+    the bucket column of the row's own job (-1: none), the columns typed from spans, their types
+    and the spans' columns they read (`take`: two per column, -1 where the bucket has no such
+    field), the columns that are a constant of the row's family (per family code), and the list
+    columns (the bucket's list, None for a null column; whether it holds integers; its Arrow type)."""
+
+    job: int
+    spanned: tuple[str, ...]
+    types: tuple[Any, ...]
+    take: np.ndarray
+    consts: tuple[tuple[str, tuple[str | None, ...]], ...]
+    lists: tuple[tuple[str, str | None, bool, pa.DataType], ...]
+
+
+@lru_cache(maxsize=256)
+def plain_plan(name: str, bucket: Bucket) -> Plain | None:
+    """The layout of table `name` from `bucket`'s rows; None: the reference way takes every chunk
+    (two fields give one column, a type or constant the C code does not lay out)."""
+    from replay.parsing.tables import SCHEMAS
+
+    schema, sources, consts = SCHEMAS[name], _bucket_sources(bucket), dict(bucket.consts)
+    if sources is None:
+        return None
+    columns, lists = bucket.columns, bucket.lists
+    scalars = [c for c in schema if c not in ("job_id", "ts", "cycle", "file", "line")
+               and not isinstance(schema[c], pl.List)]
+    spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
+    constant = [c for c in scalars if c not in spanned]
+    if any(schema[c] not in TYPE_CODES for c in spanned) or any(
+            schema[c] != pl.String or sources[c] not in consts for c in constant):
+        return None
+    at = [columns.index(sources[c]) if c in sources else -1 for c in spanned]
+    take = np.array([[2 * i, 2 * i + 1] if i >= 0 else [-1, -1] for i in at], dtype=np.int64).reshape(-1)
+    listed = []
+    for c in schema:
+        if isinstance(schema[c], pl.List):
+            inner = schema[c].inner  # type: ignore[union-attr]
+            field = sources.get(c)
+            ints = field in lists and bucket.list_ints[lists.index(field)]
+            if field in lists and ints != (inner == pl.Int64):
+                return None
+            listed.append((c, field if field in lists else None, ints, pa.large_list(ARROW_TYPES[inner])))
+    job = columns.index(sources["job_id"]) if sources.get("job_id") in columns else -1
+    return Plain(job, tuple(spanned), tuple(schema[c] for c in spanned), take,
+                 tuple((c, consts[sources[c]]) for c in constant), tuple(listed))
+
+
+def _span_matrix(spans: np.ndarray, take: np.ndarray) -> np.ndarray:
+    """The spans' columns `take` side by side (-1: a column of -1, a field the rows lack)."""
+    matrix = spans[:, np.maximum(take, 0)]
+    matrix[:, take < 0] = -1
+    return matrix
+
+
 def plain_table(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
     """A table with no assembly step (one row per templated record, `jobs` without the rows that
     name no job), typed in C (`_scan.typed`); conform after rows_of is the reference."""
-    from replay.parsing.tables import SCHEMAS
+    columns = plain_columns(name, raw, recs)
+    return None if columns is None else table_of(name, columns)
 
-    schema, sources, consts = SCHEMAS[name], _sources(raw), dict(raw.bucket.consts)
-    columns, lists = raw.bucket.columns, raw.bucket.lists
-    if sources is None:
+
+def plain_columns(name: str, raw: RawRows, recs: Records) -> dict[str, pa.Array] | None:
+    """`plain_table`'s columns, by name (None: the reference way)."""
+    plan = plain_plan(name, raw.bucket)
+    if plan is None:
         return None
     rows, spans = raw.rows, raw.spans
-    job, job_ok = recs.job[raw.rec[rows]], recs.job_ok[raw.rec[rows]]
-    if "job_id" in sources:  # the row's own job, else its record's (rows_of's coalesce)
-        own = typed_spans(raw.data, [span_column(spans, columns, sources["job_id"])], [pl.Int64])
+    rec = raw.rec[rows]
+    job, job_ok = recs.job[rec], recs.job_ok[rec]
+    if plan.job >= 0:  # the row's own job, else its record's (rows_of's coalesce)
+        own = typed_matrix(raw.data, spans[:, 2 * plan.job:2 * plan.job + 2], (pl.Int64,))
         if own is None:
             return None
         present = present_rows(own[0])
         job = np.where(present, np.frombuffer(own[0].buffers()[1], dtype=np.int64, count=len(rows)), job)
         job_ok = present | job_ok
     if name == "jobs" and not job_ok.all():
-        if lists:
+        if raw.bucket.lists:
             return None
         rows, spans, job, job_ok = rows[job_ok], spans[job_ok], job[job_ok], job_ok[job_ok]
-    rec, code, n = raw.rec[rows], raw.codes[rows], len(rows)
+        rec = raw.rec[rows]
+    code, n = raw.codes[rows], len(rows)
     out = {"job_id": numeric(pa.int64(), job, job_ok), **where_columns(recs, rec)}
-    scalars = [c for c in schema if c not in out and not isinstance(schema[c], pl.List)]
-    spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
-    if any(schema[c] not in TYPE_CODES for c in spanned):
-        return None
-    typed = typed_spans(raw.data, [span_column(spans, columns, sources.get(c, "")) for c in spanned],
-                   [schema[c] for c in spanned]) if spanned else []
-    if typed is None:
-        return None
-    out.update(zip(spanned, typed))
-    for c in scalars:
-        if c not in out:  # a constant of the row's family
-            if schema[c] != pl.String or sources[c] not in consts:
-                return None
-            out[c] = names_column(code, consts[sources[c]])
-    for c in schema:
-        if c in out:
-            continue
-        inner = schema[c].inner  # type: ignore[union-attr]
-        field = sources.get(c)
-        if field not in lists:
-            out[c] = pa.nulls(n, pa.large_list(ARROW_TYPES[inner]))
-            continue
-        ints = raw.bucket.list_ints[lists.index(field)]
-        if ints != (inner == pl.Int64):
+    if plan.spanned:
+        typed = typed_matrix(raw.data, _span_matrix(spans, plan.take), plan.types)
+        if typed is None:
             return None
-        got = _list_column(raw, field, ints)
+        out.update(zip(plan.spanned, typed))
+    for c, names in plan.consts:  # a constant of the row's family
+        out[c] = names_column(code, names)
+    for c, field, ints, kind in plan.lists:
+        got = pa.nulls(n, kind) if field is None else _list_column(raw, field, ints)
         if got is None:
             return None
         out[c] = got
-    return table_of(name, out)
+    return out
 
 
 def _counts(raw: RawRows, recs: Records) -> pa.Table | None:
     """The counts table of one chunk: its rows typed in C (`plain_table`), then steps.counts's policy
     (the family's, else by the record's method) and shares given (the row's, else by its kind)."""
-    sources = _sources(raw)
-    table = None if sources is None or {"detail", "reason"} & set(sources) else plain_table("counts", raw, recs)
-    if table is None:
+    plan = _counts_plan(raw.bucket)
+    columns = None if plan is None else plain_columns("counts", raw, recs)
+    if plan is None or columns is None:
         return None
+    labels, family_policy, family_kind = plan
     rows = raw.rows
-    code, consts = raw.codes[rows], dict(raw.bucket.consts)
-    none = (None,) * len(FAMILY_NAMES)
-    family_policy = consts.get("policy", none)
-    labels: list[str | None] = [None, "FIXED_SHARE", "RESERVE", *sorted({p for p in family_policy if p})]
-    policy = recs.method[raw.rec[rows]].astype(np.int64)
-    for c in np.unique(code).tolist():
-        if family_policy[c] is not None:
-            policy[code == c] = labels.index(family_policy[c])
-    kind = np.array(consts.get("kind", none), dtype=object)[code]
-    given, given_ok = int_values(table.column("shares_given").chunk(0))
-    shares, shares_ok = int_values(table.column("shares").chunk(0))
-    granted = (kind == "granted") & ~given_ok
+    code = raw.codes[rows]
+    policy = np.where(family_policy[code] >= 0, family_policy[code], recs.method[raw.rec[rows]].astype(np.int64))
+    kind = family_kind[code]
+    given, given_ok = int_values(columns["shares_given"])
+    shares, shares_ok = int_values(columns["shares"])
+    granted = (kind == _GRANTED) & ~given_ok
     for r in np.flatnonzero(granted).tolist():  # a few a cycle: "<n>Q<m>" gives n, no nqm 1
         got = _nqm_count(raw, r)
         if got is None:
             return None
         given[r] = got
-    stable = (kind == "stable") & ~given_ok & shares_ok
+    stable = (kind == _STABLE) & ~given_ok & shares_ok
     given = np.where(stable, shares, given)
-    deferred = np.isin(kind, ["deferred", "deferring", "out_of_shares"]) & ~given_ok & ~granted & ~stable
+    deferred = (kind == _DEFERRED) & ~given_ok & ~granted & ~stable
     given = np.where(deferred, 0, given)
-    table = table.set_column(table.schema.get_field_index("policy"), "policy", names_column(policy, labels))
-    return table.set_column(table.schema.get_field_index("shares_given"), "shares_given",
-                            numeric(pa.int64(), given, given_ok | granted | stable | deferred))
+    columns["policy"] = names_column(policy, labels)
+    columns["shares_given"] = numeric(pa.int64(), given, given_ok | granted | stable | deferred)
+    return table_of("counts", columns)
+
+
+# steps.counts's kinds that give shares (deferred: also deferring, out_of_shares)
+_GRANTED, _STABLE, _DEFERRED = 1, 2, 3
+_KIND_CLASS = {"granted": _GRANTED, "stable": _STABLE, "deferred": _DEFERRED, "deferring": _DEFERRED,
+               "out_of_shares": _DEFERRED}
+
+
+@lru_cache(maxsize=64)
+def _counts_plan(bucket: Bucket) -> tuple[tuple[str | None, ...], np.ndarray, np.ndarray] | None:
+    """The policy labels of a counts bucket (none, the methods' two, its families' own), per family
+    code the label of its family's policy (-1: by the record's method) and the class of its kind
+    (_KIND_CLASS, 0 for any other); None: a field the reference step reads (detail, reason)."""
+    sources = _bucket_sources(bucket)
+    if sources is None or {"detail", "reason"} & set(sources):
+        return None
+    consts, none = dict(bucket.consts), (None,) * len(FAMILY_NAMES)
+    family_policy = consts.get("policy", none)
+    labels = (None, "FIXED_SHARE", "RESERVE", *sorted({p for p in family_policy if p}))
+    policy = np.array([-1 if p is None else labels.index(p) for p in family_policy], dtype=np.int64)
+    kind = np.array([_KIND_CLASS.get(k or "", 0) for k in consts.get("kind", none)], dtype=np.int8)
+    return labels, policy, kind
 
 
 def _nqm_count(raw: RawRows, r: int) -> int | None:

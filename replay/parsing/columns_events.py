@@ -13,8 +13,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.arrays import int_values, numeric, present_rows, span_column
-from replay.parsing.columns import Records, plain_table
+from replay.parsing.arrays import int_values, numeric, present_rows, span_column, table_of
+from replay.parsing.columns import Records, plain_columns, plain_table
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import RawRows
 
@@ -51,11 +51,11 @@ def eviction_counts(raw: RawRows, recs: Records) -> pa.Table | None:
     before = np.repeat(seen[starts] - header[starts], np.diff(np.r_[starts, len(rows)]))
     if len(starts) != len(np.unique(cycle)):
         return None  # a cycle in two runs: the reference step groups it
-    table = plain_table("eviction_counts", _subset(raw, row, spans), recs)
-    if table is None:
+    built = plain_columns("eviction_counts", _subset(raw, row, spans), recs)
+    if built is None:
         return None
-    block = (seen - before)[row].astype(np.int64)
-    return table.set_column(table.schema.get_field_index("block"), "block", numeric(pa.int64(), block))
+    built["block"] = numeric(pa.int64(), (seen - before)[row].astype(np.int64))
+    return table_of("eviction_counts", built)
 
 
 def evictions(raw: RawRows, recs: Records) -> pa.Table | None:

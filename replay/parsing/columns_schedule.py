@@ -29,8 +29,8 @@ if COMPILED:
     from replay.parsing import _scan
 
 S, I64 = pl.String, pl.Int64
-_KINDS = [None, "existing", "addition", "removal"]  # steps.schedule's names of Existing, Additions, Removals
-_PLACE_KINDS = ["new", "whole_machine", "recovered"]
+_KINDS = (None, "existing", "addition", "removal")  # steps.schedule's names of Existing, Additions, Removals
+_PLACE_KINDS = ("new", "whole_machine", "recovered")
 BUCKETS = ("_schedule_lines", "_placement_lines", "_rmcounter_rows", "_occupancy_lines")  # `build` owns them
 _FAMILIES = {"_schedule_lines": "schedule_state", "_occupancy_lines": "occupancy_table"}
 
@@ -244,8 +244,17 @@ def _gathered_lists(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
-    row = np.repeat(np.arange(len(starts)), lengths)
-    picked = np.ascontiguousarray(values[starts[row] + np.arange(total) - offsets[:-1][row]]) if total else values[:0]
+    if not total:
+        picked = values[:0]
+    elif (starts[1:] == starts[:-1] + lengths[:-1]).all():  # rows that follow each other: one slice
+        picked = values[starts[0]:starts[0] + total]
+    elif (lengths == lengths[0]).all() and not (starts % lengths[0]).any():
+        # lists of one length, each where a matrix of rows that long has a row (an RmCounter block's
+        # machines on each of its rows): a gather of whole rows
+        width = int(lengths[0])
+        picked = np.take(values[:len(values) // width * width].reshape(-1, width), starts // width, axis=0).reshape(-1)
+    else:  # value j of the column is value (j - its row's offset) of its row's list
+        picked = values[np.repeat(starts - offsets[:-1], lengths) + np.arange(total)]
     child = pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(np.ascontiguousarray(picked, np.int64))])
     return with_validity(pa.large_list(pa.int64()), len(starts), [pa.py_buffer(offsets)], present, [child])
 
