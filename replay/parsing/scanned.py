@@ -126,12 +126,19 @@ class _Piece:
 
 def _piece(piece: Piece) -> _Piece:
     """The scanner's reading of one piece (no frame: `scan_records` builds one per chunk)."""
-    data, bad = repair_utf8(piece.data)
+    data, bad = piece.data, 0
     n, raw_cols, raw_ts = _scan.lines(data)
     cols = np.frombuffer(raw_cols, dtype=np.int32).reshape(n, 17)
-    kind = cols[:, 2]
-    at = np.flatnonzero(kind == _K_HEADER)
-    maybe = np.flatnonzero(kind == _K_MAYBE)
+    maybe = np.flatnonzero(cols[:, 2] == _K_MAYBE)
+    if maybe.size:  # a non-ASCII line among them (the scanner flags those): invalid UTF-8 is replaced
+        data, bad = repair_utf8(data)
+        if bad:  # the text changed: scan what the tables will read
+            n, raw_cols, raw_ts = _scan.lines(data)
+            cols = np.frombuffer(raw_cols, dtype=np.int32).reshape(n, 17)
+            maybe = np.flatnonzero(cols[:, 2] == _K_MAYBE)
+        else:  # valid UTF-8 comes back as it was: keep the reader's bytes, not a copy of them
+            data = piece.data
+    at = np.flatnonzero(cols[:, 2] == _K_HEADER)
     others = None
     if maybe.size:  # rare: the general regex of the polars path reads these lines
         text = string_views(data, cols[maybe, 0], cols[maybe, 1], "text")
@@ -294,7 +301,8 @@ class _Chunk:
     file: np.ndarray
     line: np.ndarray
     piece: np.ndarray
-    spans: np.ndarray  # per line, (start, end) in its block
+    starts: np.ndarray  # per line, where it starts and ends in its block
+    ends: np.ndarray
     views: np.ndarray
 
     def text(self, name: str, rows: np.ndarray | None = None) -> pl.Series:
@@ -306,12 +314,13 @@ def _lines(pieces: list[Piece], parts: list[_Piece]) -> _Chunk:
     sizes = np.array([len(p.cols) for p in parts], dtype=np.int64)
     start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     piece = np.repeat(np.arange(len(parts), dtype=np.uint16), sizes)
-    spans = np.ascontiguousarray(np.concatenate([p.cols[:, :2] for p in parts]))
+    starts, ends = (np.concatenate([p.cols[:, c] for p in parts]) if len(parts) > 1
+                    else np.ascontiguousarray(parts[0].cols[:, c]) for c in (0, 1))
     blocks = tuple(p.data for p in parts)
     return _Chunk(blocks, parts, start, np.repeat(np.array([p.file for p in pieces], dtype=np.uint16), sizes),
                   np.concatenate([np.arange(p.first_line, p.first_line + len(part.cols), dtype=np.uint32)
                                   for p, part in zip(pieces, parts)]),
-                  piece, spans, _views(blocks, piece, spans[:, 0], spans[:, 1]))
+                  piece, starts, ends, _views(blocks, piece, starts, ends))
 
 
 def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
@@ -326,7 +335,7 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
     chunk = _lines(pieces, parts)
     lines = pl.DataFrame([
         _column("file", pa.uint16(), chunk.file), _column("line", pa.uint32(), chunk.line), chunk.text("text"),
-        _column("_s", pa.int32(), chunk.spans[:, 0]), _column("_e", pa.int32(), chunk.spans[:, 1]),  # for schedule()
+        _column("_s", pa.int32(), chunk.starts), _column("_e", pa.int32(), chunk.ends),  # for schedule()
         _column("_piece", pa.uint16(), chunk.piece),
     ])
     bad = sum(p.bad for p in parts)
@@ -394,19 +403,19 @@ def _stitch(chunk: _Chunk, heads: pl.DataFrame, at: np.ndarray, spans: np.ndarra
                               _column("file", pa.uint16(), chunk.file[at]),
                               _column("line", pa.uint32(), chunk.line[at]),
                               *[heads[c] for c in (*fields, "ts", "ts_text", "_piece", "_bs", "_be", "_fam")]])
-    is_header = np.zeros(len(chunk.file), dtype=bool)
-    is_header[at] = True
-    rec = np.cumsum(is_header, dtype=np.int64) - 1
-    others = np.flatnonzero(~is_header)
-    orphan = int(np.searchsorted(rec[others], 0))  # the lines before the first header (a log cut mid-record)
+    other = np.ones(len(chunk.file), dtype=bool)
+    other[at] = False
+    others = np.flatnonzero(other)
+    rec = np.searchsorted(at, others) - 1  # the header before each line (-1: none)
+    orphan = int(np.searchsorted(rec, 0))  # the lines before the first header (a log cut mid-record)
     lost, cont = others[:orphan], others[orphan:]
     orphans = pl.DataFrame([_column("file", pa.uint16(), chunk.file[lost]),
                             _column("line", pa.uint32(), chunk.line[lost]), chunk.text("text", lost)])
     continuations = pl.DataFrame([
-        _column("rec", pa.uint32(), rec[cont].astype(np.uint32)), _column("file", pa.uint16(), chunk.file[cont]),
+        _column("rec", pa.uint32(), rec[orphan:].astype(np.uint32)), _column("file", pa.uint16(), chunk.file[cont]),
         _column("line", pa.uint32(), chunk.line[cont]), chunk.text("text", cont),
         _column("_piece", pa.uint16(), chunk.piece[cont]),
-        _column("_s", pa.int32(), chunk.spans[cont, 0]), _column("_e", pa.int32(), chunk.spans[cont, 1]),
+        _column("_s", pa.int32(), chunk.starts[cont]), _column("_e", pa.int32(), chunk.ends[cont]),
     ])
     return Scanned(heads, continuations, orphans, chunk.blocks, spans, pieces)
 

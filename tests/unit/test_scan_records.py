@@ -194,3 +194,22 @@ def test_filled_reads_values_and_nulls_of_a_column_cut_out_of_a_longer_one():
     assert values.tolist() == [0, 3, 0, 5] and present.tolist() == [False, True, False, True]
     values, present = filled(pl.Series([7, 8, 9], dtype=pl.UInt32)[1:], np.uint32)
     assert values.tolist() == [8, 9] and values.dtype == np.uint32 and present.all()
+
+
+def test_invalid_utf8_is_replaced_before_the_scan_and_counted():
+    # worked from the bytes: the header's body and the continuation each hold one invalid byte,
+    # replaced by U+FFFD; the header is non-ASCII then, so polars reads it (text columns at once)
+    data = b"01 Jan 2015 00:01:00,000  INFO RM.X - 1 T[1] m b\xffody\n  cont \xfe\n"
+    lines, recs = scan_records([Piece(0, 1, bytearray(data))])
+    assert lines.bad_utf8_lines == 2
+    assert lines.frame["text"].to_list() == [
+        "01 Jan 2015 00:01:00,000  INFO RM.X - 1 T[1] m b\ufffdody", "  cont \ufffd"]
+    assert recs.records["body"].to_list() == ["b\ufffdody"]
+    assert recs.continuations.select("rec", "text").rows() == [(0, "  cont \ufffd")]
+
+
+def test_valid_non_ascii_text_keeps_the_readers_bytes():
+    data = bytearray("01 Jan 2015 00:01:00,000  INFO RM.X - 1 T[1] m ok\n  caf\u00e9\n".encode())
+    lines, recs = scan_records([Piece(0, 1, data)])
+    assert lines.bad_utf8_lines == 0 and recs.blocks[0] is data
+    assert recs.continuations["text"].to_list() == ["  caf\u00e9"]
