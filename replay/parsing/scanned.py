@@ -105,7 +105,7 @@ def _numbers(data: Bytes, head: np.ndarray, text: Callable[[str, np.ndarray], pl
             values[odd] = cast.fill_null(0).to_numpy()
             valid[odd] = cast.is_not_null().to_numpy()
         out += [values, valid]
-    out.append(_METHOD_CLASS[np.frombuffer(meth, dtype=np.int8)])
+    out.append(_METHOD_CLASS.take(np.frombuffer(meth, dtype=np.int8)))
     return out
 
 
@@ -144,7 +144,7 @@ def _piece(piece: Piece) -> _Piece:
         text = string_views(data, cols[maybe, 0], cols[maybe, 1], "text")
         got = fast_headers(pl.DataFrame([text])).with_columns(pl.Series("_i", maybe.astype(np.uint32)))
         others = got.filter(pl.col("ts").is_not_null()).rename({"ts": "ts_text"})
-    return _Piece(data, bad, cols, at, cols.take(at, axis=0), np.frombuffer(raw_ts, dtype=np.int64)[at],
+    return _Piece(data, bad, cols, at, cols.take(at, axis=0), np.frombuffer(raw_ts, dtype=np.int64).take(at),
                   others if others is not None and others.height else None)
 
 
@@ -346,14 +346,15 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
         return Lines(lines, bad), _stitch(chunk, records, records["_i"].to_numpy(), None, None)
     at = np.concatenate([p.at + s for p, s in zip(parts, chunk.start.tolist())])
     numbers = _header_numbers(chunk.parts)
+    pieces_at = chunk.piece.take(at)
     records = pl.DataFrame([
         _column("rec", pa.uint32(), np.arange(len(at), dtype=np.uint32)),
-        _column("file", pa.uint16(), chunk.file[at]), _column("line", pa.uint32(), chunk.line[at]),
-        *[numbers[c] for c in ("tid", "_job", "_mc", "ts")], _column("_piece", pa.uint16(), chunk.piece[at]),
+        _column("file", pa.uint16(), chunk.file.take(at)), _column("line", pa.uint32(), chunk.line.take(at)),
+        *[numbers[c] for c in ("tid", "_job", "_mc", "ts")], _column("_piece", pa.uint16(), pieces_at),
         *[numbers[c] for c in ("_bs", "_be", "_fam")],
     ])
     heads = np.concatenate([p.head for p in parts]) if len(parts) > 1 else parts[0].head
-    return Lines(lines, bad), _stitch(chunk, records, at, heads, chunk.piece[at])
+    return Lines(lines, bad), _stitch(chunk, records, at, heads, pieces_at)
 
 
 def _header_numbers(parts: list[_Piece]) -> dict[str, pl.Series]:
@@ -400,8 +401,8 @@ def _stitch(chunk: _Chunk, heads: pl.DataFrame, at: np.ndarray, spans: np.ndarra
     if spans is None:  # the text columns are there: the polars path's layout
         fields = [f for f in HEADER_FIELDS if f != "ts"]
         heads = pl.DataFrame([_column("rec", pa.uint32(), np.arange(len(at), dtype=np.uint32)),
-                              _column("file", pa.uint16(), chunk.file[at]),
-                              _column("line", pa.uint32(), chunk.line[at]),
+                              _column("file", pa.uint16(), chunk.file.take(at)),
+                              _column("line", pa.uint32(), chunk.line.take(at)),
                               *[heads[c] for c in (*fields, "ts", "ts_text", "_piece", "_bs", "_be", "_fam")]])
     other = np.ones(len(chunk.file), dtype=bool)
     other[at] = False
@@ -409,13 +410,13 @@ def _stitch(chunk: _Chunk, heads: pl.DataFrame, at: np.ndarray, spans: np.ndarra
     rec = np.searchsorted(at, others) - 1  # the header before each line (-1: none)
     orphan = int(np.searchsorted(rec, 0))  # the lines before the first header (a log cut mid-record)
     lost, cont = others[:orphan], others[orphan:]
-    orphans = pl.DataFrame([_column("file", pa.uint16(), chunk.file[lost]),
-                            _column("line", pa.uint32(), chunk.line[lost]), chunk.text("text", lost)])
+    orphans = pl.DataFrame([_column("file", pa.uint16(), chunk.file.take(lost)),
+                            _column("line", pa.uint32(), chunk.line.take(lost)), chunk.text("text", lost)])
     continuations = pl.DataFrame([
-        _column("rec", pa.uint32(), rec[orphan:].astype(np.uint32)), _column("file", pa.uint16(), chunk.file[cont]),
-        _column("line", pa.uint32(), chunk.line[cont]), chunk.text("text", cont),
-        _column("_piece", pa.uint16(), chunk.piece[cont]),
-        _column("_s", pa.int32(), chunk.starts[cont]), _column("_e", pa.int32(), chunk.ends[cont]),
+        _column("rec", pa.uint32(), rec[orphan:].astype(np.uint32)),
+        _column("file", pa.uint16(), chunk.file.take(cont)), _column("line", pa.uint32(), chunk.line.take(cont)),
+        chunk.text("text", cont), _column("_piece", pa.uint16(), chunk.piece.take(cont)),
+        _column("_s", pa.int32(), chunk.starts.take(cont)), _column("_e", pa.int32(), chunk.ends.take(cont)),
     ])
     return Scanned(heads, continuations, orphans, chunk.blocks, spans, pieces)
 
