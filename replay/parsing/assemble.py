@@ -14,6 +14,7 @@ from replay.parsing import builders, steps
 from replay.parsing.columns import Unframed, record_columns, shifted, to_polars
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
+from replay.parsing.scanned import word_column
 from replay.parsing.tables import (FIXED_METHODS, I64, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
                                    conform)
 
@@ -146,17 +147,18 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
     cycle = record_cycles(records["_code"].to_numpy(), last)
     none = np.flatnonzero(cycle == 0)
     cycles = pl.Series("cycle", cycle)
-    fname = pl.lit(pl.Series(names, dtype=S)).gather(pl.col("file"))
-    if "_job" in records.columns:  # read by the scanner
-        numbers = [pl.col("_job"), pl.col("_mc")]
-    else:
-        method = pl.col("method")
-        numbers = [pl.col("jid").cast(I64, strict=False).alias("_job"),
-                   (method.is_in(FIXED_METHODS).cast(pl.UInt8) + 2 * method.is_in(RESERVE_METHODS).cast(pl.UInt8))
-                   .alias("_mc")]
+    cycles = cycles.scatter(none, None) if none.size else cycles
     text = [c for c in ("jid", "method", "level", "component", "cls") if c in records.columns]
-    return records.select("rec", "ts", pl.lit(cycles.scatter(none, None) if none.size else cycles),
-                          fname.alias("file"), "line", *text, "tid", *numbers)
+    if "_job" in records.columns:  # read by the scanner: its columns as they are, no query
+        file = word_column("file", records["file"].to_numpy(), names)
+        return pl.DataFrame([records["rec"], records["ts"], cycles, file, records["line"],
+                             *[records[c] for c in (*text, "tid", "_job", "_mc")]])
+    method = pl.col("method")
+    numbers = [pl.col("jid").cast(I64, strict=False).alias("_job"),
+               (method.is_in(FIXED_METHODS).cast(pl.UInt8) + 2 * method.is_in(RESERVE_METHODS).cast(pl.UInt8))
+               .alias("_mc")]
+    fname = pl.lit(pl.Series(names, dtype=S)).gather(pl.col("file"))
+    return records.select("rec", "ts", pl.lit(cycles), fname.alias("file"), "line", *text, "tid", *numbers)
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],

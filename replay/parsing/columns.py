@@ -24,7 +24,7 @@ from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_va
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
 from replay.parsing.scan import Bucket
 from replay.parsing.scan import RawRows
-from replay.parsing.scanned import COMPILED
+from replay.parsing.scanned import COMPILED, filled
 
 if COMPILED:
     from replay.parsing import _scan
@@ -86,10 +86,9 @@ def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) 
     as an integer, the METHOD's class); None: a record has no time, which the compiled tables do not take."""
     if records["ts"].null_count():
         return None
-    job = info["_job"]
-    return Records(records["ts"].to_physical().to_numpy(), info["cycle"].fill_null(0).to_numpy(),
-                   job.fill_null(0).to_numpy(), job.is_not_null().to_numpy(), records["file"].to_numpy(),
-                   records["line"].to_numpy(), names, info["_mc"].to_numpy())
+    job, job_ok = filled(info["_job"], np.int64)
+    return Records(filled(records["ts"], np.int64)[0], filled(info["cycle"], np.uint32)[0], job, job_ok,
+                   records["file"].to_numpy(), records["line"].to_numpy(), names, info["_mc"].to_numpy())
 
 
 def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:

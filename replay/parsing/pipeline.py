@@ -24,7 +24,7 @@ import polars as pl
 from replay.parsing.families import FAMILY_NAMES
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, split_lines
-from replay.parsing.scanned import COMPILED, header_strings, scan_records, with_strings
+from replay.parsing.scanned import COMPILED, first_last_stamps, header_strings, scan_records, with_strings
 from replay.parsing.columns import to_polars
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs
@@ -256,14 +256,13 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw, strings)
     counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
     families = {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}
-    stamps = with_strings(recs, records[[0, records.height - 1]], ["ts_text"])["ts_text"] if records.height else None
+    first_ts, last_ts = first_last_stamps(recs)
     return _Parsed(
         tables=tables, carry=carry, lines=lines.frame.select("file", "line", "text") if keep_lines else None,
         bytes=chunk.size, line_count=lines.frame.height, records=records.height,
         continuation_lines=recs.continuations.height, orphan_lines=recs.orphans.height,
         unparsed=len(unparsed_frame), bad_utf8_lines=lines.bad_utf8_lines, families=families,
-        first_ts=stamps[0] if stamps is not None else None,
-        last_ts=stamps[-1] if stamps is not None else None,
+        first_ts=first_ts, last_ts=last_ts,
     )
 
 

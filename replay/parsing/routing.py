@@ -9,25 +9,30 @@ import polars as pl
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES
 from replay.parsing.records import Records
 from replay.parsing.scan import UNDECIDED
-from replay.parsing.scanned import with_strings
+from replay.parsing.scanned import with_strings, word_column
 
 
 def route(records: pl.DataFrame, recs: Records | None = None) -> pl.DataFrame:
     """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and its code `_code`.
 
     The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`
-    (the text columns it reads built for them only, from `recs`)."""
+    (the text columns it reads built for them only, from `recs`). When the scanner decided every
+    record, no polars query runs: the two columns are built from the codes."""
     if "_fam" in records.columns:
-        codes = records["_fam"].fill_null(UNDECIDED).to_numpy().copy()
+        fam = records["_fam"]
+        codes = (fam.fill_null(UNDECIDED) if fam.null_count() else fam).to_numpy()
         todo = np.flatnonzero(codes == UNDECIDED)
     else:
         codes = np.full(records.height, -1, dtype=np.int32)
         todo = np.arange(records.height)
     if todo.size:
+        codes = codes.copy()
         part = records[todo.tolist()] if todo.size < records.height else records
         codes[todo] = _route_polars(part if recs is None else with_strings(recs, part, ["cls", "method", "body"]))
-    family = pl.Series("family", FAMILY_NAMES).gather(pl.Series(codes).replace(-1, None))
-    return records.with_columns(family, pl.Series("_code", codes, dtype=pl.Int32))
+    return records.hstack([word_column("family", codes + 1, _FAMILIES), pl.Series("_code", codes, dtype=pl.Int32)])
+
+
+_FAMILIES = (None, *FAMILY_NAMES)  # `family` by code + 1 (code -1, no family: null)
 
 
 def _route_polars(records: pl.DataFrame) -> np.ndarray:

@@ -15,7 +15,7 @@ from replay.parsing.chunks import Piece
 from replay.parsing.families import FAMILY_CODE, GENERIC
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.pipeline import parse
-from replay.parsing.scanned import full_records, scan_records, with_strings
+from replay.parsing.scanned import filled, first_last_stamps, full_records, scan_records, with_strings, word_column
 from replay.parsing.unparsed import line_cycles
 
 
@@ -144,5 +144,72 @@ def test_records_of_several_files_are_the_ones_the_polars_path_gives(files):
     got = full_records(recs).drop("_piece", "_bs", "_be", "_fam", "_job", "_mc", strict=False)
     assert_frame_equal(got, polars.records, check_exact=True)
     assert_frame_equal(recs.continuations.drop("_s", "_e", "_piece"), polars.continuations)
+    assert_frame_equal(recs.orphans, polars.orphans)
+    assert_frame_equal(lines.frame.drop("_s", "_e", "_piece"), split_lines(pieces).frame)
     if "_job" in recs.records.columns:
         assert recs.records["_job"].to_list() == polars.records["jid"].cast(pl.Int64, strict=False).to_list()
+
+
+def test_a_chunk_of_two_files_is_split_into_lines_records_continuations_and_orphans():
+    # worked from the text: file 0 starts at its line 10 with a line before any header (an orphan),
+    # its record continues over the roll into file 1, whose line 2 starts the second record
+    first = ["orphan text", _header("1", body="first"), "  a1"]
+    second = ["  a2", "02 Jan 2015 00:01:00,000  INFO RM.X - 2 T[3] m second"]
+    pieces = [Piece(0, 10, ("\n".join(first) + "\n").encode()), Piece(1, 1, ("\n".join(second) + "\n").encode())]
+    lines, recs = scan_records(pieces)
+    # (file, line, text, start, end in its file's bytes, piece): the headers are 52 and 53 characters
+    assert lines.frame.rows() == [
+        (0, 10, "orphan text", 0, 11, 0), (0, 11, first[1], 12, 64, 0), (0, 12, "  a1", 65, 69, 0),
+        (1, 1, "  a2", 0, 4, 1), (1, 2, second[1], 5, 58, 1)]
+    assert lines.frame.columns == ["file", "line", "text", "_s", "_e", "_piece"]
+    assert recs.records.select("rec", "file", "line", "tid", "_job", "_piece").rows() == [(0, 0, 11, 1, 1, 0),
+                                                                                         (1, 1, 2, 3, 2, 1)]
+    assert recs.continuations.select("rec", "file", "line", "text", "_piece").rows() == [
+        (0, 0, 12, "  a1", 0), (0, 1, 1, "  a2", 1)]
+    assert recs.orphans.rows() == [(0, 10, "orphan text")]
+    assert first_last_stamps(recs) == ("01 Jan 2015 00:01:00,000", "02 Jan 2015 00:01:00,000")
+    assert with_strings(recs, recs.records, ["body"])["body"].to_list() == ["first", "second"]
+
+
+def test_a_chunk_of_no_records_has_no_stamps():
+    _, recs = scan_records([Piece(0, 1, b"just text\n")])
+    assert first_last_stamps(recs) == (None, None)
+    assert recs.orphans.rows() == [(0, 1, "just text")]
+
+
+def test_a_word_column_holds_the_words_at_the_rows_asked():
+    # a short word (inline in its view), None (null), a word over 12 bytes (in the shared buffer)
+    words = ["alpha", None, "a word longer than twelve", "beta-gamma-delta"]
+    got = word_column("w", np.array([2, 0, 1, 3, 2]), words)
+    assert got.name == "w" and got.dtype == pl.String
+    longer = "a word longer than twelve"
+    assert got.to_list() == [longer, "alpha", None, "beta-gamma-delta", longer]
+    assert word_column("w", np.array([], dtype=np.int64), words).to_list() == []
+
+
+def test_filled_reads_values_and_nulls_of_a_column_cut_out_of_a_longer_one():
+    # [1, null, 3, null, 5] in two chunks; from row 1 on: [null, 3, null, 5] -> values 0 3 0 5
+    col = pl.concat([pl.Series([1, None, 3], dtype=pl.Int64), pl.Series([None, 5], dtype=pl.Int64)], rechunk=False)
+    values, present = filled(col[1:], np.int64)
+    assert values.tolist() == [0, 3, 0, 5] and present.tolist() == [False, True, False, True]
+    values, present = filled(pl.Series([7, 8, 9], dtype=pl.UInt32)[1:], np.uint32)
+    assert values.tolist() == [8, 9] and values.dtype == np.uint32 and present.all()
+
+
+def test_invalid_utf8_is_replaced_before_the_scan_and_counted():
+    # worked from the bytes: the header's body and the continuation each hold one invalid byte,
+    # replaced by U+FFFD; the header is non-ASCII then, so polars reads it (text columns at once)
+    data = b"01 Jan 2015 00:01:00,000  INFO RM.X - 1 T[1] m b\xffody\n  cont \xfe\n"
+    lines, recs = scan_records([Piece(0, 1, bytearray(data))])
+    assert lines.bad_utf8_lines == 2
+    assert lines.frame["text"].to_list() == [
+        "01 Jan 2015 00:01:00,000  INFO RM.X - 1 T[1] m b\ufffdody", "  cont \ufffd"]
+    assert recs.records["body"].to_list() == ["b\ufffdody"]
+    assert recs.continuations.select("rec", "text").rows() == [(0, "  cont \ufffd")]
+
+
+def test_valid_non_ascii_text_keeps_the_readers_bytes():
+    data = bytearray("01 Jan 2015 00:01:00,000  INFO RM.X - 1 T[1] m ok\n  caf\u00e9\n".encode())
+    lines, recs = scan_records([Piece(0, 1, data)])
+    assert lines.bad_utf8_lines == 0 and recs.blocks[0] is data
+    assert recs.continuations["text"].to_list() == ["  caf\u00e9"]
