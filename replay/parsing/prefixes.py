@@ -195,9 +195,7 @@ class _Emitter:
     def node(self, node: Node) -> None:
         kind = node[0]
         if kind == "set":
-            bits = np.zeros(256, dtype=bool)
-            bits[list(node[1])] = True
-            self.sets.append(np.packbits(bits, bitorder="little").tobytes())
+            self.sets.append(_set_bytes(node[1]))
             self.emit(OP_SET, s=len(self.sets) - 1)
         elif kind == "bol":
             self.emit(OP_BOL)
@@ -245,6 +243,12 @@ class _Emitter:
             self.node(inner)
         for s in splits:
             self.code[s][2] = len(self.code)
+
+
+@lru_cache(maxsize=None)
+def _set_bytes(members: frozenset[int]) -> bytes:
+    """A byte set as the scanner reads it: 256 bits, byte b at bit b % 8 of byte b // 8."""
+    return sum(1 << b for b in members).to_bytes(32, "little")
 
 
 def _first(nodes: list[Node]) -> tuple[frozenset[int], bool]:
