@@ -14,14 +14,15 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polars.testing import assert_frame_equal
 
-from replay.parsing import _scan, boot_scan, columns, columns_boot, pipeline
+from replay.parsing import _scan, boot_scan, columns_boot, pipeline
 from replay.parsing.chunks import Piece
 from replay.parsing.family_rows import lark_rows
 from replay.parsing.pipeline import parse
 from replay.parsing.routing import route
 from replay.parsing.scanned import scan_records, with_strings
+from tests.unit.test_columns_boot import _both as typed_and_reference
+from tests.unit.test_columns_boot import _write
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 POOL = "01 Jan 2015 00:00:00,000  INFO RM.Config - N/A T[1] printNodepool  "
@@ -42,25 +43,12 @@ def _log(nodes: list[str], jd: str = JD_BODY) -> list[str]:
 def _both(paths: list[Path], monkeypatch) -> tuple[dict[str, pl.DataFrame], list[bool], dict[str, list[bool]]]:
     """The boot tables (and unparsed) with the compiled readers, checked equal to the reference's;
     per bucket block whether columns_boot typed it in C; per family whether the reader read it."""
-    built: list[bool] = []
     read: dict[str, list[bool]] = {}
-    real_rows, real_read = columns_boot.boot_rows, boot_scan.read
-    monkeypatch.setattr(columns_boot, "boot_rows", lambda *a: built.append((got := real_rows(*a)) is not None) or got)
+    real_read = boot_scan.read
     monkeypatch.setattr(boot_scan, "read", lambda family, *a: read.setdefault(family, []).append(
         (got := real_read(family, *a)) is not None) or got)
-    compiled = parse([str(p) for p in paths]).tables
-    with monkeypatch.context() as m:
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([str(p) for p in paths]).tables
-    for name in BOOT:
-        assert_frame_equal(compiled[name], reference[name], check_exact=True)
+    compiled, built = typed_and_reference(paths, monkeypatch, BOOT)
     return compiled, built, read
-
-
-def _write(tmp_path: Path, lines: list[str], name: str = "rm.log") -> Path:
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def test_node_lists_and_the_jd_host_line_typed_in_c(tmp_path, monkeypatch):

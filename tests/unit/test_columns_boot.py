@@ -36,9 +36,9 @@ def _write(tmp_path: Path, lines: list[str], name: str = "rm.log") -> Path:
     return path
 
 
-def _both(paths: list[Path], monkeypatch) -> tuple[dict[str, pl.DataFrame], list[bool]]:
-    """The boot tables with their rows typed in C, checked equal to the reference's, and per
-    block of rows whether C typed it."""
+def _both(paths: list[Path], monkeypatch, tables: tuple[str, ...] = BOOT) -> tuple[dict[str, pl.DataFrame], list[bool]]:
+    """The boot tables (`tables`) with their rows typed in C, checked equal to the reference's, and
+    per block of rows whether C typed it."""
     built: list[bool] = []
     real = columns_boot.boot_rows
     monkeypatch.setattr(columns_boot, "boot_rows", lambda *a: built.append((got := real(*a)) is not None) or got)
@@ -46,7 +46,7 @@ def _both(paths: list[Path], monkeypatch) -> tuple[dict[str, pl.DataFrame], list
     with monkeypatch.context() as m:
         m.setattr(columns, "COMPILED_TABLES", {})
         reference = parse([str(p) for p in paths]).tables
-    for name in BOOT:
+    for name in tables:
         assert_frame_equal(compiled[name], reference[name], check_exact=True)
     return compiled, built
 
