@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_parse import ROOT, bench_parser, emit, own_peak_rss, run  # noqa: E402
+from bench_parse import ROOT, bench_parser, compile_bytecode, emit, own_peak_rss, run  # noqa: E402
 
 
 def replay_only(log: Path) -> dict:
@@ -57,6 +57,7 @@ def exported(commit: str, into: Path) -> list[str]:
         sys.exit(f"bench: {commit}'s scanner differs from this checkout's: compare it from its own install")
     subprocess.run(f"git -C {ROOT} archive {commit} | tar -x -C {into}", shell=True, check=True)
     shutil.copy(scanner, into / "replay" / "parsing")
+    compile_bytecode(into)
     # -P: the export, not this checkout, on the path (PYTHONPATH comes before the installed one)
     return ["env", f"PYTHONPATH={into}", sys.executable, "-P", "-c",
             "import sys; from replay.cli import main; sys.argv[0] = 'rmreplay'; sys.exit(main())"]
@@ -76,6 +77,7 @@ def main() -> int:
     parser.add_argument("--vs", metavar="COMMIT", help="also time this commit's rmreplay audit, in turns")
     args = parser.parse_args()
     rmreplay = shutil.which("rmreplay") or sys.exit("bench: rmreplay is not installed (pip install -e .)")
+    compile_bytecode()
     with gzip.open(args.log) if args.log.suffix == ".gz" else open(args.log, "rb") as fh:
         size = sum(len(block) for block in iter(lambda: fh.read(1 << 20), b""))
     with tempfile.TemporaryDirectory() as tmp:

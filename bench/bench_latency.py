@@ -42,6 +42,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_parse import compile_bytecode  # noqa: E402 (after the path insert)
+
 DEFAULT_LOG = ROOT / "fixtures" / "i_mega24" / "rm.log.gz"
 TUI_FIRST_SCREEN = """
 import asyncio, sys, time
@@ -167,8 +170,7 @@ def main() -> int:
     ap.add_argument("--jobs", default="16,100", help="jobs to explain (default 16,100)")
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     args = ap.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(ROOT / p) for p in ("replay", "rmref", "tui"))],
-                   check=True, stdout=subprocess.DEVNULL)
+    compile_bytecode()
     results = []
     for log in args.log or [DEFAULT_LOG]:
         with tempfile.TemporaryDirectory() as tmp:
