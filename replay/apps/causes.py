@@ -234,11 +234,15 @@ def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
         return ", ".join(f"{h} ({sum(1 for x, _ in value if x == h)}x; order {machines[h].order}, "
                          f"pool {machines[h].nodepool})" if h in machines else h for h in named)
 
+    text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"
+    return Cause(placement_step(inp, job), f"job {job}", text + _node_ips(inp, job, cycle))
+
+
+def placement_step(inp: CycleInput, job: int) -> str:
+    """The RM's method that places a job's processes: findMachines for a reservation, else findShares."""
     work = next((w for w in inp.work if w.job_id == job), None)
     cls = inp.class_of(work) if work else None
-    step = "findMachines" if cls is not None and cls.policy == "RESERVE" else "findShares"
-    text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"
-    return Cause(step, f"job {job}", text + _node_ips(inp, job, cycle))
+    return "findMachines" if cls is not None and cls.policy == "RESERVE" else "findShares"
 
 
 def _node_ips(inp: CycleInput, job: int, cycle: CyclePlacements | None) -> str:

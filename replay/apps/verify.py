@@ -121,7 +121,7 @@ def follow_node_ips(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[
             named = ", ".join(f"{h} {ips[h]}" for h in hosts)
             verified[job] = Verified(ours.get(job), f"agrees: the RM meets machines alike in the order of node maps "
                                      f"hashed on each node's IP, which the log of DUCC {release} never shows; with IPs "
-                                     f"such as {named} findShares places every process of the cycle where the RM did")
+                                     f"such as {named} What Of places every process of the cycle where the RM did")
     return trial, placed, verified
 
 

@@ -69,3 +69,13 @@ def test_the_placements_are_verified_by_node_ips_and_every_decision_agrees():
     assert all("IP" in v.explanation and "agrees: the RM meets machines alike" in v.explanation for v in rows)
     placed = _result().traces[CYCLE].placements
     assert _truth_added() == {j: Counter(p.host for p in placed if p.job_id == j) for j in (1, 2, 3)}
+
+
+def test_each_verified_placement_names_the_method_that_placed_it():
+    """The scenario submits two jobs, then a reservation (job 3, class rsvb: policy RESERVE), which
+    findMachines places; jobs 1 and 2 are fair-share jobs, placed by findShares."""
+    assert [(w["type"], w["class"]) for w in scenario(NAME)["work"]] == [
+        ("job", "fair18b"), ("job", "fair18a"), ("reservation", "rsvb")]
+    rows = {v.job_id: v for v in _result().verified if v.decision == "placements"}
+    assert {j: v.step for j, v in rows.items()} == {1: "findShares", 2: "findShares", 3: "findMachines"}
+    assert rows[3].explanation.startswith("findMachines, job 3: agrees:")

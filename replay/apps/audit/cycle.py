@@ -11,7 +11,7 @@ from replay.apps.audit.defrag import audit_defrag
 from replay.apps.audit.result import DECISIONS, AuditResult, CycleTrace
 from replay.apps.audit.reuse import OWN, Follow, Reuse
 from replay.apps.audit.schedule import audit_schedule
-from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause
+from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause, placement_step
 from replay.apps.verify import Verified, follow_node_ips, follow_placements
 from replay.model.logged import Logged, pair_key
 from rmref import Caps, HowMuch, Phases
@@ -125,7 +125,7 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
     theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
     cycle = CyclePlacements(inp, theirs, ours, counts, placements, stale)
     compare(result, "placements", inp.cycle, theirs, ours,
-            lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle), verified, "findShares")
+            lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle), verified, lambda j: placement_step(inp, j))
     return inp, placements
 
 
