@@ -138,7 +138,7 @@ def emit(results: dict, path: Path | None) -> int:
 def _compiled() -> bool:
     """Whether the installed rmreplay has its compiled scanner (else the figures are the polars path's)."""
     try:
-        from replay.parsing.scanned import COMPILED
+        from replay.parsing.compiled import COMPILED
     except ImportError:
         return False
     return COMPILED

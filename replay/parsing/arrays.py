@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.scanned import COMPILED
+from replay.parsing.compiled import COMPILED
 
 if COMPILED:
     from replay.parsing import _scan

@@ -23,7 +23,7 @@ from replay.parsing.columns import Unframed, compiled_buckets
 from replay.parsing.joined import join_rows, record_positions, widen_bucket
 from replay.parsing.records import Records
 from replay.parsing.scan import Bucket, RawRows, fill_plan
-from replay.parsing.scanned import COMPILED
+from replay.parsing.compiled import COMPILED
 
 if COMPILED:
     from replay.parsing import _scan

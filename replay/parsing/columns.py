@@ -24,7 +24,8 @@ from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_va
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
 from replay.parsing.scan import Bucket
 from replay.parsing.scan import RawRows
-from replay.parsing.scanned import COMPILED, filled
+from replay.parsing.compiled import COMPILED
+from replay.parsing.scanned import filled
 
 if COMPILED:
     from replay.parsing import _scan

@@ -15,7 +15,7 @@ import polars as pl
 from replay.parsing.chunks import Bytes
 from replay.parsing.joined import join_rows, record_positions, widen_bucket
 from replay.parsing.scan import RawRows, fill_plan
-from replay.parsing.scanned import COMPILED
+from replay.parsing.compiled import COMPILED
 
 if COMPILED:
     from replay.parsing import _scan

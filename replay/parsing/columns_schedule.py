@@ -22,7 +22,7 @@ from replay.parsing.arrays import names_column, numeric, present_rows, span_colu
 from replay.parsing.columns import Records, Unframed, where_columns
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import RawRows, occupancy_frame, rmcounter_frame, schedule_frame
-from replay.parsing.scanned import COMPILED
+from replay.parsing.compiled import COMPILED
 from replay.parsing.tables import series_from_arrow
 
 if COMPILED:

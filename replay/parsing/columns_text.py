@@ -28,7 +28,8 @@ from replay.parsing.columns import Records, Unframed, compiled_buckets, where_co
 from replay.parsing.records import Records as Scan
 from replay.parsing.records import full_bodies
 from replay.parsing.families import FAMILY_CODE, GENERIC
-from replay.parsing.scanned import FIELD_COLS, COMPILED, Scanned, with_strings
+from replay.parsing.compiled import COMPILED
+from replay.parsing.scanned import FIELD_COLS, Scanned, with_strings
 
 if COMPILED:
     from replay.parsing import _scan

@@ -24,7 +24,8 @@ import polars as pl
 from replay.parsing.families import FAMILY_NAMES
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, split_lines
-from replay.parsing.scanned import COMPILED, first_last_stamps, header_strings, scan_records, with_strings
+from replay.parsing.compiled import COMPILED
+from replay.parsing.scanned import first_last_stamps, header_strings, scan_records, with_strings
 from replay.parsing.columns import to_polars
 from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.logdir import Inputs, find_inputs

@@ -14,7 +14,7 @@ import polars as pl
 
 from replay.parsing.chunks import Bytes
 from replay.parsing.scan import block_lines, not_taken, reader_frame
-from replay.parsing.scanned import COMPILED
+from replay.parsing.compiled import COMPILED
 
 if COMPILED:
     from replay.parsing import _scan

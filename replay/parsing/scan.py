@@ -22,7 +22,8 @@ from replay.parsing.chunks import Bytes
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, TARGETS
 from replay.parsing.tables import series_from_arrow
 from replay.parsing.templates import K_ANY, K_INT, TEMPLATES, compile_template, templates_of
-from replay.parsing.scanned import COMPILED, string_views
+from replay.parsing.compiled import COMPILED
+from replay.parsing.scanned import string_views
 
 if COMPILED:
     from replay.parsing import _scan

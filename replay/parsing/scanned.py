@@ -23,17 +23,17 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from replay.parsing.arrays import numeric
 from replay.parsing.chunks import Bytes, Piece
+from replay.parsing.compiled import COMPILED
 from replay.parsing.families import FAMILY_CODE, GENERIC, ROUTES
 from replay.parsing.prefixes import Unsupported, compile_prefix
 from replay.parsing.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
 from replay.parsing.tables import FIXED_METHODS, RESERVE_METHODS, Schema, series_from_arrow
 
-try:
+if COMPILED:
     from replay.parsing import _scan
-    COMPILED = True
-except ImportError:  # pragma: no cover - built by `pip install`; without a compiler, polars does it all
-    COMPILED = False
+
 _K_HEADER, _K_MAYBE = 1, 2
 FIELD_COLS = {"level": 3, "component": 5, "cls": 7, "jid": 9, "tid": 11, "method": 13, "body": 15}
 _TS_NONE = np.iinfo(np.int64).min
@@ -225,11 +225,7 @@ def _text_column(name: str, views: np.ndarray, blocks: Sequence[Bytes], valid: n
 
 def _column(name: str, kind: pa.DataType, values: np.ndarray, valid: np.ndarray | None = None) -> pl.Series:
     """A numeric column over `values` (nulls where not `valid`, as an Arrow validity bitmap: no copy, no scatter)."""
-    nulls = 0 if valid is None else int(len(valid) - np.count_nonzero(valid))
-    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls and valid is not None else None
-    arr = pa.Array.from_buffers(kind, len(values), [bitmap, pa.py_buffer(np.ascontiguousarray(values))],
-                                null_count=nulls)
-    return series_from_arrow(arr).alias(name)
+    return series_from_arrow(numeric(kind, values, valid)).alias(name)
 
 
 def word_column(name: str, at: np.ndarray, words: Sequence[str | None]) -> pl.Series:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from polars.testing import assert_frame_equal
 
-from replay.parsing.scanned import COMPILED
+from replay.parsing.compiled import COMPILED
 from tests.helpers import parsed
 
 

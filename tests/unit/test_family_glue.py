@@ -12,7 +12,8 @@ from replay.parsing.family_rows import _partition
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.routing import route
 from replay.parsing.scan import line_spans
-from replay.parsing.scanned import COMPILED, scan_records
+from replay.parsing.compiled import COMPILED
+from replay.parsing.scanned import scan_records
 from tests.unit.test_columns import _HEAD, _SENT
 
 _PLACE = ("NodePool", "7", "connectShare", "share h1.3 order 2 machine h1 false 4 2 2 8192 <none>")

@@ -9,7 +9,7 @@ import pytest
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
 from replay.parsing.joined import join_rows, record_positions, widen_bucket
 from replay.parsing.scan import Bucket, RawRows
-from replay.parsing.scanned import COMPILED
+from replay.parsing.compiled import COMPILED
 
 TEMPLATED, READ = FAMILY_CODE["np_name"], FAMILY_CODE["np_nodes"]
 # the block's text: every value a word of its own, so a span names the row and field it came from
