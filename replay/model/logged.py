@@ -114,7 +114,10 @@ def _new_removals(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         "cycle", "job_id", "host", "share_id")
     cycles = tables["cycles"]["cycle"].to_list()
     following = dict(zip(cycles[:-1], cycles[1:]))
-    seen_before = removed.with_columns(pl.col("cycle").replace_strict(following, default=None)).drop_nulls("cycle")
+    # typed as the cycle column, also when no cycle has a next one (an empty map types as null)
+    seen_before = removed.with_columns(pl.col("cycle").replace_strict(following, default=None,
+                                                                     return_dtype=removed.schema["cycle"])
+                                       ).drop_nulls("cycle")
     return removed.join(seen_before, on=["cycle", "job_id", "host", "share_id"], how="anti")
 
 

@@ -294,3 +294,15 @@ def test_report_and_explain_say_which_cycles_are_damaged(tmp, capsys):
     assert main(["explain", str(log), "--job", str(job), "--cycle", str(cycle), "--no-cache"]) == 0
     out = capsys.readouterr().out
     assert f"Cycle {cycle}: input damaged, not audited ({damage.text()})" in out
+
+
+def test_a_log_cut_before_its_first_schedule_is_one_line(tmp, capsys):
+    """a_tiny's first 30,000 bytes hold no "Schedule sent" line (checked on the text): no cycle
+    was published, so the audit has nothing to audit and says so in one line (it used to end in a
+    polars SchemaError: a cycle column typed null where no cycle has a next one)."""
+    text = log_path("a_tiny").read_bytes()[:30000]
+    assert b"createState  Schedule sent" not in text and b"Nodepool" in text
+    (tmp / "before-first.log").write_bytes(text)
+    assert main(["audit", str(tmp / "before-first.log"), "--no-cache", "-o", str(tmp / "before-first")]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to audit: no published schedule" in err and "Traceback" not in err
