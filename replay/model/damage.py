@@ -12,7 +12,11 @@ cycles are `input damaged` instead:
   epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
   (a rolled file lost); the cycle before the gap may end in the missing part and the one after it
   begin there. An epoch that goes back is an RM restart, not a gap;
-- a first cycle the log starts inside (its scheduling pass began before the first line).
+- a first cycle the log starts inside (its scheduling pass began before the first line);
+- a cycle with an RmCounter block cut short (it lacks a line every block has: lines lost inside it);
+- a cycle after the first whose scheduling loop is never entered in the log (lines lost before it);
+- a cycle whose scheduling loop never returns in the log: the log ends inside it (a file cut
+  short, or the live rm.log), or lines inside it are lost, its return then naming a later epoch.
 """
 
 from __future__ import annotations
@@ -30,14 +34,21 @@ NUL = "NUL bytes"
 BAD_BYTES = "bad bytes"
 GAP = "gap in the stream"
 CUT = "cut first cycle"
+UNRETURNED = "loop never returns"
+UNENTERED = "loop never entered"
+SHORT_BLOCK = "RmCounter block cut short"
 INSIDE = "inside the unparsed record"  # a line of a record reported whole: its first line says why
-REASONS = (UNPARSED, NUL, BAD_BYTES, GAP, CUT)  # the order they are listed in
+REASONS = (UNPARSED, NUL, BAD_BYTES, SHORT_BLOCK, GAP, CUT, UNENTERED, UNRETURNED)  # the order they are listed in
 _WORDS = {
     UNPARSED: "lines the parser could not read",
     NUL: "a run of NUL bytes (a disk that filled)",
     BAD_BYTES: "a run of bytes that are not UTF-8",
     GAP: "a gap in the stream (the RM's loop count jumps: a rolled file or part of one is missing)",
     CUT: "the log starts inside this cycle (its scheduling pass began before the first line)",
+    SHORT_BLOCK: "an RmCounter block without its lines (lines inside it are lost)",
+    UNENTERED: "the cycle's scheduling loop is never entered in the log (lines before it are lost)",
+    UNRETURNED: "the cycle's scheduling loop never returns in the log (the log ends inside the cycle, or lines "
+                "inside it are lost)",
 }
 
 
@@ -48,7 +59,7 @@ class Damage:
     cycle: int
     epoch: int | None
     reasons: tuple[tuple[str, str | None, int | None], ...]  # (reason, file, line), in REASONS order
-    after_gap: bool = False  # the first cycle after a gap in the stream
+    after_gap: bool = False  # the audit starts again here: the first cycle after a gap, or lines lost in it
 
     def text(self) -> str:
         """One line: every reason, with the first line that shows it."""
@@ -72,7 +83,7 @@ def _reason_of(text: str) -> str:
 
 def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
     """Cycle -> why its input is damaged, for every damaged cycle of the log (in cycle order)."""
-    cycles = tables["cycles"].select("cycle", "epoch", "file", "line", "started").sort("cycle")
+    cycles = tables["cycles"].select("cycle", "epoch", "file", "line", "started", "ts_end").sort("cycle")
     found: dict[int, dict[str, tuple[str | None, int | None]]] = {}
 
     def mark(cycle: int, reason: str, file: str | None, line: int | None) -> None:
@@ -84,11 +95,29 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         for cycle, reason, file, line in lines.filter(pl.col("cycle").is_not_null()).iter_rows():
             if not (reason or "").startswith(INSIDE):
                 mark(cycle, _reason_of(reason or ""), file, line)
+    resumes = set()
+    if "rmcounter" in tables:
+        # every block the RM prints names its entities, weights, wants, machines and max order
+        short = pl.any_horizontal(pl.col(c).is_null() for c in ("entity", "weight", "wanted", "vmachines", "maxorder"))
+        blocks = narrow(tables, "rmcounter", ("cycle", "entity", "weight", "wanted", "vmachines", "maxorder",
+                                               "file", "line"))
+        for cycle, file, line in blocks.filter(short & pl.col("cycle").is_not_null()).select(
+                "cycle", "file", "line").iter_rows():
+            mark(cycle, SHORT_BLOCK, file, line)
+            resumes.add(cycle)
     rows = list(cycles.iter_rows())
     if rows and not rows[0][4]:
         mark(rows[0][0], CUT, rows[0][2], rows[0][3])
-    resumes = set()
-    for (c0, e0, *_), (c1, e1, f1, l1, _s) in zip(rows, rows[1:]):
+    for i, (cycle, _e, file, line, started, ended) in enumerate(rows):
+        # lines lost here: the state the log gave before them (nodes, work) is no evidence after
+        # them, so the audit starts again here, as after a gap
+        if i and not started:
+            mark(cycle, UNENTERED, file, line)
+            resumes.add(cycle)
+        if ended is None:
+            mark(cycle, UNRETURNED, file, line)
+            resumes.add(cycle)
+    for (c0, e0, *_), (c1, e1, f1, l1, *_) in zip(rows, rows[1:]):
         if e0 is not None and e1 is not None and e1 > e0 + 1:
             resumes.add(c1)
             mark(c0, GAP, f1, l1)
@@ -99,19 +128,18 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
 
 
 def resume_points(damage: Mapping[int, Damage]) -> list[int]:
-    """The first cycle after each gap in the stream (the audit starts again there)."""
+    """The cycles the audit starts again at: the first after each gap in the stream, and each one
+    lines were lost in (its loop never entered or never returning)."""
     return [c for c, d in damage.items() if d.after_gap]
 
 
-def from_cycle(tables: Mapping[str, pl.DataFrame], cycle: int) -> dict[str, pl.DataFrame]:
-    """The log's tables from `cycle` on, as if the log began there (rows of no cycle kept: the
-    bootstrap, the records after the last schedule)."""
-    out = {}
-    for name in tables:
-        frame = tables[name]
-        out[name] = frame.filter(pl.col("cycle").is_null() | (pl.col("cycle") >= cycle)) \
-            if "cycle" in frame.columns else frame
-    return out
+def between_gaps(tables: Mapping[str, pl.DataFrame], first: int, stop: int | None) -> dict[str, pl.DataFrame]:
+    """The log's tables from cycle `first` up to `stop` (None: the end), as if the log were only
+    that part: what one side of a gap says is no evidence about the other (rows of no cycle kept:
+    the bootstrap, the records after the last schedule)."""
+    keep = pl.col("cycle") >= first if stop is None else pl.col("cycle").is_between(first, stop, closed="left")
+    return {name: frame.filter(pl.col("cycle").is_null() | keep) if "cycle" in frame.columns else frame
+            for name, frame in tables.items()}
 
 
 def damage_report(damage: Mapping[int, Damage], cycles: set[int] | None = None) -> dict[str, Any]:

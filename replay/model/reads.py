@@ -17,7 +17,7 @@ from replay.parsing.tables import SCHEMAS
 WHERE = ("cycle", "file", "line")
 
 AUDIT_READS: dict[str, tuple[str, ...]] = {
-    "cycles": ("cycle", "file", "line", "started", "epoch"),
+    "cycles": ("cycle", "file", "line", "started", "epoch", "ts_end"),
     "nodes": (*WHERE, "host", "event", "nodepool", "share_order", "memory_mb", "ip", "job_id", "work_type", "count"),
     "job_caps": (*WHERE, "job_id", "user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap",
                  "prj_kind", "init_wait"),

@@ -31,6 +31,8 @@ from rmref.model import CycleInput
 PARTIAL_CYCLE = "the log starts inside this cycle (its scheduling pass began before the first line)"
 NODE_FREE = ("caps",)  # decisions that do not depend on the machines (a cap reads only the job)
 PREDATES = "already there when the log begins (its submission is not in the log)"
+CLASS_UNKNOWN = ("the class of {jobs} is not in the log (submitted before the log began, or before a gap in "
+                 "it, and never counted by class since): every phase reads a job's class")
 
 
 def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
@@ -105,6 +107,15 @@ class ReplayStart:
         if cycle in self.damage:
             return f"input damaged: {self.damage[cycle].text()}"
         return None if cycle in self.whole else PARTIAL_CYCLE
+
+    def classes_unknown(self, inp: CycleInput) -> str | None:
+        """Why no decision of the cycle can be replayed because some of its work has a class the log
+        never names (None: every class is named). A class the log names but the configuration does
+        not define is the RM's to refuse, and is replayed."""
+        jobs = [w.job_id for w in inp.work if not w.class_name]
+        if not jobs:
+            return None
+        return CLASS_UNKNOWN.format(jobs=("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs)))
 
     def machines_unsettled(self, cycle: int) -> str | None:
         """Why the machines of `cycle` are not known (only NODE_FREE decisions replay then), or None."""

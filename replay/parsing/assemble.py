@@ -126,16 +126,16 @@ def file_names(names: list[str]) -> pl.DataFrame:
     return pl.DataFrame({"file": range(len(names)), "fname": names}, schema={"file": pl.UInt16, "fname": S})
 
 
-def record_cycles(codes: np.ndarray, last: bool) -> np.ndarray:
+def record_cycles(codes: np.ndarray, last: bool, unread: bool = False) -> np.ndarray:
     """Per record (its family code, -1 for none), its cycle: that of the next published schedule at
-    or after it, counted from 1 in the chunk; 0 for none (a record of no family, or, in the log's
-    last chunk, one after its last published schedule)."""
+    or after it, counted from 1 in the chunk; 0 for none (a record of no family unless `unread`,
+    or, in the log's last chunk, one after its last published schedule)."""
     sent = codes == FAMILY_CODE["schedule_sent"]
     before = np.cumsum(sent, dtype=np.int64) - sent
     cyc = before + (codes != FAMILY_CODE["schedule_state"])
     # a chunk ends after a published schedule, so only the log's last chunk has records after its
     # last one (no cycle); a chunk cut elsewhere (no schedule for a long stretch) continues into the next
-    valid = (codes >= 0) & (cyc >= 1) & ((cyc <= int(sent.sum())) | (not last))
+    valid = ((codes >= 0) | unread) & (cyc >= 1) & ((cyc <= int(sent.sum())) | (not last))
     return np.where(valid, cyc, 0).astype(np.uint32)
 
 

@@ -107,6 +107,13 @@ def find_records(lines: Lines, engine: str = "fast") -> Records:
     return Records(records, continuations, orphans)
 
 
+# The date of a log4j time stamp at the start of a line that is not a header: no continuation line
+# of a real record begins so (stack traces, tables and schedules do not), so it is a record cut
+# short or two lines run together (a lost span of the log, interleaved writers; the cut may fall
+# inside the stamp's time). ASCII classes, as `unparsed_typed.stamped` reads the same bytes.
+STAMPED = r"^[0-9][0-9] [A-Z][a-z][a-z] [0-9][0-9][0-9][0-9] "
+
+
 # The layout log4j writes (single blanks, %5p level at column 25): split with find/slice, which
 # is several times faster than regex captures; anything else that still is a header (other
 # padding) takes the general regex.

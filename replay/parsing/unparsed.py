@@ -10,7 +10,7 @@ import polars as pl
 
 from replay.parsing.assemble import file_names, record_cycles
 from replay.parsing.chunks import Chunk
-from replay.parsing.records import Lines, Records
+from replay.parsing.records import STAMPED, Lines, Records
 from replay.parsing.tables import LEFT
 
 from replay.parsing.families import MULTILINE
@@ -55,7 +55,8 @@ def line_cycles(rows: pl.DataFrame, records: pl.DataFrame, last: bool) -> pl.Ser
         df["file"].to_numpy().astype(np.int64) << 32) + df["line"].to_numpy().astype(np.int64)
     at = np.searchsorted(key(records), key(rows), side="right") - 1
     cycle = np.zeros(len(at), dtype=np.uint32)
-    cycle[at >= 0] = record_cycles(records["_code"].to_numpy(), last)[at[at >= 0]]
+    # a record no family reads (a known message of an unknown shape) is a line of its cycle all the same
+    cycle[at >= 0] = record_cycles(records["_code"].to_numpy(), last, unread=True)[at[at >= 0]]
     return pl.Series("cycle", cycle, dtype=pl.UInt32).scatter(np.flatnonzero(cycle == 0), None)
 
 
@@ -73,10 +74,12 @@ def orphans(recs: Records) -> pl.DataFrame:
 
 
 def unexpected_continuations(records: pl.DataFrame, cont: pl.DataFrame) -> pl.DataFrame:
-    """The lines inside a single-line record (output interleaved or wrapped)."""
+    """The lines inside a single-line record (output interleaved or wrapped), and the lines inside
+    any record that begin with a date (records.STAMPED: a record cut short)."""
     single_line = ~pl.col("family").is_in(list(MULTILINE)) | pl.col("family").is_null()
-    single = records.filter(single_line).select("rec", "family", "cls", "method")
-    return cont.filter(pl.col("text").str.strip_chars() != "").join(single, on="rec", maintain_order="left").select(
+    owners = records.select("rec", "family", "cls", "method", single_line.alias("_single"))
+    return cont.filter(pl.col("text").str.strip_chars() != "").join(owners, on="rec", maintain_order="left").filter(
+        pl.col("_single") | pl.col("text").str.contains(STAMPED)).select(
         "file", "line", "text",
         reason=pl.concat_str(pl.lit("unexpected line inside a "), "cls", pl.lit("."), "method",
                              pl.lit(" record (interleaved or wrapped output)")),

@@ -17,6 +17,7 @@ import pyarrow as pa
 from replay.parsing.arrays import names_column, numeric, table_of, typed_spans
 from replay.parsing import columns_text
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, MULTILINE
+from replay.parsing.records import STAMPED
 from replay.parsing.records import Records as Scan
 from replay.parsing.scanned import with_strings
 from replay.parsing.unparsed import line_cycles
@@ -27,14 +28,43 @@ _SINGLE[[FAMILY_CODE[f] for f in MULTILINE]] = False
 
 
 def unexpected_lines(records: pl.DataFrame, recs: Scan) -> tuple[np.ndarray, bool]:
-    """The rows of `recs.continuations` inside single-line records of `records`, and whether the
-    blank ones are left out already (read from spans, `columns_text.blank_lines`; else the
-    reference's strip_chars decides)."""
+    """The rows of `recs.continuations` inside single-line records of `records` or beginning with a
+    date (records.STAMPED) inside any of them, and whether the blank ones are left out already
+    (read from spans, `columns_text.blank_lines`; else the reference's strip_chars decides)."""
     single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
-    single[records["rec"].to_numpy()] = _SINGLE[records["_code"].to_numpy()]
-    hit = np.flatnonzero(single[recs.continuations["rec"].to_numpy()])
+    kept = np.zeros(recs.records.height, dtype=bool)
+    rec = records["rec"].to_numpy()
+    single[rec], kept[rec] = _SINGLE[records["_code"].to_numpy()], True
+    owner = recs.continuations["rec"].to_numpy()
+    hit = np.flatnonzero(single[owner] | (kept[owner] & stamped(recs)))
     blank = columns_text.blank_lines(recs, hit) if hit.size else None
     return (hit, False) if blank is None else (hit[~blank], True)
+
+
+def stamped(recs: Scan) -> np.ndarray:
+    """Which continuation lines begin with a date (records.STAMPED), from their text or, on
+    the scanner's records, from their bytes (the few that begin with a digit are checked)."""
+    cont = recs.continuations
+    if "text" in cont.columns:
+        return cont["text"].str.contains(STAMPED).to_numpy()
+    out = np.zeros(cont.height, dtype=bool)
+    starts, ends, piece = cont["_s"].to_numpy(), cont["_e"].to_numpy(), cont["_piece"].to_numpy()
+    for p in np.unique(piece).tolist():
+        mine = np.flatnonzero((piece == p) & (ends - starts >= len(_STAMP)))
+        data = np.frombuffer(recs.blocks[p], dtype=np.uint8)
+        mine = mine[np.isin(data[starts[mine]], _DIGIT)]
+        if mine.size:
+            head = data[starts[mine, None] + np.arange(len(_STAMP))]
+            out[mine] = np.all([np.isin(head[:, i], allowed) for i, allowed in enumerate(_STAMP)], axis=0)
+    return out
+
+
+# records.STAMPED byte by byte: the allowed bytes at each of the date's 12 positions
+_DIGIT = np.frombuffer(b"0123456789", dtype=np.uint8)
+_UPPER = np.frombuffer(bytes(range(ord("A"), ord("Z") + 1)), dtype=np.uint8)
+_LOWER = np.frombuffer(bytes(range(ord("a"), ord("z") + 1)), dtype=np.uint8)
+_STAMP = [{"9": _DIGIT, "A": _UPPER, "a": _LOWER}.get(c, np.frombuffer(c.encode(), dtype=np.uint8))
+          for c in "99 Aaa 9999 "]
 
 
 def unexpected_table(records: pl.DataFrame, recs: Scan, hit: np.ndarray, names: list[str],

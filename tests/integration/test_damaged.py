@@ -26,7 +26,8 @@ from replay.model.configdir import apply_config
 from replay.model.damage import BAD_BYTES, CUT, GAP, NUL, UNPARSED, damaged_cycles
 from replay.model.resources import read_resources
 from tests import damaged
-from tests.helpers import log_path, truth
+from tests.damaged import agrees_with_truth
+from tests.helpers import log_path
 from tests.midstream import classes_only, cut
 
 NAME = damaged.NAME
@@ -35,26 +36,6 @@ NAME = damaged.NAME
 @pytest.fixture(scope="module")
 def tmp(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("damaged")
-
-
-def _truth_counts() -> dict[int, list[tuple[int, int]]]:
-    return {r["epoch"]: sorted((j["id"], j["nshares_given"]) for j in r["jobs"]) for r in truth(NAME)}
-
-
-def _check(tables, result) -> None:
-    """No divergence; the report's tally adds up; every audited cycle's counts are truth's."""
-    assert result.divergences == []
-    rep = result.report()
-    assert rep["cycles_agree"] + rep["damaged"]["cycles"] + rep["skipped"]["cycles"] == rep["cycles"]
-    assert rep["cycles"] == tables["cycles"].height
-    assert not set(result.cycles) & set(result.damaged)
-    counts: dict[int, list] = {}
-    for c, job, _order, n in result.ref["counts"]:
-        counts.setdefault(c, []).append((job, n))
-    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
-    want = _truth_counts()
-    wrong = [c for c in result.cycles if sorted(counts.get(c, [])) != want[epochs[c]]]
-    assert not wrong, wrong[:5]
 
 
 @cache
@@ -66,7 +47,7 @@ def _garbage(tmp: Path):
 
 def test_garbage_lines_damage_their_cycles_only(tmp):
     tables, result, numbers = _garbage(tmp)
-    _check(tables, result)
+    agrees_with_truth(NAME, tables, result)
     unparsed = tables["unparsed"]
     # every garbage line is accounted for: unparsed, or a line of a generic message (whose
     # continuation lines are its text: a stack trace, say)
@@ -96,7 +77,7 @@ def test_a_nul_run_inside_a_line_is_damage_not_a_parsed_line(tmp):
     line = 10_000
     tables = parse([damaged.nul_run(tmp / "nul.log", line)]).tables
     result = audit(tables)
-    _check(tables, result)
+    agrees_with_truth(NAME, tables, result)
     rows = tables["unparsed"].filter(pl.col("reason").str.starts_with("NUL bytes"))
     assert rows.height == 1
     # the line is in no table of records: every line of its record is reported unparsed
@@ -119,14 +100,14 @@ def test_a_run_of_bad_bytes_is_damage_a_lone_one_a_legacy_name(tmp):
     log.write_bytes(b"".join(src))
     tables = parse([log]).tables
     result = audit(tables)
-    _check(tables, result)
+    agrees_with_truth(NAME, tables, result)
     assert [d.reasons[0][0] for d in result.damaged.values()] == [BAD_BYTES]
     latin = tmp / "latin1.log"
     latin.write_bytes(b"".join(src[:12_000] + src[12_001:]).replace(b"Hilaria", b"Hil\xe9ria"))
     parsed_latin = parse([latin])
     assert parsed_latin.summary.bad_utf8_lines > 100 and not damaged_cycles(parsed_latin.tables)
     assert "Hil\ufffdria" in set(parsed_latin.tables["job_caps"]["user"])
-    _check(parsed_latin.tables, audit(parsed_latin.tables))
+    agrees_with_truth(NAME, parsed_latin.tables, audit(parsed_latin.tables))
 
 
 @pytest.mark.parametrize("kind", ["counter", "schedule", "between"])
@@ -137,7 +118,7 @@ def test_a_cut_first_cycle_is_damaged(tmp, kind):
     tables = parse([log]).tables
     tables.update(read_resources(classes_only(NAME, tmp / "config")))
     result = audit(tables)
-    _check(tables, result)
+    agrees_with_truth(NAME, tables, result)
     started = tables["cycles"]["started"][0]
     assert started == (kind != "counter")
     assert {c: [r for r, *_ in d.reasons] for c, d in result.damaged.items()} == ({} if started else {1: [CUT]})
@@ -148,7 +129,7 @@ def test_a_rolled_set_with_a_member_lost(tmp, capsys):
     folder = damaged.rolled(tmp / "gap", drop="rm.log.1")
     tables = parse([folder]).tables
     result = audit(tables)  # no traceback: a record cut by the lost file is damage, not a crash
-    _check(tables, result)
+    agrees_with_truth(NAME, tables, result)
     epochs = tables["cycles"]["epoch"].to_list()
     jump = next(i for i, (a, b) in enumerate(zip(epochs, epochs[1:])) if b != a + 1)
     gap = {jump + 1, jump + 2}  # cycle numbers of the two cycles on either side
@@ -266,7 +247,7 @@ def test_a_config_that_contradicts_the_log_is_named_and_loses(tmp, capsys, midst
     for config in (_config(tmp, "c", fixture="c_nodepools"), _weight_changed(tmp)):
         tables = parse([log]).tables
         apply_config(tables, str(config))
-        _check(tables, audit(tables))
+        agrees_with_truth(NAME, tables, audit(tables))
 
 
 def test_a_config_of_another_cluster_is_refused(tmp, capsys):

@@ -12,7 +12,7 @@ from replay.apps.baseline import baseline_cycle
 from replay.apps.audit.result import DECISIONS, AuditResult, Checkpoint, CycleTrace
 from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs
-from replay.model.damage import Damage, from_cycle, resume_points
+from replay.model.damage import Damage, between_gaps, resume_points
 from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions, stale_free
@@ -28,8 +28,8 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
           only: Collection[str] = DECISIONS, trace: Collection[int] = (), rerunnable: bool = False,
           start: ReplayStart | None = None, checkpoint: Checkpoint | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log (`_audit_part`); after each gap in
-    the stream (replay.model.damage) the audit starts again, on the log from there on, as on a
-    log that starts mid-stream: what the log before the gap said is stale. `start` is the
+    the stream (replay.model.damage) the audit starts again, on the log from there to the next gap,
+    as on a log that starts mid-stream: what one side of a gap says is no evidence about the other. `start` is the
     log's own start (replay.model.start), which every command reads; `checkpoint` is handed each
     audited cycle before it runs (replay.apps.stored)."""
     start = start or replay_start(tables, boot)
@@ -45,8 +45,8 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
                      min(hi if hi is not None else 1 << 32, cycles.stop if cycles else 1 << 32))
         if not span:
             continue
-        part_tables = tables if lo == 0 else from_cycle(tables, lo)
-        part_start = start if lo == 0 else replay_start(part_tables, None)
+        part_tables = between_gaps(tables, lo, hi)
+        part_start = replay_start(part_tables, boot if lo == 0 else None)
         parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable,
                                  damage, checkpoint))
     return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
@@ -108,6 +108,12 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
         if partial is not None:
             result.skipped[inp.cycle] = partial
             result.skip(inp.cycle, kinds, partial)
+            continue
+        unknown = start.classes_unknown(inp)
+        if unknown is not None:
+            result.skipped[inp.cycle] = unknown
+            result.skip(inp.cycle, kinds, unknown)
+            result.wealth, result.chained = None, None  # rmref's run does not carry over what it could not run
             continue
         if rerunnable:
             result.carried[inp.cycle] = result.carry()

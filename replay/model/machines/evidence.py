@@ -99,8 +99,8 @@ def _first_band(rmcounter: pl.DataFrame) -> dict[int, list[tuple[list[str], tupl
     for (cycle, _block), block in rows.group_by("cycle", "block", maintain_order=True):
         if cycle in done:
             continue
-        if block["descr"][0] != "countClassShares":
-            done.add(cycle)
+        if block["descr"][0] != "countClassShares" or block["vmachines"][0] is None:
+            done.add(cycle)  # (a block without its vmachines line, cut short, tells nothing)
             continue
         out.setdefault(cycle, []).append((block["entity"].to_list(), tuple(block["vmachines"][0])))
     return out

@@ -118,10 +118,11 @@ def prelog_hosts(tables: Mapping[str, pl.DataFrame]) -> list[str]:
 
 
 def dead_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
-    """Hosts whose first (re)joining the log shows is a return from the dead: the RM knew them,
-    dead, when the log began."""
-    joins = tables["nodes"].filter(pl.col("event").is_in(ONLINE_EVENTS) & pl.col("host").is_not_null())
-    first = joins.unique("host", keep="first", maintain_order=True)
+    """Hosts whose first (re)joining the log shows is a return from the dead, with no death before
+    it: the RM knew them, dead, when the log began (a node the log shows die and come back was
+    alive at its start)."""
+    moves = tables["nodes"].filter(pl.col("event").is_in((*ONLINE_EVENTS, "death")) & pl.col("host").is_not_null())
+    first = moves.unique("host", keep="first", maintain_order=True)
     return set(first.filter(pl.col("event").is_in(RETURNS))["host"].to_list())
 
 
