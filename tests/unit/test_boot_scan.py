@@ -40,20 +40,21 @@ def _log(nodes: list[str], jd: str = JD_BODY) -> list[str]:
             POOL + "         Classes: normal-big", POOL + "         No subpools.", JD + jd]
 
 
-def _both(paths: list[Path], monkeypatch) -> tuple[dict[str, pl.DataFrame], list[bool], dict[str, list[bool]]]:
+def _both(paths: list[Path]) -> tuple[dict[str, pl.DataFrame], list[bool], dict[str, list[bool]]]:
     """The boot tables (and unparsed) with the compiled readers, checked equal to the reference's;
     per bucket block whether columns_boot typed it in C; per family whether the reader read it."""
     read: dict[str, list[bool]] = {}
     real_read = boot_scan.read
-    monkeypatch.setattr(boot_scan, "read", lambda family, *a: read.setdefault(family, []).append(
-        (got := real_read(family, *a)) is not None) or got)
-    compiled, built = typed_and_reference(paths, monkeypatch, BOOT)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(boot_scan, "read", lambda family, *a: read.setdefault(family, []).append(
+            (got := real_read(family, *a)) is not None) or got)
+        compiled, built = typed_and_reference(paths, BOOT)
     return compiled, built, read
 
 
-def test_node_lists_and_the_jd_host_line_typed_in_c(tmp_path, monkeypatch):
+def test_node_lists_and_the_jd_host_line_typed_in_c(tmp_path):
     lines = _log(["                n01 n02 7 ", "                n03 -x "])
-    tables, built, read = _both([_write(tmp_path, lines)], monkeypatch)
+    tables, built, read = _both([_write(tmp_path, lines)])
     assert read == {"np_nodes": [True], "jd_host_class": [True]}
     assert built == [True, True]  # _config_lines, _nodepool_lines: every row from the scanner
     # "<None>" under --default--'s Node File; big's names over its record's line and the next
@@ -65,9 +66,9 @@ def test_node_lists_and_the_jd_host_line_typed_in_c(tmp_path, monkeypatch):
     assert tables["unparsed"].is_empty()
 
 
-def test_rows_of_a_bucket_with_no_templated_row(tmp_path, monkeypatch):
+def test_rows_of_a_bucket_with_no_templated_row(tmp_path):
     # the JD host line and a node list alone: their buckets' rows are the readers' only
-    tables, built, read = _both([_write(tmp_path, [POOL + "   n01 n02", JD + JD_BODY])], monkeypatch)
+    tables, built, read = _both([_write(tmp_path, [POOL + "   n01 n02", JD + JD_BODY])])
     assert read == {"np_nodes": [True], "jd_host_class": [True]} and built == [True, True]
     assert tables["config"].select("key", "value", "line").rows() == [("jd.host", JD_BODY, 2)]
     assert tables["nodepools"].is_empty()  # a node list under no pool's name makes no pool
@@ -113,9 +114,9 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("way", sorted(REFUSED))
-def test_a_record_the_reader_refuses_goes_the_reference_way(tmp_path, monkeypatch, way):
+def test_a_record_the_reader_refuses_goes_the_reference_way(tmp_path, way):
     nodes, jd, want_nodes, want_jd, unparsed = REFUSED[way]
-    tables, built, read = _both([_write(tmp_path, _log(nodes, jd))], monkeypatch)
+    tables, built, read = _both([_write(tmp_path, _log(nodes, jd))])
     refused = "jd_host_class" if jd != JD_BODY else "np_nodes"
     assert read[refused] == [False] and read["jd_host_class" if refused == "np_nodes" else "np_nodes"] == [True]
     assert built == [True]  # the other bucket only: this one's rows came from a handler, regex or the grammar
@@ -126,11 +127,11 @@ def test_a_record_the_reader_refuses_goes_the_reference_way(tmp_path, monkeypatc
     assert tables["unparsed"].height == unparsed
 
 
-def test_records_in_two_blocks_go_the_reference_way(tmp_path, monkeypatch):
+def test_records_in_two_blocks_go_the_reference_way(tmp_path):
     lines = _log(["  n01"])
     first = _write(tmp_path, [*lines[:9], JD + "jd.host.class=Old jd.host.user=System"], "rm.log.1")
     second = _write(tmp_path, lines[9:], "rm.log")
-    tables, built, read = _both([first, second], monkeypatch)
+    tables, built, read = _both([first, second])
     assert read["jd_host_class"] == [False]  # a JD line in each file: the regex reads both
     assert dict(tables["config"].select("key", "value").rows())["jd.host"] == JD_BODY  # the last one
     assert tables["nodepools"].filter(pl.col("name") == "big")["nodes"].to_list() == [["n01"]]

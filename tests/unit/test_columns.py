@@ -8,13 +8,13 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from replay.parsing import columns
 from replay.parsing.pipeline import parse
+from tests.compiled import both_ways
 
 _HEAD = "01 Jan 2015 00:{m:02d}:{s:02d},000  INFO RM.{cls} - {jid} T[19] {method}  {body}"
 _SENT = ("JobManagerConverter", "N/A", "createState", "Schedule sent to Orchestrator")
@@ -28,19 +28,12 @@ def _log(tmp_path, records: list[tuple[str, str, str, str]]) -> str:
     return str(path)
 
 
-def _both(path: str, monkeypatch, table: str = "job_caps") -> tuple[pl.DataFrame, pl.DataFrame, int]:
+def _both(path: str, table: str = "job_caps") -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """The table built in C and by its polars step (replay.parsing.steps), and how many chunks C built."""
-    built = []
-    real = columns._BUILDERS[table]
-    monkeypatch.setitem(columns._BUILDERS, table, lambda *a: built.append(real(*a)) or built[-1])
-    compiled = parse([path]).tables[table]
-    with monkeypatch.context() as m:
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([path]).tables[table]
-    return compiled, reference, sum(t is not None for t in built)
+    return both_ways([path], columns._BUILDERS, table).table(table)
 
 
-def test_a_cap_takes_its_jobs_last_projection_in_the_cycle(tmp_path, monkeypatch):
+def test_a_cap_takes_its_jobs_last_projection_in_the_cycle(tmp_path):
     prj = "bob O 2 T 10 NTh 4 TI 5 TR {tr} R 0.5 QR 7 P 1 F 2 ST 3 return 8"
     cap = "bob O 2 Base cap: 10 Expected future cap: 20 potential cap 30 actual cap {a}"
     path = _log(tmp_path, [
@@ -54,7 +47,7 @@ def test_a_cap_takes_its_jobs_last_projection_in_the_cycle(tmp_path, monkeypatch
         _SENT,
         ("RmJob", "7", "initJobCap", cap.format(a=4)),  # after the last schedule: no cycle, nothing carried
     ])
-    compiled, reference, built = _both(path, monkeypatch)
+    compiled, reference, built = _both(path)
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     rows = compiled.select("job_id", "actual_cap", "prj_kind", "prj_tr", "init_wait", "time_per_item",
@@ -72,7 +65,7 @@ def test_a_chunk_the_scanner_does_not_take_whole_goes_the_reference_way(tmp_path
     path = _log(tmp_path, [("RmJob", "7", "initJobCap", cap.format(a=1)),
                            ("RmJob", "7", "initJobCap", cap.format(a=2).replace(" cap: 10", " cap:\t10")),
                            ("RmJob", "8", "initJobCap", cap.format(a=3))])
-    compiled, reference, built = _both(path, monkeypatch)
+    compiled, reference, built = _both(path)
     assert built == 0 and compiled["actual_cap"].to_list() == [1, 2, 3]
     assert_frame_equal(compiled, reference, check_exact=True)
     # two files in one chunk: rows in two blocks
@@ -119,8 +112,8 @@ def _record(draw):
 @settings(max_examples=60)
 @given(st.lists(_record(), min_size=1, max_size=40))
 def test_generated_cap_records_give_the_reference_table(records):
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
-        compiled, reference, built = _both(_log(Path(tmp), records), monkeypatch)
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled, reference, built = _both(_log(Path(tmp), records))
     assert_frame_equal(compiled, reference, check_exact=True)
     # every cap record is routed and templated: the C code builds the table (one chunk)
     assert built == (1 if any(c == "RmJob" for c, _, _, _ in records) else 0)
@@ -133,7 +126,7 @@ def _frag(jid: str, method: str, body: str) -> tuple[str, str, str, str]:
     return (_NS, jid, method, body)
 
 
-def test_defrag_rows_take_their_headers_class_and_a_job_keeps_its_first(tmp_path, monkeypatch):
+def test_defrag_rows_take_their_headers_class_and_a_job_keeps_its_first(tmp_path):
     header = "Nodepool User PureFS NSh Counted Needed O Class: {c}"
     path = _log(tmp_path, [
         _frag("N/A", "detectFragmentation", header.format(c="normal")),
@@ -148,7 +141,7 @@ def test_defrag_rows_take_their_headers_class_and_a_job_keeps_its_first(tmp_path
         _SENT,
         _frag("1", "detectFragmentation", "--default-- bob 46 4 4 0 1"),  # a new cycle: no header yet
     ])
-    compiled, reference, built = _both(path, monkeypatch, "defrag")
+    compiled, reference, built = _both(path, "defrag")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled["class"].to_list() == ["normal", "normal", "urgent", "urgent", "normal", None, None, "urgent",
@@ -160,11 +153,11 @@ def test_defrag_rows_take_their_headers_class_and_a_job_keeps_its_first(tmp_path
     assert (compiled["share_id"][8], compiled["donor_job"][8]) == (7, 12)
 
 
-def test_needy_jobs_keep_their_ids_and_ids_beyond_int64_go_the_reference_way(tmp_path, monkeypatch):
+def test_needy_jobs_keep_their_ids_and_ids_beyond_int64_go_the_reference_way(tmp_path):
     for ids, built, expected in (("[4 17 ]", 1, [4, 17]), ("[]", 1, []), ("NONE", 1, None),
                                  ("[4 12345678901234567890 ]", 0, None)):
         path = _log(tmp_path, [_frag("N/A", "expandNeedyJobs", f"NP[ --default-- Expand needy jobs. {ids}"), _SENT])
-        compiled, reference, n = _both(path, monkeypatch, "defrag")
+        compiled, reference, n = _both(path, "defrag")
         assert n == built, ids
         assert_frame_equal(compiled, reference, check_exact=True)
         if built:
@@ -202,13 +195,13 @@ def _defrag_record(draw):
 @settings(max_examples=60)
 @given(st.lists(_defrag_record(), min_size=1, max_size=40))
 def test_generated_defrag_records_give_the_reference_table(records):
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
-        compiled, reference, built = _both(_log(Path(tmp), records), monkeypatch, "defrag")
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled, reference, built = _both(_log(Path(tmp), records), "defrag")
     assert_frame_equal(compiled, reference, check_exact=True)
     assert built == (1 if any(c == _NS for c, _, _, _ in records) else 0)
 
 
-def test_plain_tables_are_their_rows_typed(tmp_path, monkeypatch):
+def test_plain_tables_are_their_rows_typed(tmp_path):
     fair = "Scheduling job in class normal : J_____{j} job{j} bob normal 0 2 0 4 15 10 10 {w} 3"
     path = _log(tmp_path, [
         ("NodepoolScheduler", "N/A", "howMuchFairShare", fair.format(j=7, w="true")),
@@ -223,7 +216,7 @@ def test_plain_tables_are_their_rows_typed(tmp_path, monkeypatch):
         _SENT,
     ])
     for table, built in (("jobs", 1), ("processes", 1), ("job_events", 0)):
-        compiled, reference, n = _both(path, monkeypatch, table)
+        compiled, reference, n = _both(path, table)
         assert n == built, table
         assert_frame_equal(compiled, reference, check_exact=True)
     jobs = parse([path]).tables["jobs"]
@@ -234,20 +227,20 @@ def test_plain_tables_are_their_rows_typed(tmp_path, monkeypatch):
         (7, "new", 3, 2048, "1234", None), (None, "state", 3, None, "99", 12)]
 
 
-def test_a_value_the_c_code_does_not_read_sends_the_chunk_the_reference_way(tmp_path, monkeypatch):
+def test_a_value_the_c_code_does_not_read_sends_the_chunk_the_reference_way(tmp_path):
     update = "tot: 10 Running -> Running compl: 3 err: {e} rem: 7 mean: 1.5 skew: NaN"
     for errors, built in (("0", 1), ("x", 0), ("+4", 0), ("12345678901234567890", 0)):
         # `errors` is any token in the template: the C code types only -?\d{1,18}; polars' cast
         # (the reference) reads the rest (null, 4, null)
         path = _log(tmp_path, [("JobManagerConverter", "7", "jobUpdate", update.format(e=errors)),
                                ("Scheduler", "7", "signalCompletion", "Job completion signal: because"), _SENT])
-        compiled, reference, n = _both(path, monkeypatch, "job_events")
+        compiled, reference, n = _both(path, "job_events")
         assert n == built, errors
         assert_frame_equal(compiled, reference, check_exact=True)
         assert compiled["detail"].to_list() == [None, "because"]
 
 
-def test_recovery_and_state_events_and_added_nodes_are_typed_in_c(tmp_path, monkeypatch):
+def test_recovery_and_state_events_and_added_nodes_are_typed_in_c(tmp_path):
     jmc = "JobManagerConverter"
     path = _log(tmp_path, [
         ("NodePool", "N/A", "nodeArrives", "Nodepool: --default-- Host added: --default-- :  sys534-1 Nodefile: "
@@ -262,7 +255,7 @@ def test_recovery_and_state_events_and_added_nodes_are_typed_in_c(tmp_path, monk
         _SENT,
     ])
     for table in ("nodes", "job_events"):
-        compiled, reference, n = _both(path, monkeypatch, table)
+        compiled, reference, n = _both(path, table)
         assert n == 1, table
         assert_frame_equal(compiled, reference, check_exact=True)
     nodes = parse([path]).tables["nodes"]
@@ -290,7 +283,7 @@ def _schedule(*lines: str) -> tuple[str, str, str, str]:
                                                         "   <none>", ""]))
 
 
-def test_the_debug_schedules_jobs_join_the_jobs_typed_in_c(tmp_path, monkeypatch):
+def test_the_debug_schedules_jobs_join_the_jobs_typed_in_c(tmp_path):
     fair = "Scheduling job in class normal : J_____{j} job7 bob normal 0 2 0 4 15 10 10 true 3"
     row = "   J_________{j}    job{j}   amy   urgent   1   2   2   4   15   10   0   {w}   {m}"
     rows = [row.format(j=8, w="false", m=5), row.format(j=9, w="true", m=5)]
@@ -303,7 +296,7 @@ def test_the_debug_schedules_jobs_join_the_jobs_typed_in_c(tmp_path, monkeypatch
     ):
         path = _log(tmp_path, [("NodepoolScheduler", "7", "howMuchFairShare", fair.format(j=own)), _schedule(*lines),
                                _SENT])
-        compiled, reference, n = _both(path, monkeypatch, "jobs")
+        compiled, reference, n = _both(path, "jobs")
         assert n == built, (own, lines)
         assert_frame_equal(compiled, reference, check_exact=True)
     path = _log(tmp_path, [("NodepoolScheduler", "7", "howMuchFairShare", fair.format(j=7)), _schedule(*rows), _SENT])
@@ -332,12 +325,12 @@ def _jobs_record(draw):
 @settings(max_examples=60)
 @given(st.lists(_jobs_record(), min_size=1, max_size=8))
 def test_generated_schedules_and_jobs_give_the_reference_table(records):
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
-        compiled, reference, _ = _both(_log(Path(tmp), records), monkeypatch, "jobs")
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled, reference, _ = _both(_log(Path(tmp), records), "jobs")
     assert_frame_equal(compiled, reference, check_exact=True)
 
 
-def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind(tmp_path, monkeypatch):
+def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind(tmp_path):
     path = _log(tmp_path, [
         (_NS, "2", "whatOfFairShare", "Scheduling job in class low : 4 shares given, order 3"),
         (_NS, "1", "howMuchFixed", "Scheduling job to class: JobDriver"),
@@ -347,7 +340,7 @@ def test_counts_take_their_policy_from_the_method_and_shares_given_from_the_kind
         (_NS, "1", "countSingleReservation", "[stable] assigned 6 processes, 12 QS"),
         _SENT,
     ])
-    compiled, reference, built = _both(path, monkeypatch, "counts")
+    compiled, reference, built = _both(path, "counts")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("job_id", "policy", "kind", "shares_given").rows() == [

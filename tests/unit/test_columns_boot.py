@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from replay.parsing import assemble, builders, columns, columns_boot
-from replay.parsing.pipeline import parse
+from replay.parsing import assemble, builders, columns_boot
+from tests.compiled import both_ways
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BOOT = ("config", "classes", "nodepools")
@@ -36,28 +36,22 @@ def _write(tmp_path: Path, lines: list[str], name: str = "rm.log") -> Path:
     return path
 
 
-def _both(paths: list[Path], monkeypatch, tables: tuple[str, ...] = BOOT) -> tuple[dict[str, pl.DataFrame], list[bool]]:
+def _both(paths: list[Path], tables: tuple[str, ...] = BOOT) -> tuple[dict[str, pl.DataFrame], list[bool]]:
     """The boot tables (`tables`) with their rows typed in C, checked equal to the reference's, and
     per block of rows whether C typed it."""
-    built: list[bool] = []
-    real = columns_boot.boot_rows
-    monkeypatch.setattr(columns_boot, "boot_rows", lambda *a: built.append((got := real(*a)) is not None) or got)
-    compiled = parse([str(p) for p in paths]).tables
-    with monkeypatch.context() as m:
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([str(p) for p in paths]).tables
+    both = both_ways(paths, columns_boot, "boot_rows")
     for name in tables:
-        assert_frame_equal(compiled[name], reference[name], check_exact=True)
-    return compiled, built
+        assert_frame_equal(both.compiled[name], both.reference[name], check_exact=True)
+    return both.compiled, both.built
 
 
 def _line(lines: list[str], text: str) -> int:
     return next(i for i, line in enumerate(lines) if line.endswith(text)) + 1
 
 
-def test_a_tiny_bootstrap_typed_in_c(tmp_path, monkeypatch):
+def test_a_tiny_bootstrap_typed_in_c(tmp_path):
     lines = _bootstrap("a_tiny")
-    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
+    tables, built = _both([_write(tmp_path, lines)])
     assert built == [True, True]  # _config_lines, _nodepool_lines
     assert tables["nodepools"].rows() == [
         ("--default--", None, 100, 4, "None", None,
@@ -76,9 +70,9 @@ def test_a_tiny_bootstrap_typed_in_c(tmp_path, monkeypatch):
         "file": "rm.log", "line": _line(lines, "printClass  Class background")}
 
 
-def test_b_classes_class_properties_and_table_row(tmp_path, monkeypatch):
+def test_b_classes_class_properties_and_table_row(tmp_path):
     lines = _bootstrap("b_classes")
-    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
+    tables, built = _both([_write(tmp_path, lines)])
     assert built == [True, True]
     high = tables["classes"].filter(pl.col("name") == "high").row(0, named=True)
     # "Weight : 200", "Initialization Cap : 2" and the initClasses row "high FAIR_SHARE 10 200 ..."
@@ -89,9 +83,9 @@ def test_b_classes_class_properties_and_table_row(tmp_path, monkeypatch):
         "background high low normal urgent JobDriver debug fixed reserve".split())
 
 
-def test_c_nodepools_tree(tmp_path, monkeypatch):
+def test_c_nodepools_tree(tmp_path):
     lines = _bootstrap("c_nodepools")
-    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
+    tables, built = _both([_write(tmp_path, lines)])
     assert built == [True, True]
     pools = {row[0]: row for row in tables["nodepools"].select(
         "name", "parent", "node_file", "classes", "subpools", "nodes").rows()}
@@ -102,11 +96,11 @@ def test_c_nodepools_tree(tmp_path, monkeypatch):
     assert pools["--default--"][1:3] == (None, "None") and pools["--default--"][4] == ["big"]
 
 
-def test_rows_from_the_regex_path_send_the_chunk_the_reference_way(tmp_path, monkeypatch):
+def test_rows_from_the_regex_path_send_the_chunk_the_reference_way(tmp_path):
     # a JD host line the compiled reader refuses (beyond ASCII) and the regex reads
     lines = [line.replace("=JobDriver", "=J\u00f6bDriver") if JD_HOST in line else line
              for line in _bootstrap("a_tiny")]
-    tables, built = _both([_write(tmp_path, lines)], monkeypatch)
+    tables, built = _both([_write(tmp_path, lines)])
     assert built == [True]  # the nodepools' rows only: the config's went the reference way
     config = dict(tables["config"].select("key", "value").rows())
     assert config["jd.host"] == "jd.host.class=J\u00f6bDriver jd.host.user=System"
@@ -121,7 +115,7 @@ def test_rows_in_two_blocks_go_the_reference_way(tmp_path, monkeypatch):
         (len(raw.get("_config_lines", ())), len(raw.get("_nodepool_lines", ())))) or columns_boot.build(raw, *a)
     monkeypatch.setattr(builders, "BUILDERS", tuple(replace(b, build=spy) if b.buckets == columns_boot.BUCKETS else b
                                                     for b in builders.BUILDERS))
-    tables, built = _both([first, second], monkeypatch)
+    tables, built = _both([first, second])
     # each file is a block: both buckets have rows in both (the pools' classes are created after
     # the class section), so neither is typed in C
     assert seen[0] == (2, 2) and built == []
@@ -131,14 +125,14 @@ def test_rows_in_two_blocks_go_the_reference_way(tmp_path, monkeypatch):
 
 def test_a_span_typed_in_c_refuses_goes_the_reference_way(tmp_path, monkeypatch):
     monkeypatch.setattr(columns_boot, "typed_spans", lambda *a: None)
-    tables, built = _both([_write(tmp_path, _bootstrap("a_tiny"))], monkeypatch)
+    tables, built = _both([_write(tmp_path, _bootstrap("a_tiny"))])
     assert built == [False, False]
     assert tables["nodepools"]["name"].to_list() == ["--default--"]
 
 
 def test_records_without_a_time_go_the_reference_way(tmp_path, monkeypatch):
     monkeypatch.setattr(assemble, "record_columns", lambda *a: None)
-    tables, built = _both([_write(tmp_path, _bootstrap("a_tiny"))], monkeypatch)
+    tables, built = _both([_write(tmp_path, _bootstrap("a_tiny"))])
     assert built == []
     # the init lines "reserved DRAM :  0  GB" ... "reserve overage :  0  GB", in log order, then the JD host
     assert tables["config"]["key"].to_list() == [
@@ -153,7 +147,7 @@ _NAME = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(classes=st.dictionaries(_NAME, st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1, max_size=6),
        nodes=st.lists(_NAME, max_size=7))
-def test_generated_classes_and_pool(tmp_path, monkeypatch, classes, nodes):
+def test_generated_classes_and_pool(tmp_path, classes, nodes):
     # the node list three names a line, as the RM wraps it (the first line the record's, the rest
     # continuation lines), or "<None>"
     wrapped = [" ".join(nodes[i:i + 3]) + " " for i in range(0, len(nodes), 3)] or ["<None>"]
@@ -165,8 +159,7 @@ def test_generated_classes_and_pool(tmp_path, monkeypatch, classes, nodes):
         lines += [_HEAD + f"printClass  Class {name}",
                   _HEAD + f"printProperty     Priority            : {priority}",
                   _HEAD + f"printProperty     Weight              : {weight}", _HEAD + "printClass  "]
-    with monkeypatch.context() as m:
-        tables, built = _both([_write(tmp_path, lines)], m)
+    tables, built = _both([_write(tmp_path, lines)])
     assert built == [True, True]
     assert tables["classes"].select("name", "priority", "weight").rows() == sorted(
         (name, p, w) for name, (p, w) in classes.items())

@@ -16,6 +16,7 @@ from polars.testing import assert_frame_equal
 from replay.parsing import columns
 from replay.parsing.pipeline import parse
 from tests.unit.test_columns import _SENT, _both, _log
+from tests.compiled import both_ways
 
 _NS = "NodepoolScheduler"
 _HEADER = (_NS, "N/A", "doEvictions", "Counted Current Needed Order ({p})")
@@ -46,19 +47,12 @@ def _padded(records: list[tuple[str, str, str, str]]) -> list[tuple[str, str, st
     return out
 
 
-def _chunked(path: str, monkeypatch, table: str, chunk_bytes: int | None) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+def _chunked(path: str, table: str, chunk_bytes: int | None) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """`_both` with the log cut into chunks of about `chunk_bytes` (None: one chunk)."""
-    built = []
-    real = columns._BUILDERS[table]
-    monkeypatch.setitem(columns._BUILDERS, table, lambda *a: built.append(real(*a)) or built[-1])
-    compiled = parse([path], chunk_bytes=chunk_bytes).tables[table]
-    with monkeypatch.context() as m:
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([path], chunk_bytes=chunk_bytes).tables[table]
-    return compiled, reference, sum(t is not None for t in built)
+    return both_ways([path], columns._BUILDERS, table, chunk_bytes).table(table)
 
 
-def test_eviction_rows_take_the_nodepool_before_them_and_count_their_cycles_headers(tmp_path, monkeypatch):
+def test_eviction_rows_take_the_nodepool_before_them_and_count_their_cycles_headers(tmp_path):
     path = _log(tmp_path, [
         _header("--default--"),
         _row("7", "3 2 1 4"),
@@ -72,7 +66,7 @@ def test_eviction_rows_take_the_nodepool_before_them_and_count_their_cycles_head
         _row("9", "4 4 0 1"),
         _SENT,
     ])
-    compiled, reference, built = _both(path, monkeypatch, "eviction_counts")
+    compiled, reference, built = _both(path, "eviction_counts")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("cycle", "job_id", "nodepool", "block", "counted", "current", "needed", "order").rows() == [
@@ -85,17 +79,17 @@ def test_eviction_rows_take_the_nodepool_before_them_and_count_their_cycles_head
     ("7", "doEvictions", "--default-- 3 2 1 4"),  # 2.0.x print the nodepool first: the regex reads it
     ("7", "doEvictions", "12345678901234567890 2 1 4"),  # beyond int64: the template refuses it
 ])
-def test_an_eviction_count_line_the_templates_do_not_take_sends_the_chunk_the_reference_way(tmp_path, monkeypatch,
+def test_an_eviction_count_line_the_templates_do_not_take_sends_the_chunk_the_reference_way(tmp_path,
                                                                                               odd):
     path = _log(tmp_path, [_header("--default--"), _row("7", "3 2 1 4"), (_NS, *odd), _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "eviction_counts")
+    compiled, reference, built = _both(path, "eviction_counts")
     assert built == 0
     assert_frame_equal(compiled, reference, check_exact=True)
 
 
-def test_headers_without_a_row_give_no_table_in_c(tmp_path, monkeypatch):
+def test_headers_without_a_row_give_no_table_in_c(tmp_path):
     path = _log(tmp_path, [_header("--default--"), _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "eviction_counts")
+    compiled, reference, built = _both(path, "eviction_counts")
     assert built == 0 and compiled.is_empty()
     assert_frame_equal(compiled, reference, check_exact=True)
 
@@ -123,10 +117,10 @@ _EVICTIONS = [
 
 
 @pytest.mark.parametrize("chunk_bytes", [None, 100])
-def test_evictions_take_their_share_order_from_the_first_placement_in_this_chunk_or_before(tmp_path, monkeypatch,
+def test_evictions_take_their_share_order_from_the_first_placement_in_this_chunk_or_before(tmp_path,
                                                                                             chunk_bytes):
     path = _log(tmp_path, _EVICTIONS if chunk_bytes is None else _padded(_EVICTIONS))
-    compiled, reference, built = _chunked(path, monkeypatch, "evictions", chunk_bytes)
+    compiled, reference, built = _chunked(path, "evictions", chunk_bytes)
     assert built == (1 if chunk_bytes is None else 3)  # a chunk a cycle
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("cycle", "job_id", "host", "share_id", "order", "reason").rows() == [
@@ -139,23 +133,23 @@ def test_evictions_take_their_share_order_from_the_first_placement_in_this_chunk
     ("NodePool", "7", "setupPreemptions", "Found non-preemptable share 7.1 of job 3"),  # the template refuses it
     ("RmJob", "7", "shrinkBy", "Removing share\th1.3"),  # a tab: the template refuses it
 ])
-def test_an_eviction_the_c_code_does_not_take_sends_the_chunk_the_reference_way(tmp_path, monkeypatch, odd):
+def test_an_eviction_the_c_code_does_not_take_sends_the_chunk_the_reference_way(tmp_path, odd):
     path = _log(tmp_path, [_placed("7", "h1.007", 5), ("RmJob", "7", "shrinkBy", "Removing share h1.3"), odd, _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "evictions")
+    compiled, reference, built = _both(path, "evictions")
     assert built == 0
     assert_frame_equal(compiled, reference, check_exact=True)
     if odd[3].endswith("007"):
         assert compiled["order"].to_list() == [None, 5]
 
 
-def test_reservation_evictions_name_a_machine_and_no_share(tmp_path, monkeypatch):
+def test_reservation_evictions_name_a_machine_and_no_share(tmp_path):
     path = _log(tmp_path, [
         ("NodePool", "N/A", "setupPreemptions", "Clearing h1 from preemptable list for reservations."),
         ("NodePool", "N/A", "countFreeableMachines", "Setting up h2 for eviction"),
         ("NodePool", "N/A", "countFreeableMachines", "Setting up h3 to clear for reservation"),  # 2.0.x
         _SENT,
     ])
-    compiled, reference, built = _both(path, monkeypatch, "evictions")
+    compiled, reference, built = _both(path, "evictions")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("host", "share_id", "order", "reason").rows() == [
@@ -166,7 +160,7 @@ def test_reservation_evictions_name_a_machine_and_no_share(tmp_path, monkeypatch
 _ALLOT = (_NS, "7", "getAllotmentForJob")
 
 
-def test_allotment_rows_are_their_lines_typed(tmp_path, monkeypatch):
+def test_allotment_rows_are_their_lines_typed(tmp_path):
     path = _log(tmp_path, [
         (*_ALLOT, "Job cap 2Q4"),
         (*_ALLOT, "Current NP allocation for user 12 qshares 48 GB user_allotment 100 user_allotment in GB 400"),
@@ -178,7 +172,7 @@ def test_allotment_rows_are_their_lines_typed(tmp_path, monkeypatch):
         (*_ALLOT, "Allowed 6Q24 wanted 1Q4"),
         _SENT,
     ])
-    compiled, reference, built = _both(path, monkeypatch, "allotments")
+    compiled, reference, built = _both(path, "allotments")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("job_id", "kind", "nqm", "wanted_nqm", "qshares", "memory_gb", "allotment_qshares",
@@ -193,11 +187,11 @@ def test_allotment_rows_are_their_lines_typed(tmp_path, monkeypatch):
         (7, "allowed", "6Q24", "1Q4", None, None, None, None, None, None)]
 
 
-def test_an_allotment_line_the_templates_refuse_sends_the_chunk_the_reference_way(tmp_path, monkeypatch):
+def test_an_allotment_line_the_templates_refuse_sends_the_chunk_the_reference_way(tmp_path):
     path = _log(tmp_path, [(*_ALLOT, "Job cap 2Q4"),
                            (*_ALLOT, "Capping job on allotment: 16 GB. Remaining allowed nshares [3] wanted [5]"),
                            _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "allotments")
+    compiled, reference, built = _both(path, "allotments")
     assert built == 0 and compiled["count"].to_list() == [None, 3]
     assert_frame_equal(compiled, reference, check_exact=True)
 
@@ -226,14 +220,16 @@ def _eviction_record(draw):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(_eviction_record(), min_size=1, max_size=40), st.sampled_from([None, 100]))
 def test_generated_eviction_records_give_the_reference_tables(records, chunk_bytes):
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+    with tempfile.TemporaryDirectory() as tmp:
         path = _log(Path(tmp), records if chunk_bytes is None else _padded(records))
-        methods = {m: any(r[2] == m and not r[3].startswith(("Counted", "Re")) for r in records)
+        # doEvictions' header and recursion lines are no rows (shrinkBy's "Removing share" is one)
+        methods = {m: any(r[2] == m and not (m == "doEvictions" and r[3].startswith(("Counted", "Re")))
+                          for r in records)
                    for m in ("doEvictions", "shrinkBy", "shrinkByOne", "removeShare", "setupPreemptions")}
         for table, some in (("evictions", methods["shrinkBy"] or methods["shrinkByOne"] or methods["removeShare"]
                              or methods["setupPreemptions"]),
                             ("eviction_counts", methods["doEvictions"])):
-            compiled, reference, built = _chunked(path, monkeypatch, table, chunk_bytes)
+            compiled, reference, built = _chunked(path, table, chunk_bytes)
             assert_frame_equal(compiled, reference, check_exact=True)
             assert (built >= 1) == some  # every line templated: the C code builds each chunk with rows
 

@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from replay.parsing import columns, columns_schedule
+from replay.parsing import columns_schedule
 from replay.parsing.pipeline import parse
+from tests.compiled import both_ways
 
 _HEAD = "01 Jan 2015 00:{m:02d}:{s:02d},000  INFO RM.{cls} - {jid} T[19] {method}  {body}"
 _SENT = ("JobManagerConverter", "N/A", "createState", "Schedule sent to Orchestrator")
@@ -46,17 +46,9 @@ def _job(kind: str, job: int, gb: int, existing: str = "", additions: str = "", 
     return "\n".join([f"{kind} {job} {gb}GB", *lists])
 
 
-def _both(path: str, monkeypatch, table: str) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+def _both(path: str, table: str) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """The table built in C and by its polars step, and how many chunks C built it in."""
-    built = []
-    name = _BUILDERS[table]
-    real = getattr(columns_schedule, name)
-    monkeypatch.setattr(columns_schedule, name, lambda *a: built.append(real(*a)) or built[-1])
-    compiled = parse([path]).tables[table]
-    with monkeypatch.context() as m:
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([path]).tables[table]
-    return compiled, reference, sum(t is not None for t in built)
+    return both_ways([path], columns_schedule, _BUILDERS[table]).table(table)
 
 
 def _cycle(tmp_path: Path) -> str:
@@ -71,8 +63,8 @@ def _cycle(tmp_path: Path) -> str:
     ])
 
 
-def test_the_schedule_keeps_a_jobs_share_rows_else_its_first(tmp_path, monkeypatch):
-    compiled, reference, built = _both(_cycle(tmp_path), monkeypatch, "schedule")
+def test_the_schedule_keeps_a_jobs_share_rows_else_its_first(tmp_path):
+    compiled, reference, built = _both(_cycle(tmp_path), "schedule")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("cycle", "job_id", "work_type", "memory_gb", "reason", "kind", "host", "share_id",
@@ -86,8 +78,8 @@ def test_the_schedule_keeps_a_jobs_share_rows_else_its_first(tmp_path, monkeypat
     assert set(compiled["line"].to_list()) == {6}
 
 
-def test_a_placement_is_new_whole_or_recovered_and_goes_to_the_job_the_schedule_adds_it_to(tmp_path, monkeypatch):
-    compiled, reference, built = _both(_cycle(tmp_path), monkeypatch, "placements")
+def test_a_placement_is_new_whole_or_recovered_and_goes_to_the_job_the_schedule_adds_it_to(tmp_path):
+    compiled, reference, built = _both(_cycle(tmp_path), "placements")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("cycle", "job_id", "host", "share_id", "order", "kind", "placed_for", "reassigned",
@@ -98,32 +90,32 @@ def test_a_placement_is_new_whole_or_recovered_and_goes_to_the_job_the_schedule_
     ]
 
 
-def test_an_eviction_takes_its_order_from_the_first_placement_of_its_share(tmp_path, monkeypatch):
+def test_an_eviction_takes_its_order_from_the_first_placement_of_its_share(tmp_path):
     # the share orders columns_schedule hands to stitch: "Removing share" names no order
     path = _log(tmp_path, [_share("5", "n1", 7, 2, 4), _share("5", "n1", 7, 3, 4), _SENT,
                            ("RmJob", "5", "shrinkBy", "Removing share n1.7"), _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "placements")
+    compiled, reference, built = _both(path, "placements")
     assert built == 1
     evictions = parse([path], chunk_bytes=1).tables["evictions"]
     assert evictions.select("cycle", "host", "share_id", "order").rows() == [(2, "n1", 7, 2)]
 
 
-def test_a_structure_the_scanner_refuses_sends_schedule_and_placements_the_reference_way(tmp_path, monkeypatch):
+def test_a_structure_the_scanner_refuses_sends_schedule_and_placements_the_reference_way(tmp_path):
     # a share glued to its list's colon: replay.parsing.fast reads that record its own way
     path = _log(tmp_path, [_share("5", "n1", 7, 2, 4), _SENT, _state("Job 5 4GB", "\tExisting[1]:n1.7^0",
                                                                      "\tAdditions[0]: ", "\tRemovals[0]: ")])
     for table in ("schedule", "placements"):
-        compiled, reference, built = _both(path, monkeypatch, table)
+        compiled, reference, built = _both(path, table)
         assert built == 0, table
         assert_frame_equal(compiled, reference, check_exact=True)
     assert parse([path]).tables["schedule"].select("job_id", "kind").rows() == [(5, "existing")]
 
 
-def test_placements_some_of_whose_rows_the_regex_read_go_the_reference_way(tmp_path, monkeypatch):
+def test_placements_some_of_whose_rows_the_regex_read_go_the_reference_way(tmp_path):
     # a tab: the template refuses the line, the polars regex reads it
     odd = ("NodePool", "5", "connectShare", "share n1.7 order\t2 " + _MACHINE.format(host="n1", order=4, jobs="<none>"))
     path = _log(tmp_path, [odd, _share("6", "n1", 8, 4, 4), _SENT, _state(_job("Job", 6, 4, additions="n1.8^0"))])
-    compiled, reference, built = _both(path, monkeypatch, "placements")
+    compiled, reference, built = _both(path, "placements")
     assert built == 0
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("job_id", "share_id", "kind").rows() == [(5, 7, "recovered"), (6, 8, "whole_machine")]
@@ -133,12 +125,12 @@ def _rmc(descr: str, *lines: str) -> list[tuple[str, str, str, str]]:
     return [("NodepoolScheduler", "N/A", "apportion_qshares", f"{descr} {line}") for line in lines]
 
 
-def test_rmcounter_rows_are_the_blocks_entities_numbered_in_their_cycle(tmp_path, monkeypatch):
+def test_rmcounter_rows_are_the_blocks_entities_numbered_in_their_cycle(tmp_path):
     block = ("RmCounter Start", "maxorder =  3", "entity_names =  bob alice ", "weights      =  2 1 ",
              "wantedby.bob =    1   0   2 ", "vmachines =   0   1   0 ", "RmCounter End")
     path = _log(tmp_path, [*_rmc("countClassShares", *block[:2], "entity_names =  ", *block[5:]),
                            *_rmc("countUserShares", *block), _SENT, *_rmc("countUserShares", *block)])
-    compiled, reference, built = _both(path, monkeypatch, "rmcounter")
+    compiled, reference, built = _both(path, "rmcounter")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("cycle", "descr", "block", "entity", "weight", "wanted", "vmachines", "maxorder",
@@ -156,7 +148,7 @@ _TABLE = ("                 Name  Blacklisted Order Active Shares Unused Shares 
           "-------------------- ------------ ----- ------------- ------------- ----------- ------ ...")
 
 
-def test_occupancy_rows_take_the_nodepool_of_the_query_before_them(tmp_path, monkeypatch):
+def test_occupancy_rows_take_the_nodepool_of_the_query_before_them(tmp_path):
     rows = ["      n1        false    12             4            8       49152 3 4 [8]",
             "      n2        true     8             0             8       32768 <none>[8]"]
     path = _log(tmp_path, [
@@ -165,7 +157,7 @@ def test_occupancy_rows_take_the_nodepool_of_the_query_before_them(tmp_path, mon
         ("NodePool", "N/A", "queryMachines", "\n" + _TABLE + "\n" + "\n".join(rows)),
         _SENT,
     ])
-    compiled, reference, built = _both(path, monkeypatch, "occupancy")
+    compiled, reference, built = _both(path, "occupancy")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("nodepool", "host", "blacklisted", "order", "active", "unused", "memory_mb", "jobs",
@@ -176,10 +168,10 @@ def test_occupancy_rows_take_the_nodepool_of_the_query_before_them(tmp_path, mon
     ]
 
 
-def test_an_occupancy_table_the_scanner_refuses_goes_the_reference_way(tmp_path, monkeypatch):
+def test_an_occupancy_table_the_scanner_refuses_goes_the_reference_way(tmp_path):
     odd = "      n1        false    12             4            8       49152 3 x [8]"  # a job that is no number
     path = _log(tmp_path, [("NodePool", "N/A", "queryMachines", "\n" + _TABLE + "\n" + odd), _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "occupancy")
+    compiled, reference, built = _both(path, "occupancy")
     assert built == 0
     assert_frame_equal(compiled, reference, check_exact=True)
 
@@ -219,22 +211,22 @@ def _records(draw):
 @settings(max_examples=40, deadline=None)
 @given(_records())
 def test_generated_cycles_give_the_reference_schedule_and_placements(records):
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+    with tempfile.TemporaryDirectory() as tmp:
         path = _log(Path(tmp), records)
         for table in ("schedule", "placements"):
-            compiled, reference, built = _both(path, monkeypatch, table)
+            compiled, reference, built = _both(path, table)
             assert_frame_equal(compiled, reference, check_exact=True)
             # every chunk has cycle lines typed in C (the schedule sent), so its records' columns are read and
             # C builds the table even when it has no rows
             assert built == 1
 
 
-def test_a_record_without_a_time_sends_the_chunk_the_reference_way(tmp_path, monkeypatch):
+def test_a_record_without_a_time_sends_the_chunk_the_reference_way(tmp_path):
     path = Path(_log(tmp_path, [_share("5", "n1", 7, 2, 4), _SENT, _state(_job("Job", 5, 4, "n1.7^0"))]))
     lines = path.read_text().splitlines()
     path.write_text("\n".join([lines[0].replace("01 Jan", "30 Feb"), *lines[1:]]) + "\n")  # no such day
     for table in ("schedule", "placements"):
-        compiled, reference, built = _both(str(path), monkeypatch, table)
+        compiled, reference, built = _both(str(path), table)
         assert built == 0, table
         assert_frame_equal(compiled, reference, check_exact=True)
     assert parse([str(path)]).tables["placements"].select("ts", "job_id", "kind").rows() == [(None, 5, "recovered")]
@@ -266,7 +258,7 @@ def _rmc_records(draw):
 @settings(max_examples=30, deadline=None)
 @given(_rmc_records())
 def test_generated_rmcounter_blocks_give_the_reference_table(records):
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
-        compiled, reference, built = _both(_log(Path(tmp), records), monkeypatch, "rmcounter")
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled, reference, built = _both(_log(Path(tmp), records), "rmcounter")
     assert_frame_equal(compiled, reference, check_exact=True)
     assert built == int(any(r != _SENT for r in records))

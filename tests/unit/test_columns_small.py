@@ -16,19 +16,13 @@ from polars.testing import assert_frame_equal
 from replay.parsing import columns, columns_small, pipeline
 from replay.parsing.pipeline import parse
 from tests.unit.test_pools import _RESET, _RULE, _SENT, _block  # the Scheduling Tables lines, hand-written there
+from tests.compiled import both_ways
 
 def _both(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """pool_tables built in C and the reference way, and how many chunks C built."""
     path = tmp_path / "rm.log"
     path.write_text("\n".join(lines) + "\n")
-    built = []
-    real = columns_small.pool_table
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(columns_small, "pool_table", lambda *a: built.append(real(*a)) or built[-1])
-        compiled = parse([str(path)]).tables["pool_tables"]
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([str(path)]).tables["pool_tables"]
-    return compiled, reference, sum(t is not None for t in built)
+    return both_ways([path], columns_small, "pool_table").table("pool_tables")
 
 
 def test_pool_tables_rows_are_typed_in_c(tmp_path):
@@ -91,14 +85,7 @@ def _cycles(tmp_path, records: list[tuple[str, str, str]]) -> tuple[pl.DataFrame
     path = tmp_path / "rm.log"
     path.write_text("\n".join(_AT.format(m=i // 60, s=i % 60, cls=c, method=m, body=b)
                               for i, (c, m, b) in enumerate(records)) + "\n")
-    typed = []
-    real = columns_small.cycle_rows
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(columns_small, "cycle_rows", lambda *a: typed.append(real(*a)) or typed[-1])
-        compiled = parse([str(path)]).tables["cycles"]
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([str(path)]).tables["cycles"]
-    return compiled, reference, sum(t is not None for t in typed)
+    return both_ways([path], columns_small, "cycle_rows").table("cycles")
 
 
 def test_cycles_rows_are_typed_in_c(tmp_path):
@@ -139,14 +126,7 @@ def _unparsed(tmp_path, lines: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, i
     """unparsed built from spans and the reference way, and how many chunks were built from spans."""
     path = tmp_path / "rm.log"
     path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
-    built = []
-    real = pipeline.unexpected_table
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(pipeline, "unexpected_table", lambda *a: built.append(real(*a)) or built[-1])
-        compiled = parse([str(path)]).tables["unparsed"]
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([str(path)]).tables["unparsed"]
-    return compiled, reference, sum(t is not None for t in built)
+    return both_ways([path], pipeline, "unexpected_table").table("unparsed")
 
 
 _ARRIVALS = _AT.format(m=0, s=0, cls="Scheduler", method="nodeArrives", body="Total arrivals: 9")

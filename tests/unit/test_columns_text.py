@@ -14,6 +14,7 @@ from polars.testing import assert_frame_equal
 
 from replay.parsing import columns, columns_text
 from replay.parsing.pipeline import parse
+from tests.compiled import both_ways
 
 _HEAD = "01 Jan 2015 00:00:{s:02d},000  {level} RM.{cls} - {jid} T[{tid}] {method}  {body}"
 _SENT = _HEAD.format(s=9, level="INFO", cls="JobManagerConverter", jid="N/A", tid=4, method="createState",
@@ -24,17 +25,12 @@ def _msg(s: int, body: str, jid: str = "7", tid: int = 19, level: str = "INFO") 
     return _HEAD.format(s=s, level=level, cls="Foo", jid=jid, tid=tid, method="bar", body=body)
 
 
-def _both(paths: list[Path], monkeypatch) -> tuple[pl.DataFrame, pl.DataFrame, list[bool]]:
+def _both(paths: list[Path]) -> tuple[pl.DataFrame, pl.DataFrame, list[bool]]:
     """The messages table built in C and the reference way, and per chunk whether C built it."""
-    built: list[bool] = []
-    real = columns_text.messages
-    monkeypatch.setattr(columns_text, "messages", lambda *a: built.append((got := real(*a)) is not None) or got)
-    compiled = parse([str(p) for p in paths]).tables["messages"]
-    with monkeypatch.context() as m:
-        m.setattr(columns, "COMPILED_TABLES", {})
-        reference = parse([str(p) for p in paths]).tables["messages"]
+    both = both_ways(paths, columns_text, "messages")
+    compiled, reference = both.compiled["messages"], both.reference["messages"]
     assert_frame_equal(compiled, reference, check_exact=True)
-    return compiled, reference, built
+    return compiled, reference, both.built
 
 
 def _write(path: Path, text: str) -> Path:
@@ -42,7 +38,7 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def test_a_generic_record_keeps_its_header_and_its_whole_text(tmp_path, monkeypatch):
+def test_a_generic_record_keeps_its_header_and_its_whole_text(tmp_path):
     log = _write(tmp_path / "rm.log", "\n".join([
         _msg(1, "Starting   the thing", level="WARN"),
         "  first continuation",
@@ -51,7 +47,7 @@ def test_a_generic_record_keeps_its_header_and_its_whole_text(tmp_path, monkeypa
         _SENT,
         _msg(10, " padded body", jid="N/A", tid=3),
     ]) + "\n")
-    compiled, _, built = _both([log], monkeypatch)
+    compiled, _, built = _both([log])
     assert built == [True]
     assert compiled.select("ts", "cycle", "level", "component", "cls", "jid", "tid", "method", "text", "file",
                            "line").rows() == [
@@ -61,33 +57,33 @@ def test_a_generic_record_keeps_its_header_and_its_whole_text(tmp_path, monkeypa
     ]
 
 
-def test_a_body_with_trailing_blanks_before_its_continuation_goes_the_reference_way(tmp_path, monkeypatch):
+def test_a_body_with_trailing_blanks_before_its_continuation_goes_the_reference_way(tmp_path):
     # the body's span ends before its blanks: body, newline, lines is no longer one span of the bytes
     log = _write(tmp_path / "rm.log", _msg(1, "hello  ") + "\n  more \n")
-    compiled, _, built = _both([log], monkeypatch)
+    compiled, _, built = _both([log])
     assert built == [False] and compiled["text"].to_list() == ["hello\n  more"]
 
 
-def test_a_text_ending_in_a_non_ascii_letter_goes_the_reference_way(tmp_path, monkeypatch):
+def test_a_text_ending_in_a_non_ascii_letter_goes_the_reference_way(tmp_path):
     # the C trim reads ASCII blanks only; polars' strip_chars trims Unicode ones (U+00A0...) too
     log = _write(tmp_path / "rm.log", _msg(1, "x") + "\n  caf\u00e9\n" + _msg(2, "y") + "\n  caf\u00e9 ok\n")
-    compiled, _, built = _both([log], monkeypatch)
+    compiled, _, built = _both([log])
     assert built == [False] and compiled["text"].to_list() == ["x\n  caf\u00e9", "y\n  caf\u00e9 ok"]
 
 
-def test_records_in_two_files_of_one_chunk_go_the_reference_way(tmp_path, monkeypatch):
+def test_records_in_two_files_of_one_chunk_go_the_reference_way(tmp_path):
     # rm.log.1 is the older file of the rolled set: its record comes first
     older = _write(tmp_path / "rm.log.1", _msg(1, "x") + "\n")
     newer = _write(tmp_path / "rm.log", _msg(2, "y") + "\n  z\n")
-    compiled, _, built = _both([newer, older], monkeypatch)
+    compiled, _, built = _both([newer, older])
     assert built == [False]
     assert compiled.select("text", "file", "line").rows() == [("x", "rm.log.1", 1), ("y\n  z", "rm.log", 1)]
 
 
-def test_a_header_only_polars_reads_leaves_the_chunk_to_the_reference(tmp_path, monkeypatch):
+def test_a_header_only_polars_reads_leaves_the_chunk_to_the_reference(tmp_path):
     # other padding before the level: the records carry their text columns, nothing is left unframed
     log = _write(tmp_path / "rm.log", _msg(1, "a").replace("  INFO", "   INFO") + "\n" + _msg(2, "b") + "\n")
-    compiled, _, built = _both([log], monkeypatch)
+    compiled, _, built = _both([log])
     assert built == [] and compiled["text"].to_list() == ["a", "b"]
 
 
@@ -146,10 +142,10 @@ def test_a_stray_line_ending_in_a_non_ascii_letter_is_read_the_reference_way(tmp
     assert compiled.rows() == [("rm.log", 3, "  caf\u00e9", _STRAY, 1)]
 
 
-def test_a_record_without_a_time_leaves_the_chunk_to_the_reference(tmp_path, monkeypatch):
+def test_a_record_without_a_time_leaves_the_chunk_to_the_reference(tmp_path):
     # 31 Feb is no day: the record is read with a null time, which the compiled tables do not take
     log = _write(tmp_path / "rm.log", _msg(1, "x") + "\n" + _msg(2, "y").replace("01 Jan", "31 Feb") + "\n  z\n")
-    compiled, _, built = _both([log], monkeypatch)
+    compiled, _, built = _both([log])
     assert built == []
     assert compiled.select("ts", "text", "line").rows() == [(datetime(2015, 1, 1, 0, 0, 1), "x", 1),
                                                             (None, "y\n  z", 2)]
