@@ -181,6 +181,7 @@ class CountingCycle:
     current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
     set_aside: list[tuple[PoolTables, int, list[Machine]]] = field(default_factory=list)  # per freeable count
     cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
+    given_first: tuple[str, ...] = ()  # countFreeableMachines' picks, met first in that order where it is open
 
     def open_order(self) -> bool:
         """Whether the order the RM meets alike machines in is open: its node map hashes IPs the
@@ -192,6 +193,14 @@ class CountingCycle:
         if not self.cleared_first or not self.open_order():
             return names
         return sorted(names, key=lambda n: n not in self.cleared_first)
+
+    def walk(self, names: list[str]) -> list[str]:
+        """`names` in the order countFreeableMachines meets them: node-map order, with `given_first`
+        ahead in its order where that order is open (else as `first`)."""
+        if not self.given_first or not self.open_order():
+            return self.first(names)
+        rank = {n: i for i, n in enumerate(self.given_first)}
+        return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
     @property
     def quantum_gb(self) -> int:

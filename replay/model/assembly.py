@@ -61,7 +61,7 @@ def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inv
     unschedulable machines' free space, whose `notes` then say where it was inferred (default: a
     fresh one)."""
     stale = stale or stale_free(tables, boot.nodepools, boot.config.quantum_gb)
-    liveness = NodeLiveness(tables, inventory, pool_of(tables, boot))
+    liveness = NodeLiveness(tables, inventory, pool_of(tables, boot), boot.config.behaviours)
     log = _LogReads(tables, boot)
     removed_before: set[tuple[int, int]] = set()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began

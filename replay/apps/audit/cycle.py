@@ -78,7 +78,9 @@ def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: Audit
     logged_caps = logged.caps.get(c, {})
     job_caps = {w.job_id: logged_caps[w.job_id] if w.job_id in logged_caps else phases.caps(w.cap_input).actual
                 for w in inp.work}
-    hm = phases.how_much(inp, job_caps, dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
+    given = logged.freeable_given.get(c, ())  # the RM's walk, followed where its order is open
+    hm = phases.how_much(inp, job_caps, dict(inp.config.user_allotments), logged.user_orders.get(c, ()),
+                         **({"given_first": given} if given else {}))
     logged_counts = logged.counts.get(c, {})
     result.ref["counts"] += [(c, w.job_id, w.order, hm.counts[w.job_id]) for w in inp.work if w.job_id in hm.counts]
     work = {w.job_id: w for w in inp.work}
