@@ -143,8 +143,9 @@ def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
 def departed(share: Share, inp: CycleInput) -> bool:
     """Whether the share's machine no longer holds it: before 2.1.0 (purge_by_policy) NodePool.disable
     took the machine out of the pool's tables, and the node came back as a new, empty machine, while
-    the processes it purged stayed with their jobs until the Orchestrator confirmed them gone."""
-    return share.purged and not inp.config.behaviours.has("purge_by_policy")
+    the processes it purged stayed with their jobs until the Orchestrator confirmed them gone, and
+    those it kept stayed on the old record (`Share.stranded`)."""
+    return (share.purged or share.stranded) and not inp.config.behaviours.has("purge_by_policy")
 
 
 def held_now(inp: CycleInput) -> dict[int, int]:

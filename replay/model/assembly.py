@@ -39,6 +39,7 @@ from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.needy import needy_expanded, needy_left_off
 from replay.model.published import PublishedShares, published_schedule, work_rows
 from replay.model.stale import StaleFree, stale_free
+from replay.model.stranded import Stranded
 from replay.model.submission import submission_order
 from rmref import UNLIMITED, CapInput, job_order
 from rmref.model import CycleInput, Machine, Share, Work
@@ -94,6 +95,7 @@ class _LogReads:
         self.work = ByCycle(work_rows(tables))
         self.caps = ByCycle(cap_inputs(tables))
         self.purged = purged_hosts(tables)
+        self.stranded = Stranded(tables)
         self.submitted = submission_order(tables)
         self.capped = ByCycle(tables["job_caps"].select("cycle", "job_id"))
         refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
@@ -145,7 +147,7 @@ class _LogReads:
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
                 map_rank=rank[job] + 1,  # where the comparator ties, the printed order is the share map's
-                purged=(job, sid) in purged_now,
+                purged=(job, sid) in purged_now, stranded=self.stranded(job, sid, host, cycle),
             ))
         return held
 
