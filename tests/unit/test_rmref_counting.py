@@ -197,3 +197,22 @@ def test_before_2_1_0_a_purged_process_does_not_keep_a_reservation_off_its_machi
     new = how_much(cycle(work, nodes, reserve, behaviours=for_release("2.1.0")), {1: 1, 2: 1})
     assert (old.counts[1], old.deferred) == (1, {})
     assert (new.counts[1], new.deferred) == (0, {1: "Deferred because resources are exhausted."})
+
+
+def test_before_2_1_0_a_reservation_kept_by_a_disable_stays_on_the_old_record_of_its_machine():
+    """2.0.0: a varied-off machine's reservation is not purged and stays on the Machine that left
+    the tables; the node comes back as a new, empty Machine of the same key. rearrangeVirtual then
+    finds the key in the tables but works on the old record, whose free space the reservation had
+    taken to 0: it lowers vMachinesByOrder[0] and stops ("bad virtual machine list ... v_order 0"),
+    so the new machine stays free (seed 9606 scenario 8: `vmachines = -1 2 0 0 0`)."""
+    reserve = (ClassDef("reserve", RESERVE, 1, 0, ROOT),)
+    nodes = (Machine("n01", ROOT, 1, 15 * 1024), Machine("n03", ROOT, 1, 15 * 1024))
+    kept = job(1, "ben", "reserve", 15, work_type="Reservation", shares=[Share(2, 1, "n01", 1, stranded=True)])
+    work = [kept, job(2, "eve", "normal", 15)]
+
+    def run(release):
+        return how_much(cycle(work, nodes, reserve + FAIR, behaviours=for_release(release)), {1: 1, 2: 1000})
+
+    old, new = run("2.0.0"), run("2.1.0")
+    assert old.counts[2] == 2 and old.runs[0].vmachines[:2] == (-1, 2)
+    assert new.counts[2] == 1  # from 2.1.0 the machine kept its record, and the reservation fills it
