@@ -160,7 +160,10 @@ class _LogReads:
         # countNShares: held, less what is leaving and what a node's purge took this cycle (a
         # share there already leaving, or already vacated and gone from the schedule, once)
         gone = self.purged.get((cycle, job), set())
-        held_now = sum(1 for s in shares if not s.pending_removal and s.host not in gone)
+        # where the schedule marks which (2.0.x stops its purge at a reservation's process), those
+        marked = {s.host for s in shares if s.purged and s.host in gone}
+        held_now = sum(1 for s in shares if not s.pending_removal
+                       and not (s.purged if s.host in marked else s.host in gone))
         # the RM logs a cap for every job but a completed or refused one; a refusal that leaves the
         # job in a class (a service in a fair-share class) does not stop its scheduling
         refused = self.refused_in.get(job, cycle + 1) <= cycle and not r["class"]
