@@ -219,10 +219,12 @@ def contains(state: DState, outer: str, inner: str) -> bool:
 
 
 def own_machines(state: DState, pool: str) -> JavaHashMap:
-    """The pool's own node map (its subpools' machines not in it)."""
+    """The pool's own node map (its subpools' machines not in it). Before 2.1.0 (purge_by_policy) a
+    dead or varied-off machine has left it, and one varied on is back only once it reports."""
+    kept = state.inp.config.behaviours.has("purge_by_policy")
     table = JavaHashMap()
     for m in state.inp.machines:
-        if m.nodepool == pool:
+        if m.nodepool == pool and (kept or m.online):
             table.put(m.name, node_hash(m.name, m.ip))
     return table
 
