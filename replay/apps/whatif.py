@@ -136,7 +136,7 @@ class WhatIfResult:
 def _hints(logged: Logged, cycle: int, memory: Memory) -> Hints:
     """The orders the log reveals for the cycle, and what the scheduler carried from the last one."""
     return Hints(tuple(logged.user_orders.get(cycle, ())), tuple(logged.job_order.get(cycle, ())),
-                 logged.share_walk.get(cycle, {}), memory, given_first=logged.freeable_given.get(cycle, ()))
+                 logged.share_walk.get(cycle, {}), memory)
 
 
 @dataclass(frozen=True)
