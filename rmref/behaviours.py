@@ -36,6 +36,9 @@ CHANGES: tuple[Change, ...] = (
            "vary-off purges only fair-share processes, node death every process but reservations, and "
            "the machine stays in its pool's tables; before, NodePool.disable purged every process (stopping "
            "at the first reservation's) and removed the machine from the pool's tables"),
+    Change("vary_on_at_once", "2.1.0", "UIMA-4742",
+           "a vary-on makes the machine schedulable at once (it never left the pool's tables); before, "
+           "it only left the offline list, and the machine rejoined its pool, empty, at its next report"),
     Change("unusable_nodes_skipped", "2.1.0", "UIMA-4910",
            "findShares, findMachines and the free-machine counts test isSchedulable (responsive, online, "
            "not blacklisted), as disabled machines now stay in the tables; before, blacklisting only"),

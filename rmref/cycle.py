@@ -42,6 +42,7 @@ class Hints:
     # the RM's free choices, to follow where rmref finds them equal to its own (rmref.choices)
     prefer: Mapping[str, int] = field(default_factory=dict)  # machines' rank in an open order (what_of)
     cleared_first: tuple[str, ...] = ()  # machines cleared for a reservation, in an open node-map order (how_much)
+    given_first: tuple[str, ...] = ()  # machines countFreeableMachines gave, in its walk over an open order (how_much)
     choose: Mapping[str, Clearing] = field(default_factory=dict)  # clearings (defragment)
     known_order: Container[tuple[int, int]] | None = None  # job pairs of known tally order (defragment)
 
@@ -105,7 +106,7 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     """Run every phase of one cycle on `inp`; each phase reads the decisions of the ones before."""
     caps = {w.job_id: phases.caps(w.cap_input) for w in inp.work}
     hm = phases.how_much(inp, {j: c.actual for j, c in caps.items()}, dict(inp.config.user_allotments),
-                         hints.user_orders, **({"cleared_first": hints.cleared_first} if hints.cleared_first else {}))
+                         hints.user_orders, **_walks(hints))
     # How Much's accounting hands What Of (and defragmentation, which reads What Of's) the free space
     # it left unschedulable machines: passed only where a machine has one, as `prefer`
     stale: dict[str, Any] = {"stale_left": hm.stale_left} if hm.stale_left else {}
@@ -122,3 +123,8 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
                                tuple(d.carried), tuple(d.actions))
     memory = Memory(pure, dict(d.wealth), tuple(d.carried))
     return CycleResult(decisions, hm, d, memory, publish(placed, evicted, tuple(d.actions)))
+
+
+def _walks(hints: Hints) -> dict[str, tuple[str, ...]]:
+    """How Much's keyword hints, each passed only when given (a developer's How Much may take neither)."""
+    return {k: v for k, v in (("cleared_first", hints.cleared_first), ("given_first", hints.given_first)) if v}

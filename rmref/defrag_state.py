@@ -10,6 +10,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rmref.choices import Clearing
+from rmref.evictions import departed
 from rmref.javahash import JavaHashMap, node_hash, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Machine, Placement, Work
 from rmref.whatof import unschedulable_free
@@ -143,6 +144,8 @@ def build_state(inp: CycleInput, counts: Mapping[int, int], placements: Sequence
     classes = {c.name: c for c in inp.classes}
     pools = {p.name for p in inp.nodepools}
     evicted = {(e.job_id, e.share_id) for e in evictions}
+    # before 2.1.0 a machine back after a disable is a new record without them (rmref.evictions.departed)
+    elsewhere = {(w.job_id, s.share_id) for w in inp.work for s in w.shares if departed(s, inp)}
     jobs: dict[int, DJob] = {}
     nodes = {m.name: DNode(m, m.order) for m in inp.machines}
     for w in inp.work:
@@ -163,7 +166,7 @@ def build_state(inp: CycleInput, counts: Mapping[int, int], placements: Sequence
     for job in jobs.values():
         for s in job.shares:
             node = nodes.get(s.host)
-            if node is None:
+            if node is None or (not s.pending and (s.job_id, s.share_id) in elsewhere):
                 continue
             node.shares.append(s)
             # What Of's tables: every process (even one being removed) occupies its space; a
@@ -216,10 +219,12 @@ def contains(state: DState, outer: str, inner: str) -> bool:
 
 
 def own_machines(state: DState, pool: str) -> JavaHashMap:
-    """The pool's own node map (its subpools' machines not in it)."""
+    """The pool's own node map (its subpools' machines not in it). Before 2.1.0 (purge_by_policy) a
+    dead or varied-off machine has left it, and one varied on is back only once it reports."""
+    kept = state.inp.config.behaviours.has("purge_by_policy")
     table = JavaHashMap()
     for m in state.inp.machines:
-        if m.nodepool == pool:
+        if m.nodepool == pool and (kept or m.online):
             table.put(m.name, node_hash(m.name, m.ip))
     return table
 

@@ -129,22 +129,37 @@ def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
     disable walks every share the machine still holds, one already leaving included (that one is
     purged, and logged, once more). The RM takes them before the cycle counts anything, so no
     phase counts them as held.
+
+    Before 2.1.0 the walk stops at the first reservation process it meets: which processes come
+    before it is the order of a HashMap on random ids, which no input gives; where the input marks
+    the machine's processes the disable purged (`Share.purged`, the schedule's `^P`), those are
+    taken, else every process but the reservations'.
     """
     machines = {m.name: m for m in inp.machines}
     by_policy = inp.config.behaviours.has("purge_by_policy")
+    walk_stopped = set() if by_policy else _walk_stopped(inp)
     out = []
     for w in inp.work:
         cls = inp.class_of(w)
         policy = cls.policy if cls else None
-        out += [(w, s) for s in w.shares if disable_purges(machines.get(s.host), w.work_type, policy, by_policy)]
+        out += [(w, s) for s in w.shares if disable_purges(machines.get(s.host), w.work_type, policy, by_policy)
+                and (s.host not in walk_stopped or s.purged)]
     return out
+
+
+def _walk_stopped(inp: CycleInput) -> set[str]:
+    """Disabled machines holding a reservation's process where the input marks what was purged."""
+    disabled = {m.name for m in inp.machines if m.disabled}
+    reserved = {s.host for w in inp.work if w.work_type == "Reservation" for s in w.shares if s.host in disabled}
+    return {s.host for w in inp.work for s in w.shares if s.host in reserved and s.purged}
 
 
 def departed(share: Share, inp: CycleInput) -> bool:
     """Whether the share's machine no longer holds it: before 2.1.0 (purge_by_policy) NodePool.disable
     took the machine out of the pool's tables, and the node came back as a new, empty machine, while
-    the processes it purged stayed with their jobs until the Orchestrator confirmed them gone."""
-    return share.purged and not inp.config.behaviours.has("purge_by_policy")
+    the processes it purged stayed with their jobs until the Orchestrator confirmed them gone, and
+    those it kept stayed on the old record (`Share.stranded`)."""
+    return (share.purged or share.stranded) and not inp.config.behaviours.has("purge_by_policy")
 
 
 def held_now(inp: CycleInput) -> dict[int, int]:

@@ -67,7 +67,8 @@ class HowMuch:
 
 
 def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int] | None = None,
-             user_orders: Sequence[Sequence[str]] = (), cleared_first: Sequence[str] = ()) -> HowMuch:
+             user_orders: Sequence[Sequence[str]] = (), cleared_first: Sequence[str] = (),
+             given_first: Sequence[str] = ()) -> HowMuch:
     """Every job's count for the cycle (truth `nshares_given`), and why the deferred got none.
 
     `caps` is each job's actual cap from the cap phase; `user_limits` the registry's per-user
@@ -83,9 +84,12 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
     `cleared_first` are machines to take first, for a reservation, where the order the RM meets
     alike machines in is open (a node map hashed on IPs the input does not give): a caller that
     knows the RM's pick passes it (rmref.choices), so the rest of the cycle follows it.
+    `given_first` are the machines countFreeableMachines gave (free or to be freed), in the order
+    its walk met them (the log shows it): where that order is open the walk meets them first. It
+    matters before 2.1.0, when the walk did not take free machines first (rmref.behaviours).
     """
-    parts = [_how_much_tree(tree, inp, caps, user_limits or {}, user_orders, tuple(cleared_first))
-             for tree in trees(inp)]
+    parts = [_how_much_tree(tree, inp, caps, user_limits or {}, user_orders, tuple(cleared_first),
+                            tuple(given_first)) for tree in trees(inp)]
     if len(parts) == 1:
         return parts[0]
     return HowMuch(
@@ -101,7 +105,8 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
 
 
 def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int],
-                   user_orders: Sequence[Sequence[str]], cleared_first: tuple[str, ...] = ()) -> HowMuch:
+                   user_orders: Sequence[Sequence[str]], cleared_first: tuple[str, ...] = (),
+                   given_first: tuple[str, ...] = ()) -> HowMuch:
     """How Much of one top-level pool tree (`whole` is the cycle's input across every tree)."""
     class_of = counted_classes(inp)
     maxorder = max([m.order for m in inp.machines] + [w.order for w in inp.work] + [1])
@@ -109,7 +114,7 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
     pools, stale_left = build_pools(inp, maxorder, policy_of)
     cyc = CountingCycle(inp, caps, maxorder, pools, class_of, user_limits,
                         {frozenset(order): tuple(order) for order in user_orders})
-    cyc.cleared_first = cleared_first
+    cyc.cleared_first, cyc.given_first = cleared_first, given_first
     cyc.current = held_now(inp)
     for w in sorted(inp.work, key=by_submission):  # each class's jobs oldest first (getAllJobsSorted)
         cyc.counts[w.job_id] = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rmref.evictions import departed
 from rmref.howmuch_state import CountingCycle, allotment_for_job, schedulable, single_allotment_ok
 from rmref.javahash import node_map_order
 from rmref.model import FAIR_SHARE, ClassDef, Work
@@ -23,19 +24,24 @@ def _reservables(pool: PoolTables, w: Work) -> int:
 def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: int) -> int:
     """countFreeableMachines: machines of the job's size that are free, or hold only preemptable work.
 
-    Free machines come first; a machine that must be emptied is set aside (and leaves the tables).
+    Free machines come first (before 2.1.0, behaviour freeable_by_eviction_cost, the walk is in
+    node-map order, free or not); a machine that must be emptied is set aside (and leaves the tables).
     """
     on_host: dict[str, list[str]] = {}
     for other in cyc.inp.work:
         for s in other.shares:
+            if departed(s, cyc.inp):  # (before 2.1.0 its machine came back new and empty)
+                continue
             on_host.setdefault(s.host, []).append(cyc.class_of[other.job_id].policy if other.job_id in cyc.class_of
                                                   else FAIR_SHARE)
     # machinesByOrder[order]: the pool's nodes of that size, a HashMap filled as they arrived; the
-    # eviction-cost sort only puts free machines first (its comparator never reaches a cost)
+    # eviction-cost sort only puts free machines first (its comparator never reaches a cost); the
+    # size sort before it keeps the map's order (the machines are all of one size)
     by_name = {m.name: m for m in pool.machines}
     sized = [m for m in pool.machines if m.order == w.order]
-    candidates = [by_name[n] for n in cyc.first(node_map_order([(m.name, m.ip) for m in sized]))]
-    candidates.sort(key=lambda m: bool(on_host.get(m.name)))
+    candidates = [by_name[n] for n in cyc.walk(node_map_order([(m.name, m.ip) for m in sized]))]
+    if cyc.inp.config.behaviours.has("freeable_by_eviction_cost"):
+        candidates.sort(key=lambda m: bool(on_host.get(m.name)))
     given, set_aside = 0, []
     for m in candidates:
         if given >= needed:

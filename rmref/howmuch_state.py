@@ -81,10 +81,19 @@ def build_pools(inp: CycleInput, maxorder: int,
               for name, pool in pools.items()}  # the free sizes the pool's tables have a map for
     start = {name: v for name, v in stale_start(inp, policy_of).items() if name not in free}
     stale = {name: v for name, v in start.items() if v}
+    old = _old_records(inp, policy_of)
     for w in inp.work:  # non-preemptable processes are not there to count
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue
         for s in w.shares:
+            if s.stranded and departed(s, inp):
+                host = by_name.get(s.host)
+                if host is not None and host.name in free and host.nodepool in pools:
+                    kept = {host.name: old[host.name]}
+                    _account_stale(pools[host.nodepool], listed[host.nodepool], host, s.order,
+                                   policy_of[w.job_id] == RESERVE, kept)
+                    old[host.name] = kept.get(host.name, 0)
+                continue
             host = None if departed(s, inp) else by_name.get(s.host)
             if host is not None and host.name in stale and host.nodepool in pools:
                 _account_stale(pools[host.nodepool], listed[host.nodepool], host, s.order,
@@ -122,6 +131,21 @@ def stale_start(inp: CycleInput, policy_of: Mapping[int, str]) -> dict[str, int]
                 s.order for w in inp.work if policy_of.get(w.job_id) in (FIXED_SHARE, RESERVE)
                 for s in w.shares if s.host == m.name and not departed(s, inp))
     return out
+
+
+def _old_records(inp: CycleInput, policy_of: Mapping[int, str]) -> dict[str, int]:
+    """Before 2.1.0, the free space of the old record of each machine that came back new with
+    processes stranded on it (`Share.stranded`): its order less those processes. The key the RM
+    accounts them by is the node's, which the new machine shares, so rearrangeVirtual finds the old
+    record "in" the tables and works on its free space, frozen at the disable (exact for the usual
+    case, a reservation alone on its machine: 0, which no table has; "bad virtual machine list")."""
+    by_name = {m.name: m for m in inp.machines}
+    old: dict[str, int] = {}
+    for w in inp.work:
+        for s in w.shares:
+            if s.stranded and s.host in by_name and policy_of.get(w.job_id) in (FIXED_SHARE, RESERVE):
+                old[s.host] = old.get(s.host, by_name[s.host].order) - s.order
+    return {h: max(v, 0) for h, v in old.items()}
 
 
 def _account_stale(pool: PoolTables, listed: set[int], m: Machine, order: int, reserve: bool,
@@ -181,6 +205,7 @@ class CountingCycle:
     current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
     set_aside: list[tuple[PoolTables, int, list[Machine]]] = field(default_factory=list)  # per freeable count
     cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
+    given_first: tuple[str, ...] = ()  # countFreeableMachines' picks, met first in that order where it is open
 
     def open_order(self) -> bool:
         """Whether the order the RM meets alike machines in is open: its node map hashes IPs the
@@ -192,6 +217,14 @@ class CountingCycle:
         if not self.cleared_first or not self.open_order():
             return names
         return sorted(names, key=lambda n: n not in self.cleared_first)
+
+    def walk(self, names: list[str]) -> list[str]:
+        """`names` in the order countFreeableMachines meets them: node-map order, with `given_first`
+        ahead in its order where that order is open (else as `first`)."""
+        if not self.given_first or not self.open_order():
+            return self.first(names)
+        rank = {n: i for i, n in enumerate(self.given_first)}
+        return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
     @property
     def quantum_gb(self) -> int:

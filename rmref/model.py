@@ -75,6 +75,9 @@ class Share:
     # NodePool.disable purged it (the schedule marks it ^P); before 2.1.0 its machine left the pool's
     # tables with it, and came back empty (behaviour purge_by_policy)
     purged: bool = False
+    # before 2.1.0 (purge_by_policy): NodePool.disable left it on its machine's old record, and the
+    # node came back as a new, empty machine (rmref.evictions.departed, rmref.howmuch_state)
+    stranded: bool = False
 
 
 @dataclass(frozen=True)

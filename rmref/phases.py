@@ -26,7 +26,8 @@ class HowMuchPhase(Protocol):
     the node-map order is open, the machines to clear first for a reservation."""
 
     def __call__(self, inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int] | None = None,
-                 user_orders: Sequence[Sequence[str]] = (), /, *, cleared_first: Sequence[str] = ()) -> HowMuch: ...
+                 user_orders: Sequence[Sequence[str]] = (), /, *, cleared_first: Sequence[str] = (),
+                 given_first: Sequence[str] = ()) -> HowMuch: ...
 
 
 class WhatOfPhase(Protocol):

@@ -99,10 +99,11 @@ class Choices:
     cleared: tuple[str, ...] = ()  # How Much: machines cleared for a reservation, in an open node-map order
     known_order: Container[tuple[int, int]] | None = None  # detectFragmentation: job pairs of known tally order
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, served where admitted
+    given: tuple[str, ...] = ()  # How Much: countFreeableMachines' walk, in an open node-map order
 
     def any(self) -> bool:
         """Whether there is a choice to follow."""
-        return bool(self.prefer or self.choose or self.cleared or self.needy is not None)
+        return bool(self.prefer or self.choose or self.cleared or self.given or self.needy is not None)
 
 
 NONE = Choices()
@@ -123,6 +124,7 @@ def run_following(inp: CycleInput, hints: Hints, choices: Choices, phases: Phase
     served it (None: its own)."""
     followed = replace(hints, prefer={} if "what_of" in mine else choices.prefer,
                        cleared_first=() if "how_much" in mine else choices.cleared,
+                       given_first=() if "how_much" in mine else choices.given,
                        choose={} if "defrag" in mine else choices.choose,
                        known_order=None if "defrag" in mine else choices.known_order)
     run = schedule(inp, followed, phases)

@@ -39,6 +39,7 @@ from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.needy import needy_expanded, needy_left_off
 from replay.model.published import PublishedShares, published_schedule, work_rows
 from replay.model.stale import StaleFree, stale_free
+from replay.model.stranded import Stranded
 from replay.model.submission import submission_order
 from rmref import UNLIMITED, CapInput, job_order
 from rmref.model import CycleInput, Machine, Share, Work
@@ -61,7 +62,7 @@ def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inv
     unschedulable machines' free space, whose `notes` then say where it was inferred (default: a
     fresh one)."""
     stale = stale or stale_free(tables, boot.nodepools, boot.config.quantum_gb)
-    liveness = NodeLiveness(tables, inventory, pool_of(tables, boot))
+    liveness = NodeLiveness(tables, inventory, pool_of(tables, boot), boot.config.behaviours)
     log = _LogReads(tables, boot)
     removed_before: set[tuple[int, int]] = set()
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
@@ -94,6 +95,7 @@ class _LogReads:
         self.work = ByCycle(work_rows(tables))
         self.caps = ByCycle(cap_inputs(tables))
         self.purged = purged_hosts(tables)
+        self.stranded = Stranded(tables)
         self.submitted = submission_order(tables)
         self.capped = ByCycle(tables["job_caps"].select("cycle", "job_id"))
         refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
@@ -145,7 +147,7 @@ class _LogReads:
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
                 map_rank=rank[job] + 1,  # where the comparator ties, the printed order is the share map's
-                purged=(job, sid) in purged_now,
+                purged=(job, sid) in purged_now, stranded=self.stranded(job, sid, host, cycle),
             ))
         return held
 
@@ -158,7 +160,10 @@ class _LogReads:
         # countNShares: held, less what is leaving and what a node's purge took this cycle (a
         # share there already leaving, or already vacated and gone from the schedule, once)
         gone = self.purged.get((cycle, job), set())
-        held_now = sum(1 for s in shares if not s.pending_removal and s.host not in gone)
+        # where the schedule marks which (2.0.x stops its purge at a reservation's process), those
+        marked = {s.host for s in shares if s.purged and s.host in gone}
+        held_now = sum(1 for s in shares if not s.pending_removal
+                       and not (s.purged if s.host in marked else s.host in gone))
         # the RM logs a cap for every job but a completed or refused one; a refusal that leaves the
         # job in a class (a service in a fair-share class) does not stop its scheduling
         refused = self.refused_in.get(job, cycle + 1) <= cycle and not r["class"]

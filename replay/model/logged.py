@@ -18,7 +18,7 @@ Each decision kind becomes {cycle: {job: value}} so a comparison is a dictionary
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import polars as pl
@@ -72,6 +72,8 @@ class Logged:
         rows = self.rmcounter.get(cycle)
         return counter_blocks({"rmcounter": rows}) if rows is not None else []
     published: PerJob  # job -> (Additions' hosts, new Removals' (host, share id)), both sorted
+    # hosts countFreeableMachines gave a reservation (free or to be freed), in the order its walk met them
+    freeable_given: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,15 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
             in_cycles(tables["counts"]).filter(pl.col("reason").is_not_null())
             .unique(["cycle", "job_id"], keep="last", maintain_order=True), "reason").items()},
         published=published(tables),
+        freeable_given=_freeable_given(tables["expansions"]),
     )
+
+
+def _freeable_given(expansions: pl.DataFrame) -> dict[int, tuple[str, ...]]:
+    """Per cycle, the hosts countFreeableMachines gave (`Giving H because it is free|freeable`),
+    each once, in log order: its walk over a node map (before 2.1.0 free machines not first)."""
+    given = in_cycles(expansions).filter(pl.col("kind") == "freeable_giving").sort("cycle", "line")
+    return {c: tuple(dict.fromkeys(h for (h,) in rows)) for c, rows in _rows(given, "host").items()}
 
 
 def published(tables: Mapping[str, pl.DataFrame]) -> PerJob:

@@ -72,7 +72,8 @@ def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> In
 def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
                   inventory: Inventory | None = None) -> NodeLiveness:
     """The node inventory and liveness, to advance cycle by cycle (`advance(cycle)`)."""
-    return NodeLiveness(tables, inventory or machine_inventory(tables, boot), pool_of(tables, boot))
+    return NodeLiveness(tables, inventory or machine_inventory(tables, boot), pool_of(tables, boot),
+                        boot.config.behaviours)
 
 
 def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,

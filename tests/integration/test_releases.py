@@ -24,9 +24,7 @@ from tests.oracle.generate import generate, scenario_seed
 SAMPLES = sorted(p for p in (FIXTURES / "releases").glob("*/*") if (p / "truth.jsonl.gz").exists())
 IDS = [f"{p.parent.name}/{p.name}" for p in SAMPLES]
 # where the audit does not yet agree, pending a release behaviour rmref does not model (rmref/behaviours.py)
-# 2.0.0/defrag-residual: 2.0.x's defragmentation clears (and What Of then fills) other machines than
-# rmref's; its cause is not yet named (docs/fidelity.md, "Every DUCC release")
-PENDING: set[str] = {"2.0.0/defrag-residual"}
+PENDING: set[str] = set()
 
 
 def _parse(path: Path, engine: str = "fast"):

@@ -124,6 +124,21 @@ def test_a_varied_off_machine_loses_its_services_before_2_1_0_only(how):
         assert purged == ([2] if how == VARIED_OFF and release != "2.0.0" else [1, 2]), release
 
 
+def test_2_0_0_takes_the_purge_the_schedule_marks_where_the_walk_stopped_at_a_reservation():
+    """Job 2 runs two processes on A beside a reservation when A is varied off. 2.0.0's disable walks
+    A's processes in a HashMap on random ids and stops at the reservation's: it purged only the one
+    the schedule marks ^P (seed 9606 scenario 9: three of four, `Purge Job` three times), so the
+    job keeps the other. Without marks rmref purges every process but the reservation's."""
+    a = replace(A, disabled=VARIED_OFF)
+    job = _work(2, 1, "normal", shares=(A.name, A.name))
+    marked = replace(job, shares=(replace(job.shares[0], purged=True), job.shares[1]))
+    rsv = _work(3, 1, "reserve", "Reservation", shares=(A.name,))
+    took = sorted(s.share_id for _, s in purged_shares(_cycle("2.0.0", (a,), (marked, rsv))))
+    assert took == [20]
+    assert len(purged_shares(_cycle("2.0.0", (a,), (job, rsv)))) == 2
+    assert len(purged_shares(_cycle("2.1.0", (a,), (marked, rsv)))) == 2  # (a vary-off: all fair-share work)
+
+
 def test_a_machine_back_from_a_disable_is_empty_before_2_1_0_only():
     """A was varied off and on again; the service process the vary-off purged (^P in the schedule)
     is still listed, waiting for the Orchestrator. 2.0.0's disable took A out of the pool's tables

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from rmref import UNLIMITED, CapInput
+from rmref.behaviours import for_release
 from rmref.howmuch import how_much
 from rmref.javahash import hashmap_order as java_hashmap_order
 from rmref.javahash import string_hash as java_string_hash
@@ -161,3 +162,57 @@ def test_java_hashes():
     # Hilaria and Rodrigo share bucket 9 of 16: they keep the order they were put in
     assert java_hashmap_order(["Rodrigo", "Lucrezia", "Hilaria"]) == ["Rodrigo", "Hilaria", "Lucrezia"]
     assert java_hashmap_order(["Hilaria", "Rodrigo", "Lucrezia"]) == ["Hilaria", "Rodrigo", "Lucrezia"]
+
+
+def test_before_2_1_0_the_reservation_walk_may_set_aside_a_busy_machine_though_a_free_one_is_there():
+    """countFreeableMachines, 2.0.0: the machines of the size in node-map order (a sort on size only),
+    each given if free, or set aside to be emptied if it holds only fair-share work, which takes a
+    whole free machine off the pool's count (nMachinesByOrder[order]--) though this one is busy.
+    From 2.1.0 (UIMA-4912) free machines sort first. The walk is the order the log shows
+    (`Giving H because it is free|freeable`), followed where the node-map order is open."""
+    reserve = (ClassDef("reserve", RESERVE, 1, 0, ROOT),)
+    nodes = (Machine("b", ROOT, 4, 60 * 1024), Machine("f", ROOT, 4, 60 * 1024))
+    fair = job(2, "sam", "normal", 15, shares=[Share(1, 2, "b", 1)])
+    work = [job(1, "kay", "reserve", 60, work_type="Reservation"), fair]
+
+    def fair_count(release, met_first):
+        inp = cycle(work, nodes, reserve + FAIR, behaviours=for_release(release))
+        return how_much(inp, {1: 1, 2: 1000}, given_first=met_first).counts
+
+    assert fair_count("2.0.0", ("b",)) == {1: 1, 2: 4}  # b set aside: one whole machine left to count
+    assert fair_count("2.0.0", ("f",)) == {1: 1, 2: 8}  # f given free: nothing set aside
+    assert fair_count("2.1.0", ("b",)) == {1: 1, 2: 8}  # free first whatever the map's order
+
+
+def test_before_2_1_0_a_purged_process_does_not_keep_a_reservation_off_its_machine():
+    """2.0.0 NodePool.disable took the machine out of the tables and the node came back as a new,
+    empty Machine: the purged service process still listed (^P) is on the old one, so
+    countFreeableMachines finds the machine free (seed 10202 scenario 9, cycle 289). From 2.1.0 the
+    machine keeps its processes and a service's cannot be evicted."""
+    reserve = (ClassDef("reserve", RESERVE, 1, 0, ROOT), ClassDef("fixed", FIXED_SHARE, 5, 0, ROOT))
+    service = job(2, "sam", "fixed", 15, work_type="Service", shares=[Share(1, 2, "r1", 1, purged=True)])
+    work = [job(1, "kay", "reserve", 60, work_type="Reservation"), service]
+    nodes = (Machine("r1", ROOT, 4, 60 * 1024),)
+    old = how_much(cycle(work, nodes, reserve, behaviours=for_release("2.0.0")), {1: 1, 2: 1})
+    new = how_much(cycle(work, nodes, reserve, behaviours=for_release("2.1.0")), {1: 1, 2: 1})
+    assert (old.counts[1], old.deferred) == (1, {})
+    assert (new.counts[1], new.deferred) == (0, {1: "Deferred because resources are exhausted."})
+
+
+def test_before_2_1_0_a_reservation_kept_by_a_disable_stays_on_the_old_record_of_its_machine():
+    """2.0.0: a varied-off machine's reservation is not purged and stays on the Machine that left
+    the tables; the node comes back as a new, empty Machine of the same key. rearrangeVirtual then
+    finds the key in the tables but works on the old record, whose free space the reservation had
+    taken to 0: it lowers vMachinesByOrder[0] and stops ("bad virtual machine list ... v_order 0"),
+    so the new machine stays free (seed 9606 scenario 8: `vmachines = -1 2 0 0 0`)."""
+    reserve = (ClassDef("reserve", RESERVE, 1, 0, ROOT),)
+    nodes = (Machine("n01", ROOT, 1, 15 * 1024), Machine("n03", ROOT, 1, 15 * 1024))
+    kept = job(1, "ben", "reserve", 15, work_type="Reservation", shares=[Share(2, 1, "n01", 1, stranded=True)])
+    work = [kept, job(2, "eve", "normal", 15)]
+
+    def run(release):
+        return how_much(cycle(work, nodes, reserve + FAIR, behaviours=for_release(release)), {1: 1, 2: 1000})
+
+    old, new = run("2.0.0"), run("2.1.0")
+    assert old.counts[2] == 2 and old.runs[0].vmachines[:2] == (-1, 2)
+    assert new.counts[2] == 1  # from 2.1.0 the machine kept its record, and the reservation fills it

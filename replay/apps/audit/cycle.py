@@ -38,7 +38,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
     trace = CycleTrace(inp.cycle, inp, caps, logged=logged)
     if "counts" in only:
-        trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps))
+        trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps, "how_much" in own))
     # What Of's start on unschedulable machines, as rmref's How Much leaves it (it reads neither
     # caps nor counts, so one value serves every walk of the cycle, phase-isolated and chained)
     own_left = trace.how_much.stale_left if "how_much" in own and trace.how_much is not None else None
@@ -71,15 +71,17 @@ def _audit_caps(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
 
 
 def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,
-                  caps: Mapping[int, Caps]) -> HowMuch:
+                  caps: Mapping[int, Caps], own: bool) -> HowMuch:
     """How Much on the logged caps (the cap phase is audited on its own). The RM logs a cap for
-    every job but a completed or refused one, whose cap rmref derives as the RM does."""
+    every job but a completed or refused one, whose cap rmref derives as the RM does. `own`:
+    rmref's own How Much, which follows the RM's walk where it finds the machines alike."""
     c = inp.cycle
     logged_caps = logged.caps.get(c, {})
     job_caps = {w.job_id: logged_caps[w.job_id] if w.job_id in logged_caps else phases.caps(w.cap_input).actual
                 for w in inp.work}
     hm = phases.how_much(inp, job_caps, dict(inp.config.user_allotments), logged.user_orders.get(c, ()))
     logged_counts = logged.counts.get(c, {})
+    hm, verified = _follow_freeable_walk(inp, logged, phases, hm, job_caps, logged_counts) if own else (hm, {})
     result.ref["counts"] += [(c, w.job_id, w.order, hm.counts[w.job_id]) for w in inp.work if w.job_id in hm.counts]
     work = {w.job_id: w for w in inp.work}
     reasons = logged.deferrals.get(c, {})
@@ -91,8 +93,30 @@ def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: Audit
         return count_cause(work[job], inp, hm, logged.counters(c), lv if isinstance(lv, int) else None,
                            reasons.get(job))
 
-    compare(result, "counts", c, logged_counts, {j: n for j, n in hm.counts.items() if n or j in logged_counts}, why)
+    compare(result, "counts", c, logged_counts, {j: n for j, n in hm.counts.items() if n or j in logged_counts}, why,
+            verified, "countFreeableMachines")
     return hm
+
+
+def _follow_freeable_walk(inp: CycleInput, logged: Logged, phases: Phases, hm: HowMuch, job_caps: Mapping[int, int],
+                          logged_counts: Mapping[int, object]) -> tuple[HowMuch, dict[int, Verified]]:
+    """countFreeableMachines walks alike machines in a node map hashed on IPs the log (before DUCC
+    3.0.0) never shows, and the log shows the walk (`Giving H because it is free|freeable`): where
+    How Much then counts every job as the RM did, and on its own order did not, the RM's walk is a
+    verified choice (before 2.1.0 it decides whether a free machine is given or a busy one set aside)."""
+    given = logged.freeable_given.get(inp.cycle, ())
+    own = {j: n for j, n in hm.counts.items() if n or j in logged_counts}
+    if not given or inp.config.behaviours.has("node_ip_logged") or own == dict(logged_counts):
+        return hm, {}
+    again = phases.how_much(inp, job_caps, dict(inp.config.user_allotments),
+                            logged.user_orders.get(inp.cycle, ()), given_first=given)
+    theirs = {j: n for j, n in again.counts.items() if n or j in logged_counts}
+    if theirs != dict(logged_counts):
+        return hm, {}
+    why = (f"agrees: countFreeableMachines met {', '.join(given)} first for a reservation, among machines alike "
+           f"but for the node IPs its node map hashes, which the log of DUCC {inp.config.behaviours.release} "
+           "never shows (the log shows its walk)")
+    return again, {j: Verified(own.get(j), why) for j in set(own) | set(theirs) if own.get(j) != theirs.get(j)}
 
 
 def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult,

@@ -81,7 +81,7 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
                               if own_taken.get(j) != _taken(d).get(j)}
             follow.choose.update(rm)
             follow.sentences.append(why)
-    if follow is not None and _taken(d) != logged_taken and any(u.tied for u in d.unsettled):
+    if follow is not None and any(u.tied for u in d.unsettled):
         d, more = _follow_machine_tie(d, logged, c, logged_taken, lambda rm: phase(inp, counts, placed, gone,
                                                                                   choose=rm, **kwargs), follow)
         verified_taken.update({j: v for j, v in more.items() if j not in verified_taken})
@@ -132,11 +132,15 @@ def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping
     IPs the log (before DUCC 3.0.0) never shows: where the RM cleared one of them, and rmref clearing
     the RM's machine there takes from every job what the RM took, the RM's choice is verified."""
     rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
+    logged_evicted = {j: v for j, v in logged_taken.items() if v}
+    # (a clearing of new processes alone evicts nothing: the machine it cleared tells it apart)
+    if _taken(d) == logged_evicted and _cleared(d) == rm:
+        return d, {}
     ties = [u for u in d.unsettled if u.tied and set(u.tied) & set(rm)]
     if not ties:
         return d, {}
     again = rerun(dict(rm))
-    if _taken(again) != {j: v for j, v in logged_taken.items() if v}:
+    if _taken(again) != logged_evicted or (_taken(d) == logged_evicted and _cleared(again) != rm):
         return d, {}
     u = ties[0]
     why = (f"agrees: the RM cleared {', '.join(sorted(set(u.tied) & set(rm)))} for needy job {u.needy_job}, one of "
@@ -147,6 +151,15 @@ def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping
     follow.sentences.append(why)
     return again, {j: Verified(("taken", own.get(j)), why) for j in set(own) | set(_taken(again))
                    if own.get(j) != _taken(again).get(j)}
+
+
+def _cleared(d: Defrag) -> dict[str, tuple[tuple[int, int], ...]]:
+    """Host -> the (donor job, share id; 0 for a new process) defragmentation cleared there, sorted
+    (as `replay.apps.verify.cleared_by_rm` reads the RM's)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for a in d.actions:
+        out.setdefault(a.host, []).append((a.donor_job, a.share_id if a.action == "evict" else 0))
+    return {h: tuple(sorted(v)) for h, v in out.items()}
 
 
 def _taken(d: Defrag) -> dict[int, list[tuple[str, int]]]:

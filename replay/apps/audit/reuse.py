@@ -85,10 +85,12 @@ class Follow:
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, one of rmref's
     # How Much: the machines the RM cleared for a reservation, where the node-map order is open
     cleared: tuple[str, ...] = ()
+    # How Much: the machines countFreeableMachines gave, in the walk the log shows (an open order)
+    given: tuple[str, ...] = ()
     sentences: list[str] = field(default_factory=list)
     followed: Choices = NONE  # the choices the cycle's chained run followed (none: it follows none)
     served: Mapping[int, int] | None = None  # the RM's needy verdict the chained run served (None: its own)
 
     def any(self) -> bool:
         """Whether there is a choice to follow."""
-        return bool(self.prefer or self.choose or self.cleared or self.needy is not None)
+        return bool(self.prefer or self.choose or self.cleared or self.given or self.needy is not None)

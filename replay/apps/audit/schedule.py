@@ -46,11 +46,20 @@ def audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Audi
 
 
 def _follow_cleared(inp: CycleInput, logged: Logged, follow: Follow) -> None:
-    """On a log that shows no node IP (before DUCC 3.0.0), the machines How Much clears for a
-    reservation are met in the order of a node map hashed on those IPs: the chained run takes the
-    RM's logged ones first among the machines alike (verified when the schedule then agrees)."""
+    """On a log that shows no node IP (before DUCC 3.0.0), the machines How Much gives and clears
+    for a reservation are met in the order of a node map hashed on those IPs: the chained run takes
+    the RM's logged ones first among the machines alike, in the walk's order (verified when the
+    schedule then agrees)."""
+    if inp.config.behaviours.has("node_ip_logged"):
+        return
+    given = logged.freeable_given.get(inp.cycle, ())
+    if given:  # (the walk the log shows: countFreeableMachines' picks, free or to be freed)
+        follow.given = tuple(given)
+        follow.sentences.append(f"agrees: countFreeableMachines met {', '.join(given)} first for a reservation, "
+                                "among machines alike but for the node IPs its node map hashes, which the log of "
+                                f"DUCC {inp.config.behaviours.release} never shows (the log shows its walk)")
     cleared = logged.cleared.get(inp.cycle, ())
-    if not cleared or inp.config.behaviours.has("node_ip_logged"):
+    if not cleared:
         return
     follow.cleared = tuple(cleared)
     follow.sentences.append(f"agrees: the RM cleared {', '.join(cleared)} for a reservation, among machines "
@@ -67,7 +76,7 @@ def _follow_schedule(inp: CycleInput, logged_pub: Mapping[int, object], run: Cyc
     follows the RM where the RM's choice was free. The jobs it publishes as the RM did, where the
     run on rmref's own picks did not, are verified choices."""
     known = logged.job_order_known.get(inp.cycle, ()) if follow.needy is not None else None
-    choices = Choices(follow.prefer, follow.choose, follow.cleared, known, follow.needy)
+    choices = Choices(follow.prefer, follow.choose, follow.cleared, known, follow.needy, follow.given)
     again, served = run_following(inp, hints, choices, phases)
     theirs = {j: (p.additions, p.removals) for j, p in again.published.items()}
     parts = {j for j in set(logged_pub) | set(theirs) if logged_pub.get(j) != theirs.get(j)}

@@ -174,7 +174,8 @@ class Simulation:
         return Hints(tuple(logged.user_orders.get(cycle, ())) if logged else (),
                      tuple(logged.job_order.get(cycle, ())) if logged else (),
                      logged.share_walk.get(cycle, {}) if logged else {},
-                     self.memory, prefer=self._prefer(cycle))
+                     self.memory, prefer=self._prefer(cycle),
+                     given_first=logged.freeable_given.get(cycle, ()) if logged else ())
 
     def _prefer(self, cycle: int) -> dict[str, int]:
         """The hosts the RM connected new shares on this cycle, in the order it created them (share

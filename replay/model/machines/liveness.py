@@ -15,6 +15,7 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.bycycle import ByCycle
 from replay.model.machines.inventory import Inventory, PoolOf
+from rmref.behaviours import Behaviours
 from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import Machine
 
@@ -36,7 +37,8 @@ class NodeLiveness:
     and what was inferred: replay.model.machines.inventory); a node it cannot size is `missing`.
     """
 
-    def __init__(self, tables: Mapping[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf):
+    def __init__(self, tables: Mapping[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf,
+                 behaviours: Behaviours = Behaviours()):
         nodes = tables["nodes"]
         self._events = ByCycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
         ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
@@ -47,6 +49,9 @@ class NodeLiveness:
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
+        # before 2.1.0 a vary-on leaves the machine out of its pool until the node next reports (an
+        # arrival: `Host added`); from 2.1.0 on it is schedulable at once (behaviour vary_on_at_once)
+        self._back_at_once = behaviours.has("vary_on_at_once")
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
@@ -78,7 +83,8 @@ class NodeLiveness:
                     off = event == "vary_off"
                     # doVaryOff disables (purges fair-share work) only a machine that was online
                     purges = off and not old.varied_off and host not in self._dead
-                    self._known[host] = replace(old, varied_off=off, online=not off and host not in self._dead,
+                    online = not off and host not in self._dead and self._back_at_once
+                    self._known[host] = replace(old, varied_off=off, online=online,
                                                 disabled=VARIED_OFF if purges else old.disabled)
         return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 

@@ -1,0 +1,38 @@
+"""Processes left on a machine's old record (2.0.x): which published shares are `Share.stranded`.
+
+Before 2.1.0 (behaviour `purge_by_policy`) NodePool.disable took a varied-off machine out of the
+pool's tables, keeping the processes it did not purge (the walk stops at the first reservation's)
+on that Machine object. When the node next reported after its vary-on, the RM made a new, empty
+Machine (`Host added`); the kept processes stay on the old one, which no table holds any more. A
+share is stranded when it was published before such an arrival of its host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+
+class Stranded:
+    """Which (job, share id) on a host, in a cycle, sits on the host's old Machine record."""
+
+    def __init__(self, tables: Mapping[str, pl.DataFrame]):
+        nodes = tables["nodes"].filter(pl.col("event").is_in(["disable", "arrive"]) & pl.col("cycle").is_not_null())
+        self._reborn: dict[str, list[int]] = {}  # host -> cycles a new record replaced a disabled one
+        disabled: set[str] = set()
+        for host, event, cycle in nodes.sort("line").select("host", "event", "cycle").iter_rows():
+            if event == "disable":
+                disabled.add(host)
+            elif host in disabled:
+                disabled.discard(host)
+                self._reborn.setdefault(host, []).append(cycle)
+        placed = tables["schedule"].filter(pl.col("share_id").is_not_null() & pl.col("host").is_in(list(self._reborn)))
+        self._first: dict[tuple[int, int], int] = {
+            (job, sid): cycle for job, sid, cycle in placed.group_by("job_id", "share_id").agg(
+                pl.col("cycle").min()).iter_rows()}
+
+    def __call__(self, job: int, sid: int, host: str, cycle: int) -> bool:
+        """Whether the share was published before a new record of its host replaced the old, by `cycle`."""
+        first = self._first.get((job, sid))
+        return first is not None and any(first < r <= cycle for r in self._reborn.get(host, ()))
