@@ -31,9 +31,11 @@ static int same_span(const char *d, const int32_t *a, const int32_t *b)
 /* the values of line `l`'s list, appended to `vals` as int64 (the template checked they are ints) */
 static int push_list(const char *d, const Line *l, const int32_t *items, I64s *vals, I32s *offs)
 {
-    for (Py_ssize_t k = 0; k < l->count; k++)
-        if (!i64_push(vals, int_at(d, items[2 * (l->first + k)], items[2 * (l->first + k) + 1])))
-            return 0;
+    if (!reserve((void **)&vals->v, vals->n, &vals->cap, sizeof(int64_t), l->count))  /* once a list */
+        return 0;
+    const int32_t *it = items + 2 * l->first;
+    for (Py_ssize_t k = 0; k < l->count; k++, it += 2)  /* mostly one digit: the loop of int_at, */
+        vals->v[vals->n++] = it[1] - it[0] == 1 ? d[it[0]] - '0' : int_at(d, it[0], it[1]);  /* or none */
     return i32_push(offs, (int32_t)vals->n);
 }
 
