@@ -147,11 +147,13 @@ int col_put(Col *c, Py_ssize_t i, const char *d, int32_t s, int32_t e)
     switch (c->type) {
     case COL_STR:
         return col_str(c, i, d + s, e - s) ? 1 : -1;
-    case COL_I64:
-        if (!is_int(d + s, e - s))
+    case COL_I64: {
+        int64_t v;
+        if (!int_value(d + s, e - s, &v))
             return 0;
-        col_i64(c, i, int_at(d, s, e));
+        col_i64(c, i, v);
         return 1;
+    }
     case COL_BOOL:
         col_bool(c, i, is_lit_span(d, s, e, "true") || is_lit_span(d, s, e, "found")
                            || is_lit_span(d, s, e, "POTENTIALLY NEEDY"));
@@ -194,6 +196,24 @@ PyObject *col_to_python(Col *c)
     return out;
 }
 
+/* the string bytes of column k of the n rows of spans (ncols columns a row) allocated at once: no
+ * realloc copying the column as it fills; 0 when out of memory */
+static int col_reserve(Col *c, const int32_t *sp, int ncols, int k)
+{
+    Py_ssize_t total = 0;
+    for (Py_ssize_t r = 0; r < c->n; r++) {
+        const int32_t *span = sp + (r * ncols + k) * 2;
+        total += span[0] >= 0 ? span[1] - span[0] : 0;
+    }
+    if (total <= c->dcap)
+        return 1;
+    char *p = PyMem_RawRealloc(c->data, (size_t)total);
+    if (!p)
+        return 0;
+    c->data = p, c->dcap = total;
+    return 1;
+}
+
 /* typed(data, spans, ncols, types) -> [column per type] or None: the bucket's span columns typed
  * (types: a COL_* code per column, 255 to skip it: None in its place) with the GIL released */
 PyObject *typed_columns(PyObject *self, PyObject *args)
@@ -217,6 +237,8 @@ PyObject *typed_columns(PyObject *self, PyObject *args)
             if (types[k] == 255)
                 continue;
             if (!col_init(&cols[k], types[k], n))
+                status = -1;
+            else if (types[k] == COL_STR && !col_reserve(&cols[k], s, ncols, k))
                 status = -1;
             for (Py_ssize_t r = 0; r < n && status == 1; r++)
                 status = col_put(&cols[k], r, in.buf, s[(r * ncols + k) * 2], s[(r * ncols + k) * 2 + 1]);
