@@ -5,6 +5,7 @@ glued on, route prefixes rejected by their first bytes, and timestamps that shar
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from replay.parsing.families import GENERIC
@@ -69,3 +70,25 @@ def test_timestamps_that_share_a_date_or_come_back_to_one():
         "01 Jan 2015 00:00:02,000", "31 Dec 1969 23:59:59,999", "31 Dec 1969 00:00:00,000", "31 Dec 1970 00:00:00,000",
         "01 Foo 2015 00:00:00,000", "01 Foo 2015 00:00:00,000", "01 Jan 2015 00:00:03,000",
     ]) + "\n")
+
+
+def test_a_span_outside_its_block_is_a_clear_error_from_every_checked_reader():
+    # the readers check their spans with the GIL released, then raise once they hold it again
+    from replay.parsing import _scan
+    from replay.parsing.scan import _rmcounter_templates
+
+    def i32(*values: int) -> bytes:
+        return np.array(values, dtype=np.int32).tobytes()
+
+    data = b"countClassShares RmCounter Start\n"
+    with pytest.raises(ValueError, match="fill: a span lies outside the block"):
+        _scan.fill(data, i32(0), i32(99), i32(0), ((), ()))
+    with pytest.raises(ValueError, match="rmcounter: a span outside the block or an unknown kind"):
+        _scan.rmcounter(data, i32(0), i32(99), i32(0), _rmcounter_templates())
+    with pytest.raises(ValueError, match="rmcounter: a span outside the block or an unknown kind"):
+        _scan.rmcounter(data, i32(0), i32(5), i32(99), _rmcounter_templates())
+    with pytest.raises(ValueError, match="schedule: a span outside the block, or records out of order"):
+        _scan.schedule(data, i32(0), i32(0), i32(99))
+    with pytest.raises(ValueError, match="sections: a span outside the block, or records out of order"):
+        _scan.sections(data, i32(1, 0), i32(0, 0), i32(5, 5))
+    assert _scan.rmcounter(data, i32(0), i32(len(data) - 1), i32(0), _rmcounter_templates())["nrows"] == 1

@@ -213,13 +213,17 @@ PyObject *fill_rows(PyObject *self, PyObject *args)
         fail("fill: as many ends and families as starts");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len) {
-            fail("fill: a span lies outside the block");
-            goto done;
-        }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS  /* a pass over the spans alone: other parse threads run meanwhile */
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        bad = s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len;
         if (e[i] - s[i] > longest)
             longest = e[i] - s[i];
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        fail("fill: a span lies outside the block");
+        goto done;
     }
     if (!read_plan(families, buckets, &plan))
         goto done;

@@ -11,14 +11,11 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
         PyErr_Format(PyExc_ValueError, "%s: as many records and ends as starts", what);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in->len || (i && rec[i] < rec[i - 1])) {
-            PyErr_Format(PyExc_ValueError, "%s: a span outside the block, or records out of order", what);
-            return -1;
-        }
-    int oom = 0;
+    int oom = 0, bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t a = 0; a < n && !oom;) {
+    for (Py_ssize_t i = 0; i < n && !bad; i++)
+        bad = s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in->len || (i && rec[i] < rec[i - 1]);
+    for (Py_ssize_t a = 0; a < n && !oom && !bad;) {
         Py_ssize_t b = a;
         while (b < n && rec[b] == rec[a]) b++;  /* one record's lines */
         int got = reader(in->buf, s, e, a, b, rec[a], rows);
@@ -26,6 +23,10 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
         a = b;
     }
     Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "%s: a span outside the block, or records out of order", what);
+        return -1;
+    }
     if (oom) {
         PyErr_NoMemory();
         return -1;
