@@ -24,6 +24,7 @@ typedef struct {
     /* its straight start (prefilter): a leading SPAN's set (or NULL) and least run, then SET sets */
     const unsigned char *lead, *chain[CHAIN];
     int lead_min, nchain;
+    Py_ssize_t after;  /* the pc past the straight start (its ops, one step each, then taken already) */
 } Prog;
 
 typedef struct {
@@ -33,14 +34,16 @@ typedef struct {
     int nprogs;  /* -1: the group's prefixes are outside the compiled subset */
 } Group;
 
-/* 1 match, 0 none, -1 gave up (the stack or the step budget ran out) */
-static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *stack)
+/* 1 match, 0 none, -1 gave up (the stack or the step budget ran out). The first start runs from
+ * pc `pc0` at `pos0` (past the straight start may_match took: pc 0 at s when it took none). */
+static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *stack, Py_ssize_t pc0,
+                    Py_ssize_t pos0)
 {
-    long budget = STEP_BUDGET;
+    long budget = STEP_BUDGET - pc0;  /* the straight start's steps, one an op */
     Py_ssize_t last = p->anchored ? s : e;
     for (Py_ssize_t start = s; start <= last; start++) {
         Py_ssize_t top = 0;
-        stack[top++] = 0, stack[top++] = start;
+        stack[top++] = start == s ? pc0 : 0, stack[top++] = start == s ? pos0 : start;
         while (top) {
             Py_ssize_t pos = stack[--top], pc = stack[--top];
             for (;;) {
@@ -105,7 +108,7 @@ static int valid_set(const Prog *p, int set) { return set >= 0 && set < p->nsets
 static void prefilter(Prog *p, const unsigned char **leads, int *nleads)
 {
     Py_ssize_t pc = 0;
-    p->lead = NULL, p->nchain = 0;
+    p->lead = NULL, p->nchain = 0, p->after = 0;
     if (!p->anchored)
         return;  /* tried at every start under one step budget: skipping would change the budget */
     while (pc < p->ncode && p->code[4 * pc] == OP_BOL) pc++;  /* holds where an anchored program runs */
@@ -126,10 +129,12 @@ static void prefilter(Prog *p, const unsigned char **leads, int *nleads)
             break;
         p->chain[p->nchain++] = p->sets + 32 * p->code[4 * pc + 3];
     }
+    p->after = pc;
 }
 
-/* 0 when the program's straight start rejects the body d[s, e) (it cannot match), else 1 */
-static int may_match(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, SpanMemo *memo)
+/* -1 when the program's straight start rejects the body d[s, e) (it cannot match), else the
+ * position past it (where run_prog goes on from pc p->after) */
+static Py_ssize_t may_match(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, SpanMemo *memo)
 {
     Py_ssize_t q = s;
     if (p->lead) {
@@ -139,12 +144,12 @@ static int may_match(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, S
         }
         q = memo->end;
         if (q - s < p->lead_min)
-            return 0;
+            return -1;
     }
     for (int j = 0; j < p->nchain; j++, q++)
         if (q >= e || !in_set(p->chain[j], (unsigned char)d[q]))
-            return 0;
-    return 1;
+            return -1;
+    return q;
 }
 
 /* a name as one word for the hash: up to 8 bytes, or the first and last 8 (no byte loop) */
@@ -279,9 +284,10 @@ PyObject *route_records(PyObject *self, PyObject *args)
         SpanMemo memo = {NULL, 0};
         for (int r = 0; r < gr->nprogs; r++) {
             const Prog *p = &gr->progs[r];
-            if (!may_match(p, d, col[15], col[16], &memo))
+            Py_ssize_t past = may_match(p, d, col[15], col[16], &memo);
+            if (past < 0)
                 continue;
-            int got = run_prog(p, d, col[15], col[16], stack);
+            int got = run_prog(p, d, col[15], col[16], stack, p->after, past);
             if (got) {
                 fam[i] = got > 0 ? p->family : R_UNDECIDED;
                 break;
