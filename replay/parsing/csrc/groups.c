@@ -59,6 +59,22 @@ PyObject *read_records(PyObject *args, const char *what, RecordReader reader, I3
     return result;
 }
 
+RowMarks mark_rows(const void *rows, int ncols)
+{
+    const I32s *col = rows;
+    RowMarks m = {ncols < MAX_ROW_COLS ? ncols : MAX_ROW_COLS, {0}};
+    for (int i = 0; i < m.ncols; i++)
+        m.n[i] = col[i].n;
+    return m;
+}
+
+void rewind_rows(void *rows, const RowMarks *marks)
+{
+    I32s *col = rows;
+    for (int i = 0; i < marks->ncols; i++)
+        col[i].n = marks->n[i];
+}
+
 int ascii_tokens(const char *d, int32_t s, int32_t e, int max, int32_t *ts, int32_t *te)
 {
     int n = 0;

@@ -200,6 +200,15 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
    returns each column's bytes then the refused records', freeing the columns. */
 PyObject *read_records(PyObject *args, const char *what, RecordReader reader, I32s *cols, int ncols);
 
+/* A record reader appends its rows as it reads and takes them back when it refuses the record:
+ * the length of every column of its rows struct (I32s members only) is marked before the record,
+ * and a refusal rewinds each column to its mark (groups.c). */
+enum { MAX_ROW_COLS = 8 };
+typedef struct { int ncols; Py_ssize_t n[MAX_ROW_COLS]; } RowMarks;
+RowMarks mark_rows(const void *rows, int ncols);
+void rewind_rows(void *rows, const RowMarks *marks);
+#define MARK_ROWS(out) mark_rows((out), (int)(sizeof *(out) / sizeof(I32s)))  /* every column of *out */
+
 /* the blank-separated tokens of d[s, e) into ts, te (at most `max`, else -1); -1 when a byte is not
  * printable ASCII (groups.c) */
 int ascii_tokens(const char *d, int32_t s, int32_t e, int max, int32_t *ts, int32_t *te);
