@@ -63,7 +63,8 @@ int col_init(Col *c, int type, Py_ssize_t n)
 {
     memset(c, 0, sizeof(*c));
     c->type = type, c->n = n;
-    Py_ssize_t width = type == COL_BOOL ? (n + 7) / 8 : 8 * n;
+    /* a string column keeps its values in offs and data: no 8 bytes a row to zero for nothing */
+    Py_ssize_t width = type == COL_BOOL ? (n + 7) / 8 : type == COL_STR ? 0 : 8 * n;
     c->valid = PyMem_RawCalloc((size_t)(n + 7) / 8 + 1, 1);
     c->vals = PyMem_RawCalloc((size_t)width + 8, 1);
     if (type == COL_STR)
