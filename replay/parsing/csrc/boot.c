@@ -34,7 +34,7 @@ static int nodes_record(const char *d, const int32_t *s, const int32_t *e, Py_ss
                         int32_t rec, void *rows)
 {
     NodeRows *out = rows;
-    Py_ssize_t mark = out->items.n;
+    RowMarks marks = MARK_ROWS(out);
     int32_t count = 0;
     for (Py_ssize_t i = a; i < b; i++) {
         for (int32_t k = s[i]; k < e[i];) {
@@ -66,7 +66,7 @@ static int nodes_record(const char *d, const int32_t *s, const int32_t *e, Py_ss
     }
     return i32_push(&out->rec, rec) && i32_push(&out->counts, count) ? 1 : -1;
 refuse:
-    out->items.n = mark;
+    rewind_rows(out, &marks);
     return 0;
 }
 

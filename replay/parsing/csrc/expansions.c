@@ -42,7 +42,7 @@ static int expansion_record(const char *d, const int32_t *s, const int32_t *e, P
                             int32_t rec, void *rows)
 {
     ExpRows *out = rows;
-    Py_ssize_t mark = out->rec.n;
+    RowMarks marks = MARK_ROWS(out);
     static const char ORDER[] = " Expansions in this order:";
     if (b - a != 1)
         return 0;
@@ -82,8 +82,7 @@ static int expansion_record(const char *d, const int32_t *s, const int32_t *e, P
         return -1;
     return 1;
 refuse:
-    out->rec.n = mark;
-    out->span.n = mark * 2 * EF_N;
+    rewind_rows(out, &marks);
     return 0;
 }
 

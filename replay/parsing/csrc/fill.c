@@ -143,10 +143,11 @@ static int add_row(Bucket *bk, const Alt *alt, Py_ssize_t rec, const int32_t *fs
 {
     if (!i32_push(&bk->recs, (int32_t)rec))
         return 0;
-    Py_ssize_t at = bk->spans.n;
-    for (int c = 0; c < 2 * bk->ncols; c++)
-        if (!i32_push(&bk->spans, -1))
-            return 0;
+    Py_ssize_t at = bk->spans.n;  /* the row's spans in one step, all -1 (bytes 0xff) to begin with */
+    if (!reserve((void **)&bk->spans.v, at, &bk->spans.cap, sizeof(int32_t), 2 * bk->ncols))
+        return 0;
+    memset(bk->spans.v + at, 0xff, (size_t)(2 * bk->ncols) * sizeof(int32_t));
+    bk->spans.n += 2 * bk->ncols;
     for (int f = 0; f < alt->nfields; f++)
         if (alt->slots[f] >= 0 && fspans[2 * f] >= 0) {
             bk->spans.v[at + 2 * alt->slots[f]] = fspans[2 * f];
@@ -161,11 +162,16 @@ static int add_row(Bucket *bk, const Alt *alt, Py_ssize_t rec, const int32_t *fs
         }
         if (!i32_push(&lc->counts, (int32_t)nitems))
             return 0;
-        for (Py_ssize_t k = 0; k < nitems; k++) {
-            int32_t s = items[2 * k], e = items[2 * k + 1];
-            if (bk->list_int[l] ? !i64_push(&lc->ints, int_at(d, s, e))
-                                : !i32_push(&lc->spans, s) || !i32_push(&lc->spans, e))
+        if (bk->list_int[l]) {  /* room for the whole list at once, then no check per item */
+            if (!reserve((void **)&lc->ints.v, lc->ints.n, &lc->ints.cap, sizeof(int64_t), nitems))
                 return 0;
+            for (Py_ssize_t k = 0; k < nitems; k++)
+                lc->ints.v[lc->ints.n++] = int_at(d, items[2 * k], items[2 * k + 1]);
+        } else {
+            if (!reserve((void **)&lc->spans.v, lc->spans.n, &lc->spans.cap, sizeof(int32_t), 2 * nitems))
+                return 0;
+            memcpy(lc->spans.v + lc->spans.n, items, (size_t)(2 * nitems) * sizeof(int32_t));
+            lc->spans.n += 2 * nitems;
         }
     }
     return 1;
@@ -207,13 +213,17 @@ PyObject *fill_rows(PyObject *self, PyObject *args)
         fail("fill: as many ends and families as starts");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len) {
-            fail("fill: a span lies outside the block");
-            goto done;
-        }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS  /* a pass over the spans alone: other parse threads run meanwhile */
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        bad = s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len;
         if (e[i] - s[i] > longest)
             longest = e[i] - s[i];
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        fail("fill: a span lies outside the block");
+        goto done;
     }
     if (!read_plan(families, buckets, &plan))
         goto done;
@@ -234,13 +244,15 @@ PyObject *fill_rows(PyObject *self, PyObject *args)
         if (!f || f->bucket < 0)
             continue;
         st_out[i] = 2;
+        if (!plain_body(d, s[i], e[i]))  /* once per body, not once per template tried */
+            continue;
         for (int a = 0; a < f->nalts; a++) {
             const Alt *alt = &f->alts[a];
             Py_ssize_t nitems = 0;
             int32_t count = 0;
             for (int k = 0; k < 2 * alt->nfields; k++)
                 fspans[k] = -1;
-            if (!match_one(d, s[i], e[i], alt->ops, alt->nops, fspans, items, &nitems, &count))
+            if (!match_plain(d, s[i], e[i], alt->ops, alt->nops, fspans, items, &nitems, &count))
                 continue;
             if (!add_row(&plan.buckets[f->bucket], alt, i, fspans, d, items, nitems)) {
                 oom = 1;

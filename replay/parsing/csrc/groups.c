@@ -11,14 +11,11 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
         PyErr_Format(PyExc_ValueError, "%s: as many records and ends as starts", what);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in->len || (i && rec[i] < rec[i - 1])) {
-            PyErr_Format(PyExc_ValueError, "%s: a span outside the block, or records out of order", what);
-            return -1;
-        }
-    int oom = 0;
+    int oom = 0, bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t a = 0; a < n && !oom;) {
+    for (Py_ssize_t i = 0; i < n && !bad; i++)
+        bad = s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in->len || (i && rec[i] < rec[i - 1]);
+    for (Py_ssize_t a = 0; a < n && !oom && !bad;) {
         Py_ssize_t b = a;
         while (b < n && rec[b] == rec[a]) b++;  /* one record's lines */
         int got = reader(in->buf, s, e, a, b, rec[a], rows);
@@ -26,6 +23,10 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
         a = b;
     }
     Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "%s: a span outside the block, or records out of order", what);
+        return -1;
+    }
     if (oom) {
         PyErr_NoMemory();
         return -1;
@@ -56,6 +57,22 @@ PyObject *read_records(PyObject *args, const char *what, RecordReader reader, I3
     PyMem_RawFree(refused.v);
     PyBuffer_Release(&in), PyBuffer_Release(&rc), PyBuffer_Release(&st), PyBuffer_Release(&en);
     return result;
+}
+
+RowMarks mark_rows(const void *rows, int ncols)
+{
+    const I32s *col = rows;
+    RowMarks m = {ncols < MAX_ROW_COLS ? ncols : MAX_ROW_COLS, {0}};
+    for (int i = 0; i < m.ncols; i++)
+        m.n[i] = col[i].n;
+    return m;
+}
+
+void rewind_rows(void *rows, const RowMarks *marks)
+{
+    I32s *col = rows;
+    for (int i = 0; i < marks->ncols; i++)
+        col[i].n = marks->n[i];
 }
 
 int ascii_tokens(const char *d, int32_t s, int32_t e, int max, int32_t *ts, int32_t *te)

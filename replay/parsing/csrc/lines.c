@@ -22,9 +22,8 @@ static int64_t days_from_civil(int64_t y, int m, int d)
 
 static int is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
-/* "dd Mon yyyy hh:mm:ss,SSS" -> ms since the epoch; TS_NONE for anything a strict reader would
- * question (polars then decides, so both paths agree on odd dates) */
-static int64_t parse_ts(const char *p)
+/* the days since the epoch of "dd Mon yyyy" at p into *days; 0 when there is no such date */
+static int date_days(const char *p, int64_t *days)
 {
     static const char *months = "JanFebMarAprMayJunJulAugSepOctNovDec";
     static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -32,13 +31,30 @@ static int64_t parse_ts(const char *p)
     for (int i = 0; i < 12; i++)
         if (memcmp(p + 3, months + 3 * i, 3) == 0) { month = i + 1; break; }
     int64_t year = two(p + 7) * 100 + two(p + 9);
-    int day = two(p), hh = two(p + 12), mm = two(p + 15), ss = two(p + 18);
+    int day = two(p);
+    if (!month || day < 1 || day > mdays[month - 1] + (month == 2 && is_leap(year)))
+        return 0;
+    *days = days_from_civil(year, month, day);
+    return 1;
+}
+
+/* The date of the last header read: a log's lines share their date for hours, so the month name
+ * and the calendar are worked out once a day, not once a line. */
+typedef struct { char text[11]; int64_t days; int ok, valid; } LastDate;
+
+/* "dd Mon yyyy hh:mm:ss,SSS" -> ms since the epoch; TS_NONE for anything a strict reader would
+ * question (polars then decides, so both paths agree on odd dates) */
+static int64_t parse_ts(const char *p, LastDate *last)
+{
+    if (!last->valid || memcmp(last->text, p, 11) != 0) {
+        memcpy(last->text, p, 11);
+        last->ok = date_days(p, &last->days), last->valid = 1;
+    }
+    int hh = two(p + 12), mm = two(p + 15), ss = two(p + 18);
     int ms = two(p + 21) * 10 + (p[23] - '0');
-    if (!month || day < 1 || hh > 23 || mm > 59 || ss > 59)
+    if (!last->ok || hh > 23 || mm > 59 || ss > 59)
         return TS_NONE;
-    if (day > mdays[month - 1] + (month == 2 && is_leap(year)))
-        return TS_NONE;
-    return ((days_from_civil(year, month, day) * 24 + hh) * 60 + mm) * 60000LL + ss * 1000LL + ms;
+    return ((last->days * 24 + hh) * 60 + mm) * 60000LL + ss * 1000LL + ms;
 }
 
 /* no byte of p[0, n) has its high bit set (eight at a time) */
@@ -149,6 +165,7 @@ PyObject *scan_lines(PyObject *self, PyObject *args)
     int64_t *ts = (int64_t *)PyBytes_AS_STRING(stamps);
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t s = 0;
+    LastDate last = {{0}, 0, 0, 0};
     for (Py_ssize_t li = 0; li < n; li++, col += NCOL) {
         const char *nl = memchr(d + s, '\n', (size_t)(size - s));
         Py_ssize_t next = nl ? nl - d + 1 : size, e = nl ? nl - d : size;
@@ -159,7 +176,7 @@ PyObject *scan_lines(PyObject *self, PyObject *args)
         int ascii = all_ascii(d + s, e - s);
         if (ascii && split_header(d, s, e, col)) {
             col[2] = K_HEADER;
-            ts[li] = parse_ts(d + s);
+            ts[li] = parse_ts(d + s, &last);
         } else if (!ascii || has_date_prefix(d + s, e - s)) {
             col[2] = K_MAYBE;
         }

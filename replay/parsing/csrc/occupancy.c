@@ -103,7 +103,7 @@ static int occupancy_record(const char *d, const int32_t *s, const int32_t *e, P
                             int32_t rec, void *rows)
 {
     OccRows *out = rows;
-    Py_ssize_t mark = out->rec.n, items = out->items.n;
+    RowMarks marks = MARK_ROWS(out);
     int32_t ts[MAX_TOKENS], te[MAX_TOKENS];
     while (b > a && blank_line(d, s[b - 1], e[b - 1])) /* trailing blank lines are not the table's */
         b--;
@@ -127,9 +127,7 @@ static int occupancy_record(const char *d, const int32_t *s, const int32_t *e, P
     }
     return 1;
 refuse:
-    out->rec.n = out->jobs.n = mark;
-    out->span.n = mark * 2 * OF_N;
-    out->items.n = items;
+    rewind_rows(out, &marks);
     return 0;
 }
 

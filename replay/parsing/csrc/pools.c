@@ -118,7 +118,8 @@ static int pools_record(const char *d, const int32_t *s, const int32_t *e, Py_ss
                         void *rows)
 {
     PoolRows *out = rows;
-    Py_ssize_t mark = out->rec.n, items = out->items.n;
+    RowMarks marks = MARK_ROWS(out);
+    Py_ssize_t rows_before = out->rec.n;
     int32_t ts[MAX_TOKENS], te[MAX_TOKENS];
     while (b > a && blank_line(d, s[b - 1], e[b - 1])) /* trailing blank lines: the body is trimmed */
         b--;
@@ -139,16 +140,14 @@ static int pools_record(const char *d, const int32_t *s, const int32_t *e, Py_ss
             goto refuse;
         i += 5;
     }
-    if (out->rec.n == mark) { /* no block: the grammar gives one row with no fields */
+    if (out->rec.n == rows_before) { /* no block: the grammar gives one row with no fields */
         int32_t none[2 * PF_N] = {-1, -1, -1, -1, -1, -1};
         if (!push_row(out, rec, none, -1))
             return -1;
     }
     return 1;
 refuse:
-    out->rec.n = out->counts.n = mark;
-    out->span.n = mark * 2 * PF_N;
-    out->items.n = items;
+    rewind_rows(out, &marks);
     return 0;
 }
 

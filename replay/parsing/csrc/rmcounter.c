@@ -31,9 +31,11 @@ static int same_span(const char *d, const int32_t *a, const int32_t *b)
 /* the values of line `l`'s list, appended to `vals` as int64 (the template checked they are ints) */
 static int push_list(const char *d, const Line *l, const int32_t *items, I64s *vals, I32s *offs)
 {
-    for (Py_ssize_t k = 0; k < l->count; k++)
-        if (!i64_push(vals, int_at(d, items[2 * (l->first + k)], items[2 * (l->first + k) + 1])))
-            return 0;
+    if (!reserve((void **)&vals->v, vals->n, &vals->cap, sizeof(int64_t), l->count))  /* once a list */
+        return 0;
+    const int32_t *it = items + 2 * l->first;
+    for (Py_ssize_t k = 0; k < l->count; k++, it += 2)  /* mostly one digit: the loop of int_at, */
+        vals->v[vals->n++] = it[1] - it[0] == 1 ? d[it[0]] - '0' : int_at(d, it[0], it[1]);  /* or none */
     return i32_push(offs, (int32_t)vals->n);
 }
 
@@ -125,23 +127,21 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "rmcounter: the maxorder, wantedby and gbo templates must name their fields");
         goto done;
     }
+    /* from here to `unlocked` only C memory is touched: other parse threads run meanwhile */
+    int status = 1;  /* 1 rows, 0 a line fails its template, -1 out of memory, -2 a bad span or kind */
+    I32s descr = {0};
+    PyThreadState *save = PyEval_SaveThread();
     for (Py_ssize_t i = 0; i < n; i++) {
         if (s[i] < 0 || e[i] < s[i] || (Py_ssize_t)e[i] > in.len || kind[i] < 0 || kind[i] >= RC_KINDS) {
-            PyErr_SetString(PyExc_ValueError, "rmcounter: a span outside the block or an unknown kind");
-            goto done;
+            status = -2;
+            goto unlocked;
         }
         total += (e[i] - s[i]) / 2 + 1;
     }
     lines = PyMem_RawCalloc((size_t)n + 1, sizeof(Line));
     items = PyMem_RawMalloc((size_t)total * 2 * sizeof(int32_t) + 8);
-    if (!lines || !items) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    /* from here to `unlocked` only C memory is touched: other parse threads run meanwhile */
-    int status = 1;  /* 1 rows, 0 a line fails its template, -1 out of memory */
-    I32s descr = {0};
-    PyThreadState *save = PyEval_SaveThread();
+    if (!lines || !items)
+        goto nomem;
     for (Py_ssize_t i = 0; i < n; i++) {  /* every line must match its template */
         Line *l = &lines[i];
         const Kind *k = &kinds[kind[i]];
@@ -218,7 +218,9 @@ nomem:
     status = -1;
 unlocked:
     PyEval_RestoreThread(save);
-    if (status < 0)
+    if (status == -2)
+        PyErr_SetString(PyExc_ValueError, "rmcounter: a span outside the block or an unknown kind");
+    else if (status < 0)
         PyErr_NoMemory();
     else if (!status)
         result = Py_NewRef(Py_None);

@@ -12,6 +12,7 @@
  * backtracking into the run could not help). */
 enum { OP_SET = 0, OP_SPLIT = 1, OP_JMP = 2, OP_BOL = 3, OP_EOL = 4, OP_MATCH = 5, OP_SPAN = 6 };
 enum { R_UNKNOWN_BODY = -1, R_UNDECIDED = -2 };  /* no route took the body; polars decides */
+enum { CHAIN = 8, LEADS = 16 };  /* SET ops a program's straight start keeps; distinct leading sets */
 #define STEP_BUDGET 200000
 #define STACK_CAP 4096
 
@@ -20,6 +21,10 @@ typedef struct {
     const unsigned char *sets;
     Py_ssize_t ncode, nsets;
     int anchored, family;
+    /* its straight start (prefilter): a leading SPAN's set (or NULL) and least run, then SET sets */
+    const unsigned char *lead, *chain[CHAIN];
+    int lead_min, nchain;
+    Py_ssize_t after;  /* the pc past the straight start (its ops, one step each, then taken already) */
 } Prog;
 
 typedef struct {
@@ -29,14 +34,16 @@ typedef struct {
     int nprogs;  /* -1: the group's prefixes are outside the compiled subset */
 } Group;
 
-/* 1 match, 0 none, -1 gave up (the stack or the step budget ran out) */
-static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *stack)
+/* 1 match, 0 none, -1 gave up (the stack or the step budget ran out). The first start runs from
+ * pc `pc0` at `pos0` (past the straight start may_match took: pc 0 at s when it took none). */
+static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py_ssize_t *stack, Py_ssize_t pc0,
+                    Py_ssize_t pos0)
 {
-    long budget = STEP_BUDGET;
+    long budget = STEP_BUDGET - pc0;  /* the straight start's steps, one an op */
     Py_ssize_t last = p->anchored ? s : e;
     for (Py_ssize_t start = s; start <= last; start++) {
         Py_ssize_t top = 0;
-        stack[top++] = 0, stack[top++] = start;
+        stack[top++] = start == s ? pc0 : 0, stack[top++] = start == s ? pos0 : start;
         while (top) {
             Py_ssize_t pos = stack[--top], pc = stack[--top];
             for (;;) {
@@ -84,14 +91,90 @@ static int run_prog(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, Py
     return 0;
 }
 
-/* the hash of a (class, METHOD) key: the two names with a NUL between, as the table spells keys */
+/* A group of a dozen prefixes tried in order spends most of its time failing early: "^\S+ maxorder ="
+ * spans the first word, then fails on the "m" of a "wantedby" line, and so on for each prefix. So
+ * the straight start of each anchored program is kept aside (prefilter): its leading SPAN, if any,
+ * then the byte sets of the SET ops that follow. route() checks a body against them first, with
+ * the leading span measured once a body for every prefix that starts with the same set, and skips
+ * a program they reject: with no SPLIT before them, that program could only fail there, in a few
+ * steps, and run_prog would have answered "no match". */
+typedef struct { const unsigned char *set; Py_ssize_t end; } SpanMemo;  /* a body's leading run */
+
+static int in_set(const unsigned char *set, unsigned char b) { return (set[b >> 3] >> (b & 7)) & 1; }
+
+static int valid_set(const Prog *p, int set) { return set >= 0 && set < p->nsets; }
+
+/* `leads`: the distinct leading span sets seen so far (the same set is one pointer, for SpanMemo) */
+static void prefilter(Prog *p, const unsigned char **leads, int *nleads)
+{
+    Py_ssize_t pc = 0;
+    p->lead = NULL, p->nchain = 0, p->after = 0;
+    if (!p->anchored)
+        return;  /* tried at every start under one step budget: skipping would change the budget */
+    while (pc < p->ncode && p->code[4 * pc] == OP_BOL) pc++;  /* holds where an anchored program runs */
+    if (pc < p->ncode && p->code[4 * pc] == OP_SPAN) {
+        if (!valid_set(p, p->code[4 * pc + 3]))
+            return;
+        const unsigned char *own = p->sets + 32 * p->code[4 * pc + 3];
+        p->lead = own, p->lead_min = p->code[4 * pc + 1];
+        for (int k = 0; k < *nleads && p->lead == own; k++)
+            if (memcmp(leads[k], own, 32) == 0)
+                p->lead = leads[k];
+        if (p->lead == own && *nleads < LEADS)
+            leads[(*nleads)++] = own;
+        pc++;
+    }
+    for (; p->nchain < CHAIN && pc < p->ncode && p->code[4 * pc] == OP_SET; pc++) {
+        if (!valid_set(p, p->code[4 * pc + 3]))
+            break;
+        p->chain[p->nchain++] = p->sets + 32 * p->code[4 * pc + 3];
+    }
+    p->after = pc;
+}
+
+/* -1 when the program's straight start rejects the body d[s, e) (it cannot match), else the
+ * position past it (where run_prog goes on from pc p->after) */
+static Py_ssize_t may_match(const Prog *p, const char *d, Py_ssize_t s, Py_ssize_t e, SpanMemo *memo)
+{
+    Py_ssize_t q = s;
+    if (p->lead) {
+        if (memo->set != p->lead) {
+            for (q = s; q < e && in_set(p->lead, (unsigned char)d[q]); q++) {}
+            memo->set = p->lead, memo->end = q;
+        }
+        q = memo->end;
+        if (q - s < p->lead_min)
+            return -1;
+    }
+    for (int j = 0; j < p->nchain; j++, q++)
+        if (q >= e || !in_set(p->chain[j], (unsigned char)d[q]))
+            return -1;
+    return q;
+}
+
+/* a name as one word for the hash: up to 8 bytes, or the first and last 8 (no byte loop) */
+static uint64_t name_word(const char *p, Py_ssize_t n)
+{
+    uint64_t w = (uint64_t)n;
+    if (n >= 8)
+        return w ^ load8(p) ^ (load8(p + n - 8) * 0x9e3779b97f4a7c15ULL);
+    for (Py_ssize_t i = 0; i < n; i++)
+        w = w << 8 ^ (unsigned char)p[i];
+    return w;
+}
+
+/* the hash of a (class, METHOD) key (a different key may share it: the names are compared too) */
 static uint32_t key_hash(const char *cls, Py_ssize_t ncls, const char *meth, Py_ssize_t nmeth)
 {
-    return fnv(fnv(fnv(FNV_START, cls, ncls), "", 1), meth, nmeth);
+    uint64_t x = name_word(cls, ncls) * 0xff51afd7ed558ccdULL ^ name_word(meth, nmeth);
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return (uint32_t)(x >> 32);  /* the high bits, which every byte of the names reached */
 }
 
 static int read_groups(PyObject *table, Group **groups, Py_ssize_t *ngroups)
 {
+    const unsigned char *leads[LEADS];
+    int nleads = 0;
     if (!PyTuple_Check(table))
         return PyErr_SetString(PyExc_TypeError, "route: the table must be a tuple"), 0;
     *ngroups = PyTuple_GET_SIZE(table);
@@ -122,6 +205,7 @@ static int read_groups(PyObject *table, Group **groups, Py_ssize_t *ngroups)
                 return 0;
             p->code = (const int32_t *)code, p->ncode = ncode / 16;
             p->sets = (const unsigned char *)sets, p->nsets = nsets / 32;
+            prefilter(p, leads, &nleads);
         }
     }
     return 1;
@@ -197,10 +281,15 @@ PyObject *route_records(PyObject *self, PyObject *args)
             continue;
         }
         fam[i] = gr->nprogs < 0 ? R_UNDECIDED : R_UNKNOWN_BODY;
+        SpanMemo memo = {NULL, 0};
         for (int r = 0; r < gr->nprogs; r++) {
-            int got = run_prog(&gr->progs[r], d, col[15], col[16], stack);
+            const Prog *p = &gr->progs[r];
+            Py_ssize_t past = may_match(p, d, col[15], col[16], &memo);
+            if (past < 0)
+                continue;
+            int got = run_prog(p, d, col[15], col[16], stack, p->after, past);
             if (got) {
-                fam[i] = got > 0 ? gr->progs[r].family : R_UNDECIDED;
+                fam[i] = got > 0 ? p->family : R_UNDECIDED;
                 break;
             }
         }

@@ -37,6 +37,57 @@ static inline int64_t int_at(const char *d, int32_t s, int32_t e)
     return neg ? -x : x;
 }
 
+/* is_int() and int_at() in one pass over the digits (the typed columns read each value once):
+ * 1 and the value in *x, or 0 */
+static inline int int_value(const char *p, Py_ssize_t n, int64_t *x)
+{
+    Py_ssize_t i = n > 0 && p[0] == '-';
+    if (i >= n || n - i > 18)
+        return 0;
+    int64_t v = 0;
+    for (Py_ssize_t k = i; k < n; k++) {
+        unsigned dig = (unsigned char)p[k] - (unsigned)'0';  /* one unsigned compare for '0'..'9' */
+        if (dig > 9)
+            return 0;
+        v = v * 10 + dig;
+    }
+    *x = i ? -v : v;
+    return 1;
+}
+
+/* ---- eight bytes at a time ---- */
+/* Bodies are scanned a word (8 bytes) at a time where a byte loop was the cost: the classic bit
+ * tricks below flag the bytes of a word that are zero or below a bound, without a branch per byte. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+static inline uint64_t load8(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);  /* an unaligned load; compilers emit one instruction */
+    return w;
+}
+
+/* nonzero when some byte of w is below n (n <= 128); the lowest flagged byte is the first such byte */
+static inline uint64_t bytes_below(uint64_t w, unsigned n) { return (w - ONES * n) & ~w & HIGHS; }
+
+/* nonzero when some byte of w equals c; the lowest flagged byte is the first such byte */
+static inline uint64_t bytes_equal(uint64_t w, unsigned char c) { return bytes_below(w ^ (ONES * c), 1); }
+
+/* the first ' ' in d[i, end), or end */
+static inline Py_ssize_t find_space(const char *d, Py_ssize_t i, Py_ssize_t end)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= end; i += 8) {  /* the lowest flagged byte is the first in memory on little-endian */
+        uint64_t hit = bytes_equal(load8(d + i), ' ');
+        if (hit)
+            return i + (__builtin_ctzll(hit) >> 3);
+    }
+#endif
+    while (i < end && d[i] != ' ') i++;
+    return i;
+}
+
 /* the whole token is the grammar's NUM, [-+]?(\d+(\.\d*)?([eE][-+]?\d+)?|NaN|Infinity) (an INT is one):
  * the templates' K_NUM fields, and the numbers arrow.c types */
 static inline int is_num(const char *p, Py_ssize_t n)
@@ -65,11 +116,17 @@ enum { K_ANY = 0, K_INT, K_UINT, K_UUID, K_NQM, K_NUM, K_NOMINUS };
 
 typedef struct {
     int code, field, kind, minimum;
+    int lit_word;  /* a T_LIT of one or more bytes and no ' ': compared in place (match_plain) */
     const char *lit, *pre, *suf;
     Py_ssize_t nlit, npre, nsuf;
 } Op;
 
 int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields);
+/* the body has only the bytes a template reads (no byte >= 0x80, no tab or other \t..\r blank) */
+int plain_body(const char *d, Py_ssize_t s, Py_ssize_t e);
+/* match_one() of a body plain_body() accepted (fill.c checks a body once for all its templates) */
+int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+                int32_t *items, Py_ssize_t *nitems, int32_t *count);
 int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
               int32_t *items, Py_ssize_t *nitems, int32_t *count);
 
@@ -87,6 +144,20 @@ static inline int grow(void **v, Py_ssize_t n, Py_ssize_t *cap, size_t size)
     if (!p)
         return 0;
     *v = p, *cap = more;
+    return 1;
+}
+
+/* room for `more` elements past n in *v at once (a row's items written without a check each) */
+static inline int reserve(void **v, Py_ssize_t n, Py_ssize_t *cap, size_t size, Py_ssize_t more)
+{
+    if (n + more <= *cap)
+        return 1;
+    Py_ssize_t want = *cap ? 2 * *cap : 1024;
+    while (want < n + more) want *= 2;
+    void *p = PyMem_RawRealloc(*v, (size_t)want * size);
+    if (!p)
+        return 0;
+    *v = p, *cap = want;
     return 1;
 }
 
@@ -128,6 +199,15 @@ int read_each_record(const char *what, const Py_buffer *in, const Py_buffer *rc,
    made of I32s members only): reads (data, recs, starts, ends), runs `reader` on each record, and
    returns each column's bytes then the refused records', freeing the columns. */
 PyObject *read_records(PyObject *args, const char *what, RecordReader reader, I32s *cols, int ncols);
+
+/* A record reader appends its rows as it reads and takes them back when it refuses the record:
+ * the length of every column of its rows struct (I32s members only) is marked before the record,
+ * and a refusal rewinds each column to its mark (groups.c). */
+enum { MAX_ROW_COLS = 8 };
+typedef struct { int ncols; Py_ssize_t n[MAX_ROW_COLS]; } RowMarks;
+RowMarks mark_rows(const void *rows, int ncols);
+void rewind_rows(void *rows, const RowMarks *marks);
+#define MARK_ROWS(out) mark_rows((out), (int)(sizeof *(out) / sizeof(I32s)))  /* every column of *out */
 
 /* the blank-separated tokens of d[s, e) into ts, te (at most `max`, else -1); -1 when a byte is not
  * printable ASCII (groups.c) */

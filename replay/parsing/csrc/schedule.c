@@ -96,7 +96,7 @@ static int schedule_record(const char *d, const int32_t *s, const int32_t *e, Py
 {
     SchedRows *out = rows;
     static const char *kinds[] = {"Existing[", "Additions[", "Removals["};
-    Py_ssize_t mark = out->rec.n;
+    RowMarks marks = MARK_ROWS(out);
     int head = 0, lists = 0, refusals = 0, kind = -1;  /* head: 0 none yet, 1 job, 2 refused job */
     int32_t item[2 * SF_N];
     for (Py_ssize_t i = a; i < b; i++) {
@@ -192,8 +192,7 @@ static int schedule_record(const char *d, const int32_t *s, const int32_t *e, Py
         goto refuse;
     return 1;
 refuse:
-    out->rec.n = out->kind.n = out->purged.n = mark;
-    out->span.n = mark * 2 * SF_N;
+    rewind_rows(out, &marks);
     return 0;
 }
 

@@ -89,7 +89,7 @@ static int section_record(const char *d, const int32_t *s, const int32_t *e, Py_
                           int32_t rec, void *rows)
 {
     SectRows *out = rows;
-    Py_ssize_t mark = out->rec.n;
+    RowMarks marks = MARK_ROWS(out);
     int32_t ts[MAX_TOK], te[MAX_TOK], f[2 * (SF_N - 1)], ns = -1, ne = -1, cs, ce;
     while (b > a && blank_line(d, s[b - 1], e[b - 1]))
         b--;
@@ -134,8 +134,7 @@ static int section_record(const char *d, const int32_t *s, const int32_t *e, Py_
         return -1;
     return 1;
 refuse:
-    out->rec.n = mark;
-    out->span.n = mark * 2 * SF_N;
+    rewind_rows(out, &marks);
     return 0;
 }
 

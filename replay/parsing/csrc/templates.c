@@ -95,11 +95,18 @@ static int has_kind(const char *p, Py_ssize_t n, int kind)
 
 static Py_ssize_t next_token(const char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t *tok_end)
 {
-    while (pos < end && d[pos] == ' ') pos++;
-    Py_ssize_t e = pos;
-    while (e < end && d[e] != ' ') e++;
-    *tok_end = e;
+    while (pos < end && d[pos] == ' ') pos++;  /* blanks are short runs: a byte loop */
+    *tok_end = find_space(d, pos, end);  /* tokens run to tens of bytes: a word at a time */
     return pos;
+}
+
+/* the end of the token at t (it runs to the next ' ' or `end`) when it is an integer (is_int), else
+ * -1: read in one pass, where finding its end and then checking its digits would read it twice */
+static Py_ssize_t int_token_end(const char *d, Py_ssize_t t, Py_ssize_t end)
+{
+    Py_ssize_t from = t + (d[t] == '-'), k = from;
+    while (k < end && is_digit(d[k])) k++;
+    return k > from && k - from <= 18 && (k == end || d[k] == ' ') ? k : -1;
 }
 
 /* The end of `phrase` (words one space apart) spelled from token start t, or -1. */
@@ -129,13 +136,34 @@ static int match_phrase(const char *d, Py_ssize_t pos, Py_ssize_t e, const Op *o
     return 1;
 }
 
+static int plain_byte(char c) { return (unsigned char)c < 0x80 && !(c >= '\t' && c <= '\r'); }
+
+int plain_body(const char *d, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t k = s;
+    for (; k + 8 <= e; k += 8) {  /* a word at a time; only a word with a byte >= 0x80 or < 0x20 is */
+        uint64_t w = load8(d + k);  /* looked at byte by byte (the other control bytes are plain) */
+        if ((w | bytes_below(w, 0x20)) & HIGHS)
+            for (int b = 0; b < 8; b++)
+                if (!plain_byte(d[k + b]))
+                    return 0;
+    }
+    for (; k < e; k++)
+        if (!plain_byte(d[k]))
+            return 0;
+    return 1;
+}
+
 /* Match one body; spans get (start, end) per field; list tokens are appended to `items`. */
 int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
               int32_t *items, Py_ssize_t *nitems, int32_t *count)
 {
-    for (Py_ssize_t k = s; k < e; k++)
-        if ((unsigned char)d[k] >= 0x80 || (d[k] >= '\t' && d[k] <= '\r'))
-            return 0;
+    return plain_body(d, s, e) && match_plain(d, s, e, ops, nops, spans, items, nitems, count);
+}
+
+int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+                int32_t *items, Py_ssize_t *nitems, int32_t *count)
+{
     Py_ssize_t pos = s, te;
     for (int o = 0; o < nops; o++) {
         const Op *op = &ops[o];
@@ -149,8 +177,12 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
                     return 0;
                 pos = t + op->npre, le = e - op->nsuf;
             }
-            for (Py_ssize_t t = next_token(d, pos, le, &te); t < le; t = next_token(d, te, le, &te)) {
-                if (op->kind == K_INT && !is_int(d + t, te - t)) {
+            for (Py_ssize_t t = pos;; t = te) {
+                while (t < le && d[t] == ' ') t++;  /* a byte loop: runs of blanks are short */
+                if (t == le)
+                    break;
+                te = op->kind == K_INT ? int_token_end(d, t, le) : find_space(d, t, le);
+                if (te < 0) {
                     *nitems = first;
                     return 0;
                 }
@@ -175,6 +207,16 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
             }  /* else absent: the field stays null */
             continue;
         }
+        if (op->lit_word) {  /* most ops are literal words: compared where they start, no search for */
+            Py_ssize_t t = pos, end;  /* the token's end (it ends where the literal does, or not at all) */
+            while (t < e && d[t] == ' ') t++;
+            end = t + op->nlit;
+            if (end > e || d[t] != op->lit[0] || memcmp(d + t, op->lit, (size_t)op->nlit) != 0
+                || (end < e && d[end] != ' '))
+                return 0;
+            pos = end;
+            continue;
+        }
         Py_ssize_t t = next_token(d, pos, e, &te), n = te - t;
         if (t == e)
             return 0;
@@ -195,8 +237,8 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
         }
         pos = te;
         switch (op->code) {
-        case T_LIT:
-            if (n != op->nlit || memcmp(d + t, op->lit, (size_t)n) != 0)
+        case T_LIT:  /* the first byte tells most literals apart without a call to memcmp */
+            if (n != op->nlit || (n && d[t] != op->lit[0]) || memcmp(d + t, op->lit, (size_t)n) != 0)
                 return 0;
             break;
         case T_RUN:
@@ -227,8 +269,9 @@ int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops
         }
         case T_FIELD: {
             Py_ssize_t vs = t + op->npre, ve = te - op->nsuf;
-            if (ve <= vs || memcmp(d + t, op->pre, (size_t)op->npre) != 0
-                || memcmp(d + ve, op->suf, (size_t)op->nsuf) != 0 || !has_kind(d + vs, ve - vs, op->kind))
+            if (ve <= vs || (op->npre && memcmp(d + t, op->pre, (size_t)op->npre) != 0)  /* most fields are */
+                || (op->nsuf && memcmp(d + ve, op->suf, (size_t)op->nsuf) != 0)  /* bare: no call then */
+                || !has_kind(d + vs, ve - vs, op->kind))
                 return 0;
             f[0] = (int32_t)vs, f[1] = (int32_t)ve;
             break;
@@ -257,6 +300,7 @@ int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields)
             return 0;
         if (op->code < T_LIT || op->code > T_LABEL || op->field < 0 || (op->code == T_RUN && op->nlit != 1))
             return PyErr_SetString(PyExc_ValueError, "templates: an op of unknown code or shape"), 0;
+        op->lit_word = op->code == T_LIT && op->nlit > 0 && !memchr(op->lit, ' ', (size_t)op->nlit);
         int pair = op->code == T_TYPED || op->code == T_REF || op->code == T_SHARE;
         int fills = op->code == T_FIELD || op->code == T_PHRASE || op->code == T_REST || op->code == T_LABEL || pair;
         if (fills && op->field + pair + 1 > *nfields)
