@@ -19,8 +19,10 @@ def ids(jobs: Sequence[int]) -> str:
 def assumed_block(result: AuditResult | WhatIfResult | Simulated) -> list[str]:
     """One line per setting the log's bootstrap and --config did not give (defaulted or inferred),
     and one for the machines; report.json has every one with its evidence."""
-    lines = [f"  {a.setting} = {a.value} ({a.source})" for a in result.assumed
-             if a.source != "config" and not a.setting.startswith("node ")]
+    from replay.model.settings import shown  # (the results hold polars already; this module loads none)
+
+    lines = [f"  {text}" for text in shown(a for a in result.assumed
+                                           if a.source != "config" and not a.setting.startswith("node "))]
     return ["assumed or inferred (the evidence for each: report.json 'assumed'):", *lines] if lines else []
 
 

@@ -54,6 +54,12 @@ class Assumption:
     evidence: str
 
 
+def shown(assumed: Iterable[Assumption]) -> list[str]:
+    """Each assumption as the commands print it ("setting = value (source)"), once: the parts of a
+    log between gaps each infer their own, with their own evidence, often the same value."""
+    return list(dict.fromkeys(f"{a.setting} = {a.value} ({a.source})" for a in assumed))
+
+
 def _where(file: str | None, line: int | None) -> str:
     if file == DEFAULTS_FILE:
         return f"DUCC's documented default ({DEFAULTS_FILE})"

@@ -20,6 +20,7 @@ from polars.testing import assert_frame_equal
 
 from replay import parse
 from replay.apps.audit import audit
+from replay.cli import main
 from replay.model.damage import SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED
 from replay.model.machines.inventory import dead_before_log
 from tests.damaged import agrees_with_truth, lines, spliced
@@ -129,3 +130,15 @@ def test_a_cut_rmcounter_block_tells_the_machines_nothing(tmp_path):
     # while the machines were inferred from the first priority band's blocks
     name = "g_reservations_services"
     _audited(name, spliced(name, tmp_path / "band.log", 1065464, 1086190))
+
+
+def test_what_each_part_between_gaps_assumed_is_printed_once(tmp_path, capsys):
+    # the parts before and after the gap each infer the global allotment (from their own cycles)
+    name = "heldout/seed47-060"
+    log = spliced(name, tmp_path / "gap.log", 1036816, 1219123)
+    assert main(["audit", str(log), "--no-cache", "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index("assumed or inferred"):].split("\n\n")[0].splitlines()[1:]
+    block = [line for line in block if line.startswith("  ")]
+    assert any("ducc.rm.global_allotment" in line for line in block)
+    assert len(block) == len(set(block))

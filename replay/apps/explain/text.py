@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from replay.apps.explain.story import Story
 from replay.model.cycleref import label
+from replay.model.settings import shown
 from rmref import UNLIMITED
 
 
@@ -82,7 +83,7 @@ def render(story: Story) -> str:
         out.append(f"Not audited: {story.not_audited}; what follows is the log's side only.")
     if story.assumed:
         out.append("Settings the log does not state, as every command reads them (report.json 'assumed'): "
-                   + ", ".join(f"{a.setting} = {a.value} ({a.source})" for a in story.assumed) + ".")
+                   + ", ".join(shown(story.assumed)) + ".")
     out.append("")
     if story.damaged:
         out[-1:-1] = [f"Cycle {story.cycle}: input damaged, not audited ({story.damaged}): the log does not show "
