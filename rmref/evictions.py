@@ -158,8 +158,10 @@ def departed(share: Share, inp: CycleInput) -> bool:
     """Whether the share's machine no longer holds it: before 2.1.0 (purge_by_policy) NodePool.disable
     took the machine out of the pool's tables, and the node came back as a new, empty machine, while
     the processes it purged stayed with their jobs until the Orchestrator confirmed them gone, and
-    those it kept stayed on the old record (`Share.stranded`)."""
-    return (share.purged or share.stranded) and not inp.config.behaviours.has("purge_by_policy")
+    those it kept stayed on the old record (`Share.stranded`). A dead node came back otherwise: as
+    its old record, purged processes and all (`Share.revived`)."""
+    gone = (share.purged and not share.revived) or share.stranded
+    return gone and not inp.config.behaviours.has("purge_by_policy")
 
 
 def held_now(inp: CycleInput) -> dict[int, int]:

@@ -78,6 +78,9 @@ class Share:
     # before 2.1.0 (purge_by_policy): NodePool.disable left it on its machine's old record, and the
     # node came back as a new, empty machine (rmref.evictions.departed, rmref.howmuch_state)
     stranded: bool = False
+    # before 2.1.0: its machine died and came back as the same record (`Host reactivated`), which
+    # still holds it, purged or not, until the Orchestrator confirms it gone (rmref.evictions.departed)
+    revived: bool = False
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,7 @@ class _LogReads:
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
                 map_rank=rank[job] + 1,  # where the comparator ties, the printed order is the share map's
                 purged=(job, sid) in purged_now, stranded=self.stranded(job, sid, host, cycle),
+                revived=self.stranded.revived(job, sid, host, cycle),
             ))
         return held
 

@@ -5,6 +5,11 @@ pool's tables, keeping the processes it did not purge (the walk stops at the fir
 on that Machine object. When the node next reported after its vary-on, the RM made a new, empty
 Machine (`Host added`); the kept processes stay on the old one, which no table holds any more. A
 share is stranded when it was published before such an arrival of its host.
+
+A node that died came back otherwise: NodePool.nodeArrives found its Machine among the
+unresponsive ones and put that same record back in the tables (`Host reactivated`), with every
+process still on it, the purged ones included until the Orchestrator confirmed them gone. A share
+is revived when it was published before such a reactivation of its host (`Share.revived`).
 """
 
 from __future__ import annotations
@@ -18,21 +23,32 @@ class Stranded:
     """Which (job, share id) on a host, in a cycle, sits on the host's old Machine record."""
 
     def __init__(self, tables: Mapping[str, pl.DataFrame]):
-        nodes = tables["nodes"].filter(pl.col("event").is_in(["disable", "arrive"]) & pl.col("cycle").is_not_null())
+        events = ["disable", "arrive", "reactivate"]
+        nodes = tables["nodes"].filter(pl.col("event").is_in(events) & pl.col("cycle").is_not_null())
         self._reborn: dict[str, list[int]] = {}  # host -> cycles a new record replaced a disabled one
+        self._revived: dict[str, list[int]] = {}  # host -> cycles its disabled record came back
         disabled: set[str] = set()
         for host, event, cycle in nodes.sort("line").select("host", "event", "cycle").iter_rows():
             if event == "disable":
                 disabled.add(host)
             elif host in disabled:
                 disabled.discard(host)
-                self._reborn.setdefault(host, []).append(cycle)
-        placed = tables["schedule"].filter(pl.col("share_id").is_not_null() & pl.col("host").is_in(list(self._reborn)))
+                (self._reborn if event == "arrive" else self._revived).setdefault(host, []).append(cycle)
+        hosts = list(self._reborn) + list(self._revived)
+        placed = tables["schedule"].filter(pl.col("share_id").is_not_null() & pl.col("host").is_in(hosts))
         self._first: dict[tuple[int, int], int] = {
             (job, sid): cycle for job, sid, cycle in placed.group_by("job_id", "share_id").agg(
                 pl.col("cycle").min()).iter_rows()}
 
     def __call__(self, job: int, sid: int, host: str, cycle: int) -> bool:
         """Whether the share was published before a new record of its host replaced the old, by `cycle`."""
+        return self._before(self._reborn, job, sid, host, cycle)
+
+    def revived(self, job: int, sid: int, host: str, cycle: int) -> bool:
+        """Whether the share was published before its host's disabled record came back, by `cycle`."""
+        return self._before(self._revived, job, sid, host, cycle)
+
+    def _before(self, returns: Mapping[str, list[int]], job: int, sid: int, host: str, cycle: int) -> bool:
+        """Whether the share was first published before one of the host's `returns` up to `cycle`."""
         first = self._first.get((job, sid))
-        return first is not None and any(first < r <= cycle for r in self._reborn.get(host, ()))
+        return first is not None and any(first < r <= cycle for r in returns.get(host, ()))

@@ -199,6 +199,25 @@ def test_before_2_1_0_a_purged_process_does_not_keep_a_reservation_off_its_machi
     assert (new.counts[1], new.deferred) == (0, {1: "Deferred because resources are exhausted."})
 
 
+def test_before_2_1_0_a_dead_node_reactivated_keeps_its_purged_processes():
+    """2.0.0: a node that died comes back as its old Machine record (`Host reactivated`), which
+    still holds the processes the death purged until the Orchestrator confirms them gone: the
+    purged service process (^P) takes its space, and the reservation finds no free machine, as when
+    the machine had never left (seed 10404 scenario 1, `Host reactivated n02 ... 8 4 4`). A purged
+    process on a node that came back new (a vary-off's `Host added`) does not (the test above)."""
+    reserve = (ClassDef("reserve", RESERVE, 1, 0, ROOT), ClassDef("fixed", FIXED_SHARE, 5, 0, ROOT))
+    nodes = (Machine("r1", ROOT, 4, 60 * 1024),)
+
+    def counts(revived):
+        service = job(2, "sam", "fixed", 15, work_type="Service",
+                      shares=[Share(1, 2, "r1", 1, purged=True, revived=revived)])
+        work = [job(1, "kay", "reserve", 60, work_type="Reservation"), service]
+        return how_much(cycle(work, nodes, reserve, behaviours=for_release("2.0.0")), {1: 1, 2: 1}).counts[1]
+
+    assert counts(revived=True) == 0
+    assert counts(revived=False) == 1
+
+
 def test_before_2_1_0_a_reservation_kept_by_a_disable_stays_on_the_old_record_of_its_machine():
     """2.0.0: a varied-off machine's reservation is not purged and stays on the Machine that left
     the tables; the node comes back as a new, empty Machine of the same key. rearrangeVirtual then
