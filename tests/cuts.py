@@ -18,6 +18,7 @@ import contextlib
 import gzip
 import io
 import random
+import shutil
 import tempfile
 import traceback
 from dataclasses import dataclass
@@ -101,6 +102,9 @@ def run(seed: int, n: int, out: Path) -> list[str]:
         if status not in (0, 1, 2) or (clean[cut.log] == 0 and found):
             where = f"{cut.log.relative_to(FIXTURES).parent} {cut.kind} {cut.start} {cut.stop}"
             findings.append(f"{where}: {found} divergence(s)" if found else f"{where}: {status}")
+        else:  # only a finding's copy and audit are kept
+            copy.unlink()
+            shutil.rmtree(out / f"cut{i}", ignore_errors=True)
         print(f"\r{i + 1}/{n} cuts, {len(findings)} finding(s)", end="", flush=True)
     print()
     return findings
