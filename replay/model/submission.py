@@ -27,8 +27,10 @@ def submission_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, int]:
         | ((pl.col("kind") == "counting") & (pl.col("policy") == "RESERVE"))))
     for _, rows in counted.group_by("cycle", maintain_order=True):
         by_class: dict[str, list[int]] = {}
-        for job in rows["job_id"].to_list():
-            by_class.setdefault(classes.get(job, ""), []).append(job)
+        for job, named in rows.select("job_id", "class").iter_rows():
+            cls = named or classes.get(job)
+            if cls:  # (jobs of classes unknown are no one listing: no evidence of a tie)
+                by_class.setdefault(cls, []).append(job)
         sequences += by_class.values()
     tied: dict[int, int] = {}  # job -> the earliest job it ties with (union-find parent)
 

@@ -142,3 +142,12 @@ def test_what_each_part_between_gaps_assumed_is_printed_once(tmp_path, capsys):
     block = [line for line in block if line.startswith("  ")]
     assert any("ducc.rm.global_allotment" in line for line in block)
     assert len(block) == len(set(block))
+
+
+def test_jobs_listed_by_a_class_no_line_names_are_no_evidence_of_a_tie(tmp_path):
+    # after each span, jobs submitted before it have no submission row: grouped under one unknown
+    # class, a fixed-share class's and a reservation class's counting lines read as one listing out
+    # of id order, a tie of every job with job 1 (the RM's counting lines name each job's class)
+    name = "corpus/needy_submission_tie"
+    for start, stop in ((387675, 582180), (836734, 951761)):
+        _audited(name, spliced(name, tmp_path / f"tie{start}.log", start, stop))
