@@ -27,7 +27,7 @@ def from_scanner(kind: Any, n: int, got: tuple[Any, ...]) -> pa.Array:
 
 def numeric(kind: Any, values: np.ndarray, present: np.ndarray | None = None) -> pa.Array:
     """An Arrow array over a numpy array (`present`: which rows are not null)."""
-    absent = 0 if present is None else len(present) - int(np.count_nonzero(present))
+    absent = 0 if present is None else int(len(present) - present.sum())
     valid = pa.py_buffer(np.packbits(present, bitorder="little")) if present is not None and absent else None
     return pa.Array.from_buffers(kind, len(values), [valid, pa.py_buffer(np.ascontiguousarray(values))],
                                  null_count=absent)
@@ -98,7 +98,7 @@ def name_bytes(names: tuple[str | None, ...]) -> Names:
 
 def with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
     """An Arrow array of `buffers`, null where not `present`."""
-    absent = n - int(np.count_nonzero(present))
+    absent = int(n - present.sum())
     valid = pa.py_buffer(np.packbits(present, bitorder="little")) if absent else None
     return pa.Array.from_buffers(kind, n, [valid, *buffers], null_count=absent, children=children)
 
