@@ -43,9 +43,11 @@ def unexpected_lines(records: pl.DataFrame, recs: Scan) -> tuple[np.ndarray, boo
 
 def stamped(recs: Scan) -> np.ndarray:
     """Which continuation lines begin with a date (records.STAMPED), from their text or, on
-    the scanner's records, from their bytes (the few that begin with a digit are checked)."""
+    the scanner's records, from their bytes (the few that begin with a digit are checked; a
+    third of the regex's time, and no polars query per chunk)."""
     cont = recs.continuations
-    if "text" in cont.columns:
+    spanned = {"_s", "_e", "_piece"} <= set(cont.columns) and not cont["_s"].null_count() + cont["_piece"].null_count()
+    if "text" in cont.columns and not spanned:
         return cont["text"].str.contains(STAMPED).to_numpy()
     out = np.zeros(cont.height, dtype=bool)
     starts, ends, piece = cont["_s"].to_numpy(), cont["_e"].to_numpy(), cont["_piece"].to_numpy()

@@ -33,7 +33,7 @@ def test_a_do_expansion_line_gives_a_row_per_listed_job(tmp_path, monkeypatch):
         _expand("N/A", "NP: nd1 Expansions in this order:"),
         _SENT,
     ])
-    compiled, reference, built = _both(path, monkeypatch, "expansions")
+    compiled, reference, built = _both(path, "expansions")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("kind", "job_id", "nodepool", "found", "pools", "counted", "order", "count").rows() == [
@@ -49,7 +49,7 @@ def test_a_do_expansion_line_gives_a_row_per_listed_job(tmp_path, monkeypatch):
 
 def test_a_chunk_of_only_do_expansion_lines_is_typed_in_c(tmp_path, monkeypatch):
     path = _log(tmp_path, [_expand("N/A", "NP: --default-- Expansions in this order: 3:found"), _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "expansions")
+    compiled, reference, built = _both(path, "expansions")
     assert built == 1
     assert_frame_equal(compiled, reference, check_exact=True)
     assert compiled.select("kind", "job_id", "found").rows() == [("do_expansion", 3, True)]
@@ -65,7 +65,7 @@ def test_a_chunk_of_only_do_expansion_lines_is_typed_in_c(tmp_path, monkeypatch)
 ])
 def test_a_body_the_c_reader_refuses_goes_the_handlers_way(tmp_path, monkeypatch, body, rows):
     path = _log(tmp_path, [_ORDER, _expand("N/A", body), _SENT])
-    compiled, reference, built = _both(path, monkeypatch, "expansions")
+    compiled, reference, built = _both(path, "expansions")
     assert built == 0
     assert_frame_equal(compiled, reference, check_exact=True)
     if rows is not None:
@@ -78,7 +78,7 @@ def test_a_regex_family_of_the_bucket_sends_the_chunk_the_reference_way(tmp_path
         ("NodePool", "N/A", "countFreeableMachines", "Bypass because machine\th1 is busy"),
         _SENT,
     ])
-    compiled, reference, built = _both(path, monkeypatch, "expansions")
+    compiled, reference, built = _both(path, "expansions")
     assert_frame_equal(compiled, reference, check_exact=True)
     # a tab in the bypass line: its template refuses it and lark reads it, so the reference assembly takes the bucket
     assert built == 0 and compiled["kind"].to_list() == ["do_expansion", "freeable_bypass"]
@@ -121,7 +121,7 @@ def _body(draw):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["N/A", "4"]), _body()), min_size=1, max_size=4))
 def test_generated_do_expansion_lines_give_the_reference_table(records):
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+    with tempfile.TemporaryDirectory() as tmp:
         path = _log(Path(tmp), [_ORDER, *[_expand(j, b) for j, b in records], _SENT])
-        compiled, reference, _ = _both(path, monkeypatch, "expansions")
+        compiled, reference, _ = _both(path, "expansions")
         assert_frame_equal(compiled, reference, check_exact=True)

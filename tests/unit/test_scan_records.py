@@ -213,3 +213,22 @@ def test_valid_non_ascii_text_keeps_the_readers_bytes():
     lines, recs = scan_records([Piece(0, 1, data)])
     assert lines.bad_utf8_lines == 0 and recs.blocks[0] is data
     assert recs.continuations["text"].to_list() == ["  caf\u00e9"]
+
+
+def test_continuation_lines_that_begin_with_a_date_are_found_from_their_bytes():
+    # worked from the lines: a continuation line counts as stamped when its first 12 characters are
+    # "DD Mon YYYY " (records.STAMPED); the scanner's continuations are read from their spans, the
+    # same answer as the regex over their text
+    from dataclasses import replace
+
+    from replay.parsing.unparsed_typed import stamped
+
+    lines = [_header(), "12 Mar 2024 interleaved", "1 Mar 2024 short day", "12 mar 2024 lower month",
+             "12 Mar 24 two-digit year", "12 Mar 2024", "  12 Mar 2024 indented", "ab Mar 2024 letters",
+             "31 Dec 1999 x", "", "12 Mär 2024 non-ASCII"]
+    _, recs = scan_records([Piece(0, 1, ("\n".join(lines) + "\n").encode())])
+    expected = [True, False, False, False, False, False, False, True, False, False]
+    assert "_s" in recs.continuations.columns
+    assert stamped(recs).tolist() == expected
+    text_only = replace(recs, continuations=recs.continuations.select("rec", "file", "line", "text"))
+    assert stamped(text_only).tolist() == expected  # the regex over the text: the reference
