@@ -118,10 +118,12 @@ def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int]
     `left`'s shares first gives (`Unsettled.partial`)."""
     members = [ordered[i] for i in doubtful]
     n = len(members)
+    if len(doubtful) > MAX_OPEN and left is None:
+        return [_pick(ordered, cand, virtual, want) or []]
     settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
     perms: Iterable[tuple[int, ...]]
     if len(doubtful) > MAX_OPEN:
-        perms = (tuple(range(n)),) + (() if left is None else (_leftmost(members, settled, left),))
+        perms = (tuple(range(n)), _leftmost(members, settled, left or ()))
     else:
         perms = linear_orders(n, settled)
     out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
@@ -139,15 +141,19 @@ def _leftmost(members: Sequence[DShare], settled: Container[tuple[int, int]],
     """An order of `members` keeping every `settled` pair (x, y), x first, that puts the shares of
     `left` as early as those pairs allow (each step: the first placeable share in `left`, else the
     first placeable one). Its clearing is a choice the RM could have made, whatever it turns out."""
+    n = len(members)
     wanted = Counter(left)
+    before = [sum((x, y) in settled for x in range(y)) for y in range(n)]  # unplaced settled predecessors
     placed: list[int] = []
-    todo = list(range(len(members)))
+    todo = list(range(n))
     while todo:
-        free = [y for y in todo if not any((x, y) in settled for x in todo if x < y)]
+        free = [y for y in todo if before[y] == 0]
         pick = next((y for y in free if wanted[(members[y].job_id, members[y].share_id)] > 0), free[0])
         wanted[(members[pick].job_id, members[pick].share_id)] -= 1
         placed.append(pick)
         todo.remove(pick)
+        for y in range(pick + 1, n):
+            before[y] -= (pick, y) in settled
     return tuple(placed)
 
 
