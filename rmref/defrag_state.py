@@ -43,10 +43,13 @@ class Unsettled:
     reasons: tuple[str, ...]  # INVESTMENT, SHARE_MAP and/or NODE_IP
     action: int  # index in Defrag.actions of the first action the choice decided
     # every set of shares (job, share id; 0 for a new process), in clearing order, the round could
-    # clear by an order of the shares in question the input allows (empty: too many to list)
+    # clear by an order of the shares in question the input allows (`partial`: too many to list)
     alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
     taken: int = 0  # the alternative cleared
     tied: tuple[str, ...] = ()  # NODE_IP: the other eligible machines met in the same open node-map order
+    # more than MAX_OPEN shares in question: `alternatives` holds only rmref's own clearing and, given
+    # the RM's, the one an allowed order putting the RM's shares first clears (each reachable)
+    partial: bool = False
 
 
 

@@ -7,7 +7,8 @@ round is recorded (`Unsettled`) and the caller's `choose` followed when given.
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections import Counter
+from collections.abc import Container, Iterable, Sequence
 
 from rmref.choices import MAX_OPEN, linear_orders, rest, within
 from rmref.constants import CANCEL, EVICT, REASSIGN
@@ -110,22 +111,50 @@ def _ids(shares: Sequence[DShare]) -> tuple[tuple[int, int], ...]:
 
 
 def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int], doubtful: Sequence[int],
-                  virtual: int, want: int) -> list[list[DShare]]:
+                  virtual: int, want: int, left: Sequence[tuple[int, int]] | None = None) -> list[list[DShare]]:
     """What the round clears for every order of the `doubtful` shares (positions in `ordered`)
-    that keeps the order of each pair the input settles; [] when there are too many to list."""
-    if len(doubtful) > MAX_OPEN:
-        return []
-    out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
+    that keeps the order of each pair the input settles. When there are too many to list: with
+    rmref's own clearing and, given the RM's clearing (`left`), the one an allowed order putting
+    `left`'s shares first gives (`Unsettled.partial`)."""
     members = [ordered[i] for i in doubtful]
     n = len(members)
+    if len(doubtful) > MAX_OPEN and left is None:
+        return [_pick(ordered, cand, virtual, want) or []]
     settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
-    for perm in linear_orders(n, settled):
+    perms: Iterable[tuple[int, ...]]
+    if len(doubtful) > MAX_OPEN:
+        perms = (tuple(range(n)), _leftmost(members, settled, left or ()))
+    else:
+        perms = linear_orders(n, settled)
+    out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
+    for perm in perms:
         order, flags = list(ordered), [i in cand for i in range(len(ordered))]
         for i, k in zip(doubtful, perm):
             order[i], flags[i] = members[k], doubtful[k] in cand
         cleared = _pick(order, {i for i, f in enumerate(flags) if f}, virtual, want) or []
         out.setdefault(_ids(cleared), cleared)
     return list(out.values())
+
+
+def _leftmost(members: Sequence[DShare], settled: Container[tuple[int, int]],
+              left: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+    """An order of `members` keeping every `settled` pair (x, y), x first, that puts the shares of
+    `left` as early as those pairs allow (each step: the first placeable share in `left`, else the
+    first placeable one). Its clearing is a choice the RM could have made, whatever it turns out."""
+    n = len(members)
+    wanted = Counter(left)
+    before = [sum((x, y) in settled for x in range(y)) for y in range(n)]  # unplaced settled predecessors
+    placed: list[int] = []
+    todo = list(range(n))
+    while todo:
+        free = [y for y in todo if before[y] == 0]
+        pick = next((y for y in free if wanted[(members[y].job_id, members[y].share_id)] > 0), free[0])
+        wanted[(members[pick].job_id, members[pick].share_id)] -= 1
+        placed.append(pick)
+        todo.remove(pick)
+        for y in range(pick + 1, n):
+            before[y] -= (pick, y) in settled
+    return tuple(placed)
 
 
 def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candidates: set[int]) -> list[DShare] | None:
@@ -152,13 +181,13 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
                 between_candidates |= i in cand and k in cand
     if not doubtful:
         return cleared
-    alternatives = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want)
+    rm = state.choose.get(name)
+    # what the RM cleared there less what earlier rounds of this cycle already cleared
+    left = None if rm is None else rest(rm, [(a.donor_job, a.share_id) for a in state.actions if a.host == name])
+    alternatives = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want, left)
     if not between_candidates and len(alternatives) == 1:
         return cleared  # the open order of a share the round passes over changed nothing
-    rm = state.choose.get(name)
-    if rm is not None:  # the RM's clearing, when it is one of the alternatives (the fullest such)
-        # what the RM cleared there less what earlier rounds of this cycle already cleared
-        left = rest(rm, [(a.donor_job, a.share_id) for a in state.actions if a.host == name])
+    if left is not None:  # the RM's clearing, when it is one of the alternatives (the fullest such)
         fits = [alt for alt in alternatives if within(_ids(alt), left)]
         fullest = [alt for alt in fits if len(alt) == max(map(len, fits))]
         if len(fullest) > 1:  # only a later round tells them apart: the caller's `picks` decide
@@ -170,7 +199,7 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
     taken = next((i for i, alt in enumerate(alternatives) if _ids(alt) == _ids(cleared)), 0)
     shares = tuple(sorted({(ordered[i].job_id, ordered[i].share_id) for i in doubtful}))
     state.unsettled.append(Unsettled(nj.work.job_id, name, shares, tuple(reasons), len(state.actions),
-                                     tuple(_ids(a) for a in alternatives), taken))
+                                     tuple(_ids(a) for a in alternatives), taken, partial=len(doubtful) > MAX_OPEN))
     return cleared
 
 

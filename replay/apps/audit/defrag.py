@@ -178,11 +178,11 @@ def _needy_words(value: object) -> str:
 def unlisted_words(d: Defrag | None) -> str:
     """Why a takeFromTheRich choice could not be verified: too many shares of open order to list, or
     machines met in the order of a map hashed on node IPs the log of this release never shows."""
-    if d is None or not any(not u.alternatives for u in d.unsettled):
+    if d is None or not any(not u.alternatives or u.partial for u in d.unsettled):
         return ""
     parts = []
     for u in d.unsettled:
-        if u.alternatives:
+        if u.alternatives and not u.partial:
             continue
         if NODE_IP in u.reasons:
             parts.append(f"on {u.host} takeFromTheRich met machines of equal wealth and memory in the order of a "
