@@ -3,7 +3,7 @@ and the tables that span the whole log."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -162,20 +162,24 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: Frame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
+                   unparsed: Frame, last: bool, raw: dict[str, list[Unframed]] | None = None,
                    strings: Strings | None = None) -> tuple[dict[str, Frame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
     Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
-    of the compiled tables' buckets (replay.parsing.builders types those tables in C); `strings`: the
-    header text columns of records that carry none (rows_of)."""
+    of the compiled tables' buckets (replay.parsing.builders types those tables in C), emptied as the
+    builders take them; `strings`: the header text columns of records that carry none (rows_of)."""
     info = record_info(records, names, last)
     recs = record_columns(records, info, names) if raw else None
     raw = raw or {}
     if unowned := set(raw) - {bucket for b in builders.BUILDERS for bucket in b.buckets}:
         raise ValueError(f"assemble_chunk: no compiled table builder owns the buckets {sorted(unowned)}")
-    # each builder its own buckets (replay.parsing.builders); what it does not take whole, framed
-    built = [b.build({k: raw[k] for k in b.buckets if k in raw}, recs, buckets) for b in builders.BUILDERS]
+    # each builder its own buckets (replay.parsing.builders); what it does not take whole, framed.
+    # Taken out of `raw` (the caller's dict), so each builder's rows go once it has built them, not
+    # when the whole chunk is assembled: the chunk's peak memory is during this assembly
+    built = []
+    for b in builders.BUILDERS:
+        built.append(b.build({k: raw.pop(k) for k in b.buckets if k in raw}, recs, buckets))
     frames = {bucket: rows for b in built for bucket, rows in b.frames.items()}
     buckets = {**buckets, **frames} if frames else buckets
     compiled: dict[str, Frame] = {name: table for b in built for name, table in b.tables.items()}
