@@ -3,12 +3,13 @@ and the tables that span the whole log."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from replay.parsing import builders, steps
 from replay.parsing.columns import Unframed, record_columns, shifted, to_polars
@@ -162,20 +163,24 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataF
 
 
 def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame, names: list[str],
-                   unparsed: Frame, last: bool, raw: Mapping[str, Sequence[Unframed]] | None = None,
+                   unparsed: Frame, last: bool, raw: dict[str, list[Unframed]] | None = None,
                    strings: Strings | None = None) -> tuple[dict[str, Frame], ChunkCarry]:
     """The per-cycle tables of one chunk (conformed to SCHEMAS), on their own: cycles count from 1
     and evictions take share orders from this chunk only; `stitch` puts them in the log's frame.
     Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
-    of the compiled tables' buckets (replay.parsing.builders types those tables in C); `strings`: the
-    header text columns of records that carry none (rows_of)."""
+    of the compiled tables' buckets (replay.parsing.builders types those tables in C), emptied as the
+    builders take them; `strings`: the header text columns of records that carry none (rows_of)."""
     info = record_info(records, names, last)
     recs = record_columns(records, info, names) if raw else None
     raw = raw or {}
     if unowned := set(raw) - {bucket for b in builders.BUILDERS for bucket in b.buckets}:
         raise ValueError(f"assemble_chunk: no compiled table builder owns the buckets {sorted(unowned)}")
-    # each builder its own buckets (replay.parsing.builders); what it does not take whole, framed
-    built = [b.build({k: raw[k] for k in b.buckets if k in raw}, recs, buckets) for b in builders.BUILDERS]
+    # each builder its own buckets (replay.parsing.builders); what it does not take whole, framed.
+    # Taken out of `raw` (the caller's dict), so each builder's rows go once it has built them, not
+    # when the whole chunk is assembled: the chunk's peak memory is during this assembly
+    built = []
+    for b in builders.BUILDERS:
+        built.append(b.build({k: raw.pop(k) for k in b.buckets if k in raw}, recs, buckets))
     frames = {bucket: rows for b in built for bucket, rows in b.frames.items()}
     buckets = {**buckets, **frames} if frames else buckets
     compiled: dict[str, Frame] = {name: table for b in built for name, table in b.tables.items()}
@@ -301,10 +306,18 @@ def _polars(rows: Frame) -> pl.DataFrame:
     return rows if isinstance(rows, pl.DataFrame) else to_polars(rows)
 
 
+def _joined(parts: list[Frame]) -> pl.DataFrame:
+    """The chunks' rows of a spanning table as one polars frame: the tables typed in C joined in Arrow
+    and framed once (a polars frame a chunk costs a call on polars' thread pool each)."""
+    tables = [p for p in parts if isinstance(p, pa.Table)]
+    if len(tables) == len(parts) and all(t.schema.equals(tables[0].schema) for t in tables):
+        return to_polars(pa.concat_tables(tables) if len(tables) > 1 else tables[0])
+    return pl.concat([_polars(p) for p in parts], how="diagonal_relaxed")
+
+
 def assemble_final(carry: Carry) -> dict[str, pl.DataFrame]:
     """The tables that span the whole log: cycles, config, classes, nodepools."""
-    rows = {name: _filled(pl.concat([_polars(p) for p in parts], how="diagonal_relaxed") if parts else _NO_ROWS)
-            for name, parts in carry.spanning.items()}
+    rows = {name: _filled(_joined(parts) if parts else _NO_ROWS) for name, parts in carry.spanning.items()}
     config = rows["_config_lines"]
     tables = {
         "cycles": steps.cycles(rows["_cycle_lines"]),

@@ -30,7 +30,8 @@ def expansion_scan(part: pl.DataFrame, blocks: tuple[Bytes, ...]) -> tuple[np.nd
     read, records in two blocks, a body of another shape)."""
     if not COMPILED or part.is_empty() or "_bs" not in part.columns or part["_bs"].null_count():
         return None
-    if part["_piece"].n_unique() != 1:
+    piece = part["_piece"].to_numpy()  # one block, compared in numpy (polars' n_unique is a query)
+    if part["_piece"].null_count() or (piece != piece[0]).any():
         return None
     data = blocks[part["_piece"][0]]
     got = _scan.expansions(data, *[np.ascontiguousarray(part[c].to_numpy(), np.int32) for c in ("rec", "_bs", "_be")])

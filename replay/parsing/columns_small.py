@@ -74,7 +74,7 @@ def pool_table(rows: PoolRows, recs: Records) -> pa.Table | None:
     return table_of("pool_tables", {**built, "values": lists, **where_columns(recs, rec.astype(np.int64))})
 
 
-def cycle_rows(raw: RawRows, recs: Records) -> pl.DataFrame | None:
+def cycle_rows(raw: RawRows, recs: Records) -> pa.Table | None:
     """The _cycle_lines rows of one chunk as steps.cycles reads them: _family, ts, cycle, file, line
     and the fields it reads (_CYCLE_FIELDS) typed in C; None: a value `_scan.typed` refuses."""
     rows, spans, columns = raw.rows, raw.spans, raw.bucket.columns
@@ -87,7 +87,4 @@ def cycle_rows(raw: RawRows, recs: Records) -> pl.DataFrame | None:
     rec = raw.rec[rows]
     arrays = {"_family": names_column(raw.codes[rows], FAMILY_NAMES), **where_columns(recs, rec),
               **dict(zip(_CYCLE_FIELDS, typed))}
-    frame = pl.from_arrow(pa.table(arrays))
-    if not isinstance(frame, pl.DataFrame):  # an Arrow table always gives one (the type allows a Series)
-        raise TypeError(f"pl.from_arrow of a table gave a {type(frame).__name__}")
-    return frame
+    return pa.table(arrays)  # framed by polars once, all chunks' together (assemble.assemble_final)

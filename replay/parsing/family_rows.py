@@ -18,7 +18,7 @@ from replay.parsing.sectioned import FAMILY as SECTIONS
 from replay.parsing.sectioned import with_sections
 from replay.parsing.scan import (RecordArrays, fill_rows, occupancy_rows, occupancy_scan, rmcounter_at,
                                  rmcounter_rows, schedule_rows, schedule_scan, section_rows)
-from replay.parsing.scanned import header_strings, with_strings
+from replay.parsing.scanned import header_strings, with_strings, word_column
 from replay.parsing import columns_text
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of
 from replay.parsing.columns_expansions import merged_rows
@@ -126,7 +126,7 @@ def _partition(records: pl.DataFrame, recs: Records, at: np.ndarray, codes: np.n
         return {}
     order = np.argsort(codes, kind="stable")  # a family's records together, in log order
     at, codes = at[order], codes[order]
-    frame = records[at, [c for c in _SLIM if c in records.columns]]
+    frame = _slim(records, at, codes)
     if "body" not in records.columns:
         frame.insert_column(2, header_strings(recs, records["rec"].to_numpy()[at], ["body"])[0])
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
@@ -135,6 +135,22 @@ def _partition(records: pl.DataFrame, recs: Records, at: np.ndarray, codes: np.n
     for i in np.argsort(order[starts], kind="stable").tolist():  # by where each family first appears
         parts[FAMILY_NAMES[codes[starts[i]]]] = frame.slice(int(starts[i]), int(ends[i] - starts[i]))
     return parts
+
+
+def _slim(records: pl.DataFrame, at: np.ndarray, codes: np.ndarray) -> pl.DataFrame:
+    """The _SLIM columns of the records at positions `at` (`codes`: their family codes): numpy takes
+    and the family names by code (as routing.route names them), not a polars gather, which runs on
+    polars' thread pool and costs a chunk 1-10 ms on a busy machine; a gather where a column has
+    nulls or text (the polars path's records)."""
+    cols = [c for c in _SLIM if c in records.columns]
+    numbers = [c for c in cols if c != "family"]
+    if "family" not in cols or "body" in cols or any(records[c].null_count() for c in numbers):
+        return records[at, cols]
+    taken = {c: pl.Series(c, records[c].to_numpy()[at], dtype=records.schema[c]) for c in numbers}
+    return pl.DataFrame([word_column("family", codes + 1, _NAMED) if c == "family" else taken[c] for c in cols])
+
+
+_NAMED = (None, *FAMILY_NAMES)  # a record's family by its code + 1 (code -1: none), as routing.route has it
 
 
 def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str, list[Unframed]],

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 
-# i_mega24 (bench/bench_parse.py --chunk-mb): 8 MB about as fast, 10% more memory. The same on any
-# number of threads: the Parquet row groups follow the chunks, so the files are the same bytes.
+# Measured on i_mega24 and the DEBUG log, -j 1 and -j 2 (docs/benchmarks.md, "The per-chunk cost and
+# the chunk size"): 16 MB chunks take about a tenth less CPU but peak above twice the log; 10 MB
+# already does on the DEBUG log with two threads; 8 MB saves no CPU the runs resolve, for up to 20 MB
+# more. The same on any number of threads: the Parquet row groups follow the chunks, so the files
+# are the same bytes.
 DEFAULT_CHUNK_BYTES = 6 << 20
 # Each parse thread holds a chunk's working set; a third adds memory, not speed (the Python between
 # the compiled calls holds the GIL: docs/benchmarks.md, "Where the parse stands").

@@ -10,6 +10,7 @@ All three must give identical tables (tests/integration/test_engines.py).
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -232,6 +233,12 @@ def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progr
     )
 
 
+# One chunk assembled at a time: a chunk's memory peaks while its tables are assembled (its rows,
+# records and new tables all held), and that step is mostly Python, which holds the GIL anyway; two
+# threads assembling at once met their peaks (docs/benchmarks.md, "The per-chunk cost and the chunk size")
+_ASSEMBLING = threading.Lock()
+
+
 def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) -> _Parsed:
     """One chunk's tables, on its own (no state from other chunks: chunks parse in parallel)."""
     if engine == "fast" and COMPILED:
@@ -254,7 +261,8 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
         unparsed_frame = unparsed_table(unparsed, lines.frame, records, recs.continuations, names, chunk.last)
     # the scanner's records carry no header text: the tables build the columns they read, for their rows
     strings = partial(header_strings, recs) if "ts_text" not in records.columns else None
-    tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw, strings)
+    with _ASSEMBLING:
+        tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw, strings)
     counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
     families = {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}
     first_ts, last_ts = first_last_stamps(recs)

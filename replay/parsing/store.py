@@ -77,11 +77,15 @@ class ParquetSink:
         self._pending = self._pool.submit(self._write, batch)
 
     def _write(self, batch: dict[str, pa.Table]) -> None:
-        for name, table in batch.items():
+        # the largest first, each let go once written: the next chunk is parsed meanwhile, and its
+        # peak memory meets what is left of this batch (each file's bytes do not depend on the order)
+        for name in sorted(batch, key=lambda n: -batch[n].nbytes):
+            table = batch.pop(name)
             if name not in self.writers:
                 path = self.root / f"{name}.parquet"
                 self.writers[name] = _parquet_writer(path, arrow_schema(name))
             self.writers[name].write_table(table)
+            del table
 
     def _wait(self) -> None:
         if self._pending is not None:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from replay.parsing import columns, columns_small, pipeline
+from replay.parsing import assemble, columns, columns_small, pipeline
 from replay.parsing.pipeline import parse
 from tests.unit.test_pools import _RESET, _RULE, _SENT, _block  # the Scheduling Tables lines, hand-written there
 from tests.compiled import both_ways
@@ -96,6 +96,33 @@ def test_cycles_rows_are_typed_in_c(tmp_path):
     assert compiled.select("cycle", "epoch", "total_arrivals", "new_jobs", "existing_jobs", "started",
                            "line").rows() == [(1, 6, 9, 2, 3, True, 1), (2, 7, 10, 0, 3, True, 6)]
     assert [t.second for t in compiled["ts_start"]] == [0, 5] and [t.second for t in compiled["ts_end"]] == [4, 9]
+
+
+@pytest.mark.parametrize("unread", [None, 200])
+def test_cycles_rows_of_many_chunks_are_joined_in_log_order(tmp_path, unread):
+    # 400 cycles read in 64 KB blocks: several chunks (each ends after a published schedule, the
+    # createState structure, here without jobs), each's rows an Arrow table until the end of the
+    # parse (assemble_final joins them); `unread`: that cycle's arrivals beyond int64 send its chunk
+    # the reference way, so the last step joins Arrow and polars parts
+    records = []
+    for i in range(400):
+        cycle = _cycle(str(1000 + i), arrivals="99999999999999999999" if i == unread else str(i))
+        records += [*cycle[:4], ("JobManagerConverter", "createState", ""), cycle[4]]
+    path = tmp_path / "rm.log"
+    path.write_text("\n".join(_AT.format(m=(i // 60) % 60, s=i % 60, cls=c, method=m, body=b).replace(
+        "00:", f"{i // 3600:02d}:", 1) for i, (c, m, b) in enumerate(records)) + "\n")
+    kinds: list[set[str]] = []
+    joined = assemble._joined
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(assemble, "_joined", lambda parts: kinds.append({type(p).__name__ for p in parts}) or joined(parts))
+        compiled, reference, typed = both_ways([path], columns_small, "cycle_rows", chunk_bytes=1).table("cycles")
+    # Arrow parts of several chunks (and with `unread`, a polars one)
+    assert typed > 1 and ({"Table", "DataFrame"} if unread else {"Table"}) in kinds
+    assert_frame_equal(compiled, reference, check_exact=True)
+    # read off the log: cycle n is the n-th loop, its epoch 999 + n, its arrivals n - 1
+    assert compiled["cycle"].to_list() == list(range(1, 401))
+    assert compiled["epoch"].to_list() == [1000 + i for i in range(400)]
+    assert compiled["total_arrivals"].to_list() == [None if i == unread else i for i in range(400)]
 
 
 def test_a_cycle_value_c_will_not_type_sends_the_rows_the_reference_way(tmp_path):

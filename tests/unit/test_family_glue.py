@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from polars.testing import assert_frame_equal
 
 from replay.parsing.chunks import Piece
-from replay.parsing.family_rows import _partition
+from replay.parsing.family_rows import _SLIM, _partition, _slim
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.routing import route
 from replay.parsing.scan import line_spans
@@ -54,3 +55,24 @@ def test_the_lines_of_some_records_are_their_continuation_lines_with_their_byte_
     assert line_spans(records[[1]], recs.continuations)[0] == -1  # a record with no line
     polars_recs = find_records(split_lines([Piece(0, 1, text.encode())]))  # lines without spans
     assert line_spans(route(polars_recs.records), polars_recs.continuations) is None
+
+
+@pytest.mark.skipif(not COMPILED, reason="the compiled scanner is not built")
+def test_the_slim_columns_taken_in_numpy_are_polars_gather_row_for_row():
+    # records in an order that is neither the log's nor one family's (as _partition takes them), one
+    # taken twice: the numpy takes must give polars' gather of the same positions, row for row
+    text = _text([_FILLER, _PLACE, _FILLER, _SENT, _PLACE, _FILLER])
+    _, recs = scan_records([Piece(0, 1, text.encode())])
+    records = route(recs.records, recs)
+    at = np.array([4, 0, 3, 1, 4, 5])
+    codes = records["_code"].to_numpy()[at]
+    got = _slim(records, at, codes)
+    assert_frame_equal(got, records[at, [c for c in _SLIM if c in records.columns]], check_exact=True)
+    # read off the lines: record n is line n + 1, and its family is the one its body names
+    assert got["rec"].to_list() == [4, 0, 3, 1, 4, 5]
+    assert got["family"].to_list() == ["connect_share", "message", "schedule_sent", "connect_share",
+                                       "connect_share", "message"]
+    # the polars path's records carry their text (body): polars' gather, as before
+    polars_recs = find_records(split_lines([Piece(0, 1, text.encode())]))
+    slow = route(polars_recs.records)
+    assert_frame_equal(_slim(slow, at, codes), slow[at, [c for c in _SLIM if c in slow.columns]], check_exact=True)

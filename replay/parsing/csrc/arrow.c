@@ -27,12 +27,17 @@ static int buf_get(Buf *self, Py_buffer *view, int flags)
 
 static PyBufferProcs buf_procs = {(getbufferproc)buf_get, NULL};
 
+static Py_ssize_t buf_len(Buf *self) { return self->n; }
+
+static PySequenceMethods buf_seq = {.sq_length = (lenfunc)buf_len};  /* len() in bytes, as of a bytes object */
+
 static PyTypeObject BufType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "replay.parsing._scan.Buffer",
     .tp_basicsize = sizeof(Buf),
     .tp_dealloc = (destructor)buf_dealloc,
     .tp_as_buffer = &buf_procs,
+    .tp_as_sequence = &buf_seq,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Memory the scanner filled, read through the buffer protocol and freed with the object.",
 };
@@ -55,6 +60,21 @@ PyObject *own_buffer(void *p, Py_ssize_t n)
     }
     b->p = p, b->n = n;
     return (PyObject *)b;
+}
+
+/* the first n bytes of the growable vector *v as a Buffer, without a copy (its spare capacity given
+ * back; *v is taken over and set to NULL); NULL with an error set */
+PyObject *owned_vector(void **v, Py_ssize_t n)
+{
+    void *p = *v;
+    *v = NULL;
+    if (p && n) {
+        void *q = PyMem_RawRealloc(p, (size_t)n);  /* shrinks in place */
+        p = q ? q : p;
+    } else if (p) {
+        PyMem_RawFree(p), p = NULL;
+    }
+    return own_buffer(p, n);
 }
 
 /* ---- column builders ---------------------------------------------------------------------- */

@@ -19,6 +19,7 @@ typedef struct {
 
 int arrow_ready(PyObject *module);  /* registers the Buffer type */
 PyObject *own_buffer(void *p, Py_ssize_t n);
+PyObject *owned_vector(void **v, Py_ssize_t n);  /* a vector's first n bytes as a Buffer, no copy */
 int col_init(Col *c, int type, Py_ssize_t n);  /* 0 when out of memory (col_free it still) */
 void col_free(Col *c);
 void col_null(Col *c, Py_ssize_t i);

@@ -1,5 +1,5 @@
 /* fill(): the single-line families' rows, matched by their templates, gathered by table (see module.c) */
-#include "scan.h"
+#include "arrow.h"
 
 /* fill(data, starts, ends, families, plan) reads every record body whose family has templates
  * (replay/parsing/templates.py) and appends its fields to the rows of that family's table ("bucket"),
@@ -177,25 +177,25 @@ static int add_row(Bucket *bk, const Alt *alt, Py_ssize_t rec, const int32_t *fs
     return 1;
 }
 
-static PyObject *bucket_result(const Bucket *bk)
+/* the bucket's vectors handed over as Buffers, without a copy (the bucket keeps none) */
+static PyObject *bucket_result(Bucket *bk)
 {
     PyObject *lists = PyTuple_New(bk->nlists);
     if (!lists)
         return NULL;
     for (int l = 0; l < bk->nlists; l++) {
-        const ListCol *lc = &bk->lists[l];
-        PyObject *vals = bk->list_int[l] ? bytes_of(lc->ints.v, lc->ints.n * (Py_ssize_t)sizeof(int64_t))
-                                         : bytes_of(lc->spans.v, lc->spans.n * (Py_ssize_t)sizeof(int32_t));
-        PyObject *pair = vals ? Py_BuildValue("(NN)", bytes_of(lc->counts.v, lc->counts.n * (Py_ssize_t)sizeof(int32_t)), vals)
-                              : NULL;
+        ListCol *lc = &bk->lists[l];
+        PyObject *vals = bk->list_int[l] ? owned_vector((void **)&lc->ints.v, lc->ints.n * 8)
+                                         : owned_vector((void **)&lc->spans.v, lc->spans.n * 4);
+        PyObject *pair = vals ? Py_BuildValue("(NN)", owned_vector((void **)&lc->counts.v, lc->counts.n * 4), vals) : NULL;
         if (!pair) {
             Py_DECREF(lists);
             return NULL;
         }
         PyTuple_SET_ITEM(lists, l, pair);
     }
-    return Py_BuildValue("(NNN)", bytes_of(bk->recs.v, bk->recs.n * (Py_ssize_t)sizeof(int32_t)),
-                         bytes_of(bk->spans.v, bk->spans.n * (Py_ssize_t)sizeof(int32_t)), lists);
+    return Py_BuildValue("(NNN)", owned_vector((void **)&bk->recs.v, bk->recs.n * 4),
+                         owned_vector((void **)&bk->spans.v, bk->spans.n * 4), lists);
 }
 
 PyObject *fill_rows(PyObject *self, PyObject *args)

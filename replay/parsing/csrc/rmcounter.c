@@ -1,5 +1,5 @@
 /* rmcounter(): RmCounter blocks, one row per entity (see module.c) */
-#include "scan.h"
+#include "arrow.h"
 
 /* ---- RmCounter blocks ---------------------------------------------------------------------- */
 
@@ -92,6 +92,8 @@ static Py_ssize_t last_row(const EntityIndex *ix, const Line *lines, const Kind 
     return -1;
 }
 
+#define OWN(vec, size) owned_vector((void **)&(vec).v, (vec).n * (size))
+
 PyObject *rmcounter_rows(PyObject *self, PyObject *args)
 {
     Py_buffer in, st, en, kd;
@@ -106,7 +108,7 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
     I32s weight_ok = {0}, wanted_ok = {0}, given_ok = {0}, vm_ok = {0}, maxorder_ok = {0};
     if (!PyArg_ParseTuple(args, "y*y*y*y*O", &in, &st, &en, &kd, &kinds_arg))
         return NULL;
-    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t), total = 0, nitems = 0;
+    Py_ssize_t n = st.len / (Py_ssize_t)sizeof(int32_t), nitems = 0, items_cap = 0;
     const int32_t *s = st.buf, *e = en.buf, *kind = kd.buf;
     const char *d = in.buf;
     if (!PyTuple_Check(kinds_arg) || PyTuple_GET_SIZE(kinds_arg) != RC_KINDS || en.len != st.len || kd.len != st.len) {
@@ -136,14 +138,17 @@ PyObject *rmcounter_rows(PyObject *self, PyObject *args)
             status = -2;
             goto unlocked;
         }
-        total += (e[i] - s[i]) / 2 + 1;
     }
     lines = PyMem_RawCalloc((size_t)n + 1, sizeof(Line));
-    items = PyMem_RawMalloc((size_t)total * 2 * sizeof(int32_t) + 8);
-    if (!lines || !items)
+    if (!lines)
         goto nomem;
     for (Py_ssize_t i = 0; i < n; i++) {  /* every line must match its template */
         Line *l = &lines[i];
+        /* room for the most items a line can hold (one per two bytes), grown as the lines are matched:
+         * reserved for all the lines at once, the bound was 4 bytes per byte of the RmCounter lines,
+         * the largest buffer of a chunk (27 MB for 16 MB of i_mega24, of which about a third is used) */
+        if (!reserve((void **)&items, 2 * nitems, &items_cap, sizeof(int32_t), 2 * ((e[i] - s[i]) / 2 + 1) + 2))
+            goto nomem;
         const Kind *k = &kinds[kind[i]];
         int32_t count = 0;
         l->kind = kind[i], l->first = nitems;
@@ -224,18 +229,18 @@ unlocked:
         PyErr_NoMemory();
     else if (!status)
         result = Py_NewRef(Py_None);
-    else
+    else  /* each vector handed over as a Buffer, no copy (OWN) */
         result = Py_BuildValue(
             "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
-            "block_line", bytes_of(blk_line.v, blk_line.n * 4), "descr", bytes_of(descr.v, descr.n * 4),
-            "row_block", bytes_of(row_blk.v, row_blk.n * 4), "entity", bytes_of(row_entity.v, row_entity.n * 4),
-            "weight", bytes_of(weight.v, weight.n * 8), "weight_ok", bytes_of(weight_ok.v, weight_ok.n * 4),
-            "wanted", bytes_of(wanted.v, wanted.n * 8), "wanted_off", bytes_of(wanted_off.v, wanted_off.n * 4),
-            "wanted_ok", bytes_of(wanted_ok.v, wanted_ok.n * 4), "given", bytes_of(given.v, given.n * 8),
-            "given_off", bytes_of(given_off.v, given_off.n * 4), "given_ok", bytes_of(given_ok.v, given_ok.n * 4),
-            "vmachines", bytes_of(vm.v, vm.n * 8), "vmachines_off", bytes_of(vm_off.v, vm_off.n * 4),
-            "vmachines_ok", bytes_of(vm_ok.v, vm_ok.n * 4), "maxorder", bytes_of(maxorder.v, maxorder.n * 8),
-            "maxorder_ok", bytes_of(maxorder_ok.v, maxorder_ok.n * 4), "nrows", PyLong_FromSsize_t(row_blk.n));
+            "block_line", OWN(blk_line, 4), "descr", OWN(descr, 4),
+            "row_block", OWN(row_blk, 4), "entity", OWN(row_entity, 4),
+            "weight", OWN(weight, 8), "weight_ok", OWN(weight_ok, 4),
+            "wanted", OWN(wanted, 8), "wanted_off", OWN(wanted_off, 4),
+            "wanted_ok", OWN(wanted_ok, 4), "given", OWN(given, 8),
+            "given_off", OWN(given_off, 4), "given_ok", OWN(given_ok, 4),
+            "vmachines", OWN(vm, 8), "vmachines_off", OWN(vm_off, 4),
+            "vmachines_ok", OWN(vm_ok, 4), "maxorder", OWN(maxorder, 8),
+            "maxorder_ok", OWN(maxorder_ok, 4), "nrows", PyLong_FromSsize_t(row_blk.n));
     PyMem_RawFree(descr.v);
 done:
     for (int k = 0; k < RC_KINDS; k++) PyMem_RawFree(kinds[k].ops);
