@@ -34,6 +34,9 @@ PREDATES = "already there when the log begins (its submission is not in the log)
 CLASS_UNKNOWN = ("the class of {jobs} is not in the log (submitted before the log began, or before a gap in "
                  "it, and never counted by class since): every phase reads a job's class")
 
+MEMORY_UNKNOWN = ("the memory of {jobs} is not in the log (submitted before the log began, or before a gap in "
+                  "it, and no line since gives it): every phase reads a process's size")
+
 
 def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     """Configuration, classes and nodepools from `config`/`classes`/`nodepools` tables, with what
@@ -119,13 +122,14 @@ class ReplayStart:
         return None if cycle in self.whole else PARTIAL_CYCLE
 
     def classes_unknown(self, inp: CycleInput) -> str | None:
-        """Why no decision of the cycle can be replayed because some of its work has a class the log
-        never names (None: every class is named). A class the log names but the configuration does
-        not define is the RM's to refuse, and is replayed."""
-        jobs = [w.job_id for w in inp.work if not w.class_name]
-        if not jobs:
-            return None
-        return CLASS_UNKNOWN.format(jobs=("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs)))
+        """Why no decision of the cycle can be replayed because some of its work has a class, or
+        processes of a size, the log never gives (None: every class and size is given). A class the
+        log names but the configuration does not define is the RM's to refuse, and is replayed."""
+        for why, jobs in ((CLASS_UNKNOWN, [w.job_id for w in inp.work if not w.class_name]),
+                          (MEMORY_UNKNOWN, [w.job_id for w in inp.work if any(not s.order for s in w.shares)])):
+            if jobs:
+                return why.format(jobs=("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs)))
+        return None
 
     def machines_unsettled(self, cycle: int) -> str | None:
         """Why the machines of `cycle` are not known (only NODE_FREE decisions replay then), or None."""

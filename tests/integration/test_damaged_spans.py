@@ -22,9 +22,13 @@ from polars.testing import assert_frame_equal
 from replay import parse
 from replay.apps.audit import audit
 from replay.cli import main
-from replay.model.damage import SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED
+from replay.model.damage import (
+    SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
+)
 from replay.model.machines.inventory import dead_before_log
+from replay.model.settings import infer_global_allotment
 from tests.damaged import agrees_with_truth, lines, spliced
+from tests.helpers import truth
 
 
 def _audited(name: str, log: Path):
@@ -172,3 +176,29 @@ def test_machines_no_line_after_a_gap_names_leave_the_machines_unsettled(tmp_pat
                                 f"{scope}'s count")
     assert "caps" not in result.skipped_kinds
     assert any(a.setting == "nodes (unnamed)" for a in result.assumed)
+
+
+def test_a_schedule_whose_send_line_is_lost_damages_the_cycle_it_falls_in(tmp_path):
+    # the span runs from epoch 23's counters to epoch 37's schedule: that loop's "Schedule sent"
+    # line is lost, so its schedule (jobs 2 and 3, submitted in the span: no line gives their
+    # memory) reads as a second schedule of the cycle before, which used to end in a TypeError
+    name = "releases/2.0.0/reservation-walk"
+    tables, result = _audited(name, spliced(name, tmp_path / "sent.log", 183620, 383370))
+    assert [r for r, *_ in result.damaged[17].reasons] == [SECOND_SCHEDULE]
+    assert result.damaged[17].first[2] == 1706 and sorted(result.cycles) == list(range(1, 17))
+
+
+def test_an_allotment_deferral_names_its_user_when_the_submission_is_lost(tmp_path):
+    # after the gap no line submits job 6 of dan, whose own allotment (ducc.users: 32 GB) its
+    # deferrals print: it is no evidence of the global allotment, which the scenario leaves unset.
+    # Taken for it, rmref deferred job 14 of ann in cycle 28, where the RM gave it a process
+    name = "heldout/seed47-030"
+    log = spliced(name, tmp_path / "gap.log", 216075, 394976)
+    tables = parse([log]).tables
+    after = between_gaps(tables, max(damaged_cycles(tables)), None)
+    assert infer_global_allotment(after, {"dan", "eve", "gus"}).value == "2147483647"
+    result = audit(tables)
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[28]
+    want = {j["id"]: j["nshares_given"] for r in truth(name) if r["epoch"] == epoch for j in r["jobs"]}
+    assert [n for c, job, _o, n in result.ref["counts"] if (c, job) == (28, 14)] == [want[14]] == [1]
+    assert not [d for d in result.divergences if d.decision == "counts"]
