@@ -7,7 +7,7 @@ cycles are `input damaged` instead:
   `unparsed` table names the cycle each line is part of or precedes), and a cycle with NUL bytes
   (a disk that filled) or a run of bytes that are not UTF-8 in a record (the parser reports such a
   record unparsed rather than read fields it cannot trust; a lone such byte is a name in a legacy
-  encoding, read with U+FFFD in its place);
+  encoding, read with U+FFFD in its place, except in the RM's own class and method names);
 - the two cycles on either side of a gap in the stream: the RM numbers its scheduling loops (the
   epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
   (a rolled file lost); the cycle before the gap may end in the missing part and the one after it
@@ -101,6 +101,13 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         for cycle, reason, file, line in lines.filter(pl.col("cycle").is_not_null()).iter_rows():
             if not (reason or "").startswith(INSIDE):
                 mark(cycle, _reason_of(reason or ""), file, line)
+    if "messages" in tables:
+        # a lone bad byte is taken for a name in a legacy encoding (a user's, a job's), but the RM's
+        # class and method names are its own: one there is a message the parser could not place
+        scrambled = pl.col("cls").str.contains("\ufffd") | pl.col("method").str.contains("\ufffd")
+        for cycle, file, line in narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
+                scrambled & pl.col("cycle").is_not_null()).select("cycle", "file", "line").iter_rows():
+            mark(cycle, BAD_BYTES, file, line)
     resumes = set()
     if "rmcounter" in tables:
         # every block the RM prints names its entities, weights, wants, machines and max order

@@ -23,10 +23,12 @@ from replay import parse
 from replay.apps.audit import audit
 from replay.cli import main
 from replay.model.damage import (
-    SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
+    BAD_BYTES, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
 )
 from replay.model.machines.inventory import dead_before_log
 from replay.model.settings import infer_global_allotment
+from replay.model.start import bootstrap, machine_inventory
+from tests.cuts import Cut
 from tests.damaged import agrees_with_truth, lines, spliced
 from tests.helpers import truth
 
@@ -202,3 +204,27 @@ def test_an_allotment_deferral_names_its_user_when_the_submission_is_lost(tmp_pa
     want = {j["id"]: j["nshares_given"] for r in truth(name) if r["epoch"] == epoch for j in r["jobs"]}
     assert [n for c, job, _o, n in result.ref["counts"] if (c, job) == (28, 14)] == [want[14]] == [1]
     assert not [d for d in result.divergences if d.decision == "counts"]
+
+
+def test_a_bad_byte_in_the_rms_own_method_name_damages_its_cycle(tmp_path):
+    # one random byte (0xCA) inside "whatOfFairShare": a lone bad byte is read as U+FFFD (a name
+    # in a legacy encoding), but no user names the RM's methods, and job 12's counting line, now
+    # a message of no method the RM has, told the RM's count of nothing
+    name = "heldout/seed47-030"
+    log = tmp_path / "byte.log"
+    log.write_bytes(Cut(log, "garbage", 980332, 980333).apply(b"".join(lines(name))))
+    tables, result = _audited(name, log)
+    assert list(result.damaged) == [52] and [r for r, *_ in result.damaged[52].reasons] == [BAD_BYTES]
+    assert result.damaged[52].first[2] == 8742
+
+
+def test_a_bad_virtual_machine_list_line_sizes_its_node(tmp_path):
+    # after the gap np2a01 (order 80) is varied off and holds work: no line but rearrangeVirtual's
+    # "bad virtual machine list. np2a01.sim.ducc order 5 v_order 75 r_order 80" states its order,
+    # and its free space (75) used to index a table of an unsized machine (an IndexError)
+    name = "corpus/bad_machine_list_keeps_counts"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 40263, 83911))
+    part = between_gaps(tables, max(result.damaged), None)
+    node = next(h for h in machine_inventory(part, bootstrap(part)).hosts if h.name == "np2a01.sim.ducc")
+    orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
+    assert node.order == orders["np2a01.sim.ducc"] == 80 and node.evidence.startswith("bad virtual machine list")

@@ -6,6 +6,7 @@ did not see arrive, exactly:
 * the occupancy table (DEBUG `queryMachines`): its order and memory;
 * black- and whitelisting lines: its order ("shares left N / ORDER");
 * reservations' `countFreeableMachines` search lists: `host:order`;
+* rearrangeVirtual's "bad virtual machine list" (an unschedulable node): its order (`r_order`);
 * its nodepool: the node files (`--config`), or the nodepool's only node rule.
 What it does not state is solved for from the counters the RM printed (replay.model.machines.solver).
 The memory of a node whose memory no line shows is taken as order x quantum, and said so.
@@ -89,6 +90,10 @@ def _stated(tables: Mapping[str, pl.DataFrame]) -> dict[str, tuple[int, int | No
             pl.col("item").str.extract(r"^(.*):\d+$").alias("host"),
             pl.col("item").str.extract(r":(\d+)$").cast(pl.Int64).alias("order"),
             pl.lit(None, pl.Int64).alias("memory_mb"), "at"),
+        # rearrangeVirtual's "bad virtual machine list ... r_order N": an unschedulable node's order
+        tables["nodes"].filter((pl.col("event") == "bad_virtual") & pl.col("share_order").is_not_null()).select(
+            "host", pl.col("share_order").alias("order"), pl.lit(None, pl.Int64).alias("memory_mb"),
+            pl.format("bad virtual machine list, {}", where).alias("at")),
     ]).drop_nulls(["host", "order"])
     # a line with memory wins over one without (memory is shown where the order is)
     sized = (sized.sort(pl.col("memory_mb").is_null(), maintain_order=True)
