@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import polars as pl
+
+from replay.model.published import PublishedShares, published_schedule
+from replay.model.settings import INFERRED, Assumption
 
 
 class ProcessClock:
@@ -34,3 +39,24 @@ class ProcessClock:
         return (self._reported.get((host, share_id), never) < start,
                 self._running.get((host, share_id), never) < start)
 
+
+
+def prelog_processes(tables: Mapping[str, pl.DataFrame]) -> tuple[Assumption, ...]:
+    """What the replay takes for the processes there when the log (or its part after a gap) began
+    whose report the log does not show: the first schedule prints each one's initialization time,
+    above 0 only once it has reported, but 0 either way; they are taken as having reported
+    (ProcessClock.state `predates_log`), which orders shrinkBy's victims."""
+    cycles = tables["cycles"]["cycle"].to_list()
+    if not cycles:
+        return ()
+    existing, added, _ = PublishedShares(published_schedule(tables)).shares(cycles[0])
+    clock = ProcessClock(tables["processes"], tables["cycles"])
+    held = [(j, h, s, ms) for j, h, s, _mem, ms in existing if (j, s) not in added]
+    open_ = [f"job {j} {h}.{s}" for j, h, s, ms in held if not ms and not clock.state(cycles[0], h, s)[0]]
+    if not open_:
+        return ()
+    return (Assumption(
+        "processes there before the log began", f"{len(open_)} of {len(held)} taken as having reported", INFERRED,
+        "the first schedule prints their initialization time as 0, as for a process still initializing, and no "
+        "line says they reported (shrinkBy takes a process still initializing first): "
+        + ", ".join(open_[:6]) + (" ..." if len(open_) > 6 else "")),)

@@ -20,6 +20,7 @@ import polars as pl
 from replay.model import settings as st
 from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
+from replay.model.clock import prelog_processes
 from replay.model.damage import Damage, damaged_cycles
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
@@ -108,11 +109,13 @@ class ReplayStart:
     whole: frozenset[int]  # cycles whose scheduling pass began in the log
     predates: frozenset[int]  # jobs published before (or without) their submission in the log
     damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
+    processes: tuple[Assumption, ...] = ()  # what is taken for processes there before the log (replay.model.clock)
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
-        """Every setting read and its source, and the machines inferred (report.json 'assumed')."""
-        return self.boot.assumed + self.inventory.assumed
+        """Every setting read and its source, the machines inferred, and what is taken for the
+        processes there before the log began (report.json 'assumed')."""
+        return self.boot.assumed + self.inventory.assumed + self.processes
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
@@ -152,4 +155,4 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     """The replay's start (see the module docstring); InputError when the bootstrap is missing."""
     boot = boot or bootstrap(tables)
     return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                       damaged_cycles(tables))
+                       damaged_cycles(tables), prelog_processes(tables))

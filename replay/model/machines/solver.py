@@ -37,7 +37,7 @@ from replay.model.machines.counts import (
     Counts, Group, alike_groups, candidate_orders, held_floors, reserved_orders, solve, state_equations,
 )
 from replay.model.machines.evidence import CycleEvidence, PoolTree, gather_evidence, histogram
-from replay.model.machines.inventory import Host, Inventory, memory_assumptions
+from replay.model.machines.inventory import Host, Inventory, arrival_order, memory_assumptions
 from replay.model.machines.unnamed import Unnamed, unnamed_machines
 from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
@@ -234,7 +234,7 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     unsettled = _unsettled(cycles, orders, pools, logged, set(unknown) - set(orders))
     hosts = tuple(_inferred(h, orders, groups, floors, fits, sum(c.clean for c in cycles)) if h.name in unknown else h
                   for h in stated.hosts)
-    assumed = _assumptions(hosts, unknown, fits) + memory_assumptions(hosts, stated.quantum_gb)
+    assumed = _assumptions(hosts, unknown, fits) + memory_assumptions(hosts, stated.quantum_gb) + arrival_order(hosts)
     inferred = replace(stated, hosts=hosts, unsettled=unsettled, assumed=assumed)
     return inferred if unnamed is None else _with_unnamed(inferred, unnamed, inputs)
 
