@@ -20,7 +20,7 @@ import polars as pl
 from replay.model import settings as st
 from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
-from replay.model.clock import prelog_processes
+from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import Damage, damaged_cycles
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
@@ -37,6 +37,11 @@ CLASS_UNKNOWN = ("the class of {jobs} is not in the log (submitted before the lo
 
 MEMORY_UNKNOWN = ("the memory of {jobs} is not in the log (submitted before the log began, or before a gap in "
                   "it, and no line since gives it): every phase reads a process's size")
+
+REPORTS_UNKNOWN = ("job {job} is counted fewer processes than it holds, and whether its {shares}, there before the "
+                   "log began (or a gap in it), had reported is not in the log: shrinkBy takes a process still "
+                   "initializing first")
+REPORT_READERS = ("evictions", "defrag", "schedule")  # the decisions shrinkBy's choice decides
 
 
 def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
@@ -109,13 +114,13 @@ class ReplayStart:
     whole: frozenset[int]  # cycles whose scheduling pass began in the log
     predates: frozenset[int]  # jobs published before (or without) their submission in the log
     damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
-    processes: tuple[Assumption, ...] = ()  # what is taken for processes there before the log (replay.model.clock)
+    processes: OpenProcesses = OpenProcesses(0, {})  # those there before the log whose report no line shows
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
         """Every setting read and its source, the machines inferred, and what is taken for the
         processes there before the log began (report.json 'assumed')."""
-        return self.boot.assumed + self.inventory.assumed + self.processes
+        return self.boot.assumed + self.inventory.assumed + self.processes.assumed()
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
@@ -132,6 +137,18 @@ class ReplayStart:
                           (MEMORY_UNKNOWN, [w.job_id for w in inp.work if any(not s.order for s in w.shares)])):
             if jobs:
                 return why.format(jobs=("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs)))
+        return None
+
+    def reports_unknown(self, inp: CycleInput, counts: Mapping[int, int]) -> str | None:
+        """Why shrinkBy's choice of the cycle (evictions, and the defragmentation and schedule that
+        follow it) is not replayed, or None: a job counted fewer processes than it holds holds one
+        there before the log began whose report no line shows (replay.model.clock.OpenProcesses)."""
+        for w in inp.work:
+            if w.job_id not in counts or counts[w.job_id] >= sum(1 for s in w.shares if not s.pending_removal):
+                continue
+            unknown = [s for s in w.shares if self.processes.unknown(inp.cycle, w.job_id, s.host, s.share_id)]
+            if unknown:
+                return REPORTS_UNKNOWN.format(job=w.job_id, shares=", ".join(f"{s.host}.{s.share_id}" for s in unknown))
         return None
 
     def machines_unsettled(self, cycle: int) -> str | None:
@@ -155,4 +172,4 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     """The replay's start (see the module docstring); InputError when the bootstrap is missing."""
     boot = boot or bootstrap(tables)
     return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                       damaged_cycles(tables), prelog_processes(tables))
+                       damaged_cycles(tables), open_processes(tables))

@@ -230,20 +230,27 @@ def test_a_bad_virtual_machine_list_line_sizes_its_node(tmp_path):
     assert node.order == orders["np2a01.sim.ducc"] == 80 and node.evidence.startswith("bad virtual machine list")
 
 
-def test_processes_whose_report_the_log_after_a_restart_does_not_show_are_named(tmp_path):
+def test_processes_whose_report_the_log_after_a_restart_does_not_show_leave_shrinkby_unaudited(tmp_path):
     # 219 bytes of garbage cut cycle 41's RmCounter block short: the audit starts again there. Job
     # 4's processes n03.25 and n02.44 are still initializing (no line ever shows them report; the
     # schedule prints "^0" for them), but from cycle 41 nothing says so: the replay takes them as
-    # having reported, as for any process there when a log begins, and must say so (shrinkBy's
-    # choice among job 4's processes rests on it: not fixed, docs/damaged-input.md)
+    # having reported, as for any process there when a log begins, and says so. From cycle 70 job
+    # 4 is counted fewer than it holds, and shrinkBy's choice rests on it: the RM took n02.44,
+    # rmref (taking both as reported) n02.48, reported as 68 divergences of the RM
     name = "heldout/seed47-070"
     log = tmp_path / "garbage.log"
     log.write_bytes(Cut(log, "garbage", 730794, 731013).apply(b"".join(lines(name))))
-    result = audit(parse([log]).tables)
+    tables, result = _audited(name, log)
     assert [r for r, *_ in result.damaged[41].reasons] == [NUL, SHORT_BLOCK]
     said = [a for a in result.assumed if a.setting == "processes there before the log began"]
     assert [a.value for a in said] == ["2 of 11 taken as having reported"]
     assert said[0].evidence.endswith("job 4 n02.sim.ducc.44, job 4 n03.sim.ducc.25")
+    for kind in ("evictions", "defrag", "schedule"):
+        skipped = result.skipped_kinds[kind]
+        assert set(range(70, 104)) <= set(skipped) and min(skipped) > 41, kind
+        assert {why.split(", there")[0] for why in skipped.values()} == {
+            "job 4 is counted fewer processes than it holds, and whether its n03.sim.ducc.25, n02.sim.ducc.44"}
+    assert 70 in result.cycles and 70 not in result.skipped_kinds.get("counts", {})
     clean = audit(parse([log_path(name)]).tables)
     assert not [a for a in clean.assumed if a.setting == "processes there before the log began"]
 
