@@ -142,7 +142,9 @@ class _LogReads:
                 continue
             reported, running = self.clock.state(cycle, host, sid, predates_log=(job, sid) in first_held)
             held.setdefault(job, []).append(Share(
-                sid, job, host, job_order(mem, quantum_of.get(job, self.quantum)),
+                # (no line gives the memory of a job submitted in a span lost: order 0, and the
+                # replay skips the cycle, replay.model.start.ReplayStart.classes_unknown)
+                sid, job, host, job_order(mem or 0, quantum_of.get(job, self.quantum)),
                 pending_removal=(job, sid) in removed_before,
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import polars as pl
+
+from replay.model.published import PublishedShares, published_schedule
+from replay.model.settings import INFERRED, Assumption
 
 
 class ProcessClock:
@@ -21,6 +27,11 @@ class ProcessClock:
         rows = frame.sort("cycle", "line").unique(["host", "share_id"], keep="first")
         return {(h, s): (c, ln) for h, s, c, ln in rows.select("host", "share_id", "cycle", "line").iter_rows()}
 
+    def reported_in(self, host: str, share_id: int) -> int | None:
+        """The cycle a line first shows the process report in (None: no line does)."""
+        first = self._reported.get((host, share_id))
+        return None if first is None else first[0]
+
     def state(self, cycle: int, host: str, share_id: int, predates_log: bool = False) -> tuple[bool, bool]:
         """(reported, running) as the RM knew them when the cycle's scheduling pass began.
 
@@ -34,3 +45,43 @@ class ProcessClock:
         return (self._reported.get((host, share_id), never) < start,
                 self._running.get((host, share_id), never) < start)
 
+
+
+@dataclass(frozen=True)
+class OpenProcesses:
+    """Processes there when the log (or its part after a gap) began whose report the log does not
+    show: the first schedule prints each one's initialization time, above 0 only once it has
+    reported, but 0 either way. They are taken as having reported (ProcessClock.state
+    `predates_log`), which orders shrinkBy's victims, until a line shows them report."""
+
+    held: int  # processes there when the log began
+    until: dict[tuple[int, str, int], int | None]  # (job, host, share id) -> the cycle a line shows it report
+
+    def unknown(self, cycle: int, job: int, host: str, share_id: int) -> bool:
+        """Whether the process's report is still not known when `cycle` begins."""
+        key = (job, host, share_id)
+        return key in self.until and (self.until[key] is None or cycle <= (self.until[key] or 0))
+
+    def assumed(self) -> tuple[Assumption, ...]:
+        """The assumption, as the audit prints it (none when every such process's report is shown)."""
+        if not self.until:
+            return ()
+        named = [f"job {j} {h}.{s}" for j, h, s in self.until]
+        return (Assumption(
+            "processes there before the log began", f"{len(named)} of {self.held} taken as having reported",
+            INFERRED, "the first schedule prints their initialization time as 0, as for a process still initializing, "
+            "and no line says they reported (shrinkBy takes a process still initializing first): "
+            + ", ".join(named[:6]) + (" ..." if len(named) > 6 else "")),)
+
+
+def open_processes(tables: Mapping[str, pl.DataFrame]) -> OpenProcesses:
+    """The processes there when the log began whose report its first cycle does not show."""
+    cycles = tables["cycles"]["cycle"].to_list()
+    if not cycles:
+        return OpenProcesses(0, {})
+    existing, added, _ = PublishedShares(published_schedule(tables)).shares(cycles[0])
+    clock = ProcessClock(tables["processes"], tables["cycles"])
+    held = [(j, h, s, ms) for j, h, s, _mem, ms in existing if (j, s) not in added]
+    until = {(j, h, s): clock.reported_in(h, s) for j, h, s, ms in sorted(held, key=lambda r: (r[0], r[1], r[2]))
+             if not ms and not clock.state(cycles[0], h, s)[0]}
+    return OpenProcesses(len(held), until)

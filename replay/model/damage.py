@@ -7,13 +7,15 @@ cycles are `input damaged` instead:
   `unparsed` table names the cycle each line is part of or precedes), and a cycle with NUL bytes
   (a disk that filled) or a run of bytes that are not UTF-8 in a record (the parser reports such a
   record unparsed rather than read fields it cannot trust; a lone such byte is a name in a legacy
-  encoding, read with U+FFFD in its place);
+  encoding, read with U+FFFD in its place, except in the RM's own class and method names);
 - the two cycles on either side of a gap in the stream: the RM numbers its scheduling loops (the
   epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
   (a rolled file lost); the cycle before the gap may end in the missing part and the one after it
   begin there. An epoch that goes back is an RM restart, not a gap;
 - a first cycle the log starts inside (its scheduling pass began before the first line);
 - a cycle with an RmCounter block cut short (it lacks a line every block has: lines lost inside it);
+- a cycle with a second published schedule: the RM prints one per loop, after the "Schedule sent"
+  line that numbers the cycle, so a second one is a later loop's whose own line was lost;
 - a cycle after the first whose scheduling loop is never entered in the log (lines lost before it);
 - a cycle whose scheduling loop never returns in the log: the log ends inside it (a file cut
   short, or the live rm.log), or lines inside it are lost, its return then naming a later epoch.
@@ -37,8 +39,10 @@ CUT = "cut first cycle"
 UNRETURNED = "loop never returns"
 UNENTERED = "loop never entered"
 SHORT_BLOCK = "RmCounter block cut short"
+SECOND_SCHEDULE = "schedule never sent"
 INSIDE = "inside the unparsed record"  # a line of a record reported whole: its first line says why
-REASONS = (UNPARSED, NUL, BAD_BYTES, SHORT_BLOCK, GAP, CUT, UNENTERED, UNRETURNED)  # the order they are listed in
+# the order they are listed in
+REASONS = (UNPARSED, NUL, BAD_BYTES, SHORT_BLOCK, SECOND_SCHEDULE, GAP, CUT, UNENTERED, UNRETURNED)
 _WORDS = {
     UNPARSED: "lines the parser could not read",
     NUL: "a run of NUL bytes (a disk that filled)",
@@ -46,6 +50,8 @@ _WORDS = {
     GAP: "a gap in the stream (the RM's loop count jumps: a rolled file or part of one is missing)",
     CUT: "the log starts inside this cycle (its scheduling pass began before the first line)",
     SHORT_BLOCK: "an RmCounter block without its lines (lines inside it are lost)",
+    SECOND_SCHEDULE: "a second schedule printed in the cycle (the 'Schedule sent to Orchestrator' line of the loop "
+                     "that printed it is lost, and lines with it)",
     UNENTERED: "the cycle's scheduling loop is never entered in the log (lines before it are lost)",
     UNRETURNED: "the cycle's scheduling loop never returns in the log (the log ends inside the cycle, or lines "
                 "inside it are lost)",
@@ -95,6 +101,13 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         for cycle, reason, file, line in lines.filter(pl.col("cycle").is_not_null()).iter_rows():
             if not (reason or "").startswith(INSIDE):
                 mark(cycle, _reason_of(reason or ""), file, line)
+    if "messages" in tables:
+        # a lone bad byte is taken for a name in a legacy encoding (a user's, a job's), but the RM's
+        # class and method names are its own: one there is a message the parser could not place
+        scrambled = pl.col("cls").str.contains("\ufffd") | pl.col("method").str.contains("\ufffd")
+        for cycle, file, line in narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
+                scrambled & pl.col("cycle").is_not_null()).select("cycle", "file", "line").iter_rows():
+            mark(cycle, BAD_BYTES, file, line)
     resumes = set()
     if "rmcounter" in tables:
         # every block the RM prints names its entities, weights, wants, machines and max order
@@ -104,6 +117,14 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         for cycle, file, line in blocks.filter(short & pl.col("cycle").is_not_null()).select(
                 "cycle", "file", "line").iter_rows():
             mark(cycle, SHORT_BLOCK, file, line)
+            resumes.add(cycle)
+    if "schedule" in tables:
+        # the RM prints one schedule per loop, after its "Schedule sent" line, which numbers the
+        # cycle: a second one in a cycle is a later loop's, whose own line a lost span took
+        dumps = narrow(tables, "schedule", ("cycle", "file", "line")).filter(pl.col("cycle").is_not_null()).unique(
+            ["cycle", "line"]).sort("cycle", "line")
+        for cycle, file, line in dumps.filter(pl.int_range(pl.len()).over("cycle") == 1).iter_rows():
+            mark(cycle, SECOND_SCHEDULE, file, line)
             resumes.add(cycle)
     rows = list(cycles.iter_rows())
     if rows and not rows[0][4]:

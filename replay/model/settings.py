@@ -202,11 +202,16 @@ def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[s
     users = narrow(tables, "jobs", ("job_id", "user")).drop_nulls().unique("job_id", keep="last")
     checked = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null()).select(
         "cycle", "line", "job_id", "allotment_gb")
+    # a deferral names the user (the job's submission, which names it too, may be before the log
+    # or a gap in it)
     deferred = narrow(tables, "counts", ("cycle", "line", "job_id", "reason")).filter(
         pl.col("reason").str.contains("allotment of")).select(
         "cycle", "line", "job_id",
-        pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"))
+        pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"),
+        pl.col("reason").str.extract(r"exceeded by user (\S+)").alias("named"))
+    checked = checked.with_columns(pl.lit(None, pl.String).alias("named"))
     seen = (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")
+            .with_columns(pl.coalesce("user", "named").alias("user"))
             .filter(~pl.col("user").is_in(list(overridden)) | pl.col("user").is_null())
             .sort("cycle", "line", nulls_last=False))
     if not seen.height:

@@ -20,6 +20,7 @@ import polars as pl
 from replay.model import settings as st
 from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
+from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import Damage, damaged_cycles
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
@@ -33,6 +34,14 @@ NODE_FREE = ("caps",)  # decisions that do not depend on the machines (a cap rea
 PREDATES = "already there when the log begins (its submission is not in the log)"
 CLASS_UNKNOWN = ("the class of {jobs} is not in the log (submitted before the log began, or before a gap in "
                  "it, and never counted by class since): every phase reads a job's class")
+
+MEMORY_UNKNOWN = ("the memory of {jobs} is not in the log (submitted before the log began, or before a gap in "
+                  "it, and no line since gives it): every phase reads a process's size")
+
+REPORTS_UNKNOWN = ("job {job} is counted fewer processes than it holds, and whether its {shares}, there before the "
+                   "log began (or a gap in it), had reported is not in the log: shrinkBy takes a process still "
+                   "initializing first")
+REPORT_READERS = ("evictions", "defrag", "schedule")  # the decisions shrinkBy's choice decides
 
 
 def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
@@ -64,9 +73,18 @@ def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> In
     """The nodes there before the log began: stated by the log, or inferred from its counters
     (which replays the cycles assembled here with candidate inventories)."""
     stated = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
-    if not stated.unknown:
-        return stated
+    if not stated.unknown and not (stated.hosts or _midstream(tables)):
+        return stated  # the log shows every node arrive
     return infer_inventory(tables, stated, lambda inv: assemble(tables, boot, inv))
+
+
+def _midstream(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """No node arrives in the log's first cycle: the RM's start, where every node arrives, is not in it."""
+    cycles = tables["cycles"]["cycle"]
+    if cycles.is_empty():
+        return False
+    nodes = tables["nodes"]
+    return nodes.filter((pl.col("event") == "arrive") & (pl.col("cycle") == cycles.min())).is_empty()
 
 
 def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
@@ -96,11 +114,13 @@ class ReplayStart:
     whole: frozenset[int]  # cycles whose scheduling pass began in the log
     predates: frozenset[int]  # jobs published before (or without) their submission in the log
     damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
+    processes: OpenProcesses = OpenProcesses(0, {})  # those there before the log whose report no line shows
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
-        """Every setting read and its source, and the machines inferred (report.json 'assumed')."""
-        return self.boot.assumed + self.inventory.assumed
+        """Every setting read and its source, the machines inferred, and what is taken for the
+        processes there before the log began (report.json 'assumed')."""
+        return self.boot.assumed + self.inventory.assumed + self.processes.assumed()
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
@@ -110,13 +130,26 @@ class ReplayStart:
         return None if cycle in self.whole else PARTIAL_CYCLE
 
     def classes_unknown(self, inp: CycleInput) -> str | None:
-        """Why no decision of the cycle can be replayed because some of its work has a class the log
-        never names (None: every class is named). A class the log names but the configuration does
-        not define is the RM's to refuse, and is replayed."""
-        jobs = [w.job_id for w in inp.work if not w.class_name]
-        if not jobs:
-            return None
-        return CLASS_UNKNOWN.format(jobs=("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs)))
+        """Why no decision of the cycle can be replayed because some of its work has a class, or
+        processes of a size, the log never gives (None: every class and size is given). A class the
+        log names but the configuration does not define is the RM's to refuse, and is replayed."""
+        for why, jobs in ((CLASS_UNKNOWN, [w.job_id for w in inp.work if not w.class_name]),
+                          (MEMORY_UNKNOWN, [w.job_id for w in inp.work if any(not s.order for s in w.shares)])):
+            if jobs:
+                return why.format(jobs=("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs)))
+        return None
+
+    def reports_unknown(self, inp: CycleInput, counts: Mapping[int, int]) -> str | None:
+        """Why shrinkBy's choice of the cycle (evictions, and the defragmentation and schedule that
+        follow it) is not replayed, or None: a job counted fewer processes than it holds holds one
+        there before the log began whose report no line shows (replay.model.clock.OpenProcesses)."""
+        for w in inp.work:
+            if w.job_id not in counts or counts[w.job_id] >= sum(1 for s in w.shares if not s.pending_removal):
+                continue
+            unknown = [s for s in w.shares if self.processes.unknown(inp.cycle, w.job_id, s.host, s.share_id)]
+            if unknown:
+                return REPORTS_UNKNOWN.format(job=w.job_id, shares=", ".join(f"{s.host}.{s.share_id}" for s in unknown))
+        return None
 
     def machines_unsettled(self, cycle: int) -> str | None:
         """Why the machines of `cycle` are not known (only NODE_FREE decisions replay then), or None."""
@@ -139,4 +172,4 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     """The replay's start (see the module docstring); InputError when the bootstrap is missing."""
     boot = boot or bootstrap(tables)
     return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                       damaged_cycles(tables))
+                       damaged_cycles(tables), open_processes(tables))

@@ -16,14 +16,21 @@ import re
 from pathlib import Path
 
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 from replay import parse
 from replay.apps.audit import audit
 from replay.cli import main
-from replay.model.damage import SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED
+from replay.model.damage import (
+    BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
+)
 from replay.model.machines.inventory import dead_before_log
+from replay.model.settings import infer_global_allotment
+from replay.model.start import bootstrap, machine_inventory
+from tests.cuts import Cut
 from tests.damaged import agrees_with_truth, lines, spliced
+from tests.helpers import log_path, truth
 
 
 def _audited(name: str, log: Path):
@@ -151,3 +158,112 @@ def test_jobs_listed_by_a_class_no_line_names_are_no_evidence_of_a_tie(tmp_path)
     name = "corpus/needy_submission_tie"
     for start, stop in ((387675, 582180), (836734, 951761)):
         _audited(name, spliced(name, tmp_path / f"tie{start}.log", start, stop))
+
+
+@pytest.mark.parametrize(("name", "start", "stop", "scope"), [
+    ("releases/2.0.0/varyoff-return", 1526810, 1721811, "np1"),
+    ("releases/2.0.0/purge-stops", 101729, 222844, "--default--"),
+])
+def test_machines_no_line_after_a_gap_names_leave_the_machines_unsettled(tmp_path, name, start, stop, scope):
+    # the real 2.0.0 RM: the span takes the arrival of every node (cycle 1) and the first cycles;
+    # after it, machines that hold nothing are never named again (an INFO log prints no heartbeat),
+    # though every counter of their pool counts them: 7 of order 1 (varyoff-return), n02 of order
+    # 63 (purge-stops). Without them How Much divided less free space than the RM's (a vary-off
+    # after the gap took the rest) and the audit reported divergences of the RM
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", start, stop))
+    after = [c for c in result.cycles if c > max(result.damaged)]
+    why = {result.skipped_kinds["counts"].get(c) for c in after}
+    assert len(why) == 1 and after, why
+    assert why.pop().startswith(f"the RmCounter vmachines count machines no line of the log names (nodepool "
+                                f"{scope}'s count")
+    assert "caps" not in result.skipped_kinds
+    assert any(a.setting == "nodes (unnamed)" for a in result.assumed)
+
+
+def test_a_schedule_whose_send_line_is_lost_damages_the_cycle_it_falls_in(tmp_path):
+    # the span runs from epoch 23's counters to epoch 37's schedule: that loop's "Schedule sent"
+    # line is lost, so its schedule (jobs 2 and 3, submitted in the span: no line gives their
+    # memory) reads as a second schedule of the cycle before, which used to end in a TypeError
+    name = "releases/2.0.0/reservation-walk"
+    tables, result = _audited(name, spliced(name, tmp_path / "sent.log", 183620, 383370))
+    assert [r for r, *_ in result.damaged[17].reasons] == [SECOND_SCHEDULE]
+    assert result.damaged[17].first[2] == 1706 and sorted(result.cycles) == list(range(1, 17))
+
+
+def test_an_allotment_deferral_names_its_user_when_the_submission_is_lost(tmp_path):
+    # after the gap no line submits job 6 of dan, whose own allotment (ducc.users: 32 GB) its
+    # deferrals print: it is no evidence of the global allotment, which the scenario leaves unset.
+    # Taken for it, rmref deferred job 14 of ann in cycle 28, where the RM gave it a process
+    name = "heldout/seed47-030"
+    log = spliced(name, tmp_path / "gap.log", 216075, 394976)
+    tables = parse([log]).tables
+    after = between_gaps(tables, max(damaged_cycles(tables)), None)
+    assert infer_global_allotment(after, {"dan", "eve", "gus"}).value == "2147483647"
+    result = audit(tables)
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[28]
+    want = {j["id"]: j["nshares_given"] for r in truth(name) if r["epoch"] == epoch for j in r["jobs"]}
+    assert [n for c, job, _o, n in result.ref["counts"] if (c, job) == (28, 14)] == [want[14]] == [1]
+    assert not [d for d in result.divergences if d.decision == "counts"]
+
+
+def test_a_bad_byte_in_the_rms_own_method_name_damages_its_cycle(tmp_path):
+    # one random byte (0xCA) inside "whatOfFairShare": a lone bad byte is read as U+FFFD (a name
+    # in a legacy encoding), but no user names the RM's methods, and job 12's counting line, now
+    # a message of no method the RM has, told the RM's count of nothing
+    name = "heldout/seed47-030"
+    log = tmp_path / "byte.log"
+    log.write_bytes(Cut(log, "garbage", 980332, 980333).apply(b"".join(lines(name))))
+    tables, result = _audited(name, log)
+    assert list(result.damaged) == [52] and [r for r, *_ in result.damaged[52].reasons] == [BAD_BYTES]
+    assert result.damaged[52].first[2] == 8742
+
+
+def test_a_bad_virtual_machine_list_line_sizes_its_node(tmp_path):
+    # after the gap np2a01 (order 80) is varied off and holds work: no line but rearrangeVirtual's
+    # "bad virtual machine list. np2a01.sim.ducc order 5 v_order 75 r_order 80" states its order,
+    # and its free space (75) used to index a table of an unsized machine (an IndexError)
+    name = "corpus/bad_machine_list_keeps_counts"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 40263, 83911))
+    part = between_gaps(tables, max(result.damaged), None)
+    node = next(h for h in machine_inventory(part, bootstrap(part)).hosts if h.name == "np2a01.sim.ducc")
+    orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
+    assert node.order == orders["np2a01.sim.ducc"] == 80 and node.evidence.startswith("bad virtual machine list")
+
+
+def test_processes_whose_report_the_log_after_a_restart_does_not_show_leave_shrinkby_unaudited(tmp_path):
+    # 219 bytes of garbage cut cycle 41's RmCounter block short: the audit starts again there. Job
+    # 4's processes n03.25 and n02.44 are still initializing (no line ever shows them report; the
+    # schedule prints "^0" for them), but from cycle 41 nothing says so: the replay takes them as
+    # having reported, as for any process there when a log begins, and says so. From cycle 70 job
+    # 4 is counted fewer than it holds, and shrinkBy's choice rests on it: the RM took n02.44,
+    # rmref (taking both as reported) n02.48, reported as 68 divergences of the RM
+    name = "heldout/seed47-070"
+    log = tmp_path / "garbage.log"
+    log.write_bytes(Cut(log, "garbage", 730794, 731013).apply(b"".join(lines(name))))
+    tables, result = _audited(name, log)
+    assert [r for r, *_ in result.damaged[41].reasons] == [NUL, SHORT_BLOCK]
+    said = [a for a in result.assumed if a.setting == "processes there before the log began"]
+    assert [a.value for a in said] == ["2 of 11 taken as having reported"]
+    assert said[0].evidence.endswith("job 4 n02.sim.ducc.44, job 4 n03.sim.ducc.25")
+    for kind in ("evictions", "defrag", "schedule"):
+        skipped = result.skipped_kinds[kind]
+        assert set(range(70, 104)) <= set(skipped) and min(skipped) > 41, kind
+        assert {why.split(", there")[0] for why in skipped.values()} == {
+            "job 4 is counted fewer processes than it holds, and whether its n03.sim.ducc.25, n02.sim.ducc.44"}
+    assert 70 in result.cycles and 70 not in result.skipped_kinds.get("counts", {})
+    clean = audit(parse([log_path(name)]).tables)
+    assert not [a for a in clean.assumed if a.setting == "processes there before the log began"]
+
+
+def test_nodes_whose_arrival_order_decides_the_node_map_are_named(tmp_path):
+    # after the gap n11 is heard from before n09 (they arrived n09 first, cycle 1 of the whole
+    # log); their hashes on name and IP share a bucket of the RM's node map, which meets them in
+    # arrival order: in cycle 28 the RM places job 14 on n09, rmref on n11 (not fixed,
+    # docs/damaged-input.md), and the replay must say what it took
+    name = "heldout/seed47-030"
+    result = audit(parse([spliced(name, tmp_path / "gap.log", 216075, 394976)]).tables)
+    said = [a for a in result.assumed if a.setting == "nodes' arrival order"]
+    assert [a.value for a in said] == ["2 node(s) in the order first heard from"]
+    assert said[0].evidence.endswith(": n11.sim.ducc, n09.sim.ducc")
+    arrived = parse([log_path(name)]).tables["nodes"].filter(pl.col("event") == "arrive")["host"].to_list()
+    assert arrived.index("n09.sim.ducc") < arrived.index("n11.sim.ducc")

@@ -16,7 +16,7 @@ from replay.model.damage import Damage, between_gaps, resume_points
 from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions, stale_free
-from replay.model.start import NODE_FREE, ReplayStart, replay_start
+from replay.model.start import NODE_FREE, REPORT_READERS, ReplayStart, replay_start
 from replay.model.assembly import cycle_count
 from replay.model.bootstrap import Bootstrap
 from replay.progress import OnProgress, counted
@@ -118,10 +118,15 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
         if rerunnable:
             result.carried[inp.cycle] = result.carry()
         kinds_now: tuple[str, ...] = kinds
+        open_why = start.reports_unknown(inp, logged.counts.get(inp.cycle, {}))
+        if open_why is not None:
+            result.skip(inp.cycle, [k for k in kinds if k in REPORT_READERS], open_why)
+            kinds_now = tuple(k for k in kinds if k not in REPORT_READERS)
+            result.wealth, result.chained = None, None  # rmref's run does not carry over what it could not run
         why = start.machines_unsettled(inp.cycle)
         if why is not None:
-            result.skip(inp.cycle, [k for k in kinds if k not in NODE_FREE], why)
-            kinds_now = tuple(k for k in kinds if k in NODE_FREE)
+            result.skip(inp.cycle, [k for k in kinds_now if k not in NODE_FREE], why)
+            kinds_now = tuple(k for k in kinds_now if k in NODE_FREE)
             if not kinds_now:
                 result.skipped[inp.cycle] = why
                 continue

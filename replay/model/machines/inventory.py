@@ -6,6 +6,7 @@ did not see arrive, exactly:
 * the occupancy table (DEBUG `queryMachines`): its order and memory;
 * black- and whitelisting lines: its order ("shares left N / ORDER");
 * reservations' `countFreeableMachines` search lists: `host:order`;
+* rearrangeVirtual's "bad virtual machine list" (an unschedulable node): its order (`r_order`);
 * its nodepool: the node files (`--config`), or the nodepool's only node rule.
 What it does not state is solved for from the counters the RM printed (replay.model.machines.solver).
 The memory of a node whose memory no line shows is taken as order x quantum, and said so.
@@ -13,12 +14,13 @@ The memory of a node whose memory no line shows is taken as order x quantum, and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from replay.model.settings import CONFIG, INFERRED, Assumption
+from rmref.javahash import node_map_order
 
 STATED, UNKNOWN = "log", "unknown"
 ONLINE_EVENTS = ("arrive", "reactivate", "recover_node")  # a node (re)joining the RM's tables
@@ -89,6 +91,10 @@ def _stated(tables: Mapping[str, pl.DataFrame]) -> dict[str, tuple[int, int | No
             pl.col("item").str.extract(r"^(.*):\d+$").alias("host"),
             pl.col("item").str.extract(r":(\d+)$").cast(pl.Int64).alias("order"),
             pl.lit(None, pl.Int64).alias("memory_mb"), "at"),
+        # rearrangeVirtual's "bad virtual machine list ... r_order N": an unschedulable node's order
+        tables["nodes"].filter((pl.col("event") == "bad_virtual") & pl.col("share_order").is_not_null()).select(
+            "host", pl.col("share_order").alias("order"), pl.lit(None, pl.Int64).alias("memory_mb"),
+            pl.format("bad virtual machine list, {}", where).alias("at")),
     ]).drop_nulls(["host", "order"])
     # a line with memory wins over one without (memory is shown where the order is)
     sized = (sized.sort(pl.col("memory_mb").is_null(), maintain_order=True)
@@ -144,7 +150,27 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
     sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
                         "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)
-                     + (sized if hosts and all(h.order is not None for h in hosts) else ()))
+                     + (sized if hosts and all(h.order is not None for h in hosts) else ()) + arrival_order(hosts))
+
+
+def arrival_order(hosts: Sequence[Host]) -> tuple[Assumption, ...]:
+    """The order nodes there before the log began arrived in, where it decides the order the RM's
+    node maps meet them: nodes whose hashes (on name and IP) fall in one bucket are met in the order
+    they were put in, which is not in the log; they are taken in the order first heard from."""
+    open_: list[str] = []
+    for pool in dict.fromkeys(h.nodepool for h in hosts):
+        nodes = [(h.name, h.ip) for h in hosts if h.nodepool == pool and h.ip]
+        ahead, behind = node_map_order(nodes), node_map_order(nodes[::-1])
+        rank = {n: i for i, n in enumerate(behind)}
+        open_ += [a for a, b in zip(ahead, ahead[1:]) if rank[a] > rank[b]]  # (a pair each, its first)
+        open_ += [b for a, b in zip(ahead, ahead[1:]) if rank[a] > rank[b]]
+    if not open_:
+        return ()
+    names = list(dict.fromkeys(open_))
+    return (Assumption("nodes' arrival order", f"{len(names)} node(s) in the order first heard from", INFERRED,
+                       "their node hashes share a bucket of the RM's node map, which meets such nodes in the order "
+                       "they arrived, before the log began: " + ", ".join(names[:6])
+                       + (" ..." if len(names) > 6 else "")),)
 
 
 def memory_assumptions(hosts: Iterable[Host], quantum_gb: int) -> tuple[Assumption, ...]:

@@ -37,7 +37,8 @@ from replay.model.machines.counts import (
     Counts, Group, alike_groups, candidate_orders, held_floors, reserved_orders, solve, state_equations,
 )
 from replay.model.machines.evidence import CycleEvidence, PoolTree, gather_evidence, histogram
-from replay.model.machines.inventory import Host, Inventory, memory_assumptions
+from replay.model.machines.inventory import Host, Inventory, arrival_order, memory_assumptions
+from replay.model.machines.unnamed import Unnamed, unnamed_machines
 from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
 from rmref import how_much, job_caps, what_of
@@ -201,8 +202,10 @@ def whole_cycles(tables: Mapping[str, pl.DataFrame]) -> set[int]:
 
 def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
                     build: Callable[[Inventory], Iterable[CycleInput]]) -> Inventory:
-    """`stated` with the orders of its unknown nodes solved for from the counters and placements;
-    `build` gives the cycles' inputs on a candidate inventory (replay.model.start.machine_inventory)."""
+    """`stated` with the orders of its unknown nodes solved for from the counters and placements,
+    and every cycle unsettled when the counters count machines no line names
+    (replay.model.machines.unnamed); `build` gives the cycles' inputs on a candidate inventory
+    (replay.model.start.machine_inventory)."""
     unknown = {h.name: h for h in stated.hosts if h.order is None}
     whole = whole_cycles(tables)
     inputs = [inp for inp in build(stated) if inp.cycle in whole]
@@ -210,6 +213,9 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
         return stated
     logged = logged_decisions(tables)
     cycles, pools = gather_evidence(tables, inputs, set(unknown), logged)
+    unnamed = unnamed_machines(cycles, pools)
+    if not unknown:
+        return stated if unnamed is None else _with_unnamed(stated, unnamed, inputs)
     floors = held_floors(inputs, set(unknown))
     known_orders = {h.order for h in stated.hosts if h.order is not None}
     logged_max = cast(int | None, narrow(tables, "rmcounter", ("maxorder",))["maxorder"].max())
@@ -228,8 +234,17 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     unsettled = _unsettled(cycles, orders, pools, logged, set(unknown) - set(orders))
     hosts = tuple(_inferred(h, orders, groups, floors, fits, sum(c.clean for c in cycles)) if h.name in unknown else h
                   for h in stated.hosts)
-    assumed = _assumptions(hosts, unknown, fits) + memory_assumptions(hosts, stated.quantum_gb)
-    return replace(stated, hosts=hosts, unsettled=unsettled, assumed=assumed)
+    assumed = _assumptions(hosts, unknown, fits) + memory_assumptions(hosts, stated.quantum_gb) + arrival_order(hosts)
+    inferred = replace(stated, hosts=hosts, unsettled=unsettled, assumed=assumed)
+    return inferred if unnamed is None else _with_unnamed(inferred, unnamed, inputs)
+
+
+def _with_unnamed(inventory: Inventory, unnamed: Unnamed, inputs: Sequence[CycleInput]) -> Inventory:
+    """Every whole cycle unsettled: the counters count machines no line names (replay.model.machines.unnamed)."""
+    why = unnamed.text()
+    note = Assumption("nodes (unnamed)", f"at least {sum(k for _, k in unnamed.sizes)} machine(s) no line names",
+                      INFERRED, f"{why}; only what does not read the machines (caps) is audited")
+    return replace(inventory, unsettled={inp.cycle: why for inp in inputs}, assumed=inventory.assumed + (note,))
 
 
 def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floors: Mapping[str, tuple[int, int]],
