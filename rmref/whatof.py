@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
 from rmref.choices import HostTie, met_order, tie_groups
-from rmref.evictions import departed, held_now
-from rmref.howmuch_state import stale_after_howmuch
+from rmref.evictions import departed, held_now, in_tables
+from rmref.howmuch_state import old_records, stale_after_howmuch
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.pool import n_shares_listed
@@ -171,12 +171,16 @@ def start_walk(inp: CycleInput, stale_left: Mapping[str, int] | None = None) -> 
             else:  # reset leaves it the free space How Much's accounting left it (when the log showed it)
                 kept = stale_end.get(name)
                 walk.free[name] = m.order if kept is None else kept
+    old = old_records(inp, {w.job_id: _policy(inp.class_of(w)) for w in inp.work})
     for work in _accounting_order(inp):
         for share in sorted(work.shares, key=lambda s: s.share_id):
-            if share.host in machines and not departed(share, inp):
+            if share.stranded and not share.purged and share.host in old and departed(share, inp):
+                _move_old(walk, share.host, share.order, old)
+            elif share.host in machines and not departed(share, inp):
                 walk.used[share.host] += share.order
                 walk.jobs_on[share.host].append(work.job_id)
-                _move(walk, share.host, share.order, _policy(inp.class_of(work)))
+                if in_tables(machines[share.host], inp):
+                    _move(walk, share.host, share.order, _policy(inp.class_of(work)))
                 walk.walked_by[share.host] = work.job_id
     walk.current.update(held_now(inp))
     return walk
@@ -216,6 +220,29 @@ def _move(walk: Walk, host: str, order: int, policy: str) -> None:
     if v - order:
         pool.by_free.setdefault(v - order, JavaHashMap()).put(host, _hash(machine))
         pool.by_size[v - order] += 1
+    pool.owed = True
+
+
+def _move_old(walk: Walk, host: str, order: int, old: dict[str, int]) -> None:
+    """rearrangeVirtual on a machine's old record (before 2.1.0: `Share.stranded`), which its key
+    finds in the tables once the node is back as a new machine: from the free space the old record
+    kept (`old`), which no reset touches. With no map of that size ("bad virtual machine list") it
+    only lowers that size's count, which is what findShares then reads (nSharesByOrder); with one,
+    the counts move on as for any machine (the RM also puts the old record in that size's map, under
+    the node's key, which rmref does not model)."""
+    machine = walk.machines[host]
+    pool = walk.pools.get(machine.nodepool)
+    if pool is None or not _schedulable(machine):
+        return
+    v = old[host]
+    if pool.owed:  # (the recount the last move made comes before this change)
+        pool.recount()
+    pool.by_size[v] -= 1
+    if v not in pool.by_free:
+        return
+    old[host] = left = v - min(order, v)
+    if left:
+        pool.by_size[left] += 1
     pool.owed = True
 
 
