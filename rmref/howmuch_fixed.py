@@ -57,13 +57,19 @@ def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: in
     for m in set_aside:
         pool.preemptable.add(m.name)
         pool.n[m.order] -= 1
-    cyc.set_aside.append((pool, w.order, set_aside))
+    # findMachines then asks setupPreemptions only for what the free machines it finds leave short
+    free = sum(1 for m in sized if schedulable(m) and not on_host.get(m.name) and m.name not in pool.preemptable)
+    cyc.set_aside.append((pool, w.order, set_aside, given, free))
     return given
 
 
 def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
     """The machines setupPreemptions actually clears, of those countFreeableMachines set aside.
 
+    findMachines calls it only when the free machines of the reservation's size fall short of what
+    was counted, and for the shortfall only (before 2.1.0 countFreeableMachines may have set a busy
+    machine aside while free ones remained: nothing is then cleared). Free machines are counted as
+    the cycle starts, each reservation taking its own from them in turn.
     findMachines asks, per reservation, for as many machines as were set aside for it, walking the
     pool's preemptables (a HashMap on the node) for machines of the request's order. But the RM
     reuses the order variable for each share it evicts, so after the first machine it looks for
@@ -79,15 +85,23 @@ def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
             for s in w.shares:
                 share_orders.setdefault(s.host, set()).add(s.order)
     cleared: list[str] = []
-    for pool in {id(p): p for p, _, _ in cyc.set_aside}.values():
-        asked = [(order, list(machines)) for p, order, machines in cyc.set_aside if p is pool and machines]
-        in_pool = [m for _, machines in asked for m in machines]
+    free_left: dict[tuple[int, int], int] = {}  # (pool, order) -> free machines findMachines still finds
+    for pool in {id(p): p for p, *_ in cyc.set_aside}.values():
+        asked = []
+        for p, order, machines, wanted, free in cyc.set_aside:
+            if p is not pool:
+                continue
+            free = free_left.get((id(pool), order), free)
+            free_left[(id(pool), order)] = free - min(wanted, free)  # (the free ones it takes)
+            if machines and wanted > free:
+                asked.append((order, list(machines), min(len(machines), wanted - free)))
+        in_pool = [m for _, machines, _ in asked for m in machines]
         left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]))  # put in set-aside order
         size = {m.name: m.order for m in in_pool}
-        for order, machines in asked:
+        for order, machines, short in asked:
             given = 0
             for name in list(left):
-                if given >= len(machines):
+                if given >= short:
                     break
                 if size[name] != order:
                     continue
