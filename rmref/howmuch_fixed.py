@@ -66,16 +66,15 @@ def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: in
 def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
     """The machines setupPreemptions actually clears, of those countFreeableMachines set aside.
 
-    findMachines calls it only when the free machines of the reservation's size fall short of what
-    was counted, and for the shortfall only (before 2.1.0 countFreeableMachines may have set a busy
-    machine aside while free ones remained: nothing is then cleared). Free machines are counted as
-    the cycle starts, each reservation taking its own from them in turn.
-    findMachines asks, per reservation, for as many machines as were set aside for it, walking the
-    pool's preemptables (a HashMap on the node) for machines of the request's order. But the RM
-    reuses the order variable for each share it evicts, so after the first machine it looks for
-    machines of that share's order: machines of the request's size are skipped unless the last
-    share evicted filled one. (Which share is last is a HashMap walk over random ids; when a
-    machine's shares differ in size the largest is taken.)
+    findMachines calls it per reservation only when the free machines of the reservation's size
+    fall short of what was counted, for the shortfall (before 2.1.0 countFreeableMachines may set a
+    busy machine aside while a free one remains: nothing is then cleared). Free machines are counted
+    as the cycle starts, each reservation taking its own from them in turn. It walks the pool's
+    preemptables (a HashMap on the node), every machine set aside there, whoever it was set aside
+    for, for machines of the request's order. But the RM reuses the order variable for each share
+    it evicts, so after the first machine it looks for machines of that share's order: machines of
+    the request's size are skipped unless the last share evicted filled one. (Which share is last is
+    a HashMap walk over random ids; when a machine's shares differ in size the largest is taken.)
     """
     policy = {w.job_id: (cyc.class_of[w.job_id].policy if w.job_id in cyc.class_of else FAIR_SHARE)
               for w in cyc.inp.work}
@@ -95,7 +94,8 @@ def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
             free_left[(id(pool), order)] = free - min(wanted, free)  # (the free ones it takes)
             if machines and wanted > free:
                 asked.append((order, list(machines), min(len(machines), wanted - free)))
-        in_pool = [m for _, machines, _ in asked for m in machines]
+        # it walks the pool's preemptables, which hold every machine set aside, whoever asked
+        in_pool = [m for p, _, machines, _, _ in cyc.set_aside if p is pool for m in machines]
         left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]))  # put in set-aside order
         size = {m.name: m.order for m in in_pool}
         for order, machines, short in asked:
