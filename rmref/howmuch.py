@@ -133,7 +133,7 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
             how_much_fixed(cyc, band)
         else:
             _how_much_fair_share(cyc, band)
-    cleared = setup_preemptions(cyc)
+    cleared = setup_preemptions(cyc, stale_left)
     return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure, cleared,
                    stale_left)
 

@@ -3,13 +3,14 @@ machines, freed if need be) and FIXED_SHARE (howMuchFixed), and the machines set
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rmref.evictions import departed
 from rmref.howmuch_state import CountingCycle, allotment_for_job, schedulable, single_allotment_ok
 from rmref.javahash import node_map_order
 from rmref.model import FAIR_SHARE, ClassDef, Work
 from rmref.pool import PoolTables
+from rmref.whatof import free_at_find_machines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -57,19 +58,18 @@ def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: in
     for m in set_aside:
         pool.preemptable.add(m.name)
         pool.n[m.order] -= 1
-    # findMachines then asks setupPreemptions only for what the free machines it finds leave short
-    free = sum(1 for m in sized if schedulable(m) and not on_host.get(m.name) and m.name not in pool.preemptable)
-    cyc.set_aside.append((pool, w.order, set_aside, given, free))
+    cyc.set_aside.append((pool, w.order, set_aside, given, w.job_id))
     return given
 
 
-def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
+def setup_preemptions(cyc: CountingCycle, stale_left: Mapping[str, int] | None = None) -> tuple[str, ...]:
     """The machines setupPreemptions actually clears, of those countFreeableMachines set aside.
 
     findMachines calls it per reservation only when the free machines of the reservation's size
     fall short of what was counted, for the shortfall (before 2.1.0 countFreeableMachines may set a
-    busy machine aside while a free one remains: nothing is then cleared). Free machines are counted
-    as the cycle starts, each reservation taking its own from them in turn. It walks the pool's
+    busy machine aside while a free one remains: nothing is then cleared). The free machines are
+    those What Of's walk leaves when it reaches the reservation (the passes before it, and earlier
+    reservations, may have taken some: `rmref.whatof.free_at_find_machines`). It walks the pool's
     preemptables (a HashMap on the node), every machine set aside there, whoever it was set aside
     for, for machines of the request's order. But the RM reuses the order variable for each share
     it evicts, so after the first machine it looks for machines of that share's order: machines of
@@ -84,16 +84,14 @@ def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
             for s in w.shares:
                 share_orders.setdefault(s.host, set()).add(s.order)
     cleared: list[str] = []
-    free_left: dict[tuple[int, int], int] = {}  # (pool, order) -> free machines findMachines still finds
+    if not any(machines for _, _, machines, _, _ in cyc.set_aside):
+        return ()
+    found = free_at_find_machines(cyc.inp, cyc.counts, stale_left)
     for pool in {id(p): p for p, *_ in cyc.set_aside}.values():
         asked = []
-        for p, order, machines, wanted, free in cyc.set_aside:
-            if p is not pool:
-                continue
-            free = free_left.get((id(pool), order), free)
-            free_left[(id(pool), order)] = free - min(wanted, free)  # (the free ones it takes)
-            if machines and wanted > free:
-                asked.append((order, list(machines), min(len(machines), wanted - free)))
+        for p, order, machines, wanted, job in cyc.set_aside:
+            if p is pool and job in found and wanted > found[job]:
+                asked.append((order, list(machines), wanted - found[job]))
         # it walks the pool's preemptables, which hold every machine set aside, whoever asked
         in_pool = [m for p, _, machines, _, _ in cyc.set_aside if p is pool for m in machines]
         left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]))  # put in set-aside order

@@ -205,7 +205,7 @@ class CountingCycle:
     by_class: dict[str, list[Work]] = field(default_factory=dict)  # class -> its jobs, oldest first
     occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
     current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
-    # per freeable count: the pool, the order, the machines set aside, the machines given, the free ones
+    # per freeable count: the pool, the order, the machines set aside, the machines given, the job
     set_aside: list[tuple[PoolTables, int, list[Machine], int, int]] = field(default_factory=list)
     cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
     given_first: tuple[str, ...] = ()  # countFreeableMachines' picks, met first in that order where it is open

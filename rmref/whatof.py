@@ -102,6 +102,8 @@ class Walk:
     ties: list[HostTie] = field(default_factory=list)
 
     behaviours: Behaviours = field(default_factory=Behaviours)  # the release's (Config.behaviours)
+    # per reservation findMachines expanded: the free machines of its size it found (countFreeMachines)
+    free_found: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class WhatOf:
 
     placements: tuple[Placement, ...]
     ties: tuple[HostTie, ...] = ()
+    free_found: tuple[tuple[int, int], ...] = ()  # (reservation, free machines its findMachines found)
 
 
 def _hash(machine: Machine) -> int:
@@ -348,6 +351,8 @@ def _find_machines(walk: Walk, pool: _Pool, work: Work, counts: Mapping[int, int
     # machinesByOrder[order] is filled as nodes arrive (`walk.machines` keeps the input's arrival
     # order); the pool's own node map (`pool.machines`) iterates in another order
     same_order = [m for m in walk.machines.values() if m.nodepool == pool.name and m.order == work.order]
+    walk.free_found[work.job_id] = sum(1 for m in same_order if _schedulable(m) and walk.used[m.name] == 0
+                                       and not walk.jobs_on[m.name])
     for host in node_map_order([(m.name, m.ip) for m in same_order]):
         m = walk.machines[host]
         if _schedulable(m) and walk.used[host] == 0 and not walk.jobs_on[host]:
@@ -444,7 +449,16 @@ def what_of_choices(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[
     such an order (a caller that knows the RM's pick passes it, so the rest of the walk follows);
     `stale_left` is How Much's `HowMuch.stale_left` (None: worked out from `inp`, see `start_walk`)."""
     parts = [_what_of_tree(tree, counts, prefer or {}, stale_left) for tree in trees(inp)]
-    return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties))
+    return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties),
+                  tuple(f for w in parts for f in w.free_found))
+
+
+def free_at_find_machines(inp: CycleInput, counts: Mapping[int, int],
+                          stale_left: Mapping[str, int] | None = None) -> dict[int, int]:
+    """Per reservation What Of expands, the free machines of its size findMachines finds
+    (countFreeMachines), after the placements of the passes before it: setupPreemptions is asked
+    only for what they leave short (rmref.howmuch_fixed.setup_preemptions)."""
+    return dict(what_of_choices(inp, counts, None, stale_left).free_found)
 
 
 def unschedulable_free(inp: CycleInput, stale_left: Mapping[str, int] | None = None) -> dict[str, int]:
@@ -482,4 +496,4 @@ def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[st
         else:
             for pool in top:
                 _fair_pass(walk, pool, tier, counts)
-    return WhatOf(tuple(walk.placements), tuple(walk.ties))
+    return WhatOf(tuple(walk.placements), tuple(walk.ties), tuple(walk.free_found.items()))
