@@ -90,3 +90,18 @@ def test_a_reservation_short_of_free_machines_clears_one_set_aside_for_another()
                   cleared_first=("b1",))
     assert (hm.counts[1], hm.counts[2]) == (1, 1)
     assert hm.cleared == ("b1",)
+
+
+def test_a_free_machine_the_passes_before_take_is_no_longer_free():
+    """As above, but the fair-share class comes first (priority 0, before the reservation's 1):
+    How Much counts job 9 into f's free quanta, What Of's fair pass places them there, and
+    findMachines then finds no free machine (`Setup preemptions. Have 0 free machines`) and clears
+    b, the machine set aside (fixtures/releases/2.0.0/free-before-clearing)."""
+    nodes = (Machine("b", ROOT, 4, 60 * 1024), Machine("f", ROOT, 4, 60 * 1024))
+    first = (ClassDef("reserve", RESERVE, 1, 0, ROOT), ClassDef("normal", FAIR[0].policy, 0, 100, ROOT))
+    fair = job(9, "sam", "normal", 15, shares=[Share(100, 9, "b", 1)])
+    inp = cycle([job(1, "kay", "reserve", 60, work_type="Reservation"), fair], nodes, first,
+                behaviours=for_release("2.0.0"))
+    hm = how_much(inp, {1: 1, 9: 1000}, given_first=("b",))
+    assert hm.counts[1] == 1 and hm.counts[9] > 1
+    assert hm.cleared == ("b",)
