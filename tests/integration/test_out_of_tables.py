@@ -15,6 +15,7 @@ from tests.helpers import parsed, truth
 
 OUT_OF_TABLES, VARIED_OFF = "releases/2.0.0/kept-out-of-tables", 52
 CLEARING, CLEARED, NOT_CLEARED = "releases/2.0.0/free-before-clearing", 36, 37
+OLD_RECORD, BACK = "releases/2.0.0/kept-old-record", 97
 
 
 @lru_cache(maxsize=None)
@@ -65,3 +66,20 @@ def test_setup_preemptions_clears_only_what_free_machines_leave_short(cycle, cle
     assert trace.chained.how_much.cleared == cleared
     record = _record(CLEARING, cycle)
     assert _taken(trace) == {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
+
+
+def test_the_old_record_keeps_the_free_space_it_had_at_the_disable():
+    """Cycle 97: n01 is back as a new record; the processes the vary-off kept are on the old one,
+    whose free space is 6 of 80 quanta, as the disable left it (the RM: "bad virtual machine list
+    ... v_order 6"). How Much and What Of account them there; the counts and job 2's three new
+    processes on n01 are truth's."""
+    result = _audit(OLD_RECORD, (BACK,))
+    assert not result.divergences
+    trace = result.traces[BACK]
+    [n01] = [m for m in trace.input.machines if m.name == "n01.sim.ducc"]
+    assert n01.online and n01.old_free == 6
+    record = _record(OLD_RECORD, BACK)
+    jobs = {j["id"]: j for j in record["jobs"]}
+    assert trace.how_much.counts == {j: jobs[j]["nshares_given"] for j in trace.how_much.counts}
+    hosts = {s["id"]: s["host"] for s in jobs[2]["shares"]}
+    assert sorted(p.host for p in trace.placements if p.job_id == 2) == sorted(hosts[s] for s in jobs[2]["added"])
