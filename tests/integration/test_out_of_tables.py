@@ -16,6 +16,7 @@ from tests.helpers import parsed, truth
 OUT_OF_TABLES, VARIED_OFF = "releases/2.0.0/kept-out-of-tables", 52
 CLEARING, CLEARED, NOT_CLEARED = "releases/2.0.0/free-before-clearing", 36, 37
 OLD_RECORD, BACK = "releases/2.0.0/kept-old-record", 97
+OTHERS, SHORT = "releases/2.0.0/clears-another-set-aside", 69
 
 
 @lru_cache(maxsize=None)
@@ -65,6 +66,18 @@ def test_setup_preemptions_clears_only_what_free_machines_leave_short(cycle, cle
     trace = result.traces[cycle]
     assert trace.chained.how_much.cleared == cleared
     record = _record(CLEARING, cycle)
+    assert _taken(trace) == {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
+
+
+def test_a_reservation_short_of_free_machines_clears_the_one_set_aside_for_another():
+    """Cycle 69: reservations 7 and 8 set np203 and np202 aside; 7 takes free np201, and 8, short,
+    has setupPreemptions walk every machine set aside in the pool: it clears np203, and job 6 loses
+    its 32 processes there, as truth says; np202 keeps job 5's but what its shrink takes."""
+    result = _audit(OTHERS, (SHORT,))
+    assert not result.divergences
+    trace = result.traces[SHORT]
+    assert trace.chained.how_much.cleared == ("np203.sim.ducc",)
+    record = _record(OTHERS, SHORT)
     assert _taken(trace) == {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
 
 
