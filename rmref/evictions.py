@@ -164,6 +164,13 @@ def departed(share: Share, inp: CycleInput) -> bool:
     return gone and not inp.config.behaviours.has("purge_by_policy")
 
 
+def in_tables(machine: Machine, inp: CycleInput) -> bool:
+    """Whether the machine is in its pool's tables (NodePool.allMachines): before 2.1.0
+    (purge_by_policy) NodePool.disable took a dead or varied-off machine out of them until it came
+    back, so rearrangeVirtual, which looks the node up there, never accounts its processes."""
+    return machine.online or inp.config.behaviours.has("purge_by_policy")
+
+
 def held_now(inp: CycleInput) -> dict[int, int]:
     """RmJob.countNShares when the cycle's counting starts: held, less what is leaving or purged."""
     gone = {(w.job_id, s.share_id) for w, s in purged_shares(inp)}

@@ -37,7 +37,7 @@ import numpy as np
 
 from rmref.bands import by_submission, priority_bands
 from rmref.constants import KB_PER_GB, UNLIMITED
-from rmref.evictions import held_now
+from rmref.evictions import held_now, in_tables
 from rmref.apportion import Entity, apportion, apportion_nested
 from rmref.howmuch_fixed import how_much_fixed, how_much_reserve, setup_preemptions
 from rmref.howmuch_state import CounterRun, CountingCycle, build_pools, counted_classes
@@ -133,7 +133,7 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
             how_much_fixed(cyc, band)
         else:
             _how_much_fair_share(cyc, band)
-    cleared = setup_preemptions(cyc)
+    cleared = setup_preemptions(cyc, stale_left)
     return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure, cleared,
                    stale_left)
 
@@ -243,8 +243,9 @@ def _count_class_shares(cyc: CountingCycle, pool: PoolTables, rcs: list[ClassDef
         awards[name] = np.array(given, dtype=np.int64)
     cyc.runs.append(CounterRun("countClassShares", pool.name, tuple(entities), tuple(vmachines), dict(result.given)))
     # the pure fair share (for defragmentation): the pool tree's quantum shares by weight alone;
-    # the last (highest) pool that counts a class sets it
-    total = sum(m.order for p in pool.subtree() for m in p.machines)
+    # the last (highest) pool that counts a class sets it; before 2.1.0 a machine away (dead, varied
+    # off) is out of the tables that countTotalShares adds up
+    total = sum(m.order for p in pool.subtree() for m in p.machines if in_tables(m, cyc.inp))
     weights = sum(cd.weight for cd in rcs)
     for cd in rcs:
         cyc.class_pure[cd.name] = (total * cd.weight) // weights if weights else 0

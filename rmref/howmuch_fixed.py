@@ -3,13 +3,14 @@ machines, freed if need be) and FIXED_SHARE (howMuchFixed), and the machines set
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rmref.evictions import departed
 from rmref.howmuch_state import CountingCycle, allotment_for_job, schedulable, single_allotment_ok
 from rmref.javahash import node_map_order
 from rmref.model import FAIR_SHARE, ClassDef, Work
 from rmref.pool import PoolTables
+from rmref.whatof import free_at_find_machines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -57,19 +58,23 @@ def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: in
     for m in set_aside:
         pool.preemptable.add(m.name)
         pool.n[m.order] -= 1
-    cyc.set_aside.append((pool, w.order, set_aside))
+    cyc.set_aside.append((pool, w.order, set_aside, given, w.job_id))
     return given
 
 
-def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
+def setup_preemptions(cyc: CountingCycle, stale_left: Mapping[str, int] | None = None) -> tuple[str, ...]:
     """The machines setupPreemptions actually clears, of those countFreeableMachines set aside.
 
-    findMachines asks, per reservation, for as many machines as were set aside for it, walking the
-    pool's preemptables (a HashMap on the node) for machines of the request's order. But the RM
-    reuses the order variable for each share it evicts, so after the first machine it looks for
-    machines of that share's order: machines of the request's size are skipped unless the last
-    share evicted filled one. (Which share is last is a HashMap walk over random ids; when a
-    machine's shares differ in size the largest is taken.)
+    findMachines calls it per reservation only when the free machines of the reservation's size
+    fall short of what was counted, for the shortfall (before 2.1.0 countFreeableMachines may set a
+    busy machine aside while a free one remains: nothing is then cleared). The free machines are
+    those What Of's walk leaves when it reaches the reservation (the passes before it, and earlier
+    reservations, may have taken some: `rmref.whatof.free_at_find_machines`). It walks the pool's
+    preemptables (a HashMap on the node), every machine set aside there, whoever it was set aside
+    for, for machines of the request's order. But the RM reuses the order variable for each share
+    it evicts, so after the first machine it looks for machines of that share's order: machines of
+    the request's size are skipped unless the last share evicted filled one. (Which share is last is
+    a HashMap walk over random ids; when a machine's shares differ in size the largest is taken.)
     """
     policy = {w.job_id: (cyc.class_of[w.job_id].policy if w.job_id in cyc.class_of else FAIR_SHARE)
               for w in cyc.inp.work}
@@ -79,15 +84,22 @@ def setup_preemptions(cyc: CountingCycle) -> tuple[str, ...]:
             for s in w.shares:
                 share_orders.setdefault(s.host, set()).add(s.order)
     cleared: list[str] = []
-    for pool in {id(p): p for p, _, _ in cyc.set_aside}.values():
-        asked = [(order, list(machines)) for p, order, machines in cyc.set_aside if p is pool and machines]
-        in_pool = [m for _, machines in asked for m in machines]
+    if not any(machines for _, _, machines, _, _ in cyc.set_aside):
+        return ()
+    found = free_at_find_machines(cyc.inp, cyc.counts, stale_left)
+    for pool in {id(p): p for p, *_ in cyc.set_aside}.values():
+        asked = []
+        for p, order, machines, wanted, job in cyc.set_aside:
+            if p is pool and job in found and wanted > found[job]:
+                asked.append((order, list(machines), wanted - found[job]))
+        # it walks the pool's preemptables, which hold every machine set aside, whoever asked
+        in_pool = [m for p, _, machines, _, _ in cyc.set_aside if p is pool for m in machines]
         left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]))  # put in set-aside order
         size = {m.name: m.order for m in in_pool}
-        for order, machines in asked:
+        for order, machines, short in asked:
             given = 0
             for name in list(left):
-                if given >= len(machines):
+                if given >= short:
                     break
                 if size[name] != order:
                     continue

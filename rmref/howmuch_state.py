@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from rmref.apportion import Entity
 from rmref.caps import job_caps
-from rmref.evictions import departed
+from rmref.evictions import departed, in_tables
 from rmref.javahash import hashmap_order
 from rmref.model import FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Work
 from rmref.pool import PoolTables
@@ -81,7 +81,7 @@ def build_pools(inp: CycleInput, maxorder: int,
               for name, pool in pools.items()}  # the free sizes the pool's tables have a map for
     start = {name: v for name, v in stale_start(inp, policy_of).items() if name not in free}
     stale = {name: v for name, v in start.items() if v}
-    old = _old_records(inp, policy_of)
+    old = old_records(inp, policy_of)
     for w in inp.work:  # non-preemptable processes are not there to count
         if policy_of.get(w.job_id) not in (FIXED_SHARE, RESERVE):
             continue
@@ -124,8 +124,9 @@ def stale_start(inp: CycleInput, policy_of: Mapping[int, str]) -> dict[str, int]
     begins: `Machine.stale_free`, else, where only What Of's accounting printed it
     (`Machine.stale_free_whatof`), that size plus the fixed and reserved work How Much accounted
     there before: each such move was silent, so it took exactly the process's order."""
-    out = {m.name: m.stale_free for m in inp.machines if m.stale_free is not None}
-    for m in inp.machines:
+    kept = [m for m in inp.machines if in_tables(m, inp)]  # (one out of the tables is never accounted)
+    out = {m.name: m.stale_free for m in kept if m.stale_free is not None}
+    for m in kept:
         if m.stale_free is None and m.stale_free_whatof is not None:
             out[m.name] = m.stale_free_whatof + sum(
                 s.order for w in inp.work if policy_of.get(w.job_id) in (FIXED_SHARE, RESERVE)
@@ -133,19 +134,20 @@ def stale_start(inp: CycleInput, policy_of: Mapping[int, str]) -> dict[str, int]
     return out
 
 
-def _old_records(inp: CycleInput, policy_of: Mapping[int, str]) -> dict[str, int]:
+def old_records(inp: CycleInput, policy_of: Mapping[int, str]) -> dict[str, int]:
     """Before 2.1.0, the free space of the old record of each machine that came back new with
-    processes stranded on it (`Share.stranded`): its order less those processes. The key the RM
-    accounts them by is the node's, which the new machine shares, so rearrangeVirtual finds the old
-    record "in" the tables and works on its free space, frozen at the disable (exact for the usual
-    case, a reservation alone on its machine: 0, which no table has; "bad virtual machine list")."""
+    processes stranded on it (`Share.stranded`): `Machine.old_free` (what the last schedule before
+    the disable left it, or the cycle's "bad virtual machine list" line), else its order less those
+    processes. The key the RM accounts them by is the node's, which the new machine shares, so
+    rearrangeVirtual finds the old record "in" the tables and works on its free space, frozen at the
+    disable (a reservation alone on its machine: 0, which no table has; "bad virtual machine list")."""
     by_name = {m.name: m for m in inp.machines}
     old: dict[str, int] = {}
     for w in inp.work:
         for s in w.shares:
             if s.stranded and s.host in by_name and policy_of.get(w.job_id) in (FIXED_SHARE, RESERVE):
                 old[s.host] = old.get(s.host, by_name[s.host].order) - s.order
-    return {h: max(v, 0) for h, v in old.items()}
+    return {h: max(v, 0) if (kept := by_name[h].old_free) is None else kept for h, v in old.items()}
 
 
 def _account_stale(pool: PoolTables, listed: set[int], m: Machine, order: int, reserve: bool,
@@ -203,7 +205,8 @@ class CountingCycle:
     by_class: dict[str, list[Work]] = field(default_factory=dict)  # class -> its jobs, oldest first
     occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
     current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
-    set_aside: list[tuple[PoolTables, int, list[Machine]]] = field(default_factory=list)  # per freeable count
+    # per freeable count: the pool, the order, the machines set aside, the machines given, the job
+    set_aside: list[tuple[PoolTables, int, list[Machine], int, int]] = field(default_factory=list)
     cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
     given_first: tuple[str, ...] = ()  # countFreeableMachines' picks, met first in that order where it is open
 

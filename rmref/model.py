@@ -101,6 +101,10 @@ class Machine:
     # the same as What Of's accounting meets it, where the log shows it: How Much's accounting of
     # the fixed and reserved work there moved it in between (None: What Of starts from `stale_free`)
     stale_free_whatof: int | None = None
+    # before 2.1.0: the free space of its old record, which the disable took out of the tables with
+    # the processes it kept (`Share.stranded`) and no reset touches since: what the last schedule
+    # before the disable left it, or the cycle's "bad virtual machine list" line; None if not known
+    old_free: int | None = None
     # NodePool.disable ran on it since the previous cycle, which purges its work this cycle: DEAD (it
     # stopped answering) or VARIED_OFF (an administrator took it offline); "" when it did not
     disabled: str = ""

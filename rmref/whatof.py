@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
 from rmref.choices import HostTie, met_order, tie_groups
-from rmref.evictions import departed, held_now
-from rmref.howmuch_state import stale_after_howmuch
+from rmref.evictions import departed, held_now, in_tables
+from rmref.howmuch_state import old_records, stale_after_howmuch
 from rmref.javahash import JavaHashMap, node_hash, node_map_order, spread, string_hash
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Machine, Placement, Work
 from rmref.pool import n_shares_listed
@@ -102,6 +102,8 @@ class Walk:
     ties: list[HostTie] = field(default_factory=list)
 
     behaviours: Behaviours = field(default_factory=Behaviours)  # the release's (Config.behaviours)
+    # per reservation findMachines expanded: the free machines of its size it found (countFreeMachines)
+    free_found: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class WhatOf:
 
     placements: tuple[Placement, ...]
     ties: tuple[HostTie, ...] = ()
+    free_found: tuple[tuple[int, int], ...] = ()  # (reservation, free machines its findMachines found)
 
 
 def _hash(machine: Machine) -> int:
@@ -171,12 +174,16 @@ def start_walk(inp: CycleInput, stale_left: Mapping[str, int] | None = None) -> 
             else:  # reset leaves it the free space How Much's accounting left it (when the log showed it)
                 kept = stale_end.get(name)
                 walk.free[name] = m.order if kept is None else kept
+    old = old_records(inp, {w.job_id: _policy(inp.class_of(w)) for w in inp.work})
     for work in _accounting_order(inp):
         for share in sorted(work.shares, key=lambda s: s.share_id):
-            if share.host in machines and not departed(share, inp):
+            if share.stranded and not share.purged and share.host in old and departed(share, inp):
+                _move_old(walk, share.host, share.order, old)
+            elif share.host in machines and not departed(share, inp):
                 walk.used[share.host] += share.order
                 walk.jobs_on[share.host].append(work.job_id)
-                _move(walk, share.host, share.order, _policy(inp.class_of(work)))
+                if in_tables(machines[share.host], inp):
+                    _move(walk, share.host, share.order, _policy(inp.class_of(work)))
                 walk.walked_by[share.host] = work.job_id
     walk.current.update(held_now(inp))
     return walk
@@ -216,6 +223,29 @@ def _move(walk: Walk, host: str, order: int, policy: str) -> None:
     if v - order:
         pool.by_free.setdefault(v - order, JavaHashMap()).put(host, _hash(machine))
         pool.by_size[v - order] += 1
+    pool.owed = True
+
+
+def _move_old(walk: Walk, host: str, order: int, old: dict[str, int]) -> None:
+    """rearrangeVirtual on a machine's old record (before 2.1.0: `Share.stranded`), which its key
+    finds in the tables once the node is back as a new machine: from the free space the old record
+    kept (`old`), which no reset touches. With no map of that size ("bad virtual machine list") it
+    only lowers that size's count, which is what findShares then reads (nSharesByOrder); with one,
+    the counts move on as for any machine (the RM also puts the old record in that size's map, under
+    the node's key, which rmref does not model)."""
+    machine = walk.machines[host]
+    pool = walk.pools.get(machine.nodepool)
+    if pool is None or not _schedulable(machine):
+        return
+    v = old[host]
+    if pool.owed:  # (the recount the last move made comes before this change)
+        pool.recount()
+    pool.by_size[v] -= 1
+    if v not in pool.by_free:
+        return
+    old[host] = left = v - min(order, v)
+    if left:
+        pool.by_size[left] += 1
     pool.owed = True
 
 
@@ -321,6 +351,8 @@ def _find_machines(walk: Walk, pool: _Pool, work: Work, counts: Mapping[int, int
     # machinesByOrder[order] is filled as nodes arrive (`walk.machines` keeps the input's arrival
     # order); the pool's own node map (`pool.machines`) iterates in another order
     same_order = [m for m in walk.machines.values() if m.nodepool == pool.name and m.order == work.order]
+    walk.free_found[work.job_id] = sum(1 for m in same_order if _schedulable(m) and walk.used[m.name] == 0
+                                       and not walk.jobs_on[m.name])
     for host in node_map_order([(m.name, m.ip) for m in same_order]):
         m = walk.machines[host]
         if _schedulable(m) and walk.used[host] == 0 and not walk.jobs_on[host]:
@@ -417,7 +449,16 @@ def what_of_choices(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[
     such an order (a caller that knows the RM's pick passes it, so the rest of the walk follows);
     `stale_left` is How Much's `HowMuch.stale_left` (None: worked out from `inp`, see `start_walk`)."""
     parts = [_what_of_tree(tree, counts, prefer or {}, stale_left) for tree in trees(inp)]
-    return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties))
+    return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties),
+                  tuple(f for w in parts for f in w.free_found))
+
+
+def free_at_find_machines(inp: CycleInput, counts: Mapping[int, int],
+                          stale_left: Mapping[str, int] | None = None) -> dict[int, int]:
+    """Per reservation What Of expands, the free machines of its size findMachines finds
+    (countFreeMachines), after the placements of the passes before it: setupPreemptions is asked
+    only for what they leave short (rmref.howmuch_fixed.setup_preemptions)."""
+    return dict(what_of_choices(inp, counts, None, stale_left).free_found)
 
 
 def unschedulable_free(inp: CycleInput, stale_left: Mapping[str, int] | None = None) -> dict[str, int]:
@@ -455,4 +496,4 @@ def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[st
         else:
             for pool in top:
                 _fair_pass(walk, pool, tier, counts)
-    return WhatOf(tuple(walk.placements), tuple(walk.ties))
+    return WhatOf(tuple(walk.placements), tuple(walk.ties), tuple(walk.free_found.items()))

@@ -94,17 +94,20 @@ class StaleFree:
         self._default = quantum_gb
         self._last: dict[str, int] = {}  # host -> free space its last schedulable cycle left
         self._down: set[str] = set()  # hosts unschedulable in the cycle before
+        self._old: dict[str, int] = {}  # host -> the free space its last disabled record kept
         self.notes: list[StaleNote] = []  # every cycle and machine with work the value was not logged for
 
     def fill(self, cycle: int, state: tuple[Machine, ...], occupied: Collection[str]) -> tuple[Machine, ...]:
         """The cycle's machines with their stale free space (`occupied`: hosts holding work)."""
         out, down = [], set()
         for m in state:
+            key = (cycle, m.name)
             if m.online and not m.blacklisted:
-                out.append(m)
+                out.append(self._old_record(m, key))
                 continue
             down.add(m.name)
-            key = (cycle, m.name)
+            if m.name not in self._down and m.name in self._last:
+                self._old[m.name] = self._last[m.name]
             said = key in self._logged or key in self._logged_whatof
             if m.name in occupied and not said:  # (only work there reads the size)
                 self.notes.append(StaleNote(m.name, cycle, self._last.get(m.name)))
@@ -121,6 +124,16 @@ class StaleFree:
                 out.append(m if free is None else replace(m, stale_free=free))
         self._down = down
         return tuple(out)
+
+    def _old_record(self, m: Machine, key: tuple[int, str]) -> Machine:
+        """A schedulable machine with the free space of its old record (`Machine.old_free`), where
+        it was ever unschedulable: the cycle's line about it when printed (only the old record,
+        which holds the processes a 2.0.x disable kept, is accounted out of a table), else the last
+        value known."""
+        if key in self._logged:
+            self._old[m.name] = self._logged[key]
+        free = self._old.get(m.name)
+        return m if free is None else replace(m, old_free=free)
 
     def record(self, state: tuple[Machine, ...], shares: Iterable[tuple[str, int]]) -> None:
         """After the cycle: what its schedule (each share's host and memory in GB) left free on

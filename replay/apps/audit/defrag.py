@@ -36,7 +36,11 @@ def logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placemen
     gone: list[Eviction] = []
     for job, host, sid, order, reason in logged.shrunk.get(c, ()):
         if sid is None:  # a purge line names the host, not the share: every share the job has there
-            gone += [Eviction(job, host, s.share_id, s.order, PURGE) for s in held.get((job, host), ())]
+            there = held.get((job, host), [])
+            marked = [s for s in there if s.purged]
+            if marked and not inp.config.behaviours.has("purge_by_policy"):
+                there = marked  # before 2.1.0 the walk may stop at a reservation's process: ^P says which went
+            gone += [Eviction(job, host, s.share_id, s.order, PURGE) for s in there]
         else:
             gone.append(Eviction(job, host, sid, order or 0, reason))
     return placed, gone
