@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, cast
 
 from replay.cli.registry import commands
-from replay.cli.show import print_error, stdout_console
+from replay.cli.show import LazyConsole, print_error, stdout_console
 from replay.parsing.outdir import interrupted_line
 from replay.parsing.sources import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def version() -> str:
@@ -30,14 +34,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for command in commands(only):
         p = sub.add_parser(command.name, help=command.help)
         command.arguments(p)
-        p.set_defaults(func=command.run)
+        p.set_defaults(func=command.run, plain=command.plain)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the parsed command: 0 or its own code; 2 with one line on bad input; 130 when interrupted."""
     try:
-        return int(args.func(args, stdout_console()))
+        console = cast("Console", LazyConsole()) if getattr(args, "plain", False) else stdout_console()
+        return int(args.func(args, console))
     except InputError as exc:
         print_error(exc)
         return 2

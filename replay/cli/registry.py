@@ -31,6 +31,8 @@ class Command:
     help: str
     arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, Console], int]
+    # its console is made on first use (replay.cli.show.LazyConsole): it may print plain text, without rich
+    plain: bool = False
 
 
 def built_in() -> list[Command]:
