@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from importlib import import_module
 from typing import TYPE_CHECKING, cast
 
 from replay.cli.registry import commands
@@ -35,6 +36,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(command.name, help=command.help)
         command.arguments(p)
         p.set_defaults(func=command.run, plain=command.plain)
+        if only == command.name:
+            for module in command.preload:
+                import_module(module)
     return parser
 
 

@@ -33,6 +33,9 @@ class Command:
     run: Callable[[argparse.Namespace, Console], int]
     # its console is made on first use (replay.cli.show.LazyConsole): it may print plain text, without rich
     plain: bool = False
+    # modules it imports as it runs, loaded with the libraries when the command line names it
+    # (replay.cli.process: while the collector is off)
+    preload: tuple[str, ...] = ()
 
 
 def built_in() -> list[Command]:
