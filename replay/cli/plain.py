@@ -57,6 +57,9 @@ def plain_table(title: str, rows: Sequence[tuple[str, str]], width: int) -> str 
     cells = [title, *(c for row in rows for c in row)]
     if not rows or not all(plain_text(c) for c in cells):
         return None
+    # rich strips the spaces that end a cell, and those that start a right-aligned one
+    if any(c != c.rstrip() for c in cells) or any(v != v.lstrip() for _, v in rows):
+        return None
     left = max(len(name) for name, _ in rows)
     right = max(len(value) for _, value in rows)
     if left + 2 + right > width or len(title) > left + 2 + right:

@@ -53,7 +53,7 @@ def test_the_summary_prints_as_rich_prints_it(width):
 
 
 def test_what_rich_would_change_goes_through_rich():
-    for odd in ("[bold]x[/]", "rm.log.é", ":100:", ":smile:", "a\\b", "tab\there"):
+    for odd in ("[bold]x[/]", "rm.log.é", ":100:", ":smile:", "a\\b", "tab\there", "ends in a space ", " starts"):
         assert plain.plain_table("t", [("files", odd)], 80) is None, odd
     assert plain.plain_table("t", SUMMARY, 60) is None  # rich would wrap the time span
     assert plain.plain_table("a longer title than the table", [("a", "b")], 80) is None
@@ -63,7 +63,7 @@ def test_what_rich_would_change_goes_through_rich():
 TEXT = st.text(alphabet="ab :,.-()[]\\é0123456789", max_size=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(rows=st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=6), width=st.integers(10, 100),
        title=st.sampled_from(["rmreplay parse", "t"]))
 def test_whenever_the_plain_table_prints_it_is_riches(rows, width, title):
