@@ -139,6 +139,7 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 # the pipeline loads with the libraries: imported after them, its modules cost the collector about
-# 30 ms (replay.cli.process)
+# 30 ms (replay.cli.process); so do the Parquet writer (with -o) and numpy.ma, which polars and
+# pyarrow load at the first numpy array they take
 COMMAND = Command("parse", "parse rm.log files into Parquet tables", arguments, cmd_parse, plain=True,
-                  preload=("replay.parsing.pipeline", "replay.parsing.route_table"))
+                  preload=("replay.parsing.pipeline", "replay.parsing.route_table", "pyarrow.parquet", "numpy.ma"))

@@ -11,7 +11,6 @@ import argparse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,6 +44,9 @@ def built_in() -> list[Command]:
 
 def added() -> list[Command]:
     """The commands other installed packages add through the `rmreplay.commands` entry points."""
+    # imported here: it loads email and zipfile, which a built-in command named first may not need
+    from importlib.metadata import entry_points
+
     return [point.load() for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name)]
 
 
@@ -55,6 +57,8 @@ def commands(only: str | None = None) -> Iterator[Command]:
     if only in BUILT_IN:
         yield import_module(f"replay.cli.{only}").COMMAND
         return
+    from importlib.metadata import entry_points
+
     named = [p for p in entry_points(group=ENTRY_POINTS) if p.name == only] if only else []
     if len(named) == 1:
         yield named[0].load()
