@@ -100,6 +100,8 @@ def cmd_parse(args: argparse.Namespace, console: Console) -> int:
 
     start = time.perf_counter()
     plain = isinstance(console, LazyConsole) and not console.made and plain_width() is not None
+    if isinstance(console, LazyConsole) and not plain:
+        console = console.console()  # rich's own objects (the progress bar) take the console itself
     # no terminal: no progress drawn (progress_display would make the console only to find that out)
     with nullcontext(quiet) if plain else progress_display(console, "parsing") as show:
         options = {"engine": args.engine, "progress": show,

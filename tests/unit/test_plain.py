@@ -114,3 +114,10 @@ def test_parse_prints_the_same_lines_without_rich(tmp_path, monkeypatch):
     assert plain_out.endswith("False\n") and rich_out.endswith("True\n")  # whether rich was loaded
     assert plain_out.removesuffix("False\n") == rich_out.removesuffix("True\n")
     assert "ignored or.log" in plain_out and plain_out.index("ignored or.log") < plain_out.index("tables written")
+
+
+def test_parse_on_a_terminal_draws_through_rich(tmp_path):
+    """FORCE_COLOR makes rich treat the pipe as a terminal: the progress bar and the coloured table
+    go through rich, which takes the console itself (not the console made on first use)."""
+    out = _parse_output(tmp_path, {"FORCE_COLOR": "1"})
+    assert out.endswith("True\n") and "\x1b[" in out and "rmreplay parse" in out
