@@ -60,14 +60,15 @@ def summary_table(s: Summary, seconds: float) -> Table:
     return table
 
 
-def _closing_lines(summary: Summary, out: str | None) -> list[tuple[str, str | None]]:
-    """The lines after the table: (text, its colour or None; `out` in bold)."""
-    lines: list[tuple[str, str | None]] = []
+def _closing_lines(summary: Summary, out: str | None) -> list[tuple[str, str, str, str | None]]:
+    """The lines after the table: (text, its part in bold, the text after it, the line's colour or None)."""
+    lines: list[tuple[str, str, str, str | None]] = []
     if out:
-        lines.append((f"tables written to {out} ({len(SCHEMAS)} Parquet files and manifest.json; every "
+        lines.append(("tables written to ", out, f" ({len(SCHEMAS)} Parquet files and manifest.json; every "
                       "command reads this folder in place of the log)", None))
     if summary.unparsed:
-        lines.append((f"{summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)", "yellow"))
+        lines.append((f"{summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)", "", "",
+                      "yellow"))
     return lines
 
 
@@ -78,20 +79,19 @@ def _print_summary(console: Console, summary: Summary, seconds: float, out: str 
     closing = _closing_lines(summary, out)
     rows = [(name, value + tail) for name, value, _, tail in summary_rows(summary, seconds)]
     table = plain_table(TITLE, rows, width) if width else None
-    if table is not None and all(plain_text(text) for text, _ in closing):
+    plain = [before + bold + after for before, bold, after, _ in closing]
+    if table is not None and all(plain_text(text) for text in plain):
         # flushed as rich flushes each print: the note on stderr stays between them in a shared file
         print(table, flush=True)
         print_input_note(summary.note)
-        for text, _ in closing:
+        for text in plain:
             print(text, flush=True)
         return
     console.print(summary_table(summary, seconds))
     print_input_note(summary.note)
-    if out:
-        console.print(f"tables written to [bold]{out}[/] ({len(SCHEMAS)} Parquet files and manifest.json; every "
-                      "command reads this folder in place of the log)")
-    if summary.unparsed:
-        console.print(f"[yellow]{summary.unparsed} unparsed line(s): see unparsed.parquet (file, line, reason)[/]")
+    for before, bold, after, style in closing:
+        text = f"{before}[bold]{bold}[/]{after}" if bold else before + after
+        console.print(f"[{style}]{text}[/]" if style else text)
 
 
 def cmd_parse(args: argparse.Namespace, console: Console) -> int:
