@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from importlib import import_module
+from typing import TYPE_CHECKING, cast
 
 from replay.cli.registry import commands
-from replay.cli.show import print_error, stdout_console
+from replay.cli.show import LazyConsole, print_error, stdout_console
 from replay.parsing.outdir import interrupted_line
 from replay.parsing.sources import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def version() -> str:
@@ -30,14 +35,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for command in commands(only):
         p = sub.add_parser(command.name, help=command.help)
         command.arguments(p)
-        p.set_defaults(func=command.run)
+        p.set_defaults(func=command.run, plain=command.plain)
+        if only == command.name:
+            for module in command.preload:
+                import_module(module)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the parsed command: 0 or its own code; 2 with one line on bad input; 130 when interrupted."""
     try:
-        return int(args.func(args, stdout_console()))
+        console = cast("Console", LazyConsole()) if getattr(args, "plain", False) else stdout_console()
+        return int(args.func(args, console))
     except InputError as exc:
         print_error(exc)
         return 2

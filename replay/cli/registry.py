@@ -11,7 +11,6 @@ import argparse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,6 +30,11 @@ class Command:
     help: str
     arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, Console], int]
+    # its console is made on first use (replay.cli.show.LazyConsole): it may print plain text, without rich
+    plain: bool = False
+    # modules it imports as it runs, loaded with the libraries when the command line names it
+    # (replay.cli.process: while the collector is off)
+    preload: tuple[str, ...] = ()
 
 
 def built_in() -> list[Command]:
@@ -40,6 +44,9 @@ def built_in() -> list[Command]:
 
 def added() -> list[Command]:
     """The commands other installed packages add through the `rmreplay.commands` entry points."""
+    # imported here: it loads email and zipfile, which a built-in command named first may not need
+    from importlib.metadata import entry_points
+
     return [point.load() for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name)]
 
 
@@ -50,6 +57,8 @@ def commands(only: str | None = None) -> Iterator[Command]:
     if only in BUILT_IN:
         yield import_module(f"replay.cli.{only}").COMMAND
         return
+    from importlib.metadata import entry_points
+
     named = [p for p in entry_points(group=ENTRY_POINTS) if p.name == only] if only else []
     if len(named) == 1:
         yield named[0].load()

@@ -179,7 +179,7 @@ def _parse_and_cache(inputs: Inputs, name: str, content: str | None, use_cache: 
     slot = None
     unchanged = before == [stat_key(s.path) for s in inputs.sources]  # a live log grew: do not key it
     if tmp is not None and whole and content and unchanged:
-        slot = _keep(tmp, content, inputs, lines)
+        slot = _keep(tmp, content, inputs, lines, sink.disk.rows if sink.disk is not None else None)
     tables: MutableMapping[str, pl.DataFrame]
     if sink.memory is not None:
         tables = sink.memory.tables()
@@ -207,13 +207,16 @@ def _beside(fn: Callable[[list[Source]], _T], sources: list[Source], wanted: boo
         yield pool.submit(fn, sources)
 
 
-def _keep(tmp: Path, content: str, inputs: Inputs, lines: pl.DataFrame | None) -> Path | None:
-    """Finish the temporary slot (manifest last) and move it into place; None when it cannot be written."""
+def _keep(tmp: Path, content: str, inputs: Inputs, lines: pl.DataFrame | None,
+          rows: Mapping[str, int] | None = None) -> Path | None:
+    """Finish the temporary slot (manifest last, `rows` the tables' row counts as written) and move
+    it into place; None when it cannot be written."""
     slot = slot_of(content)
     try:
         if lines is not None:
             lines.write_parquet(tmp / "lines.parquet", compression="zstd")
-        write_manifest(tmp / "tables", build_manifest(tmp / "tables", "parse", input_record_of(inputs.sources)))
+        write_manifest(tmp / "tables", build_manifest(tmp / "tables", "parse", input_record_of(inputs.sources),
+                                                      rows=rows))
         shutil.rmtree(slot, ignore_errors=True)
         tmp.rename(slot)
         return slot
@@ -244,5 +247,5 @@ def parse_to(paths: Sequence[str | Path], out: str | Path, engine: str = "fast",
         sink.close()
         assert record is not None
         input_record = record.result()
-        write_manifest(tmp, build_manifest(tmp, "parse", input_record))
+        write_manifest(tmp, build_manifest(tmp, "parse", input_record, rows=sink.rows))
     return summary

@@ -75,13 +75,15 @@ def _parquet_rows(path: Path) -> int:
 
 
 def build_manifest(root: Path, command: str, record: dict[str, Any] | None = None,
-                   extra: Mapping[str, object] | None = None) -> dict[str, Any]:
+                   extra: Mapping[str, object] | None = None, rows: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The manifest of the files under `root` (every file but the manifest itself); `record` the
-    input's (`replay.parsing.logdir.input_record`)."""
+    input's (`replay.parsing.logdir.input_record`); `rows`: the tables' row counts as their writer
+    counted them (`store.ParquetSink.rows`; a table not in it is counted from its file's footer)."""
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
     listed = {p.relative_to(root).as_posix(): {"bytes": p.stat().st_size, "sha256": file_digest(p)} for p in files}
-    tables = {p.relative_to(root).as_posix().removesuffix(".parquet"): _parquet_rows(p)
-              for p in files if p.suffix == ".parquet"}
+    named = {p.relative_to(root).as_posix().removesuffix(".parquet"): p for p in files if p.suffix == ".parquet"}
+    known = rows or {}
+    tables = {name: known[name] if name in known else _parquet_rows(p) for name, p in named.items()}
     return {"format": FORMAT, "rmreplay": rmreplay_version(), "command": command,
             "input": record, "tables": tables, "files": listed, **(extra or {})}
 

@@ -26,8 +26,7 @@ import pyarrow as pa
 from replay.parsing.arrays import numeric
 from replay.parsing.chunks import Bytes, Piece
 from replay.parsing.compiled import COMPILED
-from replay.parsing.families import FAMILY_CODE, GENERIC, ROUTES
-from replay.parsing.prefixes import Unsupported, compile_prefix
+from replay.parsing.families import FAMILY_CODE, GENERIC
 from replay.parsing.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
 from replay.parsing.tables import FIXED_METHODS, RESERVE_METHODS, Schema, series_from_arrow
 
@@ -57,16 +56,11 @@ def string_views(data: Bytes, starts: np.ndarray, ends: np.ndarray, name: str) -
 @lru_cache(maxsize=1)
 def _route_table() -> tuple[Any, ...]:
     """ROUTES for `_scan.route`: per (class, METHOD), its compiled prefixes in order (None: some
-    prefix is outside the compiled subset, so polars routes that group)."""
-    table = []
-    for (cls, method), routes in ROUTES.items():
-        try:
-            progs = tuple((p.code, p.sets, int(p.anchored), FAMILY_CODE[r.family])
-                          for r in routes for p in [compile_prefix(r.prefix)])
-        except Unsupported:
-            progs = None
-        table.append((f"{cls}\0{method}".encode(), progs))
-    return tuple(table)
+    prefix is outside the compiled subset, so polars routes that group). Compiled once per build of
+    the routes and their compiler, then read from disk (replay.parsing.route_table)."""
+    from replay.parsing.route_table import route_table
+
+    return route_table()
 
 
 def _timestamps(stamps: np.ndarray, odd_text: Callable[[np.ndarray], pl.Series]) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ import polars as pl
 from replay.parsing.manifest import check_manifest
 from replay.parsing.outdir import atomic_output_dir
 from replay.parsing.sources import InputError
-from replay.parsing.tables import SCHEMAS, Frame, conform
+from replay.parsing.tables import SCHEMAS, Dtype, Frame, conform
 
 if TYPE_CHECKING:  # pyarrow loads where a table is written: reading one (polars) does not need it
     import pyarrow as pa
@@ -45,7 +45,29 @@ def _parquet_writer(path: str | Path, schema: pa.Schema) -> pq.ParquetWriter:
 
 @lru_cache(maxsize=None)
 def arrow_schema(name: str) -> pa.Schema:
-    return conform(pl.DataFrame(), SCHEMAS[name]).to_arrow().schema
+    """The Arrow schema a table is written in: each column's type as polars exports it."""
+    import pyarrow as pa
+
+    types = [_arrow_type(dtype) for dtype in SCHEMAS[name].values()]
+    if any(t is None for t in types):  # a type not mapped below: polars' own export (an empty query)
+        return conform(pl.DataFrame(), SCHEMAS[name]).to_arrow().schema
+    return pa.schema([pa.field(col, t) for col, t in zip(SCHEMAS[name], types)])
+
+
+def _arrow_type(dtype: Dtype) -> pa.DataType | None:
+    """The Arrow type polars' `to_arrow` gives a column of `dtype` (None: not one the tables use).
+    Mapped here, not found by exporting an empty frame per table: the 22 queries took about a tenth
+    of a small log's parse (tests/unit/test_store_schema.py holds the two to each other)."""
+    import pyarrow as pa
+
+    if isinstance(dtype, pl.List):
+        inner = _arrow_type(dtype.inner)
+        return None if inner is None else pa.large_list(inner)
+    if isinstance(dtype, pl.Datetime):
+        return pa.timestamp(dtype.time_unit) if dtype.time_zone is None else None
+    plain = {pl.UInt32: pa.uint32, pl.Int64: pa.int64, pl.Float64: pa.float64, pl.Boolean: pa.bool_,
+             pl.String: pa.large_string}
+    return next((make() for kind, make in plain.items() if dtype == kind), None)
 
 
 def _as_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -65,6 +87,7 @@ class ParquetSink:
         self.root = Path(out)
         self.root.mkdir(parents=True, exist_ok=True)
         self.writers: dict[str, pq.ParquetWriter] = {}
+        self.rows = dict.fromkeys(SCHEMAS, 0)  # each table's rows so far (the manifest's counts)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
         self._pending: Future[None] | None = None
 
@@ -73,6 +96,8 @@ class ParquetSink:
         table the compiled scanner built (a pyarrow Table, in its schema's types) goes as it is."""
         batch = {name: _as_schema(df.to_arrow(), arrow_schema(name)) if isinstance(df, pl.DataFrame) else df
                  for name, df in tables.items() if (df.height if isinstance(df, pl.DataFrame) else df.num_rows)}
+        for name, table in batch.items():
+            self.rows[name] = self.rows.get(name, 0) + table.num_rows
         self._wait()
         self._pending = self._pool.submit(self._write, batch)
 

@@ -221,3 +221,19 @@ def test_a_file_named_as_the_rms_that_is_not(tmp_path, capsys):
     (folder / "rm.log").write_bytes(_daemon_log(FOREIGN["or.log"][1]))
     err = _one_line_error(capsys, "parse", str(folder))
     assert "rm.log: named as the RM's log but it is the Orchestrator's log" in err
+
+
+def test_a_files_head_names_its_daemon_by_its_loggers():
+    """head_of: the RM as soon as one RM logger is seen (it stops reading there), else the
+    commonest COMPONENT; headers without DUCC's logger layout name none."""
+    from replay.parsing.logdir import Head, head_of
+
+    def line(component: str) -> bytes:
+        return f"01 Jan 2015 00:00:00,000  INFO {component}.Scheduler - N/A T[1] go  text\n".encode()
+
+    assert head_of(line("OR") + line("RM") + line("OR") * 5) == Head(False, True, "RM")
+    assert head_of(line("OR") * 2 + line("PM") + b"a stack line\n") == Head(False, True, "OR")
+    assert head_of(line("PM") + line("OR") * 2) == Head(False, True, "OR")
+    assert head_of(b"01 Jan 2015 00:00:00,000 not a logger\n") == Head(False, True, None)
+    assert head_of(b"plain text\n") == Head(False, False, None)
+    assert head_of(b"  \n") == Head(True, False, None)

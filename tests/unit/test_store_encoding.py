@@ -49,3 +49,42 @@ def test_the_same_rows_give_the_same_bytes_and_every_reader_reads_them(written, 
     assert pd.read_parquet(path)["shares"].tolist() == list(range(300))
     assert pa.types.is_string(pq.read_schema(path).field("host").type) or pa.types.is_large_string(
         pq.read_schema(path).field("host").type)
+
+
+def test_each_tables_arrow_schema_is_the_one_polars_exports():
+    """store.arrow_schema maps the types itself; polars' export of the empty table is the truth."""
+    from replay.parsing.store import arrow_schema
+    from replay.parsing.tables import SCHEMAS
+
+    for name, schema in SCHEMAS.items():
+        assert arrow_schema(name).equals(pl.DataFrame(schema=schema).to_arrow().schema, check_metadata=True), name
+
+
+def test_a_type_the_map_lacks_falls_back_to_polars_export(monkeypatch):
+    from replay.parsing import store
+    from replay.parsing.tables import SCHEMAS
+
+    monkeypatch.setitem(SCHEMAS, "_odd", {"a": pl.Int8, "b": pl.Datetime("us", "UTC"), "c": pl.List(pl.Int16)})
+    assert store._arrow_type(pl.Int8) is None
+    expected = pl.DataFrame(schema=SCHEMAS["_odd"]).to_arrow().schema
+    assert store.arrow_schema.__wrapped__("_odd").equals(expected, check_metadata=True)
+
+
+def test_the_manifest_counts_the_rows_its_writer_wrote(tmp_path):
+    """parse_to's manifest takes the row counts from the writer (store.ParquetSink.rows), not the
+    files' footers: both must agree, and a table the writer did not count is read from its footer."""
+    from pathlib import Path
+
+    from replay.parsing.cache import parse_to
+    from replay.parsing.manifest import build_manifest, read_manifest
+    from replay.parsing.tables import SCHEMAS
+
+    out = tmp_path / "out"
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "a_tiny" / "rm.log"
+    parse_to([log], out, workers=1)
+    manifest = read_manifest(out)
+    assert manifest is not None
+    footers = {name: pq.ParquetFile(out / f"{name}.parquet").metadata.num_rows for name in SCHEMAS}
+    assert manifest["tables"] == footers and footers["cycles"] == 20  # a_tiny's 20 "Schedule sent" lines
+    partial = {"cycles": footers["cycles"]}
+    assert build_manifest(out, "parse", rows=partial)["tables"] == footers
