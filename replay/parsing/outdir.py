@@ -179,8 +179,9 @@ def atomic_output_dir(path: str | Path, force: bool = False, *, command: str, in
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(target)
     tmp = _sibling(target)
-    os.mkdir(tmp)  # the umask applies, as it would to a directory made in place
     with _discarded_on_error(tmp):
+        # made inside the guard: a Ctrl-C just after it must not leave the folder behind
+        os.mkdir(tmp)  # the umask applies, as it would to a directory made in place
         yield tmp
         if not (tmp / MANIFEST).exists():
             write_manifest(tmp, build_manifest(tmp, command, input_record(inputs), extra))

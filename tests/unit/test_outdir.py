@@ -59,6 +59,19 @@ def test_a_block_that_raises_leaves_the_folder_as_it_was(tmp_path, error, before
     assert _siblings(out) == []
 
 
+def test_an_interrupt_just_after_the_folder_is_made_leaves_nothing(tmp_path, monkeypatch):
+    made = os.mkdir
+
+    def mkdir_then_ctrl_c(path, *args):  # the signal lands between making the folder and using it
+        made(path, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("replay.parsing.outdir.os.mkdir", mkdir_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt), atomic_output_dir(tmp_path / "out", command="test"):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_earlier_result_is_replaced_whole(tmp_path):
     out = tmp_path / "out"
     with atomic_output_dir(out, command="test") as tmp:
