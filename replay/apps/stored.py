@@ -163,7 +163,7 @@ class Stored:
             return None
         inp, carried, kinds, at = record
         again = AuditResult(audited=self.result.audited, wealth=carried.wealth, start=carried,
-                            epochs=self.result.epochs)
+                            epochs=self.result.epochs, arrival_open=self.result.arrival_open)
         logged = Logged(**at, rmcounter=CycleRows(tables, "rmcounter"))
         return audit_cycle(inp, logged, phases, again, kinds)
 

@@ -6,13 +6,19 @@ rmref returns the choices it found equal beside its decision (`rmref.choices`): 
 A logged choice inside that set is a *verified choice*: it agrees, and the rest of the cycle
 (later jobs' placements, the chained schedule) is run again on the RM's pick, handed back to the
 phase (`prefer`, `choose`, `serve`). A logged choice outside it stays a divergence.
+
+Orders the cycle's input fixes but the log does not show are searched the same way: node IPs
+(`follow_node_ips`) and the arrival order of machines whose node hashes share a bucket
+(`follow_arrival_order`); one under which What Of places every process where the RM did verifies
+the cycle's placements, and the rest of the cycle runs on the input in that order.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice, permutations, product
 
 from rmref.choices import Clearing, HostTie, host_choice
 from rmref.defrag import Defrag, Unsettled
@@ -123,6 +129,58 @@ def follow_node_ips(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[
                                      f"hashed on each node's IP, which the log of DUCC {release} never shows; with IPs "
                                      f"such as {named} What Of places every process of the cycle where the RM did")
     return trial, placed, verified
+
+
+ARRIVAL_ORDERS = 24  # most orders of the assumed machines tried (the first is the assumed one)
+
+
+def _arrival_orders(inp: CycleInput, open_: Collection[str]) -> list[tuple[str, ...]]:
+    """The cycle's machine names in each other order of those in `open_` (within each pool, in
+    the slots they hold), the assumed order not included; at most ARRIVAL_ORDERS - 1."""
+    names = [m.name for m in inp.machines]
+    pools: dict[str, list[int]] = {}
+    for k, m in enumerate(inp.machines):
+        if m.name in open_:
+            pools.setdefault(m.nodepool, []).append(k)
+    slots = [k for ks in pools.values() if len(ks) > 1 for k in ks]
+    groups = [ks for ks in pools.values() if len(ks) > 1]
+    out: list[tuple[str, ...]] = []
+    for combo in islice(product(*(permutations(ks) for ks in groups)), 1, ARRIVAL_ORDERS):
+        order = list(names)
+        for k, src in zip(slots, (k for ks in combo for k in ks)):
+            order[k] = names[src]
+        out.append(tuple(order))
+    return out
+
+
+def follow_arrival_order(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[int, object],
+                         placements: Sequence[Placement], open_: Collection[str],
+                         stale_left: Mapping[str, int] | None = None) -> FollowedIps | None:
+    """Machines there before the log began whose node hashes share a bucket of the RM's node map
+    are met in the order they arrived, which the log does not show (`open_`: the audit took them in
+    the order first heard from). When rmref's placements differ from the log's and another order
+    of those machines makes What Of place every process of the cycle where the RM did, the RM's
+    placement is one of its possible choices: the cycle's input in that order, What Of's
+    placements in it and the jobs verified; None otherwise. `stale_left` as `follow_placements`."""
+    ours = _per_job(placements)
+    if all(logged.get(j) == ours.get(j) for j in {*logged, *ours}):
+        return None
+    machines = {m.name: m for m in inp.machines}
+    for order in _arrival_orders(inp, open_):
+        trial = replace(inp, machines=tuple(machines[n] for n in order))
+        placed = what_of(trial, counts, stale_left=stale_left)
+        mine = _per_job(placed)
+        if any(logged.get(j) != mine.get(j) for j in {*logged, *mine}):
+            continue
+        moved = [n for n, m in zip(order, inp.machines) if n != m.name]
+        verified = {job: Verified(ours.get(job), f"agrees: the RM's node map meets {', '.join(sorted(moved))} "
+                                  "(their node hashes share a bucket) in the order they arrived, before the log "
+                                  f"began, which the log does not show; taken to have arrived {', then '.join(moved)} "
+                                  "(not in the order first heard from), What Of places every process of the cycle "
+                                  "where the RM did")
+                    for job in sorted({*mine, *ours}) if mine.get(job) != ours.get(job)}
+        return trial, placed, verified
+    return None
 
 
 def verdict_sentence(d: Defrag, theirs: Mapping[int, int]) -> str:

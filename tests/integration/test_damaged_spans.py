@@ -258,12 +258,20 @@ def test_processes_whose_report_the_log_after_a_restart_does_not_show_leave_shri
 def test_nodes_whose_arrival_order_decides_the_node_map_are_named(tmp_path):
     # after the gap n11 is heard from before n09 (they arrived n09 first, cycle 1 of the whole
     # log); their hashes on name and IP share a bucket of the RM's node map, which meets them in
-    # arrival order: in cycle 28 the RM places job 14 on n09, rmref on n11 (not fixed,
-    # docs/damaged-input.md), and the replay must say what it took
+    # arrival order: in cycle 28 the RM places job 14 on n09, and rmref, taking them in the order
+    # first heard from, on n11. The replay must say what it took, and the other order, which
+    # reproduces the RM's placement, is a verified choice, not an RM divergence (truth.jsonl)
     name = "heldout/seed47-030"
-    result = audit(parse([spliced(name, tmp_path / "gap.log", 216075, 394976)]).tables)
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 216075, 394976))
     said = [a for a in result.assumed if a.setting == "nodes' arrival order"]
     assert [a.value for a in said] == ["2 node(s) in the order first heard from"]
     assert said[0].evidence.endswith(": n11.sim.ducc, n09.sim.ducc")
     arrived = parse([log_path(name)]).tables["nodes"].filter(pl.col("event") == "arrive")["host"].to_list()
     assert arrived.index("n09.sim.ducc") < arrived.index("n11.sim.ducc")
+    by_order = [v for v in result.verified if "in the order they arrived" in v.detail]
+    assert [(v.cycle, v.job_id, v.decision) for v in by_order] == [(28, 10, "placements"), (28, 14, "placements")]
+    assert by_order[1].logged == "[('n09.sim.ducc', 3)]" and by_order[1].reference == "[('n11.sim.ducc', 3)]"
+    assert "taken to have arrived n09.sim.ducc, then n11.sim.ducc" in by_order[1].detail
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[28]
+    real = next(r for r in truth(name) if r["epoch"] == epoch)
+    assert [s["host"] for j in real["jobs"] if j["id"] == 14 for s in j["shares"]] == ["n09.sim.ducc"]

@@ -12,7 +12,7 @@ from replay.apps.audit.result import DECISIONS, AuditResult, CycleTrace
 from replay.apps.audit.reuse import OWN, Follow, Reuse
 from replay.apps.audit.schedule import audit_schedule
 from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause, placement_step
-from replay.apps.verify import Verified, follow_node_ips, follow_placements
+from replay.apps.verify import Verified, follow_arrival_order, follow_node_ips, follow_placements
 from replay.model.logged import Logged, pair_key
 from rmref import Caps, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGES, RESERVATION
@@ -123,9 +123,10 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
                       counts: Mapping[int, int], reuse: Reuse | None, follow: Follow,
                       stale: Mapping[str, int]) -> tuple[CycleInput, tuple[Placement, ...]]:
     """What Of on the logged counts, against the connectShare lines. With rmref's own What Of
-    (`reuse`), a host the RM chose among machines rmref found equally free, or by node IPs the
-    log does not show, is a verified choice, and the rest of the cycle follows it
-    (replay.apps.verify): the cycle's input (with the IPs found, if any) and the placements.
+    (`reuse`), a host the RM chose among machines rmref found equally free, or by node IPs or an
+    arrival order of machines the log does not show, is a verified choice, and the rest of the
+    cycle follows it (replay.apps.verify): the cycle's input (with the IPs or order found, if any)
+    and the placements.
     `stale` is What Of's `stale_left` (passed, as rmref.schedule passes it, only when not empty)."""
     placed: dict[int, list[Any]] = {}
     verified: dict[int, Verified] = {}
@@ -139,7 +140,10 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
         placements, verified = f.what_of.placements, f.verified
         follow.prefer.update(f.prefer)
         by_ip = follow_node_ips(inp, counts, logged.placements.get(inp.cycle, {}), placements, stale)
-        if by_ip is not None:  # the later phases and the chained run read the IPs found
+        if by_ip is None and result.arrival_open:
+            by_ip = follow_arrival_order(inp, counts, logged.placements.get(inp.cycle, {}), placements,
+                                         result.arrival_open, stale)
+        if by_ip is not None:  # the later phases and the chained run read the IPs (or arrival order) found
             inp, placements, ip_verified = by_ip
             verified = {**verified, **ip_verified}
         follow.sentences += [v.sentence for v in verified.values()]

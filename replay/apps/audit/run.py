@@ -70,6 +70,7 @@ def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[
             out.skipped_kinds.setdefault(kind, {}).update(skipped)
         out.assumed += tuple(a for a in part.assumed if a not in seen)
         seen.update(part.assumed)
+        out.arrival_open += tuple(n for n in part.arrival_open if n not in out.arrival_open)
         out.traces.update(part.traces)
         out.baseline.update(part.baseline)
         out.carried.update(part.carried)
@@ -95,8 +96,8 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
     boot = start.boot
     logged = logged_decisions(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
-    result = AuditResult(audited=kinds, assumed=start.assumed, epochs=epochs(tables["cycles"]),
-                         rm_release=boot.release)
+    result = AuditResult(audited=kinds, assumed=start.assumed, arrival_open=start.inventory.arrival_open,
+                         epochs=epochs(tables["cycles"]), rm_release=boot.release)
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     inputs = start.inputs(tables, cycles, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
@@ -159,6 +160,6 @@ def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: 
     carried = result.carried.get(cycle)
     if carried is None:
         return None
-    again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried)
+    again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried, arrival_open=result.arrival_open)
     inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
     return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None

@@ -55,6 +55,12 @@ class Inventory:
         """Hosts whose order the log neither states nor implies."""
         return tuple(h.name for h in self.hosts if h.order is None)
 
+    @property
+    def arrival_open(self) -> tuple[str, ...]:
+        """Nodes whose arrival order, which the log does not show, decides the order the RM's node
+        maps meet them (taken in the order first heard from; `arrival_order` says so)."""
+        return arrival_open(self.hosts)
+
     def memory_mb(self, host: Host) -> int:
         """The host's memory: as logged, else order x quantum."""
         if host.memory_mb is not None:
@@ -157,6 +163,18 @@ def arrival_order(hosts: Sequence[Host]) -> tuple[Assumption, ...]:
     """The order nodes there before the log began arrived in, where it decides the order the RM's
     node maps meet them: nodes whose hashes (on name and IP) fall in one bucket are met in the order
     they were put in, which is not in the log; they are taken in the order first heard from."""
+    names = arrival_open(hosts)
+    if not names:
+        return ()
+    return (Assumption("nodes' arrival order", f"{len(names)} node(s) in the order first heard from", INFERRED,
+                       "their node hashes share a bucket of the RM's node map, which meets such nodes in the order "
+                       "they arrived, before the log began: " + ", ".join(names[:6])
+                       + (" ..." if len(names) > 6 else "")),)
+
+
+def arrival_open(hosts: Sequence[Host]) -> tuple[str, ...]:
+    """The nodes there before the log began whose arrival order decides the order the RM's node
+    maps meet them (`arrival_order`), in the order first heard from."""
     open_: list[str] = []
     for pool in dict.fromkeys(h.nodepool for h in hosts):
         nodes = [(h.name, h.ip) for h in hosts if h.nodepool == pool and h.ip]
@@ -164,13 +182,7 @@ def arrival_order(hosts: Sequence[Host]) -> tuple[Assumption, ...]:
         rank = {n: i for i, n in enumerate(behind)}
         open_ += [a for a, b in zip(ahead, ahead[1:]) if rank[a] > rank[b]]  # (a pair each, its first)
         open_ += [b for a, b in zip(ahead, ahead[1:]) if rank[a] > rank[b]]
-    if not open_:
-        return ()
-    names = list(dict.fromkeys(open_))
-    return (Assumption("nodes' arrival order", f"{len(names)} node(s) in the order first heard from", INFERRED,
-                       "their node hashes share a bucket of the RM's node map, which meets such nodes in the order "
-                       "they arrived, before the log began: " + ", ".join(names[:6])
-                       + (" ..." if len(names) > 6 else "")),)
+    return tuple(dict.fromkeys(open_))
 
 
 def memory_assumptions(hosts: Iterable[Host], quantum_gb: int) -> tuple[Assumption, ...]:
