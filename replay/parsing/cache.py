@@ -28,7 +28,7 @@ from replay.parsing.digest import cache_root, content_digest, stat_key
 from replay.parsing.keys import slot_of
 from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
-from replay.parsing.outdir import atomic_output_dir
+from replay.parsing.outdir import atomic_output_dir, submitted
 from replay.parsing.sources import InputError, Source
 from replay.parsing.store import ParquetSink, ParquetTables, read_tables
 from replay.parsing.tables import Frame
@@ -204,7 +204,7 @@ def _beside(fn: Callable[[list[Source]], _T], sources: list[Source], wanted: boo
         yield None
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="digest") as pool:
-        yield pool.submit(fn, sources)
+        yield submitted(pool, fn, sources)
 
 
 def _keep(tmp: Path, content: str, inputs: Inputs, lines: pl.DataFrame | None,

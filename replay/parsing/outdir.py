@@ -31,15 +31,18 @@ import os
 import shutil
 import signal
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.logdir import input_record
 from replay.parsing.manifest import MANIFEST, build_manifest, read_manifest, write_manifest
 from replay.parsing.sources import InputError
 
+T = TypeVar("T")
 _TMP_TAG = ".rmreplay-"
 _committed: set[Path] = set()  # outputs this process renamed into place (for the interrupt message)
 
@@ -121,6 +124,14 @@ def signals_held() -> Iterator[None]:
             signal.signal(s, handler)
         if got:
             os.kill(os.getpid(), got[0])
+
+
+def submitted(pool: Executor, fn: Callable[..., T], *args: Any) -> Future[T]:
+    """`pool.submit(fn, *args)` with SIGINT and SIGTERM held while it may start a thread: a Ctrl-C
+    inside Thread.start() can leave the new thread blocked on a lock the interrupted start still
+    holds, and the process then hangs at exit waiting for it (CPython's threading)."""
+    with signals_held():
+        return pool.submit(fn, *args)
 
 
 _RENAME_EXCHANGE = 2

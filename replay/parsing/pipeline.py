@@ -38,6 +38,7 @@ from replay.parsing.assemble import Carry, ChunkCarry, assemble_chunk, assemble_
 from replay.parsing.tables import SCHEMAS, Frame
 from replay.parsing.routing import route
 from replay.parsing.family_rows import parse_families
+from replay.parsing.outdir import submitted
 
 
 
@@ -214,7 +215,7 @@ def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progr
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parse") as pool:
             flight: deque[Future[_Parsed]] = deque()
             for chunk in chunks:
-                flight.append(pool.submit(_parse_chunk, chunk, engine, names, keep))
+                flight.append(submitted(pool, _parse_chunk, chunk, engine, names, keep))
                 del chunk
                 if len(flight) >= workers:
                     take(flight.popleft().result())

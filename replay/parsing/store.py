@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from replay.parsing.manifest import check_manifest
-from replay.parsing.outdir import atomic_output_dir
+from replay.parsing.outdir import atomic_output_dir, submitted
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, Dtype, Frame, conform
 
@@ -99,7 +99,7 @@ class ParquetSink:
         for name, table in batch.items():
             self.rows[name] = self.rows.get(name, 0) + table.num_rows
         self._wait()
-        self._pending = self._pool.submit(self._write, batch)
+        self._pending = submitted(self._pool, self._write, batch)
 
     def _write(self, batch: dict[str, pa.Table]) -> None:
         # the largest first, each let go once written: the next chunk is parsed meanwhile, and its

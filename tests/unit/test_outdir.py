@@ -18,6 +18,7 @@ from replay.parsing.outdir import (
     atomic_output_file,
     interrupted_line,
     remove_stale,
+    submitted,
 )
 from replay.parsing.sources import InputError
 from replay.parsing.store import read_tables
@@ -70,6 +71,19 @@ def test_an_interrupt_just_after_the_folder_is_made_leaves_nothing(tmp_path, mon
     with pytest.raises(KeyboardInterrupt), atomic_output_dir(tmp_path / "out", command="test"):
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_ctrl_c_while_a_thread_starts_lands_once_it_has_started():
+    done = []
+
+    class Pool:  # the signal arrives inside submit, where ThreadPoolExecutor starts its thread
+        def submit(self, fn, *args):
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append(fn(*args))  # what Thread.start() does after the signal: not cut short
+
+    with pytest.raises(KeyboardInterrupt):
+        submitted(Pool(), lambda x: x + 1, 41)
+    assert done == [42]  # the Ctrl-C came once submit had finished, and still came
 
 
 def test_an_earlier_result_is_replaced_whole(tmp_path):

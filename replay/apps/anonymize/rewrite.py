@@ -28,6 +28,7 @@ import polars as pl
 
 from replay.apps.anonymize.mapping import Pseudonyms
 from replay.apps.anonymize.names import IPV4
+from replay.parsing.outdir import submitted
 from replay.parsing.records import HEADER_RE
 from replay.parsing.sources import Source
 from replay.progress import OnProgress, Progress
@@ -211,7 +212,7 @@ def _in_background(write: Callable[[bytes], object]) -> Iterator[Callable[[bytes
     def submit(data: bytes) -> None:
         if pending:
             pending.pop().result()
-        pending.append(pool.submit(write, data))
+        pending.append(submitted(pool, write, data))
 
     try:
         yield submit
