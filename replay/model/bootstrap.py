@@ -129,8 +129,14 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
 
 
 def open_cap_classes(tables: Mapping[str, pl.DataFrame]) -> set[str]:
-    """The classes whose initialization cap the files leave open (a missing ducc.properties)."""
-    return {r["name"] for r in tables["classes"].iter_rows(named=True) if r["init_cap"] is None}
+    """The classes whose cap settings the files leave open: a missing ducc.properties, or a class
+    block the log lost part of (a span cut inside the boot section), whose missing settings would
+    otherwise read as false."""
+    return {r["name"] for r in tables["classes"].iter_rows(named=True)
+            if any(r[field] is None for field in _CAP_FIELDS)}
+
+
+_CAP_FIELDS = ("init_cap", "expand_by_doubling", "prediction")  # the cap chain's class settings
 
 
 def with_cap_settings(boot: Bootstrap, names: set[str], s: st.CapSettings) -> Bootstrap:

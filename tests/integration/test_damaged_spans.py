@@ -275,3 +275,15 @@ def test_nodes_whose_arrival_order_decides_the_node_map_are_named(tmp_path):
     epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[28]
     real = next(r for r in truth(name) if r["epoch"] == epoch)
     assert [s["host"] for j in real["jobs"] if j["id"] == 14 for s in j["shares"]] == ["n09.sim.ducc"]
+
+
+def test_a_class_block_cut_short_leaves_its_cap_settings_to_the_logged_caps(tmp_path):
+    # the span starts inside class normal's block, after its doubling line and before its prediction
+    # line: prediction unread is not prediction off (it read as False: 13 RM divergences)
+    name = "releases/3.0.0/a_tiny"
+    log = spliced(name, tmp_path / "boot.log", 5113, 178332)
+    assert b"Expand By Doubling  : true" in log.read_bytes()[:5113]
+    tables, result = _audited(name, log)
+    normal = tables["classes"].filter(pl.col("name") == "normal").row(0, named=True)
+    assert normal["prediction"] is None  # the line the cut took
+    assert {(a.setting, a.value, a.source) for a in result.assumed} >= {("ducc.rm.prediction", "true", "inferred")}
