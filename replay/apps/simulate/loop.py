@@ -297,7 +297,8 @@ def _node_tables(workload: Workload, ctx: Context) -> dict[str, pl.DataFrame]:
                                        "nodepool": pl.String, "share_order": pl.Int64, "memory_mb": pl.Int64,
                                        "ip": pl.String}, orient="row").with_row_index("line", offset=1)
     # every other table the inventory could read is there, empty: the workload states every node
-    tables = {name: conform(pl.DataFrame(), schema) for name, schema in SCHEMAS.items()}
+    # (conform broadcasts its null columns over a frame of no columns to one row: cleared)
+    tables = {name: conform(pl.DataFrame(), schema).clear() for name, schema in SCHEMAS.items()}
     return {**tables, "nodes": conform(nodes, SCHEMAS["nodes"]), "nodepools": ctx.nodepools}
 
 
