@@ -87,6 +87,12 @@ def _reason_of(text: str) -> str:
     return UNPARSED
 
 
+def _before_entry(entry: tuple[str, int] | None, file: str | None, line: int | None) -> bool:
+    """Whether a line of cycle N (numbered by the "Schedule sent" line before it) comes before cycle
+    N's loop-entry line (`entry`): lines in another file are taken as before it."""
+    return entry is None or file != entry[0] or line is None or line < entry[1]
+
+
 def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
     """Cycle -> why its input is damaged, for every damaged cycle of the log (in cycle order)."""
     cycles = tables["cycles"].select("cycle", "epoch", "file", "line", "started", "ts_end").sort("cycle")
@@ -97,10 +103,16 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
 
     if "unparsed" in tables:
         lines = narrow(tables, "unparsed", ("cycle", "reason", "file", "line"))
+        entered = {c: (f, ln) for c, f, ln, started in cycles.select("cycle", "file", "line", "started").iter_rows()
+                   if started}
         # a record's first line carries its reason; the lines inside it say which record they are in
         for cycle, reason, file, line in lines.filter(pl.col("cycle").is_not_null()).iter_rows():
             if not (reason or "").startswith(INSIDE):
                 mark(cycle, _reason_of(reason or ""), file, line)
+                if cycle - 1 in entered and _before_entry(entered.get(cycle), file, line):
+                    # between a "Schedule sent" line and the next loop's entry: the line may be one of
+                    # the schedule the cycle before published after it, as well as this cycle's
+                    mark(cycle - 1, _reason_of(reason or ""), file, line)
     if "messages" in tables:
         # a lone bad byte is taken for a name in a legacy encoding (a user's, a job's), but the RM's
         # class and method names are its own: one there is a message the parser could not place

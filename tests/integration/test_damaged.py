@@ -60,7 +60,12 @@ def test_garbage_lines_damage_their_cycles_only(tmp):
     # the cycle of each line is the same however the log is cut into chunks
     assert parse([tmp / "garbage.log"], chunk_bytes=1 << 16, workers=2).tables["unparsed"].equals(unparsed)
     touched = set(unparsed["cycle"].drop_nulls())
-    assert touched == set(result.damaged)
+    # a line before its cycle's loop-entry line follows the cycle before's "Schedule sent" line: it
+    # may be a line of the schedule that cycle published, so that cycle is damaged too
+    entry = dict(tables["cycles"].filter(pl.col("started")).select("cycle", "line").iter_rows())
+    tails = {c - 1 for c, n in unparsed.select("cycle", "line").drop_nulls().iter_rows()
+             if c - 1 in entry and n < entry.get(c, n + 1)}
+    assert tails and touched | tails == set(result.damaged)
     assert all(d.reasons[0][0] == UNPARSED for d in result.damaged.values())
     assert len(result.cycles) >= 0.7 * tables["cycles"].height  # the rest is audited
 

@@ -287,3 +287,17 @@ def test_a_class_block_cut_short_leaves_its_cap_settings_to_the_logged_caps(tmp_
     normal = tables["classes"].filter(pl.col("name") == "normal").row(0, named=True)
     assert normal["prediction"] is None  # the line the cut took
     assert {(a.setting, a.value, a.source) for a in result.assumed} >= {("ducc.rm.prediction", "true", "inferred")}
+
+
+def test_garbage_between_a_schedule_sent_line_and_the_next_loop_damages_both_cycles(tmp_path):
+    # 54 random bytes inside the header of the first line of cycle 7's published schedule (after
+    # its "Schedule sent" line, which numbers the next cycle's lines): the unread record may be
+    # cycle 7's schedule as well as cycle 8's, so both are damaged (cycle 7's lost schedule read
+    # as 3 RM divergences)
+    name = "corpus/cleared_then_shrunk"
+    log = tmp_path / "garbage.log"
+    log.write_bytes(Cut(log, "garbage", 63353, 63407).apply(b"".join(lines(name))))
+    assert b"Schedule sent to Orchestrator\n" in log.read_bytes()[63200:63353]
+    tables, result = _audited(name, log)
+    assert list(result.damaged) == [7, 8]
+    assert {d.first[2] for d in result.damaged.values()} == {537}
