@@ -57,7 +57,7 @@ def arrow_schema(name: str) -> pa.Schema:
 def _arrow_type(dtype: Dtype) -> pa.DataType | None:
     """The Arrow type polars' `to_arrow` gives a column of `dtype` (None: not one the tables use).
     Mapped here, not found by exporting an empty frame per table: the 22 queries took about a tenth
-    of a small log's parse (tests/unit/test_store_schema.py holds the two to each other)."""
+    of a small log's parse (tests/unit/test_store_encoding.py holds the two to each other)."""
     import pyarrow as pa
 
     if isinstance(dtype, pl.List):
