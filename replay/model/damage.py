@@ -101,25 +101,30 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
     def mark(cycle: int, reason: str, file: str | None, line: int | None) -> None:
         found.setdefault(cycle, {}).setdefault(reason, (file, line))
 
+    entered = {c: (f, ln) for c, f, ln, started in cycles.select("cycle", "file", "line", "started").iter_rows()
+               if started}
+
+    def mark_read(cycle: int, reason: str, file: str | None, line: int | None) -> None:
+        """A line the parser could not read (or place) damages its cycle; one between a "Schedule sent"
+        line and the next loop's entry may be a line of the schedule the cycle before published after
+        it, as well as this cycle's input: that one too."""
+        mark(cycle, reason, file, line)
+        if cycle - 1 in entered and _before_entry(entered.get(cycle), file, line):
+            mark(cycle - 1, reason, file, line)
+
     if "unparsed" in tables:
         lines = narrow(tables, "unparsed", ("cycle", "reason", "file", "line"))
-        entered = {c: (f, ln) for c, f, ln, started in cycles.select("cycle", "file", "line", "started").iter_rows()
-                   if started}
         # a record's first line carries its reason; the lines inside it say which record they are in
         for cycle, reason, file, line in lines.filter(pl.col("cycle").is_not_null()).iter_rows():
             if not (reason or "").startswith(INSIDE):
-                mark(cycle, _reason_of(reason or ""), file, line)
-                if cycle - 1 in entered and _before_entry(entered.get(cycle), file, line):
-                    # between a "Schedule sent" line and the next loop's entry: the line may be one of
-                    # the schedule the cycle before published after it, as well as this cycle's
-                    mark(cycle - 1, _reason_of(reason or ""), file, line)
+                mark_read(cycle, _reason_of(reason or ""), file, line)
     if "messages" in tables:
         # a lone bad byte is taken for a name in a legacy encoding (a user's, a job's), but the RM's
         # class and method names are its own: one there is a message the parser could not place
         scrambled = pl.col("cls").str.contains("\ufffd") | pl.col("method").str.contains("\ufffd")
         for cycle, file, line in narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
                 scrambled & pl.col("cycle").is_not_null()).select("cycle", "file", "line").iter_rows():
-            mark(cycle, BAD_BYTES, file, line)
+            mark_read(cycle, BAD_BYTES, file, line)
     resumes = set()
     if "rmcounter" in tables:
         # every block the RM prints names its entities, weights, wants, machines and max order

@@ -301,3 +301,15 @@ def test_garbage_between_a_schedule_sent_line_and_the_next_loop_damages_both_cyc
     tables, result = _audited(name, log)
     assert list(result.damaged) == [7, 8]
     assert {d.first[2] for d in result.damaged.values()} == {537}
+
+
+def test_bad_bytes_in_the_class_name_of_a_published_schedules_line_damage_both_cycles(tmp_path):
+    # 4 random bytes inside "RM.JobManagerConverter" of the first line of cycle 17's published
+    # schedule: the line is read as a message of a scrambled class (not an unparsed line), and may be
+    # cycle 17's schedule as well as cycle 18's input (6 RM divergences in cycle 17 before)
+    name = "a_tiny"
+    log = tmp_path / "garbage.log"
+    log.write_bytes(Cut(log, "garbage", 208773, 208777).apply(b"".join(lines(name))))
+    tables, result = _audited(name, log)
+    assert list(result.damaged) == [17, 18]
+    assert {r for d in result.damaged.values() for r, *_ in d.reasons} == {BAD_BYTES}
