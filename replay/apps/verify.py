@@ -142,8 +142,8 @@ def _arrival_orders(inp: CycleInput, open_: Collection[str]) -> list[tuple[str, 
     for k, m in enumerate(inp.machines):
         if m.name in open_:
             pools.setdefault(m.nodepool, []).append(k)
-    slots = [k for ks in pools.values() if len(ks) > 1 for k in ks]
     groups = [ks for ks in pools.values() if len(ks) > 1]
+    slots = [k for ks in groups for k in ks]
     out: list[tuple[str, ...]] = []
     for combo in islice(product(*(permutations(ks) for ks in groups)), 1, ARRIVAL_ORDERS):
         order = list(names)
