@@ -35,6 +35,7 @@ class Bootstrap:
     nodepools: tuple[Nodepool, ...]
     assumed: tuple[st.Assumption, ...] = ()
     release: ReleaseChoice | None = None  # the DUCC release replayed (replay.model.release), in config.behaviours
+    undefined: tuple[tuple[str, str | None, int | None], ...] = ()  # (class, file, line): see `undefined_classes`
 
 
 def _int(value: object, default: int) -> int:
@@ -125,7 +126,25 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     # a pool whose quantum the files leave open takes the configuration's (inferred) one
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
-    return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen)
+    return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables))
+
+
+def undefined_classes(tables: Mapping[str, pl.DataFrame]) -> tuple[tuple[str, str | None, int | None], ...]:
+    """The classes the RM names, in a nodepool's class list or a scheduling pass over the class,
+    that no class definition gives, each with the first line naming it. The RM refuses work of a
+    class it does not know, so such a class's definition is lost (a span cut from the boot
+    section), never the RM's to refuse."""
+    defined = set(tables["classes"]["name"].to_list())
+    named: dict[str, tuple[str | None, int | None]] = {}
+    for classes, file, line in tables["nodepools"].select("classes", "file", "line").iter_rows():
+        for name in classes or ():
+            named.setdefault(name, (file, line))
+    if "counts" in tables:
+        passes = (tables["counts"].filter(pl.col("class").is_not_null()).group_by("class")
+                  .agg(pl.col("file").first(), pl.col("line").first()).sort("class"))
+        for name, file, line in passes.iter_rows():
+            named.setdefault(name, (file, line))
+    return tuple((name, *named[name]) for name in sorted(set(named) - defined))
 
 
 def open_cap_classes(tables: Mapping[str, pl.DataFrame]) -> set[str]:

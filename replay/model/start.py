@@ -35,6 +35,10 @@ PREDATES = "already there when the log begins (its submission is not in the log)
 CLASS_UNKNOWN = ("the class of {jobs} is not in the log (submitted before the log began, or before a gap in "
                  "it, and never counted by class since): every phase reads a job's class")
 
+CLASS_UNDEFINED = ("the definition of class {cls} ({jobs}) is not in the configuration rmref read, yet the RM "
+                   "schedules work of that class ({where} names it): lines lost from the boot section (or a "
+                   "--config DIR that lacks it); every phase reads a job's class")
+
 MEMORY_UNKNOWN = ("the memory of {jobs} is not in the log (submitted before the log began, or before a gap in "
                   "it, and no line since gives it): every phase reads a process's size")
 
@@ -131,12 +135,18 @@ class ReplayStart:
 
     def classes_unknown(self, inp: CycleInput) -> str | None:
         """Why no decision of the cycle can be replayed because some of its work has a class, or
-        processes of a size, the log never gives (None: every class and size is given). A class the
-        log names but the configuration does not define is the RM's to refuse, and is replayed."""
+        processes of a size, the log never gives, or a class the RM schedules whose definition is
+        lost (None: every class and size is given). A job of a class the RM never names is the RM's
+        to refuse, and is replayed."""
         for why, jobs in ((CLASS_UNKNOWN, [w.job_id for w in inp.work if not w.class_name]),
                           (MEMORY_UNKNOWN, [w.job_id for w in inp.work if any(not s.order for s in w.shares)])):
             if jobs:
-                return why.format(jobs=("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs)))
+                return why.format(jobs=_jobs(jobs))
+        undefined = {name: f"{file}:{line}" for name, file, line in self.boot.undefined}
+        for w in inp.work:
+            if w.class_name in undefined:
+                jobs = [v.job_id for v in inp.work if v.class_name == w.class_name]
+                return CLASS_UNDEFINED.format(cls=w.class_name, jobs=_jobs(jobs), where=undefined[w.class_name])
         return None
 
     def reports_unknown(self, inp: CycleInput, counts: Mapping[int, int]) -> str | None:
@@ -159,6 +169,10 @@ class ReplayStart:
                stale: StaleFree | None = None) -> Iterator[CycleInput]:
         """rmref's input of every published cycle (those in `cycles`) on these settings and machines."""
         return cycle_inputs(tables, self.boot, cycles, inventory=self.inventory, stale=stale)
+
+
+def _jobs(jobs: list[int]) -> str:
+    return ("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs))
 
 
 def predates_log(tables: Mapping[str, pl.DataFrame]) -> frozenset[int]:

@@ -313,3 +313,31 @@ def test_bad_bytes_in_the_class_name_of_a_published_schedules_line_damage_both_c
     tables, result = _audited(name, log)
     assert list(result.damaged) == [17, 18]
     assert {r for d in result.damaged.values() for r, *_ in d.reasons} == {BAD_BYTES}
+
+
+def test_work_of_a_class_whose_definition_is_lost_is_not_audited(tmp_path):
+    # class debug's lines taken from the boot section (its block and its row of the RM's class
+    # table, whole lines: no line is unreadable): the nodepool still lists the class and the RM
+    # schedules its jobs, which it would have refused in a class it did not know; rmref, refusing
+    # them, read 41 cycles as RM divergences
+    text = b"".join(lines("b_classes"))
+    start = text.index(b"\n", text.index(b"printClass  Class debug") - 80) + 1
+    stop = text.index(b"\n", text.index(b"printClass  Class fixed") - 80) + 1
+    row = text.index(b"\n", text.index(b"initClasses         debug FIXED_SHARE") - 80) + 1
+    log = tmp_path / "boot.log"
+    log.write_bytes(text[:start] + text[stop:row] + text[text.index(b"\n", row) + 1:])
+    tables, result = _audited("b_classes", log)
+    assert tables["unparsed"].is_empty() and "debug" not in tables["classes"]["name"].to_list()
+    lost = {c for c, why in result.skipped.items() if why.startswith("the definition of class debug (")}
+    debug = set(tables["counts"].filter(pl.col("class") == "debug")["cycle"].to_list())
+    assert lost == debug and len(lost) == 41 and result.cycles
+
+
+def test_a_boot_section_cut_into_the_cycles_leaves_nothing_to_blame_on_the_rm(tmp_path, capsys):
+    # tests.cuts seed 14: the span runs from inside class fair11c's block to cycle 3, taking the
+    # definitions of five classes the nodepool lists (143 RM divergences before)
+    name = "releases/2.1.0/gen12-004"
+    log = spliced(name, tmp_path / "boot.log", 3650, 108315)
+    assert main(["audit", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing to audit: the definition of class" in err and "lines lost from the boot section" in err
