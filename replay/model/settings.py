@@ -245,32 +245,49 @@ def _agree(samples: Counter[tuple[CapInput, int]], s: CapSettings) -> int:
                                    use_prediction=s.prediction)).actual == actual)
 
 
-def choose_cap_settings(samples: Sequence[tuple[CapInput, int]]) -> tuple[CapSettings, list[Assumption]]:
+CAP_FIELDS = {INIT_CAP: "init_cap", DOUBLING: "expand_by_doubling", PREDICTION: "prediction"}
+CLASS_LABELS = {INIT_CAP: "Initialization Cap", DOUBLING: "Expand By Doubling", PREDICTION: "Use Prediction"}
+
+
+def choose_cap_settings(samples: Sequence[tuple[CapInput, int]], known: Mapping[str, Any] | None = None,
+                        owner: str | None = None) -> tuple[CapSettings, list[Assumption]]:
     """The initialization cap, doubling and prediction under which rmref's cap chain gives the
     most of the logged caps (`samples`: each job's cap input and the cap the RM logged, for the
-    jobs of classes that take these settings from ducc.properties)."""
+    jobs of classes that take these settings from ducc.properties). `known`: the settings read
+    (CapSettings field: value), kept as they are; `owner`: the one class whose block lost the
+    others, which the assumptions then name (its own labels) in place of the ducc.rm.* settings."""
     counted = Counter(samples)
+    known = known or {}
     # an initialization cap shows as the cap of a job still waiting to initialize
     candidates = sorted({DOCUMENTED_CAPS.init_cap, 2} | {a for inp, a in counted if not inp.initialized and a > 0})
-    best = DOCUMENTED_CAPS
+    best = replace(DOCUMENTED_CAPS, **known)
     for _ in range(2):  # coordinate-wise: each setting with the others at their best so far
-        best = max((replace(best, init_cap=c) for c in candidates),
-                   key=lambda s: (_agree(counted, s), s == DOCUMENTED_CAPS))
-        best = max((replace(best, expand_by_doubling=d) for d in (True, False)),
-                   key=lambda s: (_agree(counted, s), s.expand_by_doubling == DOCUMENTED_CAPS.expand_by_doubling))
-        best = max((replace(best, prediction=p) for p in (True, False)),
-                   key=lambda s: (_agree(counted, s), s.prediction == DOCUMENTED_CAPS.prediction))
+        if "init_cap" not in known:
+            best = max((replace(best, init_cap=c) for c in candidates),
+                       key=lambda s: (_agree(counted, s), s == DOCUMENTED_CAPS))
+        if "expand_by_doubling" not in known:
+            best = max((replace(best, expand_by_doubling=d) for d in (True, False)),
+                       key=lambda s: (_agree(counted, s), s.expand_by_doubling == DOCUMENTED_CAPS.expand_by_doubling))
+        if "prediction" not in known:
+            best = max((replace(best, prediction=p) for p in (True, False)),
+                       key=lambda s: (_agree(counted, s), s.prediction == DOCUMENTED_CAPS.prediction))
     total, agree = sum(counted.values()), _agree(counted, best)
     out = []
-    for setting, field in ((INIT_CAP, "init_cap"), (DOUBLING, "expand_by_doubling"), (PREDICTION, "prediction")):
+    for setting, field in CAP_FIELDS.items():
+        if field in known:
+            continue
         value, documented = getattr(best, field), getattr(DOCUMENTED_CAPS, field)
         values: Iterable[Any] = (True, False) if isinstance(value, bool) else candidates
         other = [replace(best, **{field: v}) for v in values if v != value]
         tells = any(_agree(counted, o) < agree for o in other)
         if not total or (not tells and value == documented):
-            out.append(_documented(setting, "the logged caps do not tell" if total else "no cap logged"))
+            said = _documented(setting, "the logged caps do not tell" if total else "no cap logged")
         else:
-            out.append(Assumption(setting, _text(value), INFERRED,
-                                  f"rmref's cap chain gives {agree} of the {total} logged caps with it"
-                                  + ("" if tells else " (and as many without it)")))
+            said = Assumption(setting, _text(value), INFERRED,
+                              f"rmref's cap chain gives {agree} of the {total} logged caps with it"
+                              + ("" if tells else " (and as many without it)"))
+        if owner is not None:  # a class block cut short: its own line lost, not a ducc.rm.* setting
+            said = replace(said, setting=f"class {owner}: {CLASS_LABELS[setting]}",
+                           evidence=f"its line lost from the class's block; {said.evidence}")
+        out.append(said)
     return best, out

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import polars as pl
 
@@ -61,16 +62,37 @@ def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
 
 def _settle_cap_settings(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, open_classes: set[str]) -> Bootstrap:
     """The initialization cap, doubling and prediction of the classes that take them from a
-    missing ducc.properties: the values under which rmref's cap chain gives the logged caps."""
+    missing ducc.properties (together), and of a class whose block lost some of them (alone, its
+    settings read kept): the values under which rmref's cap chain gives the logged caps."""
     provisional = with_cap_settings(boot, open_classes, st.DOCUMENTED_CAPS)
     logged = dict(((c, j), a) for c, j, a in tables["job_caps"].filter(pl.col("cycle").is_not_null())
                   .select("cycle", "job_id", "actual_cap").iter_rows())
     inventory = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
-    samples = [(w.cap_input, logged[(inp.cycle, w.job_id)])
+    samples = [(w.class_name, w.cap_input, logged[(inp.cycle, w.job_id)])
                for inp in assemble(tables, provisional, inventory)
                for w in inp.work if w.class_name in open_classes and (inp.cycle, w.job_id) in logged]
-    chosen, assumed = st.choose_cap_settings(samples)
-    return replace(with_cap_settings(boot, open_classes, chosen), assumed=boot.assumed + tuple(assumed))
+    assumed = list(boot.assumed)
+    for names, known, owner in cap_groups(tables, open_classes):
+        chosen, said = st.choose_cap_settings([(c, a) for n, c, a in samples if n in names], known, owner)
+        boot = with_cap_settings(boot, names, chosen)
+        assumed += said
+    return replace(boot, assumed=tuple(assumed))
+
+
+def cap_groups(tables: Mapping[str, pl.DataFrame],
+               open_classes: set[str]) -> list[tuple[set[str], dict[str, Any], str | None]]:
+    """The open classes as they are settled: those that read none of the three settings together
+    (a missing ducc.properties gives them the same ducc.rm.* values), and each that read some (a
+    block cut short) alone, with what it read; each as (names, the settings read, the one class)."""
+    rows = [r for r in tables["classes"].iter_rows(named=True) if r["name"] in open_classes]
+    fields = st.CAP_FIELDS.values()
+    shared = {r["name"] for r in rows if all(r[f] is None for f in fields)}
+    groups: list[tuple[set[str], dict[str, Any], str | None]] = [(shared, {}, None)] if shared else []
+    for r in sorted(rows, key=lambda r: r["name"]):
+        if r["name"] not in shared:
+            known = {f: (r[f] if f == "init_cap" else bool(r[f])) for f in fields if r[f] is not None}
+            groups.append(({r["name"]}, known, r["name"]))
+    return groups
 
 
 def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Inventory:

@@ -286,7 +286,13 @@ def test_a_class_block_cut_short_leaves_its_cap_settings_to_the_logged_caps(tmp_
     tables, result = _audited(name, log)
     normal = tables["classes"].filter(pl.col("name") == "normal").row(0, named=True)
     assert normal["prediction"] is None  # the line the cut took
-    assert {(a.setting, a.value, a.source) for a in result.assumed} >= {("ducc.rm.prediction", "true", "inferred")}
+    said = {(a.setting, a.value, a.source) for a in result.assumed}
+    # the class's own line is assumed, named as its block names it; the two it read are not
+    assert ("class normal: Use Prediction", "true", "inferred") in said
+    assert not any(s.startswith(("ducc.rm.prediction", "ducc.rm.initialization", "ducc.rm.expand", "class normal: I",
+                                 "class normal: E")) for s, *_ in said)
+    boot = next(c for c in bootstrap(tables).classes if c.name == "normal")
+    assert boot.expand_by_doubling and boot.prediction  # the doubling read, the prediction inferred
 
 
 def test_garbage_between_a_schedule_sent_line_and_the_next_loop_damages_both_cycles(tmp_path):

@@ -83,6 +83,15 @@ def test_cap_settings_from_the_logged_caps():
     assert by["ducc.rm.initialization.cap"].source == INFERRED and by["ducc.rm.initialization.cap"].value == "3"
 
 
+def test_a_class_block_cut_short_keeps_what_it_read_and_names_the_class():
+    # the block read its doubling line (false) and lost the other two: the doubling the caps would
+    # choose (a cap of 8 on 4 held) is not taken over the line the log printed
+    samples = [(_cap(), 3), (_cap(initialized=True, current=4), 8)]
+    chosen, assumed = choose_cap_settings(samples, {"expand_by_doubling": False}, "normal")
+    assert (chosen.init_cap, chosen.expand_by_doubling) == (3, False)
+    assert sorted(a.setting for a in assumed) == ["class normal: Initialization Cap", "class normal: Use Prediction"]
+
+
 def test_free_space_as_the_rm_accounts_it():
     assert evidence.free_space(16, [(4, FIXED_SHARE)]) == 12
     assert evidence.free_space(16, [(4, FIXED_SHARE), (20, FIXED_SHARE)]) == 0  # bigger than what is left: all of it
