@@ -90,13 +90,13 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
     """
     # plain lists of ints, not numpy arrays: the vectors are short (one slot per share order)
     # and read element by element, where a numpy scalar costs ten times a Python int
-    vmach = [int(x) for x in vmachines]
+    vmach = list(map(int, vmachines))
     nshares = n_shares_listed(vmach)
     maxorder = len(vmach) - 1
-    wanted = {e.name: [int(x) for x in e.wanted] for e in entities}
+    wanted = {e.name: list(map(int, e.wanted)) for e in entities}
     given = {e.name: [0] * len(vmach) for e in entities}
     # the award each entity keeps: the earlier one when there is one, else this count's
-    kept = {e.name: [int(x) for x in earlier[e.name]] if e.name in earlier else given[e.name] for e in entities}
+    kept = {e.name: list(map(int, earlier[e.name])) if e.name in earlier else given[e.name] for e in entities}
     working = list(entities)
     shares_given = True
     while shares_given and working:

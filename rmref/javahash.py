@@ -72,7 +72,9 @@ class JavaHashMap:
         """An empty map; the table is allocated on the first put (`capacity` 0 means the default 16)."""
         self._requested = capacity  # HashMap's threshold before the table exists (0: none asked for)
         self._initial = capacity or _DEFAULT_CAPACITY
-        self._table: list[list[tuple[int, str]]] | None = None
+        # a bucket's list is made on its first entry: most maps are small, and a list per empty
+        # bucket of every new table was a tenth of an audit
+        self._table: list[list[tuple[int, str]] | None] | None = None
         self._size = 0
         # each key's stored hash, so a lookup goes to its bucket instead of walking the table
         # (What Of moves every machine between maps many times a cycle); a key put again under
@@ -93,22 +95,24 @@ class JavaHashMap:
 
     def __iter__(self) -> Iterator[str]:
         for bucket in self._table or ():
-            for _, key in bucket:
-                yield key
+            if bucket:
+                for _, key in bucket:
+                    yield key
 
     def _find(self, key: str) -> tuple[list[tuple[int, str]], int] | None:
         if self._table is None:
             return None
         if key in self._ambiguous:
-            buckets: Iterable[list[tuple[int, str]]] = self._table
+            buckets: Iterable[list[tuple[int, str]] | None] = self._table
         elif key in self._hash_of:
             buckets = (self._table[self._index(self._hash_of[key], len(self._table))],)
         else:
             return None
         for bucket in buckets:
-            for i, (_, k) in enumerate(bucket):
-                if k == key:
-                    return bucket, i
+            if bucket:
+                for i, (_, k) in enumerate(bucket):
+                    if k == key:
+                        return bucket, i
         return None
 
     def _index(self, h: int, capacity: int) -> int:
@@ -117,14 +121,19 @@ class JavaHashMap:
     def _resize(self) -> None:
         old = self._table
         if old is None:
-            self._table = [[] for _ in range(self._initial)]
+            self._table = [None] * self._initial
             return
         cap = len(old) * 2
-        new: list[list[tuple[int, str]]] = [[] for _ in range(cap)]
+        new: list[list[tuple[int, str]] | None] = [None] * cap
         for bucket in old:  # lo/hi split keeps each bucket's relative order
-            for entry in bucket:
+            for entry in bucket or ():
                 h = entry[0]  # stored masked: spread(h) & (cap - 1), inlined
-                new[(h ^ (h >> 16)) & (cap - 1)].append(entry)
+                i = (h ^ (h >> 16)) & (cap - 1)
+                moved = new[i]
+                if moved is None:
+                    new[i] = [entry]
+                else:
+                    moved.append(entry)
         self._table = new
 
     def put(self, key: str, h: int) -> None:
@@ -135,7 +144,10 @@ class JavaHashMap:
             table = self._table
             assert table is not None
         h &= _MASK
-        bucket = table[(h ^ (h >> 16)) & (len(table) - 1)]  # spread(h) & (capacity - 1), inlined
+        i = (h ^ (h >> 16)) & (len(table) - 1)  # spread(h) & (capacity - 1), inlined
+        bucket = table[i]
+        if bucket is None:
+            bucket = table[i] = []
         for _, k in bucket:
             if k == key:
                 return
@@ -170,7 +182,7 @@ class JavaHashMap:
 
     def entries(self) -> list[tuple[str, int]]:
         """(key, hash) pairs in iteration order."""
-        return [(k, h) for bucket in self._table or () for h, k in bucket]
+        return [(k, h) for bucket in self._table or () if bucket for h, k in bucket]
 
     def clone(self) -> JavaHashMap:
         """HashMap.clone: a fresh table sized for the current size, filled in this map's iteration order."""

@@ -9,6 +9,7 @@ values so a cycle can be built by hand in a test, or rebuilt from a log by `repl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rmref.behaviours import Behaviours
 from rmref.caps import CapInput, Caps
@@ -143,7 +144,16 @@ class CycleInput:
 
     def class_of(self, work: Work) -> ClassDef | None:
         """The work's class, or None when the configuration does not define it."""
-        return next((c for c in self.classes if c.name == work.class_name), None)
+        return self._classes_by_name.get(work.class_name)
+
+    @cached_property
+    def _classes_by_name(self) -> dict[str, ClassDef]:
+        # every phase asks for each job's class, many times a cycle: a walk of the classes each time
+        # was a fortieth of an audit (the first of a name wins, as the walk found it)
+        named: dict[str, ClassDef] = {}
+        for c in self.classes:
+            named.setdefault(c.name, c)
+        return named
 
 
 @dataclass(frozen=True)
