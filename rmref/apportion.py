@@ -97,55 +97,65 @@ def apportion_nested(entities: Sequence[Entity], vmachines: Sequence[int],
     given = {e.name: [0] * len(vmach) for e in entities}
     # the award each entity keeps: the earlier one when there is one, else this count's
     kept = {e.name: list(map(int, earlier[e.name])) if e.name in earlier else given[e.name] for e in entities}
-    working = list(entities)
+    # by position from here on (a count's names are unique: the classes of a pool, users, jobs),
+    # which spares the inner loop four lookups by name per entity and order
+    want = [wanted[e.name] for e in entities]
+    got = [given[e.name] for e in entities]
+    keep = [kept[e.name] for e in entities]
+    weight = [e.weight for e in entities]
+    cap = [e.cap for e in entities]
+    working = list(range(len(entities)))
     shares_given = True
     while shares_given and working:
         shares_given = False
-        allweights = sum(e.weight for e in working)
-        per_round = {e.name: 0 for e in working}  # quantum shares given this pass
-        deserved = {e.name: math.floor(nshares[1] * (e.weight / allweights)) for e in working}
-        leftover = nshares[1] - sum(deserved.values())
-        for e in working:  # the rounding remainder: one more each, in entity order
+        allweights = sum(weight[i] for i in working)
+        per_round = [0] * len(entities)  # quantum shares given this pass
+        deserved = [0] * len(entities)
+        for i in working:
+            deserved[i] = math.floor(nshares[1] * (weight[i] / allweights))
+        leftover = nshares[1] - sum(deserved[i] for i in working)
+        for i in working:  # the rounding remainder: one more each, in entity order
             if leftover <= 0:
                 break
-            deserved[e.name] += 1
+            deserved[i] += 1
             leftover -= 1
         for o in range(maxorder, 0, -1):
-            if nshares[o] == 0:
+            free = nshares[o]  # (counted out below only once every entity has had its turn)
+            if free == 0:
                 continue
             taken_here = 0
-            for e in working:
-                w, g = wanted[e.name], given[e.name]
-                if w[o] == 0 or g[0] >= e.cap:
+            for i in working:
+                w, g = want[i], got[i]
+                if w[o] == 0 or g[0] >= cap[i]:
                     continue
-                room = max(0, deserved[e.name] - per_round[e.name])
-                qgiven = min(room, math.ceil(nshares[o] * (e.weight / allweights) * o))
+                room = max(0, deserved[i] - per_round[i])
+                qgiven = min(room, math.ceil(free * (weight[i] / allweights) * o))
                 # Java's int division truncates towards zero: over a negative free space (a table a
                 # "bad virtual machine list" left below zero) the share is never rounded down further
                 n = _java_div(qgiven, o)
                 if qgiven - n * o > 0 and n == 0:
-                    n = min(1, nshares[o])  # a fraction of a process rounds up to one
-                if n + g[0] > e.cap:
-                    n = max(0, e.cap - g[0])
-                take = min(n, w[o], nshares[o] - taken_here)
+                    n = min(1, free)  # a fraction of a process rounds up to one
+                if n + g[0] > cap[i]:
+                    n = max(0, cap[i] - g[0])
+                take = min(n, w[o], free - taken_here)
                 g[o] += take
                 g[0] += take
                 w[o] -= take
                 w[0] -= take
                 taken_here += take
-                per_round[e.name] += take * o
+                per_round[i] += take * o
             if taken_here > 0:  # (a negative take, from a negative free space, is no progress)
                 shares_given = True
             if taken_here:
                 remove_shares(vmach, taken_here, o)
                 nshares = n_shares_listed(vmach)
             # an entity that got all it deserves this pass stops diluting the others' share
-            allweights -= sum(e.weight for e in working if deserved[e.name] - per_round[e.name] <= 0)
+            allweights -= sum(weight[i] for i in working if deserved[i] - per_round[i] <= 0)
             if allweights <= 0:
                 break
-        working = [e for e in working if wanted[e.name][0] > 0 and kept[e.name][0] < e.cap]
+        working = [i for i in working if want[i][0] > 0 and keep[i][0] < cap[i]]
         left = [o for o in range(1, maxorder + 1) if nshares[o] > 0]
-        working = [e for e in working if any(wanted[e.name][o] > 0 for o in left)]
+        working = [i for i in working if any(want[i][o] > 0 for o in left)]
     bonus_given = True
     while nshares[1] > 0 and bonus_given:  # leftovers: one process per entity per turn
         bonus_given = False
