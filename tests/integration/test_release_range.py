@@ -15,11 +15,12 @@ import gzip
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from replay import parse
 from replay.apps.audit import audit
-from replay.model.release import with_option
+from replay.model.release import choose, with_option
 from rmref.behaviours import CHANGES, for_release
 from rmref.releases import RELEASES
 from tests.damaged import agrees_with_truth
@@ -70,6 +71,50 @@ def test_a_log_without_its_banner_agrees_with_truth_under_every_release_of_its_r
         under = audit(tables)
         assert under.rm_release is not None and under.rm_release.release.name == other
         agrees_with_truth(name, tables, under)
+
+
+def _first_schedule_only(writer: str, tmp_path: Path) -> Path:
+    """The fixture's INFO log up to its second `Schedule sent` line (the boot and one published
+    schedule: no second cycle), without its banner lines."""
+    with gzip.open(FIXTURES / "releases" / writer / SAMPLE / "rm.log.gz", "rt") as fh:
+        lines = fh.readlines()
+    sent = [i for i, ln in enumerate(lines) if "Schedule sent to Orchestrator" in ln]
+    out = tmp_path / "rm.log"
+    out.write_text("".join(ln for ln in lines[:sent[1]] if not BANNER_LINE.search(ln)))
+    return out
+
+
+@pytest.mark.parametrize(("writer", "span", "chosen"), [CASES[1], CASES[3]], ids=["2.1.0", "3.0.0"])
+def test_a_log_of_one_published_schedule_is_inferred_from_the_publications_before_it(writer, span, chosen, tmp_path):
+    """With one cycle, the absence of `handleNewMaster` (3.0.0 on) is read from the Orchestrator
+    publications the RM took in before it; replayed as trunk (2.1.0 to trunk), the 2.1.0 log read
+    as 6 placement divergences."""
+    tables = dict(parse([_first_schedule_only(writer, tmp_path)]).tables)
+    assert tables["cycles"].height == 1
+    result = audit(tables)
+    got = result.rm_release
+    assert got is not None and (got.release.name, got.source) == (chosen, "inferred")
+    assert f"written by {span[0]} to {span[1]}" in got.evidence
+    agrees_with_truth(f"releases/{writer}/{SAMPLE}", tables, result)
+
+
+LISTENER = ("ResourceManagerEventListener", "onOrchestratorStateUpdateEvent")  # `Event arrives`
+OR_STATE = ("ResourceManagerComponent", "onJobManagerStateUpdate")  # `OR state arrives` and its `ignored` warning
+
+
+@pytest.mark.parametrize(("lines", "span"), [
+    ([LISTENER, OR_STATE, LISTENER], "2.0.0 to 2.2.2"),  # one publication taken in whole: no handleNewMaster
+    ([LISTENER, OR_STATE, OR_STATE, LISTENER], None),  # that publication ignored (arrived too soon)
+    ([OR_STATE, LISTENER, OR_STATE], None),  # the log begins inside one publication, ends inside the next
+])
+def test_a_publication_taken_in_whole_without_handle_new_master_is_before_3_0_0(lines, span):
+    tables = {"messages": pl.DataFrame(lines, schema=["cls", "method"], orient="row"),
+              "cycles": pl.DataFrame({"cycle": [1]})}
+    got = choose(tables)
+    if span is None:
+        assert got.source == "default"
+    else:
+        assert got.source == "inferred" and f"written by {span}" in got.evidence
 
 
 def _flags_read() -> set[str]:
