@@ -104,10 +104,23 @@ def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
         arrivals = rows("cycles", ("cycle",)).height
         if head.height:
             out.append(("`handleNewMaster` on every Orchestrator publication (3.0.0 on)", from_300))
-        elif arrivals > 1:
+        elif arrivals > 1 or _publication_taken(msgs):
             out.append(("no `handleNewMaster` line in a log with Orchestrator publications (before 3.0.0)",
                         set(names) - from_300))
     return out
+
+
+def _publication_taken(msgs: pl.DataFrame) -> bool:
+    """Whether the log shows an Orchestrator publication the RM took in whole: its `Event arrives`,
+    its `OR state arrives`, then the next publication's `Event arrives`, with no `ignored` warning
+    between (that warning has the `OR state arrives` method), so that 3.0.0's `handleNewMaster`
+    would lie among them. A log of one published schedule shows no second cycle, yet the
+    publications before it."""
+    cls, method = pl.col("cls"), pl.col("method")
+    listener = (cls == "ResourceManagerEventListener") & (method == "onOrchestratorStateUpdateEvent")
+    arrives = (cls == "ResourceManagerComponent") & (method == "onJobManagerStateUpdate")
+    seq = msgs.filter(listener | arrives).select(listener.alias("event_arrives"))["event_arrives"]
+    return bool((seq.shift(1, fill_value=False) & ~seq & seq.shift(-1, fill_value=False)).any())
 
 
 def _inferred(tables: Mapping[str, pl.DataFrame]) -> ReleaseChoice | None:
