@@ -52,9 +52,9 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
       whatOfReserve each print one findMachines line for it)."""
     potential, following, assigned = _needy_evidence(tables)
     candidates: dict[int, set[int]] = {}
-    for (cycle,), part in potential.group_by("cycle"):
+    for cycle, job in potential.select("cycle", "job_id").iter_rows():
         if cycle in following:
-            candidates[following[cycle]] = set(part["job_id"].to_list())
+            candidates.setdefault(following[cycle], set()).add(job)
     expand = tables["defrag"].filter((pl.col("kind") == "expand_needy") & pl.col("cycle").is_not_null())
     listed: dict[int, set[int]] = {c: set() for c in expand["cycle"].unique().to_list()}
     for cycle, ids in expand.select("cycle", "job_ids").iter_rows():
@@ -85,8 +85,12 @@ def needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
     rows, following, assigned = _needy_evidence(tables)
     left = needy_left_off(tables)
     ties = []
-    for (cycle,), part in rows.group_by("cycle", maintain_order=True):
-        put = part.unique("job_id", keep="first", maintain_order=True).select("job_id", "order").rows()
+    # each cycle's jobs as first put, in rows, not a frame per cycle (a log's thousands of cycles)
+    by_cycle: dict[int, dict[int, int]] = {}
+    for cycle, job, order in rows.select("cycle", "job_id", "order").iter_rows():
+        by_cycle.setdefault(cycle, {}).setdefault(job, order)
+    for cycle, first in by_cycle.items():
+        put = list(first.items())
         off = left.get(following.get(cycle, -1), set())
         for i, (job, order) in enumerate(put):
             after = [other for other, o in put[i + 1:] if o == order]

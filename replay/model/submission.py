@@ -20,17 +20,21 @@ def submission_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, int]:
     """
     classes = dict(tables["jobs"].select("job_id", "class").drop_nulls().unique("job_id", keep="last").iter_rows())
     expansions = tables["expansions"].filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
-    sequences = [rows["job_id"].to_list() for _, rows in
-                 expansions.group_by("cycle", "file", "line", maintain_order=True)]
+    # grouped from rows, not a frame per group (a log's thousands of cycles)
+    listings: dict[tuple[int, str, int], list[int]] = {}
+    for cycle, file, line, job in expansions.select("cycle", "file", "line", "job_id").iter_rows():
+        listings.setdefault((cycle, file, line), []).append(job)
+    sequences = list(listings.values())
     counted = tables["counts"].filter(pl.col("job_id").is_not_null() & (
         ((pl.col("kind") == "class") & (pl.col("policy") == "FIXED_SHARE"))
         | ((pl.col("kind") == "counting") & (pl.col("policy") == "RESERVE"))))
-    for _, rows in counted.group_by("cycle", maintain_order=True):
-        by_class: dict[str, list[int]] = {}
-        for job, named in rows.select("job_id", "class").iter_rows():
-            cls = named or classes.get(job)
-            if cls:  # (jobs of classes unknown are no one listing: no evidence of a tie)
-                by_class.setdefault(cls, []).append(job)
+    by_cycle: dict[int, dict[str, list[int]]] = {}
+    for cycle, job, named in counted.select("cycle", "job_id", "class").iter_rows():
+        by_class = by_cycle.setdefault(cycle, {})
+        cls = named or classes.get(job)
+        if cls:  # (jobs of classes unknown are no one listing: no evidence of a tie)
+            by_class.setdefault(cls, []).append(job)
+    for by_class in by_cycle.values():
         sequences += by_class.values()
     tied: dict[int, int] = {}  # job -> the earliest job it ties with (union-find parent)
 
