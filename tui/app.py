@@ -181,15 +181,13 @@ class RmReplayApp(App[None]):
         settle_heap()
 
     def _show_audit(self, frames: dict[str, pl.DataFrame]) -> None:
-        from replay.model.damage import damaged_cycles
-
-        assert self.browse is not None
+        assert self.browse is not None and self.loaded is not None
         if not self.browse.audited:
             self.browse = self.browse.with_audit(frames)
             self.query_one(Timeline).fill(self.browse)
             self.show_cycle(self.cycle)
         boot = self.browse.boot
-        self.status.audited(frames, self.browse.total, damaged_cycles(self.browse.tables),
+        self.status.audited(frames, self.browse.total, self.loaded.damage(),
                             boot.release if boot else None)
         if self.shown == "views" and self.summary_at is not None:
             self._keep_first_screen(self.summary_at)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from replay.apps.audit import AuditResult
     from replay.apps.stored import Place, Stored
     from replay.model.bootstrap import Bootstrap
+    from replay.model.damage import Damage
 
 
 
@@ -46,17 +47,30 @@ class Loaded:
     result: AuditResult | None = None  # the stored audit (its cycles re-entered for the job screen's story)
     stored: Stored | None = None  # where it is stored, with the machines of every cycle
     boot: Bootstrap | None = None  # the log's configuration, as rebuilt to find the stored audit
+    shows_stored: bool = False  # the audit's frames are the stored audit's (not one written beside the parse)
 
     def nodes(self) -> pl.DataFrame | None:
         """Every cycle's machines as the stored audit keeps them (None: not stored)."""
         return self.stored.nodes() if self.stored is not None else None
 
     def audited(self) -> AuditResult | None:
-        """The audit's result: run here, or the stored one (read on first use: the first screen
-        shows the stored frames, and the job screen's story re-enters its cycles)."""
+        """The audit's result: run here, or the stored one (read on first use: the first screen's
+        columns are the stored frames, its status line the result's damaged cycles, and the job
+        screen's story re-enters its cycles)."""
         if self.result is None and self.stored is not None:
             self.result = self.stored.result
         return self.result
+
+    def damage(self) -> dict[int, Damage]:
+        """Cycle -> why its input is damaged: the audit's own (the cycles it did not audit, which
+        `rmreplay audit` names), read with its result, which is small beside the scan of the
+        tables' RmCounter blocks (replay.model.damage) that finds them where no result is at hand."""
+        result = self.result if self.result is not None else self.audited() if self.shows_stored else None
+        if result is not None:
+            return result.damaged
+        from replay.model.damage import damaged_cycles
+
+        return damaged_cycles(self.tables)
 
 
 def settle_heap() -> None:
@@ -104,15 +118,15 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
     audit = _audit_beside(Path(paths[0])) if parse_dir and not rm_release else None
     boot = _boot(opened.tables)
     place = _place(opened.tables, opened.slot, opened.root, config, boot)
-    stored = None
+    stored, shows_stored = None, False
     if place is not None:
         from replay.apps.stored import load as load_stored
 
         stored = load_stored(place, whole=False)
         if audit is None and stored is not None:
-            audit = stored.frames()
+            audit, shows_stored = stored.frames(), True
     return Loaded(opened.name, opened.tables, opened.lines, audit, place, opened.from_cache, opened.note,
-                  None, stored, boot)
+                  None, stored, boot, shows_stored)
 
 
 def _boot(tables: Mapping[str, pl.DataFrame]) -> Bootstrap | None:
