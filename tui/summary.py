@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from replay.parsing.leftovers import remove_left, temp_name
-from replay.parsing.keys import audit_stored, code_fingerprint, config_digest, rmreplay_version, slot_of, tables_id
+from replay.parsing.keys import audit_stored, code_fingerprint, config_digest, slot_of, tables_id
+from replay.parsing.manifest import rmreplay_version
 from replay.parsing.manifest import content_of, parse_dir_manifest
 from replay.parsing.sources import InputError
 

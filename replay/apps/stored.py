@@ -61,7 +61,8 @@ from replay.model.nodes import node_cycles
 from replay.model.reads import audit_columns
 from replay.model.start import ReplayStart, replay_start
 from replay.model.bootstrap import Bootstrap
-from replay.parsing.keys import AUDIT_FORMAT, code_fingerprint, rmreplay_version, tables_id
+from replay.parsing.keys import AUDIT_FORMAT, code_fingerprint, tables_id
+from replay.parsing.manifest import rmreplay_version
 from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.outdir import signals_held  # the outputs' rule: clean-up not interrupted
 from replay.parsing.sources import InputError

@@ -62,16 +62,6 @@ def config_digest(folder: str | Path | None) -> str | None:
     return h.hexdigest()[:16]
 
 
-def rmreplay_version() -> str:
-    """The installed rmreplay's version (part of the stored audit's key)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rmreplay")
-    except PackageNotFoundError:
-        return "source"
-
-
 def tables_id(root: Path) -> str:
     """The digest of a parse's tables: their files' digests, from its manifest."""
     manifest = parse_dir_manifest(root)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +43,12 @@ FORMAT = "rmreplay-output/1"
 
 
 @lru_cache(maxsize=1)
+@lru_cache(maxsize=1)
 def rmreplay_version() -> str:
-    """The installed rmreplay's version ("unknown" when run from a source tree that was not installed)."""
+    """The installed rmreplay's version ("unknown" when run from a source tree that was not
+    installed): written in every manifest and part of every stored audit's key."""
+    from importlib import metadata  # (about 15 ms: only where a version is written or keyed)
+
     try:
         return metadata.version("rmreplay")
     except metadata.PackageNotFoundError:
