@@ -87,7 +87,8 @@ def _passed_over(tables: Mapping[str, pl.DataFrame], potential: pl.DataFrame,
     findShares on the same machines: had the job been on the list, it would have come before any
     later-submitted job of its class and order (ids follow submission; an equal time ties and keeps
     only one), and taken the process that job was given. It must still be short when the cycle
-    ends (doEvictions' needed), or it needed nothing and the pass rightly gave it nothing."""
+    ends (doEvictions' needed), or it needed nothing and the pass rightly gave it nothing. Work
+    that names its machines (trunk's "machine list:") may search fewer, so it proves nothing."""
     kind = pl.col("kind")
     given = tables["defrag"].filter((kind == "expand_needy_assign") & pl.col("cycle").is_not_null())
     served: dict[int, set[int]] = {}
@@ -95,9 +96,10 @@ def _passed_over(tables: Mapping[str, pl.DataFrame], potential: pl.DataFrame,
         served.setdefault(cycle, set()).add(job)
     counts = tables["eviction_counts"].filter(pl.col("cycle").is_not_null() & (pl.col("needed") > 0))
     short = set(counts.select("cycle", "job_id").iter_rows())
+    listed = set(tables["job_events"].filter(pl.col("event") == "machine_list")["job_id"].to_list())
     put: dict[int, dict[int, tuple[str, int]]] = {}  # the cycle it follows -> job -> (class, order)
     for cycle, job, cls, order in potential.select("cycle", "job_id", "class", "order").iter_rows():
-        if cycle in following and cls is not None:
+        if cycle in following and cls is not None and job not in listed:
             put.setdefault(following[cycle], {}).setdefault(job, (cls, order))
     return {(cycle, job) for cycle, jobs in put.items() for job, key in jobs.items()
             if (cycle, job) in short and job not in served.get(cycle, ())

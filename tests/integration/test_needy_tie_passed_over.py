@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
+import polars as pl
+
 from replay.apps.audit import audit, result_frames
 from replay.model.needy import needy_left_off, needy_ties
 from replay.model.start import cycle_inputs
@@ -45,6 +47,17 @@ def test_the_info_log_shows_job_4_left_off_as_the_debug_log_lists_it():
     assert "expand_needy" not in set(info["defrag"]["kind"].to_list())  # INFO: no list printed
     assert needy_left_off(info) == needy_left_off(debug) == {CYCLE: {4}}
     assert (4, 5) in needy_ties(info) and submission_order(info)[5] == 4
+
+
+def test_a_job_that_names_its_machines_proves_nothing():
+    """Had job 4 named its machines (trunk's "machine list:"), findShares might have found none of
+    them free: passed over, it may still have been on the list (hand-worked)."""
+    tables = dict(parsed(NAME, "rm.log").tables)
+    events = tables["job_events"]
+    row = pl.DataFrame([{**{c: None for c in events.columns}, "job_id": 4, "event": "machine_list",
+                         "hosts": ["np105.sim.ducc"]}], schema=events.schema)
+    tables["job_events"] = pl.concat([events, row])
+    assert needy_left_off(tables) == {}
 
 
 def test_the_info_input_of_every_cycle_is_the_debug_input():
