@@ -49,8 +49,12 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
     * a fixed-share job that whatOfFixedShare gives processes (`Assign(H|V)`) was left off, or
       the needy pass would have given it those;
     * a reservation findMachines saw once was left off (not deferred, the needy pass and
-      whatOfReserve each print one findMachines line for it)."""
+      whatOfReserve each print one findMachines line for it);
+    * a fixed-share job still short of its count that the needy pass passed over while it gave a
+      process (`expandNeedyJobs Assign:`) to a later job of its class and order was left off
+      (`_passed_over`)."""
     potential, following, assigned = _needy_evidence(tables)
+    passed_over = _passed_over(tables, potential, following)
     candidates: dict[int, set[int]] = {}
     for cycle, job in potential.select("cycle", "job_id").iter_rows():
         if cycle in following:
@@ -69,10 +73,37 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
         if cycle in listed:
             off = jobs - listed[cycle]
         else:
-            off = {j for j in jobs if (cycle, j) in assigned or ((cycle, j) in once and (cycle, j) not in deferred)}
+            off = {j for j in jobs if (cycle, j) in assigned or (cycle, j) in passed_over
+                   or ((cycle, j) in once and (cycle, j) not in deferred)}
         if off:
             left[cycle] = off
     return left
+
+
+def _passed_over(tables: Mapping[str, pl.DataFrame], potential: pl.DataFrame,
+                 following: Mapping[int, int]) -> set[tuple[int, int]]:
+    """(cycle, job) pairs of fixed-share jobs the cycle's needy pass shows were not on the list.
+    expandNeedyJobs serves a nodepool's fixed-share jobs in JobByTimeSorter order, each by
+    findShares on the same machines: had the job been on the list, it would have come before any
+    later-submitted job of its class and order (ids follow submission; an equal time ties and keeps
+    only one), and taken the process that job was given. It must still be short when the cycle
+    ends (doEvictions' needed), or it needed nothing and the pass rightly gave it nothing. Work
+    that names its machines (trunk's "machine list:") may search fewer, so it proves nothing."""
+    kind = pl.col("kind")
+    given = tables["defrag"].filter((kind == "expand_needy_assign") & pl.col("cycle").is_not_null())
+    served: dict[int, set[int]] = {}
+    for cycle, job in given.select("cycle", "job_id").iter_rows():
+        served.setdefault(cycle, set()).add(job)
+    counts = tables["eviction_counts"].filter(pl.col("cycle").is_not_null() & (pl.col("needed") > 0))
+    short = set(counts.select("cycle", "job_id").iter_rows())
+    listed = set(tables["job_events"].filter(pl.col("event") == "machine_list")["job_id"].to_list())
+    put: dict[int, dict[int, tuple[str, int]]] = {}  # the cycle it follows -> job -> (class, order)
+    for cycle, job, cls, order in potential.select("cycle", "job_id", "class", "order").iter_rows():
+        if cycle in following and cls is not None and job not in listed:
+            put.setdefault(following[cycle], {}).setdefault(job, (cls, order))
+    return {(cycle, job) for cycle, jobs in put.items() for job, key in jobs.items()
+            if (cycle, job) in short and job not in served.get(cycle, ())
+            and any(other > job and jobs.get(other) == key for other in served.get(cycle, ()))}
 
 
 def needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
