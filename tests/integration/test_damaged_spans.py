@@ -341,3 +341,18 @@ def test_a_boot_section_cut_into_the_cycles_leaves_nothing_to_blame_on_the_rm(tm
     assert main(["audit", str(log)]) == 2
     err = capsys.readouterr().err
     assert "nothing to audit: the definition of class" in err and "lines lost from the boot section" in err
+
+
+def test_a_node_reactivated_after_a_gap_that_took_its_death_keeps_its_processes(tmp_path):
+    # the real 2.0.0 RM (tests.cuts seed 15): the span takes epochs 17-26, with n02's death (its
+    # disable, which purged service 2's process n02.2); after the gap the schedule still lists n02.2
+    # (^P) and at epoch 33 "Host reactivated n02.sim.ducc" brings back the same record, n02.2 still
+    # on it (15 of 64 quanta held). The RM reactivates only a record it holds unresponsive, so the
+    # reactivation alone says the node was disabled: without it rmref read n02 as empty, and job 1's
+    # counts and schedule in cycles 19-25 as 14 RM divergences
+    name = "releases/2.0.0/dead-reactivated"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 103110, 176394))
+    events = tables["nodes"].filter(pl.col("host") == "n02.sim.ducc")["event"].to_list()
+    assert "disable" not in events and "reactivate" in events
+    reactivated = tables["nodes"].filter(pl.col("event") == "reactivate")["cycle"][0]
+    assert {c for c in result.cycles if c >= reactivated} == set(range(reactivated, 26))
