@@ -356,3 +356,20 @@ def test_a_node_reactivated_after_a_gap_that_took_its_death_keeps_its_processes(
     assert "disable" not in events and "reactivate" in events
     reactivated = tables["nodes"].filter(pl.col("event") == "reactivate")["cycle"][0]
     assert {c for c in result.cycles if c >= reactivated} == set(range(reactivated, 26))
+
+
+def test_an_unread_published_schedule_damages_the_cycle_that_starts_from_it(tmp_path):
+    # tests.cuts seed 16: 137 random bytes with a NUL in the schedule cycle 20 (epoch 25) published,
+    # inside service 4's entry, whose Removals line gives n03.3 (takeFromTheRich's pick) as leaving.
+    # The record is unread, so cycle 21 started from cycle 19's schedule: n03.3 not leaving, job 4
+    # held 2 counted 1, and rmref's shrinkBy took n03.25, 3 RM divergences. Cycle 21's input is the
+    # schedule cycle 20 published: both cycles are damaged
+    name = "heldout/seed47-070"
+    log = tmp_path / "garbage.log"
+    log.write_bytes(Cut(log, "garbage", 354011, 354148).apply(b"".join(lines(name))))
+    tables, result = _audited(name, log)
+    first = tables["unparsed"].row(0, named=True)
+    assert (first["line"], first["cycle"]) == (2993, 20) and first["text"].endswith("createState  ")
+    assert list(result.damaged) == [20, 21] and {d.first[2] for d in result.damaged.values()} == {2993}
+    assert 22 in result.cycles
+
