@@ -373,3 +373,17 @@ def test_an_unread_published_schedule_damages_the_cycle_that_starts_from_it(tmp_
     assert list(result.damaged) == [20, 21] and {d.first[2] for d in result.damaged.values()} == {2993}
     assert 22 in result.cycles
 
+
+def test_a_node_varied_on_after_a_gap_that_took_its_vary_off_was_off_at_its_start(tmp_path):
+    # tests.cuts seed 16: the span takes epochs 32-42, with nothing of ca02's vary-off (epoch 25,
+    # before it) after it; at epoch 45 "VaryOn: ... Machine marked online: ca02.sim.ducc", which the
+    # RM prints only for a machine it holds offline. Taken as online from the restart, ca02 gave How
+    # Much 12 free quanta the RM did not have in cycle 28 (epoch 44): 2 RM divergences
+    name = "corpus/cancel_varyoff"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 496770, 634854))
+    part = between_gaps(tables, max(result.damaged), None)
+    events = part["nodes"].filter(pl.col("host") == "ca02.sim.ducc")["event"].to_list()
+    assert "vary_off" not in events and "vary_on" in events
+    host = next(h for h in machine_inventory(part, bootstrap(part)).hosts if h.name == "ca02.sim.ducc")
+    assert host.varied_off and not host.dead
+    assert {28, 29} <= set(result.cycles)
