@@ -47,8 +47,11 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
             continue
         part_tables = between_gaps(tables, lo, hi)
         part_start = replay_start(part_tables, boot if lo == 0 else None)
-        parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable,
-                                 damage, checkpoint))
+        part = _audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable, damage,
+                           checkpoint)
+        if not part.cycles and not part.skipped:  # every cycle of it damaged: what it took is read by none
+            part = replace(part, assumed=(), arrival_open=())
+        parts.append(part)
     return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
 
 
