@@ -392,3 +392,24 @@ def test_a_node_varied_on_after_a_gap_that_took_its_vary_off_was_off_at_its_star
     host = next(h for h in machine_inventory(part, bootstrap(part)).hosts if h.name == "ca02.sim.ducc")
     assert host.varied_off and not host.dead
     assert {28, 29} <= set(result.cycles)
+
+
+@pytest.mark.parametrize(("name", "start", "stop", "job", "share"), [
+    ("corpus/shrink_map_order", 128503, 128769, 1, "np103.sim.ducc.6"),
+    ("unsettled/tally_order", 56871, 57010, 3, "n04.sim.ducc.13"),
+])
+def test_a_report_lost_in_unread_lines_leaves_shrinkby_unaudited(tmp_path, name, start, stop, job, share):
+    # tests.cuts seed 15 (cuts 472, 368): random bytes inside the record before reconcileProcess's
+    # "New process <share> ... Running" (the process's report) run it into one unread record. No
+    # line says the process reported after it, so rmref took it as still initializing, and shrinkBy
+    # and takeFromTheRich took it first where the RM took another: 8 and 5 RM divergences
+    log = tmp_path / "garbage.log"
+    log.write_bytes(Cut(log, "garbage", start, stop).apply(b"".join(lines(name))))
+    assert f"process  {share} ".encode() in b"".join(lines(name))[start - 40:start + 400]
+    tables, result = _audited(name, log)
+    host, sid = share.rsplit(".", 1)
+    assert tables["processes"].filter((pl.col("host") == host) & (pl.col("share_id") == int(sid))).is_empty()
+    skipped = result.skipped_kinds["evictions"]
+    assert skipped and min(skipped) > max(result.damaged)
+    assert {why.split(" had reported")[0] for why in skipped.values()} == {f"whether job {job}'s {share}"}
+    assert set(skipped) <= set(result.cycles)

@@ -122,7 +122,7 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
         if rerunnable:
             result.carried[inp.cycle] = result.carry()
         kinds_now: tuple[str, ...] = kinds
-        open_why = start.reports_unknown(inp, logged.counts.get(inp.cycle, {}))
+        open_why = start.reports_unknown(inp, logged.counts.get(inp.cycle, {}), bool(logged.needy.get(inp.cycle)))
         if open_why is not None:
             result.skip(inp.cycle, [k for k in kinds if k in REPORT_READERS], open_why)
             kinds_now = tuple(k for k in kinds if k not in REPORT_READERS)
