@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -56,11 +56,21 @@ class OpenProcesses:
 
     held: int  # processes there when the log began
     until: dict[tuple[int, str, int], int | None]  # (job, host, share id) -> the cycle a line shows it report
+    # processes held across a cycle with unreadable lines, not yet shown to report: (job, host, share
+    # id) -> (the cycle after it, the cycle a line shows it report); the lines lost may have said so
+    unread: dict[tuple[int, str, int], tuple[int, int | None]] = field(default_factory=dict)
 
     def unknown(self, cycle: int, job: int, host: str, share_id: int) -> bool:
         """Whether the process's report is still not known when `cycle` begins."""
         key = (job, host, share_id)
+        if self.unread_before(cycle, job, host, share_id):
+            return True
         return key in self.until and (self.until[key] is None or cycle <= (self.until[key] or 0))
+
+    def unread_before(self, cycle: int, job: int, host: str, share_id: int) -> bool:
+        """Whether the process's report is unknown at `cycle` because lines before it are unreadable."""
+        key = (job, host, share_id)
+        return key in self.unread and self.unread[key][0] <= cycle <= (self.unread[key][1] or 1 << 62)
 
     def assumed(self) -> tuple[Assumption, ...]:
         """The assumption, as the audit prints it (none when every such process's report is shown)."""
@@ -74,14 +84,24 @@ class OpenProcesses:
             + ", ".join(named[:6]) + (" ..." if len(named) > 6 else "")),)
 
 
-def open_processes(tables: Mapping[str, pl.DataFrame]) -> OpenProcesses:
-    """The processes there when the log began whose report its first cycle does not show."""
+def open_processes(tables: Mapping[str, pl.DataFrame], unreadable: Collection[int] = ()) -> OpenProcesses:
+    """The processes there when the log began whose report its first cycle does not show, and
+    those held across a cycle in `unreadable` (lines there the parser could not read) whose report
+    no line before the cycle after it shows."""
     cycles = tables["cycles"]["cycle"].to_list()
     if not cycles:
         return OpenProcesses(0, {})
-    existing, added, _ = PublishedShares(published_schedule(tables)).shares(cycles[0])
+    published = PublishedShares(published_schedule(tables))
     clock = ProcessClock(tables["processes"], tables["cycles"])
+    existing, added, _ = published.shares(cycles[0])
     held = [(j, h, s, ms) for j, h, s, _mem, ms in existing if (j, s) not in added]
     until = {(j, h, s): clock.reported_in(h, s) for j, h, s, ms in sorted(held, key=lambda r: (r[0], r[1], r[2]))
              if not ms and not clock.state(cycles[0], h, s)[0]}
-    return OpenProcesses(len(held), until)
+    unread: dict[tuple[int, str, int], tuple[int, int | None]] = {}
+    numbers = set(cycles)
+    for after in sorted(c + 1 for c in unreadable if c + 1 in numbers):
+        existing, added, _ = published.shares(after)
+        for j, h, s, _mem, ms in sorted(existing, key=lambda r: (r[0], r[1], r[2])):
+            if (j, s) not in added and not ms and not clock.state(after, h, s)[0] and (j, h, s) not in until:
+                unread.setdefault((j, h, s), (after, clock.reported_in(h, s)))
+    return OpenProcesses(len(held), until, unread)

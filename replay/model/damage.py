@@ -8,6 +8,7 @@ cycles are `input damaged` instead:
   (a disk that filled) or a run of bytes that are not UTF-8 in a record (the parser reports such a
   record unparsed rather than read fields it cannot trust; a lone such byte is a name in a legacy
   encoding, read with U+FFFD in its place, except in the RM's own class and method names);
+- the cycle after one whose published schedule is unread: that schedule is the state it starts from;
 - the two cycles on either side of a gap in the stream: the RM numbers its scheduling loops (the
   epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
   (a rolled file lost); the cycle before the gap may end in the missing part and the one after it
@@ -30,6 +31,7 @@ from typing import Any
 import polars as pl
 
 from replay.model.reads import narrow
+from replay.parsing.records import HEADER_FIELDS, HEADER_RE
 
 UNPARSED = "unparsed lines"
 NUL = "NUL bytes"
@@ -40,6 +42,7 @@ UNRETURNED = "loop never returns"
 UNENTERED = "loop never entered"
 SHORT_BLOCK = "RmCounter block cut short"
 SECOND_SCHEDULE = "schedule never sent"
+_SCHEDULE = "JobManagerConverter.createState"  # the RM's method that prints the published schedule
 INSIDE = "inside the unparsed record"  # a line of a record reported whole: its first line says why
 # the order they are listed in
 REASONS = (UNPARSED, NUL, BAD_BYTES, SHORT_BLOCK, SECOND_SCHEDULE, GAP, CUT, UNENTERED, UNRETURNED)
@@ -87,6 +90,18 @@ def _reason_of(text: str) -> str:
     return UNPARSED
 
 
+def _published() -> pl.Expr:
+    """Whether an unparsed row is part of a published schedule: the first line of a damaged
+    JobManagerConverter.createState record whose message is empty (the schedule's header, its
+    entries on the lines after it), or a line found inside such a record."""
+    def field(name: str) -> pl.Expr:
+        return pl.col("text").str.extract(HEADER_RE, HEADER_FIELDS.index(name) + 1)
+    dump = ((field("cls") == "JobManagerConverter") & (field("method") == "createState")
+            & (field("body").str.strip_chars() == ""))
+    inside = pl.col("reason").str.starts_with(f"unexpected line inside a {_SCHEDULE} record")
+    return (dump | inside).fill_null(False)
+
+
 def _before_entry(entry: tuple[str, int] | None, file: str | None, line: int | None) -> bool:
     """Whether a line of cycle N (numbered by the "Schedule sent" line before it) comes before cycle
     N's loop-entry line (`entry`): lines in another file are taken as before it."""
@@ -101,6 +116,7 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
     def mark(cycle: int, reason: str, file: str | None, line: int | None) -> None:
         found.setdefault(cycle, {}).setdefault(reason, (file, line))
 
+    numbers = set(cycles["cycle"].to_list())
     entered = {c: (f, ln) for c, f, ln, started in cycles.select("cycle", "file", "line", "started").iter_rows()
                if started}
 
@@ -113,11 +129,17 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
             mark(cycle - 1, reason, file, line)
 
     if "unparsed" in tables:
-        lines = narrow(tables, "unparsed", ("cycle", "reason", "file", "line"))
+        lines = narrow(tables, "unparsed", ("cycle", "reason", "file", "line", "text")).with_columns(
+            _published().alias("published"))
         # a record's first line carries its reason; the lines inside it say which record they are in
-        for cycle, reason, file, line in lines.filter(pl.col("cycle").is_not_null()).iter_rows():
+        for cycle, reason, file, line, published in lines.filter(pl.col("cycle").is_not_null()).select(
+                "cycle", "reason", "file", "line", "published").iter_rows():
             if not (reason or "").startswith(INSIDE):
                 mark_read(cycle, _reason_of(reason or ""), file, line)
+                if published and cycle + 1 in numbers:
+                    # the schedule the cycle published is the state the next cycle starts from (the
+                    # processes it added, those it is taking away): unread, that cycle's input is lost
+                    mark(cycle + 1, _reason_of(reason or ""), file, line)
     if "messages" in tables:
         # a lone bad byte is taken for a name in a legacy encoding (a user's, a job's), but the RM's
         # class and method names are its own: one there is a message the parser could not place

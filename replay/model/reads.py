@@ -41,7 +41,7 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),
     "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts"),
     "occupancy": (*WHERE, "nodepool", "host", "order", "memory_mb", "jobs"),
-    "unparsed": ("cycle", "file", "line", "reason"),  # the damaged cycles (replay.model.damage)
+    "unparsed": ("cycle", "file", "line", "reason", "text"),  # the damaged cycles (replay.model.damage)
 }
 # the bootstrap tables are small; the RmCounter blocks are read whole: the user order of each
 # countUserShares block, the machines a counter apportioned (from which a log cut mid-stream sizes

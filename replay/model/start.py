@@ -22,7 +22,7 @@ from replay.model import settings as st
 from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
-from replay.model.damage import Damage, damaged_cycles
+from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
@@ -46,6 +46,9 @@ MEMORY_UNKNOWN = ("the memory of {jobs} is not in the log (submitted before the 
 REPORTS_UNKNOWN = ("job {job} is counted fewer processes than it holds, and whether its {shares}, there before the "
                    "log began (or a gap in it), had reported is not in the log: shrinkBy takes a process still "
                    "initializing first")
+UNREAD_REPORTS = ("whether job {job}'s {shares} had reported is not in the log: lines before this cycle that may "
+                  "say so are unreadable (input damaged), and no line since shows it; shrinkBy and takeFromTheRich "
+                  "take a process still initializing first")
 REPORT_READERS = ("evictions", "defrag", "schedule")  # the decisions shrinkBy's choice decides
 
 
@@ -171,16 +174,21 @@ class ReplayStart:
                 return CLASS_UNDEFINED.format(cls=w.class_name, jobs=_jobs(jobs), where=undefined[w.class_name])
         return None
 
-    def reports_unknown(self, inp: CycleInput, counts: Mapping[int, int]) -> str | None:
+    def reports_unknown(self, inp: CycleInput, counts: Mapping[int, int], defrag: bool = False) -> str | None:
         """Why shrinkBy's choice of the cycle (evictions, and the defragmentation and schedule that
         follow it) is not replayed, or None: a job counted fewer processes than it holds holds one
-        there before the log began whose report no line shows (replay.model.clock.OpenProcesses)."""
+        whose report no line shows (there before the log began, or across lines unread:
+        replay.model.clock.OpenProcesses); with `defrag` (the cycle defragments: takeFromTheRich
+        also takes a process still initializing first), any job holding one across lines unread."""
         for w in inp.work:
-            if w.job_id not in counts or counts[w.job_id] >= sum(1 for s in w.shares if not s.pending_removal):
-                continue
-            unknown = [s for s in w.shares if self.processes.unknown(inp.cycle, w.job_id, s.host, s.share_id)]
+            short = w.job_id in counts and counts[w.job_id] < sum(1 for s in w.shares if not s.pending_removal)
+            unknown = [s for s in w.shares
+                       if (short and self.processes.unknown(inp.cycle, w.job_id, s.host, s.share_id))
+                       or (defrag and self.processes.unread_before(inp.cycle, w.job_id, s.host, s.share_id))]
             if unknown:
-                return REPORTS_UNKNOWN.format(job=w.job_id, shares=", ".join(f"{s.host}.{s.share_id}" for s in unknown))
+                unread = all(self.processes.unread_before(inp.cycle, w.job_id, s.host, s.share_id) for s in unknown)
+                return (UNREAD_REPORTS if unread else REPORTS_UNKNOWN).format(
+                    job=w.job_id, shares=", ".join(f"{s.host}.{s.share_id}" for s in unknown))
         return None
 
     def machines_unsettled(self, cycle: int) -> str | None:
@@ -207,5 +215,9 @@ def predates_log(tables: Mapping[str, pl.DataFrame]) -> frozenset[int]:
 def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None) -> ReplayStart:
     """The replay's start (see the module docstring); InputError when the bootstrap is missing."""
     boot = boot or bootstrap(tables)
+    damage = damaged_cycles(tables)
+    # a cycle with lines unread may have lost a process's report (reconcileProcess's "New process ...
+    # Running"): shrinkBy's choice then rests on what the log does not say
+    unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
     return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                       damaged_cycles(tables), open_processes(tables))
+                       damage, open_processes(tables, unreadable))

@@ -31,7 +31,9 @@ class Stranded:
         for host, event, cycle in nodes.sort("line").select("host", "event", "cycle").iter_rows():
             if event == "disable":
                 disabled.add(host)
-            elif host in disabled:
+            elif host in disabled or event == "reactivate":
+                # the RM reactivates only a record it holds unresponsive: one with no disable before it
+                # died before the log began, or in a span lost from it
                 disabled.discard(host)
                 (self._reborn if event == "arrive" else self._revived).setdefault(host, []).append(cycle)
         hosts = list(self._reborn) + list(self._revived)

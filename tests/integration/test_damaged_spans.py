@@ -347,3 +347,75 @@ def test_a_boot_section_cut_into_the_cycles_leaves_nothing_to_blame_on_the_rm(tm
     assert main(["audit", str(log)]) == 2
     err = capsys.readouterr().err
     assert "nothing to audit: the definition of class" in err and "lines lost from the boot section" in err
+
+
+def test_a_node_reactivated_after_a_gap_that_took_its_death_keeps_its_processes(tmp_path):
+    # the real 2.0.0 RM (tests.cuts seed 15): the span takes epochs 17-26, with n02's death (its
+    # disable, which purged service 2's process n02.2); after the gap the schedule still lists n02.2
+    # (^P) and at epoch 33 "Host reactivated n02.sim.ducc" brings back the same record, n02.2 still
+    # on it (15 of 64 quanta held). The RM reactivates only a record it holds unresponsive, so the
+    # reactivation alone says the node was disabled: without it rmref read n02 as empty, and job 1's
+    # counts and schedule in cycles 19-25 as 14 RM divergences
+    name = "releases/2.0.0/dead-reactivated"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 103110, 176394))
+    events = tables["nodes"].filter(pl.col("host") == "n02.sim.ducc")["event"].to_list()
+    assert "disable" not in events and "reactivate" in events
+    reactivated = tables["nodes"].filter(pl.col("event") == "reactivate")["cycle"][0]
+    assert {c for c in result.cycles if c >= reactivated} == set(range(reactivated, 26))
+    # cycle 11 (whose loop never returns) is a part of the log on its own, and damaged: what the
+    # replay would have taken for it (machines no line names: its counters are epoch 26's) is said
+    # of no audited cycle, and not said
+    assert sorted(result.damaged) == [11, 12] and result.damaged[11].after_gap
+    assert not [a for a in result.assumed if a.setting == "nodes (unnamed)"]
+
+
+def test_an_unread_published_schedule_damages_the_cycle_that_starts_from_it(tmp_path):
+    # tests.cuts seed 16: 137 random bytes with a NUL in the schedule cycle 20 (epoch 25) published,
+    # inside service 4's entry, whose Removals line gives n03.3 (takeFromTheRich's pick) as leaving.
+    # The record is unread, so cycle 21 started from cycle 19's schedule: n03.3 not leaving, job 4
+    # held 2 counted 1, and rmref's shrinkBy took n03.25, 3 RM divergences. Cycle 21's input is the
+    # schedule cycle 20 published: both cycles are damaged
+    name = "heldout/seed47-070"
+    log = tmp_path / "garbage.log"
+    log.write_bytes(Cut(log, "garbage", 354011, 354148).apply(b"".join(lines(name))))
+    tables, result = _audited(name, log)
+    first = tables["unparsed"].row(0, named=True)
+    assert (first["line"], first["cycle"]) == (2993, 20) and first["text"].endswith("createState  ")
+    assert list(result.damaged) == [20, 21] and {d.first[2] for d in result.damaged.values()} == {2993}
+    assert 22 in result.cycles
+
+
+def test_a_node_varied_on_after_a_gap_that_took_its_vary_off_was_off_at_its_start(tmp_path):
+    # tests.cuts seed 16: the span takes epochs 32-42, with nothing of ca02's vary-off (epoch 25,
+    # before it) after it; at epoch 45 "VaryOn: ... Machine marked online: ca02.sim.ducc", which the
+    # RM prints only for a machine it holds offline. Taken as online from the restart, ca02 gave How
+    # Much 12 free quanta the RM did not have in cycle 28 (epoch 44): 2 RM divergences
+    name = "corpus/cancel_varyoff"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 496770, 634854))
+    part = between_gaps(tables, max(result.damaged), None)
+    events = part["nodes"].filter(pl.col("host") == "ca02.sim.ducc")["event"].to_list()
+    assert "vary_off" not in events and "vary_on" in events
+    host = next(h for h in machine_inventory(part, bootstrap(part)).hosts if h.name == "ca02.sim.ducc")
+    assert host.varied_off and not host.dead
+    assert {28, 29} <= set(result.cycles)
+
+
+@pytest.mark.parametrize(("name", "start", "stop", "job", "share"), [
+    ("corpus/shrink_map_order", 128503, 128769, 1, "np103.sim.ducc.6"),
+    ("unsettled/tally_order", 56871, 57010, 3, "n04.sim.ducc.13"),
+])
+def test_a_report_lost_in_unread_lines_leaves_shrinkby_unaudited(tmp_path, name, start, stop, job, share):
+    # tests.cuts seed 15 (cuts 472, 368): random bytes inside the record before reconcileProcess's
+    # "New process <share> ... Running" (the process's report) run it into one unread record. No
+    # line says the process reported after it, so rmref took it as still initializing, and shrinkBy
+    # and takeFromTheRich took it first where the RM took another: 8 and 5 RM divergences
+    log = tmp_path / "garbage.log"
+    log.write_bytes(Cut(log, "garbage", start, stop).apply(b"".join(lines(name))))
+    assert f"process  {share} ".encode() in b"".join(lines(name))[start - 40:start + 400]
+    tables, result = _audited(name, log)
+    host, sid = share.rsplit(".", 1)
+    assert tables["processes"].filter((pl.col("host") == host) & (pl.col("share_id") == int(sid))).is_empty()
+    skipped = result.skipped_kinds["evictions"]
+    assert skipped and min(skipped) > max(result.damaged)
+    assert {why.split(" had reported")[0] for why in skipped.values()} == {f"whether job {job}'s {share}"}
+    assert set(skipped) <= set(result.cycles)

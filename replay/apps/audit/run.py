@@ -47,8 +47,11 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
             continue
         part_tables = between_gaps(tables, lo, hi)
         part_start = replay_start(part_tables, boot if lo == 0 else None)
-        parts.append(_audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable,
-                                 damage, checkpoint))
+        part = _audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable, damage,
+                           checkpoint)
+        if not part.cycles and not part.skipped:  # every cycle of it damaged: what it took is read by none
+            part = replace(part, assumed=(), arrival_open=())
+        parts.append(part)
     return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
 
 
@@ -119,7 +122,7 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
         if rerunnable:
             result.carried[inp.cycle] = result.carry()
         kinds_now: tuple[str, ...] = kinds
-        open_why = start.reports_unknown(inp, logged.counts.get(inp.cycle, {}))
+        open_why = start.reports_unknown(inp, logged.counts.get(inp.cycle, {}), bool(logged.needy.get(inp.cycle)))
         if open_why is not None:
             result.skip(inp.cycle, [k for k in kinds if k in REPORT_READERS], open_why)
             kinds_now = tuple(k for k in kinds if k not in REPORT_READERS)

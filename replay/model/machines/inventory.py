@@ -39,6 +39,7 @@ class Host:
     source: str  # log / inferred / unknown
     evidence: str
     dead: bool = False  # declared dead before the log began: the log first shows it come back
+    varied_off: bool = False  # varied off before the log began: the log first shows it varied on
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,15 @@ def dead_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     return set(first.filter(pl.col("event").is_in(RETURNS))["host"].to_list())
 
 
+def varied_off_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
+    """Hosts whose first vary-off or vary-on the log shows is a vary-on: the RM marks online only a
+    machine it holds offline ("VaryOn: ... Machine marked online"; "Already online" otherwise), so
+    it held them varied off when the log began (or the part of it after a gap)."""
+    varies = tables["nodes"].filter(pl.col("event").is_in(("vary_off", "vary_on")) & pl.col("host").is_not_null())
+    first = varies.unique("host", keep="first", maintain_order=True)
+    return set(first.filter(pl.col("event") == "vary_on")["host"].to_list())
+
+
 def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantum_gb: int) -> Inventory:
     """The nodes there before the log began, with what the log states about each (no inference)."""
     nodes = tables["nodes"]
@@ -145,14 +155,16 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
                .select("host", "ip").iter_rows())
     stated = _stated(tables)
     dead = dead_before_log(tables)
+    off = varied_off_before_log(tables)
     hosts = []
     for name in prelog_hosts(tables):
         if name in stated:
             order, memory, at = stated[name]
-            hosts.append(Host(name, pool_of(name), order, memory, ips.get(name, ""), STATED, at, name in dead))
+            hosts.append(Host(name, pool_of(name), order, memory, ips.get(name, ""), STATED, at, name in dead,
+                              name in off))
         else:
             hosts.append(Host(name, pool_of(name), None, None, ips.get(name, ""), UNKNOWN,
-                              "no line states its order", name in dead))
+                              "no line states its order", name in dead, name in off))
     sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
                         "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)

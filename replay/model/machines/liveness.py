@@ -45,7 +45,8 @@ class NodeLiveness:
         self._ips = dict(ips.select("host", "ip").iter_rows())
         self._pool = pool_of
         self._known: dict[str, Machine] = {
-            h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip, online=not h.dead)
+            h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip,
+                            online=not (h.dead or h.varied_off), varied_off=h.varied_off)
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
