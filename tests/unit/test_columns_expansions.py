@@ -47,6 +47,36 @@ def test_a_do_expansion_line_gives_a_row_per_listed_job(tmp_path, monkeypatch):
     assert compiled["cycle"].to_list() == [1] * 6 and compiled["line"].to_list() == [1, 2, 2, 3, 4, 5]
 
 
+# NodePool.findShares prints countNSharesGiven() as it is: How Much may leave it negative (the INFO
+# line before says "-4 shares given"), so counted and needed can be below zero (rm-debug.log of
+# fixtures/corpus/negative_counts_needy, as the RM wrote them)
+_NEGATIVE = [
+    ("NodePool", "6", "findShares", "counted -1 current 0 needed -1 order 2 given 0"),
+    ("NodePool", "27", "findShares", "counted -4 current 1 needed -5 order 3 given 0"),
+    ("NodePool", "30", "findShares", "counted 2 current 4 needed -2 order 13 given 0"),
+]
+
+
+@pytest.mark.parametrize("engine", ["fast", "polars", "lark"])
+def test_find_shares_lines_with_negative_counts_give_rows_in_every_engine(tmp_path, engine):
+    path = _log(tmp_path, [*_NEGATIVE, _SENT])
+    tables = parse([path], engine=engine).tables
+    assert tables["unparsed"].height == 0
+    got = tables["expansions"].select("kind", "job_id", "counted", "current", "needed", "order", "count")
+    assert got.rows() == [
+        ("find_shares_counted", 6, -1, 0, -1, 2, 0),
+        ("find_shares_counted", 27, -4, 1, -5, 3, 0),
+        ("find_shares_counted", 30, 2, 4, -2, 13, 0),
+    ]
+
+
+def test_find_shares_lines_with_negative_counts_are_typed_alike_in_c_and_polars(tmp_path):
+    path = _log(tmp_path, [_ORDER, *_NEGATIVE, _COUNTED, _SENT])
+    compiled, reference, _ = _both(path, "expansions")
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled.filter(kind="find_shares_counted")["counted"].to_list() == [-1, -4, 2, 1]
+
+
 def test_a_chunk_of_only_do_expansion_lines_is_typed_in_c(tmp_path, monkeypatch):
     path = _log(tmp_path, [_expand("N/A", "NP: --default-- Expansions in this order: 3:found"), _SENT])
     compiled, reference, built = _both(path, "expansions")
