@@ -70,6 +70,22 @@ def test_find_shares_lines_with_negative_counts_give_rows_in_every_engine(tmp_pa
     ]
 
 
+@pytest.mark.parametrize("engine", ["fast", "polars", "lark"])
+def test_the_neighbouring_forms_with_negative_counts_give_rows_in_every_engine(tmp_path, engine):
+    # findMachines and whatOfFairShare print the same countNSharesGiven(), doEvictions its difference
+    path = _log(tmp_path, [
+        ("NodePool", "5", "findMachines", "counted -1 current 0 needed -1 order 2"),
+        ("NodePool", "5", "findMachines", "Setup preemptions. Have 0 free machines, needed -1"),
+        ("NodepoolScheduler", "6", "whatOfFairShare", "Scheduling job in class fair24a : -4 shares given, order 2"),
+        _SENT,
+    ])
+    tables = parse([path], engine=engine).tables
+    assert tables["unparsed"].height == 0
+    assert tables["expansions"].select("kind", "job_id", "counted", "current", "needed", "order").rows() == [
+        ("find_machines", 5, -1, 0, -1, 2), ("find_machines_preempt", 5, None, None, -1, None)]
+    assert tables["counts"].select("kind", "job_id", "shares_given", "order").rows() == [("given", 6, -4, 2)]
+
+
 def test_find_shares_lines_with_negative_counts_are_typed_alike_in_c_and_polars(tmp_path):
     path = _log(tmp_path, [_ORDER, *_NEGATIVE, _COUNTED, _SENT])
     compiled, reference, _ = _both(path, "expansions")
