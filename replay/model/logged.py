@@ -17,7 +17,7 @@ Each decision kind becomes {cycle: {job: value}} so a comparison is a dictionary
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -298,8 +298,10 @@ _TAKE_KINDS = ("candidate_machine", "not_candidate_machine", "machines_found", "
                "satisfied", "failed")
 
 
-def _merge(sequences: list[list[int]]) -> list[int]:
-    """One order consistent with every sequence (a topological sort; ties by first appearance)."""
+def _merge(sequences: list[list[int]], shown: tuple[tuple[int, ...], ...] = ()) -> list[int]:
+    """One order consistent with every sequence (a topological sort; ties by first appearance).
+    Where they contradict each other, a job one of the `shown` sequences puts after another still
+    waiting goes later: those orders are the RM's own, the others only a guess."""
     first: dict[int, int] = {}
     after: dict[int, set[int]] = {}
     for seq in sequences:
@@ -311,7 +313,7 @@ def _merge(sequences: list[list[int]]) -> list[int]:
     before = {j: sum(j in nxt for nxt in after.values()) for j in first}
     out: list[int] = []
     while before:
-        ready = [j for j, n in before.items() if n == 0] or list(before)  # a contradiction: take the first seen
+        ready = [j for j, n in before.items() if n == 0] or _unheld(before.keys(), shown) or list(before)
         j = min(ready, key=first.__getitem__)
         out.append(j)
         del before[j]
@@ -321,6 +323,12 @@ def _merge(sequences: list[list[int]]) -> list[int]:
     return out
 
 
+def _unheld(waiting: Collection[int], shown: tuple[tuple[int, ...], ...]) -> list[int]:
+    """The waiting jobs no `shown` sequence puts after another waiting one (a contradiction's way out)."""
+    held = {b for seq in shown for i, a in enumerate(seq) if a in waiting for b in seq[i + 1:]}
+    return [j for j in waiting if j not in held]
+
+
 def defrag_job_order(defrag: pl.DataFrame) -> dict[int, tuple[list[int], OrderShown]]:
     """Per cycle, the RM's job HashMap order as far as the INFO log shows it, and which pairs it shows.
 
@@ -328,6 +336,13 @@ def defrag_job_order(defrag: pl.DataFrame) -> dict[int, tuple[list[int], OrderSh
     each class's detectFragmentation rows, each pool's ACTUALLY NEEDY rows and the takeFromTheRich
     lines each show part of it, and one order consistent with all of them is taken. Jobs of two
     classes that no line relates keep an order the log does not show.
+
+    Only the ACTUALLY NEEDY and takeFromTheRich lines are what the log *shows* of that order (the
+    pairs returned): they iterate maps detectFragmentation fills afresh each cycle (a pool's
+    potentially needy jobs, then the needy ones), while a class's rows iterate the class's own
+    job map, which keeps the table size the class's most jobs ever needed (a HashMap never
+    shrinks; past 12 jobs its jobs hash into 32 buckets or more, not 16), so the two may list
+    the same two jobs in opposite orders. Those rows only break ties in the order taken.
     """
     rows = defrag.filter(pl.col("job_id").is_not_null() & pl.col("cycle").is_not_null()
                          & pl.col("kind").is_in(["analysis", "needy", *_TAKE_KINDS]))
@@ -342,5 +357,7 @@ def defrag_job_order(defrag: pl.DataFrame) -> dict[int, tuple[list[int], OrderSh
     for cycle, by_key in seqs.items():
         rank = {"analysis": 0, "needy": 1, "take": 2}  # ties in the merge go by this order
         parts = [seq for key, seq in sorted(by_key.items(), key=lambda kv: rank[kv[0][0]])]
-        out[cycle] = (_merge(parts), OrderShown(tuple(tuple(seq) for seq in parts)))
+        shown = tuple(tuple(seq) for key, seq in sorted(by_key.items(), key=lambda kv: rank[kv[0][0]])
+                      if key[0] != "analysis")
+        out[cycle] = (_merge(parts, shown), OrderShown(shown))
     return out

@@ -268,7 +268,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ("NodePool", "findShares"): _r(
         (r"^Connecting new share", "connect_new_share"),
         (r"^\S+ Doing expansions in this order:", "expansion_order"),
-        (r"^counted \d+ current", "find_shares_counted"),
+        (r"^counted -?\d+ current", "find_shares_counted"),
     ),
     ("NodepoolScheduler", "traverseNodepoolsForExpansion"): _r(
         (r"^\S+ Doing expansions in this order:", "expansion_order"),

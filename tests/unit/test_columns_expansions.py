@@ -47,6 +47,52 @@ def test_a_do_expansion_line_gives_a_row_per_listed_job(tmp_path, monkeypatch):
     assert compiled["cycle"].to_list() == [1] * 6 and compiled["line"].to_list() == [1, 2, 2, 3, 4, 5]
 
 
+# NodePool.findShares prints countNSharesGiven() as it is: How Much may leave it negative (the INFO
+# line before says "-4 shares given"), so counted and needed can be below zero (lines 45845, 45850
+# and 12376 of the real RM's rm-debug.log of oracle seed 11010, scenario 001, as it wrote them)
+_NEGATIVE = [
+    ("NodePool", "6", "findShares", "counted -1 current 0 needed -1 order 2 given 0"),
+    ("NodePool", "27", "findShares", "counted -4 current 1 needed -5 order 3 given 0"),
+    ("NodePool", "13", "findShares", "counted 2 current 4 needed -2 order 13 given 0"),
+]
+
+
+@pytest.mark.parametrize("engine", ["fast", "polars", "lark"])
+def test_find_shares_lines_with_negative_counts_give_rows_in_every_engine(tmp_path, engine):
+    path = _log(tmp_path, [*_NEGATIVE, _SENT])
+    tables = parse([path], engine=engine).tables
+    assert tables["unparsed"].height == 0
+    got = tables["expansions"].select("kind", "job_id", "counted", "current", "needed", "order", "count")
+    assert got.rows() == [
+        ("find_shares_counted", 6, -1, 0, -1, 2, 0),
+        ("find_shares_counted", 27, -4, 1, -5, 3, 0),
+        ("find_shares_counted", 13, 2, 4, -2, 13, 0),
+    ]
+
+
+@pytest.mark.parametrize("engine", ["fast", "polars", "lark"])
+def test_the_neighbouring_forms_with_negative_counts_give_rows_in_every_engine(tmp_path, engine):
+    # findMachines and whatOfFairShare print the same countNSharesGiven(), doEvictions its difference
+    path = _log(tmp_path, [
+        ("NodePool", "5", "findMachines", "counted -1 current 0 needed -1 order 2"),
+        ("NodePool", "5", "findMachines", "Setup preemptions. Have 0 free machines, needed -1"),
+        ("NodepoolScheduler", "6", "whatOfFairShare", "Scheduling job in class fair24a : -4 shares given, order 2"),
+        _SENT,
+    ])
+    tables = parse([path], engine=engine).tables
+    assert tables["unparsed"].height == 0
+    assert tables["expansions"].select("kind", "job_id", "counted", "current", "needed", "order").rows() == [
+        ("find_machines", 5, -1, 0, -1, 2), ("find_machines_preempt", 5, None, None, -1, None)]
+    assert tables["counts"].select("kind", "job_id", "shares_given", "order").rows() == [("given", 6, -4, 2)]
+
+
+def test_find_shares_lines_with_negative_counts_are_typed_alike_in_c_and_polars(tmp_path):
+    path = _log(tmp_path, [_ORDER, *_NEGATIVE, _COUNTED, _SENT])
+    compiled, reference, _ = _both(path, "expansions")
+    assert_frame_equal(compiled, reference, check_exact=True)
+    assert compiled.filter(kind="find_shares_counted")["counted"].to_list() == [-1, -4, 2, 1]
+
+
 def test_a_chunk_of_only_do_expansion_lines_is_typed_in_c(tmp_path, monkeypatch):
     path = _log(tmp_path, [_expand("N/A", "NP: --default-- Expansions in this order: 3:found"), _SENT])
     compiled, reference, built = _both(path, "expansions")

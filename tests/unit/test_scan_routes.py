@@ -51,6 +51,8 @@ def test_hand_worked_bodies_route_alike():
         (("NodepoolScheduler", "apportion_qshares"), "countJobShares A 1 2 x"),
         (("NodepoolScheduler", "doEvictions"), "-1   0 3 4"),
         (("NodepoolScheduler", "doEvictions"), "1 0 3 -4"),
+        (("NodePool", "findShares"), "counted -1 current 0 needed -1 order 2 given 0"),
+        (("NodePool", "findShares"), "counted - current 0 needed -1 order 2 given 0"),
         (("NodepoolScheduler", "detectFragmentation"), "np  bob -1 2 3 4 5 POTENTIALLY NEEDY"),
         (("NodePool", "disable"), "Nodepool: np Host offline: h1 purge: true"),
         (("Scheduler", "initClasses"), "----"), (("Scheduler", "initClasses"), "---"),
@@ -64,6 +66,8 @@ def test_hand_worked_bodies_route_alike():
     assert compiled == by_polars
     assert compiled[:4] == ["rmc_start", None, "rmc_before_bonus_row", None]  # one space after \S+, not two
     assert compiled[-1] == GENERIC
+    negative = [i for i, (g, _) in enumerate(cases) if g == ("NodePool", "findShares")]
+    assert [compiled[i] for i in negative] == ["find_shares_counted", None]  # a negative count, not a bare '-'
 
 
 _ASCII = st.characters(min_codepoint=32, max_codepoint=126) | st.just("\t")
