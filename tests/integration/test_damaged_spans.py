@@ -33,6 +33,13 @@ from tests.damaged import agrees_with_truth, lines, spliced
 from tests.helpers import log_path, truth
 
 
+def garbled(name: str, out: Path, start: int, stop: int) -> Path:
+    """The fixture's INFO log with the random bytes of `tests.cuts` spliced in at `start` (as many
+    as `stop - start`), as the cut's report line names them."""
+    out.write_bytes(Cut(out, "garbage", start, stop).apply(b"".join(lines(name))))
+    return out
+
+
 def _audited(name: str, log: Path):
     tables = parse([log]).tables
     result = audit(tables)
@@ -211,8 +218,7 @@ def test_a_bad_byte_in_the_rms_own_method_name_damages_its_cycle(tmp_path):
     # in a legacy encoding), but no user names the RM's methods, and job 12's counting line, now
     # a message of no method the RM has, told the RM's count of nothing
     name = "heldout/seed47-030"
-    log = tmp_path / "byte.log"
-    log.write_bytes(Cut(log, "garbage", 980332, 980333).apply(b"".join(lines(name))))
+    log = garbled(name, tmp_path / "byte.log", 980332, 980333)
     tables, result = _audited(name, log)
     assert list(result.damaged) == [52] and [r for r, *_ in result.damaged[52].reasons] == [BAD_BYTES]
     assert result.damaged[52].first[2] == 8742
@@ -238,8 +244,7 @@ def test_processes_whose_report_the_log_after_a_restart_does_not_show_leave_shri
     # 4 is counted fewer than it holds, and shrinkBy's choice rests on it: the RM took n02.44,
     # rmref (taking both as reported) n02.48, reported as 68 divergences of the RM
     name = "heldout/seed47-070"
-    log = tmp_path / "garbage.log"
-    log.write_bytes(Cut(log, "garbage", 730794, 731013).apply(b"".join(lines(name))))
+    log = garbled(name, tmp_path / "garbage.log", 730794, 731013)
     tables, result = _audited(name, log)
     assert [r for r, *_ in result.damaged[41].reasons] == [NUL, SHORT_BLOCK]
     said = [a for a in result.assumed if a.setting == "processes there before the log began"]
@@ -301,8 +306,7 @@ def test_garbage_between_a_schedule_sent_line_and_the_next_loop_damages_both_cyc
     # cycle 7's schedule as well as cycle 8's, so both are damaged (cycle 7's lost schedule read
     # as 3 RM divergences)
     name = "corpus/cleared_then_shrunk"
-    log = tmp_path / "garbage.log"
-    log.write_bytes(Cut(log, "garbage", 63353, 63407).apply(b"".join(lines(name))))
+    log = garbled(name, tmp_path / "garbage.log", 63353, 63407)
     assert b"Schedule sent to Orchestrator\n" in log.read_bytes()[63200:63353]
     tables, result = _audited(name, log)
     assert list(result.damaged) == [7, 8]
@@ -314,8 +318,7 @@ def test_bad_bytes_in_the_class_name_of_a_published_schedules_line_damage_both_c
     # schedule: the line is read as a message of a scrambled class (not an unparsed line), and may be
     # cycle 17's schedule as well as cycle 18's input (6 RM divergences in cycle 17 before)
     name = "a_tiny"
-    log = tmp_path / "garbage.log"
-    log.write_bytes(Cut(log, "garbage", 208773, 208777).apply(b"".join(lines(name))))
+    log = garbled(name, tmp_path / "garbage.log", 208773, 208777)
     tables, result = _audited(name, log)
     assert list(result.damaged) == [17, 18]
     assert {r for d in result.damaged.values() for r, *_ in d.reasons} == {BAD_BYTES}
@@ -376,8 +379,7 @@ def test_an_unread_published_schedule_damages_the_cycle_that_starts_from_it(tmp_
     # held 2 counted 1, and rmref's shrinkBy took n03.25, 3 RM divergences. Cycle 21's input is the
     # schedule cycle 20 published: both cycles are damaged
     name = "heldout/seed47-070"
-    log = tmp_path / "garbage.log"
-    log.write_bytes(Cut(log, "garbage", 354011, 354148).apply(b"".join(lines(name))))
+    log = garbled(name, tmp_path / "garbage.log", 354011, 354148)
     tables, result = _audited(name, log)
     first = tables["unparsed"].row(0, named=True)
     assert (first["line"], first["cycle"]) == (2993, 20) and first["text"].endswith("createState  ")
@@ -409,8 +411,7 @@ def test_a_report_lost_in_unread_lines_leaves_shrinkby_unaudited(tmp_path, name,
     # "New process <share> ... Running" (the process's report) run it into one unread record. No
     # line says the process reported after it, so rmref took it as still initializing, and shrinkBy
     # and takeFromTheRich took it first where the RM took another: 8 and 5 RM divergences
-    log = tmp_path / "garbage.log"
-    log.write_bytes(Cut(log, "garbage", start, stop).apply(b"".join(lines(name))))
+    log = garbled(name, tmp_path / "garbage.log", start, stop)
     assert f"process  {share} ".encode() in b"".join(lines(name))[start - 40:start + 400]
     tables, result = _audited(name, log)
     host, sid = share.rsplit(".", 1)
