@@ -82,7 +82,8 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
 
 def _passed_over(tables: Mapping[str, pl.DataFrame], potential: pl.DataFrame,
                  following: Mapping[int, int]) -> set[tuple[int, int]]:
-    """(cycle, job) pairs of fixed-share jobs the cycle's needy pass shows were not on the list.
+    """(cycle, job) pairs of fixed-share jobs the cycle's needy pass shows were not on the list
+    (its `Assign:` lines are printed for fixed-share jobs only, so only their classes match).
     expandNeedyJobs serves a nodepool's fixed-share jobs in JobByTimeSorter order, each by
     findShares on the same machines: had the job been on the list, it would have come before any
     later-submitted job of its class and order (ids follow submission; an equal time ties and keeps
