@@ -31,7 +31,9 @@ def test_damaged_cycles_on_the_status_line_are_the_stored_audits(tmp_path, monke
     report = json.loads((folder / "output" / "report.json").read_text())["damaged"]
     assert report["cycles"] > 0
     frames = {n: pl.read_parquet(folder / "output" / f"{n}.parquet") for n in ("divergences", "skipped")}
-    assert frames["skipped"].is_empty()  # (so every damaged cycle is named on the status line)
+    # no cycle left out wholly but the damaged ones, which the status line names (cycles audited in
+    # part, where a report the unread lines may hold decides shrinkBy, count as audited there)
+    assert frames["skipped"].filter(pl.col("decisions") == "all").is_empty()
     scan = damage.damaged_cycles
     scans: list[int] = []
     monkeypatch.setattr(damage, "damaged_cycles", lambda tables: scans.append(1) or scan(tables))
