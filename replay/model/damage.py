@@ -31,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from replay.model.reads import narrow
-from replay.parsing.records import HEADER_FIELDS, HEADER_RE
+from replay.parsing.header import HEADER_FIELDS, HEADER_RE
 
 UNPARSED = "unparsed lines"
 NUL = "NUL bytes"

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from replay.model.bycycle import ByCycle
+from replay.model.reads import narrow
 
 
 def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
@@ -90,14 +91,17 @@ def _passed_over(tables: Mapping[str, pl.DataFrame], potential: pl.DataFrame,
     only one), and taken the process that job was given. It must still be short when the cycle
     ends (doEvictions' needed), or it needed nothing and the pass rightly gave it nothing. Work
     that names its machines (trunk's "machine list:") may search fewer, so it proves nothing."""
-    kind = pl.col("kind")
-    given = tables["defrag"].filter((kind == "expand_needy_assign") & pl.col("cycle").is_not_null())
+    # (only the columns read: on disk a table is read whole otherwise)
+    given = narrow(tables, "defrag", ("kind", "cycle", "job_id")).filter(
+        (pl.col("kind") == "expand_needy_assign") & pl.col("cycle").is_not_null())
     served: dict[int, set[int]] = {}
     for cycle, job in given.select("cycle", "job_id").iter_rows():
         served.setdefault(cycle, set()).add(job)
-    counts = tables["eviction_counts"].filter(pl.col("cycle").is_not_null() & (pl.col("needed") > 0))
+    counts = narrow(tables, "eviction_counts", ("cycle", "job_id", "needed")).filter(
+        pl.col("cycle").is_not_null() & (pl.col("needed") > 0))
     short = set(counts.select("cycle", "job_id").iter_rows())
-    listed = set(tables["job_events"].filter(pl.col("event") == "machine_list")["job_id"].to_list())
+    events = narrow(tables, "job_events", ("event", "job_id"))
+    listed = set(events.filter(pl.col("event") == "machine_list")["job_id"].to_list())
     put: dict[int, dict[int, tuple[str, int]]] = {}  # the cycle it follows -> job -> (class, order)
     for cycle, job, cls, order in potential.select("cycle", "job_id", "class", "order").iter_rows():
         if cycle in following and cls is not None and job not in listed:

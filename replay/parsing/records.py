@@ -14,15 +14,9 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.chunks import Bytes, Piece
+from replay.parsing.header import HEADER_FIELDS, HEADER_RE
 from replay.parsing.tables import LEFT, series_from_arrow
 
-# The header as one anchored regex: the log4j PatternLayout of DUCC's log4j.xml (grammars/header.lark);
-# Rust regex, no look-around.
-HEADER_RE = (
-    r"^(\d\d [A-Z][a-z][a-z] \d\d\d\d \d\d:\d\d:\d\d,\d\d\d) +(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +"
-    r"(\S*)\.([^\s.]+) +- +(\S+) +T\[(\d*)\] +(\S+)(.*)"
-)
-HEADER_FIELDS = ["ts", "level", "component", "cls", "jid", "tid", "method", "body"]
 TS_FORMAT = "%d %b %Y %H:%M:%S,%3f"
 
 

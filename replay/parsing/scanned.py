@@ -27,7 +27,8 @@ from replay.parsing.arrays import numeric
 from replay.parsing.chunks import Bytes, Piece
 from replay.parsing.compiled import COMPILED
 from replay.parsing.families import FAMILY_CODE, GENERIC
-from replay.parsing.records import HEADER_FIELDS, Lines, Records, fast_headers, parse_ts, repair_utf8
+from replay.parsing.header import HEADER_FIELDS
+from replay.parsing.records import Lines, Records, fast_headers, parse_ts, repair_utf8
 from replay.parsing.tables import FIXED_METHODS, RESERVE_METHODS, Schema, series_from_arrow
 
 if COMPILED:

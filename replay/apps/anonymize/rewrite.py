@@ -29,7 +29,7 @@ import polars as pl
 from replay.apps.anonymize.mapping import Pseudonyms
 from replay.apps.anonymize.names import IPV4
 from replay.parsing.outdir import submitted
-from replay.parsing.records import HEADER_RE
+from replay.parsing.header import HEADER_RE
 from replay.parsing.sources import Source
 from replay.progress import OnProgress, Progress
 
