@@ -96,14 +96,14 @@ class _LogReads:
         self.caps = ByCycle(cap_inputs(tables))
         self.purged = purged_hosts(tables)
         self.stranded = Stranded(tables)
-        self.submitted = submission_order(tables)
+        self.left_off = needy_left_off(tables)
+        self.submitted = submission_order(tables, self.left_off)  # (the ties read the same left-off jobs)
         self.capped = ByCycle(tables["job_caps"].select("cycle", "job_id"))
         refusals = tables["job_events"].filter((pl.col("event") == "refused") & pl.col("cycle").is_not_null())
         self.refused_in = dict(refusals.group_by("job_id").agg(pl.col("cycle").min()).iter_rows())  # job -> first
         self.needy = ByCycle(tables["defrag"].filter(pl.col("potentially_needy")).select("cycle", "job_id"))
         self.analysed = set(tables["defrag"].filter(pl.col("kind") == "analysis")["cycle"].drop_nulls().to_list())
         self.expanded_first = needy_expanded(tables)
-        self.left_off = needy_left_off(tables)
         self.clock = ProcessClock(tables["processes"], tables["cycles"])
 
     def cycle_input(self, cycle: int, state: tuple[Machine, ...], existing: list[ExistingRow],

@@ -111,15 +111,16 @@ def _passed_over(tables: Mapping[str, pl.DataFrame], potential: pl.DataFrame,
             and any(other > job and jobs.get(other) == key for other in served.get(cycle, ()))}
 
 
-def needy_ties(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int]]:
+def needy_ties(tables: Mapping[str, pl.DataFrame],
+               left: Mapping[int, set[int]] | None = None) -> list[tuple[int, int]]:
     """Ties the needy list shows, as (job left off, job kept): it is a TreeMap on JobByTimeSorter, so
     of two potentially needy jobs that tie only the one put last stays. A potentially needy job that
     whatOfFixedShare assigns processes to in the next cycle (`Assign(H|V)`) was not in it, or the
     needy pass, which runs first, would have given it those: it tied with the one job of its order
-    put after it. Any other job the next cycle shows left off (`needy_left_off`) tied with the one
-    job of its order that cycle kept."""
+    put after it. Any other job the next cycle shows left off (`needy_left_off`, or `left` when
+    already read) tied with the one job of its order that cycle kept."""
     rows, following, assigned = _needy_evidence(tables)
-    left = needy_left_off(tables)
+    left = needy_left_off(tables) if left is None else left
     ties = []
     # each cycle's jobs as first put, in rows, not a frame per cycle (a log's thousands of cycles)
     by_cycle: dict[int, dict[int, int]] = {}

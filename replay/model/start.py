@@ -167,6 +167,8 @@ class ReplayStart:
                           (MEMORY_UNKNOWN, [w.job_id for w in inp.work if any(not s.order for s in w.shares)])):
             if jobs:
                 return why.format(jobs=_jobs(jobs))
+        if not self.boot.undefined:  # (the common case: asked every cycle)
+            return None
         undefined = {name: f"{file}:{line}" for name, file, line in self.boot.undefined}
         for w in inp.work:
             if w.class_name in undefined:

@@ -9,14 +9,16 @@ import polars as pl
 from replay.model.needy import needy_ties
 
 
-def submission_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, int]:
+def submission_order(tables: Mapping[str, pl.DataFrame],
+                     left_off: Mapping[int, set[int]] | None = None) -> dict[int, int]:
     """Each job's place in submission order (JobByTimeSorter's key), equal for jobs that tie.
 
     The Orchestrator numbers work in submission order, so job ids order it; the timestamps are
     not logged. Two jobs submitted in the same millisecond tie, and the RM then keeps its job
     table's order, which can put the later id first: wherever the log lists jobs in
     JobByTimeSorter's order (a pool's "Expansions in this order", a fixed-share or reserve class's
-    counting lines) and does so, the two tie.
+    counting lines) and does so, the two tie. `left_off`: `needy_left_off` of the tables, when
+    already read (else read here).
     """
     classes = dict(tables["jobs"].select("job_id", "class").drop_nulls().unique("job_id", keep="last").iter_rows())
     expansions = tables["expansions"].filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
@@ -45,7 +47,7 @@ def submission_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, int]:
 
     pairs = [(earlier, later) for seq in sequences for i, later in enumerate(seq) for earlier in seq[i + 1:]
              if earlier < later]  # listed after a later-submitted job: the two tie
-    for x, y in pairs + needy_ties(tables):
+    for x, y in pairs + needy_ties(tables, left_off):
         a, b = sorted((root(x), root(y)))
         if a != b:
             tied[b] = a
