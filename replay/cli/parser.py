@@ -7,6 +7,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, cast
 
 from replay.cli.registry import commands
+from replay._version import __version__
 from replay.cli.show import LazyConsole, print_error, stdout_console
 from replay.parsing.outdir import interrupted_line
 from replay.parsing.sources import InputError
@@ -15,22 +16,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def version() -> str:
-    """rmreplay's installed version."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("rmreplay")
-    except PackageNotFoundError:
-        return "(not installed: run from a source tree)"
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of `rmreplay`: one sub-command per registered command (`only`: that
     built-in command alone, when the command line names it)."""
     parser = argparse.ArgumentParser(prog="rmreplay", description="Replay and audit DUCC Resource Manager logs.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in commands(only):
         p = sub.add_parser(command.name, help=command.help)

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from replay._version import __version__
 from replay.parsing.digest import combine, file_digest, file_digests
 from replay.parsing.sources import InputError, Source
 
@@ -42,17 +42,9 @@ MANIFEST = "manifest.json"
 FORMAT = "rmreplay-output/1"
 
 
-@lru_cache(maxsize=1)
-@lru_cache(maxsize=1)
 def rmreplay_version() -> str:
-    """The installed rmreplay's version ("unknown" when run from a source tree that was not
-    installed): written in every manifest and part of every stored audit's key."""
-    from importlib import metadata  # (about 15 ms: only where a version is written or keyed)
-
-    try:
-        return metadata.version("rmreplay")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    """rmreplay's version: written in every manifest and part of every stored audit's key."""
+    return __version__
 
 
 def input_record_of(sources: list[Source]) -> dict[str, Any]:
