@@ -111,7 +111,7 @@ NONE = Choices()
 
 def swapped(phases: Phases) -> frozenset[str]:
     """The phases a change replaces (not rmref's own)."""
-    return frozenset(n for n in ("caps", "how_much", "what_of", "evictions", "defrag")
+    return frozenset(n for n in ("caps", "how_much", "what_of", "clearing", "evictions", "defrag")
                      if getattr(phases, n) is not getattr(_OWN, n))
 
 

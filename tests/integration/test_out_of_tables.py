@@ -64,7 +64,7 @@ def test_setup_preemptions_clears_only_what_free_machines_leave_short(cycle, cle
     result = _audit(CLEARING, (CLEARED, NOT_CLEARED))
     assert not result.divergences
     trace = result.traces[cycle]
-    assert trace.chained.how_much.cleared == cleared
+    assert trace.chained.cleared == cleared
     record = _record(CLEARING, cycle)
     assert _taken(trace) == {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
 
@@ -76,7 +76,7 @@ def test_a_reservation_short_of_free_machines_clears_the_one_set_aside_for_anoth
     result = _audit(OTHERS, (SHORT,))
     assert not result.divergences
     trace = result.traces[SHORT]
-    assert trace.chained.how_much.cleared == ("np203.sim.ducc",)
+    assert trace.chained.cleared == ("np203.sim.ducc",)
     record = _record(OTHERS, SHORT)
     assert _taken(trace) == {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
 
