@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rmref import Hints, Phases, SetAside, schedule
+from replay.apps.baseline import Choices, run_following
+from rmref import Hints, Phases, SetAside, clearing, how_much, schedule
 from rmref.constants import RESERVATION
 from rmref.evictions import evictions
 from rmref.model import Machine
@@ -74,3 +75,29 @@ def test_a_swapped_what_of_reaches_the_clearing_phase():
     swapped = schedule(inp, hints, Phases(what_of=no_reservation, clearing=by_placements, evictions=spy))
     assert swapped.cleared == ("b",) and handed == [("b",)] and swapped.how_much.counts[9] == 4
     assert schedule(inp, hints, Phases(what_of=no_reservation)).cleared == ()
+
+
+def test_a_developers_clearing_is_handed_no_rm_pick_while_rmrefs_how_much_still_follows_it():
+    """`run_following` hands a developer's phase none of the RM's free choices; the RM's cleared
+    machine (b1, of b1 and b2 set aside, f free: tests/unit/test_rmref_out_of_tables.py) also
+    orders rmref's How Much's walk, which keeps it when only the clearing is the developer's."""
+    nodes = tuple(Machine(n, ROOT, 4, 60 * 1024) for n in ("b1", "b2", "f"))
+    inp = _reserve_cycle("2.0.0", nodes, [1, 2])
+    seen: dict[str, list] = {"how_much": [], "clearing": []}
+
+    def counting(*args, **kwargs):
+        seen["how_much"].append(kwargs.get("cleared_first"))
+        return how_much(*args, **kwargs)
+
+    def theirs(inp, counts, set_aside, placements, /, *, stale_left=None, cleared_first=()):
+        seen["clearing"].append(tuple(cleared_first))
+        return clearing(inp, counts, set_aside, placements, stale_left=stale_left)
+
+    phases = Phases(how_much=counting, clearing=theirs)
+    choices = Choices(cleared=("b1",), given=("b1", "b2"))
+    run, _ = run_following(inp, Hints(), choices, phases, frozenset({"clearing"}))
+    # unhinted, rmref's clearing inside theirs meets b2 first (the node map's order, which is open)
+    assert seen == {"how_much": [("b1",)], "clearing": [()]} and run.cleared == ("b2",)
+    seen = {"how_much": [], "clearing": []}
+    run_following(inp, Hints(), choices, phases)
+    assert seen == {"how_much": [("b1",)], "clearing": [("b1",)]}
