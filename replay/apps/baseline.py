@@ -98,7 +98,7 @@ class Choices:
 
     prefer: Mapping[str, int] = field(default_factory=dict)  # What Of: machines' rank in an open order
     choose: Mapping[str, Clearing] = field(default_factory=dict)  # takeFromTheRich's clearings
-    cleared: tuple[str, ...] = ()  # How Much: machines cleared for a reservation, in an open node-map order
+    cleared: tuple[str, ...] = ()  # How Much, clearing: machines cleared for a reservation, in an open node-map order
     known_order: Container[tuple[int, int]] | None = None  # detectFragmentation: job pairs of known tally order
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, served where admitted
     given: tuple[str, ...] = ()  # How Much: countFreeableMachines' walk, in an open node-map order
