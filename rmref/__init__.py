@@ -8,14 +8,17 @@ history against a change:
     How Much   how_much(inp, caps, ...) -> HowMuch                 howMuchFairShare / howMuchFixed / reservations
     What Of    what_of(inp, counts, ...) -> tuple[Placement, ...]  whatOfFairShare / findShares / findMachines
                (reads How Much's counts and stale_left: HowMuch.stale_left)
+    clearing   clearing(inp, counts, set_aside, placed, ...)       setupPreemptions (in findMachines)
+               -> tuple[str, ...] (the machines emptied for reservations, of HowMuch.set_aside)
     evictions  evictions(inp, counts, cleared) -> tuple[Eviction]  doEvictions (purge, reservation clearing, shrinkBy)
     defrag     defragment(inp, counts, placed, evicted, ...) -> Defrag   detectFragmentation / takeFromTheRich
 """
 
 from rmref.caps import CapInput, Caps, base_cap, job_caps
+from rmref.clearing import clearing
 from rmref.constants import UNLIMITED
 from rmref.howmuch import HowMuch, how_much
-from rmref.howmuch_state import CounterRun
+from rmref.howmuch_state import CounterRun, SetAside
 from rmref.memory import Memory
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import Defrag, TakeFromTheRich, Unsettled, defragment
@@ -33,7 +36,7 @@ __all__ = [
     "FAIR_SHARE", "FIXED_SHARE", "RESERVE", "UNLIMITED",
     "Apportionment", "CapInput", "Caps", "ClassDef", "Config", "CounterRun", "CycleDecisions", "CycleInput",
     "CycleResult", "Defrag", "DefragAction", "Entity", "Eviction", "HeldShare", "Hints", "HowMuch", "Machine",
-    "Memory", "Nodepool", "Phases", "Placement", "PoolTables", "Share", "TakeFromTheRich", "Unsettled", "Work",
-    "apportion", "base_cap", "defragment", "evictions", "how_much", "investment_key", "job_caps", "job_order",
-    "machine_order", "n_shares_by_order", "processes_for_qshares", "schedule", "shrink_by", "what_of",
+    "Memory", "Nodepool", "Phases", "Placement", "PoolTables", "SetAside", "Share", "TakeFromTheRich", "Unsettled",
+    "Work", "apportion", "base_cap", "clearing", "defragment", "evictions", "how_much", "investment_key", "job_caps",
+    "job_order", "machine_order", "n_shares_by_order", "processes_for_qshares", "schedule", "shrink_by", "what_of",
 ]

@@ -1,12 +1,17 @@
 """One whole scheduling cycle: rmref's phases chained, each fed the one before (NodepoolScheduler.schedule).
 
-    caps -> How Much (counts, stale_left) -> What Of (placements) -> doEvictions -> defragmentation
+    caps -> How Much (counts, stale_left, set_aside) -> What Of (placements)
+         -> clearing (machines emptied for reservations) -> doEvictions -> defragmentation
 
 `Phases` names the function used for each; replace one (same signature) to see how history
 would have gone with a change. Each phase reads what the ones before hand it: How Much's
 `HowMuch.stale_left` (the free space its accounting left unschedulable machines) goes to What Of
 and defragmentation as `stale_left`, where some machine has one; a swapped How Much that leaves
 it None has rmref's What Of work it out from the input (`rmref.howmuch_state.stale_after_howmuch`).
+How Much's `HowMuch.set_aside` (the machines countFreeableMachines set aside for reservations) goes
+to the clearing step, which picks the machines setupPreemptions empties for doEvictions; rmref's
+clearing counts the free machines each reservation finds with rmref's own What Of walk, whichever
+What Of ran (rmref.clearing says what a developer swapping What Of should know).
 `Hints` carries what no input can predict but a log shows: the RM iterates some maps keyed by
 random ids, and keeps a few values from one cycle to the next (`rmref.memory.Memory`, which
 `CycleResult.memory` hands on to the next cycle).
@@ -20,13 +25,14 @@ from typing import Any
 
 from rmref.caps import job_caps
 from rmref.choices import Clearing
+from rmref.clearing import clearing
 from rmref.constants import EVICT, NOT_NEW, REASSIGN
 from rmref.howmuch import HowMuch, how_much
 from rmref.memory import Memory
 from rmref.defrag import Defrag, defragment
 from rmref.evictions import evictions
 from rmref.model import CycleDecisions, CycleInput, DefragAction, Eviction, Placement
-from rmref.phases import CapsPhase, DefragPhase, EvictionsPhase, HowMuchPhase, WhatOfPhase
+from rmref.phases import CapsPhase, ClearingPhase, DefragPhase, EvictionsPhase, HowMuchPhase, WhatOfPhase
 from rmref.whatof import what_of
 
 
@@ -41,7 +47,8 @@ class Hints:
     needy: Mapping[int, int] | None = None  # the needy jobs to serve, if not those detection finds (defragment's serve)
     # the RM's free choices, to follow where rmref finds them equal to its own (rmref.choices)
     prefer: Mapping[str, int] = field(default_factory=dict)  # machines' rank in an open order (what_of)
-    cleared_first: tuple[str, ...] = ()  # machines cleared for a reservation, in an open node-map order (how_much)
+    # machines cleared for a reservation, in an open node-map order (how_much's walk, clearing)
+    cleared_first: tuple[str, ...] = ()
     given_first: tuple[str, ...] = ()  # machines countFreeableMachines gave, in its walk over an open order (how_much)
     choose: Mapping[str, Clearing] = field(default_factory=dict)  # clearings (defragment)
     known_order: Container[tuple[int, int]] | None = None  # job pairs of known tally order (defragment)
@@ -54,6 +61,7 @@ class Phases:
     caps: CapsPhase = job_caps
     how_much: HowMuchPhase = how_much
     what_of: WhatOfPhase = what_of
+    clearing: ClearingPhase = clearing
     evictions: EvictionsPhase = evictions
     defrag: DefragPhase = defragment
 
@@ -100,6 +108,7 @@ class CycleResult:
     defrag: Defrag
     memory: Memory  # what the RM keeps for the next cycle (its Hints' memory)
     published: dict[int, Published] = field(default_factory=dict)  # the schedule sent to the Orchestrator
+    cleared: tuple[str, ...] = ()  # the machines the clearing step emptied for reservations (evictions' input)
 
 
 def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases()) -> CycleResult:
@@ -111,7 +120,12 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     # it left unschedulable machines: passed only where a machine has one, as `prefer`
     stale: dict[str, Any] = {"stale_left": hm.stale_left} if hm.stale_left else {}
     placed = tuple(phases.what_of(inp, hm.counts, **({"prefer": hints.prefer} if hints.prefer else {}), **stale))
-    evicted = tuple(phases.evictions(inp, hm.counts, hm.cleared, hints.share_walk))
+    # setupPreemptions runs inside findMachines: rmref's clearing reads rmref's What Of walk again,
+    # for the free machines each reservation finds (a state, not an output, of What Of)
+    clear: dict[str, Any] = {} if hm.stale_left is None else {"stale_left": hm.stale_left}
+    clear.update({"cleared_first": hints.cleared_first} if hints.cleared_first else {})
+    cleared = tuple(phases.clearing(inp, hm.counts, hm.set_aside, placed, **clear))
+    evicted = tuple(phases.evictions(inp, hm.counts, cleared, hints.share_walk))
     pure = {**hints.memory.pure_fair_share, **hm.pure_fair_share}  # the RM keeps a job's last pure share
     extra: dict[str, Any] = {} if hints.needy is None else {"serve": hints.needy}  # passed only when known
     extra.update({"choose": hints.choose} if hints.choose else {})
@@ -122,7 +136,7 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     decisions = CycleDecisions(inp.cycle, caps, dict(hm.counts), dict(hm.deferred), placed, evicted,
                                tuple(d.carried), tuple(d.actions))
     memory = Memory(pure, dict(d.wealth), tuple(d.carried))
-    return CycleResult(decisions, hm, d, memory, publish(placed, evicted, tuple(d.actions)))
+    return CycleResult(decisions, hm, d, memory, publish(placed, evicted, tuple(d.actions)), cleared)
 
 
 def _walks(hints: Hints) -> dict[str, tuple[str, ...]]:

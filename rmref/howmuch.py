@@ -39,8 +39,8 @@ from rmref.bands import by_submission, priority_bands
 from rmref.constants import KB_PER_GB, UNLIMITED
 from rmref.evictions import held_now, in_tables
 from rmref.apportion import Entity, apportion, apportion_nested
-from rmref.howmuch_fixed import how_much_fixed, how_much_reserve, setup_preemptions
-from rmref.howmuch_state import CounterRun, CountingCycle, build_pools, counted_classes
+from rmref.howmuch_fixed import how_much_fixed, how_much_reserve
+from rmref.howmuch_state import CounterRun, CountingCycle, SetAside, build_pools, counted_classes
 from rmref.javahash import hashmap_order
 from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Work
 from rmref.pool import PoolTables
@@ -59,7 +59,9 @@ class HowMuch:
     user_given: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)  # (class, user) awards
     runs: tuple[CounterRun, ...] = ()  # every counter run, in the RM's order
     pure_fair_share: dict[int, int] = field(default_factory=dict)  # job -> uncapped, un-bonused share (defrag)
-    cleared: tuple[str, ...] = ()  # machines set aside to be emptied for a reservation (the evictions' input)
+    # every countFreeableMachines call for a reservation, with the machines it set aside to be
+    # emptied: the clearing step's input (rmref.clearing), which picks those setupPreemptions empties
+    set_aside: tuple[SetAside, ...] = ()
     # machine -> the free space the accounting left each unschedulable machine of known size: reset
     # skips it, so What Of's accounting starts from there (What Of's `stale_left` input); None: this
     # How Much did not say, and What Of works it out (rmref.howmuch_state.stale_after_howmuch)
@@ -83,7 +85,9 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
 
     `cleared_first` are machines to take first, for a reservation, where the order the RM meets
     alike machines in is open (a node map hashed on IPs the input does not give): a caller that
-    knows the RM's pick passes it (rmref.choices), so the rest of the cycle follows it.
+    knows the RM's pick passes it (rmref.choices), so the rest of the cycle follows it (the
+    clearing step, rmref.clearing, takes it too: which machines are emptied is decided there, from
+    `HowMuch.set_aside`).
     `given_first` are the machines countFreeableMachines gave (free or to be freed), in the order
     its walk met them (the log shows it): where that order is open the walk meets them first. It
     matters before 2.1.0, when the walk did not take free machines first (rmref.behaviours).
@@ -99,7 +103,7 @@ def how_much(inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str,
         user_given={u: g for p in parts for u, g in p.user_given.items()},
         runs=tuple(r for p in parts for r in p.runs),
         pure_fair_share={j: n for p in parts for j, n in p.pure_fair_share.items()},
-        cleared=tuple(h for p in parts for h in p.cleared),
+        set_aside=tuple(a for p in parts for a in p.set_aside),
         stale_left={h: v for p in parts for h, v in (p.stale_left or {}).items()},
     )
 
@@ -133,9 +137,8 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
             how_much_fixed(cyc, band)
         else:
             _how_much_fair_share(cyc, band)
-    cleared = setup_preemptions(cyc, stale_left)
-    return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure, cleared,
-                   stale_left)
+    return HowMuch(cyc.counts, cyc.deferred, cyc.class_given, cyc.user_given, tuple(cyc.runs), cyc.pure,
+                   tuple(cyc.set_aside), stale_left)
 
 
 # ---------------------------------------------------------------------------------------------

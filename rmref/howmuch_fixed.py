@@ -1,16 +1,16 @@
 """How Much for the non-preemptable policies (rmref.howmuch): RESERVE (howMuchReserve, whole
-machines, freed if need be) and FIXED_SHARE (howMuchFixed), and the machines setupPreemptions clears."""
+machines, freed if need be) and FIXED_SHARE (howMuchFixed). Which of the machines set aside for
+reservations setupPreemptions empties is a step of its own, after What Of (rmref.clearing)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from rmref.evictions import departed
-from rmref.howmuch_state import CountingCycle, allotment_for_job, schedulable, single_allotment_ok
+from rmref.howmuch_state import CountingCycle, SetAside, allotment_for_job, schedulable, single_allotment_ok
 from rmref.javahash import node_map_order
 from rmref.model import FAIR_SHARE, ClassDef, Work
 from rmref.pool import PoolTables
-from rmref.whatof import free_at_find_machines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -26,7 +26,8 @@ def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: in
     """countFreeableMachines: machines of the job's size that are free, or hold only preemptable work.
 
     Free machines come first (before 2.1.0, behaviour freeable_by_eviction_cost, the walk is in
-    node-map order, free or not); a machine that must be emptied is set aside (and leaves the tables).
+    node-map order, free or not); a machine that must be emptied is set aside (and leaves the tables):
+    the call is recorded (`SetAside`) for the clearing step, which empties some of them.
     """
     on_host: dict[str, list[str]] = {}
     for other in cyc.inp.work:
@@ -58,56 +59,8 @@ def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: in
     for m in set_aside:
         pool.preemptable.add(m.name)
         pool.n[m.order] -= 1
-    cyc.set_aside.append((pool, w.order, set_aside, given, w.job_id))
+    cyc.set_aside.append(SetAside(pool.name, w.order, tuple(set_aside), given, w.job_id))
     return given
-
-
-def setup_preemptions(cyc: CountingCycle, stale_left: Mapping[str, int] | None = None) -> tuple[str, ...]:
-    """The machines setupPreemptions actually clears, of those countFreeableMachines set aside.
-
-    findMachines calls it per reservation only when the free machines of the reservation's size
-    fall short of what was counted, for the shortfall (before 2.1.0 countFreeableMachines may set a
-    busy machine aside while a free one remains: nothing is then cleared). The free machines are
-    those What Of's walk leaves when it reaches the reservation (the passes before it, and earlier
-    reservations, may have taken some: `rmref.whatof.free_at_find_machines`). It walks the pool's
-    preemptables (a HashMap on the node), every machine set aside there, whoever it was set aside
-    for, for machines of the request's order. But the RM reuses the order variable for each share
-    it evicts, so after the first machine it looks for machines of that share's order: machines of
-    the request's size are skipped unless the last share evicted filled one. (Which share is last is
-    a HashMap walk over random ids; when a machine's shares differ in size the largest is taken.)
-    """
-    policy = {w.job_id: (cyc.class_of[w.job_id].policy if w.job_id in cyc.class_of else FAIR_SHARE)
-              for w in cyc.inp.work}
-    share_orders: dict[str, set[int]] = {}
-    for w in cyc.inp.work:
-        if policy[w.job_id] == FAIR_SHARE:
-            for s in w.shares:
-                share_orders.setdefault(s.host, set()).add(s.order)
-    cleared: list[str] = []
-    if not any(machines for _, _, machines, _, _ in cyc.set_aside):
-        return ()
-    found = free_at_find_machines(cyc.inp, cyc.counts, stale_left)
-    for pool in {id(p): p for p, *_ in cyc.set_aside}.values():
-        asked = []
-        for p, order, machines, wanted, job in cyc.set_aside:
-            if p is pool and job in found and wanted > found[job]:
-                asked.append((order, list(machines), wanted - found[job]))
-        # it walks the pool's preemptables, which hold every machine set aside, whoever asked
-        in_pool = [m for p, _, machines, _, _ in cyc.set_aside if p is pool for m in machines]
-        left = cyc.first(node_map_order([(m.name, m.ip) for m in in_pool]))  # put in set-aside order
-        size = {m.name: m.order for m in in_pool}
-        for order, machines, short in asked:
-            given = 0
-            for name in list(left):
-                if given >= short:
-                    break
-                if size[name] != order:
-                    continue
-                cleared.append(name)
-                left.remove(name)
-                given += 1
-                order = max(share_orders.get(name, {order}))
-    return tuple(cleared)
 
 
 _Counter = Callable[["CountingCycle", ClassDef, PoolTables, Work], None]

@@ -3,7 +3,7 @@ from, the counts and awards so far, and the allotment checks every policy makes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rmref.apportion import Entity
@@ -24,6 +24,19 @@ class CounterRun:
     entities: tuple[Entity, ...]  # in the RM's apportionment order
     vmachines: tuple[int, ...]
     given: dict[str, tuple[int, ...]]  # processes by share order, index 0 the total
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """One countFreeableMachines call for a reservation (How Much's `HowMuch.set_aside`): the busy
+    machines it set aside to be emptied, and how many machines it gave, free or freeable. The
+    clearing step (rmref.clearing) reads it: setupPreemptions empties machines of it later."""
+
+    pool: str  # the nodepool whose preemptables hold the machines (the reservation's class's)
+    order: int  # the reservation's share order: the size of machine it asked for
+    machines: tuple[Machine, ...]  # set aside, in the walk's order (clearing reads name, IP and order)
+    wanted: int  # the machines the walk gave (free or freeable): the reservation's new processes
+    job: int  # the reservation
 
 
 
@@ -182,6 +195,20 @@ def _account_stale(pool: PoolTables, listed: set[int], m: Machine, order: int, r
 # The cycle
 
 
+def open_node_order(inp: CycleInput) -> bool:
+    """Whether the order the RM meets alike machines in is open: its node map hashes IPs the
+    log (before DUCC 3.0.0) never gives (any IP the input has then was inferred)."""
+    return not inp.config.behaviours.has("node_ip_logged")
+
+
+def met_first(inp: CycleInput, names: list[str], first: Sequence[str]) -> list[str]:
+    """`names` (in node-map order) with the machines of `first` ahead where that order is open: the
+    RM's picks a caller knows (How Much's and clearing's `cleared_first`)."""
+    if not first or not open_node_order(inp):
+        return names
+    return sorted(names, key=lambda n: n not in first)
+
+
 @dataclass
 class CountingCycle:
     """What every counting step reads: the input, caps, classes and the live tables."""
@@ -205,21 +232,17 @@ class CountingCycle:
     by_class: dict[str, list[Work]] = field(default_factory=dict)  # class -> its jobs, oldest first
     occupancy: dict[str, int] = field(default_factory=dict)  # user -> quantum shares its non-preemptable work holds
     current: dict[int, int] = field(default_factory=dict)  # job -> processes held (RmJob.countNShares)
-    # per freeable count: the pool, the order, the machines set aside, the machines given, the job
-    set_aside: list[tuple[PoolTables, int, list[Machine], int, int]] = field(default_factory=list)
+    set_aside: list[SetAside] = field(default_factory=list)  # every countFreeableMachines call, in order
     cleared_first: tuple[str, ...] = ()  # machines met first where the node-map order is open (how_much)
     given_first: tuple[str, ...] = ()  # countFreeableMachines' picks, met first in that order where it is open
 
     def open_order(self) -> bool:
-        """Whether the order the RM meets alike machines in is open: its node map hashes IPs the
-        log (before DUCC 3.0.0) never gives (any IP the input has then was inferred)."""
-        return not self.inp.config.behaviours.has("node_ip_logged")
+        """Whether the order the RM meets alike machines in is open (`open_node_order`)."""
+        return open_node_order(self.inp)
 
     def first(self, names: list[str]) -> list[str]:
         """`names` in node-map order, with `cleared_first` ahead where that order is open."""
-        if not self.cleared_first or not self.open_order():
-            return names
-        return sorted(names, key=lambda n: n not in self.cleared_first)
+        return met_first(self.inp, names, self.cleared_first)
 
     def walk(self, names: list[str]) -> list[str]:
         """`names` in the order countFreeableMachines meets them: node-map order, with `given_first`

@@ -11,6 +11,7 @@ from rmref.caps import CapInput, Caps
 from rmref.choices import Clearing
 from rmref.defrag import Defrag
 from rmref.howmuch import HowMuch
+from rmref.howmuch_state import SetAside
 from rmref.model import CycleInput, Eviction, Placement
 
 
@@ -23,7 +24,8 @@ class CapsPhase(Protocol):
 class HowMuchPhase(Protocol):
     """How Much (NodepoolScheduler.howMuch): every job's process count (rmref.howmuch.how_much), from the
     jobs' actual caps, the users' allotments, the order each class's users were counted in and, where
-    the node-map order is open, the machines to clear first for a reservation."""
+    the node-map order is open, the machines to clear first for a reservation. Its `HowMuch.set_aside`
+    (may be empty) is the clearing step's input."""
 
     def __call__(self, inp: CycleInput, caps: Mapping[int, int], user_limits: Mapping[str, int] | None = None,
                  user_orders: Sequence[Sequence[str]] = (), /, *, cleared_first: Sequence[str] = (),
@@ -42,9 +44,22 @@ class WhatOfPhase(Protocol):
                  stale_left: Mapping[str, int] | None = None) -> Sequence[Placement]: ...
 
 
+class ClearingPhase(Protocol):
+    """setupPreemptions (in findMachines): the machines emptied for reservations (rmref.clearing.clearing),
+    from How Much's `HowMuch.set_aside`, its counts and What Of's placements; `stale_left` is How
+    Much's (None: worked out from `inp`), `cleared_first` the machines the RM cleared, where the
+    node-map order is open (passed only when known). rmref's own counts the free machines each
+    reservation finds with rmref's What Of walk, not with `placements` (see rmref.clearing)."""
+
+    def __call__(self, inp: CycleInput, counts: Mapping[int, int], set_aside: Sequence[SetAside],
+                 placements: Sequence[Placement], /, *, stale_left: Mapping[str, int] | None = None,
+                 cleared_first: Sequence[str] = ()) -> Sequence[str]: ...
+
+
 class EvictionsPhase(Protocol):
     """doEvictions: the shares taken before defragmentation (rmref.evictions.evictions): purges,
-    the machines How Much cleared for reservations, shrinks (a cleared host's shares in `share_walk`'s order)."""
+    the machines the clearing step empties for reservations (`clear_hosts`), shrinks (a cleared
+    host's shares in `share_walk`'s order)."""
 
     def __call__(self, inp: CycleInput, counts: Mapping[int, int], clear_hosts: Sequence[str] = (),
                  share_walk: Mapping[str, Sequence[int]] | None = None, /) -> Sequence[Eviction]: ...

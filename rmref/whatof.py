@@ -457,7 +457,7 @@ def free_at_find_machines(inp: CycleInput, counts: Mapping[int, int],
                           stale_left: Mapping[str, int] | None = None) -> dict[int, int]:
     """Per reservation What Of expands, the free machines of its size findMachines finds
     (countFreeMachines), after the placements of the passes before it: setupPreemptions is asked
-    only for what they leave short (rmref.howmuch_fixed.setup_preemptions)."""
+    only for what they leave short (rmref.clearing)."""
     return dict(what_of_choices(inp, counts, None, stale_left).free_found)
 
 

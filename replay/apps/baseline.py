@@ -13,7 +13,7 @@ keeps it (replay.apps.stored), and `whatif` and `check` read it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,8 +24,10 @@ from replay.model.logged import Logged
 from rmref.choices import Clearing
 from rmref.constants import ALREADY_LEAVING, PURGES, RESERVATION
 from rmref.cycle import CycleResult, Hints, Phases, schedule
+from rmref.howmuch_state import SetAside
 from rmref.memory import Memory
-from rmref.model import CycleInput
+from rmref.model import CycleInput, Placement
+from rmref.phases import ClearingPhase
 
 DECISIONS = ("caps", "counts", "placements", "evictions", "defrag", "needy")  # what a what-if compares
 _OWN = Phases()
@@ -96,7 +98,7 @@ class Choices:
 
     prefer: Mapping[str, int] = field(default_factory=dict)  # What Of: machines' rank in an open order
     choose: Mapping[str, Clearing] = field(default_factory=dict)  # takeFromTheRich's clearings
-    cleared: tuple[str, ...] = ()  # How Much: machines cleared for a reservation, in an open node-map order
+    cleared: tuple[str, ...] = ()  # How Much, clearing: machines cleared for a reservation, in an open node-map order
     known_order: Container[tuple[int, int]] | None = None  # detectFragmentation: job pairs of known tally order
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, served where admitted
     given: tuple[str, ...] = ()  # How Much: countFreeableMachines' walk, in an open node-map order
@@ -111,7 +113,7 @@ NONE = Choices()
 
 def swapped(phases: Phases) -> frozenset[str]:
     """The phases a change replaces (not rmref's own)."""
-    return frozenset(n for n in ("caps", "how_much", "what_of", "evictions", "defrag")
+    return frozenset(n for n in ("caps", "how_much", "what_of", "clearing", "evictions", "defrag")
                      if getattr(phases, n) is not getattr(_OWN, n))
 
 
@@ -127,11 +129,23 @@ def run_following(inp: CycleInput, hints: Hints, choices: Choices, phases: Phase
                        given_first=() if "how_much" in mine else choices.given,
                        choose={} if "defrag" in mine else choices.choose,
                        known_order=None if "defrag" in mine else choices.known_order)
+    if "clearing" in mine:  # the hint also orders rmref's How Much's walk: only the developer's clearing goes without
+        phases = replace(phases, clearing=_unhinted(phases.clearing))
     run = schedule(inp, followed, phases)
     if choices.needy is not None and "defrag" not in mine and run.defrag.needy != choices.needy \
             and verdict_admitted(run.defrag, choices.needy):
         return schedule(inp, replace(followed, needy=choices.needy), phases), choices.needy
     return run, None
+
+
+def _unhinted(clearing: ClearingPhase) -> ClearingPhase:
+    """A developer's clearing, handed no `cleared_first` (the RM's picks among rmref's equal choices)."""
+    def run(inp: CycleInput, counts: Mapping[int, int], set_aside: Sequence[SetAside], placements: Sequence[Placement],
+            /, *, stale_left: Mapping[str, int] | None = None, cleared_first: Sequence[str] = ()) -> Sequence[str]:
+        if stale_left is None:  # passed as schedule passes it: only when How Much gave one
+            return clearing(inp, counts, set_aside, placements)
+        return clearing(inp, counts, set_aside, placements, stale_left=stale_left)
+    return run
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,7 @@ def load_scheduler(spec: str) -> Phases:
     """`MODULE:OBJECT` (or `path/to/file.py:OBJECT`) as the phases to replay with.
 
     OBJECT is an `rmref.Phases` (e.g. `Phases(what_of=my_what_of)`), or a mapping from phase names
-    (caps, how_much, what_of, evictions, defrag) to functions with the signature of rmref's own;
+    (caps, how_much, what_of, clearing, evictions, defrag) to functions with the signature of rmref's own;
     phases it does not name stay rmref's.
     """
     module_name, sep, attr = spec.rpartition(":")

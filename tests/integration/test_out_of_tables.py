@@ -10,6 +10,9 @@ from functools import lru_cache
 import pytest
 
 from replay.apps.audit import audit
+from replay.apps.change import Change
+from replay.apps.whatif import whatif
+from rmref import Phases
 from rmref.constants import PURGE
 from tests.helpers import parsed, truth
 
@@ -64,7 +67,7 @@ def test_setup_preemptions_clears_only_what_free_machines_leave_short(cycle, cle
     result = _audit(CLEARING, (CLEARED, NOT_CLEARED))
     assert not result.divergences
     trace = result.traces[cycle]
-    assert trace.chained.how_much.cleared == cleared
+    assert trace.chained.cleared == cleared
     record = _record(CLEARING, cycle)
     assert _taken(trace) == {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
 
@@ -76,9 +79,18 @@ def test_a_reservation_short_of_free_machines_clears_the_one_set_aside_for_anoth
     result = _audit(OTHERS, (SHORT,))
     assert not result.divergences
     trace = result.traces[SHORT]
-    assert trace.chained.how_much.cleared == ("np203.sim.ducc",)
+    assert trace.chained.cleared == ("np203.sim.ducc",)
     record = _record(OTHERS, SHORT)
     assert _taken(trace) == {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
+
+
+def test_a_whatif_with_a_clearing_step_that_empties_nothing():
+    """Cycle 68: setupPreemptions empties np203 for a reservation, taking shares of job 5 there;
+    rmref unchanged takes what the RM logged. A clearing step swapped for one that empties nothing
+    reaches the replay: job 5 then loses other shares to its shrink, the what-if's only change."""
+    result = whatif(parsed(OTHERS).tables, Change(phases=Phases(clearing=lambda *args, **kwargs: ())))
+    [(cycle, job, kind, logged, baseline, changed)] = result.changes
+    assert (cycle, job, kind) == (68, 5, "evictions") and logged == baseline and changed != logged
 
 
 def test_the_old_record_keeps_the_free_space_it_had_at_the_disable():

@@ -155,3 +155,11 @@ def test_rmref_phase_state_modules_do_not_import_their_phase():
              "rmref.whatof": {"rmref.node_ips", "rmref.node_order"}}
     for mod, above in below.items():
         assert not graph[mod] & above, (mod, graph[mod] & above)
+
+
+def test_how_much_runs_no_what_of():
+    """setupPreemptions' choice is the clearing step's (rmref.clearing), after What Of: How Much
+    imports neither, so a developer swapping What Of or clearing finds none of it inside How Much."""
+    graph = _module_graph("rmref")
+    for mod in ("rmref.howmuch", "rmref.howmuch_fixed", "rmref.howmuch_state"):
+        assert not graph[mod] & {"rmref.whatof", "rmref.clearing"}, (mod, graph[mod])

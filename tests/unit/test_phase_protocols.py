@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = '''
 from collections.abc import Mapping, Sequence
-from rmref import Phases
+from rmref import Phases, SetAside
 from rmref.model import CycleInput, Placement
 from rmref.whatof import what_of
 
@@ -20,7 +20,12 @@ def first_fit(inp: CycleInput, counts: Mapping[int, int], *, prefer: Mapping[str
               stale_left: Mapping[str, int] | None = None) -> Sequence[Placement]:
     return what_of(inp, counts, prefer, stale_left)
 
-PHASES = Phases(what_of=first_fit)
+def clear_none(inp: CycleInput, counts: Mapping[int, int], set_aside: Sequence[SetAside],
+               placements: Sequence[Placement], /, *, stale_left: Mapping[str, int] | None = None,
+               cleared_first: Sequence[str] = ()) -> Sequence[str]:
+    return ()
+
+PHASES = Phases(what_of=first_fit, clearing=clear_none)
 '''
 
 # a What Of that returns counts, not placements, and takes no `prefer`

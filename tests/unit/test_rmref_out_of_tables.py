@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rmref.behaviours import for_release
+from rmref.clearing import clearing
 from rmref.howmuch import how_much
 from rmref.model import FIXED_SHARE, RESERVE, ClassDef, Machine, Share
 from rmref.whatof import what_of
@@ -69,15 +70,22 @@ def _reserve_cycle(release, nodes, reservations):
     return cycle(work, nodes, RESERVE_CLASSES, behaviours=for_release(release))
 
 
+def _cleared(inp, hm, cleared_first=()):
+    """The machines the clearing step empties after this How Much (What Of's placements unread)."""
+    return clearing(inp, hm.counts, hm.set_aside, (), stale_left=hm.stale_left, cleared_first=cleared_first)
+
+
 def test_nothing_is_cleared_when_a_free_machine_remains():
     """2.0.0: countFreeableMachines meets busy b first and sets it aside, though f is free. In What
     Of findMachines finds f free (countFreeMachines 1, needed 1), takes it, and never calls
     setupPreemptions: b keeps its process. With no free machine it clears b."""
     nodes = (Machine("b", ROOT, 4, 60 * 1024), Machine("f", ROOT, 4, 60 * 1024))
-    hm = how_much(_reserve_cycle("2.0.0", nodes, [1]), {1: 1, 9: 1000}, given_first=("b",))
-    assert hm.counts[1] == 1 and hm.cleared == ()
-    busy = how_much(_reserve_cycle("2.0.0", nodes[:1], [1]), {1: 1, 9: 1000})
-    assert busy.counts[1] == 1 and busy.cleared == ("b",)
+    inp = _reserve_cycle("2.0.0", nodes, [1])
+    hm = how_much(inp, {1: 1, 9: 1000}, given_first=("b",))
+    assert hm.counts[1] == 1 and [a.machines for a in hm.set_aside] == [(nodes[0],)] and _cleared(inp, hm) == ()
+    alone = _reserve_cycle("2.0.0", nodes[:1], [1])
+    busy = how_much(alone, {1: 1, 9: 1000})
+    assert busy.counts[1] == 1 and _cleared(alone, busy) == ("b",)
 
 
 def test_a_reservation_short_of_free_machines_clears_one_set_aside_for_another():
@@ -86,10 +94,10 @@ def test_a_reservation_short_of_free_machines_clears_one_set_aside_for_another()
     for one, which walks the pool's preemptables (b1 and b2, in node-map order) and clears the
     first: one machine cleared, not two (b1 here, met first; the RM's log names it)."""
     nodes = tuple(Machine(n, ROOT, 4, 60 * 1024) for n in ("b1", "b2", "f"))
-    hm = how_much(_reserve_cycle("2.0.0", nodes, [1, 2]), {1: 1, 2: 1, 9: 1000}, given_first=("b1", "b2"),
-                  cleared_first=("b1",))
+    inp = _reserve_cycle("2.0.0", nodes, [1, 2])
+    hm = how_much(inp, {1: 1, 2: 1, 9: 1000}, given_first=("b1", "b2"), cleared_first=("b1",))
     assert (hm.counts[1], hm.counts[2]) == (1, 1)
-    assert hm.cleared == ("b1",)
+    assert _cleared(inp, hm, ("b1",)) == ("b1",)
 
 
 def test_a_free_machine_the_passes_before_take_is_no_longer_free():
@@ -104,4 +112,4 @@ def test_a_free_machine_the_passes_before_take_is_no_longer_free():
                 behaviours=for_release("2.0.0"))
     hm = how_much(inp, {1: 1, 9: 1000}, given_first=("b",))
     assert hm.counts[1] == 1 and hm.counts[9] > 1
-    assert hm.cleared == ("b",)
+    assert _cleared(inp, hm) == ("b",)

@@ -83,7 +83,8 @@ class Follow:
     prefer: dict[str, int] = field(default_factory=dict)  # What Of: machines' rank in an open order
     choose: dict[str, Clearing] = field(default_factory=dict)  # takeFromTheRich's clearings
     needy: Mapping[int, int] | None = None  # detectFragmentation: the RM's verdict, one of rmref's
-    # How Much: the machines the RM cleared for a reservation, where the node-map order is open
+    # How Much's walk and the clearing step: the machines the RM cleared for a reservation, where the
+    # node-map order is open
     cleared: tuple[str, ...] = ()
     # How Much: the machines countFreeableMachines gave, in the walk the log shows (an open order)
     given: tuple[str, ...] = ()
