@@ -103,6 +103,17 @@ def job_table_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, dict[int, i
     return out
 
 
+def purge_marks(tables: Mapping[str, pl.DataFrame]) -> dict[int, frozenset[tuple[int, int]]]:
+    """Per cycle, the (job, share id) of the Existing shares its schedule marks purged (^P): which
+    processes a 2.0.x disable's walk took before it stopped at a reservation's (a HashMap order)."""
+    out: dict[int, set[tuple[int, int]]] = {}
+    marked = tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("purged").fill_null(False)
+                                       & pl.col("host").is_not_null())
+    for cycle, job, sid in marked.select("cycle", "job_id", "share_id").iter_rows():
+        out.setdefault(cycle, set()).add((job, sid))
+    return {c: frozenset(v) for c, v in out.items()}
+
+
 def existing_order(tables: Mapping[str, pl.DataFrame]) -> dict[int, dict[int, dict[tuple[str, int], int]]]:
     """Per cycle and job, the place of each share (host, share id) it held when the cycle began in
     the job's published Existing list (the RM's investment order, which cycle_inputs reads as investment)."""

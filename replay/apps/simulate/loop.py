@@ -33,10 +33,14 @@ from rmref import job_order
 from rmref.constants import PURGES
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
-from rmref.evictions import disable_purges
+from rmref.evictions import departed, disable_purges
 from rmref.memory import Memory
 from rmref.model import CycleInput, Machine, Placement, Work
 from rmref.whatof import what_of
+
+
+# the DuccTypes NodePool.disable marks completed when it purges their process (Service, Pop)
+_MARKED_COMPLETE = ("Service", "ManagedReservation", "Pop")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class Context:
     submit_seq: dict[int, int] = field(default_factory=dict)
     # cycle -> job -> (host, share) -> rank
     ranks: dict[int, dict[int, dict[tuple[str, int], int]]] = field(default_factory=dict)
+    # cycle -> (job, share) its schedule marks purged (^P): where a 2.0.x disable's walk stopped
+    purge_marks: dict[int, frozenset[tuple[int, int]]] = field(default_factory=dict)
     epoch_ms: int = 10_000  # the RM's epoch, as getPrjCap adds it
 
 
@@ -77,7 +83,13 @@ class Simulation:
         self.or_work: dict[int, OrWork] = {}
         self.jobs: dict[int, rm.RmJob] = {}
         self.pending = sorted(workload.work, key=lambda w: (w.submit + w.admit_delay, w.job_id))
-        self.machines = node_liveness(_node_tables(workload, ctx), ctx.boot)
+        nodes = _node_tables(workload, ctx)
+        self.machines = node_liveness(nodes, ctx.boot)
+        self.node_events: dict[int, list[tuple[str, str]]] = {}  # cycle -> (host, event), in order
+        for c, host, event in nodes["nodes"].sort("line").select("cycle", "host", "event").iter_rows():
+            self.node_events.setdefault(c, []).append((host, event))
+        self.off: set[str] = set()  # hosts NodePool.disable ran on that have not come back since
+        self.purged_now: set[tuple[int, int]] = set()  # (job, share) the cycle's disables purged
         # a simulated world: an unschedulable machine's free space comes from its own schedules
         self.stale = StaleFree({}, ctx.boot.nodepools, ctx.boot.config.quantum_gb)
         self.run = Run()
@@ -130,6 +142,7 @@ class Simulation:
             if not rm.gone(state):
                 self.jobs[spec.job_id] = job
         machines = self.machines.advance(cycle)
+        self._node_news(cycle, machines)
         occupied = {s.host for job in self.jobs.values() for s in job.shares.values()}
         inp = self._input(cycle, self.stale.fill(cycle, machines, occupied))
         result = self._schedule(inp, cycle)
@@ -138,6 +151,56 @@ class Simulation:
         self.stale.record(machines, ((s.host, job.spec.memory_gb) for job in self.jobs.values()
                                      for s in job.shares.values()))
         self.memory = result.memory
+
+    def _node_news(self, cycle: int, machines: tuple[Machine, ...]) -> None:
+        """What the cycle's node events did to the simulated processes on those nodes, as the
+        RM's tables keep it (the flags of rm.RmShare, which rmref reads), from the simulated events
+        and processes, as replay.model.stranded reads them off a log: NodePool.disable purged
+        them (and marked a service or managed reservation it purged completed, UIMA-4327: it is
+        not placed again); the node came back as a new record, leaving them on the old one
+        (`stranded`), or as its own record (`Host reactivated`: `revived`)."""
+        disabled = {m.name: m for m in machines if m.disabled}
+        on_host: dict[str, list[tuple[rm.RmJob, rm.RmShare]]] = {}
+        for job in self.jobs.values():
+            for s in job.shares.values():
+                on_host.setdefault(s.host, []).append((job, s))
+        for host, event in self.node_events.get(cycle, ()):
+            if host in disabled and event in ("death", "vary_off"):
+                self.off.add(host)
+            elif event == "reactivate" or (event == "arrive" and host in self.off):
+                # (the RM reactivates only a record it holds unresponsive: one whose disable may
+                # predate the log)
+                self.off.discard(host)
+                for _job, s in on_host.get(host, ()):
+                    s.stranded, s.revived = (True, s.revived) if event == "arrive" else (s.stranded, True)
+        self.purged_now = set()
+        for host, m in disabled.items():
+            for job, s in self._purged(cycle, m, on_host.get(host, [])):
+                s.purged = True
+                self.purged_now.add((job.spec.job_id, s.share_id))
+                if job.spec.work_type in _MARKED_COMPLETE:
+                    job.completed = True
+
+    def _purged(self, cycle: int, machine: Machine,
+                held: list[tuple[rm.RmJob, rm.RmShare]]) -> list[tuple[rm.RmJob, rm.RmShare]]:
+        """The processes NodePool.disable purges on the machine (rmref.evictions.disable_purges),
+        one already leaving included. Before 2.1.0 its walk stops at the first reservation's
+        process, in the order of a HashMap on random ids that no input gives: where the machine
+        holds the processes the log's did, the ones the log's schedule marks purged; else every
+        process but the reservations' (as rmref.evictions.purged_shares takes an unmarked machine)."""
+        by_policy = self.boot.config.behaviours.has("purge_by_policy")
+        purged = []
+        for job, s in held:
+            cls = self.classes.get(job.spec.class_name)
+            if disable_purges(machine, job.spec.work_type, cls.policy if cls else None, by_policy):
+                purged.append((job, s))
+        if by_policy or not any(job.spec.work_type == "Reservation" for job, _ in held):
+            return purged
+        logged = {(j, sid) for j, per in self.ctx.ranks.get(cycle, {}).items() for h, sid in per if h == machine.name}
+        if logged != {(job.spec.job_id, s.share_id) for job, s in held}:
+            return purged
+        marks = self.ctx.purge_marks.get(cycle, frozenset())
+        return [(job, s) for job, s in purged if (job.spec.job_id, s.share_id) in marks]
 
     def _schedule(self, inp: CycleInput, cycle: int) -> CycleResult:
         """rmref's chained phases (a --scheduler phase that fails says so in one line: change.DeveloperPhase)."""
@@ -153,14 +216,13 @@ class Simulation:
         base = self.ctx.boot
         quantum = base.config.quantum_gb
         rank = self.ctx.table_order.get(cycle, {})
-        online = {m.name: m for m in machines}
         work = []
         for job_id in sorted(self.jobs, key=lambda j: (rank.get(j, len(rank)), j)):
             job = self.jobs[job_id]
             spec = job.spec
             cls = self.classes.get(spec.class_name)
             purged = sum(1 for s in job.shares.values() if not s.pending_removal
-                         and disable_purges(online.get(s.host), spec.work_type, cls.policy if cls else None))
+                         and (job_id, s.share_id) in self.purged_now)
             order = job_order(spec.memory_gb, quantum)
             work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged, base.config.behaviours),
@@ -195,7 +257,7 @@ class Simulation:
         free = {m.name: m.order for m in inp.machines}
         for w in inp.work:
             for s in w.shares:
-                if s.host in free:
+                if s.host in free and not departed(s, inp):  # (before 2.1.0: not on the machine's new record)
                     free[s.host] -= s.order
         for p in result.decisions.placements:
             if p.host not in free:

@@ -42,6 +42,12 @@ class RmShare:
     initialized: bool = False  # the Orchestrator sent an initialization window
     init_ms: int = 0
     investment: int = 0
+    # what a NodePool.disable and the node's return did to it (rmref.model.Share's flags of the
+    # same names): purged by the disable; left on the old record when the node came back as a new
+    # one; on a dead node's record that came back (`Host reactivated`)
+    purged: bool = False
+    stranded: bool = False
+    revived: bool = False
 
 
 @dataclass
@@ -170,5 +176,6 @@ def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None =
     return tuple(Share(s.share_id, job.spec.job_id, s.host, order, s.pending_removal, s.initialized,
                        s.init_ms if s.initialized else 0,
                        (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if ranks is not None else s.investment,
-                       ranks[(s.host, s.share_id)] + 1 if ranks is not None else 0)  # the share map's order, for ties
+                       ranks[(s.host, s.share_id)] + 1 if ranks is not None else 0,  # the share map's order, for ties
+                       purged=s.purged, stranded=s.stranded, revived=s.revived)
                  for s in held)

@@ -24,7 +24,7 @@ from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
 from replay.model.start import ReplayStart, replay_start
 from replay.model.bootstrap import Bootstrap
-from replay.model.published import existing_order, job_table_order
+from replay.model.published import existing_order, job_table_order, purge_marks
 from replay.model.submission import submission_order
 from replay.parsing.sources import InputError
 from replay.progress import OnProgress
@@ -67,7 +67,8 @@ def context_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Con
     period = int(gaps[len(gaps) // 2]) if gaps else 10_000
     return Context(boot, tuple(cyc["cycle"].to_list()), times, tables["nodepools"], logged=logged_decisions(tables),
                    table_order=job_table_order(tables), submit_seq=submission_order(tables),
-                   ranks=existing_order(tables), epoch_ms=prediction_epoch(tables, boot, period))
+                   ranks=existing_order(tables), purge_marks=purge_marks(tables),
+                   epoch_ms=prediction_epoch(tables, boot, period))
 
 
 def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int, int]:
