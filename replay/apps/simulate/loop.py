@@ -160,6 +160,9 @@ class Simulation:
         not placed again); the node came back as a new record, leaving them on the old one
         (`stranded`), or as its own record (`Host reactivated`: `revived`)."""
         disabled = {m.name: m for m in machines if m.disabled}
+        self.purged_now = set()
+        if not disabled and cycle not in self.node_events:
+            return
         on_host: dict[str, list[tuple[rm.RmJob, rm.RmShare]]] = {}
         for job in self.jobs.values():
             for s in job.shares.values():
@@ -173,7 +176,6 @@ class Simulation:
                 self.off.discard(host)
                 for _job, s in on_host.get(host, ()):
                     s.stranded, s.revived = (True, s.revived) if event == "arrive" else (s.stranded, True)
-        self.purged_now = set()
         for host, m in disabled.items():
             for job, s in self._purged(cycle, m, on_host.get(host, [])):
                 s.purged = True
