@@ -26,6 +26,7 @@ from replay.model.damage import (
     BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
 )
 from replay.model.machines.inventory import dead_before_log
+from replay.model.machines.liveness import liveness_events
 from replay.model.settings import infer_global_allotment
 from replay.model.start import bootstrap, machine_inventory
 from tests.cuts import Cut
@@ -420,3 +421,27 @@ def test_a_report_lost_in_unread_lines_leaves_shrinkby_unaudited(tmp_path, name,
     assert skipped and min(skipped) > max(result.damaged)
     assert {why.split(" had reported")[0] for why in skipped.values()} == {f"whether job {job}'s {share}"}
     assert set(skipped) <= set(result.cycles)
+
+
+def test_a_purge_line_of_a_node_whose_death_line_is_unread_says_it_died(tmp_path):
+    # tests.cuts seed 15: 162 random bytes after handleDeadNodes' "***Purging machine*** np204" run
+    # it and NodePool.disable's "Host disabled: np204" into one unread record (cycle 45, damaged).
+    # disable's "Host dead: Service purge: np204" lines after it are read: the RM prints "Host
+    # dead:" only for a node nodeLeaves disables (a vary-off prints "Host offline:"). Taken as
+    # alive, np204 gave How Much 16 free quanta the RM did not have in cycle 46: 1 RM divergence
+    name = "corpus/dead_host_repurges_leaving"
+    log = garbled(name, tmp_path / "garbage.log", 328219, 328381)
+    tables, result = _audited(name, log)
+    np204 = tables["nodes"].filter(pl.col("host") == "np204.sim.ducc")
+    assert not {"death", "disable"} & set(np204["event"].to_list())
+    assert set(np204.filter(pl.col("event") == "purge")["down"].to_list()) == {"Host dead:"}
+    assert list(result.damaged) == [45] and 46 in result.cycles
+
+
+def test_the_lines_of_a_disable_stand_for_the_death_or_vary_off_that_made_it():
+    nodes = pl.DataFrame({"cycle": [1, 1, 2, 2, 3], "host": ["a", "a", "b", "b", "c"],
+                          "event": ["purge", "completed", "not_purged", "vary_off", "purge"],
+                          "down": ["Host dead:", "Host dead:", "Host offline:", None, "Host dead/offline:"]},
+                         schema_overrides={"cycle": pl.UInt32})
+    assert liveness_events(nodes).select("host", "event").rows() == [
+        ("a", "death"), ("a", "death"), ("b", "vary_off"), ("b", "vary_off")]
