@@ -25,6 +25,7 @@ from replay.cli import main
 from replay.model.damage import (
     BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
 )
+from replay.model.inputs import job_descriptions
 from replay.model.machines.inventory import dead_before_log
 from replay.model.machines.liveness import liveness_events
 from replay.model.settings import infer_global_allotment
@@ -445,3 +446,23 @@ def test_the_lines_of_a_disable_stand_for_the_death_or_vary_off_that_made_it():
                          schema_overrides={"cycle": pl.UInt32})
     assert liveness_events(nodes).select("host", "event").rows() == [
         ("a", "death"), ("a", "death"), ("b", "vary_off"), ("b", "vary_off")]
+
+
+def test_a_managed_reservation_the_schedule_prints_as_a_service_keeps_its_type_after_a_gap(tmp_path):
+    # tests.cuts seed 16: after the span no line submits job 10 (M.10, a managed reservation on
+    # np1a02), and the schedule prints its DuccType, Service. Taken as a service (its own service
+    # id), it did not keep job 6, a fixed-share job, off np1a02 (Machine.hasVerticalConflict: both
+    # service id 0), and rmref placed job 6's new processes there in cycles 6, 8 and 10, where the
+    # RM placed none: 6 RM divergences. Its counting line says M.10
+    name = "heldout/seed47-190"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 168222, 242212))
+    part = between_gaps(tables, max(result.damaged), None)
+    assert part["jobs"].filter(pl.col("job_id") == 10).is_empty()
+    assert set(part["schedule"].filter(pl.col("job_id") == 10)["work_type"].drop_nulls()) == {"Service"}
+    described = job_descriptions(part).filter(pl.col("job_id") == 10)
+    assert described["type_code"].to_list() == ["M"]
+    assert {6, 8, 10} <= set(result.cycles)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    for c in (6, 8, 10):
+        real = next(r for r in truth(name) if r["epoch"] == epochs[c])
+        assert {s["host"] for j in real["jobs"] if j["id"] == 6 for s in j["shares"]} == {"np1a01.sim.ducc"}
