@@ -466,3 +466,18 @@ def test_a_managed_reservation_the_schedule_prints_as_a_service_keeps_its_type_a
     for c in (6, 8, 10):
         real = next(r for r in truth(name) if r["epoch"] == epochs[c])
         assert {s["host"] for j in real["jobs"] if j["id"] == 6 for s in j["shares"]} == {"np1a01.sim.ducc"}
+
+
+def test_five_nodes_whose_arrival_order_is_open_are_tried_in_every_order(tmp_path):
+    # tests.cuts seed 16: after the span five nodes of one bucket of the RM's node map are heard from
+    # in an order that is not their arrival order; the RM placed job 8 on n09 (cycle 11) and n11
+    # (cycle 12), rmref on n12. The order that reproduces the RM's placement was not among the
+    # first 24 of the 120 tried: 4 RM divergences
+    name = "heldout/seed47-030"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 125430, 243913))
+    assert len(result.arrival_open) == 5
+    by_order = [(v.cycle, v.job_id) for v in result.verified if "in the order they arrived" in v.detail]
+    assert by_order == [(11, 8), (12, 8)]
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    real = next(r for r in truth(name) if r["epoch"] == epochs[11])
+    assert [s["host"] for j in real["jobs"] if j["id"] == 8 for s in j["shares"]][2:] == ["n09.sim.ducc"] * 2
