@@ -481,3 +481,19 @@ def test_five_nodes_whose_arrival_order_is_open_are_tried_in_every_order(tmp_pat
     epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
     real = next(r for r in truth(name) if r["epoch"] == epochs[11])
     assert [s["host"] for j in real["jobs"] if j["id"] == 8 for s in j["shares"]][2:] == ["n09.sim.ducc"] * 2
+
+
+@pytest.mark.parametrize(("start", "stop"), [(115065, 203853), (138100, 289337), (103377, 264027)])
+def test_a_user_with_an_allotment_of_its_own_is_named_by_the_cap_lines_after_a_gap(tmp_path, start, stop):
+    # tests.cuts seeds 17 and 18: the span takes job 2's submission (dan, whose ducc.users entry
+    # gives fixeda an allotment of 64 GB); after it only its cap lines ("initJobCap dan ...") name
+    # its user. Its allotment checks, against 64 GB, read as the global allotment (24 GB, the only
+    # other user's): `rmreplay audit` infers the settings from the whole log, and job 1 was granted
+    # more than the RM gave it in cycles 6-11, before the gap (6 RM divergences)
+    name = "corpus/user_allotment_override"
+    log = spliced(name, tmp_path / "gap.log", start, stop)
+    tables = parse([log]).tables
+    assert infer_global_allotment(tables, {"dan"}).value == "24"
+    result = audit(tables, bootstrap(tables))  # as the command runs it
+    agrees_with_truth(name, tables, result)
+    assert result.damaged and min(result.cycles) < min(result.damaged) < max(result.cycles)
