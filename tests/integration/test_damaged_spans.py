@@ -497,3 +497,23 @@ def test_a_user_with_an_allotment_of_its_own_is_named_by_the_cap_lines_after_a_g
     result = audit(tables, bootstrap(tables))  # as the command runs it
     agrees_with_truth(name, tables, result)
     assert result.damaged and min(result.cycles) < min(result.damaged) < max(result.cycles)
+
+
+@pytest.mark.parametrize(("kind", "start", "stop", "first"), [("span", 5302, 31734, 1), ("garbage", 28121, 28289, 5)])
+def test_nodes_no_counter_sizes_are_not_given_the_known_nodes_order(tmp_path, kind, start, stop, first):
+    # tests.cuts seed 18: the log (or its part after cycle 4, whose loop is never entered) starts
+    # after the nodes arrived, and prints no RmCounter block (no fair-share work): six nodes no line
+    # sizes. Their one candidate order was the other nodes' (24), which no counter supported: taken
+    # for it, n03 and n12 (order 80) and four of order 20 changed findMachines' walk, and reservation
+    # job 1 went to n13 where the RM put it on n07 (2 RM divergences)
+    name = "corpus/reservation_arrival_order"
+    log = (spliced(name, tmp_path / "cut.log", start, stop) if kind == "span"
+           else garbled(name, tmp_path / "cut.log", start, stop))
+    tables, result = _audited(name, log)
+    assert not [a for a in result.assumed if a.setting.startswith("node n") and a.setting.endswith(".sim.ducc")]
+    skipped = result.skipped_kinds["placements"]
+    assert min(skipped) == first and set(skipped) == {c for c in result.cycles if c >= first}
+    assert {why for why in skipped.values()} == {"the order of node(s) n01.sim.ducc, n03.sim.ducc, n04.sim.ducc "
+                                                 "could not be inferred (the counters do not tell it)"}
+    orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
+    assert sorted(orders[h] for h in ("n01.sim.ducc", "n03.sim.ducc", "n12.sim.ducc")) == [20, 80, 80]
