@@ -30,6 +30,7 @@ from replay.model.machines.inventory import dead_before_log
 from replay.model.machines.liveness import liveness_events
 from replay.model.settings import infer_global_allotment
 from replay.model.start import bootstrap, machine_inventory
+from replay.model.stranded import Stranded
 from tests.cuts import Cut
 from tests.damaged import agrees_with_truth, lines, spliced
 from tests.helpers import log_path, truth
@@ -517,3 +518,19 @@ def test_nodes_no_counter_sizes_are_not_given_the_known_nodes_order(tmp_path, ki
                                                  "could not be inferred (the counters do not tell it)"}
     orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
     assert sorted(orders[h] for h in ("n01.sim.ducc", "n03.sim.ducc", "n12.sim.ducc")) == [20, 80, 80]
+
+
+def test_a_node_added_again_after_its_vary_off_was_cut_away_strands_its_processes(tmp_path):
+    # the real 2.0.0 RM (tests.cuts seed 17): 101 random bytes cut cycle 8's RmCounter block short,
+    # and the audit starts again at cycle 9: n01's vary-off (cycle 7, NodePool.disable, which kept
+    # reservation 1's process on the old record) is before it. At cycle 13 "Host added n01" makes a
+    # new, empty record: the RM makes one only for a node it holds none of, so the node held
+    # before was disabled, and its process is stranded. Taken on the new record, it left job 2 no
+    # free quantum: 5 RM divergences in cycles 13 and 14
+    name = "releases/2.0.0/reservation-kept"
+    tables, result = _audited(name, garbled(name, tmp_path / "garbage.log", 51324, 51425))
+    assert list(result.damaged) == [8] and {13, 14} <= set(result.cycles)
+    part = between_gaps(tables, max(result.damaged), None)
+    events = part["nodes"].filter(pl.col("host") == "n01.sim.ducc")["event"].to_list()
+    assert "disable" not in events and "arrive" in events
+    assert Stranded(part)(1, 1, "n01.sim.ducc", 13)
