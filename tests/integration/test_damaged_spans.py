@@ -28,6 +28,7 @@ from replay.model.damage import (
 from replay.model.inputs import job_descriptions
 from replay.model.machines.inventory import dead_before_log
 from replay.model.machines.liveness import liveness_events
+from replay.model.published import PublishedShares, published_schedule
 from replay.model.settings import infer_global_allotment
 from replay.model.start import bootstrap, machine_inventory
 from replay.model.stranded import Stranded
@@ -534,3 +535,24 @@ def test_a_node_added_again_after_its_vary_off_was_cut_away_strands_its_processe
     events = part["nodes"].filter(pl.col("host") == "n01.sim.ducc")["event"].to_list()
     assert "disable" not in events and "arrive" in events
     assert Stranded(part)(1, 1, "n01.sim.ducc", 13)
+
+
+def test_processes_before_a_restart_whose_first_schedule_is_unread_are_there_before_it(tmp_path):
+    # tests.cuts seed 19: 225 random bytes run cycle 37's published schedule and its "Scheduling
+    # loop returns" line into one unread record, and the audit starts again at cycle 37. The
+    # processes there before it are those the next schedule lists (cycle 38's), not the none the
+    # unread one lists: taken as new to the part, job 1's n01.1, n01.4 and n02.9 had never reported
+    # and shrinkBy took n02.9 in cycle 39, where the RM took the newest, n02.41 (truth.jsonl): 4 RM
+    # divergences in cycles 39 and 82
+    name = "corpus/reservation_clearing"
+    tables, result = _audited(name, garbled(name, tmp_path / "garbage.log", 717417, 717642))
+    assert list(result.damaged) == [37, 38] and result.damaged[37].after_gap
+    part = between_gaps(tables, 37, None)
+    assert PublishedShares(published_schedule(part)).first_listed([37, 38, 39]) == 38
+    assert {39, 82} <= set(result.cycles)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    real = next(r for r in truth(name) if r["epoch"] == epochs[39])
+    assert [(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]] == [
+        ("top02.sim.ducc", 41)]
+    assert [(host, sid) for c, job, host, sid, _why in result.ref["evictions"] if (c, job) == (39, 1)] == [
+        ("top02.sim.ducc", 41)]
