@@ -556,3 +556,17 @@ def test_processes_before_a_restart_whose_first_schedule_is_unread_are_there_bef
         ("top02.sim.ducc", 41)]
     assert [(host, sid) for c, job, host, sid, _why in result.ref["evictions"] if (c, job) == (39, 1)] == [
         ("top02.sim.ducc", 41)]
+
+
+def test_a_class_block_cut_before_its_priority_is_a_definition_lost(tmp_path):
+    # the real 2.0.0 RM (tests.cuts seed 20): the span runs from inside class fair18b's block, after
+    # its Policy line, to cycle 1: its priority, weight and nodepool are lost, and How Much's
+    # priority bands compared None with an int (a TypeError). A class the RM schedules with no
+    # priority in the configuration rmref read is a definition lost: its work is not audited
+    name = "releases/2.0.0/defrag-residual"
+    tables, result = _audited(name, spliced(name, tmp_path / "boot.log", 1815, 17983))
+    fair18b = tables["classes"].filter(pl.col("name") == "fair18b").row(0, named=True)
+    assert fair18b["policy"] == "FAIR_SHARE" and fair18b["priority"] is None
+    assert "fair18b" not in {c.name for c in bootstrap(tables).classes}
+    lost = {c for c, why in result.skipped.items() if why.startswith("the definition of class fair18b (")}
+    assert lost and result.cycles and not lost & set(result.cycles)
