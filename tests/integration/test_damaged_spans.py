@@ -523,7 +523,7 @@ def test_nodes_no_counter_sizes_are_not_given_the_known_nodes_order(tmp_path, ki
 
 def test_a_node_added_again_after_its_vary_off_was_cut_away_strands_its_processes(tmp_path):
     # the real 2.0.0 RM (tests.cuts seed 17): 101 random bytes cut cycle 8's RmCounter block short,
-    # and the audit starts again at cycle 9: n01's vary-off (cycle 7, NodePool.disable, which kept
+    # and the audit starts again there: n01's vary-off (cycle 7, NodePool.disable, which kept
     # reservation 1's process on the old record) is before it. At cycle 13 "Host added n01" makes a
     # new, empty record: the RM makes one only for a node it holds none of, so the node held
     # before was disabled, and its process is stranded. Taken on the new record, it left job 2 no
