@@ -131,7 +131,7 @@ def follow_node_ips(inp: CycleInput, counts: Mapping[int, int], logged: Mapping[
     return trial, placed, verified
 
 
-ARRIVAL_ORDERS = 24  # most orders of the assumed machines tried (the first is the assumed one)
+ARRIVAL_ORDERS = 120  # most orders of the assumed machines tried (the first is the assumed one)
 
 
 def _arrival_orders(inp: CycleInput, open_: Collection[str]) -> list[tuple[str, ...]]:

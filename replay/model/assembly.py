@@ -65,10 +65,11 @@ def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inv
     liveness = NodeLiveness(tables, inventory, pool_of(tables, boot), boot.config.behaviours)
     log = _LogReads(tables, boot)
     removed_before: set[tuple[int, int]] = set()
-    first_held: set[tuple[int, int]] = set()  # shares held when the log's first cycle began
+    first_held: set[tuple[int, int]] = set()  # shares held when the log's first listed cycle began
     all_cycles = tables["cycles"]["cycle"].to_list()
-    if all_cycles:
-        existing, added_now, _ = log.published.shares(all_cycles[0])
+    first = log.published.first_listed(all_cycles)
+    if first is not None:
+        existing, added_now, _ = log.published.shares(first)
         first_held = {(job, sid) for job, _, sid, _, _ in existing} - added_now
     for cycle in all_cycles:
         existing, added_now, removed_now = log.published.shares(cycle)

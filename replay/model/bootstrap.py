@@ -101,7 +101,7 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
             prediction_fudge=r["prediction_fudge"] or 0, cap=_int(r["cap"], UNLIMITED),
             max_allotment=_int(r["max_allotment"], UNLIMITED),
         )
-        for r in tables["classes"].iter_rows(named=True)
+        for r in tables["classes"].iter_rows(named=True) if _whole(r)
     )
     users = tuple(sorted(_user_allotments(config).items()))
     assumed = [
@@ -129,12 +129,19 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables))
 
 
+def _whole(row: Mapping[str, Any]) -> bool:
+    """Whether a class's row gives what every scheduling phase reads of it: its policy, priority
+    and nodepool, and a fair-share class's weight (a span cut inside its block leaves them null)."""
+    return (all(row[f] is not None for f in ("policy", "priority", "nodepool"))
+            and (row["weight"] is not None or row["policy"] != "FAIR_SHARE"))
+
+
 def undefined_classes(tables: Mapping[str, pl.DataFrame]) -> tuple[tuple[str, str | None, int | None], ...]:
     """The classes the RM names, in a nodepool's class list or a scheduling pass over the class,
-    that no class definition gives, each with the first line naming it. The RM refuses work of a
-    class it does not know, so such a class's definition is lost (a span cut from the boot
-    section), never the RM's to refuse."""
-    defined = set(tables["classes"]["name"].to_list())
+    that no whole class definition gives, each with the first line naming it. The RM refuses work
+    of a class it does not know, so such a class's definition is lost (a span cut from the boot
+    section, or inside the class's own block), never the RM's to refuse."""
+    defined = {r["name"] for r in tables["classes"].iter_rows(named=True) if _whole(r)}
     named: dict[str, tuple[str | None, int | None]] = {}
     for classes, file, line in tables["nodepools"].select("classes", "file", "line").iter_rows():
         for name in classes or ():

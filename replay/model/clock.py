@@ -93,10 +93,11 @@ def open_processes(tables: Mapping[str, pl.DataFrame], unreadable: Collection[in
         return OpenProcesses(0, {})
     published = PublishedShares(published_schedule(tables))
     clock = ProcessClock(tables["processes"], tables["cycles"])
-    existing, added, _ = published.shares(cycles[0])
+    first = published.first_listed(cycles)
+    existing, added, _ = published.shares(first) if first is not None else ([], set(), set())
     held = [(j, h, s, ms) for j, h, s, _mem, ms in existing if (j, s) not in added]
     until = {(j, h, s): clock.reported_in(h, s) for j, h, s, ms in sorted(held, key=lambda r: (r[0], r[1], r[2]))
-             if not ms and not clock.state(cycles[0], h, s)[0]}
+             if not ms and not clock.state(first or cycles[0], h, s)[0]}
     unread: dict[tuple[int, str, int], tuple[int, int | None]] = {}
     numbers = set(cycles)
     for after in sorted(c + 1 for c in unreadable if c + 1 in numbers):

@@ -62,22 +62,28 @@ def job_descriptions(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     described = jobs.filter(pl.col("source").is_in(["howMuchFairShare", "submit"])).select("job_id").unique()
     sections = (jobs.filter(pl.col("source") == "schedule").join(described, on="job_id", how="anti")
                 .with_columns(pl.lit(PREDATES_LOG).alias("source")))
+    no_type = pl.lit(None, pl.String).alias("printed_type")
     seen = pl.concat([
         tables["counts"].select("cycle", "job_id", "class", "type_code", pl.lit(None, pl.String).alias("user"),
-                                pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb")),
+                                pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb"),
+                                no_type),
         tables["job_caps"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
                                   pl.lit(None, pl.String).alias("type_code"), "user", "order",
-                                  pl.lit(None, pl.Int64).alias("memory_gb")),
+                                  pl.lit(None, pl.Int64).alias("memory_gb"), no_type),
         tables["schedule"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
-                                  pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("type_code"),
+                                  pl.lit(None, pl.String).alias("type_code"),
                                   pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.Int64).alias("order"),
-                                  "memory_gb"),
+                                  "memory_gb",
+                                  pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("printed_type")),
     ]).filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
     undescribed = seen.join(described, on="job_id", how="anti").join(sections.select("job_id").unique(),
                                                                        on="job_id", how="anti")
+    # the schedule prints a managed reservation's DuccType, Service: its type is S only when no
+    # counting line ("Counting shares for M.10") of any cycle names it, as a type never changes
+    type_code = pl.coalesce(pl.col("type_code").drop_nulls().first(), pl.col("printed_type").drop_nulls().first())
     made = (undescribed.sort("cycle", maintain_order=True).group_by("job_id", maintain_order=True).agg(
-        pl.col("cycle").first(), *(pl.col(c).drop_nulls().first() for c in ("class", "type_code", "user", "order",
-                                                                              "memory_gb")))
+        pl.col("cycle").first(), type_code.alias("type_code"),
+        *(pl.col(c).drop_nulls().first() for c in ("class", "user", "order", "memory_gb")))
             .with_columns(pl.lit(PREDATES_LOG).alias("source")))
     out = pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
     return pl.concat([out, _carried_back(out, seen)], how="diagonal_relaxed").select(jobs.columns)

@@ -5,7 +5,7 @@ closed-loop simulation (replay.apps.simulate) rebuilds one piece at a time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import polars as pl
@@ -84,6 +84,13 @@ class PublishedShares:
             elif kind == "removal":
                 removed.add((job, sid))
         return existing, added, removed
+
+    def first_listed(self, cycles: Iterable[int]) -> int | None:
+        """The first of `cycles` whose published schedule lists a share held: where the log (or
+        its part after a gap) starts in a cycle whose schedule is unread, the processes there
+        before it are those the next schedule lists (a log that starts with no work lists none
+        before its first additions, and those are no process held)."""
+        return next((c for c in cycles if self.shares(c)[0]), None)
 
     def purged(self, cycle: int) -> set[tuple[int, int]]:
         """(job, share id) of the cycle's Existing shares the schedule marks purged (^P)."""

@@ -18,7 +18,8 @@ WHERE = ("cycle", "file", "line")
 
 AUDIT_READS: dict[str, tuple[str, ...]] = {
     "cycles": ("cycle", "file", "line", "started", "epoch", "ts_end"),
-    "nodes": (*WHERE, "host", "event", "nodepool", "share_order", "memory_mb", "ip", "job_id", "work_type", "count"),
+    "nodes": (*WHERE, "host", "event", "nodepool", "share_order", "memory_mb", "ip", "job_id", "work_type", "count",
+              "down"),
     "job_caps": (*WHERE, "job_id", "user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap",
                  "prj_kind", "init_wait"),
     "counts": (*WHERE, "job_id", "class", "shares_given", "order", "policy", "kind", "nodepool", "type_code",

@@ -199,7 +199,10 @@ def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[s
                            "no allotment line; unset in DUCC's documented defaults (no limit)")
     if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
         return unlimited
-    users = narrow(tables, "jobs", ("job_id", "user")).drop_nulls().unique("job_id", keep="last")
+    # a job's cap lines name its user too: after a gap that took its submission, they are all that
+    # keeps a user with an allotment of its own from reading as the global one
+    named = [narrow(tables, t, ("job_id", "user")) for t in ("jobs", "job_caps") if t in tables]
+    users = pl.concat(named).drop_nulls().unique("job_id", keep="first", maintain_order=True)
     checked = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null()).select(
         "cycle", "line", "job_id", "allotment_gb")
     # a deferral names the user (the job's submission, which names it too, may be before the log

@@ -23,19 +23,15 @@ class Stranded:
     """Which (job, share id) on a host, in a cycle, sits on the host's old Machine record."""
 
     def __init__(self, tables: Mapping[str, pl.DataFrame]):
-        events = ["disable", "arrive", "reactivate"]
-        nodes = tables["nodes"].filter(pl.col("event").is_in(events) & pl.col("cycle").is_not_null())
+        nodes = tables["nodes"].filter(pl.col("event").is_in(["arrive", "reactivate"]) & pl.col("cycle").is_not_null())
         self._reborn: dict[str, list[int]] = {}  # host -> cycles a new record replaced a disabled one
         self._revived: dict[str, list[int]] = {}  # host -> cycles its disabled record came back
-        disabled: set[str] = set()
+        # the RM reactivates only a record it holds unresponsive, and makes a new one ("Host added")
+        # only for a node it holds none of: a node that held processes before either was disabled
+        # first, whether its disable is in the log or before it, or in lines lost from it (a node
+        # new to the RM held nothing, and no share of it is published before its arrival)
         for host, event, cycle in nodes.sort("line").select("host", "event", "cycle").iter_rows():
-            if event == "disable":
-                disabled.add(host)
-            elif host in disabled or event == "reactivate":
-                # the RM reactivates only a record it holds unresponsive: one with no disable before it
-                # died before the log began, or in a span lost from it
-                disabled.discard(host)
-                (self._reborn if event == "arrive" else self._revived).setdefault(host, []).append(cycle)
+            (self._reborn if event == "arrive" else self._revived).setdefault(host, []).append(cycle)
         hosts = list(self._reborn) + list(self._revived)
         placed = tables["schedule"].filter(pl.col("share_id").is_not_null() & pl.col("host").is_in(hosts))
         self._first: dict[tuple[int, int], int] = {

@@ -30,7 +30,7 @@ from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
 from replay.parsing.outdir import atomic_output_dir, submitted
 from replay.parsing.sources import InputError, Source
-from replay.parsing.store import ParquetSink, ParquetTables, read_tables
+from replay.parsing.store import ParquetSink, ParquetTables, read_tables, require_columns
 from replay.parsing.tables import Frame
 from replay.progress import OnProgress, Progress, quiet
 
@@ -67,6 +67,8 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
         if len(paths) > 1:
             raise InputError(f"{paths[0]} is a parse directory: give it alone, not with other input")
         say(Progress(f"reading the tables of {paths[0]}"))
+        if columns:
+            require_columns(paths[0], manifest)
         tables = ParquetTables(paths[0], columns) if columns else read_tables(paths[0])
         content = content_of(manifest)
         slot = slot_of(content) if content and use_cache else None

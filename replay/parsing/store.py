@@ -8,7 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -164,15 +164,27 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> Path:
     return path
 
 
+def require_columns(out: str | Path, manifest: Mapping[str, Any]) -> None:
+    """InputError when a `rmreplay parse -o OUT` directory, written by another version, lacks a
+    table or a column this version reads (each table's footer only is read)."""
+    root = Path(out)
+    missing = [name for name in SCHEMAS if name not in manifest["tables"]]
+    if missing:
+        raise InputError(f"{root}: written by rmreplay {manifest.get('rmreplay')}, without the "
+                         f"{', '.join(missing)} table(s) this version reads; parse the log again")
+    lacking = [f"{name}.{col}" for name, schema in SCHEMAS.items()
+               for have in [pl.read_parquet_schema(root / f"{name}.parquet")] for col in schema if col not in have]
+    if lacking:
+        raise InputError(f"{root}: written by rmreplay {manifest.get('rmreplay')}, without the "
+                         f"{', '.join(lacking)} column(s) this version reads; parse the log again")
+
+
 def read_tables(out: str | Path) -> dict[str, pl.DataFrame]:
     """The tables of a `rmreplay parse -o OUT` directory; InputError when its manifest is missing
     (an interrupted or foreign directory) or a table is not the one rmreplay wrote."""
     root = Path(out)
     manifest = check_manifest(root, "parse")
-    missing = [name for name in SCHEMAS if name not in manifest["tables"]]
-    if missing:
-        raise InputError(f"{root}: written by rmreplay {manifest.get('rmreplay')}, without the "
-                         f"{', '.join(missing)} table(s) this version reads; parse the log again")
+    require_columns(root, manifest)
     tables = {name: pl.read_parquet(root / f"{name}.parquet") for name in SCHEMAS}
     for name, frame in tables.items():
         if manifest["tables"].get(name) != frame.height:

@@ -34,7 +34,7 @@ SCHEMAS: dict[str, Schema] = {
                "total_arrivals": I64, "new_jobs": I64, "existing_jobs": I64, "started": pl.Boolean},
     "nodes": {"ts": TS, "cycle": pl.UInt32, "host": S, "event": S, "nodepool": S, "share_order": I64,
               "memory_mb": I64, "count": I64, "short_name": S, "ip": S, "status": S, "job_id": I64,
-              "work_type": S, "detail": S, **WHERE},
+              "work_type": S, "detail": S, "down": S, **WHERE},
     "job_caps": {"ts": TS, "cycle": pl.UInt32, "job_id": I64, "user": S, "order": I64, "base_cap": I64,
                  "expected_cap": I64, "potential_cap": I64, "actual_cap": I64, "prj_kind": S, "prj_t": I64,
                  "prj_nth": I64, "prj_ti": I64, "prj_tr": F, "prj_r": F, "prj_qr": I64, "prj_p": I64, "prj_f": I64,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import random
 
 import polars as pl
@@ -140,3 +141,21 @@ def test_every_input_line_is_accounted_for(fixture_log):
     result = parsed(*fixture_log)
     s = result.summary
     assert s.lines == s.records + s.continuation_lines + s.orphan_lines
+
+
+@pytest.mark.parametrize("command", ["audit", "explain"])
+def test_a_parse_directory_without_a_column_this_version_reads_is_a_one_line_error(tmp_path, capsys, command):
+    # a `parse -o` directory of an older version: its nodes table has no `down` column (the
+    # reason NodePool.disable's lines give), which the audit reads; it used to end in polars'
+    # ColumnNotFoundError
+    out = tmp_path / "parsed"
+    assert main(["parse", str(SAMPLE), "-o", str(out)]) == 0
+    pl.read_parquet(out / "nodes.parquet").drop("down").write_parquet(out / "nodes.parquet")
+    manifest = json.loads((out / "manifest.json").read_text())  # as that version wrote it
+    manifest["files"]["nodes.parquet"] = {"bytes": (out / "nodes.parquet").stat().st_size, "sha256": ""}
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    args = [command, str(out), "--no-cache"] + (["--job", "1"] if command == "explain" else [])
+    code, _, err = _run(capsys, *args)
+    assert code == 2
+    assert err.strip().endswith("without the nodes.down column(s) this version reads; parse the log again")

@@ -25,9 +25,13 @@ from replay.cli import main
 from replay.model.damage import (
     BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
 )
+from replay.model.inputs import job_descriptions
 from replay.model.machines.inventory import dead_before_log
+from replay.model.machines.liveness import liveness_events
+from replay.model.published import PublishedShares, published_schedule
 from replay.model.settings import infer_global_allotment
 from replay.model.start import bootstrap, machine_inventory
+from replay.model.stranded import Stranded
 from tests.cuts import Cut
 from tests.damaged import agrees_with_truth, lines, spliced
 from tests.helpers import log_path, truth
@@ -420,3 +424,149 @@ def test_a_report_lost_in_unread_lines_leaves_shrinkby_unaudited(tmp_path, name,
     assert skipped and min(skipped) > max(result.damaged)
     assert {why.split(" had reported")[0] for why in skipped.values()} == {f"whether job {job}'s {share}"}
     assert set(skipped) <= set(result.cycles)
+
+
+def test_a_purge_line_of_a_node_whose_death_line_is_unread_says_it_died(tmp_path):
+    # tests.cuts seed 15: 162 random bytes after handleDeadNodes' "***Purging machine*** np204" run
+    # it and NodePool.disable's "Host disabled: np204" into one unread record (cycle 45, damaged).
+    # disable's "Host dead: Service purge: np204" lines after it are read: the RM prints "Host
+    # dead:" only for a node nodeLeaves disables (a vary-off prints "Host offline:"). Taken as
+    # alive, np204 gave How Much 16 free quanta the RM did not have in cycle 46: 1 RM divergence
+    name = "corpus/dead_host_repurges_leaving"
+    log = garbled(name, tmp_path / "garbage.log", 328219, 328381)
+    tables, result = _audited(name, log)
+    np204 = tables["nodes"].filter(pl.col("host") == "np204.sim.ducc")
+    assert not {"death", "disable"} & set(np204["event"].to_list())
+    assert set(np204.filter(pl.col("event") == "purge")["down"].to_list()) == {"Host dead:"}
+    assert list(result.damaged) == [45] and 46 in result.cycles
+
+
+def test_the_lines_of_a_disable_stand_for_the_death_or_vary_off_that_made_it():
+    nodes = pl.DataFrame({"cycle": [1, 1, 2, 2, 3], "host": ["a", "a", "b", "b", "c"],
+                          "event": ["purge", "completed", "not_purged", "vary_off", "purge"],
+                          "down": ["Host dead:", "Host dead:", "Host offline:", None, "Host dead/offline:"]},
+                         schema_overrides={"cycle": pl.UInt32})
+    assert liveness_events(nodes).select("host", "event").rows() == [
+        ("a", "death"), ("a", "death"), ("b", "vary_off"), ("b", "vary_off")]
+
+
+def test_a_managed_reservation_the_schedule_prints_as_a_service_keeps_its_type_after_a_gap(tmp_path):
+    # tests.cuts seed 16: after the span no line submits job 10 (M.10, a managed reservation on
+    # np1a02), and the schedule prints its DuccType, Service. Taken as a service (its own service
+    # id), it did not keep job 6, a fixed-share job, off np1a02 (Machine.hasVerticalConflict: both
+    # service id 0), and rmref placed job 6's new processes there in cycles 6, 8 and 10, where the
+    # RM placed none: 6 RM divergences. Its counting line says M.10
+    name = "heldout/seed47-190"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 168222, 242212))
+    part = between_gaps(tables, max(result.damaged), None)
+    assert part["jobs"].filter(pl.col("job_id") == 10).is_empty()
+    assert set(part["schedule"].filter(pl.col("job_id") == 10)["work_type"].drop_nulls()) == {"Service"}
+    described = job_descriptions(part).filter(pl.col("job_id") == 10)
+    assert described["type_code"].to_list() == ["M"]
+    assert {6, 8, 10} <= set(result.cycles)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    for c in (6, 8, 10):
+        real = next(r for r in truth(name) if r["epoch"] == epochs[c])
+        assert {s["host"] for j in real["jobs"] if j["id"] == 6 for s in j["shares"]} == {"np1a01.sim.ducc"}
+
+
+def test_five_nodes_whose_arrival_order_is_open_are_tried_in_every_order(tmp_path):
+    # tests.cuts seed 16: after the span five nodes of one bucket of the RM's node map are heard from
+    # in an order that is not their arrival order; the RM placed job 8 on n09 (cycle 11) and n11
+    # (cycle 12), rmref on n12. The order that reproduces the RM's placement was not among the
+    # first 24 of the 120 tried: 4 RM divergences
+    name = "heldout/seed47-030"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 125430, 243913))
+    assert len(result.arrival_open) == 5
+    by_order = [(v.cycle, v.job_id) for v in result.verified if "in the order they arrived" in v.detail]
+    assert by_order == [(11, 8), (12, 8)]
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    real = next(r for r in truth(name) if r["epoch"] == epochs[11])
+    assert [s["host"] for j in real["jobs"] if j["id"] == 8 for s in j["shares"]][2:] == ["n09.sim.ducc"] * 2
+
+
+@pytest.mark.parametrize(("start", "stop"), [(115065, 203853), (138100, 289337), (103377, 264027)])
+def test_a_user_with_an_allotment_of_its_own_is_named_by_the_cap_lines_after_a_gap(tmp_path, start, stop):
+    # tests.cuts seeds 17 and 18: the span takes job 2's submission (dan, whose ducc.users entry
+    # gives fixeda an allotment of 64 GB); after it only its cap lines ("initJobCap dan ...") name
+    # its user. Its allotment checks, against 64 GB, read as the global allotment (24 GB, the only
+    # other user's): `rmreplay audit` infers the settings from the whole log, and job 1 was granted
+    # more than the RM gave it in cycles 6-11, before the gap (6 RM divergences)
+    name = "corpus/user_allotment_override"
+    log = spliced(name, tmp_path / "gap.log", start, stop)
+    tables = parse([log]).tables
+    assert infer_global_allotment(tables, {"dan"}).value == "24"
+    result = audit(tables, bootstrap(tables))  # as the command runs it
+    agrees_with_truth(name, tables, result)
+    assert result.damaged and min(result.cycles) < min(result.damaged) < max(result.cycles)
+
+
+@pytest.mark.parametrize(("kind", "start", "stop", "first"), [("span", 5302, 31734, 1), ("garbage", 28121, 28289, 5)])
+def test_nodes_no_counter_sizes_are_not_given_the_known_nodes_order(tmp_path, kind, start, stop, first):
+    # tests.cuts seed 18: the log (or its part after cycle 4, whose loop is never entered) starts
+    # after the nodes arrived, and prints no RmCounter block (no fair-share work): six nodes no line
+    # sizes. Their one candidate order was the other nodes' (24), which no counter supported: taken
+    # for it, n03 and n12 (order 80) and four of order 20 changed findMachines' walk, and reservation
+    # job 1 went to n13 where the RM put it on n07 (2 RM divergences)
+    name = "corpus/reservation_arrival_order"
+    log = (spliced(name, tmp_path / "cut.log", start, stop) if kind == "span"
+           else garbled(name, tmp_path / "cut.log", start, stop))
+    tables, result = _audited(name, log)
+    assert not [a for a in result.assumed if a.setting.startswith("node n") and a.setting.endswith(".sim.ducc")]
+    skipped = result.skipped_kinds["placements"]
+    assert min(skipped) == first and set(skipped) == {c for c in result.cycles if c >= first}
+    assert {why for why in skipped.values()} == {"the order of node(s) n01.sim.ducc, n03.sim.ducc, n04.sim.ducc "
+                                                 "could not be inferred (the counters do not tell it)"}
+    orders = {n["name"]: n["order"] for r in truth(name) for n in r["nodes"]}
+    assert sorted(orders[h] for h in ("n01.sim.ducc", "n03.sim.ducc", "n12.sim.ducc")) == [20, 80, 80]
+
+
+def test_a_node_added_again_after_its_vary_off_was_cut_away_strands_its_processes(tmp_path):
+    # the real 2.0.0 RM (tests.cuts seed 17): 101 random bytes cut cycle 8's RmCounter block short,
+    # and the audit starts again there: n01's vary-off (cycle 7, NodePool.disable, which kept
+    # reservation 1's process on the old record) is before it. At cycle 13 "Host added n01" makes a
+    # new, empty record: the RM makes one only for a node it holds none of, so the node held
+    # before was disabled, and its process is stranded. Taken on the new record, it left job 2 no
+    # free quantum: 5 RM divergences in cycles 13 and 14
+    name = "releases/2.0.0/reservation-kept"
+    tables, result = _audited(name, garbled(name, tmp_path / "garbage.log", 51324, 51425))
+    assert list(result.damaged) == [8] and {13, 14} <= set(result.cycles)
+    part = between_gaps(tables, max(result.damaged), None)
+    events = part["nodes"].filter(pl.col("host") == "n01.sim.ducc")["event"].to_list()
+    assert "disable" not in events and "arrive" in events
+    assert Stranded(part)(1, 1, "n01.sim.ducc", 13)
+
+
+def test_processes_before_a_restart_whose_first_schedule_is_unread_are_there_before_it(tmp_path):
+    # tests.cuts seed 19: 225 random bytes run cycle 37's published schedule and its "Scheduling
+    # loop returns" line into one unread record, and the audit starts again at cycle 37. The
+    # processes there before it are those the next schedule lists (cycle 38's), not the none the
+    # unread one lists: taken as new to the part, job 1's n01.1, n01.4 and n02.9 had never reported
+    # and shrinkBy took n02.9 in cycle 39, where the RM took the newest, n02.41 (truth.jsonl): 4 RM
+    # divergences in cycles 39 and 82
+    name = "corpus/reservation_clearing"
+    tables, result = _audited(name, garbled(name, tmp_path / "garbage.log", 717417, 717642))
+    assert list(result.damaged) == [37, 38] and result.damaged[37].after_gap
+    part = between_gaps(tables, 37, None)
+    assert PublishedShares(published_schedule(part)).first_listed([37, 38, 39]) == 38
+    assert {39, 82} <= set(result.cycles)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    real = next(r for r in truth(name) if r["epoch"] == epochs[39])
+    assert [(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]] == [
+        ("top02.sim.ducc", 41)]
+    assert [(host, sid) for c, job, host, sid, _why in result.ref["evictions"] if (c, job) == (39, 1)] == [
+        ("top02.sim.ducc", 41)]
+
+
+def test_a_class_block_cut_before_its_priority_is_a_definition_lost(tmp_path):
+    # the real 2.0.0 RM (tests.cuts seed 20): the span runs from inside class fair18b's block, after
+    # its Policy line, to cycle 1: its priority, weight and nodepool are lost, and How Much's
+    # priority bands compared None with an int (a TypeError). A class the RM schedules with no
+    # priority in the configuration rmref read is a definition lost: its work is not audited
+    name = "releases/2.0.0/defrag-residual"
+    tables, result = _audited(name, spliced(name, tmp_path / "boot.log", 1815, 17983))
+    fair18b = tables["classes"].filter(pl.col("name") == "fair18b").row(0, named=True)
+    assert fair18b["policy"] == "FAIR_SHARE" and fair18b["priority"] is None
+    assert "fair18b" not in {c.name for c in bootstrap(tables).classes}
+    lost = {c for c, why in result.skipped.items() if why.startswith("the definition of class fair18b (")}
+    assert lost and result.cycles and not lost & set(result.cycles)

@@ -21,6 +21,7 @@ from rmref.model import Machine
 
 _OFFLINE = {"death", "vary_off", "vary_on"}
 _ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
+_DISABLE_LINES = ("purge", "not_purged", "completed")  # NodePool.disable's lines after its "Host disabled"
 
 
 def machine_hosts(nodes: pl.DataFrame) -> list[str]:
@@ -28,6 +29,20 @@ def machine_hosts(nodes: pl.DataFrame) -> list[str]:
     heard from (heartbeats), in first-seen order."""
     rows = nodes.filter(pl.col("event").is_in([*_ONLINE, "heartbeat"]))
     return rows["host"].drop_nulls().unique(maintain_order=True).to_list()
+
+
+def liveness_events(nodes: pl.DataFrame) -> pl.DataFrame:
+    """The `nodes` rows that change a node's liveness, a line of NodePool.disable read as the death
+    or vary-off that made it.
+
+    disable prints "Host dead:" only when nodeLeaves calls it (a death: handleDeadNodes' "***Purging
+    machine***" line comes first) and "Host offline:" only for doVaryOff. Unread bytes can take
+    the death's or vary-off's own line and leave these: the node is down all the same (the
+    2.0.x shapes, "dead/offline", say neither)."""
+    down = pl.col("down") if "down" in nodes.columns else pl.lit(None, pl.String)
+    said = pl.when(down == "Host dead:").then(pl.lit("death")).when(down == "Host offline:").then(pl.lit("vary_off"))
+    event = pl.when(pl.col("event").is_in(_DISABLE_LINES)).then(said).otherwise(pl.col("event"))
+    return nodes.with_columns(event.alias("event")).filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE)))
 
 
 class NodeLiveness:
@@ -40,7 +55,7 @@ class NodeLiveness:
     def __init__(self, tables: Mapping[str, pl.DataFrame], inventory: Inventory, pool_of: PoolOf,
                  behaviours: Behaviours = Behaviours()):
         nodes = tables["nodes"]
-        self._events = ByCycle(nodes.filter(pl.col("event").is_in(list(_OFFLINE | _ONLINE))))
+        self._events = ByCycle(liveness_events(nodes))
         ips = nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
         self._ips = dict(ips.select("host", "ip").iter_rows())
         self._pool = pool_of

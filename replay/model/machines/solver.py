@@ -221,10 +221,14 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     logged_max = cast(int | None, narrow(tables, "rmcounter", ("maxorder",))["maxorder"].max())
     maxorder = logged_max or max(known_orders, default=0) or 1 << 16
     candidates = candidate_orders(cycles, known_orders, maxorder)
-    groups = alike_groups(cycles, unknown, floors, reserved_orders(inputs, set(unknown)), candidates)
-    # a group no clean counter covers while it is up is not inferred: no evidence, no guess
+    reserved = reserved_orders(inputs, set(unknown))
+    groups = alike_groups(cycles, unknown, floors, reserved, candidates)
+    # a group no clean counter covers while it is up is not inferred: no evidence, no guess. One
+    # order left is evidence when a reservation held the machine (it takes exactly its order) or the
+    # RM's maxorder bounds it, not when the known machines' orders are all there is to choose from
     counted = {gi for _, eqs in state_equations(cycles, groups, pools) for _t, terms in eqs for gi, _o in terms}
-    groups = [g for gi, g in enumerate(groups) if gi in counted or len(g.orders) == 1]
+    groups = [g for gi, g in enumerate(groups)
+              if gi in counted or g.hosts[0] in reserved or (len(g.orders) == 1 and logged_max is not None)]
     solutions = solve(groups, state_equations(cycles, groups, pools))
     fits = [f for f in (_fit(groups, counts, cycles, logged) for counts in solutions) if f is not None]
     # most placements reproduced; then the fewest machine sizes the known machines do not have
@@ -278,7 +282,8 @@ def _assumptions(hosts: Sequence[Host], unknown: Mapping[str, Host], fits: Seque
     left = len(unknown) - len(inferred)
     out.append(Assumption(
         "nodes", f"{len(hosts)} there before the log began: {len(hosts) - len(unknown)} sized by the log, "
-                 f"{len(inferred)} inferred ({', '.join(f'{n} of order {o}' for o, n in sorted(sizes.items()))})"
+                 f"{len(inferred)} inferred"
+                 + (f" ({', '.join(f'{n} of order {o}' for o, n in sorted(sizes.items()))})" if sizes else "")
                  + (f", {left} unknown" if left else ""),
         INFERRED, "solved from the RmCounter vmachines (the free space by size each How Much pass counted) and "
                   "checked against the placements; report.json lists each node with its evidence"))
