@@ -140,13 +140,26 @@ def _fair_analysis(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDe
 
 
 def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDef]) -> Assumption:
-    """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows.
+    """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows and, at DEBUG,
+    doFinalEvictions' donors.
 
     A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
-    fewer than its pure fair share); a job that holds the threshold or more needs nothing."""
+    fewer than its pure fair share); a job that holds the threshold or more needs nothing. A donor
+    below the threshold is printed with it; a rich donor holds the threshold or more."""
+    donors = narrow(tables, "defrag", ("cycle", "kind", "donor_job", "shares", "count")).filter(
+        pl.col("kind").is_in(["below_threshold", "donor_candidate"]))
+    stated = Counter(donors.filter(pl.col("kind") == "below_threshold")["count"].drop_nulls().to_list())
+    if stated:
+        value, n = stated.most_common(1)[0]
+        return Assumption(THRESHOLD, str(value), INFERRED,
+                          f"{n} doFinalEvictions line(s) print the donor's fragmentation threshold as {value}")
     rows = _fair_analysis(tables, classes)
     lo, hi, exact = 1, UNLIMITED, Counter[int]()
     lo_at = hi_at = None
+    for cycle, job, held in donors.filter(pl.col("kind") == "donor_candidate").select(
+            "cycle", "donor_job", "shares").drop_nulls().iter_rows():
+        if held < hi:
+            hi, hi_at = held, (cycle, job, f"a rich donor with {held} processes")
     for cycle, job, pure, current, counted, needed in rows.iter_rows():
         if needed > 0:
             if current + 1 > lo or needed > lo:
@@ -154,7 +167,7 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
             if needed < counted - current:
                 exact[needed] += 1
         elif current < pure and counted > current and current < hi:
-            hi, hi_at = current, (cycle, job)
+            hi, hi_at = current, (cycle, job, f"holds {current} and is not needy")
     if exact:
         value, n = exact.most_common(1)[0]
         return Assumption(THRESHOLD, str(value), INFERRED,
@@ -165,9 +178,9 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
     value = min(max(default, lo), hi)
     pinned = lo == hi
     bounds = [f"at least {lo} (cycle {lo_at[0]} job {lo_at[1]} needy)" if lo_at else "",
-              f"at most {hi} (cycle {hi_at[0]} job {hi_at[1]} holds {hi} and is not needy)" if hi_at else ""]
+              f"at most {hi} (cycle {hi_at[0]} job {hi_at[1]} {hi_at[2]})" if hi_at else ""]
     return Assumption(THRESHOLD, str(value), INFERRED if pinned or value != default else DEFAULT,
-                      f"detectFragmentation shows {' and '.join(b for b in bounds if b)}"
+                      f"detectFragmentation (and doFinalEvictions) show {' and '.join(b for b in bounds if b)}"
                       + ("" if pinned else "; the documented default fits" if value == default
                          else f"; {value} is the nearest"))
 

@@ -21,6 +21,7 @@ import pytest
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.model.resources import read_resources
+from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
@@ -38,9 +39,10 @@ CASES = [(name, level, kind) for name, level in LOGS for kind in KINDS]
 
 @cache
 def _tables(name: str, level: str, kind: str, tmp: Path) -> dict[str, pl.DataFrame]:
-    tables = parse([cut(name, level, kind, tmp / f"{name}-{level}-{kind}.log")]).tables
+    flat = name.replace("/", "-")  # a corpus fixture's name has a folder in it
+    tables = parse([cut(name, level, kind, tmp / f"{flat}-{level}-{kind}.log")]).tables
     assert tables["classes"].is_empty(), "the cut must remove the bootstrap"
-    tables.update(read_resources(classes_only(name, tmp / f"{name}-config")))
+    tables.update(read_resources(classes_only(name, tmp / f"{flat}-config")))
     return tables
 
 
@@ -147,6 +149,26 @@ def test_inferred_settings_are_the_ones_the_rm_ran_with(name, level, kind, tmp):
         assert a.source in ("inferred", "default") and a.evidence, a
         if a.source == "inferred":
             assert a.value == value, a
+
+
+RICH_DONOR = "corpus/midstream_rich_donor_threshold"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_debug_cut_reads_the_threshold_off_the_donors(kind, tmp):
+    """A DEBUG log of the real RM (oracle seed 11010, shrunk) with a fragmentation threshold of 1,
+    cut mid-stream: no detectFragmentation row bounds the threshold from above, but
+    doFinalEvictions names a rich donor holding 1 process, so the threshold is 1 (not the
+    documented 8, under which no job is rich and takeFromTheRich takes nothing), and rmref equals
+    truth in every cycle, its takings included."""
+    tables, result, frames, epochs = _audited(RICH_DONOR, "rm-debug.log", kind, tmp)
+    rm = bootstrap(parsed(RICH_DONOR, "rm-debug.log").tables)
+    threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
+    assert (threshold.value, threshold.source) == (str(rm.config.fragmentation_threshold), "inferred"), threshold
+    assert not result.divergences, result.divergences[:3]
+    assert not _disagreeing(frames, result.cycles, epochs, RICH_DONOR)
+    taken = [r for r in truth(RICH_DONOR) if r["epoch"] in set(epochs.values()) and r["defrag"]["actions"]]
+    assert len(taken) >= 2  # the cut keeps cycles where the RM took from the rich
 
 
 LATE = [name for name, level in LOGS if level == "rm.log"]

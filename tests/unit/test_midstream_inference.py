@@ -68,6 +68,29 @@ def test_threshold_bounds_without_a_cap():
     assert a.value == "5" and "at least 4" in a.evidence and "at most 5" in a.evidence
 
 
+def test_threshold_a_donor_below_it_states_it():
+    # at DEBUG doFinalEvictions prints the threshold a donor falls short of ("threshold[ 5 ]"),
+    # which outweighs the detectFragmentation bounds (here: at least 4, default 8 fits)
+    defrag = _empty("defrag", kind=["analysis", "below_threshold"], cycle=[3, 3], job_id=[9, 9],
+                    **{"class": ["normal", None]}, pure_fs=[10, None], nsh=[3, None], counted=[4, None],
+                    needed=[1, None], donor_job=[None, 6], shares=[None, 3], count=[None, 5])
+    a = infer_threshold({"defrag": defrag}, FAIR)
+    assert (a.value, a.source) == ("5", INFERRED) and "doFinalEvictions" in a.evidence
+
+
+def test_threshold_a_rich_donor_bounds_it():
+    # needy holding nothing (threshold >= 1), and a rich donor with 1 process (threshold <= 1):
+    # without the donor the documented default 8 would stand
+    analysis = dict(kind=["analysis"], cycle=[3], job_id=[10], **{"class": ["normal"]}, pure_fs=[3], nsh=[0],
+                    counted=[1], needed=[1])
+    alone = infer_threshold({"defrag": _empty("defrag", **analysis)}, FAIR)
+    assert (alone.value, alone.source) == ("8", DEFAULT)
+    donor = {k: [*v, 3 if k == "cycle" else None] for k, v in analysis.items() if k != "kind"}
+    defrag = _empty("defrag", kind=["analysis", "donor_candidate"], **donor, donor_job=[None, 8], shares=[None, 1])
+    a = infer_threshold({"defrag": defrag}, FAIR)
+    assert (a.value, a.source) == ("1", INFERRED) and "rich donor with 1 processes" in a.evidence
+
+
 def _cap(**kw) -> CapInput:
     base = dict(remaining=50, threads=1, current=0, max_processes=100, initialized=False, projected=0,
                 init_cap=0, expand_by_doubling=False, use_prediction=False, completed=False, refused=False)
