@@ -122,7 +122,8 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
       arrives: the latest value logged is the one in force;
     * work that is not fair share and was submitted before the log began is never printed
       (`job_descriptions`): its remaining work and process limit are its logged base cap (which
-      is the least of the two), its threads one.
+      is the least of the two), its threads one; once the Orchestrator updates its remaining
+      work, its threads are the ones its logged base caps allow (`_threads_of_unprinted`).
     """
     caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
         "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", pl.col("init_wait").alias("prj_init_wait"), _AT)
@@ -141,6 +142,7 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .filter(pl.col("described").is_not_null())
         .join_asof(_in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
+        .with_columns(_threads_of_unprinted().alias("threads"))
         .select(
             "cycle", "job_id",
             # work that predates the log has no row to give its work items, threads and process
@@ -161,6 +163,21 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         )
         .sort("cycle", "job_id")
     )
+
+
+def _threads_of_unprinted() -> pl.Expr:
+    """The threads per process of work that predates the log, where the Orchestrator's updates
+    give its remaining work: base cap = ceil(remaining / threads), so each logged base cap b of
+    remaining r bounds them to r/b <= threads < r/(b-1); the least that every cycle allows (else
+    each cycle's own least). Elsewhere the row's threads, or one (with the base cap standing in for
+    the remaining work, one thread reproduces it)."""
+    rem, base = pl.col("remaining_in_force"), pl.col("base_cap")
+    told = (pl.col("source") == PREDATES_LOG) & rem.is_not_null() & (base > 0)
+    lo = pl.when(told).then((rem + base - 1) // base)
+    hi = pl.when(told & (base > 1)).then((rem + base - 2) // (base - 1) - 1)
+    least, most = lo.max().over("job_id"), hi.min().over("job_id")
+    every = pl.when(most.is_null() | (least <= most)).then(least)
+    return pl.when(told).then(pl.coalesce(every, lo)).otherwise(pl.col("threads"))
 
 
 @dataclass(frozen=True)

@@ -258,6 +258,11 @@ def _agree(samples: Counter[tuple[CapInput, int]], s: CapSettings) -> int:
                                    use_prediction=s.prediction)).actual == actual)
 
 
+def _documented_fields(s: CapSettings) -> int:
+    """How many of the settings are DUCC's documented defaults (which an equal agreement keeps)."""
+    return sum(getattr(s, f) == getattr(DOCUMENTED_CAPS, f) for f in ("init_cap", "expand_by_doubling", "prediction"))
+
+
 CAP_FIELDS = {INIT_CAP: "init_cap", DOUBLING: "expand_by_doubling", PREDICTION: "prediction"}
 CLASS_LABELS = {INIT_CAP: "Initialization Cap", DOUBLING: "Expand By Doubling", PREDICTION: "Use Prediction"}
 
@@ -273,17 +278,12 @@ def choose_cap_settings(samples: Sequence[tuple[CapInput, int]], known: Mapping[
     known = known or {}
     # an initialization cap shows as the cap of a job still waiting to initialize
     candidates = sorted({DOCUMENTED_CAPS.init_cap, 2} | {a for inp, a in counted if not inp.initialized and a > 0})
-    best = replace(DOCUMENTED_CAPS, **known)
-    for _ in range(2):  # coordinate-wise: each setting with the others at their best so far
-        if "init_cap" not in known:
-            best = max((replace(best, init_cap=c) for c in candidates),
-                       key=lambda s: (_agree(counted, s), s == DOCUMENTED_CAPS))
-        if "expand_by_doubling" not in known:
-            best = max((replace(best, expand_by_doubling=d) for d in (True, False)),
-                       key=lambda s: (_agree(counted, s), s.expand_by_doubling == DOCUMENTED_CAPS.expand_by_doubling))
-        if "prediction" not in known:
-            best = max((replace(best, prediction=p) for p in (True, False)),
-                       key=lambda s: (_agree(counted, s), s.prediction == DOCUMENTED_CAPS.prediction))
+    # every combination, not one setting at a time: doubling and prediction can each bound the
+    # same caps, so turning either off alone may agree with no more of them than the defaults do
+    combos = [CapSettings(c, d, p) for c in ([known["init_cap"]] if "init_cap" in known else candidates)
+              for d in ([known["expand_by_doubling"]] if "expand_by_doubling" in known else (True, False))
+              for p in ([known["prediction"]] if "prediction" in known else (True, False))]
+    best = max(combos, key=lambda s: (_agree(counted, s), _documented_fields(s)))
     total, agree = sum(counted.values()), _agree(counted, best)
     out = []
     for setting, field in CAP_FIELDS.items():

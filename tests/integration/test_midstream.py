@@ -25,7 +25,7 @@ from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
-from tests.helpers import LOGS, parsed, truth
+from tests.helpers import FIXTURES, LOGS, parsed, truth
 from tests.midstream import KINDS, classes_only, cut
 from tests.truth_inputs import (
     _allotments,
@@ -169,6 +169,50 @@ def test_a_debug_cut_reads_the_threshold_off_the_donors(kind, tmp):
     assert not _disagreeing(frames, result.cycles, epochs, RICH_DONOR)
     taken = [r for r in truth(RICH_DONOR) if r["epoch"] in set(epochs.values()) and r["defrag"]["actions"]]
     assert len(taken) >= 2  # the cut keeps cycles where the RM took from the rich
+
+
+UNPRINTED = "corpus/midstream_unprinted_threads"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_work_before_the_log_takes_the_threads_its_base_caps_allow(kind, tmp):
+    """An INFO log of the real RM (oracle seed 11313, shrunk) cut after a fixed-share job of 8
+    threads per process was submitted: the log never prints its threads, but the Orchestrator's
+    updates give its remaining work and the RM logs its base cap, ceil(remaining / threads), each
+    cycle. With the threads those allow (one thread took the remaining work for the base cap),
+    every cap equals truth's, and rmref equals truth in every cycle."""
+    tables, result, frames, epochs = _audited(UNPRINTED, "rm.log", kind, tmp)
+    submitted = set(tables["jobs"].filter(pl.col("source") == "submit")["job_id"].to_list())
+    capped = set(tables["job_caps"]["job_id"].drop_nulls().to_list())
+    fixed = {j["id"] for r in truth(UNPRINTED) for j in r["jobs"] if j["policy"] == "FIXED_SHARE"}
+    assert (capped - submitted) & fixed  # the precondition: fixed-share work the log never prints
+    assert not result.divergences, result.divergences[:3]
+    assert not _disagreeing(frames, result.cycles, epochs, UNPRINTED)
+
+
+ALLOTTED = "corpus/midstream_user_allotment_unknown"
+
+
+def test_a_users_own_allotment_the_log_never_shows_is_no_divergence(tmp):
+    """An INFO log of the real RM (oracle seed 11313, shrunk) whose ducc.users gives user dan an
+    allotment of 8 GB and ben one of 64 (the global one unset), cut mid-stream and audited with
+    ducc.classes only: dan's deferrals are the log's only allotment lines, so 8 GB reads as the
+    global allotment, and the RM grants ben's 44 GB reservation, which that would defer. The
+    cycle's counts and chained schedule are left out, saying why, never a divergence; with the
+    fixture's ducc.users beside ducc.classes they are audited and equal truth's."""
+    tables, result, frames, epochs = _audited(ALLOTTED, "rm.log", "between", tmp)
+    assert not result.divergences, result.divergences[:3]
+    open_ = {c: why for c, why in result.skipped_kinds.get("counts", {}).items() if "ducc.users" in why}
+    assert open_ and set(open_) <= set(result.skipped_kinds["schedule"]), result.skipped_kinds
+    assert not _disagreeing(frames, [c for c in result.cycles if c not in open_], epochs, ALLOTTED)
+    # with ducc.users the same cycles are audited and agree with truth
+    with_users = dict(tables)
+    config = classes_only(ALLOTTED, tmp / "allotted-with-users")
+    (config / "ducc.users").write_text((FIXTURES / ALLOTTED / "resources" / "ducc.users").read_text())
+    with_users.update(read_resources(config))
+    again = audit(with_users)
+    assert not again.divergences and not again.skipped_kinds.get("counts"), again.skipped_kinds
+    assert not _disagreeing(result_frames(again), again.cycles, epochs, ALLOTTED)
 
 
 LATE = [name for name, level in LOGS if level == "rm.log"]

@@ -106,6 +106,19 @@ def test_cap_settings_from_the_logged_caps():
     assert by["ducc.rm.initialization.cap"].source == INFERRED and by["ducc.rm.initialization.cap"].value == "3"
 
 
+def test_cap_settings_doubling_and_prediction_off_together():
+    # the caps RM logged (50, 3, 4) fit doubling and prediction both off for 3 of 5 (the first, held
+    # at 4 and projected at 6, is capped at neither 8 nor 6); both on fit 2, and either alone 1: one
+    # setting at a time from the defaults would keep both on (oracle seed 11313, a cut of scenario 9)
+    samples = [(_cap(initialized=True, current=4, projected=6), 50)] * 3 + [
+        (_cap(initialized=True, current=2, projected=3), 3), (_cap(initialized=True, current=2, projected=10), 4)]
+    chosen, assumed = choose_cap_settings(samples)
+    assert (chosen.expand_by_doubling, chosen.prediction) == (False, False)
+    by = {a.setting: a for a in assumed}
+    assert by["ducc.rm.expand.by.doubling"].value == by["ducc.rm.prediction"].value == "false"
+    assert "3 of the 5" in by["ducc.rm.prediction"].evidence
+
+
 def test_a_class_block_cut_short_keeps_what_it_read_and_names_the_class():
     # the block read its doubling line (false) and lost the other two: the doubling the caps would
     # choose (a cap of 8 on 4 held) is not taken over the line the log printed
