@@ -18,9 +18,14 @@ from replay.model.reads import narrow
 def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
     """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
     carried from the one before (its doExpansion lines before the fair-share traversal)."""
-    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
+    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null()).sort("file", "line")
+    # findShares prints the same "Doing expansions" line for a job's subpools, also inside the
+    # needy pass, right after its "counted" line: only traverseNodepoolsForExpansion's start the
+    # normal pass
+    in_find = ((pl.col("kind").shift(1) == "find_shares_counted") & (pl.col("line").shift(1) == pl.col("line") - 1)
+               & (pl.col("file").shift(1) == pl.col("file")))
     normal = pl.concat([
-        expansions.filter(pl.col("kind") == "expansion_order").select("cycle", "line"),
+        expansions.filter((pl.col("kind") == "expansion_order") & ~in_find.fill_null(False)).select("cycle", "line"),
         tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()).select("cycle", "line"),
     ]).group_by("cycle").agg(pl.col("line").min().alias("normal"))
     early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
