@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from replay.model.machines import counts, evidence
 from replay.model.machines.inventory import Host
+from replay.model.needy import needy_expanded
 from replay.model.settings import DEFAULT, INFERRED, choose_cap_settings, infer_quantum, infer_threshold
 from replay.parsing.tables import SCHEMAS
 from rmref import CapInput
@@ -163,3 +164,39 @@ def test_the_true_orders_are_a_solution(orders, liveness, held):
             key = (gi, orders[names.index(host)])
             truth[key] = truth.get(key, 0) + 1
     assert truth in solutions
+
+
+def _needy_tables(expansions: list[tuple[int, str, int | None]], defrag: list[tuple[int, str, int | None, list | None]],
+                  given: list[tuple[int, int]]) -> dict[str, pl.DataFrame]:
+    """One cycle's What Of lines: (line, kind, job) expansions, (line, kind, job, job_ids) defrag
+    rows and (line, job) fair-share counts."""
+    def rows(name: str, **cols) -> pl.DataFrame:
+        n = len(next(iter(cols.values()), []))
+        return _empty(name, cycle=[1] * n, file=["rm.log"] * n, **cols) if n else _empty(name)
+    return {"expansions": rows("expansions", line=[e[0] for e in expansions], kind=[e[1] for e in expansions],
+                               job_id=[e[2] for e in expansions]),
+            "defrag": rows("defrag", line=[d[0] for d in defrag], kind=[d[1] for d in defrag],
+                           job_id=[d[2] for d in defrag], job_ids=[d[3] for d in defrag]),
+            "counts": rows("counts", line=[g[0] for g in given], kind=["given"] * len(given),
+                           job_id=[g[1] for g in given])}
+
+
+def test_the_needy_pass_ends_at_the_traversal_not_at_find_shares_subpool_line():
+    # the needy pass expands job 8 in --default--; findShares prints its subpools' "Doing
+    # expansions" line (right after its "counted" line) before that doExpansion line: still the
+    # needy pass. The normal pass starts at traverseNodepoolsForExpansion's line (20).
+    tables = _needy_tables([(10, "find_shares_counted", 8), (11, "expansion_order", None), (15, "do_expansion", 8),
+                            (20, "expansion_order", None), (22, "find_shares_counted", 10),
+                            (23, "do_expansion", 10)], [], [(18, 8), (19, 10)])
+    assert needy_expanded(tables).get(1)["job_id"].to_list() == [8]
+
+
+def test_the_needy_pass_names_its_fixed_share_work():
+    # a fixed-share job the needy pass gives a process: `Assign:` (INFO), and at DEBUG the
+    # "Expand needy fixed. [12 ]" line lists it; a doExpansion of the normal pass does not count
+    info = _needy_tables([(20, "expansion_order", None), (22, "do_expansion", 5)],
+                         [(12, "expand_needy_assign", 12, None)], [(21, 5)])
+    debug = _needy_tables([(20, "expansion_order", None), (22, "do_expansion", 5)],
+                          [(10, "expand_needy", None, [12]), (12, "expand_needy_assign", 12, None)], [(21, 5)])
+    assert needy_expanded(info).get(1)["job_id"].to_list() == [12]
+    assert needy_expanded(debug).get(1)["job_id"].to_list() == [12]
