@@ -213,6 +213,9 @@ def test_a_users_own_allotment_the_log_never_shows_is_no_divergence(tmp):
     again = audit(with_users)
     assert not again.divergences and not again.skipped_kinds.get("counts"), again.skipped_kinds
     assert not _disagreeing(result_frames(again), again.cycles, epochs, ALLOTTED)
+    # a log with its bootstrap, and no user of its own allotment, knows there is none
+    assert bootstrap(_tables(ALLOTTED, "rm.log", "between", tmp)).users_open
+    assert not bootstrap(parsed("a_tiny").tables).users_open
 
 
 STALE = "corpus/midstream_stale_before_the_log"
