@@ -62,22 +62,26 @@ def job_descriptions(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     described = jobs.filter(pl.col("source").is_in(["howMuchFairShare", "submit"])).select("job_id").unique()
     sections = (jobs.filter(pl.col("source") == "schedule").join(described, on="job_id", how="anti")
                 .with_columns(pl.lit(PREDATES_LOG).alias("source")))
+    # a managed reservation's schedule section says "Service", its counting line "M": the counting
+    # line's type wins, whichever cycle of the log names the job first
     seen = pl.concat([
         tables["counts"].select("cycle", "job_id", "class", "type_code", pl.lit(None, pl.String).alias("user"),
-                                pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb")),
+                                pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb"),
+                                pl.lit(True).alias("from_counts")),
         tables["job_caps"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
                                   pl.lit(None, pl.String).alias("type_code"), "user", "order",
-                                  pl.lit(None, pl.Int64).alias("memory_gb")),
+                                  pl.lit(None, pl.Int64).alias("memory_gb"), pl.lit(False).alias("from_counts")),
         tables["schedule"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
                                   pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("type_code"),
                                   pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.Int64).alias("order"),
-                                  "memory_gb"),
+                                  "memory_gb", pl.lit(False).alias("from_counts")),
     ]).filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
     undescribed = seen.join(described, on="job_id", how="anti").join(sections.select("job_id").unique(),
                                                                        on="job_id", how="anti")
+    counted = pl.col("type_code").filter(pl.col("from_counts")).drop_nulls().first()
     made = (undescribed.sort("cycle", maintain_order=True).group_by("job_id", maintain_order=True).agg(
-        pl.col("cycle").first(), *(pl.col(c).drop_nulls().first() for c in ("class", "type_code", "user", "order",
-                                                                              "memory_gb")))
+        pl.col("cycle").first(), pl.coalesce(counted, pl.col("type_code").drop_nulls().first()).alias("type_code"),
+        *(pl.col(c).drop_nulls().first() for c in ("class", "user", "order", "memory_gb")))
             .with_columns(pl.lit(PREDATES_LOG).alias("source")))
     out = pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
     return pl.concat([out, _carried_back(out, seen)], how="diagonal_relaxed").select(jobs.columns)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from replay.model.machines import counts, evidence
 from replay.model.machines.inventory import Host
+from replay.model.inputs import job_descriptions
 from replay.model.needy import needy_expanded
 from replay.model.settings import DEFAULT, INFERRED, choose_cap_settings, infer_quantum, infer_threshold
 from replay.parsing.tables import SCHEMAS
@@ -200,3 +201,15 @@ def test_the_needy_pass_names_its_fixed_share_work():
                           [(10, "expand_needy", None, [12]), (12, "expand_needy_assign", 12, None)], [(21, 5)])
     assert needy_expanded(info).get(1)["job_id"].to_list() == [12]
     assert needy_expanded(debug).get(1)["job_id"].to_list() == [12]
+
+
+def test_work_before_the_log_takes_its_type_from_its_counting_line():
+    # a managed reservation submitted before the log: the first schedule the log holds (cycle 1,
+    # its start inside a cycle) prints it as "Service", the counting lines of later cycles as "M"
+    tables = {"jobs": _empty("jobs"),
+              "schedule": _empty("schedule", cycle=[1, 2], job_id=[1, 1], work_type=["Service", "Service"],
+                                 memory_gb=[4, 4]),
+              "counts": _empty("counts", cycle=[2], job_id=[1], type_code=["M"], **{"class": ["fixeda"]}),
+              "job_caps": _empty("job_caps", cycle=[2], job_id=[1], user=["fay"], order=[1])}
+    made = job_descriptions(tables).filter(pl.col("job_id") == 1)
+    assert set(made["type_code"].to_list()) == {"M"}, made
