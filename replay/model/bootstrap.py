@@ -36,6 +36,9 @@ class Bootstrap:
     assumed: tuple[st.Assumption, ...] = ()
     release: ReleaseChoice | None = None  # the DUCC release replayed (replay.model.release), in config.behaviours
     undefined: tuple[tuple[str, str | None, int | None], ...] = ()  # (class, file, line): see `undefined_classes`
+    # neither the log's bootstrap nor --config's ducc.properties or ducc.users was read: whether a
+    # user has an allotment of its own (ducc.users) is not known
+    users_open: bool = False
 
 
 def _int(value: object, default: int) -> int:
@@ -126,7 +129,11 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     # a pool whose quantum the files leave open takes the configuration's (inferred) one
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
-    return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables))
+    # --config with ducc.classes alone reads the documented defaults for the rest; a log's own
+    # bootstrap, ducc.properties or ducc.users name their own files
+    read = set(tables["config"]["file"].drop_nulls().to_list()) - set(tables["classes"]["file"].drop_nulls().to_list())
+    return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables),
+                     users_open=not users and read == {DEFAULTS_FILE})
 
 
 def _whole(row: Mapping[str, Any]) -> bool:

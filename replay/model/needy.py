@@ -17,16 +17,30 @@ from replay.model.reads import narrow
 
 def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
     """Per cycle, the jobs What Of expanded before its normal pass: the needy list the cycle
-    carried from the one before (its doExpansion lines before the fair-share traversal)."""
-    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null())
+    carried from the one before (its doExpansion lines before the fair-share traversal, the
+    fixed-share and reserve work its needy pass gave processes to, `expandNeedyJobs Assign:`, and
+    at DEBUG every job its "Expand needy ..." lines name)."""
+    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null()).sort("file", "line")
+    # findShares prints the same "Doing expansions" line for a job's subpools, also inside the
+    # needy pass, right after its "counted" line: only traverseNodepoolsForExpansion's start the
+    # normal pass
+    in_find = ((pl.col("kind").shift(1) == "find_shares_counted") & (pl.col("line").shift(1) == pl.col("line") - 1)
+               & (pl.col("file").shift(1) == pl.col("file")))
     normal = pl.concat([
-        expansions.filter(pl.col("kind") == "expansion_order").select("cycle", "line"),
+        expansions.filter((pl.col("kind") == "expansion_order") & ~in_find.fill_null(False)).select("cycle", "line"),
         tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()).select("cycle", "line"),
     ]).group_by("cycle").agg(pl.col("line").min().alias("normal"))
     early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
              .join(normal, on="cycle", how="left")
              .filter(pl.col("normal").is_null() | (pl.col("line") < pl.col("normal"))))
-    return ByCycle(early.select("cycle", "job_id"))
+    defrag = (narrow(tables, "defrag", ("cycle", "line", "kind", "job_id", "job_ids"))
+              .filter(pl.col("cycle").is_not_null()))
+    assigned = defrag.filter((pl.col("kind") == "expand_needy_assign") & pl.col("job_id").is_not_null())
+    named = (defrag.filter(pl.col("kind") == "expand_needy").explode("job_ids")
+             .filter(pl.col("job_ids").is_not_null()).with_columns(pl.col("job_ids").alias("job_id")))
+    rows = pl.concat([frame.select("cycle", "line", "job_id") for frame in (early, assigned, named)])
+    return ByCycle(rows.sort("cycle", "line").unique(["cycle", "job_id"], keep="first", maintain_order=True)
+                   .select("cycle", "job_id"))
 
 
 

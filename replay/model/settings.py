@@ -140,13 +140,26 @@ def _fair_analysis(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDe
 
 
 def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDef]) -> Assumption:
-    """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows.
+    """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows and, at DEBUG,
+    doFinalEvictions' donors.
 
     A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
-    fewer than its pure fair share); a job that holds the threshold or more needs nothing."""
+    fewer than its pure fair share); a job that holds the threshold or more needs nothing. A donor
+    below the threshold is printed with it; a rich donor holds the threshold or more."""
+    donors = narrow(tables, "defrag", ("cycle", "kind", "donor_job", "shares", "count")).filter(
+        pl.col("kind").is_in(["below_threshold", "donor_candidate"]))
+    stated = Counter(donors.filter(pl.col("kind") == "below_threshold")["count"].drop_nulls().to_list())
+    if stated:
+        value, n = stated.most_common(1)[0]
+        return Assumption(THRESHOLD, str(value), INFERRED,
+                          f"{n} doFinalEvictions line(s) print the donor's fragmentation threshold as {value}")
     rows = _fair_analysis(tables, classes)
     lo, hi, exact = 1, UNLIMITED, Counter[int]()
     lo_at = hi_at = None
+    for cycle, job, held in donors.filter(pl.col("kind") == "donor_candidate").select(
+            "cycle", "donor_job", "shares").drop_nulls().iter_rows():
+        if held < hi:
+            hi, hi_at = held, (cycle, job, f"a rich donor with {held} processes")
     for cycle, job, pure, current, counted, needed in rows.iter_rows():
         if needed > 0:
             if current + 1 > lo or needed > lo:
@@ -154,7 +167,7 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
             if needed < counted - current:
                 exact[needed] += 1
         elif current < pure and counted > current and current < hi:
-            hi, hi_at = current, (cycle, job)
+            hi, hi_at = current, (cycle, job, f"holds {current} and is not needy")
     if exact:
         value, n = exact.most_common(1)[0]
         return Assumption(THRESHOLD, str(value), INFERRED,
@@ -165,9 +178,9 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
     value = min(max(default, lo), hi)
     pinned = lo == hi
     bounds = [f"at least {lo} (cycle {lo_at[0]} job {lo_at[1]} needy)" if lo_at else "",
-              f"at most {hi} (cycle {hi_at[0]} job {hi_at[1]} holds {hi} and is not needy)" if hi_at else ""]
+              f"at most {hi} (cycle {hi_at[0]} job {hi_at[1]} {hi_at[2]})" if hi_at else ""]
     return Assumption(THRESHOLD, str(value), INFERRED if pinned or value != default else DEFAULT,
-                      f"detectFragmentation shows {' and '.join(b for b in bounds if b)}"
+                      f"detectFragmentation (and doFinalEvictions) show {' and '.join(b for b in bounds if b)}"
                       + ("" if pinned else "; the documented default fits" if value == default
                          else f"; {value} is the nearest"))
 
@@ -248,6 +261,11 @@ def _agree(samples: Counter[tuple[CapInput, int]], s: CapSettings) -> int:
                                    use_prediction=s.prediction)).actual == actual)
 
 
+def _documented_fields(s: CapSettings) -> int:
+    """How many of the settings are DUCC's documented defaults (which an equal agreement keeps)."""
+    return sum(getattr(s, f) == getattr(DOCUMENTED_CAPS, f) for f in ("init_cap", "expand_by_doubling", "prediction"))
+
+
 CAP_FIELDS = {INIT_CAP: "init_cap", DOUBLING: "expand_by_doubling", PREDICTION: "prediction"}
 CLASS_LABELS = {INIT_CAP: "Initialization Cap", DOUBLING: "Expand By Doubling", PREDICTION: "Use Prediction"}
 
@@ -263,17 +281,12 @@ def choose_cap_settings(samples: Sequence[tuple[CapInput, int]], known: Mapping[
     known = known or {}
     # an initialization cap shows as the cap of a job still waiting to initialize
     candidates = sorted({DOCUMENTED_CAPS.init_cap, 2} | {a for inp, a in counted if not inp.initialized and a > 0})
-    best = replace(DOCUMENTED_CAPS, **known)
-    for _ in range(2):  # coordinate-wise: each setting with the others at their best so far
-        if "init_cap" not in known:
-            best = max((replace(best, init_cap=c) for c in candidates),
-                       key=lambda s: (_agree(counted, s), s == DOCUMENTED_CAPS))
-        if "expand_by_doubling" not in known:
-            best = max((replace(best, expand_by_doubling=d) for d in (True, False)),
-                       key=lambda s: (_agree(counted, s), s.expand_by_doubling == DOCUMENTED_CAPS.expand_by_doubling))
-        if "prediction" not in known:
-            best = max((replace(best, prediction=p) for p in (True, False)),
-                       key=lambda s: (_agree(counted, s), s.prediction == DOCUMENTED_CAPS.prediction))
+    # every combination, not one setting at a time: doubling and prediction can each bound the
+    # same caps, so turning either off alone may agree with no more of them than the defaults do
+    combos = [CapSettings(c, d, p) for c in ([known["init_cap"]] if "init_cap" in known else candidates)
+              for d in ([known["expand_by_doubling"]] if "expand_by_doubling" in known else (True, False))
+              for p in ([known["prediction"]] if "prediction" in known else (True, False))]
+    best = max(combos, key=lambda s: (_agree(counted, s), _documented_fields(s)))
     total, agree = sum(counted.values()), _agree(counted, best)
     out = []
     for setting, field in CAP_FIELDS.items():

@@ -321,6 +321,7 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
         (r"^Satisfied needs of job", "rich_satisfied"), (r"^Could not clear", "rich_retry"),
         (r"^Could not get enough", "rich_failed"),
         (r"^Job \d+ is a candidate with processes", "rich_candidate_job"),
+        (r"^Job \d+ is (not a|a backup) candidate because below frag threshold", "rich_below_threshold"),
         (r"^Needy job looking for", "rich_looking"), (r"^Will attempt", "rich_attempt"),
         (r"^Job \d+ is (not a|a backup) candidate", GENERIC), (r"^Skipping class", GENERIC),
         (r"^Job \d+ ", GENERIC), (r"^Needy job has better priority", GENERIC),
@@ -419,7 +420,7 @@ _t("evictions", "non_preemptable", reason="non_preemptable")
 _t("_eviction_count_lines", "evict_header evict_row evict_recurse")
 for _fam in ("frag_header frag_row frag_free frag_needy frag_vmachines frag_max_size frag_none "
              "frag_detected rich_candidate rich_not_candidate rich_found rich_eligible rich_bypass "
-             "rich_satisfied rich_retry rich_failed rich_candidate_job rich_looking rich_attempt "
+             "rich_satisfied rich_retry rich_failed rich_candidate_job rich_below_threshold rich_looking rich_attempt "
              "clear_share needy_assign needy_expand").split():
     _t("_defrag_lines", _fam, kind=_fam)
 _t("_schedule_lines", "schedule_state")

@@ -175,8 +175,8 @@ DEFRAG_KINDS = {
     "rich_not_candidate": "not_candidate_machine", "rich_found": "machines_found",
     "rich_eligible": "eligible_machines", "rich_bypass": "bypass_machine", "rich_satisfied": "satisfied",
     "rich_retry": "retry_all_candidates", "rich_failed": "failed", "rich_candidate_job": "donor_candidate",
-    "rich_looking": "looking", "rich_attempt": "attempt", "clear_share": "clear_share",
-    "needy_assign": "expand_needy_assign", "needy_expand": "expand_needy",
+    "rich_below_threshold": "below_threshold", "rich_looking": "looking", "rich_attempt": "attempt",
+    "clear_share": "clear_share", "needy_assign": "expand_needy_assign", "needy_expand": "expand_needy",
 }
 
 

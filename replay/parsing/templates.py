@@ -106,6 +106,10 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
                     "from {donor_job:int}"),
     "needy_assign": "Assign: {host,share_id:share}",
     "rich_candidate_job": "Job {donor_job:int} is a candidate with processes[ {shares:int} ] qshares[ {qshares:int} ]",
+    # the threshold a fair-share donor falls short of: the one line that states ducc.rm.fragmentation.threshold
+    "rich_below_threshold": tuple(f"Job {{donor_job:int}} is {kind} candidate because below frag threshold. "
+                                  "nshares[ {shares:int} ] qshares[ {qshares:int} ] threshold[ {count:int} ]"
+                                  for kind in ("not a", "a backup")),
     # -- evictions
     "evict_header": ("Counted Current Needed Order ({nodepool})", "{nodepool} Counted Current Needed Order"),
     "evict_row": "{counted:int} {current:int} {needed:int} {order:int}",

@@ -21,10 +21,11 @@ import pytest
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.model.resources import read_resources
+from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
-from tests.helpers import LOGS, parsed, truth
+from tests.helpers import FIXTURES, LOGS, parsed, truth
 from tests.midstream import KINDS, classes_only, cut
 from tests.truth_inputs import (
     _allotments,
@@ -38,9 +39,10 @@ CASES = [(name, level, kind) for name, level in LOGS for kind in KINDS]
 
 @cache
 def _tables(name: str, level: str, kind: str, tmp: Path) -> dict[str, pl.DataFrame]:
-    tables = parse([cut(name, level, kind, tmp / f"{name}-{level}-{kind}.log")]).tables
+    flat = name.replace("/", "-")  # a corpus fixture's name has a folder in it
+    tables = parse([cut(name, level, kind, tmp / f"{flat}-{level}-{kind}.log")]).tables
     assert tables["classes"].is_empty(), "the cut must remove the bootstrap"
-    tables.update(read_resources(classes_only(name, tmp / f"{name}-config")))
+    tables.update(read_resources(classes_only(name, tmp / f"{flat}-config")))
     return tables
 
 
@@ -147,6 +149,122 @@ def test_inferred_settings_are_the_ones_the_rm_ran_with(name, level, kind, tmp):
         assert a.source in ("inferred", "default") and a.evidence, a
         if a.source == "inferred":
             assert a.value == value, a
+
+
+RICH_DONOR = "corpus/midstream_rich_donor_threshold"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_debug_cut_reads_the_threshold_off_the_donors(kind, tmp):
+    """A DEBUG log of the real RM (oracle seed 11010, shrunk) with a fragmentation threshold of 1,
+    cut mid-stream: no detectFragmentation row bounds the threshold from above, but
+    doFinalEvictions names a rich donor holding 1 process, so the threshold is 1 (not the
+    documented 8, under which no job is rich and takeFromTheRich takes nothing), and rmref equals
+    truth in every cycle, its takings included."""
+    tables, result, frames, epochs = _audited(RICH_DONOR, "rm-debug.log", kind, tmp)
+    rm = bootstrap(parsed(RICH_DONOR, "rm-debug.log").tables)
+    threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
+    assert (threshold.value, threshold.source) == (str(rm.config.fragmentation_threshold), "inferred"), threshold
+    assert not result.divergences, result.divergences[:3]
+    assert not _disagreeing(frames, result.cycles, epochs, RICH_DONOR)
+    taken = [r for r in truth(RICH_DONOR) if r["epoch"] in set(epochs.values()) and r["defrag"]["actions"]]
+    assert len(taken) >= 2  # the cut keeps cycles where the RM took from the rich
+
+
+UNPRINTED = "corpus/midstream_unprinted_threads"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_work_before_the_log_takes_the_threads_its_base_caps_allow(kind, tmp):
+    """An INFO log of the real RM (oracle seed 11313, shrunk) cut after a fixed-share job of 8
+    threads per process was submitted: the log never prints its threads, but the Orchestrator's
+    updates give its remaining work and the RM logs its base cap, ceil(remaining / threads), each
+    cycle. With the threads those allow (one thread took the remaining work for the base cap),
+    every cap equals truth's, and rmref equals truth in every cycle."""
+    tables, result, frames, epochs = _audited(UNPRINTED, "rm.log", kind, tmp)
+    submitted = set(tables["jobs"].filter(pl.col("source") == "submit")["job_id"].to_list())
+    capped = set(tables["job_caps"]["job_id"].drop_nulls().to_list())
+    fixed = {j["id"] for r in truth(UNPRINTED) for j in r["jobs"] if j["policy"] == "FIXED_SHARE"}
+    assert (capped - submitted) & fixed  # the precondition: fixed-share work the log never prints
+    assert not result.divergences, result.divergences[:3]
+    assert not _disagreeing(frames, result.cycles, epochs, UNPRINTED)
+
+
+ALLOTTED = "corpus/midstream_user_allotment_unknown"
+
+
+def test_a_users_own_allotment_the_log_never_shows_is_no_divergence(tmp):
+    """An INFO log of the real RM (oracle seed 11313, shrunk) whose ducc.users gives user dan an
+    allotment of 8 GB and ben one of 64 (the global one unset), cut mid-stream and audited with
+    ducc.classes only: dan's deferrals are the log's only allotment lines, so 8 GB reads as the
+    global allotment, and the RM grants ben's 44 GB reservation, which that would defer. The
+    cycle's counts and chained schedule are left out, saying why, never a divergence; with the
+    fixture's ducc.users beside ducc.classes they are audited and equal truth's."""
+    tables, result, frames, epochs = _audited(ALLOTTED, "rm.log", "between", tmp)
+    assert not result.divergences, result.divergences[:3]
+    open_ = {c: why for c, why in result.skipped_kinds.get("counts", {}).items() if "ducc.users" in why}
+    assert open_ and set(open_) <= set(result.skipped_kinds["schedule"]), result.skipped_kinds
+    assert not _disagreeing(frames, [c for c in result.cycles if c not in open_], epochs, ALLOTTED)
+    # with ducc.users the same cycles are audited and agree with truth
+    with_users = dict(tables)
+    config = classes_only(ALLOTTED, tmp / "allotted-with-users")
+    (config / "ducc.users").write_text((FIXTURES / ALLOTTED / "resources" / "ducc.users").read_text())
+    with_users.update(read_resources(config))
+    again = audit(with_users)
+    assert not again.divergences and not again.skipped_kinds.get("counts"), again.skipped_kinds
+    assert not _disagreeing(result_frames(again), again.cycles, epochs, ALLOTTED)
+    # a log with its bootstrap, and no user of its own allotment, knows there is none
+    assert bootstrap(_tables(ALLOTTED, "rm.log", "between", tmp)).users_open
+    assert not bootstrap(parsed("a_tiny").tables).users_open
+
+
+STALE = "corpus/midstream_stale_before_the_log"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_machine_unschedulable_since_before_the_log_leaves_its_cycles_to_caps(kind, tmp):
+    """A DEBUG log of the real RM (oracle seed 11010, shrunk) cut late, after a node was varied
+    off: the occupancy table sizes every node, but the RM's counters count the varied-off one at
+    the free space it had when it last could be scheduled on (its vmachines go below zero), which
+    no line of the cut gives. Those cycles are audited for caps only, saying why, and equal
+    truth's caps; no cycle is a divergence."""
+    path = cut(STALE, "rm-debug.log", kind, tmp / f"stale-{kind}.log", at=0.95)
+    tables = parse([path]).tables
+    tables.update(read_resources(classes_only(STALE, tmp / "stale-config")))
+    result = audit(tables)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    records = {r["epoch"]: r for r in truth(STALE)}
+    off = {n["name"] for r in records.values() for n in r["nodes"] if not n["online"] and n["nshares"]}
+    assert off  # the precondition: a varied-off node still holding work
+    assert not result.divergences, result.divergences[:3]
+    unfit = {c for c, why in result.skipped_kinds.get("counts", {}).items() if "unschedulable since" in why}
+    assert unfit and unfit <= set(result.cycles)
+    caps = {(c, j): a for c, j, _b, _p, _q, a in result_frames(result)["ref_caps"].drop("epoch", strict=False)
+            .iter_rows()}
+    assert caps and all(a == next(j["job_cap"] for j in records[epochs[c]]["jobs"] if j["id"] == job)
+                        for (c, job), a in caps.items())
+    assert not _disagreeing(result_frames(result), [c for c in result.cycles if c not in unfit], epochs, STALE)
+
+
+NEEDY_FIRST = "corpus/midstream_needy_pass_first"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_first_cycles_needy_pass_is_read_off_its_expansions(kind, tmp):
+    """A DEBUG log of the real RM (oracle seed 11010, shrunk) cut late: the needy list the first
+    whole cycle carries comes from a cycle before the log, and its needy pass shows it (a job
+    expanded before the normal pass), though findShares prints its subpool line ("Doing expansions
+    in this order") inside that pass, as the normal pass does. rmref serves that job first, as the
+    RM did, and equals truth in every cycle."""
+    path = cut(NEEDY_FIRST, "rm-debug.log", kind, tmp / f"needy-{kind}.log", at=0.95)
+    tables = parse([path]).tables
+    tables.update(read_resources(classes_only(NEEDY_FIRST, tmp / "needy-config")))
+    result = audit(tables)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    assert not result.divergences, result.divergences[:3]
+    assert not _disagreeing(result_frames(result), result.cycles, epochs, NEEDY_FIRST)
+    records = {r["epoch"]: r for r in truth(NEEDY_FIRST)}
+    assert any(j["added"] for c in result.cycles for j in records[epochs[c]]["jobs"])  # it places new work
 
 
 LATE = [name for name, level in LOGS if level == "rm.log"]

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from replay.model.machines import counts, evidence
 from replay.model.machines.inventory import Host
+from replay.model.inputs import job_descriptions
+from replay.model.needy import needy_expanded
 from replay.model.settings import DEFAULT, INFERRED, choose_cap_settings, infer_quantum, infer_threshold
 from replay.parsing.tables import SCHEMAS
 from rmref import CapInput
@@ -68,6 +70,29 @@ def test_threshold_bounds_without_a_cap():
     assert a.value == "5" and "at least 4" in a.evidence and "at most 5" in a.evidence
 
 
+def test_threshold_a_donor_below_it_states_it():
+    # at DEBUG doFinalEvictions prints the threshold a donor falls short of ("threshold[ 5 ]"),
+    # which outweighs the detectFragmentation bounds (here: at least 4, default 8 fits)
+    defrag = _empty("defrag", kind=["analysis", "below_threshold"], cycle=[3, 3], job_id=[9, 9],
+                    **{"class": ["normal", None]}, pure_fs=[10, None], nsh=[3, None], counted=[4, None],
+                    needed=[1, None], donor_job=[None, 6], shares=[None, 3], count=[None, 5])
+    a = infer_threshold({"defrag": defrag}, FAIR)
+    assert (a.value, a.source) == ("5", INFERRED) and "doFinalEvictions" in a.evidence
+
+
+def test_threshold_a_rich_donor_bounds_it():
+    # needy holding nothing (threshold >= 1), and a rich donor with 1 process (threshold <= 1):
+    # without the donor the documented default 8 would stand
+    analysis = dict(kind=["analysis"], cycle=[3], job_id=[10], **{"class": ["normal"]}, pure_fs=[3], nsh=[0],
+                    counted=[1], needed=[1])
+    alone = infer_threshold({"defrag": _empty("defrag", **analysis)}, FAIR)
+    assert (alone.value, alone.source) == ("8", DEFAULT)
+    donor = {k: [*v, 3 if k == "cycle" else None] for k, v in analysis.items() if k != "kind"}
+    defrag = _empty("defrag", kind=["analysis", "donor_candidate"], **donor, donor_job=[None, 8], shares=[None, 1])
+    a = infer_threshold({"defrag": defrag}, FAIR)
+    assert (a.value, a.source) == ("1", INFERRED) and "rich donor with 1 processes" in a.evidence
+
+
 def _cap(**kw) -> CapInput:
     base = dict(remaining=50, threads=1, current=0, max_processes=100, initialized=False, projected=0,
                 init_cap=0, expand_by_doubling=False, use_prediction=False, completed=False, refused=False)
@@ -81,6 +106,19 @@ def test_cap_settings_from_the_logged_caps():
     assert (chosen.init_cap, chosen.expand_by_doubling) == (3, True)
     by = {a.setting: a for a in assumed}
     assert by["ducc.rm.initialization.cap"].source == INFERRED and by["ducc.rm.initialization.cap"].value == "3"
+
+
+def test_cap_settings_doubling_and_prediction_off_together():
+    # the caps RM logged (50, 3, 4) fit doubling and prediction both off for 3 of 5 (the first, held
+    # at 4 and projected at 6, is capped at neither 8 nor 6); both on fit 2, and either alone 1: one
+    # setting at a time from the defaults would keep both on (oracle seed 11313, a cut of scenario 9)
+    samples = [(_cap(initialized=True, current=4, projected=6), 50)] * 3 + [
+        (_cap(initialized=True, current=2, projected=3), 3), (_cap(initialized=True, current=2, projected=10), 4)]
+    chosen, assumed = choose_cap_settings(samples)
+    assert (chosen.expand_by_doubling, chosen.prediction) == (False, False)
+    by = {a.setting: a for a in assumed}
+    assert by["ducc.rm.expand.by.doubling"].value == by["ducc.rm.prediction"].value == "false"
+    assert "3 of the 5" in by["ducc.rm.prediction"].evidence
 
 
 def test_a_class_block_cut_short_keeps_what_it_read_and_names_the_class():
@@ -127,3 +165,51 @@ def test_the_true_orders_are_a_solution(orders, liveness, held):
             key = (gi, orders[names.index(host)])
             truth[key] = truth.get(key, 0) + 1
     assert truth in solutions
+
+
+def _needy_tables(expansions: list[tuple[int, str, int | None]], defrag: list[tuple[int, str, int | None, list | None]],
+                  given: list[tuple[int, int]]) -> dict[str, pl.DataFrame]:
+    """One cycle's What Of lines: (line, kind, job) expansions, (line, kind, job, job_ids) defrag
+    rows and (line, job) fair-share counts."""
+    def rows(name: str, **cols) -> pl.DataFrame:
+        n = len(next(iter(cols.values()), []))
+        return _empty(name, cycle=[1] * n, file=["rm.log"] * n, **cols) if n else _empty(name)
+    return {"expansions": rows("expansions", line=[e[0] for e in expansions], kind=[e[1] for e in expansions],
+                               job_id=[e[2] for e in expansions]),
+            "defrag": rows("defrag", line=[d[0] for d in defrag], kind=[d[1] for d in defrag],
+                           job_id=[d[2] for d in defrag], job_ids=[d[3] for d in defrag]),
+            "counts": rows("counts", line=[g[0] for g in given], kind=["given"] * len(given),
+                           job_id=[g[1] for g in given])}
+
+
+def test_the_needy_pass_ends_at_the_traversal_not_at_find_shares_subpool_line():
+    # the needy pass expands job 8 in --default--; findShares prints its subpools' "Doing
+    # expansions" line (right after its "counted" line) before that doExpansion line: still the
+    # needy pass. The normal pass starts at traverseNodepoolsForExpansion's line (20).
+    tables = _needy_tables([(10, "find_shares_counted", 8), (11, "expansion_order", None), (15, "do_expansion", 8),
+                            (20, "expansion_order", None), (22, "find_shares_counted", 10),
+                            (23, "do_expansion", 10)], [], [(18, 8), (19, 10)])
+    assert needy_expanded(tables).get(1)["job_id"].to_list() == [8]
+
+
+def test_the_needy_pass_names_its_fixed_share_work():
+    # a fixed-share job the needy pass gives a process: `Assign:` (INFO), and at DEBUG the
+    # "Expand needy fixed. [12 ]" line lists it; a doExpansion of the normal pass does not count
+    info = _needy_tables([(20, "expansion_order", None), (22, "do_expansion", 5)],
+                         [(12, "expand_needy_assign", 12, None)], [(21, 5)])
+    debug = _needy_tables([(20, "expansion_order", None), (22, "do_expansion", 5)],
+                          [(10, "expand_needy", None, [12]), (12, "expand_needy_assign", 12, None)], [(21, 5)])
+    assert needy_expanded(info).get(1)["job_id"].to_list() == [12]
+    assert needy_expanded(debug).get(1)["job_id"].to_list() == [12]
+
+
+def test_work_before_the_log_takes_its_type_from_its_counting_line():
+    # a managed reservation submitted before the log: the first schedule the log holds (cycle 1,
+    # its start inside a cycle) prints it as "Service", the counting lines of later cycles as "M"
+    tables = {"jobs": _empty("jobs"),
+              "schedule": _empty("schedule", cycle=[1, 2], job_id=[1, 1], work_type=["Service", "Service"],
+                                 memory_gb=[4, 4]),
+              "counts": _empty("counts", cycle=[2], job_id=[1], type_code=["M"], **{"class": ["fixeda"]}),
+              "job_caps": _empty("job_caps", cycle=[2], job_id=[1], user=["fay"], order=[1])}
+    made = job_descriptions(tables).filter(pl.col("job_id") == 1)
+    assert set(made["type_code"].to_list()) == {"M"}, made

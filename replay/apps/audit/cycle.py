@@ -52,7 +52,9 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     if "defrag" in only:
         trace = replace(trace, defrag=audit_defrag(inp, logged, counts, phases.defrag, result,
                                                    follow if "defrag" in own else None, stale))
-    if "schedule" in only:
+    if "schedule" in only and inp.cycle in result.skipped_kinds.get("schedule", {}):
+        result.chained = None  # rmref's chained run does not carry over what it could not run
+    elif "schedule" in only:
         trace = replace(trace, chained=audit_schedule(inp, logged, reuse.replaying, result, follow),
                         followed=follow.followed, served=follow.served)
     return trace
@@ -93,9 +95,29 @@ def _audit_counts(inp: CycleInput, logged: Logged, phases: Phases, result: Audit
         return count_cause(work[job], inp, hm, logged.counters(c), lv if isinstance(lv, int) else None,
                            reasons.get(job))
 
+    open_why = _allotment_open(inp, hm, logged_counts) if result.users_open else None
+    if open_why is not None:
+        result.skip(c, ("counts", "schedule"), open_why)
+        return hm
     compare(result, "counts", c, logged_counts, {j: n for j, n in hm.counts.items() if n or j in logged_counts}, why,
             verified, "countFreeableMachines")
     return hm
+
+
+def _allotment_open(inp: CycleInput, hm: HowMuch, logged_counts: Mapping[int, Any]) -> str | None:
+    """Why the cycle's counts rest on input neither the log nor --config gives, if they do: rmref
+    defers a job for its user's allotment that the RM counts more, and the user may have an
+    allotment of its own (ducc.users), which the RM prints only at its start."""
+    users = {w.job_id: w.user for w in inp.work}
+    own = dict(inp.config.user_allotments)
+    for job, reason in sorted(hm.deferred.items()):
+        theirs = logged_counts.get(job)
+        if ("allotment" in reason and isinstance(theirs, int) and theirs > hm.counts.get(job, 0)
+                and users.get(job) not in own):
+            return (f"job {job}'s count rests on user {users.get(job)}'s allotment, which the log does not show: "
+                    f"rmref defers it ({reason}) and the RM counts it {theirs}; neither the log nor --config "
+                    "gives ducc.users, where a user's own allotment is set")
+    return None
 
 
 def _follow_freeable_walk(inp: CycleInput, logged: Logged, phases: Phases, hm: HowMuch, job_caps: Mapping[int, int],

@@ -69,6 +69,7 @@ class AuditResult:
     carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
     config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (configdir.apply_config)
+    users_open: bool = False  # whether users have allotments of their own is not known (Bootstrap.users_open)
     rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
     # cycle -> rmref unchanged as the chained run left it: the baseline of whatif and check
     baseline: dict[int, BaselineCycle] = field(default_factory=dict)

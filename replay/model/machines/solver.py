@@ -143,9 +143,14 @@ def _fit(groups: Sequence[Group], counts: Counts, cycles: Sequence[CycleEvidence
 # checking every cycle
 
 
+STATED_UNFIT = ("the nodes the log states do not reproduce this cycle's RmCounter vmachines (a machine "
+                "unschedulable since before the log began keeps a free space no line gives)")
+
+
 def _unsettled(cycles: Sequence[CycleEvidence], orders: Mapping[str, int], pools: PoolTree, logged: Logged,
-               unknown_left: set[str]) -> dict[int, str]:
-    """Cycles whose counters the inventory does not reproduce, and why."""
+               unknown_left: set[str], unfit: str = "the inferred nodes do not reproduce this cycle's RmCounter "
+                                                    "vmachines") -> dict[int, str]:
+    """Cycles whose counters the inventory does not reproduce, and why (`unfit`, where they do not fit)."""
     out = {}
     for c in cycles:
         live_unknown = sorted(h for h, s in c.seen.items() if s.schedulable and h in unknown_left)
@@ -164,7 +169,7 @@ def _unsettled(cycles: Sequence[CycleEvidence], orders: Mapping[str, int], pools
         else:
             ok = _counters_fit(c, orders, logged)
         if not ok:
-            out[c.inp.cycle] = "the inferred nodes do not reproduce this cycle's RmCounter vmachines"
+            out[c.inp.cycle] = unfit
     return out
 
 
@@ -215,7 +220,11 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     cycles, pools = gather_evidence(tables, inputs, set(unknown), logged)
     unnamed = unnamed_machines(cycles, pools)
     if not unknown:
-        return stated if unnamed is None else _with_unnamed(stated, unnamed, inputs)
+        # every node stated (a DEBUG log's occupancy table sizes them all): the counters may still
+        # show a state no line gives, such as a machine unschedulable since before the log began,
+        # whose stale free space the RM's vmachines count (even below zero)
+        checked = replace(stated, unsettled=_unsettled(cycles, {}, pools, logged, set(), STATED_UNFIT))
+        return checked if unnamed is None else _with_unnamed(checked, unnamed, inputs)
     floors = held_floors(inputs, set(unknown))
     known_orders = {h.order for h in stated.hosts if h.order is not None}
     logged_max = cast(int | None, narrow(tables, "rmcounter", ("maxorder",))["maxorder"].max())
