@@ -12,15 +12,17 @@ cycle before.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
+from replay.apps.baseline import Choices, run_following, swapped
 from replay.apps.change import adapt
 from replay.apps.simulate import rm
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload, WorkSpec
+from replay.apps.verify import cleared_by_rm
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
 from replay.model.stale import StaleFree
@@ -205,8 +207,42 @@ class Simulation:
         return [(job, s) for job, s in purged if (job.spec.job_id, s.share_id) in marks]
 
     def _schedule(self, inp: CycleInput, cycle: int) -> CycleResult:
-        """rmref's chained phases (a --scheduler phase that fails says so in one line: change.DeveloperPhase)."""
-        return schedule(inp, self._hints(cycle), self.phases)
+        """rmref's chained phases (a --scheduler phase that fails says so in one line: change.DeveloperPhase),
+        following the RM's free choices of the cycle where the simulated state is the log's (`_choices`)."""
+        hints = self._hints(cycle)
+        choices = self._choices(cycle, hints)
+        if not choices.any():
+            return schedule(inp, hints, self.phases)
+        return run_following(inp, hints, choices, self.phases, swapped(self.phases))[0]
+
+    def _choices(self, cycle: int, hints: Hints) -> Choices:
+        """The RM's free choices the log shows for the cycle, as the audit follows them
+        (replay.apps.audit): the machines How Much cleared for a reservation, takeFromTheRich's
+        clearings, detectFragmentation's needy verdict and the tally order the log shows. Each is
+        read by rmref's phase only among choices it finds equal itself, and each is taken only
+        where the simulated RM holds exactly the processes the log's held when the cycle began:
+        elsewhere the RM's pick answered another state, and the simulation settles its own ties."""
+        logged = self.ctx.logged
+        own = Choices(hints.prefer, given=hints.given_first)
+        if logged is None or not self._as_logged(cycle):
+            return own
+        needy = logged.needy.get(cycle, {}) if cycle in logged.detected else None
+        return replace(own, choose=cleared_by_rm(logged.connected.get(cycle, ()), logged.published.get(cycle, {}),
+                                                 logged.defrag.get(cycle, {})),
+                       cleared=tuple(logged.cleared.get(cycle, ())), needy=needy,
+                       known_order=None if needy is None else logged.job_order_known.get(cycle, ()))
+
+    def _as_logged(self, cycle: int) -> bool:
+        """Whether the simulated RM holds, job by job, the processes (host and share id) the log's
+        Existing lists show at the start of the cycle, and no other. A process already leaving may
+        be missing from the lists: the log's Orchestrator may have confirmed it gone sooner."""
+        logged = self.ctx.ranks.get(cycle)
+        if logged is None:
+            return False
+        shown = {(job_id, host, sid) for job_id, per in logged.items() for host, sid in per}
+        held = {(job_id, s.host, s.share_id): s.pending_removal for job_id, job in self.jobs.items()
+                for s in job.shares.values()}
+        return shown <= held.keys() and all(leaving or k in shown for k, leaving in held.items())
 
     def _ended(self, job_id: int, state: str, t: float) -> None:
         if state in (COMPLETING, COMPLETED) and job_id not in self.run.finish:
