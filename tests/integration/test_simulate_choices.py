@@ -1,13 +1,14 @@
 """The simulated RM follows the real RM's free choices the log shows, where its state is the log's
 (docs/simulate-fidelity.md#the-rms-free-choices-in-the-closed-loop).
 
-How Much's clearing for a reservation, takeFromTheRich's clearing and detectFragmentation's needy
-verdict rest on orders no input gives (a node map hashed on IPs a pre-3.0 log never shows, equally
-ranked shares, the tally order of a job HashMap). Where the simulated RM holds exactly the
-processes the log's Existing lists show at the start of a cycle, the closed loop hands rmref the
-RM's picks, which rmref's phases take only among choices they find equal. Each log below is the
-real RM's; with nothing changed, in every cycle each job must hold the processes (share id and
-host) truth.jsonl says.
+How Much's clearing for a reservation, takeFromTheRich's clearing, detectFragmentation's needy
+verdict and, before 3.0.0, What Of's pick among machines alike rest on orders no input gives (node
+maps hashed on IPs a pre-3.0 log never shows, equally ranked shares, the tally order of a job
+HashMap). Where the simulated RM holds exactly the processes the log's Existing lists show at the
+start of a cycle, the closed loop hands rmref the RM's picks, which rmref's phases take only among
+choices they find equal, and, before 3.0.0, node IPs under which What Of places where the RM did
+(as the audit finds them). Each log below is the real RM's; with nothing changed, in every cycle
+each job must hold the processes (share id and host) truth.jsonl says.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ LOGS = [
     "corpus/defrag_new_processes_counted", "unsettled/share_map",
     # detectFragmentation's verdict on a tally order the log shows only in part (needy, known_order)
     "unsettled/tally_order",
+    # What Of among machines alike but for the node IPs a pre-3.0 log never shows (node IPs found)
+    "releases/2.0.0/clears-another-set-aside", "releases/2.0.0/dead-out-of-tables",
 ]
 
 

@@ -37,6 +37,7 @@ from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.evictions import departed, disable_purges
 from rmref.memory import Memory
+from rmref.node_ips import ips_reproducing
 from rmref.model import CycleInput, Machine, Placement, Work
 from rmref.whatof import what_of
 
@@ -211,9 +212,36 @@ class Simulation:
         following the RM's free choices of the cycle where the simulated state is the log's (`_choices`)."""
         hints = self._hints(cycle)
         choices = self._choices(cycle, hints)
+        run = self._run(inp, hints, choices)
+        return self._by_node_ips(inp, cycle, hints, choices, run)
+
+    def _run(self, inp: CycleInput, hints: Hints, choices: Choices) -> CycleResult:
         if not choices.any():
             return schedule(inp, hints, self.phases)
         return run_following(inp, hints, choices, self.phases, swapped(self.phases))[0]
+
+    def _by_node_ips(self, inp: CycleInput, cycle: int, hints: Hints, choices: Choices,
+                     run: CycleResult) -> CycleResult:
+        """On a release whose log shows no node IP, the RM met machines alike in the order of node
+        maps hashed on each node's IP. Where the simulated RM holds what the log's did and rmref's
+        What Of places otherwise than the RM, the cycle is run again under node IPs that make it
+        place every process where the RM did (rmref.node_ips.ips_reproducing), as the audit follows
+        them; none found, or a plug-in What Of (whose ties are its own): the run stands."""
+        logged = self.ctx.logged
+        if (logged is None or inp.config.behaviours.has("node_ip_logged") or self.phases.what_of is not what_of
+                or not self._as_logged(cycle)):
+            return run
+        theirs = {j: sorted(h for h, _o in v) for j, v in logged.placements.get(cycle, {}).items()}
+        ours: dict[int, list[str]] = {}
+        for p in run.decisions.placements:
+            ours.setdefault(p.job_id, []).append(p.host)
+        if {j: sorted(v) for j, v in ours.items()} == {j: v for j, v in theirs.items() if v}:
+            return run
+        ips = ips_reproducing(inp, run.how_much.counts, theirs, stale_left=run.how_much.stale_left)
+        if ips is None:
+            return run
+        return self._run(replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines)), hints,
+                         choices)
 
     def _choices(self, cycle: int, hints: Hints) -> Choices:
         """The RM's free choices the log shows for the cycle, as the audit follows them
