@@ -28,6 +28,8 @@ LOGS = [
     # takeFromTheRich's clearing among equally ranked shares (choose)
     "corpus/defrag_earlier_round_cleared", "corpus/defrag_later_round_decides",
     "corpus/defrag_new_processes_counted", "unsettled/share_map",
+    # ... among two jobs' shares whose investments only the log's Existing ranks give: an open order
+    "corpus/defrag_many_open", "corpus/defrag_stops_at_first_share", "unsettled/investment",
     # detectFragmentation's verdict on a tally order the log shows only in part (needy, known_order)
     "unsettled/tally_order",
     # What Of among machines alike but for the node IPs a pre-3.0 log never shows (node IPs found)

@@ -294,7 +294,14 @@ class Simulation:
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged, base.config.behaviours),
                              submit_seq=self.ctx.submit_seq.get(job_id, job_id),
                              shares=rm.shares(job, order, self.ctx.ranks.get(cycle, {}).get(job_id))))
-        inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), self.memory.needy)
+        # where every job's investments are the log's Existing ranks, two jobs' do not compare (as
+        # the audit reads them): takeFromTheRich then meets them as an open order, the RM's pick
+        # followed (`_choices`); a simulated investment anywhere keeps the simulated comparison
+        logged = self.ctx.ranks.get(cycle, {})
+        ranked = any(job.shares for job in self.jobs.values()) and all(
+            rm.ranked(job, logged.get(job_id)) for job_id, job in self.jobs.items() if job.shares)
+        inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), self.memory.needy,
+                         investment_ranked=ranked)
         return adapt(inp, base, self.boot)
 
     def _hints(self, cycle: int) -> Hints:
