@@ -38,6 +38,7 @@ from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.evictions import departed, disable_purges
 from rmref.memory import Memory
 from rmref.node_ips import ips_reproducing
+from rmref.trees import tree_quantum
 from rmref.model import CycleInput, Machine, Placement, Work
 from rmref.whatof import what_of
 
@@ -289,7 +290,8 @@ class Simulation:
             cls = self.classes.get(spec.class_name)
             purged = sum(1 for s in job.shares.values() if not s.pending_removal
                          and (job_id, s.share_id) in self.purged_now)
-            order = job_order(spec.memory_gb, quantum)
+            # a class of another top-level pool counts in that pool's quantum (as the RM's tables do)
+            order = job_order(spec.memory_gb, tree_quantum(base.nodepools, cls.nodepool, quantum) if cls else quantum)
             work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged, base.config.behaviours),
                              submit_seq=self.ctx.submit_seq.get(job_id, job_id),
