@@ -5,9 +5,10 @@ Cycles come at the log's own times (the RM's cadence). What the log reveals and 
 determines is taken from the log's same cycle where the log has it, as the audit does: the order
 the RM's hash maps list users, needy jobs and a cleared host's shares, its job table's order, and,
 where the simulated state is the logged one, the order of a job's published Existing list (the
-RM's investment order) and the ids of the shares What Of places. The scheduler's own memory (last
-pure fair shares, users' wealth, the needy list: rmref.memory.Memory) is carried from the simulated
-cycle before.
+RM's investment order), the ids of the shares What Of places and the RM's other free choices
+(clearings, the needy verdict, before 3.0.0 node IPs: `Simulation._choices`, `_by_node_ips`). The
+scheduler's own memory (last pure fair shares, users' wealth, the needy list: rmref.memory.Memory)
+is carried from the simulated cycle before.
 """
 
 from __future__ import annotations
