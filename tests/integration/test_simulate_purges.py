@@ -32,7 +32,7 @@ LOGS = [
     "releases/2.0.0/reservation-kept",
     # 2.0.0: a purged service completed; the dead node back with its purged process on it (revived)
     "releases/2.0.0/dead-reactivated", "releases/2.0.0/varyoff-return",
-    "releases/2.0.0/purged-return",
+    "releases/2.0.0/purged-return", "releases/2.0.0/dead-out-of-tables",
     # trunk: a service purged by a vary-off (fair-share class) and by a death is not placed again
     "corpus/varied_off_then_dead", "corpus/purged_service_completed",
 ]
@@ -67,9 +67,7 @@ def test_every_process_is_held_purged_and_completed_as_the_rm_did(name):
                 assert job.completed == want["completed"], (cycle, job_id)
 
 
-# where n03's process went at cycle 14 is a tie the simulation does not follow (long before the
-# death): held to the process counts only
-@pytest.mark.parametrize("name", [*LOGS, "releases/2.0.0/dead-out-of-tables"])
+@pytest.mark.parametrize("name", LOGS)
 def test_the_identity_figures_hold(name):
     """report.json's identity: every job-cycle's processes the logged ones."""
     from replay.apps.simulate.metrics import identity, measure

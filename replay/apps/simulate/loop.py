@@ -5,22 +5,25 @@ Cycles come at the log's own times (the RM's cadence). What the log reveals and 
 determines is taken from the log's same cycle where the log has it, as the audit does: the order
 the RM's hash maps list users, needy jobs and a cleared host's shares, its job table's order, and,
 where the simulated state is the logged one, the order of a job's published Existing list (the
-RM's investment order) and the ids of the shares What Of places. The scheduler's own memory (last
-pure fair shares, users' wealth, the needy list: rmref.memory.Memory) is carried from the simulated
-cycle before.
+RM's investment order), the ids of the shares What Of places and the RM's other free choices
+(clearings, the needy verdict, before 3.0.0 node IPs: `Simulation._choices`, `_by_node_ips`). The
+scheduler's own memory (last pure fair shares, users' wealth, the needy list: rmref.memory.Memory)
+is carried from the simulated cycle before.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
+from replay.apps.baseline import Choices, run_following, swapped
 from replay.apps.change import adapt
 from replay.apps.simulate import rm
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload, WorkSpec
+from replay.apps.verify import cleared_by_rm
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
 from replay.model.stale import StaleFree
@@ -35,6 +38,8 @@ from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.evictions import departed, disable_purges
 from rmref.memory import Memory
+from rmref.node_ips import ips_reproducing
+from rmref.trees import tree_quantum
 from rmref.model import CycleInput, Machine, Placement, Work
 from rmref.whatof import what_of
 
@@ -205,8 +210,69 @@ class Simulation:
         return [(job, s) for job, s in purged if (job.spec.job_id, s.share_id) in marks]
 
     def _schedule(self, inp: CycleInput, cycle: int) -> CycleResult:
-        """rmref's chained phases (a --scheduler phase that fails says so in one line: change.DeveloperPhase)."""
-        return schedule(inp, self._hints(cycle), self.phases)
+        """rmref's chained phases (a --scheduler phase that fails says so in one line: change.DeveloperPhase),
+        following the RM's free choices of the cycle where the simulated state is the log's (`_choices`)."""
+        hints = self._hints(cycle)
+        choices = self._choices(cycle, hints)
+        run = self._run(inp, hints, choices)
+        return self._by_node_ips(inp, cycle, hints, choices, run)
+
+    def _run(self, inp: CycleInput, hints: Hints, choices: Choices) -> CycleResult:
+        if not choices.any():
+            return schedule(inp, hints, self.phases)
+        return run_following(inp, hints, choices, self.phases, swapped(self.phases))[0]
+
+    def _by_node_ips(self, inp: CycleInput, cycle: int, hints: Hints, choices: Choices,
+                     run: CycleResult) -> CycleResult:
+        """On a release whose log shows no node IP, the RM met machines alike in the order of node
+        maps hashed on each node's IP. Where the simulated RM holds what the log's did and rmref's
+        What Of places otherwise than the RM, the cycle is run again under node IPs that make it
+        place every process where the RM did (rmref.node_ips.ips_reproducing), as the audit follows
+        them; none found, or a plug-in What Of (whose ties are its own): the run stands."""
+        logged = self.ctx.logged
+        if (logged is None or inp.config.behaviours.has("node_ip_logged") or self.phases.what_of is not what_of
+                or not self._as_logged(cycle)):
+            return run
+        theirs = {j: sorted(h for h, _o in v) for j, v in logged.placements.get(cycle, {}).items()}
+        ours: dict[int, list[str]] = {}
+        for p in run.decisions.placements:
+            ours.setdefault(p.job_id, []).append(p.host)
+        if {j: sorted(v) for j, v in ours.items()} == {j: v for j, v in theirs.items() if v}:
+            return run
+        ips = ips_reproducing(inp, run.how_much.counts, theirs, stale_left=run.how_much.stale_left)
+        if ips is None:
+            return run
+        return self._run(replace(inp, machines=tuple(replace(m, ip=ips[m.name]) for m in inp.machines)), hints,
+                         choices)
+
+    def _choices(self, cycle: int, hints: Hints) -> Choices:
+        """The RM's free choices the log shows for the cycle, as the audit follows them
+        (replay.apps.audit): the machines How Much cleared for a reservation, takeFromTheRich's
+        clearings, detectFragmentation's needy verdict and the tally order the log shows. Each is
+        read by rmref's phase only among choices it finds equal itself, and each is taken only
+        where the simulated RM holds exactly the processes the log's held when the cycle began:
+        elsewhere the RM's pick answered another state, and the simulation settles its own ties."""
+        logged = self.ctx.logged
+        own = Choices(hints.prefer, given=hints.given_first)
+        if logged is None or not self._as_logged(cycle):
+            return own
+        needy = logged.needy.get(cycle, {}) if cycle in logged.detected else None
+        return replace(own, choose=cleared_by_rm(logged.connected.get(cycle, ()), logged.published.get(cycle, {}),
+                                                 logged.defrag.get(cycle, {})),
+                       cleared=tuple(logged.cleared.get(cycle, ())), needy=needy,
+                       known_order=None if needy is None else logged.job_order_known.get(cycle, ()))
+
+    def _as_logged(self, cycle: int) -> bool:
+        """Whether the simulated RM holds, job by job, the processes (host and share id) the log's
+        Existing lists show at the start of the cycle, and no other. A process already leaving may
+        be missing from the lists: the log's Orchestrator may have confirmed it gone sooner."""
+        logged = self.ctx.ranks.get(cycle)
+        if logged is None:
+            return False
+        shown = {(job_id, host, sid) for job_id, per in logged.items() for host, sid in per}
+        held = {(job_id, s.host, s.share_id): s.pending_removal for job_id, job in self.jobs.items()
+                for s in job.shares.values()}
+        return shown <= held.keys() and all(leaving or k in shown for k, leaving in held.items())
 
     def _ended(self, job_id: int, state: str, t: float) -> None:
         if state in (COMPLETING, COMPLETED) and job_id not in self.run.finish:
@@ -225,12 +291,20 @@ class Simulation:
             cls = self.classes.get(spec.class_name)
             purged = sum(1 for s in job.shares.values() if not s.pending_removal
                          and (job_id, s.share_id) in self.purged_now)
-            order = job_order(spec.memory_gb, quantum)
+            # a class of another top-level pool counts in that pool's quantum (as the RM's tables do)
+            order = job_order(spec.memory_gb, tree_quantum(base.nodepools, cls.nodepool, quantum) if cls else quantum)
             work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged, base.config.behaviours),
                              submit_seq=self.ctx.submit_seq.get(job_id, job_id),
                              shares=rm.shares(job, order, self.ctx.ranks.get(cycle, {}).get(job_id))))
-        inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), self.memory.needy)
+        # where every job's investments are the log's Existing ranks, two jobs' do not compare (as
+        # the audit reads them): takeFromTheRich then meets them as an open order, the RM's pick
+        # followed (`_choices`); a simulated investment anywhere keeps the simulated comparison
+        logged = self.ctx.ranks.get(cycle, {})
+        ranked = any(job.shares for job in self.jobs.values()) and all(
+            rm.ranked(job, logged.get(job_id)) for job_id, job in self.jobs.items() if job.shares)
+        inp = CycleInput(cycle, base.config, base.classes, base.nodepools, machines, tuple(work), self.memory.needy,
+                         investment_ranked=ranked)
         return adapt(inp, base, self.boot)
 
     def _hints(self, cycle: int) -> Hints:

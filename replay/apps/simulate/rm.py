@@ -171,7 +171,7 @@ def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None =
     millisecond, and which decides who is preempted.
     """
     held = sorted(job.shares.values(), key=lambda s: s.share_id)
-    if ranks is not None and not (len(ranks) == len(held) and all((s.host, s.share_id) in ranks for s in held)):
+    if not ranked(job, ranks):
         ranks = None  # they do not name exactly these shares: keep the investments
     return tuple(Share(s.share_id, job.spec.job_id, s.host, order, s.pending_removal, s.initialized,
                        s.init_ms if s.initialized else 0,
@@ -179,3 +179,10 @@ def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None =
                        ranks[(s.host, s.share_id)] + 1 if ranks is not None else 0,  # the share map's order, for ties
                        purged=s.purged, stranded=s.stranded, revived=s.revived)
                  for s in held)
+
+
+def ranked(job: RmJob, ranks: Mapping[tuple[str, int], int] | None) -> bool:
+    """Whether the log's Existing order (`ranks`) names exactly the job's shares: `shares` then
+    reads it as their investments."""
+    return ranks is not None and len(ranks) == len(job.shares) and all(
+        (s.host, s.share_id) in ranks for s in job.shares.values())
