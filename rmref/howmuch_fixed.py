@@ -75,6 +75,8 @@ def setup_preemptions(cyc: CountingCycle, stale_left: Mapping[str, int] | None =
     it evicts, so after the first machine it looks for machines of that share's order: machines of
     the request's size are skipped unless the last share evicted filled one. (Which share is last is
     a HashMap walk over random ids; when a machine's shares differ in size the largest is taken.)
+    Before 2.2.0 the order stays the request's: every machine set aside of that size is cleared, up
+    to the shortfall.
     """
     policy = {w.job_id: (cyc.class_of[w.job_id].policy if w.job_id in cyc.class_of else FAIR_SHARE)
               for w in cyc.inp.work}
@@ -84,6 +86,7 @@ def setup_preemptions(cyc: CountingCycle, stale_left: Mapping[str, int] | None =
             for s in w.shares:
                 share_orders.setdefault(s.host, set()).add(s.order)
     cleared: list[str] = []
+    per_share = cyc.inp.config.behaviours.has("clearing_order_per_share")
     if not any(machines for _, _, machines, _, _ in cyc.set_aside):
         return ()
     found = free_at_find_machines(cyc.inp, cyc.counts, stale_left)
@@ -106,7 +109,8 @@ def setup_preemptions(cyc: CountingCycle, stale_left: Mapping[str, int] | None =
                 cleared.append(name)
                 left.remove(name)
                 given += 1
-                order = max(share_orders.get(name, {order}))
+                if per_share:
+                    order = max(share_orders.get(name, {order}))
     return tuple(cleared)
 
 
