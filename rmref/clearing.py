@@ -45,7 +45,9 @@ def clearing(inp: CycleInput, counts: Mapping[int, int], set_aside: Sequence[Set
     order variable for each share it evicts, so after the first machine it looks for machines of that
     share's order: machines of the request's size are skipped unless the last share evicted filled
     one. (Which share is last is a HashMap walk over random ids; when a machine's shares differ in
-    size the largest is taken.) `cleared_first` are the machines the RM cleared, taken first where
+    size the largest is taken.) Before 2.2.0 (behaviour `clearing_order_per_share`, UIMA-5086) the
+    order stays the request's: every machine set aside of that size is cleared, up to the shortfall.
+    `cleared_first` are the machines the RM cleared, taken first where
     the node-map order is open (rmref.choices), as How Much's walk takes them.
     """
     parts = trees(inp)
@@ -71,6 +73,7 @@ def _clear_tree(inp: CycleInput, counts: Mapping[int, int], set_aside: list[SetA
             for s in w.shares:
                 share_orders.setdefault(s.host, set()).add(s.order)
     found = free_at_find_machines(inp, counts, stale_left)
+    per_share = inp.config.behaviours.has("clearing_order_per_share")
     cleared: list[str] = []
     for pool in dict.fromkeys(a.pool for a in set_aside):
         asked = [(a.order, a.wanted - found[a.job]) for a in set_aside
@@ -89,5 +92,6 @@ def _clear_tree(inp: CycleInput, counts: Mapping[int, int], set_aside: list[SetA
                 cleared.append(name)
                 left.remove(name)
                 given += 1
-                order = max(share_orders.get(name, {order}))
+                if per_share:
+                    order = max(share_orders.get(name, {order}))
     return cleared

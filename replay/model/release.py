@@ -79,6 +79,7 @@ def with_option(tables: MutableMapping[str, pl.DataFrame], option: str | None) -
 def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
     names = [r.name for r in RELEASES]
     upto_201, from_210, from_300 = set(names[:2]), set(names[2:]), set(names[names.index("3.0.0"):])
+    from_220 = set(names[names.index("2.2.0"):])
     out: list[tuple[str, set[str]]] = []
 
     def rows(name: str, cols: tuple[str, ...]) -> pl.DataFrame:
@@ -98,6 +99,16 @@ def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
         bare = listed["memory_gb"].is_null().all()
         out.append(("createState items without their memory (2.0.x)" if bare else "createState items with memory",
                     upto_201 if bare else from_210))
+    # countFreeableMachines lists the machines a reservation could free before any is set aside for
+    # clearing, so a log where setupPreemptions' order rule (2.2.0 on) can matter shows the form
+    listed = rows("expansions", ("kind", "hosts"))
+    if listed.height:
+        hosts = listed.filter(pl.col("kind") == "freeable_order")["hosts"].explode().drop_nulls()
+        if hosts.len():
+            ordered = bool(hosts.str.contains(r":\d+$").all())
+            out.append(("`Machines to search in order:` host:order (2.2.0 on)" if ordered
+                        else "`Machines to search:` without orders (before 2.2.0)",
+                        from_220 if ordered else set(names) - from_220))
     msgs = rows("messages", ("cls", "method"))
     if msgs.height:
         head = msgs.filter((pl.col("cls") == "ResourceManagerComponent") & (pl.col("method") == "handleNewMaster"))

@@ -1,5 +1,5 @@
 """2.0.x machine tables and reservation clearing, on shrunk runs of the real 2.0.0 RM (oracle seeds
-10707 and 9808; fixtures/releases/2.0.0/, README there), held to their truth.jsonl: the RM's own
+10707, 9808 and 11313; fixtures/releases/2.0.0/, README there), held to their truth.jsonl: the RM's own
 state after each published schedule (counts, pure fair shares, needy verdicts, preempted shares).
 The hand-worked cycles are in tests/unit/test_rmref_out_of_tables.py."""
 
@@ -20,6 +20,7 @@ OUT_OF_TABLES, VARIED_OFF = "releases/2.0.0/kept-out-of-tables", 52
 CLEARING, CLEARED, NOT_CLEARED = "releases/2.0.0/free-before-clearing", 36, 37
 OLD_RECORD, BACK = "releases/2.0.0/kept-old-record", 97
 OTHERS, SHORT = "releases/2.0.0/clears-another-set-aside", 69
+EVERY, BOTH = "releases/2.0.0/clears-every-machine-set-aside", 22
 
 
 @lru_cache(maxsize=None)
@@ -91,6 +92,22 @@ def test_a_whatif_with_a_clearing_step_that_empties_nothing():
     result = whatif(parsed(OTHERS).tables, Change(phases=Phases(clearing=lambda *args, **kwargs: ())))
     [(cycle, job, kind, logged, baseline, changed)] = result.changes
     assert (cycle, job, kind) == (68, 5, "evictions") and logged == baseline and changed != logged
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+def test_a_job_short_of_two_machines_clears_both_set_aside(level):
+    """Cycle 22 (oracle seed 11313): reservation-class job 2 is counted two whole machines, none
+    free; n07 and n08, each running two of job 1's order-1 processes, are set aside and 2.0.0's
+    setupPreemptions clears both (its order stays the request's; from 2.2.0 it would look for
+    order 1 after the first and clear one). Job 1 loses all four, as truth and the log say."""
+    result = audit(parsed(EVERY, level).tables, trace=(BOTH,))
+    assert not result.divergences
+    trace = result.traces[BOTH]
+    assert sorted(trace.chained.cleared) == ["n07.sim.ducc", "n08.sim.ducc"]
+    record = _record(EVERY, BOTH)
+    preempted = {(j["id"], s) for j in record["jobs"] for s in j["preempted"]}
+    assert len(preempted) == 4
+    assert _taken(trace) == preempted
 
 
 def test_the_old_record_keeps_the_free_space_it_had_at_the_disable():

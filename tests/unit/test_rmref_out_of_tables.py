@@ -100,6 +100,22 @@ def test_a_reservation_short_of_free_machines_clears_one_set_aside_for_another()
     assert _cleared(inp, hm, ("b1",)) == ("b1",)
 
 
+def test_a_job_short_of_two_machines_clears_both_before_2_2_0_and_one_after():
+    """A reservation-class job counted 2 whole machines (order 4), none free: b1 and b2, each with
+    one process of order 1, are set aside and setupPreemptions walks them. Before 2.2.0 its order
+    stays the request's, so it clears both (fixtures/releases/2.0.0/clears-every-machine-set-aside).
+    UIMA-5086 (2.2.0) has it take each evicted share's order as the order to look for, so after
+    the first machine it meets only machines of order 1 and clears no second one."""
+    nodes = tuple(Machine(n, ROOT, 4, 60 * 1024) for n in ("b1", "b2"))
+    fair = job(9, "sam", "normal", 15, shares=[Share(100 + i, 9, m.name, 1) for i, m in enumerate(nodes)])
+    for release, cleared in (("2.0.0", 2), ("2.0.1", 2), ("2.1.0", 2), ("2.2.0", 1), ("trunk", 1)):
+        inp = cycle([job(1, "kay", "reserve", 60), fair], nodes, RESERVE_CLASSES, behaviours=for_release(release))
+        hm = how_much(inp, {1: 2, 9: 1000}, given_first=("b1", "b2"))
+        assert hm.counts[1] == 2, release
+        emptied = _cleared(inp, hm)
+        assert len(emptied) == cleared and set(emptied) <= {"b1", "b2"}, release
+
+
 def test_a_free_machine_the_passes_before_take_is_no_longer_free():
     """As above, but the fair-share class comes first (priority 0, before the reservation's 1):
     How Much counts job 9 into f's free quanta, What Of's fair pass places them there, and
