@@ -62,27 +62,25 @@ def job_descriptions(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     described = jobs.filter(pl.col("source").is_in(["howMuchFairShare", "submit"])).select("job_id").unique()
     sections = (jobs.filter(pl.col("source") == "schedule").join(described, on="job_id", how="anti")
                 .with_columns(pl.lit(PREDATES_LOG).alias("source")))
-    no_type = pl.lit(None, pl.String).alias("printed_type")
+    # a managed reservation's schedule section says "Service", its counting line "M": the counting
+    # line's type wins, whichever cycle of the log names the job first
     seen = pl.concat([
         tables["counts"].select("cycle", "job_id", "class", "type_code", pl.lit(None, pl.String).alias("user"),
                                 pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb"),
-                                no_type),
+                                pl.lit(True).alias("from_counts")),
         tables["job_caps"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
                                   pl.lit(None, pl.String).alias("type_code"), "user", "order",
-                                  pl.lit(None, pl.Int64).alias("memory_gb"), no_type),
+                                  pl.lit(None, pl.Int64).alias("memory_gb"), pl.lit(False).alias("from_counts")),
         tables["schedule"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
-                                  pl.lit(None, pl.String).alias("type_code"),
+                                  pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("type_code"),
                                   pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.Int64).alias("order"),
-                                  "memory_gb",
-                                  pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("printed_type")),
+                                  "memory_gb", pl.lit(False).alias("from_counts")),
     ]).filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
     undescribed = seen.join(described, on="job_id", how="anti").join(sections.select("job_id").unique(),
                                                                        on="job_id", how="anti")
-    # the schedule prints a managed reservation's DuccType, Service: its type is S only when no
-    # counting line ("Counting shares for M.10") of any cycle names it, as a type never changes
-    type_code = pl.coalesce(pl.col("type_code").drop_nulls().first(), pl.col("printed_type").drop_nulls().first())
+    counted = pl.col("type_code").filter(pl.col("from_counts")).drop_nulls().first()
     made = (undescribed.sort("cycle", maintain_order=True).group_by("job_id", maintain_order=True).agg(
-        pl.col("cycle").first(), type_code.alias("type_code"),
+        pl.col("cycle").first(), pl.coalesce(counted, pl.col("type_code").drop_nulls().first()).alias("type_code"),
         *(pl.col(c).drop_nulls().first() for c in ("class", "user", "order", "memory_gb")))
             .with_columns(pl.lit(PREDATES_LOG).alias("source")))
     out = pl.concat([jobs, sections, made], how="diagonal_relaxed").select(jobs.columns)
@@ -128,7 +126,8 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
       arrives: the latest value logged is the one in force;
     * work that is not fair share and was submitted before the log began is never printed
       (`job_descriptions`): its remaining work and process limit are its logged base cap (which
-      is the least of the two), its threads one.
+      is the least of the two), its threads one; once the Orchestrator updates its remaining
+      work, its threads are the ones its logged base caps allow (`_threads_of_unprinted`).
     """
     caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
         "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", pl.col("init_wait").alias("prj_init_wait"), _AT)
@@ -147,6 +146,7 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .filter(pl.col("described").is_not_null())
         .join_asof(_in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
+        .with_columns(_threads_of_unprinted().alias("threads"))
         .select(
             "cycle", "job_id",
             # work that predates the log has no row to give its work items, threads and process
@@ -167,6 +167,21 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         )
         .sort("cycle", "job_id")
     )
+
+
+def _threads_of_unprinted() -> pl.Expr:
+    """The threads per process of work that predates the log, where the Orchestrator's updates
+    give its remaining work: base cap = ceil(remaining / threads), so each logged base cap b of
+    remaining r bounds them to r/b <= threads < r/(b-1); the least that every cycle allows (else
+    each cycle's own least). Elsewhere the row's threads, or one (with the base cap standing in for
+    the remaining work, one thread reproduces it)."""
+    rem, base = pl.col("remaining_in_force"), pl.col("base_cap")
+    told = (pl.col("source") == PREDATES_LOG) & rem.is_not_null() & (base > 0)
+    lo = pl.when(told).then((rem + base - 1) // base)
+    hi = pl.when(told & (base > 1)).then((rem + base - 2) // (base - 1) - 1)
+    least, most = lo.max().over("job_id"), hi.min().over("job_id")
+    every = pl.when(most.is_null() | (least <= most)).then(least)
+    return pl.when(told).then(pl.coalesce(every, lo)).otherwise(pl.col("threads"))
 
 
 @dataclass(frozen=True)
