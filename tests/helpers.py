@@ -54,6 +54,19 @@ def parsed(name: str, level: str = "rm.log", engine: str = "fast"):
     return parse([log_path(name, level)], engine=engine)
 
 
+def identity_simulation(name: str):
+    """The closed-loop simulation of a fixture log with nothing changed (Simulation, not yet stepped)."""
+    from replay.apps.simulate.loop import Simulation
+    from replay.apps.simulate.simulation import log_context
+    from replay.model.start import replay_start
+    from rmref.cycle import Phases
+
+    tables = parsed(name).tables
+    start = replay_start(tables, None)
+    ctx, workload = log_context(tables, start)
+    return Simulation(ctx, workload, start.boot, Phases())
+
+
 def audit_edited(tmp_path: Path, lines: list[str]) -> tuple[int, dict, pl.DataFrame]:
     """`rmreplay audit -o` on a fixture log whose lines a test edited: the exit code, report.json
     and divergences.parquet."""

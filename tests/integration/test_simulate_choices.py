@@ -18,11 +18,7 @@ import dataclasses
 import pytest
 
 from replay.apps.simulate.loop import Simulation
-from replay.apps.simulate.reconstruct import workload_from_log
-from replay.apps.simulate.simulation import context_from_log, submission_ranks
-from replay.model.start import replay_start
-from rmref.cycle import Phases
-from tests.helpers import parsed, truth
+from tests.helpers import identity_simulation, parsed, truth
 
 LOGS = [
     # takeFromTheRich's clearing among equally ranked shares (choose)
@@ -40,12 +36,8 @@ LOGS = [
 
 
 def _simulation(name: str) -> tuple[Simulation, tuple[int, ...]]:
-    tables = parsed(name).tables
-    start = replay_start(tables, None)
-    ctx = context_from_log(tables, start.boot)
-    workload = workload_from_log(tables, start.boot, start)
-    ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq))
-    return Simulation(ctx, workload, start.boot, Phases()), ctx.cycles
+    sim = identity_simulation(name)
+    return sim, sim.ctx.cycles
 
 
 @pytest.mark.parametrize("name", LOGS)

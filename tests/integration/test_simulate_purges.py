@@ -18,12 +18,8 @@ import dataclasses
 
 import pytest
 
-from replay.apps.simulate.loop import Simulation
-from replay.apps.simulate.reconstruct import workload_from_log
-from replay.apps.simulate.simulation import context_from_log, simulate, submission_ranks
-from replay.model.start import replay_start
-from rmref.cycle import Phases
-from tests.helpers import parsed, truth
+from replay.apps.simulate.simulation import simulate
+from tests.helpers import identity_simulation, parsed, truth
 
 LOGS = [
     # 2.0.0: the walk stops at the reservation's process (the log's ^P marks say which went)
@@ -46,12 +42,8 @@ def _truth(name: str) -> dict[tuple[int, int], dict]:
 @pytest.mark.parametrize("name", LOGS)
 def test_every_process_is_held_purged_and_completed_as_the_rm_did(name):
     """Nothing changed: each cycle's processes, purge marks and completed services are truth's."""
-    tables = parsed(name).tables
-    start = replay_start(tables, None)
-    ctx = context_from_log(tables, start.boot)
-    workload = workload_from_log(tables, start.boot, start)
-    ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq))
-    sim = Simulation(ctx, workload, start.boot, Phases())
+    sim = identity_simulation(name)
+    ctx = sim.ctx
     expected = _truth(name)
     for i, cycle in enumerate(ctx.cycles):
         sim.step(i)
@@ -81,13 +73,8 @@ def test_a_machine_unlike_the_log_s_loses_every_process_but_the_reservation_s():
     list read for the vary-off's cycle), where 2.0.x's walk stopped is unknown; purge-stops' n01
     then loses all four of job 2's processes (the RM kept share 3) and keeps the JobDriver's."""
     name = "releases/2.0.0/purge-stops"
-    tables = parsed(name).tables
-    start = replay_start(tables, None)
-    ctx = context_from_log(tables, start.boot)
-    workload = workload_from_log(tables, start.boot, start)
-    ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq),
-                              ranks={c: r for c, r in ctx.ranks.items() if c != 41})
-    sim = Simulation(ctx, workload, start.boot, Phases())
+    sim = identity_simulation(name)
+    ctx = sim.ctx = dataclasses.replace(sim.ctx, ranks={c: r for c, r in sim.ctx.ranks.items() if c != 41})
     for i in range(ctx.cycles.index(41) + 1):
         sim.step(i)
     assert {sid: s.purged for sid, s in sim.jobs[2].shares.items()} == {2: True, 3: True, 4: True, 5: True}

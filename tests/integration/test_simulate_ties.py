@@ -10,16 +10,10 @@ work items: docs/simulate-fidelity.md).
 
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 
-from replay.apps.simulate.loop import Simulation
-from replay.apps.simulate.reconstruct import workload_from_log
-from replay.apps.simulate.simulation import context_from_log, submission_ranks
-from replay.model.start import replay_start
-from rmref.cycle import Phases
-from tests.helpers import parsed, truth
+from tests.helpers import identity_simulation, truth
 
 RUNS = ("ties/walk_order", "ties/walk_order_seed1")
 
@@ -33,12 +27,8 @@ def _truth_hosts(name: str) -> dict[tuple[int, int], list[tuple[int, str]]]:
 @pytest.mark.parametrize("name", RUNS)
 def test_every_process_is_where_the_rm_put_it(name):
     """Nothing changed: in every cycle each job's processes (share id and host) are truth's."""
-    tables = parsed(name).tables
-    start = replay_start(tables, None)
-    ctx = context_from_log(tables, start.boot)
-    workload = workload_from_log(tables, start.boot, start)
-    ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq))
-    sim = Simulation(ctx, workload, start.boot, Phases())
+    sim = identity_simulation(name)
+    ctx = sim.ctx
     expected = _truth_hosts(name)
     for i, cycle in enumerate(ctx.cycles):
         sim.step(i)

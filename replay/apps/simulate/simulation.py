@@ -82,6 +82,15 @@ def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int,
     return {job: ranks[key] for job, key in keys.items()}
 
 
+def log_context(tables: Mapping[str, pl.DataFrame], start: ReplayStart,
+                workload: Workload | None = None) -> tuple[Context, Workload]:
+    """The context of the log's own simulation and its workload (the log's, unless given), the
+    work ranked in the order the RM met its submissions."""
+    ctx = context_from_log(tables, start.boot)
+    workload = workload or workload_from_log(tables, start.boot, start)
+    return dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq)), workload
+
+
 def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, workload: Workload | None = None,
              boot: Bootstrap | None = None, workload_from: str = "log",
              progress: OnProgress | None = None, start: ReplayStart | None = None) -> Simulated:
@@ -90,9 +99,7 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     start = start or replay_start(tables, boot)
     boot = start.boot
     changed = apply_sets(boot, change.sets)
-    ctx = context_from_log(tables, boot)
-    workload = workload or workload_from_log(tables, boot, start)
-    ctx = dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq))
+    ctx, workload = log_context(tables, start, workload)
     missing = sorted({w.class_name for w in workload.work} - {c.name for c in boot.classes})
     if missing:
         raise InputError(f"workload: class(es) {', '.join(missing)} are not defined in the configuration "
