@@ -33,6 +33,7 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.bycycle import ByCycle
 from replay.model.clock import ProcessClock
+from replay.model.leaving import removals_before_the_log
 from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, purged_hosts
 from replay.model.machines.inventory import Inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
@@ -65,6 +66,9 @@ def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inv
     liveness = NodeLiveness(tables, inventory, pool_of(tables, boot), boot.config.behaviours)
     log = _LogReads(tables, boot)
     removed_before: set[tuple[int, int]] = set()
+    leaving: dict[int, set[tuple[int, int]]] = {}  # removals decided before a mid-stream log began
+    for c, job, _host, sid in removals_before_the_log(tables).iter_rows():
+        leaving.setdefault(c, set()).add((job, sid))
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first listed cycle began
     all_cycles = tables["cycles"]["cycle"].to_list()
     first = log.published.first_listed(all_cycles)
@@ -79,7 +83,8 @@ def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inv
         if cycles is not None and cycle not in cycles:
             removed_before = removed_now
             continue
-        yield log.cycle_input(cycle, filled, existing, added_now, removed_before, first_held)
+        yield log.cycle_input(cycle, filled, existing, added_now, removed_before | leaving.get(cycle, set()),
+                              first_held)
         removed_before = removed_now
 
 

@@ -25,6 +25,7 @@ import polars as pl
 
 from replay.model.bycycle import CycleRows
 from replay.model.inputs import CounterBlock, counter_blocks
+from replay.model.leaving import removals_before_the_log
 from replay.model.reads import narrow
 
 PerJob = dict[int, dict[int, Any]]  # cycle -> job -> value, as polars gives it
@@ -120,7 +121,8 @@ def _new_removals(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     seen_before = removed.with_columns(pl.col("cycle").replace_strict(following, default=None,
                                                                      return_dtype=removed.schema["cycle"])
                                        ).drop_nulls("cycle")
-    return removed.join(seen_before, on=["cycle", "job_id", "host", "share_id"], how="anti")
+    return (removed.join(seen_before, on=["cycle", "job_id", "host", "share_id"], how="anti")
+            .join(removals_before_the_log(tables), on=["cycle", "job_id", "host", "share_id"], how="anti"))
 
 
 def taken_by_defrag(tables: Mapping[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl.DataFrame:

@@ -23,6 +23,7 @@ from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
+from replay.model.leaving import starts_midstream
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
@@ -102,18 +103,9 @@ def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> In
     """The nodes there before the log began: stated by the log, or inferred from its counters
     (which replays the cycles assembled here with candidate inventories)."""
     stated = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
-    if not stated.unknown and not (stated.hosts or _midstream(tables)):
+    if not stated.unknown and not (stated.hosts or starts_midstream(tables)):
         return stated  # the log shows every node arrive
     return infer_inventory(tables, stated, lambda inv: assemble(tables, boot, inv))
-
-
-def _midstream(tables: Mapping[str, pl.DataFrame]) -> bool:
-    """No node arrives in the log's first cycle: the RM's start, where every node arrives, is not in it."""
-    cycles = tables["cycles"]["cycle"]
-    if cycles.is_empty():
-        return False
-    nodes = tables["nodes"]
-    return nodes.filter((pl.col("event") == "arrive") & (pl.col("cycle") == cycles.min())).is_empty()
 
 
 def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,

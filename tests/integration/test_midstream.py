@@ -218,6 +218,28 @@ def test_a_users_own_allotment_the_log_never_shows_is_no_divergence(tmp):
     assert not bootstrap(parsed("a_tiny").tables).users_open
 
 
+LEAVING = "corpus/midstream_removal_before_the_log"
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_removal_decided_before_the_log_is_leaving_as_it_starts(level, kind, tmp):
+    """A log of the real RM (oracle seed 11111, trunk) cut after defragmentation took n02.sim.ducc.2
+    from job 1: the RM lists it for removal in every schedule until the process is gone, so the
+    first whole cycle's schedule lists it, though no line of that cycle decides it (no eviction
+    line, no job found needy; truth: no action in it). It was leaving as the cycle began: How Much
+    does not count it, and job 1 gets a new process on n01 where it had 19 counted and 19 listed.
+    No cycle is a divergence, and every cycle, the first whole one included, is truth's."""
+    tables, result, frames, epochs = _audited(LEAVING, level, kind, tmp)
+    first = min([*result.cycles, *result.skipped])
+    listed = tables["schedule"].filter((pl.col("kind") == "removal") & (pl.col("cycle") == first))
+    assert ("n02.sim.ducc", 2) in set(listed.select("host", "share_id").iter_rows())  # the precondition
+    assert not [a for r in truth(LEAVING) if r["epoch"] == epochs[first] for a in r["defrag"]["actions"]]
+    assert not result.divergences, result.divergences[:3]
+    assert first in result.cycles and not result.skipped
+    assert not _disagreeing(frames, result.cycles, epochs, LEAVING)
+
+
 STALE = "corpus/midstream_stale_before_the_log"
 
 

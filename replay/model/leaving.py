@@ -1,0 +1,47 @@
+"""Processes already leaving when a log that starts mid-stream begins.
+
+The RM lists a process for removal in every schedule it publishes until the Orchestrator reports
+it gone. In a log whose start (the RM's boot, every node arriving) is not in it, the first
+schedule may list removals decided before the log began: the process is leaving as that cycle
+starts (countNShares does not count it), and no decision of the cycle took it. Where no line of
+the cycle can have decided such a removal, it is read as one from before the log; elsewhere it
+is taken as the cycle's own, as a removal a schedule lists for the first time always was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+REMOVAL_KEY = ["cycle", "job_id", "host", "share_id"]
+
+
+def starts_midstream(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """No node arrives in the log's first cycle: the RM's start, where every node arrives, is not in it."""
+    cycles = tables["cycles"]["cycle"]
+    if cycles.is_empty():
+        return False
+    nodes = tables["nodes"]
+    return nodes.filter((pl.col("event") == "arrive") & (pl.col("cycle") == cycles.min())).is_empty()
+
+
+def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """(cycle, job_id, host, share_id) of the removals the first schedule of a mid-stream log lists
+    that no line of that cycle can have decided: no eviction line names the share, nor its host
+    without a share (a purge, a reservation's clearing), and detectFragmentation found no job
+    needy, so takeFromTheRich (whose takings have no line of their own at INFO) took nothing."""
+    removals = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
+                                         & pl.col("cycle").is_not_null()).select(REMOVAL_KEY)
+    if removals.is_empty() or not starts_midstream(tables):
+        return removals.clear()
+    first = removals["cycle"].min()
+    listed = tables["schedule"].filter(pl.col("cycle").is_not_null())["cycle"].min()
+    needy = tables["defrag"].filter((pl.col("cycle") == first) & pl.col("kind").is_in(["needy", "needy_detected"]))
+    if first != listed or not needy.is_empty():
+        return removals.clear()
+    evicted = tables["evictions"].filter(pl.col("cycle") == first)
+    return (removals.filter(pl.col("cycle") == first)
+            .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
+            .join(evicted.filter(pl.col("share_id").is_null()).select("cycle", "host").unique(),
+                  on=["cycle", "host"], how="anti"))
