@@ -31,10 +31,12 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     that no line of that cycle can have decided: no eviction line names the share, nor its host
     without a share (a purge, a reservation's clearing), and detectFragmentation found no job
     needy, so takeFromTheRich (whose takings have no line of their own at INFO) took nothing."""
+    if not starts_midstream(tables):  # a log from the RM's start, the common case: its schedule is not read
+        return tables["schedule"].select(REMOVAL_KEY).clear()
     removals = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
                                          & pl.col("cycle").is_not_null()).select(REMOVAL_KEY)
-    if removals.is_empty() or not starts_midstream(tables):
-        return removals.clear()
+    if removals.is_empty():
+        return removals
     first = removals["cycle"].min()
     listed = tables["schedule"].filter(pl.col("cycle").is_not_null())["cycle"].min()
     needy = tables["defrag"].filter((pl.col("cycle") == first) & pl.col("kind").is_in(["needy", "needy_detected"]))
