@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rmref.model import CycleInput, Nodepool
+from rmref.model import ClassDef, CycleInput, Nodepool
+from rmref.orders import job_order
 
 
 def _roots(pools: tuple[Nodepool, ...]) -> list[Nodepool]:
@@ -62,3 +63,17 @@ def tree_quantum(pools: tuple[Nodepool, ...], pool: str, default: int) -> int:
     while node is not None and node.parent in by_name:
         node = by_name[node.parent]
     return (node.quantum_gb if node else 0) or default
+
+
+def class_quantum(classes: tuple[ClassDef, ...], pools: tuple[Nodepool, ...], class_name: str | None,
+                  default: int) -> int:
+    """The share quantum a class's processes count in: its pool tree's (`default` for a class not defined)."""
+    pool = next((c.nodepool for c in classes if c.name == class_name), None)
+    return default if pool is None else tree_quantum(pools, pool, default)
+
+
+def process_order(classes: tuple[ClassDef, ...], pools: tuple[Nodepool, ...], class_name: str | None,
+                  memory_gb: int, default: int) -> int:
+    """Quanta per process of a job of the class: its memory over the class's quantum, rounded up
+    (a second top-level pool's `share-quantum` differs from the global one, `default`)."""
+    return job_order(memory_gb, class_quantum(classes, pools, class_name, default))

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from replay.model.bootstrap import Bootstrap
+from replay.model.settings import Assumption
 from replay.parsing.sources import InputError
-from rmref import job_order, machine_order
+from rmref import machine_order
 from rmref.behaviours import Behaviours, for_release
 from rmref.cycle import Phases
-from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Work
+from rmref.model import FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, CycleInput, Nodepool, Work
+from rmref.trees import tree_quantum
 
 _BOOL = {"true": True, "false": False}
 
@@ -141,12 +143,31 @@ def apply_sets(boot: Bootstrap, sets: Iterable[tuple[str, str]]) -> Bootstrap:
             raise InputError(f"--set class.{after.name}: a FAIR_SHARE class needs a weight of 1 or more "
                              f"(it has {after.weight}; add --set class.{after.name}.weight=N)")
     config = dataclasses.replace(config, user_allotments=tuple(sorted(users.items())))
-    return Bootstrap(config, tuple(classes[c.name] for c in boot.classes), boot.nodepools)
+    nodepools, assumed = _pools_following(boot, config.quantum_gb)
+    return Bootstrap(config, tuple(classes[c.name] for c in boot.classes), nodepools, assumed)
 
 
-def _requantise(work: Work, quantum: int) -> Work:
+def _pools_following(boot: Bootstrap, quantum: int) -> tuple[tuple[Nodepool, ...], tuple[Assumption, ...]]:
+    """The nodepools under a global quantum of `quantum`, and what that reading assumes.
+
+    The log prints every pool's quantum, its own `share-quantum` or the global one it inherits,
+    alike: a pool printed at the old global quantum is taken to inherit it and to follow the change
+    (a pool's own share-quantum of the same size would not), a pool printed at another keeps it."""
+    old = boot.config.quantum_gb
+    if quantum == old:
+        return boot.nodepools, ()
+    follow = [p.name for p in boot.nodepools if p.quantum_gb in (0, old)]
+    pools = tuple(dataclasses.replace(p, quantum_gb=0) if p.name in follow else p for p in boot.nodepools)
+    kept = [f"{p.name} ({p.quantum_gb} GB)" for p in boot.nodepools if p.name not in follow]
+    evidence = (f"the log gives their quantum as the global {old} GB, which a pool's own share-quantum of "
+                f"{old} GB would also show" + (f"; these keep their own: {', '.join(kept)}" if kept else ""))
+    return pools, (Assumption(f"nodepools following ducc.rm.share.quantum={quantum}", ", ".join(follow) or "none",
+                              "inferred", evidence),)
+
+
+def _requantise(work: Work, boot: Bootstrap) -> Work:
     """A job's process order (and its shares') recomputed from its memory for another quantum."""
-    order = job_order(work.memory_gb, quantum)
+    order = boot.process_order(work.class_name, work.memory_gb)
     shares = tuple(dataclasses.replace(s, order=order) for s in work.shares)
     return dataclasses.replace(work, order=order, shares=shares)
 
@@ -154,17 +175,23 @@ def _requantise(work: Work, quantum: int) -> Work:
 def adapt(inp: CycleInput, before: Bootstrap, after: Bootstrap) -> CycleInput:
     """One recorded cycle's input as the changed configuration sees it.
 
-    A quantum change changes every share order (jobs round their memory up to whole quanta,
-    machines down); a class's initialization cap, doubling and prediction flags are copied into
-    its jobs' cap inputs, which is where the cap phase reads them, and so is another release's.
+    A quantum change changes the share orders of the pool trees that count in the global quantum
+    (jobs round their memory up to whole quanta, machines down; a top-level pool's own
+    `share-quantum` stands), and so does a class moved to a tree of another quantum; a class's
+    initialization cap, doubling and prediction flags are copied into its jobs' cap inputs, which
+    is where the cap phase reads them, and so is another release's.
     """
     if after == before:
         return inp
     work, machines = inp.work, inp.machines
+    # a job's quanta change with the global quantum, or with its class moved to a pool tree of another quantum
+    work = tuple(_requantise(w, after) if after.process_order(w.class_name, w.memory_gb)
+                 != before.process_order(w.class_name, w.memory_gb) else w for w in work)
     if after.config.quantum_gb != before.config.quantum_gb:
         q = after.config.quantum_gb
-        work = tuple(_requantise(w, q) for w in work)
-        machines = tuple(dataclasses.replace(m, order=machine_order(m.memory_mb * 1024, q)) for m in machines)
+        machines = tuple(dataclasses.replace(m, order=machine_order(m.memory_mb * 1024,
+                                                                    tree_quantum(after.nodepools, m.nodepool, q)))
+                         for m in machines)
     old = {c.name: c for c in before.classes}
     new = {c.name: c for c in after.classes}
     changed = {n for n in new if new[n] != old.get(n)}

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 import polars as pl
 
 from replay.model.logged import Logged
+from replay.model.nodes import with_quanta
 from replay.model.reads import narrow
 from rmref.constants import PURGES
 from rmref.cycle import CycleResult
@@ -51,11 +52,10 @@ def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int) -> pl.DataFram
     sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "share_id", "memory_gb")).filter(
         pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "share_id").unique()
-    return (sched.filter(pl.col("kind") == "existing")
-            .join(removed, on=["cycle", "job_id", "share_id"], how="anti")
-            .with_columns(((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
+    held = sched.filter(pl.col("kind") == "existing").join(removed, on=["cycle", "job_id", "share_id"], how="anti")
+    return (with_quanta(held, tables, quantum)
             .group_by("cycle", "job_id").agg(pl.len().cast(pl.Int64).alias("processes"),
-                                             pl.col("q").sum().alias("qshares"))
+                                             pl.col("quanta").sum().cast(pl.Int64).alias("qshares"))
             .sort("cycle", "job_id"))
 
 

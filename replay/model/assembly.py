@@ -44,7 +44,7 @@ from replay.model.stranded import Stranded
 from replay.model.submission import submission_order
 from rmref import UNLIMITED, CapInput, job_order
 from rmref.model import CycleInput, Machine, Share, Work
-from rmref.trees import tree_quantum
+from rmref.trees import class_quantum
 
 WORK_TYPES = {"J": "Job", "S": "Service", "R": "Reservation", "M": "ManagedReservation"}
 ExistingRow = tuple[Any, ...]  # (job, host, share id, memory, init ms) of a published Existing share
@@ -95,7 +95,7 @@ class _LogReads:
     def __init__(self, tables: Mapping[str, pl.DataFrame], boot: Bootstrap):
         self.boot = boot
         self.quantum = boot.config.quantum_gb
-        self.tree_q = {c.name: tree_quantum(boot.nodepools, c.nodepool, self.quantum) for c in boot.classes}
+        self.tree_q = {c.name: class_quantum(boot.classes, boot.nodepools, c.name, self.quantum) for c in boot.classes}
         self.class_settings = {c.name: (c.init_cap, c.expand_by_doubling, c.prediction) for c in boot.classes}
         self.published = PublishedShares(published_schedule(tables))
         self.work = ByCycle(work_rows(tables))
@@ -189,7 +189,9 @@ class _LogReads:
         return Work(
             job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",
             r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum_of.get(job, self.quantum)),
-            r["memory_gb"] or 0,
+            # the memory submitted: the schedule prints it rounded up to the quantum, which a
+            # what-if of another quantum must not round again
+            r["declared_gb"] if r["declared_gb"] is not None else r["memory_gb"] or 0,
             cap, submit_seq=self.submitted.get(job, job), shares=shares,
         )
 

@@ -23,6 +23,7 @@ from replay.parsing.sources import InputError
 from rmref import UNLIMITED
 from rmref.behaviours import for_release
 from rmref.model import ClassDef, Config, Nodepool
+from rmref.trees import process_order
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class Bootstrap:
     # neither the log's bootstrap nor --config's ducc.properties or ducc.users was read: whether a
     # user has an allotment of its own (ducc.users) is not known
     users_open: bool = False
+
+    def process_order(self, class_name: str | None, memory_gb: int) -> int:
+        """Quanta per process of a job of the class, in its pool tree's quantum (rmref.trees.process_order)."""
+        return process_order(self.classes, self.nodepools, class_name, memory_gb, self.config.quantum_gb)
 
 
 def _int(value: object, default: int) -> int:

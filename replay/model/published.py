@@ -43,7 +43,7 @@ def work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         .sort("job_id", "cycle", "line")
         .unique(["job_id", "cycle"], keep="last", maintain_order=True)
         .select("job_id", "cycle", "type_code", "user", "class", "order", "threads", "remaining",
-                "init_wait", "max_processes", "shares")
+                "init_wait", "max_processes", "shares", pl.col("memory_gb").alias("declared_gb"))
         .sort("cycle")
     )
     table_order = tables["counts"].filter(pl.col("cycle").is_not_null()).group_by("cycle", "job_id").agg(

@@ -9,7 +9,14 @@ import polars as pl
 
 from replay.apps.audit import AuditResult, CycleTrace, audit, trace_cycle
 from replay.apps.explain.counting import rmref_chain
-from replay.apps.explain.facts import job_identity, logged_count, placed_processes, read_logged_caps, schedule_shares
+from replay.apps.explain.facts import (
+    job_identity,
+    logged_count,
+    placed_processes,
+    process_orders,
+    read_logged_caps,
+    schedule_shares,
+)
 from replay.apps.explain.life import job_life
 from replay.apps.explain.lookup import cycle_rows, job_cycles, pick_cycle
 from replay.apps.explain.sections import (
@@ -31,6 +38,7 @@ from replay.model.logged import Logged, logged_decisions, pair_key
 from replay.model.start import predates_log, replay_start
 from rmref.constants import PURGES
 from rmref.model import CycleInput
+from rmref.trees import class_quantum
 
 
 def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) -> tuple[Decisions | None, Decisions]:
@@ -58,8 +66,9 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     epoch_of = epochs(tables["cycles"])
-    who = job_identity(tables, work, c, job_id, quantum)
-    held, reason = schedule_shares(tables, c, job_id, quantum)
+    order_of = process_orders(tables, inp, quantum)
+    who = job_identity(tables, work, c, job_id, order_of)
+    held, reason = schedule_shares(tables, c, job_id, who.order)
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
     classes, users, jobs = (rmref_chain(inp, trace.how_much, work, cls, blocks) if inp and trace
                             else (None, None, None))
@@ -76,7 +85,7 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         threads=work.cap_input.threads if work else None, remaining=work.cap_input.remaining if work else None,
         count=logged_count(cycle_rows(tables, "counts", c, job_id)), logged_caps=read_logged_caps(tables, c, job_id),
         caps=trace.caps.get(job_id) if trace else None, shares=held, placed=placed_processes(tables, c, job_id),
-        taken=taken_processes(tables, c, job_id, quantum), reason=reason, classes=classes, users=users, jobs=jobs,
+        taken=taken_processes(tables, c, job_id, order_of), reason=reason, classes=classes, users=users, jobs=jobs,
         life=job_life(tables, job_id, cycles, predates) if with_life else (), sections=(),
         rmref=ours, logged=theirs, causes=causes, verified=verified,
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
@@ -117,7 +126,8 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
     sections = [life_section(story.life)] if story.life else []
     sections += [
         job_section(job_id, work, story.work_type, story.user, story.class_name, cls, story.memory_gb,
-                     story.order, quantum),
+                     story.order, class_quantum(inp.classes, inp.nodepools, story.class_name, quantum) if inp
+                     else quantum),
         cap_section(story.caps, work.cap_input if work else None, story.logged_caps),
         counting_section(f"3. Its class among the classes of nodepool {story.nodepool or '?'}", story.classes,
                           "No class count: " + ("the class is not fair share." if not_fair

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,8 +10,20 @@ import polars as pl
 
 from replay.apps.explain.lookup import cycle_rows
 from replay.apps.explain.story import HeldShare, LoggedCaps, Placed
+from replay.model.nodes import job_orders
 from rmref import job_order
-from rmref.model import Work
+from rmref.model import CycleInput, Work
+
+# (job, memory GB) -> quanta per process
+OrderOf = Callable[[int, int | None], int]
+
+
+def process_orders(tables: Mapping[str, pl.DataFrame], inp: CycleInput | None, quantum: int) -> OrderOf:
+    """A job's quanta per process, as the audit reads it: its cycle input's order (in its own pool
+    tree's quantum), else the order the RM printed for it, else its memory over the global quantum."""
+    known = dict(job_orders(tables).iter_rows())
+    known.update({w.job_id: w.order for w in inp.work} if inp else {})
+    return lambda job, mem: known.get(job) or job_order(mem or 0, quantum)
 
 
 @dataclass(frozen=True)
@@ -26,13 +38,13 @@ class JobIdentity:
 
 
 def job_identity(tables: Mapping[str, pl.DataFrame], work: Work | None, cycle: int, job_id: int,
-                 quantum: int) -> JobIdentity:
+                 order_of: OrderOf) -> JobIdentity:
     """The job's type, user, class, memory and order: from its cycle input, else its published row."""
     if work is not None:
         return JobIdentity(work.work_type, work.user, work.class_name, work.memory_gb, work.order)
     row = cycle_rows(tables, "schedule", cycle, job_id).row(0, named=True)
     mem = row["memory_gb"] or 0
-    return JobIdentity(row["work_type"] or "Job", "", "", mem, job_order(mem, quantum))
+    return JobIdentity(row["work_type"] or "Job", "", "", mem, order_of(job_id, mem))
 
 
 def read_logged_caps(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> LoggedCaps | None:
@@ -51,8 +63,9 @@ def logged_count(rows: pl.DataFrame) -> int | None:
 
 
 def schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
-                    quantum: int) -> tuple[tuple[HeldShare, ...], str | None]:
-    """Held processes after the cycle (the published Existing list) and the published reason."""
+                    order: int) -> tuple[tuple[HeldShare, ...], str | None]:
+    """Held processes after the cycle (the published Existing list; each of the job's `order`
+    quanta) and the published reason."""
     rows = cycle_rows(tables, "schedule", cycle, job_id)
     reason = next((r for r in rows["reason"].to_list() if r), None)
     with_host = rows.filter(pl.col("host").is_not_null())
@@ -62,9 +75,8 @@ def schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
 
     added, removing = key("addition"), key("removal")
     held = tuple(
-        HeldShare(host, sid, job_order(mem or 0, quantum), (host, sid) in added, (host, sid) in removing)
-        for host, sid, mem in with_host.filter(pl.col("kind") == "existing")
-        .select("host", "share_id", "memory_gb").iter_rows()
+        HeldShare(host, sid, order, (host, sid) in added, (host, sid) in removing)
+        for host, sid in with_host.filter(pl.col("kind") == "existing").select("host", "share_id").iter_rows()
     )
     return held, reason
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 import polars as pl
 
 from replay.apps.explain.lookup import cycle_rows, published_rows
+from replay.apps.explain.facts import OrderOf
 from replay.apps.explain.story import Taken
-from rmref import job_order
 
 # Eviction lines that are not a decision to take a process: a confirmation it is gone, a share
 # the RM found it cannot preempt, the machine-level line of a reservation's clearing.
@@ -17,7 +17,7 @@ _NOT_TAKEN = ("share_removed", "non_preemptable")
 ShareKey = tuple[str, int | None]  # (host, share id); a purge names no share
 
 
-def _new_removals(tables: Mapping[str, pl.DataFrame], cycle: int, quantum: int) -> list[tuple[int, Taken]]:
+def _new_removals(tables: Mapping[str, pl.DataFrame], cycle: int, order_of: OrderOf) -> list[tuple[int, Taken]]:
     """(owner, removal) for every job's removals first listed by this cycle's schedule.
 
     A removal stays listed until the process is gone, so only its first listing is a decision;
@@ -26,7 +26,7 @@ def _new_removals(tables: Mapping[str, pl.DataFrame], cycle: int, quantum: int) 
     removal = published_rows(tables).filter(pl.col("kind") == "removal")
     earlier = set(removal.filter(pl.col("cycle") == cycle - 1).select("job_id", "host", "share_id").iter_rows())
     now = removal.filter(pl.col("cycle") == cycle).select("job_id", "host", "share_id", "memory_gb", "purged")
-    return [(job, Taken(host, sid, job_order(mem or 0, quantum), "node_purge" if purged else "removal"))
+    return [(job, Taken(host, sid, order_of(job, mem), "node_purge" if purged else "removal"))
             for job, host, sid, mem, purged in now.iter_rows() if (job, host, sid) not in earlier]
 
 
@@ -68,14 +68,15 @@ def rich_takings(tables: Mapping[str, pl.DataFrame], cycle: int, unexplained: li
     return out
 
 
-def taken_processes(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int, quantum: int) -> tuple[Taken, ...]:
+def taken_processes(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
+                    order_of: OrderOf) -> tuple[Taken, ...]:
     """What the cycle took from the job: its new removals, each with the reason the log gives.
 
     The published Removals list is complete; an eviction or DEBUG defragmentation line says why.
     A removal no line explains went to a needy job's take-from-the-rich (inferred, see
     `rich_takings`), else it is only "removed". A dead node's processes are listed as purged.
     """
-    removals = _new_removals(tables, cycle, quantum)
+    removals = _new_removals(tables, cycle, order_of)
     reasons = _logged_reasons(tables, cycle)
     unexplained = [t for _, t in removals if (t.host, t.share_id) not in reasons and t.reason == "removal"]
     inferred = rich_takings(tables, cycle, unexplained)

@@ -32,14 +32,12 @@ from replay.model.start import node_liveness
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
 from replay.progress import OnProgress, counted
-from rmref import job_order
 from rmref.constants import PURGES
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
 from rmref.evictions import departed, disable_purges
 from rmref.memory import Memory
 from rmref.node_ips import ips_reproducing
-from rmref.trees import tree_quantum
 from rmref.model import CycleInput, Machine, Placement, Work
 from rmref.whatof import what_of
 
@@ -282,7 +280,6 @@ class Simulation:
         """rmref's input for the cycle, from the RM's tables (under the unchanged configuration;
         `adapt` then applies the change, as the what-if does)."""
         base = self.ctx.boot
-        quantum = base.config.quantum_gb
         rank = self.ctx.table_order.get(cycle, {})
         work = []
         for job_id in sorted(self.jobs, key=lambda j: (rank.get(j, len(rank)), j)):
@@ -291,8 +288,7 @@ class Simulation:
             cls = self.classes.get(spec.class_name)
             purged = sum(1 for s in job.shares.values() if not s.pending_removal
                          and (job_id, s.share_id) in self.purged_now)
-            # a class of another top-level pool counts in that pool's quantum (as the RM's tables do)
-            order = job_order(spec.memory_gb, tree_quantum(base.nodepools, cls.nodepool, quantum) if cls else quantum)
+            order = base.process_order(spec.class_name, spec.memory_gb)
             work.append(Work(job_id, spec.work_type, spec.user, spec.class_name, order, spec.memory_gb,
                              rm.cap_input(job, cls, self.ctx.epoch_ms, purged, base.config.behaviours),
                              submit_seq=self.ctx.submit_seq.get(job_id, job_id),
@@ -411,10 +407,10 @@ class Simulation:
     def _tally(self, inp: CycleInput, cycle: int) -> None:
         """What the cycle leaves: processes per job, quantum shares in use (those being removed
         too) of the online capacity, the users with work."""
-        quantum = self.boot.config.quantum_gb
         in_use = 0
         for job_id, job in sorted(self.jobs.items()):
-            in_use += job_order(job.spec.memory_gb, quantum) * len(job.shares)
+            # in the quanta of the job's own pool tree, as the machines' capacity counts them
+            in_use += self.boot.process_order(job.spec.class_name, job.spec.memory_gb) * len(job.shares)
             self.run.held.append((cycle, job_id, job.held()))
         self.run.used.append((cycle, in_use, online_capacity(inp.machines)))
         self.run.users[cycle] = tuple(sorted({w.user for w in inp.work}))

@@ -27,9 +27,8 @@ from replay.apps.simulate.reconstruct import PRESENT, logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
 from replay.model.logged import logged_decisions
-from replay.model.nodes import cycle_capacity
+from replay.model.nodes import cycle_capacity, with_quanta
 from replay.model.reads import narrow
-from rmref import job_order
 
 SIDES = ("logged", "baseline", "sim")
 SCHEDULER_REASONS = ("shrink", "reservation", "defrag")  # shares taken from running work (not node purges)
@@ -67,9 +66,9 @@ def logged_history(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Histor
     held = {(c, j): p for c, j, p in logged_held(tables, quantum).select("cycle", "job_id", "processes").iter_rows()}
     sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "memory_gb", "refused")).filter(
         pl.col("cycle").is_not_null() & ~pl.col("refused").fill_null(False))
-    existing = sched.filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).with_columns(
-        ((pl.col("memory_gb").fill_null(0) + quantum - 1) // quantum).alias("q"))
-    in_use = dict(existing.group_by("cycle").agg(pl.col("q").sum()).iter_rows())
+    existing = with_quanta(sched.filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")), tables,
+                           quantum)
+    in_use = dict(existing.group_by("cycle").agg(pl.col("quanta").sum()).iter_rows())
     used = {c: (in_use.get(c, 0), capacity.get(c, 0)) for c in ctx.cycles}
     owner = {w.job_id: w.user for w in sim.workload.work}
     users = {c: tuple(sorted({owner[j] for j in jobs if j in owner}))
@@ -109,9 +108,8 @@ def nearest_rank(values: Sequence[float], q: float) -> float | None:
 
 
 def process_orders(sim: Simulated) -> dict[int, int]:
-    """job -> quantum shares one of its processes holds, in the log's quantum."""
-    quantum = sim.boot.config.quantum_gb
-    return {w.job_id: job_order(w.memory_gb, quantum) for w in sim.workload.work}
+    """job -> quantum shares one of its processes holds, in the log's quanta of its own pool tree."""
+    return {w.job_id: sim.boot.process_order(w.class_name, w.memory_gb) for w in sim.workload.work}
 
 
 @dataclass(frozen=True)

@@ -110,4 +110,5 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     # the runs are done: the published orders they followed are read no more (about 28 MB on
     # i_mega24, held through the measures otherwise)
     ctx = dataclasses.replace(ctx, ranks={})
-    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from, start.assumed, start.inventory)
+    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from, (*start.assumed, *changed.assumed),
+                     start.inventory)
