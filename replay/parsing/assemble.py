@@ -12,7 +12,8 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing import builders, steps
-from replay.parsing.columns import Unframed, record_columns, shifted, to_polars
+from replay.parsing.columns import Unframed, shifted, to_polars
+from replay.parsing.columns_plain import record_columns
 from replay.parsing.columns_events import filled_orders, unordered_rows
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scanned import word_column

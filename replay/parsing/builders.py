@@ -9,7 +9,8 @@ from collections.abc import Collection, Mapping, Sequence
 
 from replay.parsing import columns_boot, columns_schedule, columns_small, columns_text
 from replay.parsing.built import Builder, Built
-from replay.parsing.columns import COMPILED_TABLES, Records, Unframed, compiled_table, frames_of
+from replay.parsing.columns import COMPILED_TABLES, Unframed, compiled_table, frames_of
+from replay.parsing.columns_plain import Records
 from replay.parsing.scan import RawRows
 
 # the buckets of the tables columns.py builds one per bucket (columns._BUILDERS, `compiled_table`)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.columns import Records, Unframed
+from replay.parsing.columns import Unframed
+from replay.parsing.columns_plain import Records
 from replay.parsing.tables import Frame
 
 

@@ -10,22 +10,21 @@ tests/integration/test_engines.py holds the two to identical tables.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache, partial
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, from_scanner, int_values, names_column,
-                                  numeric, present_rows, repeated, span_column, table_of, typed_matrix, typed_spans,
-                                  with_validity)
+from replay.parsing.arrays import (from_scanner, int_values, names_column,
+                                  numeric, span_column, table_of, typed_spans)
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
 from replay.parsing.scan import Bucket
 from replay.parsing.scan import RawRows
+from replay.parsing.columns_events import eviction_counts, evictions
+from replay.parsing.columns_plain import Records, bucket_sources, list_column, plain_columns, plain_table, where_columns
 from replay.parsing.compiled import COMPILED
-from replay.parsing.scanned import filled
 
 if COMPILED:
     from replay.parsing import _scan
@@ -67,45 +66,6 @@ def compiled_buckets() -> frozenset[str]:
     return frozenset(COMPILED_TABLES) if COMPILED else frozenset()
 
 
-@dataclass(frozen=True)
-class Records:
-    """A chunk's per-record columns the compiled tables gather from (by record number), as numpy:
-    read once per chunk, shared by every compiled table."""
-
-    ts: np.ndarray  # epoch ms
-    cycle: np.ndarray  # uint32, 0 for none
-    job: np.ndarray  # the record's JID as an integer (0 where `job_ok` is false)
-    job_ok: np.ndarray
-    file: np.ndarray  # file index into `names`
-    line: np.ndarray
-    names: list[str]
-    method: np.ndarray  # 1: a FIXED_SHARE counting method, 2: a RESERVE one, 0: any other (steps.counts)
-
-
-def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) -> Records | None:
-    """The chunk's `Records` from `records` and their `info` (assemble.record_info: the cycle, the JID
-    as an integer, the METHOD's class); None: a record has no time, which the compiled tables do not take."""
-    if records["ts"].null_count():
-        return None
-    job, job_ok = filled(info["_job"], np.int64)
-    return Records(filled(records["ts"], np.int64)[0], filled(info["cycle"], np.uint32)[0], job, job_ok,
-                   records["file"].to_numpy(), records["line"].to_numpy(), names, info["_mc"].to_numpy())
-
-
-def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
-    """ts, cycle, file and line of the records `rec` as Arrow arrays."""
-    cycle = recs.cycle[rec]
-    # most parses read one file: its name on every row, no gather
-    file = (repeated(recs.names[0].encode(), len(rec)) if len(recs.names) == 1
-            else names_column(recs.file[rec], recs.names))
-    return {
-        "ts": numeric(pa.timestamp("ms"), recs.ts[rec]),
-        "cycle": numeric(pa.uint32(), cycle, cycle != 0),
-        "file": file,
-        "line": numeric(pa.uint32(), recs.line[rec]),
-    }
-
-
 def _job_caps(raw: RawRows, recs: Records) -> pa.Table | None:
     """The job_caps table of one chunk, typed in C (`_scan.caps`; steps.caps is the reference)."""
     rows = raw.rows
@@ -129,23 +89,6 @@ def _job_caps(raw: RawRows, recs: Records) -> pa.Table | None:
 _DEFRAG_SPANS = ("nodepool", "class", "user", "host", "share_id", "donor_job", "pure_fs", "nsh", "counted", "needed",
                  "order", "count", "shares", "qshares", "potentially_needy", "space_kind", "detail")
 _DEFRAG_DETAIL = ("rich_from", "clear_kind", "needy_what", "detail")  # the first a row has (steps.defrag)
-
-
-def _list_column(raw: RawRows, name: str, ints: bool) -> pa.Array | None:
-    """A large_list column from the scanner's list (counts, values): int64 values as they are, words
-    typed in C; None when refused."""
-    counts_raw, values_raw = raw.got[2][raw.bucket.lists.index(name)]
-    counts = np.frombuffer(counts_raw, dtype=np.int32)
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(np.maximum(counts, 0), out=offsets[1:])
-    if ints:
-        child = pa.Array.from_buffers(pa.int64(), int(offsets[-1]), [None, pa.py_buffer(values_raw)])
-    else:
-        words = typed_spans(raw.data, [np.frombuffer(values_raw, dtype=np.int32).reshape(-1, 2)], [pl.String])
-        if words is None:
-            return None
-        child = words[0]
-    return with_validity(pa.large_list(child.type), len(counts), [pa.py_buffer(offsets)], counts >= 0, [child])
 
 
 @lru_cache(maxsize=1)
@@ -180,11 +123,11 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     typed = typed_spans(raw.data, [picked.get(c, span_column(spans, columns, c)) for c in _DEFRAG_SPANS],
                    [schema[c] for c in _DEFRAG_SPANS])
     n = len(rows)
-    values = (_list_column(raw, "values_list", True) if "values_list" in lists
+    values = (list_column(raw, "values_list", True) if "values_list" in lists
               else pa.nulls(n, pa.large_list(pa.int64())))
-    hosts = (_list_column(raw, "hosts_list", False) if "hosts_list" in lists
+    hosts = (list_column(raw, "hosts_list", False) if "hosts_list" in lists
              else pa.nulls(n, pa.large_list(pa.large_string())))
-    job_ids = (_list_column(raw, "job_id_list", True) if "job_id_list" in lists
+    job_ids = (list_column(raw, "job_id_list", True) if "job_id_list" in lists
                else pa.nulls(n, pa.large_list(pa.int64())))
     if typed is None or values is None or hosts is None or job_ids is None:
         return None
@@ -193,126 +136,6 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
         "job_id": numeric(pa.int64(), job, job_ok), "values": values, "hosts": hosts,
         "job_ids": job_ids,
     })
-
-
-def _sources(raw: RawRows) -> dict[str, str] | None:
-    """Per table column, the bucket field or list it comes from, named as rows_of renames them
-    (None: two fields would give one column, which the reference way settles)."""
-    return _bucket_sources(raw.bucket)
-
-
-@lru_cache(maxsize=256)
-def _bucket_sources(bucket: Bucket) -> dict[str, str] | None:
-    from replay.parsing.tables import RENAME
-
-    fields = (*bucket.columns, *bucket.lists, *[key for key, _ in bucket.consts])
-    out: dict[str, str] = {}
-    for field in fields:
-        target = RENAME[field] if field in RENAME and RENAME[field] not in fields else field
-        if target in out:
-            return None
-        out[target] = field
-    return out
-
-
-@dataclass(frozen=True)
-class Plain:
-    """How `plain_table` lays out a table from a bucket's rows, worked out once per (table, bucket):
-    the bucket column of the row's own job (-1: none), the columns typed from spans, their types
-    and the spans' columns they read (`take`: two per column, -1 where the bucket has no such
-    field), the columns that are a constant of the row's family (per family code), and the list
-    columns (the bucket's list, None for a null column; whether it holds integers; its Arrow type)."""
-
-    job: int
-    spanned: tuple[str, ...]
-    types: tuple[Any, ...]
-    take: np.ndarray
-    consts: tuple[tuple[str, tuple[str | None, ...]], ...]
-    lists: tuple[tuple[str, str | None, bool, pa.DataType], ...]
-
-
-@lru_cache(maxsize=256)
-def plain_plan(name: str, bucket: Bucket) -> Plain | None:
-    """The layout of table `name` from `bucket`'s rows; None: the reference way takes every chunk
-    (two fields give one column, a type or constant the C code does not lay out)."""
-    from replay.parsing.tables import SCHEMAS
-
-    schema, sources, consts = SCHEMAS[name], _bucket_sources(bucket), dict(bucket.consts)
-    if sources is None:
-        return None
-    columns, lists = bucket.columns, bucket.lists
-    scalars = [c for c in schema if c not in ("job_id", "ts", "cycle", "file", "line")
-               and not isinstance(schema[c], pl.List)]
-    spanned = [c for c in scalars if sources.get(c) in columns or c not in sources]
-    constant = [c for c in scalars if c not in spanned]
-    if any(schema[c] not in TYPE_CODES for c in spanned) or any(
-            schema[c] != pl.String or sources[c] not in consts for c in constant):
-        return None
-    at = [columns.index(sources[c]) if c in sources else -1 for c in spanned]
-    take = np.array([[2 * i, 2 * i + 1] if i >= 0 else [-1, -1] for i in at], dtype=np.int64).reshape(-1)
-    listed = []
-    for c in schema:
-        if isinstance(schema[c], pl.List):
-            inner = schema[c].inner  # type: ignore[union-attr]
-            field = sources.get(c)
-            ints = field in lists and bucket.list_ints[lists.index(field)]
-            if field in lists and ints != (inner == pl.Int64):
-                return None
-            listed.append((c, field if field in lists else None, ints, pa.large_list(ARROW_TYPES[inner])))
-    job = columns.index(sources["job_id"]) if sources.get("job_id") in columns else -1
-    return Plain(job, tuple(spanned), tuple(schema[c] for c in spanned), take,
-                 tuple((c, consts[sources[c]]) for c in constant), tuple(listed))
-
-
-def _span_matrix(spans: np.ndarray, take: np.ndarray) -> np.ndarray:
-    """The spans' columns `take` side by side (-1: a column of -1, a field the rows lack)."""
-    matrix = spans[:, np.maximum(take, 0)]
-    matrix[:, take < 0] = -1
-    return matrix
-
-
-def plain_table(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
-    """A table with no assembly step (one row per templated record, `jobs` without the rows that
-    name no job), typed in C (`_scan.typed`); conform after rows_of is the reference."""
-    columns = plain_columns(name, raw, recs)
-    return None if columns is None else table_of(name, columns)
-
-
-def plain_columns(name: str, raw: RawRows, recs: Records) -> dict[str, pa.Array] | None:
-    """`plain_table`'s columns, by name (None: the reference way)."""
-    plan = plain_plan(name, raw.bucket)
-    if plan is None:
-        return None
-    rows, spans = raw.rows, raw.spans
-    rec = raw.rec[rows]
-    job, job_ok = recs.job[rec], recs.job_ok[rec]
-    if plan.job >= 0:  # the row's own job, else its record's (rows_of's coalesce)
-        own = typed_matrix(raw.data, spans[:, 2 * plan.job:2 * plan.job + 2], (pl.Int64,))
-        if own is None:
-            return None
-        present = present_rows(own[0])
-        job = np.where(present, np.frombuffer(own[0].buffers()[1], dtype=np.int64, count=len(rows)), job)
-        job_ok = present | job_ok
-    if name == "jobs" and not job_ok.all():
-        if raw.bucket.lists:
-            return None
-        rows, spans, job, job_ok = rows[job_ok], spans[job_ok], job[job_ok], job_ok[job_ok]
-        rec = raw.rec[rows]
-    code, n = raw.codes[rows], len(rows)
-    out = {"job_id": numeric(pa.int64(), job, job_ok), **where_columns(recs, rec)}
-    if plan.spanned:
-        typed = typed_matrix(raw.data, _span_matrix(spans, plan.take), plan.types)
-        if typed is None:
-            return None
-        out.update(zip(plan.spanned, typed))
-    for c, names in plan.consts:  # a constant of the row's family
-        out[c] = names_column(code, names)
-    for c, field, ints, kind in plan.lists:
-        got = pa.nulls(n, kind) if field is None else _list_column(raw, field, ints)
-        if got is None:
-            return None
-        out[c] = got
-    return out
 
 
 def _counts(raw: RawRows, recs: Records) -> pa.Table | None:
@@ -355,7 +178,7 @@ def _counts_plan(bucket: Bucket) -> tuple[tuple[str | None, ...], np.ndarray, np
     """The policy labels of a counts bucket (none, the methods' two, its families' own), per family
     code the label of its family's policy (-1: by the record's method) and the class of its kind
     (_KIND_CLASS, 0 for any other); None: a field the reference step reads (detail, reason)."""
-    sources = _bucket_sources(bucket)
+    sources = bucket_sources(bucket)
     if sources is None or {"detail", "reason"} & set(sources):
         return None
     consts, none = dict(bucket.consts), (None,) * len(FAMILY_NAMES)
@@ -382,16 +205,8 @@ _BUILDERS: dict[str, Callable[[RawRows, Records], pa.Table | None]] = {
     "job_caps": _job_caps, "defrag": _defrag,
     **{name: partial(plain_table, name) for name in ("jobs", "processes", "nodes", "job_events")}, "counts": _counts,
     **{name: partial(plain_table, name) for name in ("allotments", "expansions")},
-    # replay.parsing.columns_events, looked up when called (it imports this module)
-    "evictions": lambda raw, recs: _events().evictions(raw, recs),
-    "eviction_counts": lambda raw, recs: _events().eviction_counts(raw, recs),
+    "evictions": evictions, "eviction_counts": eviction_counts,
 }
-
-
-def _events() -> Any:
-    from replay.parsing import columns_events
-
-    return columns_events
 
 
 def compiled_table(bucket: str, raw: list[RawRows], recs: Records | None) -> pa.Table | None:

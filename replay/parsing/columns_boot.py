@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from replay.parsing.built import Built
 from replay.parsing.arrays import names_column, numeric, typed_spans, with_validity
-from replay.parsing.columns import Records, Unframed, frames_of, where_columns
+from replay.parsing.columns import Unframed, frames_of
+from replay.parsing.columns_plain import Records, where_columns
 from replay.parsing.families import FAMILY_NAMES
 from replay.parsing.scan import RawRows
 from replay.parsing.tables import RENAME

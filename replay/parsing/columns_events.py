@@ -1,4 +1,4 @@
-"""The eviction tables, typed in C like the plain tables (replay.parsing.columns): `evictions`, one
+"""The eviction tables, typed in C like the plain tables (replay.parsing.columns_plain): `evictions`, one
 row per templated record, and `eviction_counts`, whose rows take their nodepool from the header
 before them and count the headers of their cycle (steps.eviction_counts, done here in numpy over
 the typed columns). An eviction whose line shows no order takes it, in `stitch`, from where its
@@ -14,7 +14,7 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.arrays import int_values, numeric, present_rows, span_column, table_of
-from replay.parsing.columns import Records, plain_columns, plain_table
+from replay.parsing.columns_plain import Records, plain_columns, plain_table
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import RawRows
 

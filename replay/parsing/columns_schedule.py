@@ -19,7 +19,8 @@ import pyarrow as pa
 from replay.parsing.built import Built
 from replay.parsing.chunks import Bytes
 from replay.parsing.arrays import names_column, numeric, present_rows, span_column, table_of, typed_spans, with_validity
-from replay.parsing.columns import Records, Unframed, where_columns
+from replay.parsing.columns import Unframed
+from replay.parsing.columns_plain import Records, where_columns
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scan import RawRows, occupancy_frame, rmcounter_frame, schedule_frame
 from replay.parsing.compiled import COMPILED

@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from replay.parsing.built import Built
 from replay.parsing.arrays import names_column, span_column, table_of, typed_spans, with_validity
-from replay.parsing.columns import Records, Unframed, where_columns
+from replay.parsing.columns import Unframed
+from replay.parsing.columns_plain import Records, where_columns
 from replay.parsing.families import FAMILY_NAMES
 from replay.parsing.pools import SPANS, PoolRows
 from replay.parsing.scan import RawRows

@@ -24,7 +24,8 @@ import pyarrow as pa
 from replay.parsing.built import Built
 from replay.parsing.chunks import Bytes
 from replay.parsing.arrays import numeric, table_of, typed_spans
-from replay.parsing.columns import Records, Unframed, compiled_buckets, where_columns
+from replay.parsing.columns import Unframed, compiled_buckets
+from replay.parsing.columns_plain import Records, where_columns
 from replay.parsing.records import Records as Scan
 from replay.parsing.records import full_bodies
 from replay.parsing.families import FAMILY_CODE, GENERIC

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from replay.parsing.arrays import _WIDEST, name_bytes, names_column, repeated
-from replay.parsing.columns import Records, _counts_plan, plain_plan, where_columns
+from replay.parsing.columns import _counts_plan
+from replay.parsing.columns_plain import Records, plain_plan, where_columns
 from replay.parsing.columns_schedule import _gathered_lists
 from replay.parsing.families import FAMILY_NAMES
 from replay.parsing.scan import Bucket
