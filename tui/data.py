@@ -121,7 +121,8 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
     # who each job is, as every command reads it: work there before the log began included
     described = (in_cycles(job_descriptions(tables)).sort("job_id", "cycle", "line", nulls_last=False)
                  .unique(["job_id", "cycle"], keep="last", maintain_order=True)
-                 .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order")).sort("cycle"))
+                 .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order"),
+                         pl.col("memory_gb").alias("submitted_gb")).sort("cycle"))
     caps = (in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null())
             .unique(["cycle", "job_id"], keep="last", maintain_order=True)
             .select("cycle", "job_id", pl.col("actual_cap").alias("cap")).sort("cycle"))
@@ -145,6 +146,8 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
              .otherwise(pl.lit("Dormant")))
     return out.with_columns(
         order.alias("order"), state.alias("state"),
+        # the memory submitted: the schedule prints it rounded up to the quantum
+        pl.coalesce("submitted_gb", "memory_gb").alias("memory_gb"),
         pl.coalesce("sched_reason", "count_reason").alias("reason"),
         pl.lit(None, pl.Int64).alias("ref_cap"), pl.lit(None, pl.Int64).alias("ref_counted"),
         pl.lit(0, pl.Int64).alias("divergences"),

@@ -33,13 +33,14 @@ def _audited(name: str) -> AuditResult:
     return audit(tables, trace=set(tables["cycles"]["cycle"].to_list()))
 
 
-@pytest.mark.parametrize("name", LOGS)
+@pytest.mark.parametrize("name", [*LOGS, "heldout/seed47-120"])
 def test_explain_gives_each_process_its_pools_order(name):
-    """Every held process explain lists has the order truth gives that process; the job section's
-    quantum divides the job's memory into truth's order."""
+    """Every held process explain lists has the order truth gives that process; the job section
+    gives truth's memory (as submitted: seed47-120's schedule prints it rounded up to the quantum)
+    and a quantum that divides it into truth's order."""
     tables, result = parsed(name).tables, _audited(name)
-    checked = 0
-    for rec in truth(name):
+    checked, records = 0, truth(name)
+    for rec in records[::1 if len(records) <= 60 else 7]:  # every cycle of a short log
         for job in rec["jobs"]:
             if not job["shares"] or rec["cycle"] not in result.traces:
                 continue
@@ -51,7 +52,7 @@ def test_explain_gives_each_process_its_pools_order(name):
             line = next(ln for ln in story.sections[0].lines if "share order" in ln)
             memory, order, quantum = (int(x) for x in re.findall(
                 r"Memory (\d+) GB: share order (\d+) \(\d+ GB / (\d+) GB quantum", line)[0])
-            assert order == job["order"] == job_order(memory, quantum), line
+            assert (memory, order) == (job["memory"], job["order"]) and order == job_order(memory, quantum), line
     assert checked
 
 

@@ -46,6 +46,22 @@ def test_views_match_truth(name, level):
             assert (r["order"], r["free"], r["status"]) == (n["order"], n["free_qshares"], n["status"]), (c, n["name"])
 
 
+# logs whose schedule prints memory rounded up to the quantum, one with a second pool of its own quantum
+ROUNDED = ["heldout/seed47-120", "corpus/second_toplevel_quantum"]
+
+
+@pytest.mark.parametrize("name", [*SMALL, *ROUNDED])
+def test_jobs_show_the_memory_submitted_and_its_order(name):
+    """Every cycle's jobs show truth's memory (as submitted, though the schedule prints it rounded
+    up to the quantum) and order (in the quantum of the job's own pool tree)."""
+    b = build(name, parsed(name).tables)
+    for rec in truth(name):
+        jobs = {r["job_id"]: r for r in b.jobs.at(rec["cycle"]).iter_rows(named=True)}
+        for j in rec["jobs"]:
+            row = jobs[j["id"]]
+            assert (row["memory_gb"], row["order"]) == (j["memory"], j["order"]), (rec["cycle"], j["id"])
+
+
 @pytest.mark.parametrize("name", ["a_tiny", "b_classes", "d_fragmentation", "g_reservations_services"])
 def test_first_screen_is_the_whole_views(name, tmp_path):
     """What the first screen shows before the whole views are built (the timeline, a cycle's jobs

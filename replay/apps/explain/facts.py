@@ -10,6 +10,7 @@ import polars as pl
 
 from replay.apps.explain.lookup import cycle_rows
 from replay.apps.explain.story import HeldShare, LoggedCaps, Placed
+from replay.model.inputs import job_descriptions
 from replay.model.nodes import job_orders
 from rmref import job_order
 from rmref.model import CycleInput, Work
@@ -43,8 +44,10 @@ def job_identity(tables: Mapping[str, pl.DataFrame], work: Work | None, cycle: i
     if work is not None:
         return JobIdentity(work.work_type, work.user, work.class_name, work.memory_gb, work.order)
     row = cycle_rows(tables, "schedule", cycle, job_id).row(0, named=True)
-    mem = row["memory_gb"] or 0
-    return JobIdentity(row["work_type"] or "Job", "", "", mem, order_of(job_id, mem))
+    printed = row["memory_gb"] or 0  # rounded up to the quantum: the memory submitted where the log gives it
+    submitted = job_descriptions(tables).filter((pl.col("job_id") == job_id) & pl.col("memory_gb").is_not_null())
+    mem = submitted["memory_gb"][0] if submitted.height else printed
+    return JobIdentity(row["work_type"] or "Job", "", "", mem, order_of(job_id, printed))
 
 
 def read_logged_caps(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -> LoggedCaps | None:
