@@ -242,7 +242,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
 
     parts += _span_section(tables, cyc, cycles, epoch_of, quantum, boot)
     parts += _cluster_section(tables, nodes, no_nodes)
-    parts += _shares_section(tables, cycles, owners, quantum)
+    parts += _shares_section(tables, cycles, owners, quantum, _own_quanta(boot))
     parts += _utilisation_section(cycles, nodes, no_nodes)
     parts += _preemptions_section(tables, cycles, epoch_of, stored, max_rows)
     parts += _deaths_section(tables, epoch_of, max_rows)
@@ -295,8 +295,16 @@ def _cluster_section(tables: Mapping[str, pl.DataFrame], nodes: pl.DataFrame | N
     return parts
 
 
+def _own_quanta(boot: Bootstrap | None) -> str:
+    """The shares note's words on the top-level pools with a share-quantum of their own ("" when none)."""
+    if boot is None:
+        return ""
+    own = [f"{p.name} {p.quantum_gb} GB" for p in boot.nodepools if p.quantum_gb not in (0, boot.config.quantum_gb)]
+    return f"; the pool trees with a quantum of their own count in it ({', '.join(own)})" if own else ""
+
+
 def _shares_section(tables: Mapping[str, pl.DataFrame], cycles: list[int], owners: Mapping[int, tuple[str, str]],
-                    quantum: int) -> list[str]:
+                    quantum: int, own_quanta: str = "") -> list[str]:
     """Quantum shares held per user and per class over time."""
     parts: list[str] = []
     held = logged_holdings(tables, quantum)
@@ -308,7 +316,7 @@ def _shares_section(tables: Mapping[str, pl.DataFrame], cycles: list[int], owner
             per_user.setdefault(user, [0.0] * len(cycles))[i] += q
             per_class.setdefault(cls, [0.0] * len(cycles))[i] += q
     parts.append("<h2 id=\"shares\">Shares over time</h2><p class=\"note\">Quantum shares held after each "
-                 f"cycle ({quantum} GB each): the published Existing shares less the Removals.</p>")
+                 f"cycle ({quantum} GB each{E(own_quanta)}): the published Existing shares less the Removals.</p>")
     parts.append(svg_plot("plot-users", "Shares per user", cycles, top_series(per_user), "quantum shares", "stacked"))
     parts.append(svg_plot("plot-classes", "Shares per class", cycles, top_series(per_class), "quantum shares",
                           "stacked"))

@@ -18,6 +18,7 @@ from replay.apps.audit import AuditResult, audit
 from replay.apps.change import adapt, apply_sets
 from replay.apps.explain import explain_job
 from replay.apps.measures import logged_held
+from replay.apps.report import build_report
 from replay.apps.simulate.metrics import measure
 from replay.apps.simulate.simulation import simulate
 from replay.model.start import replay_start
@@ -163,3 +164,10 @@ def test_the_logged_holdings_count_each_process_in_its_pools_quanta(name):
                 assert held[(cycle, job["id"])] == (len(kept), sum(s["order"] for s in kept)), (cycle, job["id"])
                 checked += 1
     assert checked
+
+
+def test_the_report_says_which_pools_count_in_a_quantum_of_their_own():
+    """The report's shares note names pool alt's own 3 GB quantum (its ducc.classes stanza) beside the global 1 GB."""
+    page = build_report(parsed("corpus/second_toplevel_quantum").tables)
+    assert "(1 GB each; the pool trees with a quantum of their own count in it (alt 3 GB))" in page
+    assert "quantum of their own" not in build_report(parsed("heldout/seed47-120").tables)
