@@ -29,6 +29,7 @@ from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
 from replay.model.settings import Assumption
 from replay.model.stale import StaleFree
+from rmref.behaviours import Behaviours
 from rmref.model import CycleInput
 
 PARTIAL_CYCLE = "the log starts inside this cycle (its scheduling pass began before the first line)"
@@ -109,10 +110,11 @@ def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> In
 
 
 def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
-                  inventory: Inventory | None = None) -> NodeLiveness:
-    """The node inventory and liveness, to advance cycle by cycle (`advance(cycle)`)."""
+                  inventory: Inventory | None = None, behaviours: Behaviours | None = None) -> NodeLiveness:
+    """The node inventory and liveness, to advance cycle by cycle (`advance(cycle)`), by the rules
+    of `behaviours`' release (default: the one `boot` replays)."""
     return NodeLiveness(tables, inventory or machine_inventory(tables, boot), pool_of(tables, boot),
-                        boot.config.behaviours)
+                        behaviours or boot.config.behaviours)
 
 
 def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,

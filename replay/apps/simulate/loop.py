@@ -87,7 +87,8 @@ class Simulation:
         self.jobs: dict[int, rm.RmJob] = {}
         self.pending = sorted(workload.work, key=lambda w: (w.submit + w.admit_delay, w.job_id))
         nodes = _node_tables(workload, ctx)
-        self.machines = node_liveness(nodes, ctx.boot)
+        # the machines the log's configuration sizes, back in service by the simulated release's rules
+        self.machines = node_liveness(nodes, ctx.boot, behaviours=boot.config.behaviours)
         self.node_events: dict[int, list[tuple[str, str]]] = {}  # cycle -> (host, event), in order
         for c, host, event in nodes["nodes"].sort("line").select("cycle", "host", "event").iter_rows():
             self.node_events.setdefault(c, []).append((host, event))
