@@ -5,7 +5,8 @@ it gone. In a log whose start (the RM's boot, every node arriving) is not in it,
 schedule may list removals decided before the log began: the process is leaving as that cycle
 starts (countNShares does not count it), and no decision of the cycle took it. Where no line of
 the cycle can have decided such a removal, it is read as one from before the log; elsewhere it
-is taken as the cycle's own, as a removal a schedule lists for the first time always was.
+is taken as the cycle's own, as a removal a schedule lists for the first time always was. That
+reading is an inference, and `leaving_assumed` says so, naming the processes and the cycle.
 """
 
 from __future__ import annotations
@@ -14,6 +15,14 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from replay.model.cycleref import label
+from replay.model.settings import INFERRED, Assumption
+
+LEAVING = "processes leaving as the log began"  # its name in the audit's `assumed` list
+LEAVING_WHY = ("the first schedule lists their removal, and no line of that cycle can have decided it (no eviction "
+               "line names the process or its host, no job was found needy): taken as decided before the log "
+               "began, so the cycle does not count them (countNShares) and no decision of it took them")
+SHOWN = 6  # processes named in the value; the rest counted
 REMOVAL_KEY = ["cycle", "job_id", "host", "share_id"]
 
 
@@ -47,3 +56,17 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
             .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
             .join(evicted.filter(pl.col("share_id").is_null()).select("cycle", "host").unique(),
                   on=["cycle", "host"], how="anti"))
+
+
+def leaving_assumed(tables: Mapping[str, pl.DataFrame]) -> tuple[Assumption, ...]:
+    """The assumption `removals_before_the_log` makes, as every command lists it: the cycle and
+    the processes (job, host.share) taken as leaving when it began (none when it takes none)."""
+    removals = removals_before_the_log(tables)
+    if removals.is_empty():
+        return ()
+    cycle = removals["cycle"][0]  # the log's first listed cycle, the only one the rule reads
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows()).get(cycle)
+    named = [f"job {j} {h}.{s}" for _c, j, h, s in removals.sort(REMOVAL_KEY).iter_rows()]
+    value = (f"cycle {label(cycle, epoch)}: " + ", ".join(named[:SHOWN])
+             + (f" and {len(named) - SHOWN} more" if len(named) > SHOWN else ""))
+    return (Assumption(LEAVING, value, INFERRED, LEAVING_WHY),)

@@ -56,7 +56,7 @@ class Assumption:
 
 def shown(assumed: Iterable[Assumption]) -> list[str]:
     """Each assumption as the commands print it ("setting = value (source)"), once: the parts of a
-    log between gaps each infer their own, with their own evidence, often the same value."""
+    log between gaps each list what they assumed, often the same."""
     return list(dict.fromkeys(f"{a.setting} = {a.value} ({a.source})" for a in assumed))
 
 

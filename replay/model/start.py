@@ -23,7 +23,7 @@ from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
-from replay.model.leaving import starts_midstream
+from replay.model.leaving import leaving_assumed, starts_midstream
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
@@ -138,12 +138,13 @@ class ReplayStart:
     predates: frozenset[int]  # jobs published before (or without) their submission in the log
     damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
     processes: OpenProcesses = OpenProcesses(0, {})  # those there before the log whose report no line shows
+    leaving: tuple[Assumption, ...] = ()  # the processes taken as leaving when a mid-stream log began
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
         """Every setting read and its source, the machines inferred, and what is taken for the
         processes there before the log began (report.json 'assumed')."""
-        return self.boot.assumed + self.inventory.assumed + self.processes.assumed()
+        return self.boot.assumed + self.inventory.assumed + self.processes.assumed() + self.leaving
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
@@ -216,4 +217,4 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     # Running"): shrinkBy's choice then rests on what the log does not say
     unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
     return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                       damage, open_processes(tables, unreadable))
+                       damage, open_processes(tables, unreadable), leaving_assumed(tables))

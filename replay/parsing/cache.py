@@ -30,7 +30,7 @@ from replay.parsing.leftovers import remove_left, temp_name
 from replay.parsing.manifest import build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest
 from replay.parsing.outdir import atomic_output_dir, submitted
 from replay.parsing.sources import InputError, Source
-from replay.parsing.store import ParquetSink, ParquetTables, read_tables, require_columns
+from replay.parsing.store import ParquetSink, ParquetTables, columns_record, read_tables, require_columns
 from replay.parsing.tables import Frame
 from replay.progress import OnProgress, Progress, quiet
 
@@ -218,7 +218,7 @@ def _keep(tmp: Path, content: str, inputs: Inputs, lines: pl.DataFrame | None,
         if lines is not None:
             lines.write_parquet(tmp / "lines.parquet", compression="zstd")
         write_manifest(tmp / "tables", build_manifest(tmp / "tables", "parse", input_record_of(inputs.sources),
-                                                      rows=rows))
+                                                      columns_record(), rows=rows))
         shutil.rmtree(slot, ignore_errors=True)
         tmp.rename(slot)
         return slot
@@ -249,5 +249,5 @@ def parse_to(paths: Sequence[str | Path], out: str | Path, engine: str = "fast",
         sink.close()
         assert record is not None
         input_record = record.result()
-        write_manifest(tmp, build_manifest(tmp, "parse", input_record, rows=sink.rows))
+        write_manifest(tmp, build_manifest(tmp, "parse", input_record, columns_record(), rows=sink.rows))
     return summary

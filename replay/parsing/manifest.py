@@ -15,14 +15,17 @@ same output gives the same bytes):
         "files": [{"name": "rm.log", "bytes": 241796, "sha256": "<hex of the raw file>"}]
       },                                    # (null when the writer had no input files)
       "tables": {"cycles": 20, ...},        # rows of every <name>.parquet
-      "files": {"cycles.parquet": {"bytes": 5123, "sha256": "<hex>"}, ...}   # every other file too
+      "files": {"cycles.parquet": {"bytes": 5123, "sha256": "<hex>"}, ...},  # every other file too
+      "columns": {"cycles": ["cycle", "epoch", ...], ...}   # a parse output: each table's columns
     }
 
 Writers may add keys of their own (`extra`); readers ignore keys they do not know. A reader
 checks that the manifest is there, of a known format, written by the expected command, and that
 every file it lists is there with its size (`check_manifest`); row counts are checked where the
-tables are read (`read_tables`). A `parse` output is a *parse directory*: every command reads it in
-place of the log (`parse_dir_manifest`), and the cache keeps its parses as parse directories too.
+tables are read (`read_tables`), the columns a reader needs from `columns` (`store.require_columns`;
+a parse output of a version that recorded none: from each table's footer). A `parse` output is a
+*parse directory*: every command reads it in place of the log (`parse_dir_manifest`), and the
+cache keeps its parses as parse directories too.
 The record of a command's input paths is `replay.parsing.logdir.input_record`, which reads them as
 every command does.
 """

@@ -12,6 +12,7 @@ its fix.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from replay.model.start import bootstrap, machine_inventory
 from replay.model.stranded import Stranded
 from tests.cuts import Cut
 from tests.damaged import agrees_with_truth, lines, spliced
-from tests.helpers import log_path, truth
+from tests.helpers import log_path, scenario, truth
 
 
 def garbled(name: str, out: Path, start: int, stop: int) -> Path:
@@ -151,7 +152,8 @@ def test_a_cut_rmcounter_block_tells_the_machines_nothing(tmp_path):
 
 
 def test_what_each_part_between_gaps_assumed_is_printed_once(tmp_path, capsys):
-    # the parts before and after the gap each infer the global allotment (from their own cycles)
+    # the parts before and after the gap each list what they assumed (the settings, read from the
+    # whole log, alike): each is printed once
     name = "heldout/seed47-060"
     log = spliced(name, tmp_path / "gap.log", 1036816, 1219123)
     assert main(["audit", str(log), "--no-cache", "-o", str(tmp_path / "out")]) == 0
@@ -496,7 +498,7 @@ def test_a_user_with_an_allotment_of_its_own_is_named_by_the_cap_lines_after_a_g
     log = spliced(name, tmp_path / "gap.log", start, stop)
     tables = parse([log]).tables
     assert infer_global_allotment(tables, {"dan"}).value == "24"
-    result = audit(tables, bootstrap(tables))  # as the command runs it
+    result = audit(tables)  # as the command runs it: the settings read once, from the whole log
     agrees_with_truth(name, tables, result)
     assert result.damaged and min(result.cycles) < min(result.damaged) < max(result.cycles)
 
@@ -570,3 +572,39 @@ def test_a_class_block_cut_before_its_priority_is_a_definition_lost(tmp_path):
     assert "fair18b" not in {c.name for c in bootstrap(tables).classes}
     lost = {c for c, why in result.skipped.items() if why.startswith("the definition of class fair18b (")}
     assert lost and result.cycles and not lost & set(result.cycles)
+
+
+def test_the_part_before_a_gap_is_read_under_the_settings_the_command_reads(tmp_path):
+    # heldout seed47-000 (its scenario sets ducc.rm.global_allotment=100; no line of the log states
+    # it) with a span removed (tests.cuts seed 18): the 16 cycles before the gap hold no allotment
+    # line, those after it 22 checks against 100 GB. `rmreplay audit` read the part before the gap
+    # under the whole log's settings, audit(tables) under its own (the documented default, no
+    # limit): two readings of one log. Both read the settings once, from the whole log, as the
+    # scenario ran them
+    name = "heldout/seed47-000"
+    log = spliced(name, tmp_path / "gap.log", 264448, 273682)
+    tables = parse([log]).tables
+    result = audit(tables)
+    assert 0 < min(result.damaged) < max(result.cycles)  # the precondition: a gap, cycles on either side
+    assert main(["audit", str(log), "--no-cache", "-o", str(tmp_path / "out")]) == 0
+    written = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert written["assumed"] == json.loads(json.dumps(result.report()["assumed"]))
+    allotments = {a.value for a in result.assumed if a.setting == "ducc.rm.global_allotment"}
+    assert allotments == {scenario(name)["properties"]["ducc.rm.global_allotment"]}
+    agrees_with_truth(name, tables, result)
+
+
+def test_a_part_after_a_gap_reads_the_settings_of_the_rm_that_wrote_the_whole_log(tmp_path):
+    # tests.cuts seed 17: a gap is lines lost, not a restart (that is an epoch going back): the RM
+    # on either side of it is one, with one configuration. The part after the gap (cycles 98 on),
+    # read alone, has no allotment line, so no global allotment, where the scenario ran one of
+    # 64 GB, as the whole log reads it. In 18 of 193 gapped copies (tests.cuts seeds 17-24) a
+    # part's own reading differed from the whole log's, 28 settings in all (the global allotment
+    # read as the default, a quantum of 1 or 3 for 4): the whole log's was the scenario's each time
+    name, setting = "heldout/seed47-070", "ducc.rm.global_allotment"
+    log = spliced(name, tmp_path / "gap.log", 2040455, 2098776)
+    tables = parse([log]).tables
+    result = audit(tables)
+    assert min(result.damaged) < max(result.cycles)  # the precondition: cycles audited after the gap
+    assert {a.value for a in result.assumed if a.setting == setting} == {scenario(name)["properties"][setting]}
+    agrees_with_truth(name, tables, result)

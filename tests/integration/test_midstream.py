@@ -240,6 +240,36 @@ def test_a_removal_decided_before_the_log_is_leaving_as_it_starts(level, kind, t
     assert not _disagreeing(frames, result.cycles, epochs, LEAVING)
 
 
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_removal_taken_as_decided_before_the_log_is_said_by_every_command(level, kind, tmp):
+    """Taking a listed removal as decided before the log began is an inference, so the audit's
+    assumptions name it, with its processes and cycle, exactly where truth shows the removal was
+    decided before the log's first line: the record before the log's first cycle lists it already
+    (the cuts between cycles and inside the schedule: defragmentation took n02.sim.ducc.2 in the
+    cycle before). The cut inside the RmCounter block keeps that cycle's own eviction in the log:
+    nothing is taken, and nothing said. The audit's block and explain read the one assumption."""
+    from replay.apps.explain import explain_job
+    from replay.cli.lines import assumed_block
+
+    tables, result, _frames, epochs = _audited(LEAVING, level, kind, tmp)
+    records = truth(LEAVING)
+    at = {r["epoch"]: i for i, r in enumerate(records)}
+    listed = tables["schedule"].filter(pl.col("cycle").is_not_null())["cycle"].min()
+    before_log = records[at[epochs[min(epochs)]] - 1]
+    decided_before = removals(before_log) & removals(records[at[epochs[listed]]])
+    assert bool(decided_before) == (kind != "counter")  # the precondition: where each cut falls
+    said = [a for a in result.assumed if a.setting == "processes leaving as the log began"]
+    if not decided_before:
+        assert not said
+        return
+    value = f"cycle {listed} (epoch {epochs[listed]}): " + ", ".join(f"job {j} {h}.{s}"
+                                                                     for j, h, s in sorted(decided_before))
+    assert [a.value for a in said] == [value] and said[0].source == "inferred"
+    assert f"  processes leaving as the log began = {value} (inferred)" in assumed_block(result)
+    assert said[0] in explain_job(tables, 1, listed).assumed
+
+
 STALE = "corpus/midstream_stale_before_the_log"
 
 

@@ -88,3 +88,27 @@ def test_the_manifest_counts_the_rows_its_writer_wrote(tmp_path):
     assert manifest["tables"] == footers and footers["cycles"] == 20  # a_tiny's 20 "Schedule sent" lines
     partial = {"cycles": footers["cycles"]}
     assert build_manifest(out, "parse", rows=partial)["tables"] == footers
+
+
+def test_every_parse_directory_records_the_columns_its_files_have(tmp_path):
+    """The manifest's `columns` (read in place of the footers: store.require_columns) are each
+    file's own, as its footer gives them, from every writer of a parse directory: `parse -o`,
+    `write_tables`, and the cache's slot."""
+    from pathlib import Path
+
+    from replay import parse
+    from replay.parsing.cache import open_input, parse_to
+    from replay.parsing.manifest import read_manifest
+    from replay.parsing.store import write_tables
+    from replay.parsing.tables import SCHEMAS
+
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "a_tiny" / "rm.log"
+    parse_to([log], tmp_path / "parsed", workers=1)
+    write_tables(parse([log]).tables, tmp_path / "written")
+    slot = open_input([log]).slot  # the tests' own cache (conftest)
+    assert slot is not None
+    for root in (tmp_path / "parsed", tmp_path / "written", slot / "tables"):
+        manifest = read_manifest(root)
+        assert manifest is not None
+        footers = {name: pq.read_schema(root / f"{name}.parquet").names for name in SCHEMAS}
+        assert manifest["columns"] == footers, root

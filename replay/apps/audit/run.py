@@ -29,9 +29,11 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
           start: ReplayStart | None = None, checkpoint: Checkpoint | None = None) -> AuditResult:
     """Audit every cycle (or those in `cycles`) of a parsed log (`_audit_part`); after each gap in
     the stream (replay.model.damage) the audit starts again, on the log from there to the next gap,
-    as on a log that starts mid-stream: what one side of a gap says is no evidence about the other. `start` is the
-    log's own start (replay.model.start), which every command reads; `checkpoint` is handed each
-    audited cycle before it runs (replay.apps.stored)."""
+    as on a log that starts mid-stream: what one side of a gap says of the machines and processes
+    is no evidence about the other, though the settings are one (`start_of_part`). `start` is the
+    log's own start (replay.model.start), which every command reads, from `boot` or, without it,
+    from the settings it infers from the whole log, alike; `checkpoint` is handed each audited
+    cycle before it runs (replay.apps.stored)."""
     start = start or replay_start(tables, boot)
     damage = start.damage
     starts = resume_points(damage)
@@ -45,14 +47,23 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
                      min(hi if hi is not None else 1 << 32, cycles.stop if cycles else 1 << 32))
         if not span:
             continue
-        part_tables = between_gaps(tables, lo, hi)
-        part_start = replay_start(part_tables, boot if lo == 0 else None)
+        part_tables, part_start = start_of_part(tables, start, lo, hi)
         part = _audit_part(part_tables, part_start, span, phases, progress, only, trace, rerunnable, damage,
                            checkpoint)
         if not part.cycles and not part.skipped:  # every cycle of it damaged: what it took is read by none
             part = replace(part, assumed=(), arrival_open=())
         parts.append(part)
     return replace(_merged(parts, only, epochs(tables["cycles"])), config_conflicts=conflicts)
+
+
+def start_of_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, lo: int,
+                  hi: int | None) -> tuple[dict[str, pl.DataFrame], ReplayStart]:
+    """The tables of the part of the log from cycle `lo` to `hi` (between gaps) and its start,
+    under the log's settings (`start.boot`, whether the caller gave them or not): one RM, with one
+    configuration, wrote both sides of a gap (a restart is an epoch going back, no gap), so the
+    whole log is evidence of them; the machines and processes each part infers from its own."""
+    part_tables = between_gaps(tables, lo, hi)
+    return part_tables, replay_start(part_tables, start.boot)
 
 
 def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[int, int | None]) -> AuditResult:
