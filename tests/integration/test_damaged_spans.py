@@ -23,7 +23,8 @@ from replay import parse
 from replay.apps.audit import audit
 from replay.cli import main
 from replay.model.damage import (
-    BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
+    BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNKNOWN_METHOD, UNPARSED, UNRETURNED, between_gaps,
+    damaged_cycles,
 )
 from replay.model.inputs import job_descriptions
 from replay.model.machines.inventory import dead_before_log
@@ -127,10 +128,10 @@ def test_an_rmcounter_block_whose_lines_are_lost_damages_its_cycle(tmp_path):
     # 2.2.2's a_tiny: the span takes the lines of cycle 6's first countClassShares block after its
     # Start line (every block the RM prints names its entities, weights, wants, machines and max
     # order: none of the 186 bundled logs has one without), and what is left of its last line runs
-    # into a defragmentation line, a message of no method the RM has but a record all the same
+    # into a defragmentation line: "apportion_qFullEviction", a method NodepoolScheduler never logs
     name = "releases/2.2.2/a_tiny"
     tables, result = _audited(name, spliced(name, tmp_path / "block.log", 74620, 80622))
-    assert [r for r, *_ in result.damaged[6].reasons] == [SHORT_BLOCK]
+    assert [r for r, *_ in result.damaged[6].reasons] == [UNKNOWN_METHOD, SHORT_BLOCK]
     assert tables["rmcounter"].filter(pl.col("entity").is_null())["cycle"].to_list() == [6]
 
 
@@ -570,3 +571,17 @@ def test_a_class_block_cut_before_its_priority_is_a_definition_lost(tmp_path):
     assert "fair18b" not in {c.name for c in bootstrap(tables).classes}
     lost = {c for c, why in result.skipped.items() if why.startswith("the definition of class fair18b (")}
     assert lost and result.cycles and not lost & set(result.cycles)
+
+
+def test_a_line_run_into_another_under_a_method_its_class_never_logs_damages_its_cycle(tmp_path):
+    # tests.cuts seed 20: the span (inside cycle 147) runs "countFr", a countFreeableMachines line
+    # cut short, into the tail of a howMuchFairShare line: no loop, block or schedule is short, and
+    # the line parses as a message of NodePool, a method it never logs. The span took the counting
+    # lines of jobs 5, 7 and 16, so rmref's counts of them read as 3 RM divergences in cycle 147
+    name = "heldout/seed47-170"
+    log = spliced(name, tmp_path / "span.log", 2998215, 3002284)
+    tables, result = _audited(name, log)
+    assert list(result.damaged) == [147] and [r for r, *_ in result.damaged[147].reasons] == [UNKNOWN_METHOD]
+    joined = log.read_bytes().splitlines()[result.damaged[147].first[2] - 1]
+    assert joined.startswith(b"01 Jan 2015 00:25:20,000  INFO RM.NodePool - 10 T[19] countFr    3       0   8")
+    assert {146, 148} <= set(result.cycles) and not result.damaged[147].after_gap
