@@ -27,7 +27,7 @@ from replay.model.damage import (
     damaged_cycles,
 )
 from replay.model.inputs import job_descriptions
-from replay.model.machines.inventory import dead_before_log
+from replay.model.machines.inventory import dead_before_log, disabled_before_log
 from replay.model.machines.liveness import liveness_events
 from replay.model.published import PublishedShares, published_schedule
 from replay.model.settings import infer_global_allotment
@@ -585,3 +585,41 @@ def test_a_line_run_into_another_under_a_method_its_class_never_logs_damages_its
     joined = log.read_bytes().splitlines()[result.damaged[147].first[2] - 1]
     assert joined.startswith(b"01 Jan 2015 00:25:20,000  INFO RM.NodePool - 10 T[19] countFr    3       0   8")
     assert {146, 148} <= set(result.cycles) and not result.damaged[147].after_gap
+
+
+@pytest.mark.parametrize(("start", "stop", "diverged"), [(61921, 243416, {8, 9}), (81495, 223832, set(range(11, 16)))])
+def test_a_node_first_shown_holding_a_purged_process_was_down_when_the_part_began(tmp_path, start, stop, diverged):
+    # tests.cuts seeds 22 and 23, the real 2.0.0 RM: each span takes n02's death (epoch 26, where
+    # NodePool.disable purged service 2's n02.2). After the gap every schedule lists n02.2 purged
+    # (^P), and no line shows n02 go down or come back. Taken as up, n02 had the purged process's 15
+    # quanta free too (in 2.0.x a purged process is off a machine that came back), so How Much
+    # divided 64 free quanta where the RM divided 49 (truth.jsonl): 4 and 10 RM divergences in the
+    # cycles `diverged`
+    name = "releases/2.0.0/dead-reactivated"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", start, stop))
+    part = between_gaps(tables, max(result.damaged), None)
+    assert disabled_before_log(part) == {"n02.sim.ducc": "n02.sim.ducc.2"}
+    assert disabled_before_log(parse([log_path(name)]).tables) == {}  # the whole log shows the death first
+    assert diverged <= set(result.cycles)
+    said = [a for a in result.assumed if a.setting == "nodes down before the log began"]
+    assert [a.value for a in said] == ["1 node(s) taken as dead"] and said[0].evidence.endswith(": n02.sim.ducc.2")
+
+
+def test_machines_whose_ips_a_gap_hid_tie_in_takefromtherich(tmp_path):
+    # tests.cuts seed 24, a DUCC 3.0.0 log (node IPs logged as each node arrives): after the gap no
+    # line names a node's IP. In cycle 23 takeFromTheRich met np1a01 and np103 (ben's processes on
+    # both, the same memory), which the RM meets in the order of a node map hashed on their IPs;
+    # rmref hashed them with no IP and took from np1a01 where the RM (truth.jsonl) took from np103:
+    # 2 RM divergences. The tie is open, and the RM's choice a verified one
+    name = "corpus/shrink_map_order"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 302417, 330063))
+    assert tables["nodes"].filter(pl.col("cycle") > 22)["ip"].drop_nulls().len() == 0
+    tie = [v for v in result.verified if v.cycle == 23 and v.decision == "defrag"]
+    assert [v.job_id for v in tie] == [1]
+    assert tie[0].detail.startswith("agrees: the RM cleared np103.sim.ducc for needy job 5, one of 2 machines")
+    assert "IPs the log does not show (it names a node's IP as the node arrives" in tie[0].detail
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[23]
+    real = next(r for r in truth(name) if r["epoch"] == epoch)
+    evicted = {(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]}
+    assert {("np103.sim.ducc", 13), ("np103.sim.ducc", 14)} <= evicted
+    assert not {("np1a01.sim.ducc", 25), ("np1a01.sim.ducc", 26)} & evicted
