@@ -205,14 +205,16 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
 
 def _ip_tie(state: DState, name: str, eligible: Sequence[str]) -> list[str]:
     """The other eligible machines that tie with `name` in EligibleMachineSorter (same owner
-    wealth, same memory) where the log shows no node IP (behaviour node_ip_logged absent): the RM
-    meets them in the order of a map hashed on the IPs."""
-    if state.inp.config.behaviours.has("node_ip_logged"):
-        return []  # any IP a machine has here was inferred (replay.apps.verify), so the order stays open
+    wealth, same memory) where the log shows no node IP (behaviour node_ip_logged absent), or not
+    theirs (an input with no IP for one of the two: the log, or its part after a gap, began after
+    they arrived): the RM meets them in the order of a map hashed on the IPs."""
+    # without node_ip_logged any IP a machine has here was inferred (replay.apps.verify): the order stays open
+    logged = state.inp.config.behaviours.has("node_ip_logged")
     node = state.nodes[name]
     key = (_machine_wealth(state, node), node.machine.memory_mb)
     return [other for other in eligible if other != name
-            and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key]
+            and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key
+            and not (logged and node.machine.ip and state.nodes[other].machine.ip)]
 
 
 def _note_machine_tie(state: DState, nj: DJob, name: str, eligible: Sequence[str], chosen: Sequence[DShare]) -> None:

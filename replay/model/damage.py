@@ -8,6 +8,8 @@ cycles are `input damaged` instead:
   (a disk that filled) or a run of bytes that are not UTF-8 in a record (the parser reports such a
   record unparsed rather than read fields it cannot trust; a lone such byte is a name in a legacy
   encoding, read with U+FFFD in its place, except in the RM's own class and method names);
+- a cycle with a message of an RM class under a METHOD that class never logs
+  (replay.parsing.rm_methods): a line cut short and run into another, the lines between lost;
 - the cycle after one whose published schedule is unread: that schedule is the state it starts from;
 - the two cycles on either side of a gap in the stream: the RM numbers its scheduling loops (the
   epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
@@ -32,10 +34,12 @@ import polars as pl
 
 from replay.model.reads import narrow
 from replay.parsing.header import HEADER_FIELDS, HEADER_RE
+from replay.parsing.rm_methods import LOGGED_METHODS
 
 UNPARSED = "unparsed lines"
 NUL = "NUL bytes"
 BAD_BYTES = "bad bytes"
+UNKNOWN_METHOD = "unknown method"
 GAP = "gap in the stream"
 CUT = "cut first cycle"
 UNRETURNED = "loop never returns"
@@ -45,11 +49,13 @@ SECOND_SCHEDULE = "schedule never sent"
 _SCHEDULE = "JobManagerConverter.createState"  # the RM's method that prints the published schedule
 INSIDE = "inside the unparsed record"  # a line of a record reported whole: its first line says why
 # the order they are listed in
-REASONS = (UNPARSED, NUL, BAD_BYTES, SHORT_BLOCK, SECOND_SCHEDULE, GAP, CUT, UNENTERED, UNRETURNED)
+REASONS = (UNPARSED, NUL, BAD_BYTES, UNKNOWN_METHOD, SHORT_BLOCK, SECOND_SCHEDULE, GAP, CUT, UNENTERED, UNRETURNED)
 _WORDS = {
     UNPARSED: "lines the parser could not read",
     NUL: "a run of NUL bytes (a disk that filled)",
     BAD_BYTES: "a run of bytes that are not UTF-8",
+    UNKNOWN_METHOD: "a message of a method its RM class never logs (a line cut short and run into another: lines "
+                    "between them lost)",
     GAP: "a gap in the stream (the RM's loop count jumps: a rolled file or part of one is missing)",
     CUT: "the log starts inside this cycle (its scheduling pass began before the first line)",
     SHORT_BLOCK: "an RmCounter block without its lines (lines inside it are lost)",
@@ -102,6 +108,15 @@ def _published() -> pl.Expr:
     return (dump | inside).fill_null(False)
 
 
+def _unknown_method() -> pl.Expr:
+    """Whether a message names an RM class and a METHOD that class never logs (its name intact:
+    a bad byte in it is `bad bytes`)."""
+    pairs = [f"{cls}.{method}" for cls, methods in LOGGED_METHODS.items() for method in methods]
+    intact = ~(pl.col("cls").str.contains("\ufffd") | pl.col("method").str.contains("\ufffd"))
+    return (pl.col("cls").is_in(list(LOGGED_METHODS)) & intact
+            & ~pl.concat_str("cls", pl.lit("."), "method").is_in(pairs))
+
+
 def _before_entry(entry: tuple[str, int] | None, file: str | None, line: int | None) -> bool:
     """Whether a line of cycle N (numbered by the "Schedule sent" line before it) comes before cycle
     N's loop-entry line (`entry`): lines in another file are taken as before it."""
@@ -147,6 +162,11 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         for cycle, file, line in narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
                 scrambled & pl.col("cycle").is_not_null()).select("cycle", "file", "line").iter_rows():
             mark_read(cycle, BAD_BYTES, file, line)
+        # the RM's classes spell out the methods they log: a message of one under another METHOD is
+        # a line cut short and run into another, what was between them lost
+        for cycle, file, line in narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
+                _unknown_method() & pl.col("cycle").is_not_null()).select("cycle", "file", "line").iter_rows():
+            mark_read(cycle, UNKNOWN_METHOD, file, line)
     resumes = set()
     if "rmcounter" in tables:
         # every block the RM prints names its entities, weights, wants, machines and max order

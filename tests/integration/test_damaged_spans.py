@@ -24,10 +24,11 @@ from replay import parse
 from replay.apps.audit import audit
 from replay.cli import main
 from replay.model.damage import (
-    BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNPARSED, UNRETURNED, between_gaps, damaged_cycles,
+    BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNKNOWN_METHOD, UNPARSED, UNRETURNED, between_gaps,
+    damaged_cycles,
 )
 from replay.model.inputs import job_descriptions
-from replay.model.machines.inventory import dead_before_log
+from replay.model.machines.inventory import dead_before_log, disabled_before_log
 from replay.model.machines.liveness import liveness_events
 from replay.model.published import PublishedShares, published_schedule
 from replay.model.settings import infer_global_allotment
@@ -128,10 +129,10 @@ def test_an_rmcounter_block_whose_lines_are_lost_damages_its_cycle(tmp_path):
     # 2.2.2's a_tiny: the span takes the lines of cycle 6's first countClassShares block after its
     # Start line (every block the RM prints names its entities, weights, wants, machines and max
     # order: none of the 186 bundled logs has one without), and what is left of its last line runs
-    # into a defragmentation line, a message of no method the RM has but a record all the same
+    # into a defragmentation line: "apportion_qFullEviction", a method NodepoolScheduler never logs
     name = "releases/2.2.2/a_tiny"
     tables, result = _audited(name, spliced(name, tmp_path / "block.log", 74620, 80622))
-    assert [r for r, *_ in result.damaged[6].reasons] == [SHORT_BLOCK]
+    assert [r for r, *_ in result.damaged[6].reasons] == [UNKNOWN_METHOD, SHORT_BLOCK]
     assert tables["rmcounter"].filter(pl.col("entity").is_null())["cycle"].to_list() == [6]
 
 
@@ -608,3 +609,55 @@ def test_a_part_after_a_gap_reads_the_settings_of_the_rm_that_wrote_the_whole_lo
     assert min(result.damaged) < max(result.cycles)  # the precondition: cycles audited after the gap
     assert {a.value for a in result.assumed if a.setting == setting} == {scenario(name)["properties"][setting]}
     agrees_with_truth(name, tables, result)
+
+
+def test_a_line_run_into_another_under_a_method_its_class_never_logs_damages_its_cycle(tmp_path):
+    # tests.cuts seed 20: the span (inside cycle 147) runs "countFr", a countFreeableMachines line
+    # cut short, into the tail of a howMuchFairShare line: no loop, block or schedule is short, and
+    # the line parses as a message of NodePool, a method it never logs. The span took the counting
+    # lines of jobs 5, 7 and 16, so rmref's counts of them read as 3 RM divergences in cycle 147
+    name = "heldout/seed47-170"
+    log = spliced(name, tmp_path / "span.log", 2998215, 3002284)
+    tables, result = _audited(name, log)
+    assert list(result.damaged) == [147] and [r for r, *_ in result.damaged[147].reasons] == [UNKNOWN_METHOD]
+    joined = log.read_bytes().splitlines()[result.damaged[147].first[2] - 1]
+    assert joined.startswith(b"01 Jan 2015 00:25:20,000  INFO RM.NodePool - 10 T[19] countFr    3       0   8")
+    assert {146, 148} <= set(result.cycles) and not result.damaged[147].after_gap
+
+
+@pytest.mark.parametrize(("start", "stop", "diverged"), [(61921, 243416, {8, 9}), (81495, 223832, set(range(11, 16)))])
+def test_a_node_first_shown_holding_a_purged_process_was_down_when_the_part_began(tmp_path, start, stop, diverged):
+    # tests.cuts seeds 22 and 23, the real 2.0.0 RM: each span takes n02's death (epoch 26, where
+    # NodePool.disable purged service 2's n02.2). After the gap every schedule lists n02.2 purged
+    # (^P), and no line shows n02 go down or come back. Taken as up, n02 had the purged process's 15
+    # quanta free too (in 2.0.x a purged process is off a machine that came back), so How Much
+    # divided 64 free quanta where the RM divided 49 (truth.jsonl): 4 and 10 RM divergences in the
+    # cycles `diverged`
+    name = "releases/2.0.0/dead-reactivated"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", start, stop))
+    part = between_gaps(tables, max(result.damaged), None)
+    assert disabled_before_log(part) == {"n02.sim.ducc": "n02.sim.ducc.2"}
+    assert disabled_before_log(parse([log_path(name)]).tables) == {}  # the whole log shows the death first
+    assert diverged <= set(result.cycles)
+    said = [a for a in result.assumed if a.setting == "nodes down before the log began"]
+    assert [a.value for a in said] == ["1 node(s) taken as dead"] and said[0].evidence.endswith(": n02.sim.ducc.2")
+
+
+def test_machines_whose_ips_a_gap_hid_tie_in_takefromtherich(tmp_path):
+    # tests.cuts seed 24, a DUCC 3.0.0 log (node IPs logged as each node arrives): after the gap no
+    # line names a node's IP. In cycle 23 takeFromTheRich met np1a01 and np103 (ben's processes on
+    # both, the same memory), which the RM meets in the order of a node map hashed on their IPs;
+    # rmref hashed them with no IP and took from np1a01 where the RM (truth.jsonl) took from np103:
+    # 2 RM divergences. The tie is open, and the RM's choice a verified one
+    name = "corpus/shrink_map_order"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 302417, 330063))
+    assert tables["nodes"].filter(pl.col("cycle") > 22)["ip"].drop_nulls().len() == 0
+    tie = [v for v in result.verified if v.cycle == 23 and v.decision == "defrag"]
+    assert [v.job_id for v in tie] == [1]
+    assert tie[0].detail.startswith("agrees: the RM cleared np103.sim.ducc for needy job 5, one of 2 machines")
+    assert "IPs the log does not show (it names a node's IP as the node arrives" in tie[0].detail
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[23]
+    real = next(r for r in truth(name) if r["epoch"] == epoch)
+    evicted = {(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]}
+    assert {("np103.sim.ducc", 13), ("np103.sim.ducc", 14)} <= evicted
+    assert not {("np1a01.sim.ducc", 25), ("np1a01.sim.ducc", 26)} & evicted

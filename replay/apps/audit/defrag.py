@@ -86,7 +86,7 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
             follow.choose.update(rm)
             follow.sentences.append(why)
     if follow is not None and any(u.tied for u in d.unsettled):
-        d, more = _follow_machine_tie(d, logged, c, logged_taken, lambda rm: phase(inp, counts, placed, gone,
+        d, more = _follow_machine_tie(d, logged, inp, logged_taken, lambda rm: phase(inp, counts, placed, gone,
                                                                                   choose=rm, **kwargs), follow)
         verified_taken.update({j: v for j, v in more.items() if j not in verified_taken})
     result.wealth = d.wealth
@@ -102,7 +102,7 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
             {j: ("taken", v) for j, v in _taken(d).items()},
             lambda j, lv, rv: Cause("takeFromTheRich", f"job {j}",
                                      f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"
-                                     + unlisted_words(d)), verified_taken, "takeFromTheRich")
+                                     + unlisted_words(d, inp)), verified_taken, "takeFromTheRich")
     return d
 
 
@@ -129,12 +129,22 @@ def _rm_alternative(u: Unsettled, rm: Mapping[str, Clearing], d: Defrag) -> tupl
     return max(fits, key=len, default=None)
 
 
-def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping[int, Any],
+def _unseen_ips(inp: CycleInput) -> str:
+    """Which node IPs the log does not show: none before DUCC 3.0.0; from it, those of nodes that
+    arrived before the log (or its part after a gap) began."""
+    if inp.config.behaviours.has("node_ip_logged"):
+        return ("IPs the log does not show (it names a node's IP as the node arrives, before the log, or its part "
+                "after a gap, began)")
+    return "IPs the log never shows"
+
+
+def _follow_machine_tie(d: Defrag, logged: Logged, inp: CycleInput, logged_taken: Mapping[int, Any],
                         rerun: Callable[[dict[str, Clearing]], Defrag],
                         follow: Follow) -> tuple[Defrag, dict[int, Verified]]:
     """takeFromTheRich met machines of equal wealth and memory in the order of a node map hashed on
-    IPs the log (before DUCC 3.0.0) never shows: where the RM cleared one of them, and rmref clearing
-    the RM's machine there takes from every job what the RM took, the RM's choice is verified."""
+    IPs the log does not show (before DUCC 3.0.0, never): where the RM cleared one of them, and rmref
+    clearing the RM's machine there takes from every job what the RM took, the RM's choice is verified."""
+    c = inp.cycle
     rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
     logged_evicted = {j: v for j, v in logged_taken.items() if v}
     # (a clearing of new processes alone evicts nothing: the machine it cleared tells it apart)
@@ -149,7 +159,7 @@ def _follow_machine_tie(d: Defrag, logged: Logged, c: int, logged_taken: Mapping
     u = ties[0]
     why = (f"agrees: the RM cleared {', '.join(sorted(set(u.tied) & set(rm)))} for needy job {u.needy_job}, one of "
            f"{len(u.tied) + 1} machines of equal owner wealth and memory, met in the order of a node map hashed on "
-           f"IPs the log never shows (rmref met {u.host} first)")
+           f"{_unseen_ips(inp)} (rmref met {u.host} first)")
     own = _taken(d)
     follow.choose.update(rm)
     follow.sentences.append(why)
@@ -179,9 +189,9 @@ def _needy_words(value: object) -> str:
     return f"needy for {value[1]} processes" if isinstance(value, tuple) else "not needy"
 
 
-def unlisted_words(d: Defrag | None) -> str:
+def unlisted_words(d: Defrag | None, inp: CycleInput) -> str:
     """Why a takeFromTheRich choice could not be verified: too many shares of open order to list, or
-    machines met in the order of a map hashed on node IPs the log of this release never shows."""
+    machines met in the order of a map hashed on node IPs the log does not show."""
     if d is None or not any(not u.alternatives or u.partial for u in d.unsettled):
         return ""
     parts = []
@@ -189,8 +199,10 @@ def unlisted_words(d: Defrag | None) -> str:
         if u.alternatives and not u.partial:
             continue
         if NODE_IP in u.reasons:
+            unseen = ("which the log does not show for these nodes" if inp.config.behaviours.has("node_ip_logged")
+                      else "which the log of this release never shows")
             parts.append(f"on {u.host} takeFromTheRich met machines of equal wealth and memory in the order of a "
-                         f"map hashed on each node's IP, which the log of this release never shows")
+                         f"map hashed on each node's IP, {unseen}")
         else:
             parts.append(f"on {u.host} takeFromTheRich chose among more equally ranked shares than rmref lists "
                          f"(rmref.choices.MAX_OPEN)")

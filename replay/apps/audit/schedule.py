@@ -39,9 +39,10 @@ def audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Audi
     for job, pub in run.published.items():
         result.ref["schedule"] += [(c, job, "addition", h, None) for h in pub.additions]
         result.ref["schedule"] += [(c, job, "removal", h, sid) for h, sid in pub.removals]
+    unlisted = unlisted_words(run.defrag, inp)
     compare(result, "schedule", c, logged_pub, ours,
             lambda j, lv, rv: Cause("schedule", f"job {j}", f"rmref's chained phases publish {_published(rv)}, "
-                                     f"the RM {_published(lv)}" + unlisted_words(run.defrag)), verified, "schedule")
+                                     f"the RM {_published(lv)}" + unlisted), verified, "schedule")
     return run
 
 

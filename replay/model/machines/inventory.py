@@ -25,6 +25,9 @@ from rmref.javahash import node_map_order
 STATED, UNKNOWN = "log", "unknown"
 ONLINE_EVENTS = ("arrive", "reactivate", "recover_node")  # a node (re)joining the RM's tables
 RETURNS = ("reactivate", "recover_node")  # a node the RM had declared dead comes back
+# the lines that show a node go down or come back (NodePool.disable's own lines among them)
+_UP_OR_DOWN = (*ONLINE_EVENTS, "recover", "death", "disable", "purge", "not_purged", "completed", "vary_off",
+               "vary_on")
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,26 @@ def dead_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     return set(first.filter(pl.col("event").is_in(RETURNS))["host"].to_list())
 
 
+def disabled_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
+    """Hosts first shown holding a process the published schedule marks purged (`^P`), before any
+    line shows them go down or come back: NodePool.disable purged it (nothing else does), on a death
+    or a vary-off the log (or its part after a gap) does not show, and the node has not come back
+    since, unless a process is placed on it before any such line. Host -> the process
+    (`host.share_id`)."""
+    def rows(frame: pl.DataFrame, purged: pl.Expr, share: pl.Expr) -> pl.DataFrame:
+        return frame.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
+            "host", "cycle", "line", purged.alias("purged"), share.cast(pl.Int64).alias("share_id"))
+    none = pl.lit(None, pl.Int64)
+    moves = rows(tables["nodes"].filter(pl.col("event").is_in(_UP_OR_DOWN)), pl.lit(False), none)
+    placed = rows(tables["placements"], pl.lit(False), none) if "placements" in tables else moves.clear()
+    held = rows(tables["schedule"].filter(pl.col("share_id").is_not_null() & pl.col("purged").fill_null(False)),
+                pl.lit(True), pl.col("share_id"))
+    first = (pl.concat([moves, placed, held]).sort("cycle", "line", "purged", descending=[False, False, True],
+                                                  maintain_order=True)
+             .unique("host", keep="first", maintain_order=True))
+    return {h: f"{h}.{sid}" for h, sid in first.filter("purged").select("host", "share_id").iter_rows()}
+
+
 def varied_off_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     """Hosts whose first vary-off or vary-on the log shows is a vary-on: the RM marks online only a
     machine it holds offline ("VaryOn: ... Machine marked online"; "Already online" otherwise), so
@@ -154,8 +177,9 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
     ips = dict(nodes.filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
                .select("host", "ip").iter_rows())
     stated = _stated(tables)
-    dead = dead_before_log(tables)
     off = varied_off_before_log(tables)
+    purged = {h: sid for h, sid in disabled_before_log(tables).items() if h not in off}
+    dead = dead_before_log(tables) | set(purged)
     hosts = []
     for name in prelog_hosts(tables):
         if name in stated:
@@ -168,7 +192,18 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
     sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
                         "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)
-                     + (sized if hosts and all(h.order is not None for h in hosts) else ()) + arrival_order(hosts))
+                     + (sized if hosts and all(h.order is not None for h in hosts) else ()) + arrival_order(hosts)
+                     + down_assumptions({h: sid for h, sid in purged.items() if h in {x.name for x in hosts}}))
+
+
+def down_assumptions(purged: Mapping[str, str]) -> tuple[Assumption, ...]:
+    """What the audit takes of the nodes down when the log began, known only by a purged process."""
+    if not purged:
+        return ()
+    return (Assumption("nodes down before the log began", f"{len(purged)} node(s) taken as dead", INFERRED,
+                       "the first schedule that lists them marks their process purged (^P), and no line before it "
+                       "shows their death or vary-off (taken as a death: they come back by an arrival or a "
+                       "reactivation): " + ", ".join(sorted(purged.values()))),)
 
 
 def arrival_order(hosts: Sequence[Host]) -> tuple[Assumption, ...]:
