@@ -129,11 +129,17 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     # a pool whose quantum the files leave open takes the configuration's (inferred) one
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
+    return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables),
+                     users_open=not users and properties_unread(tables))
+
+
+def properties_unread(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """Whether neither the log's bootstrap nor --config gave ducc.properties (nor ducc.users): the
+    configuration rows are DUCC's documented defaults alone."""
     # --config with ducc.classes alone reads the documented defaults for the rest; a log's own
     # bootstrap, ducc.properties or ducc.users name their own files
     read = set(tables["config"]["file"].drop_nulls().to_list()) - set(tables["classes"]["file"].drop_nulls().to_list())
-    return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables),
-                     users_open=not users and read == {DEFAULTS_FILE})
+    return read == {DEFAULTS_FILE}
 
 
 def _whole(row: Mapping[str, Any]) -> bool:
