@@ -284,6 +284,48 @@ def test_an_idle_machine_no_later_band_counts_was_varied_off(kind, tmp):
     _varied_off_read(VARIED_OFF, kind, tmp)
 
 
+OWN_DOUBLING = "corpus/midstream_class_sets_its_doubling"
+
+
+def _own_doubling_settled(tables: dict[str, pl.DataFrame]) -> None:
+    """fair17a's initialization cap is the ducc.rm.* one inferred from every open class's caps,
+    and it is the RM's (the fixture's ducc.properties, as the full log's bootstrap prints it)."""
+    rm = bootstrap(parsed(OWN_DOUBLING).tables)
+    boot = bootstrap(tables)
+    assert [c.init_cap for c in boot.classes if c.name == "fair17a"] == [
+        c.init_cap for c in rm.classes if c.name == "fair17a"] == [4]
+    said = {a.setting: a for a in boot.assumed}
+    assert (said["ducc.rm.initialization.cap"].value, said["ducc.rm.initialization.cap"].source) == ("4", "inferred")
+    assert not [s for s in said if s.startswith("class ")], said
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_class_setting_its_own_doubling_takes_the_shared_initialization_cap(level, kind, tmp):
+    """A log of the 3.0.0 RM (oracle seed 11313 scenario 0, shrunk) whose ducc.properties sets
+    ducc.rm.initialization.cap = 4 and whose class fair17a sets its own doubling and nothing else,
+    cut mid-stream and audited with ducc.classes only. A stanza that sets some cap settings takes
+    the others from ducc.rm.*, as the classes that set none do, so one initialization cap is
+    inferred from all their caps. Settled alone, as a log's class block cut short is, fair17a's
+    was the documented 1, and its job, pushed out of every process and restarting from the
+    initialization cap, diverged in every cycle. Every decision is truth's."""
+    tables, result, frames, epochs = _audited(OWN_DOUBLING, level, kind, tmp)
+    _own_doubling_settled(tables)
+    assert not result.divergences, result.divergences[:3]
+    assert not _disagreeing(frames, result.cycles, epochs, OWN_DOUBLING)
+
+
+def test_a_user_registry_without_ducc_properties_leaves_the_cap_settings_open(tmp):
+    """ducc.users beside ducc.classes is no ducc.properties: the cap settings are still inferred
+    together (its rows are a user registry's, not the ducc.rm.* settings)."""
+    tables = dict(_tables(OWN_DOUBLING, "rm-debug.log", "between", tmp))
+    config = classes_only(OWN_DOUBLING, tmp / "own-doubling-with-users")
+    (config / "ducc.users").write_text((FIXTURES / OWN_DOUBLING / "resources" / "ducc.users").read_text())
+    tables.update(read_resources(config))
+    assert not tables["config"].filter(pl.col("file") == "ducc.users").is_empty()  # the precondition
+    _own_doubling_settled(tables)
+
+
 NEEDY_FIRST = "corpus/midstream_needy_pass_first"
 
 
