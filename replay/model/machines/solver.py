@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
+from math import comb
 from typing import cast
 
 import polars as pl
@@ -227,6 +228,7 @@ def _unfit_bands(inputs: Sequence[CycleInput], vectors: Mapping[int, list[tuple[
 
 
 VARIED_OFF_MOST = 2  # the most idle machines tried together as varied off before the log began
+VARIED_OFF_TRIALS = 64  # the most sets of one size tried (each replays the log's cycles)
 
 
 def _varied_off_idle(stated: Inventory, inputs: list[CycleInput], unfit: set[int],
@@ -241,6 +243,8 @@ def _varied_off_idle(stated: Inventory, inputs: list[CycleInput], unfit: set[int
     idle = [h for h in stated.hosts if h.name not in held and not (h.dead or h.varied_off)]
     whole = {inp.cycle for inp in inputs}
     for size in range(1, min(VARIED_OFF_MOST, len(idle)) + 1):
+        if comb(len(idle), size) > VARIED_OFF_TRIALS:
+            break
         fits = []
         for chosen in combinations(idle, size):
             names = {h.name for h in chosen}
