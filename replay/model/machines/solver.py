@@ -209,11 +209,17 @@ def _trim(v: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+BANDS_UNNAMED = ("a later band's RmCounter vmachines count more machines than the nodes the log names: their "
+                 "arrival is not in the log (it starts mid-stream, or after a gap), so rmref's machines would "
+                 "lack them")
+
+
 def _unfit_bands(inputs: Sequence[CycleInput], vectors: Mapping[int, list[tuple[int, ...]]],
-                 logged: Logged) -> set[int]:
+                 logged: Logged) -> dict[int, str]:
     """Cycles in which rmref's How Much on these machines does not print every band's vmachines
-    the RM printed (a later band counts pools the first may not)."""
-    out = set()
+    the RM printed (a later band counts pools the first may not), and why: more machines counted
+    than named (BANDS_UNNAMED), or otherwise (STATED_UNFIT)."""
+    out = {}
     for inp in inputs:
         if inp.cycle not in vectors:
             continue
@@ -222,8 +228,10 @@ def _unfit_bands(inputs: Sequence[CycleInput], vectors: Mapping[int, list[tuple[
         runs = [_trim(r.vmachines) for r in how_much(inp, jc, dict(inp.config.user_allotments),
                                                        logged.user_orders.get(inp.cycle, ())).runs
                 if r.descr == "countClassShares"]
-        if runs != [_trim(v) for v in vectors[inp.cycle]]:
-            out.add(inp.cycle)
+        printed = [_trim(v) for v in vectors[inp.cycle]]
+        if runs != printed:
+            more = any(sum(v[1:]) > sum(r[1:]) for r, v in zip(runs, printed))
+            out[inp.cycle] = BANDS_UNNAMED if more else STATED_UNFIT
     return out
 
 
@@ -231,14 +239,16 @@ VARIED_OFF_MOST = 2  # the most idle machines tried together as varied off befor
 VARIED_OFF_TRIALS = 64  # the most sets of one size tried (each replays the log's cycles)
 
 
-def _varied_off_idle(stated: Inventory, inputs: list[CycleInput], unfit: set[int],
+def _varied_off_idle(stated: Inventory, inputs: list[CycleInput], unfit: dict[int, str],
                      vectors: Mapping[int, list[tuple[int, ...]]], logged: Logged,
                      build: Callable[[Inventory], Iterable[CycleInput]],
-                     ) -> tuple[Inventory, list[CycleInput], set[int]]:
+                     ) -> tuple[Inventory, list[CycleInput], dict[int, str]]:
     """The machines the counters leave out: the RM's How Much counts only schedulable machines, so
     a machine the log shows idle that no counter counts was unschedulable before the log began
     (varied off; nothing of the cut says so). Taken so only when exactly one smallest set of the
     machines idle in every cycle makes every cycle's counters fit; else the inventory is unchanged."""
+    if BANDS_UNNAMED in unfit.values():  # machines missing: none the log names can be the one off
+        return stated, inputs, unfit
     held = {s.host for inp in inputs for w in inp.work for s in w.shares}
     idle = [h for h in stated.hosts if h.name not in held and not (h.dead or h.varied_off)]
     whole = {inp.cycle for inp in inputs}
@@ -259,7 +269,7 @@ def _varied_off_idle(stated: Inventory, inputs: list[CycleInput], unfit: set[int
                               "idle in every cycle, yet no RmCounter vmachines counts them (the RM counts only "
                               "schedulable machines), and every cycle's counters fit with them unschedulable; "
                               "no line of the log says so")
-            return replace(trial, assumed=trial.assumed + (said,)), again, set()
+            return replace(trial, assumed=trial.assumed + (said,)), again, {}
         if fits:
             break  # several sets of alike machines fit: which one is off the counters do not tell
     return stated, inputs, unfit
@@ -303,7 +313,7 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
         if unfit:
             stated, inputs, unfit = _varied_off_idle(stated, inputs, unfit, vectors, logged, build)
             cycles, pools = gather_evidence(tables, inputs, set(), logged)
-        unsettled = {c: STATED_UNFIT for c in unfit} | _unsettled(cycles, {}, pools, logged, set(), STATED_UNFIT)
+        unsettled = _unsettled(cycles, {}, pools, logged, set(), STATED_UNFIT) | unfit
         checked = replace(stated, unsettled=dict(sorted(unsettled.items())))
         return checked if unnamed is None else _with_unnamed(checked, unnamed, inputs)
     floors = held_floors(inputs, set(unknown))
