@@ -21,6 +21,7 @@ import pytest
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.model.resources import read_resources
+from replay.model.machines.solver import BANDS_UNNAMED
 from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
@@ -324,6 +325,32 @@ def test_a_user_registry_without_ducc_properties_leaves_the_cap_settings_open(tm
     tables.update(read_resources(config))
     assert not tables["config"].filter(pl.col("file") == "ducc.users").is_empty()  # the precondition
     _own_doubling_settled(tables)
+
+
+UNNAMED = "corpus/midstream_unnamed_in_a_later_band"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_machines_only_a_later_band_counts_leave_the_cycles_to_caps(kind, tmp):
+    """An INFO log of the 2.1.0 RM (oracle seed 11111 scenario 0, shrunk) cut after a node went
+    idle: n01 and n03, idle in --default--, are named by no line of the cut (their arrival is cut
+    away, and INFO prints no heartbeats). The first band counts pool np1 only, so its counters,
+    the ones checked before, fit the named nodes; the next band's count the two. Without them
+    rmref's How Much divided less free space (RM divergences in counts and the schedule; unshrunk,
+    takeFromTheRich took nothing where the RM took). Those cycles are audited for caps only,
+    saying why; no cycle is a divergence, every cap is truth's and every other cycle is truth's."""
+    tables, result, frames, epochs = _audited(UNNAMED, "rm.log", kind, tmp)
+    named = {h.name for h in machine_inventory(tables, bootstrap(tables)).hosts}
+    records = {r["epoch"]: r for r in truth(UNNAMED)}
+    unnamed = {n["name"] for c in result.cycles for n in records[epochs[c]]["nodes"]} - named
+    assert unnamed  # the precondition: machines the RM counts that the cut never names
+    assert not result.divergences, result.divergences[:3]
+    left = {c for c, why in result.skipped_kinds.get("counts", {}).items() if why == BANDS_UNNAMED}
+    assert left and left <= set(result.cycles)
+    caps = {(c, j): a for c, j, _b, _p, _q, a in frames["ref_caps"].drop("epoch", strict=False).iter_rows()}
+    assert caps and all(a == next(j["job_cap"] for j in records[epochs[c]]["jobs"] if j["id"] == job)
+                        for (c, job), a in caps.items())
+    assert not _disagreeing(frames, [c for c in result.cycles if c not in left], epochs, UNNAMED)
 
 
 NEEDY_FIRST = "corpus/midstream_needy_pass_first"
