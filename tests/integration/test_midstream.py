@@ -333,8 +333,9 @@ UNNAMED = "corpus/midstream_unnamed_in_a_later_band"
 @pytest.mark.parametrize("kind", KINDS)
 def test_machines_only_a_later_band_counts_leave_the_cycles_to_caps(kind, tmp):
     """An INFO log of the 2.1.0 RM (oracle seed 11111 scenario 0, shrunk) cut after a node went
-    idle: n01 and n03, idle in --default--, are named by no line of the cut (their arrival is cut
-    away, and INFO prints no heartbeats). The first band counts pool np1 only, so its counters,
+    idle: n01 and n03, idle in --default--, are not among the nodes taken as there before the log
+    (their arrival is cut away; only the occupancy table lists them, which that choice does not
+    read). The first band counts pool np1 only, so its counters,
     the ones checked before, fit the named nodes; the next band's count the two. Without them
     rmref's How Much divided less free space (RM divergences in counts and the schedule; unshrunk,
     takeFromTheRich took nothing where the RM took). Those cycles are audited for caps only,

@@ -209,9 +209,9 @@ def _trim(v: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
-BANDS_UNNAMED = ("a later band's RmCounter vmachines count more machines than the nodes the log names: their "
-                 "arrival is not in the log (it starts mid-stream, or after a gap), so rmref's machines would "
-                 "lack them")
+BANDS_UNNAMED = ("a later band's RmCounter vmachines count more machines than the nodes taken as there before "
+                 "the log began: their arrival is not in the log (it starts mid-stream, or after a gap), so "
+                 "rmref's machines would lack them")
 
 
 def _unfit_bands(inputs: Sequence[CycleInput], vectors: Mapping[int, list[tuple[int, ...]]],
