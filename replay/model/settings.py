@@ -255,10 +255,14 @@ DOCUMENTED_CAPS = CapSettings(int(DOCUMENTED_DEFAULTS[INIT_CAP]), DOCUMENTED_DEF
                               DOCUMENTED_DEFAULTS[PREDICTION] == "true")
 
 
-def _agree(samples: Counter[tuple[CapInput, int]], s: CapSettings) -> int:
-    return sum(n for (inp, actual), n in samples.items()
-               if job_caps(replace(inp, init_cap=s.init_cap, expand_by_doubling=s.expand_by_doubling,
-                                   use_prediction=s.prediction)).actual == actual)
+_INPUT_FIELDS = {"init_cap": "init_cap", "expand_by_doubling": "expand_by_doubling", "prediction": "use_prediction"}
+
+
+def _agree(samples: Counter[tuple[CapInput, int, frozenset[str]]], s: CapSettings) -> int:
+    # a class's own settings (`own`) stand: only the ones it takes from ducc.rm.* are tried
+    return sum(n for (inp, actual, own), n in samples.items()
+               if job_caps(replace(inp, **{_INPUT_FIELDS[f]: getattr(s, f) for f in _INPUT_FIELDS
+                                           if f not in own})).actual == actual)
 
 
 def _documented_fields(s: CapSettings) -> int:
@@ -271,16 +275,22 @@ CLASS_LABELS = {INIT_CAP: "Initialization Cap", DOUBLING: "Expand By Doubling", 
 
 
 def choose_cap_settings(samples: Sequence[tuple[CapInput, int]], known: Mapping[str, Any] | None = None,
-                        owner: str | None = None) -> tuple[CapSettings, list[Assumption]]:
+                        owner: str | None = None,
+                        own: Sequence[frozenset[str]] = ()) -> tuple[CapSettings, list[Assumption]]:
     """The initialization cap, doubling and prediction under which rmref's cap chain gives the
     most of the logged caps (`samples`: each job's cap input and the cap the RM logged, for the
     jobs of classes that take these settings from ducc.properties). `known`: the settings read
     (CapSettings field: value), kept as they are; `owner`: the one class whose block lost the
-    others, which the assumptions then name (its own labels) in place of the ducc.rm.* settings."""
-    counted = Counter(samples)
+    others, which the assumptions then name (its own labels) in place of the ducc.rm.* settings;
+    `own` (one per sample, or none): the CapSettings fields the sample's class sets itself, which
+    its cap input already carries and no candidate replaces."""
+    counted = Counter((inp, a, own[i] if own else frozenset()) for i, (inp, a) in enumerate(samples))
     known = known or {}
-    # an initialization cap shows as the cap of a job still waiting to initialize
-    candidates = sorted({DOCUMENTED_CAPS.init_cap, 2} | {a for inp, a in counted if not inp.initialized and a > 0})
+    # an initialization cap shows as the cap of a job still waiting to initialize, and of one that
+    # held nothing once initialized (doubling restarts from it)
+    candidates = sorted({DOCUMENTED_CAPS.init_cap, 2} | {a for inp, a, mine in counted
+                                                         if (not inp.initialized or not inp.current) and a > 0
+                                                         and "init_cap" not in mine})
     # every combination, not one setting at a time: doubling and prediction can each bound the
     # same caps, so turning either off alone may agree with no more of them than the defaults do
     combos = [CapSettings(c, d, p) for c in ([known["init_cap"]] if "init_cap" in known else candidates)

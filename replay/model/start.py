@@ -20,7 +20,7 @@ import polars as pl
 
 from replay.model import settings as st
 from replay.model.assembly import assemble
-from replay.model.bootstrap import Bootstrap, open_cap_classes, read_bootstrap, with_cap_settings
+from replay.model.bootstrap import Bootstrap, open_cap_classes, properties_unread, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
 from replay.model.leaving import leaving_assumed, starts_midstream
@@ -67,9 +67,11 @@ def bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
 
 def _settle_cap_settings(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, open_classes: set[str]) -> Bootstrap:
     """The initialization cap, doubling and prediction of the classes that take them from a
-    missing ducc.properties (together), and of a class whose block lost some of them (alone, its
-    settings read kept): the values under which rmref's cap chain gives the logged caps."""
-    provisional = with_cap_settings(boot, open_classes, st.DOCUMENTED_CAPS)
+    missing ducc.properties (together, each class's own settings kept), and of a class whose
+    block lost some of them (alone, its settings read kept): the values under which rmref's cap
+    chain gives the logged caps."""
+    own = _own_cap_settings(tables, open_classes)
+    provisional = _with_cap_settings(boot, own, st.DOCUMENTED_CAPS)
     logged = dict(((c, j), a) for c, j, a in tables["job_caps"].filter(pl.col("cycle").is_not_null())
                   .select("cycle", "job_id", "actual_cap").iter_rows())
     inventory = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
@@ -77,26 +79,44 @@ def _settle_cap_settings(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, op
                for inp in assemble(tables, provisional, inventory)
                for w in inp.work if w.class_name in open_classes and (inp.cycle, w.job_id) in logged]
     assumed = list(boot.assumed)
-    for names, known, owner in cap_groups(tables, open_classes):
-        chosen, said = st.choose_cap_settings([(c, a) for n, c, a in samples if n in names], known, owner)
-        boot = with_cap_settings(boot, names, chosen)
+    for names, owner in cap_groups(tables, open_classes):
+        group = [(n, c, a) for n, c, a in samples if n in names]
+        chosen, said = st.choose_cap_settings([(c, a) for _n, c, a in group], own[owner] if owner else None, owner,
+                                              [frozenset(own[n]) for n, _c, _a in group])
+        boot = _with_cap_settings(boot, {n: own[n] for n in names}, chosen)
         assumed += said
     return replace(boot, assumed=tuple(assumed))
 
 
-def cap_groups(tables: Mapping[str, pl.DataFrame],
-               open_classes: set[str]) -> list[tuple[set[str], dict[str, Any], str | None]]:
-    """The open classes as they are settled: those that read none of the three settings together
-    (a missing ducc.properties gives them the same ducc.rm.* values), and each that read some (a
-    block cut short) alone, with what it read; each as (names, the settings read, the one class)."""
+def _own_cap_settings(tables: Mapping[str, pl.DataFrame], open_classes: set[str]) -> dict[str, dict[str, Any]]:
+    """Each open class's cap settings that the log or the class file gives (CapSettings field: value)."""
+    return {r["name"]: {f: (r[f] if f == "init_cap" else bool(r[f])) for f in st.CAP_FIELDS.values()
+                        if r[f] is not None}
+            for r in tables["classes"].iter_rows(named=True) if r["name"] in open_classes}
+
+
+def _with_cap_settings(boot: Bootstrap, own: Mapping[str, Mapping[str, Any]], s: st.CapSettings) -> Bootstrap:
+    """`boot` with each class of `own` on the settings `s`, but for those it gives itself."""
+    for name, mine in own.items():
+        boot = with_cap_settings(boot, {name}, replace(s, **mine))
+    return boot
+
+
+def cap_groups(tables: Mapping[str, pl.DataFrame], open_classes: set[str]) -> list[tuple[set[str], str | None]]:
+    """The open classes as they are settled, each group as (names, the one class or None).
+
+    Without ducc.properties, every setting a class does not set itself is the same ducc.rm.* one,
+    so all open classes are settled together (a class file's stanza sets what it sets, and
+    takes the rest from ducc.rm.*). From a log's bootstrap, which prints every class's three
+    settings, a class that read none shares the ducc.rm.* values with the others that read none,
+    and one that read some lost the others (a block cut short): it is settled alone."""
+    if properties_unread(tables):
+        return [(set(open_classes), None)]
     rows = [r for r in tables["classes"].iter_rows(named=True) if r["name"] in open_classes]
     fields = st.CAP_FIELDS.values()
     shared = {r["name"] for r in rows if all(r[f] is None for f in fields)}
-    groups: list[tuple[set[str], dict[str, Any], str | None]] = [(shared, {}, None)] if shared else []
-    for r in sorted(rows, key=lambda r: r["name"]):
-        if r["name"] not in shared:
-            known = {f: (r[f] if f == "init_cap" else bool(r[f])) for f in fields if r[f] is not None}
-            groups.append(({r["name"]}, known, r["name"]))
+    groups: list[tuple[set[str], str | None]] = [(shared, None)] if shared else []
+    groups += [({r["name"]}, r["name"]) for r in sorted(rows, key=lambda r: r["name"]) if r["name"] not in shared]
     return groups
 
 

@@ -21,6 +21,7 @@ import pytest
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.model.resources import read_resources
+from replay.model.machines.solver import BANDS_UNNAMED
 from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
@@ -273,29 +274,114 @@ def test_a_removal_taken_as_decided_before_the_log_is_said_by_every_command(leve
 STALE = "corpus/midstream_stale_before_the_log"
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_machine_unschedulable_since_before_the_log_leaves_its_cycles_to_caps(kind, tmp):
-    """A DEBUG log of the real RM (oracle seed 11010, shrunk) cut late, after a node was varied
-    off: the occupancy table sizes every node, but the RM's counters count the varied-off one at
-    the free space it had when it last could be scheduled on (its vmachines go below zero), which
-    no line of the cut gives. Those cycles are audited for caps only, saying why, and equal
-    truth's caps; no cycle is a divergence."""
-    path = cut(STALE, "rm-debug.log", kind, tmp / f"stale-{kind}.log", at=0.95)
+def _varied_off_read(name: str, kind: str, tmp: Path) -> None:
+    """The log cut at 95%, audited with ducc.classes only: the nodes truth has offline in the cut's
+    cycles are taken as varied off before the log began, and said so, and rmref equals truth in
+    every cycle, none left out."""
+    path = cut(name, "rm-debug.log", kind, tmp / f"{name.replace('/', '-')}-{kind}-late.log", at=0.95)
     tables = parse([path]).tables
-    tables.update(read_resources(classes_only(STALE, tmp / "stale-config")))
+    tables.update(read_resources(classes_only(name, tmp / f"{name.replace('/', '-')}-late-config")))
     result = audit(tables)
     epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
-    records = {r["epoch"]: r for r in truth(STALE)}
-    off = {n["name"] for r in records.values() for n in r["nodes"] if not n["online"] and n["nshares"]}
-    assert off  # the precondition: a varied-off node still holding work
+    records = {r["epoch"]: r for r in truth(name)}
+    off = {n["name"] for c in result.cycles for n in records[epochs[c]]["nodes"] if not n["online"]}
+    said = [a for a in result.assumed if a.setting == "nodes varied off before the log began"]
+    assert off and [a.value for a in said] == [", ".join(sorted(off))], said
     assert not result.divergences, result.divergences[:3]
-    unfit = {c for c, why in result.skipped_kinds.get("counts", {}).items() if "unschedulable since" in why}
-    assert unfit and unfit <= set(result.cycles)
-    caps = {(c, j): a for c, j, _b, _p, _q, a in result_frames(result)["ref_caps"].drop("epoch", strict=False)
-            .iter_rows()}
+    assert result.cycles and not result.skipped_kinds, result.skipped_kinds
+    assert not _disagreeing(result_frames(result), result.cycles, epochs, name)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_machine_varied_off_before_the_log_is_read_off_the_counters(kind, tmp):
+    """A DEBUG log of the real RM (oracle seed 11010, shrunk) cut late, after node n02 was varied
+    off: the occupancy table sizes it, idle, and no line of the cut says it is off, but the RM
+    counts only schedulable machines and no counter of the cut counts it. It is varied off, as
+    truth.jsonl has it (before, as a schedulable machine, it did not fit the counters, and every
+    cycle was audited for caps only)."""
+    _varied_off_read(STALE, kind, tmp)
+
+
+VARIED_OFF = "corpus/midstream_varied_off_idle"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_idle_machine_no_later_band_counts_was_varied_off(kind, tmp):
+    """A DEBUG log of the 3.0.0 RM (oracle seed 11212 scenario 3, shrunk) cut late, after n06 was
+    varied off idle: the occupancy table lists it like any idle machine, and the first band's
+    counters (pool np1) do not cover it, but the next band's (--default--) leave it out. It is
+    varied off, as truth.jsonl has it (before, counted free, rmref gave that band's job a process
+    on it that the RM did not: RM divergences in counts and the schedule)."""
+    _varied_off_read(VARIED_OFF, kind, tmp)
+
+
+OWN_DOUBLING = "corpus/midstream_class_sets_its_doubling"
+
+
+def _own_doubling_settled(tables: dict[str, pl.DataFrame]) -> None:
+    """fair17a's initialization cap is the ducc.rm.* one inferred from every open class's caps,
+    and it is the RM's (the fixture's ducc.properties, as the full log's bootstrap prints it)."""
+    rm = bootstrap(parsed(OWN_DOUBLING).tables)
+    boot = bootstrap(tables)
+    assert [c.init_cap for c in boot.classes if c.name == "fair17a"] == [
+        c.init_cap for c in rm.classes if c.name == "fair17a"] == [4]
+    said = {a.setting: a for a in boot.assumed}
+    assert (said["ducc.rm.initialization.cap"].value, said["ducc.rm.initialization.cap"].source) == ("4", "inferred")
+    assert not [s for s in said if s.startswith("class ")], said
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_class_setting_its_own_doubling_takes_the_shared_initialization_cap(level, kind, tmp):
+    """A log of the 3.0.0 RM (oracle seed 11313 scenario 0, shrunk) whose ducc.properties sets
+    ducc.rm.initialization.cap = 4 and whose class fair17a sets its own doubling and nothing else,
+    cut mid-stream and audited with ducc.classes only. A stanza that sets some cap settings takes
+    the others from ducc.rm.*, as the classes that set none do, so one initialization cap is
+    inferred from all their caps. Settled alone, as a log's class block cut short is, fair17a's
+    was the documented 1, and its job, pushed out of every process and restarting from the
+    initialization cap, diverged in every cycle. Every decision is truth's."""
+    tables, result, frames, epochs = _audited(OWN_DOUBLING, level, kind, tmp)
+    _own_doubling_settled(tables)
+    assert not result.divergences, result.divergences[:3]
+    assert not _disagreeing(frames, result.cycles, epochs, OWN_DOUBLING)
+
+
+def test_a_user_registry_without_ducc_properties_leaves_the_cap_settings_open(tmp):
+    """ducc.users beside ducc.classes is no ducc.properties: the cap settings are still inferred
+    together (its rows are a user registry's, not the ducc.rm.* settings)."""
+    tables = dict(_tables(OWN_DOUBLING, "rm-debug.log", "between", tmp))
+    config = classes_only(OWN_DOUBLING, tmp / "own-doubling-with-users")
+    (config / "ducc.users").write_text((FIXTURES / OWN_DOUBLING / "resources" / "ducc.users").read_text())
+    tables.update(read_resources(config))
+    assert not tables["config"].filter(pl.col("file") == "ducc.users").is_empty()  # the precondition
+    _own_doubling_settled(tables)
+
+
+UNNAMED = "corpus/midstream_unnamed_in_a_later_band"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_machines_only_a_later_band_counts_leave_the_cycles_to_caps(kind, tmp):
+    """An INFO log of the 2.1.0 RM (oracle seed 11111 scenario 0, shrunk) cut after a node went
+    idle: n01 and n03, idle in --default--, are not among the nodes taken as there before the log
+    (their arrival is cut away; only the occupancy table lists them, which that choice does not
+    read). The first band counts pool np1 only, so its counters,
+    the ones checked before, fit the named nodes; the next band's count the two. Without them
+    rmref's How Much divided less free space (RM divergences in counts and the schedule; unshrunk,
+    takeFromTheRich took nothing where the RM took). Those cycles are audited for caps only,
+    saying why; no cycle is a divergence, every cap is truth's and every other cycle is truth's."""
+    tables, result, frames, epochs = _audited(UNNAMED, "rm.log", kind, tmp)
+    named = {h.name for h in machine_inventory(tables, bootstrap(tables)).hosts}
+    records = {r["epoch"]: r for r in truth(UNNAMED)}
+    unnamed = {n["name"] for c in result.cycles for n in records[epochs[c]]["nodes"]} - named
+    assert unnamed  # the precondition: machines the RM counts that the cut never names
+    assert not result.divergences, result.divergences[:3]
+    left = {c for c, why in result.skipped_kinds.get("counts", {}).items() if why == BANDS_UNNAMED}
+    assert left and left <= set(result.cycles)
+    caps = {(c, j): a for c, j, _b, _p, _q, a in frames["ref_caps"].drop("epoch", strict=False).iter_rows()}
     assert caps and all(a == next(j["job_cap"] for j in records[epochs[c]]["jobs"] if j["id"] == job)
                         for (c, job), a in caps.items())
-    assert not _disagreeing(result_frames(result), [c for c in result.cycles if c not in unfit], epochs, STALE)
+    assert not _disagreeing(frames, [c for c in result.cycles if c not in left], epochs, UNNAMED)
 
 
 NEEDY_FIRST = "corpus/midstream_needy_pass_first"

@@ -108,6 +108,27 @@ def test_cap_settings_from_the_logged_caps():
     assert by["ducc.rm.initialization.cap"].source == INFERRED and by["ducc.rm.initialization.cap"].value == "3"
 
 
+def test_a_class_setting_its_own_doubling_takes_the_shared_initialization_cap():
+    # without ducc.properties, a class that sets only its doubling takes ducc.rm.initialization.cap
+    # like the classes that set none: one initialization cap (4) fits both a job still waiting (cap
+    # 4) and the class's job pushed out of all its processes, which restarts doubling from it (cap
+    # 4, base 50); its doubling, its own, is not replaced
+    samples = [(_cap(), 4), (_cap(initialized=True, expand_by_doubling=True), 4)]
+    own = [frozenset(), frozenset({"expand_by_doubling"})]
+    chosen, assumed = choose_cap_settings(samples, own=own)
+    assert chosen.init_cap == 4
+    by = {a.setting: a for a in assumed}
+    assert (by["ducc.rm.initialization.cap"].value, by["ducc.rm.initialization.cap"].source) == ("4", INFERRED)
+    assert "2 of the 2" in by["ducc.rm.initialization.cap"].evidence
+
+
+def test_a_job_pushed_out_of_every_process_shows_the_initialization_cap():
+    # initialized, holding nothing, base 50: doubling restarts it from the initialization cap (4);
+    # no job still initializing shows it
+    chosen, _ = choose_cap_settings([(_cap(initialized=True), 4)] * 2)
+    assert (chosen.init_cap, chosen.expand_by_doubling) == (4, True)
+
+
 def test_cap_settings_doubling_and_prediction_off_together():
     # the caps RM logged (50, 3, 4) fit doubling and prediction both off for 3 of 5 (the first, held
     # at 4 and projected at 6, is capped at neither 8 nor 6); both on fit 2, and either alone 1: one

@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import combinations
+from math import comb
 from typing import cast
 
 import polars as pl
@@ -190,6 +192,89 @@ def _counters_fit(c: CycleEvidence, orders: Mapping[str, int], logged: Logged) -
     return [trim(v) for v in runs] == [trim(v) for v in c.logged]
 
 
+def every_band(tables: Mapping[str, pl.DataFrame]) -> dict[int, list[tuple[int, ...]]]:
+    """Per cycle, the vmachines of every countClassShares block, every band's, in the log's order."""
+    rows = narrow(tables, "rmcounter", ("cycle", "block", "descr", "vmachines")).filter(pl.col("cycle").is_not_null())
+    out: dict[int, list[tuple[int, ...]]] = {}
+    for (cycle, _block), block in rows.group_by("cycle", "block", maintain_order=True):
+        if block["descr"][0] == "countClassShares" and block["vmachines"][0] is not None:
+            out.setdefault(cast(int, cycle), []).append(tuple(block["vmachines"][0]))
+    return out
+
+
+def _trim(v: Sequence[int]) -> tuple[int, ...]:
+    out = list(v)
+    while out and not out[-1]:
+        out.pop()
+    return tuple(out)
+
+
+BANDS_UNNAMED = ("a later band's RmCounter vmachines count more machines than the nodes taken as there before "
+                 "the log began: their arrival is not in the log (it starts mid-stream, or after a gap), so "
+                 "rmref's machines would lack them")
+
+
+def _unfit_bands(inputs: Sequence[CycleInput], vectors: Mapping[int, list[tuple[int, ...]]],
+                 logged: Logged) -> dict[int, str]:
+    """Cycles in which rmref's How Much on these machines does not print every band's vmachines
+    the RM printed (a later band counts pools the first may not), and why: more machines counted
+    than named (BANDS_UNNAMED), or otherwise (STATED_UNFIT)."""
+    out = {}
+    for inp in inputs:
+        if inp.cycle not in vectors:
+            continue
+        caps = logged.caps.get(inp.cycle, {})
+        jc = {w.job_id: caps.get(w.job_id, job_caps(w.cap_input).actual) for w in inp.work}
+        runs = [_trim(r.vmachines) for r in how_much(inp, jc, dict(inp.config.user_allotments),
+                                                       logged.user_orders.get(inp.cycle, ())).runs
+                if r.descr == "countClassShares"]
+        printed = [_trim(v) for v in vectors[inp.cycle]]
+        if runs != printed:
+            more = any(sum(v[1:]) > sum(r[1:]) for r, v in zip(runs, printed))
+            out[inp.cycle] = BANDS_UNNAMED if more else STATED_UNFIT
+    return out
+
+
+VARIED_OFF_MOST = 2  # the most idle machines tried together as varied off before the log began
+VARIED_OFF_TRIALS = 64  # the most sets of one size tried (each replays the log's cycles)
+
+
+def _varied_off_idle(stated: Inventory, inputs: list[CycleInput], unfit: dict[int, str],
+                     vectors: Mapping[int, list[tuple[int, ...]]], logged: Logged,
+                     build: Callable[[Inventory], Iterable[CycleInput]],
+                     ) -> tuple[Inventory, list[CycleInput], dict[int, str]]:
+    """The machines the counters leave out: the RM's How Much counts only schedulable machines, so
+    a machine the log shows idle that no counter counts was unschedulable before the log began
+    (varied off; nothing of the cut says so). Taken so only when exactly one smallest set of the
+    machines idle in every cycle makes every cycle's counters fit; else the inventory is unchanged."""
+    if BANDS_UNNAMED in unfit.values():  # machines missing: none the log names can be the one off
+        return stated, inputs, unfit
+    held = {s.host for inp in inputs for w in inp.work for s in w.shares}
+    idle = [h for h in stated.hosts if h.name not in held and not (h.dead or h.varied_off)]
+    whole = {inp.cycle for inp in inputs}
+    for size in range(1, min(VARIED_OFF_MOST, len(idle)) + 1):
+        if comb(len(idle), size) > VARIED_OFF_TRIALS:
+            break
+        fits = []
+        for chosen in combinations(idle, size):
+            names = {h.name for h in chosen}
+            trial = replace(stated, hosts=tuple(replace(h, varied_off=True) if h.name in names else h
+                                                for h in stated.hosts))
+            again = [inp for inp in build(trial) if inp.cycle in whole]
+            if not _unfit_bands(again, vectors, logged):
+                fits.append((trial, again, sorted(names)))
+        if len(fits) == 1:
+            trial, again, off = fits[0]
+            said = Assumption("nodes varied off before the log began", ", ".join(off), INFERRED,
+                              "idle in every cycle, yet no RmCounter vmachines counts them (the RM counts only "
+                              "schedulable machines), and every cycle's counters fit with them unschedulable; "
+                              "no line of the log says so")
+            return replace(trial, assumed=trial.assumed + (said,)), again, {}
+        if fits:
+            break  # several sets of alike machines fit: which one is off the counters do not tell
+    return stated, inputs, unfit
+
+
 # ---------------------------------------------------------------------------------------------
 # the inventory
 
@@ -222,8 +307,14 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     if not unknown:
         # every node stated (a DEBUG log's occupancy table sizes them all): the counters may still
         # show a state no line gives, such as a machine unschedulable since before the log began,
-        # whose stale free space the RM's vmachines count (even below zero)
-        checked = replace(stated, unsettled=_unsettled(cycles, {}, pools, logged, set(), STATED_UNFIT))
+        # whose stale free space the RM's vmachines count (even below zero), or which they leave out
+        vectors = every_band(tables)
+        unfit = _unfit_bands(inputs, vectors, logged)
+        if unfit:
+            stated, inputs, unfit = _varied_off_idle(stated, inputs, unfit, vectors, logged, build)
+            cycles, pools = gather_evidence(tables, inputs, set(), logged)
+        unsettled = _unsettled(cycles, {}, pools, logged, set(), STATED_UNFIT) | unfit
+        checked = replace(stated, unsettled=dict(sorted(unsettled.items())))
         return checked if unnamed is None else _with_unnamed(checked, unnamed, inputs)
     floors = held_floors(inputs, set(unknown))
     known_orders = {h.order for h in stated.hosts if h.order is not None}
