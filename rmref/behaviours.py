@@ -56,8 +56,8 @@ CHANGES: tuple[Change, ...] = (
            "asked (the job's order is upgraded to the machine's); the banner prints 'reserve overage'"),
     Change("clearing_order_per_share", "2.2.0", "UIMA-5086",
            "setupPreemptions reuses its order variable for each share it evicts, so after the first machine "
-           "it clears only machines of the last evicted share's order; before, every machine set aside of "
-           "the request's order, up to the shortfall"),
+           "where it evicts one it clears only machines of the last evicted share's order; before, every "
+           "machine set aside of the request's order, up to the shortfall"),
     Change("info_logging_reduced", "2.2.0", "UIMA-5190",
            "doEvictions' table header names the nodepool last; 'Schedule class', 'Recurse to', the "
            "Scheduler's returned schedule and the 'Machine occupancy before schedule' listing go to DEBUG"),

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rmref.howmuch_state import SetAside, counted_classes, met_first
+from rmref.evictions import clearing_evictions, purged_shares
+from rmref.howmuch_state import SetAside, met_first
 from rmref.javahash import node_map_order
-from rmref.model import FAIR_SHARE, CycleInput, Placement
+from rmref.model import CycleInput, Placement
 from rmref.trees import trees
 from rmref.whatof import free_at_find_machines
 
@@ -42,10 +43,12 @@ def clearing(inp: CycleInput, counts: Mapping[int, int], set_aside: Sequence[Set
     this function does not read (see the module's note for a developer swapping What Of).
     setupPreemptions walks the pool's preemptables (a HashMap on the node), every machine set aside
     there, whoever it was set aside for, for machines of the request's order. But the RM reuses the
-    order variable for each share it evicts, so after the first machine it looks for machines of that
-    share's order: machines of the request's size are skipped unless the last share evicted filled
-    one. (Which share is last is a HashMap walk over random ids; when a machine's shares differ in
-    size the largest is taken.) Before 2.2.0 (behaviour `clearing_order_per_share`, UIMA-5086) the
+    order variable for each share it evicts, so after a machine where it evicted a share it looks
+    for machines of that share's order: machines of the request's size are skipped unless the last
+    share evicted filled one. A machine where it evicted nothing (every share's job holds no more
+    than it was counted: Share.isPreemptable) leaves the order as it was. (Which share is last is a
+    HashMap walk over random ids; when the evicted shares differ in size the largest is taken.)
+    Before 2.2.0 (behaviour `clearing_order_per_share`, UIMA-5086) the
     order stays the request's: every machine set aside of that size is cleared, up to the shortfall.
     `cleared_first` are the machines the RM cleared, taken first where
     the node-map order is open (rmref.choices), as How Much's walk takes them.
@@ -66,12 +69,10 @@ def _clear_tree(inp: CycleInput, counts: Mapping[int, int], set_aside: list[SetA
     """`clearing` in one top-level pool tree (each tree's scheduler runs its own What Of)."""
     if not any(a.machines for a in set_aside):
         return []
-    class_of = counted_classes(inp)
-    share_orders: dict[str, set[int]] = {}
-    for w in inp.work:
-        if (class_of[w.job_id].policy if w.job_id in class_of else FAIR_SHARE) == FAIR_SHARE:
-            for s in w.shares:
-                share_orders.setdefault(s.host, set()).add(s.order)
+    # the shares evicted so far this cycle, as setupPreemptions' shrinkByOne sees each job's count
+    taken: dict[int, set[int]] = {}
+    for w, s in purged_shares(inp):
+        taken.setdefault(w.job_id, set()).add(s.share_id)
     found = free_at_find_machines(inp, counts, stale_left)
     per_share = inp.config.behaviours.has("clearing_order_per_share")
     cleared: list[str] = []
@@ -92,6 +93,7 @@ def _clear_tree(inp: CycleInput, counts: Mapping[int, int], set_aside: list[SetA
                 cleared.append(name)
                 left.remove(name)
                 given += 1
-                if per_share:
-                    order = max(share_orders.get(name, {order}))
+                evicted = clearing_evictions(inp, counts, [name], taken, {})
+                if per_share and evicted:
+                    order = max(e.order for e in evicted)
     return cleared

@@ -178,13 +178,14 @@ def held_now(inp: CycleInput) -> dict[int, int]:
             for w in inp.work}
 
 
-def _clearing(inp: CycleInput, counts: Mapping[int, int], hosts: Sequence[str],
-              taken: dict[int, set[int]], walk: Mapping[str, Sequence[int]]) -> list[Eviction]:
+def clearing_evictions(inp: CycleInput, counts: Mapping[int, int], hosts: Sequence[str],
+                       taken: dict[int, set[int]], walk: Mapping[str, Sequence[int]]) -> list[Eviction]:
     """Shares evicted from hosts set up for clearing for a reservation (setupPreemptions).
 
     The RM clears the hosts in turn and walks each host's shares in its hash-map order (keyed by
     random ids): a share goes while its job still holds more than it was counted. `walk` gives a
-    host's order where the caller knows it (a log shows it); otherwise shares go by id.
+    host's order where the caller knows it (a log shows it); otherwise shares go by id. `taken`
+    (job -> share ids already gone this cycle: purges, earlier clearings) is updated in place.
     """
     owner = {s.share_id: (w, s) for w in inp.work for s in w.shares}
     out = []
@@ -219,7 +220,7 @@ def evictions(inp: CycleInput, counts: Mapping[int, int], clear_hosts: Sequence[
     taken: dict[int, set[int]] = {}
     for e in out:
         taken.setdefault(e.job_id, set()).add(e.share_id)
-    out += _clearing(inp, counts, clear_hosts, taken, share_walk or {})
+    out += clearing_evictions(inp, counts, clear_hosts, taken, share_walk or {})
     for work in sorted(inp.work, key=lambda w: w.job_id):
         if work.job_id not in counts or not _preemptable(work, inp):
             continue

@@ -116,6 +116,21 @@ def test_a_job_short_of_two_machines_clears_both_before_2_2_0_and_one_after():
         assert len(emptied) == cleared and set(emptied) <= {"b1", "b2"}, release
 
 
+def test_a_machine_where_nothing_is_evicted_leaves_the_order_the_request_s():
+    """As above, with s beside b1 and b2 (order 2, free): How Much counts job 9 two processes on
+    s, what it holds, so neither of its processes is preemptable (Share.isPreemptable: its job
+    holds more than its count). setupPreemptions clears b1 and b2 and evicts nothing on either: the
+    order variable is reassigned only for a share evicted, so it stays 4 and on every release both
+    machines are cleared (fixtures/corpus/clearing_nothing_evicted: np2a03 then np2a04)."""
+    nodes = tuple(Machine(n, ROOT, 4, 60 * 1024) for n in ("b1", "b2")) + (Machine("s", ROOT, 2, 30 * 1024),)
+    fair = job(9, "sam", "normal", 15, shares=[Share(100 + i, 9, m.name, 1) for i, m in enumerate(nodes[:2])])
+    for release in ("2.0.0", "2.1.0", "2.2.0", "trunk"):
+        inp = cycle([job(1, "kay", "reserve", 60), fair], nodes, RESERVE_CLASSES, behaviours=for_release(release))
+        hm = how_much(inp, {1: 2, 9: 1000}, given_first=("b1", "b2"))
+        assert (hm.counts[1], hm.counts[9]) == (2, 2), release
+        assert sorted(_cleared(inp, hm)) == ["b1", "b2"], release
+
+
 def test_a_free_machine_the_passes_before_take_is_no_longer_free():
     """As above, but the fair-share class comes first (priority 0, before the reservation's 1):
     How Much counts job 9 into f's free quanta, What Of's fair pass places them there, and
