@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import groupby
 from typing import cast
 
 from replay.apps.audit.compare import compare
@@ -98,6 +99,8 @@ def _published(value: object) -> str:
         return "nothing"
     # a published decision: (hosts added, (host, share id) removed)
     additions, removals = cast(tuple[list[str], list[tuple[str, int | None]]], value)
-    parts = [f"additions on {', '.join(additions)}"] if additions else []
+    # a host once per run of additions on it ("n01 ×15"): a cycle may publish hundreds
+    runs = [(host, len(list(same))) for host, same in groupby(additions)]
+    parts = [f"additions on {', '.join(h if n == 1 else f'{h} ×{n}' for h, n in runs)}"] if additions else []
     parts += [f"removals {', '.join(f'{h}.{s}' for h, s in removals)}"] if removals else []
-    return "; ".join(parts)
+    return "; ".join(parts) or "nothing"
