@@ -26,6 +26,10 @@ class Change:
 # reads) that can change a scheduling decision or what the log shows, oldest first; a flag is True
 # from `since` on. docs/releases.md says which ones rmref or the parser read, and how to add one.
 CHANGES: tuple[Change, ...] = (
+    Change("class_cap_in_kb", "2.1.0", "UIMA-4569",
+           "a fair-share class's cap (ResourceClass.calculateCap) is Integer.MAX_VALUE over its pool's "
+           "quantum in KB: 409 quantum shares at a 5 GB quantum, 2,047 at 1 GB; before, over the quantum "
+           "in GB, a cap no cluster reaches"),
     Change("service_horizontal_stacking", "2.1.0", "UIMA-4712",
            "processes of one service instance never share a machine (findShares skips a machine that "
            "already runs one of the service's processes); before, services stacked vertically like jobs"),

@@ -146,8 +146,10 @@ def _how_much_tree(inp: CycleInput, whole: CycleInput, caps: Mapping[int, int], 
 
 
 def _class_cap(cyc: CountingCycle) -> int:
-    """ResourceClass.calculateCap: Integer.MAX_VALUE over the quantum in KB (a limit on processes)."""
-    return UNLIMITED // (cyc.quantum_gb * KB_PER_GB)
+    """ResourceClass.calculateCap: Integer.MAX_VALUE over the quantum in KB (a limit on processes;
+    before 2.1.0 over the quantum in GB, behaviour class_cap_in_kb)."""
+    per_gb = KB_PER_GB if cyc.inp.config.behaviours.has("class_cap_in_kb") else 1
+    return UNLIMITED // (cyc.quantum_gb * per_gb)
 
 
 def _wanted(jobs: Sequence[Work], cyc: CountingCycle) -> tuple[int, ...]:
