@@ -224,9 +224,10 @@ def test_some_ips_reproduce_either_choice_among_like_machines_and_none_an_imposs
 def test_take_from_the_rich_among_machines_of_equal_wealth_and_memory_rests_on_the_ips():
     """defrag's seed example (tests/unit/test_rmref_defrag.py) with m3 as large as m2: both can make
     B's 2-quantum hole, their owner is the same, so EligibleMachineSorter ties them and the RM meets
-    them in Machine.hashCode order, a hash of name and IP. A 2.2.2 log has no IP: unsettled."""
-    m = (Machine("m1", "--default--", 3, 45 * 1024), Machine("m2", "--default--", 3, 45 * 1024),
-         Machine("m3", "--default--", 3, 45 * 1024))
+    them in Machine.hashCode order, a hash of name and IP. A 2.2.2 log has no IP: unsettled; a 3.0.0
+    log names each node's IP as it arrives."""
+    m = (Machine("m1", "--default--", 3, 45 * 1024, "10.0.0.1"), Machine("m2", "--default--", 3, 45 * 1024, "10.0.0.2"),
+         Machine("m3", "--default--", 3, 45 * 1024, "10.0.0.3"))
     a = (Share(1, 1, "m1", 1, investment=300), Share(2, 1, "m2", 1, investment=300),
          Share(3, 1, "m2", 1, investment=300), Share(4, 1, "m3", 1, investment=100),
          Share(5, 1, "m3", 1, investment=50))
