@@ -1,15 +1,14 @@
 """A job that completes while on the needy list is no tie (fixtures/releases/2.2.2/needy-completed:
-oracle seed 10303 scenario 6 on the real 2.2.2 RM, its first 8 cycles and the 13 pieces of work
-submitted by then; trunk logs the same).
+oracle seed 10303 scenario 6 on the real 2.2.2 RM, shrunk to 9 pieces of work, 8 nodes and 75
+cycles; trunk logs the same).
 
 Cycle C finds jobs A and B potentially needy (both order 3, submitted apart: scenario.json), and the
 RM puts both on its needy list (truth: `in_needy_list`). Before cycle C+1 the Orchestrator publishes
 A Completing, which marks it complete; the RM prints no cap for it (initJobCap skips a completed
 job), and the needy pass drops it from the list without printing it, so C+1's DEBUG "Expand needy"
 lines name B only. Read as a job left off the list, A was taken to tie with B (the TreeMap keeps
-one of two jobs that tie), and B took A's place in submission order: in the whole scenario (146
-cycles) 18 cycles from cycle 76 on diverged at DEBUG, where the RM served job 5, submitted between
-the two, before B.
+one of two jobs that tie), and B took A's place in submission order: at cycle 74 the RM served job
+4, submitted between the two, before B, and the DEBUG audit placed B first.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from tests.helpers import FIXTURES, parsed, scenario, truth
 from tests.oracle.check import check_level
 
 NAME = "releases/2.2.2/needy-completed"
-A, B = 2, 7  # the job that completes on the list, the job left on it
+A, B = 2, 6  # the job that completes on the list, the job left on it
 C = 5  # the cycle that finds both potentially needy
 
 
