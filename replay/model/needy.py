@@ -7,7 +7,7 @@ next cycle's needy pass expands them before any other placement.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
@@ -67,12 +67,16 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
       whatOfReserve each print one findMachines line for it);
     * a fixed-share job still short of its count that the needy pass passed over while it gave a
       process (`expandNeedyJobs Assign:`) to a later job of its class and order was left off
-      (`_passed_over`)."""
+      (`_passed_over`).
+
+    A job completed by the cycle (or gone from its class) is none of these: the needy pass drops
+    it from the list unprinted, and it shows no tie (`_uncapped`)."""
     potential, following, assigned = _needy_evidence(tables)
     passed_over = _passed_over(tables, potential, following)
+    finished = _uncapped(tables)
     candidates: dict[int, set[int]] = {}
     for cycle, job in potential.select("cycle", "job_id").iter_rows():
-        if cycle in following:
+        if cycle in following and not finished(following[cycle], job):
             candidates.setdefault(following[cycle], set()).add(job)
     expand = tables["defrag"].filter((pl.col("kind") == "expand_needy") & pl.col("cycle").is_not_null())
     listed: dict[int, set[int]] = {c: set() for c in expand["cycle"].unique().to_list()}
@@ -93,6 +97,17 @@ def needy_left_off(tables: Mapping[str, pl.DataFrame]) -> dict[int, set[int]]:
         if off:
             left[cycle] = off
     return left
+
+
+def _uncapped(tables: Mapping[str, pl.DataFrame]) -> Callable[[int, int], bool]:
+    """Whether a cycle prints no cap for a job though it prints others': the RM's initJobCap logs
+    every job of a class but a refused or completed one (a job is marked complete once the
+    Orchestrator publishes it Completing), and the needy pass, before it prints the jobs it takes,
+    drops a completed job or one no longer in a class from the list without a word."""
+    caps = narrow(tables, "job_caps", ("cycle", "job_id")).filter(pl.col("cycle").is_not_null())
+    capped = set(caps.select("cycle", "job_id").iter_rows())
+    cycles = {cycle for cycle, _job in capped}
+    return lambda cycle, job: cycle in cycles and (cycle, job) not in capped
 
 
 def _passed_over(tables: Mapping[str, pl.DataFrame], potential: pl.DataFrame,
