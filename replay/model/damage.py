@@ -109,12 +109,9 @@ def _published() -> pl.Expr:
 
 
 def _unknown_method() -> pl.Expr:
-    """Whether a message names an RM class and a METHOD that class never logs (its name intact:
-    a bad byte in it is `bad bytes`)."""
+    """Whether a message names an RM class and a METHOD that class never logs."""
     pairs = [f"{cls}.{method}" for cls, methods in LOGGED_METHODS.items() for method in methods]
-    intact = ~(pl.col("cls").str.contains("\ufffd") | pl.col("method").str.contains("\ufffd"))
-    return (pl.col("cls").is_in(list(LOGGED_METHODS)) & intact
-            & ~pl.concat_str("cls", pl.lit("."), "method").is_in(pairs))
+    return pl.col("cls").is_in(list(LOGGED_METHODS)) & ~pl.concat_str("cls", pl.lit("."), "method").is_in(pairs)
 
 
 def _before_entry(entry: tuple[str, int] | None, file: str | None, line: int | None) -> bool:
@@ -159,14 +156,13 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         # a lone bad byte is taken for a name in a legacy encoding (a user's, a job's), but the RM's
         # class and method names are its own: one there is a message the parser could not place
         scrambled = pl.col("cls").str.contains("\ufffd") | pl.col("method").str.contains("\ufffd")
-        for cycle, file, line in narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
-                scrambled & pl.col("cycle").is_not_null()).select("cycle", "file", "line").iter_rows():
-            mark_read(cycle, BAD_BYTES, file, line)
-        # the RM's classes spell out the methods they log: a message of one under another METHOD is
-        # a line cut short and run into another, what was between them lost
-        for cycle, file, line in narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
-                _unknown_method() & pl.col("cycle").is_not_null()).select("cycle", "file", "line").iter_rows():
-            mark_read(cycle, UNKNOWN_METHOD, file, line)
+        messages = narrow(tables, "messages", ("cycle", "cls", "method", "file", "line")).filter(
+            pl.col("cycle").is_not_null())
+        # and the RM's classes spell out the methods they log: a message of one under another
+        # METHOD (its name intact) is a line cut short and run into another, what was between lost
+        for reason, which in ((BAD_BYTES, scrambled), (UNKNOWN_METHOD, ~scrambled & _unknown_method())):
+            for cycle, file, line in messages.filter(which).select("cycle", "file", "line").iter_rows():
+                mark_read(cycle, reason, file, line)
     resumes = set()
     if "rmcounter" in tables:
         # every block the RM prints names its entities, weights, wants, machines and max order

@@ -177,19 +177,26 @@ def _unsettled(cycles: Sequence[CycleEvidence], orders: Mapping[str, int], pools
 
 def _counters_fit(c: CycleEvidence, orders: Mapping[str, int], logged: Logged) -> bool:
     """rmref's How Much on the inventory prints the first band's vectors the RM printed."""
-    inp = _with_orders(c.inp, orders)
+    runs = _class_vectors(_with_orders(c.inp, orders), logged)[:len(c.logged)]
+    return runs == [_trim(v) for v in c.logged]
+
+
+def _class_vectors(inp: CycleInput, logged: Logged) -> list[tuple[int, ...]]:
+    """The vmachines of each countClassShares run of rmref's How Much on `inp` (the logged caps
+    standing), without their trailing zeros."""
     caps = logged.caps.get(inp.cycle, {})
     jc = {w.job_id: caps.get(w.job_id, job_caps(w.cap_input).actual) for w in inp.work}
-    runs = [r.vmachines for r in how_much(inp, jc, dict(inp.config.user_allotments),
-                                          logged.user_orders.get(inp.cycle, ())).runs
-            if r.descr == "countClassShares"][:len(c.logged)]
+    return [_trim(r.vmachines) for r in how_much(inp, jc, dict(inp.config.user_allotments),
+                                                   logged.user_orders.get(inp.cycle, ())).runs
+            if r.descr == "countClassShares"]
 
-    def trim(v: Sequence[int]) -> tuple[int, ...]:
-        v = list(v)
-        while v and not v[-1]:
-            v.pop()
-        return tuple(v)
-    return [trim(v) for v in runs] == [trim(v) for v in c.logged]
+
+def _trim(v: Sequence[int]) -> tuple[int, ...]:
+    """A vmachines vector without its trailing zeros (the RM prints it up to the max order)."""
+    out = list(v)
+    while out and not out[-1]:
+        out.pop()
+    return tuple(out)
 
 
 def every_band(tables: Mapping[str, pl.DataFrame]) -> dict[int, list[tuple[int, ...]]]:
@@ -200,13 +207,6 @@ def every_band(tables: Mapping[str, pl.DataFrame]) -> dict[int, list[tuple[int, 
         if block["descr"][0] == "countClassShares" and block["vmachines"][0] is not None:
             out.setdefault(cast(int, cycle), []).append(tuple(block["vmachines"][0]))
     return out
-
-
-def _trim(v: Sequence[int]) -> tuple[int, ...]:
-    out = list(v)
-    while out and not out[-1]:
-        out.pop()
-    return tuple(out)
 
 
 BANDS_UNNAMED = ("a later band's RmCounter vmachines count more machines than the nodes taken as there before "
@@ -223,11 +223,7 @@ def _unfit_bands(inputs: Sequence[CycleInput], vectors: Mapping[int, list[tuple[
     for inp in inputs:
         if inp.cycle not in vectors:
             continue
-        caps = logged.caps.get(inp.cycle, {})
-        jc = {w.job_id: caps.get(w.job_id, job_caps(w.cap_input).actual) for w in inp.work}
-        runs = [_trim(r.vmachines) for r in how_much(inp, jc, dict(inp.config.user_allotments),
-                                                       logged.user_orders.get(inp.cycle, ())).runs
-                if r.descr == "countClassShares"]
+        runs = _class_vectors(inp, logged)
         printed = [_trim(v) for v in vectors[inp.cycle]]
         if runs != printed:
             more = any(sum(v[1:]) > sum(r[1:]) for r, v in zip(runs, printed))
