@@ -111,25 +111,34 @@ def pair_key(pair: tuple[str, int | None]) -> tuple[str, int]:
     return pair[0], -1 if pair[1] is None else pair[1]
 
 
-def _new_removals(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """(cycle, job_id, host, share_id) of every removal the schedule lists for the first time."""
-    removed = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()).select(
-        "cycle", "job_id", "host", "share_id")
+def new_removals(tables: Mapping[str, pl.DataFrame], cycle: int | None = None) -> pl.DataFrame:
+    """(cycle, job_id, host, share_id, memory_gb, purged) of every removal the published schedule
+    lists for the first time (in `cycle` alone, if given): a removal stays listed until the process
+    is gone, so only its first listing is a decision. Removals taken as decided before a mid-stream
+    log began are not the cycle's (replay.model.leaving)."""
+    key = ["cycle", "job_id", "host", "share_id"]
+    schedule = tables["schedule"]
+    if cycle is not None:  # that cycle's rows and its predecessor's, all the rule reads
+        schedule = schedule.filter(pl.col("cycle").is_between(cycle - 1, cycle))
+    removed = schedule.filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()).select(
+        *key, "memory_gb", "purged")
     cycles = tables["cycles"]["cycle"].to_list()
     following = dict(zip(cycles[:-1], cycles[1:]))
     # typed as the cycle column, also when no cycle has a next one (an empty map types as null)
-    seen_before = removed.with_columns(pl.col("cycle").replace_strict(following, default=None,
-                                                                     return_dtype=removed.schema["cycle"])
-                                       ).drop_nulls("cycle")
-    return (removed.join(seen_before, on=["cycle", "job_id", "host", "share_id"], how="anti")
-            .join(removals_before_the_log(tables), on=["cycle", "job_id", "host", "share_id"], how="anti"))
+    seen_before = removed.select(key).with_columns(
+        pl.col("cycle").replace_strict(following, default=None, return_dtype=removed.schema["cycle"])
+    ).drop_nulls("cycle")
+    new = removed.join(seen_before, on=key, how="anti")
+    if cycle is not None:
+        new = new.filter(pl.col("cycle") == cycle)
+    return new.join(removals_before_the_log(tables), on=key, how="anti")
 
 
 def taken_by_defrag(tables: Mapping[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl.DataFrame:
     """The schedule's new removals that no line of `shrunk` (evictions rows) accounts for: the
     shares defragmentation took. A purge line names the host and the job, not the share."""
     purged = shrunk.filter(pl.col("share_id").is_null())
-    return (_new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+    return (new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
             .join(purged, on=["cycle", "job_id", "host"], how="anti"))
 
 
@@ -180,7 +189,7 @@ def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: Mapping[
     evictions_rows = in_cycles(tables["evictions"])
     # a share it found not preemptable ("Found non-preemptable share N") stays; defragmentation may take it later
     kept = evictions_rows.filter(pl.col("reason") == "non_preemptable").select("cycle", "share_id")
-    taken = (_new_removals(tables).join(cleared.select("cycle", "host").unique(), on=["cycle", "host"])
+    taken = (new_removals(tables).join(cleared.select("cycle", "host").unique(), on=["cycle", "host"])
              .join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
              .join(kept, on=["cycle", "share_id"], how="anti")
              .join(cleared.group_by("cycle", "host").agg(pl.col("line").min()), on=["cycle", "host"])
@@ -270,7 +279,7 @@ def published(tables: Mapping[str, pl.DataFrame]) -> PerJob:
     listed as its Removals (a removal is listed again every cycle until the Orchestrator confirms it)."""
     additions = tables["schedule"].filter((pl.col("kind") == "addition") & pl.col("host").is_not_null())
     added = _nest(additions.group_by("cycle", "job_id").agg(pl.col("host").sort()), "host")
-    removed = _pairs(_new_removals(tables), "host", "share_id")
+    removed = _pairs(new_removals(tables), "host", "share_id")
     out: PerJob = {}
     for cycle in set(added) | set(removed):
         a, r = added.get(cycle, {}), removed.get(cycle, {})

@@ -249,7 +249,8 @@ def test_a_removal_taken_as_decided_before_the_log_is_said_by_every_command(leve
     decided before the log's first line: the record before the log's first cycle lists it already
     (the cuts between cycles and inside the schedule: defragmentation took n02.sim.ducc.2 in the
     cycle before). The cut inside the RmCounter block keeps that cycle's own eviction in the log:
-    nothing is taken, and nothing said. The audit's block and explain read the one assumption."""
+    nothing is taken, and nothing said. The audit's block and explain read the one assumption, and
+    explain's list of what the cycle took shows those processes as leaving, not taken by it."""
     from replay.apps.explain import explain_job
     from replay.cli.lines import assumed_block
 
@@ -268,7 +269,13 @@ def test_a_removal_taken_as_decided_before_the_log_is_said_by_every_command(leve
                                                                      for j, h, s in sorted(decided_before))
     assert [a.value for a in said] == [value] and said[0].source == "inferred"
     assert f"  processes leaving as the log began = {value} (inferred)" in assumed_block(result)
-    assert said[0] in explain_job(tables, 1, listed).assumed
+    story = explain_job(tables, 1, listed)
+    assert said[0] in story.assumed
+    # explain reads the removals the audit reads: the cycle did not take them, they were leaving
+    assert {(story.job_id, t.host, t.share_id) for t in story.taken if t.reason == "leaving"} == {
+        r for r in decided_before if r[0] == story.job_id}
+    assert not [t for t in story.taken if (story.job_id, t.host, t.share_id) in decided_before
+                and t.reason != "leaving"]
 
 
 STALE = "corpus/midstream_stale_before_the_log"

@@ -210,6 +210,9 @@ _TAKEN_WORDS = {
     "node_purge": "purged: its node died",
     "clear_for_reservation": "evicted to clear a machine for a reservation",
     "removal": "listed for removal in the published schedule",
+    # replay.model.leaving: the cycle's first schedule lists it, and no line of the cycle can have decided it
+    "leaving": ("already leaving as the log began (inferred: its removal was decided before the log's first line, "
+                "so this cycle did not take it)"),
 }
 
 

@@ -48,9 +48,11 @@ class Taken:
     host: str
     share_id: int | None
     order: int | None
-    reason: str  # the eviction reason (shrink, node_purge, ...), defrag, or removal (only the schedule says)
+    # the eviction reason (shrink, node_purge, ...), defrag, removal (only the schedule says), or
+    # leaving (decided before a mid-stream log began)
+    reason: str
     needy_job: int | None = None  # defrag: the job the process was taken for
-    inferred: bool = False  # defrag read from the needy job's eligible machines (INFO names no share)
+    inferred: bool = False  # defrag read from the needy job's eligible machines (INFO names no share), or leaving
 
 
 @dataclass(frozen=True)

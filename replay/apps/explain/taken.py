@@ -7,9 +7,11 @@ from dataclasses import replace
 
 import polars as pl
 
-from replay.apps.explain.lookup import cycle_rows, published_rows
+from replay.apps.explain.lookup import cycle_rows
 from replay.apps.explain.facts import OrderOf
 from replay.apps.explain.story import Taken
+from replay.model.leaving import REMOVAL_KEY, removals_before_the_log
+from replay.model.logged import new_removals
 
 # Eviction lines that are not a decision to take a process: a confirmation it is gone, a share
 # the RM found it cannot preempt, the machine-level line of a reservation's clearing.
@@ -18,16 +20,18 @@ ShareKey = tuple[str, int | None]  # (host, share id); a purge names no share
 
 
 def _new_removals(tables: Mapping[str, pl.DataFrame], cycle: int, order_of: OrderOf) -> list[tuple[int, Taken]]:
-    """(owner, removal) for every job's removals first listed by this cycle's schedule.
-
-    A removal stays listed until the process is gone, so only its first listing is a decision;
-    a dead node's processes are listed as purged.
-    """
-    removal = published_rows(tables).filter(pl.col("kind") == "removal")
-    earlier = set(removal.filter(pl.col("cycle") == cycle - 1).select("job_id", "host", "share_id").iter_rows())
-    now = removal.filter(pl.col("cycle") == cycle).select("job_id", "host", "share_id", "memory_gb", "purged")
-    return [(job, Taken(host, sid, order_of(job, mem), "node_purge" if purged else "removal"))
-            for job, host, sid, mem, purged in now.iter_rows() if (job, host, sid) not in earlier]
+    """(owner, removal) for every job's removals first listed by this cycle's schedule, as the
+    audit reads them (replay.model.logged.new_removals); a dead node's processes are listed as
+    purged, and one taken as leaving before a mid-stream log began as that (an inference)."""
+    new = new_removals(tables, cycle).select("job_id", "host", "share_id", "memory_gb", "purged")
+    leaving = (removals_before_the_log(tables).filter(pl.col("cycle") == cycle)
+               .join(tables["schedule"].filter(pl.col("kind") == "removal"), on=REMOVAL_KEY, how="left")
+               .unique(REMOVAL_KEY, keep="first", maintain_order=True)
+               .select("job_id", "host", "share_id", "memory_gb", "purged"))
+    return ([(job, Taken(host, sid, order_of(job, mem), "node_purge" if purged else "removal"))
+             for job, host, sid, mem, purged in new.iter_rows()]
+            + [(job, Taken(host, sid, order_of(job, mem), "leaving", inferred=True))
+               for job, host, sid, mem, _ in leaving.iter_rows()])
 
 
 def _logged_reasons(tables: Mapping[str, pl.DataFrame], cycle: int) -> dict[ShareKey, Taken]:
