@@ -19,11 +19,12 @@ from rmref.apportion import Entity
 CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected", "item_time"]
 
 
-_AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
+AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
 
 
-def _in_force(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """Every value a job's process limit and remaining work took, in log order.
+def in_force(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """(job_id, at, max_in_force, remaining_in_force): every value a job's process limit and
+    remaining work took, in log order (`at`: the cycle and line, AT).
 
     The job rows print both; the Orchestrator's updates change them between rows ("Max shares
     adjusted", jobUpdate's `rem:`), and a job that is not fair share is printed only once.
@@ -37,7 +38,7 @@ def _in_force(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         (events.filter(pl.col("event").is_in(["update", "arrives"])), "remaining", "remaining_in_force"),
     ]
     frames = [frame.filter(pl.col("cycle").is_not_null() & pl.col(column).is_not_null())
-              .select("job_id", _AT, pl.col(column).alias(name)) for frame, column, name in updates]
+              .select("job_id", AT, pl.col(column).alias(name)) for frame, column, name in updates]
     # one row per change; each column forward-filled so a row carries both values then in force
     return (pl.concat(frames, how="diagonal").sort("at")
             .with_columns(pl.col("max_in_force", "remaining_in_force").forward_fill().over("job_id")))
@@ -130,7 +131,7 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
       work, its threads are the ones its logged base caps allow (`_threads_of_unprinted`).
     """
     caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
-        "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", pl.col("init_wait").alias("prj_init_wait"), _AT)
+        "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", pl.col("init_wait").alias("prj_init_wait"), AT)
     rows = (
         job_descriptions(tables).filter(pl.col("source").is_in(["howMuchFairShare", "submit", PREDATES_LOG])
                                         & pl.col("cycle").is_not_null())
@@ -145,7 +146,7 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         caps.sort("cycle")
         .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .filter(pl.col("described").is_not_null())
-        .join_asof(_in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
+        .join_asof(in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
         .with_columns(_threads_of_unprinted().alias("threads"))
         .select(
             "cycle", "job_id",

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from replay.model.bycycle import ByCycle
-from replay.model.inputs import job_descriptions
+from replay.model.inputs import AT, in_force, job_descriptions
 from replay.parsing.tables import LEFT
 
 
@@ -28,7 +28,10 @@ def published_schedule(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """One row per (cycle, job) published: the job's latest description at or before the cycle.
+    """One row per (cycle, job) published: the job's latest description at or before the cycle,
+    its remaining work and process limit the latest logged by the cycle's end (the Orchestrator's
+    updates change them between descriptions: an INFO log describes work that is not fair share
+    only when it arrives, so a job completing later would keep its arrival's work otherwise).
 
     Rows come in the RM's job-table order, which decides ties in What Of: the table is keyed by
     random ids, so the order cannot be computed, but the cycle's "Scheduling job" lines (`counts`)
@@ -43,18 +46,30 @@ def work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         .sort("job_id", "cycle", "line")
         .unique(["job_id", "cycle"], keep="last", maintain_order=True)
         .select("job_id", "cycle", "type_code", "user", "class", "order", "threads", "remaining",
-                "init_wait", "max_processes", "shares", pl.col("memory_gb").alias("declared_gb"))
+                "init_wait", "max_processes", "shares", pl.col("memory_gb").alias("declared_gb"),
+                AT.alias("described_at"))
         .sort("cycle")
     )
     table_order = tables["counts"].filter(pl.col("cycle").is_not_null()).group_by("cycle", "job_id").agg(
         pl.col("file").first().alias("table_file"), pl.col("line").min().alias("table_line"))
+    end = ((pl.col("cycle").cast(pl.Int64) + 1) * (1 << 32) - 1).alias("at")  # after every line of the cycle
+    # an update logged after the description in force (a description the log never printed has no line)
+    updated = pl.col("_forced_at") > pl.col("described_at").fill_null(-1)
     return (
         published.sort("cycle")
         .join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
+        .with_columns(end).sort("at")
+        .join_asof(in_force(tables).rename({"at": "_forced_at"}).with_columns(pl.col("_forced_at").alias("at")),
+                   on="at", by="job_id", strategy="backward", check_sortedness=False)
+        .with_columns(
+            pl.when(updated).then(pl.coalesce("remaining_in_force", "remaining")).otherwise("remaining")
+            .alias("remaining"),
+            pl.when(updated).then(pl.coalesce("max_in_force", "max_processes")).otherwise("max_processes")
+            .alias("max_processes"))
+        .drop("at", "_forced_at", "described_at", "remaining_in_force", "max_in_force")
         .join(table_order, on=["cycle", "job_id"], **LEFT)
         .sort("cycle", pl.col("table_line").is_null(), "table_file", "table_line", "job_id")
     )
-
 
 
 class PublishedShares:
