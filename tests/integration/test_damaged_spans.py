@@ -661,3 +661,23 @@ def test_machines_whose_ips_a_gap_hid_tie_in_takefromtherich(tmp_path):
     evicted = {(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]}
     assert {("np103.sim.ducc", 13), ("np103.sim.ducc", 14)} <= evicted
     assert not {("np1a01.sim.ducc", 25), ("np1a01.sim.ducc", 26)} & evicted
+
+
+def test_machines_whose_order_rests_on_a_memory_the_log_does_not_state_tie_in_takefromtherich(tmp_path):
+    # tests.cuts seed 24, a DUCC 3.0.0 log: after the gap no line states np103's memory, taken as
+    # order x quantum (56 GB; the scenario's is 63, as np1a01's). In cycle 13 takeFromTheRich met
+    # np1a01 (63 GB, stated) and np103 (ben's processes on both): EligibleMachineSorter puts the
+    # larger first, and rmref took from np1a01 where the RM (truth.jsonl) took from np103: 2 RM
+    # divergences. Their order is open, and the RM's choice a verified one
+    name = "corpus/shrink_map_order"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 27709, 129137))
+    assert [a.value for a in result.assumed if a.setting == "node np103.sim.ducc memory"] == ["57344 MB"]
+    tie = [v for v in result.verified if v.cycle == 13 and v.decision == "defrag"]
+    assert [v.job_id for v in tie] == [1]
+    assert tie[0].detail.startswith("agrees: the RM cleared np103.sim.ducc for needy job 5, one of 2 machines")
+    assert "it does not state np103.sim.ducc's memory, taken as order x quantum (57344 MB)" in tie[0].detail
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[13]
+    real = next(r for r in truth(name) if r["epoch"] == epoch)
+    evicted = {(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]}
+    assert {("np103.sim.ducc", 13), ("np103.sim.ducc", 14)} <= evicted
+    assert not {("np1a01.sim.ducc", 25), ("np1a01.sim.ducc", 26)} & evicted
