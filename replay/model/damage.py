@@ -200,7 +200,7 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         if ended is None:
             mark(cycle, UNRETURNED, file, line)
             resumes.add(cycle)
-    if rows and rows[0][4] and _loops_lost_after_start(tables, rows[0][2], rows[0][3], rows[0][1]):
+    if lost_after_start(tables):
         # no two cycles straddle such a loss, so no epoch jumps between them
         resumes.add(rows[0][0])
         after_start.add(rows[0][0])
@@ -216,12 +216,16 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
             for c in sorted(found)}
 
 
-def _loops_lost_after_start(tables: Mapping[str, pl.DataFrame], file: str | None, line: int | None,
-                            epoch: int | None) -> bool:
-    """Whether the log shows the RM start (its banner) before the loop entry at `file`:`line`, and
-    fewer Orchestrator states between the two than the loop's epoch counts: the RM counts every
-    state it takes ("OR state arrives", less those "ignored, arrived too soon") and numbers each
-    loop by that count, so the lines of the loops between (and of what changed in them) are lost."""
+def lost_after_start(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """Whether the log shows the RM start (its banner) before its first cycle, and fewer
+    Orchestrator states between the two than that cycle's epoch counts: the RM counts every state
+    it takes ("OR state arrives", less those "ignored, arrived too soon") and numbers each loop by
+    that count, so the lines of the loops between (and of what changed in them) are lost. So it is
+    in the part of a log after a gap, whose tables keep the log's bootstrap."""
+    cycles = tables["cycles"].sort("cycle").select("epoch", "file", "line", "started")
+    if cycles.is_empty() or not cycles["started"][0]:
+        return False
+    epoch, file, line, _ = cycles.row(0)
     config, messages = tables.get("config"), tables.get("messages")
     if config is None or messages is None or epoch is None or line is None or "key" not in config.columns:
         return False
@@ -234,7 +238,7 @@ def _loops_lost_after_start(tables: Mapping[str, pl.DataFrame], file: str | None
         (pl.col("file") == file) & pl.col("line").is_between(max(banners), line, closed="none")
         & (pl.col("cls") == "ResourceManagerComponent") & (pl.col("method") == "onJobManagerStateUpdate"))["level"]
     taken = levels.to_list().count("INFO") - levels.to_list().count("WARN")
-    return epoch > taken
+    return bool(epoch > taken)
 
 
 def resume_points(damage: Mapping[int, Damage]) -> list[int]:

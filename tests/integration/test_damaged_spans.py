@@ -28,6 +28,7 @@ from replay.model.damage import (
     damaged_cycles,
 )
 from replay.model.inputs import job_descriptions
+from replay.model.leaving import starts_midstream
 from replay.model.machines.inventory import dead_before_log, disabled_before_log
 from replay.model.machines.liveness import liveness_events
 from replay.model.published import PublishedShares, published_schedule
@@ -704,3 +705,22 @@ def test_a_log_that_shows_the_rm_start_and_then_a_later_loop_has_a_gap_after_the
     _tables, result = _audited(name, log)
     assert set(result.cycles) == set(tables["cycles"]["cycle"]) - {first["cycle"]}
     assert not damaged_cycles(parse([log_path(name)]).tables)  # the whole log: loop 1 follows the start
+
+
+def test_a_node_that_arrives_in_the_first_cycle_after_a_gap_may_have_been_there_before(tmp_path):
+    # tests.cuts seed 26, the real 2.0.0 RM: the span takes n01's vary-on and loops 88-101; n01's
+    # "Host added" (a new record) falls in the first cycle after the gap, and np1a02, idle since
+    # the RM started, is named after it only by two occupancy tables. A node arriving in the part's
+    # first cycle made it read as a log from the RM's start, whose nodes all arrive: nothing was
+    # inferred from the counters, and How Much divided 74 free quanta where the RM (truth.jsonl)
+    # divided 104, np1a02's 30 among them: 3 RM divergences in cycle 84. The part after a gap
+    # starts mid-stream, whatever arrives in its first cycle (the log's bootstrap shows the RM
+    # start, and fewer Orchestrator states after it than the part's first loop counts)
+    name = "releases/2.0.0/kept-old-record"
+    log = spliced(name, tmp_path / "gap.log", 1023660, 1192001)
+    tables, result = _audited(name, log)
+    resume = max(c for c, d in result.damaged.items() if d.after_gap)
+    part = between_gaps(tables, resume, None)
+    assert not part["nodes"].filter((pl.col("event") == "arrive") & (pl.col("cycle") == resume)).is_empty()
+    assert starts_midstream(part) and not starts_midstream(parse([log_path(name)]).tables)
+    assert max(result.cycles) == 84 and 84 in result.skipped_kinds.get("counts", {})
