@@ -685,21 +685,24 @@ def test_machines_whose_order_rests_on_a_memory_the_log_does_not_state_tie_in_ta
 
 
 @pytest.mark.parametrize(("name", "start", "stop"), [("corpus/midstream_varied_off_idle", 14235, 209550),
-                                                     ("heldout/seed47-080", 21592, 514083)])
+                                                     ("heldout/seed47-080", 21592, 514083),
+                                                     ("releases/2.0.0/varyon-report", 16462, 68599)])
 def test_a_log_that_shows_the_rm_start_and_then_a_later_loop_has_a_gap_after_the_start(tmp_path, name, start, stop):
     # the span runs from the line before the first loop's entry to a later loop's: the log shows the
     # RM start (its banner, the nodes arriving) and then loop 24 (25), where the RM counts its loops
     # from 1. No two cycles of the copy straddle the loss, so no epoch jumps between them. Read as a
     # log from the RM's start, midstream_varied_off_idle's n06 was online (its vary-off is in the
     # span), and How Much divided its 9 free quanta where the RM (truth.jsonl) had none: 30 RM
-    # divergences; seed47-080's job 7 was new, with no cap history: 8. The first cycle is after a
-    # gap, and the lines the RM wrote as it started are the other side of it
+    # divergences; seed47-080's job 7 was new, with no cap history: 8. tests.cuts seed 28 found the
+    # third (the real 2.0.0 RM: the span, from inside the first loop, also leaves a line unread and
+    # an RmCounter block short): 30. The first cycle is after a gap, and the lines the RM wrote as
+    # it started are the other side of it
     log = spliced(name, tmp_path / "gap.log", start, stop)
     tables = parse([log]).tables
     first = tables["cycles"].row(0, named=True)
     assert first["epoch"] > 1 and not tables["nodes"].filter(pl.col("event") == "arrive").is_empty()
     damage = damaged_cycles(tables)
-    assert [r for r, *_ in damage[first["cycle"]].reasons] == [GAP] and damage[first["cycle"]].after_start
+    assert GAP in [r for r, *_ in damage[first["cycle"]].reasons] and damage[first["cycle"]].after_start
     part = between_gaps(tables, first["cycle"], None, after_start=True)
     assert part["nodes"].filter(pl.col("event") == "arrive").is_empty()
     _tables, result = _audited(name, log)
