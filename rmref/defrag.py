@@ -59,8 +59,8 @@ import numpy as np
 from rmref.choices import Clearing, allowed_orders
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.defrag_state import (
-    INVESTMENT, NODE_IP, SHARE_MAP, DJob, DState, TakeFromTheRich, Unsettled, build_state, contains, own_machines,
-    post_order,
+    INVESTMENT, MEMORY, NODE_IP, SHARE_MAP, DJob, DState, TakeFromTheRich, Unsettled, build_state, contains,
+    own_machines, post_order,
 )
 from rmref.model import FAIR_SHARE, RESERVE, CycleInput, DefragAction, Eviction, Placement
 from rmref.pool import n_shares_by_order, remove_shares
@@ -69,7 +69,7 @@ from rmref.trees import trees
 from rmref.whatof import unschedulable_free
 
 # the result types and reasons are read from here (replay.apps.audit and simulate import NODE_IP, the action kinds)
-__all__ = ["CANCEL", "EVICT", "INVESTMENT", "NODE_IP", "REASSIGN", "SHARE_MAP", "Defrag", "TakeFromTheRich",
+__all__ = ["CANCEL", "EVICT", "INVESTMENT", "MEMORY", "NODE_IP", "REASSIGN", "SHARE_MAP", "Defrag", "TakeFromTheRich",
            "Unsettled", "Verdict", "defragment"]
 
 Verdict = tuple[tuple[int, int], ...]  # actually needy jobs and what they still need, sorted

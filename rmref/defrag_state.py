@@ -31,6 +31,7 @@ class TakeFromTheRich:
 INVESTMENT = "investment"  # initialized processes of different jobs: only each job's own ranking is known
 SHARE_MAP = "share map"  # the comparator ties: the machine's share HashMap order (random share ids)
 NODE_IP = "node ip"  # machines of equal wealth and memory: a map hashed on node IPs the log never shows
+MEMORY = "memory"  # machines of equal wealth, the memory of one not stated: their order by memory is open
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,13 @@ class Unsettled:
     needy_job: int
     host: str
     shares: tuple[tuple[int, int], ...]  # (job, share id; 0 for a new process) of the shares in question
-    reasons: tuple[str, ...]  # INVESTMENT, SHARE_MAP and/or NODE_IP
+    reasons: tuple[str, ...]  # INVESTMENT, SHARE_MAP, NODE_IP and/or MEMORY
     action: int  # index in Defrag.actions of the first action the choice decided
     # every set of shares (job, share id; 0 for a new process), in clearing order, the round could
     # clear by an order of the shares in question the input allows (`partial`: too many to list)
     alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
     taken: int = 0  # the alternative cleared
-    tied: tuple[str, ...] = ()  # NODE_IP: the other eligible machines met in the same open node-map order
+    tied: tuple[str, ...] = ()  # NODE_IP, MEMORY: the other eligible machines whose order with `host` is open
     # more than MAX_OPEN shares in question: `alternatives` holds only rmref's own clearing and, given
     # the RM's, the one an allowed order putting the RM's shares first clears (each reachable)
     partial: bool = False

@@ -109,6 +109,10 @@ class Machine:
     # NodePool.disable ran on it since the previous cycle, which purges its work this cycle: DEAD (it
     # stopped answering) or VARIED_OFF (an administrator took it offline); "" when it did not
     disabled: str = ""
+    # False: no line states it and `memory_mb` is order x quantum, only its least (the RM's memory is
+    # the node's total, its order what is free of it less the reserved DRAM): how it compares with
+    # another machine's is open (rmref.take_from_the_rich)
+    memory_stated: bool = True
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from collections.abc import Container, Iterable, Sequence
 from rmref.choices import MAX_OPEN, linear_orders, rest, within
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.defrag_state import (
-    INVESTMENT, NODE_IP, SHARE_MAP, DJob, DNode, DShare, DState, Unsettled, all_machines, identity_hash, user_of,
+    INVESTMENT, MEMORY, NODE_IP, SHARE_MAP, DJob, DNode, DShare, DState, Unsettled, all_machines, identity_hash,
+    user_of,
 )
 from rmref.evictions import HeldShare, investment_key
 from rmref.javahash import JavaHashMap
@@ -29,13 +30,18 @@ def _machine_wealth(state: DState, node: DNode) -> int:
     return max((state.wealth.get(user_of(state, s.job_id), 0) for s in node.shares), default=0)
 
 
+def _sort_key(state: DState, name: str) -> tuple[int, int]:
+    """EligibleMachineSorter's key: the richest owner first, then the larger machine."""
+    node = state.nodes[name]
+    return (-_machine_wealth(state, node), -node.machine.memory_mb)
+
+
 def _sorted_machines(state: DState, names: Sequence[str]) -> list[str]:
     """A TreeMap on EligibleMachineSorter filled in `names` order: a newcomer goes before its equals."""
     out: list[str] = []
     keys: list[tuple[int, int]] = []
     for name in names:
-        node = state.nodes[name]
-        key = (-_machine_wealth(state, node), -node.machine.memory_mb)
+        key = _sort_key(state, name)
         at = next((i for i, k in enumerate(keys) if k >= key), len(keys))
         out.insert(at, name)
         keys.insert(at, key)
@@ -203,27 +209,35 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
     return cleared
 
 
-def _ip_tie(state: DState, name: str, eligible: Sequence[str]) -> list[str]:
-    """The other eligible machines that tie with `name` in EligibleMachineSorter (same owner
-    wealth, same memory) where the log shows no node IP (behaviour node_ip_logged absent), or not
-    theirs (an input with no IP for one of the two: the log, or its part after a gap, began after
-    they arrived): the RM meets them in the order of a map hashed on the IPs."""
+def _open_pair(state: DState, a: str, b: str) -> str | None:
+    """Why the input does not settle EligibleMachineSorter's order of two eligible machines (None: it
+    does). Of equal owner wealth, they are met by memory, larger first: where the memory of one is
+    not stated (`Machine.memory_stated`) and it may be as large as the other's, that order is open
+    (MEMORY); of equal memory, they are met in the order of a map hashed on their IPs, open where the
+    log shows no node IP (behaviour node_ip_logged absent) or not theirs (the log, or its part after
+    a gap, began after they arrived: NODE_IP)."""
+    ma, mb = state.nodes[a].machine, state.nodes[b].machine
+    if _machine_wealth(state, state.nodes[a]) != _machine_wealth(state, state.nodes[b]):
+        return None
     # without node_ip_logged any IP a machine has here was inferred (replay.apps.verify): the order stays open
     logged = state.inp.config.behaviours.has("node_ip_logged")
-    node = state.nodes[name]
-    key = (_machine_wealth(state, node), node.machine.memory_mb)
-    return [other for other in eligible if other != name
-            and (_machine_wealth(state, state.nodes[other]), state.nodes[other].machine.memory_mb) == key
-            and not (logged and node.machine.ip and state.nodes[other].machine.ip)]
+    if ma.memory_mb == mb.memory_mb and not (logged and ma.ip and mb.ip):
+        return NODE_IP
+    # an unstated memory is order x quantum at least, and no more is known of it
+    if any(not x.memory_stated and y.memory_mb >= x.memory_mb for x, y in ((ma, mb), (mb, ma))):
+        return MEMORY
+    return None
 
 
 def _note_machine_tie(state: DState, nj: DJob, name: str, eligible: Sequence[str], chosen: Sequence[DShare]) -> None:
-    """Record the round's machine as unsettled when it ties with other eligible machines in an
-    open node-map order (`_ip_tie`)."""
-    tied = _ip_tie(state, name, eligible)
+    """Record the round's machine as unsettled when its order with other eligible machines is open
+    (`_open_pair`)."""
+    why = {other: _open_pair(state, name, other) for other in eligible if other != name}
+    tied = [other for other, reason in why.items() if reason]
     if tied:
+        reasons = tuple(r for r in (NODE_IP, MEMORY) if r in why.values())
         state.unsettled.append(Unsettled(nj.work.job_id, name, tuple(sorted((s.job_id, s.share_id) for s in chosen)),
-                                         (NODE_IP,), len(state.actions), tied=tuple(tied)))
+                                         reasons, len(state.actions), tied=tuple(tied)))
 
 
 def _rm_left(state: DState, name: str) -> bool:
@@ -234,9 +248,10 @@ def _rm_left(state: DState, name: str) -> bool:
 
 def _rm_machines_first(state: DState, eligible: list[str]) -> list[str]:
     """Eligible machines where the RM cleared what no earlier round has (`choose`, `_rm_left`) first
-    among their open-order ties. Each round meets the ties in another open order (the first in the
-    pool's node map, the later ones in the rehash of Machine.hashCode), so a machine whose RM
-    clearing is done is no longer put first."""
+    among those whose order with them is open (`_open_pair`). Each round meets machines of equal
+    memory in another open order (the first in the pool's node map, the later ones in the rehash of
+    Machine.hashCode), so a machine whose RM clearing is done is no longer put first. A machine goes
+    ahead of those between only when its order with each of them is open, or they tie."""
     if not state.choose:
         return eligible
     out = list(eligible)
@@ -244,10 +259,17 @@ def _rm_machines_first(state: DState, eligible: list[str]) -> list[str]:
         if _rm_left(state, name):
             continue
         ahead = next((j for j in range(i + 1, len(out))
-                      if _rm_left(state, out[j]) and name in _ip_tie(state, out[j], out)), None)
+                      if _rm_left(state, out[j]) and _open_pair(state, out[j], name)
+                      and all(_open_pair(state, out[j], out[k]) or _same_key(state, out[j], out[k])
+                              for k in range(i + 1, j))), None)
         if ahead is not None:
             out.insert(i, out.pop(ahead))
     return out
+
+
+def _same_key(state: DState, a: str, b: str) -> bool:
+    """Whether EligibleMachineSorter ranks the two machines alike as rmref reads them (wealth, memory)."""
+    return _sort_key(state, a) == _sort_key(state, b)
 
 
 def _clear(state: DState, share: DShare, nj: DJob) -> None:

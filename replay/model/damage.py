@@ -15,6 +15,9 @@ cycles are `input damaged` instead:
   epoch), one published schedule each, so an epoch that jumps forward means cycles are missing
   (a rolled file lost); the cycle before the gap may end in the missing part and the one after it
   begin there. An epoch that goes back is an RM restart, not a gap;
+- a log's first cycle, when the log shows the RM start and fewer Orchestrator states before that
+  cycle than its epoch counts (the RM numbers its loops by the states it took): the loops between
+  are lost, and what the RM wrote as it started is the other side of the gap;
 - a first cycle the log starts inside (its scheduling pass began before the first line);
 - a cycle with an RmCounter block cut short (it lacks a line every block has: lines lost inside it);
 - a cycle with a second published schedule: the RM prints one per loop, after the "Schedule sent"
@@ -75,6 +78,9 @@ class Damage:
     epoch: int | None
     reasons: tuple[tuple[str, str | None, int | None], ...]  # (reason, file, line), in REASONS order
     after_gap: bool = False  # the audit starts again here: the first cycle after a gap, or lines lost in it
+    # the log's first cycle, after a gap that follows the RM's start: the lines before its loop entry
+    # (the start's own) are the other side of the gap (`between_gaps`)
+    after_start: bool = False
 
     def text(self) -> str:
         """One line: every reason, with the first line that shows it."""
@@ -182,6 +188,7 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
             mark(cycle, SECOND_SCHEDULE, file, line)
             resumes.add(cycle)
     rows = list(cycles.iter_rows())
+    after_start: set[int] = set()
     if rows and not rows[0][4]:
         mark(rows[0][0], CUT, rows[0][2], rows[0][3])
     for i, (cycle, _e, file, line, started, ended) in enumerate(rows):
@@ -193,14 +200,45 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         if ended is None:
             mark(cycle, UNRETURNED, file, line)
             resumes.add(cycle)
+    if lost_after_start(tables):
+        # no two cycles straddle such a loss, so no epoch jumps between them
+        resumes.add(rows[0][0])
+        after_start.add(rows[0][0])
+        mark(rows[0][0], GAP, rows[0][2], rows[0][3])
     for (c0, e0, *_), (c1, e1, f1, l1, *_) in zip(rows, rows[1:]):
         if e0 is not None and e1 is not None and e1 > e0 + 1:
             resumes.add(c1)
             mark(c0, GAP, f1, l1)
             mark(c1, GAP, f1, l1)
     epochs = {c: e for c, e, *_ in rows}
-    return {c: Damage(c, epochs.get(c), tuple((r, *found[c][r]) for r in REASONS if r in found[c]), c in resumes)
+    return {c: Damage(c, epochs.get(c), tuple((r, *found[c][r]) for r in REASONS if r in found[c]), c in resumes,
+                      c in after_start)
             for c in sorted(found)}
+
+
+def lost_after_start(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """Whether the log shows the RM start (its banner) before its first cycle, and fewer
+    Orchestrator states between the two than that cycle's epoch counts: the RM counts every state
+    it takes ("OR state arrives", less those "ignored, arrived too soon") and numbers each loop by
+    that count, so the lines of the loops between (and of what changed in them) are lost. So it is
+    in the part of a log after a gap, whose tables keep the log's bootstrap."""
+    cycles = tables["cycles"].sort("cycle").select("epoch", "file", "line", "started")
+    if cycles.is_empty() or not cycles["started"][0]:
+        return False
+    epoch, file, line, _ = cycles.row(0)
+    config, messages = tables.get("config"), tables.get("messages")
+    if config is None or messages is None or epoch is None or line is None or "key" not in config.columns:
+        return False
+    banners = [n for f, n in config.filter(pl.col("key") == "DUCC Version").select("file", "line").iter_rows()
+               if f == file and n is not None and n < line]
+    if not banners:
+        return False
+    # the method logs the state's arrival at INFO, and a state it ignores again at WARN
+    levels = narrow(tables, "messages", ("cls", "method", "level", "file", "line")).filter(
+        (pl.col("file") == file) & pl.col("line").is_between(max(banners), line, closed="none")
+        & (pl.col("cls") == "ResourceManagerComponent") & (pl.col("method") == "onJobManagerStateUpdate"))["level"]
+    taken = levels.to_list().count("INFO") - levels.to_list().count("WARN")
+    return bool(epoch > taken)
 
 
 def resume_points(damage: Mapping[int, Damage]) -> list[int]:
@@ -209,11 +247,22 @@ def resume_points(damage: Mapping[int, Damage]) -> list[int]:
     return [c for c, d in damage.items() if d.after_gap]
 
 
-def between_gaps(tables: Mapping[str, pl.DataFrame], first: int, stop: int | None) -> dict[str, pl.DataFrame]:
+def between_gaps(tables: Mapping[str, pl.DataFrame], first: int, stop: int | None,
+                 after_start: bool = False) -> dict[str, pl.DataFrame]:
     """The log's tables from cycle `first` up to `stop` (None: the end), as if the log were only
     that part: what one side of a gap says is no evidence about the other (rows of no cycle kept:
-    the bootstrap, the records after the last schedule)."""
+    the bootstrap, the records after the last schedule). `after_start` (`Damage.after_start`): the
+    gap lies between the RM's start and `first`, so the lines before its loop entry, which the RM
+    wrote as it started (the nodes arriving, the work it was handed), are the other side."""
     keep = pl.col("cycle") >= first if stop is None else pl.col("cycle").is_between(first, stop, closed="left")
+    cycles = tables["cycles"].filter(pl.col("cycle") == first).select("file", "line")
+    if after_start and cycles.height:
+        file, line = cycles.row(0)
+        started = (pl.col("cycle") == first) & (pl.col("file") == file) & (pl.col("line") < line)
+        return {name: frame.filter(pl.col("cycle").is_null() | (keep & ~started))
+                if {"cycle", "file", "line"} <= set(frame.columns) else
+                frame.filter(pl.col("cycle").is_null() | keep) if "cycle" in frame.columns else frame
+                for name, frame in tables.items()}
     return {name: frame.filter(pl.col("cycle").is_null() | keep) if "cycle" in frame.columns else frame
             for name, frame in tables.items()}
 

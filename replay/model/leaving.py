@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from replay.model.cycleref import label
+from replay.model.damage import lost_after_start
 from replay.model.settings import INFERRED, Assumption
 
 LEAVING = "processes leaving as the log began"  # its name in the audit's `assumed` list
@@ -27,12 +28,15 @@ REMOVAL_KEY = ["cycle", "job_id", "host", "share_id"]
 
 
 def starts_midstream(tables: Mapping[str, pl.DataFrame]) -> bool:
-    """No node arrives in the log's first cycle: the RM's start, where every node arrives, is not in it."""
+    """No node arrives in the log's first cycle: the RM's start, where every node arrives, is not in
+    it; or loops were lost after the start (`damage.lost_after_start`: the part of a log after a
+    gap, where a node that arrives in the first cycle may have been there before)."""
     cycles = tables["cycles"]["cycle"]
     if cycles.is_empty():
         return False
     nodes = tables["nodes"]
-    return nodes.filter((pl.col("event") == "arrive") & (pl.col("cycle") == cycles.min())).is_empty()
+    return (nodes.filter((pl.col("event") == "arrive") & (pl.col("cycle") == cycles.min())).is_empty()
+            or lost_after_start(tables))
 
 
 def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

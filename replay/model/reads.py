@@ -35,8 +35,9 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
              "remaining", "init_wait", "max_processes"),
     "job_events": (*WHERE, "job_id", "event", "state_from", "state_to", "total", "remaining", "max_processes",
                    "host", "share_id", "tag"),
-    # the release's message forms (replay.model.release); a class or method with a bad byte (replay.model.damage)
-    "messages": ("cls", "method", *WHERE),
+    # the release's message forms (replay.model.release); a class or method with a bad byte, and the
+    # Orchestrator states the RM took before its first loop (replay.model.damage)
+    "messages": ("cls", "method", "level", *WHERE),
     "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
                   "share_order"),
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),

@@ -24,10 +24,11 @@ from replay import parse
 from replay.apps.audit import audit
 from replay.cli import main
 from replay.model.damage import (
-    BAD_BYTES, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNKNOWN_METHOD, UNPARSED, UNRETURNED, between_gaps,
+    BAD_BYTES, GAP, NUL, SECOND_SCHEDULE, SHORT_BLOCK, UNENTERED, UNKNOWN_METHOD, UNPARSED, UNRETURNED, between_gaps,
     damaged_cycles,
 )
 from replay.model.inputs import job_descriptions
+from replay.model.leaving import starts_midstream
 from replay.model.machines.inventory import dead_before_log, disabled_before_log
 from replay.model.machines.liveness import liveness_events
 from replay.model.published import PublishedShares, published_schedule
@@ -661,3 +662,68 @@ def test_machines_whose_ips_a_gap_hid_tie_in_takefromtherich(tmp_path):
     evicted = {(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]}
     assert {("np103.sim.ducc", 13), ("np103.sim.ducc", 14)} <= evicted
     assert not {("np1a01.sim.ducc", 25), ("np1a01.sim.ducc", 26)} & evicted
+
+
+def test_machines_whose_order_rests_on_a_memory_the_log_does_not_state_tie_in_takefromtherich(tmp_path):
+    # tests.cuts seed 24, a DUCC 3.0.0 log: after the gap no line states np103's memory, taken as
+    # order x quantum (56 GB; the scenario's is 63, as np1a01's). In cycle 13 takeFromTheRich met
+    # np1a01 (63 GB, stated) and np103 (ben's processes on both): EligibleMachineSorter puts the
+    # larger first, and rmref took from np1a01 where the RM (truth.jsonl) took from np103: 2 RM
+    # divergences. Their order is open, and the RM's choice a verified one
+    name = "corpus/shrink_map_order"
+    tables, result = _audited(name, spliced(name, tmp_path / "gap.log", 27709, 129137))
+    assert [a.value for a in result.assumed if a.setting == "node np103.sim.ducc memory"] == ["57344 MB"]
+    tie = [v for v in result.verified if v.cycle == 13 and v.decision == "defrag"]
+    assert [v.job_id for v in tie] == [1]
+    assert tie[0].detail.startswith("agrees: the RM cleared np103.sim.ducc for needy job 5, one of 2 machines")
+    assert "it does not state np103.sim.ducc's memory, taken as order x quantum (57344 MB)" in tie[0].detail
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())[13]
+    real = next(r for r in truth(name) if r["epoch"] == epoch)
+    evicted = {(s["host"], s["id"]) for j in real["jobs"] if j["id"] == 1 for s in j["shares"] if s["evicted"]}
+    assert {("np103.sim.ducc", 13), ("np103.sim.ducc", 14)} <= evicted
+    assert not {("np1a01.sim.ducc", 25), ("np1a01.sim.ducc", 26)} & evicted
+
+
+@pytest.mark.parametrize(("name", "start", "stop"), [("corpus/midstream_varied_off_idle", 14235, 209550),
+                                                     ("heldout/seed47-080", 21592, 514083),
+                                                     ("releases/2.0.0/varyon-report", 16462, 68599)])
+def test_a_log_that_shows_the_rm_start_and_then_a_later_loop_has_a_gap_after_the_start(tmp_path, name, start, stop):
+    # the span runs from the line before the first loop's entry to a later loop's: the log shows the
+    # RM start (its banner, the nodes arriving) and then loop 24 (25), where the RM counts its loops
+    # from 1. No two cycles of the copy straddle the loss, so no epoch jumps between them. Read as a
+    # log from the RM's start, midstream_varied_off_idle's n06 was online (its vary-off is in the
+    # span), and How Much divided its 9 free quanta where the RM (truth.jsonl) had none: 30 RM
+    # divergences; seed47-080's job 7 was new, with no cap history: 8. tests.cuts seed 28 found the
+    # third (the real 2.0.0 RM: the span, from inside the first loop, also leaves a line unread and
+    # an RmCounter block short): 30. The first cycle is after a gap, and the lines the RM wrote as
+    # it started are the other side of it
+    log = spliced(name, tmp_path / "gap.log", start, stop)
+    tables = parse([log]).tables
+    first = tables["cycles"].row(0, named=True)
+    assert first["epoch"] > 1 and not tables["nodes"].filter(pl.col("event") == "arrive").is_empty()
+    damage = damaged_cycles(tables)
+    assert GAP in [r for r, *_ in damage[first["cycle"]].reasons] and damage[first["cycle"]].after_start
+    part = between_gaps(tables, first["cycle"], None, after_start=True)
+    assert part["nodes"].filter(pl.col("event") == "arrive").is_empty()
+    _tables, result = _audited(name, log)
+    assert set(result.cycles) == set(tables["cycles"]["cycle"]) - {first["cycle"]}
+    assert not damaged_cycles(parse([log_path(name)]).tables)  # the whole log: loop 1 follows the start
+
+
+def test_a_node_that_arrives_in_the_first_cycle_after_a_gap_may_have_been_there_before(tmp_path):
+    # tests.cuts seed 26, the real 2.0.0 RM: the span takes n01's vary-on and loops 88-101; n01's
+    # "Host added" (a new record) falls in the first cycle after the gap, and np1a02, idle since
+    # the RM started, is named after it only by two occupancy tables. A node arriving in the part's
+    # first cycle made it read as a log from the RM's start, whose nodes all arrive: nothing was
+    # inferred from the counters, and How Much divided 74 free quanta where the RM (truth.jsonl)
+    # divided 104, np1a02's 30 among them: 3 RM divergences in cycle 84. The part after a gap
+    # starts mid-stream, whatever arrives in its first cycle (the log's bootstrap shows the RM
+    # start, and fewer Orchestrator states after it than the part's first loop counts)
+    name = "releases/2.0.0/kept-old-record"
+    log = spliced(name, tmp_path / "gap.log", 1023660, 1192001)
+    tables, result = _audited(name, log)
+    resume = max(c for c, d in result.damaged.items() if d.after_gap)
+    part = between_gaps(tables, resume, None)
+    assert not part["nodes"].filter((pl.col("event") == "arrive") & (pl.col("cycle") == resume)).is_empty()
+    assert starts_midstream(part) and not starts_midstream(parse([log_path(name)]).tables)
+    assert max(result.cycles) == 84 and 84 in result.skipped_kinds.get("counts", {})

@@ -20,7 +20,7 @@ from replay.model.logged import Logged
 from rmref import Defrag
 from rmref.choices import Clearing, rest, within
 from rmref.constants import PURGE
-from rmref.defrag import NODE_IP
+from rmref.defrag import MEMORY, NODE_IP
 from rmref.defrag_state import Unsettled
 from rmref.model import CycleInput, Eviction, Placement
 
@@ -138,12 +138,26 @@ def _unseen_ips(inp: CycleInput) -> str:
     return "IPs the log never shows"
 
 
+def _tie_words(u: Unsettled, inp: CycleInput) -> str:
+    """Why the order of the machines of a takeFromTheRich tie (`Unsettled.tied`) is open."""
+    parts = []
+    if NODE_IP in u.reasons:
+        parts.append(f"and memory, met in the order of a node map hashed on {_unseen_ips(inp)}")
+    if MEMORY in u.reasons:
+        unstated = [m for m in inp.machines if m.name in {u.host, *u.tied} and not m.memory_stated]
+        said = ", ".join(f"{m.name}'s memory, taken as order x quantum ({m.memory_mb} MB), the least it can be"
+                         for m in unstated)
+        parts.append(f"whose order by memory (the larger first) the log does not settle: it does not state {said}")
+    return "; ".join(parts)
+
+
 def _follow_machine_tie(d: Defrag, logged: Logged, inp: CycleInput, logged_taken: Mapping[int, Any],
                         rerun: Callable[[dict[str, Clearing]], Defrag],
                         follow: Follow) -> tuple[Defrag, dict[int, Verified]]:
     """takeFromTheRich met machines of equal wealth and memory in the order of a node map hashed on
-    IPs the log does not show (before DUCC 3.0.0, never): where the RM cleared one of them, and rmref
-    clearing the RM's machine there takes from every job what the RM took, the RM's choice is verified."""
+    IPs the log does not show (before DUCC 3.0.0, never), or machines of equal wealth in the order of
+    a memory the log does not state: where the RM cleared one of them, and rmref clearing the RM's
+    machine there takes from every job what the RM took, the RM's choice is verified."""
     c = inp.cycle
     rm = cleared_by_rm(logged.connected.get(c, ()), logged.published.get(c, {}), logged_taken)
     logged_evicted = {j: v for j, v in logged_taken.items() if v}
@@ -158,8 +172,7 @@ def _follow_machine_tie(d: Defrag, logged: Logged, inp: CycleInput, logged_taken
         return d, {}
     u = ties[0]
     why = (f"agrees: the RM cleared {', '.join(sorted(set(u.tied) & set(rm)))} for needy job {u.needy_job}, one of "
-           f"{len(u.tied) + 1} machines of equal owner wealth and memory, met in the order of a node map hashed on "
-           f"{_unseen_ips(inp)} (rmref met {u.host} first)")
+           f"{len(u.tied) + 1} machines of equal owner wealth {_tie_words(u, inp)} (rmref met {u.host} first)")
     own = _taken(d)
     follow.choose.update(rm)
     follow.sentences.append(why)
@@ -198,7 +211,10 @@ def unlisted_words(d: Defrag | None, inp: CycleInput) -> str:
     for u in d.unsettled:
         if u.alternatives and not u.partial:
             continue
-        if NODE_IP in u.reasons:
+        if MEMORY in u.reasons and NODE_IP not in u.reasons:
+            parts.append(f"on {u.host} takeFromTheRich met machines of equal wealth in the order of their memory, "
+                         f"which the log does not state for all of them")
+        elif NODE_IP in u.reasons:
             unseen = ("which the log does not show for these nodes" if inp.config.behaviours.has("node_ip_logged")
                       else "which the log of this release never shows")
             parts.append(f"on {u.host} takeFromTheRich met machines of equal wealth and memory in the order of a "

@@ -62,7 +62,7 @@ def start_of_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, lo: in
     under the log's settings (`start.boot`, whether the caller gave them or not): one RM, with one
     configuration, wrote both sides of a gap (a restart is an epoch going back, no gap), so the
     whole log is evidence of them; the machines and processes each part infers from its own."""
-    part_tables = between_gaps(tables, lo, hi)
+    part_tables = between_gaps(tables, lo, hi, lo in start.damage and start.damage[lo].after_start)
     return part_tables, replay_start(part_tables, start.boot)
 
 

@@ -9,7 +9,8 @@ did not see arrive, exactly:
 * rearrangeVirtual's "bad virtual machine list" (an unschedulable node): its order (`r_order`);
 * its nodepool: the node files (`--config`), or the nodepool's only node rule.
 What it does not state is solved for from the counters the RM printed (replay.model.machines.solver).
-The memory of a node whose memory no line shows is taken as order x quantum, and said so.
+The memory of a node whose memory no line shows is taken as order x quantum, its least, and said
+so; the machine carries the fact (`Machine.memory_stated`), for an order by memory that rests on it is open.
 """
 
 from __future__ import annotations

@@ -61,7 +61,8 @@ class NodeLiveness:
         self._pool = pool_of
         self._known: dict[str, Machine] = {
             h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip,
-                            online=not (h.dead or h.varied_off), varied_off=h.varied_off)
+                            online=not (h.dead or h.varied_off), varied_off=h.varied_off,
+                            memory_stated=h.memory_mb is not None)
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
@@ -86,6 +87,7 @@ class NodeLiveness:
                         order if order is not None else (old.order if old else 0),
                         memory if memory is not None else (old.memory_mb if old else 0),
                         self._ips.get(host, ""), online=not varied_off, varied_off=varied_off,
+                        memory_stated=memory is not None or (old.memory_stated if old else False),
                     )
                     self._dead.discard(host)
                     if order is not None:  # (an arrival states the order)
