@@ -23,6 +23,10 @@ def tune_allocators(command: str | None = None) -> None:
     # Arrow's jemalloc pool keeps freed chunk buffers for reuse; the C allocator hands them back
     # (about 45 MB)
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    # numpy's OpenBLAS starts a thread per core at import, which spins on a core for a while
+    # waiting for work that never comes: no command does floating-point linear algebra (rmref's
+    # one matrix product is int64, which numpy does without BLAS). About 4% of a small parse's CPU
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # polars' jemalloc: one arena for its thread pool and ours, not one per thread; glibc: the
     # Parquet writer thread shares the main arena instead of keeping one of its own (together
     # about 17 MB); jemalloc keeps freed pages for 10 s unless told not to

@@ -1,8 +1,11 @@
 """The command registry: every command once, the TUI added from its own package, allocators before polars."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from replay.cli.parser import build_parser
 from replay.cli.registry import BUILT_IN, commands, holding
@@ -21,6 +24,18 @@ def test_importing_the_entry_point_loads_no_polars_or_pyarrow():
     """The allocators are tuned before polars and pyarrow load (replay.cli.process.tune_allocators)."""
     code = "import sys, replay.cli; sys.exit(any(m.split('.')[0] in ('polars', 'pyarrow') for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2,
+                    reason="counts the process's threads in /proc; OpenBLAS starts none on one core")
+def test_numpy_loads_without_blas_threads_in_a_command():
+    """No command does floating-point linear algebra: numpy's OpenBLAS, tuned before it loads,
+    starts no thread of its own (left alone it starts one per core, which spins while it waits)."""
+    code = ("import os, replay.cli.process as p; p.tune_allocators('parse'); import numpy; "
+            "print(len(os.listdir('/proc/self/task')))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENBLAS_", "OMP_"))}
+    got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert got.stdout.strip() == "1"
 
 
 def test_only_the_streaming_commands_let_the_allocators_keep_pages():
