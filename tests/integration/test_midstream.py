@@ -384,6 +384,32 @@ def test_machines_only_a_later_band_counts_leave_the_cycles_to_caps(kind, tmp):
     assert not _disagreeing(frames, [c for c in result.cycles if c not in left], epochs, UNNAMED)
 
 
+UNDER_A_QUANTUM = "corpus/midstream_machine_under_a_quantum"
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_machine_under_a_quantum_is_counted_at_order_0(level, kind, tmp):
+    """A log of the 3.0.0 RM (the fixture corpus/midstream_class_sets_its_doubling with an 8 GB
+    node, n10, added: the quantum is 10 GB) cut after a node went idle, audited with
+    ducc.classes only. The RM counts every schedulable machine at its order, n10 at 0, so every
+    vmachines line has a 1 at order 0; the check of the counters left it out, and every clean
+    cycle was audited for caps only (DEBUG, where the occupancy table sizes n10), or n10, unsized
+    at INFO, was inferred as order 4 and no cycle fitted. n10 is order 0, as truth.jsonl has it
+    (inferred at INFO, and said so), every cycle is audited whole and every decision is truth's."""
+    tables, result, frames, epochs = _audited(UNDER_A_QUANTUM, level, kind, tmp)
+    records = {r["epoch"]: r for r in truth(UNDER_A_QUANTUM)}
+    orders = {n["name"]: n["order"] for c in result.cycles for n in records[epochs[c]]["nodes"]}
+    assert orders["n10.sim.ducc"] == 0  # the precondition: a machine smaller than a quantum
+    hosts = {h.name: h for h in machine_inventory(tables, bootstrap(tables)).hosts}
+    assert hosts["n10.sim.ducc"].order == 0
+    said = {a.setting: a.value for a in result.assumed}
+    assert (said.get("node n10.sim.ducc") == "order 0, nodepool --default--") == (level == "rm.log")
+    assert not result.divergences, result.divergences[:3]
+    assert result.cycles and not result.skipped_kinds, result.skipped_kinds
+    assert not _disagreeing(frames, result.cycles, epochs, UNDER_A_QUANTUM)
+
+
 NEEDY_FIRST = "corpus/midstream_needy_pass_first"
 
 
