@@ -412,6 +412,39 @@ def test_a_machine_under_a_quantum_is_counted_at_order_0(level, kind, tmp):
     assert not _disagreeing(frames, result.cycles, epochs, UNDER_A_QUANTUM)
 
 
+NO_COUNTER = "corpus/midstream_pool_no_counter_covers"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_machines_no_counter_covers_are_not_sized_by_maxorder(kind, tmp):
+    """An INFO log of the 2.2.2 RM (oracle seed 11212 scenario 3, unshrunk) cut at 95%: the first
+    band counts pool np1 only, and no line sizes --default--'s ten machines (order 9), whose
+    processes held 8 quanta at most. Only orders some counter shows were candidates, and 12, the
+    one left above that floor and within the RM's maxorder, was taken as evidence: with the
+    quantum read right (10; 9 put job 6's processes at order 3, which left them unknown) every
+    machine was inferred, those ten as order 12, and How Much divided free space the RM did not
+    (RM divergences in counts). They stay unknown, their cycles audited for caps only, saying
+    so; every order inferred is truth's, and every cap is."""
+    path = cut(NO_COUNTER, "rm.log", kind, tmp / f"no-counter-{kind}.log", at=0.95)
+    tables = parse([path]).tables
+    tables.update(read_resources(classes_only(NO_COUNTER, tmp / "no-counter-config")))
+    result = audit(tables)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    records = {r["epoch"]: r for r in truth(NO_COUNTER)}
+    orders = {n["name"]: n["order"] for c in result.cycles for n in records[epochs[c]]["nodes"]}
+    hosts = machine_inventory(tables, bootstrap(tables)).hosts
+    assert all(h.order == orders[h.name] for h in hosts if h.order is not None)
+    unknown = {h.name for h in hosts if h.order is None}
+    assert unknown and all(orders[n] == 9 for n in unknown)
+    assert not result.divergences, result.divergences[:3]
+    counts = result.skipped_kinds.get("counts", {})
+    assert set(counts) == set(result.cycles) and all("could not be inferred" in w for w in counts.values())
+    caps = {(c, j): a for c, j, _b, _p, _q, a in result_frames(result)["ref_caps"].drop("epoch", strict=False)
+            .iter_rows()}
+    assert caps and all(a == next(j["job_cap"] for j in records[epochs[c]]["jobs"] if j["id"] == job)
+                        for (c, job), a in caps.items())
+
+
 NEEDY_FIRST = "corpus/midstream_needy_pass_first"
 
 
