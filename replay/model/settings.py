@@ -111,7 +111,11 @@ def infer_quantum(tables: Mapping[str, pl.DataFrame], classes: set[str] | None =
     sized = sized if machines else sized.clear()
     # order = floor(M / q), M in GB: M/(o+1) < q <= M/o
     machine_bounds = [(mb / 1024 / (o + 1), mb / 1024 / o, True) for mb, o in sized.iter_rows()]
-    span = _interval(job_bounds + machine_bounds) or _interval(job_bounds)
+    published = _published_quanta(tables, classes)
+    # the published schedule's memory is quantum x order exactly: it pins the quantum
+    exact = [(q, q, False) for q in published]
+    span = (_interval(job_bounds + machine_bounds + exact) or _interval(job_bounds + machine_bounds)
+            or _interval(job_bounds))
     if not job_bounds and not machine_bounds or span is None:
         return _documented(QUANTUM, "no job or machine line shows memory with its order")
     lo, hi = span
@@ -120,6 +124,11 @@ def infer_quantum(tables: Mapping[str, pl.DataFrame], classes: set[str] | None =
         return _documented(QUANTUM, "the job rows' memory and order fit no whole quantum")
     example = ", ".join(f"job {j}: {m} GB is order {o}" for m, o, j in jobs.head(3).iter_rows())
     seen = f"{jobs.height} job size(s) ({example}) and {sized.height} machine size(s)"
+    if published and len(fits) == 1:
+        return Assumption(QUANTUM, str(fits[0]), INFERRED,
+                          f"{seen}, and the published schedule's memory per process (quantum x order: "
+                          + ", ".join(f"job {j}: {m} GB at order {o}" for j, m, o in published.values())
+                          + f") fit {fits[0]} only")
     if len(fits) == 1 and hi != math.inf:
         return Assumption(QUANTUM, str(fits[0]), INFERRED,
                           f"{seen}: order = ceil(memory / quantum) fits {fits[0]} only")
@@ -127,6 +136,26 @@ def infer_quantum(tables: Mapping[str, pl.DataFrame], classes: set[str] | None =
     top = "or more" if hi == math.inf else f"to {int(hi)}"
     return Assumption(QUANTUM, str(pick), INFERRED, f"{seen} fit any quantum from {int(lo)} {top}; "
                       f"{'the documented default' if pick == 1 else 'the smallest'} taken")
+
+
+def _published_quanta(tables: Mapping[str, pl.DataFrame],
+                      classes: set[str] | None) -> dict[float, tuple[int, int, int]]:
+    """The quantum (GB) each published job shows, its memory per process in the schedule over its
+    printed order (the RM publishes quantum x order, from 2.1.0 on; 2.0.x prints none) -> one
+    (job, memory, order) showing it, for jobs of `classes` (default all)."""
+    orders = pl.concat([narrow(tables, name, ("job_id", "order", "class")) for name in ("jobs", "counts")]
+                       + [narrow(tables, "job_caps", ("job_id", "order")).with_columns(pl.lit(None, pl.String)
+                                                                                     .alias("class"))])
+    orders = orders.filter(pl.col("order") > 0).unique("job_id", keep="first", maintain_order=True)
+    if classes is not None:
+        theirs = orders.filter(pl.col("class").is_in(list(classes)))["job_id"].to_list()
+        orders = orders.filter(pl.col("job_id").is_in(theirs))
+    memory = narrow(tables, "schedule", ("job_id", "memory_gb")).filter(pl.col("memory_gb") > 0).unique(
+        "job_id", keep="first", maintain_order=True)
+    out: dict[float, tuple[int, int, int]] = {}
+    for job, m, o in memory.join(orders.select("job_id", "order"), on="job_id").iter_rows():
+        out.setdefault(m / o, (job, m, o))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

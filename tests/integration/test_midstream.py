@@ -21,7 +21,6 @@ import pytest
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.model.resources import read_resources
-from replay.model.machines.solver import BANDS_UNNAMED
 from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory
 from replay.parsing.sources import InputError
@@ -368,27 +367,89 @@ UNNAMED = "corpus/midstream_unnamed_in_a_later_band"
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_machines_only_a_later_band_counts_leave_the_cycles_to_caps(kind, tmp):
+def test_machines_only_the_occupancy_table_lists_were_there_before_the_log(kind, tmp):
     """An INFO log of the 2.1.0 RM (oracle seed 11111 scenario 0, shrunk) cut after a node went
-    idle: n01 and n03, idle in --default--, are not among the nodes taken as there before the log
-    (their arrival is cut away; only the occupancy table lists them, which that choice does not
-    read). The first band counts pool np1 only, so its counters,
-    the ones checked before, fit the named nodes; the next band's count the two. Without them
-    rmref's How Much divided less free space (RM divergences in counts and the schedule; unshrunk,
-    takeFromTheRich took nothing where the RM took). Those cycles are audited for caps only,
-    saying why; no cycle is a divergence, every cap is truth's and every other cycle is truth's."""
+    idle: n01 and n03, idle in --default--, have their arrival cut away, and only the occupancy
+    table lists them (the 2.1.0 RM prints it at INFO). The first band counts pool np1 only; the
+    next band's counters count the two. Not taken as there, rmref's How Much divided less free
+    space (RM divergences in counts and the schedule; unshrunk, takeFromTheRich took nothing where
+    the RM took), and then the cycles were audited for caps only. Listed, they are there before the
+    log, sized by the table: every cycle is audited whole and every decision is truth's (with the
+    quantum the published schedule pins: the job and machine sizes alone left 14 to 15, and 14
+    put job 6's processes at order 2, a placement divergence)."""
     tables, result, frames, epochs = _audited(UNNAMED, "rm.log", kind, tmp)
-    named = {h.name for h in machine_inventory(tables, bootstrap(tables)).hosts}
     records = {r["epoch"]: r for r in truth(UNNAMED)}
-    unnamed = {n["name"] for c in result.cycles for n in records[epochs[c]]["nodes"]} - named
-    assert unnamed  # the precondition: machines the RM counts that the cut never names
+    counted = {n["name"] for c in result.cycles for n in records[epochs[c]]["nodes"]}
+    named = {h.name: h for h in machine_inventory(tables, bootstrap(tables)).hosts}
+    listed = set(tables["occupancy"]["host"]) - set(tables["schedule"]["host"].drop_nulls())
+    assert {"n01.sim.ducc", "n03.sim.ducc"} <= listed  # the precondition: only the table names them
+    # the quantum, read off the schedule's memory per process (quantum x order), is the RM's
+    rm_quantum = bootstrap(parsed(UNNAMED).tables).config.quantum_gb
+    assert bootstrap(tables).config.quantum_gb == rm_quantum == 15
+    assert counted <= set(named)
+    assert all(named[n["name"]].order == n["order"] for c in result.cycles for n in records[epochs[c]]["nodes"])
     assert not result.divergences, result.divergences[:3]
-    left = {c for c, why in result.skipped_kinds.get("counts", {}).items() if why == BANDS_UNNAMED}
-    assert left and left <= set(result.cycles)
-    caps = {(c, j): a for c, j, _b, _p, _q, a in frames["ref_caps"].drop("epoch", strict=False).iter_rows()}
+    assert result.cycles and not result.skipped_kinds, result.skipped_kinds
+    assert not _disagreeing(frames, result.cycles, epochs, UNNAMED)
+
+
+UNDER_A_QUANTUM = "corpus/midstream_machine_under_a_quantum"
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_machine_under_a_quantum_is_counted_at_order_0(level, kind, tmp):
+    """A log of the 3.0.0 RM (the fixture corpus/midstream_class_sets_its_doubling with an 8 GB
+    node, n10, added: the quantum is 10 GB) cut after a node went idle, audited with
+    ducc.classes only. The RM counts every schedulable machine at its order, n10 at 0, so every
+    vmachines line has a 1 at order 0; the check of the counters left it out, and every clean
+    cycle was audited for caps only (DEBUG, where the occupancy table sizes n10), or n10, unsized
+    at INFO, was inferred as order 4 and no cycle fitted. n10 is order 0, as truth.jsonl has it
+    (inferred at INFO, and said so), every cycle is audited whole and every decision is truth's."""
+    tables, result, frames, epochs = _audited(UNDER_A_QUANTUM, level, kind, tmp)
+    records = {r["epoch"]: r for r in truth(UNDER_A_QUANTUM)}
+    orders = {n["name"]: n["order"] for c in result.cycles for n in records[epochs[c]]["nodes"]}
+    assert orders["n10.sim.ducc"] == 0  # the precondition: a machine smaller than a quantum
+    hosts = {h.name: h for h in machine_inventory(tables, bootstrap(tables)).hosts}
+    assert hosts["n10.sim.ducc"].order == 0
+    said = {a.setting: a.value for a in result.assumed}
+    assert (said.get("node n10.sim.ducc") == "order 0, nodepool --default--") == (level == "rm.log")
+    assert not result.divergences, result.divergences[:3]
+    assert result.cycles and not result.skipped_kinds, result.skipped_kinds
+    assert not _disagreeing(frames, result.cycles, epochs, UNDER_A_QUANTUM)
+
+
+NO_COUNTER = "corpus/midstream_pool_no_counter_covers"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_machines_no_counter_covers_are_not_sized_by_maxorder(kind, tmp):
+    """An INFO log of the 2.2.2 RM (oracle seed 11212 scenario 3, unshrunk) cut at 95%: the first
+    band counts pool np1 only, and no line sizes --default--'s ten machines (order 9), whose
+    processes held 8 quanta at most. Only orders some counter shows were candidates, and 12, the
+    one left above that floor and within the RM's maxorder, was taken as evidence: with the
+    quantum read right (10; 9 put job 6's processes at order 3, which left them unknown) every
+    machine was inferred, those ten as order 12, and How Much divided free space the RM did not
+    (RM divergences in counts). They stay unknown, their cycles audited for caps only, saying
+    so; every order inferred is truth's, and every cap is."""
+    path = cut(NO_COUNTER, "rm.log", kind, tmp / f"no-counter-{kind}.log", at=0.95)
+    tables = parse([path]).tables
+    tables.update(read_resources(classes_only(NO_COUNTER, tmp / "no-counter-config")))
+    result = audit(tables)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    records = {r["epoch"]: r for r in truth(NO_COUNTER)}
+    orders = {n["name"]: n["order"] for c in result.cycles for n in records[epochs[c]]["nodes"]}
+    hosts = machine_inventory(tables, bootstrap(tables)).hosts
+    assert all(h.order == orders[h.name] for h in hosts if h.order is not None)
+    unknown = {h.name for h in hosts if h.order is None}
+    assert unknown and all(orders[n] == 9 for n in unknown)
+    assert not result.divergences, result.divergences[:3]
+    counts = result.skipped_kinds.get("counts", {})
+    assert set(counts) == set(result.cycles) and all("could not be inferred" in w for w in counts.values())
+    caps = {(c, j): a for c, j, _b, _p, _q, a in result_frames(result)["ref_caps"].drop("epoch", strict=False)
+            .iter_rows()}
     assert caps and all(a == next(j["job_cap"] for j in records[epochs[c]]["jobs"] if j["id"] == job)
                         for (c, job), a in caps.items())
-    assert not _disagreeing(frames, [c for c in result.cycles if c not in left], epochs, UNNAMED)
 
 
 NEEDY_FIRST = "corpus/midstream_needy_pass_first"

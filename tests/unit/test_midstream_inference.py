@@ -29,7 +29,8 @@ def _empty(name: str, **columns) -> pl.DataFrame:
 
 
 def _tables(**frames) -> dict[str, pl.DataFrame]:
-    return {name: frames.get(name, _empty(name)) for name in ("jobs", "placements", "occupancy", "nodes", "defrag")}
+    return {name: frames.get(name, _empty(name))
+            for name in ("jobs", "placements", "occupancy", "nodes", "defrag", "schedule", "counts", "job_caps")}
 
 
 def test_quantum_from_memory_and_order():
@@ -37,6 +38,16 @@ def test_quantum_from_memory_and_order():
     tables = _tables(jobs=_empty("jobs", job_id=[1, 2], memory_gb=[15, 8], order=[4, 2]))
     a = infer_quantum(tables)
     assert (a.value, a.source) == ("4", INFERRED) and "fits 4 only" in a.evidence
+
+
+def test_quantum_the_published_schedule_pins():
+    # an order-1 job of 4 GB allows any q >= 4; the schedule publishes it at 6 GB a process, which
+    # the RM prints as quantum x order (RmJobState's memory): q = 6
+    tables = _tables(jobs=_empty("jobs", job_id=[1], memory_gb=[4], order=[1], **{"class": ["a"]}),
+                     schedule=_empty("schedule", job_id=[1], memory_gb=[6]))
+    a = infer_quantum(tables)
+    assert (a.value, a.source) == ("6", INFERRED) and "job 1: 6 GB at order 1" in a.evidence
+    assert infer_quantum(tables, {"b"}).value == "1"  # another pool tree's job: no evidence, the default
 
 
 def test_quantum_a_machine_line_narrows():

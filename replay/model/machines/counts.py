@@ -68,8 +68,9 @@ def candidate_orders(cycles: Sequence[CycleEvidence], known_orders: Iterable[int
         for r in c.residual:
             for free, n in enumerate(r):
                 if n > 0:
-                    out.update(free + h for h in held)
-    return known + sorted(o for o in out - set(known) if 0 < o <= maxorder)
+                    # the RM counts at 0 only a machine smaller than a quantum, never a full one
+                    out.update(free + h for h in held) if free else out.add(0)
+    return known + sorted(o for o in out - set(known) if 0 <= o <= maxorder)
 
 
 def alike_groups(cycles: Sequence[CycleEvidence], hosts: Mapping[str, Host], floors: Mapping[str, tuple[int, int]],
@@ -82,7 +83,7 @@ def alike_groups(cycles: Sequence[CycleEvidence], hosts: Mapping[str, Host], flo
         sig = (hosts[name].nodepool, floors[name][0], reserved.get(name), tuple(c.seen.get(name) for c in clean))
         by_sig.setdefault(sig, []).append(name)
     return [Group(tuple(names), pool, floor,
-                   (exact,) if exact is not None else tuple(o for o in orders if o >= max(floor, 1)))
+                   (exact,) if exact is not None else tuple(o for o in orders if o >= floor))
             for (pool, floor, exact, _), names in by_sig.items()]
 
 
@@ -109,9 +110,9 @@ def state_equations(cycles: Sequence[CycleEvidence], groups: Sequence[Group],
                     continue
                 for o in g.orders:
                     free = free_space(o, s.np_shares)
-                    if 0 < free < len(r):
+                    if (0 < free or o == 0) and free < len(r):  # (as evidence.histogram counts)
                         terms.setdefault(free, {})[(gi, o)] = 1
-            equations += [(r[free], terms.get(free, {})) for free in range(1, len(r)) if r[free] or free in terms]
+            equations += [(r[free], terms.get(free, {})) for free in range(len(r)) if r[free] or free in terms]
         out.append((support, equations))
     return sorted(out, key=lambda state: -state[0])
 

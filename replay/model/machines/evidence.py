@@ -129,7 +129,9 @@ def histogram(machines: Iterable[tuple[str, int, bool, Sequence[tuple[int, str]]
     for pool, order, schedulable, np_shares in machines:
         if schedulable and pools.covers(scope, pool):
             free = free_space(order, np_shares)
-            if 0 < free < size:
+            # the RM's reset counts every schedulable machine at its order, a machine smaller than
+            # a quantum at 0; one its processes fill is taken out of the count, not moved to 0
+            if (0 < free or order == 0) and free < size:
                 out[free] += 1
     return out
 

@@ -115,23 +115,38 @@ def _stated(tables: Mapping[str, pl.DataFrame]) -> dict[str, tuple[int, int | No
 
 def prelog_hosts(tables: Mapping[str, pl.DataFrame]) -> list[str]:
     """Hosts there before the log began, in the order first heard from: heard from (heartbeats,
-    missed heartbeats, ...) or holding work in a cycle before the one they first arrive in, or
-    coming back from the dead without having arrived. (A node new to the RM is heard from, mapped
+    missed heartbeats, ...), holding work or listed (the occupancy table, countFreeableMachines)
+    in a cycle before the one they first arrive in, or coming back from the dead without having
+    arrived. (A node new to the RM is heard from, mapped
     and added in one go, within one cycle.)"""
     nodes = tables["nodes"].filter(pl.col("cycle").is_not_null() & pl.col("host").is_not_null())
     arrival = dict(nodes.filter(pl.col("event") == "arrive").group_by("host").agg(
         pl.col("cycle").min()).iter_rows())
+    listed = pl.col("host").is_not_null() & pl.col("cycle").is_not_null()
     mentions = pl.concat([
         # ('map' lines belong to an arrival, and name the host by its short name too)
         nodes.filter(~pl.col("event").is_in((*ONLINE_EVENTS, "map"))).select("host", "cycle", "line"),
-        tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
-        .select("host", "cycle", "line"),
+        tables["schedule"].filter(listed).select("host", "cycle", "line"),
+    ]).sort("cycle", "line", maintain_order=True)
+    # the occupancy table and countFreeableMachines list every machine in the RM's tables, those
+    # it cannot schedule on too (the counters tell which: replay.model.machines.solver); they come
+    # after the machines heard from, as no line tells when they arrived
+    freeable = tables["expansions"].filter(pl.col("cycle").is_not_null())
+    lists = pl.concat([
+        tables["occupancy"].filter(listed).select("host", "cycle", "line"),
+        freeable.filter(listed).select("host", "cycle", "line"),
+        freeable.filter(pl.col("kind") == "freeable_order").select(pl.col("hosts").alias("item"), "cycle", "line")
+        .explode("item").select(pl.col("item").str.extract(r"^(.*):\d+$").alias("host"), "cycle", "line")
+        .filter(pl.col("host").is_not_null()),
     ]).sort("cycle", "line", maintain_order=True)
     first = mentions.unique("host", keep="first", maintain_order=True)
-    before = {h for h, c in first.select("host", "cycle").iter_rows() if c < arrival.get(h, c + 1)}
+    first_listed = lists.unique("host", keep="first", maintain_order=True)
+    before = {h for h, c in pl.concat([first, first_listed]).sort("cycle", "line").unique("host", keep="first")
+              .select("host", "cycle").iter_rows() if c < arrival.get(h, c + 1)}
     before |= dead_before_log(tables)
     heard = nodes.filter(pl.col("event") == "heartbeat")["host"].unique(maintain_order=True).to_list()
-    return [h for h in dict.fromkeys(heard + first["host"].to_list()) if h in before]
+    return [h for h in dict.fromkeys(heard + first["host"].to_list() + first_listed["host"].to_list())
+            if h in before]
 
 
 def dead_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:

@@ -321,10 +321,11 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     groups = alike_groups(cycles, unknown, floors, reserved, candidates)
     # a group no clean counter covers while it is up is not inferred: no evidence, no guess. One
     # order left is evidence when a reservation held the machine (it takes exactly its order) or the
-    # RM's maxorder bounds it, not when the known machines' orders are all there is to choose from
+    # RM's maxorder bounds it from above as its processes do from below (the candidates are only the
+    # orders some counter or machine shows, so one left above the floor is no evidence of itself)
     counted = {gi for _, eqs in state_equations(cycles, groups, pools) for _t, terms in eqs for gi, _o in terms}
     groups = [g for gi, g in enumerate(groups)
-              if gi in counted or g.hosts[0] in reserved or (len(g.orders) == 1 and logged_max is not None)]
+              if gi in counted or g.hosts[0] in reserved or (g.orders == (g.floor,) and g.floor == logged_max)]
     solutions = solve(groups, state_equations(cycles, groups, pools))
     fits = [f for f in (_fit(groups, counts, cycles, logged) for counts in solutions) if f is not None]
     # most placements reproduced; then the fewest machine sizes the known machines do not have
