@@ -40,6 +40,9 @@ class Bootstrap:
     # neither the log's bootstrap nor --config's ducc.properties or ducc.users was read: whether a
     # user has an allotment of its own (ducc.users) is not known
     users_open: bool = False
+    # the fragmentation thresholds other than config's that the log allows, nearest first, where
+    # neither a configuration file nor a line pins it (replay.model.settings.threshold_reading)
+    thresholds_open: tuple[int, ...] = ()
 
     def process_order(self, class_name: str | None, memory_gb: int) -> int:
         """Quanta per process of a job of the class, in its pool tree's quantum (rmref.trees.process_order)."""
@@ -73,9 +76,27 @@ def _setting(rows: dict[str, tuple[Any, Any, Any]], key: str, setting: str,
     """A config row the log's bootstrap or --config gives; inferred from the log when only DUCC's
     documented default stands for it."""
     value, file, line = rows.get(key, (None, None, None))
-    if value is None or file == DEFAULTS_FILE:
+    if not _stated(rows, key):
         return infer()
     return st.from_config(setting, value, file, line)
+
+
+def _stated(rows: dict[str, tuple[Any, Any, Any]], key: str) -> bool:
+    """Whether the log's bootstrap or a file of --config gives the row (not DUCC's documented default)."""
+    value, file, _line = rows.get(key, (None, None, None))
+    return value is not None and file != DEFAULTS_FILE
+
+
+OPEN_THRESHOLDS = 64  # the most other fragmentation thresholds tried (a job rarely holds more processes)
+
+
+def _open_thresholds(value: int, bounds: tuple[int, int] | None) -> tuple[int, ...]:
+    """The thresholds in `bounds` but `value`, nearest to it first (then the lower)."""
+    if bounds is None:
+        return ()
+    lo, hi = bounds
+    others = [t for t in range(lo, min(hi, lo + OPEN_THRESHOLDS) + 1) if t != value]
+    return tuple(sorted(others, key=lambda t: (abs(t - value), t)))
 
 
 
@@ -112,9 +133,12 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
         for r in tables["classes"].iter_rows(named=True) if _whole(r)
     )
     users = tuple(sorted(_user_allotments(config).items()))
+    threshold, threshold_bounds = (
+        (_setting(rows, "fragmentation threshold", st.THRESHOLD, lambda: st.infer_threshold(tables, classes)), None)
+        if _stated(rows, "fragmentation threshold") else st.threshold_reading(tables, classes))
     assumed = [
         quantum,
-        _setting(rows, "fragmentation threshold", st.THRESHOLD, lambda: st.infer_threshold(tables, classes)),
+        threshold,
         _setting(rows, "do defragmentation", st.DEFRAGMENTATION, lambda: st.infer_defragmentation(tables)),
         _setting(rows, "global allotment", st.GLOBAL_ALLOTMENT,
                  lambda: st.infer_global_allotment(tables, {user for user, _ in users})),
@@ -135,7 +159,8 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
     return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables),
-                     users_open=not users and properties_unread(tables, users_too=True))
+                     users_open=not users and properties_unread(tables, users_too=True),
+                     thresholds_open=_open_thresholds(cfg.fragmentation_threshold, threshold_bounds))
 
 
 def properties_unread(tables: Mapping[str, pl.DataFrame], users_too: bool = False) -> bool:

@@ -170,7 +170,14 @@ def _fair_analysis(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDe
 
 def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDef]) -> Assumption:
     """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows and, at DEBUG,
-    doFinalEvictions' donors.
+    doFinalEvictions' donors (`threshold_reading`)."""
+    return threshold_reading(tables, classes)[0]
+
+
+def threshold_reading(tables: Mapping[str, pl.DataFrame],
+                      classes: Iterable[ClassDef]) -> tuple[Assumption, tuple[int, int] | None]:
+    """ducc.rm.fragmentation.threshold as the log gives it, and the least and greatest values the
+    log allows where it does not pin one (None: a line states it, or needy rows show it exactly).
 
     A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
     fewer than its pure fair share); a job that holds the threshold or more needs nothing. A donor
@@ -181,7 +188,7 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
     if stated:
         value, n = stated.most_common(1)[0]
         return Assumption(THRESHOLD, str(value), INFERRED,
-                          f"{n} doFinalEvictions line(s) print the donor's fragmentation threshold as {value}")
+                          f"{n} doFinalEvictions line(s) print the donor's fragmentation threshold as {value}"), None
     rows = _fair_analysis(tables, classes)
     lo, hi, exact = 1, UNLIMITED, Counter[int]()
     lo_at = hi_at = None
@@ -200,9 +207,9 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
     if exact:
         value, n = exact.most_common(1)[0]
         return Assumption(THRESHOLD, str(value), INFERRED,
-                          f"{n} needy row(s) of detectFragmentation capped at {value} processes")
+                          f"{n} needy row(s) of detectFragmentation capped at {value} processes"), None
     if lo_at is None and hi_at is None:
-        return _documented(THRESHOLD, "no detectFragmentation row bounds it")
+        return _documented(THRESHOLD, "no detectFragmentation row bounds it"), (1, UNLIMITED)
     default = int(DOCUMENTED_DEFAULTS[THRESHOLD])
     value = min(max(default, lo), hi)
     pinned = lo == hi
@@ -211,7 +218,7 @@ def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassD
     return Assumption(THRESHOLD, str(value), INFERRED if pinned or value != default else DEFAULT,
                       f"detectFragmentation (and doFinalEvictions) show {' and '.join(b for b in bounds if b)}"
                       + ("" if pinned else "; the documented default fits" if value == default
-                         else f"; {value} is the nearest"))
+                         else f"; {value} is the nearest")), None if pinned else (lo, hi)
 
 
 def infer_defragmentation(tables: Mapping[str, pl.DataFrame]) -> Assumption:

@@ -171,6 +171,36 @@ def test_a_debug_cut_reads_the_threshold_off_the_donors(kind, tmp):
     assert len(taken) >= 2  # the cut keeps cycles where the RM took from the rich
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_info_cut_leaves_defragmentation_on_an_unpinned_threshold_out(kind, tmp):
+    """The same run's INFO log, cut mid-stream and audited with ducc.classes only: no line bounds
+    the threshold from above, so the documented 8 is assumed, under which no job is rich and
+    takeFromTheRich takes nothing where the RM (threshold 1) took from the rich. A threshold the
+    log allows reproduces the RM's takings, so those cycles' defragmentation and chained schedule
+    are left out, naming the setting, never an RM divergence; every other cycle equals truth, and
+    with the fixture's ducc.properties every cycle is audited and equals truth."""
+    tables, result, frames, epochs = _audited(RICH_DONOR, "rm.log", kind, tmp)
+    threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
+    assert threshold.value == "8" and bootstrap(parsed(RICH_DONOR).tables).config.fragmentation_threshold == 1
+    assert not result.divergences, result.divergences[:3]
+    open_ = {c: why for c, why in result.skipped_kinds.get("defrag", {}).items() if THRESHOLD in why}
+    took = {c for c in result.cycles if truth_at(RICH_DONOR, epochs[c])["defrag"]["actions"]}
+    assert took and took <= set(open_) <= set(result.skipped_kinds["schedule"]), (took, open_)
+    assert not _disagreeing(frames, [c for c in result.cycles if c not in open_], epochs, RICH_DONOR)
+    with_properties = dict(tables)
+    config = classes_only(RICH_DONOR, tmp / "rich-donor-with-properties")
+    (config / "ducc.properties").write_text((FIXTURES / RICH_DONOR / "resources" / "ducc.properties").read_text())
+    with_properties.update(read_resources(config))
+    again = audit(with_properties)
+    assert not again.divergences and not again.skipped_kinds.get("defrag"), again.skipped_kinds
+    assert not _disagreeing(result_frames(again), again.cycles, epochs, RICH_DONOR)
+
+
+def truth_at(name: str, epoch: int) -> dict:
+    """truth.jsonl's record of one epoch."""
+    return next(r for r in truth(name) if r["epoch"] == epoch)
+
+
 UNPRINTED = "corpus/midstream_unprinted_threads"
 
 

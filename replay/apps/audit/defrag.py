@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from replay.apps.audit.compare import compare
@@ -94,6 +95,13 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
         # an action at or after an unsettled choice rests on it (the state it met came from that choice)
         unsettled = ", ".join(dict.fromkeys(r for u in d.unsettled if u.action <= i for r in u.reasons))
         result.ref["defrag"].append((c, a.needy_job, a.donor_job, a.host, a.share_id, unsettled or None))
+    open_why = _threshold_open(inp, result.thresholds_open, c in logged.detected, logged_needy, logged_taken,
+                               needy_ref, _taken(d), {**verified_needy, **verified_taken},
+                               lambda t: phase(replace(inp, config=replace(inp.config, fragmentation_threshold=t)),
+                                               counts, placed, gone, **kwargs))
+    if open_why is not None:
+        result.skip(c, ("defrag", "schedule"), open_why)
+        return d
     compare(result, "defrag", c, {j: ("needy", n) for j, n in logged_needy.items()}, needy_ref,
             lambda j, lv, rv: Cause("detectFragmentation", f"job {j}",
                                      f"rmref finds it {_needy_words(rv)}, the RM {_needy_words(lv)}"),
@@ -104,6 +112,27 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
                                      f"rmref takes {_shares_words(rv)} from it, the RM {_shares_words(lv)}"
                                      + unlisted_words(d, inp)), verified_taken, "takeFromTheRich")
     return d
+
+
+def _threshold_open(inp: CycleInput, others: tuple[int, ...], detected: bool, logged_needy: Mapping[int, Any],
+                    logged_taken: Mapping[int, Any], needy_ref: Mapping[int, object], own_taken: Mapping[int, Any],
+                    verified: Mapping[int, Verified], rerun: Callable[[int], Defrag]) -> str | None:
+    """Why the cycle's defragmentation rests on a fragmentation threshold the log does not pin, if it
+    does: rmref's verdicts or takings differ from the RM's (beyond what is verified), and with another
+    threshold the log allows (`others`, nearest first) rmref reaches the RM's."""
+    needy_logged = {j: ("needy", n) for j, n in logged_needy.items()}
+    taken_logged = {j: v for j, v in logged_taken.items() if v}
+    differs = ({j for j in set(needy_logged) | set(needy_ref) if needy_logged.get(j) != needy_ref.get(j)} if detected
+               else set()) | {j for j in set(taken_logged) | set(own_taken) if taken_logged.get(j) != own_taken.get(j)}
+    if not others or not differs - set(verified):
+        return None
+    for t in others:
+        again = rerun(t)
+        if _taken(again) == taken_logged and (not detected or dict(again.needy) == dict(logged_needy)):
+            return (f"the cycle's defragmentation rests on ducc.rm.fragmentation.threshold, which neither the log nor "
+                    f"--config pins (assumed {inp.config.fragmentation_threshold}): with {t}, which the log allows, "
+                    "rmref finds the RM's needy jobs and takes what the RM took; give ducc.properties to audit it")
+    return None
 
 
 def _followed(d: Defrag, rm: Mapping[str, Clearing], logged_taken: Mapping[int, Any],

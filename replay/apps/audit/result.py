@@ -70,6 +70,7 @@ class AuditResult:
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
     config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (configdir.apply_config)
     users_open: bool = False  # whether users have allotments of their own is not known (Bootstrap.users_open)
+    thresholds_open: tuple[int, ...] = ()  # other fragmentation thresholds the log allows (Bootstrap.thresholds_open)
     rm_release: ReleaseChoice | None = None  # the DUCC release replayed, its source and evidence
     # cycle -> rmref unchanged as the chained run left it: the baseline of whatif and check
     baseline: dict[int, BaselineCycle] = field(default_factory=dict)

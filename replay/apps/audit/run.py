@@ -111,7 +111,8 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
     logged = logged_decisions(tables)
     kinds = tuple(k for k in DECISIONS if k in only)
     result = AuditResult(audited=kinds, assumed=start.assumed, arrival_open=start.inventory.arrival_open,
-                         epochs=epochs(tables["cycles"]), rm_release=boot.release, users_open=boot.users_open)
+                         epochs=epochs(tables["cycles"]), rm_release=boot.release, users_open=boot.users_open,
+                         thresholds_open=boot.thresholds_open)
     stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     inputs = start.inputs(tables, cycles, stale=stale)
     for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
