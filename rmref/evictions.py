@@ -131,9 +131,10 @@ def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
     phase counts them as held.
 
     Before 2.1.0 the walk stops at the first reservation process it meets: which processes come
-    before it is the order of a HashMap on random ids, which no input gives; where the input marks
-    the machine's processes the disable purged (`Share.purged`, the schedule's `^P`), those are
-    taken, else every process but the reservations'.
+    before it is the order of a HashMap on random ids, which no input gives. On such a machine
+    the processes the input marks purged (`Share.purged`: the schedule's `^P`, or what a
+    simulation purged) are taken, and no other: a walk that met the reservation's first purged
+    nothing, and the schedule marks nothing there.
     """
     machines = {m.name: m for m in inp.machines}
     by_policy = inp.config.behaviours.has("purge_by_policy")
@@ -148,10 +149,9 @@ def purged_shares(inp: CycleInput) -> list[tuple[Work, Share]]:
 
 
 def _walk_stopped(inp: CycleInput) -> set[str]:
-    """Disabled machines holding a reservation's process where the input marks what was purged."""
+    """Disabled machines holding a reservation's process, where the disable's walk stopped."""
     disabled = {m.name for m in inp.machines if m.disabled}
-    reserved = {s.host for w in inp.work if w.work_type == "Reservation" for s in w.shares if s.host in disabled}
-    return {s.host for w in inp.work for s in w.shares if s.host in reserved and s.purged}
+    return {s.host for w in inp.work if w.work_type == "Reservation" for s in w.shares if s.host in disabled}
 
 
 def departed(share: Share, inp: CycleInput) -> bool:

@@ -24,6 +24,7 @@ from tests.helpers import identity_simulation, parsed, truth
 LOGS = [
     # 2.0.0: the walk stops at the reservation's process (the log's ^P marks say which went)
     "releases/2.0.0/purge-stops", "releases/2.0.0/kept-out-of-tables", "releases/2.0.0/kept-old-record",
+    "releases/2.0.0/walk-stops-first",  # (it met the reservation's first: nothing purged, nothing marked)
     # 2.0.0: the reservation's process stays on the old record, the new one is free (stranded)
     "releases/2.0.0/reservation-kept",
     # 2.0.0: a purged service completed; the dead node back with its purged process on it (revived)

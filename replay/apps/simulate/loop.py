@@ -193,7 +193,8 @@ class Simulation:
         one already leaving included. Before 2.1.0 its walk stops at the first reservation's
         process, in the order of a HashMap on random ids that no input gives: where the machine
         holds the processes the log's did, the ones the log's schedule marks purged; else every
-        process but the reservations' (as rmref.evictions.purged_shares takes an unmarked machine)."""
+        process but the reservations'. Either way it marks them (`purged`), which is what
+        rmref.evictions.purged_shares takes on such a machine."""
         by_policy = self.boot.config.behaviours.has("purge_by_policy")
         purged = []
         for job, s in held:
