@@ -26,8 +26,14 @@ def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
     # normal pass
     in_find = ((pl.col("kind").shift(1) == "find_shares_counted") & (pl.col("line").shift(1) == pl.col("line") - 1)
                & (pl.col("file").shift(1) == pl.col("file")))
+    # and the normal pass starts at a top-level pool: a subpool's line is findShares' (an INFO log
+    # prints no "counted" line to tell it by) or the normal pass's after its start
+    pools = tables["nodepools"]
+    subpool = (pl.col("nodepool").is_in(pools.filter(pl.col("parent").is_not_null())["name"].implode())
+               if "nodepools" in tables and not pools.is_empty() else pl.lit(False))
     normal = pl.concat([
-        expansions.filter((pl.col("kind") == "expansion_order") & ~in_find.fill_null(False)).select("cycle", "line"),
+        expansions.filter((pl.col("kind") == "expansion_order") & ~in_find.fill_null(False) & ~subpool)
+        .select("cycle", "line"),
         tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()).select("cycle", "line"),
     ]).group_by("cycle").agg(pl.col("line").min().alias("normal"))
     early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())

@@ -485,20 +485,24 @@ def test_machines_no_counter_covers_are_not_sized_by_maxorder(kind, tmp):
 NEEDY_FIRST = "corpus/midstream_needy_pass_first"
 
 
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_first_cycles_needy_pass_is_read_off_its_expansions(kind, tmp):
-    """A DEBUG log of the real RM (oracle seed 11010, shrunk) cut late: the needy list the first
-    whole cycle carries comes from a cycle before the log, and its needy pass shows it (a job
-    expanded before the normal pass), though findShares prints its subpool line ("Doing expansions
-    in this order") inside that pass, as the normal pass does. rmref serves that job first, as the
-    RM did, and equals truth in every cycle."""
-    path = cut(NEEDY_FIRST, "rm-debug.log", kind, tmp / f"needy-{kind}.log", at=0.95)
+def test_the_first_cycles_needy_pass_is_read_off_its_expansions(kind, level, tmp):
+    """A log of the real RM (oracle seed 11010, shrunk) cut late: the needy list the first whole
+    cycle carries comes from a cycle before the log, and its needy pass shows it (a job expanded
+    before the normal pass), though findShares prints its subpool line ("Doing expansions in this
+    order") inside that pass, as the normal pass does; at DEBUG a "counted" line comes before it,
+    at INFO nothing does, but the normal pass starts at a top-level pool. rmref serves that job
+    first, as the RM did, and equals truth in every cycle."""
+    path = cut(NEEDY_FIRST, level, kind, tmp / f"needy-{kind}-{level}.log", at=0.95)
     tables = parse([path]).tables
     tables.update(read_resources(classes_only(NEEDY_FIRST, tmp / "needy-config")))
     result = audit(tables)
     epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
     assert not result.divergences, result.divergences[:3]
-    assert not _disagreeing(result_frames(result), result.cycles, epochs, NEEDY_FIRST)
+    # (at INFO, defragmentation resting on the threshold no line bounds is left out: see above)
+    whole = [c for c in result.cycles if c not in result.skipped_kinds.get("defrag", {})]
+    assert not _disagreeing(result_frames(result), whole, epochs, NEEDY_FIRST)
     records = {r["epoch"]: r for r in truth(NEEDY_FIRST)}
     assert any(j["added"] for c in result.cycles for j in records[epochs[c]]["jobs"])  # it places new work
 
