@@ -52,6 +52,8 @@ class Hints:
     given_first: tuple[str, ...] = ()  # machines countFreeableMachines gave, in its walk over an open order (how_much)
     choose: Mapping[str, Clearing] = field(default_factory=dict)  # clearings (defragment)
     known_order: Container[tuple[int, int]] | None = None  # job pairs of known tally order (defragment)
+    # needy job -> the machines each takeFromTheRich call met, in its first round's order (defragment)
+    searched: Mapping[int, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ def schedule(inp: CycleInput, hints: Hints = Hints(), phases: Phases = Phases())
     extra.update({"choose": hints.choose} if hints.choose else {})
     extra.update(stale)
     extra.update({} if hints.known_order is None else {"known_order": hints.known_order})
+    extra.update({"searched": hints.searched} if hints.searched else {})
     d = phases.defrag(inp, hm.counts, placed, evicted, pure_fair_share=pure, job_order=hints.job_order,
                       wealth=hints.memory.wealth, **extra)
     decisions = CycleDecisions(inp.cycle, caps, dict(hm.counts), dict(hm.deferred), placed, evicted,

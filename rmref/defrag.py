@@ -236,7 +236,8 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
                evictions: Sequence[Eviction], *, pure_fair_share: Mapping[int, int],
                job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
                serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
-               choose: Mapping[str, Clearing] | None = None, stale_left: Mapping[str, int] | None = None) -> Defrag:
+               choose: Mapping[str, Clearing] | None = None, stale_left: Mapping[str, int] | None = None,
+               searched: Mapping[int, Sequence[Sequence[str]]] | None = None) -> Defrag:
     """Detect jobs left short by fragmentation and clear space for them (insureFullEviction).
 
     `counts` are How Much's processes per job, `pure_fair_share` its pure (pre-bonus) fair share
@@ -253,6 +254,8 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
     alternative the RM took (`Unsettled.alternatives`). `stale_left` is How Much's
     `HowMuch.stale_left`, from which What Of's accounting leaves each unschedulable machine the
     virtual share order defragmentation reads (None: worked out from `inp`, as What Of does).
+    `searched` (needy job -> the machines each of its takeFromTheRich calls met, in the order its
+    first round met them, as a log prints them) orders the machines that round finds alike.
     Each top-level pool tree is defragmented by its own scheduler, in turn (rmref.trees).
     """
     parts: list[Defrag] = []
@@ -262,7 +265,7 @@ def defragment(inp: CycleInput, counts: Mapping[int, int], placements: Sequence[
         fresh = partial(build_state, tree, counts, [p for p in placements if p.job_id in jobs],
                         [e for e in evictions if e.job_id in jobs], pure_fair_share, job_order, wealth,
                         unschedulable_free(tree, stale_left))  # (each run starts from the same What Of)
-        parts.append(_follow_clearing(fresh, served, known_order, choose or {}))
+        parts.append(_follow_clearing(fresh, served, known_order, choose or {}, searched or {}))
         wealth = parts[-1].wealth  # users are shared by the trees' schedulers
     if len(parts) == 1:
         return parts[0]
@@ -297,7 +300,7 @@ def _matches(state: DState) -> bool:
 
 def _follow_clearing(fresh: Callable[[], DState], serve: Mapping[int, int] | None,
                      known: Container[tuple[int, int]] | None,
-                     choose: Mapping[str, Clearing]) -> Defrag:
+                     choose: Mapping[str, Clearing], searched: Mapping[int, Sequence[Sequence[str]]]) -> Defrag:
     """One pool tree defragmented from a `fresh` state. Where rounds offered alternatives that fit
     the RM's clearing on their machine equally (`choose`: each a subset as full as the others), a
     later round tells which the RM took (a share left in place kept its machine eligible): the
@@ -307,7 +310,7 @@ def _follow_clearing(fresh: Callable[[], DState], serve: Mapping[int, int] | Non
     first: Defrag | None = None
     for _ in range(MAX_RUNS):
         state = fresh()
-        state.known, state.choose, state.picks = known, choose, picks
+        state.known, state.choose, state.picks, state.searched = known, choose, picks, searched
         result = _defragment_tree(state, serve)
         if first is None:
             first = result

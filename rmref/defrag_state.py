@@ -123,6 +123,8 @@ class DState:
     unsettled: list[Unsettled] = field(default_factory=list)
     known: Container[tuple[int, int]] | None = None  # pairs of jobs whose tally order is known
     choose: Mapping[str, Clearing] = field(default_factory=dict)  # the RM's clearings
+    # needy job -> the machines each of its takeFromTheRich calls met, in the order the RM's first round met them
+    searched: Mapping[int, Sequence[Sequence[str]]] = field(default_factory=dict)
     # where several alternatives of a round fit the RM's clearing equally well: which one each such
     # round takes (in the order they come; 0 past the end), and how many each offered
     picks: tuple[int, ...] = ()

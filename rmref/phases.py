@@ -75,4 +75,5 @@ class DefragPhase(Protocol):
                  job_order: Sequence[int] = (), wealth: Mapping[str, int] | None = None,
                  serve: Mapping[int, int] | None = None, known_order: Container[tuple[int, int]] | None = None,
                  choose: Mapping[str, Clearing] | None = None,
-                 stale_left: Mapping[str, int] | None = None) -> Defrag: ...
+                 stale_left: Mapping[str, int] | None = None,
+                 searched: Mapping[int, Sequence[Sequence[str]]] | None = None) -> Defrag: ...

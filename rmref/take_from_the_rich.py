@@ -240,6 +240,30 @@ def _note_machine_tie(state: DState, nj: DJob, name: str, eligible: Sequence[str
                                          reasons, len(state.actions), tied=tuple(tied)))
 
 
+def _shown_order(state: DState, nj: DJob, eligible: Sequence[str]) -> list[str] | None:
+    """The first round's machines (rmref's order, `eligible`) in the order the log shows the RM met
+    them (`DState.searched`, this call's list) wherever rmref's order leaves two of them open: a tie
+    of EligibleMachineSorter's key (`_same_key`, the node map's order) or a memory the log does not
+    state (`_open_pair`, MEMORY). Where it lists every one of them; None: not shown."""
+    job = nj.work.job_id
+    call = sum(1 for c in state.calls if c.needy_job == job)  # the calls before this one
+    shown = state.searched.get(job, ())
+    if call >= len(shown) or not set(eligible) <= set(shown[call]):
+        return None
+    at = {name: i for i, name in enumerate(shown[call])}
+    out = list(eligible)
+    # rmref's order stands between machines it ranks apart: a log contradicting it is a divergence to
+    # show; neighbours it leaves open swap into the printed order until none is out of it
+    moved = True
+    while moved:
+        moved = False
+        for i in range(len(out) - 1):
+            a, b = out[i], out[i + 1]
+            if at[b] < at[a] and (_same_key(state, a, b) or _open_pair(state, a, b) == MEMORY):
+                out[i], out[i + 1], moved = b, a, True
+    return out
+
+
 def _rm_left(state: DState, name: str) -> bool:
     """Whether the RM cleared shares on `name` (`choose`) that no earlier round of the cycle has cleared."""
     rm = state.choose.get(name, ())
@@ -307,7 +331,9 @@ def take_from_the_rich(state: DState, nj: DJob, needed: int, candidates: set[int
                                   if _forceable(s) and s.job_id in candidates)
         if room >= want:
             eligible.append(name)
-    eligible = _rm_machines_first(state, _sorted_machines(state, eligible))
+    eligible = _sorted_machines(state, eligible)
+    shown = _shown_order(state, nj, eligible)
+    eligible = _rm_machines_first(state, eligible) if shown is None else shown
     given = 0
     while True:
         cleared, room = 0, 0
@@ -317,7 +343,8 @@ def take_from_the_rich(state: DState, nj: DJob, needed: int, candidates: set[int
             chosen = _round(state, nj, name, ordered, candidates)
             if chosen is None:
                 continue
-            _note_machine_tie(state, nj, name, eligible, chosen)
+            if shown is None:
+                _note_machine_tie(state, nj, name, eligible, chosen)
             room = node.virtual
             for share in chosen:
                 room += share.order
@@ -327,6 +354,7 @@ def take_from_the_rich(state: DState, nj: DJob, needed: int, candidates: set[int
                 state.wealth[owner] = state.wealth.get(owner, 0) - share.order
             break  # one machine per round
         if cleared:
+            shown = None  # later rounds meet the machines rehashed (Machine.hashCode): an order no log prints
             eligible = _rm_machines_first(state, _sorted_machines(state, _rehash(state, eligible)))
             given += room // want
         if cleared == 0 or given >= needed:

@@ -128,7 +128,8 @@ def run_following(inp: CycleInput, hints: Hints, choices: Choices, phases: Phase
                        cleared_first=() if "how_much" in mine else choices.cleared,
                        given_first=() if "how_much" in mine else choices.given,
                        choose={} if "defrag" in mine else choices.choose,
-                       known_order=None if "defrag" in mine else choices.known_order)
+                       known_order=None if "defrag" in mine else choices.known_order,
+                       searched={} if "defrag" in mine else hints.searched)
     if "clearing" in mine:  # the hint also orders rmref's How Much's walk: only the developer's clearing goes without
         phases = replace(phases, clearing=_unhinted(phases.clearing))
     run = schedule(inp, followed, phases)

@@ -75,6 +75,8 @@ class Logged:
     published: PerJob  # job -> (Additions' hosts, new Removals' (host, share id)), both sorted
     # hosts countFreeableMachines gave a reservation (free or to be freed), in the order its walk met them
     freeable_given: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # needy job -> the machines each of its takeFromTheRich calls searched, in the order it printed them
+    searched: dict[int, dict[int, tuple[tuple[str, ...], ...]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -264,7 +266,23 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
             .unique(["cycle", "job_id"], keep="last", maintain_order=True), "reason").items()},
         published=published(tables),
         freeable_given=_freeable_given(tables["expansions"]),
+        searched=_searched(analysis),
     )
+
+
+def _searched(defrag: pl.DataFrame) -> dict[int, dict[int, tuple[tuple[str, ...], ...]]]:
+    """Per cycle and needy job, the machines each takeFromTheRich call searched (`Eligible
+    machines:`), in the order it met them in its first round: the TreeMap's, whose ties between
+    machines of equal owner wealth and memory follow a node map hashed on IPs a log before DUCC
+    3.0.0 never shows."""
+    if "hosts" not in defrag.columns:  # a log with no list of hosts in its defragmentation lines
+        return {}
+    rows = defrag.filter(pl.col("kind") == "eligible_machines").sort("cycle", "line")
+    out: dict[int, dict[int, tuple[tuple[str, ...], ...]]] = {}
+    for cycle, job, hosts in rows.select("cycle", "job_id", "hosts").iter_rows():
+        calls = out.setdefault(cycle, {})
+        calls[job] = (*calls.get(job, ()), tuple(hosts or ()))
+    return out
 
 
 def _freeable_given(expansions: pl.DataFrame) -> dict[int, tuple[str, ...]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rmref.caps import CapInput
-from rmref.defrag import INVESTMENT, SHARE_MAP, TakeFromTheRich, Unsettled, defragment
+from rmref.defrag import INVESTMENT, MEMORY, SHARE_MAP, TakeFromTheRich, Unsettled, defragment
 from rmref.model import (
     FAIR_SHARE, ClassDef, Config, CycleInput, DefragAction, Machine, Nodepool, Placement, Share, Work,
 )
@@ -211,3 +211,47 @@ def test_a_pool_without_nodes_walks_its_subpools_machines_in_the_put_all_order()
     d = defragment(inp, {1: 8, 2: 1}, (), (), pure_fair_share={1: 4, 2: 4})
     assert d.needy == {2: 1}
     assert [(x.host, x.share_id) for x in d.actions] == [("nodeA.sim.ducc", 1)]
+
+
+def _alike_example() -> CycleInput:
+    """seed_example with m2 and m3 alike (the same memory, A's processes on both): EligibleMachineSorter
+    ties them, and the RM meets them in the node map's order. A's least-invested process: share 3
+    on m2 (200), share 5 on m3 (50)."""
+    inp = seed_example()
+    machines = tuple(replace(m, memory_mb=45 * 1024) for m in inp.machines)
+    a, b = inp.work
+    shares = tuple(replace(s, investment=200) if s.share_id == 3 else s for s in a.shares)
+    return replace(inp, machines=machines, work=(replace(a, shares=shares), b))
+
+
+def test_the_first_round_meets_alike_machines_in_the_order_the_log_printed():
+    """takeFromTheRich prints its first round's order (`Eligible machines:`); B's one call lists
+    m2 and m3 (m1 cannot make room). Printed m2 first, the round clears on m2 (share 3); m3 first,
+    on m3 (share 5); the tie is then no open choice."""
+    for printed, evicted in ((("m2", "m3"), ("m2", 3)), (("m3", "m2"), ("m3", 5))):
+        d = defragment(_alike_example(), COUNTS, (), (), pure_fair_share=PURE, searched={2: (printed,)})
+        assert [(a.host, a.share_id) for a in d.actions] == [evicted]
+        assert not d.unsettled
+
+
+def test_a_printed_order_leaves_machines_rmref_ranks_apart_and_a_list_missing_one_alone():
+    """m3 has more memory in seed_example: it goes first whatever the line says. A list that lacks
+    an eligible machine is not this call's: rmref keeps its own order."""
+    d = defragment(seed_example(), COUNTS, (), (), pure_fair_share=PURE, searched={2: (("m2", "m3"),)})
+    assert [(a.host, a.share_id) for a in d.actions] == [("m3", 5)]
+    own = defragment(_alike_example(), COUNTS, (), (), pure_fair_share=PURE)
+    short = defragment(_alike_example(), COUNTS, (), (), pure_fair_share=PURE, searched={2: (("m2",),)})
+    assert short.actions == own.actions and own.unsettled
+
+
+def test_a_printed_order_settles_a_machine_whose_memory_the_log_does_not_state():
+    """m3 has more memory than m2 in seed_example, but where no line states m2's (taken as order x
+    quantum, the least it can be) m2 may have as much: their order is open (MEMORY) and rmref meets
+    m3 first; B's call printed m2 first, which is the RM's order, and the round clears on m2."""
+    inp = seed_example()
+    m1, m2, m3 = inp.machines
+    inp = replace(inp, machines=(m1, replace(m2, memory_stated=False), m3))
+    own = defragment(inp, COUNTS, (), (), pure_fair_share=PURE)
+    assert [a.host for a in own.actions] == ["m3"] and [u.reasons for u in own.unsettled] == [(MEMORY,)]
+    d = defragment(inp, COUNTS, (), (), pure_fair_share=PURE, searched={2: (("m2", "m3"),)})
+    assert [a.host for a in d.actions] == ["m2"] and not d.unsettled

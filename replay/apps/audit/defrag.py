@@ -59,7 +59,8 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
     # decisions: rmref's own verdict, audited here too, may rest on a tally order the log lacks
     serve = {"serve": logged.needy.get(c, {})} if c in logged.detected else {}
     kwargs = dict(pure_fair_share=logged.pure_fair_share.get(c, {}), job_order=logged.job_order.get(c, ()),
-                  wealth=result.wealth, **serve, **({"stale_left": stale} if stale else {}))
+                  wealth=result.wealth, **serve, **({"stale_left": stale} if stale else {}),
+                  **({"searched": logged.searched[c]} if c in logged.searched else {}))
     d = phase(inp, counts, placed, gone, **kwargs)
     logged_needy, logged_taken = logged.needy.get(c, {}), logged.defrag.get(c, {})
     needy_ref: dict[int, object] = {j: ("needy", n) for j, n in d.needy.items()}

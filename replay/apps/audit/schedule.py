@@ -26,7 +26,7 @@ def audit_schedule(inp: CycleInput, logged: Logged, phases: Phases, result: Audi
     cycle's phases verified a free choice of the RM's, the chained run follows it (rmref.choices)."""
     c, prev = inp.cycle, result.carry()
     hints = Hints(tuple(logged.user_orders.get(c, ())), tuple(logged.job_order.get(c, ())),
-                  logged.share_walk.get(c, {}), prev.memory)
+                  logged.share_walk.get(c, {}), prev.memory, searched=logged.searched.get(c, {}))
     run = schedule(inp, hints, phases)
     logged_pub = logged.published.get(c, {})
     ours = {j: (p.additions, p.removals) for j, p in run.published.items()}
