@@ -59,6 +59,13 @@ def _audited(name: str, level: str, kind: str, tmp: Path):
     return tables, result, result_frames(result), epochs
 
 
+def _audited_with(name: str, tables: dict[str, pl.DataFrame], resource: str, tmp: Path):
+    """The cut audited again with one more of the fixture's files (`resource`) beside ducc.classes."""
+    config = classes_only(name, tmp / f"{name.replace('/', '-')}-with-{resource}")
+    (config / resource).write_text((FIXTURES / name / "resources" / resource).read_text())
+    return audit({**tables, **read_resources(config)})
+
+
 def _by_cycle(frame: pl.DataFrame) -> dict[int, list[tuple]]:
     out: dict[int, list[tuple]] = {}
     for row in frame.drop("epoch", strict=False).iter_rows():
@@ -187,11 +194,7 @@ def test_an_info_cut_leaves_defragmentation_on_an_unpinned_threshold_out(kind, t
     took = {c for c in result.cycles if truth_at(RICH_DONOR, epochs[c])["defrag"]["actions"]}
     assert took and took <= set(open_) <= set(result.skipped_kinds["schedule"]), (took, open_)
     assert not _disagreeing(frames, [c for c in result.cycles if c not in open_], epochs, RICH_DONOR)
-    with_properties = dict(tables)
-    config = classes_only(RICH_DONOR, tmp / "rich-donor-with-properties")
-    (config / "ducc.properties").write_text((FIXTURES / RICH_DONOR / "resources" / "ducc.properties").read_text())
-    with_properties.update(read_resources(config))
-    again = audit(with_properties)
+    again = _audited_with(RICH_DONOR, tables, "ducc.properties", tmp)
     assert not again.divergences and not again.skipped_kinds.get("defrag"), again.skipped_kinds
     assert not _disagreeing(result_frames(again), again.cycles, epochs, RICH_DONOR)
 
@@ -236,11 +239,7 @@ def test_a_users_own_allotment_the_log_never_shows_is_no_divergence(tmp):
     assert open_ and set(open_) <= set(result.skipped_kinds["schedule"]), result.skipped_kinds
     assert not _disagreeing(frames, [c for c in result.cycles if c not in open_], epochs, ALLOTTED)
     # with ducc.users the same cycles are audited and agree with truth
-    with_users = dict(tables)
-    config = classes_only(ALLOTTED, tmp / "allotted-with-users")
-    (config / "ducc.users").write_text((FIXTURES / ALLOTTED / "resources" / "ducc.users").read_text())
-    with_users.update(read_resources(config))
-    again = audit(with_users)
+    again = _audited_with(ALLOTTED, tables, "ducc.users", tmp)
     assert not again.divergences and not again.skipped_kinds.get("counts"), again.skipped_kinds
     assert not _disagreeing(result_frames(again), again.cycles, epochs, ALLOTTED)
     # a log with its bootstrap, and no user of its own allotment, knows there is none
