@@ -275,8 +275,6 @@ def _searched(defrag: pl.DataFrame) -> dict[int, dict[int, tuple[tuple[str, ...]
     machines:`), in the order it met them in its first round: the TreeMap's, whose ties between
     machines of equal owner wealth and memory follow a node map hashed on IPs a log before DUCC
     3.0.0 never shows."""
-    if "hosts" not in defrag.columns:  # a log with no list of hosts in its defragmentation lines
-        return {}
     rows = defrag.filter(pl.col("kind") == "eligible_machines").sort("cycle", "line")
     out: dict[int, dict[int, tuple[tuple[str, ...], ...]]] = {}
     for cycle, job, hosts in rows.select("cycle", "job_id", "hosts").iter_rows():

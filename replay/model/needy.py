@@ -28,9 +28,9 @@ def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
                & (pl.col("file").shift(1) == pl.col("file")))
     # and the normal pass starts at a top-level pool: a subpool's line is findShares' (an INFO log
     # prints no "counted" line to tell it by) or the normal pass's after its start
-    pools = tables["nodepools"]
+    pools = tables["nodepools"] if "nodepools" in tables else None
     subpool = (pl.col("nodepool").is_in(pools.filter(pl.col("parent").is_not_null())["name"].implode())
-               if "nodepools" in tables and not pools.is_empty() else pl.lit(False))
+               if pools is not None and not pools.is_empty() else pl.lit(False))
     normal = pl.concat([
         expansions.filter((pl.col("kind") == "expansion_order") & ~in_find.fill_null(False) & ~subpool)
         .select("cycle", "line"),

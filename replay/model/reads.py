@@ -28,7 +28,7 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     "evictions": (*WHERE, "job_id", "host", "share_id", "order", "reason", "nodepool", "work_type"),
     "eviction_counts": (*WHERE, "job_id", "nodepool", "block", "counted", "current", "needed", "order"),
     "defrag": (*WHERE, "job_id", "kind", "nodepool", "class", "user", "host", "share_id", "donor_job", "pure_fs",
-               "counted", "needed", "order", "shares", "count", "potentially_needy", "nsh", "job_ids"),
+               "counted", "needed", "order", "shares", "count", "potentially_needy", "nsh", "job_ids", "hosts"),
     "schedule": (*WHERE, "job_id", "work_type", "memory_gb", "reason", "kind", "host", "share_id", "init_ms",
                  "purged", "refused"),
     "jobs": (*WHERE, "job_id", "source", "type_code", "user", "class", "shares", "order", "threads", "memory_gb",
