@@ -25,7 +25,7 @@ import polars as pl
 
 from replay.model.bycycle import CycleRows
 from replay.model.inputs import CounterBlock, counter_blocks
-from replay.model.leaving import removals_before_the_log
+from replay.model.leaving import REMOVAL_KEY, removals_before_the_log
 from replay.model.reads import narrow
 
 PerJob = dict[int, dict[int, Any]]  # cycle -> job -> value, as polars gives it
@@ -118,7 +118,7 @@ def new_removals(tables: Mapping[str, pl.DataFrame], cycle: int | None = None) -
     lists for the first time (in `cycle` alone, if given): a removal stays listed until the process
     is gone, so only its first listing is a decision. Removals taken as decided before a mid-stream
     log began are not the cycle's (replay.model.leaving)."""
-    key = ["cycle", "job_id", "host", "share_id"]
+    key = REMOVAL_KEY
     schedule = tables["schedule"]
     if cycle is not None:  # that cycle's rows and its predecessor's, all the rule reads
         schedule = schedule.filter(pl.col("cycle").is_between(cycle - 1, cycle))
