@@ -22,7 +22,7 @@ from replay.model.cycleref import parse_ref, resolve
 from replay.model.damage import Damage
 from replay.model.release import ReleaseChoice
 from replay.model.inputs import job_descriptions
-from replay.model.logged import in_cycles, taken_by_defrag
+from replay.model.logged import defrag_takings, in_cycles
 from replay.model.nodes import job_orders, node_cycles
 from replay.model.reads import narrow
 from replay.model.bootstrap import Bootstrap
@@ -189,13 +189,12 @@ def defrag_frame(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """Defragmentation per cycle: needy jobs and the machines searched for them, then the shares taken."""
     rows = in_cycles(tables["defrag"]).filter(pl.col("kind").is_in(DEFRAG_KINDS)).select(
         "cycle", "kind", "job_id", "user", "class", "host", "donor_job", "counted", "needed", "detail")
-    shrunk = in_cycles(tables["evictions"]).select("cycle", "job_id", "host", "share_id")
-    taken = taken_by_defrag(tables, shrunk)
-    taken = taken.select("cycle", pl.lit("taken").alias("kind"), pl.lit(None, pl.Int64).alias("job_id"),
-                         pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.String).alias("class"), "host",
-                         pl.col("job_id").alias("donor_job"), pl.lit(None, pl.Int64).alias("counted"),
-                         pl.lit(None, pl.Int64).alias("needed"),
-                         pl.format("share {}", pl.col("share_id")).alias("detail"))
+    # the audit's reading of what defragmentation took, not the schedule's every removal
+    taken = defrag_takings(tables).select(
+        "cycle", pl.lit("taken").alias("kind"), pl.lit(None, pl.Int64).alias("job_id"),
+        pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.String).alias("class"), "host",
+        pl.col("job_id").alias("donor_job"), pl.lit(None, pl.Int64).alias("counted"),
+        pl.lit(None, pl.Int64).alias("needed"), pl.format("share {}", pl.col("share_id")).alias("detail"))
     return pl.concat([rows, taken.cast(rows.schema)]).sort("cycle", maintain_order=True)
 
 

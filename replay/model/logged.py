@@ -136,12 +136,37 @@ def new_removals(tables: Mapping[str, pl.DataFrame], cycle: int | None = None) -
     return new.join(removals_before_the_log(tables), on=key, how="anti")
 
 
-def taken_by_defrag(tables: Mapping[str, pl.DataFrame], shrunk: pl.DataFrame) -> pl.DataFrame:
-    """The schedule's new removals that no line of `shrunk` (evictions rows) accounts for: the
+def taken_by_defrag(removals: pl.DataFrame, shrunk: pl.DataFrame) -> pl.DataFrame:
+    """The new removals (`new_removals`) that no row of `shrunk` (`shrinks`) accounts for: the
     shares defragmentation took. A purge line names the host and the job, not the share."""
     purged = shrunk.filter(pl.col("share_id").is_null())
-    return (new_removals(tables).join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
+    return (removals.join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
             .join(purged, on=["cycle", "job_id", "host"], how="anti"))
+
+
+def shrinks(tables: Mapping[str, pl.DataFrame], removals: pl.DataFrame) -> pl.DataFrame:
+    """Every share a cycle took other than by defragmentation (cycle, job_id, host, share_id,
+    order, reason, line): doEvictions' shrinks and purges, less the purges of shares already
+    vacated, and the shares of hosts cleared for a reservation (`removals`: `new_removals`)."""
+    evictions = in_cycles(tables["evictions"])
+    # a job that completed in the cycle its node died is purged but no longer published: its
+    # purge is no decision about the cycle's work
+    listed = tables["schedule"].select("cycle", "job_id").unique()
+    doevictions = (evictions.filter(pl.col("reason").is_in(EVICTION_REASONS))
+                   .join(listed, on=["cycle", "job_id"], how="semi"))
+    return _with_clearing(_without_vacated_purges(doevictions, tables), cleared_hosts(tables), removals, evictions)
+
+
+def cleared_hosts(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """The evictions rows of the hosts setupPreemptions cleared for a reservation."""
+    return in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
+
+
+def defrag_takings(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """The shares defragmentation took (cycle, job_id, host, share_id, memory_gb, purged), as the
+    audit reads them: the view a user browses shows these, not its own reading."""
+    removals = new_removals(tables)
+    return taken_by_defrag(removals, shrinks(tables, removals))
 
 
 def _reservation_counts(counts: pl.DataFrame, expansions: pl.DataFrame, evictions: pl.DataFrame) -> pl.DataFrame:
@@ -179,7 +204,8 @@ def _without_vacated_purges(shrunk: pl.DataFrame, tables: Mapping[str, pl.DataFr
             .drop("_vacated"))
 
 
-def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, removals: pl.DataFrame,
+                   evictions_rows: pl.DataFrame) -> pl.DataFrame:
     """The shrink and purge rows, and the shares taken from the hosts cleared for a reservation.
 
     setupPreemptions logs the host it clears ("Clearing X from preemptable list"), not the
@@ -188,10 +214,9 @@ def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, tables: Mapping[
     there that no shrink line names is the clearing's.
     """
     columns = ["cycle", "job_id", "host", "share_id", "order", "reason", "line"]
-    evictions_rows = in_cycles(tables["evictions"])
     # a share it found not preemptable ("Found non-preemptable share N") stays; defragmentation may take it later
     kept = evictions_rows.filter(pl.col("reason") == "non_preemptable").select("cycle", "share_id")
-    taken = (new_removals(tables).join(cleared.select("cycle", "host").unique(), on=["cycle", "host"])
+    taken = (removals.join(cleared.select("cycle", "host").unique(), on=["cycle", "host"])
              .join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
              .join(kept, on=["cycle", "share_id"], how="anti")
              .join(cleared.group_by("cycle", "host").agg(pl.col("line").min()), on=["cycle", "host"])
@@ -233,14 +258,10 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
     connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
-    cleared = in_cycles(tables["evictions"]).filter(pl.col("reason") == "clear_for_reservation")
-    # a job that completed in the cycle its node died is purged but no longer published: its
-    # purge is no decision about the cycle's work
-    listed = tables["schedule"].select("cycle", "job_id").unique()
-    shrunk = _with_clearing(_without_vacated_purges(
-        in_cycles(tables["evictions"]).filter(pl.col("reason").is_in(EVICTION_REASONS))
-        .join(listed, on=["cycle", "job_id"], how="semi"), tables), cleared, tables)
-    defrag = taken_by_defrag(tables, shrunk)
+    cleared = cleared_hosts(tables)
+    removals = new_removals(tables)
+    shrunk = shrinks(tables, removals)
+    defrag = taken_by_defrag(removals, shrunk)
     analysis = in_cycles(tables["defrag"])
     orders = defrag_job_order(tables["defrag"])
     return Logged(
@@ -264,7 +285,7 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
         deferrals={c: {j: r for j, r in jobs.items() if r} for c, jobs in _nest(
             in_cycles(tables["counts"]).filter(pl.col("reason").is_not_null())
             .unique(["cycle", "job_id"], keep="last", maintain_order=True), "reason").items()},
-        published=published(tables),
+        published=published(tables, removals),
         freeable_given=_freeable_given(tables["expansions"]),
         searched=_searched(analysis),
     )
@@ -290,12 +311,13 @@ def _freeable_given(expansions: pl.DataFrame) -> dict[int, tuple[str, ...]]:
     return {c: tuple(dict.fromkeys(h for (h,) in rows)) for c, rows in _rows(given, "host").items()}
 
 
-def published(tables: Mapping[str, pl.DataFrame]) -> PerJob:
+def published(tables: Mapping[str, pl.DataFrame], removals: pl.DataFrame) -> PerJob:
     """The schedule each cycle sent: per job, the hosts of its Additions and the shares first
-    listed as its Removals (a removal is listed again every cycle until the Orchestrator confirms it)."""
+    listed as its Removals (`removals`: `new_removals`; a removal is listed again every cycle
+    until the Orchestrator confirms it)."""
     additions = tables["schedule"].filter((pl.col("kind") == "addition") & pl.col("host").is_not_null())
     added = _nest(additions.group_by("cycle", "job_id").agg(pl.col("host").sort()), "host")
-    removed = _pairs(new_removals(tables), "host", "share_id")
+    removed = _pairs(removals, "host", "share_id")
     out: PerJob = {}
     for cycle in set(added) | set(removed):
         a, r = added.get(cycle, {}), removed.get(cycle, {})

@@ -82,6 +82,25 @@ def test_first_screen_is_the_whole_views(name, tmp_path):
     assert first.jobs.at(c).equals(whole.jobs.at(c))
 
 
+# logs with takings, reservation clearings, vacated purges or processes leaving before a mid-stream log began
+TAKINGS = ["d_fragmentation", "corpus/cleared_then_shrunk", "corpus/clearing_nothing_evicted",
+           "corpus/freeable_map_order", "corpus/midstream_class_sets_its_doubling", "corpus/needy_submission_tie",
+           "corpus/needy_tie_survivor", "corpus/reservation_clearing", "corpus/reservation_clears_one_size",
+           "corpus/reservation_share_walk", "heldout/seed47-130", "releases/2.0.0/clears-every-machine-set-aside",
+           "releases/2.0.0/reservation-walk", "releases/2.2.2/reservation-ip"]
+
+
+@pytest.mark.parametrize("name", TAKINGS)
+def test_defrag_view_lists_the_shares_defragmentation_took(name):
+    """The Defrag view's taken shares are truth's defragmentation evictions, every cycle: not a
+    reservation's clearing, a purge of a share already vacated, nor a removal decided before the log."""
+    taken = build(name, parsed(name).tables).defrag.frame.filter(pl.col("kind") == "taken")
+    shown = sorted((c, j, h, int(d.removeprefix("share "))) for c, j, h, d in
+                   taken.select("cycle", "donor_job", "host", "detail").iter_rows())
+    assert shown == sorted((r["cycle"], a["donor_job"], a["host"], a["share"]) for r in truth(name)
+                           for a in r["defrag"]["actions"] if a["action"] == "evict")
+
+
 def test_needy_marks_follow_truth():
     """The timeline's needy count is truth's needy jobs where the RM logged them."""
     name = "d_fragmentation"
