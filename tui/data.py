@@ -22,7 +22,7 @@ from replay.model.cycleref import parse_ref, resolve
 from replay.model.damage import Damage
 from replay.model.release import ReleaseChoice
 from replay.model.inputs import job_descriptions
-from replay.model.logged import defrag_takings, in_cycles
+from replay.model.logged import defrag_takings, in_cycles, logged_counts
 from replay.model.nodes import job_orders, node_cycles
 from replay.model.reads import narrow
 from replay.model.bootstrap import Bootstrap
@@ -117,29 +117,31 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
         pl.col("host").filter(pl.col("kind") == "existing").unique(maintain_order=True).sort()
         .str.join(" ").alias("hosts"),
         pl.col("reason").drop_nulls().first().alias("sched_reason"),
+        pl.col("refused").fill_null(False).any().alias("refused"),
     ).sort("cycle")
     # who each job is, as every command reads it: work there before the log began included
     described = (in_cycles(job_descriptions(tables)).sort("job_id", "cycle", "line", nulls_last=False)
                  .unique(["job_id", "cycle"], keep="last", maintain_order=True)
                  .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order"),
                          pl.col("memory_gb").alias("submitted_gb")).sort("cycle"))
+    # the RM logs a cap for every job but a completed or refused one (replay.model.assembly): a
+    # cycle without its line shows none, not the last logged
     caps = (in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null())
             .unique(["cycle", "job_id"], keep="last", maintain_order=True)
-            .select("cycle", "job_id", pl.col("actual_cap").alias("cap")).sort("cycle"))
-    counts = in_cycles(tables["counts"]).with_columns(pl.col("shares_given").fill_null(0))
-    counted = counts.unique(["cycle", "job_id"], keep="last", maintain_order=True).select(
-        "cycle", "job_id", pl.col("shares_given").alias("counted"))
-    deferred = counts.filter(pl.col("reason").is_not_null()).group_by("cycle", "job_id").agg(
+            .select("cycle", "job_id", pl.col("actual_cap").alias("cap")))
+    counted = logged_counts(tables).select("cycle", "job_id", pl.col("shares_given").alias("counted"))
+    deferred = in_cycles(tables["counts"]).filter(pl.col("reason").is_not_null()).group_by("cycle", "job_id").agg(
         pl.col("reason").unique(maintain_order=True).str.join("; ").alias("count_reason"))
     out = (held.join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
-           # a cap the RM did not recompute this cycle stands
-           .join_asof(caps, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
+           .join(caps, on=["cycle", "job_id"], **LEFT)
            .join(counted, on=["cycle", "job_id"], **LEFT)
            .join(deferred, on=["cycle", "job_id"], **LEFT))
     by_memory = -(-pl.col("memory_gb") // quantum) if quantum else pl.lit(None, pl.Int64)  # rmref.job_order
     out = out.join(job_orders(tables).rename({"order": "_printed"}), on="job_id", **LEFT)
     order = pl.coalesce("job_order", "_printed", by_memory)
-    state = (pl.when(pl.col("added") > 0).then(pl.lit("Expanded"))
+    # work the RM refused (createState's "Refused: why") never joins its jobs: not Dormant
+    state = (pl.when(pl.col("refused")).then(pl.lit("Refused"))
+             .when(pl.col("added") > 0).then(pl.lit("Expanded"))
              .when(pl.col("removed") > 0).then(pl.lit("Shrunken"))
              .when((pl.col("type") == "Reservation") & (pl.col("held") > 0)).then(pl.lit("Reserved"))
              .when(pl.col("held") > 0).then(pl.lit("Stable"))
@@ -155,7 +157,7 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
              "state", "ref_cap", "ref_counted", "divergences", "reason", "hosts", "memory_gb").sort("cycle", "job_id")
 
 
-JOB_TABLES = ("schedule", "jobs", "job_caps", "counts")  # what `jobs_frame` reads
+JOB_TABLES = ("schedule", "jobs", "job_caps", "counts", "expansions", "eviction_counts")  # what `jobs_frame` reads
 
 
 def of_jobs(tables: Mapping[str, pl.DataFrame], jobs: pl.Series) -> dict[str, pl.DataFrame]:

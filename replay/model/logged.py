@@ -169,6 +169,14 @@ def defrag_takings(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return taken_by_defrag(removals, shrinks(tables, removals))
 
 
+def logged_counts(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """The `counts` row of How Much's count per job and cycle (the last one logged), `shares_given`
+    the shares it counted (0 where the line gives none; a RESERVE grant's, `_reservation_counts`)."""
+    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"], tables["eviction_counts"])
+    return counts.with_columns(pl.col("shares_given").fill_null(0)).unique(
+        ["cycle", "job_id"], keep="last", maintain_order=True)
+
+
 def _reservation_counts(counts: pl.DataFrame, expansions: pl.DataFrame, evictions: pl.DataFrame) -> pl.DataFrame:
     """A RESERVE grant's count: "Request is granted" does not say how many machines (a job in a
     reserve class may get several); findMachines, which places them, prints it ("counted N"),
@@ -252,9 +260,7 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
     """Collect every logged decision of the parsed log."""
     caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
-    counts = _reservation_counts(in_cycles(tables["counts"]), tables["expansions"], tables["eviction_counts"])
-    counts = counts.with_columns(pl.col("shares_given").fill_null(0)).unique(
-        ["cycle", "job_id"], keep="last", maintain_order=True)
+    counts = logged_counts(tables)
     # What Of's own decision: the job a share was connected for (`placed_for` when defragmentation
     # then handed it to a needy job)
     connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))

@@ -18,19 +18,25 @@ from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
 from replay.model.start import bootstrap, node_liveness
 from replay.model.reads import narrow
+from replay.model.stranded import Stranded
 from replay.parsing.tables import LEFT
 from rmref.model import Machine
 
 ONLINE, UNRESPONSIVE, OFFLINE = "online", "unresponsive", "offline"  # truth.jsonl's node statuses
+# before 2.1.0 a varied-on machine is in none of the RM's maps until its node next reports (vary_on_at_once)
+AWAITING = "varied on, awaiting report"
 NODE_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
                "memory_mb": pl.Int64, "online": pl.Boolean, "status": pl.String, "used": pl.Int64,
                "jobs": pl.String}
 
 
-def status(machine: Machine) -> str:
-    """online, offline (an administrator varied it off) or unresponsive (declared dead)."""
+def status(machine: Machine, awaiting: bool = False) -> str:
+    """online, offline (an administrator varied it off), unresponsive (declared dead) or, before
+    2.1.0, varied on and not yet reported (`awaiting`: NodeLiveness.awaiting)."""
     if machine.online:
         return ONLINE
+    if awaiting:
+        return AWAITING
     return OFFLINE if machine.varied_off else UNRESPONSIVE
 
 
@@ -46,18 +52,42 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     cols: dict[str, list[Any]] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
     for cycle in tables["cycles"]["cycle"].to_list():
         for m in now.advance(cycle):
-            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, status(m))):
+            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online,
+                                              status(m, m.name in now.awaiting))):
                 cols[name].append(value)
     frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
-    schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "memory_gb"))  # (read alone from disk)
-    existing = with_quanta(in_cycles(schedule).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()),
-                           tables, boot.config.quantum_gb)
+    schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "share_id", "memory_gb", "purged"))
+    existing = in_cycles(schedule).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
+    if not boot.config.behaviours.has("purge_by_policy"):
+        online = frame.filter(pl.col("online")).select("cycle", "host")
+        existing = _on_the_record(existing, tables, online)
+    existing = with_quanta(existing, tables, boot.config.quantum_gb)
     used = existing.group_by("cycle", "host").agg(
         pl.col("quanta").sum().cast(pl.Int64).alias("used"),
         pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))
     return (frame.join(used.cast({"cycle": pl.UInt32}), on=["cycle", "host"], **LEFT)
             .with_columns(pl.col("used").fill_null(0), pl.col("jobs").fill_null(""))
             .select(list(NODE_SCHEMA)))
+
+
+def _on_the_record(existing: pl.DataFrame, tables: Mapping[str, pl.DataFrame], online: pl.DataFrame) -> pl.DataFrame:
+    """The Existing rows whose process takes space on the machine record the RM holds (before 2.1.0:
+    on a machine back online, a purged process that came back with a new record, or one kept on
+    its old record, is not on it: rmref.evictions.departed, the same reading as the audit's input;
+    `online`: the (cycle, host) pairs online)."""
+    stranded = Stranded(tables)
+    maybe = (existing.filter(pl.col("host").is_in(stranded.hosts()) | pl.col("purged").fill_null(False))
+             .join(online.cast({"cycle": existing.schema["cycle"]}), on=["cycle", "host"], how="semi"))
+    if maybe.is_empty():
+        return existing
+    rows = maybe.select("cycle", "job_id", "host", "share_id", "purged").iter_rows()
+    gone = [(c, j, h, s) for c, j, h, s, purged in rows
+            if s is not None and ((purged and not stranded.revived(j, s, h, c)) or stranded(j, s, h, c))]
+    if not gone:
+        return existing
+    drop = pl.DataFrame(gone, schema={"cycle": existing.schema["cycle"], "job_id": pl.Int64, "host": pl.String,
+                                      "share_id": existing.schema["share_id"]}, orient="row")
+    return existing.join(drop, on=["cycle", "job_id", "host", "share_id"], how="anti")
 
 
 def job_orders(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

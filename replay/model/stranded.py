@@ -38,6 +38,10 @@ class Stranded:
             (job, sid): cycle for job, sid, cycle in placed.group_by("job_id", "share_id").agg(
                 pl.col("cycle").min()).iter_rows()}
 
+    def hosts(self) -> list[str]:
+        """The hosts that came back as a new record or as their old one (no share elsewhere is either)."""
+        return sorted({*self._reborn, *self._revived})
+
     def __call__(self, job: int, sid: int, host: str, cycle: int) -> bool:
         """Whether the share was published before a new record of its host replaced the old, by `cycle`."""
         return self._before(self._reborn, job, sid, host, cycle)

@@ -69,6 +69,7 @@ class NodeLiveness:
         # before 2.1.0 a vary-on leaves the machine out of its pool until the node next reports (an
         # arrival: `Host added`); from 2.1.0 on it is schedulable at once (behaviour vary_on_at_once)
         self._back_at_once = behaviours.has("vary_on_at_once")
+        self.awaiting: set[str] = set()  # varied on before 2.1.0, not yet reported: in none of the RM's maps
 
     def advance(self, cycle: int) -> tuple[Machine, ...]:
         """The machines as the cycle's scheduling pass saw them."""
@@ -90,6 +91,7 @@ class NodeLiveness:
                         memory_stated=memory is not None or (old.memory_stated if old else False),
                     )
                     self._dead.discard(host)
+                    self.awaiting.discard(host)
                     if order is not None:  # (an arrival states the order)
                         self.missing.discard(host)
                 elif old is None:
@@ -97,6 +99,7 @@ class NodeLiveness:
                 elif event == "death":  # NodePool.nodeLeaves: disable, every share but reservations
                     self._dead.add(host)
                     self._known[host] = replace(old, online=False, disabled=DEAD)
+                    self.awaiting.discard(host)
                 else:  # an administrator's vary-off or vary-on
                     off = event == "vary_off"
                     # doVaryOff disables (purges fair-share work) only a machine that was online
@@ -104,6 +107,10 @@ class NodeLiveness:
                     online = not off and host not in self._dead and self._back_at_once
                     self._known[host] = replace(old, varied_off=off, online=online,
                                                 disabled=VARIED_OFF if purges else old.disabled)
+                    if off or online or host in self._dead:
+                        self.awaiting.discard(host)
+                    else:
+                        self.awaiting.add(host)
         return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 
 
