@@ -11,7 +11,6 @@ from replay.apps.audit import AuditResult, CycleTrace, audit, trace_cycle
 from replay.apps.explain.counting import rmref_chain
 from replay.apps.explain.facts import (
     job_identity,
-    logged_count,
     placed_processes,
     process_orders,
     read_logged_caps,
@@ -83,7 +82,7 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         user=who.user, class_name=who.class_name, policy=cls.policy if cls else None,
         nodepool=cls.nodepool if cls else None, memory_gb=who.memory_gb, order=who.order,
         threads=work.cap_input.threads if work else None, remaining=work.cap_input.remaining if work else None,
-        count=logged_count(cycle_rows(tables, "counts", c, job_id)), logged_caps=read_logged_caps(tables, c, job_id),
+        count=theirs.count, logged_caps=read_logged_caps(tables, c, job_id),
         caps=trace.caps.get(job_id) if trace else None, shares=held, placed=placed_processes(tables, c, job_id),
         taken=taken_processes(tables, c, job_id, order_of), reason=reason, classes=classes, users=users, jobs=jobs,
         life=job_life(tables, job_id, cycles, predates) if with_life else (), sections=(),

@@ -59,12 +59,6 @@ def read_logged_caps(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int
     return LoggedCaps(r["base_cap"], r["expected_cap"], r["potential_cap"], r["actual_cap"], r["prj_kind"])
 
 
-def logged_count(rows: pl.DataFrame) -> int | None:
-    """The RM's How Much decision: the last count row that says how many (a deferral says 0)."""
-    given = rows.filter(pl.col("shares_given").is_not_null())
-    return None if given.is_empty() else int(given["shares_given"][-1])
-
-
 def schedule_shares(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
                     order: int) -> tuple[tuple[HeldShare, ...], str | None]:
     """Held processes after the cycle (the published Existing list; each of the job's `order`
