@@ -88,6 +88,20 @@ def test_the_count_told_is_the_one_the_audit_reads(name):
         assert explain_job(tables, job, cycle, _audited(name, "rm.log")).count == given, (cycle, job)
 
 
+@pytest.mark.parametrize("name", ["corpus/defrag_earlier_round_cleared", "corpus/defrag_later_round_decides",
+                                  "corpus/priority_bands", "releases/2.0.0/eligible-order"])
+def test_an_info_log_tells_which_needy_job_each_share_went_to(name):
+    """At INFO no line names the needy job a share was taken for: explain tells truth's, every
+    cycle and donor, where the needy jobs' searches alone would point at the wrong one."""
+    tables = parsed(name, "rm.log").tables
+    actions = [(r["cycle"], a) for r in truth(name) for a in r["defrag"]["actions"] if a["action"] == "evict"]
+    assert actions
+    for cycle, donor in sorted({(c, a["donor_job"]) for c, a in actions}):
+        story = explain_job(tables, donor, cycle, _audited(name, "rm.log"))
+        assert sorted((t.host, t.share_id, t.needy_job) for t in story.taken if t.reason == "defrag") == sorted(
+            (a["host"], a["share"], a["needy_job"]) for c, a in actions if c == cycle and a["donor_job"] == donor)
+
+
 @pytest.mark.parametrize("name,level", LOGS[:4], ids=IDS[:4])
 def test_rendered_story_says_the_facts(name, level):
     tables = parsed(name, level).tables

@@ -84,7 +84,8 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         threads=work.cap_input.threads if work else None, remaining=work.cap_input.remaining if work else None,
         count=theirs.count, logged_caps=read_logged_caps(tables, c, job_id),
         caps=trace.caps.get(job_id) if trace else None, shares=held, placed=placed_processes(tables, c, job_id),
-        taken=taken_processes(tables, c, job_id, order_of), reason=reason, classes=classes, users=users, jobs=jobs,
+        taken=taken_processes(tables, c, job_id, order_of, _rmref_takings(trace)),
+        reason=reason, classes=classes, users=users, jobs=jobs,
         life=job_life(tables, job_id, cycles, predates) if with_life else (), sections=(),
         rmref=ours, logged=theirs, causes=causes, verified=verified,
         epoch=epoch_of.get(c), first_epoch=epoch_of.get(cycles[0]), last_epoch=epoch_of.get(cycles[-1]),
@@ -92,6 +93,13 @@ def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: Cycle
         assumed=tuple(a for a in result.assumed if a.source != "config" and not a.setting.startswith("node ")),
         rm_release=result.rm_release.to_json() if result.rm_release else None,
     )
+
+
+def _rmref_takings(trace: CycleTrace | None) -> dict[tuple[int, str, int], int]:
+    """(donor, host, share id) -> needy job, of every share rmref's defragmentation took in the cycle."""
+    if trace is None or trace.defrag is None:
+        return {}
+    return {(a.donor_job, a.host, a.share_id): a.needy_job for a in trace.defrag.actions if a.action == "evict"}
 
 
 def _agrees(story: Story, kinds: tuple[str, ...]) -> list[str]:

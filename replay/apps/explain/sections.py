@@ -236,7 +236,8 @@ def defrag_lines(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) ->
 
 def _taken_words(t: Taken) -> str:
     if t.reason == "defrag":
-        how = " (inferred: the needy job's search covered this host)" if t.inferred else ""
+        how = (" (inferred: INFO names no needy job; rmref's run of the cycle took this same share for it)"
+               if t.by_rmref else " (inferred: the needy job's search covered this host)" if t.inferred else "")
         return f"taken by defragmentation for needy job {t.needy_job}{how}"
     return _TAKEN_WORDS.get(t.reason, t.reason)
 

@@ -53,6 +53,7 @@ class Taken:
     reason: str
     needy_job: int | None = None  # defrag: the job the process was taken for
     inferred: bool = False  # defrag read from the needy job's eligible machines (INFO names no share), or leaving
+    by_rmref: bool = False  # defrag: the needy job is the one rmref's run of the cycle took this same share for
 
 
 @dataclass(frozen=True)

@@ -72,24 +72,29 @@ def rich_takings(tables: Mapping[str, pl.DataFrame], cycle: int, unexplained: li
     return out
 
 
-def taken_processes(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int,
-                    order_of: OrderOf) -> tuple[Taken, ...]:
+def taken_processes(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int, order_of: OrderOf,
+                    rmref_takings: Mapping[tuple[int, str, int], int] | None = None) -> tuple[Taken, ...]:
     """What the cycle took from the job: its new removals, each with the reason the log gives.
 
     The published Removals list is complete; an eviction or DEBUG defragmentation line says why.
-    A removal no line explains went to a needy job's take-from-the-rich (inferred, see
-    `rich_takings`), else it is only "removed". A dead node's processes are listed as purged.
+    A removal no line explains went to a needy job's take-from-the-rich: the one rmref's run of
+    the cycle took that same share for (`rmref_takings`: (donor, host, share id) -> needy job),
+    else one inferred from the needy jobs' searches (`rich_takings`); else it is only "removed".
+    A dead node's processes are listed as purged.
     """
     removals = _new_removals(tables, cycle, order_of)
     reasons = _logged_reasons(tables, cycle)
     unexplained = [t for _, t in removals if (t.host, t.share_id) not in reasons and t.reason == "removal"]
     inferred = rich_takings(tables, cycle, unexplained)
+    ours = rmref_takings or {}
     taken = []
     for r in (t for owner, t in removals if owner == job_id):
         why = reasons.get((r.host, r.share_id))
         needy = inferred.get((r.host, r.share_id))
         if r.reason == "removal" and why is not None:
             r = replace(why, order=why.order or r.order)
+        elif r.reason == "removal" and r.share_id is not None and (job_id, r.host, r.share_id) in ours:
+            r = replace(r, reason="defrag", needy_job=ours[(job_id, r.host, r.share_id)], inferred=True, by_rmref=True)
         elif r.reason == "removal" and needy is not None:
             r = replace(r, reason="defrag", needy_job=needy, inferred=True)
         taken.append(r)
