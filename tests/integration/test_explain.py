@@ -102,6 +102,18 @@ def test_an_info_log_tells_which_needy_job_each_share_went_to(name):
             (a["host"], a["share"], a["needy_job"]) for c, a in actions if c == cycle and a["donor_job"] == donor)
 
 
+@pytest.mark.parametrize("name", ["releases/trunk/gen12-004", "corpus/purged_service_completed"])
+def test_a_completed_jobs_missing_cap_is_told_as_its_completion(name):
+    """Truth's completed jobs: explain says the cap is missing because the job completed."""
+    tables = parsed(name, "rm.log").tables
+    done = [(r["cycle"], j["id"]) for r in truth(name) for j in r["jobs"] if j["completed"]]
+    assert done
+    for cycle, job in done[:6]:
+        story = explain_job(tables, job, cycle, _audited(name, "rm.log"))
+        cap = next(s for s in story.sections if s.title == "2. Cap")
+        assert "the job is completed in this cycle" in cap.lines[0], (cycle, job)
+
+
 @pytest.mark.parametrize("name,level", LOGS[:4], ids=IDS[:4])
 def test_rendered_story_says_the_facts(name, level):
     tables = parsed(name, level).tables

@@ -81,6 +81,11 @@ def cap_section(caps: Caps | None, cap: CapInput | None, logged: LoggedCaps | No
         pred = " (could not predict)" if logged.prediction == "cannot_predict" else ""
         lines.append(f"Logged cap chain: base {cap_text(logged.base)}, expected {cap_text(logged.expected)}{pred}, "
                      f"potential {cap_text(logged.potential)}, actual {cap_text(logged.actual)}.")
+    elif cap is not None and (cap.completed or cap.refused):
+        # initJobCap is not run for such work: no cap is logged, none is a decision
+        what = "completed" if cap.completed else "refused"
+        lines.append(f"No cap: the RM logs none for {what} work, and the job is {what} in this cycle "
+                     "(as the audit reads a cycle without its cap line).")
     else:
         lines.append("The RM logged no cap chain for this job in this cycle.")
     if caps is not None and cap is not None:
