@@ -134,9 +134,10 @@ class WhatIfResult:
 
 
 def _hints(logged: Logged, cycle: int, memory: Memory) -> Hints:
-    """The orders the log reveals for the cycle, and what the scheduler carried from the last one."""
+    """The orders the log reveals for the cycle, and what the scheduler carried from the last one
+    (the machines' order takeFromTheRich met them in ties on the nodes' hashes, which no change moves)."""
     return Hints(tuple(logged.user_orders.get(cycle, ())), tuple(logged.job_order.get(cycle, ())),
-                 logged.share_walk.get(cycle, {}), memory)
+                 logged.share_walk.get(cycle, {}), memory, searched=logged.searched.get(cycle, {}))
 
 
 @dataclass(frozen=True)
