@@ -371,7 +371,9 @@ class Simulation:
             if hosts != list(entry.additions):
                 raise AssertionError(f"cycle {cycle}: job {job_id}'s placements {hosts} are not the published "
                                      f"additions {list(entry.additions)}")
-        for job_id, host, sid in new:
+        # the RM numbers shares as it creates them: the Orchestrator starts them in share-id order (the
+        # log's ids where the cycle placed what the log shows, whichever order rmref's What Of met them in)
+        for job_id, host, sid in sorted(new, key=lambda n: n[2]):
             job = self.jobs.get(job_id)
             if job is None:
                 continue
