@@ -1,19 +1,27 @@
 """Node IPs for the harness where the log shows none: IPs under which the RM's node maps walk the
-machines in the order the log prints them.
+machines in the order the log shows.
 
 Before 3.0.0 an RM log names no node IP, yet the RM keeps its machines in `HashMap<Node, Machine>`
 tables keyed by the node's name and IP (`rmref.javahash.node_hash`), and breaks ties among machines
-alike in their walk order. takeFromTheRich prints one such walk: per pass, a `Candidate machine` or
-`Not a candidate` line per machine of `NodePool.getAllMachines()` of the needy job's pool (its own
-map cloned, then each subpool's put in), in the map's order; machines too small are left out. That
-map's order decides the eligible machines' order among those of equal wealth and memory
-(EligibleMachineSorter), hence which machine defragmentation clears.
+alike in their walk order. Two things in the log show such walks:
 
-Each pass is a walk, for `replay.javarm.hashes`' solver, of a map whose size is the pool's machines
-(and its subpools') that have arrived by then (a machine stays in its pool's map), its capacity that
-of the clone and puts. The values found are bucket values (`spread(hash) mod` the largest such map's
-capacity), distinct in every walk; an IP per machine hashing to its value is then searched as
-`rmref.node_order` does. Machines in no walk keep the harness's common IP.
+- takeFromTheRich prints one per pass: a `Candidate machine` or `Not a candidate` line per machine of
+  `NodePool.getAllMachines()` of the needy job's pool (its own map cloned, then each subpool's put
+  in), in the map's order; machines too small are left out. That order decides the eligible machines'
+  order among those of equal wealth and memory (EligibleMachineSorter), hence what is cleared. The
+  map holds the pool's machines (and its subpools') arrived by then (a machine stays in its pool's
+  map); its capacity is that of the clone and puts.
+- What Of's placements (connectShare), each a walk of a clone of a free-space table
+  (`rmref.whatof.TableWalk`), which the log shows only through the machines chosen.
+
+The printed walks are constraints for `replay.javarm.hashes`' solver (no two machines of a walk in
+one bucket: the order the harness puts machines in is not the log's). Then, at the first placement
+where rmref's What Of under the IPs found meets another machine than the RM did, in a table that held
+the RM's, the pair (the RM's machine first, at that table's size) is added and the hashes solved
+again, until What Of places as the RM did in every cycle or the runs run out; a pair no hashes keep
+with the rest marks its cycle as no node-hash tie. The values are bucket values (`spread(hash) mod`
+the largest table's capacity); each machine takes the first IP hashing to its value. Machines in no
+walk keep the harness's common IP.
 """
 
 from __future__ import annotations
@@ -159,23 +167,23 @@ def node_ips(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
         for h in w.hosts:
             index.setdefault(h, len(index))
     listings = [Listing(w.cycle, OWNER, tuple(index[h] for h in w.hosts), w.bits, ()) for w in walks]
-    found, runs = _solved(listings, index), 0
+    found, runs, finished = _solved(listings, index), 0, False
     unexplained: set[int] = set()
-    while runs < budget:
-        miss, ran = _first_miss(placed, found.ip_of, unexplained, budget - runs)
+    while not finished and runs < budget:
+        miss, ran, finished = _first_miss(placed, found.ip_of, unexplained, budget - runs)
         runs += ran
         if miss is None:
-            break
+            continue
         cycle, before, after, bits = miss
         trial = [*listings, Listing(cycle, WHAT_OF, (index.setdefault(before, len(index)),
                                                      index.setdefault(after, len(index))), bits, ())]
         solved = _solved(trial, index)
-        if solved.hashes.kept_to:  # no IPs keep it with the rest: the cycle's placement is not a node-hash tie
+        if solved.hashes.kept_to != found.hashes.kept_to:  # no hashes keep it with the rest: no node-hash tie
             unexplained.add(cycle)
         else:
             listings, found = trial, solved
-    agree = sum(1 for c in placed if c.cycle not in unexplained) if runs < budget else None
-    return NodeIps(found.ip_of, len(walks), found.hashes, len(placed), agree)
+    agree = sum(1 for c in placed if c.cycle not in unexplained) if finished else None
+    return replace(found, walks=len(walks), placing=len(placed), agree=agree)
 
 
 def _solved(listings: list[Listing], index: Mapping[str, int]) -> NodeIps:
@@ -190,7 +198,7 @@ def _solved(listings: list[Listing], index: Mapping[str, int]) -> NodeIps:
         ip = None if value is None else _ip(name, k, value, mask)
         if ip is not None:
             ip_of[name] = ip
-    return NodeIps(ip_of, 0, found, 0, None)
+    return NodeIps(ip_of, 0, found, 0, None)  # the caller counts the walks and cycles
 
 
 @dataclass(frozen=True)
@@ -223,17 +231,17 @@ def _placing_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None) 
 
 
 def _first_miss(placed: list[_Placing], ip_of: Mapping[str, str], skip: set[int],
-                budget: int) -> tuple[tuple[int, str, str, int] | None, int]:
+                budget: int) -> tuple[tuple[int, str, str, int] | None, int, bool]:
     """The first place where What Of under these IPs (the harness's common one for the rest) puts a process
     on another host than the RM: (cycle, the RM's host, What Of's, the bits of the table it walked), where the
-    RM's host was in that table (met later); cycles whose miss is of another kind join `skip`. Also the runs
-    of What Of made."""
+    RM's host was in that table (met later); a cycle whose first miss is of another kind joins `skip`. Also
+    the runs of What Of made, and whether every cycle was run (none missed, none left for lack of runs)."""
     runs = 0
     for c in placed:
         if c.cycle in skip:
             continue
         if runs >= budget:
-            return None, runs
+            return None, runs, False
         runs += 1
         inp = replace(c.inp, machines=tuple(replace(m, ip=ip_of.get(m.name, COMMON_IP)) for m in c.inp.machines))
         result = what_of_choices(inp, c.counts, c.prefer, stale_after_howmuch(inp))
@@ -245,8 +253,8 @@ def _first_miss(placed: list[_Placing], ip_of: Mapping[str, str], skip: set[int]
         if k is None or table is None or ours[k][0] != c.theirs[k][0] or c.theirs[k][1] not in table.hosts:
             skip.add(c.cycle)
             continue
-        return (c.cycle, c.theirs[k][1], ours[k][1], table.capacity.bit_length() - 1), runs
-    return None, runs
+        return (c.cycle, c.theirs[k][1], ours[k][1], table.capacity.bit_length() - 1), runs, False
+    return None, runs, True
 
 
 def _ip(name: str, k: int, value: int, mask: int) -> str | None:
