@@ -3,7 +3,7 @@ machines in the order the log shows.
 
 Before 3.0.0 an RM log names no node IP, yet the RM keeps its machines in `HashMap<Node, Machine>`
 tables keyed by the node's name and IP (`rmref.javahash.node_hash`), and breaks ties among machines
-alike in their walk order. Two things in the log show such walks:
+alike in their walk order. Three things in the log show such walks:
 
 - takeFromTheRich prints one per pass: a `Candidate machine` or `Not a candidate` line per machine of
   `NodePool.getAllMachines()` of the needy job's pool (its own map cloned, then each subpool's put
@@ -11,6 +11,8 @@ alike in their walk order. Two things in the log show such walks:
   order among those of equal wealth and memory (EligibleMachineSorter), hence what is cleared. The
   map holds the pool's machines (and its subpools') arrived by then (a machine stays in its pool's
   map); its capacity is that of the clone and puts.
+- before 2.2.0, How Much's countFreeableMachines prints its walk of the pool's machines of a
+  reservation's size (`Machines to search`), a map filled as they arrived;
 - What Of's placements (connectShare), each a walk of a clone of a free-space table
   (`rmref.whatof.TableWalk`), which the log shows only through the machines chosen.
 
@@ -31,11 +33,12 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from replay.javarm.hashes import Hashes, Listing, hashes_of
+from replay.javarm.hashes import Hashes, Listing, hashes_of, map_bits
 from replay.model.bootstrap import Bootstrap
 from replay.model.logged import logged_decisions
 from replay.model.stale import stale_free
-from replay.model.start import replay_start
+from replay.model.start import ReplayStart, replay_start
+from rmref.behaviours import Behaviours
 from rmref.howmuch_state import stale_after_howmuch
 from rmref.javahash import JavaHashMap, hashmap_order, node_hash, spread
 from rmref.model import CycleInput
@@ -69,64 +72,122 @@ class Walked:
     bits: int
 
 
-def rich_walks(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, tuple[str, ...]]]:
-    """(cycle, hosts) of each takeFromTheRich pass, in the order its lines name the machines (a retry over
-    the same machines, the same walk, once)."""
+def rich_walks(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int | None, tuple[str, ...]]]:
+    """(cycle, needy job, hosts) of each takeFromTheRich pass, in the order its lines name the machines (a
+    retry over the same machines, the same walk, once)."""
     if "defrag" not in tables:
         return []
     rows = (tables["defrag"].filter(pl.col("kind").is_in(["candidate_machine", "not_candidate_machine",
                                                            "machines_found"]) & pl.col("cycle").is_not_null())
-            .sort("cycle", "file", "line").select("cycle", "kind", "host"))
-    out: list[tuple[int, tuple[str, ...]]] = []
+            .sort("cycle", "file", "line").select("cycle", "kind", "job_id", "host"))
+    out: list[tuple[int, int | None, tuple[str, ...]]] = []
     hosts: list[str] = []
-    for cycle, kind, host in rows.iter_rows():
+    for cycle, kind, job, host in rows.iter_rows():
         if kind == "machines_found":
-            if len(hosts) > 1 and (not out or out[-1] != (cycle, tuple(hosts))):
-                out.append((cycle, tuple(hosts)))
+            if len(hosts) > 1 and (not out or out[-1] != (cycle, job, tuple(hosts))):
+                out.append((cycle, job, tuple(hosts)))
             hosts = []
         elif host is not None and host not in hosts:
             hosts.append(host)
     return out
 
 
-def rich_listings(tables: Mapping[str, pl.DataFrame]) -> list[Walked]:
-    """Each takeFromTheRich pass with the bits of the map it walked: the needy job's pool's (the deepest
-    pool holding every machine named), of the machines arrived by then."""
+def rich_listings(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> list[Walked]:
+    """Each takeFromTheRich pass with the bits of the map it walked: the needy job's pool's (its class's;
+    a job of no class the log configures: the deepest pool holding every machine named, which a pass that
+    left out machines too small can take for a subpool), of the machines in the pools' maps then."""
     walks = rich_walks(tables)
     if not walks:
         return []
-    parent, pool_of, arrived = _pools(tables)
+    cluster = _cluster(tables, boot.config.behaviours)
+    classes = {c.name: c.nodepool for c in boot.classes}
+    klass = dict(tables["jobs"].filter(pl.col("class").is_not_null() & pl.col("job_id").is_not_null())
+                 .group_by("job_id").agg(pl.col("class").first()).iter_rows()) if "jobs" in tables else {}
     out = []
-    for cycle, hosts in walks:
-        pool = _walked_pool(hosts, parent, pool_of)
+    for cycle, job, hosts in walks:
+        pool = classes.get(klass.get(job, ""))
+        if pool not in cluster.parent:
+            pool = _walked_pool(hosts, cluster.parent, cluster.pool_of)
         if pool is not None:
-            out.append(Walked(cycle, hosts, _capacity_bits(pool, cycle, parent, pool_of, arrived)))
+            out.append(Walked(cycle, hosts, _capacity_bits(pool, cycle, cluster)))
     return out
 
 
-def _pools(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[str, str | None], dict[str, str], dict[str, int]]:
-    """Each pool's parent, each machine's pool and the cycle it arrived (0: before the log's first)."""
+def freeable_listings(tables: Mapping[str, pl.DataFrame], behaviours: Behaviours) -> list[Walked]:
+    """Each countFreeableMachines call's `Machines to search` list (How Much, for a reservation): before
+    2.2.0 (no `freeable_by_eviction_cost`: from then it prints the machines sorted by eviction cost) a
+    walk of the pool's machinesByOrder table for the reservation's size, a HashMap filled as machines
+    arrive, at the size it had (the most machines of that size listed so far: a map never shrinks)."""
+    if "expansions" not in tables or behaviours.has("freeable_by_eviction_cost"):
+        return []
+    rows = (tables["expansions"].filter((pl.col("kind") == "freeable_order") & pl.col("cycle").is_not_null())
+            .sort("cycle", "file", "line").select("cycle", "hosts"))
+    order = dict(tables["nodes"].filter(pl.col("share_order").is_not_null()).group_by("host")
+                 .agg(pl.col("share_order").last()).iter_rows())
+    most: dict[int | None, int] = {}
+    out = []
+    for cycle, listed in rows.iter_rows():
+        hosts = tuple(dict.fromkeys(h.rsplit(":", 1)[0] if ":" in h else h for h in listed or ()))
+        if len(hosts) < 2:
+            continue
+        size = order.get(hosts[0])
+        most[size] = max(most.get(size, 0), len(hosts))
+        out.append(Walked(cycle, hosts, map_bits(most[size])))
+    return out
+
+
+JOINS = ("arrive", "reactivate", "recover_node", "vary_on")  # a node (back) in its pool's tables
+LEAVES = ("death", "disable", "vary_off")  # before 2.1.0 NodePool.disable took the node out of them
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    """Each pool's parent, each machine's pool, and its joins (True) and leaves (False) of the pool's map by
+    cycle (arrivals before the log's first cycle at 0)."""
+
+    parent: dict[str, str | None]
+    pool_of: dict[str, str]
+    events: dict[str, list[tuple[int, bool]]]
+    leaves: bool  # whether a node leaves its pool's map when disabled (before 2.1.0: purge_by_policy absent)
+
+    def present(self, host: str, cycle: int) -> bool:
+        """Whether the machine is in its pool's map at `cycle`."""
+        state = False
+        for at, joined in self.events.get(host, ()):
+            if at > cycle:
+                break
+            if joined or self.leaves:
+                state = joined
+        return state
+
+
+def _cluster(tables: Mapping[str, pl.DataFrame], behaviours: Behaviours) -> _Cluster:
+    """The pools and machines of the log's node lines."""
     parent = dict(tables["nodepools"].select("name", "parent").iter_rows())
     nodes = tables["nodes"].filter(pl.col("host").is_not_null())
     pool_of = dict(nodes.filter(pl.col("nodepool").is_not_null()).group_by("host")
                    .agg(pl.col("nodepool").last()).iter_rows())
-    arrived = dict(nodes.filter(pl.col("event") == "arrive").group_by("host")
-                   .agg(pl.col("cycle").fill_null(0).min()).iter_rows())
-    return parent, {h: p for h, p in pool_of.items() if h in arrived}, arrived
+    events: dict[str, list[tuple[int, bool]]] = {}
+    for cycle, host, event in (nodes.filter(pl.col("event").is_in([*JOINS, *LEAVES])).sort("line")
+                               .select(pl.col("cycle").fill_null(0), "host", "event").iter_rows()):
+        events.setdefault(host, []).append((cycle, event in JOINS))
+    for marks in events.values():
+        marks.sort(key=lambda e: e[0])  # stable: a cycle's events in the log's order
+    return _Cluster(parent, {h: p for h, p in pool_of.items() if h in events}, events,
+                    not behaviours.has("purge_by_policy"))
 
 
-def _capacity_bits(pool: str, cycle: int, parent: Mapping[str, str | None], pool_of: Mapping[str, str],
-                   arrived: Mapping[str, int]) -> int:
+def _capacity_bits(pool: str, cycle: int, cluster: _Cluster) -> int:
     """The bits of getAllMachines()'s table for `pool` at `cycle`: its own map cloned, each subpool's
     (itself such a map) put in, in the order of the RM's map of subpools (a HashMap by name)."""
     serial = iter(range(1 << 30))  # distinct hashes: only the sizes decide the capacity
 
     def all_machines(p: str) -> JavaHashMap:
         own = JavaHashMap()
-        for host in sorted(h for h, q in pool_of.items() if q == p and arrived[h] <= cycle):
+        for host in sorted(h for h, q in cluster.pool_of.items() if q == p and cluster.present(h, cycle)):
             own.put(host, next(serial))
         out = own.clone()
-        for child in hashmap_order(sorted(c for c, q in parent.items() if q == p)):
+        for child in hashmap_order(sorted(c for c, q in cluster.parent.items() if q == p)):
             out.put_all(all_machines(child).entries())
         return out
     return all_machines(pool).capacity.bit_length() - 1  # a clone of few machines can be under 16
@@ -158,8 +219,9 @@ def node_ips(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
     prints no walk of a node map, or shows the nodes' IPs (3.0.0 on)."""
     if tables["nodes"].filter(pl.col("ip").is_not_null()).height:
         return None
-    walks = rich_listings(tables)
-    placed = _placing_cycles(tables, boot)
+    start = replay_start(tables, boot)
+    walks = rich_listings(tables, start.boot) + freeable_listings(tables, start.boot.config.behaviours)
+    placed = _placing_cycles(tables, start)
     if not walks and not placed:
         return None
     index: dict[str, int] = {}
@@ -212,9 +274,8 @@ class _Placing:
     prefer: Mapping[str, int]
 
 
-def _placing_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None) -> list[_Placing]:
+def _placing_cycles(tables: Mapping[str, pl.DataFrame], start: ReplayStart) -> list[_Placing]:
     """Every undamaged cycle in which What Of placed processes, as the audit reads it."""
-    start = replay_start(tables, boot)
     logged = logged_decisions(tables)
     stale = stale_free(tables, start.boot.nodepools, start.boot.config.quantum_gb)
     out = []
@@ -271,10 +332,11 @@ def note(found: NodeIps | None) -> str:
     if found is None:
         return (f"node IPs: {COMMON_IP} for every node (the log shows no IP, no walk of a node map and no "
                 "placement): the RM meets machines alike in the hash order of their names")
-    cut = "".join(f"; the takeFromTheRich walks up to cycle {c:,} (later ones contradict them)"
+    cut = "".join(f"; the printed walks up to cycle {c:,} (later ones contradict them)"
                   for c in found.hashes.kept_to.values())
     placing = (f"What Of places as the RM did in {found.agree:,} of the {found.placing:,} cycles it placed in"
                if found.agree is not None else f"What Of's {found.placing:,} cycles not all searched")
     return (f"node IPs: {len(found.ip_of)} machine(s) given IPs under which the RM's node maps walk them as the "
-            f"log's {found.walks} takeFromTheRich pass(es) print them and ({placing}) as What Of met them (the "
-            f"log shows no IP; rmref's model of the maps); the others {COMMON_IP}{cut}")
+            f"log's {found.walks} printed walk(s) (takeFromTheRich, countFreeableMachines) show and, as far as "
+            f"rmref's model of the maps tells, as What Of met them ({placing}); the log shows no IP; the others "
+            f"{COMMON_IP}{cut}")

@@ -17,11 +17,23 @@ from __future__ import annotations
 
 import pytest
 
-from replay.javarm.node_walks import COMMON_IP, node_ips, rich_listings
+from replay.javarm.node_walks import COMMON_IP, freeable_listings, node_ips, rich_listings
+from replay.model.start import bootstrap
 from rmref.javahash import node_hash, spread
 from tests.helpers import parsed, scenario
 
 CASES = ("corpus/midstream_unnamed_in_a_later_band", "releases/2.0.0/eligible-order")
+# logs before 3.0.0 that print walks of node maps: takeFromTheRich's (some across deaths and returns,
+# which before 2.1.0 take a machine out of its pool's map) and 2.0.x countFreeableMachines'
+PRINTING = (*CASES, "corpus/defrag_rehashed_ties", "releases/2.0.0/a_tiny",
+            "releases/2.0.0/clears-another-set-aside", "releases/2.0.0/dead-out-of-tables",
+            "releases/2.0.0/reservation-walk", "releases/2.2.2/many-alike-machines", "releases/2.2.2/needy-completed")
+
+
+def _walks(name: str):
+    tables = parsed(name).tables
+    boot = bootstrap(tables)
+    return rich_listings(tables, boot) + freeable_listings(tables, boot.config.behaviours)
 
 
 def _walked(hosts: tuple[str, ...], bits: int, ip_of) -> list[int]:
@@ -29,13 +41,14 @@ def _walked(hosts: tuple[str, ...], bits: int, ip_of) -> list[int]:
     return [spread(node_hash(h, ip_of(h))) & ((1 << bits) - 1) for h in hosts]
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", PRINTING)
 def test_the_real_ips_walk_as_printed_in_the_tables_modelled(name):
-    """Under the IPs the real RM ran with, every takeFromTheRich walk the log prints is in bucket order
-    of the table its map had (the modelled capacity): a machine never in a lower bucket than the one
-    met before it (one bucket: the order they were put in)."""
+    """Under the IPs the real RM ran with, every walk of a node map the log prints is in bucket order of
+    the table its map had (the modelled capacity: the needy job's pool's machines in its maps then, a
+    clone and puts; a map filled as machines arrived): a machine never in a lower bucket than the one met
+    before it (one bucket: the order they were put in)."""
     real = {n["name"]: n["ip"] for n in scenario(name)["nodes"]}
-    walks = rich_listings(parsed(name).tables)
+    walks = _walks(name)
     assert walks
     for w in walks:
         buckets = _walked(w.hosts, w.bits, real.__getitem__)
@@ -47,7 +60,7 @@ def test_a_clone_of_two_machines_then_two_more_has_8_buckets():
     default 16: under the real IPs the printed order is not the buckets' order at 16."""
     name = CASES[0]
     real = {n["name"]: n["ip"] for n in scenario(name)["nodes"]}
-    (walk,) = {(w.hosts, w.bits) for w in rich_listings(parsed(name).tables)}
+    (walk,) = {(w.hosts, w.bits) for w in _walks(name)}
     hosts, bits = walk
     assert hosts == ("np1a01.sim.ducc", "np1a02.sim.ducc", "np101.sim.ducc", "np102.sim.ducc") and bits == 3
     at16 = _walked(hosts, 4, real.__getitem__)
@@ -62,10 +75,10 @@ def test_the_ips_chosen_walk_and_place_as_the_log(name):
     found = node_ips(tables)
     assert found is not None and found.agree == found.placing > 0
     assert not found.hashes.kept_to
-    for w in rich_listings(tables):
+    for w in _walks(name):
         chosen = _walked(w.hosts, w.bits, lambda h: found.ip_of.get(h, COMMON_IP))
         assert all(a < b for a, b in zip(chosen, chosen[1:], strict=False))
-    w = rich_listings(tables)[0]
+    w = _walks(name)[0]
     common = _walked(w.hosts, w.bits, lambda h: COMMON_IP)
     assert common != sorted(common)
 
