@@ -90,6 +90,22 @@ def test_processes_added_at_once_start_in_the_order_the_rm_numbered_them():
     assert {k: held.get(k, 0) for k in expected} == expected
 
 
+def test_a_purge_before_the_caps_and_the_printed_eligible_order():
+    """releases/2.0.0/eligible-order (2.0.0): at cycle 6 NodePool.disable purges job 6's three processes on
+    np109 before the caps, and getPrjCap projects from the 97 left (`NTh 388 ... return 97`); read from all
+    100, job 6 kept 98 and job 2 got 6 where the RM gave it 7. At cycle 7 takeFromTheRich meets n38, n05
+    and n20 (alike but for their IPs) in the order its `Eligible machines:` line prints, which the closed
+    loop follows where it holds what the log's RM held, as the audit does: job 10 takes share 8 on n38 and
+    job 9 job 2's two processes on n05 (before, job 2 kept 5 where the RM left it 4). Ground truth:
+    truth.jsonl's holdings, cycle by cycle."""
+    name = "releases/2.0.0/eligible-order"
+    sim = simulate(parsed(name).tables)
+    held = {(c, j): p for c, j, p in sim.baseline.held}
+    expected = _truth_held(name)
+    assert (expected[(6, 6)], expected[(6, 2)], expected[(7, 2)]) == (97, 7, 4)
+    assert {k: held.get(k, 0) for k in expected} == expected
+
+
 # the real RM of each release on one workload (fixtures/releases): a release's own rules hold
 RELEASE_LOGS = [f"releases/{r}/{n}" for r in ("2.0.0", "2.0.1", "2.2.2", "3.0.0") for n in ("a_tiny", "gen12-004")]
 
