@@ -51,9 +51,9 @@ RUNS = 400  # most runs of What Of one log's search makes
 
 @dataclass(frozen=True)
 class NodeIps:
-    """The IP chosen per machine; the takeFromTheRich walks kept (`hashes.kept_to` names a cut); the
-    cycles What Of placed in and how many of them it places as the RM did under these IPs (None: the
-    search ran out of runs first)."""
+    """The IP chosen per machine; the printed walks (`hashes.kept_to` names a cut where they contradict
+    each other); the cycles What Of placed in and how many of them it places as the RM did under these
+    IPs (None: the search ran out of runs first)."""
 
     ip_of: dict[str, str]
     walks: int
@@ -64,8 +64,8 @@ class NodeIps:
 
 @dataclass(frozen=True)
 class Walked:
-    """One takeFromTheRich pass: the machines in the order its lines name them, and the bits of the
-    table of the map it walked."""
+    """One walk of a node map the log prints (a takeFromTheRich pass, a countFreeableMachines call): the
+    machines in the order named, and the bits of the table of the map walked."""
 
     cycle: int
     hosts: tuple[str, ...]
@@ -214,9 +214,9 @@ def _walked_pool(hosts: tuple[str, ...], parent: Mapping[str, str | None], pool_
 
 def node_ips(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
              budget: int = RUNS) -> NodeIps | None:
-    """IPs under which every takeFromTheRich walk of the log comes out as printed and What Of places each
+    """IPs under which every walk of a node map the log prints comes out as printed and What Of places each
     cycle's processes where the RM did (as far as `budget` runs of What Of find); None where the log
-    prints no walk of a node map, or shows the nodes' IPs (3.0.0 on)."""
+    shows neither a walk nor a placement, or shows the nodes' IPs (3.0.0 on)."""
     if tables["nodes"].filter(pl.col("ip").is_not_null()).height:
         return None
     start = replay_start(tables, boot)
