@@ -42,7 +42,7 @@ only matter for machines whose keys share a bucket.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rmref.bands import by_submission, class_map_order, priority_bands
 from rmref.behaviours import Behaviours
@@ -104,6 +104,19 @@ class Walk:
     behaviours: Behaviours = field(default_factory=Behaviours)  # the release's (Config.behaviours)
     # per reservation findMachines expanded: the free machines of its size it found (countFreeMachines)
     free_found: dict[int, int] = field(default_factory=dict)
+    tables: list[TableWalk] = field(default_factory=list)  # findShares' walks of free-space tables, in order
+
+
+@dataclass(frozen=True)
+class TableWalk:
+    """One walk findShares made of a free-space table's clone: the machines in the order met, the clone's
+    buckets, and the placements it made (`first` to `end`, indices into What Of's placements)."""
+
+    job_id: int
+    hosts: tuple[str, ...]
+    capacity: int
+    first: int
+    end: int
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,7 @@ class WhatOf:
     placements: tuple[Placement, ...]
     ties: tuple[HostTie, ...] = ()
     free_found: tuple[tuple[int, int], ...] = ()  # (reservation, free machines its findMachines found)
+    tables: tuple[TableWalk, ...] = ()  # the free-space tables findShares walked (they decide ties by node hash)
 
 
 def _hash(machine: Machine) -> int:
@@ -325,6 +339,7 @@ def _walk_table(walk: Walk, table: JavaHashMap, work: Work, needed: int, policy:
     walked_by = {i: walk.walked_by.get(hosts[group[0]]) for i, group in enumerate(groups)}
     got: dict[str, int] = {}
     given = 0
+    first = len(walk.placements)
     for host in met:
         if needed - given == 0:
             break
@@ -335,6 +350,7 @@ def _walk_table(walk: Walk, table: JavaHashMap, work: Work, needed: int, policy:
             _place(walk, work, host, policy)
         got[host] = g
         given += g
+    walk.tables.append(TableWalk(work.job_id, tuple(met), clone.capacity, first, len(walk.placements)))
     for i, group in enumerate(groups):
         members = tuple(met[k] for k in group)
         counts = tuple(got.get(h, 0) for h in members)
@@ -449,8 +465,12 @@ def what_of_choices(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[
     such an order (a caller that knows the RM's pick passes it, so the rest of the walk follows);
     `stale_left` is How Much's `HowMuch.stale_left` (None: worked out from `inp`, see `start_walk`)."""
     parts = [_what_of_tree(tree, counts, prefer or {}, stale_left) for tree in trees(inp)]
+    tables, offset = [], 0
+    for w in parts:  # each tree's walks, by their placements' place among all the trees'
+        tables += [replace(t, first=t.first + offset, end=t.end + offset) for t in w.tables]
+        offset += len(w.placements)
     return WhatOf(tuple(p for w in parts for p in w.placements), tuple(t for w in parts for t in w.ties),
-                  tuple(f for w in parts for f in w.free_found))
+                  tuple(f for w in parts for f in w.free_found), tuple(tables))
 
 
 def free_at_find_machines(inp: CycleInput, counts: Mapping[int, int],
@@ -496,4 +516,4 @@ def _what_of_tree(inp: CycleInput, counts: Mapping[int, int], prefer: Mapping[st
         else:
             for pool in top:
                 _fair_pass(walk, pool, tier, counts)
-    return WhatOf(tuple(walk.placements), tuple(walk.ties), tuple(walk.free_found.items()))
+    return WhatOf(tuple(walk.placements), tuple(walk.ties), tuple(walk.free_found.items()), tuple(walk.tables))

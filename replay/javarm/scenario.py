@@ -22,6 +22,8 @@ from replay.apps.simulate.reconstruct import median_gap
 from replay.apps.simulate.workload import NodeEvent, Workload, WorkSpec
 from replay.javarm.hash_orders import share_hashes
 from replay.javarm.hashes import Hashes, hash_buckets
+from replay.javarm.node_walks import node_ips
+from replay.javarm.node_walks import note as ip_note
 from replay.javarm.order import addition_orders, investment_orders
 from replay.model.start import bootstrap
 from replay.model.submission import submission_order
@@ -369,12 +371,13 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         assumed.append(f"{len(workload.shares)} process(es) running when the log begins: the harness starts "
                        "their work afresh (the RM places them itself)")
     entries = [_work(w, shift_ms) | {"submit_ms": t} for w, t in zip(work, submit, strict=True)]
+    nodes = _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {})
     scenario = {"name": "rmreplay-simulate", "seed": seed, "max_cycles": cycles, "debug_log": False,
                 "properties": props, "classes": classes, "files": files,
                 "timing": {"process_start_ms": round(1000 * (work[0].start_delay if work else 5)),
                            "process_stop_ms": round(1000 * (work[0].stop_delay if work else 10)),
                            "init_ms": 30000},
-                "nodes": _nodes(workload, shift_ms, stability, rate, logged_outages(tables, rate) if tables else {}),
+                "nodes": nodes,
                 "work": entries}
     scenario["item_origin_ms"] = shift_ms  # the item clock is simulate's (ms from the log's first cycle)
     if tables is not None:
@@ -387,6 +390,11 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
         shares = share_hashes(tables)
         scenario["share_buckets"] = {str(k): v for k, v in sorted(shares.hash_of.items())}
         assumed.append(_share_note(shares))
+        if not any(e.ip for e in workload.nodes):  # a log that shows its nodes' IPs gave them (`_nodes`)
+            ips = node_ips(tables)
+            for node in nodes:
+                node["ip"] = ips.ip_of.get(node["name"], node["ip"]) if ips else node["ip"]
+            assumed.append(ip_note(ips))
         for w, entry in zip(work, entries, strict=True):
             if orders.get(w.job_id):
                 entry["investment_order"] = orders[w.job_id]

@@ -116,6 +116,25 @@ def test_identity_on_a_bundled_log(java_env, tmp_path, capsys, name, configurati
     assert "identity (sim vs log): shares 100.0%" in stdout
 
 
+@pytest.mark.parametrize(("name", "release"), [("corpus/midstream_unnamed_in_a_later_band", "2.1.0"),
+                                               ("releases/2.0.0/eligible-order", "2.0.0")])
+def test_identity_where_node_ips_decide(java_env, tmp_path, capsys, name, release):
+    """The RM of the log's release holds what the log shows in every job-cycle where, before 3.0.0,
+    machines alike are met in the hash order of node IPs the log never prints: the harness's nodes take
+    IPs under which the log's takeFromTheRich walks come out as printed and What Of places as the log
+    (replay.javarm.node_walks; one IP for every node left midstream_unnamed_in_a_later_band at 97.5%,
+    cycle 154 clearing another machine for job 6, and eligible-order at 98%)."""
+    out = tmp_path / "sim"
+    config = log_path(name).parent / "resources"
+    args = ["--config", str(config)] if config.is_dir() else []
+    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), *args, "--rm", f"java:{release}",
+                              "-o", str(out))
+    assert code == 0, stdout
+    rm = json.loads((out / "report.json").read_text())["rm"]
+    assert rm["identity_sim"]["shares_match"] == 1.0 and rm["identity_sim"]["job_cycles"] >= 50
+    assert any(line.startswith("node IPs: ") and "takeFromTheRich" in line for line in rm["runs"][0]["assumed"])
+
+
 def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
     """The log's first (cycle, job) where a job that held processes grew by more than one."""
     found = [(c, j) for (c, j), p in held.items() if 0 < held.get((c - 1, j), 0) and p > held[(c - 1, j)] + 1]

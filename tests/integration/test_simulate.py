@@ -73,6 +73,39 @@ def test_identity_reproduces_the_recorded_history(name, level):
         assert ident["finish_error_median_pct"] <= 2.0 and ident["finish_error_p90_pct"] <= 10.0
 
 
+def test_processes_added_at_once_start_in_the_order_the_rm_numbered_them():
+    """corpus/midstream_unnamed_in_a_later_band (2.1.0): at 482 s the RM gives job 4 six processes at once
+    (share ids 18 to 24), on hosts rmref's What Of meets in another order (node IPs the log never prints;
+    the loop takes the log's ids). The item times are fitted to the processes in share-id order (the RM
+    numbers shares as it creates them, and of two slots free at once the older process takes the next
+    item): started in What Of's order instead, job 4's last items ran past the 660 s publication, and jobs
+    1, 4 and 5 each completed one publication late. Ground truth: truth.jsonl's holdings and completions."""
+    name = "corpus/midstream_unnamed_in_a_later_band"
+    sim = simulate(parsed(name).tables)
+    completed = _truth_completed(name)
+    assert {1, 4, 5} <= completed.keys()
+    assert {j: sim.baseline.finish.get(j) for j in completed} == completed
+    held = {(c, j): p for c, j, p in sim.baseline.held}
+    expected = _truth_held(name)
+    assert {k: held.get(k, 0) for k in expected} == expected
+
+
+def test_a_purge_before_the_caps_and_the_printed_eligible_order():
+    """releases/2.0.0/eligible-order (2.0.0): at cycle 6 NodePool.disable purges job 6's three processes on
+    np109 before the caps, and getPrjCap projects from the 97 left (`NTh 388 ... return 97`); read from all
+    100, job 6 kept 98 and job 2 got 6 where the RM gave it 7. At cycle 7 takeFromTheRich meets n38, n05
+    and n20 (alike but for their IPs) in the order its `Eligible machines:` line prints, which the closed
+    loop follows where it holds what the log's RM held, as the audit does: job 10 takes share 8 on n38 and
+    job 9 job 2's two processes on n05 (before, job 2 kept 5 where the RM left it 4). Ground truth:
+    truth.jsonl's holdings, cycle by cycle."""
+    name = "releases/2.0.0/eligible-order"
+    sim = simulate(parsed(name).tables)
+    held = {(c, j): p for c, j, p in sim.baseline.held}
+    expected = _truth_held(name)
+    assert (expected[(6, 6)], expected[(6, 2)], expected[(7, 2)]) == (97, 7, 4)
+    assert {k: held.get(k, 0) for k in expected} == expected
+
+
 # the real RM of each release on one workload (fixtures/releases): a release's own rules hold
 RELEASE_LOGS = [f"releases/{r}/{n}" for r in ("2.0.0", "2.0.1", "2.2.2", "3.0.0") for n in ("a_tiny", "gen12-004")]
 

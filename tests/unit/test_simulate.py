@@ -86,6 +86,17 @@ def test_projected_cap_reproduces_a_logged_getprjcap_line():
     assert rm.projected_cap(job, cls, 10_000) == (True, 546)
 
 
+def test_processes_purged_this_cycle_leave_the_projection():
+    """releases/2.0.0/eligible-order, 00:01:50: np109 is gone and NodePool.disable purges job 6's three
+    processes there before the caps, so countNShares is 97 of the 100 it holds: `getPrjCap eve O 4 T 78220
+    NTh 388 TI 8220 TR 9200.0 ... QR 421 P 3299 F 0 ... return 97` (4 threads, epoch 10 s + fudge 60 s)."""
+    job = rm.RmJob(_job(threads=4), max_shares=100, remaining=421, time_per_item=9200.0, init_wait=False)
+    job.shares = {i: rm.RmShare(i, "h", initialized=True, init_ms=8220) for i in range(100)}
+    cls = ClassDef("fair2a", "FAIR_SHARE", 10, 100, "--default--", prediction=True, prediction_fudge=60_000)
+    assert rm.projected_cap(job, cls, 10_000, purged=3) == (True, 97)
+    assert rm.projected_cap(job, cls, 10_000) == (True, 100)  # read as if none were purged: the cycle's cap too high
+
+
 def test_no_projection_before_a_time_per_item():
     job = rm.RmJob(_job(), max_shares=10, remaining=100, time_per_item=math.nan, init_wait=False)
     cls = ClassDef("normal", "FAIR_SHARE", 10, 100, "--default--", prediction=True)

@@ -306,12 +306,16 @@ class Simulation:
         return adapt(inp, base, self.boot)
 
     def _hints(self, cycle: int) -> Hints:
+        """The orders the log reveals for the cycle; takeFromTheRich's printed order of the machines it met
+        (ties of a node map hashed on IPs a log before 3.0.0 never shows) where the simulated RM holds what
+        the log's did, as the audit reads it."""
         logged = self.ctx.logged
+        searched = logged.searched.get(cycle, {}) if logged and self._as_logged(cycle) else {}
         return Hints(tuple(logged.user_orders.get(cycle, ())) if logged else (),
                      tuple(logged.job_order.get(cycle, ())) if logged else (),
                      logged.share_walk.get(cycle, {}) if logged else {},
                      self.memory, prefer=self._prefer(cycle),
-                     given_first=logged.freeable_given.get(cycle, ()) if logged else ())
+                     given_first=logged.freeable_given.get(cycle, ()) if logged else (), searched=searched)
 
     def _prefer(self, cycle: int) -> dict[str, int]:
         """The hosts the RM connected new shares on this cycle, in the order it created them (share
@@ -371,7 +375,9 @@ class Simulation:
             if hosts != list(entry.additions):
                 raise AssertionError(f"cycle {cycle}: job {job_id}'s placements {hosts} are not the published "
                                      f"additions {list(entry.additions)}")
-        for job_id, host, sid in new:
+        # the RM numbers shares as it creates them: the Orchestrator starts them in share-id order (the
+        # log's ids where the cycle placed what the log shows, whichever order rmref's What Of met them in)
+        for job_id, host, sid in sorted(new, key=lambda n: n[2]):
             job = self.jobs.get(job_id)
             if job is None:
                 continue

@@ -122,14 +122,16 @@ def gone(state: str) -> bool:
     return state == COMPLETED
 
 
-def projected_cap(job: RmJob, cls: ClassDef, epoch_ms: int) -> tuple[bool, int]:
+def projected_cap(job: RmJob, cls: ClassDef, epoch_ms: int, purged: int = 0) -> tuple[bool, int]:
     """(has an item time, getPrjCap's answer): the RM's projection of the processes a job will need.
 
     Nothing is projected (UNLIMITED) while the job waits for its first process to run or has no
     time per item yet; whether the job then still counts as initializing is the release's rule
     (rmref.caps.waiting). Otherwise the work its current processes would do in (mean
     initialization time + one epoch + the class's fudge) is taken off the remaining work, and the
-    rest divided among threads (at least the processes it holds).
+    rest divided among threads (at least the processes it holds). The processes it holds are
+    countNShares', which leaves out the `purged` ones NodePool.disable took this cycle (before the
+    caps: shrinkByOne).
     """
     tpi = job.time_per_item
     if job.init_wait or math.isnan(tpi) or tpi == 0.0:
@@ -137,7 +139,7 @@ def projected_cap(job: RmJob, cls: ClassDef, epoch_ms: int) -> tuple[bool, int]:
     inits = [s.init_ms for s in job.shares.values() if s.initialized and s.init_ms > 0]
     init = sum(inits) // len(inits) if inits else 0
     target = init + epoch_ms + cls.prediction_fudge
-    held = job.held()
+    held = job.held() - purged
     threads = job.spec.threads
     projected = math.floor(target * (held * threads / tpi) + 0.5)
     future = max(job.remaining - projected, 0)
@@ -149,7 +151,7 @@ def cap_input(job: RmJob, cls: ClassDef | None, epoch_ms: int, purged: int, beha
     """What initJobCap reads for the job this cycle (`behaviours`: the release's, Config.behaviours)."""
     spec = job.spec
     reservation = spec.work_type == "Reservation"
-    item_time, projected = (projected_cap(job, cls, epoch_ms) if cls is not None and spec.is_job
+    item_time, projected = (projected_cap(job, cls, epoch_ms, purged) if cls is not None and spec.is_job
                             else (True, UNLIMITED))
     return CapInput(
         remaining=1 if reservation else job.remaining, threads=1 if reservation else spec.threads,
