@@ -68,14 +68,16 @@ def settle_threshold(tables: Mapping[str, pl.DataFrame], start: ReplayStart) -> 
     pinned = len(fit.supported) == 1 or fit.alike
     others = () if pinned else tuple(sorted((t for t in fit.supported if t != value),
                                             key=lambda t: (abs(t - value), t)))
-    alike = ("" if len(fit.supported) == 1
-             else f"; {_span(fit.supported)} decide alike in every cycle" if fit.alike
-             else f"; {_span(fit.supported)} reproduce them too, and decide differently elsewhere")
+    reproduce = ("rmref's defragmentation finds the RM's needy jobs and takes what the RM took in every cycle "
+                 f"(of the values the log allows, {_span(fit.tried)} tried)")
+    said = (f"the only value under which {reproduce}" if len(fit.supported) == 1
+            else f"{_span(fit.supported)} are the values under which {reproduce}, and they decide alike in every "
+                 f"cycle; {value} is the nearest {assumed}" if fit.alike
+            else f"{_span(fit.supported)} are the values under which {reproduce}, and they decide differently "
+                 f"elsewhere: a cycle another of them explains is left out; {value} is the nearest {assumed}")
     return _with(settled, value, others, st.Assumption(
         st.THRESHOLD, str(value), st.INFERRED,
-        f"fragmentation threshold inferred: {value} (from cycles {_cycles(fit.told)}: of the values the log "
-        f"allows, {_span(fit.tried)}, those under which rmref's defragmentation finds the RM's needy jobs and "
-        f"takes what the RM took in every cycle{alike})"))
+        f"fragmentation threshold inferred: {value} (from cycles {_cycles(fit.told)}): {said}"))
 
 
 def _with(boot: Bootstrap, value: int, others: tuple[int, ...], said: st.Assumption) -> Bootstrap:
