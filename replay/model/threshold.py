@@ -54,15 +54,21 @@ def settle_threshold(tables: Mapping[str, pl.DataFrame], start: ReplayStart) -> 
     boot = start.boot
     if not boot.thresholds_open or boot.threshold_settled:
         return boot
+    return threshold_decided(boot, threshold_fit(tables, start, (boot.config.fragmentation_threshold,
+                                                                 *boot.thresholds_open)))
+
+
+def threshold_decided(boot: Bootstrap, fit: ThresholdFit) -> Bootstrap:
+    """`boot` with the threshold `fit` supports, its assumption saying from which cycles; where
+    several values decide differently, the others left open (`Bootstrap.thresholds_open`)."""
     assumed = boot.config.fragmentation_threshold
-    fit = threshold_fit(tables, start, (assumed, *boot.thresholds_open))
     settled = replace(boot, threshold_settled=True)
     if not fit.told:  # no cycle tells the values apart: the assumption stands as it was
         return settled
     if not fit.supported:
         return _with(settled, assumed, boot.thresholds_open, st.Assumption(
             st.THRESHOLD, str(assumed), _source(boot), f"{_evidence(boot)}; no value the log allows "
-            f"({_span(fit.tried)}) reproduces the RM's defragmentation in every cycle ({_cycles(fit.told)} tell "
+            f"({_span(fit.tried)}) reproduces the RM's defragmentation in every cycle (cycles {_cycles(fit.told)} tell "
             f"them apart): the RM's is not explained by any, {assumed} is kept"))
     value = min(fit.supported, key=lambda t: (abs(t - assumed), t))
     pinned = len(fit.supported) == 1 or fit.alike
