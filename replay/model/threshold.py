@@ -68,8 +68,8 @@ def threshold_decided(boot: Bootstrap, fit: ThresholdFit) -> Bootstrap:
     if not fit.supported:
         return _with(settled, assumed, boot.thresholds_open, st.Assumption(
             st.THRESHOLD, str(assumed), _source(boot), f"{_evidence(boot)}; no value the log allows "
-            f"({_span(fit.tried)}) reproduces the RM's defragmentation in every cycle (cycles {_cycles(fit.told)} tell "
-            f"them apart): the RM's is not explained by any, {assumed} is kept"))
+            f"({_span(fit.tried)}) reproduces the RM's defragmentation in every cycle that tells them apart "
+            f"({_cycles(fit.told)}): the RM's is not explained by any threshold, {assumed} is kept"))
     value = min(fit.supported, key=lambda t: (abs(t - assumed), t))
     pinned = len(fit.supported) == 1 or fit.alike
     others = () if pinned else tuple(sorted((t for t in fit.supported if t != value),
@@ -83,7 +83,7 @@ def threshold_decided(boot: Bootstrap, fit: ThresholdFit) -> Bootstrap:
                  f"elsewhere: a cycle another of them explains is left out; {value} is the nearest {assumed}")
     return _with(settled, value, others, st.Assumption(
         st.THRESHOLD, str(value), st.INFERRED,
-        f"fragmentation threshold inferred: {value} (from cycles {_cycles(fit.told)}): {said}"))
+        f"fragmentation threshold inferred: {value} (from {_cycles(fit.told)}): {said}"))
 
 
 def _with(boot: Bootstrap, value: int, others: tuple[int, ...], said: st.Assumption) -> Bootstrap:
@@ -110,8 +110,10 @@ def _span(values: Iterable[int]) -> str:
 
 
 def _cycles(cycles: tuple[int, ...], most: int = 6) -> str:
+    """'cycle 4', 'cycles 4, 6', 'cycles 1, 2, 3, 4, 5, 6 and 3 more'."""
     shown = ", ".join(map(str, cycles[:most]))
-    return shown + (f" and {len(cycles) - most} more" if len(cycles) > most else "")
+    return ("cycle " if len(cycles) == 1 else "cycles ") + shown + (
+        f" and {len(cycles) - most} more" if len(cycles) > most else "")
 
 
 def threshold_fit(tables: Mapping[str, pl.DataFrame], start: ReplayStart, tried: tuple[int, ...]) -> ThresholdFit:

@@ -190,7 +190,7 @@ def test_an_info_cut_infers_the_threshold_from_the_rms_takings(kind, tmp):
     threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
     true = bootstrap(parsed(RICH_DONOR).tables).config.fragmentation_threshold
     assert (threshold.value, threshold.source) == (str(true), "inferred"), threshold
-    assert threshold.evidence.startswith(f"fragmentation threshold inferred: {true} (from cycles"), threshold
+    assert threshold.evidence.startswith(f"fragmentation threshold inferred: {true} (from cycle"), threshold
     assert not result.divergences, result.divergences[:3]
     assert not result.skipped_kinds.get("defrag"), result.skipped_kinds
     took = {c for c in result.cycles if truth_at(RICH_DONOR, epochs[c])["defrag"]["actions"]}
