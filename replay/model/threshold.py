@@ -168,9 +168,8 @@ def _outcomes(inp: CycleInput, logged: Logged, tried: tuple[int, ...],
     top = _ceiling(inp, counts, len(placed))
     stale = stale_after_howmuch(inp)
     runs: dict[tuple[int, Any], tuple[Outcome, dict[str, int]]] = {}
-    out = {}
-    for t in tried:
-        w = wealth[t]
+
+    def run(t: int, w: dict[str, int] | None) -> tuple[Outcome, dict[str, int]]:
         key = (min(t, top), None if w is None else tuple(sorted(w.items())))
         if key not in runs:
             at = replace(inp, config=replace(inp.config, fragmentation_threshold=key[0]))
@@ -182,8 +181,14 @@ def _outcomes(inp: CycleInput, logged: Logged, tried: tuple[int, ...],
                 if tuple(sorted(logged.needy.get(c, {}).items())) in ordered.verdicts:
                     d = replace(d, needy=dict(logged.needy.get(c, {})))  # the RM's, by a tally order it allows
             runs[key] = ((tuple(sorted(d.needy.items())), _taken(d)), dict(d.wealth))
-        out[t] = runs[key]
-    return out
+        return runs[key]
+
+    served = any(n > 0 for n in logged.needy.get(c, {}).values()) if c in logged.detected else None
+    if not served and not run(top, wealth[tried[0]])[0][0]:
+        # a job needy under a threshold is needy under every greater one (it holds fewer), and with
+        # none needy and none served nothing is taken: every value decides alike, the wealth untouched
+        return {t: (((), ()), dict(wealth[t] or {})) for t in tried}
+    return {t: run(t, wealth[t]) for t in tried}
 
 
 def _taken(d: Defrag) -> tuple[tuple[int, tuple[tuple[str, int], ...]], ...]:
