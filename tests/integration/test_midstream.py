@@ -21,9 +21,10 @@ import pytest
 
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
+from replay.apps.explain import explain_job, render
 from replay.model.resources import read_resources
 from replay.model.settings import THRESHOLD
-from replay.model.start import bootstrap, machine_inventory
+from replay.model.start import bootstrap, machine_inventory, replay_start
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
 from tests.helpers import FIXTURES, LOGS, parsed, truth
@@ -196,6 +197,10 @@ def test_an_info_cut_infers_the_threshold_from_the_rms_takings(kind, tmp):
     took = {c for c in result.cycles if truth_at(RICH_DONOR, epochs[c])["defrag"]["actions"]}
     assert took and all(f"{c}" in threshold.evidence for c in took), (took, threshold)
     assert not _disagreeing(frames, result.cycles, epochs, RICH_DONOR)
+    # one fact, one place: explain (and whatif, simulate, the TUI) read the start audit reads
+    assert replay_start(tables).boot.config.fragmentation_threshold == true
+    job = next(j for j in truth_at(RICH_DONOR, epochs[min(took)])["jobs"])
+    assert f"{THRESHOLD} = {true} (inferred)" in render(explain_job(tables, job["id"], min(took)))
 
 
 @pytest.mark.parametrize("kind", KINDS)
