@@ -15,9 +15,9 @@ one of the others explains out); none leaves the assumption as it was, saying so
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -25,13 +25,34 @@ from replay.model import settings as st
 from replay.model.bootstrap import Bootstrap
 from replay.model.defrag_inputs import cleared_by_rm, logged_phase_outputs, phase_arguments
 from replay.model.logged import Logged, logged_decisions
-from replay.model.stale import stale_free
+from replay.model.stale import StaleFree, stale_free
 from rmref.defrag import Defrag, defragment
 from rmref.howmuch_state import stale_after_howmuch
 from rmref.model import CycleInput
 
-if TYPE_CHECKING:
-    from replay.model.start import ReplayStart
+
+class Start(Protocol):
+    """What the inference reads of a replay's start (replay.model.start.ReplayStart, which settles
+    its threshold here: named by its shape, so that nothing below the start imports it)."""
+
+    @property
+    def boot(self) -> Bootstrap: ...  # the settings, the threshold open
+
+    @property
+    def damage(self) -> Mapping[int, Any]: ...  # cycles whose input is damaged
+
+    def skipped(self, cycle: int) -> str | None: ...  # why no decision of the cycle replays
+
+    def machines_unsettled(self, cycle: int) -> str | None: ...  # why its machines are not known
+
+    def classes_unknown(self, inp: CycleInput) -> str | None: ...  # why no phase of it runs
+
+    def reports_unknown(self, inp: CycleInput, counts: Mapping[int, int],
+                        defrag: bool = False) -> str | None: ...  # why its defragmentation is not replayed
+
+    def inputs(self, tables: Mapping[str, pl.DataFrame], cycles: range | None = None,
+               stale: StaleFree | None = None) -> Iterator[CycleInput]: ...  # every cycle's input
+
 
 Outcome = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, tuple[tuple[str, int], ...]], ...]]
 
@@ -48,7 +69,7 @@ class ThresholdFit:
     alike: bool
 
 
-def settle_threshold(tables: Mapping[str, pl.DataFrame], start: ReplayStart) -> Bootstrap:
+def settle_threshold(tables: Mapping[str, pl.DataFrame], start: Start) -> Bootstrap:
     """`start.boot` with the fragmentation threshold the log's defragmentation supports (see the
     module docstring), once: a boot already settled, or one a file or line pins, is returned as is."""
     boot = start.boot
@@ -116,7 +137,7 @@ def _cycles(cycles: tuple[int, ...], most: int = 6) -> str:
         f" and {len(cycles) - most} more" if len(cycles) > most else "")
 
 
-def threshold_fit(tables: Mapping[str, pl.DataFrame], start: ReplayStart, tried: tuple[int, ...]) -> ThresholdFit:
+def threshold_fit(tables: Mapping[str, pl.DataFrame], start: Start, tried: tuple[int, ...]) -> ThresholdFit:
     """Each of `tried` run through the log's cycles, as the audit runs the defragmentation phase
     (on the RM's own upstream decisions, the users' wealth carried from cycle to cycle under each
     value), against the RM's needy jobs and takings."""
