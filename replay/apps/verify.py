@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice, permutations
 
-from rmref.choices import Clearing, HostTie, host_choice
+from rmref.choices import HostTie, host_choice
 from rmref.defrag import Defrag, Unsettled
 from rmref.model import CycleInput, Placement
 from rmref.node_ips import ips_reproducing
@@ -206,25 +206,6 @@ def verdict_sentence(d: Defrag, theirs: Mapping[int, int]) -> str:
 def verdict_admitted(d: Defrag, theirs: Mapping[int, int]) -> bool:
     """Whether the RM's needy verdict is one of rmref's (`Defrag.verdicts`)."""
     return tuple(sorted(theirs.items())) in d.verdicts
-
-
-def cleared_by_rm(placed: Sequence[tuple[int, str, int, int]], published: Mapping[int, object],
-                  taken: Mapping[int, Sequence[tuple[str, int]]]) -> dict[str, Clearing]:
-    """Host -> the (job, share id; 0 for a new process) the RM's defragmentation cleared there: the
-    running shares it took (`taken`), and the new processes What Of placed that the published
-    schedule does not add for their job (handed over or dropped)."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    for job, shares in taken.items():
-        for host, sid in shares:
-            out.setdefault(host, []).append((job, sid))
-    added: Counter[tuple[int, str]] = Counter()
-    for job, pub in published.items():
-        additions = pub[0] if isinstance(pub, tuple) else ()
-        added.update((job, h) for h in additions)
-    gone = Counter((job, host) for job, host, _o, _s in placed) - added
-    for (job, host), n in gone.items():
-        out.setdefault(host, []).extend([(job, 0)] * n)
-    return {h: tuple(sorted(v)) for h, v in out.items()}
 
 
 def _cleared_words(shares: Sequence[tuple[int, int]]) -> str:

@@ -43,6 +43,8 @@ class Bootstrap:
     # the fragmentation thresholds other than config's that the log allows, nearest first, where
     # neither a configuration file nor a line pins it (replay.model.settings.threshold_reading)
     thresholds_open: tuple[int, ...] = ()
+    # the log's defragmentation has been tried under each open threshold (replay.model.threshold)
+    threshold_settled: bool = False
 
     def process_order(self, class_name: str | None, memory_gb: int) -> int:
         """Quanta per process of a job of the class, in its pool tree's quantum (rmref.trees.process_order)."""

@@ -181,7 +181,8 @@ def threshold_reading(tables: Mapping[str, pl.DataFrame],
 
     A job needs min(counted - current, threshold) when it holds fewer than the threshold (and
     fewer than its pure fair share); a job that holds the threshold or more needs nothing. A donor
-    below the threshold is printed with it; a rich donor holds the threshold or more."""
+    below the threshold is printed with it; a rich donor holds the threshold or more. Nothing but a
+    fair-share job found needy bounds it from below: DUCC takes 0 (no fair-share job is ever needy)."""
     donors = narrow(tables, "defrag", ("cycle", "kind", "donor_job", "shares", "count")).filter(
         pl.col("kind").is_in(["below_threshold", "donor_candidate"]))
     stated = Counter(donors.filter(pl.col("kind") == "below_threshold")["count"].drop_nulls().to_list())
@@ -190,7 +191,7 @@ def threshold_reading(tables: Mapping[str, pl.DataFrame],
         return Assumption(THRESHOLD, str(value), INFERRED,
                           f"{n} doFinalEvictions line(s) print the donor's fragmentation threshold as {value}"), None
     rows = _fair_analysis(tables, classes)
-    lo, hi, exact = 1, UNLIMITED, Counter[int]()
+    lo, hi, exact = 0, UNLIMITED, Counter[int]()
     lo_at = hi_at = None
     for cycle, job, held in donors.filter(pl.col("kind") == "donor_candidate").select(
             "cycle", "donor_job", "shares").drop_nulls().iter_rows():
@@ -209,7 +210,7 @@ def threshold_reading(tables: Mapping[str, pl.DataFrame],
         return Assumption(THRESHOLD, str(value), INFERRED,
                           f"{n} needy row(s) of detectFragmentation capped at {value} processes"), None
     if lo_at is None and hi_at is None:
-        return _documented(THRESHOLD, "no detectFragmentation row bounds it"), (1, UNLIMITED)
+        return _documented(THRESHOLD, "no detectFragmentation row bounds it"), (0, UNLIMITED)
     default = int(DOCUMENTED_DEFAULTS[THRESHOLD])
     value = min(max(default, lo), hi)
     pinned = lo == hi

@@ -29,6 +29,7 @@ from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
 from replay.model.settings import Assumption
 from replay.model.stale import StaleFree
+from replay.model.threshold import settle_threshold
 from rmref.behaviours import Behaviours
 from rmref.model import CycleInput
 
@@ -236,5 +237,7 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     # a cycle with lines unread may have lost a process's report (reconcileProcess's "New process ...
     # Running"): shrinkBy's choice then rests on what the log does not say
     unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
-    return ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                       damage, open_processes(tables, unreadable), leaving_assumed(tables))
+    start = ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
+                        damage, open_processes(tables, unreadable), leaving_assumed(tables))
+    # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)
+    return replace(start, boot=settle_threshold(tables, start))

@@ -19,7 +19,7 @@ import pytest
 
 from replay.apps.audit import audit, result_frames
 from replay.model.logged import logged_decisions
-from replay.apps.audit.defrag import logged_phase_outputs as _logged_outputs
+from replay.model.defrag_inputs import logged_phase_outputs as _logged_outputs
 from rmref.cycle import Hints, schedule
 from rmref.defrag import defragment
 from tests.helpers import audit_edited, UNSETTLED, UNSETTLED_LOGS, log_path, parsed, truth

@@ -12,6 +12,7 @@ is truth's.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -20,9 +21,10 @@ import pytest
 
 from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
+from replay.apps.explain import explain_job, render
 from replay.model.resources import read_resources
 from replay.model.settings import THRESHOLD
-from replay.model.start import bootstrap, machine_inventory
+from replay.model.start import bootstrap, machine_inventory, replay_start
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
 from tests.helpers import FIXTURES, LOGS, parsed, truth
@@ -179,21 +181,45 @@ def test_a_debug_cut_reads_the_threshold_off_the_donors(kind, tmp):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_an_info_cut_leaves_defragmentation_on_an_unpinned_threshold_out(kind, tmp):
+def test_an_info_cut_infers_the_threshold_from_the_rms_takings(kind, tmp):
     """The same run's INFO log, cut mid-stream and audited with ducc.classes only: no line bounds
-    the threshold from above, so the documented 8 is assumed, under which no job is rich and
-    takeFromTheRich takes nothing where the RM (threshold 1) took from the rich. A threshold the
-    log allows reproduces the RM's takings, so those cycles' defragmentation and chained schedule
-    are left out, naming the setting, never an RM divergence; every other cycle equals truth, and
-    with the fixture's ducc.properties every cycle is audited and equals truth."""
+    the threshold from above (the documented 8 fits every line), but under 8 no job is rich and
+    takeFromTheRich takes nothing where the RM took from the rich. Of the values the log allows,
+    only the fixture's 1 (ducc.properties) reproduces every cycle's takings: it is inferred, saying
+    from which cycles, and rmref equals truth in every cycle, the takings included."""
     tables, result, frames, epochs = _audited(RICH_DONOR, "rm.log", kind, tmp)
+    threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
+    true = bootstrap(parsed(RICH_DONOR).tables).config.fragmentation_threshold
+    assert (threshold.value, threshold.source) == (str(true), "inferred"), threshold
+    assert threshold.evidence.startswith(f"fragmentation threshold inferred: {true} (from cycle"), threshold
+    assert not result.divergences, result.divergences[:3]
+    assert not result.skipped_kinds.get("defrag"), result.skipped_kinds
+    took = {c for c in result.cycles if truth_at(RICH_DONOR, epochs[c])["defrag"]["actions"]}
+    assert took and all(f"{c}" in threshold.evidence for c in took), (took, threshold)
+    assert not _disagreeing(frames, result.cycles, epochs, RICH_DONOR)
+    # one fact, one place: explain (and whatif, simulate, the TUI) read the start audit reads
+    assert replay_start(tables).boot.config.fragmentation_threshold == true
+    job = next(j for j in truth_at(RICH_DONOR, epochs[min(took)])["jobs"])
+    assert f"{THRESHOLD} = {true} (inferred)" in render(explain_job(tables, job["id"], min(took)))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_info_cut_leaves_defragmentation_on_an_unpinned_threshold_out(kind, tmp):
+    """The same INFO cut, with the threshold left open (as where the log's defragmentation does not
+    pin it: replay.model.threshold), the documented 8 assumed: a threshold the log allows
+    reproduces the RM's takings, so those cycles' defragmentation and chained schedule are left
+    out, naming the setting, never an RM divergence; every other cycle equals truth, and with the
+    fixture's ducc.properties every cycle is audited and equals truth."""
+    tables, _result, _frames, epochs = _audited(RICH_DONOR, "rm.log", kind, tmp)
+    open_boot = replace(bootstrap(tables), threshold_settled=True)  # the inference not run
+    result = audit(tables, open_boot)
     threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
     assert threshold.value == "8" and bootstrap(parsed(RICH_DONOR).tables).config.fragmentation_threshold == 1
     assert not result.divergences, result.divergences[:3]
     open_ = {c: why for c, why in result.skipped_kinds.get("defrag", {}).items() if THRESHOLD in why}
     took = {c for c in result.cycles if truth_at(RICH_DONOR, epochs[c])["defrag"]["actions"]}
     assert took and took <= set(open_) <= set(result.skipped_kinds["schedule"]), (took, open_)
-    assert not _disagreeing(frames, [c for c in result.cycles if c not in open_], epochs, RICH_DONOR)
+    assert not _disagreeing(result_frames(result), [c for c in result.cycles if c not in open_], epochs, RICH_DONOR)
     again = _audited_with(RICH_DONOR, tables, "ducc.properties", tmp)
     assert not again.divergences and not again.skipped_kinds.get("defrag"), again.skipped_kinds
     assert not _disagreeing(result_frames(again), again.cycles, epochs, RICH_DONOR)
@@ -499,9 +525,9 @@ def test_the_first_cycles_needy_pass_is_read_off_its_expansions(kind, level, tmp
     result = audit(tables)
     epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
     assert not result.divergences, result.divergences[:3]
-    # (at INFO, defragmentation resting on the threshold no line bounds is left out: see above)
-    whole = [c for c in result.cycles if c not in result.skipped_kinds.get("defrag", {})]
-    assert not _disagreeing(result_frames(result), whole, epochs, NEEDY_FIRST)
+    # (at INFO no line bounds the threshold: the RM's takings pin it, see above)
+    assert not result.skipped_kinds.get("defrag"), result.skipped_kinds
+    assert not _disagreeing(result_frames(result), result.cycles, epochs, NEEDY_FIRST)
     records = {r["epoch"]: r for r in truth(NEEDY_FIRST)}
     assert any(j["added"] for c in result.cycles for j in records[epochs[c]]["jobs"])  # it places new work
 

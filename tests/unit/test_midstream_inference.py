@@ -13,7 +13,14 @@ from replay.model.machines import counts, evidence
 from replay.model.machines.inventory import Host
 from replay.model.inputs import job_descriptions
 from replay.model.needy import needy_expanded
-from replay.model.settings import DEFAULT, INFERRED, choose_cap_settings, infer_quantum, infer_threshold
+from replay.model.settings import (
+    DEFAULT,
+    INFERRED,
+    choose_cap_settings,
+    infer_quantum,
+    infer_threshold,
+    threshold_reading,
+)
 from replay.parsing.tables import SCHEMAS
 from rmref import CapInput
 from rmref.model import FIXED_SHARE, RESERVE, ClassDef, Nodepool
@@ -102,6 +109,20 @@ def test_threshold_a_rich_donor_bounds_it():
     defrag = _empty("defrag", kind=["analysis", "donor_candidate"], **donor, donor_job=[None, 8], shares=[None, 1])
     a = infer_threshold({"defrag": defrag}, FAIR)
     assert (a.value, a.source) == ("1", INFERRED) and "rich donor with 1 processes" in a.evidence
+
+
+def test_threshold_zero_stays_open_until_a_fair_share_job_is_needy():
+    # a rich donor with 1 process bounds it at 1, and nothing bounds it below: DUCC takes 0 too (no
+    # fair-share job is then ever needy), so 0 and 1 stay open; a job found needy holding nothing
+    # (threshold >= 1) pins 1
+    donor = _empty("defrag", kind=["donor_candidate"], cycle=[3], donor_job=[8], shares=[1])
+    a, bounds = threshold_reading({"defrag": donor}, FAIR)
+    assert (a.value, bounds) == ("1", (0, 1))
+    needy = _empty("defrag", kind=["analysis", "donor_candidate"], cycle=[3, 3], job_id=[10, None],
+                   **{"class": ["normal", None]}, pure_fs=[3, None], nsh=[0, None], counted=[1, None],
+                   needed=[1, None], donor_job=[None, 8], shares=[None, 1])
+    a, bounds = threshold_reading({"defrag": needy}, FAIR)
+    assert (a.value, a.source, bounds) == ("1", INFERRED, None)
 
 
 def _cap(**kw) -> CapInput:

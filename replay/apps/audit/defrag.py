@@ -10,41 +10,14 @@ from replay.apps.audit.compare import compare
 from replay.apps.audit.result import AuditResult
 from replay.apps.audit.reuse import Follow
 from replay.apps.causes import Cause
-from replay.apps.verify import (
-    Verified,
-    cleared_by_rm,
-    unsettled_sentence,
-    verdict_admitted,
-    verdict_sentence,
-)
+from replay.apps.verify import Verified, unsettled_sentence, verdict_admitted, verdict_sentence
+from replay.model.defrag_inputs import cleared_by_rm, logged_phase_outputs, phase_arguments
 from replay.model.logged import Logged
 from rmref import Defrag
 from rmref.choices import Clearing, rest, within
-from rmref.constants import PURGE
 from rmref.defrag import MEMORY, NODE_IP
 from rmref.defrag_state import Unsettled
-from rmref.model import CycleInput, Eviction, Placement
-
-
-def logged_phase_outputs(inp: CycleInput, logged: Logged) -> tuple[list[Placement], list[Eviction]]:
-    """What Of's and doEvictions' logged decisions, as the defragmentation phase reads them."""
-    c = inp.cycle
-    placed = [Placement(j, h, o) for j, h, o, _sid in sorted(logged.connected.get(c, ()), key=lambda r: r[3] or 0)]
-    held: dict[tuple[int, str], list[Any]] = {}
-    for w in inp.work:
-        for share in w.shares:
-            held.setdefault((w.job_id, share.host), []).append(share)
-    gone: list[Eviction] = []
-    for job, host, sid, order, reason in logged.shrunk.get(c, ()):
-        if sid is None:  # a purge line names the host, not the share: every share the job has there
-            there = held.get((job, host), [])
-            marked = [s for s in there if s.purged]
-            if marked and not inp.config.behaviours.has("purge_by_policy"):
-                there = marked  # before 2.1.0 the walk may stop at a reservation's process: ^P says which went
-            gone += [Eviction(job, host, s.share_id, s.order, PURGE) for s in there]
-        else:
-            gone.append(Eviction(job, host, sid, order or 0, reason))
-    return placed, gone
+from rmref.model import CycleInput
 
 
 def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], phase: Callable[..., Defrag],
@@ -55,12 +28,7 @@ def audit_defrag(inp: CycleInput, logged: Logged, counts: Mapping[int, int], pha
     `stale` is the phase's `stale_left` (passed, as rmref.schedule passes it, only when not empty)."""
     c = inp.cycle
     placed, gone = logged_phase_outputs(inp, logged)
-    # takeFromTheRich serves the jobs the RM found needy, as every phase reads the RM's upstream
-    # decisions: rmref's own verdict, audited here too, may rest on a tally order the log lacks
-    serve = {"serve": logged.needy.get(c, {})} if c in logged.detected else {}
-    kwargs = dict(pure_fair_share=logged.pure_fair_share.get(c, {}), job_order=logged.job_order.get(c, ()),
-                  wealth=result.wealth, **serve, **({"stale_left": stale} if stale else {}),
-                  **({"searched": logged.searched[c]} if c in logged.searched else {}))
+    kwargs = phase_arguments(c, logged, result.wealth, stale)
     d = phase(inp, counts, placed, gone, **kwargs)
     logged_needy, logged_taken = logged.needy.get(c, {}), logged.defrag.get(c, {})
     needy_ref: dict[int, object] = {j: ("needy", n) for j, n in d.needy.items()}

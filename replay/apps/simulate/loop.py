@@ -23,7 +23,7 @@ from replay.apps.simulate import rm
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload, WorkSpec
-from replay.apps.verify import cleared_by_rm
+from replay.model.defrag_inputs import cleared_by_rm
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
 from replay.model.stale import StaleFree
