@@ -116,40 +116,31 @@ def _ids(shares: Sequence[DShare]) -> tuple[tuple[int, int], ...]:
     return tuple((s.job_id, s.share_id) for s in shares)
 
 
-def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int], doubtful: Sequence[int],
-                  virtual: int, want: int, left: Sequence[tuple[int, int]] | None = None
-                  ) -> tuple[list[list[DShare]], bool]:
-    """What the round clears for every order of the `doubtful` shares (positions in `ordered`)
-    that keeps the order of each pair the input settles, and whether they were too many to list
-    (`Unsettled.partial`): then rmref's own clearing and, given the RM's clearing (`left`), the one
-    an allowed order putting `left`'s shares first gives."""
-    members = [ordered[i] for i in doubtful]
-    n = len(members)
-    settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
+def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int], virtual: int, want: int,
+                  left: Sequence[tuple[int, int]] | None = None) -> tuple[list[list[DShare]], bool]:
+    """What the round clears for every order of the machine's shares that keeps the order of each
+    pair the input settles (of two shares neither a candidate, rmref's), and whether they were too
+    many to list (`Unsettled.partial`): then rmref's own clearing and, given the RM's clearing
+    (`left`), the one an allowed order putting `left`'s shares first gives."""
+    n = len(ordered)
+    # every share, not only those open with one rmref's own order looks at: in another order the
+    # round looks further, at shares whose own order is open too
+    settled = {(x, y) for x in range(n) for y in range(x + 1, n)
+               if (x not in cand and y not in cand) or _undecided(state, ordered[x], ordered[y]) is None}
 
     def decided(prefix: tuple[int, ...]) -> bool:
-        """Whether the round has room before the next doubtful position: what follows it is not looked at."""
-        at, room = dict(zip(doubtful, prefix)), virtual
-        for i in range(doubtful[len(prefix)]):
-            k = at.get(i)
-            if (i if k is None else doubtful[k]) in cand:
-                room += (ordered[i] if k is None else members[k]).order
-            if room >= want:
-                return True
-        return False
+        """Whether the round has room after these shares: what follows them is not looked at."""
+        return virtual + sum(ordered[k].order for k in prefix if k in cand) >= want
 
     perms = open_prefixes(n, settled, decided)
     partial = perms is None
     if perms is None:
         if left is None:
             return [_pick(ordered, cand, virtual, want) or []], partial
-        perms = [tuple(range(n)), _leftmost(members, settled, left)]
+        perms = [tuple(range(n)), _leftmost(ordered, settled, left)]
     out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
     for perm in perms:
-        order, flags = list(ordered), [i in cand for i in range(len(ordered))]
-        for i, k in zip(doubtful, perm):
-            order[i], flags[i] = members[k], doubtful[k] in cand
-        cleared = _pick(order, {i for i, f in enumerate(flags) if f}, virtual, want) or []
+        cleared = _pick([ordered[k] for k in perm], {i for i, k in enumerate(perm) if k in cand}, virtual, want) or []
         out.setdefault(_ids(cleared), cleared)
     return list(out.values()), partial
 
@@ -202,7 +193,7 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
     rm = state.choose.get(name)
     # what the RM cleared there less what earlier rounds of this cycle already cleared
     left = None if rm is None else rest(rm, [(a.donor_job, a.share_id) for a in state.actions if a.host == name])
-    alternatives, partial = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want, left)
+    alternatives, partial = _alternatives(state, ordered, cand, node.virtual, want, left)
     if not between_candidates and len(alternatives) == 1:
         return cleared  # the open order of a share the round passes over changed nothing
     if left is not None:  # the RM's clearing, when it is one of the alternatives (the fullest such)
