@@ -129,8 +129,9 @@ def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int]
                if (x not in cand and y not in cand) or _undecided(state, ordered[x], ordered[y]) is None}
 
     def decided(prefix: tuple[int, ...]) -> bool:
-        """Whether the round has room after these shares: what follows them is not looked at."""
-        return virtual + sum(ordered[k].order for k in prefix if k in cand) >= want
+        """Whether the round has room after these shares: what follows them is not looked at. It looks
+        at one share at least, even where the free space alone makes room."""
+        return bool(prefix) and virtual + sum(ordered[k].order for k in prefix if k in cand) >= want
 
     perms = open_prefixes(n, settled, decided)
     partial = perms is None
