@@ -12,7 +12,7 @@ pick back to the phase (`prefer`, `choose`, `serve`) so what follows in the cycl
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import permutations, product
 from math import factorial
@@ -22,6 +22,9 @@ from math import factorial
 Clearing = tuple[tuple[int, int], ...]
 
 MAX_OPEN = 7  # at most this many items of open order are permuted (7! orders); beyond, no set is listed
+# at most this many steps are taken walking the orders a round could meet (open_prefixes); beyond, no
+# set is listed
+MAX_STEPS = factorial(MAX_OPEN)
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,28 @@ def met_order(hosts: Sequence[str], groups: Sequence[Sequence[int]], prefer: Map
     return out
 
 
-def linear_orders(n: int, settled: Container[tuple[int, int]]) -> Iterator[tuple[int, ...]]:
-    """Every order of items 0..n-1 that keeps each `settled` pair (i, j), i < j, with i first."""
-    for perm in permutations(range(n)):
-        if not any((perm[y], perm[x]) in settled for x in range(n) for y in range(x + 1, n)):
-            yield perm
+def open_prefixes(n: int, settled: Container[tuple[int, int]], decided: Callable[[tuple[int, ...]], bool],
+                  budget: int = MAX_STEPS) -> list[tuple[int, ...]] | None:
+    """Every order of items 0..n-1 that keeps each `settled` pair (i, j), i < j, with i first, as far as
+    `decided` needs it: each shortest prefix it holds of (or a whole order), completed by the other
+    items in index order, in lexicographic order. None when the walk takes more than `budget` steps."""
+    # only the prefix up to the point a choice is made matters: walking prefixes, not whole orders,
+    # keeps a round with many shares of open order listable when it stops after a few of them
+    before = [frozenset(x for x in range(y) if (x, y) in settled) for y in range(n)]
+    out: list[tuple[int, ...]] = []
+    steps = 0
+
+    def walk(prefix: tuple[int, ...], placed: frozenset[int]) -> bool:
+        nonlocal steps
+        steps += 1
+        if steps > budget:
+            return False
+        if len(prefix) == n or decided(prefix):
+            out.append(prefix + tuple(i for i in range(n) if i not in placed))
+            return True
+        return all(walk((*prefix, y), placed | {y}) for y in range(n) if y not in placed and before[y] <= placed)
+
+    return out if walk((), frozenset()) else None
 
 
 def allowed_orders(orders: Mapping[str, Sequence[int]],

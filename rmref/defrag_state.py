@@ -48,8 +48,9 @@ class Unsettled:
     alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
     taken: int = 0  # the alternative cleared
     tied: tuple[str, ...] = ()  # NODE_IP, MEMORY: the other eligible machines whose order with `host` is open
-    # more than MAX_OPEN shares in question: `alternatives` holds only rmref's own clearing and, given
-    # the RM's, the one an allowed order putting the RM's shares first clears (each reachable)
+    # too many orders of the shares in question to walk (rmref.choices.MAX_STEPS): `alternatives` holds
+    # only rmref's own clearing and, given the RM's, the one an allowed order putting the RM's shares
+    # first clears (each reachable)
     partial: bool = False
 
 

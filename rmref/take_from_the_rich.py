@@ -8,9 +8,9 @@ round is recorded (`Unsettled`) and the caller's `choose` followed when given.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Sequence
 
-from rmref.choices import MAX_OPEN, linear_orders, rest, within
+from rmref.choices import open_prefixes, rest, within
 from rmref.constants import CANCEL, EVICT, REASSIGN
 from rmref.defrag_state import (
     INVESTMENT, MEMORY, NODE_IP, SHARE_MAP, DJob, DNode, DShare, DState, Unsettled, all_machines, identity_hash,
@@ -116,30 +116,34 @@ def _ids(shares: Sequence[DShare]) -> tuple[tuple[int, int], ...]:
     return tuple((s.job_id, s.share_id) for s in shares)
 
 
-def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int], doubtful: Sequence[int],
-                  virtual: int, want: int, left: Sequence[tuple[int, int]] | None = None) -> list[list[DShare]]:
-    """What the round clears for every order of the `doubtful` shares (positions in `ordered`)
-    that keeps the order of each pair the input settles. When there are too many to list: with
-    rmref's own clearing and, given the RM's clearing (`left`), the one an allowed order putting
-    `left`'s shares first gives (`Unsettled.partial`)."""
-    members = [ordered[i] for i in doubtful]
-    n = len(members)
-    if len(doubtful) > MAX_OPEN and left is None:
-        return [_pick(ordered, cand, virtual, want) or []]
-    settled = {(x, y) for x in range(n) for y in range(x + 1, n) if _undecided(state, members[x], members[y]) is None}
-    perms: Iterable[tuple[int, ...]]
-    if len(doubtful) > MAX_OPEN:
-        perms = (tuple(range(n)), _leftmost(members, settled, left or ()))
-    else:
-        perms = linear_orders(n, settled)
+def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int], virtual: int, want: int,
+                  left: Sequence[tuple[int, int]] | None = None) -> tuple[list[list[DShare]], bool]:
+    """What the round clears for every order of the machine's shares that keeps the order of each
+    pair the input settles (of two shares neither a candidate, rmref's), and whether they were too
+    many to list (`Unsettled.partial`): then rmref's own clearing and, given the RM's clearing
+    (`left`), the one an allowed order putting `left`'s shares first gives."""
+    n = len(ordered)
+    # every share, not only those open with one rmref's own order looks at: in another order the
+    # round looks further, at shares whose own order is open too
+    settled = {(x, y) for x in range(n) for y in range(x + 1, n)
+               if (x not in cand and y not in cand) or _undecided(state, ordered[x], ordered[y]) is None}
+
+    def decided(prefix: tuple[int, ...]) -> bool:
+        """Whether the round has room after these shares: what follows them is not looked at. It looks
+        at one share at least, even where the free space alone makes room."""
+        return bool(prefix) and virtual + sum(ordered[k].order for k in prefix if k in cand) >= want
+
+    perms = open_prefixes(n, settled, decided)
+    partial = perms is None
+    if perms is None:
+        if left is None:
+            return [_pick(ordered, cand, virtual, want) or []], partial
+        perms = [tuple(range(n)), _leftmost(ordered, settled, left)]
     out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
     for perm in perms:
-        order, flags = list(ordered), [i in cand for i in range(len(ordered))]
-        for i, k in zip(doubtful, perm):
-            order[i], flags[i] = members[k], doubtful[k] in cand
-        cleared = _pick(order, {i for i, f in enumerate(flags) if f}, virtual, want) or []
+        cleared = _pick([ordered[k] for k in perm], {i for i, k in enumerate(perm) if k in cand}, virtual, want) or []
         out.setdefault(_ids(cleared), cleared)
-    return list(out.values())
+    return list(out.values()), partial
 
 
 def _leftmost(members: Sequence[DShare], settled: Container[tuple[int, int]],
@@ -190,7 +194,7 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
     rm = state.choose.get(name)
     # what the RM cleared there less what earlier rounds of this cycle already cleared
     left = None if rm is None else rest(rm, [(a.donor_job, a.share_id) for a in state.actions if a.host == name])
-    alternatives = _alternatives(state, ordered, cand, sorted(doubtful), node.virtual, want, left)
+    alternatives, partial = _alternatives(state, ordered, cand, node.virtual, want, left)
     if not between_candidates and len(alternatives) == 1:
         return cleared  # the open order of a share the round passes over changed nothing
     if left is not None:  # the RM's clearing, when it is one of the alternatives (the fullest such)
@@ -205,7 +209,7 @@ def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candid
     taken = next((i for i, alt in enumerate(alternatives) if _ids(alt) == _ids(cleared)), 0)
     shares = tuple(sorted({(ordered[i].job_id, ordered[i].share_id) for i in doubtful}))
     state.unsettled.append(Unsettled(nj.work.job_id, name, shares, tuple(reasons), len(state.actions),
-                                     tuple(_ids(a) for a in alternatives), taken, partial=len(doubtful) > MAX_OPEN))
+                                     tuple(_ids(a) for a in alternatives), taken, partial=partial))
     return cleared
 
 

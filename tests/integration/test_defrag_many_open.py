@@ -3,7 +3,8 @@ shrunk from oracle seed 10505 scenario 3 on the real trunk RM; every release the
 
 Cycle 42: job 3 (order 14) is needy on np102 (24 quanta, full), which holds processes of jobs 1 and 2,
 both of user dan, so ShareByWealthSorter goes by investment, which the log shows only as each job's own
-ranking: any interleaving of the two rankings is open, far more shares than rmref.choices.MAX_OPEN.
+ranking: any interleaving of the two rankings is open, far more shares than rmref.choices.MAX_OPEN,
+and the round looks at fourteen of them: more prefixes of those orders than rmref.choices.MAX_STEPS.
 The RM cleared twelve of job 2's and two of job 1's. rmref lists its own clearing and the one of the
 allowed order that puts the RM's shares first (Unsettled.partial), and follows the RM.
 """

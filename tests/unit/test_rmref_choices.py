@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
-from rmref.choices import MAX_OPEN, HostTie, allowed_orders, linear_orders, met_order, rest, tie_groups, within
+from rmref.choices import (
+    MAX_OPEN, MAX_STEPS, HostTie, allowed_orders, met_order, open_prefixes, rest, tie_groups, within,
+)
 
 
-def test_linear_orders_keep_the_settled_pairs():
-    """Three items, 0 before 2 settled: 3! = 6 orders less the 3 with 2 before 0."""
-    assert sorted(linear_orders(3, {(0, 2)})) == [(0, 1, 2), (0, 2, 1), (1, 0, 2)]
-    assert len(list(linear_orders(3, set()))) == 6
+def test_open_prefixes_keep_the_settled_pairs():
+    """Three items, 0 before 2 settled: 3! = 6 orders less the 3 with 2 before 0, in lexicographic order."""
+    assert open_prefixes(3, {(0, 2)}, lambda p: False) == [(0, 1, 2), (0, 2, 1), (1, 0, 2)]
+    assert len(open_prefixes(3, set(), lambda p: False) or []) == 6
+
+
+def test_open_prefixes_stop_where_decided():
+    """Decided after the first item: only the first items 0 and 1 are open (2 must follow 0), each
+    completed in index order."""
+    assert open_prefixes(3, {(0, 2)}, lambda p: len(p) == 1) == [(0, 1, 2), (1, 0, 2)]
+
+
+def test_open_prefixes_within_the_budget():
+    """Ten items, none settled, decided after four: 1 + 10 + 90 + 720 + 5,040 steps, more than
+    MAX_STEPS (7! = 5,040): none listed; two chains of five (each item after the one before it
+    in its chain), decided after four: 2^4 = 16 prefixes in 31 steps."""
+    assert MAX_STEPS == 5040
+    assert open_prefixes(10, set(), lambda p: len(p) == 4) is None
+    assert len(open_prefixes(10, set(), lambda p: len(p) == 4, budget=10_000) or []) == 5040
+    chains = {(x, y) for x in range(10) for y in range(x + 1, 10) if x // 5 == y // 5}
+    got = open_prefixes(10, chains, lambda p: len(p) == 4)
+    assert got is not None and len(got) == 16
+    assert got[0] == tuple(range(10)) and got[-1] == (5, 6, 7, 8, 0, 1, 2, 3, 4, 9)
 
 
 def test_allowed_orders_per_group_and_without_knowledge():

@@ -219,7 +219,7 @@ def unlisted_words(d: Defrag | None, inp: CycleInput) -> str:
                          f"map hashed on each node's IP, {unseen}")
         else:
             parts.append(f"on {u.host} takeFromTheRich chose among more equally ranked shares than rmref lists "
-                         f"(rmref.choices.MAX_OPEN)")
+                         f"(rmref.choices.MAX_STEPS)")
     return f". {'; '.join(parts)}: its choice there is not verified"
 
 
