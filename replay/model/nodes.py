@@ -22,15 +22,19 @@ from replay.parsing.tables import LEFT
 from rmref.model import Machine
 
 ONLINE, UNRESPONSIVE, OFFLINE = "online", "unresponsive", "offline"  # truth.jsonl's node statuses
+DOWN_UNSURE = "offline or unresponsive"  # down since before the log began; no line tells which
 NODE_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
                "memory_mb": pl.Int64, "online": pl.Boolean, "status": pl.String, "used": pl.Int64,
                "jobs": pl.String}
 
 
-def status(machine: Machine) -> str:
-    """online, offline (an administrator varied it off) or unresponsive (declared dead)."""
+def status(machine: Machine, unsure: bool = False) -> str:
+    """online, offline (an administrator varied it off) or unresponsive (declared dead); `unsure`:
+    down since before the log began, and no line tells which of the two (DOWN_UNSURE)."""
     if machine.online:
         return ONLINE
+    if unsure and not machine.varied_off:
+        return DOWN_UNSURE
     return OFFLINE if machine.varied_off else UNRESPONSIVE
 
 
@@ -46,7 +50,8 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     cols: dict[str, list[Any]] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
     for cycle in tables["cycles"]["cycle"].to_list():
         for m in now.advance(cycle):
-            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, status(m))):
+            said = status(m, m.name in now.unsure)
+            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, said)):
                 cols[name].append(value)
     frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
     schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "memory_gb"))  # (read alone from disk)

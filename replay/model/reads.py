@@ -41,8 +41,9 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
                   "share_order"),
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),
-    "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts"),
-    "occupancy": (*WHERE, "nodepool", "host", "order", "memory_mb", "jobs"),
+    "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts",
+                   "because"),
+    "occupancy": (*WHERE, "nodepool", "host", "blacklisted", "order", "memory_mb", "jobs"),
     "unparsed": ("cycle", "file", "line", "reason", "text"),  # the damaged cycles (replay.model.damage)
 }
 # the bootstrap tables are small; the RmCounter blocks are read whole: the user order of each

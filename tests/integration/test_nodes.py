@@ -2,9 +2,10 @@
 on every bundled log, whole and cut mid-stream, and what the report and the TUI read from it.
 
 Per cycle, truth's `nodes[]` is the real RM's node table right after it published: the machines
-listed must be truth's, with truth's order and status; the capacity (the online machines' quanta)
-is truth's; the quanta in use never exceed it; the TUI's Nodes tab lists the same hosts with the
-free quanta truth shows.
+listed must be truth's, with truth's order and status (a node down since before the log began
+that no line tells dead or varied off is "offline or unresponsive", and truth's is one of the
+two); the capacity (the online machines' quanta) is truth's; the quanta in use never exceed it;
+the TUI's Nodes tab lists the same hosts with the free quanta truth shows.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import pytest
 
 from replay import parse
 from replay.apps.report import build_report
-from replay.model.nodes import capacity_and_use, cycle_capacity, node_cycles
+from replay.model.nodes import DOWN_UNSURE, OFFLINE, UNRESPONSIVE, capacity_and_use, cycle_capacity, node_cycles
 from replay.model.resources import read_resources
+from replay.model.start import bootstrap, machine_inventory
 from tests.helpers import LOGS, parsed, truth
 from tests.midstream import KINDS, classes_only, cut
 from tui.data import build
@@ -34,10 +36,17 @@ def tmp(tmp_path_factory) -> Path:
 
 @cache
 def _cut_tables(name: str, level: str, kind: str, at: float | None, tmp: Path) -> dict[str, pl.DataFrame]:
-    tables = parse([cut(name, level, kind, tmp / f"{name}-{level}-{kind}-{at}.log", at=at)]).tables
+    flat = name.replace("/", "-")  # (corpus/NAME)
+    tables = parse([cut(name, level, kind, tmp / f"{flat}-{level}-{kind}-{at}.log", at=at)]).tables
     assert tables["classes"].is_empty(), "the cut must remove the bootstrap"
-    tables.update(read_resources(classes_only(name, tmp / f"{name}-config")))
+    tables.update(read_resources(classes_only(name, tmp / f"{flat}-config")))
     return tables
+
+
+def _as_truth(got: dict[str, tuple[int, str]], want: dict[str, tuple[int, str]]) -> dict[str, tuple[int, str]]:
+    """`got` with each "offline or unresponsive" read as truth's status when truth's is one of the two."""
+    return {h: (o, want[h][1]) if s == DOWN_UNSURE and h in want and want[h][1] in (OFFLINE, UNRESPONSIVE) else (o, s)
+            for h, (o, s) in got.items()}
 
 
 def _check_against_truth(tables: dict[str, pl.DataFrame], name: str) -> None:
@@ -51,13 +60,17 @@ def _check_against_truth(tables: dict[str, pl.DataFrame], name: str) -> None:
         rec = by_epoch[epoch]
         want = {n["name"]: (n["order"], n["status"]) for n in rec["nodes"]}
         got = nodes.filter(pl.col("cycle") == cycle)
-        assert {h: (o, s) for h, o, s in got.select("host", "order", "status").iter_rows()} == want, cycle
+        said = {h: (o, s) for h, o, s in got.select("host", "order", "status").iter_rows()}
+        assert _as_truth(said, want) == want, cycle
         capacity, in_use = totals.get(cycle, (0, 0))
         assert capacity == online.get(cycle, 0) == sum(n["order"] for n in rec["nodes"] if n["online"]), cycle
         assert capacity > 0 or not any(n["online"] for n in rec["nodes"]), cycle
         assert in_use <= capacity, cycle
-        tab = {r["host"]: (r["order"], r["status"], r["free"]) for r in browse.nodes.at(cycle).iter_rows(named=True)}
-        assert tab == {n["name"]: (n["order"], n["status"], n["free_qshares"]) for n in rec["nodes"]}, cycle
+        rows = browse.nodes.at(cycle).iter_rows(named=True)
+        tab = {r["host"]: (r["order"], r["status"], r["free"]) for r in rows}
+        drawn = _as_truth({h: (o, s) for h, (o, s, _f) in tab.items()}, want)
+        assert {h: (*drawn[h], f) for h, (_o, _s, f) in tab.items()} == {
+            n["name"]: (n["order"], n["status"], n["free_qshares"]) for n in rec["nodes"]}, cycle
 
 
 @pytest.mark.parametrize(("name", "level"), LOGS, ids=[f"{n}/{lv}" for n, lv in LOGS])
@@ -107,3 +120,28 @@ def test_simulate_shows_the_capacity_the_report_and_truth_show(name):
     assert cycles.height == len(truth(name))
     for cycle, logged, baseline in cycles.select("cycle", "capacity_logged", "capacity_baseline").iter_rows():
         assert logged == baseline == report[cycle] == by_epoch[epoch[cycle]], cycle
+
+
+DEAD_BEFORE = "corpus/midstream_dead_before_the_log"  # n04 dies, then the cut log begins
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+def test_a_node_down_before_the_log_is_offline_or_unresponsive(level, tmp):
+    """The cut log never shows n04 die: countFreeableMachines passes it over as "offline or
+    unresponsive or blacklisted" (the occupancy table shows it not blacklisted, at DEBUG). It is
+    down, out of the capacity (truth: unresponsive), and named as one of the two, with the
+    assumption said, not taken as online (INFO, before) or varied off (DEBUG, before)."""
+    tables = _cut_tables(DEAD_BEFORE, level, "between", None, tmp)
+    _check_against_truth(tables, DEAD_BEFORE)
+    nodes = node_cycles(tables)
+    by_epoch = {r["epoch"]: {n["name"]: n for n in r["nodes"]} for r in truth(DEAD_BEFORE)}
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    down = nodes.filter(pl.col("host") == "n04.sim.ducc")
+    assert down.height == tables["cycles"].height and set(down["status"]) == {DOWN_UNSURE}
+    for cycle, online in down.select("cycle", "online").iter_rows():
+        said = by_epoch[epoch[cycle]]["n04.sim.ducc"]
+        assert (online, said["online"], said["status"]) == (False, False, UNRESPONSIVE), cycle
+    boot = bootstrap(tables)
+    assumed = {a.setting: a for a in machine_inventory(tables, boot).assumed}
+    note = assumed["nodes down before the log began, dead or varied off"]
+    assert "n04.sim.ducc" in note.evidence and "nodes varied off before the log began" not in assumed

@@ -44,6 +44,8 @@ class Host:
     evidence: str
     dead: bool = False  # declared dead before the log began: the log first shows it come back
     varied_off: bool = False  # varied off before the log began: the log first shows it varied on
+    # down before the log began, dead or varied off: the log does not tell which (`down_before_log`)
+    down: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,33 @@ def disabled_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     return {h: f"{h}.{sid}" for h, sid in first.filter("purged").select("host", "share_id").iter_rows()}
 
 
+UNSCHEDULABLE = "is offline or unresponsive or blacklisted"  # countFreeableMachines' bypass, NodePool.isSchedulable
+
+
+def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
+    """Hosts countFreeableMachines passes over as "offline or unresponsive or blacklisted" before
+    any line shows them go down, come back or take a process, and that the occupancy table (when
+    printed) does not show blacklisted: down when the log began, dead or varied off (the line
+    names both, and no other tells them apart until the node returns or is varied on or off).
+    Host -> where the log says so."""
+    def rows(frame: pl.DataFrame, down: bool) -> pl.DataFrame:
+        return frame.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
+            "host", "cycle", "line", pl.lit(down).alias("down"), pl.format("{} line {}", "file", "line").alias("at"))
+    expansions = tables["expansions"]
+    bypassed = expansions.filter((pl.col("kind") == "freeable_bypass") & (pl.col("because") == UNSCHEDULABLE))
+    if bypassed.is_empty():
+        return {}
+    # a blacklisted machine is passed over alike, and is online: the occupancy table tells it apart
+    occupancy = tables["occupancy"]
+    blacklisted = occupancy.filter(pl.col("blacklisted").fill_null(False)).select("cycle", "host").unique()
+    bypassed = bypassed.join(blacklisted, on=["cycle", "host"], how="anti")
+    moves = tables["nodes"].filter(pl.col("event").is_in(_UP_OR_DOWN))
+    placed = tables["placements"] if "placements" in tables else moves.clear()
+    first = (pl.concat([rows(moves, False), rows(placed, False), rows(bypassed, True)])
+             .sort("cycle", "line", maintain_order=True).unique("host", keep="first", maintain_order=True))
+    return dict(first.filter("down").select("host", "at").iter_rows())
+
+
 def varied_off_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     """Hosts whose first vary-off or vary-on the log shows is a vary-on: the RM marks online only a
     machine it holds offline ("VaryOn: ... Machine marked online"; "Already online" otherwise), so
@@ -196,20 +225,38 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
     off = varied_off_before_log(tables)
     purged = {h: sid for h, sid in disabled_before_log(tables).items() if h not in off}
     dead = dead_before_log(tables) | set(purged)
+    down = {h: at for h, at in down_before_log(tables).items() if h not in off and h not in dead}
     hosts = []
     for name in prelog_hosts(tables):
         if name in stated:
             order, memory, at = stated[name]
             hosts.append(Host(name, pool_of(name), order, memory, ips.get(name, ""), STATED, at, name in dead,
-                              name in off))
+                              name in off, name in down))
         else:
             hosts.append(Host(name, pool_of(name), None, None, ips.get(name, ""), UNKNOWN,
-                              "no line states its order", name in dead, name in off))
+                              "no line states its order", name in dead, name in off, name in down))
+    names = {h.name for h in hosts}
     sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
                         "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)
                      + (sized if hosts and all(h.order is not None for h in hosts) else ()) + arrival_order(hosts)
-                     + down_assumptions({h: sid for h, sid in purged.items() if h in {x.name for x in hosts}}))
+                     + down_assumptions({h: sid for h, sid in purged.items() if h in names})
+                     + unsure_assumptions({h: at for h, at in down.items() if h in names}, tables["occupancy"]))
+
+
+def unsure_assumptions(down: Mapping[str, str], occupancy: pl.DataFrame) -> tuple[Assumption, ...]:
+    """What the audit takes of the nodes down when the log began that no line tells dead or varied off."""
+    if not down:
+        return ()
+    listed = set(occupancy["host"].to_list())
+    blacklisting = ("the occupancy table shows them not blacklisted" if listed >= set(down) else
+                    "taken as not blacklisted: the audit reads no blacklisting of a node")
+    return (Assumption("nodes down before the log began, dead or varied off", f"{len(down)} node(s) offline or "
+                       "unresponsive: which, no line tells", INFERRED,
+                       "countFreeableMachines passes over them as \"offline or unresponsive or blacklisted\" before "
+                       f"any line shows them go down or come back ({blacklisting}); the RM schedules on neither, "
+                       "so capacity and decisions are the same either way: "
+                       + ", ".join(f"{h} ({at})" for h, at in sorted(down.items()))),)
 
 
 def down_assumptions(purged: Mapping[str, str]) -> tuple[Assumption, ...]:
