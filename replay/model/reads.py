@@ -39,7 +39,7 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     # Orchestrator states the RM took before its first loop (replay.model.damage)
     "messages": ("cls", "method", "level", *WHERE),
     "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
-                  "share_order"),
+                  "share_order", "count"),
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),
     "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts",
                    "because"),

@@ -185,8 +185,8 @@ UNSCHEDULABLE = "is offline or unresponsive or blacklisted"  # countFreeableMach
 
 def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     """Hosts countFreeableMachines passes over as "offline or unresponsive or blacklisted" before
-    any line shows them go down, come back or take a process, and that the occupancy table (when
-    printed) does not show blacklisted: down when the log began, dead or varied off (the line
+    any line shows them go down, come back or take a process, and that neither the occupancy table
+    (when printed) nor a blacklisting line shows blacklisted: down when the log began, dead or varied off (the line
     names both, and no other tells them apart until the node returns or is varied on or off).
     Host -> where the log says so."""
     def rows(frame: pl.DataFrame, down: bool) -> pl.DataFrame:
@@ -196,10 +196,15 @@ def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     bypassed = expansions.filter((pl.col("kind") == "freeable_bypass") & (pl.col("because") == UNSCHEDULABLE))
     if bypassed.is_empty():
         return {}
-    # a blacklisted machine is passed over alike, and is online: the occupancy table tells it apart
+    # a blacklisted machine is passed over alike, and is online: the occupancy table tells it apart,
+    # and Machine.blacklist's lines (processes left on it) name it from the cycle it is blacklisted in
     occupancy = tables["occupancy"]
     blacklisted = occupancy.filter(pl.col("blacklisted").fill_null(False)).select("cycle", "host").unique()
     bypassed = bypassed.join(blacklisted, on=["cycle", "host"], how="anti")
+    listed = (tables["processes"].filter((pl.col("event") == "blacklist") & (pl.col("count").fill_null(0) > 0))
+              .group_by("host").agg(pl.col("cycle").min().alias("_black")))
+    bypassed = (bypassed.join(listed, on="host", how="left")
+                .filter(pl.col("_black").is_null() | (pl.col("cycle") < pl.col("_black"))).drop("_black"))
     moves = tables["nodes"].filter(pl.col("event").is_in(_UP_OR_DOWN))
     placed = tables["placements"] if "placements" in tables else moves.clear()
     first = (pl.concat([rows(moves, False), rows(placed, False), rows(bypassed, True)])
@@ -250,7 +255,8 @@ def unsure_assumptions(down: Mapping[str, str], occupancy: pl.DataFrame) -> tupl
         return ()
     listed = set(occupancy["host"].to_list())
     blacklisting = ("the occupancy table shows them not blacklisted" if listed >= set(down) else
-                    "taken as not blacklisted: the audit reads no blacklisting of a node")
+                    "taken as not blacklisted: no blacklisting line names them (the RM blacklists a node only "
+                    "for work of a class it does not know, on recovery)")
     return (Assumption("nodes down before the log began, dead or varied off", f"{len(down)} node(s) offline or "
                        "unresponsive: which, no line tells", INFERRED,
                        "countFreeableMachines passes over them as \"offline or unresponsive or blacklisted\" before "
