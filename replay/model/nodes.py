@@ -16,6 +16,7 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
+from replay.model.orders import with_quanta
 from replay.model.start import bootstrap, node_liveness
 from replay.model.reads import narrow
 from replay.parsing.tables import LEFT
@@ -56,29 +57,13 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
     schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "memory_gb"))  # (read alone from disk)
     existing = with_quanta(in_cycles(schedule).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()),
-                           tables, boot.config.quantum_gb)
+                           tables, boot.config.quantum_gb, boot)
     used = existing.group_by("cycle", "host").agg(
         pl.col("quanta").sum().cast(pl.Int64).alias("used"),
         pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))
     return (frame.join(used.cast({"cycle": pl.UInt32}), on=["cycle", "host"], **LEFT)
             .with_columns(pl.col("used").fill_null(0), pl.col("jobs").fill_null(""))
             .select(list(NODE_SCHEMA)))
-
-
-def job_orders(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """Each job's share order as the RM printed it (job rows, cap and counting lines): the quanta
-    of one of its processes in its own pool's quantum, which an assumed quantum may not give."""
-    stated = pl.concat([narrow(tables, name, ("job_id", "order")) for name in ("jobs", "job_caps", "counts")])
-    return stated.drop_nulls().unique("job_id", keep="first", maintain_order=True)
-
-
-def with_quanta(rows: pl.DataFrame, tables: Mapping[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
-    """`rows` (job_id, memory_gb: the schedule's, one per process) with `quanta`, each process's:
-    its job's order as the RM printed it (`job_orders`, in its own pool tree's quantum), else its
-    memory over `quantum`, rounded up (rmref.job_order)."""
-    printed = job_orders(tables).rename({"order": "_printed"})
-    return rows.join(printed, on="job_id", **LEFT).with_columns(
-        pl.coalesce("_printed", -(-pl.col("memory_gb").fill_null(0) // quantum)).alias("quanta")).drop("_printed")
 
 
 def cycle_capacity(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
