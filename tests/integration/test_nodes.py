@@ -145,3 +145,19 @@ def test_a_node_down_before_the_log_is_offline_or_unresponsive(level, tmp):
     assumed = {a.setting: a for a in machine_inventory(tables, boot).assumed}
     note = assumed["nodes down before the log began, dead or varied off"]
     assert "n04.sim.ducc" in note.evidence and "nodes varied off before the log began" not in assumed
+
+
+VARIED_OFF_BEFORE = "corpus/midstream_varied_off_before_the_log"  # n04 varied off, then the cut log begins
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+def test_a_node_down_before_the_log_that_reports_is_varied_off(level, tmp):
+    """The same node varied off in place of dying: countFreeableMachines passes it over alike, but
+    its agent keeps reporting (trunk prints each report), which a dead node's return would answer
+    with a reactivation: the RM holds it offline, as truth does, and the assumption says why."""
+    tables = _cut_tables(VARIED_OFF_BEFORE, level, "schedule", None, tmp)
+    _check_against_truth(tables, VARIED_OFF_BEFORE)
+    nodes = node_cycles(tables)
+    assert set(nodes.filter(pl.col("host") == "n04.sim.ducc")["status"]) == {OFFLINE}
+    assumed = {a.setting: a for a in machine_inventory(tables, bootstrap(tables)).assumed}
+    assert "n04.sim.ducc" in assumed["nodes varied off before the log began, reporting"].value

@@ -212,6 +212,27 @@ def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     return dict(first.filter("down").select("host", "at").iter_rows())
 
 
+def reporting_while_down(tables: Mapping[str, pl.DataFrame], down: Mapping[str, str]) -> dict[str, str]:
+    """Of the hosts `down` (down_before_log), those whose agent the log shows report before any line
+    shows them go down or come back: a heartbeat's line (Scheduler.findNodepoolByRule, 3.0.0 on),
+    not the one a missed heartbeat's bookkeeping prints before "Missed heartbeat count". A node the
+    RM holds dead is reactivated by its first report ("Host reactivated"), so one that reports and
+    stays down is held offline: varied off. Host -> where the log shows it report."""
+    if not down:
+        return {}
+    nodes = tables["nodes"].filter(pl.col("host").is_in(list(down)) & pl.col("cycle").is_not_null())
+    missed = nodes.filter(pl.col("event") == "missed_recorded").select("host", "file", (pl.col("line") - 1)
+                                                                         .alias("line"))
+    beats = (nodes.filter(pl.col("event") == "heartbeat").join(missed, on=["host", "file", "line"], how="anti")
+             .select("host", "cycle", "line", pl.lit(True).alias("beat"), pl.format("{} line {}", "file", "line")
+                     .alias("at")))
+    moves = nodes.filter(pl.col("event").is_in(_UP_OR_DOWN)).select(
+        "host", "cycle", "line", pl.lit(False).alias("beat"), pl.lit(None, pl.String).alias("at"))
+    first = (pl.concat([moves, beats]).sort("cycle", "line", maintain_order=True)
+             .unique("host", keep="first", maintain_order=True))
+    return dict(first.filter("beat").select("host", "at").iter_rows())
+
+
 def varied_off_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     """Hosts whose first vary-off or vary-on the log shows is a vary-on: the RM marks online only a
     machine it holds offline ("VaryOn: ... Machine marked online"; "Already online" otherwise), so
@@ -231,6 +252,9 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
     purged = {h: sid for h, sid in disabled_before_log(tables).items() if h not in off}
     dead = dead_before_log(tables) | set(purged)
     down = {h: at for h, at in down_before_log(tables).items() if h not in off and h not in dead}
+    reporting = reporting_while_down(tables, down)  # alive, yet down: varied off
+    off |= set(reporting)
+    down = {h: at for h, at in down.items() if h not in reporting}
     hosts = []
     for name in prelog_hosts(tables):
         if name in stated:
@@ -246,7 +270,18 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)
                      + (sized if hosts and all(h.order is not None for h in hosts) else ()) + arrival_order(hosts)
                      + down_assumptions({h: sid for h, sid in purged.items() if h in names})
-                     + unsure_assumptions({h: at for h, at in down.items() if h in names}, tables["occupancy"]))
+                     + unsure_assumptions({h: at for h, at in down.items() if h in names}, tables["occupancy"])
+                     + reporting_assumptions({h: at for h, at in reporting.items() if h in names}))
+
+
+def reporting_assumptions(reporting: Mapping[str, str]) -> tuple[Assumption, ...]:
+    """The nodes taken as varied off when the log began because they report while down."""
+    if not reporting:
+        return ()
+    return (Assumption("nodes varied off before the log began, reporting", ", ".join(sorted(reporting)), INFERRED,
+                       "countFreeableMachines passes them over as \"offline or unresponsive or blacklisted\", yet "
+                       "their agents report (the RM would reactivate a dead node on its report): held offline; "
+                       + ", ".join(f"{h} reports at {at}" for h, at in sorted(reporting.items()))),)
 
 
 def unsure_assumptions(down: Mapping[str, str], occupancy: pl.DataFrame) -> tuple[Assumption, ...]:
