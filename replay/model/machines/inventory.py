@@ -184,16 +184,22 @@ UNSCHEDULABLE = "is offline or unresponsive or blacklisted"  # countFreeableMach
 
 
 def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
-    """Hosts countFreeableMachines passes over as "offline or unresponsive or blacklisted" before
-    any line shows them go down, come back or take a process, and that neither the occupancy table
-    (when printed) nor a blacklisting line shows blacklisted: down when the log began, dead or varied off (the line
-    names both, and no other tells them apart until the node returns or is varied on or off).
-    Host -> where the log says so."""
+    """Hosts the log shows unschedulable before any line shows them go down, come back or take a
+    process: countFreeableMachines passes them over as "offline or unresponsive or blacklisted", or
+    rearrangeVirtual finds no table of their free size ("bad virtual machine list": NodePool.reset
+    skips a machine it cannot schedule on, which keeps a stale size). Neither tells dead from varied
+    off (nor blacklisted, which the occupancy table, when printed, and the blacklisting lines tell):
+    down when the log began, which way no line tells until the node returns, reports, or is varied
+    on or off. Host -> where the log says so."""
     def rows(frame: pl.DataFrame, down: bool) -> pl.DataFrame:
         return frame.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
             "host", "cycle", "line", pl.lit(down).alias("down"), pl.format("{} line {}", "file", "line").alias("at"))
     expansions = tables["expansions"]
-    bypassed = expansions.filter((pl.col("kind") == "freeable_bypass") & (pl.col("because") == UNSCHEDULABLE))
+    where = ("host", "cycle", "line", "file")
+    bypassed = pl.concat([
+        expansions.filter((pl.col("kind") == "freeable_bypass") & (pl.col("because") == UNSCHEDULABLE)).select(where),
+        tables["nodes"].filter(pl.col("event") == "bad_virtual").select(where),
+    ])
     if bypassed.is_empty():
         return {}
     # a blacklisted machine is passed over alike, and is online: the occupancy table tells it apart,
@@ -294,7 +300,8 @@ def unsure_assumptions(down: Mapping[str, str], occupancy: pl.DataFrame) -> tupl
                     "for work of a class it does not know, on recovery)")
     return (Assumption("nodes down before the log began, dead or varied off", f"{len(down)} node(s) offline or "
                        "unresponsive: which, no line tells", INFERRED,
-                       "countFreeableMachines passes over them as \"offline or unresponsive or blacklisted\" before "
+                       "countFreeableMachines passes over them as \"offline or unresponsive or blacklisted\", or "
+                       "rearrangeVirtual finds them in no table (\"bad virtual machine list\": unschedulable), before "
                        f"any line shows them go down or come back ({blacklisting}); the RM schedules on neither, "
                        "so capacity and decisions are the same either way: "
                        + ", ".join(f"{h} ({at})" for h, at in sorted(down.items()))),)
