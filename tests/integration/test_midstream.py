@@ -603,7 +603,7 @@ def test_i_mega24_cut_near_its_end(tmp):
     assert len(result.cycles) == 111
 
 
-UNNAMED = "releases/2.2.2/gen12-004"  # the real 2.2.2 RM
+NO_LINE_NAMES = "releases/2.2.2/gen12-004"  # the real 2.2.2 RM
 
 
 def test_machines_no_line_names_leave_only_the_caps_to_audit(tmp):
@@ -612,10 +612,10 @@ def test_machines_no_line_names_leave_only_the_caps_to_audit(tmp):
     machines no line names, which the replay cannot rebuild. Every cycle is audited for the caps
     alone (they do not read the machines), the rest left out with the reason, the assumption
     `nodes (unnamed)` says so, and the caps audited are truth.jsonl's."""
-    tables = parse([cut(UNNAMED, "rm.log", "between", tmp / "unnamed-cut.log")]).tables
+    tables = parse([cut(NO_LINE_NAMES, "rm.log", "between", tmp / "unnamed-cut.log")]).tables
     config = tmp / "unnamed-config"
     config.mkdir(exist_ok=True)
-    (config / "ducc.classes").write_text(scenario(UNNAMED)["classes"])
+    (config / "ducc.classes").write_text(scenario(NO_LINE_NAMES)["classes"])
     result = audit({**tables, **read_resources(config)})
     note = {a.setting: a for a in result.assumed}["nodes (unnamed)"]
     assert "no line names" in note.value and "caps" in note.evidence
@@ -623,7 +623,7 @@ def test_machines_no_line_names_leave_only_the_caps_to_audit(tmp):
     for kind in ("counts", "placements", "evictions", "defrag", "schedule"):
         assert set(result.skipped_kinds.get(kind, {})) == set(result.cycles), kind
     assert "caps" not in result.skipped_kinds or not result.skipped_kinds["caps"]
-    job_caps = {r["epoch"]: {j["id"]: j["job_cap"] for j in r["jobs"]} for r in truth(UNNAMED)}
+    job_caps = {r["epoch"]: {j["id"]: j["job_cap"] for j in r["jobs"]} for r in truth(NO_LINE_NAMES)}
     ref = [(c, j, actual) for c, j, _b, _p, _q, actual in result.ref["caps"]]
     assert {c for c, _j, _a in ref} == set(result.cycles)
     assert [(c, j) for c, j, actual in ref if job_caps[result.epochs[c]][j] != actual] == []
