@@ -23,7 +23,8 @@ from replay.model.damage import Damage
 from replay.model.release import ReleaseChoice
 from replay.model.inputs import job_descriptions
 from replay.model.logged import defrag_takings, in_cycles, logged_counts
-from replay.model.nodes import job_orders, node_cycles
+from replay.model.nodes import node_cycles
+from replay.model.orders import ORDER_ASSUMED, ORDER_LOGGED, work_orders
 from replay.model.reads import narrow
 from replay.model.bootstrap import Bootstrap
 from replay.model.start import bootstrap
@@ -98,9 +99,19 @@ def line_style(line: str) -> str:
     return GROUP_STYLES.get(method_groups().get(method, "other"), "default")
 
 
-def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: int | None = None) -> pl.DataFrame:
+# why a job's order is not the RM's own, where it is not (the job's screen says it; "": unknown)
+ORDER_NOTES = {
+    "": "order unknown: no line prints it, and no quantum is known",
+    ORDER_ASSUMED: "order assumed: its memory over the global quantum (no line prints it, and no class the "
+                   "configuration defines gives its pool's)",
+}
+
+
+def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: int | None = None,
+               boot: Bootstrap | None = None) -> pl.DataFrame:
     """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions;
-    a job's order is the RM's, else its memory over the `quantum` (None: unknown). `only`: the rows
+    a job's order as every view reads it (replay.model.orders.work_orders, on `boot`'s classes and
+    the global `quantum`: None, unknown), `order_from` saying where it comes from. `only`: the rows
     of that cycle alone (the same rows as the whole frame's of that cycle)."""
     if only is None:
         sched = in_cycles(tables["schedule"])
@@ -136,9 +147,13 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
            .join(caps, on=["cycle", "job_id"], **LEFT)
            .join(counted, on=["cycle", "job_id"], **LEFT)
            .join(deferred, on=["cycle", "job_id"], **LEFT))
-    by_memory = -(-pl.col("memory_gb") // quantum) if quantum else pl.lit(None, pl.Int64)  # rmref.job_order
-    out = out.join(job_orders(tables).rename({"order": "_printed"}), on="job_id", **LEFT)
-    order = pl.coalesce("job_order", "_printed", by_memory)
+    out = out.join(work_orders(tables, quantum, boot).rename({"order": "_order"}), on="job_id", **LEFT)
+    order = pl.coalesce("job_order", "_order")
+    # (a cycle's own printed order: a reservation's may grow, countFreeableMachines' upgrade)
+    order_from = pl.when(pl.col("job_order").is_not_null()).then(pl.lit(ORDER_LOGGED)).otherwise(pl.col("order_from"))
+    # as drawn: "?" unknown, "N?" assumed (ORDER_NOTES says why on the job's screen)
+    shown = (pl.when(order.is_null()).then(pl.lit("?"))
+             .when(order_from == ORDER_ASSUMED).then(pl.format("{}?", order)).otherwise(order.cast(pl.String)))
     # work the RM refused (createState's "Refused: why") never joins its jobs: not Dormant
     state = (pl.when(pl.col("refused")).then(pl.lit("Refused"))
              .when(pl.col("added") > 0).then(pl.lit("Expanded"))
@@ -147,14 +162,17 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
              .when(pl.col("held") > 0).then(pl.lit("Stable"))
              .otherwise(pl.lit("Dormant")))
     return out.with_columns(
-        order.alias("order"), state.alias("state"),
+        order.alias("order"), order_from.alias("order_from"), shown.alias("order_shown"),
+        order_from.fill_null("").replace_strict(ORDER_NOTES, default=None, return_dtype=pl.String).alias("order_note"),
+        state.alias("state"),
         # the memory submitted: the schedule prints it rounded up to the quantum
         pl.coalesce("submitted_gb", "memory_gb").alias("memory_gb"),
         pl.coalesce("sched_reason", "count_reason").alias("reason"),
         pl.lit(None, pl.Int64).alias("ref_cap"), pl.lit(None, pl.Int64).alias("ref_counted"),
         pl.lit(0, pl.Int64).alias("divergences"),
-    ).select("cycle", "job_id", "type", "user", "class", "order", "cap", "counted", "held", "added", "removed",
-             "state", "ref_cap", "ref_counted", "divergences", "reason", "hosts", "memory_gb").sort("cycle", "job_id")
+    ).select("cycle", "job_id", "type", "user", "class", "order", "order_from", "order_shown", "order_note", "cap",
+             "counted", "held", "added", "removed", "state", "ref_cap", "ref_counted", "divergences", "reason", "hosts",
+             "memory_gb").sort("cycle", "job_id")
 
 
 JOB_TABLES = ("schedule", "jobs", "job_caps", "counts", "expansions", "eviction_counts")  # what `jobs_frame` reads
@@ -423,12 +441,12 @@ def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | N
     thread = Later() if later and cycle_list else None
     if thread is not None:
         first, none = cycle_list[0], frozenset[int]()
-        views = (deferred(jobs_frame(tables, quantum, only=first), frozenset({first}),
-                          lambda: jobs_frame(tables, quantum), thread),
+        views = (deferred(jobs_frame(tables, quantum, only=first, boot=boot), frozenset({first}),
+                          lambda: jobs_frame(tables, quantum, boot=boot), thread),
                  deferred(pl.DataFrame(), none, machines, thread),
                  deferred(pl.DataFrame(), none, lambda: defrag_frame(tables), thread))
     else:
-        views = Sliced(jobs_frame(tables, quantum)), Sliced(machines()), Sliced(defrag_frame(tables))
+        views = Sliced(jobs_frame(tables, quantum, boot=boot)), Sliced(machines()), Sliced(defrag_frame(tables))
     return Browse(
         name=name, tables=tables, timeline=timeline_frame(cycles, tables, EMPTY_DIVERGENCES),
         jobs=views[0], nodes=views[1], defrag=views[2],

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 import polars as pl
 
 from replay.model.logged import Logged
-from replay.model.nodes import with_quanta
+from replay.model.orders import with_quanta
 from replay.model.reads import narrow
 from rmref.constants import PURGES
 from rmref.cycle import CycleResult

@@ -16,6 +16,7 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
+from replay.model.orders import with_quanta
 from replay.model.start import bootstrap, node_liveness
 from replay.model.reads import narrow
 from replay.model.stranded import Stranded
@@ -25,18 +26,22 @@ from rmref.model import Machine
 ONLINE, UNRESPONSIVE, OFFLINE = "online", "unresponsive", "offline"  # truth.jsonl's node statuses
 # before 2.1.0 a varied-on machine is in none of the RM's maps until its node next reports (vary_on_at_once)
 AWAITING = "varied on, awaiting report"
+DOWN_UNSURE = "offline or unresponsive"  # down since before the log began; no line tells which
 NODE_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
                "memory_mb": pl.Int64, "online": pl.Boolean, "status": pl.String, "used": pl.Int64,
                "jobs": pl.String}
 
 
-def status(machine: Machine, awaiting: bool = False) -> str:
-    """online, offline (an administrator varied it off), unresponsive (declared dead) or, before
-    2.1.0, varied on and not yet reported (`awaiting`: NodeLiveness.awaiting)."""
+def status(machine: Machine, awaiting: bool = False, unsure: bool = False) -> str:
+    """online, offline (an administrator varied it off) or unresponsive (declared dead); before 2.1.0,
+    varied on and not yet reported (`awaiting`: NodeLiveness.awaiting, AWAITING); `unsure`: down since
+    before the log began, and no line tells which of the two (DOWN_UNSURE)."""
     if machine.online:
         return ONLINE
     if awaiting:
         return AWAITING
+    if unsure and not machine.varied_off:
+        return DOWN_UNSURE
     return OFFLINE if machine.varied_off else UNRESPONSIVE
 
 
@@ -52,8 +57,8 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     cols: dict[str, list[Any]] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
     for cycle in tables["cycles"]["cycle"].to_list():
         for m in now.advance(cycle):
-            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online,
-                                              status(m, m.name in now.awaiting))):
+            said = status(m, awaiting=m.name in now.awaiting, unsure=m.name in now.unsure)
+            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, said)):
                 cols[name].append(value)
     frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
     schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "share_id", "memory_gb", "purged"))
@@ -61,7 +66,7 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     if not boot.config.behaviours.has("purge_by_policy"):
         online = frame.filter(pl.col("online")).select("cycle", "host")
         existing = _on_the_record(existing, tables, online)
-    existing = with_quanta(existing, tables, boot.config.quantum_gb)
+    existing = with_quanta(existing, tables, boot.config.quantum_gb, boot)
     used = existing.group_by("cycle", "host").agg(
         pl.col("quanta").sum().cast(pl.Int64).alias("used"),
         pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))
@@ -88,22 +93,6 @@ def _on_the_record(existing: pl.DataFrame, tables: Mapping[str, pl.DataFrame], o
     drop = pl.DataFrame(gone, schema={"cycle": existing.schema["cycle"], "job_id": pl.Int64, "host": pl.String,
                                       "share_id": existing.schema["share_id"]}, orient="row")
     return existing.join(drop, on=["cycle", "job_id", "host", "share_id"], how="anti")
-
-
-def job_orders(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """Each job's share order as the RM printed it (job rows, cap and counting lines): the quanta
-    of one of its processes in its own pool's quantum, which an assumed quantum may not give."""
-    stated = pl.concat([narrow(tables, name, ("job_id", "order")) for name in ("jobs", "job_caps", "counts")])
-    return stated.drop_nulls().unique("job_id", keep="first", maintain_order=True)
-
-
-def with_quanta(rows: pl.DataFrame, tables: Mapping[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
-    """`rows` (job_id, memory_gb: the schedule's, one per process) with `quanta`, each process's:
-    its job's order as the RM printed it (`job_orders`, in its own pool tree's quantum), else its
-    memory over `quantum`, rounded up (rmref.job_order)."""
-    printed = job_orders(tables).rename({"order": "_printed"})
-    return rows.join(printed, on="job_id", **LEFT).with_columns(
-        pl.coalesce("_printed", -(-pl.col("memory_gb").fill_null(0) // quantum)).alias("quanta")).drop("_printed")
 
 
 def cycle_capacity(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,

@@ -39,10 +39,11 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
     # Orchestrator states the RM took before its first loop (replay.model.damage)
     "messages": ("cls", "method", "level", *WHERE),
     "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
-                  "share_order"),
+                  "share_order", "count"),
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),
-    "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts"),
-    "occupancy": (*WHERE, "nodepool", "host", "order", "memory_mb", "jobs"),
+    "expansions": (*WHERE, "job_id", "kind", "nodepool", "counted", "current", "needed", "order", "host", "hosts",
+                   "because"),
+    "occupancy": (*WHERE, "nodepool", "host", "blacklisted", "order", "memory_mb", "jobs"),
     "unparsed": ("cycle", "file", "line", "reason", "text"),  # the damaged cycles (replay.model.damage)
 }
 # the bootstrap tables are small; the RmCounter blocks are read whole: the user order of each

@@ -38,7 +38,7 @@ TOKEN_FIELDS = {
     "FREE": "free", "UUID": "uuid", "BYPASS_WHY": "why",
 }
 # Field rules named differently from their column (`class` is a keyword in the grammar's Python side).
-RENAMES = {"klass": "class", "bypass_host": "host"}
+RENAMES = {"klass": "class", "bypass_host": "host", "bypass_why": "because"}
 
 
 def _split_share(text: str) -> list[tuple[str, str]]:

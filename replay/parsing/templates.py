@@ -192,7 +192,7 @@ TEMPLATES: dict[str, str | tuple[str, ...]] = {
     "fixed_available": "available shares of order {order:int} in np: {count:int}",
     "res_counting": "Counting full machines for {type_code,job_id:ref}",
     "res_granted": "Request is granted a machine for reservation.",
-    "freeable_bypass": "Bypass because machine {host} {text:rest}",
+    "freeable_bypass": "Bypass because machine {host} {because:rest}",
     "freeable_enter": "Enter nodepool {nodepool} preemptables.size() = {count:int}",
     "freeable_order": ("Machines to search in order: {hosts_list:words*}", "Machines to search: {hosts_list:words*}"),
     "freeable_examining": "Examining {host}",

@@ -27,7 +27,7 @@ from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory, replay_start
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
-from tests.helpers import FIXTURES, LOGS, parsed, truth
+from tests.helpers import FIXTURES, LOGS, parsed, scenario, truth
 from tests.midstream import KINDS, classes_only, cut
 from tests.truth_inputs import (
     _allotments,
@@ -627,3 +627,29 @@ def test_i_mega24_cut_near_its_end(tmp):
     epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
     assert not _disagreeing(result_frames(result), result.cycles, epochs, "i_mega24")
     assert len(result.cycles) == 111
+
+
+NO_LINE_NAMES = "releases/2.2.2/gen12-004"  # the real 2.2.2 RM
+
+
+def test_machines_no_line_names_leave_only_the_caps_to_audit(tmp):
+    """2.2.2's INFO log names a node on no line once it has arrived while it stays idle (heartbeat
+    lines print from 3.0.0 on): cut in the cycle a node went idle, the RmCounter blocks count
+    machines no line names, which the replay cannot rebuild. Every cycle is audited for the caps
+    alone (they do not read the machines), the rest left out with the reason, the assumption
+    `nodes (unnamed)` says so, and the caps audited are truth.jsonl's."""
+    tables = parse([cut(NO_LINE_NAMES, "rm.log", "between", tmp / "unnamed-cut.log")]).tables
+    config = tmp / "unnamed-config"
+    config.mkdir(exist_ok=True)
+    (config / "ducc.classes").write_text(scenario(NO_LINE_NAMES)["classes"])
+    result = audit({**tables, **read_resources(config)})
+    note = {a.setting: a for a in result.assumed}["nodes (unnamed)"]
+    assert "no line names" in note.value and "caps" in note.evidence
+    assert result.cycles and not result.skipped
+    for kind in ("counts", "placements", "evictions", "defrag", "schedule"):
+        assert set(result.skipped_kinds.get(kind, {})) == set(result.cycles), kind
+    assert "caps" not in result.skipped_kinds or not result.skipped_kinds["caps"]
+    job_caps = {r["epoch"]: {j["id"]: j["job_cap"] for j in r["jobs"]} for r in truth(NO_LINE_NAMES)}
+    ref = [(c, j, actual) for c, j, _b, _p, _q, actual in result.ref["caps"]]
+    assert {c for c, _j, _a in ref} == set(result.cycles)
+    assert [(c, j) for c, j, actual in ref if job_caps[result.epochs[c]][j] != actual] == []

@@ -143,9 +143,9 @@ def test_a_body_the_grammar_rejects_is_reported_not_raised():
     # upstream NodePool.countFreeableMachines and NodepoolScheduler.takeFromTheRich print these:
     # a host followed by free text (the shapes the bundled corpus logs hold)
     ("freeable_bypass", "Bypass because machine n03.sim.ducc is not freeable",
-     {"host": "n03.sim.ducc", "text": "is not freeable"}),
+     {"host": "n03.sim.ducc", "because": "is not freeable"}),
     ("freeable_bypass", "Bypass because machine n01.sim.ducc already counted.",
-     {"host": "n01.sim.ducc", "text": "already counted."}),
+     {"host": "n01.sim.ducc", "because": "already counted."}),
     # 2.0.x's countFreeableMachines (later releases print "Setting up H for eviction")
     ("freeable_evict", "Setting up n04.sim.ducc to clear for reservation", {"host": "n04.sim.ducc"}),
     ("rich_bypass", "Bypass  n03.sim.ducc : for reservation, machine contains non-preemptable processes",

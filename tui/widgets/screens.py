@@ -111,9 +111,11 @@ class HistoryScreen(Screen[None]):
         last = rows.row(-1, named=True) if rows.height else {}
         span = f"cycles {first.get('cycle')}..{last.get('cycle')}" if rows.height else "never published"
         yield Static(Text(f" Job {self.job_id}  {first.get('type') or ''}  user {first.get('user') or '-'}  "
-                          f"class {first.get('class') or '-'}  order {_n(first.get('order'))}   {span}   "
+                          f"class {first.get('class') or '-'}  order {first.get('order_shown') or '?'}   {span}   "
                           f"Cycle {self.cycle}/{self.browse.total}{epoch_note(self.browse.epoch(self.cycle))}"),
                      id="header")
+        if first.get("order_note"):  # an order the log never prints: unknown, or assumed and said so
+            yield Label(first["order_note"], id="order-note")
         held = rows["held"].to_list() if rows.height else [0]
         yield Label(f"shares held per cycle (max {max(held)})", classes="section")
         yield Sparkline(held, id="history-spark")

@@ -80,8 +80,8 @@ class JobsTable(CycleTable):
 
 
 # what `job_cells` reads of a row of the jobs view (tui.data.jobs_frame)
-JOB_CELL_COLUMNS = ("job_id", "type", "user", "class", "order", "cap", "ref_cap", "counted", "ref_counted", "held",
-                    "added", "removed", "state", "divergences", "reason")
+JOB_CELL_COLUMNS = ("job_id", "type", "user", "class", "order_shown", "cap", "ref_cap", "counted", "ref_counted",
+                    "held", "added", "removed", "state", "divergences", "reason")
 
 
 def job_cells(rows: Iterable[Mapping[str, Any]], audited: bool) -> list[tuple[Cell, ...]]:
@@ -95,7 +95,7 @@ def job_cells(rows: Iterable[Mapping[str, Any]], audited: bool) -> list[tuple[Ce
         cnt_bad = audited and r["ref_counted"] is not None and r["ref_counted"] != (r["counted"] or 0)
         cells.append((
             Text(str(r["job_id"]), style=base), r["type"] or "-", r["user"] or "-", r["class"] or "-",
-            _n(r["order"]), _n(r["cap"]),
+            r["order_shown"], _n(r["cap"]),
             Text(_n(r["ref_cap"]) if r["ref_cap"] is not None else pending, style="bold red" if cap_bad else "dim"),
             _n(r["counted"]),
             Text(_n(r["ref_counted"]) if r["ref_counted"] is not None else pending,

@@ -11,7 +11,7 @@ import polars as pl
 from replay.apps.explain.lookup import cycle_rows
 from replay.apps.explain.story import HeldShare, LoggedCaps, Placed
 from replay.model.inputs import job_descriptions
-from replay.model.nodes import job_orders
+from replay.model.orders import job_orders
 from rmref import job_order
 from rmref.model import CycleInput, Work
 

@@ -27,7 +27,8 @@ from replay.apps.simulate.reconstruct import PRESENT, logged_finish
 from replay.apps.simulate.simulation import Simulated
 from replay.apps.simulate.workload import write_workload
 from replay.model.logged import logged_decisions
-from replay.model.nodes import cycle_capacity, with_quanta
+from replay.model.nodes import cycle_capacity
+from replay.model.orders import with_quanta
 from replay.model.reads import narrow
 
 SIDES = ("logged", "baseline", "sim")

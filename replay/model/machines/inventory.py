@@ -44,6 +44,8 @@ class Host:
     evidence: str
     dead: bool = False  # declared dead before the log began: the log first shows it come back
     varied_off: bool = False  # varied off before the log began: the log first shows it varied on
+    # down before the log began, dead or varied off: the log does not tell which (`down_before_log`)
+    down: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,65 @@ def disabled_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     return {h: f"{h}.{sid}" for h, sid in first.filter("purged").select("host", "share_id").iter_rows()}
 
 
+UNSCHEDULABLE = "is offline or unresponsive or blacklisted"  # countFreeableMachines' bypass, NodePool.isSchedulable
+
+
+def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
+    """Hosts the log shows unschedulable before any line shows them go down, come back or take a
+    process: countFreeableMachines passes them over as "offline or unresponsive or blacklisted", or
+    rearrangeVirtual finds no table of their free size ("bad virtual machine list": NodePool.reset
+    skips a machine it cannot schedule on, which keeps a stale size). Neither tells dead from varied
+    off (nor blacklisted, which the occupancy table, when printed, and the blacklisting lines tell):
+    down when the log began, which way no line tells until the node returns, reports, or is varied
+    on or off. Host -> where the log says so."""
+    def rows(frame: pl.DataFrame, down: bool) -> pl.DataFrame:
+        return frame.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
+            "host", "cycle", "line", pl.lit(down).alias("down"), pl.format("{} line {}", "file", "line").alias("at"))
+    expansions = tables["expansions"]
+    where = ("host", "cycle", "line", "file")
+    bypassed = pl.concat([
+        expansions.filter((pl.col("kind") == "freeable_bypass") & (pl.col("because") == UNSCHEDULABLE)).select(where),
+        tables["nodes"].filter(pl.col("event") == "bad_virtual").select(where),
+    ])
+    if bypassed.is_empty():
+        return {}
+    # a blacklisted machine is passed over alike, and is online: the occupancy table tells it apart,
+    # and Machine.blacklist's lines (processes left on it) name it from the cycle it is blacklisted in
+    occupancy = tables["occupancy"]
+    blacklisted = occupancy.filter(pl.col("blacklisted").fill_null(False)).select("cycle", "host").unique()
+    bypassed = bypassed.join(blacklisted, on=["cycle", "host"], how="anti")
+    listed = (tables["processes"].filter((pl.col("event") == "blacklist") & (pl.col("count").fill_null(0) > 0))
+              .group_by("host").agg(pl.col("cycle").min().alias("_black")))
+    bypassed = (bypassed.join(listed, on="host", how="left")
+                .filter(pl.col("_black").is_null() | (pl.col("cycle") < pl.col("_black"))).drop("_black"))
+    moves = tables["nodes"].filter(pl.col("event").is_in(_UP_OR_DOWN))
+    placed = tables["placements"] if "placements" in tables else moves.clear()
+    first = (pl.concat([rows(moves, False), rows(placed, False), rows(bypassed, True)])
+             .sort("cycle", "line", maintain_order=True).unique("host", keep="first", maintain_order=True))
+    return dict(first.filter("down").select("host", "at").iter_rows())
+
+
+def reporting_while_down(tables: Mapping[str, pl.DataFrame], down: Mapping[str, str]) -> dict[str, str]:
+    """Of the hosts `down` (down_before_log), those whose agent the log shows report before any line
+    shows them go down or come back: a heartbeat's line (Scheduler.findNodepoolByRule, 3.0.0 on),
+    not the one a missed heartbeat's bookkeeping prints before "Missed heartbeat count". A node the
+    RM holds dead is reactivated by its first report ("Host reactivated"), so one that reports and
+    stays down is held offline: varied off. Host -> where the log shows it report."""
+    if not down:
+        return {}
+    nodes = tables["nodes"].filter(pl.col("host").is_in(list(down)) & pl.col("cycle").is_not_null())
+    missed = nodes.filter(pl.col("event") == "missed_recorded").select("host", "file", (pl.col("line") - 1)
+                                                                         .alias("line"))
+    beats = (nodes.filter(pl.col("event") == "heartbeat").join(missed, on=["host", "file", "line"], how="anti")
+             .select("host", "cycle", "line", pl.lit(True).alias("beat"), pl.format("{} line {}", "file", "line")
+                     .alias("at")))
+    moves = nodes.filter(pl.col("event").is_in(_UP_OR_DOWN)).select(
+        "host", "cycle", "line", pl.lit(False).alias("beat"), pl.lit(None, pl.String).alias("at"))
+    first = (pl.concat([moves, beats]).sort("cycle", "line", maintain_order=True)
+             .unique("host", keep="first", maintain_order=True))
+    return dict(first.filter("beat").select("host", "at").iter_rows())
+
+
 def varied_off_before_log(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     """Hosts whose first vary-off or vary-on the log shows is a vary-on: the RM marks online only a
     machine it holds offline ("VaryOn: ... Machine marked online"; "Already online" otherwise), so
@@ -196,20 +257,54 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
     off = varied_off_before_log(tables)
     purged = {h: sid for h, sid in disabled_before_log(tables).items() if h not in off}
     dead = dead_before_log(tables) | set(purged)
+    down = {h: at for h, at in down_before_log(tables).items() if h not in off and h not in dead}
+    reporting = reporting_while_down(tables, down)  # alive, yet down: varied off
+    off |= set(reporting)
+    down = {h: at for h, at in down.items() if h not in reporting}
     hosts = []
     for name in prelog_hosts(tables):
         if name in stated:
             order, memory, at = stated[name]
             hosts.append(Host(name, pool_of(name), order, memory, ips.get(name, ""), STATED, at, name in dead,
-                              name in off))
+                              name in off, name in down))
         else:
             hosts.append(Host(name, pool_of(name), None, None, ips.get(name, ""), UNKNOWN,
-                              "no line states its order", name in dead, name in off))
+                              "no line states its order", name in dead, name in off, name in down))
+    names = {h.name for h in hosts}
     sized = (Assumption("nodes", f"{len(hosts)} there before the log began, all sized by the log", CONFIG,
                         "connectShare, occupancy, black/whitelisting and countFreeableMachines lines"),)
     return Inventory(tuple(hosts), quantum_gb, {}, memory_assumptions(hosts, quantum_gb)
                      + (sized if hosts and all(h.order is not None for h in hosts) else ()) + arrival_order(hosts)
-                     + down_assumptions({h: sid for h, sid in purged.items() if h in {x.name for x in hosts}}))
+                     + down_assumptions({h: sid for h, sid in purged.items() if h in names})
+                     + unsure_assumptions({h: at for h, at in down.items() if h in names}, tables["occupancy"])
+                     + reporting_assumptions({h: at for h, at in reporting.items() if h in names}))
+
+
+def reporting_assumptions(reporting: Mapping[str, str]) -> tuple[Assumption, ...]:
+    """The nodes taken as varied off when the log began because they report while down."""
+    if not reporting:
+        return ()
+    return (Assumption("nodes varied off before the log began, reporting", ", ".join(sorted(reporting)), INFERRED,
+                       "countFreeableMachines passes them over as \"offline or unresponsive or blacklisted\", yet "
+                       "their agents report (the RM would reactivate a dead node on its report): held offline; "
+                       + ", ".join(f"{h} reports at {at}" for h, at in sorted(reporting.items()))),)
+
+
+def unsure_assumptions(down: Mapping[str, str], occupancy: pl.DataFrame) -> tuple[Assumption, ...]:
+    """What the audit takes of the nodes down when the log began that no line tells dead or varied off."""
+    if not down:
+        return ()
+    listed = set(occupancy["host"].to_list())
+    blacklisting = ("the occupancy table shows them not blacklisted" if listed >= set(down) else
+                    "taken as not blacklisted: no blacklisting line names them (the RM blacklists a node only "
+                    "for work of a class it does not know, on recovery)")
+    return (Assumption("nodes down before the log began, dead or varied off", f"{len(down)} node(s) offline or "
+                       "unresponsive: which, no line tells", INFERRED,
+                       "countFreeableMachines passes over them as \"offline or unresponsive or blacklisted\", or "
+                       "rearrangeVirtual finds them in no table (\"bad virtual machine list\": unschedulable), before "
+                       f"any line shows them go down or come back ({blacklisting}); the RM schedules on neither, "
+                       "so capacity and decisions are the same either way: "
+                       + ", ".join(f"{h} ({at})" for h, at in sorted(down.items()))),)
 
 
 def down_assumptions(purged: Mapping[str, str]) -> tuple[Assumption, ...]:

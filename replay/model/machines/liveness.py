@@ -61,11 +61,14 @@ class NodeLiveness:
         self._pool = pool_of
         self._known: dict[str, Machine] = {
             h.name: Machine(h.name, h.nodepool, h.order or 0, inventory.memory_mb(h), h.ip,
-                            online=not (h.dead or h.varied_off), varied_off=h.varied_off,
+                            online=not (h.dead or h.varied_off or h.down), varied_off=h.varied_off,
                             memory_stated=h.memory_mb is not None)
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
-        self._dead: set[str] = {h.name for h in inventory.hosts if h.dead}
+        # down before the log began, dead or varied off, until a line tells which (`unsure`): a
+        # vary-off purges neither, so it is kept among the dead
+        self._dead: set[str] = {h.name for h in inventory.hosts if h.dead or h.down}
+        self.unsure: set[str] = {h.name for h in inventory.hosts if h.down}
         # before 2.1.0 a vary-on leaves the machine out of its pool until the node next reports (an
         # arrival: `Host added`); from 2.1.0 on it is schedulable at once (behaviour vary_on_at_once)
         self._back_at_once = behaviours.has("vary_on_at_once")
@@ -81,6 +84,7 @@ class NodeLiveness:
                 "host", "event", "nodepool", "share_order", "memory_mb"
             ).iter_rows():
                 old = self._known.get(host)
+                self.unsure.discard(host)  # (a return, a death or a vary-off leaves it one state)
                 if event in _ONLINE:
                     varied_off = old.varied_off if old else False  # a dead node returns still varied off
                     self._known[host] = Machine(

@@ -246,7 +246,7 @@ def _varied_off_idle(stated: Inventory, inputs: list[CycleInput], unfit: dict[in
     if BANDS_UNNAMED in unfit.values():  # machines missing: none the log names can be the one off
         return stated, inputs, unfit
     held = {s.host for inp in inputs for w in inp.work for s in w.shares}
-    idle = [h for h in stated.hosts if h.name not in held and not (h.dead or h.varied_off)]
+    idle = [h for h in stated.hosts if h.name not in held and not (h.dead or h.varied_off or h.down)]
     whole = {inp.cycle for inp in inputs}
     for size in range(1, min(VARIED_OFF_MOST, len(idle)) + 1):
         if comb(len(idle), size) > VARIED_OFF_TRIALS:
