@@ -54,6 +54,20 @@ def parsed(name: str, level: str = "rm.log", engine: str = "fast"):
     return parse([log_path(name, level)], engine=engine)
 
 
+@lru_cache(maxsize=None)
+def traced_audit(name: str, level: str, cycle: int):
+    """The fixture log's audit, with rmref's run of `cycle` kept (`result.traces[cycle]`)."""
+    from replay.apps.audit import audit
+
+    return audit(parsed(name, level).tables, trace=(cycle,))
+
+
+def truth_defrag_actions(name: str, cycle: int) -> list[tuple[int, int, str, int]]:
+    """(needy job, donor job, host, share) of truth's defragmentation actions in `cycle`, in its order."""
+    record = next(r for r in truth(name) if r["cycle"] == cycle)
+    return [(a["needy_job"], a["donor_job"], a["host"], a["share"]) for a in record["defrag"]["actions"]]
+
+
 def identity_simulation(name: str):
     """The closed-loop simulation of a fixture log with nothing changed (Simulation, not yet stepped)."""
     from replay.apps.simulate.loop import Simulation

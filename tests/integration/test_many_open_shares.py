@@ -14,35 +14,22 @@ Each round stops after two or three shares, so the orders are walked only that f
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pytest
 
-from replay.apps.audit import audit
 from rmref.choices import MAX_OPEN
-from tests.helpers import parsed, truth
+from tests.helpers import traced_audit, truth_defrag_actions
 
 NAME = "releases/2.0.0/many-open-shares"
 CYCLE, NEEDY, HOST = 61, 9, "n12.sim.ducc"
 LEVELS = ("rm.log", "rm-debug.log")
 
 
-@lru_cache(maxsize=None)
-def _audited(level: str):
-    return audit(parsed(NAME, level).tables, trace=(CYCLE,))
-
-
-def _truth_actions() -> list[tuple[int, int, str, int]]:
-    record = next(r for r in truth(NAME) if r["cycle"] == CYCLE)
-    return [(a["needy_job"], a["donor_job"], a["host"], a["share"]) for a in record["defrag"]["actions"]]
-
-
 @pytest.mark.parametrize("level", LEVELS)
 def test_each_round_clears_what_truths_round_cleared(level):
-    result = _audited(level)
+    result = traced_audit(NAME, level, CYCLE)
     assert not result.divergences
     mine = [(a.needy_job, a.donor_job, a.host, a.share_id) for a in result.traces[CYCLE].defrag.actions]
-    expected = _truth_actions()
+    expected = truth_defrag_actions(NAME, CYCLE)
     assert [(n, j, s) for n, j, _h, s in expected] == [(NEEDY, 2, 199), (NEEDY, 2, 198), (NEEDY, 4, 216),
                                                       (NEEDY, 2, 128)]
     # two rounds on n12, two shares each (truth lists them round by round)
@@ -51,7 +38,7 @@ def test_each_round_clears_what_truths_round_cleared(level):
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_rounds_are_listed_and_the_rms_choice_verified(level):
-    result = _audited(level)
+    result = traced_audit(NAME, level, CYCLE)
     rounds = result.traces[CYCLE].defrag.unsettled
     assert [u.host for u in rounds] == [HOST, HOST]
     assert all(len(u.shares) > MAX_OPEN and not u.partial for u in rounds)

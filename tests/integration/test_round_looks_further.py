@@ -14,40 +14,27 @@ and truth. Every share of the machine is now in the walk, and the RM's clearing 
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pytest
 
-from replay.apps.audit import audit
-from tests.helpers import parsed, truth
+from tests.helpers import traced_audit, truth_defrag_actions
 
 NAME = "releases/2.0.0/round-looks-further"
 CYCLE, NEEDY = 49, 7
 LEVELS = ("rm.log", "rm-debug.log")
 
 
-@lru_cache(maxsize=None)
-def _audited(level: str):
-    return audit(parsed(NAME, level).tables, trace=(CYCLE,))
-
-
-def _truth_actions() -> list[tuple[int, int, str, int]]:
-    record = next(r for r in truth(NAME) if r["cycle"] == CYCLE)
-    return [(a["needy_job"], a["donor_job"], a["host"], a["share"]) for a in record["defrag"]["actions"]]
-
-
 @pytest.mark.parametrize("level", LEVELS)
 def test_rmref_clears_what_truth_cleared(level):
-    result = _audited(level)
+    result = traced_audit(NAME, level, CYCLE)
     assert not result.divergences
     d = result.traces[CYCLE].defrag
-    assert [(a.needy_job, a.donor_job, a.host, a.share_id) for a in d.actions] == _truth_actions()
-    assert _truth_actions() == [(NEEDY, 3, "n09.sim.ducc", 225), (NEEDY, 3, "n09.sim.ducc", 224)]
+    assert [(a.needy_job, a.donor_job, a.host, a.share_id) for a in d.actions] == truth_defrag_actions(NAME, CYCLE)
+    assert truth_defrag_actions(NAME, CYCLE) == [(NEEDY, 3, "n09.sim.ducc", 225), (NEEDY, 3, "n09.sim.ducc", 224)]
 
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_the_rms_clearing_is_one_of_the_rounds_alternatives(level):
-    result = _audited(level)
+    result = traced_audit(NAME, level, CYCLE)
     [u] = result.traces[CYCLE].defrag.unsettled
     assert u.needy_job == NEEDY and u.host == "n09.sim.ducc" and not u.partial
     assert ((3, 225), (3, 224)) in u.alternatives and ((1, 222),) in u.alternatives
