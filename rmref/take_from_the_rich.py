@@ -124,8 +124,9 @@ def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int]
                   virtual: int, want: int, left: Sequence[tuple[int, int]] | None = None) -> list[list[DShare]]:
     """What the round clears for every order of the `doubtful` shares (positions in `ordered`)
     that keeps the order of each pair the input settles. When there are too many to list: with
-    rmref's own clearing and, given the RM's clearing (`left`), the one an allowed order putting
-    `left`'s shares first gives (`Unsettled.partial`)."""
+    rmref's own clearing and, given the RM's clearing (`left`), those allowed orders putting
+    `left`'s shares first give (`Unsettled.partial`): in rmref's order, then one per ranking of
+    the jobs in `left`, each listed once whatever the order it clears them in."""
     members = [ordered[i] for i in doubtful]
     n = len(members)
     if len(doubtful) > MAX_OPEN and left is None:
@@ -136,16 +137,22 @@ def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int]
         # the RM's clearing here may span several rounds, each taking one job's shares before
         # another's: one order per ranking of the jobs in it (a handful of jobs at most)
         jobs = list(dict.fromkeys(job for job, _ in left or ()))
-        perms = (tuple(range(n)), *(_leftmost(members, settled, left or (), ranked)
-                                    for ranked in islice(permutations(jobs), MAX_JOB_RANKINGS)))
+        perms = (tuple(range(n)), _leftmost(members, settled, left or ()),
+                 *(_leftmost(members, settled, left or (), ranked)
+                   for ranked in islice(permutations(jobs), MAX_JOB_RANKINGS)))
     else:
         perms = linear_orders(n, settled)
     out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
+    seen: set[frozenset[tuple[int, int]]] = set()
     for perm in perms:
         order, flags = list(ordered), [i in cand for i in range(len(ordered))]
         for i, k in zip(doubtful, perm):
             order[i], flags[i] = members[k], doubtful[k] in cand
         cleared = _pick(order, {i for i, f in enumerate(flags) if f}, virtual, want) or []
+        if len(doubtful) > MAX_OPEN:  # (the same shares in another order: one choice, not two)
+            if frozenset(_ids(cleared)) in seen:
+                continue
+            seen.add(frozenset(_ids(cleared)))
         out.setdefault(_ids(cleared), cleared)
     return list(out.values())
 
