@@ -23,19 +23,21 @@ def _reservables(pool: PoolTables, w: Work) -> int:
 
 
 def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: int) -> int:
-    """countFreeableMachines: machines of the job's size that are free, or hold only preemptable work.
+    """countFreeableMachines: machines of the job's size that are free, or hold no fixed process.
 
     Free machines come first (before 2.1.0, behaviour freeable_by_eviction_cost, the walk is in
     node-map order, free or not); a machine that must be emptied is set aside (and leaves the tables):
     the call is recorded (`SetAside`) for the clearing step, which empties some of them.
     """
-    on_host: dict[str, list[str]] = {}
+    on_host: dict[str, list[bool]] = {}  # per machine, whether each process there is fixed
     for other in cyc.inp.work:
+        policy = cyc.class_of[other.job_id].policy if other.job_id in cyc.class_of else FAIR_SHARE
         for s in other.shares:
             if departed(s, cyc.inp):  # (before 2.1.0 its machine came back new and empty)
                 continue
-            on_host.setdefault(s.host, []).append(cyc.class_of[other.job_id].policy if other.job_id in cyc.class_of
-                                                  else FAIR_SHARE)
+            # Machine.isFreeable reads the share's fixed bit, which a share handed over by
+            # defragmentation never gets, whatever its new job's policy
+            on_host.setdefault(s.host, []).append(policy != FAIR_SHARE and not s.handed_over)
     # machinesByOrder[order]: the pool's nodes of that size, a HashMap filled as they arrived; the
     # eviction-cost sort only puts free machines first (its comparator never reaches a cost); the
     # size sort before it keeps the map's order (the machines are all of one size)
@@ -50,11 +52,11 @@ def _freeable_machines(cyc: CountingCycle, pool: PoolTables, w: Work, needed: in
             break
         if not schedulable(m) or m.name in pool.preemptable:
             continue
-        policies = on_host.get(m.name, [])
-        if policies and any(p != FAIR_SHARE for p in policies):
+        fixed = on_host.get(m.name, [])
+        if any(fixed):
             continue  # holds non-preemptable work: cannot be freed
         given += 1
-        if policies:
+        if fixed:
             set_aside.append(m)
     for m in set_aside:
         pool.preemptable.add(m.name)

@@ -82,6 +82,10 @@ class Share:
     # before 2.1.0: its machine died and came back as the same record (`Host reactivated`), which
     # still holds it, purged or not, until the Orchestrator confirms it gone (rmref.evictions.departed)
     revived: bool = False
+    # defragmentation handed it, pending, from a fair-share job to this one (clearShare reassigns
+    # the share, fixed bit and all): the RM never fixes it, so even a reservation's or fixed-share
+    # job's process there leaves its machine freeable (countFreeableMachines)
+    handed_over: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Container, Sequence
+from itertools import islice, permutations
 
 from rmref.choices import open_prefixes, rest, within
 from rmref.constants import CANCEL, EVICT, REASSIGN
@@ -19,6 +20,9 @@ from rmref.defrag_state import (
 from rmref.evictions import HeldShare, investment_key
 from rmref.javahash import JavaHashMap
 from rmref.model import RESERVE, DefragAction
+
+# beyond the orders rmref.choices.open_prefixes walks, the rankings of the RM's donor jobs tried (4 jobs: all 24)
+MAX_JOB_RANKINGS = 24
 
 
 def _forceable(share: DShare) -> bool:
@@ -121,7 +125,8 @@ def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int]
     """What the round clears for every order of the machine's shares that keeps the order of each
     pair the input settles (of two shares neither a candidate, rmref's), and whether they were too
     many to list (`Unsettled.partial`): then rmref's own clearing and, given the RM's clearing
-    (`left`), the one an allowed order putting `left`'s shares first gives."""
+    (`left`), those allowed orders putting `left`'s shares first give, in rmref's order, then one
+    per ranking of the jobs in `left`, each listed once whatever the order it clears them in."""
     n = len(ordered)
     # every share, not only those open with one rmref's own order looks at: in another order the
     # round looks further, at shares whose own order is open too
@@ -138,19 +143,31 @@ def _alternatives(state: DState, ordered: Sequence[DShare], cand: Container[int]
     if perms is None:
         if left is None:
             return [_pick(ordered, cand, virtual, want) or []], partial
-        perms = [tuple(range(n)), _leftmost(ordered, settled, left)]
+        # the RM's clearing here may span several rounds, each taking one job's shares before
+        # another's: one order per ranking of the jobs in it (a handful of jobs at most)
+        jobs = list(dict.fromkeys(job for job, _ in left))
+        perms = [tuple(range(n)), _leftmost(ordered, settled, left),
+                 *(_leftmost(ordered, settled, left, ranked)
+                   for ranked in islice(permutations(jobs), MAX_JOB_RANKINGS))]
     out: dict[tuple[tuple[int, int], ...], list[DShare]] = {}
+    seen: set[frozenset[tuple[int, int]]] = set()
     for perm in perms:
         cleared = _pick([ordered[k] for k in perm], {i for i, k in enumerate(perm) if k in cand}, virtual, want) or []
+        if partial:  # (the same shares in another order: one choice, not two)
+            if frozenset(_ids(cleared)) in seen:
+                continue
+            seen.add(frozenset(_ids(cleared)))
         out.setdefault(_ids(cleared), cleared)
     return list(out.values()), partial
 
 
 def _leftmost(members: Sequence[DShare], settled: Container[tuple[int, int]],
-              left: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+              left: Sequence[tuple[int, int]], ranked: Sequence[int] = ()) -> tuple[int, ...]:
     """An order of `members` keeping every `settled` pair (x, y), x first, that puts the shares of
-    `left` as early as those pairs allow (each step: the first placeable share in `left`, else the
-    first placeable one). Its clearing is a choice the RM could have made, whatever it turns out."""
+    `left` as early as those pairs allow (each step: the placeable share in `left` whose job comes
+    first in `ranked`, else the first placeable one). Its clearing is a choice the RM could have
+    made, whatever it turns out."""
+    rank = {job: i for i, job in enumerate(ranked)}
     n = len(members)
     wanted = Counter(left)
     before = [sum((x, y) in settled for x in range(y)) for y in range(n)]  # unplaced settled predecessors
@@ -158,13 +175,31 @@ def _leftmost(members: Sequence[DShare], settled: Container[tuple[int, int]],
     todo = list(range(n))
     while todo:
         free = [y for y in todo if before[y] == 0]
-        pick = next((y for y in free if wanted[(members[y].job_id, members[y].share_id)] > 0), free[0])
+        # failing a share of `left`, one that must precede a share of `left` (an earlier round's
+        # clearing, say, still on the machine): any other would go needlessly before those
+        paving = _predecessors(settled, [y for y in todo if wanted[(members[y].job_id, members[y].share_id)] > 0])
+        ready = [y for y in free if wanted[(members[y].job_id, members[y].share_id)] > 0]
+        pick = min(ready, key=lambda y: (rank.get(members[y].job_id, len(rank)), y)) if ready else next(
+            (y for y in free if y in paving), free[0])
         wanted[(members[pick].job_id, members[pick].share_id)] -= 1
         placed.append(pick)
         todo.remove(pick)
         for y in range(pick + 1, n):
             before[y] -= (pick, y) in settled
     return tuple(placed)
+
+
+def _predecessors(settled: Container[tuple[int, int]], targets: Sequence[int]) -> set[int]:
+    """The members some `settled` pair chain puts before one of `targets`."""
+    found: set[int] = set()
+    todo = list(targets)
+    while todo:
+        y = todo.pop()
+        for x in range(y):
+            if (x, y) in settled and x not in found:
+                found.add(x)
+                todo.append(x)
+    return found
 
 
 def _round(state: DState, nj: DJob, name: str, ordered: Sequence[DShare], candidates: set[int]) -> list[DShare] | None:

@@ -111,6 +111,10 @@ class _LogReads:
         self.analysed = set(tables["defrag"].filter(pl.col("kind") == "analysis")["cycle"].drop_nulls().to_list())
         self.expanded_first = needy_expanded(tables)
         self.clock = ProcessClock(tables["processes"], tables["cycles"])
+        # shares defragmentation handed to another job than What Of connected them for (in a log
+        # that begins later, one handed over before it reads as fixed, as most are)
+        moved = tables["placements"].filter(pl.col("placed_for").is_not_null())
+        self.handed_over = set(moved.select("job_id", "share_id").iter_rows())
 
     def cycle_input(self, cycle: int, state: tuple[Machine, ...], existing: list[ExistingRow],
                     added_now: set[tuple[int, int]], removed_before: set[tuple[int, int]],
@@ -156,7 +160,7 @@ class _LogReads:
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
                 map_rank=rank[job] + 1,  # where the comparator ties, the printed order is the share map's
                 purged=(job, sid) in purged_now, stranded=self.stranded(job, sid, host, cycle),
-                revived=self.stranded.revived(job, sid, host, cycle),
+                revived=self.stranded.revived(job, sid, host, cycle), handed_over=(job, sid) in self.handed_over,
             ))
         return held
 

@@ -90,3 +90,44 @@ def test_a_clearing_no_allowed_order_reaches_is_not_followed():
     assert d.actions == own.actions
     [u] = d.unsettled
     assert all(set(alt) != set(rm) for alt in u.alternatives)
+
+
+def _two_rounds() -> CycleInput:
+    """Jobs A (order 2) and C (order 1), both user a's, fill m2; B (user b, order 3) is short two.
+
+        m1 (3Q): B           m2 (12Q): A A A A C C C C
+
+    Hand-worked RM: A invested 10, 20, 70, 80 (ids 1..4), C 30, 40, 50, 60 (ids 5..8), so one
+    owner's shares go least invested first: round 1 clears A's 1 and 2 (4 quanta), round 2 C's
+    5, 6 and 7 (3). Known only as each job's own ranking (rmref's own order: 1, 5, 2, 6, ...), the
+    eight shares are more than MAX_OPEN (each round's orders are walked only as far as it looks:
+    rmref.choices.open_prefixes).
+    """
+    m = (Machine("m1", POOL, 3, 45 * 1024), Machine("m2", POOL, 12, 180 * 1024))
+    a = tuple(Share(i, 1, "m2", 2, investment=2 * i - 1) for i in range(1, 5))
+    c = tuple(Share(i, 3, "m2", 1, investment=2 * (i - 4)) for i in range(5, 9))
+    work = (_work(1, "a", 2, a), _work(2, "b", 3, (Share(20, 2, "m1", 3),)), _work(3, "a", 1, c))
+    return replace(_cycle(m, work), investment_ranked=True)
+
+
+def test_a_clearing_over_rounds_is_followed_one_donor_job_at_a_time():
+    """The RM's clearing on m2 spans two rounds, A's shares in the first, C's in the second. Its
+    shares put first in rmref's own order interleave the jobs (round 1: A's 1 and C's 5), and
+    round 2 could then not reach it; with one job's shares first, then the other's, every round
+    does (which job's round comes first no log line at INFO tells: the same processes go)."""
+    rm = tuple(sorted([(1, 1), (1, 2), (3, 5), (3, 6), (3, 7)]))
+    d = defragment(_two_rounds(), {1: 4, 2: 3, 3: 4}, (), (), pure_fair_share={1: 4, 2: 9, 3: 4},
+                   choose={"m2": rm})
+    assert sorted((a.donor_job, a.share_id) for a in d.actions) == list(rm)
+    # each round's clearing is one of its alternatives: the RM's choice is followed, not forced
+    assert len(d.unsettled) == 2 and all(u.alternatives[u.taken] for u in d.unsettled)
+
+
+def test_an_earlier_rounds_clearing_is_passed_over_first():
+    """The RM clears A's 1 and 2 in round 1 and A's 3 and 4 in round 2 (A invested least). In round
+    2, A's 1 and 2, evicted, are still on m2 and rank before A's 3: an order putting the RM's
+    shares first must pass over them before any of C's, or C's 5 comes before A's 3."""
+    rm = ((1, 1), (1, 2), (1, 3), (1, 4))
+    d = defragment(_two_rounds(), {1: 4, 2: 3, 3: 4}, (), (), pure_fair_share={1: 4, 2: 9, 3: 4},
+                   choose={"m2": rm})
+    assert sorted((a.donor_job, a.share_id) for a in d.actions) == list(rm)

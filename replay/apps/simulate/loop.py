@@ -359,6 +359,7 @@ class Simulation:
         # [job, host, share id] of each placement; defragmentation may hand one to another job
         new: list[tuple[int, str, int]] = [(p.job_id, p.host, sid) for p, sid in zip(
             d.placements, self._share_ids(d.placements, cycle), strict=True)]
+        handed: set[int] = set()  # share ids defragmentation handed to a needy job (never fixed)
         why = {(e.job_id, e.share_id): e.reason for e in d.evictions}
         for a in d.defrag:
             if a.action == EVICT:
@@ -367,6 +368,7 @@ class Simulation:
             k = next(i for i, n in enumerate(new) if n[0] == a.donor_job and n[1] == a.host)
             if a.action == REASSIGN:
                 new[k] = (a.needy_job, new[k][1], new[k][2])
+                handed.add(new[k][2])
             elif a.action == CANCEL:
                 new.pop(k)
         published = result.published
@@ -381,7 +383,7 @@ class Simulation:
             job = self.jobs.get(job_id)
             if job is None:
                 continue
-            job.shares[sid] = rm.RmShare(sid, host)
+            job.shares[sid] = rm.RmShare(sid, host, handed_over=sid in handed)
             self.or_work[job_id].add(sid, host, t)
             self.run.first_share.setdefault(job_id, t / 1000.0)
         for job_id, entry in published.items():

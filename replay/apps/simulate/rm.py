@@ -48,6 +48,7 @@ class RmShare:
     purged: bool = False
     stranded: bool = False
     revived: bool = False
+    handed_over: bool = False  # defragmentation handed it to this job (rmref.model.Share.handed_over)
 
 
 @dataclass
@@ -179,7 +180,7 @@ def shares(job: RmJob, order: int, ranks: Mapping[tuple[str, int], int] | None =
                        s.init_ms if s.initialized else 0,
                        (ranks[(s.host, s.share_id)] + 1 if s.initialized else 0) if ranks is not None else s.investment,
                        ranks[(s.host, s.share_id)] + 1 if ranks is not None else 0,  # the share map's order, for ties
-                       purged=s.purged, stranded=s.stranded, revived=s.revived)
+                       purged=s.purged, stranded=s.stranded, revived=s.revived, handed_over=s.handed_over)
                  for s in held)
 
 
