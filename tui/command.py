@@ -17,12 +17,11 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     """rmreplay tui LOG... (or a `rmreplay parse` output directory)"""
     from replay import InputError
     from replay.cli.show import print_error
-    from replay.parsing.logdir import find_inputs
-    from replay.parsing.manifest import parse_dir_manifest
+    from replay.parsing.cache import check_readable
     from tui.app import RmReplayApp
 
-    if parse_dir_manifest(args.logs[0]) is None:
-        find_inputs(args.logs)  # input that cannot be read is a command-line error, before the terminal is taken over
+    # input that cannot be read is a command-line error, before the terminal is taken over
+    check_readable(args.logs, use_cache=not args.no_cache)
     if args.config and not Path(args.config).is_dir():
         raise InputError(f"--config {args.config}: no such directory (give the DUCC resources folder)")
     if args.rm_release:
@@ -42,7 +41,7 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
 def arguments(t: argparse.ArgumentParser) -> None:
     """tui's arguments."""
     t.add_argument("logs", nargs="+", help="rm.log files, rolled sets (rm.log.N, .gz), directories, "
-                   "or a `rmreplay parse -o` output directory")
+                   "a `rmreplay parse -o` output directory, or an `audit -o` one (its log's cached parse)")
     t.add_argument("--no-cache", action="store_true",
                    help="parse again even if the cache ($RMREPLAY_CACHE, ~/.cache/rmreplay) has this input")
     t.add_argument("--config", metavar="DIR", help="DUCC resources directory (ducc.properties, ducc.classes) "

@@ -75,6 +75,35 @@ def test_every_command_reads_a_parse_directory_as_the_log(parse_dir, tmp_path, c
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("command", [["explain", "--job", "7"], ["report", "--title", "t", "-o", "{out}/r.html"],
+                                     ["audit", "-o", "{out}/again"]], ids=["explain", "report", "audit"])
+def test_an_audit_folder_reads_as_the_log_it_audited(tmp_path, monkeypatch, capsys, command):
+    """A command given an `audit -o` folder answers as for the log it audited (the folder's manifest
+    names the input by digest: the cached parse); with that parse gone from the cache, or --no-cache,
+    one line says what to give instead."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    log, folder = log_path("c_nodepools"), tmp_path / "audited"
+    assert _run(capsys, "audit", str(log), "-o", str(folder))[0] == 0
+    results = []
+    for source, name in ((log, "log"), (folder, "folder")):
+        out = tmp_path / name
+        out.mkdir()
+        code, text, err = _run(capsys, *[a.replace("{out}", str(out)) for a in (command[0], str(source), *command[1:])])
+        assert code == 0 and "Traceback" not in err
+        files = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+                 if p.is_file() and p.name != MANIFEST}  # a manifest names its input's path
+        text = re.sub(r"[\d.]+ s\b", "", text.replace(str(source), "IN").replace(str(out), "OUT"))
+        results.append((" ".join(text.split()), files))
+    assert results[0] == results[1]
+    rest = [a.replace("{out}", str(tmp_path / "x")) for a in command[1:]]
+    for args in ([str(folder), "--no-cache"], [str(folder), str(log)]):
+        code, _, err = _run(capsys, command[0], *args, *rest)
+        assert code == 2 and "output of `rmreplay audit` of rm.log.gz" in err and len(err.strip().splitlines()) == 1
+    shutil.rmtree(tmp_path / "cache")
+    code, _, err = _run(capsys, command[0], str(folder), *rest)
+    assert code == 2 and "not in the cache: give rm.log.gz itself" in err and len(err.strip().splitlines()) == 1
+
+
 def test_the_second_run_reads_the_cache(tmp_path, monkeypatch):
     """First a parse (cached on the way), then the cache; --no-cache parses again; an edited log is new."""
     monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))

@@ -177,6 +177,26 @@ def test_parse_directory_opens(tmp_path):
     asyncio.run(go())
 
 
+def test_an_audit_folder_opens_as_its_log(tmp_path, monkeypatch, capsys):
+    """`rmreplay tui AUDIT_DIR` browses the log that audit read (its cached parse and stored audit),
+    the jobs as truth has them; with the parse gone from the cache, one line before the terminal is taken."""
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    assert main(["audit", str(log_path("a_tiny")), "-o", str(tmp_path / "a")]) == 0
+    got = load([str(tmp_path / "a")])
+    assert got.from_cache and got.tables["cycles"].height == 20 and got.audit is not None
+
+    async def go():
+        app = RmReplayApp([str(tmp_path / "a")])
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.ready and app.audit_done)
+            assert len(rows(app.query_one("#jobs-table"))) == len(truth("a_tiny")[0]["jobs"])
+
+    asyncio.run(go())
+    capsys.readouterr()
+    assert main(["tui", str(tmp_path / "a"), "--no-cache"]) == 2
+    assert "output of `rmreplay audit` of rm.log" in capsys.readouterr().err
+
+
 def test_cache_key_follows_content(tmp_path, monkeypatch):
     """Same bytes, same key (hashed, or from the memo); one byte changed, another key."""
     monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
