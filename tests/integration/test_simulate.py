@@ -106,6 +106,18 @@ def test_a_purge_before_the_caps_and_the_printed_eligible_order():
     assert {k: held.get(k, 0) for k in expected} == expected
 
 
+def test_work_still_initializing_at_the_log_s_end_stays_capped_to_the_end():
+    """releases/2.0.0/free-before-clearing: job 2 was still initializing at the last cycle, capped at
+    2 processes; simulated with an initialization of exactly the 92 s last shown, it was running
+    there and expanded to 4, moving job 1's and job 3's holdings too. Every cycle as truth.jsonl."""
+    name = "releases/2.0.0/free-before-clearing"
+    sim = simulate(parsed(name).tables)
+    held = {(c, j): p for c, j, p in sim.baseline.held}
+    expected = _truth_held(name)
+    assert expected[(38, 2)] == 2 and held.get((38, 2)) == 2
+    assert {k: held.get(k, 0) for k in expected} == expected
+
+
 # the real RM of each release on one workload (fixtures/releases): a release's own rules hold
 RELEASE_LOGS = [f"releases/{r}/{n}" for r in ("2.0.0", "2.0.1", "2.2.2", "3.0.0") for n in ("a_tiny", "gen12-004")]
 

@@ -23,7 +23,7 @@ LOGGED_END = 25_920.0
 
 def _init(start: float) -> float:
     it = {"item_profile": [{"items": ITEMS, "ms": ITEM_MS}]}
-    return _unseen_init(SHOWN, 30.0, END, start, DELAY, ITEMS, it, ITEM_MS, THREADS)[0]
+    return _unseen_init(SHOWN, 30.0, END, start, DELAY, ITEMS, it, ITEM_MS, THREADS, 10.0)[0]
 
 
 def _simulated_end(init: float) -> float:
@@ -60,3 +60,13 @@ def test_without_a_timeline_the_first_assignment_is_kept():
     """No process timeline (or no end): the first assignment, as before."""
     assert _surviving_start(None, END, 25_780.0) == 25_780.0
     assert _surviving_start((ADDED, REMOVED, []), None, 25_780.0) == 25_780.0
+
+
+def test_still_initializing_at_the_log_s_end_takes_longer_than_it_was_shown():
+    """releases/2.0.0/free-before-clearing: job 2's processes were last shown initializing for 92 s,
+    at the log's last publication (its cap line: init_wait true), and no job that ran took more
+    than 60 s (median 5 s). An initialization of exactly 92 s would have them running at that very
+    publication; one publication (10 s) more keeps them initializing through it, as the log shows."""
+    init, why = _unseen_init(92.0, 5.0, None, None, DELAY, 29, {}, 0.0, 1, 10.0)
+    assert init == 102.0 and "one publication more than the 92 s" in why
+    assert _unseen_init(25.0, 30.0, None, None, DELAY, 29, {}, 0.0, 1, 10.0)[0] == 30.0  # the median, longer

@@ -302,7 +302,8 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     delay = start_delay(tables)
     default_delay = 0.0 if delay is None else delay
     stopping = stop_delay(tables)
-    default_stop = median_gap(tables) if stopping is None else stopping
+    period = median_gap(tables)
+    default_stop = period if stopping is None else stopping
     default_init = _median(list(inits.values()), 0.0)
     default_item = _median([r["item_ms"] for r in items.values()], 0.0)
     running_before = {s.job_id for s in _start_shares(tables)}
@@ -334,7 +335,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         if init is None:
             worked = _surviving_start(timelines.get(job), end, start)
             init, why = _unseen_init(least.get(job, 0.0), default_init, end, worked, default_delay, total, it,
-                                     item_ms or 0.0, d.get("threads") or 1)
+                                     item_ms or 0.0, d.get("threads") or 1, period)
             notes.append(why)
         duration, cancel = _ending(kind, end, start, it, item_ms, job in running_before, default_delay + init,
                                    notes)
@@ -409,13 +410,16 @@ def _surviving_start(timeline: Timeline | None, end: dict[str, Any] | None,
 
 
 def _unseen_init(least: float, default: float, end: dict[str, Any] | None, start: float | None, delay: float,
-                 items: int, it: dict[str, Any], item_ms: float, threads: int) -> tuple[float, str]:
+                 items: int, it: dict[str, Any], item_ms: float, threads: int, period: float) -> tuple[float, str]:
     """The initialization time of a job no process of which was seen running, and how it was chosen.
 
     It was still initializing when last shown (`least`). A job that nevertheless ended had run
     its work before the publication that showed it ending: if it did so on one process, its
     initialization lies between `least` and that publication less the start delay and the work
-    (items x mean over the threads); the middle of that range is taken. Otherwise the log's median.
+    (items x mean over the threads); the middle of that range is taken. Otherwise the log's median,
+    unless that is no longer than `least`: then one publication `period` more, since a process
+    still initializing at a window of `least` takes longer than that (at exactly `least` it would
+    be running at the publication that showed it initializing).
     """
     profile = item_profile(it.get("item_profile"))
     work = (sum(n * ms for n, ms in profile) or items * item_ms) / 1000.0 / max(threads, 1)
@@ -425,9 +429,12 @@ def _unseen_init(least: float, default: float, end: dict[str, Any] | None, start
             init = (least + most) / 2
             return init, (f"no process was seen running: initialization {init:g} s, between the {least:g} s "
                           f"last shown and the {most:g} s its end allows")
-    init = max(least, default)
-    return init, (f"no process was seen running: initialization {init:g} s assumed "
-                  f"(the log's median, at least the {least:g} s shown)")
+    if default > least:
+        return default, (f"no process was seen running: initialization {default:g} s assumed "
+                         f"(the log's median, over the {least:g} s shown)")
+    init = least + period
+    return init, (f"no process was seen running: initialization {init:g} s assumed (one publication more "
+                  f"than the {least:g} s it was last shown initializing; the log's median is {default:g} s)")
 
 
 def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0: datetime,
