@@ -154,14 +154,22 @@ def _walk_stopped(inp: CycleInput) -> set[str]:
     return {s.host for w in inp.work if w.work_type == "Reservation" for s in w.shares if s.host in disabled}
 
 
+def off_the_record(purged: bool, revived: bool, stranded: bool, by_policy: bool) -> bool:
+    """Whether a process takes no space on the machine record the RM holds for its host.
+
+    Before 2.1.0 (`by_policy` False: no behaviour purge_by_policy) NodePool.disable took the machine
+    out of the pool's tables, and the node came back as a new, empty machine, while the processes
+    it purged (`purged`) stayed with their jobs until the Orchestrator confirmed them gone, and
+    those it kept stayed on the old record (`stranded`). A dead node came back otherwise: as its
+    old record, purged processes and all (`revived`). From 2.1.0 on a machine stays in the tables
+    and every process it holds is on its one record.
+    """
+    return not by_policy and ((purged and not revived) or stranded)
+
+
 def departed(share: Share, inp: CycleInput) -> bool:
-    """Whether the share's machine no longer holds it: before 2.1.0 (purge_by_policy) NodePool.disable
-    took the machine out of the pool's tables, and the node came back as a new, empty machine, while
-    the processes it purged stayed with their jobs until the Orchestrator confirmed them gone, and
-    those it kept stayed on the old record (`Share.stranded`). A dead node came back otherwise: as
-    its old record, purged processes and all (`Share.revived`)."""
-    gone = (share.purged and not share.revived) or share.stranded
-    return gone and not inp.config.behaviours.has("purge_by_policy")
+    """Whether the share's machine no longer holds it (`off_the_record` of the share's flags)."""
+    return off_the_record(share.purged, share.revived, share.stranded, inp.config.behaviours.has("purge_by_policy"))
 
 
 def in_tables(machine: Machine, inp: CycleInput) -> bool:

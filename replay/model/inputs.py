@@ -109,8 +109,9 @@ def purged_hosts(tables: Mapping[str, pl.DataFrame]) -> dict[tuple[int, int], se
     return out
 
 
-def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    """(cycle, job_id, CapInput fields) for every job the RM logged a cap for.
+def cap_inputs(tables: Mapping[str, pl.DataFrame], forced: pl.DataFrame | None = None) -> pl.DataFrame:
+    """(cycle, job_id, CapInput fields) for every job the RM logged a cap for (`forced`: `in_force`,
+    read here when the caller has not).
 
     The row describing the job is the `howMuchFairShare` one of the same cycle (the job's state
     when its cap was computed) or else the latest `submit`/`howMuchFairShare` row before it (work
@@ -146,7 +147,8 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         caps.sort("cycle")
         .join_asof(rows, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .filter(pl.col("described").is_not_null())
-        .join_asof(in_force(tables), on="at", by="job_id", strategy="backward", check_sortedness=False)
+        .join_asof(in_force(tables) if forced is None else forced, on="at", by="job_id", strategy="backward",
+                   check_sortedness=False)
         .with_columns(_threads_of_unprinted().alias("threads"))
         .select(
             "cycle", "job_id",

@@ -113,11 +113,13 @@ def pair_key(pair: tuple[str, int | None]) -> tuple[str, int]:
     return pair[0], -1 if pair[1] is None else pair[1]
 
 
-def new_removals(tables: Mapping[str, pl.DataFrame], cycle: int | None = None) -> pl.DataFrame:
+def new_removals(tables: Mapping[str, pl.DataFrame], cycle: int | None = None,
+                 before: pl.DataFrame | None = None) -> pl.DataFrame:
     """(cycle, job_id, host, share_id, memory_gb, purged) of every removal the published schedule
     lists for the first time (in `cycle` alone, if given): a removal stays listed until the process
     is gone, so only its first listing is a decision. Removals taken as decided before a mid-stream
-    log began are not the cycle's (replay.model.leaving)."""
+    log began are not the cycle's (`before`: replay.model.leaving.removals_before_the_log, read
+    here when the caller has not)."""
     key = REMOVAL_KEY
     schedule = tables["schedule"]
     if cycle is not None:  # that cycle's rows and its predecessor's, all the rule reads
@@ -133,7 +135,7 @@ def new_removals(tables: Mapping[str, pl.DataFrame], cycle: int | None = None) -
     new = removed.join(seen_before, on=key, how="anti")
     if cycle is not None:
         new = new.filter(pl.col("cycle") == cycle)
-    return new.join(removals_before_the_log(tables), on=key, how="anti")
+    return new.join(removals_before_the_log(tables) if before is None else before, on=key, how="anti")
 
 
 def taken_by_defrag(removals: pl.DataFrame, shrunk: pl.DataFrame) -> pl.DataFrame:

@@ -27,7 +27,7 @@ def published_schedule(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         pl.coalesce("memory_gb", "_mem").alias("memory_gb")).drop("_mem")
 
 
-def work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+def work_rows(tables: Mapping[str, pl.DataFrame], forced: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per (cycle, job) published: the job's latest description at or before the cycle,
     its remaining work and process limit the latest logged by the cycle's end (the Orchestrator's
     updates change them between descriptions: an INFO log describes work that is not fair share
@@ -35,7 +35,8 @@ def work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
     Rows come in the RM's job-table order, which decides ties in What Of: the table is keyed by
     random ids, so the order cannot be computed, but the cycle's "Scheduling job" lines (`counts`)
-    are written in it. Jobs without such a line follow, by id.
+    are written in it. Jobs without such a line follow, by id. `forced`: `in_force`, read here when
+    the caller has not.
     """
     # work refused on arrival (an unknown class, an unauthorized user) is published as refused
     # and never joins the scheduler's jobs
@@ -59,8 +60,8 @@ def work_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         published.sort("cycle")
         .join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
         .with_columns(end).sort("at")
-        .join_asof(in_force(tables).rename({"at": "_forced_at"}).with_columns(pl.col("_forced_at").alias("at")),
-                   on="at", by="job_id", strategy="backward", check_sortedness=False)
+        .join_asof((in_force(tables) if forced is None else forced).rename({"at": "_forced_at"}).with_columns(
+                   pl.col("_forced_at").alias("at")), on="at", by="job_id", strategy="backward", check_sortedness=False)
         .with_columns(
             pl.when(updated).then(pl.coalesce("remaining_in_force", "remaining")).otherwise("remaining")
             .alias("remaining"),

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from rmref.behaviours import for_release
 from rmref.clearing import clearing
+from rmref.evictions import departed, off_the_record
 from rmref.howmuch import how_much
 from rmref.model import FIXED_SHARE, RESERVE, ClassDef, Machine, Share
 from rmref.whatof import what_of
@@ -144,3 +145,31 @@ def test_a_free_machine_the_passes_before_take_is_no_longer_free():
     hm = how_much(inp, {1: 1, 9: 1000}, given_first=("b",))
     assert hm.counts[1] == 1 and hm.counts[9] > 1
     assert _cleared(inp, hm) == ("b",)
+
+
+def test_which_processes_are_off_their_machines_record():
+    """rmref.evictions.off_the_record, worked case by case from NodePool.disable and nodeArrives in
+    2.0.0 (docs/releases.md, purge_by_policy): a process a vary-off purged is not on the new,
+    empty record its node comes back as; one a death purged is still on the same record the node
+    comes back as (`Host reactivated`: revived) until the Orchestrator confirms it gone; one the
+    disable kept (a reservation's) stays on the old record (stranded), off the new one, revived
+    or not. A process nothing purged or kept is on its record; from 2.1.0 every one is."""
+    cases = {  # (purged, revived, stranded) -> off its record in 2.0.0
+        (False, False, False): False,  # never disabled, or a machine never away
+        (True, False, False): True,    # purged by a vary-off, the node back as a new record
+        (True, True, False): False,    # purged by a death, the node back as its old record
+        (False, True, False): False,   # on a machine that died and came back as the same record
+        (False, False, True): True,    # kept on the old record, the node back as a new one
+        # an old record a new one replaced holds none of its processes' space, whatever else
+        # befell them (a reactivation earlier, a purge the Orchestrator has not confirmed)
+        (True, False, True): True,
+        (False, True, True): True,
+        (True, True, True): True,
+    }
+    for (purged, revived, stranded), off in cases.items():
+        assert off_the_record(purged, revived, stranded, by_policy=False) is off, (purged, revived, stranded)
+        assert off_the_record(purged, revived, stranded, by_policy=True) is False, (purged, revived, stranded)
+    old, new = _as("2.0.0", _cycle((A,), ())), _as("2.1.0", _cycle((A,), ()))
+    for (purged, revived, stranded), off in cases.items():
+        share = Share(1, 1, A.name, 1, purged=purged, revived=revived, stranded=stranded)
+        assert departed(share, old) is off and departed(share, new) is False

@@ -23,8 +23,9 @@ def _new_removals(tables: Mapping[str, pl.DataFrame], cycle: int, order_of: Orde
     """(owner, removal) for every job's removals first listed by this cycle's schedule, as the
     audit reads them (replay.model.logged.new_removals); a dead node's processes are listed as
     purged, and one taken as leaving before a mid-stream log began as that (an inference)."""
-    new = new_removals(tables, cycle).select("job_id", "host", "share_id", "memory_gb", "purged")
-    leaving = (removals_before_the_log(tables).filter(pl.col("cycle") == cycle)
+    before = removals_before_the_log(tables)
+    new = new_removals(tables, cycle, before).select("job_id", "host", "share_id", "memory_gb", "purged")
+    leaving = (before.filter(pl.col("cycle") == cycle)
                .join(tables["schedule"].filter(pl.col("kind") == "removal"), on=REMOVAL_KEY, how="left")
                .unique(REMOVAL_KEY, keep="first", maintain_order=True)
                .select("job_id", "host", "share_id", "memory_gb", "purged"))
