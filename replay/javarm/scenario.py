@@ -311,6 +311,7 @@ def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int,
            silent: Mapping[str, list[tuple[float, str]]]) -> list[dict[str, Any]]:
     """The node events as scenario nodes: arrivals, outages (with or without a death), vary-offs."""
     nodes: dict[str, dict[str, Any]] = {}
+    arrived: set[str] = set()  # a node's later arrivals are returns (after a vary-off, a death): not when it came
     events: list[tuple[float, str, str, NodeEvent | None]] = [(e.time, e.host, e.event, e) for e in workload.nodes]
     events += [(t, host, what, None) for host, marks in silent.items() for t, what in marks]
     for time, host, event, e in sorted(events, key=lambda x: (x[0], x[1], x[2])):
@@ -330,8 +331,10 @@ def _nodes(workload: Workload, shift_ms: int, stability: int, rate_ms: int,
             node["ip"] = e.ip
         if e.memory_mb:
             node["memory_gb"] = max(node["memory_gb"], round(e.memory_mb / 1024))
-        if e.event == "arrive" and t > 0 and "arrive_ms" not in node:
-            node["arrive_ms"] = t
+        if e.event == "arrive" and host not in arrived:
+            arrived.add(host)
+            if t > 0:  # (one there when the harness starts has no arrival time)
+                node["arrive_ms"] = t
         elif e.event == "vary_off":
             node.setdefault("varyoff", []).append([t, None])
         elif e.event == "vary_on" and node.get("varyoff") and node["varyoff"][-1][1] is None:

@@ -135,6 +135,21 @@ def test_identity_where_node_ips_decide(java_env, tmp_path, capsys, name, releas
     assert any(line.startswith("node IPs: ") and "takeFromTheRich" in line for line in rm["runs"][0]["assumed"])
 
 
+@pytest.mark.parametrize("name", ["releases/2.0.0/purged-return", "releases/2.0.0/reservation-kept"])
+def test_a_node_that_leaves_and_comes_back_was_there_from_the_start(java_env, tmp_path, capsys, name):
+    """A 2.0.0 node there from the log's start, varied off and back (it returns as a new machine: a
+    second arrival): the harness's node is there from time 0, off for the window, not first arriving
+    at its return (the harness's RM had no machine until then: 0% and 12.5% of job-cycles)."""
+    out = tmp_path / "sim"
+    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--rm", "java:2.0.0", "-o", str(out))
+    assert code == 0, stdout
+    run = json.loads((out / "report.json").read_text())["rm"]
+    assert run["identity_sim"]["shares_match"] == 1.0 and run["identity_sim"]["job_cycles"] >= 10
+    nodes = json.loads((Path(run["runs"][0]["log"]).parent / "scenario.json").read_text())["nodes"]
+    back = [n for n in nodes if n.get("varyoff")]
+    assert back and all("arrive_ms" not in n for n in back)
+
+
 def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
     """The log's first (cycle, job) where a job that held processes grew by more than one."""
     found = [(c, j) for (c, j), p in held.items() if 0 < held.get((c - 1, j), 0) and p > held[(c - 1, j)] + 1]
