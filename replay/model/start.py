@@ -25,8 +25,10 @@ from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
 from replay.model.leaving import leaving_assumed, starts_midstream
 from replay.model.machines.inventory import Inventory, stated_inventory
-from replay.model.machines.liveness import NodeLiveness, pool_of
+from replay.model.machines.liveness import NodeLiveness
+from replay.model.pools import pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
+from replay.model.orders import orders_assumed
 from replay.model.settings import Assumption
 from replay.model.stale import StaleFree
 from replay.model.threshold import settle_threshold
@@ -160,12 +162,14 @@ class ReplayStart:
     damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
     processes: OpenProcesses = OpenProcesses(0, {})  # those there before the log whose report no line shows
     leaving: tuple[Assumption, ...] = ()  # the processes taken as leaving when a mid-stream log began
+    orders: tuple[Assumption, ...] = ()  # the orders no line prints and no class defined gives (orders_assumed)
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
         """Every setting read and its source, the machines inferred, and what is taken for the
-        processes there before the log began (report.json 'assumed')."""
-        return self.boot.assumed + self.inventory.assumed + self.processes.assumed() + self.leaving
+        processes there before the log began (whether leaving) and for the orders no line prints
+        (report.json 'assumed')."""
+        return self.boot.assumed + self.inventory.assumed + self.processes.assumed() + self.leaving + self.orders
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
@@ -238,6 +242,7 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     # Running"): shrinkBy's choice then rests on what the log does not say
     unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
     start = ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                        damage, open_processes(tables, unreadable), leaving_assumed(tables))
+                        damage, open_processes(tables, unreadable), leaving_assumed(tables),
+                        orders_assumed(tables, boot))
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)
     return replace(start, boot=settle_threshold(tables, start))
