@@ -23,6 +23,7 @@ from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, properties_unread, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
+from replay.model.handover import handovers_assumed
 from replay.model.leaving import leaving_assumed, starts_midstream
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness
@@ -163,13 +164,15 @@ class ReplayStart:
     processes: OpenProcesses = OpenProcesses(0, {})  # those there before the log whose report no line shows
     leaving: tuple[Assumption, ...] = ()  # the processes taken as leaving when a mid-stream log began
     orders: tuple[Assumption, ...] = ()  # the orders no line prints and no class defined gives (orders_assumed)
+    handovers: tuple[Assumption, ...] = ()  # the processes taken as not handed over before the log began
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
         """Every setting read and its source, the machines inferred, and what is taken for the
-        processes there before the log began (whether leaving) and for the orders no line prints
-        (report.json 'assumed')."""
-        return self.boot.assumed + self.inventory.assumed + self.processes.assumed() + self.leaving + self.orders
+        processes there before the log began (whether leaving, whether handed over) and for the orders
+        no line prints (report.json 'assumed')."""
+        return (self.boot.assumed + self.inventory.assumed + self.processes.assumed() + self.leaving + self.handovers
+                + self.orders)
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
@@ -243,6 +246,6 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
     start = ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
                         damage, open_processes(tables, unreadable), leaving_assumed(tables),
-                        orders_assumed(tables, boot))
+                        orders_assumed(tables, boot), handovers_assumed(tables, boot))
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)
     return replace(start, boot=settle_threshold(tables, start))
