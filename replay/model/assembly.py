@@ -60,14 +60,16 @@ def cycle_count(tables: Mapping[str, pl.DataFrame], cycles: range | None = None)
 
 
 def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inventory,
-             cycles: range | None = None, stale: StaleFree | None = None) -> Iterator[CycleInput]:
+             cycles: range | None = None, stale: StaleFree | None = None,
+             handed_before: frozenset[tuple[int, int]] = frozenset()) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order, on
     `boot` and `inventory` (the nodes there before the log began); `stale`: the model of
     unschedulable machines' free space, whose `notes` then say where it was inferred (default: a
-    fresh one)."""
+    fresh one); `handed_before`: (job, share id) of the processes defragmentation handed over before
+    a mid-stream log began (replay.model.handover)."""
     stale = stale or stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     liveness = NodeLiveness(tables, inventory, pool_of(tables, boot), boot.config.behaviours)
-    log = _LogReads(tables, boot)
+    log = _LogReads(tables, boot, handed_before)
     removed_before: set[tuple[int, int]] = set()
     leaving: dict[int, set[tuple[int, int]]] = {}  # removals decided before a mid-stream log began
     for c, job, _host, sid in removals_before_the_log(tables).iter_rows():
@@ -95,7 +97,8 @@ class _LogReads:
     """What the rebuild reads off the whole log, each per-cycle structure kept as one frame and
     read a cycle at a time (ByCycle): a dict or a frame per cycle took 75 MB on a 2,500-cycle log."""
 
-    def __init__(self, tables: Mapping[str, pl.DataFrame], boot: Bootstrap):
+    def __init__(self, tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
+                 handed_before: frozenset[tuple[int, int]] = frozenset()):
         self.tables = tables
         self.boot = boot
         self.quantum = boot.config.quantum_gb
@@ -116,9 +119,10 @@ class _LogReads:
         self.expanded_first = needy_expanded(tables)
         self.clock = ProcessClock(tables["processes"], tables["cycles"])
         # shares defragmentation handed to another job than What Of connected them for (in a log
-        # that begins later, one handed over before it reads as fixed, as most are)
+        # that begins later, one handed over before it reads as fixed, as most are, unless the
+        # start infers it: replay.model.handover)
         moved = tables["placements"].filter(pl.col("placed_for").is_not_null())
-        self.handed_over = set(moved.select("job_id", "share_id").iter_rows())
+        self.handed_over = set(moved.select("job_id", "share_id").iter_rows()) | handed_before
 
     @cached_property
     def _hosted(self) -> dict[int, int]:
