@@ -24,7 +24,7 @@ from replay.model.release import ReleaseChoice
 from replay.model.inputs import job_descriptions
 from replay.model.logged import defrag_takings, in_cycles, logged_counts
 from replay.model.nodes import node_cycles
-from replay.model.orders import ORDER_ASSUMED, ORDER_LOGGED, work_orders
+from replay.model.orders import ORDER_ASSUMED, ORDER_LOGGED, ORDER_POOL, work_orders
 from replay.model.reads import narrow
 from replay.model.bootstrap import Bootstrap
 from replay.model.start import bootstrap
@@ -104,6 +104,8 @@ ORDER_NOTES = {
     "": "order unknown: no line prints it, and no quantum is known",
     ORDER_ASSUMED: "order assumed: its memory over the global quantum (no line prints it, and no class the "
                    "configuration defines gives its pool's)",
+    ORDER_POOL: "order inferred: its memory over the quantum of the pool its processes run in (no line prints "
+                "it, and the configuration does not define its class)",
 }
 
 

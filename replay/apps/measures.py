@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
+from replay.model.bootstrap import Bootstrap
 from replay.model.logged import Logged
 from replay.model.orders import with_quanta
 from replay.model.reads import narrow
@@ -46,23 +47,26 @@ def holdings(inp: CycleInput, result: CycleResult) -> dict[int, int]:
     return per
 
 
-def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int) -> pl.DataFrame:
+def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int, boot: Bootstrap | None) -> pl.DataFrame:
     """(cycle, job_id, processes, qshares) each job held after the RM's cycle: its published
-    Existing shares less the Removals (preempted, still running until the Orchestrator confirms)."""
+    Existing shares less the Removals (preempted, still running until the Orchestrator confirms),
+    each of its job's order (replay.model.orders.work_orders, on `boot`'s classes and pools where
+    there is one; `quantum`: the global one)."""
     sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "share_id", "memory_gb")).filter(
         pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "share_id").unique()
     held = sched.filter(pl.col("kind") == "existing").join(removed, on=["cycle", "job_id", "share_id"], how="anti")
-    return (with_quanta(held, tables, quantum)
+    return (with_quanta(held, tables, quantum, boot)
             .group_by("cycle", "job_id").agg(pl.len().cast(pl.Int64).alias("processes"),
                                              pl.col("quanta").sum().cast(pl.Int64).alias("qshares"))
             .sort("cycle", "job_id"))
 
 
-def logged_holdings(tables: Mapping[str, pl.DataFrame], quantum: int) -> dict[int, dict[int, int]]:
+def logged_holdings(tables: Mapping[str, pl.DataFrame], quantum: int,
+                    boot: Bootstrap | None) -> dict[int, dict[int, int]]:
     """Per cycle, the quantum shares each job held after the RM's cycle (`logged_held`)."""
     out: dict[int, dict[int, int]] = {}
-    for cycle, job, q in logged_held(tables, quantum).select("cycle", "job_id", "qshares").iter_rows():
+    for cycle, job, q in logged_held(tables, quantum, boot).select("cycle", "job_id", "qshares").iter_rows():
         out.setdefault(cycle, {})[job] = q
     return out
 

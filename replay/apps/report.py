@@ -242,7 +242,7 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
 
     parts += _span_section(tables, cyc, cycles, epoch_of, quantum, boot)
     parts += _cluster_section(tables, nodes, no_nodes)
-    parts += _shares_section(tables, cycles, owners, quantum, _own_quanta(boot))
+    parts += _shares_section(tables, cycles, owners, quantum, boot)
     parts += _utilisation_section(cycles, nodes, no_nodes)
     parts += _preemptions_section(tables, cycles, epoch_of, stored, max_rows)
     parts += _deaths_section(tables, epoch_of, max_rows)
@@ -304,10 +304,11 @@ def _own_quanta(boot: Bootstrap | None) -> str:
 
 
 def _shares_section(tables: Mapping[str, pl.DataFrame], cycles: list[int], owners: Mapping[int, tuple[str, str]],
-                    quantum: int, own_quanta: str = "") -> list[str]:
+                    quantum: int, boot: Bootstrap | None) -> list[str]:
     """Quantum shares held per user and per class over time."""
     parts: list[str] = []
-    held = logged_holdings(tables, quantum)
+    held = logged_holdings(tables, quantum, boot)
+    own_quanta = _own_quanta(boot)
     per_user: dict[str, list[float]] = {}
     per_class: dict[str, list[float]] = {}
     for i, c in enumerate(cycles):

@@ -168,7 +168,7 @@ def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: 
         audited = audited_now(tables, boot, progress, start)
     mine = swapped(change.phases)
     logged = logged_decisions(tables)
-    held_logged = logged_holdings(tables, boot.config.quantum_gb)
+    held_logged = logged_holdings(tables, boot.config.quantum_gb, boot)
     result = WhatIfResult(change, epochs=epochs(tables["cycles"]), assumed=(*start.assumed, *changed_boot.assumed))
     todo = sorted(c for c in {*audited.baseline, *audited.left_out} if cycles is None or c in cycles)
     memory: Memory | None = None  # the change side's, None where its chain breaks

@@ -26,6 +26,7 @@ to cycle, and where the log shows it:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from functools import cached_property
 from typing import Any
 
 import polars as pl
@@ -36,8 +37,10 @@ from replay.model.clock import ProcessClock
 from replay.model.leaving import removals_before_the_log
 from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, purged_hosts
 from replay.model.machines.inventory import Inventory
-from replay.model.machines.liveness import NodeLiveness, pool_of
+from replay.model.machines.liveness import NodeLiveness
+from replay.model.pools import pool_of
 from replay.model.needy import needy_expanded, needy_left_off
+from replay.model.orders import host_quanta
 from replay.model.published import PublishedShares, published_schedule, work_rows
 from replay.model.stale import StaleFree, stale_free
 from replay.model.stranded import Stranded
@@ -57,14 +60,16 @@ def cycle_count(tables: Mapping[str, pl.DataFrame], cycles: range | None = None)
 
 
 def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inventory,
-             cycles: range | None = None, stale: StaleFree | None = None) -> Iterator[CycleInput]:
+             cycles: range | None = None, stale: StaleFree | None = None,
+             handed_before: frozenset[tuple[int, int]] = frozenset()) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order, on
     `boot` and `inventory` (the nodes there before the log began); `stale`: the model of
     unschedulable machines' free space, whose `notes` then say where it was inferred (default: a
-    fresh one)."""
+    fresh one); `handed_before`: (job, share id) of the processes defragmentation handed over before
+    a mid-stream log began (replay.model.handover)."""
     stale = stale or stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     liveness = NodeLiveness(tables, inventory, pool_of(tables, boot), boot.config.behaviours)
-    log = _LogReads(tables, boot)
+    log = _LogReads(tables, boot, handed_before)
     removed_before: set[tuple[int, int]] = set()
     leaving: dict[int, set[tuple[int, int]]] = {}  # removals decided before a mid-stream log began
     for c, job, _host, sid in removals_before_the_log(tables).iter_rows():
@@ -92,7 +97,9 @@ class _LogReads:
     """What the rebuild reads off the whole log, each per-cycle structure kept as one frame and
     read a cycle at a time (ByCycle): a dict or a frame per cycle took 75 MB on a 2,500-cycle log."""
 
-    def __init__(self, tables: Mapping[str, pl.DataFrame], boot: Bootstrap):
+    def __init__(self, tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
+                 handed_before: frozenset[tuple[int, int]] = frozenset()):
+        self.tables = tables
         self.boot = boot
         self.quantum = boot.config.quantum_gb
         self.tree_q = {c.name: class_quantum(boot.classes, boot.nodepools, c.name, self.quantum) for c in boot.classes}
@@ -112,9 +119,19 @@ class _LogReads:
         self.expanded_first = needy_expanded(tables)
         self.clock = ProcessClock(tables["processes"], tables["cycles"])
         # shares defragmentation handed to another job than What Of connected them for (in a log
-        # that begins later, one handed over before it reads as fixed, as most are)
+        # that begins later, one handed over before it reads as fixed, as most are, unless the
+        # start infers it: replay.model.handover)
         moved = tables["placements"].filter(pl.col("placed_for").is_not_null())
-        self.handed_over = set(moved.select("job_id", "share_id").iter_rows())
+        self.handed_over = set(moved.select("job_id", "share_id").iter_rows()) | handed_before
+
+    @cached_property
+    def _hosted(self) -> dict[int, int]:
+        return host_quanta(self.tables, self.boot)
+
+    def _unclassed(self, job: int) -> int:
+        """The quantum of a job whose class the configuration does not define: the pool tree's its
+        processes run in, else the global one (replay.model.orders, whose `orders_assumed` names both)."""
+        return self._hosted.get(job, self.quantum)
 
     def cycle_input(self, cycle: int, state: tuple[Machine, ...], existing: list[ExistingRow],
                     added_now: set[tuple[int, int]], removed_before: set[tuple[int, int]],
@@ -125,7 +142,7 @@ class _LogReads:
         capped_now = set(_column(self.capped.get(cycle), "job_id"))
         # a share's order is in its own pool tree's quantum (columns read as lists: a select on
         # each cycle's rows cost a polars query per cycle, 6 ms)
-        quantum_of = {} if rows is None else {job: self.tree_q.get(cls, self.quantum) for job, cls in zip(
+        quantum_of = {} if rows is None else {job: self.tree_q.get(cls) or self._unclassed(job) for job, cls in zip(
             rows["job_id"].to_list(), rows["class"].to_list())}
         held = self._held(cycle, existing, added_now, removed_before, first_held, quantum_of)
         jobs = tuple(self._work(cycle, r, held, quantum_of, logged_caps.get(r["job_id"]), capped_now)
@@ -154,7 +171,7 @@ class _LogReads:
             held.setdefault(job, []).append(Share(
                 # (no line gives the memory of a job submitted in a span lost: order 0, and the
                 # replay skips the cycle, replay.model.start.ReplayStart.classes_unknown)
-                sid, job, host, job_order(mem or 0, quantum_of.get(job, self.quantum)),
+                sid, job, host, job_order(mem or 0, quantum_of.get(job) or self._unclassed(job)),
                 pending_removal=(job, sid) in removed_before,
                 initialized=reported, init_ms=(init_ms or 0) if reported else 0,
                 investment=rank[job] + 1 if reported else 0,  # the printed order is the comparator's
@@ -192,7 +209,7 @@ class _LogReads:
         )
         return Work(
             job, WORK_TYPES.get(r["type_code"] or "") or r["work_type"] or "Job", r["user"] or "",
-            r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum_of.get(job, self.quantum)),
+            r["class"] or "", r["order"] or job_order(r["memory_gb"] or 0, quantum_of[job]),
             # the memory submitted: the schedule prints it rounded up to the quantum, which a
             # what-if of another quantum must not round again
             r["declared_gb"] if r["declared_gb"] is not None else r["memory_gb"] or 0,

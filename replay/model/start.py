@@ -23,10 +23,13 @@ from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, properties_unread, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
+from replay.model.handover import settle_handovers
 from replay.model.leaving import leaving_assumed, starts_midstream
 from replay.model.machines.inventory import Inventory, stated_inventory
-from replay.model.machines.liveness import NodeLiveness, pool_of
+from replay.model.machines.liveness import NodeLiveness
+from replay.model.pools import pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
+from replay.model.orders import orders_assumed
 from replay.model.settings import Assumption
 from replay.model.stale import StaleFree
 from replay.model.threshold import settle_threshold
@@ -121,13 +124,15 @@ def cap_groups(tables: Mapping[str, pl.DataFrame], open_classes: set[str]) -> li
     return groups
 
 
-def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Inventory:
+def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
+                      handed_before: frozenset[tuple[int, int]] = frozenset()) -> Inventory:
     """The nodes there before the log began: stated by the log, or inferred from its counters
-    (which replays the cycles assembled here with candidate inventories)."""
+    (which replays the cycles assembled here with candidate inventories; `handed_before`: as
+    `assemble` takes it)."""
     stated = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
     if not stated.unknown and not (stated.hosts or starts_midstream(tables)):
         return stated  # the log shows every node arrive
-    return infer_inventory(tables, stated, lambda inv: assemble(tables, boot, inv))
+    return infer_inventory(tables, stated, lambda inv: assemble(tables, boot, inv, handed_before=handed_before))
 
 
 def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
@@ -140,12 +145,14 @@ def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
 
 def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
                  cycles: range | None = None, inventory: Inventory | None = None,
-                 stale: StaleFree | None = None) -> Iterator[CycleInput]:
+                 stale: StaleFree | None = None,
+                 handed_before: frozenset[tuple[int, int]] = frozenset()) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order
     (replay.model.assembly); `inventory`: the nodes there before the log began (default: stated or
-    inferred from the log); `stale`: as `assemble` takes it."""
+    inferred from the log); `stale`, `handed_before`: as `assemble` takes them."""
     boot = boot or bootstrap(tables)
-    yield from assemble(tables, boot, inventory or machine_inventory(tables, boot), cycles, stale)
+    yield from assemble(tables, boot, inventory or machine_inventory(tables, boot, handed_before), cycles, stale,
+                        handed_before)
 
 
 @dataclass(frozen=True)
@@ -160,12 +167,17 @@ class ReplayStart:
     damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
     processes: OpenProcesses = OpenProcesses(0, {})  # those there before the log whose report no line shows
     leaving: tuple[Assumption, ...] = ()  # the processes taken as leaving when a mid-stream log began
+    orders: tuple[Assumption, ...] = ()  # the orders no line prints and no class defined gives (orders_assumed)
+    handovers: tuple[Assumption, ...] = ()  # the processes handed over before the log began, or taken as not
+    handed_before: frozenset[tuple[int, int]] = frozenset()  # (job, share id) of those inferred handed over
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
         """Every setting read and its source, the machines inferred, and what is taken for the
-        processes there before the log began (report.json 'assumed')."""
-        return self.boot.assumed + self.inventory.assumed + self.processes.assumed() + self.leaving
+        processes there before the log began (whether leaving, whether handed over) and for the orders
+        no line prints (report.json 'assumed')."""
+        return (self.boot.assumed + self.inventory.assumed + self.processes.assumed() + self.leaving + self.handovers
+                + self.orders)
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
@@ -216,7 +228,8 @@ class ReplayStart:
     def inputs(self, tables: Mapping[str, pl.DataFrame], cycles: range | None = None,
                stale: StaleFree | None = None) -> Iterator[CycleInput]:
         """rmref's input of every published cycle (those in `cycles`) on these settings and machines."""
-        return cycle_inputs(tables, self.boot, cycles, inventory=self.inventory, stale=stale)
+        return cycle_inputs(tables, self.boot, cycles, inventory=self.inventory, stale=stale,
+                            handed_before=self.handed_before)
 
 
 def _jobs(jobs: list[int]) -> str:
@@ -237,7 +250,11 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     # a cycle with lines unread may have lost a process's report (reconcileProcess's "New process ...
     # Running"): shrinkBy's choice then rests on what the log does not say
     unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
-    start = ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
-                        damage, open_processes(tables, unreadable), leaving_assumed(tables))
+    # a process defragmentation handed over before a mid-stream log began, where the counters show it
+    handed, inventory, handovers = settle_handovers(tables, boot, machine_inventory(tables, boot),
+                                                    lambda h: machine_inventory(tables, boot, h))
+    start = ReplayStart(boot, inventory, frozenset(whole_cycles(tables)), predates_log(tables),
+                        damage, open_processes(tables, unreadable), leaving_assumed(tables),
+                        orders_assumed(tables, boot), handovers, handed)
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)
     return replace(start, boot=settle_threshold(tables, start))

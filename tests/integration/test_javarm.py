@@ -175,7 +175,8 @@ def test_vs_finds_a_one_line_patch(java_env, tmp_path, capsys):
     java.write_text(text.replace(DOUBLING, BY_ONE))
     tables = parsed("a_tiny").tables
     quantum = 4
-    held = {(c, j): p for c, j, p in logged_held(tables, quantum).select("cycle", "job_id", "processes").iter_rows()}
+    held = {(c, j): p for c, j, p in logged_held(tables, quantum, None).select(
+        "cycle", "job_id", "processes").iter_rows()}
     cycle, job = _first_growth_beyond_one(held)
     out = tmp_path / "vs"
     code, stdout, _ = _run(capsys, "simulate", str(log_path("a_tiny")), "--rm", "java:trunk", "--vs",

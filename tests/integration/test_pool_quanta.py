@@ -154,7 +154,7 @@ def test_the_logged_holdings_count_each_process_in_its_pools_quanta(name):
     """What the report and the what-if read as each job's holdings after the RM's cycle: truth's
     processes, each of its job's order, the removals still listed left out."""
     tables = parsed(name).tables
-    held = {(c, j): (p, q) for c, j, p, q in logged_held(tables, 1).iter_rows()}
+    held = {(c, j): (p, q) for c, j, p, q in logged_held(tables, 1, replay_start(tables).boot).iter_rows()}
     by_epoch = {r["epoch"]: r for r in truth(name)}
     checked = 0
     for cycle, epoch in tables["cycles"].select("cycle", "epoch").iter_rows():

@@ -29,9 +29,10 @@ def test_plotted_shares_and_capacity_are_truths(name):
     """What the share and utilisation plots draw, per cycle: each job's quantum shares once the
     cycle's removals are gone, and the online machines' quantum shares, exactly as the RM held them."""
     tables = parsed(name).tables
-    quantum = bootstrap(tables).config.quantum_gb
+    boot = bootstrap(tables)
+    quantum = boot.config.quantum_gb
     cycles = tables["cycles"]["cycle"].to_list()
-    held = logged_holdings(tables, quantum)
+    held = logged_holdings(tables, quantum, boot)
     cap = dict(capacity_and_use(node_cycles(tables)).select("cycle", "capacity").iter_rows())
     assert set(cap) == set(cycles)
     for rec in truth(name):

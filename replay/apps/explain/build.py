@@ -31,13 +31,14 @@ from replay.apps.explain.sections import (
 )
 from replay.apps.explain.story import Decisions, Divergence, Section, Story
 from replay.apps.explain.taken import confirmed_gone, kept_lines, taken_processes
+from replay.model.bootstrap import Bootstrap
 from replay.model.cycleref import epochs
 from replay.model.inputs import counter_blocks
 from replay.model.logged import Logged, logged_decisions, pair_key
+from replay.model.orders import job_quantum
 from replay.model.start import predates_log, replay_start
 from rmref.constants import PURGES
 from rmref.model import CycleInput
-from rmref.trees import class_quantum
 
 
 def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) -> tuple[Decisions | None, Decisions]:
@@ -58,14 +59,14 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
 
 
 def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, inp: CycleInput | None,
-           quantum: int, predates: bool, job_id: int, c: int, cycles: list[int], with_life: bool) -> Story:
+           boot: Bootstrap, predates: bool, job_id: int, c: int, cycles: list[int], with_life: bool) -> Story:
     """The story's facts for cycle `c` (no sections yet), rmref's side from the audit's own run
     (`inp`: the cycle's rebuilt input, also where the audit did not audit the cycle; `predates`:
     the job was there before the log began)."""
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     epoch_of = epochs(tables["cycles"])
-    order_of = process_orders(tables, inp, quantum)
+    order_of = process_orders(tables, inp, boot)
     who = job_identity(tables, work, c, job_id, order_of)
     held, reason = schedule_shares(tables, c, job_id, who.order)
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
@@ -123,7 +124,7 @@ def _defrag_kinds(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -
 
 
 def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None,
-              quantum: int) -> tuple[Section, ...]:
+              boot: Bootstrap) -> tuple[Section, ...]:
     """The story's sections: its life when told, then the eight levels of the cycle's detail."""
     c, job_id = story.cycle, story.job_id
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
@@ -133,8 +134,7 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
     sections = [life_section(story.life)] if story.life else []
     sections += [
         job_section(job_id, work, story.work_type, story.user, story.class_name, cls, story.memory_gb,
-                     story.order, class_quantum(inp.classes, inp.nodepools, story.class_name, quantum) if inp
-                     else quantum),
+                     story.order, job_quantum(tables, boot, job_id, story.class_name)),
         cap_section(story.caps, work.cap_input if work else None, story.logged_caps),
         counting_section(f"3. Its class among the classes of nodepool {story.nodepool or '?'}", story.classes,
                           "No class count: " + ("the class is not fair share." if not_fair
@@ -169,7 +169,7 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         # no replay, so no replay start (on a scoped view of the tables it would infer the machines),
         # and the configuration the audit ran the cycle with (not rebuilt from the scoped view)
         trace, inp = result.traces[c], result.traces[c].input
-        quantum, predates = inp.config.quantum_gb, job_id in predates_log(tables)
+        boot, predates = Bootstrap(inp.config, inp.classes, inp.nodepools), job_id in predates_log(tables)
     else:
         start = replay_start(tables)  # the settings, machines and cycles every command replays from
         trace = trace_cycle(tables, result, c, start=start) if result is not None else None
@@ -177,8 +177,8 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
             result = audit(tables, cycles=range(0, c + 1), trace={c}, start=start)
             trace = result.traces.get(c)
         inp = trace.input if trace else next(start.inputs(tables, range(c, c + 1)), None)
-        quantum, predates = start.boot.config.quantum_gb, job_id in start.predates
-    story = _facts(tables, result, trace, inp, quantum, predates, job_id, c, cycles, with_life=cycle is None)
+        boot, predates = start.boot, job_id in start.predates
+    story = _facts(tables, result, trace, inp, boot, predates, job_id, c, cycles, with_life=cycle is None)
     damage = result.damaged.get(c)
-    return replace(story, sections=_sections(tables, story, inp, quantum),
+    return replace(story, sections=_sections(tables, story, inp, boot),
                    damaged=damage.text() if damage else None)

@@ -11,7 +11,8 @@ import polars as pl
 from replay.apps.explain.lookup import cycle_rows
 from replay.apps.explain.story import HeldShare, LoggedCaps, Placed
 from replay.model.inputs import job_descriptions
-from replay.model.orders import job_orders
+from replay.model.bootstrap import Bootstrap
+from replay.model.orders import work_orders
 from rmref import job_order
 from rmref.model import CycleInput, Work
 
@@ -19,10 +20,13 @@ from rmref.model import CycleInput, Work
 OrderOf = Callable[[int, int | None], int]
 
 
-def process_orders(tables: Mapping[str, pl.DataFrame], inp: CycleInput | None, quantum: int) -> OrderOf:
+def process_orders(tables: Mapping[str, pl.DataFrame], inp: CycleInput | None, boot: Bootstrap) -> OrderOf:
     """A job's quanta per process, as the audit reads it: its cycle input's order (in its own pool
-    tree's quantum), else the order the RM printed for it, else its memory over the global quantum."""
-    known = dict(job_orders(tables).iter_rows())
+    tree's quantum), else its order as every view reads it (replay.model.orders.work_orders: as
+    printed, from its class or its pool, else assumed, which the story's `assumed` names), else
+    (no line gives its memory) its memory over the global quantum."""
+    quantum = boot.config.quantum_gb
+    known = dict(work_orders(tables, quantum, boot).select("job_id", "order").iter_rows())
     known.update({w.job_id: w.order for w in inp.work} if inp else {})
     return lambda job, mem: known.get(job) or job_order(mem or 0, quantum)
 

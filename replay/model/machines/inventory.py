@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from replay.model.pools import PoolOf
 from replay.model.settings import CONFIG, INFERRED, Assumption
 from rmref.javahash import node_map_order
 
@@ -73,17 +74,6 @@ class Inventory:
         if host.memory_mb is not None:
             return host.memory_mb
         return (host.order or 0) * self.quantum_gb * 1024
-
-
-class PoolOf:
-    """Which nodepool a host is in: the node files' lists (by full or short name), else the top pool."""
-
-    def __init__(self, nodepools: pl.DataFrame, top: str):
-        self._of: dict[str, str] = {n: r["name"] for r in nodepools.iter_rows(named=True) for n in (r["nodes"] or ())}
-        self.top = top
-
-    def __call__(self, host: str) -> str:
-        return self._of.get(host, self._of.get(host.split(".")[0], self.top))
 
 
 def _stated(tables: Mapping[str, pl.DataFrame]) -> dict[str, tuple[int, int | None, str]]:

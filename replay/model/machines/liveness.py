@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import polars as pl
 
-from replay.model.bootstrap import Bootstrap
 from replay.model.bycycle import ByCycle
-from replay.model.machines.inventory import Inventory, PoolOf
+from replay.model.machines.inventory import Inventory
+from replay.model.pools import PoolOf
 from rmref.behaviours import Behaviours
 from rmref.constants import DEAD, VARIED_OFF
 from rmref.model import Machine
@@ -116,14 +116,4 @@ class NodeLiveness:
                     else:
                         self.awaiting.add(host)
         return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
-
-
-
-def _top_pool(boot: Bootstrap) -> str:
-    return next((p.name for p in boot.nodepools if p.parent is None), "--default--")
-
-
-def pool_of(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> PoolOf:
-    """Which nodepool a host is in (the node files' lists, else the top pool)."""
-    return PoolOf(tables["nodepools"], _top_pool(boot))
 
