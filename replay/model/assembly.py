@@ -35,7 +35,7 @@ from replay.model.bootstrap import Bootstrap
 from replay.model.bycycle import ByCycle
 from replay.model.clock import ProcessClock
 from replay.model.leaving import removals_before_the_log
-from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, purged_hosts
+from replay.model.inputs import CAP_INPUT_COLUMNS, cap_inputs, in_force, purged_hosts
 from replay.model.machines.inventory import Inventory
 from replay.model.machines.liveness import NodeLiveness
 from replay.model.pools import pool_of
@@ -105,8 +105,9 @@ class _LogReads:
         self.tree_q = {c.name: class_quantum(boot.classes, boot.nodepools, c.name, self.quantum) for c in boot.classes}
         self.class_settings = {c.name: (c.init_cap, c.expand_by_doubling, c.prediction) for c in boot.classes}
         self.published = PublishedShares(published_schedule(tables))
-        self.work = ByCycle(work_rows(tables))
-        self.caps = ByCycle(cap_inputs(tables))
+        forced = in_force(tables)  # (both read the same process limits and remaining work)
+        self.work = ByCycle(work_rows(tables, forced))
+        self.caps = ByCycle(cap_inputs(tables, forced))
         self.purged = purged_hosts(tables)
         self.stranded = Stranded(tables)
         self.left_off = needy_left_off(tables)
