@@ -123,14 +123,15 @@ class NodesTable(CycleTable):
         top = max([1, *frame["order"].fill_null(0).to_list()])
         rows: list[tuple[Cell, ...]] = []
         for r in frame.iter_rows(named=True):
-            order, used = r["order"] or 0, r["used"] or 0
+            used = r["used"] or 0
             n_used = round(self.BAR * used / top)
-            n_free = max(round(self.BAR * order / top) - n_used, 0)
+            # (no free part drawn where the free space is not known: `free` None)
+            n_free = 0 if r["free"] is None else max(round(self.BAR * (r["order"] or 0) / top) - n_used, 0)
             down = r["status"] != "online"
             bar = Text("█" * n_used, style="red" if down else "green") + Text("░" * n_free, style="grey50")
             status = r["status"] + (" blacklisted" if r["blacklisted"] else "")
-            rows.append((r["nodepool"] or "-", Text(r["host"], style="bold red" if down else ""), str(order), bar,
-                         str(used), str(r["free"]), r["jobs"],
+            rows.append((r["nodepool"] or "-", Text(r["host"], style="bold red" if down else ""), r["order_shown"], bar,
+                         str(used), "?" if r["free"] is None else str(r["free"]), r["jobs"],
                          Text(status, style="bold red" if down or r["blacklisted"] else "green")))
         if not rows and browse.nodes_note:
             rows = [("", Text(browse.nodes_note, style="italic"), "", "", "", "", "", "")]

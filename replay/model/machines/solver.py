@@ -364,10 +364,13 @@ def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floor
     if ruled:
         why.append(f"rmref's What Of would place processes on it as order {', '.join(map(str, ruled))}, "
                    "where the RM placed none")
-    elif len(sizes) > 1 and not any(host in group.hosts for host, _o in fits[0].ruled_out):
+    open_ = len(sizes) > 1 and not ruled and not any(host in group.hosts for host, _o in fits[0].ruled_out)
+    if open_:
         why.append("which of these alike nodes has which order no placement tells: taken in the order "
-                   "they were first heard from")
-    return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why))
+                   "they were first heard from (every view shows it as one of "
+                   + " or ".join(map(str, sorted(sizes))) + ")")
+    return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why),
+                   alike=tuple(sorted(sizes)) if open_ else ())
 
 
 def _assumptions(hosts: Sequence[Host], unknown: Mapping[str, Host], fits: Sequence[_Fit]) -> tuple[Assumption, ...]:
