@@ -16,7 +16,7 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
-from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_LOGGED
+from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_LOGGED, ORDER_OPEN
 from replay.model.orders import with_quanta
 from replay.model.start import bootstrap, node_liveness
 from replay.model.reads import narrow
@@ -36,12 +36,13 @@ NODE_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "or
 
 
 def order_shown(order: int | None, order_from: str | None, alike: tuple[int, ...] = ()) -> str:
-    """A machine's order as every view draws it: "4" stated, "4?" inferred, "4|5?" one of the
-    orders alike nodes share (which of them has which no line tells), "?" not known."""
+    """A machine's order as every view draws it: "4" stated, "4?" inferred, "4|5?" one of `alike`
+    (the orders alike nodes share, which of them has which no line tells, or those the inferences
+    that fit as well give it), "?" not known."""
+    if order_from in (ORDER_ALIKE, ORDER_OPEN):
+        return "|".join(map(str, alike)) + "?"
     if order is None or order_from is None:
         return "?"
-    if order_from == ORDER_ALIKE:
-        return "|".join(map(str, alike)) + "?"
     return f"{order}?" if order_from == ORDER_INFERRED else str(order)
 
 
@@ -72,8 +73,9 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
         for m in now.advance(cycle):
             said = status(m, awaiting=m.name in now.awaiting, unsure=m.name in now.unsure)
             # (a machine never sized is rmref's order 0 and memory 0: not a fact to show)
-            known = m.name not in now.missing
-            order, source = (m.order, now.order_from.get(m.name, ORDER_LOGGED)) if known else (None, None)
+            source = None if m.name in now.missing else now.order_from.get(m.name, ORDER_LOGGED)
+            # (an open order's quanta are not known; alike nodes' sum is, whichever has which)
+            order = None if source in (None, ORDER_OPEN) else m.order
             memory = m.memory_mb if order is not None else None
             shown = order_shown(order, source, now.alike.get(m.name, ()))
             for name, value in zip(cols, (cycle, m.name, m.nodepool, order, source, shown, memory, m.online, said)):

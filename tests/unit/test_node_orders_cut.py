@@ -1,9 +1,9 @@
 """A node's share order on a log that starts mid-stream (INFO, no bootstrap), against truth.jsonl.
 
 What no line states and the counters do not imply is unknown (None, drawn "?"), never 0; an
-inferred order is marked so ("N?"); and among alike nodes no line tells apart, no view shows which
-has which (fixtures/cuts/alike_orders: an INFO log of the real RM cut between cycles, where three
-alike nodes hold orders 4, 4 and 5).
+inferred order is marked so ("N?"); among alike nodes no line tells apart, no view shows which has
+which (fixtures/cuts/alike_orders: an INFO log of the real RM cut between cycles, where three alike
+nodes hold orders 4, 4 and 5); and an order the inferences that fit as well disagree on is open.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from replay import parse
-from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED
+from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_OPEN
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.resources import read_resources
 from replay.model.start import bootstrap, machine_inventory
@@ -66,14 +66,31 @@ def test_capacity_is_unknown_while_a_node_of_unknown_order_is_online(unsized):
     assert online and all(capacity[c] is None for c in online)
 
 
-@pytest.fixture(scope="module")
-def alike(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, dict[tuple[int, str], int]]:
-    tables = dict(parse([ALIKE / "rm.log.gz"]).tables)
-    tables.update(read_resources(ALIKE / "resources"))
+def _cut_fixture(folder: Path) -> tuple[pl.DataFrame, dict[tuple[int, str], int]]:
+    tables = dict(parse([folder / "rm.log.gz"]).tables)
+    tables.update(read_resources(folder / "resources"))
     nodes, epochs = _nodes(tables)
-    with gzip.open(ALIKE / "truth.jsonl.gz", "rt") as fh:
+    with gzip.open(folder / "truth.jsonl.gz", "rt") as fh:
         records = [json.loads(line) for line in fh]
     return nodes, _truth_orders(records, epochs)
+
+
+@pytest.fixture(scope="module")
+def alike() -> tuple[pl.DataFrame, dict[tuple[int, str], int]]:
+    return _cut_fixture(ALIKE)
+
+
+def test_orders_the_fits_disagree_on_are_open() -> None:
+    """fixtures/cuts/rival_orders: five alike idle nodes the counters leave order 3 or 1 (truth: 1),
+    the inferences that fit as well disagreeing; the one taken gives them 3."""
+    nodes, want = _cut_fixture(FIXTURES / "cuts" / "rival_orders")
+    open_ = nodes.filter(pl.col("order_from") == ORDER_OPEN)
+    assert set(open_["host"]) == {f"n0{i}.sim.ducc" for i in range(1, 6)}
+    assert open_["order"].is_null().all() and set(open_["order_shown"]) == {"1|3?"}
+    assert {want[(c, h)] for c, h in open_.select("cycle", "host").iter_rows()} == {1}
+    assert capacity_and_use(nodes)["capacity"].is_null().all()  # (they are online throughout)
+    known = nodes.filter(pl.col("order").is_not_null())
+    assert known.height and all(o == want[(c, h)] for c, h, o in known.select("cycle", "host", "order").iter_rows())
 
 
 def test_alike_nodes_show_no_distinction_the_log_cannot_tell(alike):

@@ -26,6 +26,7 @@ _DISABLE_LINES = ("purge", "not_purged", "completed")  # NodePool.disable's line
 ORDER_LOGGED = "log"  # a line states it (an arrival, a placement, the occupancy table, ...)
 ORDER_INFERRED = "inferred"  # solved for from the counters (replay.model.machines.solver)
 ORDER_ALIKE = "alike"  # inferred, among alike nodes no line tells apart: one of `NodeLiveness.alike`
+ORDER_OPEN = "open"  # inferred, the inferences that fit as well disagreeing: one of `NodeLiveness.alike`
 
 
 def machine_hosts(nodes: pl.DataFrame) -> list[str]:
@@ -71,7 +72,9 @@ class NodeLiveness:
         self.missing: set[str] = set(inventory.unknown)
         # where each machine's order comes from (ORDER_*); a machine with none is `missing`
         self.order_from: dict[str, str] = {h.name: _order_from(h) for h in inventory.hosts if h.order is not None}
-        self.alike: dict[str, tuple[int, ...]] = {h.name: h.alike for h in inventory.hosts if h.alike}
+        # the orders a machine may have where the log does not settle it (ORDER_ALIKE, ORDER_OPEN)
+        self.alike: dict[str, tuple[int, ...]] = {h.name: tuple(sorted({*h.alike, *h.rivals}))
+                                                  for h in inventory.hosts if h.alike or h.rivals}
         # down before the log began, dead or varied off, until a line tells which (`unsure`): a
         # vary-off purges neither, so it is kept among the dead
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead or h.down}
@@ -134,6 +137,8 @@ def _order_from(host: Host) -> str:
     """Where a node there before the log began takes its order from (its order known)."""
     if host.source == STATED:
         return ORDER_LOGGED
+    if host.rivals:
+        return ORDER_OPEN
     return ORDER_ALIKE if host.alike else ORDER_INFERRED
 
 

@@ -369,8 +369,13 @@ def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floor
         why.append("which of these alike nodes has which order no placement tells: taken in the order "
                    "they were first heard from (every view shows it as one of "
                    + " or ".join(map(str, sorted(sizes))) + ")")
+    # (the fits as good as the one taken are told apart by the fewest machine sizes only: no evidence)
+    rivals = sorted({f.orders[h.name] for f in fits if f.agree == fits[0].agree and h.name in f.orders})
+    if len(rivals) > 1:
+        why.append(f"the inferences that fit as well give it order {' or '.join(map(str, rivals))}: every view "
+                   "shows it so, its quanta not known")
     return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why),
-                   alike=tuple(sorted(sizes)) if open_ else ())
+                   alike=tuple(sorted(sizes)) if open_ else (), rivals=tuple(rivals) if len(rivals) > 1 else ())
 
 
 def _assumptions(hosts: Sequence[Host], unknown: Mapping[str, Host], fits: Sequence[_Fit]) -> tuple[Assumption, ...]:
