@@ -111,8 +111,9 @@ def job_cells(rows: Iterable[Mapping[str, Any]], audited: bool) -> list[tuple[Ce
 class NodesTable(CycleTable):
     """Nodes: per nodepool and host, order, used and free quanta (a bar), the jobs on it, its status."""
 
-    COLUMNS = [("nodepool", 12), ("host", 18), ("ord", 3), ("used / free", 24), ("used", 4), ("free", 4),
-               ("jobs", 24), ("status", 24)]
+    # (an order one of alike nodes' is drawn with its options, "13|15?": the jobs column gives way)
+    COLUMNS = [("nodepool", 12), ("host", 18), ("ord", 6), ("used / free", 24), ("used", 4), ("free", 4),
+               ("jobs", 21), ("status", 24)]
     FILTER = {"host": "host", "job": "jobs", "class": "nodepool"}
     BAR = 24
 
