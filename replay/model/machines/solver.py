@@ -378,10 +378,17 @@ def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floor
                    alike=tuple(sorted(sizes)) if open_ else (), rivals=tuple(rivals) if len(rivals) > 1 else ())
 
 
+def _order_taken(h: Host) -> str:
+    """An inferred node's order as the assumptions name it: where the log leaves it one of several
+    (`Host.alike`, `Host.rivals`), the one the replay took, as taken."""
+    options = sorted({*h.alike, *h.rivals})
+    return f"order {h.order} taken of {' or '.join(map(str, options))}" if options else f"order {h.order}"
+
+
 def _assumptions(hosts: Sequence[Host], unknown: Mapping[str, Host], fits: Sequence[_Fit]) -> tuple[Assumption, ...]:
     """Each inferred node, a summary line, and a word on the inferences that fit as well."""
     inferred = [h for h in hosts if h.name in unknown and h.order is not None]
-    out = [Assumption(f"node {h.name}", f"order {h.order}, nodepool {h.nodepool}", INFERRED, h.evidence)
+    out = [Assumption(f"node {h.name}", f"{_order_taken(h)}, nodepool {h.nodepool}", INFERRED, h.evidence)
            for h in inferred]
     sizes = Counter(h.order for h in inferred)
     left = len(unknown) - len(inferred)
