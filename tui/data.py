@@ -23,6 +23,7 @@ from replay.model.damage import Damage
 from replay.model.release import ReleaseChoice
 from replay.model.inputs import job_descriptions
 from replay.model.logged import defrag_takings, in_cycles, logged_counts
+from replay.model.machines.liveness import ORDER_ALIKE
 from replay.model.nodes import node_cycles
 from replay.model.orders import ORDER_ASSUMED, ORDER_LOGGED, ORDER_POOL, work_orders
 from replay.model.reads import narrow
@@ -189,13 +190,15 @@ def of_jobs(tables: Mapping[str, pl.DataFrame], jobs: pl.Series) -> dict[str, pl
     return {name: tables[name].filter(keep) for name in JOB_TABLES}
 
 
-NODES_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64, "status": pl.String,
-                "blacklisted": pl.Boolean, "used": pl.Int64, "free": pl.Int64, "jobs": pl.String}
+NODES_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
+                "order_from": pl.String, "order_shown": pl.String, "status": pl.String, "blacklisted": pl.Boolean,
+                "used": pl.Int64, "free": pl.Int64, "jobs": pl.String}
 
 
 def nodes_frame(tables: Mapping[str, pl.DataFrame], nodes: pl.DataFrame | None) -> pl.DataFrame:
     """One row per (cycle, machine the RM knew): the world model's machines (`replay.model.nodes`)
-    with the quanta the schedule leaves free and, where the DEBUG occupancy table says, blacklisting."""
+    with the quanta the schedule leaves free and, where the DEBUG occupancy table says, blacklisting
+    (`free` None where the order is not known, or is one of alike nodes' which no line tells)."""
     if nodes is None:
         return pl.DataFrame(schema=NODES_SCHEMA)
     black = pl.DataFrame(schema={"cycle": pl.UInt32, "host": pl.String, "blacklisted": pl.Boolean})
@@ -203,7 +206,8 @@ def nodes_frame(tables: Mapping[str, pl.DataFrame], nodes: pl.DataFrame | None) 
         black = in_cycles(tables["occupancy"]).group_by("cycle", "host").agg(pl.col("blacklisted").any())
     return (nodes.join(black, on=["cycle", "host"], **LEFT)
             .with_columns(pl.col("blacklisted").fill_null(False),
-                          (pl.col("order") - pl.col("used")).clip(lower_bound=0).alias("free"))
+                          pl.when(pl.col("order_from") != ORDER_ALIKE)
+                          .then((pl.col("order") - pl.col("used")).clip(lower_bound=0)).alias("free"))
             .select(list(NODES_SCHEMA)).sort("cycle", "nodepool", "host"))
 
 

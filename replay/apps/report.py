@@ -272,16 +272,20 @@ def _cluster_section(tables: Mapping[str, pl.DataFrame], nodes: pl.DataFrame | N
     parts: list[str] = []
     known = (nodes.unique("host", keep="last", maintain_order=True) if nodes is not None
              else pl.DataFrame(schema={"host": pl.String, "nodepool": pl.String, "memory_mb": pl.Int64,
-                                       "order": pl.Int64}))
-    pools = known.group_by("nodepool").agg(pl.len().alias("n"), pl.col("memory_mb").sum().alias("mb"),
-                                           pl.col("order").sum().alias("q")).sort("nodepool")
+                                       "order": pl.Int64, "order_shown": pl.String}))
+    # a pool with a node of unknown order (and memory) has no total to show: None, drawn "?"
+    whole = pl.col("order").is_null().any().not_()
+    pools = known.group_by("nodepool").agg(
+        pl.len().alias("n"), pl.when(whole).then(pl.col("memory_mb").sum()).alias("mb"),
+        pl.when(whole).then(pl.col("order").sum()).alias("q")).sort("nodepool")
     parts.append("<h2 id=\"cluster\">Cluster</h2>"
                  f"<p>{known.height} node(s) (arrived, or there before the log began), "
                  f"{tables['nodepools'].height} nodepool(s), {tables['classes'].height} class(es)."
                  + (f" Nodes unknown: {E(no_nodes)}" if nodes is None else "") + "</p>")
     parts.append(table(("nodepool", "parent", "quantum GB", "nodes", "memory GB", "quantum shares", "classes"), [
         (r["name"], r["parent"] or "", r["quantum"],
-         *next(((p["n"], (p["mb"] or 0) // 1024, p["q"]) for p in pools.iter_rows(named=True)
+         *next(((p["n"], "?" if p["mb"] is None else p["mb"] // 1024, "?" if p["q"] is None else p["q"])
+                for p in pools.iter_rows(named=True)
                 if p["nodepool"] == r["name"]), (0, 0, 0)),
          ", ".join(r["classes"] or ())) for r in tables["nodepools"].iter_rows(named=True)]))
     parts.append(table(("class", "policy", "priority", "weight", "nodepool", "init cap", "cap"), [
@@ -290,7 +294,8 @@ def _cluster_section(tables: Mapping[str, pl.DataFrame], nodes: pl.DataFrame | N
         for r in tables["classes"].sort("priority", "name").iter_rows(named=True)]))
     if known.height:
         parts.append("<details><summary>nodes</summary>" + table(("host", "nodepool", "memory MB", "share order"), [
-            (r["host"], r["nodepool"], r["memory_mb"], r["order"]) for r in known.sort("host").iter_rows(named=True)
+            (r["host"], r["nodepool"], "?" if r["memory_mb"] is None else r["memory_mb"], r["order_shown"])
+            for r in known.sort("host").iter_rows(named=True)
         ]) + "</details>")
     return parts
 
@@ -332,16 +337,28 @@ def _utilisation_section(cycles: list[int], nodes: pl.DataFrame | None, no_nodes
         parts.append(f"<p class=\"note\">Capacity unknown: {E(no_nodes)}</p>")
     else:
         per = {c: (k, u) for c, k, u in capacity_and_use(nodes).iter_rows()}
-        cap, used = ([per.get(c, (0, 0))[i] for c in cycles] for i in (0, 1))
+        # a cycle with an online machine of unknown order has no capacity to plot: left out, and said
+        unknown = [c for c in cycles if c in per and per[c][0] is None]
+        cycles = [c for c in cycles if c not in unknown]
+        cap, used = ([per.get(c, (0, 0))[i] or 0 for c in cycles] for i in (0, 1))
         util = [100.0 * u / k if k else 0.0 for u, k in zip(used, cap)]
         parts.append(f"<p class=\"note\">Quantum shares in use (every process placed on an online machine, "
                      f"including those being preempted) over the online machines' capacity; mean "
-                     f"{sum(util) / len(util):.1f}%.</p>")
+                     f"{sum(util) / len(util) if util else 0.0:.1f}%."
+                     + (f" Capacity unknown in {len(unknown)} cycle(s), left out: an online node's share order is "
+                        f"in no line and the counters do not imply it ({E(_unsized(nodes))})." if unknown else "")
+                     + "</p>")
         parts.append(svg_plot("plot-utilisation", "Utilisation (%)", cycles,
                               [Series("used %", tuple(util))], "% of capacity", y_max=100.0))
         parts.append(svg_plot("plot-capacity", "Capacity and use (quantum shares)", cycles,
                               [Series("capacity", tuple(cap)), Series("in use", tuple(used))], "quantum shares"))
     return parts
+
+
+def _unsized(nodes: pl.DataFrame) -> str:
+    """The nodes whose order is not known, a few by name."""
+    names = nodes.filter(pl.col("order").is_null())["host"].unique().sort().to_list()
+    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
 
 
 def _preemptions_section(tables: Mapping[str, pl.DataFrame], cycles: list[int], epoch_of: Mapping[int, int | None],

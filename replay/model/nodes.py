@@ -16,6 +16,7 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
+from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_LOGGED, ORDER_OPEN
 from replay.model.orders import with_quanta
 from replay.model.start import bootstrap, node_liveness
 from replay.model.reads import narrow
@@ -28,9 +29,22 @@ ONLINE, UNRESPONSIVE, OFFLINE = "online", "unresponsive", "offline"  # truth.jso
 # before 2.1.0 a varied-on machine is in none of the RM's maps until its node next reports (vary_on_at_once)
 AWAITING = "varied on, awaiting report"
 DOWN_UNSURE = "offline or unresponsive"  # down since before the log began; no line tells which
+# `order`: None where no line gives it nor the counters imply it; `order_from` says where it comes
+# from (replay.model.machines.liveness ORDER_*), `order_shown` how every view draws it (order_shown)
 NODE_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
-               "memory_mb": pl.Int64, "online": pl.Boolean, "status": pl.String, "used": pl.Int64,
-               "jobs": pl.String}
+               "order_from": pl.String, "order_shown": pl.String, "memory_mb": pl.Int64, "online": pl.Boolean,
+               "status": pl.String, "used": pl.Int64, "jobs": pl.String}
+
+
+def order_shown(order: int | None, order_from: str | None, alike: tuple[int, ...] = ()) -> str:
+    """A machine's order as every view draws it: "4" stated, "4?" inferred, "4|5?" one of `alike`
+    (the orders alike nodes share, which of them has which no line tells, or those the inferences
+    that fit as well give it), "?" not known."""
+    if order_from in (ORDER_ALIKE, ORDER_OPEN):
+        return "|".join(map(str, alike)) + "?"
+    if order is None or order_from is None:
+        return "?"
+    return f"{order}?" if order_from == ORDER_INFERRED else str(order)
 
 
 def status(machine: Machine, awaiting: bool = False, unsure: bool = False) -> str:
@@ -59,7 +73,13 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     for cycle in tables["cycles"]["cycle"].to_list():
         for m in now.advance(cycle):
             said = status(m, awaiting=m.name in now.awaiting, unsure=m.name in now.unsure)
-            for name, value in zip(cols, (cycle, m.name, m.nodepool, m.order, m.memory_mb, m.online, said)):
+            # (a machine never sized is rmref's order 0 and memory 0: not a fact to show)
+            source = None if m.name in now.missing else now.order_from.get(m.name, ORDER_LOGGED)
+            # (an open order's quanta are not known; alike nodes' sum is, whichever has which)
+            order = None if source in (None, ORDER_OPEN) else m.order
+            memory = m.memory_mb if order is not None else None
+            shown = order_shown(order, source, now.alike.get(m.name, ()))
+            for name, value in zip(cols, (cycle, m.name, m.nodepool, order, source, shown, memory, m.online, said)):
                 cols[name].append(value)
     frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
     schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "share_id", "memory_gb", "purged"))
@@ -118,10 +138,12 @@ def online_capacity(machines: Iterable[Machine]) -> int:
 
 
 def capacity_and_use(nodes: pl.DataFrame) -> pl.DataFrame:
-    """Per cycle: the online machines' quanta (`capacity`) and the quanta their processes use
-    (`in_use`; a machine that is not online holds no capacity, and its processes are being purged)."""
+    """Per cycle: the online machines' quanta (`capacity`: None while an online machine's order is
+    not known) and the quanta their processes use (`in_use`; a machine that is not online holds no
+    capacity, and its processes are being purged)."""
     online = pl.col("online")
+    unknown = pl.col("order").filter(online).is_null().any()
     return nodes.group_by("cycle").agg(
-        pl.col("order").filter(online).sum().alias("capacity"),
+        pl.when(unknown).then(None).otherwise(pl.col("order").filter(online).sum()).alias("capacity"),
         pl.col("used").filter(online).sum().alias("in_use"),
     ).sort("cycle")

@@ -111,8 +111,9 @@ def job_cells(rows: Iterable[Mapping[str, Any]], audited: bool) -> list[tuple[Ce
 class NodesTable(CycleTable):
     """Nodes: per nodepool and host, order, used and free quanta (a bar), the jobs on it, its status."""
 
-    COLUMNS = [("nodepool", 12), ("host", 18), ("ord", 3), ("used / free", 24), ("used", 4), ("free", 4),
-               ("jobs", 24), ("status", 24)]
+    # (an order one of alike nodes' is drawn with its options, "13|15?": the jobs column gives way)
+    COLUMNS = [("nodepool", 12), ("host", 18), ("ord", 6), ("used / free", 24), ("used", 4), ("free", 4),
+               ("jobs", 21), ("status", 24)]
     FILTER = {"host": "host", "job": "jobs", "class": "nodepool"}
     BAR = 24
 
@@ -123,14 +124,15 @@ class NodesTable(CycleTable):
         top = max([1, *frame["order"].fill_null(0).to_list()])
         rows: list[tuple[Cell, ...]] = []
         for r in frame.iter_rows(named=True):
-            order, used = r["order"] or 0, r["used"] or 0
+            used = r["used"] or 0
             n_used = round(self.BAR * used / top)
-            n_free = max(round(self.BAR * order / top) - n_used, 0)
+            # (no free part drawn where the free space is not known: `free` None)
+            n_free = 0 if r["free"] is None else max(round(self.BAR * (r["order"] or 0) / top) - n_used, 0)
             down = r["status"] != "online"
             bar = Text("█" * n_used, style="red" if down else "green") + Text("░" * n_free, style="grey50")
             status = r["status"] + (" blacklisted" if r["blacklisted"] else "")
-            rows.append((r["nodepool"] or "-", Text(r["host"], style="bold red" if down else ""), str(order), bar,
-                         str(used), str(r["free"]), r["jobs"],
+            rows.append((r["nodepool"] or "-", Text(r["host"], style="bold red" if down else ""), r["order_shown"], bar,
+                         str(used), "?" if r["free"] is None else str(r["free"]), r["jobs"],
                          Text(status, style="bold red" if down or r["blacklisted"] else "green")))
         if not rows and browse.nodes_note:
             rows = [("", Text(browse.nodes_note, style="italic"), "", "", "", "", "", "")]

@@ -47,6 +47,11 @@ class Host:
     varied_off: bool = False  # varied off before the log began: the log first shows it varied on
     # down before the log began, dead or varied off: the log does not tell which (`down_before_log`)
     down: bool = False
+    # inferred among nodes alike in every counter, which of them has which order no line telling:
+    # the orders they share between them (empty: its order is its own, stated or inferred)
+    alike: tuple[int, ...] = ()
+    # inferred, yet the inferences that fit the log as well give it other orders: all of them
+    rivals: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,8 @@ class Inventory:
         return arrival_open(self.hosts)
 
     def memory_mb(self, host: Host) -> int:
-        """The host's memory: as logged, else order x quantum."""
+        """The host's memory: as logged, else order x quantum (0 where the order is not known either:
+        `Host.memory_mb` None and `unknown` say so)."""
         if host.memory_mb is not None:
             return host.memory_mb
         return (host.order or 0) * self.quantum_gb * 1024

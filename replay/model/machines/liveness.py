@@ -13,7 +13,7 @@ from dataclasses import replace
 import polars as pl
 
 from replay.model.bycycle import ByCycle
-from replay.model.machines.inventory import Inventory
+from replay.model.machines.inventory import STATED, Host, Inventory
 from replay.model.pools import PoolOf
 from rmref.behaviours import Behaviours
 from rmref.constants import DEAD, VARIED_OFF
@@ -22,6 +22,11 @@ from rmref.model import Machine
 _OFFLINE = {"death", "vary_off", "vary_on"}
 _ONLINE = {"arrive", "reactivate", "recover", "recover_node"}
 _DISABLE_LINES = ("purge", "not_purged", "completed")  # NodePool.disable's lines after its "Host disabled"
+# where a machine's order comes from (`NodeLiveness.order_from`; none: not known, `missing`)
+ORDER_LOGGED = "log"  # a line states it (an arrival, a placement, the occupancy table, ...)
+ORDER_INFERRED = "inferred"  # solved for from the counters (replay.model.machines.solver)
+ORDER_ALIKE = "alike"  # inferred, among alike nodes no line tells apart: one of `NodeLiveness.alike`
+ORDER_OPEN = "open"  # inferred, the inferences that fit as well disagreeing: one of `NodeLiveness.alike`
 
 
 def machine_hosts(nodes: pl.DataFrame) -> list[str]:
@@ -65,6 +70,11 @@ class NodeLiveness:
                             memory_stated=h.memory_mb is not None)
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
+        # where each machine's order comes from (ORDER_*); a machine with none is `missing`
+        self.order_from: dict[str, str] = {h.name: _order_from(h) for h in inventory.hosts if h.order is not None}
+        # the orders a machine may have where the log does not settle it (ORDER_ALIKE, ORDER_OPEN)
+        self.alike: dict[str, tuple[int, ...]] = {h.name: tuple(sorted({*h.alike, *h.rivals}))
+                                                  for h in inventory.hosts if h.alike or h.rivals}
         # down before the log began, dead or varied off, until a line tells which (`unsure`): a
         # vary-off purges neither, so it is kept among the dead
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead or h.down}
@@ -98,6 +108,10 @@ class NodeLiveness:
                     self.awaiting.discard(host)
                     if order is not None:  # (an arrival states the order)
                         self.missing.discard(host)
+                        self.order_from[host] = ORDER_LOGGED
+                        self.alike.pop(host, None)
+                    elif old is None:  # a return of a node never sized: its order no line gives
+                        self.missing.add(host)
                 elif old is None:
                     continue
                 elif event == "death":  # NodePool.nodeLeaves: disable, every share but reservations
@@ -117,3 +131,11 @@ class NodeLiveness:
                         self.awaiting.add(host)
         return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 
+
+def _order_from(host: Host) -> str:
+    """Where a node there before the log began takes its order from (its order known)."""
+    if host.source == STATED:
+        return ORDER_LOGGED
+    if host.rivals:
+        return ORDER_OPEN
+    return ORDER_ALIKE if host.alike else ORDER_INFERRED

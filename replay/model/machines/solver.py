@@ -364,16 +364,31 @@ def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floor
     if ruled:
         why.append(f"rmref's What Of would place processes on it as order {', '.join(map(str, ruled))}, "
                    "where the RM placed none")
-    elif len(sizes) > 1 and not any(host in group.hosts for host, _o in fits[0].ruled_out):
+    open_ = len(sizes) > 1 and not ruled and not any(host in group.hosts for host, _o in fits[0].ruled_out)
+    if open_:
         why.append("which of these alike nodes has which order no placement tells: taken in the order "
-                   "they were first heard from")
-    return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why))
+                   "they were first heard from (every view shows it as one of "
+                   + " or ".join(map(str, sorted(sizes))) + ")")
+    # (the fits as good as the one taken are told apart by the fewest machine sizes only: no evidence)
+    rivals = sorted({f.orders[h.name] for f in fits if f.agree == fits[0].agree and h.name in f.orders})
+    if len(rivals) > 1:
+        why.append(f"the inferences that fit as well give it order {' or '.join(map(str, rivals))}: every view "
+                   "shows it so, its quanta not known")
+    return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why),
+                   alike=tuple(sorted(sizes)) if open_ else (), rivals=tuple(rivals) if len(rivals) > 1 else ())
+
+
+def _order_taken(h: Host) -> str:
+    """An inferred node's order as the assumptions name it: where the log leaves it one of several
+    (`Host.alike`, `Host.rivals`), the one the replay took, as taken."""
+    options = sorted({*h.alike, *h.rivals})
+    return f"order {h.order} taken of {' or '.join(map(str, options))}" if options else f"order {h.order}"
 
 
 def _assumptions(hosts: Sequence[Host], unknown: Mapping[str, Host], fits: Sequence[_Fit]) -> tuple[Assumption, ...]:
     """Each inferred node, a summary line, and a word on the inferences that fit as well."""
     inferred = [h for h in hosts if h.name in unknown and h.order is not None]
-    out = [Assumption(f"node {h.name}", f"order {h.order}, nodepool {h.nodepool}", INFERRED, h.evidence)
+    out = [Assumption(f"node {h.name}", f"{_order_taken(h)}, nodepool {h.nodepool}", INFERRED, h.evidence)
            for h in inferred]
     sizes = Counter(h.order for h in inferred)
     left = len(unknown) - len(inferred)

@@ -1,0 +1,124 @@
+"""A node's share order on a log that starts mid-stream (INFO, no bootstrap), against truth.jsonl.
+
+What no line states and the counters do not imply is unknown (None, drawn "?"), never 0; an
+inferred order is marked so ("N?"); among alike nodes no line tells apart, no view shows which has
+which (fixtures/cuts/alike_orders: an INFO log of the real RM cut between cycles, where three alike
+nodes hold orders 4, 4 and 5); and an order the inferences that fit as well disagree on is open.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from replay import parse
+from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_OPEN
+from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.resources import read_resources
+from replay.model.start import bootstrap, machine_inventory
+from tests.helpers import FIXTURES, truth
+from tests.midstream import classes_only, cut
+
+ALIKE = FIXTURES / "cuts" / "alike_orders"
+
+
+def _truth_orders(records: list[dict], epochs: dict[int, int]) -> dict[tuple[int, str], int]:
+    by_epoch = {r["epoch"]: r for r in records}
+    return {(c, n["name"]): n["order"] for c, e in epochs.items() if e in by_epoch for n in by_epoch[e]["nodes"]}
+
+
+def _nodes(tables: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, dict[tuple[int, str], int]]:
+    boot = bootstrap(tables)
+    nodes = node_cycles(tables, boot, machine_inventory(tables, boot))
+    return nodes, dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+
+
+@pytest.fixture(scope="module")
+def unsized(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, dict[tuple[int, str], int]]:
+    """corpus/midstream_pool_no_counter_covers cut inside an RmCounter block: n06, idle in a pool no
+    counter covers, is sized by no line (truth: order 9)."""
+    name, tmp = "corpus/midstream_pool_no_counter_covers", tmp_path_factory.mktemp("unsized")
+    tables = dict(parse([cut(name, "rm.log", "counter", tmp / "cut.log")]).tables)
+    tables.update(read_resources(classes_only(name, tmp / "config")))
+    nodes, epochs = _nodes(tables)
+    return nodes, _truth_orders(truth(name), epochs)
+
+
+def test_an_unknown_order_is_none_not_zero(unsized):
+    nodes, want = unsized
+    n06 = nodes.filter(pl.col("host") == "n06.sim.ducc")
+    assert n06.height and {want[(c, "n06.sim.ducc")] for c in n06["cycle"]} == {9}
+    assert n06["order"].is_null().all() and n06["memory_mb"].is_null().all()
+    assert set(n06["order_shown"]) == {"?"} and n06["order_from"].is_null().all()
+    # every order shown as known is truth's
+    known = nodes.filter(pl.col("order").is_not_null())
+    assert all(o == want[(c, h)] for c, h, o in known.select("cycle", "host", "order").iter_rows())
+
+
+def test_capacity_is_unknown_while_a_node_of_unknown_order_is_online(unsized):
+    nodes, _ = unsized
+    online = set(nodes.filter(pl.col("online") & (pl.col("host") == "n06.sim.ducc"))["cycle"])
+    capacity = dict(capacity_and_use(nodes).select("cycle", "capacity").iter_rows())
+    assert online and all(capacity[c] is None for c in online)
+
+
+def _cut_fixture(folder: Path) -> tuple[pl.DataFrame, dict[tuple[int, str], int]]:
+    tables = dict(parse([folder / "rm.log.gz"]).tables)
+    tables.update(read_resources(folder / "resources"))
+    nodes, epochs = _nodes(tables)
+    with gzip.open(folder / "truth.jsonl.gz", "rt") as fh:
+        records = [json.loads(line) for line in fh]
+    return nodes, _truth_orders(records, epochs)
+
+
+@pytest.fixture(scope="module")
+def alike() -> tuple[pl.DataFrame, dict[tuple[int, str], int]]:
+    return _cut_fixture(ALIKE)
+
+
+def test_orders_the_fits_disagree_on_are_open() -> None:
+    """fixtures/cuts/rival_orders: five alike idle nodes the counters leave order 3 or 1 (truth: 1),
+    the inferences that fit as well disagreeing; the one taken gives them 3."""
+    nodes, want = _cut_fixture(FIXTURES / "cuts" / "rival_orders")
+    open_ = nodes.filter(pl.col("order_from") == ORDER_OPEN)
+    assert set(open_["host"]) == {f"n0{i}.sim.ducc" for i in range(1, 6)}
+    assert open_["order"].is_null().all() and set(open_["order_shown"]) == {"1|3?"}
+    assert {want[(c, h)] for c, h in open_.select("cycle", "host").iter_rows()} == {1}
+    assert capacity_and_use(nodes)["capacity"].is_null().all()  # (they are online throughout)
+    known = nodes.filter(pl.col("order").is_not_null())
+    assert known.height and all(o == want[(c, h)] for c, h, o in known.select("cycle", "host", "order").iter_rows())
+
+
+def test_alike_nodes_show_no_distinction_the_log_cannot_tell(alike):
+    nodes, want = alike
+    open_ = nodes.filter(pl.col("order_from") == ORDER_ALIKE)
+    hosts = set(open_["host"])
+    assert hosts == {"n01.sim.ducc", "n02.sim.ducc", "n05.sim.ducc"}
+    assert sorted(want[(nodes["cycle"][0], h)] for h in hosts) == [4, 4, 5]  # truth: n05 is the 5
+    assert set(open_["order_shown"]) == {"4|5?"}  # one drawing for all three: which is which, unknown
+    for c, h, shown in open_.select("cycle", "host", "order_shown").iter_rows():
+        assert str(want[(c, h)]) in shown.rstrip("?").split("|")
+    # what they share is known: every cycle's capacity is truth's
+    per = dict(capacity_and_use(nodes).select("cycle", "capacity").iter_rows())
+    truth_capacity: dict[int, int] = {}
+    for (c, _h), o in want.items():
+        truth_capacity[c] = truth_capacity.get(c, 0) + o
+    assert per and all(per[c] == truth_capacity[c] for c in per)
+
+
+def test_an_inferred_order_is_marked_and_is_truths(alike):
+    nodes, want = alike
+    inferred = nodes.filter(pl.col("order_from") == ORDER_INFERRED)
+    assert inferred.height
+    for c, h, o, shown in inferred.select("cycle", "host", "order", "order_shown").iter_rows():
+        assert o == want[(c, h)] and shown == f"{o}?"
+
+
+def test_alike_fixture_is_cut_mid_stream() -> None:
+    """The fixture has no bootstrap: its nodes are all there before the log began."""
+    tables = parse([Path(ALIKE / "rm.log.gz")]).tables
+    assert tables["classes"].is_empty() and tables["nodes"].filter(pl.col("event") == "arrive").is_empty()
