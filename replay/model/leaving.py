@@ -21,8 +21,10 @@ from replay.model.settings import INFERRED, Assumption
 
 LEAVING = "processes leaving as the log began"  # its name in the audit's `assumed` list
 LEAVING_WHY = ("the first schedule lists their removal, and no line of that cycle can have decided it (no eviction "
-               "line names the process or its host, no job was found needy): taken as decided before the log "
-               "began, so the cycle does not count them (countNShares) and no decision of it took them")
+               "line names the process or its host, no job was found needy; or the job's findShares count, before "
+               "any decision for it, already leaves out as many processes as the schedule lists removals): taken "
+               "as decided before the log began, so the cycle does not count them (countNShares) and no decision "
+               "of it took them")
 SHOWN = 6  # processes named in the value; the rest counted
 REMOVAL_KEY = ["cycle", "job_id", "host", "share_id"]
 
@@ -56,10 +58,35 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     if first != listed or not needy.is_empty():
         return removals.clear()
     evicted = tables["evictions"].filter(pl.col("cycle") == first)
-    return (removals.filter(pl.col("cycle") == first)
-            .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
-            .join(evicted.filter(pl.col("share_id").is_null()).select("cycle", "host").unique(),
-                  on=["cycle", "host"], how="anti"))
+    listed_first = removals.filter(pl.col("cycle") == first)
+    uncounted = listed_first.join(_uncounted_jobs(tables, first, evicted), on="job_id", how="semi")
+    undecided = (listed_first.join(uncounted, on="job_id", how="anti")
+                 .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
+                 .join(evicted.filter(pl.col("share_id").is_null()).select("cycle", "host").unique(),
+                       on=["cycle", "host"], how="anti"))
+    return pl.concat([uncounted, undecided]).sort(REMOVAL_KEY)
+
+
+def _uncounted_jobs(tables: Mapping[str, pl.DataFrame], cycle: object, evicted: pl.DataFrame) -> pl.DataFrame:
+    """Jobs (job_id) whose every removal the first schedule lists the RM had stopped counting before
+    the cycle decided anything for them: findShares' `current` (countNShares, at DEBUG) is the
+    shares the schedule lists as existing less as many as it lists removals, the job gains no share
+    in the cycle and no eviction line names it before that count. shrinkBy can pick a process
+    already leaving again, so an eviction line naming one is no sign the cycle decided it."""
+    schedule = tables["schedule"].filter(pl.col("cycle") == cycle)
+    held = (schedule.group_by("job_id")
+            .agg(existing=(pl.col("kind") == "existing").sum(), removed=(pl.col("kind") == "removal").sum(),
+                 added=(pl.col("kind") == "addition").sum()))
+    counted = (tables["expansions"].filter((pl.col("cycle") == cycle) & (pl.col("kind") == "find_shares_counted")
+                                           & pl.col("current").is_not_null())
+               .sort("line").group_by("job_id").agg(pl.col("current").first(), pl.col("line").first()))
+    first_eviction = (evicted.filter(pl.col("job_id").is_not_null())
+                      .group_by("job_id").agg(evicted_at=pl.col("line").min()))
+    return (held.join(counted, on="job_id").join(first_eviction, on="job_id", how="left")
+            .filter((pl.col("added") == 0) & (pl.col("removed") > 0)
+                    & (pl.col("existing") - pl.col("current") == pl.col("removed"))
+                    & (pl.col("evicted_at").is_null() | (pl.col("evicted_at") > pl.col("line"))))
+            .select("job_id"))
 
 
 def leaving_assumed(tables: Mapping[str, pl.DataFrame]) -> tuple[Assumption, ...]:

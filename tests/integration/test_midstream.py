@@ -332,6 +332,33 @@ def test_a_removal_taken_as_decided_before_the_log_is_said_by_every_command(leve
                 and t.reason != "leaving"]
 
 
+AGAIN = "corpus/midstream_leaving_picked_again"
+
+
+@pytest.mark.parametrize("kind", ["schedule", "between"])
+def test_a_process_already_leaving_that_shrink_picks_again_is_not_the_cycles(kind, tmp):
+    """A DEBUG log of the real RM (oracle seed 12121, fragmentation, trunk) cut as job 6's
+    np102.sim.ducc.19, which shrinkBy took in the cycle before (truth: listed for removal there),
+    is still leaving. The first whole cycle's findShares counts job 6 at 1 of the 2 processes its
+    schedule lists, and shrinkBy names np102.sim.ducc.19 again: an eviction line, yet not the
+    cycle's decision. Read as the cycle's, job 6 would count 2, its cap 4 where truth's is 2, and
+    lose both processes where the RM removed one. It is taken as leaving as the log began, and
+    said so; no divergence, and every cycle is truth's but for what the audit leaves out, saying why
+    (cycle 7: whether processes there before the log had reported)."""
+    tables, result, frames, epochs = _audited(AGAIN, "rm-debug.log", kind, tmp)
+    first = min([*result.cycles, *result.skipped])
+    records = {r["epoch"]: r for r in truth(AGAIN)}
+    leaving = (6, "np102.sim.ducc", 19)
+    assert leaving in removals(records[epochs[first] - 1]) and leaving in removals(records[epochs[first]])
+    assert {j["id"]: j["job_cap"] for j in records[epochs[first]]["jobs"]}[6] == 2
+    assert not result.divergences, result.divergences[:3]
+    assert first in result.cycles and not result.skipped
+    bad = _disagreeing(frames, result.cycles, epochs, AGAIN)
+    assert not [(c, k) for c, _e, k in bad if c not in result.skipped_kinds.get(k, {})], bad
+    said = [a.value for a in result.assumed if a.setting == "processes leaving as the log began"]
+    assert len(said) == 1 and "job 6 np102.sim.ducc.19" in said[0], said
+
+
 STALE = "corpus/midstream_stale_before_the_log"
 
 
