@@ -35,8 +35,6 @@ import polars as pl
 
 from replay.javarm.hashes import Hashes, Listing, hashes_of, map_bits
 from replay.model.bootstrap import Bootstrap
-from replay.model.logged import logged_decisions
-from replay.model.stale import stale_free
 from replay.model.start import ReplayStart, replay_start
 from rmref.behaviours import Behaviours
 from rmref.howmuch_state import stale_after_howmuch
@@ -219,7 +217,7 @@ def node_ips(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
     shows neither a walk nor a placement, or shows the nodes' IPs (3.0.0 on)."""
     if tables["nodes"].filter(pl.col("ip").is_not_null()).height:
         return None
-    start = replay_start(tables, boot)
+    start = replay_start(tables, boot, hold=True)
     walks = rich_listings(tables, start.boot) + freeable_listings(tables, start.boot.config.behaviours)
     placed = _placing_cycles(tables, start)
     if not walks and not placed:
@@ -276,10 +274,10 @@ class _Placing:
 
 def _placing_cycles(tables: Mapping[str, pl.DataFrame], start: ReplayStart) -> list[_Placing]:
     """Every undamaged cycle in which What Of placed processes, as the audit reads it."""
-    logged = logged_decisions(tables)
-    stale = stale_free(tables, start.boot.nodepools, start.boot.config.quantum_gb)
+    reads = start.reads(tables)
+    logged = reads.logged
     out = []
-    for inp in start.inputs(tables, stale=stale):
+    for inp in reads.inputs:
         connected = logged.connected.get(inp.cycle, [])
         if not connected or inp.cycle in start.damage:
             continue

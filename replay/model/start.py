@@ -13,7 +13,7 @@ settings settled by replaying the cap chain), `machine_inventory`, `node_livenes
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -22,14 +22,16 @@ from replay.model import settings as st
 from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, properties_unread, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
-from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
+from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles, resume_points
+from replay.model.held_inputs import HeldInputs, Reads
 from replay.model.leaving import leaving_assumed, starts_midstream
+from replay.model.logged import logged_decisions
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness, pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
 from replay.model.settings import Assumption
-from replay.model.stale import StaleFree
-from replay.model.threshold import settle_threshold
+from replay.model.stale import StaleFree, stale_free
+from replay.model.threshold import settle_threshold, threshold_unsettled
 from rmref.behaviours import Behaviours
 from rmref.model import CycleInput
 
@@ -160,6 +162,8 @@ class ReplayStart:
     damage: Mapping[int, Damage]  # cycles whose input is damaged (replay.model.damage): replayed by no command
     processes: OpenProcesses = OpenProcesses(0, {})  # those there before the log whose report no line shows
     leaving: tuple[Assumption, ...] = ()  # the processes taken as leaving when a mid-stream log began
+    # the inputs the threshold inference assembled, for the replay after it (`reads`; `replay_start`'s `hold`)
+    held: HeldInputs | None = field(default=None, compare=False, repr=False)
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
@@ -218,6 +222,15 @@ class ReplayStart:
         """rmref's input of every published cycle (those in `cycles`) on these settings and machines."""
         return cycle_inputs(tables, self.boot, cycles, inventory=self.inventory, stale=stale)
 
+    def reads(self, tables: Mapping[str, pl.DataFrame], cycles: range | None = None) -> Reads:
+        """What a replay of every cycle (those in `cycles`) reads: the inputs the threshold inference
+        assembled, handed over the first time they are asked for (`held`), else assembled now."""
+        taken = self.held.take(self.boot, cycles) if self.held is not None else None
+        if taken is not None:
+            return taken
+        stale = stale_free(tables, self.boot.nodepools, self.boot.config.quantum_gb)
+        return Reads(logged_decisions(tables), stale, self.inputs(tables, cycles, stale=stale))
+
 
 def _jobs(jobs: list[int]) -> str:
     return ("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs))
@@ -230,8 +243,11 @@ def predates_log(tables: Mapping[str, pl.DataFrame]) -> frozenset[int]:
     return frozenset(set(published.to_list()) - set(submitted.to_list()))
 
 
-def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None) -> ReplayStart:
-    """The replay's start (see the module docstring); InputError when the bootstrap is missing."""
+def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, hold: bool = False) -> ReplayStart:
+    """The replay's start (see the module docstring); InputError when the bootstrap is missing.
+    `hold`: the caller replays every cycle next (`ReplayStart.reads`), and takes over the inputs
+    the threshold inference assembles rather than assembling them again (on a log without gaps:
+    each part of one with gaps is replayed from its own start)."""
     boot = boot or bootstrap(tables)
     damage = damaged_cycles(tables)
     # a cycle with lines unread may have lost a process's report (reconcileProcess's "New process ...
@@ -239,5 +255,12 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
     start = ReplayStart(boot, machine_inventory(tables, boot), frozenset(whole_cycles(tables)), predates_log(tables),
                         damage, open_processes(tables, unreadable), leaving_assumed(tables))
+    if not threshold_unsettled(start.boot):
+        return start
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)
-    return replace(start, boot=settle_threshold(tables, start))
+    reads = start.reads(tables)
+    if not hold or resume_points(damage):
+        return replace(start, boot=settle_threshold(start, reads.logged, reads.inputs))
+    inputs = list(reads.inputs)
+    return replace(start, boot=settle_threshold(start, reads.logged, inputs),
+                   held=HeldInputs(start.boot, inputs, reads.logged, reads.stale))

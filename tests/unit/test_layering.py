@@ -127,6 +127,7 @@ REBUILD_FLOORS = (
      "replay.model.clock", "replay.model.orders"),
     ("replay.model.machines",),  # the package: inventory, evidence, counts, solver, liveness
     ("replay.model.assembly",),
+    ("replay.model.held_inputs",),  # the inputs the threshold inference assembled, held for the replay after it
     ("replay.model.threshold",),  # settles the start's threshold: reads the start by its shape alone
     ("replay.model.start",),
     ("replay.model.nodes",),
