@@ -371,7 +371,7 @@ def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Pla
         writer = _Writer(tmp)
     try:
         # the machines of every cycle first: their working set is gone before the audit's builds up
-        start = replay_start(tables, boot)
+        start = replay_start(tables, boot, hold=True)
         nodes = node_cycles(tables, boot, start.inventory)
         if resume_points(start.damage):  # audited in parts (gaps): the first cycle's logged decisions are a part's
             writer.takings = takings(logged_decisions(tables))

@@ -35,8 +35,6 @@ import polars as pl
 
 from replay.javarm.hashes import Hashes, Listing, hashes_of, map_bits
 from replay.model.bootstrap import Bootstrap
-from replay.model.logged import logged_decisions
-from replay.model.stale import stale_free
 from replay.model.start import ReplayStart, replay_start
 from rmref.behaviours import Behaviours
 from rmref.howmuch_state import stale_after_howmuch
@@ -219,10 +217,11 @@ def node_ips(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
     shows neither a walk nor a placement, or shows the nodes' IPs (3.0.0 on)."""
     if tables["nodes"].filter(pl.col("ip").is_not_null()).height:
         return None
+    # not held for the search (`replay_start`'s hold): it reads the first `budget` placing cycles only
     start = replay_start(tables, boot)
     walks = rich_listings(tables, start.boot) + freeable_listings(tables, start.boot.config.behaviours)
-    placed = _placing_cycles(tables, start)
-    if not walks and not placed:
+    placed = _placing_cycles(tables, start, budget)
+    if not walks and not placed.count:
         return None
     index: dict[str, int] = {}
     for w in walks:
@@ -244,8 +243,8 @@ def node_ips(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
             unexplained.add(cycle)
         else:
             listings, found = trial, solved
-    agree = sum(1 for c in placed if c.cycle not in unexplained) if finished else None
-    return replace(found, walks=len(walks), placing=len(placed), agree=agree)
+    agree = sum(1 for c in placed.kept if c.cycle not in unexplained) if finished else None
+    return replace(found, walks=len(walks), placing=placed.count, agree=agree)
 
 
 def _solved(listings: list[Listing], index: Mapping[str, int]) -> NodeIps:
@@ -274,31 +273,47 @@ class _Placing:
     prefer: Mapping[str, int]
 
 
-def _placing_cycles(tables: Mapping[str, pl.DataFrame], start: ReplayStart) -> list[_Placing]:
-    """Every undamaged cycle in which What Of placed processes, as the audit reads it."""
-    logged = logged_decisions(tables)
-    stale = stale_free(tables, start.boot.nodepools, start.boot.config.quantum_gb)
-    out = []
-    for inp in start.inputs(tables, stale=stale):
+@dataclass(frozen=True)
+class _Placings:
+    """How many undamaged cycles What Of placed processes in (`count`), and the first of them, as
+    many as the search's runs (`kept`): a cycle the search reaches has cost a run, as has every
+    one before it (run in that pass, or in an earlier one that left it out), so it reaches no
+    further, and a long log's inputs are not held (about 29 KB a cycle on i_mega24)."""
+
+    kept: tuple[_Placing, ...]
+    count: int
+
+
+def _placing_cycles(tables: Mapping[str, pl.DataFrame], start: ReplayStart, budget: int) -> _Placings:
+    """The undamaged cycles in which What Of placed processes, as the audit reads them, the first
+    `budget` kept (`_Placings`)."""
+    reads = start.reads(tables)
+    logged = reads.logged
+    placing = [c for c in tables["cycles"]["cycle"].to_list() if logged.connected.get(c) and c not in start.damage]
+    kept: list[_Placing] = []
+    wanted = min(budget, len(placing))
+    for inp in reads.inputs if wanted else ():  # every published cycle's, in order (as `placing` lists them)
         connected = logged.connected.get(inp.cycle, [])
         if not connected or inp.cycle in start.damage:
             continue
         prefer: dict[str, int] = {}
         for _job, host, _order, _sid in sorted(connected, key=lambda r: r[3] or 0):
             prefer.setdefault(host, len(prefer))
-        out.append(_Placing(inp.cycle, inp, logged.counts.get(inp.cycle, {}),
-                            tuple((j, h) for j, h, _o, _s in connected), prefer))
-    return out
+        kept.append(_Placing(inp.cycle, inp, logged.counts.get(inp.cycle, {}),
+                             tuple((j, h) for j, h, _o, _s in connected), prefer))
+        if len(kept) == wanted:
+            break
+    return _Placings(tuple(kept), len(placing))
 
 
-def _first_miss(placed: list[_Placing], ip_of: Mapping[str, str], skip: set[int],
+def _first_miss(placed: _Placings, ip_of: Mapping[str, str], skip: set[int],
                 budget: int) -> tuple[tuple[int, str, str, int] | None, int, bool]:
     """The first place where What Of under these IPs (the harness's common one for the rest) puts a process
     on another host than the RM: (cycle, the RM's host, What Of's, the bits of the table it walked), where the
     RM's host was in that table (met later); a cycle whose first miss is of another kind joins `skip`. Also
     the runs of What Of made, and whether every cycle was run (none missed, none left for lack of runs)."""
     runs = 0
-    for c in placed:
+    for c in placed.kept:
         if c.cycle in skip:
             continue
         if runs >= budget:
@@ -315,7 +330,7 @@ def _first_miss(placed: list[_Placing], ip_of: Mapping[str, str], skip: set[int]
             skip.add(c.cycle)
             continue
         return (c.cycle, c.theirs[k][1], ours[k][1], table.capacity.bit_length() - 1), runs, False
-    return None, runs, True
+    return None, runs, len(placed.kept) == placed.count  # past the last kept, the runs are spent (`_Placings`)
 
 
 def _ip(name: str, k: int, value: int, mask: int) -> str | None:

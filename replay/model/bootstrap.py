@@ -136,7 +136,7 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     )
     users = tuple(sorted(_user_allotments(config).items()))
     threshold, threshold_bounds = (
-        (_setting(rows, "fragmentation threshold", st.THRESHOLD, lambda: st.infer_threshold(tables, classes)), None)
+        (st.from_config(st.THRESHOLD, *rows["fragmentation threshold"]), None)
         if _stated(rows, "fragmentation threshold") else st.threshold_reading(tables, classes))
     assumed = [
         quantum,

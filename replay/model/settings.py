@@ -168,12 +168,6 @@ def _fair_analysis(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDe
         "cycle", "job_id", "pure_fs", "nsh", "counted", "needed").drop_nulls()
 
 
-def infer_threshold(tables: Mapping[str, pl.DataFrame], classes: Iterable[ClassDef]) -> Assumption:
-    """ducc.rm.fragmentation.threshold from detectFragmentation's fair-share rows and, at DEBUG,
-    doFinalEvictions' donors (`threshold_reading`)."""
-    return threshold_reading(tables, classes)[0]
-
-
 def threshold_reading(tables: Mapping[str, pl.DataFrame],
                       classes: Iterable[ClassDef]) -> tuple[Assumption, tuple[int, int] | None]:
     """ducc.rm.fragmentation.threshold as the log gives it, and the least and greatest values the

@@ -13,7 +13,7 @@ settings settled by replaying the cap chain), `machine_inventory`, `node_livenes
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -22,17 +22,19 @@ from replay.model import settings as st
 from replay.model.assembly import assemble
 from replay.model.bootstrap import Bootstrap, open_cap_classes, properties_unread, read_bootstrap, with_cap_settings
 from replay.model.clock import OpenProcesses, open_processes
-from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles
+from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles, resume_points
 from replay.model.handover import settle_handovers
+from replay.model.held_inputs import HeldInputs, Reads
 from replay.model.leaving import leaving_assumed, starts_midstream
+from replay.model.logged import logged_decisions
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness
 from replay.model.pools import pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
 from replay.model.orders import orders_assumed
 from replay.model.settings import Assumption
-from replay.model.stale import StaleFree
-from replay.model.threshold import settle_threshold
+from replay.model.stale import StaleFree, stale_free
+from replay.model.threshold import settle_threshold, threshold_unsettled
 from rmref.behaviours import Behaviours
 from rmref.model import CycleInput
 
@@ -170,6 +172,8 @@ class ReplayStart:
     orders: tuple[Assumption, ...] = ()  # the orders no line prints and no class defined gives (orders_assumed)
     handovers: tuple[Assumption, ...] = ()  # the processes handed over before the log began, or taken as not
     handed_before: frozenset[tuple[int, int]] = frozenset()  # (job, share id) of those inferred handed over
+    # the inputs the threshold inference assembled, for the replay after it (`reads`; `replay_start`'s `hold`)
+    held: HeldInputs | None = field(default=None, compare=False, repr=False)
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
@@ -231,6 +235,15 @@ class ReplayStart:
         return cycle_inputs(tables, self.boot, cycles, inventory=self.inventory, stale=stale,
                             handed_before=self.handed_before)
 
+    def reads(self, tables: Mapping[str, pl.DataFrame], cycles: range | None = None) -> Reads:
+        """What a replay of every cycle (those in `cycles`) reads: the inputs the threshold inference
+        assembled, handed over the first time they are asked for (`held`), else assembled now."""
+        taken = self.held.take(self.boot, cycles) if self.held is not None else None
+        if taken is not None:
+            return taken
+        stale = stale_free(tables, self.boot.nodepools, self.boot.config.quantum_gb)
+        return Reads(logged_decisions(tables), stale, self.inputs(tables, cycles, stale=stale))
+
 
 def _jobs(jobs: list[int]) -> str:
     return ("job " if len(jobs) == 1 else "jobs ") + ", ".join(map(str, jobs))
@@ -243,8 +256,11 @@ def predates_log(tables: Mapping[str, pl.DataFrame]) -> frozenset[int]:
     return frozenset(set(published.to_list()) - set(submitted.to_list()))
 
 
-def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None) -> ReplayStart:
-    """The replay's start (see the module docstring); InputError when the bootstrap is missing."""
+def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, hold: bool = False) -> ReplayStart:
+    """The replay's start (see the module docstring); InputError when the bootstrap is missing.
+    `hold`: the caller replays every cycle next (`ReplayStart.reads`), and takes over the inputs
+    the threshold inference assembles rather than assembling them again (on a log without gaps:
+    each part of one with gaps is replayed from its own start)."""
     boot = boot or bootstrap(tables)
     damage = damaged_cycles(tables)
     # a cycle with lines unread may have lost a process's report (reconcileProcess's "New process ...
@@ -256,5 +272,12 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     start = ReplayStart(boot, inventory, frozenset(whole_cycles(tables)), predates_log(tables),
                         damage, open_processes(tables, unreadable), leaving_assumed(tables),
                         orders_assumed(tables, boot), handovers, handed)
+    if not threshold_unsettled(start.boot):
+        return start
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)
-    return replace(start, boot=settle_threshold(tables, start))
+    reads = start.reads(tables)
+    if not hold or resume_points(damage):
+        return replace(start, boot=settle_threshold(start, reads.logged, reads.inputs))
+    inputs = list(reads.inputs)
+    return replace(start, boot=settle_threshold(start, reads.logged, inputs),
+                   held=HeldInputs(start.boot, inputs, reads.logged, reads.stale))

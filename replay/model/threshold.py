@@ -15,17 +15,14 @@ one of the others explains out); none leaves the assumption as it was, saying so
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
-
-import polars as pl
 
 from replay.model import settings as st
 from replay.model.bootstrap import Bootstrap
 from replay.model.defrag_inputs import cleared_by_rm, logged_phase_outputs, phase_arguments
-from replay.model.logged import Logged, logged_decisions
-from replay.model.stale import StaleFree, stale_free
+from replay.model.logged import Logged
 from rmref.defrag import Defrag, defragment
 from rmref.howmuch_state import stale_after_howmuch
 from rmref.model import CycleInput
@@ -50,9 +47,6 @@ class Start(Protocol):
     def reports_unknown(self, inp: CycleInput, counts: Mapping[int, int],
                         defrag: bool = False) -> str | None: ...  # why its defragmentation is not replayed
 
-    def inputs(self, tables: Mapping[str, pl.DataFrame], cycles: range | None = None,
-               stale: StaleFree | None = None) -> Iterator[CycleInput]: ...  # every cycle's input
-
 
 Outcome = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, tuple[tuple[str, int], ...]], ...]]
 
@@ -69,14 +63,21 @@ class ThresholdFit:
     alike: bool
 
 
-def settle_threshold(tables: Mapping[str, pl.DataFrame], start: Start) -> Bootstrap:
+def threshold_unsettled(boot: Bootstrap) -> bool:
+    """Whether `settle_threshold` has a threshold to settle: no file or line pins it, and it is not settled yet."""
+    return bool(boot.thresholds_open) and not boot.threshold_settled
+
+
+def settle_threshold(start: Start, logged: Logged, inputs: Iterable[CycleInput]) -> Bootstrap:
     """`start.boot` with the fragmentation threshold the log's defragmentation supports (see the
-    module docstring), once: a boot already settled, or one a file or line pins, is returned as is."""
+    module docstring), read off every cycle's input (`inputs`, in order, as the replay assembles
+    them) and the RM's `logged` decisions, once: a boot already settled, or one a file or line
+    pins, is returned as is."""
     boot = start.boot
-    if not boot.thresholds_open or boot.threshold_settled:
+    if not threshold_unsettled(boot):
         return boot
-    return threshold_decided(boot, threshold_fit(tables, start, (boot.config.fragmentation_threshold,
-                                                                 *boot.thresholds_open)))
+    return threshold_decided(boot, threshold_fit(start, logged, inputs, (boot.config.fragmentation_threshold,
+                                                                         *boot.thresholds_open)))
 
 
 def threshold_decided(boot: Bootstrap, fit: ThresholdFit) -> Bootstrap:
@@ -137,18 +138,15 @@ def _cycles(cycles: tuple[int, ...], most: int = 6) -> str:
         f" and {len(cycles) - most} more" if len(cycles) > most else "")
 
 
-def threshold_fit(tables: Mapping[str, pl.DataFrame], start: Start, tried: tuple[int, ...]) -> ThresholdFit:
-    """Each of `tried` run through the log's cycles, as the audit runs the defragmentation phase
-    (on the RM's own upstream decisions, the users' wealth carried from cycle to cycle under each
-    value), against the RM's needy jobs and takings."""
-    boot = start.boot
-    logged = logged_decisions(tables)
-    stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
+def threshold_fit(start: Start, logged: Logged, inputs: Iterable[CycleInput], tried: tuple[int, ...]) -> ThresholdFit:
+    """Each of `tried` run through the log's cycles (`inputs`), as the audit runs the
+    defragmentation phase (on the RM's own upstream decisions, the users' wealth carried from
+    cycle to cycle under each value), against the RM's needy jobs and takings."""
     wealth: dict[int, dict[str, int] | None] = dict.fromkeys(tried)
     fits = set(tried)
     told: list[int] = []
     split: list[dict[int, Outcome]] = []  # the cycles whose outcome some values change
-    for inp in start.inputs(tables, stale=stale):
+    for inp in inputs:
         c = inp.cycle
         if start.skipped(c) is not None or start.machines_unsettled(c) is not None:
             if c in start.damage:  # the audit carries nothing over damage

@@ -203,6 +203,29 @@ def test_an_info_cut_infers_the_threshold_from_the_rms_takings(kind, tmp):
     assert f"{THRESHOLD} = {true} (inferred)" in render(explain_job(tables, job["id"], min(took)))
 
 
+def test_the_threshold_inference_and_the_audit_assemble_each_cycle_once(tmp, monkeypatch):
+    """The inference reads every cycle's input before the first is audited: the audit takes over
+    the inputs it assembled (replay.model.held_inputs), rather than assembling the log a second
+    time, and still infers the fixture's threshold and equals truth in every cycle."""
+    import replay.model.start as start_module
+
+    tables = _tables(RICH_DONOR, "rm.log", "between", tmp)
+    assembled: list[int] = []  # the cycles assembled on the start's settings and machines (its `inputs`)
+    cycle_inputs = start_module.cycle_inputs
+
+    def counted(*args, **kwargs):
+        for inp in cycle_inputs(*args, **kwargs):
+            assembled.append(inp.cycle)
+            yield inp
+    monkeypatch.setattr(start_module, "cycle_inputs", counted)
+    result = audit(tables)
+    threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
+    assert threshold.source == "inferred" and threshold.value == "1", threshold  # the fixture's ducc.properties
+    assert sorted(assembled) == sorted(tables["cycles"]["cycle"].to_list()), Counter(assembled).most_common(3)
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    assert not result.divergences and not _disagreeing(result_frames(result), result.cycles, epochs, RICH_DONOR)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_info_cut_leaves_defragmentation_on_an_unpinned_threshold_out(kind, tmp):
     """The same INFO cut, with the threshold left open (as where the log's defragmentation does not

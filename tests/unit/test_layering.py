@@ -128,6 +128,7 @@ REBUILD_FLOORS = (
     ("replay.model.machines",),  # the package: inventory, evidence, counts, solver, liveness
     ("replay.model.assembly",),
     ("replay.model.handover",),  # settles the start's handovers: solves the machines by a callable it is given
+    ("replay.model.held_inputs",),  # the inputs the threshold inference assembled, held for the replay after it
     ("replay.model.threshold",),  # settles the start's threshold: reads the start by its shape alone
     ("replay.model.start",),
     ("replay.model.nodes",),

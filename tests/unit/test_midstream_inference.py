@@ -18,7 +18,6 @@ from replay.model.settings import (
     INFERRED,
     choose_cap_settings,
     infer_quantum,
-    infer_threshold,
     threshold_reading,
 )
 from replay.parsing.tables import SCHEMAS
@@ -76,7 +75,7 @@ def test_threshold_a_capped_need_pins_it():
     # a job counted 7 holding 1 needs 6, but detectFragmentation caps the need at the threshold: 2
     defrag = _empty("defrag", kind=["analysis"], cycle=[3], job_id=[9], **{"class": ["normal"]}, pure_fs=[10],
                     nsh=[1], counted=[7], needed=[2])
-    a = infer_threshold({"defrag": defrag}, FAIR)
+    a = threshold_reading({"defrag": defrag}, FAIR)[0]
     assert (a.value, a.source) == ("2", INFERRED)
 
 
@@ -84,7 +83,7 @@ def test_threshold_bounds_without_a_cap():
     # needy for 1 holding 3 (threshold > 3); holding 5 under its fair share and not needy (threshold <= 5)
     defrag = _empty("defrag", kind=["analysis", "analysis"], cycle=[3, 4], job_id=[9, 9],
                     **{"class": ["normal", "normal"]}, pure_fs=[10, 10], nsh=[3, 5], counted=[4, 7], needed=[1, 0])
-    a = infer_threshold({"defrag": defrag}, FAIR)
+    a = threshold_reading({"defrag": defrag}, FAIR)[0]
     assert a.value == "5" and "at least 4" in a.evidence and "at most 5" in a.evidence
 
 
@@ -94,7 +93,7 @@ def test_threshold_a_donor_below_it_states_it():
     defrag = _empty("defrag", kind=["analysis", "below_threshold"], cycle=[3, 3], job_id=[9, 9],
                     **{"class": ["normal", None]}, pure_fs=[10, None], nsh=[3, None], counted=[4, None],
                     needed=[1, None], donor_job=[None, 6], shares=[None, 3], count=[None, 5])
-    a = infer_threshold({"defrag": defrag}, FAIR)
+    a = threshold_reading({"defrag": defrag}, FAIR)[0]
     assert (a.value, a.source) == ("5", INFERRED) and "doFinalEvictions" in a.evidence
 
 
@@ -103,11 +102,11 @@ def test_threshold_a_rich_donor_bounds_it():
     # without the donor the documented default 8 would stand
     analysis = dict(kind=["analysis"], cycle=[3], job_id=[10], **{"class": ["normal"]}, pure_fs=[3], nsh=[0],
                     counted=[1], needed=[1])
-    alone = infer_threshold({"defrag": _empty("defrag", **analysis)}, FAIR)
+    alone = threshold_reading({"defrag": _empty("defrag", **analysis)}, FAIR)[0]
     assert (alone.value, alone.source) == ("8", DEFAULT)
     donor = {k: [*v, 3 if k == "cycle" else None] for k, v in analysis.items() if k != "kind"}
     defrag = _empty("defrag", kind=["analysis", "donor_candidate"], **donor, donor_job=[None, 8], shares=[None, 1])
-    a = infer_threshold({"defrag": defrag}, FAIR)
+    a = threshold_reading({"defrag": defrag}, FAIR)[0]
     assert (a.value, a.source) == ("1", INFERRED) and "rich donor with 1 processes" in a.evidence
 
 

@@ -15,7 +15,7 @@ from replay.model.cycleref import epochs
 from replay.model.damage import Damage, between_gaps, resume_points
 from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
-from replay.model.stale import stale_assumptions, stale_free
+from replay.model.stale import stale_assumptions
 from replay.model.start import NODE_FREE, REPORT_READERS, ReplayStart, replay_start
 from replay.model.assembly import cycle_count
 from replay.model.bootstrap import Bootstrap
@@ -34,7 +34,7 @@ def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cyc
     log's own start (replay.model.start), which every command reads, from `boot` or, without it,
     from the settings it infers from the whole log, alike; `checkpoint` is handed each audited
     cycle before it runs (replay.apps.stored)."""
-    start = start or replay_start(tables, boot)
+    start = start or replay_start(tables, boot, hold=True)
     damage = start.damage
     starts = resume_points(damage)
     conflicts = tuple(tables[CONFLICTS].to_dicts()) if CONFLICTS in tables else ()
@@ -108,14 +108,13 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
     does not depend on the machines (NODE_FREE). `skipped_kinds` says which, and why; both
     come from `start` (replay.model.start), which every command reads."""
     boot = start.boot
-    logged = logged_decisions(tables)
+    reads = start.reads(tables, cycles)
+    logged = reads.logged
     kinds = tuple(k for k in DECISIONS if k in only)
     result = AuditResult(audited=kinds, assumed=start.assumed, arrival_open=start.inventory.arrival_open,
                          epochs=epochs(tables["cycles"]), rm_release=boot.release, users_open=boot.users_open,
                          thresholds_open=boot.thresholds_open)
-    stale = stale_free(tables, boot.nodepools, boot.config.quantum_gb)
-    inputs = start.inputs(tables, cycles, stale=stale)
-    for inp in counted(inputs, cycle_count(tables, cycles), progress, "auditing"):
+    for inp in counted(reads.inputs, cycle_count(tables, cycles), progress, "auditing"):
         if inp.cycle in damage:
             result.damaged[inp.cycle] = damage[inp.cycle]
             result.wealth, result.chained = None, None  # what rmref carried does not cross damage
@@ -155,7 +154,7 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
                                                         cycle_trace.served)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
-    result.assumed += stale_assumptions(stale.notes, set(result.cycles))
+    result.assumed += stale_assumptions(reads.stale.notes, set(result.cycles))
     return result
 
 
