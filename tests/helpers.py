@@ -91,3 +91,19 @@ def audit_edited(tmp_path: Path, lines: list[str]) -> tuple[int, dict, pl.DataFr
     code = main(["audit", str(log), "-o", str(tmp_path / "out")])
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     return code, report, pl.read_parquet(tmp_path / "out" / "divergences.parquet")
+
+
+def count_assembled(monkeypatch) -> list[int]:
+    """The cycles assembled from now on on the start's settings and machines (`ReplayStart.inputs`,
+    through replay.model.start.cycle_inputs), appended as each is assembled."""
+    import replay.model.start as start_module
+
+    assembled: list[int] = []
+    cycle_inputs = start_module.cycle_inputs
+
+    def counted(*args, **kwargs):
+        for inp in cycle_inputs(*args, **kwargs):
+            assembled.append(inp.cycle)
+            yield inp
+    monkeypatch.setattr(start_module, "cycle_inputs", counted)
+    return assembled

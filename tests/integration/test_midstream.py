@@ -27,7 +27,7 @@ from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap, machine_inventory, replay_start
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
-from tests.helpers import FIXTURES, LOGS, parsed, scenario, truth
+from tests.helpers import FIXTURES, LOGS, count_assembled, parsed, scenario, truth
 from tests.midstream import KINDS, classes_only, cut
 from tests.truth_inputs import (
     _allotments,
@@ -207,17 +207,8 @@ def test_the_threshold_inference_and_the_audit_assemble_each_cycle_once(tmp, mon
     """The inference reads every cycle's input before the first is audited: the audit takes over
     the inputs it assembled (replay.model.held_inputs), rather than assembling the log a second
     time, and still infers the fixture's threshold and equals truth in every cycle."""
-    import replay.model.start as start_module
-
     tables = _tables(RICH_DONOR, "rm.log", "between", tmp)
-    assembled: list[int] = []  # the cycles assembled on the start's settings and machines (its `inputs`)
-    cycle_inputs = start_module.cycle_inputs
-
-    def counted(*args, **kwargs):
-        for inp in cycle_inputs(*args, **kwargs):
-            assembled.append(inp.cycle)
-            yield inp
-    monkeypatch.setattr(start_module, "cycle_inputs", counted)
+    assembled = count_assembled(monkeypatch)
     result = audit(tables)
     threshold = next(a for a in result.assumed if a.setting == THRESHOLD)
     assert threshold.source == "inferred" and threshold.value == "1", threshold  # the fixture's ducc.properties

@@ -21,7 +21,7 @@ from replay.javarm.node_walks import COMMON_IP, freeable_listings, node_ips, ric
 from replay.model.logged import logged_decisions
 from replay.model.start import bootstrap
 from rmref.javahash import node_hash, spread
-from tests.helpers import parsed, scenario
+from tests.helpers import count_assembled, parsed, scenario
 
 CASES = ("corpus/midstream_unnamed_in_a_later_band", "releases/2.0.0/eligible-order")
 # logs before 3.0.0 that print walks of node maps: takeFromTheRich's (some across deaths and returns,
@@ -89,19 +89,10 @@ def test_the_search_reads_no_cycle_past_its_runs(monkeypatch):
     first `budget` cycles What Of placed in (the log's connectShare lines) and no further: the log
     is assembled up to the last of those only (a long log's inputs are not held), and the search
     still counts every cycle of the log in which What Of placed, and says it did not search them all."""
-    import replay.model.start as start_module
-
     tables = parsed("releases/2.0.0/clears-another-set-aside").tables
     placing = sorted(c for c, placed in logged_decisions(tables).connected.items() if placed)
     assert len(placing) > 3
-    assembled: list[int] = []
-    cycle_inputs = start_module.cycle_inputs
-
-    def counted(*args, **kwargs):
-        for inp in cycle_inputs(*args, **kwargs):
-            assembled.append(inp.cycle)
-            yield inp
-    monkeypatch.setattr(start_module, "cycle_inputs", counted)
+    assembled = count_assembled(monkeypatch)
     found = node_ips(tables, budget=3)
     assert found is not None and (found.placing, found.agree) == (len(placing), None)
     assert max(assembled) == placing[2], (assembled[-3:], placing[:3])
