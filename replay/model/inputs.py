@@ -127,9 +127,10 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame], forced: pl.DataFrame | None =
       (jobUpdate) between rows, and a job that is not fair share is printed only when it
       arrives: the latest value logged is the one in force;
     * work that is not fair share and was submitted before the log began is never printed
-      (`job_descriptions`): its remaining work and process limit are its logged base cap (which
-      is the least of the two), its threads one; once the Orchestrator updates its remaining
-      work, its threads are the ones its logged base caps allow (`_threads_of_unprinted`).
+      (`job_descriptions`): its remaining work is its logged base cap (the least of the two),
+      its process limit its highest logged base cap, its threads one; once the Orchestrator
+      updates its remaining work, its threads are the ones its logged base caps allow
+      (`_threads_of_unprinted`).
     """
     caps = tables["job_caps"].filter(pl.col("cycle").is_not_null()).select(
         "cycle", "job_id", "expected_cap", "base_cap", "prj_kind", pl.col("init_wait").alias("prj_init_wait"), AT)
@@ -158,7 +159,7 @@ def cap_inputs(tables: Mapping[str, pl.DataFrame], forced: pl.DataFrame | None =
                 "remaining_in_force", "remaining", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"), 0))
             .alias("remaining"),
             pl.when(reservation).then(1).otherwise(pl.col("threads").fill_null(1)).alias("threads"),
-            pl.coalesce("max_in_force", "max_processes", pl.when(pl.col("source") == PREDATES_LOG).then("base_cap"))
+            pl.coalesce("max_in_force", "max_processes", _highest_base())
             .fill_null(UNLIMITED).alias("max_processes"),
             # a stale row's init_wait is stale too; the cycle's own getPrjCap line still tells
             (((pl.col("prj_kind") == "predicted")
@@ -180,11 +181,19 @@ def _threads_of_unprinted() -> pl.Expr:
     the remaining work, one thread reproduces it)."""
     rem, base = pl.col("remaining_in_force"), pl.col("base_cap")
     told = (pl.col("source") == PREDATES_LOG) & rem.is_not_null() & (base > 0)
-    lo = pl.when(told).then((rem + base - 1) // base)
+    # a base cap at the job's highest may be its process limit, not ceil(remaining / threads):
+    # such a cycle only bounds the threads from above (the work alone would give at least that)
+    lo = pl.when(told & (base < _highest_base())).then((rem + base - 1) // base)
     hi = pl.when(told & (base > 1)).then((rem + base - 2) // (base - 1) - 1)
-    least, most = lo.max().over("job_id"), hi.min().over("job_id")
+    least, most = lo.max().over("job_id").fill_null(1), hi.min().over("job_id")
     every = pl.when(most.is_null() | (least <= most)).then(least)
-    return pl.when(told).then(pl.coalesce(every, lo)).otherwise(pl.col("threads"))
+    return pl.when(told).then(pl.coalesce(every, lo, 1)).otherwise(pl.col("threads"))
+
+
+def _highest_base() -> pl.Expr:
+    """The highest base cap logged for work that predates the log: the process limit it stands in
+    for (a base cap is the least of that limit and the work's own need, so never above it)."""
+    return pl.when(pl.col("source") == PREDATES_LOG).then(pl.col("base_cap")).max().over("job_id")
 
 
 @dataclass(frozen=True)
