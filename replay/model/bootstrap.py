@@ -149,6 +149,12 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     assumed.append(st.Assumption(RELEASE_SETTING, chosen.release.name,
                                  st.CONFIG if chosen.source == "banner" and "not a release" not in chosen.evidence
                                  else chosen.source, chosen.evidence))
+    users_open = not users and properties_unread(tables, users_too=True)
+    # without ducc.users, a user whose allotment lines disagree with the global reading keeps its own
+    shown = st.infer_user_allotments(tables, _int(assumed[3].value, UNLIMITED)) if users_open else ()
+    if shown:
+        users = shown
+        assumed.append(st.user_allotments_assumed(shown))
     cfg = Config(
         behaviours=for_release(chosen.release.name),
         quantum_gb=_int(assumed[0].value, 1),
@@ -161,7 +167,7 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     nodepools = tuple(Nodepool(r["name"], r["parent"], r["search_order"] or 100, r["quantum"] or 0)
                       for r in tables["nodepools"].iter_rows(named=True))
     return Bootstrap(cfg, classes, nodepools, tuple(assumed), chosen, undefined_classes(tables),
-                     users_open=not users and properties_unread(tables, users_too=True),
+                     users_open=users_open,
                      thresholds_open=_open_thresholds(cfg.fragmentation_threshold, threshold_bounds))
 
 

@@ -39,6 +39,7 @@ QUANTUM = "ducc.rm.share.quantum"
 THRESHOLD = "ducc.rm.fragmentation.threshold"
 DEFRAGMENTATION = "ducc.rm.defragmentation"
 GLOBAL_ALLOTMENT = "ducc.rm.global_allotment"
+USER_ALLOTMENTS = "user allotments (ducc.users)"
 INIT_CAP = "ducc.rm.initialization.cap"
 DOUBLING = "ducc.rm.expand.by.doubling"
 PREDICTION = "ducc.rm.prediction"
@@ -234,15 +235,10 @@ def infer_defragmentation(tables: Mapping[str, pl.DataFrame]) -> Assumption:
 # global allotment
 
 
-def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[str]) -> Assumption:
-    """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
-    and reservation count prints the allotment it checks against, and every allotment deferral
-    names it. A user with an allotment of its own (ducc.users) shows that one instead, so only
-    the other users' lines tell."""
-    unlimited = Assumption(GLOBAL_ALLOTMENT, str(UNLIMITED), DEFAULT,
-                           "no allotment line; unset in DUCC's documented defaults (no limit)")
-    if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
-        return unlimited
+def _allotment_lines(tables: Mapping[str, pl.DataFrame], overridden: set[str]) -> pl.DataFrame:
+    """(cycle, line, job_id, allotment_gb, user) of every allotment the log shows a count checked
+    against, in log order: every fixed-share and reservation count prints it, and every allotment
+    deferral names it (users of `overridden` left out: their own allotment is known)."""
     # a job's cap lines name its user too: after a gap that took its submission, they are all that
     # keeps a user with an allotment of its own from reading as the global one
     named = [narrow(tables, t, ("job_id", "user")) for t in ("jobs", "job_caps") if t in tables]
@@ -257,16 +253,48 @@ def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[s
         pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"),
         pl.col("reason").str.extract(r"exceeded by user (\S+)").alias("named"))
     checked = checked.with_columns(pl.lit(None, pl.String).alias("named"))
-    seen = (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")
-            .with_columns(pl.coalesce("user", "named").alias("user"))
+    return (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")
+            .with_columns(pl.coalesce("user", "named").alias("user")).drop("named")
             .filter(~pl.col("user").is_in(list(overridden)) | pl.col("user").is_null())
             .sort("cycle", "line", nulls_last=False))
+
+
+def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[str]) -> Assumption:
+    """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
+    and reservation count prints the allotment it checks against, and every allotment deferral
+    names it. A user with an allotment of its own (ducc.users) shows that one instead, so only
+    the other users' lines tell (where they disagree, `infer_user_allotments` keeps each one's)."""
+    unlimited = Assumption(GLOBAL_ALLOTMENT, str(UNLIMITED), DEFAULT,
+                           "no allotment line; unset in DUCC's documented defaults (no limit)")
+    if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
+        return unlimited
+    seen = _allotment_lines(tables, overridden)
     if not seen.height:
         return unlimited
     last = seen.row(-1, named=True)
     return Assumption(GLOBAL_ALLOTMENT, str(last["allotment_gb"]), INFERRED,
                       f"{seen.height} allotment check(s); the last, job {last['job_id']} in cycle {last['cycle']}, "
                       f"against {last['allotment_gb']} GB")
+
+
+def infer_user_allotments(tables: Mapping[str, pl.DataFrame], global_gb: int) -> tuple[tuple[str, int], ...]:
+    """The allotment of each user whose own allotment lines show another than `global_gb`, where
+    no ducc.users was read: the lines print the allotment the RM checked that user's count against,
+    its own or the global one, so a user whose lines disagree with the global reading has one of
+    its own (or the global reading is another user's own): either way, its lines give its count's."""
+    if not {"jobs", "allotments", "counts"} <= tables.keys():
+        return ()
+    seen = _allotment_lines(tables, set()).drop_nulls("user")
+    last = seen.group_by("user", maintain_order=True).agg(pl.col("allotment_gb").last())
+    return tuple(sorted((u, gb) for u, gb in last.iter_rows() if gb != global_gb))
+
+
+def user_allotments_assumed(users: tuple[tuple[str, int], ...]) -> Assumption:
+    """The users' own allotments read off their allotment lines, as `assumed` names them."""
+    shown = ", ".join(f"{u} {'unlimited' if gb >= UNLIMITED else f'{gb} GB'}" for u, gb in users)
+    return Assumption(USER_ALLOTMENTS, shown, INFERRED,
+                      "no ducc.users was read; these users' allotment lines show an allotment other than the "
+                      "global one read: each user's count is checked against its own lines' allotment")
 
 
 # ---------------------------------------------------------------------------------------------

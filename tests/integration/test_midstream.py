@@ -23,7 +23,7 @@ from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.apps.explain import explain_job, render
 from replay.model.resources import read_resources
-from replay.model.settings import THRESHOLD
+from replay.model.settings import THRESHOLD, USER_ALLOTMENTS
 from replay.model.start import bootstrap, machine_inventory, replay_start
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
@@ -285,6 +285,26 @@ def test_a_users_own_allotment_the_log_never_shows_is_no_divergence(tmp):
     # a log with its bootstrap, and no user of its own allotment, knows there is none
     assert bootstrap(_tables(ALLOTTED, "rm.log", "between", tmp)).users_open
     assert not bootstrap(parsed("a_tiny").tables).users_open
+
+
+SHOWN = "corpus/midstream_user_allotment_shown"
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_users_allotment_lines_give_its_own(level, kind, tmp):
+    """A 2.0.0 log of the real RM (oracle seed 12121, scenario 4) whose ducc.users gives
+    cat 8 GB and gus 200 GB, the global allotment unset, cut mid-stream and audited with
+    ducc.classes only: the last allotment line, cat's 8 GB, reads as the global allotment, and dan's
+    own lines print his unlimited; checked against 8 GB, dan's fixed-share job 11 got 1 process at
+    epoch 53 where the RM granted 2 (an RM divergence). Each user's count is checked against its
+    own lines' allotment, `assumed` names it, and every audited cycle equals truth."""
+    tables, result, frames, epochs = _audited(SHOWN, level, kind, tmp)
+    assert not result.divergences, result.divergences[:3]
+    users = next(a for a in result.assumed if a.setting == USER_ALLOTMENTS)
+    assert users.source == "inferred" and "dan unlimited" in users.value, users
+    assert 53 in {epochs[c] for c in result.cycles if c not in result.skipped_kinds.get("counts", {})}
+    assert not _disagreeing(frames, result.cycles, epochs, SHOWN)
 
 
 LEAVING = "corpus/midstream_removal_before_the_log"
