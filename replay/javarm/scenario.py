@@ -285,8 +285,10 @@ def _share_note(hashes: Hashes) -> str:
         return ("share DuccIds: UUIDs from the seed (" + (f"the log's Existing lists order tied shares in ways no "
                 f"hashes keep: {cut}" if cut else "no Existing list shows shares that tie") + ")")
     return (f"share DuccIds: {len(hashes.hash_of)} share(s) the log's Existing lists show tied (uninitialized, "
-            "equal times) given hashes under which each job's map of shares, at the size it had, walks them in "
-            "the order listed, by the log's share ids (the harness's where it numbered shares as the log did); "
+            "equal times) or its connectShare lines show in a machine's walk given hashes under which each job's "
+            "map of shares and each machine's (one that outgrows 16 buckets left out), at the size it had, walks "
+            "them in the order printed, by the log's share ids (the harness's where it numbered shares as the "
+            "log did); "
             "the others from the seed" + (f"; {cut}; {hashes.left} share(s) left to the seed" if cut else ""))
 
 

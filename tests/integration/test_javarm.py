@@ -150,6 +150,21 @@ def test_a_node_that_leaves_and_comes_back_was_there_from_the_start(java_env, tm
     assert back and all("arrive_ms" not in n for n in back)
 
 
+def test_identity_where_a_machines_share_walk_decides(java_env, tmp_path, capsys):
+    """releases/2.0.0 kept-old-record: the log's connectShare lines print n01's map of shares walking share
+    3 (job 2) before share 1 (job 1) from 00:01:20; the harness's shares take hashes that keep that walk
+    (replay.javarm.hash_orders.machine_listings), and the 2.0.0 RM holds what the log shows in every
+    job-cycle (on seeded share UUIDs it walked `1 2 2` and parted at cycle 52: 99.5%)."""
+    out = tmp_path / "sim"
+    name = "releases/2.0.0/kept-old-record"
+    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--rm", "java:2.0.0", "-o", str(out))
+    assert code == 0, stdout
+    run = json.loads((out / "report.json").read_text())["rm"]
+    assert run["identity_sim"]["shares_match"] == 1.0 and run["identity_sim"]["job_cycles"] >= 190
+    log = Path(run["runs"][0]["log"]).read_text()
+    assert "00:01:20,000" in log and " 81920 2 1 2 " in log
+
+
 def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
     """The log's first (cycle, job) where a job that held processes grew by more than one."""
     found = [(c, j) for (c, j), p in held.items() if 0 < held.get((c - 1, j), 0) and p > held[(c - 1, j)] + 1]

@@ -168,3 +168,30 @@ def test_processes_added_at_once_are_numbered_in_the_logs_share_id_order():
                                   "host": ["b", "a", "a", "c", "b"]}),
     }
     assert addition_orders(tables, 60000) == {7: [[70000, "a b a"]]}
+
+
+def test_machine_walks_are_the_connect_lines_share_order():
+    """Ground truth, the logs' connectShare lines, each of which lists the jobs of the machine's shares in
+    its map's walk order before the new share is put in (hand-read):
+    releases/2.0.0 kept-old-record, n01: `1` at share 2's line (share 1, job 1), `1 2` at share 3's
+    (share 2 walked after 1), `2 1 2` at share 4's, 00:01:20: share 3 (job 2), put in since, walks
+    first, so 3 < 1 < 2; the RM of the harness walked `1 2 2` there on seeded UUIDs and parted from the
+    log at cycle 52 (99.5% of job-cycles).
+    corpus defrag_new_processes_counted, np102, 00:01:10: `1 1` at share 4's line (shares 2 and 3 of job
+    1), `10 1 1` at share 5's (share 4 of job 10 first), `10 1 1 10` at share 6's (share 5 last): 4 before
+    both of job 1's, both before 5, whichever of 2 and 3 is first."""
+    from replay.javarm.hash_orders import machine_listings, machine_map, share_hashes
+    from tests.helpers import parsed
+
+    tables = parsed("releases/2.0.0/kept-old-record").tables
+    n01 = {(w.cycle, w.keys) for w in machine_listings(tables) if w.owner == machine_map("n01.sim.ducc")}
+    assert {keys for _, keys in n01} >= {(1, 2), (3, 1)}
+    got = share_hashes(tables).hash_of
+    assert walk(got, (1, 2, 3), 4, {s: (0, s) for s in (1, 2, 3)}) == [3, 1, 2]
+
+    tables = parsed("corpus/defrag_new_processes_counted").tables
+    np102 = {w.keys for w in machine_listings(tables) if w.cycle == 2}
+    assert np102 == {(4, 2), (4, 3), (2, 5), (3, 5)}
+    got = share_hashes(tables).hash_of
+    order = walk(got, (2, 3, 4, 5), 4, {s: (0, s) for s in (2, 3, 4, 5)})
+    assert order[0] == 4 and order[-1] == 5
