@@ -1,4 +1,4 @@
-"""Which job, which cycle: the published cycles of a job, the cycle to detail, its rows and rebuilt input."""
+"""Which job, which cycle: the published cycles of a job, the cycle to detail and its rows."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from replay.apps.explain.text import id_ranges
-from replay.model.start import cycle_inputs
 from replay.parsing.sources import InputError
-from rmref.model import CycleInput
 
 
 def published_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
@@ -39,10 +37,6 @@ def pick_cycle(tables: Mapping[str, pl.DataFrame], job_id: int, cycles: list[int
     if cycle not in cycles:
         raise InputError(f"job {job_id} is not in cycle {cycle}: it is published in cycles {id_ranges(cycles)}")
     return cycle
-
-
-def _cycle_input(tables: Mapping[str, pl.DataFrame], cycle: int) -> CycleInput | None:
-    return next(cycle_inputs(tables, cycles=range(cycle, cycle + 1)), None)
 
 
 def cycle_rows(tables: Mapping[str, pl.DataFrame], name: str, cycle: int, job_id: int) -> pl.DataFrame:
