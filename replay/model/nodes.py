@@ -84,10 +84,9 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     frame = pl.DataFrame(cols, schema={k: NODE_SCHEMA[k] for k in cols})
     schedule = narrow(tables, "schedule", ("cycle", "kind", "host", "job_id", "share_id", "memory_gb", "purged"))
     existing = in_cycles(schedule).filter((pl.col("kind") == "existing") & pl.col("host").is_not_null())
-    by_policy = boot.config.behaviours.has("purge_by_policy")
-    if not by_policy:  # (from 2.1.0 every process is on its machine's record: no row need be asked)
+    if not boot.config.behaviours.has("purge_by_policy"):  # (from 2.1.0 every process is on its record)
         online = frame.filter(pl.col("online")).select("cycle", "host")
-        existing = _on_the_record(existing, tables, online, by_policy)
+        existing = _on_the_record(existing, tables, online)
     existing = with_quanta(existing, tables, boot.config.quantum_gb, boot)
     used = existing.group_by("cycle", "host").agg(
         pl.col("quanta").sum().cast(pl.Int64).alias("used"),
@@ -97,11 +96,11 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
             .select(list(NODE_SCHEMA)))
 
 
-def _on_the_record(existing: pl.DataFrame, tables: Mapping[str, pl.DataFrame], online: pl.DataFrame,
-                   by_policy: bool) -> pl.DataFrame:
-    """The Existing rows whose process takes space on the machine record the RM holds, on a machine
-    back online (`online`: the (cycle, host) pairs online): rmref.evictions.off_the_record, the rule
-    the audit's input reads (`departed`), on the flags replay.model.stranded reads as it does."""
+def _on_the_record(existing: pl.DataFrame, tables: Mapping[str, pl.DataFrame], online: pl.DataFrame) -> pl.DataFrame:
+    """The Existing rows whose process takes space on the machine record a release before 2.1.0
+    holds, on a machine back online (`online`: the (cycle, host) pairs online):
+    rmref.evictions.off_the_record, the rule the audit's input reads (`departed`), on the flags
+    replay.model.stranded reads as it does."""
     stranded = Stranded(tables)
     maybe = (existing.filter(pl.col("host").is_in(stranded.hosts()) | pl.col("purged").fill_null(False))
              .join(online.cast({"cycle": existing.schema["cycle"]}), on=["cycle", "host"], how="semi"))
@@ -109,7 +108,7 @@ def _on_the_record(existing: pl.DataFrame, tables: Mapping[str, pl.DataFrame], o
         return existing
     rows = maybe.select("cycle", "job_id", "host", "share_id", "purged").iter_rows()
     gone = [(c, j, h, s) for c, j, h, s, purged in rows if s is not None and off_the_record(
-        bool(purged), stranded.revived(j, s, h, c), stranded(j, s, h, c), by_policy)]
+        bool(purged), stranded.revived(j, s, h, c), stranded(j, s, h, c), by_policy=False)]
     if not gone:
         return existing
     drop = pl.DataFrame(gone, schema={"cycle": existing.schema["cycle"], "job_id": pl.Int64, "host": pl.String,
