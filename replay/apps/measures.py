@@ -47,16 +47,17 @@ def holdings(inp: CycleInput, result: CycleResult) -> dict[int, int]:
     return per
 
 
-def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int, boot: Bootstrap | None) -> pl.DataFrame:
+def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int, boot: Bootstrap | None,
+                orders: pl.DataFrame | None = None) -> pl.DataFrame:
     """(cycle, job_id, processes, qshares) each job held after the RM's cycle: its published
     Existing shares less the Removals (preempted, still running until the Orchestrator confirms),
-    each of its job's order (replay.model.orders.work_orders, on `boot`'s classes and pools where
-    there is one; `quantum`: the global one)."""
+    each of its job's order (`orders`, else replay.model.orders.work_orders, on `boot`'s classes
+    and pools where there is one; `quantum`: the global one)."""
     sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "share_id", "memory_gb")).filter(
         pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     removed = sched.filter(pl.col("kind") == "removal").select("cycle", "job_id", "share_id").unique()
     held = sched.filter(pl.col("kind") == "existing").join(removed, on=["cycle", "job_id", "share_id"], how="anti")
-    return (with_quanta(held, tables, quantum, boot)
+    return (with_quanta(held, tables, quantum, boot, orders)
             .group_by("cycle", "job_id").agg(pl.len().cast(pl.Int64).alias("processes"),
                                              pl.col("quanta").sum().cast(pl.Int64).alias("qshares"))
             .sort("cycle", "job_id"))

@@ -73,10 +73,12 @@ def work_orders(tables: Mapping[str, pl.DataFrame], quantum: int | None, boot: B
 
 
 def with_quanta(rows: pl.DataFrame, tables: Mapping[str, pl.DataFrame], quantum: int,
-                boot: Bootstrap | None = None) -> pl.DataFrame:
+                boot: Bootstrap | None = None, orders: pl.DataFrame | None = None) -> pl.DataFrame:
     """`rows` (job_id, memory_gb: the schedule's, one per process) with `quanta`, each process's:
-    its job's order (`work_orders`), else its memory over `quantum`, rounded up (rmref.job_order)."""
-    orders = work_orders(tables, quantum, boot).select("job_id", pl.col("order").alias("_order"))
+    its job's order (`orders`, else `work_orders` of `tables`), else its memory over `quantum`,
+    rounded up (rmref.job_order)."""
+    known = orders if orders is not None else work_orders(tables, quantum, boot)
+    orders = known.select("job_id", pl.col("order").alias("_order"))
     return rows.join(orders, on="job_id", **LEFT).with_columns(
         pl.coalesce("_order", -(-pl.col("memory_gb").fill_null(0) // quantum)).alias("quanta")).drop("_order")
 
@@ -113,12 +115,13 @@ _ASSUMED_WHY = ("no line prints the order, no class the configuration defines gi
 SHOWN = 6  # jobs named in the value; the rest counted
 
 
-def orders_assumed(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> tuple[Assumption, ...]:
-    """What `work_orders` takes for the orders of the work the RM schedules that no line prints and
-    no class defined gives: each job with its order, from its pool (ORDER_POOL) or assumed (ORDER_ASSUMED)."""
+def orders_assumed(tables: Mapping[str, pl.DataFrame], orders: pl.DataFrame) -> tuple[Assumption, ...]:
+    """What `work_orders` (`orders`) takes for the orders of the work the RM schedules that no line
+    prints and no class defined gives: each job with its order, from its pool (ORDER_POOL) or
+    assumed (ORDER_ASSUMED)."""
     scheduled = narrow(tables, "schedule", ("job_id", "refused")).filter(
         pl.col("job_id").is_not_null() & ~pl.col("refused").fill_null(False)).select("job_id").unique()
-    orders = work_orders(tables, boot.config.quantum_gb, boot).join(scheduled, on="job_id").sort("job_id")
+    orders = orders.join(scheduled, on="job_id").sort("job_id")
     out = []
     for source, setting, why in ((ORDER_POOL, ORDERS_FROM_POOL, _POOL_WHY),
                                  (ORDER_ASSUMED, ORDERS_ASSUMED, _ASSUMED_WHY)):

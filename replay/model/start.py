@@ -31,7 +31,7 @@ from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness
 from replay.model.pools import pool_of
 from replay.model.machines.solver import infer_inventory, whole_cycles
-from replay.model.orders import orders_assumed
+from replay.model.orders import ORDER_SCHEMA, orders_assumed, work_orders
 from replay.model.settings import Assumption
 from replay.model.stale import StaleFree, stale_free
 from replay.model.threshold import settle_threshold, threshold_unsettled
@@ -174,6 +174,10 @@ class ReplayStart:
     handed_before: frozenset[tuple[int, int]] = frozenset()  # (job, share id) of those inferred handed over
     # the inputs the threshold inference assembled, for the replay after it (`reads`; `replay_start`'s `hold`)
     held: HeldInputs | None = field(default=None, compare=False, repr=False)
+    # every job's order and where it comes from (replay.model.orders.work_orders, on `boot`), for the
+    # views that count quanta: found once
+    work_orders: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ORDER_SCHEMA), compare=False,
+                                      repr=False)
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
@@ -269,9 +273,10 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     # a process defragmentation handed over before a mid-stream log began, where the counters show it
     handed, inventory, handovers = settle_handovers(tables, boot, machine_inventory(tables, boot),
                                                     lambda h: machine_inventory(tables, boot, h))
+    orders = work_orders(tables, boot.config.quantum_gb, boot)
     start = ReplayStart(boot, inventory, frozenset(whole_cycles(tables)), predates_log(tables),
                         damage, open_processes(tables, unreadable), leaving_assumed(tables),
-                        orders_assumed(tables, boot), handovers, handed)
+                        orders_assumed(tables, orders), handovers, handed, work_orders=orders)
     if not threshold_unsettled(start.boot):
         return start
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)

@@ -97,3 +97,30 @@ def test_explain_gives_the_reservations_processes_its_pools_order(tmp_path):
     assert {(h.host, h.share_id): h.order for h in story.shares} == want
     line = next(ln for ln in story.sections[0].lines if "share order" in ln)
     assert re.search(r"share order 10 \(\d+ GB / 3 GB quantum", line), line
+
+
+
+def test_simulate_finds_the_orders_once_and_counts_the_logs_use_in_truths_quanta(tmp_path, monkeypatch):
+    """The simulation's measure of the log's own history reads the orders its replay start found
+    (one `work_orders` per command, not one per measure), and the quanta in use it counts with
+    them are truth's in every cycle."""
+    import replay.model.orders as orders_module
+    import replay.model.start as start_module
+    from replay.apps.simulate.metrics import measure
+    from replay.apps.simulate.simulation import simulate
+
+    (tmp_path / "whole.log").write_text("".join(_lines(NAME, "rm.log")))
+    tables = {**parse([tmp_path / "whole.log"]).tables, **read_resources(classes_only(NAME, tmp_path / "config"))}
+    found = orders_module.work_orders
+    calls: list[int] = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return found(*args, **kwargs)
+    monkeypatch.setattr(orders_module, "work_orders", counted)
+    monkeypatch.setattr(start_module, "work_orders", counted)
+    logged = measure(tables, simulate(tables)).sides["logged"]
+    assert len(calls) == 1
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    in_use = {r["epoch"]: sum(s["order"] for job in r["jobs"] for s in job["shares"]) for r in truth(NAME)}
+    assert {c: used for c, (used, _cap) in logged.used.items()} == {c: in_use[epochs[c]] for c in logged.used}

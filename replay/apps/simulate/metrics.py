@@ -64,12 +64,12 @@ def logged_history(tables: Mapping[str, pl.DataFrame], sim: Simulated) -> Histor
     # the capacity the report plots and the TUI's Nodes tab lists: the one node model's (first:
     # the machines' model is built while less of the log is held)
     capacity = cycle_capacity(tables, sim.boot, sim.inventory)
-    held = {(c, j): p for c, j, p in logged_held(tables, quantum, sim.boot).select(
+    held = {(c, j): p for c, j, p in logged_held(tables, quantum, sim.boot, sim.work_orders).select(
         "cycle", "job_id", "processes").iter_rows()}
     sched = narrow(tables, "schedule", ("cycle", "job_id", "kind", "host", "memory_gb", "refused")).filter(
         pl.col("cycle").is_not_null() & ~pl.col("refused").fill_null(False))
     existing = with_quanta(sched.filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")), tables,
-                           quantum, sim.boot)
+                           quantum, sim.boot, sim.work_orders)
     in_use = dict(existing.group_by("cycle").agg(pl.col("quanta").sum()).iter_rows())
     used = {c: (in_use.get(c, 0), capacity.get(c, 0)) for c in ctx.cycles}
     owner = {w.job_id: w.user for w in sim.workload.work}

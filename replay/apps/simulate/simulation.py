@@ -43,6 +43,7 @@ class Simulated:
     workload_from: str  # "log", or the workload file's path
     assumed: tuple[Assumption, ...] = ()  # the settings and machines read, as every command reads them
     inventory: Inventory | None = None  # the machines there before the log (the replay's start's), found once
+    work_orders: pl.DataFrame | None = None  # every job's order (the replay's start's), found once
 
 
 def prediction_epoch(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, default_ms: int) -> int:
@@ -111,4 +112,4 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     # i_mega24, held through the measures otherwise)
     ctx = dataclasses.replace(ctx, ranks={})
     return Simulated(change, boot, ctx, workload, baseline, sim, workload_from, (*start.assumed, *changed.assumed),
-                     start.inventory)
+                     start.inventory, start.work_orders)
