@@ -324,6 +324,31 @@ def test_where_users_lines_disagree_the_global_allotment_is_not_the_last_lines(k
     assert "8 GB (cat); unlimited (dan)" in said and "(System, ann, ben, gus) against unlimited" in said, said
 
 
+DISAGREE = "corpus/midstream_allotment_lines_disagree"
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_users_with_no_allotment_line_are_not_checked_against_another_users_own(level, kind, tmp):
+    """A 2.0.0 log of the real RM (oracle seed 12020, scenario 3) whose ducc.users gives dan 16 GB,
+    ben 100 GB and eve 200 GB, the global allotment unset, cut mid-stream and audited with
+    ducc.classes only: dan's lines print 16 GB, fay's unlimited, and the last line is dan's. Read
+    as the global allotment, 16 GB was what the users with no line (ann, cat, eve, gus, lou) were
+    checked against, and six cycles from epoch 50 to 64 were left unaudited, their RmCounter
+    vmachines taken as the stated nodes' failing. The allotment read is the RM's
+    configuration's, each user allotment read off the lines is too, and every cycle is audited
+    whole and equals truth."""
+    tables, result, frames, epochs = _audited(DISAGREE, level, kind, tmp)
+    assert not result.divergences, result.divergences[:3]
+    real = bootstrap({**tables, **read_resources(FIXTURES / DISAGREE / "resources")}).config
+    boot = bootstrap(tables)
+    assert boot.config.global_allotment == real.global_allotment
+    assert set(boot.config.user_allotments) <= set(real.user_allotments), boot.config.user_allotments
+    assert {50, 64} <= {epochs[c] for c in result.cycles}
+    assert not result.skipped and not result.skipped_kinds, {k: len(v) for k, v in result.skipped_kinds.items()}
+    assert not _disagreeing(frames, result.cycles, epochs, DISAGREE)
+
+
 LEAVING = "corpus/midstream_removal_before_the_log"
 
 
