@@ -17,6 +17,7 @@ import polars as pl
 
 from replay.model.cycleref import label
 from replay.model.damage import lost_after_start
+from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
 
 LEAVING = "processes leaving as the log began"  # its name in the audit's `assumed` list
@@ -36,7 +37,9 @@ def starts_midstream(tables: Mapping[str, pl.DataFrame]) -> bool:
     cycles = tables["cycles"]["cycle"]
     if cycles.is_empty():
         return False
-    nodes = tables["nodes"]
+    # read as the log has it (`narrow`): a view of some cycles' rows (replay.apps.explain.scope)
+    # may leave the first cycle out, and the log's start is a fact of the whole log
+    nodes = narrow(tables, "nodes", ("cycle", "event"))
     return (nodes.filter((pl.col("event") == "arrive") & (pl.col("cycle") == cycles.min())).is_empty()
             or lost_after_start(tables))
 
@@ -48,17 +51,17 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     needy, so takeFromTheRich (whose takings have no line of their own at INFO) took nothing."""
     if not starts_midstream(tables):  # a log from the RM's start, the common case: its schedule is not read
         return tables["schedule"].select(REMOVAL_KEY).clear()
-    removals = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
-                                         & pl.col("cycle").is_not_null()).select(REMOVAL_KEY)
-    if removals.is_empty():
-        return removals
-    first = removals["cycle"].min()
-    listed = tables["schedule"].filter(pl.col("cycle").is_not_null())["cycle"].min()
+    # the log's first listed cycle, as the log has it (`narrow`), and then that cycle's rows alone:
+    # a view of some cycles' rows (explain.scope) holds them whole where it holds the cycle at all
+    first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
+    listed_first = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
+                                             & (pl.col("cycle") == first)).select(REMOVAL_KEY)
+    if listed_first.is_empty():
+        return listed_first
     needy = tables["defrag"].filter((pl.col("cycle") == first) & pl.col("kind").is_in(["needy", "needy_detected"]))
-    if first != listed or not needy.is_empty():
-        return removals.clear()
+    if not needy.is_empty():
+        return listed_first.clear()
     evicted = tables["evictions"].filter(pl.col("cycle") == first)
-    listed_first = removals.filter(pl.col("cycle") == first)
     uncounted = listed_first.join(_uncounted_jobs(tables, first, evicted), on="job_id", how="semi")
     undecided = (listed_first.join(uncounted, on="job_id", how="anti")
                  .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")

@@ -5,9 +5,10 @@ quantum of its class's nodepool tree, rounded up. The log prints it for most job
 cap lines, counting lines); for a job it never prints it for (work there before a mid-stream log
 began, not fair share), the order is computed the RM's way from the job's class where the
 configuration defines that class. Where it does not, the pool its processes run in gives the
-quantum, where a node file lists their hosts (ORDER_POOL: the RM places a job's processes in its
-class's pool tree only). Else the only quantum known is the global one: the order so read is an
-assumption, and is marked so (ORDER_ASSUMED), for a pool of its own quantum gives another.
+quantum (ORDER_POOL: the RM places a job's processes in its class's pool tree only): the pool whose
+node file lists their hosts, and a host no node file lists is the first top-level pool's, where
+the RM puts it (`pools.PoolOf`). Else the only quantum known is the global one: the order so read
+is an assumption, and is marked so (ORDER_ASSUMED), for a pool of its own quantum gives another.
 `orders_assumed` names the jobs of both, as every command lists what it assumed.
 """
 
@@ -85,12 +86,12 @@ def with_quanta(rows: pl.DataFrame, tables: Mapping[str, pl.DataFrame], quantum:
 
 def host_quanta(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> dict[int, int]:
     """job -> the share quantum of the pool tree its processes run in, for each job the schedule
-    places on hosts a node file lists, all in one tree (a host no list names is the top pool's by
-    default only: no evidence of the job's pool)."""
+    places on hosts all in one tree: the pool whose node file lists a host, else the first
+    top-level pool, which the RM gives a host no node file lists (`PoolOf.placed`)."""
     of = pool_of(tables, boot)
     trees: dict[int, set[int]] = {}
     for job, host in narrow(tables, "schedule", ("job_id", "host")).drop_nulls().unique().iter_rows():
-        pool = of.listed(host)
+        pool = of.placed(host)
         if pool is not None:
             trees.setdefault(job, set()).add(tree_quantum(boot.nodepools, pool, boot.config.quantum_gb))
     return {job: quanta.pop() for job, quanta in trees.items() if len(quanta) == 1}
@@ -107,11 +108,13 @@ def job_quantum(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, job_id: int
 ORDERS_FROM_POOL = "share order of work whose class the configuration lacks"  # names in `assumed`
 ORDERS_ASSUMED = "share order over the global quantum"
 _POOL_WHY = ("no line prints the order, and the configuration rmref read does not define the class: the memory "
-             "over the share quantum of the pool tree the processes run in (a node file lists their hosts; the "
-             "RM places a job's processes in its class's tree only)")
-_ASSUMED_WHY = ("no line prints the order, no class the configuration defines gives the pool, and no node file "
-                "lists a host the work runs on: the memory over the global ducc.rm.share.quantum, which a pool "
-                "with a share-quantum of its own does not count in")
+             "over the share quantum of the pool tree the processes run in (a node file lists their hosts, or "
+             "lists them nowhere: the RM puts such a host in the first top-level pool; it places a job's "
+             "processes in its class's tree only)")
+_ASSUMED_WHY = ("no line prints the order, no class the configuration defines gives the pool, and no host the "
+                "work runs on tells its pool tree (none is listed, or a node rule may take them): the memory "
+                "over the global ducc.rm.share.quantum, which a pool with a share-quantum of its own does not "
+                "count in")
 SHOWN = 6  # jobs named in the value; the rest counted
 
 

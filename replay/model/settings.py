@@ -263,7 +263,8 @@ def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[s
     """ducc.rm.global_allotment (GB): the RM does not log it at bootstrap, but every fixed-share
     and reservation count prints the allotment it checks against, and every allotment deferral
     names it. A user with an allotment of its own (ducc.users) shows that one instead, so only
-    the other users' lines tell (where they disagree, `infer_user_allotments` keeps each one's)."""
+    the other users' lines tell; where users' lines disagree (`infer_user_allotments` keeps each
+    one's), the value is what the users with no line at all are checked against (`_disagreeing`)."""
     unlimited = Assumption(GLOBAL_ALLOTMENT, str(UNLIMITED), DEFAULT,
                            "no allotment line; unset in DUCC's documented defaults (no limit)")
     if not {"jobs", "allotments", "counts"} <= tables.keys():  # resources alone, no log
@@ -271,10 +272,63 @@ def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[s
     seen = _allotment_lines(tables, overridden)
     if not seen.height:
         return unlimited
+    by_value = _users_by_value(seen)
+    if len(by_value) > 1:
+        return _disagreeing(tables, seen, by_value)
     last = seen.row(-1, named=True)
     return Assumption(GLOBAL_ALLOTMENT, str(last["allotment_gb"]), INFERRED,
                       f"{seen.height} allotment check(s); the last, job {last['job_id']} in cycle {last['cycle']}, "
                       f"against {last['allotment_gb']} GB")
+
+
+def _users_by_value(seen: pl.DataFrame) -> dict[int, list[str]]:
+    """Each allotment the lines show -> the users whose last line shows it (a line whose job names
+    no user stands as a user of its own, `job N`), in the order the values are first shown."""
+    who = seen.with_columns(pl.coalesce("user", pl.format("job {}", "job_id")).alias("who"))
+    last = who.group_by("who", maintain_order=True).agg(pl.col("allotment_gb").last())
+    out: dict[int, list[str]] = {}
+    for user, gb in last.iter_rows():
+        out.setdefault(gb, []).append(user)
+    return out
+
+
+def _gb(value: int) -> str:
+    return "unlimited" if value >= UNLIMITED else f"{value} GB"
+
+
+def _disagreeing(tables: Mapping[str, pl.DataFrame], seen: pl.DataFrame,
+                 by_value: dict[int, list[str]]) -> Assumption:
+    """The global allotment where users' lines show different ones: one at least is a user's own
+    (ducc.users), and the log does not tell which is the global one, if any. Each user with lines
+    is checked against its own lines' value; the value taken here is only what the users with no
+    line are checked against: the one most users' lines show, and of a tie the larger. Neither
+    value makes up a verdict: the RM prints every allotment deferral it makes (naming the user),
+    so a user with no line had none of its work deferred or capped for its allotment, and where
+    rmref's value defers work of such a user that the RM counted, the cycle's counts are left
+    unaudited (replay.apps.audit.cycle)."""
+    value = max(by_value, key=lambda gb: (len(by_value[gb]), gb))
+    shown = "; ".join(f"{_gb(gb)} ({', '.join(sorted(users))})" for gb, users in sorted(by_value.items()))
+    lined = {u for users in by_value.values() for u in users}
+    unlined = sorted(set(_non_fair_users(tables)) - lined)
+    tied = [gb for gb, users in by_value.items() if len(users) == len(by_value[value])]
+    taken = "the value most users' lines show" if len(tied) == 1 else "the larger of those most users' lines show"
+    return Assumption(GLOBAL_ALLOTMENT, str(value), INFERRED,
+                      f"{seen.height} allotment check(s) disagree: {shown}; one at least is a user's own "
+                      "(ducc.users), which the log does not tell from the global one. Each of these users is "
+                      "checked against its own lines' value; "
+                      + (f"the users with no allotment line ({', '.join(unlined)})" if unlined
+                         else "a user with no allotment line")
+                      + f" against {_gb(value)}, {taken} (the RM deferred and capped none of their work "
+                      "for its allotment in the log: it prints every such check)")
+
+
+def _non_fair_users(tables: Mapping[str, pl.DataFrame]) -> list[str]:
+    """The users of the log's work of a class that is not fair share (work an allotment bounds;
+    a class the configuration does not define counts too), in the order the log names them."""
+    fair = set(narrow(tables, "classes", ("name", "policy")).filter(pl.col("policy") == "FAIR_SHARE")["name"]
+               .to_list()) if "classes" in tables else set()
+    jobs = narrow(tables, "jobs", ("user", "class")).drop_nulls("user")
+    return list(dict.fromkeys(u for u, c in jobs.iter_rows() if c not in fair))
 
 
 def infer_user_allotments(tables: Mapping[str, pl.DataFrame], global_gb: int) -> tuple[tuple[str, int], ...]:
@@ -291,7 +345,7 @@ def infer_user_allotments(tables: Mapping[str, pl.DataFrame], global_gb: int) ->
 
 def user_allotments_assumed(users: tuple[tuple[str, int], ...]) -> Assumption:
     """The users' own allotments read off their allotment lines, as `assumed` names them."""
-    shown = ", ".join(f"{u} {'unlimited' if gb >= UNLIMITED else f'{gb} GB'}" for u, gb in users)
+    shown = ", ".join(f"{u} {_gb(gb)}" for u, gb in users)
     return Assumption(USER_ALLOTMENTS, shown, INFERRED,
                       "no ducc.users was read; these users' allotment lines show an allotment other than the "
                       "global one read: each user's count is checked against its own lines' allotment")

@@ -23,7 +23,7 @@ from replay import parse
 from replay.apps.audit import PARTIAL_CYCLE, audit, result_frames
 from replay.apps.explain import explain_job, render
 from replay.model.resources import read_resources
-from replay.model.settings import THRESHOLD, USER_ALLOTMENTS
+from replay.model.settings import GLOBAL_ALLOTMENT, THRESHOLD, USER_ALLOTMENTS
 from replay.model.start import bootstrap, machine_inventory, replay_start
 from replay.parsing.sources import InputError
 from rmref.constants import NOT_NEW
@@ -295,16 +295,58 @@ SHOWN = "corpus/midstream_user_allotment_shown"
 def test_each_users_allotment_lines_give_its_own(level, kind, tmp):
     """A 2.0.0 log of the real RM (oracle seed 12121, scenario 4) whose ducc.users gives
     cat 8 GB and gus 200 GB, the global allotment unset, cut mid-stream and audited with
-    ducc.classes only: the last allotment line, cat's 8 GB, reads as the global allotment, and dan's
-    own lines print his unlimited; checked against 8 GB, dan's fixed-share job 11 got 1 process at
+    ducc.classes only: cat's lines print 8 GB and dan's unlimited. Checked against 8 GB (once
+    read as the global allotment, the last line's), dan's fixed-share job 11 got 1 process at
     epoch 53 where the RM granted 2 (an RM divergence). Each user's count is checked against its
     own lines' allotment, `assumed` names it, and every audited cycle equals truth."""
     tables, result, frames, epochs = _audited(SHOWN, level, kind, tmp)
     assert not result.divergences, result.divergences[:3]
     users = next(a for a in result.assumed if a.setting == USER_ALLOTMENTS)
-    assert users.source == "inferred" and "dan unlimited" in users.value, users
+    assert users.source == "inferred" and users.value == "cat 8 GB", users
     assert 53 in {epochs[c] for c in result.cycles if c not in result.skipped_kinds.get("counts", {})}
     assert not _disagreeing(frames, result.cycles, epochs, SHOWN)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_where_users_lines_disagree_the_global_allotment_is_not_the_last_lines(kind, tmp):
+    """The same cut log: its allotment lines disagree (cat's 8 GB, dan's unlimited), so one at
+    least is a user's own. The last line's, cat's 8 GB, was read as the global allotment, which
+    the users with no line (ann, ben, gus) were checked against; the RM's configuration (the
+    fixture's ducc.properties, ducc.users) leaves it unset. Of the values as many users' lines
+    show, the larger is taken, the users it is taken for are named, and every user allotment read
+    off the lines is the configuration's."""
+    tables = _tables(SHOWN, "rm.log", kind, tmp)
+    real = bootstrap({**tables, **read_resources(FIXTURES / SHOWN / "resources")}).config
+    boot = bootstrap(tables)
+    assert boot.config.global_allotment == real.global_allotment
+    assert set(boot.config.user_allotments) <= set(real.user_allotments), boot.config.user_allotments
+    said = next(a for a in boot.assumed if a.setting == GLOBAL_ALLOTMENT).evidence
+    assert "8 GB (cat); unlimited (dan)" in said and "(System, ann, ben, gus) against unlimited" in said, said
+
+
+DISAGREE = "corpus/midstream_allotment_lines_disagree"
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_users_with_no_allotment_line_are_not_checked_against_another_users_own(level, kind, tmp):
+    """A 2.0.0 log of the real RM (oracle seed 12020, scenario 3) whose ducc.users gives dan 16 GB,
+    ben 100 GB and eve 200 GB, the global allotment unset, cut mid-stream and audited with
+    ducc.classes only: dan's lines print 16 GB, fay's unlimited, and the last line is dan's. Read
+    as the global allotment, 16 GB was what the users with no line (ann, cat, eve, gus, lou) were
+    checked against, and six cycles from epoch 50 to 64 were left unaudited, their RmCounter
+    vmachines taken as the stated nodes' failing. The allotment read is the RM's
+    configuration's, each user allotment read off the lines is too, and every cycle is audited
+    whole and equals truth."""
+    tables, result, frames, epochs = _audited(DISAGREE, level, kind, tmp)
+    assert not result.divergences, result.divergences[:3]
+    real = bootstrap({**tables, **read_resources(FIXTURES / DISAGREE / "resources")}).config
+    boot = bootstrap(tables)
+    assert boot.config.global_allotment == real.global_allotment
+    assert set(boot.config.user_allotments) <= set(real.user_allotments), boot.config.user_allotments
+    assert {50, 64} <= {epochs[c] for c in result.cycles}
+    assert not result.skipped and not result.skipped_kinds, {k: len(v) for k, v in result.skipped_kinds.items()}
+    assert not _disagreeing(frames, result.cycles, epochs, DISAGREE)
 
 
 LEAVING = "corpus/midstream_removal_before_the_log"

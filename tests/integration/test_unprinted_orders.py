@@ -23,7 +23,7 @@ from replay import parse
 from replay.apps.audit import audit
 from replay.apps.explain import explain_job
 from replay.apps.measures import logged_held
-from replay.model.orders import ORDER_ASSUMED, ORDER_CLASS, ORDER_POOL, ORDERS_ASSUMED, ORDERS_FROM_POOL, work_orders
+from replay.model.orders import ORDER_CLASS, ORDER_POOL, ORDERS_ASSUMED, ORDERS_FROM_POOL, work_orders
 from replay.model.resources import read_resources
 from replay.model.start import replay_start
 from tests.helpers import truth
@@ -73,18 +73,20 @@ def test_every_unprinted_order_is_truths_and_says_where_it_comes_from(tmp_path, 
     assert orders[1][1] == orders[2][1] == source
 
 
-def test_the_audit_names_the_orders_it_takes_from_the_pool_and_those_it_assumes(tmp_path):
+def test_the_audit_names_the_orders_it_takes_from_the_pool_a_host_no_node_file_lists_included(tmp_path):
     """Cut inside the counter, the reservation's and the service's orders come from pool alt's
-    node file (named, inferred); job 4 runs on def01, which no node file lists: its order is its
-    memory over the global quantum, an assumption the audit names (right here: --default--
-    counts in the global quantum)."""
+    node file (named, inferred); job 4 runs on def01, which no node file lists: the RM puts such a
+    host in the first top-level pool (--default--, of the global quantum), so its order comes from
+    that pool too, truth's, where it was taken as an assumption over the global quantum."""
     tables = _cut(tmp_path, "inside the counter")
     assumed = {a.setting: a for a in audit(tables).assumed}
-    assert assumed[ORDERS_FROM_POOL].value == "job 1 order 10, job 2 order 2"
+    assert assumed[ORDERS_FROM_POOL].value == "job 1 order 10, job 2 order 2, job 4 order 3"
     assert assumed[ORDERS_FROM_POOL].source == "inferred"
-    assert assumed[ORDERS_ASSUMED].value == "job 4 order 3"
+    assert ORDERS_ASSUMED not in assumed
     sources = dict(work_orders(tables, 1, replay_start(tables).boot).select("job_id", "order_from").iter_rows())
-    assert sources[4] == ORDER_ASSUMED
+    assert sources[4] == ORDER_POOL
+    hosts = {s["host"] for s in _truth_jobs(tables)[4]["shares"]}
+    assert hosts == {"def01.sim.ducc"} and _truth_jobs(tables)[4]["order"] == 3
 
 
 def test_explain_gives_the_reservations_processes_its_pools_order(tmp_path):

@@ -1,10 +1,13 @@
 """A job's order where the log never prints it: the TUI marks it assumed (or unknown), as the one
 computation every view reads (replay.model.orders.work_orders) says, never a plain number.
 
-corpus/alike_machines_node_order cut two thirds in, inside an RmCounter block, opens with one
-cycle whose schedule lists reservation 3 (class rsvb, 20 GB): no line of the cut names its class
-or prints its order, so its order is its memory over the global quantum, an assumption. Ground
-truth: truth.jsonl's jobs (their order), and the orders the log prints.
+corpus/defrag_new_processes_counted cut two thirds in, inside an RmCounter block, opens with one
+cycle whose schedule lists fixed-share job 6 (60 GB) and reservation 9 (42 GB) with no process
+(no line of the cut names their class or prints their order, and no host tells their pool: each
+order is its memory over the global quantum, an assumption) and fixed-share job 5 (24 GB) on
+n02, which no node file lists: the RM puts it in the first top-level pool, --default--, so job 5's
+order is its memory over that pool's quantum. Ground truth: truth.jsonl's jobs (their order), and
+the orders the log prints.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import polars as pl
 
 from replay import parse
 from replay.apps.audit import audit, result_frames
-from replay.model.orders import ORDER_ASSUMED, ORDER_LOGGED
+from replay.model.orders import ORDER_ASSUMED, ORDER_LOGGED, ORDER_POOL
 from replay.model.resources import read_resources
 from tests.helpers import truth
 from tests.midstream import classes_only, cut
@@ -24,7 +27,7 @@ from tui.app import HistoryScreen, RmReplayApp
 from tui.data import build
 from tui.load import Loaded
 
-NAME = "corpus/alike_machines_node_order"
+NAME = "corpus/defrag_new_processes_counted"
 
 
 def _tables(tmp_path) -> dict[str, pl.DataFrame]:
@@ -42,7 +45,8 @@ def test_an_order_no_line_prints_is_marked_assumed(tmp_path):
         assert order == want[(epoch[cycle], job)], (cycle, job)  # (the global quantum is its pool's here)
         assert shown == (f"{order}?" if source == ORDER_ASSUMED else str(order)), (cycle, job)
     sources = dict(jobs.select("job_id", "order_from").iter_rows())
-    assert sources[3] == ORDER_ASSUMED and ORDER_LOGGED in sources.values()
+    assert sources[6] == sources[9] == ORDER_ASSUMED and sources[5] == ORDER_POOL
+    assert ORDER_LOGGED in sources.values()
 
 
 def test_the_jobs_tab_and_the_job_screen_say_the_order_is_assumed(tmp_path):
@@ -54,11 +58,11 @@ def test_the_jobs_tab_and_the_job_screen_say_the_order_is_assumed(tmp_path):
             await wait_until(pilot, lambda: app.ready)
             table = app.query_one("#jobs-table")
             shown = {int(r[0]): r for r in rows(table)}
-            assert shown[3][4] == "20?"  # job, type, user, class, order
-            table.move_cursor(row=next(i for i in range(table.row_count) if int(table.drawn(i)[0]) == 3))
+            assert shown[6][4] == "10?" and shown[5][4] == "4"  # job, type, user, class, order
+            table.move_cursor(row=next(i for i in range(table.row_count) if int(table.drawn(i)[0]) == 6))
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen))
-            assert "order 20?" in str(app.screen.query_one("#header").render())
+            assert "order 10?" in str(app.screen.query_one("#header").render())
             assert "assumed" in str(app.screen.query_one("#order-note").render())
             await pilot.press("escape", "q")
 

@@ -6,7 +6,8 @@ first time), nothing else but the `cycles` table and the bootstrap. With rmref's
 from the stored audit (replay.apps.stored), nothing needs the whole log: each table is read with
 that filter, and only the row groups it can hold are decoded, so the story costs a fraction of
 the log in time and memory. Every query explain runs filters to those rows itself, so it gives
-what it gives on the whole tables.
+what it gives on the whole tables; a fact of the whole log (whether it starts mid-stream,
+replay.model.leaving) is read with `narrow`, which reads the log's rows, not the view's.
 """
 
 from __future__ import annotations
