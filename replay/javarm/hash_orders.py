@@ -16,7 +16,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from replay.javarm.hashes import MIN_BITS, Hashes, Listing, hashes_of, map_bits
+from replay.javarm.cleared import clearing_listings
+from replay.javarm.hashes import MIN_BITS, Hashes, Listing, hashes_of, machine_map, map_bits
 from replay.model.published import PublishedShares, published_schedule
 
 
@@ -57,13 +58,9 @@ def share_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
 
 def share_hashes(tables: Mapping[str, pl.DataFrame]) -> Hashes:
     """Share id -> the hash of its DuccId under which every job's map of shares walks its tied shares as
-    the log's Existing lists print them (`replay.javarm.hashes.hashes_of`)."""
-    return hashes_of(share_listings(tables) + machine_listings(tables))
-
-
-def machine_map(host: str) -> str:
-    """The name of a machine's map of shares, as a Listing's `owner`."""
-    return f"host {host}"
+    the log's Existing lists print them, and every machine's as its connectShare lines and its clearings
+    (`replay.javarm.cleared`) show (`replay.javarm.hashes.hashes_of`)."""
+    return hashes_of(share_listings(tables) + machine_listings(tables) + clearing_listings(tables))
 
 
 def machine_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:

@@ -165,6 +165,24 @@ def test_identity_where_a_machines_share_walk_decides(java_env, tmp_path, capsys
     assert "00:01:20,000" in log and " 81920 2 1 2 " in log
 
 
+@pytest.mark.parametrize(("name", "before"), [("corpus/defrag_new_processes_counted", 0.75),
+                                              ("corpus/defrag_earlier_round_cleared", 0.969)])
+def test_identity_where_a_clearing_shows_the_walk(java_env, tmp_path, capsys, name, before):
+    """Defragmentation clears new shares that tie (one user's, uninitialized) in the walk of the machine's
+    map of shares; a share cleared in the cycle it was made is in no connectShare line after it was put
+    in, and only the outcome (the cycle's Existing lists) shows which survived. With those pairs for the
+    shares' hashes (replay.javarm.cleared), trunk's RM holds what the log shows in every job-cycle
+    (without them: `before`, clearing np102's share 5 of job 10 with 4 and 6 at 00:01:10, or keeping
+    share 10 of job 9 at 00:02:20)."""
+    out = tmp_path / "sim"
+    config = log_path(name).parent / "resources"
+    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--config", str(config),
+                              "--rm", "java:trunk", "-o", str(out))
+    assert code == 0, stdout
+    ident = json.loads((out / "report.json").read_text())["rm"]["identity_sim"]
+    assert ident["shares_match"] == 1.0 > before and ident["job_cycles"] >= 8
+
+
 def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
     """The log's first (cycle, job) where a job that held processes grew by more than one."""
     found = [(c, j) for (c, j), p in held.items() if 0 < held.get((c - 1, j), 0) and p > held[(c - 1, j)] + 1]

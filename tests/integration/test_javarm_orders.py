@@ -9,13 +9,14 @@ in test_javarm.py.
 from __future__ import annotations
 
 from replay.apps.simulate.reconstruct import median_gap, stop_delay
+from replay.javarm.cleared import clearing_listings
 from replay.javarm.hash_orders import share_hashes, share_listings, share_map
 from replay.javarm.hashes import hash_buckets
 from replay.apps.simulate.simulation import simulate
 from replay.javarm.scenario import _in_id_order, config_from_dir, config_from_log, scenario_of
 from replay.model.needy import needy_ties
 from replay.model.submission import submission_order
-from tests.helpers import log_path, parsed, scenario
+from tests.helpers import log_path, parsed, scenario, truth_defrag_actions
 
 
 def test_a_needy_job_left_off_ties_with_the_one_kept():
@@ -58,6 +59,30 @@ def test_fixed_share_counting_is_no_hash_order():
     hashes = hash_buckets(parsed("corpus/needy_tie_survivor").tables)
     assert hashes.hash_of[7] & 15 < hashes.hash_of[5] & 15
     assert hashes.left == 0 and not hashes.kept_to
+
+
+def test_clearings_show_a_machines_walk():
+    """defrag_new_processes_counted, 00:01:10 (cycle 2): job 5 needs 4 quanta on np102, 1 free; the cycle
+    made shares 4 and 5 (job 10) and 6 (job 2), all ben's, uninitialized: tied. The Existing lists keep 5
+    only, so the walk cleared 4 and 6 (1 + 1 + 3 reaches 4; 6 alone would have: 4 came first) and reached
+    5 after them: 4, 6, 5 (hand-worked). At 00:01:20 it cleared 8 (job 2) and kept 7 (job 10, a candidate
+    of a worse priority than job 5's fixed class): 8 before 7. The shares' hashes keep those walks.
+    Ground truth, truth.jsonl: in every cycle and log where the log's clearings give pairs, the oracle's RM
+    cleared the first share of each pair, and the second after it or not at all."""
+    tables = parsed("corpus/defrag_new_processes_counted").tables
+    pairs = {(w.cycle, w.keys) for w in clearing_listings(tables)}
+    assert pairs == {(2, (4, 6)), (2, (4, 5)), (2, (6, 5)), (3, (8, 7))}
+    got = share_hashes(tables).hash_of
+    assert got[4] % 16 < got[6] % 16 < got[5] % 16 and got[8] % 16 < got[7] % 16
+    for name in ("corpus/defrag_new_processes_counted", "corpus/defrag_earlier_round_cleared",
+                 "corpus/defrag_later_round_decides", "releases/2.0.0/defrag-residual"):
+        walks = clearing_listings(parsed(name).tables)
+        assert walks, name
+        for w in walks:
+            cleared = [share for _, _, host, share in truth_defrag_actions(name, w.cycle)
+                       if w.owner == f"host {host}"]
+            a, b = w.keys
+            assert a in cleared and (b not in cleared or cleared.index(a) < cleared.index(b)), (name, w)
 
 
 def test_tied_shares_in_the_existing_list():
