@@ -8,6 +8,8 @@ in test_javarm.py.
 
 from __future__ import annotations
 
+import polars as pl
+
 from replay.apps.simulate.reconstruct import median_gap, stop_delay
 from replay.javarm.cleared import clearing_listings
 from replay.javarm.hash_orders import share_hashes, share_listings, share_map
@@ -83,6 +85,25 @@ def test_clearings_show_a_machines_walk():
                        if w.owner == f"host {host}"]
             a, b = w.keys
             assert a in cleared and (b not in cleared or cleared.index(a) < cleared.index(b)), (name, w)
+
+
+def test_shares_reported_running_before_the_schedule_are_no_tie():
+    """unsettled/tally_order: job 3's processes initialize in no time, so its Existing lists print every
+    share `^0`. At 00:01:10 the Orchestrator's state reports shares 6 to 9 Running (its `New process ...
+    Running` lines come before that cycle's scheduling loop), and the list prints them 9 8 7 6: initialized
+    shares of equal investment, youngest first (RmJob.compareInvestment), not a walk of the job's map. As
+    such a walk (shares Running only from the next cycle on counted as tied) they contradicted the
+    uninitialized shares' walk 6 9 8 7 at 00:01:00, and 8 of job 3's shares took seeded UUIDs. Ground
+    truth: the log's own lines (the Running lines' place before the schedule)."""
+    tables = parsed("unsettled/tally_order").tables
+    lines = tables["processes"].filter(
+        (pl.col("job_id") == 3) & (pl.col("share_id").is_in([6, 7, 8, 9])) & (pl.col("state_to") == "Running"))
+    loop = tables["cycles"].filter(pl.col("cycle") == 2)
+    assert set(lines["cycle"]) == {2} and lines["line"].max() < loop["line"][0]
+    walks = {(w.cycle, w.keys) for w in share_listings(tables) if w.owner == share_map(3)}
+    assert (1, (6, 9, 8, 7)) in walks and not any(c == 2 for c, _ in walks)
+    hashes = share_hashes(tables)
+    assert not hashes.kept_to and hashes.left == 0 and all(s in hashes.hash_of for s in range(6, 22))
 
 
 def test_tied_shares_in_the_existing_list():
