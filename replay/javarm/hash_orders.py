@@ -18,6 +18,7 @@ import polars as pl
 
 from replay.javarm.cleared import clearing_listings
 from replay.javarm.hashes import MIN_BITS, Hashes, Listing, hashes_of, machine_map, map_bits
+from replay.javarm.purged import purge_listings
 from replay.model.published import PublishedShares, published_schedule
 
 
@@ -60,9 +61,11 @@ def share_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
 
 def share_hashes(tables: Mapping[str, pl.DataFrame]) -> Hashes:
     """Share id -> the hash of its DuccId under which every job's map of shares walks its tied shares as
-    the log's Existing lists print them, and every machine's as its connectShare lines and its clearings
-    (`replay.javarm.cleared`) show (`replay.javarm.hashes.hashes_of`)."""
-    return hashes_of(share_listings(tables) + machine_listings(tables) + clearing_listings(tables))
+    the log's Existing lists print them, and every machine's as its connectShare lines, its clearings
+    (`replay.javarm.cleared`) and its purges (`replay.javarm.purged`) show
+    (`replay.javarm.hashes.hashes_of`)."""
+    return hashes_of(share_listings(tables) + machine_listings(tables) + clearing_listings(tables)
+                     + purge_listings(tables))
 
 
 def machine_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:

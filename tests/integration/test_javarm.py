@@ -165,19 +165,24 @@ def test_identity_where_a_machines_share_walk_decides(java_env, tmp_path, capsys
     assert "00:01:20,000" in log and " 81920 2 1 2 " in log
 
 
-@pytest.mark.parametrize(("name", "before"), [("corpus/defrag_new_processes_counted", 0.75),
-                                              ("corpus/defrag_earlier_round_cleared", 0.969)])
-def test_identity_where_a_clearing_shows_the_walk(java_env, tmp_path, capsys, name, before):
-    """Defragmentation clears new shares that tie (one user's, uninitialized) in the walk of the machine's
-    map of shares; a share cleared in the cycle it was made is in no connectShare line after it was put
-    in, and only the outcome (the cycle's Existing lists) shows which survived. With those pairs for the
-    shares' hashes (replay.javarm.cleared), trunk's RM holds what the log shows in every job-cycle
-    (without them: `before`, clearing np102's share 5 of job 10 with 4 and 6 at 00:01:10, or keeping
-    share 10 of job 9 at 00:02:20)."""
+@pytest.mark.parametrize(("name", "release", "before"), [("corpus/defrag_new_processes_counted", "trunk", 0.75),
+                                                         ("corpus/defrag_earlier_round_cleared", "trunk", 0.969),
+                                                         ("releases/2.0.0/purge-stops", "2.0.0", 0.988)])
+def test_identity_where_an_outcome_shows_a_machines_walk(java_env, tmp_path, capsys, name, release, before):
+    """Shares that tie in a machine's map walk in the hash order of their DuccIds, and two outcomes show that
+    walk where no connectShare line does: defragmentation clears new shares (one user's, uninitialized) in
+    the walk, and the cycle's Existing lists show which survived (replay.javarm.cleared); before 2.1.0 a
+    node's purge stops at a reservation's share, and the shares marked `^P` are the ones walked before it
+    (replay.javarm.purged). With those pairs for the shares' hashes, the RM of the log's release holds what
+    the log shows in every job-cycle (without them: `before`; defrag_new_processes_counted's RM cleared
+    np102's share 5 of job 10 with 4 and 6 at 00:01:10, defrag_earlier_round_cleared's kept share 10 of
+    job 9 at 00:02:20, purge-stops' purged two shares of job 2 on n01 at 00:07:36 where the log's purged
+    three)."""
     out = tmp_path / "sim"
     config = log_path(name).parent / "resources"
-    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), "--config", str(config),
-                              "--rm", "java:trunk", "-o", str(out))
+    args = ["--config", str(config)] if config.is_dir() else []
+    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), *args, "--rm", f"java:{release}",
+                              "-o", str(out))
     assert code == 0, stdout
     ident = json.loads((out / "report.json").read_text())["rm"]["identity_sim"]
     assert ident["shares_match"] == 1.0 > before and ident["job_cycles"] >= 8

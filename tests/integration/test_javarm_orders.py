@@ -14,6 +14,7 @@ from replay.apps.simulate.reconstruct import median_gap, stop_delay
 from replay.javarm.cleared import clearing_listings
 from replay.javarm.hash_orders import share_hashes, share_listings, share_map
 from replay.javarm.hashes import hash_buckets
+from replay.javarm.purged import purge_listings
 from replay.apps.simulate.simulation import simulate
 from replay.javarm.scenario import _in_id_order, config_from_dir, config_from_log, scenario_of
 from replay.model.needy import needy_ties
@@ -104,6 +105,21 @@ def test_shares_reported_running_before_the_schedule_are_no_tie():
     assert (1, (6, 9, 8, 7)) in walks and not any(c == 2 for c, _ in walks)
     hashes = share_hashes(tables)
     assert not hashes.kept_to and hashes.left == 0 and all(s in hashes.hash_of for s in range(6, 22))
+
+
+def test_a_purge_that_stops_at_a_reservation_shows_a_machines_walk():
+    """releases/2.0.0 purge-stops: n01 is varied off at 00:07:36 holding reservation 1's share 1 and job 2's
+    shares 2 to 5. 2.0.0's NodePool.disable walks the machine's map of shares and stops at the
+    reservation's share: three `Purge Job` lines, `Not purging Reservation`, and the next Existing list
+    marks 5, 4 and 2 `^P` and leaves 3. So n01's map walks 2, 4 and 5 before 1, and 1 before 3
+    (hand-worked from the log's lines); the shares' hashes keep that walk at 16 buckets (without it, 5
+    walked after 1 and the harness's 2.0.0 RM purged two shares: 98.8% of job-cycles)."""
+    tables = parsed("releases/2.0.0/purge-stops").tables
+    pairs = {w.keys for w in purge_listings(tables)}
+    assert pairs == {(5, 1), (4, 1), (2, 1), (1, 3)}
+    got = share_hashes(tables).hash_of
+    assert max(got[s] % 16 for s in (2, 4, 5)) < got[1] % 16 < got[3] % 16
+    assert not purge_listings(parsed("corpus/varied_off_then_dead").tables)  # a purge that stops at no reservation
 
 
 def test_tied_shares_in_the_existing_list():
