@@ -16,7 +16,7 @@ from replay.javarm.hash_orders import share_hashes, share_listings, share_map
 from replay.javarm.hashes import hash_buckets
 from replay.javarm.purged import purge_listings
 from replay.apps.simulate.simulation import simulate
-from replay.javarm.scenario import _in_id_order, config_from_dir, config_from_log, scenario_of
+from replay.javarm.scenario import _in_id_order, config_from_dir, config_from_log, logged_outages, scenario_of
 from replay.model.needy import needy_ties
 from replay.model.submission import submission_order
 from tests.helpers import log_path, parsed, scenario, truth_defrag_actions
@@ -120,6 +120,23 @@ def test_a_purge_that_stops_at_a_reservation_shows_a_machines_walk():
     got = share_hashes(tables).hash_of
     assert max(got[s] % 16 for s in (2, 4, 5)) < got[1] % 16 < got[3] % 16
     assert not purge_listings(parsed("corpus/varied_off_then_dead").tables)  # a purge that stops at no reservation
+
+
+def test_an_outage_ends_where_its_misses_stop():
+    """releases/2.0.0 many-open-shares: n11 misses heartbeats at 00:07:45 (count 2) and 00:08:15 (count 3),
+    then no more, and is never purged; 2.0.0 prints no `Node recovers`, and the log goes on to 00:11:10.
+    The node reported again before the 00:08:45 check: its outage ends at the last miss logged (435 s
+    after the first cycle, 00:01:00), not never (the harness's node died at count 5, 00:09:20, and the
+    2.0.0 RM parted there: 93.3% of job-cycles). Ground truth, scenario.json: n11's outage ends at 488 s;
+    the agents report every 30 s from 0, and the first report after either end is the same one (510 s),
+    which the watchdog's 00:08:45 check sees."""
+    tables = parsed("releases/2.0.0/many-open-shares").tables
+    marks = logged_outages(tables, 30000)["n11.sim.ducc"]
+    assert marks == [(390.0, "silent"), (435.0, "back")]
+    node = next(n for n in scenario("releases/2.0.0/many-open-shares")["nodes"] if n["name"] == "n11.sim.ducc")
+    chosen_ms, true_ms = (435 + 60) * 1000, node["outages"][0][1]
+    assert -(-chosen_ms // 30000) == -(-true_ms // 30000)
+    assert logged_outages(parsed("f_node_failure").tables, 30000)["fnode02.sim.ducc"] == [(240.0, "silent")]  # died
 
 
 def test_tied_shares_in_the_existing_list():
