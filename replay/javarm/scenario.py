@@ -303,7 +303,8 @@ def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str
     if cyc.is_empty() or nodes.is_empty():
         return {}
     t0 = cyc["ts_start"][0]
-    end = (max(nodes["ts"].max(), cyc["ts_start"].max()) - t0).total_seconds()  # type: ignore[operator]
+    end = (max([*nodes["ts"].drop_nulls().to_list(), *cyc["ts_start"].drop_nulls().to_list()])
+           - t0).total_seconds()  # how far the log goes
     rows = nodes.filter(pl.col("event").is_in(["missed", "recover", "death"]) & pl.col("host").is_not_null())
     out: dict[str, list[tuple[float, str]]] = {}
     last: dict[str, float] = {}  # host -> its open run's last miss
