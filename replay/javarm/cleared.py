@@ -42,7 +42,7 @@ def clearing_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
                 .group_by("job_id").agg(pl.col("user").first()).iter_rows())
     placed = (tables["placements"].filter(pl.col("cycle").is_not_null() & pl.col("share_id").is_not_null()
                                           & pl.col("job_id").is_not_null() & pl.col("placed_for").is_null())
-              .sort("cycle", "file", "line")
+              .filter(pl.col("host").is_not_null()).sort("cycle", "file", "line")
               .select("cycle", "host", "share_id", "job_id", "order", "m_unused", "m_jobs"))
     most: dict[str, int] = {}  # host -> the most shares its map has held
     for host, jobs in placed.select("host", "m_jobs").iter_rows():
@@ -63,21 +63,25 @@ def clearing_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
                 .iter_rows()}
         removed_on = set(listed.filter(pl.col("kind") == "removal")["host"].to_list())
         new: dict[str, list[Share]] = {}
-        free: dict[str, int] = {}
+        free: dict[str, int | None] = {}
         for _, host, sid, job, order, unused, _jobs in rows.iter_rows():
             new.setdefault(host, []).append((sid, job, order))
-            free[host] = unused - order  # the machine's free space once its last share of the cycle is put in
+            # the machine's free space once its last share of the cycle is put in (unknown: a line cut short)
+            free[host] = None if unused is None or order is None else unused - order
         cleared = {h: [s for s in shares if (s[1], s[0]) not in kept] for h, shares in new.items()}
         hosts = [h for h, c in cleared.items() if c]
-        if len(hosts) != 1 or hosts[0] in removed_on or map_bits(most[hosts[0]]) > MIN_BITS:
+        if len(hosts) != 1 or hosts[0] in removed_on or map_bits(most.get(hosts[0], 0)) > MIN_BITS:
             continue
         host = hosts[0]
+        room = free[host]
+        if room is None or any(order is None for _, _, order in new[host]):
+            continue
         bar = priority.get(klass.get(needy, ""))
         worse = {j for j, c in klass.items() if retried and bar is not None and c in fair and priority[c] > bar}
         candidates = worse | {j for _, j, _ in cleared[host]}
         kept_there = [s for s in new[host] if s not in cleared[host] and s[1] in candidates]
         out += [Listing(cycle, machine_map(host), pair, MIN_BITS, tuple(sorted(pair)))
-                for pair in _pairs(cleared[host], kept_there, free[host], need, user)]
+                for pair in _pairs(cleared[host], kept_there, room, need, user)]
     return sorted(set(out), key=lambda w: (w.cycle, w.owner, w.keys))
 
 
