@@ -16,7 +16,9 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from replay.javarm.hashes import MIN_BITS, Hashes, Listing, hashes_of, map_bits
+from replay.javarm.cleared import clearing_listings
+from replay.javarm.hashes import MIN_BITS, Hashes, Listing, hashes_of, machine_map, map_bits
+from replay.javarm.purged import purge_listings
 from replay.model.published import PublishedShares, published_schedule
 
 
@@ -27,9 +29,11 @@ def share_map(job: int) -> str:
 
 def share_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
     """Each run of two shares or more that tie in a job's published Existing list (uninitialized with the
-    same initialization time: here `^0`, and no process the log shows Running before the cycle), as a
-    walk of the job's map of shares at the size it had then (the most shares the job's lists held so
-    far), its shares put in share-id order."""
+    same initialization time: here `^0`, and no process the log shows Running by the cycle: the
+    Orchestrator's state, read before the cycle's schedule, initializes a share reported Running there,
+    and a job whose processes initialize in no time prints it `^0` still), as a walk of the job's map of
+    shares at the size it had then (the most shares the job's lists held so far), its shares put in
+    share-id order."""
     procs = tables["processes"].filter((pl.col("state_to") == "Running") & pl.col("share_id").is_not_null()
                                        & pl.col("cycle").is_not_null())
     running = dict(procs.group_by("share_id").agg(pl.col("cycle").min()).iter_rows())
@@ -42,7 +46,7 @@ def share_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
         count: dict[int, int] = {}
         for job, _host, sid, _mem, init_ms in published.shares(cycle)[0]:
             count[job] = count.get(job, 0) + 1
-            tied = init_ms == 0 and sid is not None and running.get(sid, cycle) >= cycle
+            tied = init_ms == 0 and sid is not None and running.get(sid, cycle + 1) > cycle
             if tied and last.get(job):
                 runs[job][-1].append(sid)
             elif tied:
@@ -57,13 +61,11 @@ def share_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
 
 def share_hashes(tables: Mapping[str, pl.DataFrame]) -> Hashes:
     """Share id -> the hash of its DuccId under which every job's map of shares walks its tied shares as
-    the log's Existing lists print them (`replay.javarm.hashes.hashes_of`)."""
-    return hashes_of(share_listings(tables) + machine_listings(tables))
-
-
-def machine_map(host: str) -> str:
-    """The name of a machine's map of shares, as a Listing's `owner`."""
-    return f"host {host}"
+    the log's Existing lists print them, and every machine's as its connectShare lines, its clearings
+    (`replay.javarm.cleared`) and its purges (`replay.javarm.purged`) show
+    (`replay.javarm.hashes.hashes_of`)."""
+    return hashes_of(share_listings(tables) + machine_listings(tables) + clearing_listings(tables)
+                     + purge_listings(tables))
 
 
 def machine_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:

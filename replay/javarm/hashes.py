@@ -60,6 +60,11 @@ class Hashes:
     left: int
 
 
+def machine_map(host: str) -> str:
+    """The name of a machine's map of shares, as a Listing's `owner`."""
+    return f"host {host}"
+
+
 def map_bits(size: int, bits: int = MIN_BITS) -> int:
     """The bits of a HashMap's table once it has held `size` entries (from `bits`; it never shrinks)."""
     while size > LOAD * (1 << bits):

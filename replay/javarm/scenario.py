@@ -295,17 +295,36 @@ def _share_note(hashes: Hashes) -> str:
 def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str, list[tuple[float, str]]]:
     """host -> (seconds from the first cycle, what) of the heartbeat events the log shows: `silent` where
     an outage began (half a metrics period before the watchdog's `Missed heartbeat count[ 2 ]`; the
-    first miss is not logged) and `back` where the node reported again (`Node recovers`)."""
+    first miss is not logged) and `back` where the node reported again: `Node recovers`, or, where a run
+    of misses stops with no death and the log goes on past the next check (2.0.x prints no recovery),
+    at the last miss logged (the node's next report came before the next check)."""
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
     nodes = tables["nodes"]
     if cyc.is_empty() or nodes.is_empty():
         return {}
     t0 = cyc["ts_start"][0]
-    rows = nodes.filter(((pl.col("event") == "missed") & (pl.col("count") == 2)) | (pl.col("event") == "recover"))
+    end = (max([*nodes["ts"].drop_nulls().to_list(), *cyc["ts_start"].drop_nulls().to_list()])
+           - t0).total_seconds()  # how far the log goes
+    rows = nodes.filter(pl.col("event").is_in(["missed", "recover", "death"]) & pl.col("host").is_not_null())
     out: dict[str, list[tuple[float, str]]] = {}
-    for ts, host, event in rows.sort("ts", "line").select("ts", "host", "event").iter_rows():
+    last: dict[str, float] = {}  # host -> its open run's last miss
+    for ts, host, event, count in rows.sort("ts", "line").select("ts", "host", "event", "count").iter_rows():
         t = (ts - t0).total_seconds()
-        out.setdefault(host, []).append((t - rate_ms / 2000, "silent") if event == "missed" else (t, "back"))
+        if event == "missed" and count == 2:
+            if host in last:  # a run that stopped before this one began
+                out[host].append((last[host], "back"))
+            out.setdefault(host, []).append((t - rate_ms / 2000, "silent"))
+            last[host] = t
+        elif event == "missed" and host in last:
+            last[host] = t
+        elif event == "recover":
+            out.setdefault(host, []).append((t, "back"))
+            last.pop(host, None)
+        elif event == "death":
+            last.pop(host, None)
+    for host, t in last.items():
+        if t + rate_ms / 1000 <= end:
+            out[host].append((t, "back"))
     return out
 
 
@@ -359,7 +378,8 @@ def scenario_of(workload: Workload, cycles: int, config: Config,
     rate = int(props.get("ducc.agent.node.metrics.publish.rate", "30000"))
     assumed = [f"times shifted by {shift_ms / 1000:g} s: the log's earliest event is the harness's time 0",
                "a node's outage: from half a metrics period before the log's first `Missed heartbeat count[ 2 ]` "
-               "(else node.stability periods before its death) to its return",
+               "(else node.stability periods before its death) to its return (`Node recovers`, or, where its "
+               "misses stop with no death, the last miss logged: 2.0.x prints no recovery)",
                f"DuccId UUIDs from java.util.Random({seed}) (--java-seed): the RM breaks ties among equal "
                "candidates in their hash order, which an INFO log does not show",
                "a job's shares' investments in the order its published Existing list shows (the RM's "

@@ -165,6 +165,32 @@ def test_identity_where_a_machines_share_walk_decides(java_env, tmp_path, capsys
     assert "00:01:20,000" in log and " 81920 2 1 2 " in log
 
 
+@pytest.mark.parametrize(("name", "release", "before"), [("corpus/defrag_new_processes_counted", "trunk", 0.75),
+                                                         ("corpus/defrag_earlier_round_cleared", "trunk", 0.969),
+                                                         ("releases/2.0.0/purge-stops", "2.0.0", 0.988),
+                                                         ("releases/2.0.0/many-open-shares", "2.0.0", 0.933)])
+def test_identity_where_an_outcome_shows_a_machines_walk(java_env, tmp_path, capsys, name, release, before):
+    """Shares that tie in a machine's map walk in the hash order of their DuccIds, and two outcomes show that
+    walk where no connectShare line does: defragmentation clears new shares (one user's, uninitialized) in
+    the walk, and the cycle's Existing lists show which survived (replay.javarm.cleared); before 2.1.0 a
+    node's purge stops at a reservation's share, and the shares marked `^P` are the ones walked before it
+    (replay.javarm.purged). With those pairs for the shares' hashes, the RM of the log's release holds what
+    the log shows in every job-cycle (without them: `before`; defrag_new_processes_counted's RM cleared
+    np102's share 5 of job 10 with 4 and 6 at 00:01:10, defrag_earlier_round_cleared's kept share 10 of
+    job 9 at 00:02:20, purge-stops' purged two shares of job 2 on n01 at 00:07:36 where the log's purged
+    three). And many-open-shares: n11's missed heartbeats stop at count 3 with no recovery printed (2.0.x
+    prints none), so its outage ends at the last miss logged (replay.javarm.scenario.logged_outages);
+    taken as never ending, the harness's node died at 00:09:20 where the log's lived on."""
+    out = tmp_path / "sim"
+    config = log_path(name).parent / "resources"
+    args = ["--config", str(config)] if config.is_dir() else []
+    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), *args, "--rm", f"java:{release}",
+                              "-o", str(out))
+    assert code == 0, stdout
+    ident = json.loads((out / "report.json").read_text())["rm"]["identity_sim"]
+    assert ident["shares_match"] == 1.0 > before and ident["job_cycles"] >= 8
+
+
 def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
     """The log's first (cycle, job) where a job that held processes grew by more than one."""
     found = [(c, j) for (c, j), p in held.items() if 0 < held.get((c - 1, j), 0) and p > held[(c - 1, j)] + 1]
