@@ -16,7 +16,7 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
-from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_LOGGED, ORDER_OPEN
+from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_LOGGED, ORDER_OPEN, order_from
 from replay.model.orders import with_quanta
 from replay.model.start import bootstrap, node_liveness
 from replay.model.reads import narrow
@@ -45,6 +45,18 @@ def order_shown(order: int | None, order_from: str | None, alike: tuple[int, ...
     if order is None or order_from is None:
         return "?"
     return f"{order}?" if order_from == ORDER_INFERRED else str(order)
+
+
+def drawn_orders(inventory: Inventory) -> dict[str, tuple[int, str]]:
+    """host -> (the order the replay's machines take, `order_shown`'s drawing) of each node there
+    before the log began whose order no line states: what a text naming such a node's order prints."""
+    out = {}
+    for h in inventory.hosts:
+        source = order_from(h) if h.order is not None else None
+        if source != ORDER_LOGGED:
+            known = None if source == ORDER_OPEN else h.order
+            out[h.name] = (h.order or 0, order_shown(known, source, tuple(sorted({*h.alike, *h.rivals}))))
+    return out
 
 
 def status(machine: Machine, awaiting: bool = False, unsure: bool = False) -> str:
