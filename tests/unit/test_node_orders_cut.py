@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from replay import parse
+from replay.apps.report import _unsized
 from replay.apps.causes import placement_cause
 from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_OPEN
 from replay.model.nodes import capacity_and_use, drawn_orders, node_cycles
@@ -184,3 +185,32 @@ def test_a_placement_cause_names_an_order_no_line_states_as_the_views_draw_it(al
     inferred = nodes.filter((pl.col("cycle") == cycle) & (pl.col("order_from") == ORDER_INFERRED))["host"][0]
     text = placement_cause(inp, 1, [(inferred, 1)], [], None, drawn).detail
     assert f"order {shown[inferred]}, pool" in text and shown[inferred].endswith("?")
+
+
+def _with_death(tables: dict[str, pl.DataFrame], host: str, cycle: int) -> dict[str, pl.DataFrame]:
+    nodes = tables["nodes"]
+    row = {name: None for name in nodes.columns} | {"cycle": cycle, "host": host, "event": "death"}
+    return tables | {"nodes": pl.concat([nodes, pl.DataFrame([row], schema=nodes.schema)])}
+
+
+@pytest.mark.parametrize("dead", ["n05.sim.ducc", "n01.sim.ducc"])
+def test_the_capacity_left_by_a_dead_alike_node_is_not_assumed(dead):
+    """fixtures/cuts/alike_orders, worked by hand: n01, n02 and n05 share orders 4, 4 and 5 (truth:
+    n05 is the 5), and one of them dies after the last counters (the inventory inferred before):
+    the capacity left is 8 or 9 as it was n05 or another, which no line tells. Before the death
+    every cycle's capacity is truth's; from it on none is shown, and the report says why."""
+    tables = dict(parse([ALIKE / "rm.log.gz"]).tables)
+    tables.update(read_resources(ALIKE / "resources"))
+    boot = bootstrap(tables)
+    inventory = machine_inventory(tables, boot)
+    cycles = tables["cycles"]["cycle"].to_list()
+    nodes = node_cycles(_with_death(tables, dead, cycles[2]), boot, inventory)
+    per = dict(capacity_and_use(nodes).select("cycle", "capacity").iter_rows())
+    _, want = _cut_fixture(ALIKE)
+    truth_capacity = {c: sum(o for (k, _h), o in want.items() if k == c) for c in cycles}
+    assert [per[c] for c in cycles[:2]] == [truth_capacity[c] for c in cycles[:2]]
+    assert [per[c] for c in cycles[2:]] == [None, None]
+    after = nodes.filter(pl.col("cycle") == cycles[2])
+    alike = after.filter(pl.col("host").is_in(["n01.sim.ducc", "n02.sim.ducc", "n05.sim.ducc"]))
+    assert set(alike["order_shown"]) == {"4|5?"} and alike["order"].is_null().all()
+    assert "some are down" in _unsized(nodes) and "(n01.sim.ducc, n02.sim.ducc, n05.sim.ducc)" in _unsized(nodes)

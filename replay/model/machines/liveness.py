@@ -75,6 +75,9 @@ class NodeLiveness:
         # the orders a machine may have where the log does not settle it (ORDER_ALIKE, ORDER_OPEN)
         self.alike: dict[str, tuple[int, ...]] = {h.name: tuple(sorted({*h.alike, *h.rivals}))
                                                   for h in inventory.hosts if h.alike or h.rivals}
+        # the alike nodes (ORDER_ALIKE) each shares its orders with, itself among them
+        self.alike_with: dict[str, tuple[str, ...]] = {h.name: h.alike_with for h in inventory.hosts
+                                                       if h.alike_with and not h.rivals}
         # down before the log began, dead or varied off, until a line tells which (`unsure`): a
         # vary-off purges neither, so it is kept among the dead
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead or h.down}

@@ -381,7 +381,8 @@ def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floor
                if len(possible.get(gi, ())) > 1 else "the inferences that fit as well give it order")
         why.append(f"{fit} {' or '.join(map(str, rivals))}: every view shows it so, its quanta not known")
     return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why),
-                   alike=tuple(sorted(sizes)) if open_ else (), rivals=tuple(rivals) if len(rivals) > 1 else ())
+                   alike=tuple(sorted(sizes)) if open_ else (), alike_with=group.hosts if open_ else (),
+                   rivals=tuple(rivals) if len(rivals) > 1 else ())
 
 
 def _rivals(host: str, group: Group, tied: Sequence[_Fit], possible: set[int]) -> list[int]:
