@@ -277,7 +277,7 @@ def test_counts_that_fit_no_state_are_no_inference():
     fits, and none is taken (no evidence is not every assignment)."""
     groups = [_group("a", 2, (1, 3))]
     state = (5, [(3, {(0, 1): 1}), (0, {(0, 3): 1})])
-    assert counts.solve(groups, [state]) == ([], [])
+    assert counts.solve(groups, [state]) == ([], [], False)
 
 
 def test_a_group_no_kept_state_counts_is_left_unknown():
@@ -286,7 +286,7 @@ def test_a_group_no_kept_state_counts_is_left_unknown():
     groups = [_group("a", 1, (2,)), _group("b", 1, (2, 4))]
     seen = (9, [(1, {(0, 2): 1})])
     contradicting = (1, [(2, {(0, 2): 1, (1, 2): 1}), (1, {(1, 4): 1})])
-    solutions, kept = counts.solve(groups, [seen, contradicting])
+    solutions, kept, _ = counts.solve(groups, [seen, contradicting])
     assert solutions == [{(0, 2): 1}] and kept == [(1, {(0, 2): 1})]
 
 
@@ -300,7 +300,7 @@ def test_a_group_its_fixed_share_processes_fill_may_have_the_floor():
     hosts = {n: Host(n, "--default--", None, None, "", "unknown", "") for n in ("g0", "g1")}
     groups = counts.alike_groups([cycle], hosts, {"g0": (16, 1), "g1": (16, 1)}, {}, [24])
     assert [g.orders for g in groups] == [(24, 16)]
-    solutions, _ = counts.solve(groups, counts.state_equations([cycle], groups, _POOLS))
+    solutions, _, _ = counts.solve(groups, counts.state_equations([cycle], groups, _POOLS))
     assert solutions == [{(0, 16): 2}]
 
 

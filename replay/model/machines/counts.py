@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from replay.model.machines.evidence import CycleEvidence, PoolTree, Seen, free_space, policies
 from replay.model.machines.inventory import Host
@@ -132,30 +133,38 @@ def distinct(equations: Iterable[Equation]) -> list[Equation]:
     return list({(t, tuple(sorted(k))): (t, k) for t, k in equations}.values())
 
 
-def solve(groups: Sequence[Group], states: Sequence[State]) -> tuple[list[Counts], list[Equation]]:
+class Solved(NamedTuple):
+    """`solve`'s counts, the equations they fit, and whether the search stopped at its limit."""
+
+    counts: list[Counts]
+    equations: list[Equation]
+    cut_short: bool
+
+
+def solve(groups: Sequence[Group], states: Sequence[State]) -> Solved:
     """The counts that fit every state's equations; when none does (a state the others
     contradict), the counts that fit the most-seen states that fit together (greedily), without
     the groups of several possible orders none of those states counts (their orders left
-    unknown: nothing kept tells them); none where no state fits at all. With them, the
-    equations they fit."""
+    unknown: nothing kept tells them); none where no state fits at all."""
     every = distinct(eq for _, eqs in states for eq in eqs)
     solutions = solve_counts(groups, every)
     if solutions or not states:
-        return solutions, every
+        return Solved(solutions, every, len(solutions) >= MAX_SOLUTIONS)
     kept: list[Equation] = []
     for _support, eqs in states:
         if solve_counts(groups, distinct([*kept, *eqs]), limit=1):
             kept += eqs
     if not kept:
-        return [], []
+        return Solved([], [], False)
     told = {gi for _t, terms in kept for gi, _o in terms}
     loose = {gi for gi, g in enumerate(groups) if gi not in told and len(g.orders) > 1}
+    found = solve_counts(groups, distinct(kept))
     out: list[Counts] = []
-    for counts in solve_counts(groups, distinct(kept)):
+    for counts in found:
         fixed = {v: n for v, n in counts.items() if v[0] not in loose}
         if fixed not in out:
             out.append(fixed)
-    return out, distinct(kept)
+    return Solved(out, distinct(kept), len(found) >= MAX_SOLUTIONS)
 
 
 def possible_orders(groups: Sequence[Group], equations: Sequence[Equation],

@@ -36,7 +36,7 @@ import polars as pl
 
 from replay.model.logged import Logged, logged_decisions
 from replay.model.machines.counts import (
-    MAX_SOLUTIONS, Counts, Group, alike_groups, candidate_orders, held_floors, possible_orders, reserved_orders, solve,
+    Counts, Group, alike_groups, candidate_orders, held_floors, possible_orders, reserved_orders, solve,
     state_equations,
 )
 from replay.model.machines.evidence import CycleEvidence, PoolTree, counted_policies, gather_evidence, histogram
@@ -330,10 +330,10 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     counted = {gi for _, eqs in state_equations(cycles, groups, pools) for _t, terms in eqs for gi, _o in terms}
     groups = [g for gi, g in enumerate(groups)
               if gi in counted or g.hosts[0] in reserved or (g.orders == (g.floor,) and g.floor == logged_max)]
-    solutions, equations = solve(groups, state_equations(cycles, groups, pools))
+    solutions, equations, cut_short = solve(groups, state_equations(cycles, groups, pools))
     fits = [f for f in (_fit(groups, counts, cycles, logged) for counts in solutions) if f is not None]
     # the search stops at MAX_SOLUTIONS: past it, what the fits give is no measure of what is open
-    possible = possible_orders(groups, equations, solutions) if len(solutions) >= MAX_SOLUTIONS else {}
+    possible = possible_orders(groups, equations, solutions) if cut_short else {}
     # most placements reproduced; then the fewest machine sizes the known machines do not have
     fits.sort(key=lambda f: (-f.agree, len(set(f.orders.values()) - known_orders), len(set(f.orders.values())),
                              len(f.ruled_out)))
