@@ -21,7 +21,7 @@ from replay.model.inputs import CounterBlock
 from rmref import CounterRun, HowMuch
 from rmref.apportion import Entity
 from rmref.constants import PURGE, PURGE_LEAVING, RESERVATION
-from rmref.model import FAIR_SHARE, CycleInput, Placement, Work
+from rmref.model import FAIR_SHARE, CycleInput, Machine, Placement, Work
 from rmref.node_ips import unlogged_node_order
 
 
@@ -223,15 +223,23 @@ class CyclePlacements:
 
 
 def placement_cause(inp: CycleInput, job: int, logged: object, ref: object,
-                    cycle: CyclePlacements | None = None) -> Cause:
-    """Where What Of's choice of hosts departs: the hosts each side picked, with their size and pool."""
+                    cycle: CyclePlacements | None = None, drawn: Mapping[str, tuple[int, str]] | None = None) -> Cause:
+    """Where What Of's choice of hosts departs: the hosts each side picked, with their size and pool
+    (a size no line states as every view draws it: `drawn`, replay.model.nodes.drawn_orders)."""
     machines = {m.name: m for m in inp.machines}
+    drawn = drawn or {}
+
+    def order(m: Machine) -> str:
+        taken, shown = drawn.get(m.name, (None, ""))
+        if taken != m.order:  # (stated since: a line sized it)
+            return str(m.order)
+        return shown if shown in ("?", f"{taken}?") else f"{shown}, rmref taking {taken}"
 
     def hosts(value: object) -> str:
         if not isinstance(value, list) or not value:
             return "no host"
         named = sorted({h for h, _ in value})
-        return ", ".join(f"{h} ({sum(1 for x, _ in value if x == h)}x; order {machines[h].order}, "
+        return ", ".join(f"{h} ({sum(1 for x, _ in value if x == h)}x; order {order(machines[h])}, "
                          f"pool {machines[h].nodepool})" if h in machines else h for h in named)
 
     text = f"the RM put its new processes on {hosts(logged)}; rmref on {hosts(ref)}"

@@ -19,6 +19,7 @@ from replay.model.bootstrap import Bootstrap
 from replay.model.cycleref import epochs, label
 from replay.model.logged import logged_decisions, takings
 from replay.model.inputs import job_descriptions
+from replay.model.machines.liveness import ORDER_ALIKE
 from replay.model.nodes import capacity_and_use, node_cycles
 from replay.model.release import ReleaseChoice
 from replay.model.release import choose as choose_release
@@ -345,8 +346,8 @@ def _utilisation_section(cycles: list[int], nodes: pl.DataFrame | None, no_nodes
         parts.append(f"<p class=\"note\">Quantum shares in use (every process placed on an online machine, "
                      f"including those being preempted) over the online machines' capacity; mean "
                      f"{sum(util) / len(util) if util else 0.0:.1f}%."
-                     + (f" Capacity unknown in {len(unknown)} cycle(s), left out: an online node's share order is "
-                        f"in no line and the counters do not imply it ({E(_unsized(nodes))})." if unknown else "")
+                     + (f" Capacity unknown in {len(unknown)} cycle(s), left out: {E(_unsized(nodes))}." if unknown
+                        else "")
                      + "</p>")
         parts.append(svg_plot("plot-utilisation", "Utilisation (%)", cycles,
                               [Series("used %", tuple(util))], "% of capacity", y_max=100.0))
@@ -356,9 +357,19 @@ def _utilisation_section(cycles: list[int], nodes: pl.DataFrame | None, no_nodes
 
 
 def _unsized(nodes: pl.DataFrame) -> str:
-    """The nodes whose order is not known, a few by name."""
-    names = nodes.filter(pl.col("order").is_null())["host"].unique().sort().to_list()
-    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+    """Why an online node's order is not known, with a few of the nodes by name: in no line and
+    not implied by the counters, or one of alike nodes some of which are down (nodes.split_alike)."""
+    unknown = nodes.filter(pl.col("order").is_null())
+    alike = pl.col("order_from") == ORDER_ALIKE
+    out = []
+    for rows, why in ((unknown.filter(~alike.fill_null(False)), "an online node's share order is in no line and the "
+                       "counters do not imply it"),
+                      (unknown.filter(alike.fill_null(False)), "of alike nodes that share their orders, which has "
+                       "which no line tells, some are down: the capacity left depends on which, and is not assumed")):
+        names = rows["host"].unique().sort().to_list()
+        if names:
+            out.append(f"{why} ({', '.join(names[:5])}{' ...' if len(names) > 5 else ''})")
+    return "; ".join(out)
 
 
 def _preemptions_section(tables: Mapping[str, pl.DataFrame], cycles: list[int], epoch_of: Mapping[int, int | None],

@@ -164,7 +164,8 @@ class Stored:
             return None
         inp, carried, kinds, at = record
         again = AuditResult(audited=self.result.audited, wealth=carried.wealth, start=carried,
-                            epochs=self.result.epochs, arrival_open=self.result.arrival_open)
+                            epochs=self.result.epochs, arrival_open=self.result.arrival_open,
+                            orders_drawn=self.result.orders_drawn)
         logged = Logged(**at, rmcounter=CycleRows(tables, "rmcounter"))
         return audit_cycle(inp, logged, phases, again, kinds)
 

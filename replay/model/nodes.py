@@ -16,7 +16,9 @@ import polars as pl
 from replay.model.bootstrap import Bootstrap
 from replay.model.logged import in_cycles
 from replay.model.machines.inventory import Inventory
-from replay.model.machines.liveness import ORDER_ALIKE, ORDER_INFERRED, ORDER_LOGGED, ORDER_OPEN
+from replay.model.machines.liveness import (
+    ORDER_ALIKE, ORDER_INFERRED, ORDER_LOGGED, ORDER_OPEN, NodeLiveness, order_from,
+)
 from replay.model.orders import with_quanta
 from replay.model.start import bootstrap, node_liveness
 from replay.model.reads import narrow
@@ -29,8 +31,9 @@ ONLINE, UNRESPONSIVE, OFFLINE = "online", "unresponsive", "offline"  # truth.jso
 # before 2.1.0 a varied-on machine is in none of the RM's maps until its node next reports (vary_on_at_once)
 AWAITING = "varied on, awaiting report"
 DOWN_UNSURE = "offline or unresponsive"  # down since before the log began; no line tells which
-# `order`: None where no line gives it nor the counters imply it; `order_from` says where it comes
-# from (replay.model.machines.liveness ORDER_*), `order_shown` how every view draws it (order_shown)
+# `order`: None where no line gives it nor the counters imply it, and for alike nodes some of which
+# are down (`split_alike`); `order_from` says where it comes from (replay.model.machines.liveness
+# ORDER_*), `order_shown` how every view draws it (order_shown)
 NODE_SCHEMA = {"cycle": pl.UInt32, "host": pl.String, "nodepool": pl.String, "order": pl.Int64,
                "order_from": pl.String, "order_shown": pl.String, "memory_mb": pl.Int64, "online": pl.Boolean,
                "status": pl.String, "used": pl.Int64, "jobs": pl.String}
@@ -45,6 +48,27 @@ def order_shown(order: int | None, order_from: str | None, alike: tuple[int, ...
     if order is None or order_from is None:
         return "?"
     return f"{order}?" if order_from == ORDER_INFERRED else str(order)
+
+
+def drawn_orders(inventory: Inventory) -> dict[str, tuple[int, str]]:
+    """host -> (the order the replay's machines take, `order_shown`'s drawing) of each node there
+    before the log began whose order no line states: what a text naming such a node's order prints."""
+    out = {}
+    for h in inventory.hosts:
+        source = order_from(h) if h.order is not None else None
+        if source != ORDER_LOGGED:
+            known = None if source == ORDER_OPEN else h.order
+            out[h.name] = (h.order or 0, order_shown(known, source, tuple(sorted({*h.alike, *h.rivals}))))
+    return out
+
+
+def split_alike(machines: Iterable[Machine], now: NodeLiveness) -> set[str]:
+    """The alike nodes (ORDER_ALIKE) of a group some of which are online and some not, or no
+    longer alike (a line has since sized them): which of the orders they share the online ones
+    have no line tells, so neither does their part of the capacity (nor the others' part)."""
+    online = {m.name for m in machines if m.online}
+    return {host for host, fellows in now.alike_with.items() if host in now.alike
+            and any(f in online for f in fellows) and not all(f in online and f in now.alike for f in fellows)}
 
 
 def status(machine: Machine, awaiting: bool = False, unsure: bool = False) -> str:
@@ -71,12 +95,15 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     now = node_liveness(tables, boot, inventory)
     cols: dict[str, list[Any]] = {name: [] for name in NODE_SCHEMA if name not in ("used", "jobs")}
     for cycle in tables["cycles"]["cycle"].to_list():
-        for m in now.advance(cycle):
+        machines = now.advance(cycle)
+        split = split_alike(machines, now)
+        for m in machines:
             said = status(m, awaiting=m.name in now.awaiting, unsure=m.name in now.unsure)
             # (a machine never sized is rmref's order 0 and memory 0: not a fact to show)
             source = None if m.name in now.missing else now.order_from.get(m.name, ORDER_LOGGED)
-            # (an open order's quanta are not known; alike nodes' sum is, whichever has which)
-            order = None if source in (None, ORDER_OPEN) else m.order
+            # (an open order's quanta are not known; alike nodes' sum is, whichever has which,
+            # unless some of them are online and some not: then no part of it is)
+            order = None if source in (None, ORDER_OPEN) or m.name in split else m.order
             memory = m.memory_mb if order is not None else None
             shown = order_shown(order, source, now.alike.get(m.name, ()))
             for name, value in zip(cols, (cycle, m.name, m.nodepool, order, source, shown, memory, m.online, said)):

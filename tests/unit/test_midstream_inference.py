@@ -3,13 +3,14 @@ RM's counters show, and the node-count solver (Hypothesis: the true orders are a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.model.machines import counts, evidence
+from replay.model.machines import counts, evidence, solver
 from replay.model.machines.inventory import Host
 from replay.model.inputs import job_descriptions
 from replay.model.needy import needy_expanded
@@ -265,3 +266,72 @@ def test_work_before_the_log_takes_its_type_from_its_counting_line():
               "job_caps": _empty("job_caps", cycle=[2], job_id=[1], user=["fay"], order=[1])}
     made = job_descriptions(tables).filter(pl.col("job_id") == 1)
     assert set(made["type_code"].to_list()) == {"M"}, made
+
+
+def _group(name: str, n: int, orders: tuple[int, ...], floor: int = 0) -> counts.Group:
+    return counts.Group(tuple(f"{name}{i}" for i in range(n)), "--default--", floor, orders)
+
+
+def test_counts_that_fit_no_state_are_no_inference():
+    """Two machines of order 1 or 3; the one state's counters ask for three of order 1: no count
+    fits, and none is taken (no evidence is not every assignment)."""
+    groups = [_group("a", 2, (1, 3))]
+    state = (5, [(3, {(0, 1): 1}), (0, {(0, 3): 1})])
+    assert counts.solve(groups, [state]) == ([], [], False)
+
+
+def test_a_group_no_kept_state_counts_is_left_unknown():
+    """The most-seen state fits and counts group a only; the state that contradicts it alone
+    counts group b: b's orders are not taken from counts that never read it."""
+    groups = [_group("a", 1, (2,)), _group("b", 1, (2, 4))]
+    seen = (9, [(1, {(0, 2): 1})])
+    contradicting = (1, [(2, {(0, 2): 1, (1, 2): 1}), (1, {(1, 4): 1})])
+    solutions, kept, _ = counts.solve(groups, [seen, contradicting])
+    assert solutions == [{(0, 2): 1}] and kept == [(1, {(0, 2): 1})]
+
+
+def test_a_group_its_fixed_share_processes_fill_may_have_the_floor():
+    """Two machines each holding a fixed-share process of 16, the only other order the counters
+    show 24: a full machine is in no counter, so 16 is among their orders, and the counter that
+    covers them and counts none settles it."""
+    seen = evidence.Seen(True, ((16, FIXED_SHARE),))
+    cycle = evidence.CycleEvidence(None, True, ["--default--"], [tuple([0] * 25)], [[0] * 25],
+                                   {"g0": seen, "g1": seen})
+    hosts = {n: Host(n, "--default--", None, None, "", "unknown", "") for n in ("g0", "g1")}
+    groups = counts.alike_groups([cycle], hosts, {"g0": (16, 1), "g1": (16, 1)}, {}, [24])
+    assert [g.orders for g in groups] == [(24, 16)]
+    solutions, _, _ = counts.solve(groups, counts.state_equations([cycle], groups, _POOLS))
+    assert solutions == [{(0, 16): 2}]
+
+
+@given(st.lists(st.sampled_from([8, 12, 16]), min_size=1, max_size=7),
+       st.lists(st.lists(st.booleans(), min_size=7, max_size=7), min_size=1, max_size=3))
+def test_possible_orders_are_those_of_every_fitting_count(orders, liveness):
+    """Without the counts found, possible_orders gives each group exactly the orders some
+    fitting count gives it (every count enumerated)."""
+    names = [f"n{i}" for i in range(len(orders))]
+    hosts = {n: Host(n, "--default--", None, None, "", "unknown", "") for n in names}
+    cycles = []
+    for up in liveness:
+        histogram = [0] * 17
+        for i, o in enumerate(orders):
+            histogram[o] += up[i]
+        cycles.append(evidence.CycleEvidence(None, True, ["--default--"], [tuple(histogram)], [histogram],
+                                             {n: evidence.Seen(up[i], ()) for i, n in enumerate(names)}))
+    groups = counts.alike_groups(cycles, hosts, {n: (0, 0) for n in names}, {}, [8, 12, 16])
+    equations = counts.distinct(eq for _, eqs in counts.state_equations(cycles, groups, _POOLS) for eq in eqs)
+    every = counts.solve_counts(groups, equations, limit=100_000)
+    want = {gi: {o for c in every for (g, o), n in c.items() if g == gi and n} for gi in range(len(groups))}
+    assert counts.possible_orders(groups, equations, []) == want
+
+
+def test_machines_no_placement_tells_apart_share_their_group_s_options():
+    """Two alike machines the fits give 9 and 9, or 11 and 9 (the matching puts the 11 on the
+    first): either may be the 11, so both are drawn 9 or 11; one fit giving 4 and 5 leaves only
+    which has which open (Host.alike), no rival orders."""
+    group = _group("h", 2, (9, 11))
+    tied = [solver._Fit({"h0": 9, "h1": 9}, 0, 0, frozenset()), solver._Fit({"h0": 11, "h1": 9}, 0, 0, frozenset())]
+    assert solver._rivals("h1", group, tied, set()) == solver._rivals("h0", group, tied, set()) == [9, 11]
+    assert solver._rivals("h1", group, [solver._Fit({"h0": 4, "h1": 5}, 0, 0, frozenset())], set()) == []
+    ruled = [replace(f, ruled_out=frozenset({("h0", 9)})) for f in tied]  # a placement tells them apart
+    assert solver._rivals("h1", group, ruled, set()) == []

@@ -175,7 +175,8 @@ def _audit_placements(inp: CycleInput, logged: Logged, phases: Phases, result: A
     theirs, ours = logged.placements.get(inp.cycle, {}), {j: sorted(v) for j, v in placed.items()}
     cycle = CyclePlacements(inp, theirs, ours, counts, placements, stale)
     compare(result, "placements", inp.cycle, theirs, ours,
-            lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle), verified, lambda j: placement_step(inp, j))
+            lambda j, lv, rv: placement_cause(inp, j, lv, rv, cycle, result.orders_drawn), verified,
+            lambda j: placement_step(inp, j))
     return inp, placements
 
 

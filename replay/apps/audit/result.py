@@ -60,6 +60,8 @@ class AuditResult:
     skipped_kinds: dict[str, dict[int, str]] = field(default_factory=dict)
     assumed: tuple[Assumption, ...] = ()  # every setting rmref read and its source, and the nodes inferred
     arrival_open: tuple[str, ...] = ()  # nodes whose arrival order is assumed (Inventory.arrival_open)
+    # the orders no line states, as every view draws them (replay.model.nodes.drawn_orders)
+    orders_drawn: dict[str, tuple[int, str]] = field(default_factory=dict)
     wealth: dict[str, int] | None = None  # users' wealth, which defragmentation carries between cycles
     chained: CycleResult | None = None  # the last cycle's end-to-end run (what rmref carries forward)
     start: Carried | None = None  # what the first cycle run starts from, when not the log's start (a re-entry)

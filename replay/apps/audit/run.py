@@ -14,6 +14,7 @@ from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs
 from replay.model.damage import Damage, between_gaps, resume_points
 from replay.model.logged import logged_decisions
+from replay.model.nodes import drawn_orders
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions
 from replay.model.start import NODE_FREE, REPORT_READERS, ReplayStart, replay_start
@@ -85,6 +86,7 @@ def _merged(parts: list[AuditResult], only: Collection[str], cycle_epochs: dict[
         out.assumed += tuple(a for a in part.assumed if a not in seen)
         seen.update(part.assumed)
         out.arrival_open += tuple(n for n in part.arrival_open if n not in out.arrival_open)
+        out.orders_drawn.update(part.orders_drawn)
         out.traces.update(part.traces)
         out.baseline.update(part.baseline)
         out.carried.update(part.carried)
@@ -112,6 +114,7 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
     logged = reads.logged
     kinds = tuple(k for k in DECISIONS if k in only)
     result = AuditResult(audited=kinds, assumed=start.assumed, arrival_open=start.inventory.arrival_open,
+                         orders_drawn=drawn_orders(start.inventory),
                          epochs=epochs(tables["cycles"]), rm_release=boot.release, users_open=boot.users_open,
                          thresholds_open=boot.thresholds_open)
     for inp in counted(reads.inputs, cycle_count(tables, cycles), progress, "auditing"):
@@ -174,6 +177,7 @@ def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: 
     carried = result.carried.get(cycle)
     if carried is None:
         return None
-    again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried, arrival_open=result.arrival_open)
+    again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried, arrival_open=result.arrival_open,
+                        orders_drawn=result.orders_drawn)
     inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
     return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None

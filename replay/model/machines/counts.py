@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from replay.model.machines.evidence import CycleEvidence, PoolTree, Seen, free_space, policies
 from replay.model.machines.inventory import Host
@@ -43,12 +44,13 @@ def held_floors(inputs: Sequence[CycleInput], unknown: set[str]) -> dict[str, tu
     return out
 
 
-def reserved_orders(inputs: Sequence[CycleInput], unknown: set[str]) -> dict[str, int]:
+def reserved_orders(inputs: Sequence[CycleInput], unknown: set[str],
+                    counted: Mapping[int, str] | None = None) -> dict[str, int]:
     """host -> the order of a reservation it held: a reservation takes a machine of exactly its
-    order (NodePool.findMachines)."""
+    order (NodePool.findMachines); `counted` as evidence.policies reads it."""
     out = {}
     for inp in inputs:
-        policy = policies(inp)
+        policy = policies(inp, counted)
         for w in inp.work:
             if policy[w.job_id] == RESERVE:
                 out.update({s.host: s.order for s in w.shares if s.host in unknown})
@@ -83,8 +85,17 @@ def alike_groups(cycles: Sequence[CycleEvidence], hosts: Mapping[str, Host], flo
         sig = (hosts[name].nodepool, floors[name][0], reserved.get(name), tuple(c.seen.get(name) for c in clean))
         by_sig.setdefault(sig, []).append(name)
     return [Group(tuple(names), pool, floor,
-                   (exact,) if exact is not None else tuple(o for o in orders if o >= floor))
-            for (pool, floor, exact, _), names in by_sig.items()]
+                   (exact,) if exact is not None else _orders_from(orders, floor, seen))
+            for (pool, floor, exact, seen), names in by_sig.items()]
+
+
+def _orders_from(orders: Sequence[int], floor: int, seen: Sequence[Seen | None]) -> tuple[int, ...]:
+    """The candidate orders at or above a group's floor, and the floor itself where its
+    non-preemptable processes fill it: such a machine has no free space, so the RM's counters leave
+    it out, and no residual names that order (the counters it is absent from are its evidence)."""
+    full = floor > 0 and any(s is not None and s.np_shares and free_space(floor, s.np_shares) == 0 for s in seen)
+    above = tuple(o for o in orders if o >= floor)  # (in the candidates' order: the known machines' first)
+    return above + ((floor,) if full and floor not in above else ())
 
 
 def state_equations(cycles: Sequence[CycleEvidence], groups: Sequence[Group],
@@ -122,17 +133,60 @@ def distinct(equations: Iterable[Equation]) -> list[Equation]:
     return list({(t, tuple(sorted(k))): (t, k) for t, k in equations}.values())
 
 
-def solve(groups: Sequence[Group], states: Sequence[State]) -> list[Counts]:
+class Solved(NamedTuple):
+    """`solve`'s counts, the equations they fit, and whether the search stopped at its limit."""
+
+    counts: list[Counts]
+    equations: list[Equation]
+    cut_short: bool
+
+
+def solve(groups: Sequence[Group], states: Sequence[State]) -> Solved:
     """The counts that fit every state's equations; when none does (a state the others
-    contradict), the counts that fit the most-seen states that fit together (greedily)."""
-    solutions = solve_counts(groups, distinct(eq for _, eqs in states for eq in eqs))
+    contradict), the counts that fit the most-seen states that fit together (greedily), without
+    the groups of several possible orders none of those states counts (their orders left
+    unknown: nothing kept tells them); none where no state fits at all."""
+    every = distinct(eq for _, eqs in states for eq in eqs)
+    solutions = solve_counts(groups, every)
     if solutions or not states:
-        return solutions
+        return Solved(solutions, every, len(solutions) >= MAX_SOLUTIONS)
     kept: list[Equation] = []
     for _support, eqs in states:
         if solve_counts(groups, distinct([*kept, *eqs]), limit=1):
             kept += eqs
-    return solve_counts(groups, distinct(kept))
+    if not kept:
+        return Solved([], [], False)
+    told = {gi for _t, terms in kept for gi, _o in terms}
+    loose = {gi for gi, g in enumerate(groups) if gi not in told and len(g.orders) > 1}
+    found = solve_counts(groups, distinct(kept))
+    out: list[Counts] = []
+    for counts in found:
+        fixed = {v: n for v, n in counts.items() if v[0] not in loose}
+        if fixed not in out:
+            out.append(fixed)
+    return Solved(out, distinct(kept), len(found) >= MAX_SOLUTIONS)
+
+
+def possible_orders(groups: Sequence[Group], equations: Sequence[Equation],
+                    found: Iterable[Counts]) -> dict[int, set[int]]:
+    """group index -> every order one of its machines has in some count that fits `equations`:
+    those of the counts `found`, and each other one a search with one machine of the group set to
+    it still fits (`found` stops at MAX_SOLUTIONS; a truncated list is no measure of what the
+    log leaves open)."""
+    out: dict[int, set[int]] = {gi: set() for gi in range(len(groups))}
+    for counts in found:
+        for (gi, o), n in counts.items():
+            if n:
+                out[gi].add(o)
+    for gi, g in enumerate(groups):
+        fewer = [replace(x, hosts=x.hosts[1:]) if i == gi else x for i, x in enumerate(groups)]
+        for o in g.orders:
+            if o in out[gi]:
+                continue
+            less = [(t - terms.get((gi, o), 0), terms) for t, terms in equations]
+            if all(t >= 0 for t, _ in less) and solve_counts(fewer, less, limit=1):
+                out[gi].add(o)
+    return out
 
 
 def solve_counts(groups: Sequence[Group], equations: Iterable[Equation], limit: int = MAX_SOLUTIONS) -> list[Counts]:

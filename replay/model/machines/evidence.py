@@ -49,15 +49,24 @@ class CycleEvidence:
     seen: dict[str, Seen]
 
 
-def policies(inp: CycleInput) -> dict[int, str]:
-    """job -> its class's policy (FAIR_SHARE when the class is unknown)."""
+def policies(inp: CycleInput, counted: Mapping[int, str] | None = None) -> dict[int, str]:
+    """job -> its class's policy; where the configuration lacks the class, the one the RM counted
+    it under (`counted`: `counted_policies`), else FAIR_SHARE."""
     classes = {c.name: c.policy for c in inp.classes}
-    return {w.job_id: classes.get(w.class_name, FAIR_SHARE) for w in inp.work}
+    counted = counted or {}
+    return {w.job_id: classes.get(w.class_name) or counted.get(w.job_id, FAIR_SHARE) for w in inp.work}
 
 
-def _np_shares(inp: CycleInput) -> dict[str, list[tuple[int, str]]]:
+def counted_policies(tables: Mapping[str, pl.DataFrame]) -> dict[int, str]:
+    """job -> the policy its counting lines show (countReservationForJob counts a reservation,
+    countFixedForJob a fixed-share job): what a cut log tells of work whose class it never names."""
+    rows = narrow(tables, "counts", ("job_id", "policy")).drop_nulls()
+    return dict(rows.unique("job_id", keep="last", maintain_order=True).iter_rows())
+
+
+def _np_shares(inp: CycleInput, counted: Mapping[int, str]) -> dict[str, list[tuple[int, str]]]:
     """host -> its fixed-share and reservation processes (order, policy), in accounting order."""
-    policy = policies(inp)
+    policy = policies(inp, counted)
     out: dict[str, list[tuple[int, str]]] = {}
     for w in inp.work:
         if policy[w.job_id] in (FIXED_SHARE, RESERVE):
@@ -106,13 +115,13 @@ def _first_band(rmcounter: pl.DataFrame) -> dict[int, list[tuple[list[str], tupl
     return out
 
 
-def _clean(inp: CycleInput, logged: Logged) -> bool:
+def _clean(inp: CycleInput, logged: Logged, counted: Mapping[int, str]) -> bool:
     """No earlier band changed the tables: no fixed-share or reservation process counted beyond
     those held, no machine set aside for a reservation."""
     if logged.cleared.get(inp.cycle):
         return False
     counts = logged.counts.get(inp.cycle, {})
-    policy = policies(inp)
+    policy = policies(inp, counted)
     for w in inp.work:
         if policy[w.job_id] in (FIXED_SHARE, RESERVE):
             held = sum(1 for s in w.shares if not s.pending_removal)
@@ -141,11 +150,12 @@ def gather_evidence(tables: Mapping[str, pl.DataFrame], inputs: Sequence[CycleIn
     """Every whole cycle's counters, with the known machines' part taken out."""
     pools = PoolTree(inputs[0])
     band = _first_band(narrow(tables, "rmcounter", ("cycle", "block", "descr", "entity", "vmachines")))
+    counted = counted_policies(tables)
     out = []
     for inp in inputs:
         blocks = band.get(inp.cycle, [])
         scopes = [pools.scope_of(names) for names, _ in blocks]
-        np_of = _np_shares(inp)
+        np_of = _np_shares(inp, counted)
         known = [(m.nodepool, m.order, m.online and not m.blacklisted, np_of.get(m.name, ()))
                  for m in inp.machines if m.name not in unknown]
         seen = {m.name: Seen(m.online and not m.blacklisted, tuple(np_of.get(m.name, ())))
@@ -153,7 +163,7 @@ def gather_evidence(tables: Mapping[str, pl.DataFrame], inputs: Sequence[CycleIn
         logged_v = [v for _, v in blocks]
         residual = [[a - b for a, b in zip(v, histogram(known, pools, s, len(v)))] if s else []
                     for s, v in zip(scopes, logged_v)]
-        clean = (bool(blocks) and None not in scopes and _clean(inp, logged)
+        clean = (bool(blocks) and None not in scopes and _clean(inp, logged, counted)
                  and all(x >= 0 for r in residual for x in r))
         out.append(CycleEvidence(inp, clean, scopes, logged_v, residual, seen))
     return out, pools

@@ -50,6 +50,7 @@ class Host:
     # inferred among nodes alike in every counter, which of them has which order no line telling:
     # the orders they share between them (empty: its order is its own, stated or inferred)
     alike: tuple[int, ...] = ()
+    alike_with: tuple[str, ...] = ()  # those nodes, itself among them (with `alike`)
     # inferred, yet the inferences that fit the log as well give it other orders: all of them
     rivals: tuple[int, ...] = ()
 

@@ -71,10 +71,13 @@ class NodeLiveness:
             for h in inventory.hosts}  # there before the log began, in the order first heard from
         self.missing: set[str] = set(inventory.unknown)
         # where each machine's order comes from (ORDER_*); a machine with none is `missing`
-        self.order_from: dict[str, str] = {h.name: _order_from(h) for h in inventory.hosts if h.order is not None}
+        self.order_from: dict[str, str] = {h.name: order_from(h) for h in inventory.hosts if h.order is not None}
         # the orders a machine may have where the log does not settle it (ORDER_ALIKE, ORDER_OPEN)
         self.alike: dict[str, tuple[int, ...]] = {h.name: tuple(sorted({*h.alike, *h.rivals}))
                                                   for h in inventory.hosts if h.alike or h.rivals}
+        # the alike nodes (ORDER_ALIKE) each shares its orders with, itself among them
+        self.alike_with: dict[str, tuple[str, ...]] = {h.name: h.alike_with for h in inventory.hosts
+                                                       if h.alike_with and not h.rivals}
         # down before the log began, dead or varied off, until a line tells which (`unsure`): a
         # vary-off purges neither, so it is kept among the dead
         self._dead: set[str] = {h.name for h in inventory.hosts if h.dead or h.down}
@@ -132,7 +135,7 @@ class NodeLiveness:
         return tuple(self._known.values())  # arrival order: the order the RM's node maps were filled
 
 
-def _order_from(host: Host) -> str:
+def order_from(host: Host) -> str:
     """Where a node there before the log began takes its order from (its order known)."""
     if host.source == STATED:
         return ORDER_LOGGED

@@ -36,9 +36,10 @@ import polars as pl
 
 from replay.model.logged import Logged, logged_decisions
 from replay.model.machines.counts import (
-    Counts, Group, alike_groups, candidate_orders, held_floors, reserved_orders, solve, state_equations,
+    Counts, Group, alike_groups, candidate_orders, held_floors, possible_orders, reserved_orders, solve,
+    state_equations,
 )
-from replay.model.machines.evidence import CycleEvidence, PoolTree, gather_evidence, histogram
+from replay.model.machines.evidence import CycleEvidence, PoolTree, counted_policies, gather_evidence, histogram
 from replay.model.machines.inventory import Host, Inventory, arrival_order, memory_assumptions
 from replay.model.machines.unnamed import Unnamed, unnamed_machines
 from replay.model.reads import narrow
@@ -56,10 +57,13 @@ MAX_ROUNDS = 12  # re-matching rounds of the placement check
 def _match(groups: Sequence[Group], counts: Mapping[tuple[int, int], int], ruled_out: set[tuple[str, int]],
            previous: Mapping[str, int]) -> dict[str, int] | None:
     """Give each machine one of its group's orders (as many of each as `counts` says), none ruled
-    out; machines keep their previous order where they can."""
+    out; machines keep their previous order where they can. A group `counts` gives no order stays
+    unknown (counts.solve: nothing tells it)."""
     out: dict[str, int] = {}
     for gi, g in enumerate(groups):
         slots = [o for o in g.orders for _ in range(counts.get((gi, o), 0))]
+        if not slots:
+            continue
         matched = _match_group(g.hosts, slots, ruled_out, previous)
         if matched is None:
             return None
@@ -317,7 +321,7 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     logged_max = cast(int | None, narrow(tables, "rmcounter", ("maxorder",))["maxorder"].max())
     maxorder = logged_max or max(known_orders, default=0) or 1 << 16
     candidates = candidate_orders(cycles, known_orders, maxorder)
-    reserved = reserved_orders(inputs, set(unknown))
+    reserved = reserved_orders(inputs, set(unknown), counted_policies(tables))
     groups = alike_groups(cycles, unknown, floors, reserved, candidates)
     # a group no clean counter covers while it is up is not inferred: no evidence, no guess. One
     # order left is evidence when a reservation held the machine (it takes exactly its order) or the
@@ -326,15 +330,17 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     counted = {gi for _, eqs in state_equations(cycles, groups, pools) for _t, terms in eqs for gi, _o in terms}
     groups = [g for gi, g in enumerate(groups)
               if gi in counted or g.hosts[0] in reserved or (g.orders == (g.floor,) and g.floor == logged_max)]
-    solutions = solve(groups, state_equations(cycles, groups, pools))
+    solutions, equations, cut_short = solve(groups, state_equations(cycles, groups, pools))
     fits = [f for f in (_fit(groups, counts, cycles, logged) for counts in solutions) if f is not None]
+    # the search stops at MAX_SOLUTIONS: past it, what the fits give is no measure of what is open
+    possible = possible_orders(groups, equations, solutions) if cut_short else {}
     # most placements reproduced; then the fewest machine sizes the known machines do not have
     fits.sort(key=lambda f: (-f.agree, len(set(f.orders.values()) - known_orders), len(set(f.orders.values())),
                              len(f.ruled_out)))
     orders = fits[0].orders if fits else {}
     unsettled = _unsettled(cycles, orders, pools, logged, set(unknown) - set(orders))
-    hosts = tuple(_inferred(h, orders, groups, floors, fits, sum(c.clean for c in cycles)) if h.name in unknown else h
-                  for h in stated.hosts)
+    hosts = tuple(_inferred(h, orders, groups, floors, fits, sum(c.clean for c in cycles), possible)
+                  if h.name in unknown else h for h in stated.hosts)
     assumed = _assumptions(hosts, unknown, fits) + memory_assumptions(hosts, stated.quantum_gb) + arrival_order(hosts)
     inferred = replace(stated, hosts=hosts, unsettled=unsettled, assumed=assumed)
     return inferred if unnamed is None else _with_unnamed(inferred, unnamed, inputs)
@@ -349,10 +355,10 @@ def _with_unnamed(inventory: Inventory, unnamed: Unnamed, inputs: Sequence[Cycle
 
 
 def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floors: Mapping[str, tuple[int, int]],
-              fits: Sequence[_Fit], clean: int) -> Host:
+              fits: Sequence[_Fit], clean: int, possible: Mapping[int, set[int]]) -> Host:
     if h.name not in orders:
         return h
-    group = next(g for g in groups if h.name in g.hosts)
+    gi, group = next((gi, g) for gi, g in enumerate(groups) if h.name in g.hosts)
     ruled = sorted(o for host, o in fits[0].ruled_out if host == h.name)
     held, at = floors[h.name]
     sizes = Counter(orders[n] for n in group.hosts)
@@ -369,13 +375,31 @@ def _inferred(h: Host, orders: Mapping[str, int], groups: Sequence[Group], floor
         why.append("which of these alike nodes has which order no placement tells: taken in the order "
                    "they were first heard from (every view shows it as one of "
                    + " or ".join(map(str, sorted(sizes))) + ")")
-    # (the fits as good as the one taken are told apart by the fewest machine sizes only: no evidence)
-    rivals = sorted({f.orders[h.name] for f in fits if f.agree == fits[0].agree and h.name in f.orders})
+    rivals = _rivals(h.name, group, [f for f in fits if f.agree == fits[0].agree], possible.get(gi, set()))
     if len(rivals) > 1:
-        why.append(f"the inferences that fit as well give it order {' or '.join(map(str, rivals))}: every view "
-                   "shows it so, its quanta not known")
+        fit = ("the counts that fit the counters (more than the search keeps) give its group order"
+               if len(possible.get(gi, ())) > 1 else "the inferences that fit as well give it order")
+        why.append(f"{fit} {' or '.join(map(str, rivals))}: every view shows it so, its quanta not known")
     return replace(h, order=orders[h.name], source=INFERRED, evidence="; ".join(why),
-                   alike=tuple(sorted(sizes)) if open_ else (), rivals=tuple(rivals) if len(rivals) > 1 else ())
+                   alike=tuple(sorted(sizes)) if open_ else (), alike_with=group.hosts if open_ else (),
+                   rivals=tuple(rivals) if len(rivals) > 1 else ())
+
+
+def _rivals(host: str, group: Group, tied: Sequence[_Fit], possible: set[int]) -> list[int]:
+    """The orders `host` may have, where the log leaves it several: those the fits as good as the
+    one taken give it (told apart by the fewest machine sizes only: no evidence), or `possible`,
+    every order a fitting count gives its group (counts.possible_orders: the search was cut
+    short). Machines of a group no placement tells apart are interchangeable: each may have any
+    order a fit gives one of them, unless every fit gives the group the same orders (which has
+    which is then only not known: Host.alike)."""
+    if len(possible) > 1:
+        return sorted(possible)
+    if any(name in group.hosts for f in tied for name, _o in f.ruled_out):
+        options = {f.orders[host] for f in tied if host in f.orders}
+    else:
+        shapes = {tuple(sorted(f.orders[n] for n in group.hosts if n in f.orders)) for f in tied}
+        options = {o for shape in shapes for o in shape} if len(shapes) > 1 else set()
+    return sorted(options) if len(options) > 1 else []
 
 
 def _order_taken(h: Host) -> str:
