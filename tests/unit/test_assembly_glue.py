@@ -93,8 +93,8 @@ def test_a_plain_tables_layout_is_worked_out_once_per_bucket():
     # allotment_gb user count file line; the record gives ts, cycle, job_id, file and line
     assert plan.spanned == ("nqm", "wanted_nqm", "qshares", "memory_gb", "allotment_qshares", "allotment_gb", "user",
                             "count")
-    # nqm is the bucket's column 0 (spans 0, 1), qshares column 2 (4, 5), user column 1 (2, 3); the rest none
-    assert plan.take.tolist() == [0, 1, -1, -1, 4, 5, -1, -1, -1, -1, -1, -1, 2, 3, -1, -1]
+    # nqm is the bucket's column 0, qshares column 2, user column 1; the rest none
+    assert plan.take.tolist() == [0, -1, 2, -1, -1, -1, 1, -1]
     assert [c for c, _ in plan.consts] == ["kind"] and plan.consts[0][1][1] == "given"
     assert plan.job == -1 and plan.lists == ()
 
