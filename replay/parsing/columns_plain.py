@@ -50,6 +50,14 @@ def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) 
 
 def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
     """ts, cycle, file and line of the records `rec` as Arrow arrays."""
+    n = len(rec)
+    # most parses read one file: its name on every row, no gather
+    file = (repeated(recs.names[0].encode(), n) if len(recs.names) == 1
+            else names_column(recs.file[rec], recs.names))
+    if not COMPILED:
+        cycles = recs.cycle[rec]
+        return {"ts": numeric(pa.timestamp("ms"), recs.ts[rec]), "cycle": numeric(pa.uint32(), cycles, cycles != 0),
+                "file": file, "line": numeric(pa.uint32(), recs.line[rec])}
     # gathered in one compiled pass: every compiled table of every chunk takes them, and three numpy
     # gathers, a comparison and a packbits a table were a fixed cost of each
     rec = rec if rec.dtype.itemsize in (4, 8) and rec.dtype.kind in "iu" else rec.astype(np.int64)
@@ -57,10 +65,6 @@ def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
                                                 np.ascontiguousarray(recs.ts, np.int64),
                                                 np.ascontiguousarray(recs.cycle, np.uint32),
                                                 np.ascontiguousarray(recs.line, np.uint32))
-    n = len(rec)
-    # most parses read one file: its name on every row, no gather
-    file = (repeated(recs.names[0].encode(), n) if len(recs.names) == 1
-            else names_column(recs.file[rec], recs.names))
     return {
         "ts": pa.Array.from_buffers(pa.timestamp("ms"), n, [None, pa.py_buffer(ts)], null_count=0),
         "cycle": pa.Array.from_buffers(pa.uint32(), n, [None if valid is None else pa.py_buffer(valid),
