@@ -51,8 +51,16 @@ def caps(data: Data, spans: Int32s, ncols: int, codes: Int32s, cycles: Any, jobs
          families: tuple[int, int, int, int], /) -> list[Any] | None:
     """[int32 rows, *columns]: the job_caps table's typed columns as Arrow buffers, or None (refused)."""
 
-def typed(data: Data, spans: Int32s, ncols: int, types: bytes, /) -> list[Any] | None:
-    """A column per span column, typed as Arrow buffers (types: csrc/arrow.h COL_* codes), or None (refused)."""
+def typed(data: Data, spans: Int32s, ncols: int, types: bytes, take: Int32s = ..., /) -> list[Any] | None:
+    """A column per type, typed as Arrow buffers (types: csrc/arrow.h COL_* codes; `take`: the span
+    column each reads, -1 for nulls; without it, one per span column), or None (refused)."""
+
+def where(rec: Any, width: int, ts: Any, cycle: Any, line: Any, /) -> tuple[Any, Any, Any | None, int, Any]:
+    """(ts, cycle, cycle validity or None, its nulls, line) of the records `rec`: a cycle 0 is null."""
+
+def names(at: Any, width: int, starts: Any, blob: bytes, known: Any, /) -> tuple[int, Any | None, Any, Any]:
+    """(nulls, validity or None, int64 offsets, bytes): the large_string column names[at], name k
+    being blob[starts[k]:starts[k + 1]] (null where not known[k])."""
 
 def defrag_class(own: Int32s, roles: Any, cycles: Any, jobs: Any, job_ok: Any, /) -> bytes:
     """int32 (start, end) per row: the defrag table's class of each row."""

@@ -37,6 +37,13 @@ def names_column(at: np.ndarray, names: Sequence[str | None]) -> pa.Array:
     """A large_string column of `names[at]` (None: null), built from the few names' bytes."""
     table = name_bytes(names if isinstance(names, tuple) else tuple(names))
     n = len(at)
+    if COMPILED:  # one pass in C: a table's constant columns are built per chunk, a dozen numpy steps each
+        at = at if at.dtype.itemsize in (4, 8) and at.dtype.kind in "iu" else at.astype(np.int64)
+        nulls, valid, offsets, data = _scan.names(np.ascontiguousarray(at), at.dtype.itemsize, table.starts,
+                                                  table.blob, table.known)
+        return pa.Array.from_buffers(pa.large_string(), n, [None if valid is None else pa.py_buffer(valid),
+                                                            pa.py_buffer(offsets), pa.py_buffer(data)],
+                                     null_count=nulls)
     if n and (at == at[0]).all():  # a chunk's rows mostly share one file
         return repeated(table.encoded[int(at[0])] if table.known[at[0]] else None, n)
     lengths = table.widths[at]
@@ -71,13 +78,16 @@ def repeated(name: bytes | None, n: int) -> pa.Array:
 class Names(NamedTuple):
     """A list of names as `names_column` lays them out: each one's UTF-8 bytes (b"" for None), its
     length, whether it is not None, and the names as rows of a byte matrix as wide as the longest
-    (`padded`; `used`: which of a row's bytes are its name's)."""
+    (`padded`; `used`: which of a row's bytes are its name's), and for `_scan.names` the names'
+    bytes end to end (`blob`) and where each starts (`starts`, one more: the end)."""
 
     encoded: tuple[bytes, ...]
     widths: np.ndarray
     known: np.ndarray
     padded: np.ndarray
     used: np.ndarray
+    starts: np.ndarray
+    blob: bytes
 
 
 @lru_cache(maxsize=256)
@@ -91,9 +101,11 @@ def name_bytes(names: tuple[str | None, ...]) -> Names:
     padded = np.zeros((len(encoded), wide), dtype=np.uint8)
     padded[used] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     known = np.array([n is not None for n in names], dtype=bool)
-    for array in (widths, known, padded, used):  # shared by every call: read-only
+    starts = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(widths, out=starts[1:])
+    for array in (widths, known, padded, used, starts):  # shared by every call: read-only
         array.flags.writeable = False
-    return Names(encoded, widths, known, padded, used)
+    return Names(encoded, widths, known, padded, used, starts, b"".join(encoded))
 
 
 def with_validity(kind: Any, n: int, buffers: list[Any], present: np.ndarray, children: Any = None) -> pa.Array:
@@ -125,6 +137,27 @@ def typed_matrix(data: Any, matrix: np.ndarray, types: Sequence[Any]) -> list[pa
     n = len(matrix)
     got = _scan.typed(data, np.ascontiguousarray(matrix, dtype=np.int32), len(kinds), codes)
     return None if got is None else [from_scanner(kind, n, col) for kind, col in zip(kinds, got)]
+
+
+def typed_taken(data: Any, spans: np.ndarray, take: Sequence[int] | np.ndarray,
+                types: Sequence[Any]) -> list[pa.Array] | None:
+    """Columns typed in C straight from a (rows, 2 * columns) span matrix, column k from its span
+    column take[k] (-1: a column of nulls): no matrix of the taken columns is gathered first."""
+    width = spans.shape[1] // 2
+    if not width:  # nothing to read from: every column null, as a matrix of -1 types it
+        return typed_matrix(data, np.full((len(spans), 2 * len(take)), -1, dtype=np.int32), types)
+    codes, kinds = _typing(tuple(types))
+    got = _scan.typed(data, np.ascontiguousarray(spans, dtype=np.int32), width, codes,
+                      np.ascontiguousarray(take, dtype=np.int32))
+    return None if got is None else [from_scanner(kind, len(spans), col) for kind, col in zip(kinds, got)]
+
+
+@lru_cache(maxsize=256)
+def field_take(columns: tuple[str, ...], names: tuple[str, ...]) -> np.ndarray:
+    """Per name, its span column among a bucket's `columns` (-1: the bucket has no such field), for `typed_taken`."""
+    take = np.array([columns.index(n) if n in columns else -1 for n in names], dtype=np.int32)
+    take.flags.writeable = False
+    return take
 
 
 @lru_cache(maxsize=256)

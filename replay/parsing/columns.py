@@ -17,8 +17,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from replay.parsing.arrays import (from_scanner, int_values, names_column,
-                                  numeric, span_column, table_of, typed_spans)
+from replay.parsing.arrays import (field_take, from_scanner, int_values, names_column, numeric, span_column,
+                                  table_of, typed_matrix, typed_taken)
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES
 from replay.parsing.scan import Bucket
 from replay.parsing.scan import RawRows
@@ -89,6 +89,7 @@ def _job_caps(raw: RawRows, recs: Records) -> pa.Table | None:
 _DEFRAG_SPANS = ("nodepool", "class", "user", "host", "share_id", "donor_job", "pure_fs", "nsh", "counted", "needed",
                  "order", "count", "shares", "qshares", "potentially_needy", "space_kind", "detail")
 _DEFRAG_DETAIL = ("rich_from", "clear_kind", "needy_what", "detail")  # the first a row has (steps.defrag)
+_DEFRAG_OWN = tuple(c for c in _DEFRAG_SPANS if c not in ("class", "detail"))  # typed from the bucket's spans
 
 
 @lru_cache(maxsize=1)
@@ -115,13 +116,15 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
                                              np.ascontiguousarray(job), job_ok.astype(np.uint8)),
                           dtype=np.int32).reshape(-1, 2)
     detail = np.full((len(rows), 2), -1, dtype=np.int32)
-    for field in reversed(_DEFRAG_DETAIL):
+    for field in reversed([f for f in _DEFRAG_DETAIL if f in columns]):
         got = span_column(spans, columns, field)
         detail = np.where(got[:, :1] >= 0, got, detail)
-    picked = {"class": klass, "detail": detail}
     schema = SCHEMAS["defrag"]
-    typed = typed_spans(raw.data, [picked.get(c, span_column(spans, columns, c)) for c in _DEFRAG_SPANS],
-                   [schema[c] for c in _DEFRAG_SPANS])
+    # the bucket's own fields typed from its spans in place; the two worked out here from their own matrix
+    own_fields = typed_taken(raw.data, spans, field_take(columns, _DEFRAG_OWN), [schema[c] for c in _DEFRAG_OWN])
+    worked = typed_matrix(raw.data, np.hstack([klass, detail]), [schema["class"], schema["detail"]])
+    typed = None if own_fields is None or worked is None else {**dict(zip(_DEFRAG_OWN, own_fields)),
+                                                               "class": worked[0], "detail": worked[1]}
     n = len(rows)
     values = (list_column(raw, "values_list", True) if "values_list" in lists
               else pa.nulls(n, pa.large_list(pa.int64())))
@@ -132,7 +135,7 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     if typed is None or values is None or hosts is None or job_ids is None:
         return None
     return table_of("defrag", {
-        **dict(zip(_DEFRAG_SPANS, typed)), **where_columns(recs, rec), "kind": names_column(code, _defrag_kinds()),
+        **typed, **where_columns(recs, rec), "kind": names_column(code, _defrag_kinds()),
         "job_id": numeric(pa.int64(), job, job_ok), "values": values, "hosts": hosts,
         "job_ids": job_ids,
     })

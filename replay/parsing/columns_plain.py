@@ -14,9 +14,13 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.arrays import (ARROW_TYPES, TYPE_CODES, names_column, numeric, present_rows, repeated,
-                                  table_of, typed_matrix, typed_spans, with_validity)
+                                  table_of, typed_spans, typed_taken, with_validity)
 from replay.parsing.scan import Bucket, RawRows
+from replay.parsing.compiled import COMPILED
 from replay.parsing.scanned import filled
+
+if COMPILED:
+    from replay.parsing import _scan
 
 
 @dataclass(frozen=True)
@@ -46,15 +50,27 @@ def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) 
 
 def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:
     """ts, cycle, file and line of the records `rec` as Arrow arrays."""
-    cycle = recs.cycle[rec]
+    n = len(rec)
     # most parses read one file: its name on every row, no gather
-    file = (repeated(recs.names[0].encode(), len(rec)) if len(recs.names) == 1
+    file = (repeated(recs.names[0].encode(), n) if len(recs.names) == 1
             else names_column(recs.file[rec], recs.names))
+    if not COMPILED:
+        cycles = recs.cycle[rec]
+        return {"ts": numeric(pa.timestamp("ms"), recs.ts[rec]), "cycle": numeric(pa.uint32(), cycles, cycles != 0),
+                "file": file, "line": numeric(pa.uint32(), recs.line[rec])}
+    # gathered in one compiled pass: every compiled table of every chunk takes them, and three numpy
+    # gathers, a comparison and a packbits a table were a fixed cost of each
+    rec = rec if rec.dtype.itemsize in (4, 8) and rec.dtype.kind in "iu" else rec.astype(np.int64)
+    ts, cycle, valid, nulls, line = _scan.where(np.ascontiguousarray(rec), rec.dtype.itemsize,
+                                                np.ascontiguousarray(recs.ts, np.int64),
+                                                np.ascontiguousarray(recs.cycle, np.uint32),
+                                                np.ascontiguousarray(recs.line, np.uint32))
     return {
-        "ts": numeric(pa.timestamp("ms"), recs.ts[rec]),
-        "cycle": numeric(pa.uint32(), cycle, cycle != 0),
+        "ts": pa.Array.from_buffers(pa.timestamp("ms"), n, [None, pa.py_buffer(ts)], null_count=0),
+        "cycle": pa.Array.from_buffers(pa.uint32(), n, [None if valid is None else pa.py_buffer(valid),
+                                                        pa.py_buffer(cycle)], null_count=nulls),
         "file": file,
-        "line": numeric(pa.uint32(), recs.line[rec]),
+        "line": pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(line)], null_count=0),
     }
 
 
@@ -93,7 +109,7 @@ def bucket_sources(bucket: Bucket) -> dict[str, str] | None:
 class Plain:
     """How `plain_table` lays out a table from a bucket's rows, worked out once per (table, bucket):
     the bucket column of the row's own job (-1: none), the columns typed from spans, their types
-    and the spans' columns they read (`take`: two per column, -1 where the bucket has no such
+    and the bucket's span columns they read (`take`: one per column, -1 where the bucket has no such
     field), the columns that are a constant of the row's family (per family code), and the list
     columns (the bucket's list, None for a null column; whether it holds integers; its Arrow type)."""
 
@@ -122,8 +138,7 @@ def plain_plan(name: str, bucket: Bucket) -> Plain | None:
     if any(schema[c] not in TYPE_CODES for c in spanned) or any(
             schema[c] != pl.String or sources[c] not in consts for c in constant):
         return None
-    at = [columns.index(sources[c]) if c in sources else -1 for c in spanned]
-    take = np.array([[2 * i, 2 * i + 1] if i >= 0 else [-1, -1] for i in at], dtype=np.int64).reshape(-1)
+    take = np.array([columns.index(sources[c]) if c in sources else -1 for c in spanned], dtype=np.int32)
     listed = []
     for c in schema:
         if isinstance(schema[c], pl.List):
@@ -136,13 +151,6 @@ def plain_plan(name: str, bucket: Bucket) -> Plain | None:
     job = columns.index(sources["job_id"]) if sources.get("job_id") in columns else -1
     return Plain(job, tuple(spanned), tuple(schema[c] for c in spanned), take,
                  tuple((c, consts[sources[c]]) for c in constant), tuple(listed))
-
-
-def _span_matrix(spans: np.ndarray, take: np.ndarray) -> np.ndarray:
-    """The spans' columns `take` side by side (-1: a column of -1, a field the rows lack)."""
-    matrix = spans[:, np.maximum(take, 0)]
-    matrix[:, take < 0] = -1
-    return matrix
 
 
 def plain_table(name: str, raw: RawRows, recs: Records) -> pa.Table | None:
@@ -161,7 +169,7 @@ def plain_columns(name: str, raw: RawRows, recs: Records) -> dict[str, pa.Array]
     rec = raw.rec[rows]
     job, job_ok = recs.job[rec], recs.job_ok[rec]
     if plan.job >= 0:  # the row's own job, else its record's (rows_of's coalesce)
-        own = typed_matrix(raw.data, spans[:, 2 * plan.job:2 * plan.job + 2], (pl.Int64,))
+        own = typed_taken(raw.data, spans, (plan.job,), (pl.Int64,))
         if own is None:
             return None
         present = present_rows(own[0])
@@ -175,7 +183,7 @@ def plain_columns(name: str, raw: RawRows, recs: Records) -> dict[str, pa.Array]
     code, n = raw.codes[rows], len(rows)
     out = {"job_id": numeric(pa.int64(), job, job_ok), **where_columns(recs, rec)}
     if plan.spanned:
-        typed = typed_matrix(raw.data, _span_matrix(spans, plan.take), plan.types)
+        typed = typed_taken(raw.data, spans, plan.take, plan.types)
         if typed is None:
             return None
         out.update(zip(plan.spanned, typed))

@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from replay.parsing.built import Built
 from replay.parsing.chunks import Bytes
-from replay.parsing.arrays import names_column, numeric, present_rows, span_column, table_of, typed_spans, with_validity
+from replay.parsing.arrays import (field_take, names_column, numeric, present_rows, span_column, table_of, typed_spans,
+                                  typed_taken, with_validity)
 from replay.parsing.columns import Unframed
 from replay.parsing.columns_plain import Records, where_columns
 from replay.parsing.families import FAMILY_CODE
@@ -134,7 +135,7 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
     spans = np.frombuffer(got[3], dtype=np.int32).reshape(-1, 2 * len(_SCHED_SPANS))
     data = rows.data if rows is not None else b""
     n = len(rec)
-    job_col = typed_spans(data, [spans[:, 2:4]], [I64])
+    job_col = typed_taken(data, spans, (1,), (I64,))
     if job_col is None:
         return None
     job = np.frombuffer(job_col[0].buffers()[1], dtype=np.int64, count=n)
@@ -153,7 +154,7 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
         keep = np.zeros(0, dtype=np.int64)
     at = spans[keep]
     others = [i for i, c in enumerate(_SCHED_SPANS) if c != "job_id"]  # the job is typed already
-    typed = typed_spans(data, [at[:, 2 * i:2 * i + 2] for i in others], [_SCHED_TYPES[i] for i in others])
+    typed = typed_taken(data, at, others, [_SCHED_TYPES[i] for i in others])
     if typed is None:
         return None
     k_rec, k_kind, k_purged, k_job = rec[keep], kind[keep], purged[keep], job[keep]
@@ -197,11 +198,10 @@ def _placements(raw: RawRows, recs: Records, sched: _Schedule) -> tuple[pa.Table
     conn = np.flatnonzero(role == 1)
     n = len(conn)
     spans = raw.spans[conn]
-    typed = typed_spans(raw.data, [span_column(spans, columns, c) for c in _PLACE_SPANS], list(_PLACE_TYPES))
+    typed = typed_taken(raw.data, spans, field_take(columns, _PLACE_SPANS), _PLACE_TYPES)
     # the first placement of each share, as polars' unique keeping the first gives them: its order as written
     first = conn[np.frombuffer(got_first, dtype=np.uint8)[conn].astype(bool)]
-    known = typed_spans(raw.data, [span_column(raw.spans[first], columns, c) for c in ("host", "share_id", "order")],
-                   [S, S, S])
+    known = typed_taken(raw.data, raw.spans[first], field_take(columns, ("host", "share_id", "order")), (S, S, S))
     if typed is None or known is None:
         return None
     cols = dict(zip(_PLACE_SPANS, typed))

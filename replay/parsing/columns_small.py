@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from replay.parsing.built import Built
-from replay.parsing.arrays import names_column, span_column, table_of, typed_spans, with_validity
+from replay.parsing.arrays import field_take, names_column, table_of, typed_spans, typed_taken, with_validity
 from replay.parsing.columns import Unframed
 from replay.parsing.columns_plain import Records, where_columns
 from replay.parsing.families import FAMILY_NAMES
@@ -81,8 +81,7 @@ def cycle_rows(raw: RawRows, recs: Records) -> pa.Table | None:
     rows, spans, columns = raw.rows, raw.spans, raw.bucket.columns
     if not len(rows):
         return None
-    typed = typed_spans(raw.data, [span_column(spans, columns, c) for c in _CYCLE_FIELDS],
-                        list(_CYCLE_FIELDS.values()))
+    typed = typed_taken(raw.data, spans, field_take(columns, tuple(_CYCLE_FIELDS)), list(_CYCLE_FIELDS.values()))
     if typed is None:
         return None
     rec = raw.rec[rows]

@@ -10,6 +10,7 @@ import pytest
 
 from replay.parsing.arrays import _WIDEST, name_bytes, names_column, repeated
 from replay.parsing.columns import _counts_plan
+from replay.parsing import columns_plain
 from replay.parsing.columns_plain import Records, plain_plan, where_columns
 from replay.parsing.columns_schedule import _gathered_lists
 from replay.parsing.families import FAMILY_NAMES
@@ -93,8 +94,8 @@ def test_a_plain_tables_layout_is_worked_out_once_per_bucket():
     # allotment_gb user count file line; the record gives ts, cycle, job_id, file and line
     assert plan.spanned == ("nqm", "wanted_nqm", "qshares", "memory_gb", "allotment_qshares", "allotment_gb", "user",
                             "count")
-    # nqm is the bucket's column 0 (spans 0, 1), qshares column 2 (4, 5), user column 1 (2, 3); the rest none
-    assert plan.take.tolist() == [0, 1, -1, -1, 4, 5, -1, -1, -1, -1, -1, -1, 2, 3, -1, -1]
+    # nqm is the bucket's column 0, qshares column 2, user column 1; the rest none
+    assert plan.take.tolist() == [0, -1, 2, -1, -1, -1, 1, -1]
     assert [c for c, _ in plan.consts] == ["kind"] and plan.consts[0][1][1] == "given"
     assert plan.job == -1 and plan.lists == ()
 
@@ -133,7 +134,9 @@ def _records(names: list[str], file: list[int]) -> Records:
     (["rm.log"], [0, 0, 0, 0, 0], ["rm.log", "rm.log", "rm.log"]),  # one file: its name repeated, no gather
     (["rm.log.1", "rm.log"], [0, 0, 0, 1, 1], ["rm.log.1", "rm.log.1", "rm.log"]),
 ])
-def test_where_columns_of_some_records(names, file, want):
+@pytest.mark.parametrize("compiled", [True, False])  # _scan.where, and numpy without the scanner
+def test_where_columns_of_some_records(monkeypatch, names, file, want, compiled):
+    monkeypatch.setattr(columns_plain, "COMPILED", compiled and columns_plain.COMPILED)
     got = where_columns(_records(names, file), np.array([0, 2, 4]))
     assert got["file"].to_pylist() == want
     assert got["cycle"].to_pylist() == [None, 1, 2]  # cycle 0: the record precedes no published schedule

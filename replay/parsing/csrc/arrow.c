@@ -254,29 +254,46 @@ static int type_column(Col *c, const char *d, const int32_t *sp, int ncols, int 
     return 1;
 }
 
-/* typed(data, spans, ncols, types) -> [column per type] or None: the bucket's span columns typed
- * (types: a COL_* code per column, 255 to skip it: None in its place) with the GIL released */
+/* typed(data, spans, ncols, types[, take]) -> [column per type] or None: the bucket's span columns
+ * typed (types: a COL_* code per column, 255 to skip it: None in its place) with the GIL released.
+ * `take` (int32, one per type): which of the row's ncols span columns each output column types
+ * (-1: a column of nulls), so a table's columns are read from the bucket's spans in place rather
+ * than gathered into a matrix of their own first */
 PyObject *typed_columns(PyObject *self, PyObject *args)
 {
-    Py_buffer in, sp, ty;
+    Py_buffer in, sp, ty, tk = {0};
     int ncols, status = 1;
-    if (!PyArg_ParseTuple(args, "y*y*iy*", &in, &sp, &ncols, &ty))
+    if (!PyArg_ParseTuple(args, "y*y*iy*|y*", &in, &sp, &ncols, &ty, &tk))
         return NULL;
     Py_ssize_t n = ncols > 0 ? sp.len / (8 * ncols) : 0;
     const uint8_t *types = ty.buf;
-    Col *cols = ty.len == ncols && ncols > 0 ? PyMem_RawCalloc((size_t)ncols, sizeof(Col)) : NULL;
+    const int32_t *take = tk.buf;
+    int nout = tk.buf ? (int)(tk.len / 4) : ncols;
+    Col *cols = ty.len == nout && nout > 0 ? PyMem_RawCalloc((size_t)nout, sizeof(Col)) : NULL;
     PyObject *out = NULL;
     if (!cols) {
         status = -2;
         PyErr_SetString(PyExc_ValueError, "typed: a type per column");
     }
+    for (int k = 0; take && status == 1 && k < nout; k++)
+        if (take[k] >= ncols) {
+            status = -2;
+            PyErr_SetString(PyExc_ValueError, "typed: a taken column outside the spans");
+        }
     if (status == 1) {
         Py_BEGIN_ALLOW_THREADS
         const int32_t *s = sp.buf;
-        for (int k = 0; k < ncols && status == 1; k++) {
+        for (int k = 0; k < nout && status == 1; k++) {
             if (types[k] == 255)
                 continue;
-            status = col_init(&cols[k], types[k], n) ? type_column(&cols[k], in.buf, s, ncols, k) : -1;
+            int from = take ? take[k] : k;
+            if (!col_init(&cols[k], types[k], n))
+                status = -1;
+            else if (from < 0)  /* a field the rows lack: as a span column of -1 types it */
+                for (Py_ssize_t r = 0; r < n; r++)
+                    col_null(&cols[k], r);
+            else
+                status = type_column(&cols[k], in.buf, s, ncols, from);
         }
         Py_END_ALLOW_THREADS
     }
@@ -284,8 +301,8 @@ PyObject *typed_columns(PyObject *self, PyObject *args)
         PyErr_NoMemory();
     else if (status == 0)
         out = Py_NewRef(Py_None);
-    else if (status == 1 && (out = PyList_New(ncols)) != NULL)
-        for (int k = 0; k < ncols; k++) {
+    else if (status == 1 && (out = PyList_New(nout)) != NULL)
+        for (int k = 0; k < nout; k++) {
             PyObject *col = types[k] == 255 ? Py_NewRef(Py_None) : col_to_python(&cols[k]);
             if (!col) {
                 Py_CLEAR(out);
@@ -293,9 +310,11 @@ PyObject *typed_columns(PyObject *self, PyObject *args)
             }
             PyList_SET_ITEM(out, k, col);
         }
-    for (int k = 0; cols && k < ncols; k++)
+    for (int k = 0; cols && k < nout; k++)
         col_free(&cols[k]);
     PyMem_RawFree(cols);
     PyBuffer_Release(&in), PyBuffer_Release(&sp), PyBuffer_Release(&ty);
+    if (tk.buf)
+        PyBuffer_Release(&tk);
     return out;
 }

@@ -30,6 +30,8 @@ int col_str(Col *c, Py_ssize_t i, const char *p, Py_ssize_t n);  /* 0 when out o
 int col_put(Col *c, Py_ssize_t i, const char *d, int32_t s, int32_t e);  /* 1, 0 refused, -1 */
 PyObject *col_to_python(Col *c);
 PyObject *typed_columns(PyObject *self, PyObject *args);
+PyObject *where_rows(PyObject *self, PyObject *args);  /* where.c */
+PyObject *name_column(PyObject *self, PyObject *args);  /* names.c */
 /* rows grouped by (job, cycle) (keys.c): dense numbers into gid; the number of groups, -1 out of memory */
 Py_ssize_t group_ids(Py_ssize_t n, const uint32_t *cyc, const int64_t *job, const uint8_t *ok, int32_t *gid);
 

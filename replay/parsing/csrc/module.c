@@ -18,6 +18,8 @@
  *   nodes(...), jd_host(...)     -> the rows of a pool's node list and of the JD host line (boot.c);
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
+ *   where(...)                   -> the time, cycle and line of a table's rows, by record (where.c);
+ *   names(...)                   -> a string column of a few names picked per row (names.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
  *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c);
  *   trim(...)                    -> text spans trimmed of whitespace, for the messages table (texts.c).
@@ -55,7 +57,11 @@ static PyMethodDef methods[] = {
     {"caps", caps_columns, METH_VARARGS,
      "caps(data, spans, ncols, codes, cycles, jobs, job_ok, slots, families) -> [rows, *columns] or None."},
     {"typed", typed_columns, METH_VARARGS,
-     "typed(data, spans, ncols, types) -> [column or None per span column] or None (a value refused)."},
+     "typed(data, spans, ncols, types[, take]) -> [column or None per type] or None (a value refused)."},
+    {"where", where_rows, METH_VARARGS,
+     "where(rec, width, ts, cycle, line) -> (ts i64, cycle u32, cycle validity or None, nulls, line u32) of the rows."},
+    {"names", name_column, METH_VARARGS,
+     "names(at, width, starts, blob, known) -> (nulls, validity or None, int64 offsets, bytes): names[at]."},
     {"defrag_class", defrag_class, METH_VARARGS,
      "defrag_class(own_spans, roles, cycles, jobs, job_ok) -> int32 class span per row."},
     {"share_match", share_match, METH_VARARGS,

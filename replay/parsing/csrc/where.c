@@ -1,0 +1,67 @@
+/* where(): the per-record columns every compiled table takes (time, cycle, line), gathered for its
+ * rows in one pass (see module.c) */
+#include "arrow.h"
+
+/* the record number of row i of `rec` (4- or 8-byte integers; a negative one reads as too large) */
+static inline uint64_t rec_at(const void *rec, int width, Py_ssize_t i)
+{
+    return width == 8 ? (uint64_t)((const int64_t *)rec)[i] : (uint64_t)((const uint32_t *)rec)[i];
+}
+
+PyObject *where_rows(PyObject *self, PyObject *args)
+{
+    Py_buffer rb, tb, cb, lb;
+    int width;
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*", &rb, &width, &tb, &cb, &lb))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = width > 0 ? rb.len / width : 0, nrec = tb.len / 8, nulls = 0;
+    int64_t *ts = NULL;
+    uint32_t *cyc = NULL, *line = NULL;
+    uint8_t *valid = NULL;
+    int status = 1;  /* 1 done, -1 out of memory, -2 a record number outside the records */
+    if ((width != 4 && width != 8) || cb.len != 4 * nrec || lb.len != 4 * nrec) {
+        PyErr_SetString(PyExc_ValueError, "where: 4- or 8-byte record numbers, and a cycle and line per time");
+        goto done;
+    }
+    ts = PyMem_RawMalloc((size_t)(8 * n + 8)), cyc = PyMem_RawMalloc((size_t)(4 * n + 4));
+    line = PyMem_RawMalloc((size_t)(4 * n + 4)), valid = PyMem_RawCalloc((size_t)(n + 7) / 8 + 1, 1);
+    if (!ts || !cyc || !line || !valid) {
+        status = -1;
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        const int64_t *t = tb.buf;
+        const uint32_t *c = cb.buf, *l = lb.buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t r = rec_at(rb.buf, width, i);
+            if (r >= (uint64_t)nrec) {
+                status = -2;
+                break;
+            }
+            ts[i] = t[r], cyc[i] = c[r], line[i] = l[r];
+            if (c[r])  /* cycle 0: the record has none (null) */
+                valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+            else
+                nulls++;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (status == -1)
+        PyErr_NoMemory();
+    else if (status == -2)
+        PyErr_SetString(PyExc_ValueError, "where: a record number outside the records");
+    else {
+        PyObject *bt = own_buffer(ts, 8 * n), *bc = own_buffer(cyc, 4 * n), *bl = own_buffer(line, 4 * n);
+        ts = NULL, cyc = NULL, line = NULL;
+        PyObject *bv = nulls ? own_buffer(valid, (n + 7) / 8) : Py_NewRef(Py_None);
+        if (nulls)
+            valid = NULL;
+        if (bt && bc && bl && bv)
+            out = Py_BuildValue("(OOOnO)", bt, bc, bv, nulls, bl);
+        Py_XDECREF(bt), Py_XDECREF(bc), Py_XDECREF(bl), Py_XDECREF(bv);
+    }
+done:
+    PyMem_RawFree(ts), PyMem_RawFree(cyc), PyMem_RawFree(line), PyMem_RawFree(valid);
+    PyBuffer_Release(&rb), PyBuffer_Release(&tb), PyBuffer_Release(&cb), PyBuffer_Release(&lb);
+    return out;
+}

@@ -1,0 +1,91 @@
+"""The compiled gathers the tables typed in C share (replay/parsing/csrc/where.c, names.c, and
+`typed`'s `take`), against hand-worked rows."""
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from replay.parsing import arrays
+from replay.parsing.arrays import field_take, names_column, typed_taken
+from replay.parsing.compiled import COMPILED
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="the compiled scanner is not built")
+
+if COMPILED:
+    from replay.parsing import _scan
+
+# two rows of a bucket with the columns (order, host, share_id): "12 abc x 7" holds their text
+DATA = b"12 abc x 7"
+SPANS = np.array([[0, 2, 3, 6, -1, -1],
+                  [9, 10, 7, 8, 3, 4]], dtype=np.int32)
+
+
+def test_columns_are_typed_from_the_spans_they_name():
+    got = typed_taken(DATA, SPANS, [0, 1, -1, 2], [pl.Int64, pl.String, pl.String, pl.String])
+    assert got is not None
+    assert [c.to_pylist() for c in got] == [[12, 7], ["abc", "x"], [None, None], [None, "a"]]
+    assert [c.null_count for c in got] == [0, 0, 2, 1]
+    # a column taken twice, in any order
+    again = typed_taken(DATA, SPANS, [2, 0, 0], [pl.String, pl.Int64, pl.String])
+    assert again is not None and [c.to_pylist() for c in again] == [[None, "a"], [12, 7], ["12", "7"]]
+
+
+def test_a_value_its_type_refuses_refuses_the_columns():
+    assert typed_taken(DATA, SPANS, [1], [pl.Int64]) is None  # "abc" is no integer
+
+
+def test_a_taken_column_outside_the_spans_is_an_error():
+    with pytest.raises(ValueError, match="outside the spans"):
+        _scan.typed(DATA, SPANS, 3, bytes([3]), np.array([3], dtype=np.int32))
+
+
+def test_a_bucket_without_columns_gives_null_columns():
+    got = typed_taken(DATA, np.zeros((2, 0), dtype=np.int32), [-1, -1], [pl.Int64, pl.String])
+    assert got is not None and [c.to_pylist() for c in got] == [[None, None], [None, None]]
+
+
+def test_the_fields_of_a_bucket_by_name():
+    take = field_take(("order", "host", "share_id"), ("share_id", "user", "order"))
+    assert take.tolist() == [2, -1, 0] and take.dtype == np.int32
+    assert field_take(("order", "host", "share_id"), ("share_id", "user", "order")) is take
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64])
+def test_where_gathers_time_cycle_and_line_by_record(dtype):
+    ts = np.array([1000, 1001, 1002, 1003], dtype=np.int64)
+    cycle = np.array([0, 1, 1, 2], dtype=np.uint32)  # 0: no cycle (null)
+    line = np.array([10, 11, 12, 13], dtype=np.uint32)
+    rec = np.array([3, 0, 0, 2], dtype=dtype)
+    got_ts, got_cycle, valid, nulls, got_line = _scan.where(rec, rec.itemsize, ts, cycle, line)
+    assert np.frombuffer(got_ts, dtype=np.int64).tolist() == [1003, 1000, 1000, 1002]
+    assert np.frombuffer(got_cycle, dtype=np.uint32).tolist() == [2, 0, 0, 1]
+    assert nulls == 2 and bytes(valid)[0] & 0b1111 == 0b1001  # rows 0 and 3 have a cycle
+    assert np.frombuffer(got_line, dtype=np.uint32).tolist() == [13, 10, 10, 12]
+    _, _, valid, nulls, _ = _scan.where(rec[[0, 3]], rec.itemsize, ts, cycle, line)
+    assert valid is None and nulls == 0
+
+
+def test_where_refuses_a_record_it_does_not_have():
+    ts, small = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint32)
+    with pytest.raises(ValueError, match="outside the records"):
+        _scan.where(np.array([2], dtype=np.int64), 8, ts, small, small)
+    with pytest.raises(ValueError, match="outside the records"):  # a negative number is no record
+        _scan.where(np.array([-1], dtype=np.int32), 4, ts, small, small)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_names_are_picked_per_row(monkeypatch, compiled):
+    monkeypatch.setattr(arrays, "COMPILED", compiled)
+    got = names_column(np.array([2, 0, 1, 2, 3], dtype=np.int32), ("granted", None, "é", ""))
+    assert got.type == pa.large_string() and got.null_count == 1
+    assert got.to_pylist() == ["é", "granted", None, "é", ""]
+    _, offsets, data = got.buffers()
+    assert np.frombuffer(offsets, dtype=np.int64, count=6).tolist() == [0, 2, 9, 9, 11, 11]
+    assert data.to_pybytes() == "égranted".encode() + "é".encode()
+
+
+def test_names_refuses_a_pick_outside_the_names():
+    table = arrays.name_bytes(("a", "b"))
+    with pytest.raises(ValueError, match="outside the names"):
+        _scan.names(np.array([0, 2], dtype=np.int64), 8, table.starts, table.blob, table.known)
