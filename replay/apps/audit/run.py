@@ -13,7 +13,6 @@ from replay.apps.audit.result import DECISIONS, AuditResult, Checkpoint, CycleTr
 from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs
 from replay.model.damage import Damage, between_gaps, resume_points
-from replay.model.logged import logged_decisions
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions
 from replay.model.start import NODE_FREE, REPORT_READERS, ReplayStart, replay_start
@@ -175,5 +174,6 @@ def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: 
     if carried is None:
         return None
     again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried, arrival_open=result.arrival_open)
-    inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
-    return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None
+    begin = start or replay_start(tables, boot)
+    inp = next(begin.inputs(tables, range(cycle, cycle + 1)), None)
+    return audit_cycle(inp, begin.logged(tables), phases, again, result.audited) if inp else None
