@@ -358,24 +358,25 @@ class Kept:
 
 
 def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Place | None,
-                 progress: OnProgress | None = None) -> Kept:
+                 progress: OnProgress | None = None, start: ReplayStart | None = None) -> Kept:
     """The audit of every cycle of `tables` under `boot`: read from `place` when stored there, else
-    run (and stored there when it can be)."""
+    run (and stored there when it can be) from `start` (the caller's replay start on `boot`, the
+    inputs it holds taken over: `replay_start`'s hold), else from one made here."""
     stored = load(place)
     if stored is not None:
         return Kept(stored.result, True, stored)
     if place is None:
-        return Kept(audit(tables, boot, progress=progress), False, None)
+        return Kept(audit(tables, boot, progress=progress, start=start), False, None)
     _remove_leftovers(place.folder)
     tmp = place.folder / temp_name(".tmp-")
     with signals_held():  # a Ctrl-C lands before the sibling is made or inside the `try` that removes it
         writer = _Writer(tmp)
     try:
         # the machines of every cycle first: their working set is gone before the audit's builds up
-        start = replay_start(tables, boot, hold=True)
+        start = start or replay_start(tables, boot, hold=True)
         nodes = node_cycles(tables, boot, start.inventory)
         if resume_points(start.damage):  # audited in parts (gaps): the first cycle's logged decisions are a part's
-            writer.takings = takings(logged_decisions(tables))
+            writer.takings = takings(start.logged(tables))
         result = audit(tables, boot, progress=progress, checkpoint=writer.add, start=start)
         if writer.close():
             try:

@@ -54,7 +54,7 @@ from replay.apps.reports import LeftOut, Partly, WhatIfReport, as_json, report_j
 from replay.apps.measures import holdings, jain, logged_holdings, logged_taken_shares, taken_shares
 from replay.model.bootstrap import Bootstrap
 from replay.model.cycleref import epochs, label, rows_frame, span_of
-from replay.model.logged import Logged, logged_decisions
+from replay.model.logged import Logged
 from replay.model.settings import Assumption
 from replay.model.start import NODE_FREE, ReplayStart, replay_start
 from replay.parsing.tables import Schema
@@ -152,22 +152,25 @@ class _Side:
 def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: Bootstrap | None = None,
            cycles: range | None = None, progress: OnProgress | None = None,
            start: ReplayStart | None = None, audited: Audited | None = None,
-           read_audit: Callable[[], Audited | None] | None = None) -> WhatIfResult:
+           read_audit: Callable[[ReplayStart], Audited | None] | None = None) -> WhatIfResult:
     """Replay every cycle (or those in `cycles`) with the change and compare it with the log and
     with rmref unchanged, which is the audit's chained run (`audited`, or what `read_audit` reads
-    once the change is known to apply: the stored audit's; else an audit run now,
-    `replay.apps.stored.audited_now`); the cycles the audit leaves out are left out alike."""
-    start = start or replay_start(tables, boot)
+    once the change is known to apply: the stored audit's, run from the start it is given when it
+    is not stored; else an audit run now, `replay.apps.stored.audited_now`); the cycles the audit
+    leaves out are left out alike."""
+    # an audit run here takes over the inputs the threshold inference assembles (`hold`)
+    start = start or replay_start(tables, boot, hold=audited is None)
     boot = start.boot
     changed_boot = apply_sets(boot, change.sets)  # a bad --set is told before any audit runs
     if audited is None and read_audit is not None:
-        audited = read_audit()
+        audited = read_audit(start)
     if audited is None:
         from replay.apps.stored import audited_now  # the stored audit's module imports the audit's phases
 
         audited = audited_now(tables, boot, progress, start)
+    start.let_go()  # (a stored audit read: the inputs held for one run now are not needed)
     mine = swapped(change.phases)
-    logged = logged_decisions(tables)
+    logged = start.logged(tables)
     held_logged = logged_holdings(tables, boot.config.quantum_gb, boot)
     result = WhatIfResult(change, epochs=epochs(tables["cycles"]), assumed=(*start.assumed, *changed_boot.assumed))
     todo = sorted(c for c in {*audited.baseline, *audited.left_out} if cycles is None or c in cycles)

@@ -38,7 +38,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         tables, note = loaded.tables, loaded.note
         start = time.perf_counter()
         with progress_display(console, f"replaying {log}") as show:
-            result = whatif(tables, change, progress=show, read_audit=lambda: kept_baseline(loaded, show))
+            result = whatif(tables, change, progress=show, read_audit=lambda s: kept_baseline(loaded, show, s))
         seconds = time.perf_counter() - start
         results.append((log, result, seconds))
         n = result.cycles_changed

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the audit (rmref and the scheduler inputs) loads only for t
     from replay.apps.baseline import Audited
     from replay.apps.stored import Kept, Place
     from replay.model.bootstrap import Bootstrap
+    from replay.model.start import ReplayStart
 
 
 @dataclass(frozen=True)
@@ -96,19 +97,21 @@ def kept_audit(loaded: Loaded, progress: OnProgress | None = None) -> Kept:
     return stored_audit(tables, boot, stored_place(loaded, boot), progress)
 
 
-def kept_baseline(loaded: Loaded, progress: OnProgress | None = None) -> Audited | None:
-    """rmref unchanged on every cycle, as the stored audit keeps it (the audit run now and stored
-    when it is not there: `kept_audit`), for `whatif` and `check`; None without a cache, or when
-    it could not be stored (the what-if then audits in memory, `replay.apps.stored.audited_now`)."""
+def kept_baseline(loaded: Loaded, progress: OnProgress | None = None,
+                  start: ReplayStart | None = None) -> Audited | None:
+    """rmref unchanged on every cycle, as the stored audit keeps it (the audit run now from `start`,
+    the what-if's own, and stored when it is not there: `kept_audit`), for `whatif` and `check`;
+    None without a cache, or when it could not be stored (the what-if then audits in memory,
+    `replay.apps.stored.audited_now`)."""
     from replay.apps.stored import audit_view, stored_audit
     from replay.model.start import bootstrap
 
     tables = audit_view(loaded.tables)
-    boot = bootstrap(tables)
+    boot = start.boot_read if start is not None and start.boot_read is not None else bootstrap(tables)
     place = stored_place(loaded, boot)
     if place is None:
         return None
-    kept = stored_audit(tables, boot, place, progress)
+    kept = stored_audit(tables, boot, place, progress, start)
     if kept.stored is None:
         return None
     try:

@@ -59,7 +59,8 @@ def cmd_whatif(args: argparse.Namespace, console: Console) -> int:
     cycles = cycles_asked(args.cycles, tables)
     start = time.perf_counter()
     with progress_display(console, "replaying") as show:
-        result = whatif(tables, change, cycles=cycles, progress=show, read_audit=lambda: kept_baseline(loaded, show))
+        result = whatif(tables, change, cycles=cycles, progress=show,
+                        read_audit=lambda s: kept_baseline(loaded, show, s))
     if not result.cycles:
         raise InputError("no published schedule in the replayed range: nothing to replay")
     seconds = time.perf_counter() - start

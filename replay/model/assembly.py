@@ -61,18 +61,20 @@ def cycle_count(tables: Mapping[str, pl.DataFrame], cycles: range | None = None)
 
 def assemble(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, inventory: Inventory,
              cycles: range | None = None, stale: StaleFree | None = None,
-             handed_before: frozenset[tuple[int, int]] = frozenset()) -> Iterator[CycleInput]:
+             handed_before: frozenset[tuple[int, int]] = frozenset(),
+             before: pl.DataFrame | None = None) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order, on
     `boot` and `inventory` (the nodes there before the log began); `stale`: the model of
     unschedulable machines' free space, whose `notes` then say where it was inferred (default: a
     fresh one); `handed_before`: (job, share id) of the processes defragmentation handed over before
-    a mid-stream log began (replay.model.handover)."""
+    a mid-stream log began (replay.model.handover); `before`: the removals taken as decided before
+    it began (replay.model.leaving.removals_before_the_log, read here when the caller has not)."""
     stale = stale or stale_free(tables, boot.nodepools, boot.config.quantum_gb)
     liveness = NodeLiveness(tables, inventory, pool_of(tables, boot), boot.config.behaviours)
     log = _LogReads(tables, boot, handed_before)
     removed_before: set[tuple[int, int]] = set()
     leaving: dict[int, set[tuple[int, int]]] = {}  # removals decided before a mid-stream log began
-    for c, job, _host, sid in removals_before_the_log(tables).iter_rows():
+    for c, job, _host, sid in (removals_before_the_log(tables) if before is None else before).iter_rows():
         leaving.setdefault(c, set()).add((job, sid))
     first_held: set[tuple[int, int]] = set()  # shares held when the log's first listed cycle began
     all_cycles = tables["cycles"]["cycle"].to_list()

@@ -1,5 +1,6 @@
-"""What a replay of every cycle reads off the log besides its tables (`Reads`), and those reads held
-from the threshold inference for the replay after it (`HeldInputs`).
+"""What a replay of every cycle reads off the log besides its tables (`Reads`), those reads held
+from the threshold inference for the replay after it (`HeldInputs`), and the two of them every part
+of a start reads alike, read once (`ReadOnce`).
 
 The fragmentation threshold is settled before the first cycle is replayed, from every cycle's
 input (replay.model.threshold): where the caller replays every cycle next, the inputs the
@@ -7,15 +8,23 @@ inference assembled are held and handed over, rather than assembled a second tim
 mid-stream INFO log that second assembly was about a fifth of the audit's time). Only the
 configuration's threshold parts them from the inputs the settled start assembles: the assembly
 reads the threshold nowhere else (replay.model.assembly).
+
+The removals taken as decided before a mid-stream log began (replay.model.leaving) are read by the
+assembly of every cycle's input, by the logged decisions and by the start's assumption, and the
+logged decisions by the machines' inference, the threshold's and the replay: `ReadOnce` reads each
+once for a start, and every one of them is handed that reading.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
+import polars as pl
+
 from replay.model.bootstrap import Bootstrap
-from replay.model.logged import Logged
+from replay.model.leaving import removals_before_the_log
+from replay.model.logged import Logged, logged_decisions
 from replay.model.stale import StaleFree
 from rmref.model import Config, CycleInput
 
@@ -46,6 +55,27 @@ class HeldInputs:
         inputs, logged, stale = self._held
         self._held = None
         return Reads(logged, stale, _handed(inputs, boot.config, cycles))
+
+    def drop(self) -> None:
+        """Let the inputs go untaken (the caller found its replay done: a stored audit read)."""
+        self._held = None
+
+
+class ReadOnce:
+    """The removals taken as decided before a mid-stream log began (`before`, read at once: it is
+    cheap) and the RM's logged decisions (`logged()`, read when first asked for, then kept)
+    of one start's tables."""
+
+    def __init__(self, tables: Mapping[str, pl.DataFrame]) -> None:
+        self._tables = tables
+        self.before = removals_before_the_log(tables)
+        self._logged: Logged | None = None
+
+    def logged(self) -> Logged:
+        """The RM's logged decisions (replay.model.logged), read the first time they are asked for."""
+        if self._logged is None:
+            self._logged = logged_decisions(self._tables, self.before)
+        return self._logged
 
 
 def _alike(held: Bootstrap, boot: Bootstrap) -> bool:

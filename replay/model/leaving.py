@@ -92,10 +92,11 @@ def _uncounted_jobs(tables: Mapping[str, pl.DataFrame], cycle: object, evicted: 
             .select("job_id"))
 
 
-def leaving_assumed(tables: Mapping[str, pl.DataFrame]) -> tuple[Assumption, ...]:
-    """The assumption `removals_before_the_log` makes, as every command lists it: the cycle and
-    the processes (job, host.share) taken as leaving when it began (none when it takes none)."""
-    removals = removals_before_the_log(tables)
+def leaving_assumed(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> tuple[Assumption, ...]:
+    """The assumption `removals_before_the_log` makes (`before`: its result, read here when the
+    caller has not), as every command lists it: the cycle and the processes (job, host.share)
+    taken as leaving when it began (none when it takes none)."""
+    removals = removals_before_the_log(tables) if before is None else before
     if removals.is_empty():
         return ()
     cycle = removals["cycle"][0]  # the log's first listed cycle, the only one the rule reads

@@ -258,8 +258,8 @@ def in_cycles(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("cycle").is_not_null())
 
 
-def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
-    """Collect every logged decision of the parsed log."""
+def logged_decisions(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> Logged:
+    """Collect every logged decision of the parsed log (`before`: as `new_removals` takes it)."""
     caps = in_cycles(tables["job_caps"]).filter(pl.col("actual_cap").is_not_null()).unique(
         ["cycle", "job_id"], keep="last", maintain_order=True)
     counts = logged_counts(tables)
@@ -267,7 +267,7 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame]) -> Logged:
     # then handed it to a needy job)
     connected = in_cycles(tables["placements"]).with_columns(pl.coalesce("placed_for", "job_id").alias("job_id"))
     cleared = cleared_hosts(tables)
-    removals = new_removals(tables)
+    removals = new_removals(tables, before=before)
     shrunk = shrinks(tables, removals)
     defrag = taken_by_defrag(removals, shrunk)
     analysis = in_cycles(tables["defrag"])

@@ -24,9 +24,9 @@ from replay.model.bootstrap import Bootstrap, open_cap_classes, properties_unrea
 from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles, resume_points
 from replay.model.handover import settle_handovers
-from replay.model.held_inputs import HeldInputs, Reads
+from replay.model.held_inputs import HeldInputs, ReadOnce, Reads
 from replay.model.leaving import leaving_assumed, starts_midstream
-from replay.model.logged import logged_decisions
+from replay.model.logged import Logged, logged_decisions
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness
 from replay.model.pools import pool_of
@@ -127,14 +127,18 @@ def cap_groups(tables: Mapping[str, pl.DataFrame], open_classes: set[str]) -> li
 
 
 def machine_inventory(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
-                      handed_before: frozenset[tuple[int, int]] = frozenset()) -> Inventory:
+                      handed_before: frozenset[tuple[int, int]] = frozenset(),
+                      once: ReadOnce | None = None) -> Inventory:
     """The nodes there before the log began: stated by the log, or inferred from its counters
     (which replays the cycles assembled here with candidate inventories; `handed_before`: as
-    `assemble` takes it)."""
+    `assemble` takes it; `once`: the start's reads of the log, else read here)."""
     stated = stated_inventory(tables, pool_of(tables, boot), boot.config.quantum_gb)
     if not stated.unknown and not (stated.hosts or starts_midstream(tables)):
         return stated  # the log shows every node arrive
-    return infer_inventory(tables, stated, lambda inv: assemble(tables, boot, inv, handed_before=handed_before))
+    before = once.before if once is not None else None
+    return infer_inventory(tables, stated,
+                           lambda inv: assemble(tables, boot, inv, handed_before=handed_before, before=before),
+                           once.logged if once is not None else None)
 
 
 def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
@@ -148,13 +152,14 @@ def node_liveness(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
 def cycle_inputs(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
                  cycles: range | None = None, inventory: Inventory | None = None,
                  stale: StaleFree | None = None,
-                 handed_before: frozenset[tuple[int, int]] = frozenset()) -> Iterator[CycleInput]:
+                 handed_before: frozenset[tuple[int, int]] = frozenset(),
+                 before: pl.DataFrame | None = None) -> Iterator[CycleInput]:
     """rmref's input for every published cycle of the log (or those in `cycles`), in order
     (replay.model.assembly); `inventory`: the nodes there before the log began (default: stated or
-    inferred from the log); `stale`, `handed_before`: as `assemble` takes them."""
+    inferred from the log); `stale`, `handed_before`, `before`: as `assemble` takes them."""
     boot = boot or bootstrap(tables)
     yield from assemble(tables, boot, inventory or machine_inventory(tables, boot, handed_before), cycles, stale,
-                        handed_before)
+                        handed_before, before)
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,10 @@ class ReplayStart:
     handed_before: frozenset[tuple[int, int]] = frozenset()  # (job, share id) of those inferred handed over
     # the inputs the threshold inference assembled, for the replay after it (`reads`; `replay_start`'s `hold`)
     held: HeldInputs | None = field(default=None, compare=False, repr=False)
+    # the removals taken as decided before the log began and the logged decisions, read once (None: read on use)
+    once: ReadOnce | None = field(default=None, compare=False, repr=False)
+    # the settings as given or read (`bootstrap`), before the threshold inference: a stored audit's key reads them
+    boot_read: Bootstrap | None = field(default=None, compare=False, repr=False)
     # every job's order and where it comes from (replay.model.orders.work_orders, on `boot`), for the
     # views that count quanta: found once
     work_orders: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ORDER_SCHEMA), compare=False,
@@ -237,7 +246,11 @@ class ReplayStart:
                stale: StaleFree | None = None) -> Iterator[CycleInput]:
         """rmref's input of every published cycle (those in `cycles`) on these settings and machines."""
         return cycle_inputs(tables, self.boot, cycles, inventory=self.inventory, stale=stale,
-                            handed_before=self.handed_before)
+                            handed_before=self.handed_before, before=self.once.before if self.once else None)
+
+    def logged(self, tables: Mapping[str, pl.DataFrame]) -> Logged:
+        """The RM's logged decisions, as every part of the start read them (`once`), else read now."""
+        return self.once.logged() if self.once is not None else logged_decisions(tables)
 
     def reads(self, tables: Mapping[str, pl.DataFrame], cycles: range | None = None) -> Reads:
         """What a replay of every cycle (those in `cycles`) reads: the inputs the threshold inference
@@ -246,7 +259,12 @@ class ReplayStart:
         if taken is not None:
             return taken
         stale = stale_free(tables, self.boot.nodepools, self.boot.config.quantum_gb)
-        return Reads(logged_decisions(tables), stale, self.inputs(tables, cycles, stale=stale))
+        return Reads(self.logged(tables), stale, self.inputs(tables, cycles, stale=stale))
+
+    def let_go(self) -> None:
+        """Let go of the inputs held for a replay (`held`) that none took: the caller's replay is done."""
+        if self.held is not None:
+            self.held.drop()
 
 
 def _jobs(jobs: list[int]) -> str:
@@ -266,17 +284,19 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     the threshold inference assembles rather than assembling them again (on a log without gaps:
     each part of one with gaps is replayed from its own start)."""
     boot = boot or bootstrap(tables)
+    once = ReadOnce(tables)  # what the machines, the handovers, the threshold and the replay read alike
     damage = damaged_cycles(tables)
     # a cycle with lines unread may have lost a process's report (reconcileProcess's "New process ...
     # Running"): shrinkBy's choice then rests on what the log does not say
     unreadable = [c for c, d in damage.items() if any(r in (UNPARSED, NUL, BAD_BYTES) for r, *_ in d.reasons)]
     # a process defragmentation handed over before a mid-stream log began, where the counters show it
-    handed, inventory, handovers = settle_handovers(tables, boot, machine_inventory(tables, boot),
-                                                    lambda h: machine_inventory(tables, boot, h))
+    handed, inventory, handovers = settle_handovers(tables, boot, machine_inventory(tables, boot, once=once),
+                                                    lambda h: machine_inventory(tables, boot, h, once))
     orders = work_orders(tables, boot.config.quantum_gb, boot)
     start = ReplayStart(boot, inventory, frozenset(whole_cycles(tables)), predates_log(tables),
-                        damage, open_processes(tables, unreadable), leaving_assumed(tables),
-                        orders_assumed(tables, orders), handovers, handed, work_orders=orders)
+                        damage, open_processes(tables, unreadable), leaving_assumed(tables, once.before),
+                        orders_assumed(tables, orders), handovers, handed, once=once, boot_read=boot,
+                        work_orders=orders)
     if not threshold_unsettled(start.boot):
         return start
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)

@@ -13,7 +13,6 @@ from replay.apps.audit.result import DECISIONS, AuditResult, Checkpoint, CycleTr
 from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs
 from replay.model.damage import Damage, between_gaps, resume_points
-from replay.model.logged import logged_decisions
 from replay.model.nodes import drawn_orders
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions
@@ -179,5 +178,6 @@ def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: 
         return None
     again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried, arrival_open=result.arrival_open,
                         orders_drawn=result.orders_drawn)
-    inp = next((start or replay_start(tables, boot)).inputs(tables, range(cycle, cycle + 1)), None)
-    return audit_cycle(inp, logged_decisions(tables), phases, again, result.audited) if inp else None
+    begin = start or replay_start(tables, boot)
+    inp = next(begin.inputs(tables, range(cycle, cycle + 1)), None)
+    return audit_cycle(inp, begin.logged(tables), phases, again, result.audited) if inp else None

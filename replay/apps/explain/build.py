@@ -171,11 +171,14 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         trace, inp = result.traces[c], result.traces[c].input
         boot, predates = Bootstrap(inp.config, inp.classes, inp.nodepools), job_id in predates_log(tables)
     else:
-        start = replay_start(tables)  # the settings, machines and cycles every command replays from
+        # the settings, machines and cycles every command replays from; the audit up to the cycle,
+        # when it runs, takes over the inputs the threshold inference assembles (`hold`)
+        start = replay_start(tables, hold=True)
         trace = trace_cycle(tables, result, c, start=start) if result is not None else None
         if result is None or trace is None:
             result = audit(tables, cycles=range(0, c + 1), trace={c}, start=start)
             trace = result.traces.get(c)
+        start.let_go()
         inp = trace.input if trace else next(start.inputs(tables, range(c, c + 1)), None)
         boot, predates = start.boot, job_id in start.predates
     story = _facts(tables, result, trace, inp, boot, predates, job_id, c, cycles, with_life=cycle is None)

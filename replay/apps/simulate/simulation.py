@@ -20,7 +20,7 @@ from replay.apps.simulate.loop import Context, Run, simulate_run
 from replay.apps.simulate.reconstruct import cycle_times, workload_from_log
 from replay.apps.simulate.workload import Workload
 from replay.model.machines.inventory import Inventory
-from replay.model.logged import logged_decisions
+from replay.model.logged import Logged, logged_decisions
 from replay.model.settings import Assumption
 from replay.model.start import ReplayStart, replay_start
 from replay.model.bootstrap import Bootstrap
@@ -57,8 +57,9 @@ def prediction_epoch(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, defaul
     return int(statistics.median(gaps)) if gaps else default_ms
 
 
-def context_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Context:
-    """The log's cycles, cadence and the orders it reveals (see `loop`)."""
+def context_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, logged: Logged | None = None) -> Context:
+    """The log's cycles, cadence and the orders it reveals (see `loop`); `logged`: the RM's logged
+    decisions, as the replay start read them (default: read here)."""
     cyc = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle")
     if cyc.is_empty():
         raise InputError("no published schedule in the log: nothing to simulate (check that it has "
@@ -66,7 +67,8 @@ def context_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap) -> Con
     times = tuple(t * 1000.0 for t in cycle_times(tables))
     gaps = sorted(b - a for a, b in itertools.pairwise(times))
     period = int(gaps[len(gaps) // 2]) if gaps else 10_000
-    return Context(boot, tuple(cyc["cycle"].to_list()), times, tables["nodepools"], logged=logged_decisions(tables),
+    return Context(boot, tuple(cyc["cycle"].to_list()), times, tables["nodepools"],
+                   logged=logged if logged is not None else logged_decisions(tables),
                    table_order=job_table_order(tables), submit_seq=submission_order(tables),
                    ranks=existing_order(tables), purge_marks=purge_marks(tables),
                    epoch_ms=prediction_epoch(tables, boot, period))
@@ -87,7 +89,7 @@ def log_context(tables: Mapping[str, pl.DataFrame], start: ReplayStart,
                 workload: Workload | None = None) -> tuple[Context, Workload]:
     """The context of the log's own simulation and its workload (the log's, unless given), the
     work ranked in the order the RM met its submissions."""
-    ctx = context_from_log(tables, start.boot)
+    ctx = context_from_log(tables, start.boot, start.logged(tables))
     workload = workload or workload_from_log(tables, start.boot, start)
     return dataclasses.replace(ctx, submit_seq=submission_ranks(workload, ctx.submit_seq)), workload
 

@@ -291,17 +291,19 @@ def whole_cycles(tables: Mapping[str, pl.DataFrame]) -> set[int]:
 
 
 def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
-                    build: Callable[[Inventory], Iterable[CycleInput]]) -> Inventory:
+                    build: Callable[[Inventory], Iterable[CycleInput]],
+                    read_logged: Callable[[], Logged] | None = None) -> Inventory:
     """`stated` with the orders of its unknown nodes solved for from the counters and placements,
     and every cycle unsettled when the counters count machines no line names
     (replay.model.machines.unnamed); `build` gives the cycles' inputs on a candidate inventory
-    (replay.model.start.machine_inventory)."""
+    (replay.model.start.machine_inventory); `read_logged` gives the RM's logged decisions
+    (default: read here)."""
     unknown = {h.name: h for h in stated.hosts if h.order is None}
     whole = whole_cycles(tables)
     inputs = [inp for inp in build(stated) if inp.cycle in whole]
     if not inputs:
         return stated
-    logged = logged_decisions(tables)
+    logged = read_logged() if read_logged is not None else logged_decisions(tables)
     cycles, pools = gather_evidence(tables, inputs, set(unknown), logged)
     unnamed = unnamed_machines(cycles, pools)
     if not unknown:
