@@ -25,7 +25,7 @@ from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles, resume_points
 from replay.model.handover import settle_handovers
 from replay.model.held_inputs import HeldInputs, Reads
-from replay.model.leaving import leaving_assumed, starts_midstream
+from replay.model.leaving import leaving_assumed, removals_unsure, starts_midstream
 from replay.model.logged import logged_decisions
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness
@@ -174,6 +174,8 @@ class ReplayStart:
     handed_before: frozenset[tuple[int, int]] = frozenset()  # (job, share id) of those inferred handed over
     # the inputs the threshold inference assembled, for the replay after it (`reads`; `replay_start`'s `hold`)
     held: HeldInputs | None = field(default=None, compare=False, repr=False)
+    # the first cycle of a mid-stream log whose removals may be from before it or its own (leaving.removals_unsure)
+    unsure: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
@@ -185,9 +187,12 @@ class ReplayStart:
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
-        first cycle among the reasons), or the log starts inside it."""
+        first cycle among the reasons), its removals may be from before the log or its own
+        (`unsure`), or the log starts inside it."""
         if cycle in self.damage:
             return f"input damaged: {self.damage[cycle].text()}"
+        if cycle in self.unsure:
+            return self.unsure[cycle]
         return None if cycle in self.whole else PARTIAL_CYCLE
 
     def classes_unknown(self, inp: CycleInput) -> str | None:
@@ -271,7 +276,7 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
                                                     lambda h: machine_inventory(tables, boot, h))
     start = ReplayStart(boot, inventory, frozenset(whole_cycles(tables)), predates_log(tables),
                         damage, open_processes(tables, unreadable), leaving_assumed(tables),
-                        orders_assumed(tables, boot), handovers, handed)
+                        orders_assumed(tables, boot), handovers, handed, unsure=removals_unsure(tables))
     if not threshold_unsettled(start.boot):
         return start
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)
