@@ -60,7 +60,7 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         return removals.clear()
     evicted = tables["evictions"].filter(pl.col("cycle") == first)
     listed_first = removals.filter(pl.col("cycle") == first)
-    uncounted = _uncounted_jobs(tables, first, evicted)
+    uncounted = _uncounted(tables, first, evicted)
     undecided = (listed_first.join(uncounted, on=REMOVAL_KEY, how="anti")
                  .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
                  .join(evicted.filter(pl.col("share_id").is_null()).select("cycle", "host").unique(),
@@ -68,30 +68,30 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([uncounted, undecided]).sort(REMOVAL_KEY)
 
 
-def _uncounted_jobs(tables: Mapping[str, pl.DataFrame], cycle: object, evicted: pl.DataFrame) -> pl.DataFrame:
+def _uncounted(tables: Mapping[str, pl.DataFrame], cycle: object, evicted: pl.DataFrame) -> pl.DataFrame:
     """The removals (REMOVAL_KEY) the first schedule lists that the RM had stopped counting before the
     cycle decided them: per job, findShares' `current` (countNShares, at DEBUG) leaves out of the
     shares it held as the cycle began (listed as existing, less its additions) exactly the removals
-    no eviction line named before that count, and those decided by a line that did. shrinkBy can
-    pick a process already leaving again, and a reservation's clearing names a machine before its
-    processes, so a line after the count, or one that names no process, is no sign the cycle
-    decided it."""
+    no eviction line named before that count, besides those one did. shrinkBy can pick a process
+    already leaving again, so a line after the count is no sign the cycle decided it; a line before
+    it that names the job but no process (a purge) leaves the job out."""
     schedule = tables["schedule"].filter((pl.col("cycle") == cycle) & pl.col("job_id").is_not_null())
     held = dict(schedule.group_by("job_id").agg(
         held=(pl.col("kind") == "existing").sum().cast(pl.Int64) - (pl.col("kind") == "addition").sum()).iter_rows())
     counted = (tables["expansions"].filter((pl.col("cycle") == cycle) & (pl.col("kind") == "find_shares_counted")
                                            & pl.col("current").is_not_null())
                .sort("line").group_by("job_id").agg(pl.col("current").first(), pl.col("line").first()))
-    named = [(j, sid, line) for j, sid, line in evicted.filter(pl.col("job_id").is_not_null()
-                                                               & pl.col("share_id").is_not_null())
-             .select("job_id", "share_id", "line").iter_rows()]
+    lines = list(evicted.filter(pl.col("job_id").is_not_null()).select("job_id", "share_id", "line").iter_rows())
     listed = schedule.filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()).select(REMOVAL_KEY)
     out = []
     for job, current, at in counted.iter_rows():
+        before = [sid for j, sid, line in lines if j == job and line < at]
+        if None in before:
+            continue
         removals = listed.filter(pl.col("job_id") == job)
-        decided = {sid for j, sid, line in named if j == job and line < at}
+        decided = set(before) & set(removals["share_id"])
         left = removals.filter(~pl.col("share_id").is_in(list(decided)))
-        if left.height and held.get(job, 0) - current - len(decided & set(removals["share_id"])) == left.height:
+        if left.height and held.get(job, 0) - current - len(decided) == left.height:
             out.append(left)
     return pl.concat(out) if out else listed.clear()
 
