@@ -191,9 +191,9 @@ class ReplayStart:
         (`unsure`), or the log starts inside it."""
         if cycle in self.damage:
             return f"input damaged: {self.damage[cycle].text()}"
-        if cycle in self.unsure:
-            return self.unsure[cycle]
-        return None if cycle in self.whole else PARTIAL_CYCLE
+        if cycle not in self.whole:
+            return PARTIAL_CYCLE
+        return self.unsure.get(cycle)
 
     def classes_unknown(self, inp: CycleInput) -> str | None:
         """Why no decision of the cycle can be replayed because some of its work has a class, or
