@@ -12,6 +12,7 @@ reading is an inference, and `leaving_assumed` says so, naming the processes and
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import polars as pl
 
@@ -22,8 +23,8 @@ from replay.model.settings import INFERRED, Assumption
 
 LEAVING = "processes leaving as the log began"  # its name in the audit's `assumed` list
 LEAVING_WHY = ("the first schedule lists their removal, and no line of that cycle can have decided it (no eviction "
-               "line names the process or its host, no job was found needy; or the job's findShares count, before "
-               "any decision for it, already leaves out as many processes as the schedule lists removals): taken "
+               "line names the process or its host, no job was found needy; or the job's findShares count already "
+               "leaves them out, besides those a line named before it): taken "
                "as decided before the log began, so the cycle does not count them (countNShares) and no decision "
                "of it took them")
 SHOWN = 6  # processes named in the value; the rest counted
@@ -62,34 +63,73 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     if not needy.is_empty():
         return listed_first.clear()
     evicted = tables["evictions"].filter(pl.col("cycle") == first)
-    uncounted = listed_first.join(_uncounted_jobs(tables, first, evicted), on="job_id", how="semi")
-    undecided = (listed_first.join(uncounted, on="job_id", how="anti")
+    uncounted = _uncounted(tables, first, evicted)
+    undecided = (listed_first.join(uncounted, on=REMOVAL_KEY, how="anti")
                  .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
                  .join(evicted.filter(pl.col("share_id").is_null()).select("cycle", "host").unique(),
                        on=["cycle", "host"], how="anti"))
     return pl.concat([uncounted, undecided]).sort(REMOVAL_KEY)
 
 
-def _uncounted_jobs(tables: Mapping[str, pl.DataFrame], cycle: object, evicted: pl.DataFrame) -> pl.DataFrame:
-    """Jobs (job_id) whose every removal the first schedule lists the RM had stopped counting before
-    the cycle decided anything for them: findShares' `current` (countNShares, at DEBUG) is the
-    shares the schedule lists as existing less as many as it lists removals, the job gains no share
-    in the cycle and no eviction line names it before that count. shrinkBy can pick a process
-    already leaving again, so an eviction line naming one is no sign the cycle decided it."""
-    schedule = tables["schedule"].filter(pl.col("cycle") == cycle)
-    held = (schedule.group_by("job_id")
-            .agg(existing=(pl.col("kind") == "existing").sum(), removed=(pl.col("kind") == "removal").sum(),
-                 added=(pl.col("kind") == "addition").sum()))
+def _uncounted(tables: Mapping[str, pl.DataFrame], cycle: object, evicted: pl.DataFrame) -> pl.DataFrame:
+    """The removals (REMOVAL_KEY) the first schedule lists that the RM had stopped counting before the
+    cycle decided them: per job, findShares' `current` (countNShares, at DEBUG) leaves out of the
+    shares it held as the cycle began (listed as existing, less its additions) exactly the removals
+    no eviction line named before that count, besides those one did. shrinkBy can pick a process
+    already leaving again, so a line after the count is no sign the cycle decided it; a line before
+    it that names the job but no process (a purge) leaves the job out."""
+    schedule = tables["schedule"].filter((pl.col("cycle") == cycle) & pl.col("job_id").is_not_null())
+    held = dict(schedule.group_by("job_id").agg(
+        held=(pl.col("kind") == "existing").sum().cast(pl.Int64) - (pl.col("kind") == "addition").sum()).iter_rows())
     counted = (tables["expansions"].filter((pl.col("cycle") == cycle) & (pl.col("kind") == "find_shares_counted")
                                            & pl.col("current").is_not_null())
                .sort("line").group_by("job_id").agg(pl.col("current").first(), pl.col("line").first()))
-    first_eviction = (evicted.filter(pl.col("job_id").is_not_null())
-                      .group_by("job_id").agg(evicted_at=pl.col("line").min()))
-    return (held.join(counted, on="job_id").join(first_eviction, on="job_id", how="left")
-            .filter((pl.col("added") == 0) & (pl.col("removed") > 0)
-                    & (pl.col("existing") - pl.col("current") == pl.col("removed"))
-                    & (pl.col("evicted_at").is_null() | (pl.col("evicted_at") > pl.col("line"))))
-            .select("job_id"))
+    lines = list(evicted.filter(pl.col("job_id").is_not_null()).select("job_id", "share_id", "line").iter_rows())
+    listed = schedule.filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()).select(REMOVAL_KEY)
+    out = []
+    for job, current, at in counted.iter_rows():
+        before = [sid for j, sid, line in lines if j == job and line < at]
+        if None in before:
+            continue
+        removals = listed.filter(pl.col("job_id") == job)
+        decided = set(before) & set(removals["share_id"])
+        left = removals.filter(~pl.col("share_id").is_in(list(decided)))
+        if left.height and held.get(job, 0) - current - len(decided) == left.height:
+            out.append(left)
+    return pl.concat(out) if out else listed.clear()
+
+
+UNSURE = ("whether {removals}, whose removal the first schedule lists, were leaving as the log began or "
+          "taken by the cycle's clearing of {hosts} for a reservation, no line says (the clearing names the machine, "
+          "not its processes): the count of every job there (countNShares), and so each decision of the cycle, rests "
+          "on it")
+
+
+def removals_unsure(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> dict[int, str]:
+    """The first cycle of a mid-stream log, and why no decision of it can be replayed, where its
+    schedule lists removals on a machine it cleared for a reservation that no line names and no
+    findShares count accounts for (`removals_before_the_log`; `before`: its result, read here when
+    the caller has not): decided before the log began or by the clearing, the log does not tell
+    (none when there is none)."""
+    if not starts_midstream(tables):
+        return {}
+    # the log's first listed cycle, as `removals_before_the_log` reads it: a later cycle's removals are its own
+    first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
+    removals = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
+                                         & (pl.col("cycle") == first)).select(REMOVAL_KEY)
+    if removals.is_empty():
+        return {}
+    evicted = tables["evictions"].filter(pl.col("cycle") == first)
+    cleared = evicted.filter((pl.col("reason") == "clear_for_reservation") & pl.col("share_id").is_null())
+    taken = removals_before_the_log(tables) if before is None else before
+    unsure = (removals
+              .join(cleared.select("cycle", "host").unique(), on=["cycle", "host"], how="semi")
+              .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
+              .join(taken, on=REMOVAL_KEY, how="anti").sort(REMOVAL_KEY))
+    if unsure.is_empty():
+        return {}
+    named = ", ".join(f"job {j} {h}.{s}" for _c, j, h, s in unsure.iter_rows())
+    return {cast(int, first): UNSURE.format(removals=named, hosts=", ".join(unsure["host"].unique().sort()))}
 
 
 def leaving_assumed(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> tuple[Assumption, ...]:

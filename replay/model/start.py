@@ -25,7 +25,7 @@ from replay.model.clock import OpenProcesses, open_processes
 from replay.model.damage import BAD_BYTES, NUL, UNPARSED, Damage, damaged_cycles, resume_points
 from replay.model.handover import settle_handovers
 from replay.model.held_inputs import HeldInputs, ReadOnce, Reads
-from replay.model.leaving import leaving_assumed, starts_midstream
+from replay.model.leaving import leaving_assumed, removals_unsure, starts_midstream
 from replay.model.logged import Logged, logged_decisions
 from replay.model.machines.inventory import Inventory, stated_inventory
 from replay.model.machines.liveness import NodeLiveness
@@ -187,6 +187,8 @@ class ReplayStart:
     # views that count quanta: found once
     work_orders: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ORDER_SCHEMA), compare=False,
                                       repr=False)
+    # the first cycle of a mid-stream log whose removals may be from before it or its own (leaving.removals_unsure)
+    unsure: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def assumed(self) -> tuple[Assumption, ...]:
@@ -198,10 +200,13 @@ class ReplayStart:
 
     def skipped(self, cycle: int) -> str | None:
         """Why no decision of `cycle` can be replayed (None: it can): its input is damaged (a cut
-        first cycle among the reasons), or the log starts inside it."""
+        first cycle among the reasons), its removals may be from before the log or its own
+        (`unsure`), or the log starts inside it."""
         if cycle in self.damage:
             return f"input damaged: {self.damage[cycle].text()}"
-        return None if cycle in self.whole else PARTIAL_CYCLE
+        if cycle not in self.whole:
+            return PARTIAL_CYCLE
+        return self.unsure.get(cycle)
 
     def classes_unknown(self, inp: CycleInput) -> str | None:
         """Why no decision of the cycle can be replayed because some of its work has a class, or
@@ -296,7 +301,7 @@ def replay_start(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = No
     start = ReplayStart(boot, inventory, frozenset(whole_cycles(tables)), predates_log(tables),
                         damage, open_processes(tables, unreadable), leaving_assumed(tables, once.before),
                         orders_assumed(tables, orders), handovers, handed, once=once, boot_read=boot,
-                        work_orders=orders)
+                        work_orders=orders, unsure=removals_unsure(tables, once.before))
     if not threshold_unsettled(start.boot):
         return start
     # the threshold no file or line pins, read off the RM's defragmentation (once, for every command)

@@ -117,10 +117,34 @@ class AuditResult:
             return Carried(self.wealth, self.chained.memory)
         return Carried(self.wealth, self.start.memory if self.start else Memory())
 
+    def mark(self) -> Mark:
+        """Where the audit stands: what `undo` goes back to."""
+        return Mark({k: list(v) for k, v in self.tally.items()}, len(self.divergences), len(self.verified),
+                    {k: len(v) for k, v in self.ref.items()})
+
+    def undo(self, mark: Mark, kinds: Collection[str]) -> None:
+        """Take back what was tallied and found for `kinds` since `mark` (a cycle run, then left out)."""
+        for kind in kinds:
+            self.tally[kind] = list(mark.tally[kind])
+            del self.ref[kind][mark.ref[kind]:]
+        since = self.divergences[mark.divergences:]
+        self.divergences[mark.divergences:] = [d for d in since if d.decision not in kinds]
+        self.verified[mark.verified:] = [v for v in self.verified[mark.verified:] if v.decision not in kinds]
+
     def skip(self, cycle: int, kinds: Collection[str], why: str) -> None:
         """Record that `kinds` were not audited in `cycle`, and why."""
         for kind in kinds:
             self.skipped_kinds.setdefault(kind, {})[cycle] = why
+
+
+@dataclass(frozen=True)
+class Mark:
+    """An audit's tallies and the lengths of its lists at one point (`AuditResult.mark`)."""
+
+    tally: dict[str, list[int]]
+    divergences: int
+    verified: int
+    ref: dict[str, int]
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,13 @@ from dataclasses import replace
 import polars as pl
 
 from replay.apps.audit.cycle import audit_cycle
+from replay.apps.audit.open_orders import open_orders, rests_on_open_orders
 from replay.apps.baseline import baseline_cycle
-from replay.apps.audit.result import DECISIONS, AuditResult, Checkpoint, CycleTrace
+from replay.apps.audit.result import DECISIONS, AuditResult, Carried, Checkpoint, CycleTrace, Mark
 from replay.model.conflicts import CONFLICTS
 from replay.model.cycleref import epochs
 from replay.model.damage import Damage, between_gaps, resume_points
+from replay.model.logged import Logged
 from replay.model.nodes import drawn_orders
 from replay.model.settings import Assumption
 from replay.model.stale import stale_assumptions
@@ -21,6 +23,7 @@ from replay.model.assembly import cycle_count
 from replay.model.bootstrap import Bootstrap
 from replay.progress import OnProgress, counted
 from rmref import Phases
+from rmref.model import CycleInput
 
 
 def audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None, cycles: range | None = None,
@@ -147,17 +150,50 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
             if not kinds_now:
                 result.skipped[inp.cycle] = why
                 continue
+        carried = result.carry()
         if checkpoint is not None:
-            checkpoint(inp, logged, result.carry(), kinds_now)
+            checkpoint(inp, logged, carried, kinds_now)
+        mark = result.mark()
         cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
+        open_why = _open_orders_why(inp, logged, phases, result, start, carried, mark, kinds_now)
+        if open_why is not None:
+            why = open_why
+            kinds_now = tuple(k for k in kinds_now if inp.cycle not in result.skipped_kinds.get(k, {}))
         if "schedule" in kinds_now or (why is not None and "caps" in kinds_now):
-            result.baseline[inp.cycle] = baseline_cycle(inp, cycle_trace.input, cycle_trace.chained, logged,
+            result.baseline[inp.cycle] = baseline_cycle(inp, cycle_trace.input,
+                                                        cycle_trace.chained if why is None else None, logged,
                                                         cycle_trace.followed, _caps(cycle_trace), why,
                                                         cycle_trace.served)
         if inp.cycle in trace:
             result.traces[inp.cycle] = cycle_trace
     result.assumed += stale_assumptions(reads.stale.notes, set(result.cycles))
     return result
+
+
+def _open_orders_why(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult, start: ReplayStart,
+                     carried: Carried, mark: Mark, kinds: tuple[str, ...]) -> str | None:
+    """Where the cycle just audited diverges on the machines and rests on orders the log leaves open
+    (replay.apps.audit.open_orders), why: its machine-dependent kinds are then taken back and left out."""
+    diverged = {d.decision for d in result.divergences[mark.divergences:]} - set(NODE_FREE)
+    opens = open_orders(start.inventory, inp) if diverged else ()
+    if not opens:
+        return None
+
+    def agrees(trial: CycleInput) -> bool:
+        again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried,
+                            arrival_open=result.arrival_open, users_open=result.users_open,
+                            thresholds_open=result.thresholds_open)
+        audit_cycle(trial, logged, phases, again, kinds)
+        return not again.divergences
+
+    why = rests_on_open_orders(inp, opens, agrees)
+    if why is not None:
+        # the kinds that agreed did so on orders the log allows; the schedule chains every phase
+        out = [k for k in kinds if k in diverged or k == "schedule"]
+        result.undo(mark, out)
+        result.skip(inp.cycle, out, why)
+        result.wealth, result.chained = None, None  # rmref's run does not carry over what it could not run
+    return why
 
 
 def _caps(trace: CycleTrace) -> dict[int, int]:
