@@ -15,8 +15,6 @@ import polars as pl
 from rmref import UNLIMITED
 from rmref.apportion import Entity
 
-from replay.model.reads import narrow
-
 # the cap chain's inputs the log gives per job (the class's settings come from the bootstrap)
 CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected", "item_time"]
 
@@ -66,20 +64,18 @@ def job_descriptions(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     sections = (jobs.filter(pl.col("source") == "schedule").join(described, on="job_id", how="anti")
                 .with_columns(pl.lit(PREDATES_LOG).alias("source")))
     # a managed reservation's schedule section says "Service", its counting line "M": the counting
-    # line's type wins, whichever cycle of the log names the job first; each table's few columns
-    # are read alone (the schedule is the log's largest table)
-    no_text, no_int = pl.lit(None, pl.String), pl.lit(None, pl.Int64)
+    # line's type wins, whichever cycle of the log names the job first
     seen = pl.concat([
-        narrow(tables, "counts", ("cycle", "job_id", "class", "type_code")).select(
-            "cycle", "job_id", "class", "type_code", no_text.alias("user"), no_int.alias("order"),
-            no_int.alias("memory_gb"), pl.lit(True).alias("from_counts")),
-        narrow(tables, "job_caps", ("cycle", "job_id", "user", "order")).select(
-            "cycle", "job_id", no_text.alias("class"), no_text.alias("type_code"), "user", "order",
-            no_int.alias("memory_gb"), pl.lit(False).alias("from_counts")),
-        narrow(tables, "schedule", ("cycle", "job_id", "work_type", "memory_gb")).select(
-            "cycle", "job_id", no_text.alias("class"),
-            pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("type_code"),
-            no_text.alias("user"), no_int.alias("order"), "memory_gb", pl.lit(False).alias("from_counts")),
+        tables["counts"].select("cycle", "job_id", "class", "type_code", pl.lit(None, pl.String).alias("user"),
+                                pl.lit(None, pl.Int64).alias("order"), pl.lit(None, pl.Int64).alias("memory_gb"),
+                                pl.lit(True).alias("from_counts")),
+        tables["job_caps"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
+                                  pl.lit(None, pl.String).alias("type_code"), "user", "order",
+                                  pl.lit(None, pl.Int64).alias("memory_gb"), pl.lit(False).alias("from_counts")),
+        tables["schedule"].select("cycle", "job_id", pl.lit(None, pl.String).alias("class"),
+                                  pl.col("work_type").replace_strict(_TYPE_CODES, default=None).alias("type_code"),
+                                  pl.lit(None, pl.String).alias("user"), pl.lit(None, pl.Int64).alias("order"),
+                                  "memory_gb", pl.lit(False).alias("from_counts")),
     ]).filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
     undescribed = seen.join(described, on="job_id", how="anti").join(sections.select("job_id").unique(),
                                                                        on="job_id", how="anti")
