@@ -53,12 +53,17 @@ print(json.dumps({"cpu_s": cpu, "wall_s": wall, "audit_peak_mb": peak, "digest":
 """
 
 
-def side(python: list[str], specs: list[str]) -> dict:
-    """One side's figures over every log."""
-    out = subprocess.run([*python, "-c", CHILD, *specs], capture_output=True, text=True, cwd=ROOT)
+def child_figures(command: list[str], env: dict[str, str] | None = None) -> dict:
+    """The figures a child process prints as its last line (JSON); its error ends the bench."""
+    out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
     if out.returncode:
         sys.exit(f"bench: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def side(python: list[str], specs: list[str]) -> dict:
+    """One side's figures over every log."""
+    return child_figures([*python, "-c", CHILD, *specs])
 
 
 def main() -> int:

@@ -19,17 +19,16 @@ INFO log without ducc.properties, whose threshold is inferred.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_audit import exported  # noqa: E402 (after the path insert)
-from bench_parse import ROOT, emit  # noqa: E402
+from bench_audit_vs import child_figures  # noqa: E402
+from bench_parse import emit  # noqa: E402
 
 CHILD = r"""
 import contextlib, io, json, os, shutil, sys, time
@@ -92,11 +91,7 @@ print(json.dumps(figures))
 def side(python: list[str], work: Path, specs: list[str], open_threshold: bool) -> dict:
     """One side's figures over every log."""
     env = {**os.environ, **({"BENCH_OPEN_THRESHOLD": "1"} if open_threshold else {})}
-    out = subprocess.run(["nice", "-n", "10", *python, "-c", CHILD, str(work), *specs], capture_output=True,
-                         text=True, cwd=ROOT, env=env)
-    if out.returncode:
-        sys.exit(f"bench: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_figures(["nice", "-n", "10", *python, "-c", CHILD, str(work), *specs], env)
 
 
 def main() -> int:

@@ -124,13 +124,7 @@ def test_identity_where_node_ips_decide(java_env, tmp_path, capsys, name, releas
     IPs under which the log's takeFromTheRich walks come out as printed and What Of places as the log
     (replay.javarm.node_walks; one IP for every node left midstream_unnamed_in_a_later_band at 97.5%,
     cycle 154 clearing another machine for job 6, and eligible-order at 98%)."""
-    out = tmp_path / "sim"
-    config = log_path(name).parent / "resources"
-    args = ["--config", str(config)] if config.is_dir() else []
-    code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), *args, "--rm", f"java:{release}",
-                              "-o", str(out))
-    assert code == 0, stdout
-    rm = json.loads((out / "report.json").read_text())["rm"]
+    rm = _simulated_with_java(capsys, tmp_path, name, release)
     assert rm["identity_sim"]["shares_match"] == 1.0 and rm["identity_sim"]["job_cycles"] >= 50
     assert any(line.startswith("node IPs: ") and "takeFromTheRich" in line for line in rm["runs"][0]["assumed"])
 
@@ -181,14 +175,19 @@ def test_identity_where_an_outcome_shows_a_machines_walk(java_env, tmp_path, cap
     three). And many-open-shares: n11's missed heartbeats stop at count 3 with no recovery printed (2.0.x
     prints none), so its outage ends at the last miss logged (replay.javarm.scenario.logged_outages);
     taken as never ending, the harness's node died at 00:09:20 where the log's lived on."""
+    ident = _simulated_with_java(capsys, tmp_path, name, release)["identity_sim"]
+    assert ident["shares_match"] == 1.0 > before and ident["job_cycles"] >= 8
+
+
+def _simulated_with_java(capsys, tmp_path, name: str, release: str) -> dict:
+    """report.json's `rm` of `simulate LOG --rm java:RELEASE` on a bundled log (its resources as --config)."""
     out = tmp_path / "sim"
     config = log_path(name).parent / "resources"
     args = ["--config", str(config)] if config.is_dir() else []
     code, stdout, _err = _run(capsys, "simulate", str(log_path(name)), *args, "--rm", f"java:{release}",
                               "-o", str(out))
     assert code == 0, stdout
-    ident = json.loads((out / "report.json").read_text())["rm"]["identity_sim"]
-    assert ident["shares_match"] == 1.0 > before and ident["job_cycles"] >= 8
+    return json.loads((out / "report.json").read_text())["rm"]
 
 
 def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
