@@ -61,6 +61,15 @@ def child_figures(command: list[str], env: dict[str, str] | None = None) -> dict
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def vs_sides(commit: str, tmp: Path) -> dict[str, list[str]]:
+    """The two interpreters of an A/B run: this tree's ("this") and one running `commit`'s tree,
+    exported under `tmp` ("vs")."""
+    vs = tmp / "vs"
+    vs.mkdir()
+    command = exported(commit, vs)  # env PYTHONPATH=... python -P -c CODE: CODE replaced by ours
+    return {"this": [sys.executable], "vs": command[:-2]}
+
+
 def side(python: list[str], specs: list[str]) -> dict:
     """One side's figures over every log."""
     return child_figures([*python, "-c", CHILD, *specs])
@@ -75,10 +84,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        vs = Path(tmp) / "vs"
-        vs.mkdir()
-        command = exported(args.vs, vs)  # env PYTHONPATH=... python -P -c CODE: CODE replaced by ours
-        sides = {"this": [sys.executable], "vs": command[:-2]}
+        sides = vs_sides(args.vs, Path(tmp))
         got: dict[str, list[dict]] = {name: [] for name in sides}
         for _ in range(args.runs):
             for name, python in sides.items():

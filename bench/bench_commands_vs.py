@@ -26,8 +26,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_audit import exported  # noqa: E402 (after the path insert)
-from bench_audit_vs import child_figures  # noqa: E402
+from bench_audit_vs import child_figures, vs_sides  # noqa: E402
 from bench_parse import emit  # noqa: E402
 
 CHILD = r"""
@@ -105,10 +104,7 @@ def main() -> int:
     args = ap.parse_args()
     loads = []
     with tempfile.TemporaryDirectory() as tmp:
-        vs = Path(tmp) / "vs"
-        vs.mkdir()
-        command = exported(args.vs, vs)  # env PYTHONPATH=... python -P -c CODE: CODE replaced by ours
-        sides = {"this": [sys.executable], "vs": command[:-2]}
+        sides = vs_sides(args.vs, Path(tmp))
         got: dict[str, list[dict]] = {name: [] for name in sides}
         for turn in range(args.runs):
             for name in (list(sides) if turn % 2 == 0 else list(reversed(sides))):
