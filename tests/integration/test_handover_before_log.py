@@ -63,8 +63,8 @@ def test_a_handover_the_counters_show_alone_is_inferred_and_replayed(tmp_path, m
 
     solved = start_module.machine_inventory
 
-    def solve(tables, boot, handed_before=frozenset()):
-        return solved(tables, boot, frozenset() if (2, 2) in handed_before else handed_before)
+    def solve(tables, boot, handed_before=frozenset(), once=None):
+        return solved(tables, boot, frozenset() if (2, 2) in handed_before else handed_before, once)
 
     monkeypatch.setattr(start_module, "machine_inventory", solve)
     tables = {**parse([cut(NAME, "rm-debug.log", "between", tmp_path / "cut.log", at=0.6)]).tables,
