@@ -55,6 +55,8 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     # the log's first listed cycle, as the log has it (`narrow`), and then that cycle's rows alone:
     # a view of some cycles' rows (explain.scope) holds them whole where it holds the cycle at all
     first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
+    if first is None:  # no schedule listed in any cycle
+        return tables["schedule"].select(REMOVAL_KEY).clear()
     listed_first = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
                                              & (pl.col("cycle") == first)).select(REMOVAL_KEY)
     if listed_first.is_empty():
@@ -115,6 +117,8 @@ def removals_unsure(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | N
         return {}
     # the log's first listed cycle, as `removals_before_the_log` reads it: a later cycle's removals are its own
     first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
+    if first is None:  # no schedule listed in any cycle
+        return {}
     removals = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
                                          & (pl.col("cycle") == first)).select(REMOVAL_KEY)
     if removals.is_empty():
