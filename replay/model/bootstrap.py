@@ -18,6 +18,7 @@ from replay.model import settings as st
 from replay.model.release import SETTING as RELEASE_SETTING
 from replay.model.release import ReleaseChoice
 from replay.model.release import choose as choose_release
+from replay.model.resources.config import REGISTRY_UNREAD
 from replay.model.resources.defaults import DEFAULTS_FILE
 from replay.parsing.sources import InputError
 from rmref import UNLIMITED
@@ -37,8 +38,8 @@ class Bootstrap:
     assumed: tuple[st.Assumption, ...] = ()
     release: ReleaseChoice | None = None  # the DUCC release replayed (replay.model.release), in config.behaviours
     undefined: tuple[tuple[str, str | None, int | None], ...] = ()  # (class, file, line): see `undefined_classes`
-    # neither the log's bootstrap nor --config's ducc.properties or ducc.users was read: whether a
-    # user has an allotment of its own (ducc.users) is not known
+    # neither the log's bootstrap nor a user registry of --config was read: whether a user has an
+    # allotment of its own (ducc.users) is not known
     users_open: bool = False
     # the fragmentation thresholds other than config's that the log allows, nearest first, where
     # neither a configuration file nor a line pins it (replay.model.settings.threshold_reading)
@@ -149,7 +150,7 @@ def read_bootstrap(tables: Mapping[str, pl.DataFrame]) -> Bootstrap:
     assumed.append(st.Assumption(RELEASE_SETTING, chosen.release.name,
                                  st.CONFIG if chosen.source == "banner" and "not a release" not in chosen.evidence
                                  else chosen.source, chosen.evidence))
-    users_open = not users and properties_unread(tables, users_too=True)
+    users_open = not users and (properties_unread(tables, users_too=True) or registry_unread(tables))
     # without ducc.users, a user whose allotment lines disagree with the global reading keeps its own
     shown = st.infer_user_allotments(tables, _int(assumed[3].value, UNLIMITED)) if users_open else ()
     if shown:
@@ -181,6 +182,12 @@ def properties_unread(tables: Mapping[str, pl.DataFrame], users_too: bool = Fals
         rows = rows.filter(~pl.col("key").str.starts_with("user."))
     read = set(rows["file"].drop_nulls().to_list()) - set(tables["classes"]["file"].drop_nulls().to_list())
     return read == {DEFAULTS_FILE}
+
+
+def registry_unread(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """Whether --config's ducc.properties names a user registry (ducc.users) the folder lacks: the
+    RM read it where it existed, so the users' own allotments are not known."""
+    return bool(tables["config"].filter(pl.col("key") == REGISTRY_UNREAD).height)
 
 
 def _whole(row: Mapping[str, Any]) -> bool:

@@ -8,6 +8,9 @@ from replay.model.resources.properties import Properties, java_bool_text, trim_c
 
 
 NULL_TEXT = "<null>"  # how DuccLogger writes a null argument
+# the row a resources folder gives when the user registry its properties name is not in it: the
+# RM reads the registry where it exists, so which users have allotments of their own is not known
+REGISTRY_UNREAD = "user registry not given"
 
 
 def user_rows(stanzas: list[Stanza], classes: list[ClassRow]) -> list[tuple[str, str, str, int]]:
@@ -32,6 +35,11 @@ def user_rows(stanzas: list[Stanza], classes: list[ClassRow]) -> list[tuple[str,
     return out
 
 
+def registry_unread_row(props: Properties, name: str) -> tuple[str, str, str, int | None]:
+    """(key, value, file, line): the user registry `name` the properties name, not in the folder."""
+    return (REGISTRY_UNREAD, name, props.file, props.line("ducc.rm.user.registry"))
+
+
 def _gb(value: int) -> str:
     """The RM logs '<n>', ' GB' as two arguments joined by a space."""
     return f"{value}  GB"
@@ -44,7 +52,7 @@ def _trunc_div(a: int, b: int) -> int:
 
 
 # keys resources give that the RM's bootstrap never prints (a replay needs them all the same)
-RESOURCE_ONLY_KEYS = ("global allotment",)
+RESOURCE_ONLY_KEYS = ("global allotment", REGISTRY_UNREAD)
 
 
 def config_rows(props: Properties, classes: list[ClassRow], first_pool: Stanza | None,

@@ -9,7 +9,7 @@ import polars as pl
 
 from replay.model.resources.classes import ClassRow, resolve_classes
 from replay.model.resources.classfile import STANZA_KINDS, stanza_error, parse_stanzas
-from replay.model.resources.config import jd_row, config_rows, user_rows
+from replay.model.resources.config import config_rows, jd_row, registry_unread_row, user_rows
 from replay.model.resources.defaults import documented_properties
 from replay.model.resources.files import read_text, resolve_file
 from replay.model.resources.nodepools import resolve_nodepools
@@ -55,6 +55,8 @@ def read_resources(path: Path) -> dict[str, pl.DataFrame]:
         users += more
     config = config_rows(props, classes, by_kind["Nodepool"][0], class_path.name)
     config += user_rows(users, classes)
+    if user_path is None and prop_path.is_file():  # (without ducc.properties every row is open already)
+        config.append(registry_unread_row(props, user_name))
     jd = jd_row(props, classes)
     if jd is not None:
         config.append(jd)
