@@ -1,6 +1,13 @@
 """Configuration given with --config that leaves a pool's hosts or a user's allotment open, against
 the real RM (truth.jsonl of the oracle runs in fixtures/cuts, README there).
 
+rule_taken (3.0.0): pool rx takes hosts by a node rule (rx.regex: `rx.*`), np2's node file lists
+n03, n04 is listed nowhere. The 3.0.0 RM puts all four hosts in rx: a host no rule matches goes to
+the last rule's pool (UIMA-6097 fixed it after 3.0.0); the log maps each host at each heartbeat.
+
+ip_listed (3.0.0): np2's node file lists n03 by its IP address (10.0.0.3); the RM resolves it, and the
+log shows each node's IP (3.0.0 on).
+
 users_unread: ducc.properties names ducc.users (ann: max-allotment 12 GB), the folder lacks it.
 The RM deferred ann's second fixed-share job (8 GB, her first holds 8 GB): her allotment is not
 the global 64 GB. Without the registry, which users have allotments of their own is not known,
@@ -11,15 +18,23 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
+
+import polars as pl
 
 from replay import parse
 from replay.apps.audit import audit
 from replay.model.bootstrap import read_bootstrap, registry_unread
+from replay.model.pools import POOLS_OPEN, pool_of
 from replay.model.resources import read_resources
+from replay.model.start import bootstrap
+from rmref.behaviours import for_release
 from tests.helpers import FIXTURES
 
 USERS = FIXTURES / "cuts" / "users_unread"
+RULE = FIXTURES / "cuts" / "rule_taken"
+IP = FIXTURES / "cuts" / "ip_listed"
 
 
 def _cut(folder: Path, level: str = "rm.log"):
@@ -37,13 +52,7 @@ def test_a_user_registry_the_config_lacks_leaves_the_users_allotments_open():
     # the scenario's ducc.users, which the folder lacks: ann 12 GB (the global one is 64)
     assert boot.config.user_allotments == (("ann", 12),)
     assert boot.config.global_allotment == 64
-    result = audit(tables)
-    assert not result.divergences, result.divergences[:2]
-    assert not result.skipped_kinds.get("counts"), result.skipped_kinds.get("counts")
-    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
-    counted = {(c, j): n for c, j, _o, n in result.ref["counts"]}
-    given = {(c, j["id"]): j["nshares_given"] for c in result.cycles for j in records[epochs[c]]["jobs"]}
-    assert counted and all(given[k] == n for k, n in counted.items())
+    counted = _counts_agree_with_truth(tables, records)
     assert all(n == 0 for (_c, j), n in counted.items() if j == 4)  # deferred for ann's allotment
 
 
@@ -67,3 +76,65 @@ def test_a_folder_without_ducc_properties_is_open_already_and_gives_no_registry_
     folder = _folder(tmp_path, None)
     (folder / "ducc.properties").unlink()
     assert not registry_unread(read_resources(folder))
+
+
+def _truth_pools(records: dict[int, dict]) -> dict[str, str]:
+    first = records[min(records)]
+    return {n["name"]: n["nodepool"] for n in first["nodes"]}
+
+
+def _counts_agree_with_truth(tables, records) -> dict[tuple[int, int], int]:
+    result = audit(tables)
+    assert not result.divergences, result.divergences[:2]
+    assert not result.skipped_kinds.get("counts"), result.skipped_kinds.get("counts")
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    counted = {(c, j): n for c, j, _o, n in result.ref["counts"]}
+    given = {(c, j["id"]): j["nshares_given"] for c in result.cycles for j in records[epochs[c]]["jobs"]}
+    assert counted and all(given[k] == n for k, n in counted.items())
+    return counted
+
+
+def test_the_hosts_a_node_rule_takes_are_in_its_pool_as_the_RM_put_them():
+    tables, records = _cut(RULE)
+    of = pool_of(tables, bootstrap(tables))
+    truth = _truth_pools(records)
+    assert set(truth.values()) == {"rx"}  # n03 (listed in np2) and n04 (listed nowhere) too
+    assert {h: of(h) for h in truth} == truth
+    assert {h: of.placed(h) for h in truth} == truth
+    # rmref's machines sit in the pools the RM's counters count: every count audited, as truth
+    _counts_agree_with_truth(tables, records)
+
+
+def test_without_the_logs_mapping_the_rule_places_hosts_by_the_release_replayed():
+    tables, records = _cut(RULE)
+    tables["nodes"] = tables["nodes"].filter(pl.col("event") != "map")
+    boot = bootstrap(tables)
+    three = replace(boot, config=replace(boot.config, behaviours=for_release("3.0.0")))
+    truth = _truth_pools(records)
+    assert {h: pool_of(tables, three)(h) for h in truth} == truth
+    # trunk's RM (the same scenario, tests/oracle/scenarios/pool_rule.json): a host no rule
+    # matches falls back to its node file's pool, else the first top-level pool
+    trunk = replace(boot, config=replace(boot.config, behaviours=for_release("trunk")))
+    assert {h: pool_of(tables, trunk)(h) for h in truth} == {
+        "rxa.sim.ducc": "rx", "rxb.sim.ducc": "rx", "n03.sim.ducc": "np2", "n04.sim.ducc": "--default--"}
+
+
+def test_a_host_a_node_file_lists_by_ip_is_in_that_pool():
+    tables, records = _cut(IP)
+    of = pool_of(tables, bootstrap(tables))
+    truth = _truth_pools(records)
+    assert truth["n03.sim.ducc"] == "np2"
+    assert {h: of(h) for h in truth} == truth
+    assert {h: of.placed(h) for h in truth} == truth
+    _counts_agree_with_truth(tables, records)
+
+
+def test_a_host_an_ip_listing_may_name_is_an_open_pool_where_the_log_shows_no_ip():
+    # a release before 3.0.0 logs no node IP: which host 10.0.0.3 is, the log does not tell
+    tables, _records = _cut(IP)
+    tables["nodes"] = tables["nodes"].with_columns(pl.lit(None, pl.String).alias("ip"))
+    of = pool_of(tables, bootstrap(tables))
+    assert of("n03.sim.ducc") == "--default--"
+    assert of.placed("n03.sim.ducc") is None
+    (said,) = of.assumed(["n01.sim.ducc", "n03.sim.ducc"])
+    assert said.setting == POOLS_OPEN and "10.0.0.3" in said.evidence

@@ -21,6 +21,7 @@ from replay.model.resources import (
     read_resources,
     tokenize,
 )
+from replay.model.resources.frames import LISTED_NODES
 from replay.parsing.tables import SCHEMAS
 from rmref.javahash import hashmap_order as java_hashmap_order
 
@@ -76,9 +77,10 @@ def _classes(tmp_path: Path, **kw) -> dict[str, dict]:
 
 def test_schemas_match_the_parser_tables(tmp_path):
     tables = read_resources(_dir(tmp_path))
-    assert set(tables) == {"config", "classes", "nodepools"}
+    assert set(tables) == {"config", "classes", "nodepools", LISTED_NODES}
     for name, df in tables.items():
-        assert df.schema == pl.Schema(SCHEMAS[name]), name
+        if name != LISTED_NODES:  # (no log table: a log's bootstrap shows it as `map` events)
+            assert df.schema == pl.Schema(SCHEMAS[name]), name
 
 
 def test_inheritance_overrides_and_abstract(tmp_path):
@@ -171,6 +173,17 @@ Class c { policy = FAIR_SHARE; nodepool = gpu; priority = 10; default = true }
     assert pools["top"]["classes"] is None
     config = read_resources(tmp)["config"]
     assert config.filter(pl.col("key") == "default domain")["value"].to_list() == ["example.com"]
+
+
+def test_every_name_a_node_file_lists_is_listed_with_its_pool_ip_addresses_too(tmp_path):
+    # NodeConfiguration maps each name as written, and its part before the first dot (or, with a
+    # domain, the name qualified): an IP address is listed whole (the printed list shows only "10")
+    classes = CLASSES + "Nodepool np { nodefile = np.nodes; parent = --default-- }\n"
+    tmp = _dir(tmp_path, classes=classes, np_nodes="10.0.0.3\nn05.sim.ducc\n")
+    tables = read_resources(tmp)
+    assert sorted(tables[LISTED_NODES].iter_rows()) == [
+        ("10", "np"), ("10.0.0.3", "np"), ("n05", "np"), ("n05.sim.ducc", "np")]
+    assert sorted(tables["nodepools"].filter(pl.col("name") == "np")["nodes"][0]) == ["10", "n05"]
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="needs a JDK to compare with java.util.HashMap")

@@ -7,7 +7,7 @@ did not see arrive, exactly:
 * black- and whitelisting lines: its order ("shares left N / ORDER");
 * reservations' `countFreeableMachines` search lists: `host:order`;
 * rearrangeVirtual's "bad virtual machine list" (an unschedulable node): its order (`r_order`);
-* its nodepool: the node files (`--config`), or the nodepool's only node rule.
+* its nodepool: the log's mapping of the host, else the node rules and node files (replay.model.pools).
 What it does not state is solved for from the counters the RM printed (replay.model.machines.solver).
 The memory of a node whose memory no line shows is taken as order x quantum, its least, and said
 so; the machine carries the fact (`Machine.memory_stated`), for an order by memory that rests on it is open.
@@ -274,7 +274,8 @@ def stated_inventory(tables: Mapping[str, pl.DataFrame], pool_of: PoolOf, quantu
                      + (sized if hosts and all(h.order is not None for h in hosts) else ()) + arrival_order(hosts)
                      + down_assumptions({h: sid for h, sid in purged.items() if h in names})
                      + unsure_assumptions({h: at for h, at in down.items() if h in names}, tables["occupancy"])
-                     + reporting_assumptions({h: at for h, at in reporting.items() if h in names}))
+                     + reporting_assumptions({h: at for h, at in reporting.items() if h in names})
+                     + pool_of.assumed(h.name for h in hosts))
 
 
 def reporting_assumptions(reporting: Mapping[str, str]) -> tuple[Assumption, ...]:

@@ -35,6 +35,7 @@ from typing import cast
 import polars as pl
 
 from replay.model.logged import Logged, logged_decisions
+from replay.model.pools import POOLS_OPEN
 from replay.model.machines.counts import (
     Counts, Group, alike_groups, candidate_orders, held_floors, possible_orders, reserved_orders, solve,
     state_equations,
@@ -344,6 +345,7 @@ def infer_inventory(tables: Mapping[str, pl.DataFrame], stated: Inventory,
     hosts = tuple(_inferred(h, orders, groups, floors, fits, sum(c.clean for c in cycles), possible)
                   if h.name in unknown else h for h in stated.hosts)
     assumed = _assumptions(hosts, unknown, fits) + memory_assumptions(hosts, stated.quantum_gb) + arrival_order(hosts)
+    assumed += tuple(a for a in stated.assumed if a.setting == POOLS_OPEN)  # (the hosts' pools: not inferred here)
     inferred = replace(stated, hosts=hosts, unsettled=unsettled, assumed=assumed)
     return inferred if unnamed is None else _with_unnamed(inferred, unnamed, inputs)
 

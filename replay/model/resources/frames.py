@@ -20,10 +20,14 @@ from replay.parsing.tables import SCHEMAS
 
 DEFAULT_CLASS_FILE = "ducc.classes"
 DEFAULT_USER_FILE = "ducc.users"
+# every name the node files list (full, short, IP) and its pool: what the RM maps at start
+# (a log's bootstrap shows it as `updateNodepoolsByNode` lines, the `nodes` table's `map` events)
+LISTED_NODES = "listed_nodes"
 
 
 def read_resources(path: Path) -> dict[str, pl.DataFrame]:
-    """The `config`, `classes` and `nodepools` tables from a DUCC resources directory."""
+    """The `config`, `classes` and `nodepools` tables from a DUCC resources directory, and
+    `listed_nodes` (LISTED_NODES)."""
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: no such directory; give --config the DUCC resources directory "
@@ -65,6 +69,8 @@ def read_resources(path: Path) -> dict[str, pl.DataFrame]:
         "config": _frame("config", [dict(zip(("key", "value", "file", "line"), r)) for r in config]),
         "classes": _frame("classes", [_class_dict(c) for c in sorted(classes, key=lambda c: c.name)]),
         "nodepools": _frame("nodepools", [vars(p) for p in pools]),
+        LISTED_NODES: pl.DataFrame([(n, p.name) for p in pools for n in p.listed], orient="row",
+                                   schema={"host": pl.String, "nodepool": pl.String}),
     }
 
 

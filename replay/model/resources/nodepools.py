@@ -34,6 +34,9 @@ class PoolRow:
     nodes: list[str] | None
     file: str
     line: int
+    # every name its node files list (full, short, IP), as the RM maps them: `nodes` is the printed
+    # part only (names without a dot), which an IP address is not
+    listed: tuple[str, ...] = ()
 
 
 @dataclass
@@ -197,6 +200,7 @@ def resolve_nodepools(stanzas: list[Stanza], classes: list[ClassRow], props: Pro
             node_file=st.props.get("nodefile", NO_NODE_FILE), node_rule=rules.get(n),
             classes=members or None, subpools=children[n] or None,
             nodes=None if n in rules else (printed or None), file=st.file, line=st.line,
+            listed=tuple(nodes.get(n, ())),
         ))
         for c in children[n]:
             visit(c)
