@@ -71,7 +71,8 @@ def test_parse_loads_only_what_a_parse_uses(tmp_path):
     reference RM (0.1 s), the model, the other commands' layers, pyarrow.compute (0.07 s), which no
     step of a parse calls, nor rich off a terminal; lark only for a record only the grammar reads
     (a_tiny has none). On the console script's own path (the collector off while the command
-    loads), for a log, a DEBUG log (.gz), a log folder and an archive, to Parquet and to the screen."""
+    loads), for a log, a DEBUG log (.gz), a log folder and an archive, to Parquet and to the screen;
+    and the parse the cache makes for another command."""
     unused = ("rmref", "replay.model", "replay.apps", "tui", "rich", "textual", "lark", "duckdb", "dask",
               "distributed", "pyarrow.compute")
     code = ("import sys; from replay.cli.process import main; sys.argv[0] = 'rmreplay'; rc = main(); "
@@ -91,6 +92,11 @@ def test_parse_loads_only_what_a_parse_uses(tmp_path):
         done = subprocess.run([sys.executable, "-c", code, "parse", *args], cwd=ROOT, env=env, capture_output=True,
                               text=True)
         assert done.returncode == 0, (args, done.returncode, done.stderr[-2000:])
+    # the parse another command makes of a log before it replays it (the cache's): the same modules
+    code = ("import sys; from replay.parsing.cache import open_input; open_input(sys.argv[1:]); "
+            f"sys.exit(10 * any(m.startswith({unused!r}) for m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_lark_loads_only_for_a_record_only_the_grammar_reads(tmp_path):
