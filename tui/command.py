@@ -17,7 +17,7 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     """rmreplay tui LOG... (or a `rmreplay parse` output directory)"""
     from replay import InputError
     from replay.cli.show import print_error
-    from replay.parsing.cache import check_readable
+    from replay.parsing.readable import check_readable  # not the cache's module: it loads polars
     from tui.app import RmReplayApp
 
     # input that cannot be read is a command-line error, before the terminal is taken over

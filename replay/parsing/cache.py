@@ -27,9 +27,9 @@ from replay.parsing.logdir import Inputs, find_inputs
 from replay.parsing.digest import cache_root, content_digest, stat_key
 from replay.parsing.keys import slot_of
 from replay.parsing.leftovers import remove_left, temp_name
-from replay.parsing.manifest import (build_manifest, content_of, input_record_of, parse_dir_manifest, read_manifest,
-                                     write_manifest)
+from replay.parsing.manifest import (build_manifest, content_of, input_record_of, parse_dir_manifest, write_manifest)
 from replay.parsing.outdir import atomic_output_dir, submitted
+from replay.parsing.readable import input_names, read_manifest_quietly, results_manifest, results_slot
 from replay.parsing.sources import InputError, Source
 from replay.parsing.store import ParquetSink, ParquetTables, columns_record, read_tables, require_columns
 from replay.parsing.tables import Frame
@@ -74,7 +74,7 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
         content = content_of(manifest)
         slot = slot_of(content) if content and use_cache else None
         return Opened(Path(paths[0]).name, tables, None, slot, False, None, Path(paths[0]))
-    made = _results_manifest(paths[0])
+    made = results_manifest(paths[0])
     if made is not None:
         return _open_results_input(paths, made, use_cache, say, keep_lines, columns)
     inputs = find_inputs(list(paths))
@@ -91,72 +91,16 @@ def open_input(paths: Sequence[str | Path], use_cache: bool = True, progress: On
     return _parse_and_cache(inputs, name, content, use_cache, say, keep_lines, columns)
 
 
-# the commands whose output folder holds results, not logs: their manifest names the input by digest
-_RESULTS = ("audit", "whatif", "simulate")
-
-
-def _results_manifest(path: str | Path) -> dict[str, Any] | None:
-    """The manifest of an `audit`, `whatif` or `simulate` output folder; None for anything else."""
-    manifest = read_manifest(path) if Path(path).is_dir() else None
-    return manifest if manifest is not None and manifest.get("command") in _RESULTS else None
-
-
-def _results_slot(paths: Sequence[str | Path], manifest: Mapping[str, Any], use_cache: bool) -> Path:
-    """The cache slot holding the parse of a results folder's input (`paths`: the folder alone); an
-    InputError saying what to give instead when the cache no longer holds it (another rmreplay, a
-    cleared cache, `--no-cache`)."""
-    if len(paths) > 1:
-        raise InputError(f"{_not_a_log(paths[0], manifest)}: give it alone, not with other input")
-    content = content_of(manifest)
-    slot = slot_of(content) if content and use_cache else None
-    if slot is None or not read_manifest_quietly(slot / "tables"):
-        why = "" if slot is None else ", and its parse is not in the cache"
-        raise InputError(f"{_not_a_log(paths[0], manifest)}{why}: give {_input_names(manifest)} itself, "
-                         "or its `rmreplay parse -o` folder")
-    return slot
-
-
-def _input_names(manifest: Mapping[str, Any]) -> str:
-    """The input files a manifest names, for a message."""
-    record = manifest.get("input")
-    files = record.get("files", []) if isinstance(record, dict) else []
-    return ", ".join(str(f.get("name")) for f in files if isinstance(f, dict)) or "the log it read"
-
-
-def _not_a_log(folder: str | Path, manifest: Mapping[str, Any]) -> str:
-    return f"{folder} is the output of `rmreplay {manifest['command']}` of {_input_names(manifest)}, not a log"
-
-
-def check_readable(paths: Sequence[str | Path], use_cache: bool = True) -> None:
-    """Raise InputError (one line, what to give instead) unless `open_input` can read `paths`;
-    nothing is parsed (the TUI checks its input before it takes over the terminal)."""
-    if not paths or parse_dir_manifest(paths[0]) is not None:
-        return
-    made = _results_manifest(paths[0])
-    if made is None:
-        find_inputs(list(paths))
-    else:
-        _results_slot(paths, made, use_cache)
-
-
 def _open_results_input(paths: Sequence[str | Path], manifest: Mapping[str, Any], use_cache: bool, say: OnProgress,
                         keep_lines: bool, columns: Mapping[str, Sequence[str]] | None) -> Opened:
     """The tables of the log a results folder was made from, read from the parse cache (its manifest
     names the input by digest, the cache's key)."""
-    named = _input_names(manifest)
-    slot = _results_slot(paths, manifest, use_cache)
+    named = input_names(manifest)
+    slot = results_slot(paths, manifest, use_cache)
     say(Progress(f"reading the cached parse of {named}, the input of {paths[0]}"))
     tables = ParquetTables(slot / "tables", columns) if columns else read_tables(slot / "tables")
     lines = pl.read_parquet(slot / "lines.parquet") if keep_lines and (slot / "lines.parquet").exists() else None
     return Opened(named, tables, lines, slot, True, None, slot / "tables")
-
-
-def read_manifest_quietly(folder: Path) -> dict[str, Any] | None:
-    """The manifest of a cache slot's tables; None when the slot is absent or damaged (parsed again)."""
-    try:
-        return parse_dir_manifest(folder)
-    except InputError:
-        return None
 
 
 def _name(sources: list[Source]) -> str:

@@ -171,7 +171,8 @@ PROBE = textwrap.dedent("""
 
 
 def test_the_kept_first_screen_loads_no_polars(tmp_path, monkeypatch):
-    """The first screen drawn from its summary imports neither polars, numpy nor pyarrow; they load after."""
+    """The first screen drawn from its summary imports neither polars, numpy nor pyarrow; they load after.
+    `rmreplay tui DIR` reaches the app without them too."""
     cache, out = _parsed("a_tiny", tmp_path, monkeypatch)
     path = summary.summary_path([str(out)], True, None, None)
     assert path is not None and not path.exists()
@@ -185,6 +186,26 @@ def test_the_kept_first_screen_loads_no_polars(tmp_path, monkeypatch):
     assert path.exists()
     seen = probe()
     assert seen == {"shown": "summary", "loaded": [], "after": True}
+    # the command line too: `rmreplay tui DIR` checks its input before the app runs (on the console
+    # script's path: collector off while the command loads), and that check reads no table
+    done = subprocess.run([sys.executable, "-c", COMMAND_LINE, "tui", str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"ran": True, "loaded": []}
+
+
+# `rmreplay tui ...` up to the app's run (which it records instead of running): what had loaded by then
+COMMAND_LINE = textwrap.dedent("""
+    import json, sys
+    import tui.app
+    def run(self, *args, **kwargs):
+        print(json.dumps({"ran": True, "loaded": [m for m in ("polars", "numpy", "pyarrow", "rmref")
+                                                  if m in sys.modules]}))
+    tui.app.RmReplayApp.run = run
+    sys.argv = ["rmreplay", *sys.argv[1:]]
+    from replay.cli.process import main
+    sys.exit(main())
+""")
 
 
 def test_a_summary_is_read_only_under_its_own_key(tmp_path, monkeypatch):

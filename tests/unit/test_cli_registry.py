@@ -1,6 +1,7 @@
 """The command registry: every command once, the TUI added from its own package, allocators before polars."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,13 +66,37 @@ def test_the_tui_command_line_loads_neither_polars_nor_rmref():
     assert "2.2.2" in shown.stdout and "trunk" in shown.stdout
 
 
-def test_parse_loads_neither_rmref_nor_pyarrow_compute(tmp_path):
+def test_parse_loads_only_what_a_parse_uses(tmp_path):
     """`rmreplay parse` starts with what a parse needs (docs/benchmarks.md, start-up): not the
-    reference RM (0.1 s) nor pyarrow.compute (0.07 s), which no step of a parse calls."""
-    code = ("import sys; from replay.cli.process import main; rc = main(sys.argv[1:]); "
-            "sys.exit(rc or 10 * any(m in sys.modules for m in ('rmref', 'pyarrow.compute')))")
-    args = ["parse", str(ROOT / "fixtures" / "a_tiny" / "rm.log"), "-o", str(tmp_path / "out"), "-j", "1"]
-    assert subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True).returncode == 0
+    reference RM (0.1 s), the model, the other commands' layers, pyarrow.compute (0.07 s), which no
+    step of a parse calls, nor rich off a terminal; lark only for a record only the grammar reads
+    (a_tiny has none). On the console script's own path (the collector off while the command
+    loads), for a log, a DEBUG log (.gz), a log folder and an archive, to Parquet and to the screen;
+    and the parse the cache makes for another command."""
+    unused = ("rmref", "replay.model", "replay.apps", "tui", "rich", "textual", "lark", "duckdb", "dask",
+              "distributed", "pyarrow.compute")
+    code = ("import sys; from replay.cli.process import main; sys.argv[0] = 'rmreplay'; rc = main(); "
+            f"sys.exit(rc or 10 * any(m.startswith({unused!r}) for m in sys.modules))")
+    # each of these makes rich (so the summary) treat the pipe as a terminal; the environment is
+    # passed whole, as a library may have set one below os.environ
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TTY_COMPATIBLE", "FORCE_COLOR", "COLUMNS", "JUPYTER_COLUMNS", "JUPYTER_LINES")}
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(ROOT / "fixtures" / "a_tiny" / "rm.log", folder / "rm.log")
+    archive = shutil.make_archive(str(tmp_path / "logs"), "gztar", tmp_path, "logs")
+    fixtures = ROOT / "fixtures"
+    for args in ([str(fixtures / "a_tiny" / "rm.log"), "-o", str(tmp_path / "out"), "-j", "1"],
+                 [str(fixtures / "a_tiny" / "rm-debug.log.gz"), "-o", str(tmp_path / "debug"), "-j", "2"],
+                 [str(folder), "-o", str(tmp_path / "folder")], [archive], [str(fixtures / "a_tiny" / "rm.log")]):
+        done = subprocess.run([sys.executable, "-c", code, "parse", *args], cwd=ROOT, env=env, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, (args, done.returncode, done.stderr[-2000:])
+    # the parse another command makes of a log before it replays it (the cache's): the same modules
+    code = ("import sys; from replay.parsing.cache import open_input; open_input(sys.argv[1:]); "
+            f"sys.exit(10 * any(m.startswith({unused!r}) for m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(folder)], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_lark_loads_only_for_a_record_only_the_grammar_reads(tmp_path):
