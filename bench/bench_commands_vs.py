@@ -9,7 +9,7 @@ through rmreplay's own entry point, on a cache of its own emptied before the log
 `whatif --no-cache`, `explain --no-cache` (the job with the most published rows, at the middle of
 its cycles), `simulate --no-cache`, a first `whatif` (which runs the audit and stores it), a second
 one (from the stored audit), and `explain` from the stored audit; the what-ifs and simulations
-double the weight of the first fair-share class. The figures are summed over the logs per
+double the weight of the first fair-share class (bench/command_choice.py). The figures are summed over the logs per
 command: CPU seconds (the load moves them less than wall time) and the highest peak RSS above what
 the process held before the command (/proc/self/clear_refs). `--open-threshold` leaves the
 fragmentation threshold open on every log (0 to 16 tried; a patched `read_bootstrap`), as on an
@@ -33,7 +33,6 @@ CHILD = r"""
 import contextlib, io, json, os, shutil, sys, time
 from dataclasses import replace
 from pathlib import Path
-import polars as pl
 import replay.model.start as start
 if os.environ.get("BENCH_OPEN_THRESHOLD"):
     read = start.read_bootstrap
@@ -47,6 +46,8 @@ from replay.model.resources import read_resources
 from replay.parsing.store import ParquetTables, all_columns
 import replay.apps.whatif, replay.apps.simulate.simulation, replay.apps.simulate.metrics  # loaded before the clock
 import replay.apps.explain.scope, replay.apps.stored  # noqa
+sys.path.insert(0, "bench")  # (run from this checkout's root, either side)
+from command_choice import choose
 
 def status(key):
     return int(next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(key)).split()[1])
@@ -58,13 +59,10 @@ for spec in sys.argv[2:]:
     tables = ParquetTables(Path(log), all_columns())
     if config:
         tables.update(read_resources(Path(config)))
-    rows = tables["schedule"].filter(pl.col("job_id").is_not_null() & pl.col("cycle").is_not_null())
-    job = rows.group_by("job_id").len().sort(["len", "job_id"], descending=[True, False])["job_id"][0]
-    cycles = sorted(set(rows.filter(pl.col("job_id") == job)["cycle"].to_list()))
-    fair = next(c for c in start.bootstrap(tables).classes if c.policy == "FAIR_SHARE")
-    change = ["--set", f"class.{fair.name}.weight={2 * fair.weight}"]
+    chosen = choose(tables)
+    change = list(chosen.change)
     given = ["--config", config] if config else []
-    explain = ["explain", log, *given, "--job", str(job), "--cycle", str(cycles[len(cycles) // 2])]
+    explain = ["explain", log, *given, "--job", str(chosen.job), "--cycle", str(chosen.cycle)]
     whatif = ["whatif", log, *given, *change, "-o", str(work / "whatif"), "--force"]
     runs = [("whatif --no-cache", [*whatif, "--no-cache"]), ("explain --no-cache", [*explain, "--no-cache"]),
             ("simulate --no-cache", ["simulate", log, *given, *change, "-o", str(work / "sim"), "--force",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, time
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import polars as pl
@@ -111,11 +111,12 @@ ORDER_NOTES = {
 
 
 def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: int | None = None,
-               boot: Bootstrap | None = None) -> pl.DataFrame:
+               boot: Bootstrap | None = None, orders: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per (cycle, job) the published schedule lists: who, what it holds and the logged decisions;
     a job's order as every view reads it (replay.model.orders.work_orders, on `boot`'s classes and
-    the global `quantum`: None, unknown), `order_from` saying where it comes from. `only`: the rows
-    of that cycle alone (the same rows as the whole frame's of that cycle)."""
+    the global `quantum`: None, unknown; `orders`, where the caller found them), `order_from` saying
+    where it comes from. `only`: the rows of that cycle alone (the same rows as the whole frame's of
+    that cycle)."""
     if only is None:
         sched = in_cycles(tables["schedule"])
     else:  # that cycle's schedule, read alone; then only its jobs' rows of every table read below
@@ -150,7 +151,8 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
            .join(caps, on=["cycle", "job_id"], **LEFT)
            .join(counted, on=["cycle", "job_id"], **LEFT)
            .join(deferred, on=["cycle", "job_id"], **LEFT))
-    out = out.join(work_orders(tables, quantum, boot).rename({"order": "_order"}), on="job_id", **LEFT)
+    known = orders if orders is not None else work_orders(tables, quantum, boot)
+    out = out.join(known.rename({"order": "_order"}), on="job_id", **LEFT)
     order = pl.coalesce("job_order", "_order")
     # (a cycle's own printed order: a reservation's may grow, countFreeableMachines' upgrade)
     order_from = pl.when(pl.col("job_order").is_not_null()).then(pl.lit(ORDER_LOGGED)).otherwise(pl.col("order_from"))
@@ -428,17 +430,25 @@ def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | N
     the log's configuration, if already rebuilt. `later`: only what the first screen shows now
     (the timeline, the first cycle's jobs), the whole views on a thread (`Deferred`)."""
     cycles, note = tables["cycles"], ""
+
+    @cache
+    def orders() -> pl.DataFrame:
+        """Every job's order, found once for the whole jobs view and the machines (one thread asks)."""
+        return work_orders(tables, boot.config.quantum_gb if boot else None, boot)
+
     try:
         boot = boot or bootstrap(tables)
         if not later:  # the machines of every cycle, from the world model the audit runs on
-            nodes = nodes if nodes is not None else node_cycles(tables, boot)
+            nodes = nodes if nodes is not None else node_cycles(tables, boot, orders=orders())
     except InputError as exc:  # a log without its bootstrap, opened without --config
         boot, nodes, note = None, None, f"no nodes: {exc}"
+        orders.cache_clear()  # (any found on the configuration given up)
     quantum = boot.config.quantum_gb if boot else None
 
     def machines() -> pl.DataFrame:
         try:
-            return nodes_frame(tables, nodes if nodes is not None or boot is None else node_cycles(tables, boot))
+            return nodes_frame(tables, nodes if nodes is not None or boot is None
+                               else node_cycles(tables, boot, orders=orders()))
         except InputError:  # (as above: no machines to show)
             return nodes_frame(tables, None)
 
@@ -448,11 +458,12 @@ def build(name: str, tables: Mapping[str, pl.DataFrame], lines: pl.DataFrame | N
     if thread is not None:
         first, none = cycle_list[0], frozenset[int]()
         views = (deferred(jobs_frame(tables, quantum, only=first, boot=boot), frozenset({first}),
-                          lambda: jobs_frame(tables, quantum, boot=boot), thread),
+                          lambda: jobs_frame(tables, quantum, boot=boot, orders=orders()), thread),
                  deferred(pl.DataFrame(), none, machines, thread),
                  deferred(pl.DataFrame(), none, lambda: defrag_frame(tables), thread))
     else:
-        views = Sliced(jobs_frame(tables, quantum, boot=boot)), Sliced(machines()), Sliced(defrag_frame(tables))
+        views = (Sliced(jobs_frame(tables, quantum, boot=boot, orders=orders())), Sliced(machines()),
+                 Sliced(defrag_frame(tables)))
     return Browse(
         name=name, tables=tables, timeline=timeline_frame(cycles, tables, EMPTY_DIVERGENCES),
         jobs=views[0], nodes=views[1], defrag=views[2],

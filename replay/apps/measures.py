@@ -63,11 +63,11 @@ def logged_held(tables: Mapping[str, pl.DataFrame], quantum: int, boot: Bootstra
             .sort("cycle", "job_id"))
 
 
-def logged_holdings(tables: Mapping[str, pl.DataFrame], quantum: int,
-                    boot: Bootstrap | None) -> dict[int, dict[int, int]]:
-    """Per cycle, the quantum shares each job held after the RM's cycle (`logged_held`)."""
+def logged_holdings(tables: Mapping[str, pl.DataFrame], quantum: int, boot: Bootstrap | None,
+                    orders: pl.DataFrame | None = None) -> dict[int, dict[int, int]]:
+    """Per cycle, the quantum shares each job held after the RM's cycle (`logged_held`, on `orders`)."""
     out: dict[int, dict[int, int]] = {}
-    for cycle, job, q in logged_held(tables, quantum, boot).select("cycle", "job_id", "qshares").iter_rows():
+    for cycle, job, q in logged_held(tables, quantum, boot, orders).select("cycle", "job_id", "qshares").iter_rows():
         out.setdefault(cycle, {})[job] = q
     return out
 

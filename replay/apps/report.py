@@ -21,6 +21,7 @@ from replay.model.logged import logged_decisions, takings
 from replay.model.inputs import job_descriptions
 from replay.model.machines.liveness import ORDER_ALIKE
 from replay.model.nodes import capacity_and_use, node_cycles
+from replay.model.orders import work_orders
 from replay.model.release import ReleaseChoice
 from replay.model.release import choose as choose_release
 from replay.model.start import bootstrap
@@ -231,19 +232,21 @@ def build_report(tables: Mapping[str, pl.DataFrame], title: str = "rmreplay repo
                          "(check that it has `createState  Schedule sent` records)")
     cycles = cyc["cycle"].to_list()
     epoch_of = epochs(cyc)
+    orders: pl.DataFrame | None = None  # every job's order: found once, for the machines and the shares
     try:  # the machines, cycle by cycle, from the world model the audit runs on
         boot = bootstrap(tables)
-        nodes: pl.DataFrame | None = stored.nodes if stored is not None else node_cycles(tables, boot)
         quantum, no_nodes = boot.config.quantum_gb, ""
+        orders = work_orders(tables, quantum, boot)
+        nodes: pl.DataFrame | None = stored.nodes if stored is not None else node_cycles(tables, boot, orders=orders)
     except InputError as exc:  # no bootstrap and no --config: the rest of the report still stands
-        boot, nodes, quantum, no_nodes = None, None, _quantum(tables), str(exc)
+        boot, nodes, quantum, no_nodes, orders = None, None, _quantum(tables), str(exc), None
     owners = _owners(tables)
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{GENERATOR}<title>{E(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{E(title)}</h1>"]
 
     parts += _span_section(tables, cyc, cycles, epoch_of, quantum, boot)
     parts += _cluster_section(tables, nodes, no_nodes)
-    parts += _shares_section(tables, cycles, owners, quantum, boot)
+    parts += _shares_section(tables, cycles, owners, quantum, boot, orders)
     parts += _utilisation_section(cycles, nodes, no_nodes)
     parts += _preemptions_section(tables, cycles, epoch_of, stored, max_rows)
     parts += _deaths_section(tables, epoch_of, max_rows)
@@ -310,10 +313,10 @@ def _own_quanta(boot: Bootstrap | None) -> str:
 
 
 def _shares_section(tables: Mapping[str, pl.DataFrame], cycles: list[int], owners: Mapping[int, tuple[str, str]],
-                    quantum: int, boot: Bootstrap | None) -> list[str]:
-    """Quantum shares held per user and per class over time."""
+                    quantum: int, boot: Bootstrap | None, orders: pl.DataFrame | None) -> list[str]:
+    """Quantum shares held per user and per class over time (`orders`: every job's, None: found here)."""
     parts: list[str] = []
-    held = logged_holdings(tables, quantum, boot)
+    held = logged_holdings(tables, quantum, boot, orders)
     own_quanta = _own_quanta(boot)
     per_user: dict[str, list[float]] = {}
     per_class: dict[str, list[float]] = {}

@@ -374,7 +374,7 @@ def stored_audit(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, place: Pla
     try:
         # the machines of every cycle first: their working set is gone before the audit's builds up
         start = start or replay_start(tables, boot, hold=True)
-        nodes = node_cycles(tables, boot, start.inventory)
+        nodes = node_cycles(tables, boot, start.inventory, start.work_orders)
         if resume_points(start.damage):  # audited in parts (gaps): the first cycle's logged decisions are a part's
             writer.takings = takings(start.logged(tables))
         result = audit(tables, boot, progress=progress, checkpoint=writer.add, start=start)

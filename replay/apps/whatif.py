@@ -171,7 +171,7 @@ def whatif(tables: Mapping[str, pl.DataFrame], change: Change = Change(), boot: 
     start.let_go()  # (a stored audit read: the inputs held for one run now are not needed)
     mine = swapped(change.phases)
     logged = start.logged(tables)
-    held_logged = logged_holdings(tables, boot.config.quantum_gb, boot)
+    held_logged = logged_holdings(tables, boot.config.quantum_gb, boot, start.work_orders)
     result = WhatIfResult(change, epochs=epochs(tables["cycles"]), assumed=(*start.assumed, *changed_boot.assumed))
     todo = sorted(c for c in {*audited.baseline, *audited.left_out} if cycles is None or c in cycles)
     memory: Memory | None = None  # the change side's, None where its chain breaks

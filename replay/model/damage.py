@@ -35,7 +35,7 @@ from typing import Any
 
 import polars as pl
 
-from replay.model.reads import narrow
+from replay.model.reads import narrow, where
 from replay.parsing.header import HEADER_FIELDS, HEADER_RE
 from replay.parsing.rm_methods import LOGGED_METHODS
 
@@ -173,9 +173,7 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
     if "rmcounter" in tables:
         # every block the RM prints names its entities, weights, wants, machines and max order
         short = pl.any_horizontal(pl.col(c).is_null() for c in ("entity", "weight", "wanted", "vmachines", "maxorder"))
-        blocks = narrow(tables, "rmcounter", ("cycle", "entity", "weight", "wanted", "vmachines", "maxorder",
-                                               "file", "line"))
-        for cycle, file, line in blocks.filter(short & pl.col("cycle").is_not_null()).select(
+        for cycle, file, line in where(tables, "rmcounter", short & pl.col("cycle").is_not_null()).select(
                 "cycle", "file", "line").iter_rows():
             mark(cycle, SHORT_BLOCK, file, line)
             resumes.add(cycle)

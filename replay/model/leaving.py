@@ -45,20 +45,30 @@ def starts_midstream(tables: Mapping[str, pl.DataFrame]) -> bool:
             or lost_after_start(tables))
 
 
+def _first_listed_removals(tables: Mapping[str, pl.DataFrame]) -> tuple[object, pl.DataFrame] | None:
+    """The first listed cycle of a mid-stream log and the removals (REMOVAL_KEY) its schedule lists
+    on a host; None for a log from the RM's start (the common case: its schedule is not read) or one
+    that lists no schedule in any cycle."""
+    if not starts_midstream(tables):
+        return None
+    # the log's first listed cycle, as the log has it (`narrow`), and then that cycle's rows alone:
+    # a view of some cycles' rows (explain.scope) holds them whole where it holds the cycle at all
+    first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
+    if first is None:
+        return None
+    return first, tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
+                                            & (pl.col("cycle") == first)).select(REMOVAL_KEY)
+
+
 def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """(cycle, job_id, host, share_id) of the removals the first schedule of a mid-stream log lists
     that no line of that cycle can have decided: no eviction line names the share, nor its host
     without a share (a purge, a reservation's clearing), and detectFragmentation found no job
     needy, so takeFromTheRich (whose takings have no line of their own at INFO) took nothing."""
-    if not starts_midstream(tables):  # a log from the RM's start, the common case: its schedule is not read
+    found = _first_listed_removals(tables)
+    if found is None:
         return tables["schedule"].select(REMOVAL_KEY).clear()
-    # the log's first listed cycle, as the log has it (`narrow`), and then that cycle's rows alone:
-    # a view of some cycles' rows (explain.scope) holds them whole where it holds the cycle at all
-    first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
-    if first is None:  # no schedule listed in any cycle
-        return tables["schedule"].select(REMOVAL_KEY).clear()
-    listed_first = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
-                                             & (pl.col("cycle") == first)).select(REMOVAL_KEY)
+    first, listed_first = found
     if listed_first.is_empty():
         return listed_first
     needy = tables["defrag"].filter((pl.col("cycle") == first) & pl.col("kind").is_in(["needy", "needy_detected"]))
@@ -113,14 +123,10 @@ def removals_unsure(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | N
     findShares count accounts for (`removals_before_the_log`; `before`: its result, read here when
     the caller has not): decided before the log began or by the clearing, the log does not tell
     (none when there is none)."""
-    if not starts_midstream(tables):
+    found = _first_listed_removals(tables)  # a later cycle's removals are its own
+    if found is None:
         return {}
-    # the log's first listed cycle, as `removals_before_the_log` reads it: a later cycle's removals are its own
-    first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
-    if first is None:  # no schedule listed in any cycle
-        return {}
-    removals = tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
-                                         & (pl.col("cycle") == first)).select(REMOVAL_KEY)
+    first, removals = found
     if removals.is_empty():
         return {}
     evicted = tables["evictions"].filter(pl.col("cycle") == first)

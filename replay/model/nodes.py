@@ -85,10 +85,11 @@ def status(machine: Machine, awaiting: bool = False, unsure: bool = False) -> st
 
 
 def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = None,
-                inventory: Inventory | None = None) -> pl.DataFrame:
+                inventory: Inventory | None = None, orders: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per (cycle, machine the RM knew when the cycle began), in the RM's node order:
     pool, order, memory, liveness, and the quanta and jobs of the processes the cycle's published
-    schedule lists on it (`used`, `jobs`; processes being removed included).
+    schedule lists on it (`used`, `jobs`; processes being removed included), each in its job's order
+    (`orders`: replay.model.orders.work_orders, found here when the caller has not).
 
     Raises InputError when the log has no bootstrap (and no --config filled it in)."""
     boot = boot or bootstrap(tables)
@@ -114,7 +115,7 @@ def node_cycles(tables: Mapping[str, pl.DataFrame], boot: Bootstrap | None = Non
     if not boot.config.behaviours.has("purge_by_policy"):  # (from 2.1.0 every process is on its record)
         online = frame.filter(pl.col("online")).select("cycle", "host")
         existing = _on_the_record(existing, tables, online)
-    existing = with_quanta(existing, tables, boot.config.quantum_gb, boot)
+    existing = with_quanta(existing, tables, boot.config.quantum_gb, boot, orders)
     used = existing.group_by("cycle", "host").agg(
         pl.col("quanta").sum().cast(pl.Int64).alias("used"),
         pl.col("job_id").unique().sort().cast(pl.String).str.join(" ").alias("jobs"))

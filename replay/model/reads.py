@@ -63,3 +63,11 @@ def narrow(tables: Mapping[str, pl.DataFrame], name: str, columns: Sequence[str]
     if isinstance(tables, ParquetTables):
         return tables.narrow(name, columns)
     return tables[name].select(columns)
+
+
+def where(tables: Mapping[str, pl.DataFrame], name: str, keep: pl.Expr) -> pl.DataFrame:
+    """The rows of a table `keep` is true of: filtered as they are read where the tables are on
+    disk, so a wide table (the RmCounter blocks' vectors) is not whole in memory for a few rows."""
+    if isinstance(tables, ParquetTables):
+        return tables.where(name, keep)
+    return tables[name].filter(keep)

@@ -35,6 +35,7 @@ from replay.model.published import PublishedShares, published_schedule
 from replay.model.settings import infer_global_allotment
 from replay.model.start import bootstrap, machine_inventory
 from replay.model.stranded import Stranded
+from replay.parsing.store import ParquetTables, all_columns
 from tests.cuts import Cut
 from tests.damaged import agrees_with_truth, lines, spliced
 from tests.helpers import log_path, scenario, truth
@@ -135,6 +136,23 @@ def test_an_rmcounter_block_whose_lines_are_lost_damages_its_cycle(tmp_path):
     tables, result = _audited(name, spliced(name, tmp_path / "block.log", 74620, 80622))
     assert [r for r, *_ in result.damaged[6].reasons] == [UNKNOWN_METHOD, SHORT_BLOCK]
     assert tables["rmcounter"].filter(pl.col("entity").is_null())["cycle"].to_list() == [6]
+
+
+def test_a_parse_directory_finds_a_short_rmcounter_block_without_reading_the_vectors_whole(tmp_path, monkeypatch):
+    # the same span, parsed to a directory: its damage is the in-memory tables' (cycle 6's short
+    # block), found with the null check pushed into the read, so the blocks' vectors (tens of MB on
+    # a long log) are never whole in memory for it
+    name = "releases/2.2.2/a_tiny"
+    log = spliced(name, tmp_path / "block.log", 74620, 80622)
+    assert main(["parse", str(log), "-o", str(tmp_path / "out")]) == 0
+    narrowed: list[tuple[str, tuple[str, ...]]] = []
+    read = ParquetTables.narrow
+    monkeypatch.setattr(ParquetTables, "narrow", lambda self, table, columns: (
+        narrowed.append((table, tuple(columns))) or read(self, table, columns)))
+    on_disk = damaged_cycles(ParquetTables(tmp_path / "out", all_columns()))
+    assert on_disk == damaged_cycles(parse([log]).tables)
+    assert on_disk[6].reasons[1][0] == SHORT_BLOCK
+    assert not [columns for table, columns in narrowed if table == "rmcounter" and "wanted" in columns]
 
 
 def test_a_line_cut_inside_its_time_stamp_is_unparsed_too(tmp_path):

@@ -19,11 +19,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import replay.apps.report as report_module
 import replay.model.held_inputs as held_inputs
+import replay.model.orders as orders_module
 import replay.model.machines.solver as solver
+import tui.data as tui_data
 from replay import parse
 from replay.apps.audit import audit
 from replay.apps.change import Change
+from replay.apps.report import build_report
 from replay.apps.explain import explain_job
 from replay.apps.simulate import simulation
 from replay.apps.simulate.simulation import simulate
@@ -35,6 +39,7 @@ from replay.model.settings import THRESHOLD
 from replay.model.start import bootstrap
 from tests.helpers import count_assembled, parsed, truth
 from tests.midstream import classes_only, cut
+from tui.data import build
 
 RICH_DONOR = "corpus/midstream_rich_donor_threshold"
 CHANGE = (("class.fair5a.weight", "800"),)
@@ -158,3 +163,32 @@ def test_simulate_reads_the_logged_decisions_the_start_read(cut_log, monkeypatch
     read = logged.logged_decisions(tables)
     assert sim.context.logged is not None and sim.context.logged.counts and sim.context.logged.counts == read.counts
     assert sim.context.logged.job_order == read.job_order and sim.context.logged.placements == read.placements
+
+
+def _true_orders() -> dict[int, int]:
+    """Every job's order, as the real RM held it (truth.jsonl)."""
+    return {job["id"]: job["order"] for state in truth(RICH_DONOR) for job in state["jobs"]}
+
+
+def test_the_work_orders_are_found_once_per_command(cut_log, tmp_path, monkeypatch, capsys):
+    """Every job's order (replay.model.orders.work_orders) is found once a command: a first
+    `whatif` and the audit it stores (with the machines' quanta) read the replay start's; the
+    report and the TUI's views, which make no start, find them once for the machines and the shares.
+    The orders they show are the real RM's (truth.jsonl)."""
+    log, config = cut_log
+    monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
+    finders = (start, orders_module, report_module, tui_data)
+    calls = _counted(monkeypatch, "work_orders", finders)
+    sets = [a for key, value in CHANGE for a in ("--set", f"{key}={value}")]
+    assert main(["whatif", str(log), "--config", str(config), *sets, "-o", str(tmp_path / "whatif")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert calls == ["replay.model.start"], calls
+    tables = _tables(cut_log)
+    calls.clear()
+    build_report(tables)
+    assert calls == ["replay.apps.report"], calls
+    calls.clear()
+    browse = build("cut", tables)
+    assert calls == ["tui.data"], calls
+    shown = browse.jobs.frame.select("job_id", "order").unique().rows()
+    assert dict(shown) == _true_orders()
