@@ -8,9 +8,11 @@ span files: a rolled set is one stream, and a record cut by rotation continues i
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -54,13 +56,20 @@ class Chunk:
 
 def read_blocks(source: Source, block: int) -> Iterator[bytes]:
     """The file's bytes in blocks, gunzipped on the fly when it starts with the gzip magic."""
+    with _opened(source) as stream:
+        while data := stream.read(block):
+            yield data
+
+
+@contextmanager
+def _opened(source: Source) -> Iterator[io.BufferedIOBase]:
+    """The file's stream of bytes, gunzipped on the fly when it starts with the gzip magic; its
+    read errors as InputError."""
     try:
         with open(source.path, "rb") as fh:
             magic = fh.read(2)
             fh.seek(0)
-            stream = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
-            while data := stream.read(block):
-                yield data
+            yield gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise InputError(f"{source.path}: damaged gzip file ({exc}); re-copy it or gunzip what can be saved") from exc
     except OSError as exc:
@@ -154,30 +163,32 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
         # new buffer); deleting a chunk from the front would keep its whole allocation alive
         buf, line_no, seen = bytearray(), 1, 0  # seen: buf[:seen] is whole lines already searched
         begun = len(sources) == 1
-        for block in read_blocks(src, block_bytes):
-            buf += block
-            del block
-            begun = begun or order.begins(src, buf)
-            end = buf.rfind(b"\n", seen) + 1
-            if end <= seen:
-                continue
-            cut = _cycle_cut(buf, seen, end) if size + len(buf) >= chunk_bytes else None
-            if cut is None and size + end >= max(4 * chunk_bytes, LONG_STRETCH):
-                # no published schedule for a long stretch (an RM that never got to schedule):
-                # cut at a record boundary anyway, so memory stays bounded
-                cut = _last_header(buf, seen, end)
-            seen = end
-            if cut is None:
-                continue
-            head, buf = buf, buf[cut:]
-            del head[cut:]
-            seen -= cut
-            chunk = Chunk([*done, Piece(idx, line_no, head)], last=False)
-            line_no += newlines(head)
-            done, size = [], 0
-            # hold no other copy of the chunk's bytes while it is parsed
-            del head
-            yield chunk
+        with _opened(src) as stream:
+            while block := stream.read(block_bytes):
+                buf += block
+                del block  # (a reader that yielded it would hold it while the chunk it ends is parsed)
+                begun = begun or order.begins(src, buf)
+                end = buf.rfind(b"\n", seen) + 1
+                if end <= seen:
+                    continue
+                cut = _cycle_cut(buf, seen, end) if size + len(buf) >= chunk_bytes else None
+                if cut is None and size + end >= max(4 * chunk_bytes, LONG_STRETCH):
+                    # no published schedule for a long stretch (an RM that never got to schedule):
+                    # cut at a record boundary anyway, so memory stays bounded
+                    cut = _last_header(buf, seen, end)
+                seen = end
+                if cut is None:
+                    continue
+                head, buf = buf, buf[cut:]
+                del head[cut:]
+                seen -= cut
+                ready = [Chunk([*done, Piece(idx, line_no, head)], last=False)]
+                line_no += newlines(head)
+                done, size = [], 0
+                # no reference to the chunk stays here while it is parsed, nor after: its bytes go
+                # as soon as the parse is done with them, not when the next chunk is cut
+                del head
+                yield ready.pop()
         if idx + 1 < len(sources):
             order.ends(src, buf)
         if buf:  # the file's last lines (the very last one may lack its newline: a file cut mid-line)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-# Measured on i_mega24 and the DEBUG log, -j 1 and -j 2 (docs/benchmarks.md, "The per-chunk cost and
-# the chunk size"): 16 MB chunks take about a tenth less CPU but peak above twice the log; 10 MB
-# already does on the DEBUG log with two threads; 8 MB saves no CPU the runs resolve, for up to 20 MB
-# more. The same on any number of threads: the Parquet row groups follow the chunks, so the files
-# are the same bytes.
-DEFAULT_CHUNK_BYTES = 6 << 20
+# Measured on i_mega24 and the DEBUG log, -j 1 and -j 2 (docs/benchmarks.md, "A chunk's working set
+# and the chunk size"): 8 MB peaks at about 1.8 times the log with two threads (1.9x in the highest
+# run, the DEBUG log's), since a parsed chunk no longer waits in memory for the next; 10 MB passes
+# 1.9x, 12 MB twice the log. The same on any number of threads: the Parquet row groups follow the
+# chunks, so the files are the same bytes.
+DEFAULT_CHUNK_BYTES = 8 << 20
 # Each parse thread holds a chunk's working set; a third adds memory, not speed (the Python between
 # the compiled calls holds the GIL: docs/benchmarks.md, "Where the parse stands").
 DEFAULT_PARSE_THREADS = 2

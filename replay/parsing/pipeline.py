@@ -209,7 +209,11 @@ def run(paths: list[str] | str | Inputs, sink: Sink, engine: str = "fast", progr
     chunks = stream_chunks(sources, chunk_bytes or DEFAULT_CHUNK_BYTES)
     if workers <= 1:
         for chunk in chunks:
-            take(_parse_chunk(chunk, engine, names, keep))
+            parsed = _parse_chunk(chunk, engine, names, keep)
+            # neither is held while the next chunk is read and parsed (the peak of the whole parse)
+            del chunk
+            take(parsed)
+            del parsed
     else:
         # at most `workers` chunks in flight: memory grows by one chunk's working set per worker
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parse") as pool:
@@ -260,18 +264,21 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     if unparsed_frame is None:
         unparsed.append(_unexpected(trusted, recs, hit, read))
         unparsed_frame = unparsed_table(unparsed, lines.frame, records, recs.continuations, names, chunk.last)
+    counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
+    families = {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}
+    first_ts, last_ts = first_last_stamps(recs)
+    kept = lines.frame.select("file", "line", "text") if keep_lines else None
+    line_count, bad_utf8_lines = lines.frame.height, lines.bad_utf8_lines
+    # what the assembly does not read goes before it: the chunk's memory peaks there
+    del lines, unparsed, damaged, trusted, hit
     # the scanner's records carry no header text: the tables build the columns they read, for their rows
     strings = partial(header_strings, recs) if "ts_text" not in records.columns else None
     with _ASSEMBLING:
         tables, carry = assemble_chunk(buckets, records, names, unparsed_frame, chunk.last, raw, strings)
-    counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
-    families = {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}
-    first_ts, last_ts = first_last_stamps(recs)
     return _Parsed(
-        tables=tables, carry=carry, lines=lines.frame.select("file", "line", "text") if keep_lines else None,
-        bytes=chunk.size, line_count=lines.frame.height, records=records.height,
+        tables=tables, carry=carry, lines=kept, bytes=chunk.size, line_count=line_count, records=records.height,
         continuation_lines=recs.continuations.height, orphan_lines=recs.orphans.height,
-        unparsed=len(unparsed_frame), bad_utf8_lines=lines.bad_utf8_lines, families=families,
+        unparsed=len(unparsed_frame), bad_utf8_lines=bad_utf8_lines, families=families,
         first_ts=first_ts, last_ts=last_ts,
     )
 

@@ -6,7 +6,9 @@ parse them on 1 to 4 threads, and require the one-thread, one-chunk tables."""
 
 from __future__ import annotations
 
+import gzip
 from functools import lru_cache
+from pathlib import Path
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -17,6 +19,7 @@ from polars.testing import assert_frame_equal
 
 from replay import parse
 from replay.cli import main
+from replay.parsing.limits import DEFAULT_CHUNK_BYTES
 from replay.parsing.tables import SCHEMAS
 from tests.helpers import LOGS, log_path
 
@@ -64,8 +67,11 @@ def test_the_command_writes_the_same_bytes_on_every_thread_count(tmp_path, capsy
 
 def test_the_default_chunks_are_the_same_bytes_on_every_thread_count(tmp_path, capsys):
     """Without --chunk-mb, the files do not depend on -j (whose default is the machine's cores):
-    h_mega15's DEBUG log (6.5 MB) is cut into more than one chunk, at the same places on 1, 2 and 3 threads."""
-    log = str(log_path("h_mega15", "rm-debug.log"))
+    h_mega15's DEBUG log (6.5 MB), written over until it passes the default chunk, is cut into more
+    than one chunk, at the same places on 1, 2 and 3 threads."""
+    data = gzip.decompress(log_path("h_mega15", "rm-debug.log").read_bytes())
+    log = str(tmp_path / "rm-debug.log")
+    Path(log).write_bytes(data * (DEFAULT_CHUNK_BYTES // len(data) + 1))
     for jobs in ("1", "2", "3"):
         assert main(["parse", log, "-o", str(tmp_path / jobs), "-j", jobs]) == 0
     capsys.readouterr()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import weakref
 from pathlib import Path
 
 from replay.parsing.chunks import HEADER_START, SCHEDULE_BODY, Chunk, stream_chunks
@@ -57,3 +58,15 @@ def test_no_chunk_overshoots_by_more_than_a_read_block_and_a_cycle(tmp_path: Pat
     assert sum(sizes) == len(data)
     assert max(sizes) <= size + size // 4 + longest_cycle
     assert len(chunks) >= len(data) // (size + size // 4 + longest_cycle)
+
+
+def test_the_reader_holds_no_chunk_it_handed_out(tmp_path: Path) -> None:
+    # A chunk's bytes are the largest buffer of its parse: the reader kept the last chunk it handed
+    # out until it cut the next one, so a one-core parse held two chunks' bytes while it read.
+    (tmp_path / "rm.log").write_bytes(_cycle_log(cycles=400, filler=20))
+    stream = stream_chunks(discover([str(tmp_path / "rm.log")]), chunk_bytes=64 << 10)
+    first = next(stream)
+    handed = weakref.ref(first)
+    del first
+    assert handed() is None
+    assert sum(1 for _ in stream) > 1  # the stream goes on from where it was
