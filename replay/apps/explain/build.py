@@ -50,11 +50,13 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
     if trace is None:
         return None, theirs
     caps = trace.caps.get(job_id)
+    # the trace holds the decisions of the kinds the audit left in for the cycle only (CycleTrace.left_in)
     ours = Decisions(
         caps.actual if caps else None, trace.how_much.counts.get(job_id) if trace.how_much else None,
-        tuple(sorted((p.host, p.order) for p in trace.placements if p.job_id == job_id)),
+        tuple(sorted((p.host, p.order) for p in trace.placements if p.job_id == job_id))
+        if "placements" in trace.kinds else None,
         tuple(sorted(((e.host, None if e.reason in PURGES else e.share_id) for e in trace.evictions
-                      if e.job_id == job_id), key=pair_key)))
+                      if e.job_id == job_id), key=pair_key)) if "evictions" in trace.kinds else None)
     return ours, theirs
 
 
