@@ -131,3 +131,26 @@ def test_an_eviction_left_out_is_shown_as_no_decision_and_the_logged_one_is_trut
         assert story.rmref is not None and story.rmref.evicted is None, way
         assert story.rmref.count == 2 and story.not_audited is not None
         assert story.not_audited.startswith("partly: evictions, defrag, schedule not audited"), way
+
+
+def test_a_cycle_left_out_whole_is_the_audits_verdict_read_not_audited_again(tmp_path, monkeypatch):
+    """shrink_unreported's first cycle (epoch 40; leaving_or_cleared's): whether the processes the
+    first schedule lists for removal were leaving or the cycle's clearing took them no line says,
+    and the audit leaves the cycle out. explain with the audit at hand says so, from skipped.parquet,
+    and shows no decision of rmref's, without auditing the log up to the cycle again."""
+    import replay.apps.explain.build as build
+
+    name = "shrink_unreported"
+    tables = _tables(name)
+    first = min(c for c, e in tables["cycles"].select("cycle", "epoch").iter_rows() if e == 40)
+    ways = _ways(name, tmp_path)
+
+    def no_audit(*args, **kwargs):
+        raise AssertionError("the cycle's verdict is the audit's, read")
+
+    monkeypatch.setattr(build, "audit", no_audit)
+    for way, result in ways.items():
+        why = result_frames(result)["skipped"].filter(pl.col("cycle") == first)
+        assert why["decisions"].to_list() == ["all"], way
+        story = explain_job(tables, 5, first, result)
+        assert story.not_audited == why["reason"][0] and story.rmref is None, way

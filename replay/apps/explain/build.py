@@ -158,8 +158,9 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
     """The story of one job: its life (when `cycle` is None) and the detail of one cycle.
 
     rmref's side is the audit's own run of that cycle: `result` when it holds the cycle's trace
-    (an audit run with `trace={cycle}`), else an audit of the log up to the cycle (defragmentation
-    carries the users' wealth from cycle to cycle, so the cycles before it count).
+    (an audit run with `trace={cycle}`) or re-enters it (`trace_cycle`), none where `result` left
+    the cycle out, else an audit of the log up to the cycle (defragmentation carries the users'
+    wealth from cycle to cycle, so the cycles before it count).
     Raises InputError when the job is not in the log or the cycle is out of range.
     """
     cycles = job_cycles(tables, job_id)
@@ -177,7 +178,8 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         # when it runs, takes over the inputs the threshold inference assembles (`hold`)
         start = replay_start(tables, hold=True)
         trace = trace_cycle(tables, result, c, start=start) if result is not None else None
-        if result is None or trace is None:
+        # a cycle the audit left out or found damaged is its verdict, read, not reached a second way
+        if result is None or (trace is None and c not in result.skipped and c not in result.damaged):
             result = audit(tables, cycles=range(0, c + 1), trace={c}, start=start)
             trace = result.traces.get(c)
         start.let_go()
