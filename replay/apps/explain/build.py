@@ -126,12 +126,14 @@ def _defrag_kinds(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -
 
 
 def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None,
-              boot: Bootstrap) -> tuple[Section, ...]:
-    """The story's sections: its life when told, then the eight levels of the cycle's detail."""
+              boot: Bootstrap, counted: bool) -> tuple[Section, ...]:
+    """The story's sections: its life when told, then the eight levels of the cycle's detail
+    (`counted`: rmref's counts are the audit's, which did not leave them out of the cycle)."""
     c, job_id = story.cycle, story.job_id
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     not_fair = story.policy is not None and story.policy != "FAIR_SHARE"
+    left_out = None if counted or not_fair else "No count of rmref's: the audit left the cycle's counts out."
     count_rows = cycle_rows(tables, "counts", c, job_id)
     sections = [life_section(story.life)] if story.life else []
     sections += [
@@ -139,12 +141,12 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
                      story.order, job_quantum(tables, boot, job_id, story.class_name)),
         cap_section(story.caps, work.cap_input if work else None, story.logged_caps),
         counting_section(f"3. Its class among the classes of nodepool {story.nodepool or '?'}", story.classes,
-                          "No class count: " + ("the class is not fair share." if not_fair
-                                                else "no RmCounter block names the class this cycle.")),
+                          left_out or "No class count: " + ("the class is not fair share." if not_fair
+                                                            else "no RmCounter block names the class this cycle.")),
         counting_section(f"4. Its user among the users of class {story.class_name}", story.users,
-                          "No user count: " + ("the class is not fair share." if not_fair
-                                               else "the class got nothing to divide among its users.")),
-        count_section(story, count_rows),
+                          left_out or "No user count: " + ("the class is not fair share." if not_fair
+                                                           else "the class got nothing to divide among its users.")),
+        count_section(story, count_rows, left_out),
         placement_section(story.placed, cycle_rows(tables, "expansions", c, job_id), _agrees(story, ("placements",))),
         taken_section(story.taken, defrag_lines(tables, c, job_id) + kept_lines(tables, c, job_id)
                        + _agrees(story, ("defrag",)), confirmed_gone(tables, c, job_id)),
@@ -187,5 +189,6 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         boot, predates = start.boot, job_id in start.predates
     story = _facts(tables, result, trace, inp, boot, predates, job_id, c, cycles, with_life=cycle is None)
     damage = result.damaged.get(c)
-    return replace(story, sections=_sections(tables, story, inp, boot),
+    counted = trace is None or "counts" in trace.kinds
+    return replace(story, sections=_sections(tables, story, inp, boot, counted),
                    damaged=damage.text() if damage else None)
