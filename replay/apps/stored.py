@@ -52,7 +52,7 @@ from typing import IO, Any
 import polars as pl
 
 from replay.apps.baseline import Audited, Entry, left_out
-from replay.apps.audit import REF_SCHEMAS, AuditResult, Carried, CycleTrace, audit, audit_cycle, write_audit
+from replay.apps.audit import REF_SCHEMAS, AuditResult, Carried, CycleTrace, audit, rerun, write_audit
 from replay.model.bycycle import CycleRows
 from replay.model.conflicts import CONFLICTS
 from replay.model.damage import resume_points
@@ -158,16 +158,13 @@ class Stored:
             return _unpack(f.read(at[1]))
 
     def trace(self, tables: Mapping[str, pl.DataFrame], cycle: int, phases: Phases = Phases()) -> CycleTrace | None:
-        """rmref's run of one audited cycle, exactly as the audit ran it (None: not audited)."""
+        """rmref's run of one audited cycle, exactly as the audit ran it, its decisions of the kinds
+        the audit left in for it (`audit.rerun`; None: not audited)."""
         record = self._record(cycle)
         if record is None:
             return None
         inp, carried, kinds, at = record
-        again = AuditResult(audited=self.result.audited, wealth=carried.wealth, start=carried,
-                            epochs=self.result.epochs, arrival_open=self.result.arrival_open,
-                            orders_drawn=self.result.orders_drawn)
-        logged = Logged(**at, rmcounter=CycleRows(tables, "rmcounter"))
-        return audit_cycle(inp, logged, phases, again, kinds)
+        return rerun(inp, Logged(**at, rmcounter=CycleRows(tables, "rmcounter")), phases, self.result, carried, kinds)
 
     def entry(self, cycle: int) -> Entry:
         """One audited cycle's input, as the audit rebuilt it, and the memory its chained run carried in."""

@@ -13,8 +13,9 @@ and the rest of the cycle follows it (replay.apps.verify, docs/verified-choices.
 from replay.apps.audit.cycle import audit_cycle
 from replay.apps.audit.output import DIVERGENCE_SCHEMA, REF_SCHEMAS, SKIPPED_SCHEMA, result_frames, write_audit
 from replay.apps.audit.result import DECISIONS, AuditResult, Carried, Checkpoint, CycleTrace, Finding
-from replay.apps.audit.run import audit, trace_cycle
+from replay.apps.audit.run import audit, rerun, trace_cycle
 from replay.model.start import PARTIAL_CYCLE  # where the tests and callers have read it
 
 __all__ = ["DECISIONS", "DIVERGENCE_SCHEMA", "PARTIAL_CYCLE", "REF_SCHEMAS", "SKIPPED_SCHEMA", "AuditResult", "Carried",
-           "Checkpoint", "CycleTrace", "Finding", "audit", "audit_cycle", "result_frames", "trace_cycle", "write_audit"]
+           "Checkpoint", "CycleTrace", "Finding", "audit", "audit_cycle", "rerun", "result_frames", "trace_cycle",
+           "write_audit"]

@@ -36,7 +36,7 @@ def audit_cycle(inp: CycleInput, logged: Logged, phases: Phases, result: AuditRe
     follow = Follow()
     caps = _audit_caps(inp, logged, phases, result, "caps" in only)
     counts = logged.counts.get(inp.cycle, {})  # the downstream phases read the RM's counts
-    trace = CycleTrace(inp.cycle, inp, caps, logged=logged)
+    trace = CycleTrace(inp.cycle, inp, caps, logged=logged, kinds=tuple(k for k in DECISIONS if k in only))
     if "counts" in only:
         trace = replace(trace, how_much=_audit_counts(inp, logged, phases, result, caps, "how_much" in own))
     # What Of's start on unschedulable machines, as rmref's How Much leaves it (it reads neither

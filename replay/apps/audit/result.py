@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -68,7 +68,8 @@ class AuditResult:
     # a stored audit's way back into any audited cycle (replay.apps.stored): (tables, cycle) -> its trace
     reenter: Callable[[Mapping[str, pl.DataFrame], int], CycleTrace | None] | None = None
     traces: dict[int, CycleTrace] = field(default_factory=dict)  # rmref's whole run of the cycles asked for
-    carried: dict[int, Carried] = field(default_factory=dict)  # what each cycle started from (to run it again)
+    # what each audited cycle started from and the kinds run in it (to run it again: `run.rerun`)
+    carried: dict[int, tuple[Carried, tuple[str, ...]]] = field(default_factory=dict)
     epochs: dict[int, int | None] = field(default_factory=dict)  # cycle -> the RM's epoch (its name in any copy)
     config_conflicts: tuple[dict[str, str], ...] = ()  # where --config contradicts the log (configdir.apply_config)
     users_open: bool = False  # whether users have allotments of their own is not known (Bootstrap.users_open)
@@ -136,6 +137,18 @@ class AuditResult:
         for kind in kinds:
             self.skipped_kinds.setdefault(kind, {})[cycle] = why
 
+    def left_in(self, cycle: int, ran: Collection[str]) -> tuple[str, ...]:
+        """The kinds of `ran` (those a cycle's audit ran) the audit left in for `cycle`: its verdicts
+        there, as it recorded them (a kind run, then taken back, is in `skipped_kinds`)."""
+        return tuple(k for k in ran if cycle not in self.skipped_kinds.get(k, {}))
+
+    def for_rerun(self, carried: Carried) -> AuditResult:
+        """An audit that runs one cycle again from `carried` under this audit's settings: what it
+        assumed open (users' allotments, thresholds, node orders) decides the run as it did here."""
+        return AuditResult(audited=self.audited, wealth=carried.wealth, start=carried, epochs=self.epochs,
+                           arrival_open=self.arrival_open, orders_drawn=self.orders_drawn,
+                           users_open=self.users_open, thresholds_open=self.thresholds_open)
+
 
 @dataclass(frozen=True)
 class Mark:
@@ -177,3 +190,18 @@ class CycleTrace:
     followed: Choices = NONE  # the RM's free choices the chained run followed
     served: Mapping[int, int] | None = None  # the RM's needy verdict the chained run served (None: its own)
     logged: Logged | None = None  # the RM's logged decisions the cycle was compared with (the cycle's at least)
+    # the decision kinds the audit left in for the cycle: the trace holds rmref's decisions of these only
+    kinds: tuple[str, ...] = DECISIONS
+
+    def left_in(self, kinds: Collection[str]) -> CycleTrace:
+        """The trace with rmref's decisions of `kinds` only (those the audit left in for the cycle): a
+        decision the audit ran and left out is no verdict of its, so no view shows it as rmref's."""
+        keep = tuple(k for k in self.kinds if k in kinds)
+        schedule = "schedule" in keep
+        return replace(self, kinds=keep, caps=self.caps if "caps" in keep else {},
+                       how_much=self.how_much if "counts" in keep else None,
+                       placements=self.placements if "placements" in keep else (),
+                       evictions=self.evictions if "evictions" in keep else (),
+                       defrag=self.defrag if "defrag" in keep else None,
+                       chained=self.chained if schedule else None, followed=self.followed if schedule else NONE,
+                       served=self.served if schedule else None)

@@ -135,8 +135,6 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
             result.skip(inp.cycle, kinds, unknown)
             result.wealth, result.chained = None, None  # rmref's run does not carry over what it could not run
             continue
-        if rerunnable:
-            result.carried[inp.cycle] = result.carry()
         kinds_now: tuple[str, ...] = kinds
         open_why = start.reports_unknown(inp, logged.counts.get(inp.cycle, {}), bool(logged.needy.get(inp.cycle)))
         if open_why is not None:
@@ -153,6 +151,8 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
         carried = result.carry()
         if checkpoint is not None:
             checkpoint(inp, logged, carried, kinds_now)
+        if rerunnable:
+            result.carried[inp.cycle] = carried, kinds_now
         mark = result.mark()
         cycle_trace = audit_cycle(inp, logged, phases, result, kinds_now)
         open_why = _open_orders_why(inp, logged, phases, result, start, carried, mark, kinds_now)
@@ -165,7 +165,7 @@ def _audit_part(tables: Mapping[str, pl.DataFrame], start: ReplayStart, cycles: 
                                                         cycle_trace.followed, _caps(cycle_trace), why,
                                                         cycle_trace.served)
         if inp.cycle in trace:
-            result.traces[inp.cycle] = cycle_trace
+            result.traces[inp.cycle] = cycle_trace.left_in(result.left_in(inp.cycle, kinds_now))
     result.assumed += stale_assumptions(reads.stale.notes, set(result.cycles))
     return result
 
@@ -180,9 +180,7 @@ def _open_orders_why(inp: CycleInput, logged: Logged, phases: Phases, result: Au
         return None
 
     def agrees(trial: CycleInput) -> bool:
-        again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried,
-                            arrival_open=result.arrival_open, users_open=result.users_open,
-                            thresholds_open=result.thresholds_open)
+        again = result.for_rerun(carried)
         audit_cycle(trial, logged, phases, again, kinds)
         return not again.divergences
 
@@ -204,16 +202,24 @@ def _caps(trace: CycleTrace) -> dict[int, int]:
 def trace_cycle(tables: Mapping[str, pl.DataFrame], result: AuditResult, cycle: int, boot: Bootstrap | None = None,
                 phases: Phases = Phases(), start: ReplayStart | None = None) -> CycleTrace | None:
     """rmref's run of one cycle exactly as `result`'s audit ran it (the cycle again, from what the
-    audit carried into it); None when the audit did not audit the cycle."""
+    audit carried into it, its decisions of the kinds the audit left in for it: `rerun`); None
+    when the audit did not audit the cycle."""
     if cycle in result.traces:
         return result.traces[cycle]
     if result.reenter is not None:
         return result.reenter(tables, cycle)
-    carried = result.carried.get(cycle)
-    if carried is None:
+    entry = result.carried.get(cycle)
+    if entry is None:
         return None
-    again = AuditResult(audited=result.audited, wealth=carried.wealth, start=carried, arrival_open=result.arrival_open,
-                        orders_drawn=result.orders_drawn)
     begin = start or replay_start(tables, boot)
     inp = next(begin.inputs(tables, range(cycle, cycle + 1)), None)
-    return audit_cycle(inp, begin.logged(tables), phases, again, result.audited) if inp else None
+    return rerun(inp, begin.logged(tables), phases, result, *entry) if inp else None
+
+
+def rerun(inp: CycleInput, logged: Logged, phases: Phases, result: AuditResult, carried: Carried,
+          ran: tuple[str, ...]) -> CycleTrace:
+    """rmref's run of one cycle of `result`'s audit again, from what the audit carried into it
+    (`carried`), the kinds it ran there (`ran`) run as it ran them: the decisions of the kinds the
+    audit left in for the cycle (`AuditResult.left_in`: what it decided, read, not decided again)."""
+    trace = audit_cycle(inp, logged, phases, result.for_rerun(carried), ran)
+    return trace.left_in(result.left_in(inp.cycle, ran))

@@ -50,11 +50,13 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
     if trace is None:
         return None, theirs
     caps = trace.caps.get(job_id)
+    # the trace holds the decisions of the kinds the audit left in for the cycle only (CycleTrace.left_in)
     ours = Decisions(
         caps.actual if caps else None, trace.how_much.counts.get(job_id) if trace.how_much else None,
-        tuple(sorted((p.host, p.order) for p in trace.placements if p.job_id == job_id)),
+        tuple(sorted((p.host, p.order) for p in trace.placements if p.job_id == job_id))
+        if "placements" in trace.kinds else None,
         tuple(sorted(((e.host, None if e.reason in PURGES else e.share_id) for e in trace.evictions
-                      if e.job_id == job_id), key=pair_key)))
+                      if e.job_id == job_id), key=pair_key)) if "evictions" in trace.kinds else None)
     return ours, theirs
 
 
@@ -124,12 +126,14 @@ def _defrag_kinds(tables: Mapping[str, pl.DataFrame], cycle: int, job_id: int) -
 
 
 def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput | None,
-              boot: Bootstrap) -> tuple[Section, ...]:
-    """The story's sections: its life when told, then the eight levels of the cycle's detail."""
+              boot: Bootstrap, counted: bool) -> tuple[Section, ...]:
+    """The story's sections: its life when told, then the eight levels of the cycle's detail
+    (`counted`: rmref's counts are the audit's, which did not leave them out of the cycle)."""
     c, job_id = story.cycle, story.job_id
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     not_fair = story.policy is not None and story.policy != "FAIR_SHARE"
+    left_out = None if counted or not_fair else "No count of rmref's: the audit left the cycle's counts out."
     count_rows = cycle_rows(tables, "counts", c, job_id)
     sections = [life_section(story.life)] if story.life else []
     sections += [
@@ -137,12 +141,12 @@ def _sections(tables: Mapping[str, pl.DataFrame], story: Story, inp: CycleInput 
                      story.order, job_quantum(tables, boot, job_id, story.class_name)),
         cap_section(story.caps, work.cap_input if work else None, story.logged_caps),
         counting_section(f"3. Its class among the classes of nodepool {story.nodepool or '?'}", story.classes,
-                          "No class count: " + ("the class is not fair share." if not_fair
-                                                else "no RmCounter block names the class this cycle.")),
+                          left_out or "No class count: " + ("the class is not fair share." if not_fair
+                                                            else "no RmCounter block names the class this cycle.")),
         counting_section(f"4. Its user among the users of class {story.class_name}", story.users,
-                          "No user count: " + ("the class is not fair share." if not_fair
-                                               else "the class got nothing to divide among its users.")),
-        count_section(story, count_rows),
+                          left_out or "No user count: " + ("the class is not fair share." if not_fair
+                                                           else "the class got nothing to divide among its users.")),
+        count_section(story, count_rows, left_out),
         placement_section(story.placed, cycle_rows(tables, "expansions", c, job_id), _agrees(story, ("placements",))),
         taken_section(story.taken, defrag_lines(tables, c, job_id) + kept_lines(tables, c, job_id)
                        + _agrees(story, ("defrag",)), confirmed_gone(tables, c, job_id)),
@@ -156,8 +160,9 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
     """The story of one job: its life (when `cycle` is None) and the detail of one cycle.
 
     rmref's side is the audit's own run of that cycle: `result` when it holds the cycle's trace
-    (an audit run with `trace={cycle}`), else an audit of the log up to the cycle (defragmentation
-    carries the users' wealth from cycle to cycle, so the cycles before it count).
+    (an audit run with `trace={cycle}`) or re-enters it (`trace_cycle`), none where `result` left
+    the cycle out, else an audit of the log up to the cycle (defragmentation carries the users'
+    wealth from cycle to cycle, so the cycles before it count).
     Raises InputError when the job is not in the log or the cycle is out of range.
     """
     cycles = job_cycles(tables, job_id)
@@ -175,7 +180,8 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         # when it runs, takes over the inputs the threshold inference assembles (`hold`)
         start = replay_start(tables, hold=True)
         trace = trace_cycle(tables, result, c, start=start) if result is not None else None
-        if result is None or trace is None:
+        # a cycle the audit left out or found damaged is its verdict, read, not reached a second way
+        if result is None or (trace is None and c not in result.skipped and c not in result.damaged):
             result = audit(tables, cycles=range(0, c + 1), trace={c}, start=start)
             trace = result.traces.get(c)
         start.let_go()
@@ -183,5 +189,6 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
         boot, predates = start.boot, job_id in start.predates
     story = _facts(tables, result, trace, inp, boot, predates, job_id, c, cycles, with_life=cycle is None)
     damage = result.damaged.get(c)
-    return replace(story, sections=_sections(tables, story, inp, boot),
+    counted = trace is None or "counts" in trace.kinds
+    return replace(story, sections=_sections(tables, story, inp, boot, counted),
                    damaged=damage.text() if damage else None)

@@ -166,14 +166,16 @@ def _fixed_lines(rows: pl.DataFrame) -> list[str]:
     return lines
 
 
-def count_section(story: Story, rows: pl.DataFrame) -> Section:
-    """The job's own count: rmref's (the audit's run) beside the RM's, and where they part if they do."""
+def count_section(story: Story, rows: pl.DataFrame, left_out: str | None = None) -> Section:
+    """The job's own count: rmref's (the audit's run) beside the RM's, and where they part if they do
+    (`left_out`: why rmref's is not told, the audit having left the cycle's counts out)."""
     policy, jobs = story.policy, story.jobs
     if policy and policy != "FAIR_SHARE":
         lines = [f"{policy} work is not weighed against others: the RM grants the whole request if it fits."]
         lines += _fixed_lines(rows)
     else:
-        lines = _counting_lines(jobs) if jobs else ["No job count: the user got nothing to divide among its jobs."]
+        lines = (_counting_lines(jobs) if jobs else [left_out] if left_out
+                 else ["No job count: the user got nothing to divide among its jobs."])
     count = story.count
     lines.append(f"The RM's How Much count for this job: {plural(count, 'process')}." if count is not None
                  else "The RM logged no How Much count for this job in this cycle.")

@@ -116,12 +116,13 @@ class LifeEvent:
 
 @dataclass(frozen=True)
 class Decisions:
-    """One side's decisions about the job in the cycle, in the audit's shapes (equal by construction)."""
+    """One side's decisions about the job in the cycle, in the audit's shapes (equal by construction);
+    rmref's side holds None for a kind the audit left out in the cycle (no verdict there)."""
 
     cap: int | None
     count: int | None
-    placed: tuple[tuple[str, int], ...]  # (host, order) of each new process, sorted
-    evicted: tuple[tuple[str, int | None], ...]  # (host, share id) taken by doEvictions (None: a purge's host)
+    placed: tuple[tuple[str, int], ...] | None  # (host, order) of each new process, sorted
+    evicted: tuple[tuple[str, int | None], ...] | None  # (host, share id) taken by doEvictions (None: a purge's host)
 
 
 @dataclass(frozen=True)
