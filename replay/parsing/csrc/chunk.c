@@ -100,9 +100,7 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
                       int generic, Out *o, Py_ssize_t *dims, Py_ssize_t *nulls)
 {
     Py_ssize_t n = 0, r = 0, first = -1;
-    int32_t *cols = NULL;
-    int64_t *stamps = NULL;
-    uint8_t *jst = NULL, *tst = NULL;
+    uint8_t *kind = NULL, *jst = NULL, *tst = NULL;
     int8_t *meth = NULL;
     int ok = -1;
     for (Py_ssize_t p = 0; p < np; p++) {
@@ -110,30 +108,40 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
         parts[p].n = count_lines(parts[p].buf.buf, parts[p].buf.len);
         n += parts[p].n;
     }
-    cols = PyMem_RawMalloc((size_t)(n * NCOL) * sizeof(int32_t) + 1);
-    stamps = PyMem_RawMalloc((size_t)n * sizeof(int64_t) + 1);
-    if (!cols || !stamps || !alloc_out(o, n, 0, 0, 0, 6))
+    /* room for a header a line: only the rows the headers fill are touched, then the rest is given back */
+    kind = PyMem_RawMalloc((size_t)n + 1);
+    o->heads = PyMem_RawMalloc((size_t)(n * NCOL) * sizeof(int32_t) + 1);
+    o->ts = PyMem_RawMalloc((size_t)n * sizeof(int64_t) + 1);
+    if (!kind || !o->heads || !o->ts || !alloc_out(o, n, 0, 0, 0, 6))
         goto done;
     for (Py_ssize_t p = 0; p < np; p++) {
         Part *pt = &parts[p];
+        const char *d = pt->buf.buf;
+        Py_ssize_t i0 = pt->line0, i1 = pt->line0 + pt->n;
         pt->head0 = r;
-        pt->heads = scan_block(pt->buf.buf, pt->buf.len, pt->n, cols + pt->line0 * NCOL, stamps + pt->line0);
+        pt->heads = scan_headers(d, pt->buf.len, pt->n, o->l_s + i0, o->l_e + i0, kind + i0, o->heads + r * NCOL,
+                                 o->ts + r);
         r += pt->heads;
-        for (Py_ssize_t i = pt->line0; i < pt->line0 + pt->n; i++) {
-            const int32_t *col = cols + i * NCOL;
-            if (col[2] == K_MAYBE || (col[2] == K_HEADER && stamps[i] == TS_NONE)) {
+        for (Py_ssize_t h = pt->head0; h < r; h++)
+            if (o->ts[h] == TS_NONE) {
                 ok = 0;
                 goto done;
             }
-            if (col[2] == K_HEADER && first < 0)
+        for (Py_ssize_t i = i0; i < i1; i++) {
+            if (kind[i] == K_MAYBE) {
+                ok = 0;
+                goto done;
+            }
+            if (kind[i] == K_HEADER && first < 0)
                 first = i;
             o->l_file[i] = (uint16_t)pt->file, o->l_piece[i] = (uint16_t)p;
-            o->l_line[i] = pt->first + (uint32_t)(i - pt->line0);
-            o->l_s[i] = col[0], o->l_e[i] = col[1];
-            write_view(o->l_views + 16 * i, pt->buf.buf, col[0], col[1] - col[0], (int32_t)p);
+            o->l_line[i] = pt->first + (uint32_t)(i - i0);
+            write_view(o->l_views + 16 * i, d, o->l_s[i], o->l_e[i] - o->l_s[i], (int32_t)p);
         }
     }
     Py_ssize_t k = first < 0 ? n : first, c = n - r - k;  /* orphans, continuation lines */
+    void *fit = PyMem_RawRealloc(o->heads, (size_t)(r * NCOL) * sizeof(int32_t) + 1);  /* shrinks in place */
+    o->heads = fit ? fit : o->heads;
     if (!alloc_out(o, n, r, c, k, NBUF))
         goto done;
     jst = PyMem_RawMalloc((size_t)r + 1), tst = PyMem_RawMalloc((size_t)r + 1), meth = PyMem_RawMalloc((size_t)r + 1);
@@ -141,11 +149,10 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
         goto done;
     Py_ssize_t ri = 0, ci = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        const int32_t *col = cols + i * NCOL;
-        if (col[2] == K_HEADER) {
-            memcpy(o->heads + ri * NCOL, col, NCOL * sizeof(int32_t));
+        if (kind[i] == K_HEADER) {
+            const int32_t *col = o->heads + ri * NCOL;
             o->r_file[ri] = o->l_file[i], o->r_piece[ri] = o->l_piece[i], o->r_line[ri] = o->l_line[i];
-            o->bs[ri] = col[15], o->be[ri] = col[16], o->ts[ri] = stamps[i];
+            o->bs[ri] = col[15], o->be[ri] = col[16];
             ri++;
         } else if (i < k) {
             o->o_file[i] = o->l_file[i], o->o_line[i] = o->l_line[i];
@@ -153,7 +160,7 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
         } else {
             o->c_rec[ci] = (uint32_t)(ri - 1);
             o->c_file[ci] = o->l_file[i], o->c_piece[ci] = o->l_piece[i], o->c_line[ci] = o->l_line[i];
-            o->c_s[ci] = col[0], o->c_e[ci] = col[1];
+            o->c_s[ci] = o->l_s[i], o->c_e[ci] = o->l_e[i];
             memcpy(o->c_views + 16 * ci, o->l_views + 16 * i, 16);
             ci++;
         }
@@ -180,7 +187,7 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
     dims[0] = n, dims[1] = r, dims[2] = c, dims[3] = k;
     ok = 1;
 done:
-    PyMem_RawFree(cols), PyMem_RawFree(stamps), PyMem_RawFree(jst), PyMem_RawFree(tst), PyMem_RawFree(meth);
+    PyMem_RawFree(kind), PyMem_RawFree(jst), PyMem_RawFree(tst), PyMem_RawFree(meth);
     return ok;
 }
 

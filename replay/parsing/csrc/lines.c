@@ -146,9 +146,10 @@ Py_ssize_t count_lines(const char *d, Py_ssize_t size)
     return n + (size && d[size - 1] != '\n');  /* a last line without its newline (a file cut mid-line) */
 }
 
-Py_ssize_t scan_block(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *col, int64_t *ts)
+/* the n lines of d[0, size): NCOL spans a line into col (lines()), the headers' timestamps into ts */
+static void scan_block(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *col, int64_t *ts)
 {
-    Py_ssize_t s = 0, headers = 0;
+    Py_ssize_t s = 0;
     LastDate last = {{0}, 0, 0, 0};
     for (Py_ssize_t li = 0; li < n; li++, col += NCOL) {
         const char *nl = memchr(d + s, '\n', (size_t)(size - s));
@@ -161,9 +162,31 @@ Py_ssize_t scan_block(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *col
         if (ascii && split_header(d, s, e, col)) {
             col[2] = K_HEADER;
             ts[li] = parse_ts(d + s, &last);
-            headers++;
         } else if (!ascii || has_date_prefix(d + s, e - s)) {
             col[2] = K_MAYBE;
+        }
+        s = next;
+    }
+}
+
+Py_ssize_t scan_headers(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *ls, int32_t *le, uint8_t *kind,
+                        int32_t *heads, int64_t *ts)
+{
+    Py_ssize_t s = 0, headers = 0;
+    LastDate last = {{0}, 0, 0, 0};
+    for (Py_ssize_t li = 0; li < n; li++) {
+        const char *nl = memchr(d + s, '\n', (size_t)(size - s));
+        Py_ssize_t next = nl ? nl - d + 1 : size, e = nl ? nl - d : size;
+        while (e > s && d[e - 1] == '\r') e--;
+        ls[li] = (int32_t)s, le[li] = (int32_t)e, kind[li] = K_CONT;
+        int ascii = all_ascii(d + s, e - s);
+        int32_t *col = heads + headers * NCOL;  /* a line that is no header leaves it to the next */
+        if (ascii && split_header(d, s, e, col)) {
+            col[0] = (int32_t)s, col[1] = (int32_t)e, col[2] = K_HEADER;
+            kind[li] = K_HEADER;
+            ts[headers++] = parse_ts(d + s, &last);
+        } else if (!ascii || has_date_prefix(d + s, e - s)) {
+            kind[li] = K_MAYBE;
         }
         s = next;
     }

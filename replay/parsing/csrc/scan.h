@@ -195,9 +195,11 @@ static inline PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_F
 /* ---- the scan of lines (lines.c) and its readers of headers (numbers.c, route.c), for chunk.c ---- */
 /* the lines of d[0, size): every newline, and a last line without one */
 Py_ssize_t count_lines(const char *d, Py_ssize_t size);
-/* the n lines of d[0, size): NCOL spans each into col (offsets in d), the timestamp of each
- * header into ts (TS_NONE elsewhere); the number of headers (K_HEADER) */
-Py_ssize_t scan_block(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *col, int64_t *ts);
+/* the n lines of d[0, size): each line's start, end and kind, and each header's NCOL spans (offsets
+ * in d) and timestamp (TS_NONE: left to polars), the headers' rows one after another from `heads`
+ * and `ts` (room for n); the number of headers */
+Py_ssize_t scan_headers(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *ls, int32_t *le, uint8_t *kind,
+                        int32_t *heads, int64_t *ts);
 
 /* one 16-byte Arrow string view of d[s, s + len): the bytes inline when they fit in 12, else a
  * 4-byte prefix, the buffer index and the offset */
