@@ -142,6 +142,8 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
     Py_ssize_t k = first < 0 ? n : first, c = n - r - k;  /* orphans, continuation lines */
     void *fit = PyMem_RawRealloc(o->heads, (size_t)(r * NCOL) * sizeof(int32_t) + 1);  /* shrinks in place */
     o->heads = fit ? fit : o->heads;
+    fit = PyMem_RawRealloc(o->ts, (size_t)r * sizeof(int64_t) + 1);
+    o->ts = fit ? fit : o->ts;
     if (!alloc_out(o, n, r, c, k, NBUF))
         goto done;
     jst = PyMem_RawMalloc((size_t)r + 1), tst = PyMem_RawMalloc((size_t)r + 1), meth = PyMem_RawMalloc((size_t)r + 1);
