@@ -88,19 +88,42 @@ def test_a_chunk_of_no_header_is_all_orphans():
     _assert_polars_path(pieces)
 
 
-@pytest.mark.parametrize("odd", [
-    "  caf\u00e9",  # not ASCII
-    "01 Jan 2015 00:01:00,000   INFO RM.X - N/A  T[1] m other padding",  # a header of another layout
+@pytest.mark.parametrize("unsure", [
+    "  caf\u00e9",  # not ASCII (valid UTF-8)
     "12 Mar 2024 a line that starts with a date",
+    "01 Jan 2015 00:01:00,000 no header after all",
+])
+def test_lines_the_scanner_is_not_sure_of_are_read_by_the_general_regex(unsure):
+    # worked from the text: the general regex finds no header in the line, so it is a continuation
+    # line of the record before it, and the chunk stays with the one call
+    pieces = _pieces((1, ["before", _header("1"), "  cont"]), (1, [unsure, _header("2")]))
+    got = _whole_chunk(pieces)
+    assert got is not None
+    assert got[1].continuations.select("rec", "file", "line", "text").rows() == [(0, 0, 3, "  cont"),
+                                                                                 (0, 1, 1, unsure)]
+    _assert_polars_path(pieces)
+
+
+@pytest.mark.parametrize("odd", [
+    "01 Jan 2015 00:01:00,000   INFO RM.X - N/A  T[1] m other padding",  # a header of another layout
     _header(day="31 Dec 2016 23:59:60,000"),  # a leap second: polars reads the timestamp
     _header(day="30 Feb 2015 00:01:00,000"),  # no such day
     _header(tid="12345678901"),  # a thread id over nine digits: polars casts it
     _header(jid="-5"),  # a JID of another shape
+    "  a replacement character \ufffd",  # counted as a line of bad UTF-8, as the repair counts it
 ])
 def test_what_the_scanner_is_not_sure_of_takes_the_piece_by_piece_path(odd):
     pieces = _pieces((1, [_header("1"), "  cont"]), (1, ["before", odd, _header("2")]))
     assert _whole_chunk(pieces) is None
     _assert_polars_path(pieces)
+
+
+def test_invalid_utf8_takes_the_piece_by_piece_path():
+    pieces = [Piece(0, 1, (_header("1") + "\n").encode()),
+              Piece(1, 1, b"  bad \xff byte\n" + (_header("2") + "\n").encode())]
+    assert _whole_chunk(pieces) is None
+    lines, _ = scan_records(pieces)
+    assert lines.bad_utf8_lines == 1 and lines.frame["text"].to_list()[1] == "  bad \ufffd byte"
 
 
 _LINES = st.one_of(

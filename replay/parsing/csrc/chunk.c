@@ -3,8 +3,9 @@
  * lines(), numbers() and route() of every piece, then the records and their lines stitched as
  * replay/parsing/scanned.py stitches them (each other line goes to the header before it, the lines
  * before the chunk's first header are orphans), as Arrow buffers the Python side only wraps. A line
- * the scanner is not sure of (K_MAYBE), a timestamp or a number it leaves to polars makes the call
- * answer None: the chunk then takes the Python path, which reads those. */
+ * the scanner is not sure of (K_MAYBE) is taken as a continuation line and its row listed: Python's
+ * general regex then says whether it is (scanned.py). A timestamp or a number it leaves to polars
+ * makes the call answer None: the chunk then takes the Python path, which reads those. */
 #include "arrow.h"
 
 typedef struct {
@@ -97,7 +98,7 @@ static Py_ssize_t validity(const uint8_t *st, Py_ssize_t n, uint8_t *bits)
 
 /* the scan itself, without the GIL: 1 done, 0 a line or value the Python path reads, -1 out of memory */
 static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods *methods, const uint8_t *classes,
-                      int generic, Out *o, Py_ssize_t *dims, Py_ssize_t *nulls)
+                      int generic, Out *o, I32s *maybe, Py_ssize_t *dims, Py_ssize_t *nulls)
 {
     Py_ssize_t n = 0, r = 0, first = -1;
     uint8_t *kind = NULL, *jst = NULL, *tst = NULL;
@@ -128,10 +129,8 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
                 goto done;
             }
         for (Py_ssize_t i = i0; i < i1; i++) {
-            if (kind[i] == K_MAYBE) {
-                ok = 0;
+            if (kind[i] == K_MAYBE && !i32_push(maybe, (int32_t)i))
                 goto done;
-            }
             if (kind[i] == K_HEADER && first < 0)
                 first = i;
             o->l_file[i] = (uint16_t)pt->file, o->l_piece[i] = (uint16_t)p;
@@ -202,6 +201,7 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
     int generic, got = -1;
     Methods m;
     Out o;
+    I32s maybe = {NULL, 0, 0};  /* the rows of the K_MAYBE lines */
     memset(&o, 0, sizeof o);
     if (!PyArg_ParseTuple(args, "O!O!O!O!y#Oi", &PyTuple_Type, &blocks, &PyTuple_Type, &files, &PyTuple_Type,
                           &firsts, &PyTuple_Type, &methods, &classes, &nclasses, &table, &generic))
@@ -236,7 +236,7 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
     }
     Py_ssize_t dims[4] = {0}, nulls[2] = {0};
     Py_BEGIN_ALLOW_THREADS  /* the blocks are held and the router is plain memory: nothing Python is touched */
-    got = scan_parts(parts, np, router, &m, (const uint8_t *)classes, generic, &o, dims, nulls);
+    got = scan_parts(parts, np, router, &m, (const uint8_t *)classes, generic, &o, &maybe, dims, nulls);
     Py_END_ALLOW_THREADS
     if (got < 0) {
         PyErr_NoMemory();
@@ -272,6 +272,12 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
         }
         Py_DECREF(buf);
     }
+    PyObject *rows = owned_vector((void **)&maybe.v, maybe.n * (Py_ssize_t)sizeof(int32_t));
+    if (!rows || PyDict_SetItemString(dict, "maybe", rows) < 0) {
+        Py_XDECREF(rows), Py_DECREF(dict);
+        goto done;
+    }
+    Py_DECREF(rows);
     static const char *sizes[] = {"n", "r", "c", "o", "tid_nulls", "job_nulls"};
     Py_ssize_t values[] = {dims[0], dims[1], dims[2], dims[3], nulls[0], nulls[1]};
     for (int i = 0; i < 6; i++) {
@@ -284,6 +290,7 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
     }
     out = dict;
 done:
+    PyMem_RawFree(maybe.v);
     free_out(&o);
     router_close(router);
     for (Py_ssize_t p = 0; parts && p < np; p++)
