@@ -37,7 +37,8 @@ static PyMethodDef methods[] = {
     {"lines", scan_lines, METH_VARARGS,
      "lines(data) -> (n, int32[n*17] spans, int64[n] ms): every line, its kind and header fields."},
     {"chunk", scan_chunk, METH_VARARGS,
-     "chunk(blocks, files, first_lines, methods, classes, table, generic) -> dict of buffers, or None."},
+     "chunk(blocks, files, first_lines, methods, classes, table, generic) -> dict of buffers (lines, records, "
+     "continuations, orphans, the unsure lines' rows), or None: a timestamp or number left to polars."},
     {"views", make_views, METH_VARARGS,
      "views(data, starts, ends) -> bytes: one 16-byte Arrow string view per int32 (start, end)."},
     {"fill", fill_rows, METH_VARARGS,
