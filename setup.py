@@ -6,8 +6,8 @@ pure-polars path (slower, same tables).
 
 from setuptools import Extension, setup
 
-MODULES = ("module", "lines", "templates", "fill", "route", "rmcounter", "schedule", "occupancy", "sections", "groups",
-           "arrow", "keys", "caps", "defrag", "shares", "numbers",
+MODULES = ("module", "lines", "chunk", "templates", "fill", "route", "rmcounter", "schedule", "occupancy", "sections",
+           "groups", "arrow", "keys", "caps", "defrag", "shares", "numbers",
            "expansions", "pools", "texts", "boot", "where", "names")
 SOURCES = [f"replay/parsing/csrc/{name}.c" for name in MODULES]
 HEADERS = ["replay/parsing/csrc/scan.h", "replay/parsing/csrc/arrow.h"]

@@ -10,6 +10,12 @@ Int32s = np.ndarray  # a C-contiguous int32 array
 def lines(data: Data, /) -> tuple[int, bytes, bytes]:
     """(n, int32[n*17] spans, int64[n] ms): every line, its kind and header fields."""
 
+def chunk(blocks: tuple[Data, ...], files: tuple[int, ...], first_lines: tuple[int, ...], methods: tuple[bytes, ...],
+          classes: bytes, table: Any, generic: int, /) -> dict[str, Any] | None:
+    """A chunk's lines, records, continuation lines and orphans as buffers (csrc/chunk.c), with the
+    rows of the lines it took for continuation lines unsure ("maybe"), or None: a timestamp or
+    number the scanner leaves to polars."""
+
 def views(data: Data, starts: Int32s, ends: Int32s, /) -> bytes:
     """One 16-byte Arrow string view per int32 (start, end)."""
 

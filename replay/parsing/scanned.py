@@ -10,6 +10,11 @@ not sure of (another header layout, non-ASCII text) go through the polars path, 
 them; a chunk with such a header carries every text column from the start. Each frame is built
 once per chunk from whole-chunk numpy columns (all pieces at once), without a polars query: a
 parse makes one per chunk, and with small chunks the queries were most of the scan's fixed cost.
+A chunk with no header, timestamp or number left to polars (nearly every chunk) is scanned, its
+headers' numbers read, routed and stitched by one compiled call, `_scan.chunk`, with the GIL
+released throughout, so two parse threads scan at once; Python only wraps its buffers
+(`_whole_chunk`) and reads the lines the scanner was not sure of with the general regex. The piece
+by piece path below reads the chunks where that finds a header.
 """
 
 from __future__ import annotations
@@ -322,6 +327,9 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
         empty = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String})
         return Lines(empty, 0), Records(_empty_records(), empty.with_columns(rec=pl.lit(0, pl.UInt32)).select(
             "rec", "file", "line", "text"), empty)
+    whole = _whole_chunk(pieces)
+    if whole is not None:
+        return whole
     parts = [_piece(piece) for piece in pieces]
     chunk = _lines(pieces, parts)
     lines = pl.DataFrame([
@@ -346,6 +354,80 @@ def scan_records(pieces: list[Piece]) -> tuple[Lines, Records]:
     ])
     heads = np.concatenate([p.head for p in parts]) if len(parts) > 1 else parts[0].head
     return Lines(lines, bad), _stitch(chunk, records, at, heads, pieces_at)
+
+
+# `_METHOD_CLASS` as `_scan.chunk` reads it: the class per METHOD index (none of them: 0, in C)
+_CLASSES = _METHOD_CLASS[:-1].tobytes()
+
+
+def _whole_chunk(pieces: list[Piece]) -> tuple[Lines, Records] | None:
+    """`scan_records` of the pieces by one compiled call, `_scan.chunk`, which scans, reads the
+    headers' numbers, routes and stitches with the GIL released throughout (two parse threads scan
+    at once); None when a header, timestamp or number is one polars reads, or a line has invalid
+    UTF-8 (the piece by piece path)."""
+    blocks = tuple(p.data for p in pieces)
+    got = _scan.chunk(blocks, tuple(p.file for p in pieces), tuple(p.first_line for p in pieces), _METHODS,
+                      _CLASSES, _route_table(), FAMILY_CODE[GENERIC])
+    if got is None:
+        return None
+    n, r, c, o = got["n"], got["r"], got["c"], got["o"]
+    maybe = np.frombuffer(got["maybe"], dtype=np.int32)
+    if maybe.size and not _no_header_among(blocks, got, n, maybe):
+        return None
+    col = partial(_buffer_column, got)
+    text: Callable[[int, str], pl.Series] = lambda rows, key: _text_column(  # noqa: E731
+        "text", np.frombuffer(got[key], dtype=np.int32).reshape(rows, 4), blocks)
+    lines = pl.DataFrame([col("file", pa.uint16(), n, "l_file"), col("line", pa.uint32(), n, "l_line"),
+                          text(n, "l_views"), col("_s", pa.int32(), n, "l_s"), col("_e", pa.int32(), n, "l_e"),
+                          col("_piece", pa.uint16(), n, "l_piece")])
+    records = pl.DataFrame([
+        _column("rec", pa.uint32(), np.arange(r, dtype=np.uint32)),
+        col("file", pa.uint16(), r, "r_file"), col("line", pa.uint32(), r, "r_line"),
+        col("tid", pa.uint32(), r, "tid", "tid_ok", got["tid_nulls"]),
+        col("_job", pa.int64(), r, "job", "job_ok", got["job_nulls"]), col("_mc", pa.uint8(), r, "mc"),
+        col("ts", pa.timestamp("ms"), r, "ts"), col("_piece", pa.uint16(), r, "r_piece"),
+        col("_bs", pa.int32(), r, "bs"), col("_be", pa.int32(), r, "be"), col("_fam", pa.int32(), r, "fam"),
+    ])
+    continuations = pl.DataFrame([
+        col("rec", pa.uint32(), c, "c_rec"), col("file", pa.uint16(), c, "c_file"),
+        col("line", pa.uint32(), c, "c_line"), text(c, "c_views"), col("_piece", pa.uint16(), c, "c_piece"),
+        col("_s", pa.int32(), c, "c_s"), col("_e", pa.int32(), c, "c_e"),
+    ])
+    orphans = pl.DataFrame([col("file", pa.uint16(), o, "o_file"), col("line", pa.uint32(), o, "o_line"),
+                            text(o, "o_views")])
+    heads = np.frombuffer(got["heads"], dtype=np.int32).reshape(r, 17)
+    return Lines(lines, 0), Scanned(records, continuations, orphans, blocks, heads,
+                                    np.frombuffer(got["r_piece"], dtype=np.uint16))
+
+
+def _no_header_among(blocks: tuple[Bytes, ...], got: dict[str, Any], n: int, maybe: np.ndarray) -> bool:
+    """Whether the lines `maybe` (rows the scanner was not sure of, `_scan.chunk` took them for
+    continuation lines) are that, as the piece by piece path reads them: valid UTF-8 (else their
+    text is repaired and counted) and no header to the general regex of the polars path."""
+    pieces = np.frombuffer(got["l_piece"], dtype=np.uint16)[maybe]
+    if not all(_valid_utf8(blocks[p]) for p in np.unique(pieces).tolist()):
+        return False
+    views = np.frombuffer(got["l_views"], dtype=np.int32).reshape(n, 4).take(maybe, axis=0)
+    return bool(fast_headers(pl.DataFrame([_text_column("text", views, blocks)]))["ts"].is_null().all())
+
+
+def _valid_utf8(data: Bytes) -> bool:
+    """Whether `repair_utf8` leaves `data` as it is and counts no line: valid UTF-8 holding no U+FFFD
+    (a strict decode, without the repair's line by line count)."""
+    try:
+        str(data, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\xef\xbf\xbd" not in data
+
+
+def _buffer_column(got: dict[str, Any], name: str, kind: pa.DataType, n: int, key: str, valid: str | None = None,
+                   nulls: int = 0) -> pl.Series:
+    """The column `name` over `_scan.chunk`'s buffer `key` (`valid`: its validity bitmap's key; None there: no null)."""
+    bitmap = got[valid] if valid is not None else None
+    arr = pa.Array.from_buffers(kind, n, [None if bitmap is None else pa.py_buffer(bitmap), pa.py_buffer(got[key])],
+                                null_count=nulls if bitmap is not None else 0)
+    return series_from_arrow(arr).alias(name)
 
 
 def _header_numbers(parts: list[_Piece]) -> dict[str, pl.Series]:

@@ -3,8 +3,6 @@
 
 /* ---- lines ------------------------------------------------------------------------------ */
 
-enum { K_CONT = 0, K_HEADER = 1, K_MAYBE = 2 };  /* K_MAYBE: Python's general regex decides */
-#define TS_NONE INT64_MIN  /* a timestamp left to polars (unusual values) */
 
 
 static int two(const char *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
@@ -140,30 +138,17 @@ static int split_header(const char *base, Py_ssize_t s, Py_ssize_t e, int32_t *c
     return 1;
 }
 
-PyObject *scan_lines(PyObject *self, PyObject *args)
+Py_ssize_t count_lines(const char *d, Py_ssize_t size)
 {
-    Py_buffer in;
-    if (!PyArg_ParseTuple(args, "y*", &in))
-        return NULL;
-    const char *d = in.buf;
-    Py_ssize_t size = in.len, n = 0;
-    if (size >= INT32_MAX) {
-        PyBuffer_Release(&in);
-        return PyErr_Format(PyExc_ValueError, "block of %zd bytes: the scanner takes under 2 GiB", size);
-    }
+    Py_ssize_t n = 0;
     for (const char *q = d, *end = d + size; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
         n++;
-    if (size && d[size - 1] != '\n')
-        n++;  /* a last line without its newline (a file cut mid-line) */
-    PyObject *cols = PyBytes_FromStringAndSize(NULL, n * NCOL * (Py_ssize_t)sizeof(int32_t));
-    PyObject *stamps = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    if (!cols || !stamps) {
-        Py_XDECREF(cols), Py_XDECREF(stamps), PyBuffer_Release(&in);
-        return NULL;
-    }
-    int32_t *col = (int32_t *)PyBytes_AS_STRING(cols);
-    int64_t *ts = (int64_t *)PyBytes_AS_STRING(stamps);
-    Py_BEGIN_ALLOW_THREADS
+    return n + (size && d[size - 1] != '\n');  /* a last line without its newline (a file cut mid-line) */
+}
+
+/* the n lines of d[0, size): NCOL spans a line into col (lines()), the headers' timestamps into ts */
+static void scan_block(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *col, int64_t *ts)
+{
     Py_ssize_t s = 0;
     LastDate last = {{0}, 0, 0, 0};
     for (Py_ssize_t li = 0; li < n; li++, col += NCOL) {
@@ -182,6 +167,54 @@ PyObject *scan_lines(PyObject *self, PyObject *args)
         }
         s = next;
     }
+}
+
+Py_ssize_t scan_headers(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *ls, int32_t *le, uint8_t *kind,
+                        int32_t *heads, int64_t *ts)
+{
+    Py_ssize_t s = 0, headers = 0;
+    LastDate last = {{0}, 0, 0, 0};
+    for (Py_ssize_t li = 0; li < n; li++) {
+        const char *nl = memchr(d + s, '\n', (size_t)(size - s));
+        Py_ssize_t next = nl ? nl - d + 1 : size, e = nl ? nl - d : size;
+        while (e > s && d[e - 1] == '\r') e--;
+        ls[li] = (int32_t)s, le[li] = (int32_t)e, kind[li] = K_CONT;
+        int ascii = all_ascii(d + s, e - s);
+        int32_t *col = heads + headers * NCOL;  /* a line that is no header leaves it to the next */
+        if (ascii && split_header(d, s, e, col)) {
+            col[0] = (int32_t)s, col[1] = (int32_t)e, col[2] = K_HEADER;
+            kind[li] = K_HEADER;
+            ts[headers++] = parse_ts(d + s, &last);
+        } else if (!ascii || has_date_prefix(d + s, e - s)) {
+            kind[li] = K_MAYBE;
+        }
+        s = next;
+    }
+    return headers;
+}
+
+PyObject *scan_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer in;
+    if (!PyArg_ParseTuple(args, "y*", &in))
+        return NULL;
+    const char *d = in.buf;
+    Py_ssize_t size = in.len, n;
+    if (size >= INT32_MAX) {
+        PyBuffer_Release(&in);
+        return PyErr_Format(PyExc_ValueError, "block of %zd bytes: the scanner takes under 2 GiB", size);
+    }
+    n = count_lines(d, size);
+    PyObject *cols = PyBytes_FromStringAndSize(NULL, n * NCOL * (Py_ssize_t)sizeof(int32_t));
+    PyObject *stamps = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!cols || !stamps) {
+        Py_XDECREF(cols), Py_XDECREF(stamps), PyBuffer_Release(&in);
+        return NULL;
+    }
+    int32_t *col = (int32_t *)PyBytes_AS_STRING(cols);
+    int64_t *ts = (int64_t *)PyBytes_AS_STRING(stamps);
+    Py_BEGIN_ALLOW_THREADS
+    scan_block(d, size, n, col, ts);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&in);
     return Py_BuildValue("(nNN)", n, cols, stamps);
@@ -211,20 +244,12 @@ PyObject *make_views(PyObject *self, PyObject *args)
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS  /* only the buffers are touched: other parse threads run meanwhile */
     for (Py_ssize_t i = 0; i < n; i++, v += 16) {
-        int32_t len = e[i] - s[i], zero = 0;
+        int32_t len = e[i] - s[i];
         if (s[i] < 0 || len < 0 || (Py_ssize_t)e[i] > in.len) {
             bad = 1;
             break;
         }
-        memset(v, 0, 16);
-        memcpy(v, &len, 4);
-        if (len <= 12) {
-            memcpy(v + 4, d + s[i], (size_t)len);
-        } else {
-            memcpy(v + 4, d + s[i], 4);
-            memcpy(v + 8, &zero, 4);
-            memcpy(v + 12, &s[i], 4);
-        }
+        write_view(v, d, s[i], len, 0);
     }
     Py_END_ALLOW_THREADS
     if (bad) {

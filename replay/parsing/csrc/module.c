@@ -4,6 +4,8 @@
  *   lines(data)                  -> every line's span, whether it is a record header, the spans of
  *                                   the header's fields and its timestamp in epoch milliseconds;
  *   views(data, starts, ends)    -> Arrow string views over `data` (zero-copy string columns);
+ *   chunk(blocks, ...)           -> lines, numbers and route of a chunk's pieces and its records and
+ *                                   their lines stitched, in one call without the GIL (chunk.c);
  *   numbers(data, headers, methods) -> each record's JID and thread id as integers, its METHOD's index;
  *   route(data, headers, table, g) -> each record's family, from its class, METHOD and body prefix
  *                                   (the route regexes compiled by replay/parsing/prefixes.py);
@@ -34,6 +36,9 @@
 static PyMethodDef methods[] = {
     {"lines", scan_lines, METH_VARARGS,
      "lines(data) -> (n, int32[n*17] spans, int64[n] ms): every line, its kind and header fields."},
+    {"chunk", scan_chunk, METH_VARARGS,
+     "chunk(blocks, files, first_lines, methods, classes, table, generic) -> dict of buffers (lines, records, "
+     "continuations, orphans, the unsure lines' rows), or None: a timestamp or number left to polars."},
     {"views", make_views, METH_VARARGS,
      "views(data, starts, ends) -> bytes: one 16-byte Arrow string view per int32 (start, end)."},
     {"fill", fill_rows, METH_VARARGS,

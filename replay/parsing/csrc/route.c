@@ -218,49 +218,61 @@ static void free_groups(Group *groups, Py_ssize_t ngroups)
     PyMem_RawFree(groups);
 }
 
-PyObject *route_records(PyObject *self, PyObject *args)
+struct Router {
+    Group *groups;
+    Py_ssize_t ngroups;
+    int32_t slots[1024];  /* an open-addressing table of (class, METHOD) -> group (-1: empty) */
+    Py_ssize_t *stack;    /* run_prog's */
+};
+
+void router_close(Router *r)
 {
-    Py_buffer in, hd;
-    PyObject *table, *out = NULL;
-    int generic;
-    Group *groups = NULL;
-    Py_ssize_t ngroups = 0, *stack = NULL;
-    int32_t slots[1024];
-    if (!PyArg_ParseTuple(args, "y*y*Oi", &in, &hd, &table, &generic))
-        return NULL;
-    Py_ssize_t n = hd.len / (Py_ssize_t)(NCOL * sizeof(int32_t));
-    if (!read_groups(table, &groups, &ngroups))
-        goto done;
-    if (ngroups > 512) {
+    if (!r)
+        return;
+    PyMem_RawFree(r->stack);
+    free_groups(r->groups, r->ngroups);
+    PyMem_RawFree(r);
+}
+
+Router *router_open(PyObject *table)
+{
+    Router *r = PyMem_RawCalloc(1, sizeof(Router));
+    if (!r)
+        return PyErr_NoMemory(), NULL;
+    if (!read_groups(table, &r->groups, &r->ngroups))
+        goto fail;
+    if (r->ngroups > 512) {
         PyErr_SetString(PyExc_ValueError, "route: at most 512 (class, METHOD) groups");
-        goto done;
+        goto fail;
     }
-    for (int i = 0; i < 1024; i++) slots[i] = -1;
-    for (Py_ssize_t g = 0; g < ngroups; g++) {
-        const char *zero = memchr(groups[g].key, 0, (size_t)groups[g].nkey);
+    for (int i = 0; i < 1024; i++) r->slots[i] = -1;
+    for (Py_ssize_t g = 0; g < r->ngroups; g++) {
+        const char *zero = memchr(r->groups[g].key, 0, (size_t)r->groups[g].nkey);
         if (!zero) {
             PyErr_SetString(PyExc_ValueError, "route: a key is class NUL method");
-            goto done;
+            goto fail;
         }
-        Py_ssize_t nc = zero - groups[g].key;
-        uint32_t h = key_hash(groups[g].key, nc, zero + 1, groups[g].nkey - nc - 1) & 1023;
-        while (slots[h] >= 0) h = (h + 1) & 1023;
-        slots[h] = (int32_t)g;
+        Py_ssize_t nc = zero - r->groups[g].key;
+        uint32_t h = key_hash(r->groups[g].key, nc, zero + 1, r->groups[g].nkey - nc - 1) & 1023;
+        while (r->slots[h] >= 0) h = (h + 1) & 1023;
+        r->slots[h] = (int32_t)g;
     }
-    out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
-    stack = PyMem_RawMalloc(STACK_CAP * sizeof(Py_ssize_t));
-    if (!out || !stack) {
-        Py_CLEAR(out);
+    r->stack = PyMem_RawMalloc(STACK_CAP * sizeof(Py_ssize_t));
+    if (!r->stack) {
         PyErr_NoMemory();
-        goto done;
+        goto fail;
     }
-    const char *d = in.buf;
-    const int32_t *col = hd.buf;
-    int32_t *fam = (int32_t *)PyBytes_AS_STRING(out);
-    /* the groups point into the table's bytes, which the call's arguments keep alive */
-    Py_BEGIN_ALLOW_THREADS
+    return r;
+fail:
+    router_close(r);
+    return NULL;
+}
+
+void route_heads(Router *r, const char *d, Py_ssize_t len, const int32_t *col, Py_ssize_t n, int generic,
+                 int32_t *fam)
+{
     for (Py_ssize_t i = 0; i < n; i++, col += NCOL) {
-        if (col[7] < 0 || col[14] > in.len || col[16] > in.len || col[8] < col[7] || col[14] < col[13] || col[16] < col[15]) {
+        if (col[7] < 0 || col[14] > len || col[16] > len || col[8] < col[7] || col[14] < col[13] || col[16] < col[15]) {
             fam[i] = R_UNDECIDED;
             continue;
         }
@@ -268,8 +280,8 @@ PyObject *route_records(PyObject *self, PyObject *args)
         Py_ssize_t ncls = col[8] - col[7], nmeth = col[14] - col[13];
         uint32_t h = key_hash(cls, ncls, meth, nmeth) & 1023;
         const Group *gr = NULL;
-        for (; slots[h] >= 0; h = (h + 1) & 1023) {
-            const Group *c = &groups[slots[h]];
+        for (; r->slots[h] >= 0; h = (h + 1) & 1023) {
+            const Group *c = &r->groups[r->slots[h]];
             if (c->nkey == ncls + 1 + nmeth && memcmp(c->key, cls, (size_t)ncls) == 0
                 && memcmp(c->key + ncls + 1, meth, (size_t)nmeth) == 0) {
                 gr = c;
@@ -282,22 +294,39 @@ PyObject *route_records(PyObject *self, PyObject *args)
         }
         fam[i] = gr->nprogs < 0 ? R_UNDECIDED : R_UNKNOWN_BODY;
         SpanMemo memo = {NULL, 0};
-        for (int r = 0; r < gr->nprogs; r++) {
-            const Prog *p = &gr->progs[r];
+        for (int k = 0; k < gr->nprogs; k++) {
+            const Prog *p = &gr->progs[k];
             Py_ssize_t past = may_match(p, d, col[15], col[16], &memo);
             if (past < 0)
                 continue;
-            int got = run_prog(p, d, col[15], col[16], stack, p->after, past);
+            int got = run_prog(p, d, col[15], col[16], r->stack, p->after, past);
             if (got) {
                 fam[i] = got > 0 ? p->family : R_UNDECIDED;
                 break;
             }
         }
     }
-    Py_END_ALLOW_THREADS
-done:
-    PyMem_RawFree(stack);
-    free_groups(groups, ngroups);
+}
+
+PyObject *route_records(PyObject *self, PyObject *args)
+{
+    Py_buffer in, hd;
+    PyObject *table, *out = NULL;
+    int generic;
+    if (!PyArg_ParseTuple(args, "y*y*Oi", &in, &hd, &table, &generic))
+        return NULL;
+    Py_ssize_t n = hd.len / (Py_ssize_t)(NCOL * sizeof(int32_t));
+    Router *r = router_open(table);
+    if (r)
+        out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    if (out) {
+        int32_t *fam = (int32_t *)PyBytes_AS_STRING(out);
+        /* the groups point into the table's bytes, which the call's arguments keep alive */
+        Py_BEGIN_ALLOW_THREADS
+        route_heads(r, in.buf, in.len, hd.buf, n, generic, fam);
+        Py_END_ALLOW_THREADS
+    }
+    router_close(r);
     PyBuffer_Release(&in), PyBuffer_Release(&hd);
     return out;
 }

@@ -12,6 +12,11 @@
  * jid, tid, method, body */
 enum { NCOL = 17 };
 
+/* a line's kind (column 2): K_MAYBE, a line Python's general regex decides (not ASCII, or a date
+ * but not the canonical header layout) */
+enum { K_CONT = 0, K_HEADER = 1, K_MAYBE = 2 };
+#define TS_NONE INT64_MIN  /* a header's timestamp left to polars (unusual values) */
+
 static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
 static inline int is_blank(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* Rust's ASCII whitespace */
 
@@ -187,6 +192,46 @@ static inline uint32_t fnv(uint32_t h, const char *p, Py_ssize_t n)
 
 static inline PyObject *bytes_of(const void *p, Py_ssize_t n) { return PyBytes_FromStringAndSize(p ? p : "", n); }
 
+/* ---- the scan of lines (lines.c) and its readers of headers (numbers.c, route.c), for chunk.c ---- */
+/* the lines of d[0, size): every newline, and a last line without one */
+Py_ssize_t count_lines(const char *d, Py_ssize_t size);
+/* the n lines of d[0, size): each line's start, end and kind, and each header's NCOL spans (offsets
+ * in d) and timestamp (TS_NONE: left to polars), the headers' rows one after another from `heads`
+ * and `ts` (room for n); the number of headers */
+Py_ssize_t scan_headers(const char *d, Py_ssize_t size, Py_ssize_t n, int32_t *ls, int32_t *le, uint8_t *kind,
+                        int32_t *heads, int64_t *ts);
+
+/* one 16-byte Arrow string view of d[s, s + len): the bytes inline when they fit in 12, else a
+ * 4-byte prefix, the buffer index and the offset */
+static inline void write_view(char *v, const char *d, int32_t s, int32_t len, int32_t buffer)
+{
+    memset(v, 0, 16);
+    memcpy(v, &len, 4);
+    if (len <= 12) {
+        memcpy(v + 4, d + s, (size_t)len);
+    } else {
+        memcpy(v + 4, d + s, 4);
+        memcpy(v + 8, &buffer, 4);
+        memcpy(v + 12, &s, 4);
+    }
+}
+
+/* the METHOD names numbers() looks a header's METHOD up in (at most 64) */
+typedef struct { const char *name[64]; Py_ssize_t len[64]; Py_ssize_t n; } Methods;
+int read_methods(PyObject *tuple, Methods *m);  /* 0 with a Python error set */
+enum { N_NULL = 0, N_VALUE = 1, N_UNDECIDED = 2 };  /* a number's state; N_UNDECIDED: polars' cast decides */
+/* numbers() of the n headers `col` (NCOL a header) of d[0, len); 0, or -1 when a span lies outside */
+int read_numbers(const char *d, Py_ssize_t len, const int32_t *col, Py_ssize_t n, const Methods *m,
+                 int64_t *jv, uint8_t *js, uint32_t *tv, uint8_t *ts, int8_t *mv);
+
+/* route()'s table of (class, METHOD) groups and their compiled prefixes */
+typedef struct Router Router;
+Router *router_open(PyObject *table);  /* NULL with a Python error set */
+void router_close(Router *r);
+/* each of the n headers' family code into fam (route()); runs without the GIL */
+void route_heads(Router *r, const char *d, Py_ssize_t len, const int32_t *col, Py_ssize_t n, int generic,
+                 int32_t *fam);
+
 /* ---- the functions module.c registers ---- */
 /* a reader of one multi-line record (its lines a..b of the spans s, e): 1 taken (its rows appended to
  * `rows`), 0 refused (the caller hands it on to the polars and lark paths), -1 out of memory */
@@ -218,6 +263,7 @@ int not_a_word(const char *d, int32_t s, int32_t e);
 int blank_line(const char *d, int32_t s, int32_t e);  /* only blanks (or nothing) */
 
 PyObject *scan_lines(PyObject *self, PyObject *args);
+PyObject *scan_chunk(PyObject *self, PyObject *args);
 PyObject *make_views(PyObject *self, PyObject *args);
 PyObject *route_records(PyObject *self, PyObject *args);
 PyObject *header_numbers(PyObject *self, PyObject *args);
