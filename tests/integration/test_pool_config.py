@@ -105,6 +105,22 @@ def test_the_hosts_a_node_rule_takes_are_in_its_pool_as_the_RM_put_them():
     _counts_agree_with_truth(tables, records)
 
 
+def test_a_debug_log_reads_every_rule_the_rm_tried_and_no_cycle_is_damaged():
+    # DEBUG (3.0.0 on): findNodepoolByRule logs each rule a host's full name, short name and IP
+    # miss; n03 and n04 miss rx.* at each of their heartbeats (the cut's 3 rounds)
+    tables, records = _cut(RULE, "rm-debug.log")
+    assert tables["unparsed"].is_empty()
+    misses = tables["nodes"].filter(pl.col("event") == "rule_miss")
+    assert misses["host"].null_count() == misses.height  # a short name or an IP is no machine's name
+    assert sorted(set(misses["detail"])) == [f"{kind}:  rx.* {name}" for kind, name in (
+        ("ip", "10.0.0.3"), ("ip", "10.0.0.4"), ("name", "n03"), ("name", "n03.sim.ducc"), ("name", "n04"),
+        ("name", "n04.sim.ducc"))]
+    assert misses.height == 18
+    assert not audit(tables).damaged
+    assert {h: pool_of(tables, bootstrap(tables))(h) for h in _truth_pools(records)} == _truth_pools(records)
+    _counts_agree_with_truth(tables, records)
+
+
 def test_without_the_logs_mapping_the_rule_places_hosts_by_the_release_replayed():
     tables, records = _cut(RULE)
     tables["nodes"] = tables["nodes"].filter(pl.col("event") != "map")
