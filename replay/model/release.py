@@ -11,7 +11,7 @@ The release reaches rmref as `Config.behaviours` (replay.model.start.bootstrap).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -109,6 +109,9 @@ def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
             out.append(("`Machines to search in order:` host:order (2.2.0 on)" if ordered
                         else "`Machines to search:` without orders (before 2.2.0)",
                         from_220 if ordered else set(names) - from_220))
+    if _rule_takes_an_unmatched_host(rows("nodes", ("event", "short_name", "file", "line")),
+                                     lambda: rows("messages", ("method", "text", "file", "line"))):
+        out.append(("`getNodepoolByName node:H P add by rule.` for a host no rule matched (3.0.0)", {"3.0.0"}))
     msgs = rows("messages", ("cls", "method"))
     if msgs.height:
         head = msgs.filter((pl.col("cls") == "ResourceManagerComponent") & (pl.col("method") == "handleNewMaster"))
@@ -119,6 +122,33 @@ def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
             out.append(("no `handleNewMaster` line in a log with Orchestrator publications (before 3.0.0)",
                         set(names) - from_300))
     return out
+
+
+def _rule_takes_an_unmatched_host(nodes: pl.DataFrame, messages: Callable[[], pl.DataFrame]) -> bool:
+    """Whether a node rule's pool takes a host whose findNodepoolByRule round (its heartbeat line,
+    3.0.0 on) has no `match by` line: 3.0.0 keeps the last rule tried when none matches (UIMA-5742);
+    trunk adds the host by rule only on a match (UIMA-6097). `messages` is read only for a log with
+    heartbeat lines."""
+    if not nodes.height:
+        return False
+    beats = nodes.filter(pl.col("event").is_in(("heartbeat", "rule_match")))
+    if not beats.filter(pl.col("event") == "heartbeat").height:
+        return False
+    msgs = messages()
+    if not msgs.height:
+        return False
+    adds = msgs.filter(pl.col("method") == "getNodepoolByName").select(
+        pl.lit("add").alias("event"), pl.col("text").str.extract(r"^node:(\S+) \S+ add by rule\.$").alias("short_name"),
+        "file", "line").filter(pl.col("short_name").is_not_null())
+    if not adds.height:
+        return False
+    # the RM adds a host by rule right after its round (nodeArrives is synchronized, so rounds do
+    # not interleave): an add whose line before is the same host's heartbeat follows no match
+    seq = pl.concat([beats.select("event", "short_name", "file", "line"), adds]).sort("file", "line")
+    before = seq.with_columns(pl.col("event").shift(1).over("file").alias("prev"),
+                              pl.col("short_name").shift(1).over("file").alias("prev_short"))
+    return bool(before.filter((pl.col("event") == "add") & (pl.col("prev") == "heartbeat")
+                              & (pl.col("prev_short") == pl.col("short_name"))).height)
 
 
 def _publication_taken(msgs: pl.DataFrame) -> bool:

@@ -27,6 +27,9 @@ from replay import parse
 from replay.apps.audit import audit
 from replay.model.bootstrap import read_bootstrap, registry_unread
 from replay.model.pools import POOLS_OPEN, pool_of
+from replay.model.configdir import apply_config
+from replay.model.conflicts import CONFLICTS
+from replay.model.release import choose, with_option
 from replay.model.resources import read_resources
 from replay.model.start import bootstrap
 from rmref.behaviours import for_release
@@ -133,6 +136,32 @@ def test_without_the_logs_mapping_the_rule_places_hosts_by_the_release_replayed(
     trunk = replace(boot, config=replace(boot.config, behaviours=for_release("trunk")))
     assert {h: pool_of(tables, trunk)(h) for h in truth} == {
         "rxa.sim.ducc": "rx", "rxb.sim.ducc": "rx", "n03.sim.ducc": "np2", "n04.sim.ducc": "--default--"}
+
+
+def test_a_cut_log_where_a_rule_takes_an_unmatched_host_is_inferred_3_0_0():
+    # the cut has no banner; n03 and n04 are added by rule with no `match by` line: only 3.0.0 does it
+    tables, _records = _cut(RULE)
+    got = choose(tables)
+    assert (got.release.name, got.source) == ("3.0.0", "inferred")
+    assert "no rule matched" in got.evidence
+    # trunk (the same scenario, tests/oracle/scenarios/pool_rule.json) adds no host by rule without
+    # a match: the log without n03's and n04's add lines reads as 3.0.0 to trunk, replayed as trunk
+    text = pl.col("text").fill_null("")
+    tables["messages"] = tables["messages"].filter(~text.str.contains(r"^node:n0[34] rx add by rule"))
+    assert choose(tables).release.name == "trunk"
+
+
+def test_a_host_the_3_0_0_rule_takes_from_its_node_file_is_no_contradiction_of_the_config():
+    # truth: the 3.0.0 RM put n03, which np2.nodes lists, in rx (no rule matches it: the last
+    # rule's pool takes it), as the log maps it; only under trunk does the config say otherwise
+    tables = dict(parse([RULE / "rm.log.gz"]).tables)
+    assert _truth_pools(_cut(RULE)[1])["n03.sim.ducc"] == "rx"
+    apply_config(tables, str(RULE / "resources"))
+    assert tables[CONFLICTS].is_empty()
+    trunk = dict(parse([RULE / "rm.log.gz"]).tables)
+    with_option(trunk, "trunk")
+    apply_config(trunk, str(RULE / "resources"))
+    assert trunk[CONFLICTS].rows() == [("node n03 nodepool", "rx", "np2", "ducc.classes:3")]
 
 
 def test_a_host_a_node_file_lists_by_ip_is_in_that_pool():
