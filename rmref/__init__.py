@@ -14,23 +14,54 @@ history against a change:
     defrag     defragment(inp, counts, placed, evicted, ...) -> Defrag   detectFragmentation / takeFromTheRich
 """
 
-from rmref.caps import CapInput, Caps, base_cap, job_caps
-from rmref.clearing import clearing
-from rmref.constants import UNLIMITED
-from rmref.howmuch import HowMuch, how_much
-from rmref.howmuch_state import CounterRun, SetAside
-from rmref.memory import Memory
-from rmref.cycle import CycleResult, Hints, Phases, schedule
-from rmref.defrag import Defrag, TakeFromTheRich, Unsettled, defragment
-from rmref.evictions import HeldShare, evictions, investment_key, shrink_by
-from rmref.apportion import Apportionment, Entity, apportion
-from rmref.model import (
-    FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleDecisions, CycleInput, DefragAction, Eviction, Machine,
-    Nodepool, Placement, Share, Work,
-)
-from rmref.orders import job_order, machine_order, processes_for_qshares
-from rmref.pool import PoolTables, n_shares_by_order
-from rmref.whatof import what_of
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rmref.caps import CapInput, Caps, base_cap, job_caps
+    from rmref.clearing import clearing
+    from rmref.constants import UNLIMITED
+    from rmref.howmuch import HowMuch, how_much
+    from rmref.howmuch_state import CounterRun, SetAside
+    from rmref.memory import Memory
+    from rmref.cycle import CycleResult, Hints, Phases, schedule
+    from rmref.defrag import Defrag, TakeFromTheRich, Unsettled, defragment
+    from rmref.evictions import HeldShare, evictions, investment_key, shrink_by
+    from rmref.apportion import Apportionment, Entity, apportion
+    from rmref.model import (
+        FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleDecisions, CycleInput, DefragAction, Eviction, Machine,
+        Nodepool, Placement, Share, Work,
+    )
+    from rmref.orders import job_order, machine_order, processes_for_qshares
+    from rmref.pool import PoolTables, n_shares_by_order
+    from rmref.whatof import what_of
+
+# Each public name's module, loaded on first use: reading one small module of the package
+# (rmref.releases, the release list a command line checks) loads neither the scheduler nor numpy.
+_HOMES: dict[str, str] = {
+    "caps": "CapInput Caps base_cap job_caps", "clearing": "clearing", "constants": "UNLIMITED",
+    "howmuch": "HowMuch how_much", "howmuch_state": "CounterRun SetAside", "memory": "Memory",
+    "cycle": "CycleResult Hints Phases schedule", "defrag": "Defrag TakeFromTheRich Unsettled defragment",
+    "evictions": "HeldShare evictions investment_key shrink_by", "apportion": "Apportionment Entity apportion",
+    "model": "FAIR_SHARE FIXED_SHARE RESERVE ClassDef Config CycleDecisions CycleInput DefragAction Eviction "
+             "Machine Nodepool Placement Share Work",
+    "orders": "job_order machine_order processes_for_qshares", "pool": "PoolTables n_shares_by_order",
+    "whatof": "what_of",
+}
+_HOME = {name: f"rmref.{module}" for module, names in _HOMES.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module the first time it is read."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rmref' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FAIR_SHARE", "FIXED_SHARE", "RESERVE", "UNLIMITED",
