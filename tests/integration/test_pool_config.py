@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from replay import parse
 from replay.apps.audit import audit
@@ -122,6 +123,23 @@ def test_a_debug_log_reads_every_rule_the_rm_tried_and_no_cycle_is_damaged():
     assert not audit(tables).damaged
     assert {h: pool_of(tables, bootstrap(tables))(h) for h in _truth_pools(records)} == _truth_pools(records)
     _counts_agree_with_truth(tables, records)
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+def test_a_rule_matching_a_short_name_or_an_ip_is_read_and_every_count_audited(level):
+    # releases/3.0.0/pool_rule_forms: rx.regex `10\.0\.0\.2|rxa` matches rxb by its IP and rxa by its
+    # short name only; the rule text was lexed as the integer 10 (the line unread, the cycle damaged),
+    # and the name matched was taken for a machine there before the log (counts audited for caps only)
+    run = FIXTURES / "releases" / "3.0.0" / "pool_rule_forms"
+    tables = dict(parse([run / f"{level}.gz"]).tables)
+    with gzip.open(run / "truth.jsonl.gz", "rt") as fh:
+        records = {r["epoch"]: r for r in map(json.loads, fh)}
+    assert tables["unparsed"].is_empty()
+    matched = tables["nodes"].filter(pl.col("event") == "rule_match")
+    assert set(matched["host"]) == {"rxa", "10.0.0.2"} and set(matched["nodepool"]) == {"rx"}
+    assert not audit(tables).damaged
+    counted = _counts_agree_with_truth(tables, records)
+    assert len({c for c, _j in counted}) == len(records)
 
 
 def test_without_the_logs_mapping_the_rule_places_hosts_by_the_release_replayed():
