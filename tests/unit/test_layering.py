@@ -132,6 +132,7 @@ REBUILD_FLOORS = (
     ("replay.model.threshold",),  # settles the start's threshold: reads the start by its shape alone
     ("replay.model.start",),
     ("replay.model.nodes",),
+    ("replay.model.configdir", "replay.model.conflicts"),  # --config against the log: a host's pool as PoolOf puts it
 )
 
 
