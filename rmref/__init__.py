@@ -16,6 +16,7 @@ history against a change:
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,6 +51,19 @@ _HOMES: dict[str, str] = {
     "whatof": "what_of",
 }
 _HOME = {name: f"rmref.{module}" for module, names in _HOMES.items() for name in names.split()}
+
+
+class _Package(ModuleType):
+    """rmref's module object: a public function keeps its name where a submodule of the same name
+    loads (apportion, clearing, evictions), as the package's own import of it would leave it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and value.__name__ == _HOME.get(name):
+            value = getattr(value, name)  # the import system binds the loaded submodule: take its function
+        super().__setattr__(name, value)
+
+
+__import__(__name__).__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED_IN_RMREF = {"__future__", "dataclasses", "numpy", "rmref", "typing", "collections", "functools", "math",
-                    "itertools"}
+                    "itertools", "types"}
 
 
 def _imports(package: str) -> dict[str, set[str]]:
