@@ -25,7 +25,7 @@ def cmd_tui(args: argparse.Namespace, console: Console) -> int:
     if args.config and not Path(args.config).is_dir():
         raise InputError(f"--config {args.config}: no such directory (give the DUCC resources folder)")
     if args.rm_release:
-        from replay.model.release import resolve
+        from replay.model.release_names import resolve
         try:
             resolve(args.rm_release)
         except ValueError as exc:

@@ -109,11 +109,11 @@ def load(paths: list[str], progress: OnProgress | None = None, use_cache: bool =
     opened = open_input(paths, use_cache=use_cache, progress=progress, keep_lines=not parse_dir,
                         columns=all_columns())
     check(opened.tables, opened.name)
+    with_option(opened.tables, rm_release)  # before --config: its contradictions are the release's
     if config:
         from replay.model.configdir import apply_config
 
         apply_config(opened.tables, config)
-    with_option(opened.tables, rm_release)
     # an audit written into a parse directory is the log's own release's
     audit = _audit_beside(Path(paths[0])) if parse_dir and not rm_release else None
     boot = _boot(opened.tables)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay.javarm.harness import harness_hash, missing_packages, run_build_sh
-from replay.model.release import resolve
+from replay.model.release_names import resolve
 from replay.parsing.digest import cache_root
 from replay.parsing.sources import InputError
 from rmref.releases import RELEASES, Release

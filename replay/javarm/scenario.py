@@ -133,7 +133,10 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> Config:
     pools = tables["nodepools"]
     for r in pools.iter_rows(named=True):
         body = [f"parent = {r['parent']}"] if r["parent"] else []
-        if r["nodes"] or (r["node_file"] and str(r["node_file"]) != "None"):  # an empty node file is a node file
+        if r.get("node_rule"):  # a `.regex` node file (3.0.0 on): the RM reads the rule from it, not hosts
+            files[f"{r['name']}.regex"] = f"{r['node_rule']}\n"
+            body.append(f"nodefile = {r['name']}.regex")
+        elif r["nodes"] or (r["node_file"] and str(r["node_file"]) != "None"):  # an empty node file is a node file
             files[f"{r['name']}.nodes"] = "".join(f"{full.get(n, n)}\n" for n in r["nodes"] or ())
             body.append(f"nodefile = {r['name']}.nodes")
         if r["search_order"] is not None:

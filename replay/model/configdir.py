@@ -8,8 +8,10 @@ from pathlib import Path
 import polars as pl
 
 from replay.model.conflicts import CONFLICTS, belongs, conflicts, with_log_values
+from replay.model.release import choose
 from replay.model.resources import read_resources
 from replay.parsing.sources import InputError
+from rmref.behaviours import for_release
 
 
 def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None, force: bool = False) -> str | None:
@@ -23,7 +25,7 @@ def apply_config(tables: MutableMapping[str, pl.DataFrame], config: str | None, 
     if foreign and not force:
         raise InputError(f"--config {config}: this config does not belong to this log: {foreign}; give the "
                          "log's own resources folder, or add --force to use it anyway")
-    found = conflicts(tables, theirs)
+    found = conflicts(tables, theirs, for_release(choose(tables).release.name))
     tables[CONFLICTS] = pl.DataFrame([c.row() for c in found], schema=dict.fromkeys(
         ("setting", "log", "config", "where"), pl.String))
     lines = [f"--config {config} used although it does not belong to this log (--force): {foreign}"] if foreign else []

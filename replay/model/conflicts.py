@@ -11,12 +11,15 @@ names, while none of the log's are in it, is another cluster's: `belongs` says s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
 
+from replay.model.pools import PoolOf
 from replay.model.reads import narrow
+from rmref.behaviours import Behaviours, for_release
+from rmref.releases import LATEST
 
 CONFLICTS = "config_conflicts"  # the table configdir.apply_config leaves beside the log's: where they differ
 CLASS_FIELDS = ("weight", "priority", "policy", "nodepool")
@@ -55,14 +58,35 @@ def _logged_weights(tables: Mapping[str, pl.DataFrame]) -> dict[str, int]:
     return dict(rows.unique("entity", keep="last", maintain_order=True).select("entity", "weight").iter_rows())
 
 
-def _mapped_pools(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
-    """Host (short name) -> the nodepool the RM mapped it to."""
+def _mapped_hosts(tables: Mapping[str, pl.DataFrame]) -> dict[str, tuple[str, str]]:
+    """Host (short name) -> the host as the log names it, and the nodepool the RM mapped it to."""
     if "nodes" not in tables:
         return {}
     rows = narrow(tables, "nodes", ("host", "event", "nodepool"))
     rows = rows.filter((pl.col("event") == "map") & pl.col("nodepool").is_not_null())
-    return {h.split(".")[0]: p for h, p in rows.unique("host", keep="last", maintain_order=True)
+    return {h.split(".")[0]: (h, p) for h, p in rows.unique("host", keep="last", maintain_order=True)
             .select("host", "nodepool").iter_rows()}
+
+
+def _mapped_pools(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
+    """Host (short name) -> the nodepool the RM mapped it to."""
+    return {short: pool for short, (_host, pool) in _mapped_hosts(tables).items()}
+
+
+def _placed_by_config(log: Mapping[str, pl.DataFrame], config: Mapping[str, pl.DataFrame],
+                      behaviours: Behaviours) -> Callable[[str], str | None]:
+    """Where the release's RM puts a host by `config`'s rules and node files alone (the log's
+    mapping left out; the log's IPs kept): a pool the log maps a host to that this gives too is the
+    release's own behaviour (3.0.0: the last rule's pool takes a host no rule matches), no conflict."""
+    nodes = narrow(log, "nodes", ("host", "event", "nodepool", "ip", "short_name")).filter(
+        ~pl.col("event").is_in(("map", "arrive")))
+    pools = config["nodepools"]
+    top = next(iter(pools.filter(pl.col("parent").is_null())["name"]), "--default--")
+    placed = PoolOf({**config, "nodes": nodes.drop("short_name")}, top, behaviours).placed
+    # a mapping may name the host by its short name; its heartbeat gives the full one, with its IP
+    full = dict(nodes.filter(pl.col("short_name").is_not_null() & pl.col("host").is_not_null())
+                .select("short_name", "host").iter_rows())
+    return lambda host: placed(full.get(host, host))
 
 
 def class_names(tables: Mapping[str, pl.DataFrame]) -> set[str]:
@@ -82,8 +106,10 @@ def pool_names(tables: Mapping[str, pl.DataFrame]) -> set[str]:
     return names | set(_mapped_pools(tables).values())
 
 
-def conflicts(log: Mapping[str, pl.DataFrame], config: Mapping[str, pl.DataFrame]) -> list[Conflict]:
-    """Every setting `config` (read_resources' tables) gives otherwise than the log states."""
+def conflicts(log: Mapping[str, pl.DataFrame], config: Mapping[str, pl.DataFrame],
+              behaviours: Behaviours | None = None) -> list[Conflict]:
+    """Every setting `config` (read_resources' tables) gives otherwise than the log states, under
+    the `behaviours` of the release the log is replayed as (None: the latest's)."""
     out: list[Conflict] = []
     stated = {r["name"]: r for r in log["classes"].iter_rows(named=True)} if log["classes"].height else {}
     weights = _logged_weights(log)
@@ -97,7 +123,8 @@ def conflicts(log: Mapping[str, pl.DataFrame], config: Mapping[str, pl.DataFrame
     pools = {r["name"]: r for r in log["nodepools"].iter_rows(named=True)} if log["nodepools"].height else {}
     if not pools:
         out += quantum_conflicts(log, config)
-    mapped = _mapped_pools(log)
+    mapped = _mapped_hosts(log)
+    placed = _placed_by_config(log, config, behaviours or for_release(LATEST.name)) if mapped else None
     for row in config["nodepools"].sort("name").iter_rows(named=True):
         mine = pools.get(row["name"])
         if mine and mine.get("quantum") is not None and row.get("quantum") is not None \
@@ -106,8 +133,9 @@ def conflicts(log: Mapping[str, pl.DataFrame], config: Mapping[str, pl.DataFrame
                                 _where(row)))
         for host in sorted(row.get("nodes") or ()):
             short = host.split(".")[0]
-            if short in mapped and mapped[short] != row["name"]:
-                out.append(Conflict(f"node {short} nodepool", mapped[short], row["name"], _where(row)))
+            host, pool = mapped.get(short, (short, row["name"]))
+            if pool != row["name"] and placed is not None and placed(host) != pool:
+                out.append(Conflict(f"node {short} nodepool", pool, row["name"], _where(row)))
     return out
 
 

@@ -10,13 +10,13 @@ The release reaches rmref as `Config.behaviours` (replay.model.start.bootstrap).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 
 import polars as pl
 
 from replay.model.reads import narrow
+from replay.model.release_names import resolve
 from replay.parsing.sources import InputError
 from rmref.releases import LATEST, RELEASES, Release
 
@@ -36,32 +36,6 @@ class ReleaseChoice:
     def to_json(self) -> dict[str, str]:
         """report.json's `rm_release`."""
         return {"release": self.release.name, "source": self.source, "evidence": self.evidence}
-
-
-def _version_key(text: str) -> tuple[int, ...] | None:
-    """A sortable key of a DUCC version ("3.0.1-SNAPSHOT" sorts just before "3.0.1"), None if not one."""
-    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?(-\S+)?", text.strip())
-    if not m:
-        return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0), 0 if m.group(4) else 1
-
-
-def resolve(version: str) -> tuple[Release, str | None]:
-    """The release a version is replayed as, and a note when it is not on the list (None when it is).
-
-    Raises ValueError for text that is neither a release name nor a version."""
-    for r in RELEASES:
-        if version in (r.name, r.banner):
-            return r, None
-    key = _version_key(version)
-    if key is None:
-        raise ValueError(f"{version!r} is not a DUCC release; known: {', '.join(r.name for r in RELEASES)}")
-    earlier = [r for r in RELEASES if (_version_key(r.banner) or ()) <= key]
-    if not earlier:
-        return RELEASES[0], (f"{version} is older than every release rmreplay knows: replayed as "
-                             f"{RELEASES[0].name}, the oldest")
-    chosen = max(earlier, key=lambda r: _version_key(r.banner) or ())
-    return chosen, f"{version} is not a release rmreplay knows: replayed as {chosen.name}, the nearest earlier one"
 
 
 def with_option(tables: MutableMapping[str, pl.DataFrame], option: str | None) -> None:
@@ -109,6 +83,9 @@ def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
             out.append(("`Machines to search in order:` host:order (2.2.0 on)" if ordered
                         else "`Machines to search:` without orders (before 2.2.0)",
                         from_220 if ordered else set(names) - from_220))
+    if _rule_takes_an_unmatched_host(rows("nodes", ("event", "short_name", "file", "line")),
+                                     lambda: rows("messages", ("method", "text", "file", "line"))):
+        out.append(("`getNodepoolByName node:H P add by rule.` for a host no rule matched (3.0.0)", {"3.0.0"}))
     msgs = rows("messages", ("cls", "method"))
     if msgs.height:
         head = msgs.filter((pl.col("cls") == "ResourceManagerComponent") & (pl.col("method") == "handleNewMaster"))
@@ -119,6 +96,33 @@ def _signals(tables: Mapping[str, pl.DataFrame]) -> list[tuple[str, set[str]]]:
             out.append(("no `handleNewMaster` line in a log with Orchestrator publications (before 3.0.0)",
                         set(names) - from_300))
     return out
+
+
+def _rule_takes_an_unmatched_host(nodes: pl.DataFrame, messages: Callable[[], pl.DataFrame]) -> bool:
+    """Whether a node rule's pool takes a host whose findNodepoolByRule round (its heartbeat line,
+    3.0.0 on) has no `match by` line: 3.0.0 keeps the last rule tried when none matches (UIMA-5742);
+    trunk adds the host by rule only on a match (UIMA-6097). `messages` is read only for a log with
+    heartbeat lines."""
+    if not nodes.height:
+        return False
+    beats = nodes.filter(pl.col("event").is_in(("heartbeat", "rule_match")))
+    if not beats.filter(pl.col("event") == "heartbeat").height:
+        return False
+    msgs = messages()
+    if not msgs.height:
+        return False
+    adds = msgs.filter(pl.col("method") == "getNodepoolByName").select(
+        pl.lit("add").alias("event"), pl.col("text").str.extract(r"^node:(\S+) \S+ add by rule\.$").alias("short_name"),
+        "file", "line").filter(pl.col("short_name").is_not_null())
+    if not adds.height:
+        return False
+    # the RM adds a host by rule right after its round (nodeArrives is synchronized, so rounds do
+    # not interleave): an add whose line before is the same host's heartbeat follows no match
+    seq = pl.concat([beats.select("event", "short_name", "file", "line"), adds]).sort("file", "line")
+    before = seq.with_columns(pl.col("event").shift(1).over("file").alias("prev"),
+                              pl.col("short_name").shift(1).over("file").alias("prev_short"))
+    return bool(before.filter((pl.col("event") == "add") & (pl.col("prev") == "heartbeat")
+                              & (pl.col("prev_short") == pl.col("short_name"))).height)
 
 
 def _publication_taken(msgs: pl.DataFrame) -> bool:

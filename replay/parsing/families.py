@@ -66,7 +66,8 @@ ROUTES: dict[tuple[str, str], list[Route]] = {
     ("Scheduler", "init"): _r((r"", "init_param")),
     # -- family 2: nodes
     ("Scheduler", "findNodepoolByRule"): _r(
-        (r"^match by ", "node_rule_match"), (r"^\d+ \S+ \S+ \S+$", "node_heartbeat"),
+        (r"^match by ", "node_rule_match"), (r"^no match by ", "node_rule_miss"),
+        (r"^\d+ \S+ \S+ \S+$", "node_heartbeat"),
     ),
     ("Scheduler", "updateNodepoolsByNode"): _r((r"^Map ", "node_map")),
     ("NodePool", "nodeArrives"): _r(
@@ -368,7 +369,7 @@ for _fam in ("class_begin user_begin property class_row class_assign init_param 
 NODE_EVENTS = {"node_added": "arrive", "node_reactivated": "reactivate", "node_recovers": "recover",
                "node_recover": "recover_node", "node_disabled": "disable",
                "node_vary_offline": "vary_off"}
-for _fam in ("node_heartbeat node_rule_match node_map node_added node_reactivated node_recover "
+for _fam in ("node_heartbeat node_rule_match node_rule_miss node_map node_added node_reactivated node_recover "
              "node_missed node_missed_recorded node_missed_time node_heartbeat_reset "
              "node_heartbeat_reset_time node_recovers node_death_notice node_death node_disabled "
              "node_purge node_not_purged node_completed node_resize node_status node_metrics node_vary "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -21,7 +22,7 @@ from replay.cli import main
 from replay.javarm.build import MODULES, mirror
 from replay.javarm.harness import missing_packages
 from replay.parsing.sources import InputError
-from tests.helpers import log_path, parsed
+from tests.helpers import log_path, parsed, scenario
 
 SCHEDULER = "uima-ducc-rm/src/main/java/org/apache/uima/ducc/rm/scheduler/RmJob.java"
 DOUBLING = "actual_cap = Math.min(potential_cap, currentResources * 2);"
@@ -190,6 +191,14 @@ def _simulated_with_java(capsys, tmp_path, name: str, release: str) -> dict:
     return json.loads((out / "report.json").read_text())["rm"]
 
 
+def test_identity_where_a_node_rule_places_the_hosts(java_env, tmp_path, capsys):
+    """The 3.0.0 RM given the configuration the log prints, a `.regex` pool's rule among it, holds
+    what the log shows in every job-cycle (an empty rx.nodes left rxa and rxb in --default--: 33%)."""
+    rm = _simulated_with_java(capsys, tmp_path, "releases/3.0.0/pool_rule", "3.0.0")
+    assert rm["identity_sim"]["shares_match"] == 1.0 and rm["identity_sim"]["job_cycles"] >= 30
+    assert "the log's printed configuration" in rm["runs"][0]["configuration"]
+
+
 def _first_growth_beyond_one(held: dict[tuple[int, int], int]) -> tuple[int, int]:
     """The log's first (cycle, job) where a job that held processes grew by more than one."""
     found = [(c, j) for (c, j), p in held.items() if 0 < held.get((c - 1, j), 0) and p > held[(c - 1, j)] + 1]
@@ -267,6 +276,20 @@ def test_set_changes_the_java_configuration():
     assert got.files["ducc.users"] == "User bob { max-allotment = 16 }\n"
     with pytest.raises(InputError, match="class nosuch"):
         with_sets(Config({}, classes, {}), (("class.nosuch.weight", "1"),))
+
+
+def test_the_printed_configuration_writes_a_rule_pools_regex_file():
+    """A pool whose node file is a `.regex` (3.0.0 on) is written as one, with the rule the log prints:
+    the files the real RM read (the run's scenario, releases/3.0.0/pool_rule), not an empty `.nodes`
+    that would leave rxa and rxb in --default--."""
+    from replay.javarm.scenario import config_from_log
+
+    run = "releases/3.0.0/pool_rule"
+    read = scenario(run)["files"]  # rx.regex: rx.*, np2.nodes: n03.sim.ducc
+    got = config_from_log(parsed(run).tables)
+    assert {name: got.files[name] for name in ("rx.regex", "np2.nodes")} == read
+    assert "rx.nodes" not in got.files
+    assert re.search(r"Nodepool rx \{[^}]*nodefile = rx\.regex", got.classes)
 
 
 def test_submissions_follow_the_log_ids():

@@ -22,11 +22,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from replay import parse
 from replay.apps.audit import audit
 from replay.model.bootstrap import read_bootstrap, registry_unread
 from replay.model.pools import POOLS_OPEN, pool_of
+from replay.model.configdir import apply_config
+from replay.model.conflicts import CONFLICTS
+from replay.model.release import choose, with_option
 from replay.model.resources import read_resources
 from replay.model.start import bootstrap
 from rmref.behaviours import for_release
@@ -105,6 +109,39 @@ def test_the_hosts_a_node_rule_takes_are_in_its_pool_as_the_RM_put_them():
     _counts_agree_with_truth(tables, records)
 
 
+def test_a_debug_log_reads_every_rule_the_rm_tried_and_no_cycle_is_damaged():
+    # DEBUG (3.0.0 on): findNodepoolByRule logs each rule a host's full name, short name and IP
+    # miss; n03 and n04 miss rx.* at each of their heartbeats (the cut's 3 rounds)
+    tables, records = _cut(RULE, "rm-debug.log")
+    assert tables["unparsed"].is_empty()
+    misses = tables["nodes"].filter(pl.col("event") == "rule_miss")
+    assert misses["host"].null_count() == misses.height  # a short name or an IP is no machine's name
+    assert sorted(set(misses["detail"])) == [f"{kind}:  rx.* {name}" for kind, name in (
+        ("ip", "10.0.0.3"), ("ip", "10.0.0.4"), ("name", "n03"), ("name", "n03.sim.ducc"), ("name", "n04"),
+        ("name", "n04.sim.ducc"))]
+    assert misses.height == 18
+    assert not audit(tables).damaged
+    assert {h: pool_of(tables, bootstrap(tables))(h) for h in _truth_pools(records)} == _truth_pools(records)
+    _counts_agree_with_truth(tables, records)
+
+
+@pytest.mark.parametrize("level", ["rm.log", "rm-debug.log"])
+def test_a_rule_matching_a_short_name_or_an_ip_is_read_and_every_count_audited(level):
+    # releases/3.0.0/pool_rule_forms: rx.regex `10\.0\.0\.2|rxa` matches rxb by its IP and rxa by its
+    # short name only; the rule text was lexed as the integer 10 (the line unread, the cycle damaged),
+    # and the name matched was taken for a machine there before the log (counts audited for caps only)
+    run = FIXTURES / "releases" / "3.0.0" / "pool_rule_forms"
+    tables = dict(parse([run / f"{level}.gz"]).tables)
+    with gzip.open(run / "truth.jsonl.gz", "rt") as fh:
+        records = {r["epoch"]: r for r in map(json.loads, fh)}
+    assert tables["unparsed"].is_empty()
+    matched = tables["nodes"].filter(pl.col("event") == "rule_match")
+    assert set(matched["host"]) == {"rxa", "10.0.0.2"} and set(matched["nodepool"]) == {"rx"}
+    assert not audit(tables).damaged
+    counted = _counts_agree_with_truth(tables, records)
+    assert len({c for c, _j in counted}) == len(records)
+
+
 def test_without_the_logs_mapping_the_rule_places_hosts_by_the_release_replayed():
     tables, records = _cut(RULE)
     tables["nodes"] = tables["nodes"].filter(pl.col("event") != "map")
@@ -117,6 +154,32 @@ def test_without_the_logs_mapping_the_rule_places_hosts_by_the_release_replayed(
     trunk = replace(boot, config=replace(boot.config, behaviours=for_release("trunk")))
     assert {h: pool_of(tables, trunk)(h) for h in truth} == {
         "rxa.sim.ducc": "rx", "rxb.sim.ducc": "rx", "n03.sim.ducc": "np2", "n04.sim.ducc": "--default--"}
+
+
+def test_a_cut_log_where_a_rule_takes_an_unmatched_host_is_inferred_3_0_0():
+    # the cut has no banner; n03 and n04 are added by rule with no `match by` line: only 3.0.0 does it
+    tables, _records = _cut(RULE)
+    got = choose(tables)
+    assert (got.release.name, got.source) == ("3.0.0", "inferred")
+    assert "no rule matched" in got.evidence
+    # trunk (the same scenario, tests/oracle/scenarios/pool_rule.json) adds no host by rule without
+    # a match: the log without n03's and n04's add lines reads as 3.0.0 to trunk, replayed as trunk
+    text = pl.col("text").fill_null("")
+    tables["messages"] = tables["messages"].filter(~text.str.contains(r"^node:n0[34] rx add by rule"))
+    assert choose(tables).release.name == "trunk"
+
+
+def test_a_host_the_3_0_0_rule_takes_from_its_node_file_is_no_contradiction_of_the_config():
+    # truth: the 3.0.0 RM put n03, which np2.nodes lists, in rx (no rule matches it: the last
+    # rule's pool takes it), as the log maps it; only under trunk does the config say otherwise
+    tables = dict(parse([RULE / "rm.log.gz"]).tables)
+    assert _truth_pools(_cut(RULE)[1])["n03.sim.ducc"] == "rx"
+    apply_config(tables, str(RULE / "resources"))
+    assert tables[CONFLICTS].is_empty()
+    trunk = dict(parse([RULE / "rm.log.gz"]).tables)
+    with_option(trunk, "trunk")
+    apply_config(trunk, str(RULE / "resources"))
+    assert trunk[CONFLICTS].rows() == [("node n03 nodepool", "rx", "np2", "ducc.classes:3")]
 
 
 def test_a_host_a_node_file_lists_by_ip_is_in_that_pool():

@@ -15,7 +15,8 @@ from polars.testing import assert_frame_equal
 
 from replay import parse
 from replay.cli import main
-from replay.model.release import choose, resolve, with_option
+from replay.model.release import choose, with_option
+from replay.model.release_names import resolve
 from rmref.releases import RELEASES
 from tests.helpers import FIXTURES
 from tests.oracle.check import check_run

@@ -156,7 +156,7 @@ PROBE = textwrap.dedent("""
     import asyncio, json, sys
     from tui.app import RmReplayApp
     async def main():
-        app = RmReplayApp([sys.argv[1]])
+        app = RmReplayApp([sys.argv[1]], rm_release=sys.argv[2] if len(sys.argv) > 2 else None)
         async with app.run_test(size=(160, 45)) as pilot:
             while not (app.first_audited or app.error):
                 await pilot.pause(0.005)
@@ -177,8 +177,9 @@ def test_the_kept_first_screen_loads_no_polars(tmp_path, monkeypatch):
     path = summary.summary_path([str(out)], True, None, None)
     assert path is not None and not path.exists()
 
-    def probe() -> dict[str, object]:
-        done = subprocess.run([sys.executable, "-c", PROBE, str(out)], capture_output=True, text=True, timeout=120)
+    def probe(*release: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", PROBE, str(out), *release], capture_output=True, text=True,
+                              timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -188,10 +189,14 @@ def test_the_kept_first_screen_loads_no_polars(tmp_path, monkeypatch):
     assert seen == {"shown": "summary", "loaded": [], "after": True}
     # the command line too: `rmreplay tui DIR` checks its input before the app runs (on the console
     # script's path: collector off while the command loads), and that check reads no table
-    done = subprocess.run([sys.executable, "-c", COMMAND_LINE, "tui", str(out)], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"ran": True, "loaded": []}
+    # (with --rm-release too, its first screen kept: the name is checked against rmref's release list alone)
+    assert probe("3.0.0")["shown"] == "views"
+    assert probe("3.0.0") == {"shown": "summary", "loaded": [], "after": True}
+    for release in ([], ["--rm-release", "3.0.0"]):
+        done = subprocess.run([sys.executable, "-c", COMMAND_LINE, "tui", str(out), *release], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == {"ran": True, "loaded": []}, release
 
 
 # `rmreplay tui ...` up to the app's run (which it records instead of running): what had loaded by then
@@ -199,8 +204,9 @@ COMMAND_LINE = textwrap.dedent("""
     import json, sys
     import tui.app
     def run(self, *args, **kwargs):
-        print(json.dumps({"ran": True, "loaded": [m for m in ("polars", "numpy", "pyarrow", "rmref")
-                                                  if m in sys.modules]}))
+        rmref = [m for m in sys.modules if m.split(".")[0] == "rmref" and m not in ("rmref", "rmref.releases")]
+        print(json.dumps({"ran": True, "loaded": [m for m in ("polars", "numpy", "pyarrow") if m in sys.modules]
+                                                 + (["rmref"] if rmref else [])}))
     tui.app.RmReplayApp.run = run
     sys.argv = ["rmreplay", *sys.argv[1:]]
     from replay.cli.process import main

@@ -36,6 +36,8 @@ EXAMPLES = {
                           {"host": "n08.sim.ducc", "count": "2"}),
     "node_bad_virtual": ("ERROR: bad virtual machine list. n08.sim.ducc order 0 v_order 0 r_order 32",
                          {"host": "n08.sim.ducc", "count": "0", "share_order": "32"}),
+    # findNodepoolByRule at DEBUG (3.0.0 pool_rule): the rule, then the name (or IP) it missed
+    "node_rule_miss": ("no match by ip:  rx.* 10.0.0.3", {"text": "ip:  rx.* 10.0.0.3", "host": None}),
     "node_heartbeat": ("0 node12.example.com node12 10.1.2.12", {"host": "node12.example.com", "ip": "10.1.2.12"}),
     "what_of_fair_share": ("Scheduling job in class  normal : 4 shares given, order 2",
                            {"class": "normal", "shares_given": "4", "order": "2"}),

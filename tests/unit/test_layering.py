@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED_IN_RMREF = {"__future__", "dataclasses", "numpy", "rmref", "typing", "collections", "functools", "math",
-                    "itertools"}
+                    "itertools", "types"}
 
 
 def _imports(package: str) -> dict[str, set[str]]:
@@ -132,6 +132,7 @@ REBUILD_FLOORS = (
     ("replay.model.threshold",),  # settles the start's threshold: reads the start by its shape alone
     ("replay.model.start",),
     ("replay.model.nodes",),
+    ("replay.model.configdir", "replay.model.conflicts"),  # --config against the log: a host's pool as PoolOf puts it
 )
 
 

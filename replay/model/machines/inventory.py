@@ -123,8 +123,10 @@ def prelog_hosts(tables: Mapping[str, pl.DataFrame]) -> list[str]:
         pl.col("cycle").min()).iter_rows())
     listed = pl.col("host").is_not_null() & pl.col("cycle").is_not_null()
     mentions = pl.concat([
-        # ('map' lines belong to an arrival, and name the host by its short name too)
-        nodes.filter(~pl.col("event").is_in((*ONLINE_EVENTS, "map"))).select("host", "cycle", "line"),
+        # ('map' lines belong to an arrival, and name the host by its short name too; a rule's match
+        # belongs to the report line before it, and names the host by whichever of its full name,
+        # short name and IP the rule matched)
+        nodes.filter(~pl.col("event").is_in((*ONLINE_EVENTS, "map", "rule_match"))).select("host", "cycle", "line"),
         tables["schedule"].filter(listed).select("host", "cycle", "line"),
     ]).sort("cycle", "line", maintain_order=True)
     # the occupancy table and countFreeableMachines list every machine in the RM's tables, those
