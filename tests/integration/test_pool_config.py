@@ -26,6 +26,7 @@ import pytest
 
 from replay import parse
 from replay.apps.audit import audit
+from replay.apps.simulate.simulation import simulate
 from replay.model.bootstrap import read_bootstrap, registry_unread
 from replay.model.pools import POOLS_OPEN, pool_of
 from replay.model.configdir import apply_config
@@ -201,3 +202,21 @@ def test_a_host_an_ip_listing_may_name_is_an_open_pool_where_the_log_shows_no_ip
     assert of.placed("n03.sim.ducc") is None
     (said,) = of.assumed(["n01.sim.ducc", "n03.sim.ducc"])
     assert said.setting == POOLS_OPEN and "10.0.0.3" in said.evidence
+
+
+def test_simulate_on_the_rule_cut_holds_what_the_rm_held_each_cycle():
+    # ben's innp2 job waits for np2, which has no host, from before the cut: the Orchestrator
+    # publishes no change of it, so no jobUpdate line gives its 400 items; the RM's job rows do.
+    # Taken as empty, it would want nothing and its class's share would go to normal (cat), whom a
+    # defragmentation take would feed from ann: the RM took nothing (truth)
+    tables, records = _cut(RULE)
+    sim = simulate(tables)
+    epoch = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    held = {(epoch[c], j): n for c, j, n in sim.baseline.held}
+    expected = {(e, j["id"]): sum(not s["pending_remove"] for s in j["shares"])
+                for e, r in records.items() if e >= min(epoch.values()) for j in r["jobs"]}
+    assert len(expected) == 21 and held == expected
+    (ben,) = [w for w in sim.workload.work if w.job_id == 2]
+    truth_ben = next(j for j in records[min(epoch.values())]["jobs"] if j["id"] == 2)
+    assert (ben.items, ben.items_done) == (truth_ben["nquestions"], truth_ben["nquestions"] - truth_ben["remaining"])
+    assert "as the RM's job table shows it" in ben.note

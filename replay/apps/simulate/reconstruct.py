@@ -162,11 +162,24 @@ def _items(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
              .with_columns(pl.col("done").diff().over("job_id").fill_null(pl.col("done")).alias("n"),
                            pl.col("spent").diff().over("job_id").fill_null(pl.col("spent")).alias("ms")))
     segments = pl.struct(pl.col("n").alias("items"), (pl.col("ms") / pl.col("n")).clip(lower_bound=0.0).alias("ms"))
-    return (steps.group_by("job_id", maintain_order=True)
-            .agg(pl.col("total").last().alias("items"), pl.col("done").first().alias("items_done"),
-                 pl.col("mean").filter(pl.col("mean").is_not_nan() & (pl.col("mean") > 0)).last().alias("item_ms"),
-                 pl.col("done").last().alias("done_logged"),
-                 segments.filter(pl.col("n") > 0).alias("item_profile")))
+    updated = (steps.group_by("job_id", maintain_order=True)
+               .agg(pl.col("total").last().alias("items"), pl.col("done").first().alias("items_done"),
+                    pl.col("mean").filter(pl.col("mean").is_not_nan() & (pl.col("mean") > 0)).last().alias("item_ms"),
+                    pl.col("done").last().alias("done_logged"),
+                    segments.filter(pl.col("n") > 0).alias("item_profile"))
+               .with_columns(pl.lit(False).alias("from_rm")))
+    # work the Orchestrator published no change of while the log ran (e.g. one waiting on a pool
+    # with no room, there before a cut) has no jobUpdate line: the RM's own job row gives its
+    # questions and how many remain
+    rows = tables["jobs"].filter(pl.col("nquest").is_not_null() & pl.col("remaining").is_not_null()
+                                 & ~pl.col("job_id").is_in(updated["job_id"].implode()))
+    done = pl.col("nquest") - pl.col("remaining")
+    from_rm = (rows.sort("line").group_by("job_id", maintain_order=True)
+               .agg(pl.col("nquest").last().alias("items"), done.first().alias("items_done"),
+                    pl.lit(None, pl.Float64).alias("item_ms"), done.last().alias("done_logged"))
+               .with_columns(pl.lit([], updated.schema["item_profile"]).alias("item_profile"),
+                             pl.lit(True).alias("from_rm")))
+    return pl.concat([updated, from_rm.cast(dict(updated.schema))])  # type: ignore[arg-type]
 
 
 def _max_processes(tables: Mapping[str, pl.DataFrame]) -> dict[int, int | None]:
@@ -319,6 +332,9 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         kind = WORK_TYPES.get(d.get("type_code") or "") or work_type.get(job) or "Job"
         it = items.get(job, {})
         total = it.get("items") or 0
+        if it.get("from_rm"):
+            notes.append(f"no Orchestrator update of it in the log: {total} work item(s), "
+                         f"{it.get('items_done') or 0} done, as the RM's job table shows it")
         item_ms = it.get("item_ms")
         if kind == "Job" and item_ms is None:
             item_ms = default_item
