@@ -11,7 +11,8 @@ Where each value comes from:
 * `init`: the initialization time of the job's processes (the schedule's `^ms` of a process
   that reached Running; the median over the job's processes);
 * `items`, `items_done`, `item_ms`: the Orchestrator's `jobUpdate` (total, completed when the
-  job first appears, and the mean time of a completed item; errors count as done);
+  job first appears, and the mean time of a completed item; errors count as done); work with no
+  such line (none published while the log ran) takes its total and done from the RM's job rows;
   `item_profile`: the items in the order they completed, as (items, ms each) segments: the
   items one publication reports done beyond the last took, together, the growth of
   (completed x mean), so each segment is their mean. The simulation gives item k the k-th
