@@ -27,6 +27,7 @@ import pytest
 from replay import parse
 from replay.apps.audit import audit
 from replay.apps.simulate.simulation import simulate
+from replay.parsing.sources import InputError
 from replay.model.bootstrap import read_bootstrap, registry_unread
 from replay.model.pools import POOLS_OPEN, pool_of
 from replay.model.configdir import apply_config
@@ -220,3 +221,13 @@ def test_simulate_on_the_rule_cut_holds_what_the_rm_held_each_cycle():
     truth_ben = next(j for j in records[min(epoch.values())]["jobs"] if j["id"] == 2)
     assert (ben.items, ben.items_done) == (truth_ben["nquestions"], truth_ben["nquestions"] - truth_ben["remaining"])
     assert "as the RM's job table shows it" in ben.note
+
+
+def test_simulate_names_the_work_whose_class_a_cut_never_names():
+    # alike_orders: job 12 (truth: class rsva) is deferred for cat's allotment in every cycle of
+    # the cut, so no line names its class; simulate says which job, not an empty class name
+    folder = FIXTURES / "cuts" / "alike_orders"
+    tables, records = _cut(folder)
+    assert next(j for r in records.values() for j in r["jobs"] if j["id"] == 12)["class"] == "rsva"
+    with pytest.raises(InputError, match=r"never names the class of job\(s\) 12;"):
+        simulate(tables)

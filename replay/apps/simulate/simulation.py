@@ -103,6 +103,11 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     boot = start.boot
     changed = apply_sets(boot, change.sets)
     ctx, workload = log_context(tables, start, workload)
+    unnamed = sorted(w.job_id for w in workload.work if not w.class_name)
+    if unnamed:
+        # e.g. work there before a cut that the RM deferred throughout: no line it wrote names the class
+        raise InputError(f"workload: the log never names the class of job(s) {', '.join(map(str, unnamed))}; "
+                         "simulate needs every work's class")
     missing = sorted({w.class_name for w in workload.work} - {c.name for c in boot.classes})
     if missing:
         raise InputError(f"workload: class(es) {', '.join(missing)} are not defined in the configuration "
