@@ -86,6 +86,11 @@ def test_a_rule_that_matched_nothing_matches_nothing():
     assert p.kinds["rules"] == {"prod-web-.*": MATCHES_NOTHING,
                                 "prod-db-.*|10\\.1\\.2\\.3": "10\\.255\\.0\\.7|host-aaaaaa\\.dom-bbbbbb"}
     assert all(re.fullmatch(MATCHES_NOTHING, s) is None for s in ("", "host-aaaaaa", "prod-web-1"))
+    p.words["n01"] = "host-cccccc"  # a rule that spells one name: that name's pseudonym stands for it
+    rename_rules(p, {"n01": {"n01"}}, Inventory(protected={"rx"}))
+    assert "n01" not in p.kinds["rules"] and "n01" not in p.kept and p.words["n01"] == "host-cccccc"
+    rename_rules(p, {"rx": set()}, Inventory(protected={"rx"}))  # also the name of a nodepool: kept
+    assert "rx" in p.kept and "rx" not in p.words
     pattern = re.compile(p.kinds["rules"]["prod-db-.*|10\\.1\\.2\\.3"])
     assert [s for s in ("host-aaaaaa.dom-bbbbbb", "10.255.0.7", "host-aaaaaaxdom-bbbbbb", "10.255.0.70")
             if pattern.fullmatch(s)] == ["host-aaaaaa.dom-bbbbbb", "10.255.0.7"]

@@ -48,11 +48,13 @@ def rule_matches(tables: Mapping[str, pl.DataFrame], inv: Inventory) -> dict[str
 
 
 def rename_rules(p: Pseudonyms, matches: Mapping[str, set[str]], inv: Inventory) -> None:
-    """Give every rule its pattern in `p` (kind `rules`); a rule that is also a name or a word the
-    log uses otherwise is kept, and said so."""
+    """Give every rule its pattern in `p` (kind `rules`); a rule that is also a word the log uses
+    otherwise is kept, and said so."""
     for rule, found in sorted(matches.items()):
-        if rule in p.words or rule in p.kept or clashes(rule, inv.protected):
-            p.kept[rule] = "a node rule that is also a name or a word the log uses otherwise"
+        if rule in p.words or rule in p.kept:
+            continue  # a name spelt out (`n01`): its own pseudonym, or kept with it, stands for the rule
+        if clashes(rule, inv.protected):
+            p.kept[rule] = "a node rule that is also a word the log uses otherwise (a class, nodepool or keyword)"
             continue
         pseudonyms = sorted({n if n in p.kept else p.words.get(n, n) for n in found})  # as the lines read
         pattern = "|".join(map(_literal, pseudonyms)) if pseudonyms else MATCHES_NOTHING
