@@ -27,8 +27,12 @@ def anonymize_rows(done: Anonymized) -> list[tuple[str, str]]:
             ("  others, with a name in them", f"{lines.rewritten:,} rewritten token by token"),
             ("  others, without one", f"{lines.passed_through:,} passed through")]
     shown = {"hosts": "host names", "short_names": "short host names", "domains": "domains", "ips": "IPs",
-             "users": "users", "jobs": "job names", "files": "paths"}
+             "users": "users", "jobs": "job names", "files": "paths", "rules": "node rules"}
     rows.append(("renamed", ", ".join(f"{len(p.kinds[k]):,} {label}" for k, label in shown.items() if p.kinds[k])))
+    if p.kinds["rules"]:
+        rows.append(("node rules", "each now the pseudonyms of the names and IPs it matched in the log, "
+                     "(?!) (nothing) where it matched none: "
+                     + "; ".join(f"{rule!r} -> {new!r}" for rule, new in p.kinds["rules"].items())))
     if p.kept:
         rows.append(("kept as they are", "; ".join(f"{name!r}: {why}" for name, why in p.kept.items())))
     if p.loose:

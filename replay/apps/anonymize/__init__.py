@@ -6,7 +6,8 @@
 1. Parse the logs (what names a host, a user, a job is the grammar's to say: names.py).
 2. Give every name a pseudonym (mapping.py), searched so that the RM's HashMap orders, which
    rmref replays, stay the same (pseudonyms.py); and every token whose shape names the site
-   (an IP, a path, a host in one of the log's domains) found in any line (rewrite.Shapes).
+   (an IP, a path, a host in one of the log's domains) found in any line (rewrite.Shapes); every
+   node rule, the pseudonyms of what it matched (rules.py).
 3. Rewrite every line token by token (rewrite.py), into OUT as the same files (gzipped where the
    input was); the whole directory appears at once (replay/parsing/outdir.py). OUT is the folder
    meant for sending: the mapping (pseudonym -> name) goes outside it, beside the key
@@ -27,6 +28,7 @@ import polars as pl
 from replay.apps.anonymize.key import load_or_create_key
 from replay.apps.anonymize.mapping import MAPPING_FORMAT, Pseudonyms, pseudonyms_for
 from replay.apps.anonymize.names import config_user, inventory
+from replay.apps.anonymize.rules import rename_rules, rule_matches
 from replay.apps.anonymize.rewrite import (
     LineCounts,
     Rewriter,
@@ -133,8 +135,10 @@ def anonymize(paths: list[str], out: str | Path, key_file: str | Path | None = N
     summary = run(paths, sink, progress=say, lines_to=shapes.add)
     tables = sink.tables()
     say(Progress("choosing pseudonyms"))
-    pseudonyms = pseudonyms_for(inventory(tables), key)
+    inv = inventory(tables)
+    pseudonyms = pseudonyms_for(inv, key)
     shapes.name(pseudonyms)
+    rename_rules(pseudonyms, rule_matches(tables, inv), inv)
     rewriter = Rewriter(pseudonyms)
     with atomic_output_dir(out, force, command="anonymize", inputs=paths) as tmp:
         lines = rewrite_files(sources, tmp, rewriter, unread_lines(tables), say)

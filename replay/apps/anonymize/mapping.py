@@ -4,7 +4,8 @@ Names (hosts, short host names, users, job names) are `<kind>-` plus six charact
 chosen by replay/apps/anonymize/pseudonyms.py (a keyed start, the RM's HashMap buckets kept); a
 fully qualified host keeps its shape, `<host label>.<domain>` -> `host-xxxxxx.dom-yyyyyy`, so its
 short name maps to the first label of its pseudonym, as the RM derives it. IPs become
-`10.255.x.y`, paths `/path-xxxxxx`, bare file names `file-xxxxxx`. The same key gives the same
+`10.255.x.y`, paths `/path-xxxxxx`, bare file names `file-xxxxxx`, a node rule the pseudonyms
+it matched (rules.py). The same key gives the same
 pseudonym to the same name in any log of the site (unless two names compete for one, which the
 2.2e9 candidates make rare).
 """
@@ -18,7 +19,7 @@ import json
 from replay.apps.anonymize.names import Inventory, clashes, split_host
 from replay.apps.anonymize.pseudonyms import Constraint, NodeKey, StringKey, bucket_bits, search
 
-KINDS = ("hosts", "short_names", "domains", "ips", "users", "jobs", "files")
+KINDS = ("hosts", "short_names", "domains", "ips", "users", "jobs", "files", "rules")
 PREFIX = {"hosts": "host-", "short_names": "host-", "users": "user-", "jobs": "job-", "domains": "dom-",
           "files": "file-", "paths": "/path-"}
 MAPPING_FORMAT = "rmreplay-anonymize-mapping/1"

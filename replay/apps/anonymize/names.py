@@ -41,6 +41,7 @@ FREE_TEXT = {("counts", "reason"), ("schedule", "reason"), ("defrag", "detail"),
 
 IPV4 = r"\d{1,3}(?:\.\d{1,3}){3}"  # Python's re and Rust's regex (polars) read it alike
 NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|NaN|Infinity)")
+_COMMENT = re.compile(r'("(?:[^"\\\n]|\\.)*")|//[^\n]*')  # a grammar's comment (a literal kept whole)
 _HOST_COUNT = re.compile(r":\d+$")  # countFreeableMachines lists machines as host:free
 
 
@@ -109,10 +110,13 @@ def inventory(tables: Mapping[str, pl.DataFrame]) -> Inventory:
     inv.hosts = [_HOST_COUNT.sub("", h) for h in _values(tables, HOST_COLUMNS)]
     inv.hosts = list(dict.fromkeys(inv.hosts))
     inv.machines = machine_hosts(tables["nodes"])
+    inv.ips = _values(tables, IP_COLUMNS)
+    # a rule's `match by ip` names the node by its IP in the host column: an IP, not a host
+    not_hosts = set(inv.ips) - set(inv.machines)
+    inv.hosts = [h for h in inv.hosts if h not in not_hosts]
     nodes = tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
     inv.ip_of = dict(nodes.select("host", "ip").iter_rows())  # the first, as the audit takes it (machines/liveness.py)
     inv.short_names = _values(tables, SHORT_COLUMNS)
-    inv.ips = _values(tables, IP_COLUMNS)
     counter_users = tables["rmcounter"].filter(pl.col("descr") == "countUserShares")["entity"]
     inv.users = list(dict.fromkeys([*_values(tables, USER_COLUMNS), *counter_users.drop_nulls().to_list(),
                                     *_users_from_config(tables["config"], tables["classes"])]))
@@ -127,7 +131,9 @@ def inventory(tables: Mapping[str, pl.DataFrame]) -> Inventory:
 @lru_cache(maxsize=1)
 def grammar_words() -> frozenset[str]:
     """Every word the grammar spells out (its literals): the log's own vocabulary."""
-    return frozenset(w for lit in re.findall(r'"([^"\n]+)"', grammar_text()) for w in lit.split())
+    # not the comments' quotes: an example there ("10.0.0.2") is no word of the log's
+    code = _COMMENT.sub(lambda m: m.group(1) or "", grammar_text())
+    return frozenset(w for lit in re.findall(r'"([^"\n]+)"', code) for w in lit.split())
 
 
 def protected_words(tables: Mapping[str, pl.DataFrame]) -> set[str]:
