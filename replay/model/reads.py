@@ -18,8 +18,9 @@ WHERE = ("cycle", "file", "line")
 
 AUDIT_READS: dict[str, tuple[str, ...]] = {
     "cycles": ("cycle", "file", "line", "started", "epoch", "ts_end"),
+    # short_name: a node rule's round names the host by it (replay.model.release, replay.model.conflicts)
     "nodes": (*WHERE, "host", "event", "nodepool", "share_order", "memory_mb", "ip", "job_id", "work_type", "count",
-              "down"),
+              "down", "short_name"),
     "job_caps": (*WHERE, "job_id", "user", "order", "base_cap", "expected_cap", "potential_cap", "actual_cap",
                  "prj_kind", "init_wait"),
     "counts": (*WHERE, "job_id", "class", "shares_given", "order", "policy", "kind", "nodepool", "type_code",
@@ -35,9 +36,10 @@ AUDIT_READS: dict[str, tuple[str, ...]] = {
              "remaining", "init_wait", "max_processes"),
     "job_events": (*WHERE, "job_id", "event", "state_from", "state_to", "total", "remaining", "max_processes",
                    "host", "share_id", "tag"),
-    # the release's message forms (replay.model.release); a class or method with a bad byte, and the
-    # Orchestrator states the RM took before its first loop (replay.model.damage)
-    "messages": ("cls", "method", "level", *WHERE),
+    # the release's message forms (replay.model.release, `text`: getNodepoolByName's `add by rule`, read
+    # only on a log with node rule rounds); a class or method with a bad byte, and the Orchestrator
+    # states the RM took before its first loop (replay.model.damage)
+    "messages": ("cls", "method", "level", *WHERE, "text"),
     "processes": (*WHERE, "job_id", "event", "host", "share_id", "state_from", "state_to", "init_ms",
                   "share_order", "count"),
     "allotments": (*WHERE, "job_id", "kind", "memory_gb", "allotment_gb", "user"),

@@ -67,3 +67,50 @@ def test_divergences_are_explained_from_the_same_columns(name, tmp_path):
     """A divergence's explanation reads more of the log (the RmCounter blocks' weights, wants and gifts)."""
     tables = parse([log_path(name, "rm.log")]).tables
     _same_audit(tables, tmp_path / "t", phases=Phases(how_much=_one_more))
+
+
+RULE_LOGS = ["releases/3.0.0/pool_rule/rm.log.gz", "releases/3.0.0/pool_rule/rm-debug.log.gz",
+             "cuts/rule_taken/rm.log.gz", "cuts/rule_taken/rm-debug.log.gz"]
+
+
+@pytest.mark.parametrize("path", RULE_LOGS)
+def test_node_rule_logs(path, tmp_path):
+    """A node rule's rounds name a host by its short name, and a cut 3.0.0 log is told by a message's
+    text (getNodepoolByName's `add by rule`): the release inferred, and so every decision, are the
+    same on the audit's columns as on every table whole."""
+    log = FIXTURES / path
+    config = read_resources(log.parent / "resources") if (log.parent / "resources").is_dir() else None
+    tables = parse([log]).tables
+    _same_audit(dict(tables), tmp_path / "t", config)
+    # a first, uncached run holds the audit's columns in memory (replay.parsing.pipeline.MemorySink)
+    whole, kept = dict(tables), _audit_columns_only(tables)
+    if config:
+        whole.update(config)
+        kept.update(config)
+    assert audit(kept).report() == audit(whole).report()
+
+
+def _audit_columns_only(tables: dict) -> dict:
+    """The tables as a first run holds them for an audit: only the columns `audit_columns` lists."""
+    return {name: tables[name].select(cols) for name, cols in audit_columns().items() if name in tables}
+
+
+def test_config_conflicts_on_the_audit_columns(tmp_path):
+    """--config's node files and rules are weighed against the log's mapping on the audit's columns
+    (a cached parse) as on every table whole: no conflict under 3.0.0, whose last rule's pool takes
+    the hosts no rule matches, as the real RM did (truth.jsonl: every host in rx)."""
+    from replay.model.conflicts import conflicts
+    from rmref.behaviours import for_release
+
+    tables = parse([FIXTURES / "cuts/rule_taken/rm.log.gz"]).tables
+    sink = ParquetSink(tmp_path / "t")
+    sink.add(tables)
+    sink.close()
+    lazy = ParquetTables(tmp_path / "t", audit_columns())
+    config = read_resources(FIXTURES / "cuts/rule_taken/resources")
+    for release, expected in (("3.0.0", []), ("trunk", None)):
+        whole = conflicts(tables, config, for_release(release))
+        assert conflicts(lazy, config, for_release(release)) == whole
+        assert conflicts(_audit_columns_only(tables), config, for_release(release)) == whole
+        if expected is not None:
+            assert whole == expected
