@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from replay.parsing import boot_scan, fast
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, MULTILINE, TARGETS
@@ -18,7 +19,9 @@ from replay.parsing.sectioned import FAMILY as SECTIONS
 from replay.parsing.sectioned import with_sections
 from replay.parsing.scan import (RecordArrays, fill_rows, occupancy_rows, occupancy_scan, rmcounter_at,
                                  rmcounter_rows, schedule_rows, schedule_scan, section_rows)
+from replay.parsing.arrays import numeric
 from replay.parsing.scanned import header_strings, with_strings, word_column
+from replay.parsing.tables import series_from_arrow
 from replay.parsing import columns_text
 from replay.parsing.columns import Unframed, compiled_buckets, frames_of
 from replay.parsing.columns_expansions import merged_rows
@@ -60,8 +63,9 @@ def parse_families(
                                         pl.lit(" with a body of no known shape"))))
     assembled: frozenset[str] = frozenset()
     rest = codes >= 0  # the records still to read
+    cols = RecordArrays.of(records) if engine == "fast" and recs.blocks and "_bs" in records.columns else None
     if engine == "fast" and recs.blocks:
-        assembled, raw, taken = _scanned(records, recs, buckets)
+        assembled, raw, taken = _scanned(records, recs, buckets, codes, cols)
         rest &= ~taken & ~_by_code(list(assembled))[codes]
     at = np.flatnonzero(rest)
     # the bodies of the records still to read (the scanner's records carry none: built for these only)
@@ -69,9 +73,7 @@ def parse_families(
     if kept is not None:  # the messages table typed in C: no body, no frame
         raw.setdefault(columns_text.BUCKET, []).append(kept)
         at = at[~generic]
-    parts = _partition(records, recs, at, codes[at])
-    if GENERIC in parts:
-        buckets.setdefault("messages", []).append(full_bodies(parts.pop(GENERIC), recs.continuations))
+    parts = _partition(records, recs, at, codes[at], cols)
     if "jobs" in raw and SECTIONS in parts:  # the DEBUG schedule's rows join the jobs typed in C
         joined = with_sections(raw["jobs"], parts[SECTIONS], recs.continuations, recs.blocks)
         if joined is not None:
@@ -79,6 +81,9 @@ def parse_families(
             del parts[SECTIONS]
     if engine == "fast" and recs.blocks:
         _take_unframed(parts, recs, raw, records)  # all the chunk's records: the positions fill_rows' rows are in
+    parts = {family: _worded(part, recs, family) for family, part in parts.items()}  # what the text readers get
+    if GENERIC in parts:
+        buckets.setdefault("messages", []).append(full_bodies(parts.pop(GENERIC), recs.continuations))
     for family, (rows, failed) in _family_rows(parts, recs, engine).items():
         if failed.height:  # (rec, reason): the grammar's own error message
             unparsed.append(failed)
@@ -93,19 +98,19 @@ def parse_families(
     return buckets, unparsed, raw
 
 
-def _scanned(records: pl.DataFrame, recs: Records,
-             buckets: dict[str, list[pl.DataFrame]]) -> tuple[frozenset[str], dict[str, list[Unframed]], np.ndarray]:
+def _scanned(records: pl.DataFrame, recs: Records, buckets: dict[str, list[pl.DataFrame]], codes: np.ndarray,
+             cols: RecordArrays | None) -> tuple[frozenset[str], dict[str, list[Unframed]], np.ndarray]:
     """The records the compiled scanner reads whole: the RmCounter blocks, then every templated
     family in one pass (their rows framed into `buckets`, or unframed for the compiled tables);
-    (the families assembled whole, the unframed rows by bucket, which records the templates took)."""
+    (the families assembled whole, the unframed rows by bucket, which records the templates took).
+    `codes`: the records' family codes; `cols`: their columns as numpy (None: no body spans)."""
     assembled: frozenset[str] = frozenset()
     own: dict[str, list[Unframed]] = {}  # the compiled readers' rows the assembly types in C (columns_schedule)
-    cols = RecordArrays.of(records) if "_bs" in records.columns else None
-    rmc = np.flatnonzero(_RMCOUNTER[records["_code"].to_numpy()])
+    rmc = np.flatnonzero(_RMCOUNTER[codes])
     if "_rmcounter_rows" in compiled_buckets():
         got = rmcounter_at(cols, rmc, recs.blocks) if cols is not None else None
         if got is not None:
-            rec = pl.Series("rec", records["rec"].to_numpy()[rmc], dtype=pl.UInt32)
+            rec = pl.Series("rec", cols.rec[rmc], dtype=pl.UInt32) if cols is not None else None
             own["_rmcounter_rows"] = [BlockRows("_rmcounter_rows", got[0], got[1], rec)]
             assembled = frozenset(_RMCOUNTER_FAMILIES)
     elif (ready := rmcounter_rows(records[rmc], recs.blocks)) is not None:
@@ -118,17 +123,24 @@ def _scanned(records: pl.DataFrame, recs: Records,
     return assembled, {**{b: list[Unframed](rows) for b, rows in fill_raw.items()}, **own}, taken
 
 
-def _partition(records: pl.DataFrame, recs: Records, at: np.ndarray, codes: np.ndarray) -> dict[str, pl.DataFrame]:
+def _partition(records: pl.DataFrame, recs: Records, at: np.ndarray, codes: np.ndarray,
+               cols: RecordArrays | None = None) -> dict[str, pl.DataFrame]:
     """The records at positions `at` (`codes`: their family codes) with the columns the family paths
     read (_SLIM; the body built for these only), one frame per family in the order each first
-    appears, each in log order: one gather, then slices (polars' partition_by is a query)."""
+    appears, each in log order: one gather, then slices (polars' partition_by is a query). With
+    the records' columns as numpy (`cols`) and every record spanned in a block, the frames hold the
+    numbers only (_SPANNED): the compiled readers read no more, and `_worded` adds the text columns
+    to the families left for the text readers."""
     if not at.size:
         return {}
     order = np.argsort(codes, kind="stable")  # a family's records together, in log order
     at, codes = at[order], codes[order]
-    frame = _slim(records, at, codes)
-    if "body" not in records.columns:
-        frame.insert_column(2, header_strings(recs, records["rec"].to_numpy()[at], ["body"])[0])
+    if cols is not None and "body" not in records.columns and cols.spanned[at].all() and cols.piece[at].min() >= 0:
+        frame = _spanned(cols, at)
+    else:
+        frame = _slim(records, at, codes)
+        if "body" not in records.columns:
+            frame.insert_column(2, header_strings(recs, records["rec"].to_numpy()[at], ["body"])[0])
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     ends = np.r_[starts[1:], len(codes)]
     parts = {}
@@ -137,15 +149,41 @@ def _partition(records: pl.DataFrame, recs: Records, at: np.ndarray, codes: np.n
     return parts
 
 
+# the columns of a part the compiled readers read (the records' numbers and their body spans), as
+# replay.parsing.scanned types them
+_SPANNED = {"rec": pa.uint32(), "_piece": pa.uint16(), "_bs": pa.int32(), "_be": pa.int32()}
+
+
+def _spanned(cols: RecordArrays, at: np.ndarray) -> pl.DataFrame:
+    """The _SPANNED columns of the records at positions `at`, from their numpy columns (none null):
+    Arrow arrays over numpy takes, handed to polars without a copy."""
+    values = {"rec": cols.rec, "_piece": cols.piece, "_bs": cols.starts, "_be": cols.ends}
+    return pl.DataFrame([series_from_arrow(numeric(kind, values[name][at].astype(kind.to_pandas_dtype(), copy=False)))
+                         .alias(name) for name, kind in _SPANNED.items()])
+
+
+def _worded(part: pl.DataFrame, recs: Records, family: str) -> pl.DataFrame:
+    """`part` (one family's records) with the text columns the regex, handler and grammar paths read
+    (`family`, `body`), as `_slim` lays them out, where `_partition` left them out."""
+    if "body" in part.columns:
+        return part
+    body = header_strings(recs, part["rec"].to_numpy(), ["body"])[0]
+    named = word_column("family", np.full(part.height, FAMILY_CODE[family] + 1), _NAMED)
+    return part.select("rec").hstack([named, body, *part.select(list(_SPANNED)[1:])])
+
+
 def _slim(records: pl.DataFrame, at: np.ndarray, codes: np.ndarray) -> pl.DataFrame:
     """The _SLIM columns of the records at positions `at` (`codes`: their family codes): numpy takes
     and the family names by code (as routing.route names them), not a polars gather, which runs on
     polars' thread pool and costs a chunk 1-10 ms on a busy machine; a gather where a column has
     nulls or text (the polars path's records)."""
-    cols = [c for c in _SLIM if c in records.columns]
+    cols = [c for c in _SLIM if c in records.columns or c == "family"]
     numbers = [c for c in cols if c != "family"]
-    if "family" not in cols or "body" in cols or any(records[c].null_count() for c in numbers):
-        return records[at, cols]
+    if "body" in cols or any(records[c].null_count() for c in numbers):
+        frame = records[at, [c for c in cols if c in records.columns]]
+        if "family" not in records.columns:  # routed without the names (pipeline): a family's name by its code
+            frame.insert_column(1, word_column("family", codes + 1, _NAMED))
+        return frame
     taken = {c: pl.Series(c, records[c].to_numpy()[at], dtype=records.schema[c]) for c in numbers}
     return pl.DataFrame([word_column("family", codes + 1, _NAMED) if c == "family" else taken[c] for c in cols])
 
@@ -159,6 +197,8 @@ def _take_unframed(parts: dict[str, pl.DataFrame], recs: Records, raw: dict[str,
     unframed in `raw` for their tables typed in C (replay.parsing.columns_schedule, columns_expansions)
     and taken out of `parts` (`whole`: the chunk's records, as `fill_rows` numbers them)."""
     compiled = compiled_buckets()
+    if "pool_tables" in parts:  # its reader checks the body's text
+        parts["pool_tables"] = _worded(parts["pool_tables"], recs, "pool_tables")
     if "do_expansion" in parts and "expansions" in compiled:
         merged = merged_rows(parts["do_expansion"], recs.blocks, raw.get("expansions"), whole)
         if merged is not None:
