@@ -36,7 +36,7 @@ from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
 from replay.parsing.assemble import Carry, ChunkCarry, assemble_chunk, assemble_final, compact, stitch
 from replay.parsing.tables import SCHEMAS, Frame
-from replay.parsing.routing import route
+from replay.parsing.routing import named, route
 from replay.parsing.family_rows import parse_families
 from replay.parsing.outdir import submitted
 
@@ -251,7 +251,7 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     else:
         lines = split_lines(chunk.pieces)
         recs = find_records(lines, "lark" if engine == "lark" else "fast")
-    records = route(recs.records, recs)
+    records = route(recs.records, recs, names=False)  # the family names: for the few rows that read them
     damaged = damaged_records(chunk, lines, records, recs)
     trusted = records.filter(~pl.col("rec").is_in(damaged["rec"].implode())) if damaged.height else records
     buckets, unparsed, raw = parse_families(trusted, recs, engine)
@@ -291,7 +291,7 @@ def _unexpected(records: pl.DataFrame, recs: Records, hit: np.ndarray, read: boo
         cont = cont.filter(pl.col("text").str.strip_chars() != "")
     if not cont.height:
         return _NOTHING_UNEXPECTED
-    part = records.filter(pl.col("rec").is_in(cont["rec"].implode()))
+    part = named(records.filter(pl.col("rec").is_in(cont["rec"].implode())))
     return unexpected_continuations(with_strings(recs, part, ["cls", "method"]), cont)
 
 

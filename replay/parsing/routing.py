@@ -12,8 +12,9 @@ from replay.parsing.scan import UNDECIDED
 from replay.parsing.scanned import with_strings, word_column
 
 
-def route(records: pl.DataFrame, recs: Records | None = None) -> pl.DataFrame:
-    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and its code `_code`.
+def route(records: pl.DataFrame, recs: Records | None = None, names: bool = True) -> pl.DataFrame:
+    """Add `family` (grammar rule, GENERIC, or null = known method, unknown body) and its code `_code`
+    (`names` False: the code only; `named` adds the names to the rows that read them).
 
     The compiled scanner routes most records itself (`_fam`); the rest go through `_route_polars`
     (the text columns it reads built for them only, from `recs`). When the scanner decided every
@@ -29,7 +30,15 @@ def route(records: pl.DataFrame, recs: Records | None = None) -> pl.DataFrame:
         codes = codes.copy()
         part = records[todo.tolist()] if todo.size < records.height else records
         codes[todo] = _route_polars(part if recs is None else with_strings(recs, part, ["cls", "method", "body"]))
-    return records.hstack([word_column("family", codes + 1, _FAMILIES), pl.Series("_code", codes, dtype=pl.Int32)])
+    code = pl.Series("_code", codes, dtype=pl.Int32)
+    return records.hstack([word_column("family", codes + 1, _FAMILIES), code] if names else [code])
+
+
+def named(records: pl.DataFrame) -> pl.DataFrame:
+    """Routed `records` with `family`, the name of each one's `_code`, where `route` left it out."""
+    if "family" in records.columns:
+        return records
+    return records.hstack([word_column("family", records["_code"].to_numpy() + 1, _FAMILIES)])
 
 
 _FAMILIES = (None, *FAMILY_NAMES)  # `family` by code + 1 (code -1, no family: null)
