@@ -76,3 +76,27 @@ def test_the_slim_columns_taken_in_numpy_are_polars_gather_row_for_row():
     polars_recs = find_records(split_lines([Piece(0, 1, text.encode())]))
     slow = route(polars_recs.records)
     assert_frame_equal(_slim(slow, at, codes), slow[at, [c for c in _SLIM if c in slow.columns]], check_exact=True)
+
+
+@pytest.mark.skipif(not COMPILED, reason="the compiled scanner is not built")
+def test_a_partition_of_numbers_and_spans_gains_the_text_columns_the_text_readers_read():
+    # the compiled readers read a record's number and body span only: with the chunk's numpy
+    # columns the parts hold those, and `_worded` gives each family the layout of the reference
+    # partition (its names and bodies read off the lines above)
+    from replay.parsing.family_rows import _worded
+    from replay.parsing.scan import RecordArrays
+
+    text = _text([_FILLER, _PLACE, _FILLER, _SENT, _PLACE, _FILLER])
+    _, recs = scan_records([Piece(0, 1, text.encode())])
+    records = route(recs.records, recs, names=False)
+    assert "family" not in records.columns
+    at = np.arange(records.height)[1:]
+    codes = records["_code"].to_numpy()[at]
+    spanned = _partition(records, recs, at, codes, RecordArrays.of(records))
+    assert {f: p.columns for f, p in spanned.items()} == {f: ["rec", "_piece", "_bs", "_be"] for f in spanned}
+    reference = _partition(route(recs.records, recs), recs, at, codes)
+    assert list(spanned) == list(reference) == ["connect_share", "message", "schedule_sent"]
+    for family, part in spanned.items():
+        assert_frame_equal(_worded(part, recs, family), reference[family], check_exact=True)
+    assert _worded(spanned["connect_share"], recs, "connect_share")["family"].to_list() == ["connect_share"] * 2
+    assert _worded(spanned["message"], recs, "message")["body"].to_list() == ["some text", "some text"]
