@@ -13,8 +13,9 @@ def lines(data: Data, /) -> tuple[int, bytes, bytes]:
 def chunk(blocks: tuple[Data, ...], files: tuple[int, ...], first_lines: tuple[int, ...], methods: tuple[bytes, ...],
           classes: bytes, table: Any, generic: int, /) -> dict[str, Any] | None:
     """A chunk's lines, records, continuation lines and orphans as buffers (csrc/chunk.c), with the
-    rows of the lines it took for continuation lines unsure ("maybe"), or None: a timestamp or
-    number the scanner leaves to polars."""
+    rows of the lines it took for continuation lines unsure ("maybe") and of the continuation lines
+    that begin with a date ("c_stamped"), the records per family code + 2 ("fam_counts", int64), or
+    None: a timestamp or number the scanner leaves to polars."""
 
 def views(data: Data, starts: Int32s, ends: Int32s, /) -> bytes:
     """One 16-byte Arrow string view per int32 (start, end)."""

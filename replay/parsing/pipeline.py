@@ -22,7 +22,6 @@ from typing import Protocol
 import numpy as np
 import polars as pl
 
-from replay.parsing.families import FAMILY_NAMES
 from replay.parsing.chunks import Chunk, stream_chunks
 from replay.parsing.records import Records, find_records, split_lines
 from replay.parsing.compiled import COMPILED
@@ -36,7 +35,7 @@ from replay.parsing.sources import Source, unpacked_size
 from replay.progress import OnProgress, Progress, quiet
 from replay.parsing.assemble import Carry, ChunkCarry, assemble_chunk, assemble_final, compact, stitch
 from replay.parsing.tables import SCHEMAS, Frame
-from replay.parsing.routing import named, route
+from replay.parsing.routing import family_counts, named, route
 from replay.parsing.family_rows import parse_families
 from replay.parsing.outdir import submitted
 
@@ -264,11 +263,10 @@ def _parse_chunk(chunk: Chunk, engine: str, names: list[str], keep_lines: bool) 
     if unparsed_frame is None:
         unparsed.append(_unexpected(trusted, recs, hit, read))
         unparsed_frame = unparsed_table(unparsed, lines.frame, records, recs.continuations, names, chunk.last)
-    counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
-    families = {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}
+    families = family_counts(records, recs)
     first_ts, last_ts = first_last_stamps(recs)
     kept = lines.frame.select("file", "line", "text") if keep_lines else None
-    line_count, bad_utf8_lines = lines.frame.height, lines.bad_utf8_lines
+    line_count, bad_utf8_lines = lines.height, lines.bad_utf8_lines
     # what the assembly does not read goes before it: the chunk's memory peaks there
     del lines, unparsed, damaged, trusted, hit
     # the scanner's records carry no header text: the tables build the columns they read, for their rows

@@ -7,7 +7,9 @@ engine "polars", and "fast" where the compiled scanner of replay/parsing/scan.py
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -22,10 +24,23 @@ TS_FORMAT = "%d %b %Y %H:%M:%S,%3f"
 
 @dataclass(frozen=True)
 class Lines:
-    """Every input line: file index, 1-based line number, text (newline removed)."""
+    """Every input line: file index, 1-based line number, text (newline removed). `built`: the
+    frame, or what builds it on its first read (the compiled scan's chunks, where nearly every
+    chunk reads only how many lines it has: `count`; -1, the frame's height)."""
 
-    frame: pl.DataFrame  # file: u16, line: u32, text: str
+    built: pl.DataFrame | Callable[[], pl.DataFrame]  # file: u16, line: u32, text: str
     bad_utf8_lines: int
+    count: int = -1
+
+    @cached_property
+    def frame(self) -> pl.DataFrame:
+        """The lines as a frame (file, line, text, and the scanner's spans where it read them)."""
+        return self.built if isinstance(self.built, pl.DataFrame) else self.built()
+
+    @property
+    def height(self) -> int:
+        """How many lines."""
+        return self.count if self.count >= 0 else self.frame.height
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import polars as pl
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, GENERIC, ROUTES
 from replay.parsing.records import Records
 from replay.parsing.scan import UNDECIDED
-from replay.parsing.scanned import with_strings, word_column
+from replay.parsing.scanned import Scanned, with_strings, word_column
 
 
 def route(records: pl.DataFrame, recs: Records | None = None, names: bool = True) -> pl.DataFrame:
@@ -78,3 +78,16 @@ def _prefix_match(texts: pl.Series, prefix: str) -> pl.Series:
     if prefix.startswith("^") and not _REGEX_SYNTAX.intersection(prefix[1:]):
         return texts.str.starts_with(prefix[1:])
     return texts.str.contains(prefix)
+
+
+def family_counts(records: pl.DataFrame, recs: Records) -> dict[str, int]:
+    """Records per family name ("None": of no family) of the routed `records` (every record of
+    `recs`): as `_scan.chunk` counted them while it routed, when it decided every record; else
+    counted from `_code`."""
+    per = recs.counts if isinstance(recs, Scanned) else None
+    if per is not None and not per[0]:  # none left to polars: the scanner's codes are the routes
+        counts = np.zeros(len(FAMILY_NAMES) + 1, dtype=np.int64)
+        counts[:len(per) - 1] = per[1:]
+    else:
+        counts = np.bincount(records["_code"].to_numpy() + 1, minlength=len(FAMILY_NAMES) + 1)
+    return {str(FAMILY_NAMES[c - 1]) if c else "None": int(n) for c, n in enumerate(counts.tolist()) if n}

@@ -161,10 +161,15 @@ class Scanned(Records):
     """The scanner's records: `records` holds no text column of the headers (only numbers and
     spans); `with_strings` builds the columns a reader asks for, from `heads` (per record, the
     scanner's int32 line spans, `replay/parsing/csrc/lines.c`) and `blocks`; `pieces`: per record,
-    its block (the `_piece` column as numpy)."""
+    its block (the `_piece` column as numpy); `stamped`: the rows of `continuations` that begin with
+    a date (records.STAMPED), as `_scan.chunk` found them (None: not known); `counts`: the records
+    per family code + 2 as `_scan.chunk` routed them (first those it left to polars, then those of
+    no family; None: not counted)."""
 
     heads: np.ndarray | None = None
     pieces: np.ndarray | None = None
+    stamped: np.ndarray | None = None
+    counts: np.ndarray | None = None
 
 
 # the text columns `with_strings` builds (tid is read as a number, as the polars path casts it)
@@ -377,9 +382,14 @@ def _whole_chunk(pieces: list[Piece]) -> tuple[Lines, Records] | None:
     col = partial(_buffer_column, got)
     text: Callable[[int, str], pl.Series] = lambda rows, key: _text_column(  # noqa: E731
         "text", np.frombuffer(got[key], dtype=np.int32).reshape(rows, 4), blocks)
-    lines = pl.DataFrame([col("file", pa.uint16(), n, "l_file"), col("line", pa.uint32(), n, "l_line"),
-                          text(n, "l_views"), col("_s", pa.int32(), n, "l_s"), col("_e", pa.int32(), n, "l_e"),
-                          col("_piece", pa.uint16(), n, "l_piece")])
+    kept = {key: got[key] for key in ("l_file", "l_line", "l_views", "l_s", "l_e", "l_piece")}
+    line_col = partial(_buffer_column, kept)
+    # the lines' frame, built when read (a damaged or unparsed line, --keep-lines): most chunks never do
+    lines: Callable[[], pl.DataFrame] = lambda: pl.DataFrame([  # noqa: E731
+        line_col("file", pa.uint16(), n, "l_file"), line_col("line", pa.uint32(), n, "l_line"),
+        _text_column("text", np.frombuffer(kept["l_views"], dtype=np.int32).reshape(n, 4), blocks),
+        line_col("_s", pa.int32(), n, "l_s"), line_col("_e", pa.int32(), n, "l_e"),
+        line_col("_piece", pa.uint16(), n, "l_piece")])
     records = pl.DataFrame([
         _column("rec", pa.uint32(), np.arange(r, dtype=np.uint32)),
         col("file", pa.uint16(), r, "r_file"), col("line", pa.uint32(), r, "r_line"),
@@ -394,10 +404,16 @@ def _whole_chunk(pieces: list[Piece]) -> tuple[Lines, Records] | None:
         col("_s", pa.int32(), c, "c_s"), col("_e", pa.int32(), c, "c_e"),
     ])
     orphans = pl.DataFrame([col("file", pa.uint16(), o, "o_file"), col("line", pa.uint32(), o, "o_line"),
-                            text(o, "o_views")])
+                            text(o, "o_views")]) if o else _NO_ORPHANS  # every chunk but a log's first: none
     heads = np.frombuffer(got["heads"], dtype=np.int32).reshape(r, 17)
-    return Lines(lines, 0), Scanned(records, continuations, orphans, blocks, heads,
-                                    np.frombuffer(got["r_piece"], dtype=np.uint16))
+    return Lines(lines, 0, n), Scanned(records, continuations, orphans, blocks, heads,
+                                    np.frombuffer(got["r_piece"], dtype=np.uint16),
+                                    np.frombuffer(got["c_stamped"], dtype=np.int32),
+                                    np.frombuffer(got["fam_counts"], dtype=np.int64))
+
+
+# shared: nothing mutates a frame
+_NO_ORPHANS = pl.DataFrame(schema={"file": pl.UInt16, "line": pl.UInt32, "text": pl.String})
 
 
 def _no_header_among(blocks: tuple[Bytes, ...], got: dict[str, Any], n: int, maybe: np.ndarray) -> bool:

@@ -19,7 +19,7 @@ from replay.parsing import columns_text
 from replay.parsing.families import FAMILY_CODE, FAMILY_NAMES, MULTILINE
 from replay.parsing.records import STAMPED
 from replay.parsing.records import Records as Scan
-from replay.parsing.scanned import with_strings
+from replay.parsing.scanned import Scanned, with_strings
 from replay.parsing.unparsed import line_cycles
 
 # per family code (-1, no family, last): whether its records are single-line (a table, not np.isin's sort)
@@ -31,12 +31,16 @@ def unexpected_lines(records: pl.DataFrame, recs: Scan) -> tuple[np.ndarray, boo
     """The rows of `recs.continuations` inside single-line records of `records` or beginning with a
     date (records.STAMPED) inside any of them, and whether the blank ones are left out already
     (read from spans, `columns_text.blank_lines`; else the reference's strip_chars decides)."""
-    single = np.zeros(recs.records.height, dtype=bool)  # by record number (`records` may lack the damaged)
-    kept = np.zeros(recs.records.height, dtype=bool)
-    rec = records["rec"].to_numpy()
-    single[rec], kept[rec] = _SINGLE[records["_code"].to_numpy()], True
     owner = recs.continuations["rec"].to_numpy()
-    hit = np.flatnonzero(single[owner] | (kept[owner] & stamped(recs)))
+    codes = records["_code"].to_numpy()
+    if records.height == recs.records.height:  # every record: a record's number is its row
+        hit = np.flatnonzero(_SINGLE[codes][owner] | stamped(recs))
+    else:  # by record number (`records` lacks the damaged)
+        single = np.zeros(recs.records.height, dtype=bool)
+        kept = np.zeros(recs.records.height, dtype=bool)
+        rec = records["rec"].to_numpy()
+        single[rec], kept[rec] = _SINGLE[codes], True
+        hit = np.flatnonzero(single[owner] | (kept[owner] & stamped(recs)))
     blank = columns_text.blank_lines(recs, hit) if hit.size else None
     return (hit, False) if blank is None else (hit[~blank], True)
 
@@ -46,6 +50,10 @@ def stamped(recs: Scan) -> np.ndarray:
     the scanner's records, from their bytes (the few that begin with a digit are checked; a
     third of the regex's time, and no polars query per chunk)."""
     cont = recs.continuations
+    if isinstance(recs, Scanned) and recs.stamped is not None:  # found by `_scan.chunk` as it stitched them
+        out = np.zeros(cont.height, dtype=bool)
+        out[recs.stamped] = True
+        return out
     spanned = {"_s", "_e", "_piece"} <= set(cont.columns) and not cont["_s"].null_count() + cont["_piece"].null_count()
     if "text" in cont.columns and not spanned:
         return cont["text"].str.contains(STAMPED).to_numpy()

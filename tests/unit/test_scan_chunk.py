@@ -4,6 +4,8 @@ and the lines it leaves to the piece by piece path."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -13,7 +15,7 @@ from polars.testing import assert_frame_equal
 from replay.parsing.chunks import Piece
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.records import Records, find_records, split_lines
-from replay.parsing.routing import route
+from replay.parsing.routing import family_counts, route
 from replay.parsing.scanned import Scanned, _whole_chunk, full_records, scan_records
 
 
@@ -145,3 +147,23 @@ def test_whole_chunks_are_the_polars_paths(files):
         return  # a continuation line that starts with a date: the general regex decides (the test above)
     assert got is not None
     _assert_polars_path(pieces)
+
+
+def test_the_chunk_counts_its_records_per_family_as_it_routes_them():
+    # worked from the lines: three generic messages, two connectShare records of the placement's
+    # shape, one of no known shape (a record of no family), one "Schedule sent"
+    place = ("NodePool", "7", "connectShare", "share h1.3 order 2 machine h1 false 4 2 2 8192 <none>")
+    odd = ("NodePool", "7", "connectShare", "no such shape")
+    sent = ("JobManagerConverter", "N/A", "createState", "Schedule sent to Orchestrator")
+    filler = ("Filler", "N/A", "pad", "some text")
+    rows = [filler, place, odd, sent, place, filler, filler]
+    pieces = _pieces((1, [_header(jid, "19", method, body, cls, f"01 Jan 2015 00:00:0{i},000")
+                          for i, (cls, jid, method, body) in enumerate(rows)]))
+    scanned = _whole_chunk(pieces)
+    assert scanned is not None
+    recs = scanned[1]
+    assert isinstance(recs, Scanned) and recs.counts is not None  # counted by the compiled call
+    want = {"message": 3, "connect_share": 2, "None": 1, "schedule_sent": 1}
+    records = route(recs.records, recs, names=False)
+    assert family_counts(records, recs) == want
+    assert family_counts(records, replace(recs, counts=None)) == want  # from the routes' codes

@@ -15,7 +15,8 @@ from replay.parsing.chunks import Piece
 from replay.parsing.families import FAMILY_CODE, GENERIC
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.pipeline import parse
-from replay.parsing.scanned import filled, first_last_stamps, full_records, scan_records, with_strings, word_column
+from replay.parsing.scanned import (Scanned, filled, first_last_stamps, full_records, scan_records, with_strings,
+                                    word_column)
 from replay.parsing.unparsed import line_cycles
 
 
@@ -217,8 +218,8 @@ def test_valid_non_ascii_text_keeps_the_readers_bytes():
 
 def test_continuation_lines_that_begin_with_a_date_are_found_from_their_bytes():
     # worked from the lines: a continuation line counts as stamped when its first 12 characters are
-    # "DD Mon YYYY " (records.STAMPED); the scanner's continuations are read from their spans, the
-    # same answer as the regex over their text
+    # "DD Mon YYYY " (records.STAMPED); `_scan.chunk` lists them as it stitches them, and the
+    # scanner's continuations read from their spans give the same answer as the regex over their text
     from dataclasses import replace
 
     from replay.parsing.unparsed_typed import stamped
@@ -229,6 +230,8 @@ def test_continuation_lines_that_begin_with_a_date_are_found_from_their_bytes():
     _, recs = scan_records([Piece(0, 1, ("\n".join(lines) + "\n").encode())])
     expected = [True, False, False, False, False, False, False, True, False, False]
     assert "_s" in recs.continuations.columns
+    assert isinstance(recs, Scanned) and recs.stamped is not None  # the chunk's one compiled call listed them
     assert stamped(recs).tolist() == expected
-    text_only = replace(recs, continuations=recs.continuations.select("rec", "file", "line", "text"))
+    assert stamped(replace(recs, stamped=None)).tolist() == expected  # from the spans
+    text_only = replace(recs, continuations=recs.continuations.select("rec", "file", "line", "text"), stamped=None)
     assert stamped(text_only).tolist() == expected  # the regex over the text: the reference

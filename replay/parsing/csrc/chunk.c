@@ -98,7 +98,8 @@ static Py_ssize_t validity(const uint8_t *st, Py_ssize_t n, uint8_t *bits)
 
 /* the scan itself, without the GIL: 1 done, 0 a line or value the Python path reads, -1 out of memory */
 static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods *methods, const uint8_t *classes,
-                      int generic, Out *o, I32s *maybe, Py_ssize_t *dims, Py_ssize_t *nulls)
+                      int generic, Out *o, I32s *maybe, I32s *stamped, int64_t **counts, Py_ssize_t *dims,
+                      Py_ssize_t *nulls)
 {
     Py_ssize_t n = 0, r = 0, first = -1;
     uint8_t *kind = NULL, *jst = NULL, *tst = NULL;
@@ -163,6 +164,11 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
             o->c_file[ci] = o->l_file[i], o->c_piece[ci] = o->l_piece[i], o->c_line[ci] = o->l_line[i];
             o->c_s[ci] = o->l_s[i], o->c_e[ci] = o->l_e[i];
             memcpy(o->c_views + 16 * ci, o->l_views + 16 * i, 16);
+            /* a date-led line is never K_CONT (lines.c): only the lines Python checks again need the test */
+            if (kind[i] == K_MAYBE && has_date_prefix((const char *)parts[o->l_piece[i]].buf.buf + o->l_s[i],
+                                                      o->l_e[i] - o->l_s[i])
+                && !i32_push(stamped, (int32_t)ci))
+                goto done;
             ci++;
         }
     }
@@ -177,6 +183,15 @@ static int scan_parts(Part *parts, Py_ssize_t np, Router *router, const Methods 
         }
         route_heads(router, pt->buf.buf, pt->buf.len, head, pt->heads, generic, o->fam + h);
     }
+    /* the records per family code + 2 (R_UNDECIDED first, then no family): the chunk's family counts */
+    int32_t top = -1;
+    for (Py_ssize_t i = 0; i < r; i++)
+        top = o->fam[i] > top ? o->fam[i] : top;
+    dims[4] = (Py_ssize_t)top + 3;
+    if (!(*counts = PyMem_RawCalloc((size_t)dims[4], sizeof(int64_t))))
+        goto done;
+    for (Py_ssize_t i = 0; i < r; i++)
+        (*counts)[o->fam[i] + 2]++;
     for (Py_ssize_t i = 0; i < r; i++) {
         if (jst[i] == N_UNDECIDED || tst[i] == N_UNDECIDED) {
             ok = 0;
@@ -202,6 +217,8 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
     Methods m;
     Out o;
     I32s maybe = {NULL, 0, 0};  /* the rows of the K_MAYBE lines */
+    I32s stamped = {NULL, 0, 0};  /* the continuation lines that begin with a date (records.STAMPED) */
+    int64_t *counts = NULL;  /* the records per family code (scan_parts) */
     memset(&o, 0, sizeof o);
     if (!PyArg_ParseTuple(args, "O!O!O!O!y#Oi", &PyTuple_Type, &blocks, &PyTuple_Type, &files, &PyTuple_Type,
                           &firsts, &PyTuple_Type, &methods, &classes, &nclasses, &table, &generic))
@@ -234,9 +251,10 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
         }
         parts[p].file = (int)file, parts[p].first = (uint32_t)line;
     }
-    Py_ssize_t dims[4] = {0}, nulls[2] = {0};
+    Py_ssize_t dims[5] = {0}, nulls[2] = {0};
     Py_BEGIN_ALLOW_THREADS  /* the blocks are held and the router is plain memory: nothing Python is touched */
-    got = scan_parts(parts, np, router, &m, (const uint8_t *)classes, generic, &o, &maybe, dims, nulls);
+    got = scan_parts(parts, np, router, &m, (const uint8_t *)classes, generic, &o, &maybe, &stamped, &counts, dims,
+                     nulls);
     Py_END_ALLOW_THREADS
     if (got < 0) {
         PyErr_NoMemory();
@@ -272,12 +290,23 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
         }
         Py_DECREF(buf);
     }
-    PyObject *rows = owned_vector((void **)&maybe.v, maybe.n * (Py_ssize_t)sizeof(int32_t));
-    if (!rows || PyDict_SetItemString(dict, "maybe", rows) < 0) {
-        Py_XDECREF(rows), Py_DECREF(dict);
+    I32s *lists[] = {&maybe, &stamped};
+    static const char *list_names[] = {"maybe", "c_stamped"};
+    for (int i = 0; i < 2; i++) {
+        PyObject *rows = owned_vector((void **)&lists[i]->v, lists[i]->n * (Py_ssize_t)sizeof(int32_t));
+        if (!rows || PyDict_SetItemString(dict, list_names[i], rows) < 0) {
+            Py_XDECREF(rows), Py_DECREF(dict);
+            goto done;
+        }
+        Py_DECREF(rows);
+    }
+    PyObject *per_code = own_buffer(counts, dims[4] * (Py_ssize_t)sizeof(int64_t));
+    counts = NULL;  /* taken over (or freed) */
+    if (!per_code || PyDict_SetItemString(dict, "fam_counts", per_code) < 0) {
+        Py_XDECREF(per_code), Py_DECREF(dict);
         goto done;
     }
-    Py_DECREF(rows);
+    Py_DECREF(per_code);
     static const char *sizes[] = {"n", "r", "c", "o", "tid_nulls", "job_nulls"};
     Py_ssize_t values[] = {dims[0], dims[1], dims[2], dims[3], nulls[0], nulls[1]};
     for (int i = 0; i < 6; i++) {
@@ -290,7 +319,7 @@ PyObject *scan_chunk(PyObject *self, PyObject *args)
     }
     out = dict;
 done:
-    PyMem_RawFree(maybe.v);
+    PyMem_RawFree(maybe.v), PyMem_RawFree(stamped.v), PyMem_RawFree(counts);
     free_out(&o);
     router_close(router);
     for (Py_ssize_t p = 0; parts && p < np; p++)

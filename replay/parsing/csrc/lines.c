@@ -69,14 +69,6 @@ static int all_ascii(const char *p, Py_ssize_t n)
     return (acc & 0x8080808080808080ULL) == 0;
 }
 
-/* "dd Mon yyyy " with ASCII digits and letters: the start every header shares */
-static int has_date_prefix(const char *p, Py_ssize_t n)
-{
-    return n >= 12 && is_digit(p[0]) && is_digit(p[1]) && p[2] == ' ' && p[3] >= 'A' && p[3] <= 'Z'
-           && p[4] >= 'a' && p[4] <= 'z' && p[5] >= 'a' && p[5] <= 'z' && p[6] == ' ' && is_digit(p[7])
-           && is_digit(p[8]) && is_digit(p[9]) && is_digit(p[10]) && p[11] == ' ';
-}
-
 static int has_timestamp(const char *p, Py_ssize_t n)
 {
     static const int digits[] = {12, 13, 15, 16, 18, 19, 21, 22, 23};

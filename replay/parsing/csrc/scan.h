@@ -18,6 +18,13 @@ enum { K_CONT = 0, K_HEADER = 1, K_MAYBE = 2 };
 #define TS_NONE INT64_MIN  /* a header's timestamp left to polars (unusual values) */
 
 static inline int is_digit(char c) { return c >= '0' && c <= '9'; }
+/* "dd Mon yyyy " with ASCII digits and letters: the start every header shares (records.STAMPED) */
+static inline int has_date_prefix(const char *p, Py_ssize_t n)
+{
+    return n >= 12 && is_digit(p[0]) && is_digit(p[1]) && p[2] == ' ' && p[3] >= 'A' && p[3] <= 'Z'
+           && p[4] >= 'a' && p[4] <= 'z' && p[5] >= 'a' && p[5] <= 'z' && p[6] == ' ' && is_digit(p[7])
+           && is_digit(p[8]) && is_digit(p[9]) && is_digit(p[10]) && p[11] == ' ';
+}
 static inline int is_blank(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* Rust's ASCII whitespace */
 
 /* an integer token: an optional '-' and at most 18 digits (longer: the reference paths decide) */
