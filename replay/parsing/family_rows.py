@@ -45,6 +45,15 @@ def _by_code(families: Sequence[str]) -> np.ndarray:
 _RMCOUNTER = _by_code(_RMCOUNTER_FAMILIES)
 
 
+@lru_cache(maxsize=4)
+def _unread(assembled: frozenset[str]) -> np.ndarray:
+    """Per family code (-1, no family, last): whether its records are left to read once the families
+    `assembled` are read whole."""
+    out = ~_by_code(list(assembled))
+    out[-1] = False
+    return out
+
+
 def parse_families(
     records: pl.DataFrame, recs: Records, engine: str
 ) -> tuple[dict[str, list[pl.DataFrame]], list[pl.DataFrame], dict[str, list[Unframed]]]:
@@ -62,12 +71,14 @@ def parse_families(
             "rec", reason=pl.concat_str(pl.lit("known message "), "cls", pl.lit("."), "method",
                                         pl.lit(" with a body of no known shape"))))
     assembled: frozenset[str] = frozenset()
-    rest = codes >= 0  # the records still to read
     cols = RecordArrays.of(records) if engine == "fast" and recs.blocks and "_bs" in records.columns else None
     if engine == "fast" and recs.blocks:
         assembled, raw, taken = _scanned(records, recs, buckets, codes, cols)
-        rest &= ~taken & ~_by_code(list(assembled))[codes]
-    at = np.flatnonzero(rest)
+        # the records still to read: of a family (code -1 reads as the table's last, none), not assembled
+        # whole, not taken by the templates (one table lookup per record, not a pass per condition)
+        at = np.flatnonzero(_unread(assembled)[codes] > taken)
+    else:
+        at = np.flatnonzero(codes >= 0)
     # the bodies of the records still to read (the scanner's records carry none: built for these only)
     kept, generic = columns_text.take_generic(records["rec"].to_numpy()[at], codes[at], recs)
     if kept is not None:  # the messages table typed in C: no body, no frame
