@@ -45,7 +45,7 @@ def starts_midstream(tables: Mapping[str, pl.DataFrame]) -> bool:
             or lost_after_start(tables))
 
 
-def _first_listed_removals(tables: Mapping[str, pl.DataFrame]) -> tuple[object, pl.DataFrame] | None:
+def _first_listed_removals(tables: Mapping[str, pl.DataFrame]) -> tuple[int, pl.DataFrame] | None:
     """The first listed cycle of a mid-stream log and the removals (REMOVAL_KEY) its schedule lists
     on a host; None for a log from the RM's start (the common case: its schedule is not read) or one
     that lists no schedule in any cycle."""
@@ -56,7 +56,7 @@ def _first_listed_removals(tables: Mapping[str, pl.DataFrame]) -> tuple[object, 
     first = narrow(tables, "schedule", ("cycle",))["cycle"].min()
     if first is None:
         return None
-    return first, tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
+    return cast(int, first), tables["schedule"].filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()
                                             & (pl.col("cycle") == first)).select(REMOVAL_KEY)
 
 
@@ -83,7 +83,7 @@ def removals_before_the_log(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([uncounted, undecided]).sort(REMOVAL_KEY)
 
 
-def _uncounted(tables: Mapping[str, pl.DataFrame], cycle: object, evicted: pl.DataFrame) -> pl.DataFrame:
+def _uncounted(tables: Mapping[str, pl.DataFrame], cycle: int, evicted: pl.DataFrame) -> pl.DataFrame:
     """The removals (REMOVAL_KEY) the first schedule lists that the RM had stopped counting before the
     cycle decided them: per job, findShares' `current` (countNShares, at DEBUG) leaves out of the
     shares it held as the cycle began (listed as existing, less its additions) exactly the removals
@@ -139,7 +139,7 @@ def removals_unsure(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | N
     if unsure.is_empty():
         return {}
     named = ", ".join(f"job {j} {h}.{s}" for _c, j, h, s in unsure.iter_rows())
-    return {cast(int, first): UNSURE.format(removals=named, hosts=", ".join(unsure["host"].unique().sort()))}
+    return {first: UNSURE.format(removals=named, hosts=", ".join(unsure["host"].unique().sort()))}
 
 
 def leaving_assumed(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> tuple[Assumption, ...]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import replay.apps.explain.facts as explain_facts
 import replay.apps.report as report_module
 import replay.model.held_inputs as held_inputs
 import replay.model.orders as orders_module
@@ -172,12 +173,12 @@ def _true_orders() -> dict[int, int]:
 
 def test_the_work_orders_are_found_once_per_command(cut_log, tmp_path, monkeypatch, capsys):
     """Every job's order (replay.model.orders.work_orders) is found once a command: a first
-    `whatif` and the audit it stores (with the machines' quanta) read the replay start's; the
-    report and the TUI's views, which make no start, find them once for the machines and the shares.
-    The orders they show are the real RM's (truth.jsonl)."""
+    `whatif` and the audit it stores (with the machines' quanta) read the replay start's, and so
+    does `explain` without a stored audit; the report and the TUI's views, which make no start,
+    find them once for the machines and the shares. The orders they show are the real RM's (truth.jsonl)."""
     log, config = cut_log
     monkeypatch.setenv("RMREPLAY_CACHE", str(tmp_path / "cache"))
-    finders = (start, orders_module, report_module, tui_data)
+    finders = (start, orders_module, report_module, tui_data, explain_facts)
     calls = _counted(monkeypatch, "work_orders", finders)
     sets = [a for key, value in CHANGE for a in ("--set", f"{key}={value}")]
     assert main(["whatif", str(log), "--config", str(config), *sets, "-o", str(tmp_path / "whatif")]) == 0
@@ -192,3 +193,8 @@ def test_the_work_orders_are_found_once_per_command(cut_log, tmp_path, monkeypat
     assert calls == ["tui.data"], calls
     shown = browse.jobs.frame.select("job_id", "order").unique().rows()
     assert dict(shown) == _true_orders()
+    calls.clear()
+    job = min(_true_orders())
+    story = explain_job(tables, job, int(tables["schedule"].filter(pl.col("job_id") == job)["cycle"].max()))
+    assert calls == ["replay.model.start"], calls
+    assert story.order == _true_orders()[job], story.order

@@ -61,14 +61,15 @@ def _sides(trace: CycleTrace | None, logged: Logged, job_id: int, cycle: int) ->
 
 
 def _facts(tables: Mapping[str, pl.DataFrame], result: AuditResult, trace: CycleTrace | None, inp: CycleInput | None,
-           boot: Bootstrap, predates: bool, job_id: int, c: int, cycles: list[int], with_life: bool) -> Story:
+           boot: Bootstrap, predates: bool, job_id: int, c: int, cycles: list[int], with_life: bool,
+           orders: pl.DataFrame | None = None) -> Story:
     """The story's facts for cycle `c` (no sections yet), rmref's side from the audit's own run
     (`inp`: the cycle's rebuilt input, also where the audit did not audit the cycle; `predates`:
-    the job was there before the log began)."""
+    the job was there before the log began; `orders`: the replay start's work orders, when one ran)."""
     work = next((w for w in inp.work if w.job_id == job_id), None) if inp else None
     cls = inp.class_of(work) if inp and work else None
     epoch_of = epochs(tables["cycles"])
-    order_of = process_orders(tables, inp, boot)
+    order_of = process_orders(tables, inp, boot, orders)
     who = job_identity(tables, work, c, job_id, order_of)
     held, reason = schedule_shares(tables, c, job_id, who.order)
     blocks = counter_blocks({"rmcounter": tables["rmcounter"].filter(pl.col("cycle") == c)})
@@ -169,6 +170,7 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
     c = pick_cycle(tables, job_id, cycles, cycle)
     trace: CycleTrace | None
     inp: CycleInput | None
+    orders: pl.DataFrame | None = None  # the work orders, where a replay start found them
     if result is not None and c in result.traces:
         # the audit's own run of the cycle is at hand (a stored audit's re-entry, explain.scope):
         # no replay, so no replay start (on a scoped view of the tables it would infer the machines),
@@ -186,8 +188,9 @@ def explain_job(tables: Mapping[str, pl.DataFrame], job_id: int, cycle: int | No
             trace = result.traces.get(c)
         start.let_go()
         inp = trace.input if trace else next(start.inputs(tables, range(c, c + 1)), None)
-        boot, predates = start.boot, job_id in start.predates
-    story = _facts(tables, result, trace, inp, boot, predates, job_id, c, cycles, with_life=cycle is None)
+        boot, predates, orders = start.boot, job_id in start.predates, start.work_orders
+    story = _facts(tables, result, trace, inp, boot, predates, job_id, c, cycles, with_life=cycle is None,
+                   orders=orders)
     damage = result.damaged.get(c)
     counted = trace is None or "counts" in trace.kinds
     return replace(story, sections=_sections(tables, story, inp, boot, counted),

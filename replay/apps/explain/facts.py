@@ -20,13 +20,16 @@ from rmref.model import CycleInput, Work
 OrderOf = Callable[[int, int | None], int]
 
 
-def process_orders(tables: Mapping[str, pl.DataFrame], inp: CycleInput | None, boot: Bootstrap) -> OrderOf:
+def process_orders(tables: Mapping[str, pl.DataFrame], inp: CycleInput | None, boot: Bootstrap,
+                   orders: pl.DataFrame | None = None) -> OrderOf:
     """A job's quanta per process, as the audit reads it: its cycle input's order (in its own pool
     tree's quantum), else its order as every view reads it (replay.model.orders.work_orders: as
     printed, from its class or its pool, else assumed, which the story's `assumed` names), else
-    (no line gives its memory) its memory over the global quantum."""
+    (no line gives its memory) its memory over the global quantum. `orders`: work_orders' rows,
+    where the caller's replay start found them already (ReplayStart.work_orders)."""
     quantum = boot.config.quantum_gb
-    known = dict(work_orders(tables, quantum, boot).select("job_id", "order").iter_rows())
+    found = orders if orders is not None else work_orders(tables, quantum, boot)
+    known = dict(found.select("job_id", "order").iter_rows())
     known.update({w.job_id: w.order for w in inp.work} if inp else {})
     return lambda job, mem: known.get(job) or job_order(mem or 0, quantum)
 
