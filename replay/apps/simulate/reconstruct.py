@@ -283,9 +283,10 @@ def _timelines(tables: Mapping[str, pl.DataFrame], t0: datetime) -> dict[int, Ti
 
 
 PRESENT = f"{PREDATES}: taken as present from the start"
-NO_ITEM_DONE = "no work item completed in the log"  # its item time is assumed (MEDIAN_OF_JOBS)
+NO_ITEM_DONE = "no work item completed in the log"  # its item time is assumed (MEDIAN_OF_JOBS, NONE_OF_JOBS)
 OPEN_ORDER = "no line tells which"  # a node's note: its order is one of several the log fits
 MEDIAN_OF_JOBS = "the median of the log's jobs"  # of the mean item times the log shows for its jobs
+NONE_OF_JOBS = "no job of the log completed one"  # (then 0 ms)
 
 
 def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
@@ -325,7 +326,9 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     period = median_gap(tables)
     default_stop = period if stopping is None else stopping
     default_init = _median(list(inits.values()), 0.0)
-    default_item = _median([r["item_ms"] for r in items.values()], 0.0)
+    means = [r["item_ms"] for r in items.values() if r["item_ms"] is not None]
+    default_item = _median(means, 0.0)
+    basis = MEDIAN_OF_JOBS if means else NONE_OF_JOBS  # where the item time of a job none of whose completed comes from
     running_before = {s.job_id for s in _start_shares(tables)}
     timelines = _timelines(tables, t0)
     leaving, leaving_notes = _leaving(tables, begin, default_stop)
@@ -348,7 +351,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         item_ms = it.get("item_ms")
         if kind == "Job" and item_ms is None:
             item_ms = default_item
-            notes.append(f"{NO_ITEM_DONE}: {item_ms:.0f} ms per item assumed ({MEDIAN_OF_JOBS})")
+            notes.append(f"{NO_ITEM_DONE}: {item_ms:.0f} ms per item assumed ({basis})")
         end = ends.get(job)
         if end is None and job in dropped:
             end = {"end": dropped[job], "left": 1}
@@ -363,7 +366,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
                                      item_ms or 0.0, d.get("threads") or 1, period)
             notes.append(why)
         duration, cancel = _ending(kind, end, start, it, item_ms, job in running_before, default_delay + init,
-                                   notes)
+                                   notes, basis)
         notes += leaving_notes.get(job, [])
         cls, why_cls = unnamed.get(job, (d.get("class") or "", ""))
         if why_cls:
@@ -380,15 +383,17 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
 
 
 def _ending(kind: str, end: dict[str, Any] | None, start: float | None, it: dict[str, Any], item_ms: float | None,
-            ran_before: bool, start_to_work: float, notes: list[str]) -> tuple[float | None, float | None]:
+            ran_before: bool, start_to_work: float, notes: list[str],
+            basis: str = MEDIAN_OF_JOBS) -> tuple[float | None, float | None]:
     """A work's (duration, cancel time) from how the log ends it (None: not ended in the log); a job
-    that runs past the log's end is projected, and `notes` says so. `start_to_work`: a process's start
-    delay and initialization, after which a service's or managed reservation's duration runs."""
+    that runs past the log's end is projected, and `notes` says so (at `basis`, where the log shows no
+    mean of its items). `start_to_work`: a process's start delay and initialization, after which a
+    service's or managed reservation's duration runs."""
     total = it.get("items") or 0
     if kind == "Job":
         if end is None and total > (it.get("done_logged") or 0):
             # the mean the Orchestrator last reported, else (none completed) the median assumed for it
-            rate = "the mean observed" if it.get("item_ms") is not None else f"assumed: {MEDIAN_OF_JOBS}"
+            rate = "the mean observed" if it.get("item_ms") is not None else f"assumed: {basis}"
             notes.append(f"runs past the log's end: {total - (it.get('done_logged') or 0)} item(s) left, "
                          f"projected at {item_ms or 0.0:.0f} ms each ({rate})")
         elif end is not None and (end["left"] or 0) > 0:
