@@ -142,3 +142,18 @@ def test_a_projected_rate_the_log_never_shows_is_said_to_be_assumed():
     assert "projected at 8000 ms each (assumed: the median of the log's jobs)" in notes[15]
     assert "the mean observed" not in notes[15]
     assert "projected at 7000 ms each (the mean observed)" in notes[5]
+
+
+def test_an_item_time_no_job_of_the_log_shows_is_not_called_a_median():
+    """corpus/midstream_rich_donor_threshold: no jobUpdate line of the log reports a completed item
+    or a mean item time; jobs 1 and 2 run past its end at 0 ms an item, which their notes called
+    "the median of the log's jobs" and their projection "the mean observed"."""
+    tables = parse([FIXTURES / "corpus" / "midstream_rich_donor_threshold" / "rm.log.gz"]).tables
+    events = tables["job_events"]
+    assert events.filter(events["completed"] > 0).is_empty()
+    assert events.filter(events["mean"].is_not_nan() & (events["mean"] > 0)).is_empty()
+    notes = {w.job_id: w.note for w in simulate(tables).workload.work}
+    for job in (1, 2):
+        assert "0 ms per item assumed (no job of the log completed one)" in notes[job]
+        assert "projected at 0 ms each (assumed: no job of the log completed one)" in notes[job]
+    assert not any("(the median of the log's jobs)" in n or "mean observed" in n for n in notes.values())
