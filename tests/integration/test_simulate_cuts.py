@@ -157,3 +157,47 @@ def test_an_item_time_no_job_of_the_log_shows_is_not_called_a_median():
         assert "0 ms per item assumed (no job of the log completed one)" in notes[job]
         assert "projected at 0 ms each (assumed: no job of the log completed one)" in notes[job]
     assert not any("(the median of the log's jobs)" in n or "mean observed" in n for n in notes.values())
+
+
+def _midstream(name: str, tmp_path):
+    """A bundled log cut between cycles where a node went idle (tests/midstream.py), with its
+    ducc.classes only, as a rotated log and `--config` give it."""
+    from tests.helpers import truth
+    from tests.midstream import classes_only, cut
+
+    tables = dict(parse([cut(name, "rm.log", "between", tmp_path / "rm.log")]).tables)
+    tables.update(read_resources(classes_only(name, tmp_path / "config")))
+    return tables, {r["epoch"]: r for r in truth(name)}, dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+
+
+def test_work_the_log_never_describes_runs_with_the_threads_and_limit_its_cap_lines_give(tmp_path):
+    """b_classes cut where a node went idle: jobs 7 (class fixed) and 8 (debug), submitted before the
+    cut, are not fair share, so no line describes them; scenario.json gives them 4 threads and limits
+    of 3 and 1. The simulation ran them with one thread and no limit (its own projection of job 7
+    then wanted 220 processes where getPrjCap's wanted 45). getPrjCap's NTh is processes x threads
+    (12 over job 7's 3), the highest base cap is the limit as the audit reads it. Job 1 holds no
+    process at the cut, but has 8 items done: it ran, and the Orchestrator reports it Running (the
+    RM's getPrjCap predicts its cap, as for a job not waiting to initialize), not waiting for
+    resources. The cut matched 17.5% of job-cycles;
+    every job now holds in every cycle what truth says."""
+    from tests.helpers import scenario
+
+    tables, records, epochs = _midstream("b_classes", tmp_path)
+    sim = simulate(tables)
+    spec = {w.job_id: w for w in sim.workload.work}
+    given = scenario("b_classes")["work"]
+    for job in (7, 8):
+        assert (spec[job].threads, spec[job].max_processes) == (given[job - 1]["threads"],
+                                                                  int(given[job - 1]["processes_max"]))
+        assert "getPrjCap's" in spec[job].note and "highest base cap" in spec[job].note
+    first = records[min(epochs.values())]
+    assert not next(j for j in first["jobs"] if j["id"] == 1)["shares"] and spec[1].items_done > 0
+    caps = tables["job_caps"]  # the RM's getPrjCap predicts for it: not waiting for initialization
+    assert caps.filter((caps["job_id"] == 1) & (caps["cycle"] == min(epochs)))["prj_kind"].to_list() == ["predicted"]
+    assert _held(sim) == _truth_held(records, epochs)
+
+
+def test_a_cut_of_c_nodepools_holds_what_truth_says(tmp_path):
+    """c_nodepools cut the same way (29.3% of job-cycles before): every job holds what truth says."""
+    tables, records, epochs = _midstream("c_nodepools", tmp_path)
+    assert _held(simulate(tables)) == _truth_held(records, epochs)

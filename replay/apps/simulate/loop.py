@@ -146,6 +146,10 @@ class Simulation:
         while self.pending and (self.pending[0].submit + self.pending[0].admit_delay) * 1000.0 <= t + 1e-6:
             spec = self.pending.pop(0)
             work = self._or(spec)
+            if spec.is_job and spec.items_done and not work.processes:
+                # items done before the log, none of its processes left: it ran, and the Orchestrator
+                # reports it Running (a job all of whose processes were taken stays Running)
+                work.ever_running = True
             state = work.publish(t, spec.stop_delay * 1000.0)
             job = rm.arrive(spec, work, state, self.classes.get(spec.class_name))
             for sid, p in work.processes.items():  # processes that predate the log

@@ -334,6 +334,8 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     leaving, leaving_notes = _leaving(tables, begin, default_stop)
     # work whose class no line the job table reads names (there before a cut, deferred throughout)
     unnamed = unnamed_classes(tables, boot.classes, (j for j in admitted if not desc.get(j, {}).get("class")))
+    unprinted = _unprinted_sizes(tables, {j for j in begin.predates if not desc.get(j, {}).get("threads")},
+                                 {j for j in begin.predates if j not in limits}, leaving)
     work = []
     for job in sorted(admitted):
         if job in refused:
@@ -371,9 +373,15 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         cls, why_cls = unnamed.get(job, (d.get("class") or "", ""))
         if why_cls:
             notes.append(why_cls)
+        threads, limit, said = d.get("threads") or 1, limits.get(job), ""
+        if kind == "Job" and job in unprinted:  # (a reservation's or service's are the RM's own)
+            given_threads, given_limit, said = unprinted[job]
+            threads, limit = given_threads or threads, limit if given_limit is None else given_limit
+            if said:
+                notes.append(said)
         work.append(WorkSpec(
             job, kind, d.get("user") or "", cls, d.get("memory_gb") or memory.get(job) or 1,
-            d.get("threads") or 1, limits.get(job), submit,
+            threads, limit, submit,
             max(0.0, admitted[job] - submit), default_delay, default_stop, init,
             total, it.get("items_done") or 0, item_ms or 0.0, (), item_profile(it.get("item_profile")), duration,
             cancel, "; ".join(notes)))
@@ -538,6 +546,51 @@ def _leaving(tables: Mapping[str, pl.DataFrame], begin: ReplayStart,
                 f"process {host}.{sid} taken as removed by the first cycle's clearing of {host}: {where}; the log "
                 f"{shown}, no sooner than the {stop:g} s stop delay allows")
     return out, notes
+
+
+def _unprinted_sizes(tables: Mapping[str, pl.DataFrame], no_threads: set[int], no_limit: set[int],
+                     leaving: set[tuple[int, int]]) -> dict[int, tuple[int | None, int | None, str]]:
+    """job -> (threads, process limit, the note; None: not read here) for work there before the log began that no line
+    describes (not fair share: the RM prints it only on arrival): its threads are getPrjCap's `NTh`
+    (processes x threads) in the first cycle over the processes it held then (less those leaving);
+    its limit, as the audit reads it (replay.model.inputs.cap_inputs), its highest logged base cap
+    (a base cap is the least of the limit and the work's need, so never above it)."""
+    jobs = sorted(no_threads | no_limit)
+    if not jobs:
+        return {}
+    caps = tables["job_caps"].filter(pl.col("job_id").is_in(jobs) & pl.col("cycle").is_not_null())
+    first = tables["schedule"].filter(pl.col("cycle").is_not_null())["cycle"].min()
+    held = (tables["schedule"].filter((pl.col("cycle") == first) & (pl.col("kind") == "existing")
+                                      & pl.col("host").is_not_null() & pl.col("job_id").is_in(jobs))
+            .join(tables["schedule"].filter((pl.col("cycle") == first) & (pl.col("kind") == "addition"))
+                  .select("job_id", "share_id"), on=["job_id", "share_id"], how="anti")
+            .select("job_id", "share_id").unique())
+    counted: dict[int, int] = {}
+    for job, sid in held.iter_rows():
+        if (job, sid) not in leaving:
+            counted[job] = counted.get(job, 0) + 1
+    nth = dict(caps.filter((pl.col("cycle") == first) & (pl.col("prj_nth") > 0)).sort("line")
+               .group_by("job_id", maintain_order=True).agg(pl.col("prj_nth").first()).iter_rows())
+    highest = dict(caps.filter(pl.col("base_cap") > 0).group_by("job_id").agg(pl.col("base_cap").max()).iter_rows())
+    out = {}
+    for job in jobs:
+        said: list[str] = []
+        threads: int | None = None
+        limit: int | None = None
+        n, k = nth.get(job), counted.get(job, 0)
+        if job in no_threads and n is not None and k and n % k == 0:
+            threads = n // k
+            said.append(f"{threads} thread(s) per process: getPrjCap's {n} over the {k} process(es) it held "
+                        "(no line prints its threads)")
+        elif job in no_threads:
+            threads = 1
+            said.append("1 thread per process assumed (no line prints its threads, nor getPrjCap's with a process)")
+        if job in no_limit and job in highest:
+            limit = highest[job]
+            said.append(f"process limit {limit} taken from its highest base cap (no line prints its limit; the "
+                        "limit is never below it)")
+        out[job] = (threads, limit, "; ".join(said))
+    return out
 
 
 def _gone_at(tables: Mapping[str, pl.DataFrame]) -> dict[tuple[int, int], float]:
