@@ -201,3 +201,21 @@ def test_a_cut_of_c_nodepools_holds_what_truth_says(tmp_path):
     """c_nodepools cut the same way (29.3% of job-cycles before): every job holds what truth says."""
     tables, records, epochs = _midstream("c_nodepools", tmp_path)
     assert _held(simulate(tables)) == _truth_held(records, epochs)
+
+
+def test_processes_running_since_before_the_log_keep_the_initialization_they_reported(tmp_path):
+    """corpus/needy_tally_order cut where a node went idle: job 13's four processes run from before
+    the cut, the schedule shows each initialized in 5 s (`^5000`) and getPrjCap's TI is 5000. The
+    simulation took the job's initialization as unseen (no line shows a process become Running:
+    one leaving Running shows it too), assumed the log's median 7.5 s, then had its Orchestrator
+    report 0 ms for them, and projected job 13 at 5 processes where getPrjCap gives 4. The cut
+    matched 81.6% of job-cycles; every job now holds in every cycle what truth says."""
+    tables, records, epochs = _midstream("corpus/needy_tally_order", tmp_path)
+    sched = tables["schedule"]
+    shown = sched.filter((sched["job_id"] == 13) & (sched["cycle"] == min(epochs)) & (sched["kind"] == "existing"))
+    assert set(shown["init_ms"].to_list()) == {5000}
+    caps = tables["job_caps"]
+    assert set(caps.filter((caps["job_id"] == 13) & caps["prj_ti"].is_not_null())["prj_ti"].to_list()) == {5000}
+    sim = simulate(tables)
+    assert next(w for w in sim.workload.work if w.job_id == 13).init == 5.0
+    assert _held(sim) == _truth_held(records, epochs)

@@ -107,11 +107,13 @@ def start_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
 def _init_times(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[int, float], dict[int, float]]:
     """(job -> seconds of initialization, job -> the least it can be).
 
-    The first: the median over its processes that reached Running of the last `^ms` the schedule
-    showed for them. The second, for a job none of whose processes was seen running: the longest
-    initialization window the schedule showed (it was still initializing then).
+    The first: the median over its processes that reached Running (a line shows it become Running,
+    or leave Running: one running since before a mid-stream log began) of the last `^ms` the
+    schedule showed for them. The second, for a job none of whose processes was seen running: the
+    longest initialization window the schedule showed (it was still initializing then).
     """
-    ran = (tables["processes"].filter(pl.col("event").is_in(["new", "state"]) & (pl.col("state_to") == "Running"))
+    ran = (tables["processes"].filter(pl.col("event").is_in(["new", "state"])
+                                      & ((pl.col("state_to") == "Running") | (pl.col("state_from") == "Running")))
            .select("job_id", "share_id").unique())
     shown = (tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("init_ms").is_not_null())
              .group_by("job_id", "share_id").agg(pl.col("init_ms").max()))
