@@ -101,8 +101,11 @@ def java_lines(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def print_workload_notes(console: Console, report: dict[str, Any]) -> None:
-    """The jobs whose submission or end the log does not hold, and what the simulation took for them."""
+def print_workload_notes(console: Console, report: dict[str, Any], workload: Workload | None = None) -> None:
+    """The jobs whose submission or end the log does not hold, and what the simulation took for them
+    (`workload`: the one simulated, whose notes say which rates were assumed)."""
+    from replay.apps.simulate.reconstruct import NO_ITEM_DONE, OPEN_ORDER
+    from replay.apps.simulate.unnamed import UNNAMED
     present = report["workload"]["present_from_start"]
     if present:
         console.print(f"[yellow]{len(present)} job(s) already there when the log begins ({ids(present)}): their "
@@ -110,8 +113,29 @@ def print_workload_notes(console: Console, report: dict[str, Any]) -> None:
                       highlight=False)
     projected = report["workload"]["projected"]
     if projected:
+        unseen = sorted(w.job_id for w in (workload.work if workload else ()) if w.job_id in set(projected)
+                        and NO_ITEM_DONE in w.note)
+        rate = ("the rate observed" if not unseen else f"the rate observed, or, for {len(unseen)} of them that "
+                f"completed no item in the log ({ids(unseen)}), an assumed one")
         console.print(f"[yellow]{len(projected)} job(s) run past the log's end ({ids(projected)}): their remaining "
-                      "work is projected at the rate observed (workload.parquet, note)[/]", highlight=False)
+                      f"work is projected at {rate} (workload.parquet, note)[/]", highlight=False)
+    if workload is None:
+        return
+    unnamed = [w.job_id for w in workload.work if UNNAMED in w.note]
+    if unnamed:
+        console.print(f"[yellow]{len(unnamed)} job(s) whose class no line of the job table names ({ids(unnamed)}): "
+                      "read from other lines or assumed (workload.parquet, note)[/]", highlight=False)
+    leaving = [f"job {s.job_id} {s.host}.{s.share_id}" for s in workload.shares if s.leaving]
+    if leaving:
+        console.print(f"[yellow]{len(leaving)} process(es) taken as leaving as the log began ({', '.join(leaving[:6])}"
+                      f"{', ...' if len(leaving) > 6 else ''}): removed the cycle before its first (workload.parquet, "
+                      "the jobs' notes)[/]", highlight=False)
+    open_nodes = sorted({n.host for n in workload.nodes if OPEN_ORDER in n.note})
+    if open_nodes:
+        console.print(f"[yellow]{len(open_nodes)} node(s) whose order the log leaves open ({', '.join(open_nodes[:6])}"
+                      f"{', ...' if len(open_nodes) > 6 else ''}): simulated at the order taken (report.json "
+                      "'assumed'); where a decision rests on it the simulation may part from the log "
+                      "(workload.parquet, note)[/]", highlight=False)
 
 
 def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
@@ -134,7 +158,7 @@ def cmd_simulate(args: argparse.Namespace, console: Console) -> int:
     console.print(simulate_summary(report, seconds), highlight=False)
     for line in java_lines(report) + assumed_block(measured.sim):
         console.print(line, markup=False, highlight=False)
-    print_workload_notes(console, report)
+    print_workload_notes(console, report, measured.sim.workload)
     console.print(f"written to [bold]{args.out}[/] (report.json, jobs.parquet, shares.parquet, cycles.parquet, "
                   "workload.parquet)")
     return 0

@@ -117,27 +117,33 @@ UNSURE = ("whether {removals}, whose removal the first schedule lists, were leav
           "on it")
 
 
-def removals_unsure(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> dict[int, str]:
-    """The first cycle of a mid-stream log, and why no decision of it can be replayed, where its
-    schedule lists removals on a machine it cleared for a reservation that no line names and no
-    findShares count accounts for (`removals_before_the_log`; `before`: its result, read here when
-    the caller has not): decided before the log began or by the clearing, the log does not tell
-    (none when there is none)."""
+def unsure_removals(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> pl.DataFrame:
+    """(cycle, job_id, host, share_id) of the removals the first schedule of a mid-stream log lists on
+    a machine the cycle cleared for a reservation that no line names and no findShares count accounts
+    for (`removals_before_the_log`; `before`: its result, read here when the caller has not): decided
+    before the log began or by the clearing, the log does not tell."""
     found = _first_listed_removals(tables)  # a later cycle's removals are its own
     if found is None:
-        return {}
+        return tables["schedule"].select(REMOVAL_KEY).clear()
     first, removals = found
     if removals.is_empty():
-        return {}
+        return removals
     evicted = tables["evictions"].filter(pl.col("cycle") == first)
     cleared = evicted.filter((pl.col("reason") == "clear_for_reservation") & pl.col("share_id").is_null())
     taken = removals_before_the_log(tables) if before is None else before
-    unsure = (removals
-              .join(cleared.select("cycle", "host").unique(), on=["cycle", "host"], how="semi")
-              .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
-              .join(taken, on=REMOVAL_KEY, how="anti").sort(REMOVAL_KEY))
+    return (removals
+            .join(cleared.select("cycle", "host").unique(), on=["cycle", "host"], how="semi")
+            .join(evicted.filter(pl.col("share_id").is_not_null()).select(REMOVAL_KEY), on=REMOVAL_KEY, how="anti")
+            .join(taken, on=REMOVAL_KEY, how="anti").sort(REMOVAL_KEY))
+
+
+def removals_unsure(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | None = None) -> dict[int, str]:
+    """The first cycle of a mid-stream log, and why no decision of it can be replayed, where its
+    schedule lists removals `unsure_removals` finds (none when there is none)."""
+    unsure = unsure_removals(tables, before)
     if unsure.is_empty():
         return {}
+    first = unsure["cycle"][0]
     named = ", ".join(f"job {j} {h}.{s}" for _c, j, h, s in unsure.iter_rows())
     return {first: UNSURE.format(removals=named, hosts=", ".join(unsure["host"].unique().sort()))}
 

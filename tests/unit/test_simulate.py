@@ -150,8 +150,8 @@ def test_nearest_rank_quantiles():
 
 def _workload() -> Workload:
     return Workload((_job(), _job(job_id=8, work_type="Reservation", items=0, duration=60.0)),
-                    (NodeEvent(0.0, "n1", "arrive", "--default--", 32768, 8, "10.0.0.1"),
-                     NodeEvent(50.0, "n1", "death")), (StartShare(7, "n1", 3),))
+                    (NodeEvent(0.0, "n1", "arrive", "--default--", 32768, 8, "10.0.0.1", note="order 8 of 8 or 9"),
+                     NodeEvent(50.0, "n1", "death")), (StartShare(7, "n1", 3), StartShare(7, "n1", 4, leaving=True)))
 
 
 def test_the_workload_table_round_trips():
@@ -168,6 +168,8 @@ def test_the_workload_table_round_trips():
     (lambda f: f.with_columns(pl.when(pl.col("kind") == "node").then(pl.lit("explode")).otherwise(pl.col("event"))
                               .alias("event")), "node event 'explode'"),
     (lambda f: f.with_columns(pl.lit("job").alias("kind")), "row kind 'job'"),
+    (lambda f: f.with_columns(pl.when(pl.col("kind") == "share").then(pl.lit("gone")).otherwise(pl.col("event"))
+                              .alias("event")), "share row event 'gone' (job 7)"),
 ])
 def test_a_workload_table_that_cannot_be_used_says_why(edit, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):

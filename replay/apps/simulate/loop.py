@@ -13,6 +13,7 @@ is carried from the simulated cycle before.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 import polars as pl
@@ -63,6 +64,12 @@ class Context:
     purge_marks: dict[int, frozenset[tuple[int, int]]] = field(default_factory=dict)
     epoch_ms: int = 10_000  # the RM's epoch, as getPrjCap adds it
 
+    @property
+    def period_ms(self) -> float:
+        """The cycles' period (ms): the median gap between them (the upper one of an even count), 0 for one cycle."""
+        gaps = sorted(b - a for a, b in itertools.pairwise(self.times))
+        return gaps[len(gaps) // 2] if gaps else 0.0
+
 
 @dataclass
 class Run:
@@ -100,6 +107,8 @@ class Simulation:
         self.memory = Memory()  # what the RM kept from the simulated cycle before
         self.next_share = 1 + max([s.share_id for s in workload.shares] + [0])
         self.used_ids = {s.share_id for s in workload.shares}  # a share id is never given twice
+        # (job, share id) of the processes leaving as the log began: the RM holds them pending removal
+        self.leaving = {(s.job_id, s.share_id) for s in workload.shares if s.leaving}
         self._start(workload)
 
     def _start(self, workload: Workload) -> None:
@@ -110,7 +119,10 @@ class Simulation:
                 raise InputError(f"workload: share {s.share_id} on {s.host} belongs to job {s.job_id}, "
                                  "which has no work row")
             running_from = None if s.running_from is None else s.running_from * 1000.0
-            self._or(spec).add(s.share_id, s.host, self.ctx.times[0], running=True, running_from=running_from)
+            work = self._or(spec)
+            work.add(s.share_id, s.host, self.ctx.times[0], running=True, running_from=running_from)
+            if s.leaving:  # removed before the log began: taken as the cycle before its first (the latest it can be)
+                work.remove(s.share_id, self.ctx.times[0] - self.ctx.period_ms)
 
     def _or(self, spec: WorkSpec) -> OrWork:
         w = self.or_work.get(spec.job_id)
@@ -134,10 +146,15 @@ class Simulation:
         while self.pending and (self.pending[0].submit + self.pending[0].admit_delay) * 1000.0 <= t + 1e-6:
             spec = self.pending.pop(0)
             work = self._or(spec)
+            if spec.is_job and spec.items_done and not work.processes:
+                # items done before the log, none of its processes left: it ran, and the Orchestrator
+                # reports it Running (a job all of whose processes were taken stays Running)
+                work.ever_running = True
             state = work.publish(t, spec.stop_delay * 1000.0)
             job = rm.arrive(spec, work, state, self.classes.get(spec.class_name))
             for sid, p in work.processes.items():  # processes that predate the log
-                job.shares[sid] = rm.RmShare(sid, p.host, initialized=True, init_ms=int(spec.init * 1000))
+                job.shares[sid] = rm.RmShare(sid, p.host, pending_removal=(spec.job_id, sid) in self.leaving,
+                                             initialized=True, init_ms=int(spec.init * 1000))
             if work.processes and spec.is_job:  # work that predates the log: the RM had the Orchestrator's updates
                 rm.update(job, work, state, t, spec.stop_delay * 1000.0)
             elif work.processes:  # the RM took a service's initialization state on arrival, before it had a process

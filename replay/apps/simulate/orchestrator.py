@@ -264,7 +264,7 @@ class Work:
             return COMPLETING
         if self.running(t, stop_delay):
             self.ever_running = True
-        if not self.processes:
+        if not self.processes and not self.ever_running:
             return "WaitingForResources"
         if spec.work_type == "Reservation":
             return "Assigned"

@@ -38,6 +38,7 @@ from typing import Any
 import polars as pl
 
 from replay.apps.simulate.fit import fit_item_times
+from replay.apps.simulate.unnamed import unnamed_classes
 from replay.apps.simulate.workload import (
     NODE_EVENTS,
     NodeEvent,
@@ -48,6 +49,8 @@ from replay.apps.simulate.workload import (
 )
 from replay.model.inputs import job_descriptions
 from replay.model.machines.inventory import Inventory
+from replay.model.machines.liveness import ORDER_ALIKE, ORDER_OPEN
+from replay.model.leaving import LEAVING, removals_before_the_log, unsure_removals
 from replay.model.start import PREDATES, ReplayStart, replay_start
 from replay.model.assembly import WORK_TYPES
 from replay.model.bootstrap import Bootstrap
@@ -104,11 +107,13 @@ def start_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
 def _init_times(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[int, float], dict[int, float]]:
     """(job -> seconds of initialization, job -> the least it can be).
 
-    The first: the median over its processes that reached Running of the last `^ms` the schedule
-    showed for them. The second, for a job none of whose processes was seen running: the longest
-    initialization window the schedule showed (it was still initializing then).
+    The first: the median over its processes that reached Running (a line shows it become Running,
+    or leave Running: one running since before a mid-stream log began) of the last `^ms` the
+    schedule showed for them. The second, for a job none of whose processes was seen running: the
+    longest initialization window the schedule showed (it was still initializing then).
     """
-    ran = (tables["processes"].filter(pl.col("event").is_in(["new", "state"]) & (pl.col("state_to") == "Running"))
+    ran = (tables["processes"].filter(pl.col("event").is_in(["new", "state"])
+                                      & ((pl.col("state_to") == "Running") | (pl.col("state_from") == "Running")))
            .select("job_id", "share_id").unique())
     shown = (tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("init_ms").is_not_null())
              .group_by("job_id", "share_id").agg(pl.col("init_ms").max()))
@@ -280,6 +285,10 @@ def _timelines(tables: Mapping[str, pl.DataFrame], t0: datetime) -> dict[int, Ti
 
 
 PRESENT = f"{PREDATES}: taken as present from the start"
+NO_ITEM_DONE = "no work item completed in the log"  # its item time is assumed (MEDIAN_OF_JOBS, NONE_OF_JOBS)
+OPEN_ORDER = "no line tells which"  # a node's note: its order is one of several the log fits
+MEDIAN_OF_JOBS = "the median of the log's jobs"  # of the mean item times the log shows for its jobs
+NONE_OF_JOBS = "no job of the log completed one"  # (then 0 ms)
 
 
 def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
@@ -319,9 +328,16 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     period = median_gap(tables)
     default_stop = period if stopping is None else stopping
     default_init = _median(list(inits.values()), 0.0)
-    default_item = _median([r["item_ms"] for r in items.values()], 0.0)
+    means = [r["item_ms"] for r in items.values() if r["item_ms"] is not None]
+    default_item = _median(means, 0.0)
+    basis = MEDIAN_OF_JOBS if means else NONE_OF_JOBS  # where the item time of a job none of whose completed comes from
     running_before = {s.job_id for s in _start_shares(tables)}
     timelines = _timelines(tables, t0)
+    leaving, leaving_notes = _leaving(tables, begin, default_stop)
+    # work whose class no line the job table reads names (there before a cut, deferred throughout)
+    unnamed = unnamed_classes(tables, boot.classes, (j for j in admitted if not desc.get(j, {}).get("class")))
+    unprinted = _unprinted_sizes(tables, {j for j in begin.predates if not desc.get(j, {}).get("threads")},
+                                 {j for j in begin.predates if j not in limits}, leaving)
     work = []
     for job in sorted(admitted):
         if job in refused:
@@ -339,8 +355,7 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
         item_ms = it.get("item_ms")
         if kind == "Job" and item_ms is None:
             item_ms = default_item
-            notes.append(f"no work item completed in the log: {item_ms:.0f} ms per item assumed "
-                         "(the median of the log's jobs)")
+            notes.append(f"{NO_ITEM_DONE}: {item_ms:.0f} ms per item assumed ({basis})")
         end = ends.get(job)
         if end is None and job in dropped:
             end = {"end": dropped[job], "left": 1}
@@ -355,28 +370,42 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
                                      item_ms or 0.0, d.get("threads") or 1, period)
             notes.append(why)
         duration, cancel = _ending(kind, end, start, it, item_ms, job in running_before, default_delay + init,
-                                   notes)
+                                   notes, basis)
+        notes += leaving_notes.get(job, [])
+        cls, why_cls = unnamed.get(job, (d.get("class") or "", ""))
+        if why_cls:
+            notes.append(why_cls)
+        threads, limit, said = d.get("threads") or 1, limits.get(job), ""
+        if kind == "Job" and job in unprinted:  # (a reservation's or service's are the RM's own)
+            given_threads, given_limit, said = unprinted[job]
+            threads, limit = given_threads or threads, limit if given_limit is None else given_limit
+            if said:
+                notes.append(said)
         work.append(WorkSpec(
-            job, kind, d.get("user") or "", d.get("class") or "", d.get("memory_gb") or memory.get(job) or 1,
-            d.get("threads") or 1, limits.get(job), submit,
+            job, kind, d.get("user") or "", cls, d.get("memory_gb") or memory.get(job) or 1,
+            threads, limit, submit,
             max(0.0, admitted[job] - submit), default_delay, default_stop, init,
             total, it.get("items_done") or 0, item_ms or 0.0, (), item_profile(it.get("item_profile")), duration,
             cancel, "; ".join(notes)))
-    shares = _start_shares(tables)
+    shares = _start_shares(tables, leaving)
     fitted = _with_item_times(work, tables, timelines, shares, default_stop)
     return Workload(fitted, _node_events(tables, boot, t0, begin.inventory), shares)
 
 
 def _ending(kind: str, end: dict[str, Any] | None, start: float | None, it: dict[str, Any], item_ms: float | None,
-            ran_before: bool, start_to_work: float, notes: list[str]) -> tuple[float | None, float | None]:
+            ran_before: bool, start_to_work: float, notes: list[str],
+            basis: str = MEDIAN_OF_JOBS) -> tuple[float | None, float | None]:
     """A work's (duration, cancel time) from how the log ends it (None: not ended in the log); a job
-    that runs past the log's end is projected, and `notes` says so. `start_to_work`: a process's start
-    delay and initialization, after which a service's or managed reservation's duration runs."""
+    that runs past the log's end is projected, and `notes` says so (at `basis`, where the log shows no
+    mean of its items). `start_to_work`: a process's start delay and initialization, after which a
+    service's or managed reservation's duration runs."""
     total = it.get("items") or 0
     if kind == "Job":
         if end is None and total > (it.get("done_logged") or 0):
+            # the mean the Orchestrator last reported, else (none completed) the median assumed for it
+            rate = "the mean observed" if it.get("item_ms") is not None else f"assumed: {basis}"
             notes.append(f"runs past the log's end: {total - (it.get('done_logged') or 0)} item(s) left, "
-                         f"projected at {item_ms or 0.0:.0f} ms each (the mean observed)")
+                         f"projected at {item_ms or 0.0:.0f} ms each ({rate})")
         elif end is not None and (end["left"] or 0) > 0:
             return None, end["end"]
         return None, None
@@ -399,7 +428,8 @@ def _with_item_times(work: list[WorkSpec], tables: Mapping[str, pl.DataFrame], t
     fitted = []
     for spec in work:
         added, removed, updates = timelines.get(spec.job_id, ({}, {}, []))
-        running = [(s.share_id, s.host) for s in shares if s.job_id == spec.job_id]
+        # a process leaving as the log began did none of the log's work
+        running = [(s.share_id, s.host) for s in shares if s.job_id == spec.job_id and not s.leaving]
         item_times = fit_item_times(spec, times, added, removed, running, updates, default_stop * 1000.0)
         fitted.append(dataclasses.replace(spec, item_times=item_times))
     return tuple(fitted)
@@ -456,8 +486,10 @@ def _unseen_init(least: float, default: float, end: dict[str, Any] | None, start
 
 def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0: datetime,
                  inventory: Inventory | None = None) -> tuple[NodeEvent, ...]:
-    """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0
-    (`inventory`: the machines there before the log, as the replay's start found them)."""
+    """The log's node arrivals, deaths, returns and vary-offs; nodes there before the log arrive at 0,
+    and those down then (dead, varied off, or down either way: replay.model.machines.inventory) leave
+    at 0 as they were, by a death or a vary-off (`inventory`: the machines there before the log, as
+    the replay's start found them)."""
     ips = dict(tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
                .select("host", "ip").iter_rows())  # a heartbeat names the IP an arrival may not
     nodes = tables["nodes"].filter(pl.col("event").is_in(list(NODE_EVENTS)) & pl.col("ts").is_not_null())
@@ -466,13 +498,120 @@ def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0: dateti
               .select("ts", "host", "event", "nodepool", "memory_mb", "share_order", "ip").iter_rows()]
     arrived = {e.host for e in events if e.event in ("arrive", "reactivate", "recover_node")}
     known = node_liveness(tables, boot, inventory)  # hosts heard from but never seen arriving: there already
-    before = [NodeEvent(0.0, m.name, "arrive", m.nodepool, m.memory_mb, m.order, m.ip or None)
-              for m in known.advance(0) if m.name not in arrived]
+    before = []
+    for m in known.advance(0):
+        if m.name in arrived:
+            continue
+        open_order = known.order_from.get(m.name) in (ORDER_ALIKE, ORDER_OPEN)
+        note = (f"order {m.order} taken of {' or '.join(map(str, known.alike[m.name]))}: {OPEN_ORDER} "
+                f"(report.json 'assumed': node {m.name}); the simulation's decisions on it rest on that"
+                if open_order and m.name in known.alike else "")
+        before.append(NodeEvent(0.0, m.name, "arrive", m.nodepool, m.memory_mb, m.order, m.ip or None, note))
+        if not m.online:  # down when the log began: the simulated RM must not schedule on it either
+            down = ("down when the log began" if m.varied_off or m.name not in known.unsure
+                    else "down when the log began, dead or varied off, which the log does not say: taken as dead")
+            before.append(NodeEvent(0.0, m.name, "vary_off" if m.varied_off else "death", note=down))
     return tuple(before + events)
 
 
-def _start_shares(tables: Mapping[str, pl.DataFrame]) -> tuple[StartShare, ...]:
-    """The processes the first cycle's schedule lists as held (not added in it): they predate the log."""
+def _leaving(tables: Mapping[str, pl.DataFrame], begin: ReplayStart,
+             stop: float) -> tuple[set[tuple[int, int]], dict[int, list[str]]]:
+    """(job, share id) of the processes there before the log began that were leaving as it began, and
+    per job what the workload's note says of them. Those the replay's start takes as leaving
+    (replay.model.leaving.removals_before_the_log) are; of those whose removal the first schedule lists
+    on a machine the cycle cleared for a reservation, the log not telling whether the clearing took them
+    (`unsure_removals`), the simulation must take one or the other: leaving where the log shows them
+    gone sooner than `stop` seconds (the stop delay) after the first cycle, which a removal in that cycle
+    could not be, else the clearing's."""
+    before = begin.once.before if begin.once is not None else removals_before_the_log(tables)
+    unsure = unsure_removals(tables, before)
+    out = {(j, s) for _c, j, _h, s in before.iter_rows()}
+    notes: dict[int, list[str]] = {}
+    for _c, job, host, sid in before.iter_rows():
+        notes.setdefault(job, []).append(f"process {host}.{sid} leaving as the log began (report.json 'assumed': "
+                                         f"{LEAVING})")
+    if unsure.is_empty():
+        return out, notes
+    gone = _gone_at(tables)
+    for _c, job, host, sid in unsure.iter_rows():
+        at = gone.get((job, sid))
+        where = (f"the first schedule lists its removal on {host}, which that cycle cleared for a reservation, "
+                 "and no line says which it was")
+        if at is not None and at < stop:
+            out.add((job, sid))
+            notes.setdefault(job, []).append(
+                f"process {host}.{sid} taken as leaving as the log began: {where}; the log shows it gone at "
+                f"{at:g} s, sooner than the {stop:g} s stop delay after a removal in the first cycle")
+        else:
+            shown = "never shows it gone" if at is None else f"shows it gone at {at:g} s"
+            notes.setdefault(job, []).append(
+                f"process {host}.{sid} taken as removed by the first cycle's clearing of {host}: {where}; the log "
+                f"{shown}, no sooner than the {stop:g} s stop delay allows")
+    return out, notes
+
+
+def _unprinted_sizes(tables: Mapping[str, pl.DataFrame], no_threads: set[int], no_limit: set[int],
+                     leaving: set[tuple[int, int]]) -> dict[int, tuple[int | None, int | None, str]]:
+    """job -> (threads, process limit, the note; None: not read here) for work there before the log began that no line
+    describes (not fair share: the RM prints it only on arrival): its threads are getPrjCap's `NTh`
+    (processes x threads) in the first cycle over the processes it held then (less those leaving);
+    its limit, as the audit reads it (replay.model.inputs.cap_inputs), its highest logged base cap
+    (a base cap is the least of the limit and the work's need, so never above it)."""
+    jobs = sorted(no_threads | no_limit)
+    if not jobs:
+        return {}
+    caps = tables["job_caps"].filter(pl.col("job_id").is_in(jobs) & pl.col("cycle").is_not_null())
+    first = tables["schedule"].filter(pl.col("cycle").is_not_null())["cycle"].min()
+    held = (tables["schedule"].filter((pl.col("cycle") == first) & (pl.col("kind") == "existing")
+                                      & pl.col("host").is_not_null() & pl.col("job_id").is_in(jobs))
+            .join(tables["schedule"].filter((pl.col("cycle") == first) & (pl.col("kind") == "addition"))
+                  .select("job_id", "share_id"), on=["job_id", "share_id"], how="anti")
+            .select("job_id", "share_id").unique())
+    counted: dict[int, int] = {}
+    for job, sid in held.iter_rows():
+        if (job, sid) not in leaving:
+            counted[job] = counted.get(job, 0) + 1
+    nth = dict(caps.filter((pl.col("cycle") == first) & (pl.col("prj_nth") > 0)).sort("line")
+               .group_by("job_id", maintain_order=True).agg(pl.col("prj_nth").first()).iter_rows())
+    highest = dict(caps.filter(pl.col("base_cap") > 0).group_by("job_id").agg(pl.col("base_cap").max()).iter_rows())
+    out = {}
+    for job in jobs:
+        said: list[str] = []
+        threads: int | None = None
+        limit: int | None = None
+        n, k = nth.get(job), counted.get(job, 0)
+        if job in no_threads and n is not None and k and n % k == 0:
+            threads = n // k
+            said.append(f"{threads} thread(s) per process: getPrjCap's {n} over the {k} process(es) it held "
+                        "(no line prints its threads)")
+        elif job in no_threads:
+            threads = 1
+            said.append("1 thread per process assumed (no line prints its threads, nor getPrjCap's with a process)")
+        if job in no_limit and job in highest:
+            limit = highest[job]
+            said.append(f"process limit {limit} taken from its highest base cap (no line prints its limit; the "
+                        "limit is never below it)")
+        out[job] = (threads, limit, "; ".join(said))
+    return out
+
+
+def _gone_at(tables: Mapping[str, pl.DataFrame]) -> dict[tuple[int, int], float]:
+    """(job, share id) -> seconds from the first cycle to the first schedule that no longer lists the
+    process (the Orchestrator had reported it Stopped), for those the log shows go."""
+    sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()
+                                      & (pl.col("kind") == "existing"))
+    times = dict(zip(sorted(tables["cycles"].filter(pl.col("cycle").is_not_null())["cycle"].to_list()),
+                     cycle_times(tables), strict=True))
+    order = sorted(times)
+    after = dict(itertools.pairwise(order))
+    last = sched.group_by("job_id", "share_id").agg(pl.col("cycle").max())
+    return {(j, s): times[after[c]] for j, s, c in last.iter_rows() if c in after}
+
+
+def _start_shares(tables: Mapping[str, pl.DataFrame],
+                  leaving: set[tuple[int, int]] | frozenset[tuple[int, int]] = frozenset()) -> tuple[StartShare, ...]:
+    """The processes the first cycle's schedule lists as held (not added in it): they predate the log
+    (`leaving`: (job, share id) of those leaving as it began)."""
     sched = tables["schedule"].filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null())
     if sched.is_empty():
         return ()
@@ -488,7 +627,7 @@ def _start_shares(tables: Mapping[str, pl.DataFrame]) -> tuple[StartShare, ...]:
             .sort("ts", "line").unique(["host", "share_id"], keep="first").with_columns(_seconds("ts", t0))
             .select("host", "share_id", "ts"))
     running_from = {(h, s): ts for h, s, ts in left.iter_rows()}
-    return tuple(StartShare(j, h, s, running_from.get((h, s))) for j, h, s in held.select(
+    return tuple(StartShare(j, h, s, running_from.get((h, s)), (j, s) in leaving) for j, h, s in held.select(
         "job_id", "host", "share_id").unique(maintain_order=True).sort("job_id", "share_id").iter_rows())
 
 

@@ -112,7 +112,9 @@ def _reconcile(job: RmJob, work: OrWork, t: float, stop_delay: float) -> None:
             continue
         if p.removed is not None and p.stopping:
             continue  # "ignoring update because of state Stopping"
-        if t > p.init_start:
+        if p.run_start == -math.inf:
+            pass  # running since before the log: the initialization it reported then, as it arrived (RmShare.init_ms)
+        elif t > p.init_start:
             share.initialized = True
             share.init_ms = int(p.init_elapsed(t))
         share.investment = int(invested.get(sid, 0.0))

@@ -8,7 +8,6 @@ with no change is its own baseline.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -65,13 +64,13 @@ def context_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, logged
         raise InputError("no published schedule in the log: nothing to simulate (check that it has "
                          "`createState  Schedule sent` records)")
     times = tuple(t * 1000.0 for t in cycle_times(tables))
-    gaps = sorted(b - a for a, b in itertools.pairwise(times))
-    period = int(gaps[len(gaps) // 2]) if gaps else 10_000
-    return Context(boot, tuple(cyc["cycle"].to_list()), times, tables["nodepools"],
-                   logged=logged if logged is not None else logged_decisions(tables),
-                   table_order=job_table_order(tables), submit_seq=submission_order(tables),
-                   ranks=existing_order(tables), purge_marks=purge_marks(tables),
-                   epoch_ms=prediction_epoch(tables, boot, period))
+    ctx = Context(boot, tuple(cyc["cycle"].to_list()), times, tables["nodepools"],
+                  logged=logged if logged is not None else logged_decisions(tables),
+                  table_order=job_table_order(tables), submit_seq=submission_order(tables),
+                  ranks=existing_order(tables), purge_marks=purge_marks(tables))
+    # getPrjCap's epoch where no projection shows it: the cycles' period
+    return dataclasses.replace(ctx, epoch_ms=prediction_epoch(tables, boot, int(ctx.period_ms) if len(times) > 1
+                                                              else 10_000))
 
 
 def submission_ranks(workload: Workload, logged: Mapping[int, int]) -> dict[int, int]:
@@ -107,7 +106,8 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     if unnamed:
         # e.g. work there before a cut that the RM deferred throughout: no line it wrote names the class
         raise InputError(f"workload: the log never names the class of job(s) {', '.join(map(str, unnamed))}; "
-                         "simulate needs every work's class")
+                         "nor do its lines narrow it to a class of the configuration (no counting line shows a "
+                         "policy of one): simulate needs every work's class (give it in a --workload file)")
     missing = sorted({w.class_name for w in workload.work} - {c.name for c in boot.classes})
     if missing:
         raise InputError(f"workload: class(es) {', '.join(missing)} are not defined in the configuration "

@@ -1,7 +1,8 @@
 """The workload the simulator replays: work, node events, processes at the start (one table).
 
 `OUT/workload.parquet` holds one row per piece of work (`kind` work), per node event (`node`) and
-per process already running when the log began (`share`). Times are seconds from the log's first
+per process already running when the log began (`share`; its `event` "leaving": its removal was
+decided before the log began, and it stops as the log begins). Times are seconds from the log's first
 cycle. A user may edit it (submit times, work, memory, node outages) and run
 `rmreplay simulate LOG --workload FILE` on the result; `replay.apps.simulate.reconstruct` says
 where each value comes from in a log.
@@ -21,6 +22,7 @@ from replay.parsing.sources import InputError
 from replay.parsing.tables import Schema
 
 SEGMENT = pl.Struct({"items": pl.Int64, "ms": pl.Float64})
+LEAVING = "leaving"  # a share row's event: its removal was decided before the log began
 NODE_EVENTS = ("arrive", "death", "reactivate", "recover", "recover_node", "vary_off", "vary_on")
 SCHEMA: Schema = {
     "kind": pl.String, "job_id": pl.Int64, "work_type": pl.String, "user": pl.String, "class": pl.String,
@@ -82,6 +84,7 @@ class NodeEvent:
     memory_mb: int | None = None
     share_order: int | None = None
     ip: str | None = None
+    note: str = ""  # what the log does not tell of it and was taken (a node there before the log began)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class StartShare:
     host: str
     share_id: int
     running_from: float | None = None  # when it left Initializing (s from the first cycle); None: before the log
+    leaving: bool = False  # its removal decided before the log began: it does no more work, and stops
 
 
 @dataclass(frozen=True)
@@ -113,9 +117,11 @@ class Workload:
                  "duration": w.duration, "cancel": w.cancel, "note": w.note or None}
                 for w in self.work]
         rows += [{"kind": "node", "time": n.time, "host": n.host, "event": n.event, "nodepool": n.nodepool,
-                  "memory_mb": n.memory_mb, "share_order": n.share_order, "ip": n.ip} for n in self.nodes]
+                  "memory_mb": n.memory_mb, "share_order": n.share_order, "ip": n.ip, "note": n.note or None}
+                 for n in self.nodes]
         rows += [{"kind": "share", "job_id": s.job_id, "host": s.host, "share_id": s.share_id,
-                  "time": s.running_from} for s in self.shares]  # a share's time: when it began running
+                  "time": s.running_from, "event": LEAVING if s.leaving else None}
+                 for s in self.shares]  # a share's time: when it began running
         return pl.DataFrame(rows, schema=SCHEMA, orient="row") if rows else pl.DataFrame(schema=SCHEMA)
 
 
@@ -164,13 +170,19 @@ def workload_from_frame(frame: pl.DataFrame, name: str = "workload") -> Workload
                      item_profile(r["item_profile"]), r["duration"], r["cancel"], r["note"] or "")
             for r in frame.filter(pl.col("kind") == "work").iter_rows(named=True)]
     _check_work(work, name)
-    nodes = [NodeEvent(r["time"], r["host"], r["event"], r["nodepool"], r["memory_mb"], r["share_order"], r["ip"])
+    nodes = [NodeEvent(r["time"], r["host"], r["event"], r["nodepool"], r["memory_mb"], r["share_order"], r["ip"],
+                       r["note"] or "")
              for r in frame.filter(pl.col("kind") == "node").iter_rows(named=True)]
     bad = [n for n in nodes if n.event not in NODE_EVENTS]
     if bad:
         raise InputError(f"{name}: node event {bad[0].event!r} ({bad[0].host}) is none of {', '.join(NODE_EVENTS)}")
-    shares = [StartShare(r["job_id"], r["host"], r["share_id"], r["time"])
-              for r in frame.filter(pl.col("kind") == "share").iter_rows(named=True)]
+    share_rows = frame.filter(pl.col("kind") == "share")
+    odd = share_rows.filter(pl.col("event").is_not_null() & (pl.col("event") != LEAVING))
+    if odd.height:
+        raise InputError(f"{name}: share row event {odd['event'][0]!r} (job {odd['job_id'][0]}) is not "
+                         f"{LEAVING!r} (a process leaving as the log began) nor empty")
+    shares = [StartShare(r["job_id"], r["host"], r["share_id"], r["time"], r["event"] == LEAVING)
+              for r in share_rows.iter_rows(named=True)]
     return Workload(tuple(work), tuple(sorted(nodes, key=lambda n: n.time)), tuple(shares))
 
 
