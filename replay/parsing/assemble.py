@@ -141,12 +141,13 @@ def record_cycles(codes: np.ndarray, last: bool, unread: bool = False) -> np.nda
     return np.where(valid, cyc, 0).astype(np.uint32)
 
 
-def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
-    """Per record (row `rec`): ts, cycle (`record_cycles`), file name, line, tid, the JID as an integer
-    (`_job`), its METHOD's class (`_mc`: 1 a FIXED_SHARE counting method, 2 a RESERVE one, 0 any
-    other) and the header text columns the records carry (the scanner's carry none: `rows_of`
-    builds the ones it needs)."""
-    cycle = record_cycles(records["_code"].to_numpy(), last)
+def record_info(records: pl.DataFrame, names: list[str], last: bool, cycle: np.ndarray | None = None) -> pl.DataFrame:
+    """Per record (row `rec`): ts, cycle (`record_cycles`, or `cycle` as it gives them), file name,
+    line, tid, the JID as an integer (`_job`), its METHOD's class (`_mc`: 1 a FIXED_SHARE counting
+    method, 2 a RESERVE one, 0 any other) and the header text columns the records carry (the
+    scanner's carry none: `rows_of` builds the ones it needs)."""
+    # a copy of the one given: the compiled tables read that one, and the nulls below go in place
+    cycle = record_cycles(records["_code"].to_numpy(), last) if cycle is None else cycle.copy()
     none = np.flatnonzero(cycle == 0)
     cycles = pl.Series("cycle", cycle)
     cycles = cycles.scatter(none, None) if none.size else cycles
@@ -171,8 +172,18 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
     of the compiled tables' buckets (replay.parsing.builders types those tables in C), emptied as the
     builders take them; `strings`: the header text columns of records that carry none (rows_of)."""
-    info = record_info(records, names, last)
-    recs = record_columns(records, info, names) if raw else None
+    codes = records["_code"].to_numpy()
+    cycle = record_cycles(codes, last)
+    # the records' polars frame only the reference steps read: most chunks, their tables all typed
+    # in C, never build it
+    made: list[pl.DataFrame] = []
+
+    def info() -> pl.DataFrame:
+        if not made:
+            made.append(record_info(records, names, last, cycle))
+        return made[0]
+
+    recs = record_columns(records, info, names, cycle) if raw else None
     raw = raw or {}
     if unowned := set(raw) - {bucket for b in builders.BUILDERS for bucket in b.buckets}:
         raise ValueError(f"assemble_chunk: no compiled table builder owns the buckets {sorted(unowned)}")
@@ -185,7 +196,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     frames = {bucket: rows for b in built for bucket, rows in b.frames.items()}
     buckets = {**buckets, **frames} if frames else buckets
     compiled: dict[str, Frame] = {name: table for b in built for name, table in b.tables.items()}
-    get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info, strings)  # noqa: E731
+    get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info(), strings)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
         # a bucket no record of the chunk filled gives an empty table without a step (most
@@ -220,7 +231,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "nodes": table("nodes", "nodes"),
         "job_caps": table("job_caps", "_cap_lines", steps.caps),
         "counts": table("counts", "counts", steps.counts),
-        "rmcounter": (conform(steps.rmcounter_assembled(buckets["_rmcounter_rows"][0], info), SCHEMAS["rmcounter"])
+        "rmcounter": (conform(steps.rmcounter_assembled(buckets["_rmcounter_rows"][0], info()), SCHEMAS["rmcounter"])
                       if "_rmcounter_rows" in buckets else table("rmcounter", "_rmcounter_lines", steps.rmcounter)),
         "placements": _empty_table("placements") if placements is None else conform(placements, SCHEMAS["placements"]),
         "evictions": evictions,
@@ -239,7 +250,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
                      else conform(unparsed, SCHEMAS["unparsed"]) if unparsed.height else _empty_table("unparsed")),
     }
     tables.update(compiled)
-    cycles = int((records["_code"].to_numpy() == FAMILY_CODE["schedule_sent"]).sum())
+    cycles = int((codes == FAMILY_CODE["schedule_sent"]).sum())
     return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
 
 
