@@ -28,6 +28,9 @@ def rmcounter(data: Data, starts: Int32s, ends: Int32s, kinds: Int32s, templates
 def schedule(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(rec, kind, purged, spans, refused): createState's rows."""
 
+def schedule_keep(data: Data, spans: Int32s, rec: Int32s, /) -> tuple[bytes, Any] | None:
+    """(keep int32, job int64): the schedule table's rows of schedule()'s, and every row's job; None: a job refused."""
+
 def occupancy(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(rec, spans, job counts, job spans, refused): the DEBUG occupancy tables' rows."""
 

@@ -134,24 +134,11 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
     purged = np.frombuffer(got[2], dtype=np.int32)
     spans = np.frombuffer(got[3], dtype=np.int32).reshape(-1, 2 * len(_SCHED_SPANS))
     data = rows.data if rows is not None else b""
-    n = len(rec)
-    job_col = typed_taken(data, spans, (1,), (I64,))
-    if job_col is None:
+    # per record and job its share rows, else its first row, grouped in one compiled pass
+    kept = _scan.schedule_keep(data, np.ascontiguousarray(spans), np.ascontiguousarray(rec))
+    if kept is None:
         return None
-    job = np.frombuffer(job_col[0].buffers()[1], dtype=np.int64, count=n)
-    if n:
-        has_host = spans[:, 8] >= 0
-        order = np.lexsort((job, rec))  # stable: a group's first row is its first in the log
-        new = np.ones(n, dtype=bool)
-        new[1:] = (np.diff(rec[order]) != 0) | (np.diff(job[order]) != 0)
-        group = np.empty(n, dtype=np.int64)
-        group[order] = np.cumsum(new) - 1
-        has_share = np.bincount(group, weights=has_host, minlength=int(group.max()) + 1) > 0
-        first = np.zeros(n, dtype=bool)
-        first[order[new]] = True
-        keep = np.flatnonzero(has_host | (~has_share[group] & first))
-    else:
-        keep = np.zeros(0, dtype=np.int64)
+    keep, job = np.frombuffer(kept[0], dtype=np.int32), np.frombuffer(kept[1], dtype=np.int64, count=len(rec))
     at = spans[keep]
     others = [i for i, c in enumerate(_SCHED_SPANS) if c != "job_id"]  # the job is typed already
     typed = typed_taken(data, at, others, [_SCHED_TYPES[i] for i in others])

@@ -143,3 +143,33 @@ def test_a_tables_columns_are_typed_row_by_row_alike():
     # a value refused in the last row refuses every column
     spans[-1, 0:2] = words[4 * rows - 3]  # "x99" as the integer column
     assert typed_taken(data, spans, [0, 1], [pl.Int64, pl.String]) is None
+
+
+def _schedule_rows(rows: list[tuple[int, tuple[int, int] | None, bool]]) -> tuple[np.ndarray, np.ndarray]:
+    """Spans (work_type, job_id, memory_gb, reason, host, share_id, init_ms) and records of rows
+    (record, job span or None, whether it names a share) over b"5 9 n1 x"."""
+    spans = np.full((len(rows), 14), -1, dtype=np.int32)
+    for r, (_, job, share) in enumerate(rows):
+        if job is not None:
+            spans[r, 2:4] = job
+        if share:
+            spans[r, 8:10] = (4, 6)
+    return spans, np.array([rec for rec, _, _ in rows], dtype=np.int32)
+
+
+def test_the_schedule_keeps_per_record_and_job_its_share_rows_else_its_first():
+    five, nine = (0, 1), (2, 3)
+    spans, rec = _schedule_rows([(0, five, False), (0, nine, False), (0, five, True), (0, nine, False),
+                                 (1, five, False), (1, None, False), (1, None, True)])
+    got = _scan.schedule_keep(b"5 9 n1 x", spans, rec)
+    assert got is not None
+    keep, job = got
+    # job 5 of record 0 has a share row (row 2), job 9 none (its first, row 1); record 1's job 5 is
+    # another group (row 4); rows without a job are one job, whose share row wins (row 6)
+    assert np.frombuffer(keep, dtype=np.int32).tolist() == [1, 2, 4, 6]
+    assert np.frombuffer(job, dtype=np.int64).tolist() == [5, 9, 5, 9, 5, 0, 0]
+
+
+def test_the_schedule_refuses_a_job_that_is_no_integer():
+    spans, rec = _schedule_rows([(0, (0, 1), False), (0, (7, 8), False)])
+    assert _scan.schedule_keep(b"5 9 n1 x", spans, rec) is None

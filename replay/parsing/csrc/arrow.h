@@ -32,6 +32,7 @@ PyObject *col_to_python(Col *c);
 PyObject *typed_columns(PyObject *self, PyObject *args);
 PyObject *where_rows(PyObject *self, PyObject *args);  /* where.c */
 PyObject *name_column(PyObject *self, PyObject *args);  /* names.c */
+PyObject *schedule_keep(PyObject *self, PyObject *args);  /* schedule.c */
 /* rows grouped by (job, cycle) (keys.c): dense numbers into gid; the number of groups, -1 out of memory */
 Py_ssize_t group_ids(Py_ssize_t n, const uint32_t *cyc, const int64_t *job, const uint8_t *ok, int32_t *gid);
 

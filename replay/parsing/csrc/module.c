@@ -13,6 +13,7 @@
  *                                   (replay/parsing/templates.py), gathered by the table they land in;
  *   rmcounter(...)               -> the RmCounter blocks of a chunk, one row per entity;
  *   schedule(...)                -> the rows of createState structures of the canonical shape;
+ *   schedule_keep(...)           -> which of them the schedule table keeps (schedule.c);
  *   occupancy(...)               -> the rows of DEBUG occupancy tables of the canonical shape;
  *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape;
  *   expansions(...)              -> one row per job of doExpansion bodies of the canonical shape;
@@ -47,6 +48,8 @@ static PyMethodDef methods[] = {
      "rmcounter(data, starts, ends, kinds, templates) -> dict of row columns, or None when a line fails."},
     {"schedule", schedule_rows, METH_VARARGS,
      "schedule(data, recs, starts, ends) -> (rec, kind, purged, spans, refused): createState's rows."},
+    {"schedule_keep", schedule_keep, METH_VARARGS,
+     "schedule_keep(data, spans, rec) -> (keep int32, job int64) or None: the schedule table's rows, every row's job."},
     {"occupancy", occupancy_rows, METH_VARARGS,
      "occupancy(data, recs, starts, ends) -> (rec, spans, job counts, job spans, refused): occupancy rows."},
     {"sections", section_rows, METH_VARARGS,
