@@ -67,6 +67,9 @@ def typed(data: Data, spans: Int32s, ncols: int, types: bytes, take: Int32s = ..
 def where(rec: Any, width: int, ts: Any, cycle: Any, line: Any, /) -> tuple[Any, Any, Any | None, int, Any]:
     """(ts, cycle, cycle validity or None, its nulls, line) of the records `rec`: a cycle 0 is null."""
 
+def cycles(codes: Int32s, sent: int, state: int, last: bool, unread: bool, /) -> Any:
+    """uint32 per record (a Buffer): its cycle in the chunk, 0 for none (assemble.record_cycles)."""
+
 def names(at: Any, width: int, starts: Any, blob: bytes, known: Any, /) -> tuple[int, Any | None, Any, Any]:
     """(nulls, validity or None, int64 offsets, bytes): the large_string column names[at], name k
     being blob[starts[k]:starts[k + 1]] (null where not known[k])."""

@@ -15,10 +15,14 @@ from replay.parsing import builders, steps
 from replay.parsing.columns import Unframed, shifted, to_polars
 from replay.parsing.columns_plain import record_columns
 from replay.parsing.columns_events import filled_orders, unordered_rows
+from replay.parsing.compiled import COMPILED
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scanned import word_column
 from replay.parsing.tables import (FIXED_METHODS, I64, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
                                    conform)
+
+if COMPILED:
+    from replay.parsing import _scan
 
 
 # Fields the assembly steps read; a log that lacks a family still yields these columns (null).
@@ -132,6 +136,10 @@ def record_cycles(codes: np.ndarray, last: bool, unread: bool = False) -> np.nda
     """Per record (its family code, -1 for none), its cycle: that of the next published schedule at
     or after it, counted from 1 in the chunk; 0 for none (a record of no family unless `unread`,
     or, in the log's last chunk, one after its last published schedule)."""
+    if COMPILED and codes.dtype == np.int32:  # one pass; what follows is its reference
+        got = _scan.cycles(np.ascontiguousarray(codes), FAMILY_CODE["schedule_sent"], FAMILY_CODE["schedule_state"],
+                           last, unread)
+        return np.frombuffer(got, dtype=np.uint32, count=len(codes))
     sent = codes == FAMILY_CODE["schedule_sent"]
     before = np.cumsum(sent, dtype=np.int64) - sent
     cyc = before + (codes != FAMILY_CODE["schedule_state"])
@@ -146,8 +154,8 @@ def record_info(records: pl.DataFrame, names: list[str], last: bool, cycle: np.n
     line, tid, the JID as an integer (`_job`), its METHOD's class (`_mc`: 1 a FIXED_SHARE counting
     method, 2 a RESERVE one, 0 any other) and the header text columns the records carry (the
     scanner's carry none: `rows_of` builds the ones it needs)."""
-    # a copy of the one given: the compiled tables read that one, and the nulls below go in place
-    cycle = record_cycles(records["_code"].to_numpy(), last) if cycle is None else cycle.copy()
+    # a copy: the compiled tables read the one given, and record_cycles' may be read-only
+    cycle = (record_cycles(records["_code"].to_numpy(), last) if cycle is None else cycle).copy()
     none = np.flatnonzero(cycle == 0)
     cycles = pl.Series("cycle", cycle)
     cycles = cycles.scatter(none, None) if none.size else cycles

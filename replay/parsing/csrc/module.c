@@ -22,6 +22,7 @@
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
  *   where(...)                   -> the time, cycle and line of a table's rows, by record (where.c);
+ *   cycles(...)                  -> each record's cycle in its chunk (where.c);
  *   names(...)                   -> a string column of a few names picked per row (names.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
  *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c);
@@ -68,6 +69,8 @@ static PyMethodDef methods[] = {
      "typed(data, spans, ncols, types[, take]) -> [column or None per type] or None (a value refused)."},
     {"where", where_rows, METH_VARARGS,
      "where(rec, width, ts, cycle, line) -> (ts i64, cycle u32, cycle validity or None, nulls, line u32) of the rows."},
+    {"cycles", record_cycles, METH_VARARGS,
+     "cycles(codes, sent, state, last, unread) -> uint32 per record: its cycle in the chunk, 0 for none."},
     {"names", name_column, METH_VARARGS,
      "names(at, width, starts, blob, known) -> (nulls, validity or None, int64 offsets, bytes): names[at]."},
     {"defrag_class", defrag_class, METH_VARARGS,
