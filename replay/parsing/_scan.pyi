@@ -70,6 +70,9 @@ def where(rec: Any, width: int, ts: Any, cycle: Any, line: Any, /) -> tuple[Any,
 def cycles(codes: Int32s, sent: int, state: int, last: bool, unread: bool, /) -> Any:
     """uint32 per record (a Buffer): its cycle in the chunk, 0 for none (assemble.record_cycles)."""
 
+def first_spans(spans: Int32s, ncols: int, cols: Int32s, /) -> Any:
+    """int32 (start, end) per row (a Buffer): the first of its span columns `cols` it has, -1 for none."""
+
 def names(at: Any, width: int, starts: Any, blob: bytes, known: Any, /) -> tuple[int, Any | None, Any, Any]:
     """(nulls, validity or None, int64 offsets, bytes): the large_string column names[at], name k
     being blob[starts[k]:starts[k + 1]] (null where not known[k])."""

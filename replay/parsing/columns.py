@@ -115,10 +115,10 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     klass = np.frombuffer(_scan.defrag_class(own, role.astype(np.uint8), np.ascontiguousarray(recs.cycle[rec]),
                                              np.ascontiguousarray(job), job_ok.astype(np.uint8)),
                           dtype=np.int32).reshape(-1, 2)
-    detail = np.full((len(rows), 2), -1, dtype=np.int32)
-    for field in reversed([f for f in _DEFRAG_DETAIL if f in columns]):
-        got = span_column(spans, columns, field)
-        detail = np.where(got[:, :1] >= 0, got, detail)
+    # the first of the detail fields the row has, picked in one compiled pass
+    first = np.array([columns.index(f) for f in _DEFRAG_DETAIL if f in columns], dtype=np.int32)
+    detail = (np.frombuffer(_scan.first_spans(np.ascontiguousarray(spans, np.int32), len(columns), first),
+                            dtype=np.int32).reshape(-1, 2) if first.size else np.full((len(rows), 2), -1, np.int32))
     schema = SCHEMAS["defrag"]
     # the bucket's own fields typed from its spans in place; the two worked out here from their own matrix
     own_fields = typed_taken(raw.data, spans, field_take(columns, _DEFRAG_OWN), [schema[c] for c in _DEFRAG_OWN])

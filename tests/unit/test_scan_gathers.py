@@ -173,3 +173,13 @@ def test_the_schedule_keeps_per_record_and_job_its_share_rows_else_its_first():
 def test_the_schedule_refuses_a_job_that_is_no_integer():
     spans, rec = _schedule_rows([(0, (0, 1), False), (0, (7, 8), False)])
     assert _scan.schedule_keep(b"5 9 n1 x", spans, rec) is None
+
+
+def test_a_row_takes_the_first_of_several_fields_it_has():
+    # rows of three span columns; the fields wanted in the order 2, 0
+    spans = np.array([[0, 1, 2, 3, 4, 5], [-1, -1, 2, 3, 4, 5], [0, 1, -1, -1, -1, -1], [-1, -1, 7, 8, -1, -1]],
+                     dtype=np.int32)
+    got = np.frombuffer(_scan.first_spans(spans, 3, np.array([2, 0], dtype=np.int32)), dtype=np.int32)
+    assert got.reshape(-1, 2).tolist() == [[4, 5], [4, 5], [0, 1], [-1, -1]]
+    with pytest.raises(ValueError, match="outside the spans"):
+        _scan.first_spans(spans, 3, np.array([3], dtype=np.int32))

@@ -32,6 +32,7 @@ PyObject *col_to_python(Col *c);
 PyObject *typed_columns(PyObject *self, PyObject *args);
 PyObject *where_rows(PyObject *self, PyObject *args);  /* where.c */
 PyObject *record_cycles(PyObject *self, PyObject *args);  /* where.c */
+PyObject *first_spans(PyObject *self, PyObject *args);  /* where.c */
 PyObject *name_column(PyObject *self, PyObject *args);  /* names.c */
 PyObject *schedule_keep(PyObject *self, PyObject *args);  /* schedule.c */
 /* rows grouped by (job, cycle) (keys.c): dense numbers into gid; the number of groups, -1 out of memory */

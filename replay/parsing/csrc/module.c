@@ -23,6 +23,7 @@
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
  *   where(...)                   -> the time, cycle and line of a table's rows, by record (where.c);
  *   cycles(...)                  -> each record's cycle in its chunk (where.c);
+ *   first_spans(...)             -> per row, the first of several span columns it has (where.c);
  *   names(...)                   -> a string column of a few names picked per row (names.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
  *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c);
@@ -71,6 +72,8 @@ static PyMethodDef methods[] = {
      "where(rec, width, ts, cycle, line) -> (ts i64, cycle u32, cycle validity or None, nulls, line u32) of the rows."},
     {"cycles", record_cycles, METH_VARARGS,
      "cycles(codes, sent, state, last, unread) -> uint32 per record: its cycle in the chunk, 0 for none."},
+    {"first_spans", first_spans, METH_VARARGS,
+     "first_spans(spans, ncols, cols) -> int32 (start, end) per row: the first of the span columns cols it has."},
     {"names", name_column, METH_VARARGS,
      "names(at, width, starts, blob, known) -> (nulls, validity or None, int64 offsets, bytes): names[at]."},
     {"defrag_class", defrag_class, METH_VARARGS,
