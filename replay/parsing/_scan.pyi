@@ -29,6 +29,9 @@ def rmcounter(data: Data, starts: Int32s, ends: Int32s, kinds: Int32s, templates
 def schedule(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(rec, kind, purged, spans, refused): createState's rows."""
 
+def schedule_keep(data: Data, spans: Int32s, rec: Int32s, /) -> tuple[bytes, Any] | None:
+    """(keep int32, job int64): the schedule table's rows of schedule()'s, and every row's job; None: a job refused."""
+
 def occupancy(data: Data, recs: Int32s, starts: Int32s, ends: Int32s, /) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     """(rec, spans, job counts, job spans, refused): the DEBUG occupancy tables' rows."""
 
@@ -64,6 +67,12 @@ def typed(data: Data, spans: Int32s, ncols: int, types: bytes, take: Int32s = ..
 
 def where(rec: Any, width: int, ts: Any, cycle: Any, line: Any, /) -> tuple[Any, Any, Any | None, int, Any]:
     """(ts, cycle, cycle validity or None, its nulls, line) of the records `rec`: a cycle 0 is null."""
+
+def cycles(codes: Int32s, sent: int, state: int, last: bool, unread: bool, /) -> Any:
+    """uint32 per record (a Buffer): its cycle in the chunk, 0 for none (assemble.record_cycles)."""
+
+def first_spans(spans: Int32s, ncols: int, cols: Int32s, /) -> Any:
+    """int32 (start, end) per row (a Buffer): the first of its span columns `cols` it has, -1 for none."""
 
 def names(at: Any, width: int, starts: Any, blob: bytes, known: Any, /) -> tuple[int, Any | None, Any, Any]:
     """(nulls, validity or None, int64 offsets, bytes): the large_string column names[at], name k

@@ -15,10 +15,14 @@ from replay.parsing import builders, steps
 from replay.parsing.columns import Unframed, shifted, to_polars
 from replay.parsing.columns_plain import record_columns
 from replay.parsing.columns_events import filled_orders, unordered_rows
+from replay.parsing.compiled import COMPILED
 from replay.parsing.families import FAMILY_CODE
 from replay.parsing.scanned import word_column
 from replay.parsing.tables import (FIXED_METHODS, I64, LS, RENAME, RESERVE_METHODS, S, SCHEMAS, TS, Frame,
                                    conform)
+
+if COMPILED:
+    from replay.parsing import _scan
 
 
 # Fields the assembly steps read; a log that lacks a family still yields these columns (null).
@@ -132,6 +136,10 @@ def record_cycles(codes: np.ndarray, last: bool, unread: bool = False) -> np.nda
     """Per record (its family code, -1 for none), its cycle: that of the next published schedule at
     or after it, counted from 1 in the chunk; 0 for none (a record of no family unless `unread`,
     or, in the log's last chunk, one after its last published schedule)."""
+    if COMPILED and codes.dtype == np.int32:  # one pass; what follows is its reference
+        got = _scan.cycles(np.ascontiguousarray(codes), FAMILY_CODE["schedule_sent"], FAMILY_CODE["schedule_state"],
+                           last, unread)
+        return np.frombuffer(got, dtype=np.uint32, count=len(codes))
     sent = codes == FAMILY_CODE["schedule_sent"]
     before = np.cumsum(sent, dtype=np.int64) - sent
     cyc = before + (codes != FAMILY_CODE["schedule_state"])
@@ -141,12 +149,13 @@ def record_cycles(codes: np.ndarray, last: bool, unread: bool = False) -> np.nda
     return np.where(valid, cyc, 0).astype(np.uint32)
 
 
-def record_info(records: pl.DataFrame, names: list[str], last: bool) -> pl.DataFrame:
-    """Per record (row `rec`): ts, cycle (`record_cycles`), file name, line, tid, the JID as an integer
-    (`_job`), its METHOD's class (`_mc`: 1 a FIXED_SHARE counting method, 2 a RESERVE one, 0 any
-    other) and the header text columns the records carry (the scanner's carry none: `rows_of`
-    builds the ones it needs)."""
-    cycle = record_cycles(records["_code"].to_numpy(), last)
+def record_info(records: pl.DataFrame, names: list[str], last: bool, cycle: np.ndarray | None = None) -> pl.DataFrame:
+    """Per record (row `rec`): ts, cycle (`record_cycles`, or `cycle` as it gives them), file name,
+    line, tid, the JID as an integer (`_job`), its METHOD's class (`_mc`: 1 a FIXED_SHARE counting
+    method, 2 a RESERVE one, 0 any other) and the header text columns the records carry (the
+    scanner's carry none: `rows_of` builds the ones it needs)."""
+    # a copy: the compiled tables read the one given, and record_cycles' may be read-only
+    cycle = (record_cycles(records["_code"].to_numpy(), last) if cycle is None else cycle).copy()
     none = np.flatnonzero(cycle == 0)
     cycles = pl.Series("cycle", cycle)
     cycles = cycles.scatter(none, None) if none.size else cycles
@@ -171,8 +180,18 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     Chunks are independent here, so they can be assembled in parallel. `raw`: the unframed rows
     of the compiled tables' buckets (replay.parsing.builders types those tables in C), emptied as the
     builders take them; `strings`: the header text columns of records that carry none (rows_of)."""
-    info = record_info(records, names, last)
-    recs = record_columns(records, info, names) if raw else None
+    codes = records["_code"].to_numpy()
+    cycle = record_cycles(codes, last)
+    # the records' polars frame only the reference steps read: most chunks, their tables all typed
+    # in C, never build it
+    made: list[pl.DataFrame] = []
+
+    def info() -> pl.DataFrame:
+        if not made:
+            made.append(record_info(records, names, last, cycle))
+        return made[0]
+
+    recs = record_columns(records, info, names, cycle) if raw else None
     raw = raw or {}
     if unowned := set(raw) - {bucket for b in builders.BUILDERS for bucket in b.buckets}:
         raise ValueError(f"assemble_chunk: no compiled table builder owns the buckets {sorted(unowned)}")
@@ -185,7 +204,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
     frames = {bucket: rows for b in built for bucket, rows in b.frames.items()}
     buckets = {**buckets, **frames} if frames else buckets
     compiled: dict[str, Frame] = {name: table for b in built for name, table in b.tables.items()}
-    get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info, strings)  # noqa: E731
+    get: Callable[[str], pl.DataFrame] = lambda name: rows_of(buckets, name, info(), strings)  # noqa: E731
 
     def table(name: str, bucket: str, step: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
         # a bucket no record of the chunk filled gives an empty table without a step (most
@@ -220,7 +239,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
         "nodes": table("nodes", "nodes"),
         "job_caps": table("job_caps", "_cap_lines", steps.caps),
         "counts": table("counts", "counts", steps.counts),
-        "rmcounter": (conform(steps.rmcounter_assembled(buckets["_rmcounter_rows"][0], info), SCHEMAS["rmcounter"])
+        "rmcounter": (conform(steps.rmcounter_assembled(buckets["_rmcounter_rows"][0], info()), SCHEMAS["rmcounter"])
                       if "_rmcounter_rows" in buckets else table("rmcounter", "_rmcounter_lines", steps.rmcounter)),
         "placements": _empty_table("placements") if placements is None else conform(placements, SCHEMAS["placements"]),
         "evictions": evictions,
@@ -239,7 +258,7 @@ def assemble_chunk(buckets: dict[str, list[pl.DataFrame]], records: pl.DataFrame
                      else conform(unparsed, SCHEMAS["unparsed"]) if unparsed.height else _empty_table("unparsed")),
     }
     tables.update(compiled)
-    cycles = int((records["_code"].to_numpy() == FAMILY_CODE["schedule_sent"]).sum())
+    cycles = int((codes == FAMILY_CODE["schedule_sent"]).sum())
     return tables, ChunkCarry(cycles, share_orders, unordered, spanning)
 
 

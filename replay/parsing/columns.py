@@ -99,6 +99,15 @@ def _defrag_kinds() -> tuple[str | None, ...]:
     return tuple(DEFRAG_KINDS.get(f) for f in FAMILY_NAMES)
 
 
+@lru_cache(maxsize=1)
+def _defrag_roles() -> np.ndarray:
+    """Per family code (and -1, no family: the last), its role in `_scan.defrag_class`: 1 a header, 2 a row, 0 other."""
+    roles = np.zeros(len(FAMILY_NAMES) + 1, dtype=np.uint8)
+    roles[FAMILY_CODE["frag_header"]], roles[FAMILY_CODE["frag_row"]] = 1, 2
+    roles.flags.writeable = False
+    return roles
+
+
 def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     """The defrag table of one chunk, typed in C (`_scan.typed`, `_scan.defrag_class`; steps.defrag
     is the reference)."""
@@ -110,15 +119,14 @@ def _defrag(raw: RawRows, recs: Records) -> pa.Table | None:
     rows = raw.rows
     rec, code = raw.rec[rows], raw.codes[rows]
     job, job_ok = recs.job[rec], recs.job_ok[rec]
-    role = np.where(code == FAMILY_CODE["frag_header"], 1, np.where(code == FAMILY_CODE["frag_row"], 2, 0))
     own = np.ascontiguousarray(span_column(spans, columns, "class"))
-    klass = np.frombuffer(_scan.defrag_class(own, role.astype(np.uint8), np.ascontiguousarray(recs.cycle[rec]),
-                                             np.ascontiguousarray(job), job_ok.astype(np.uint8)),
+    klass = np.frombuffer(_scan.defrag_class(own, _defrag_roles()[code], np.ascontiguousarray(recs.cycle[rec]),
+                                             np.ascontiguousarray(job), job_ok.view(np.uint8)),
                           dtype=np.int32).reshape(-1, 2)
-    detail = np.full((len(rows), 2), -1, dtype=np.int32)
-    for field in reversed([f for f in _DEFRAG_DETAIL if f in columns]):
-        got = span_column(spans, columns, field)
-        detail = np.where(got[:, :1] >= 0, got, detail)
+    # the first of the detail fields the row has, picked in one compiled pass
+    first = np.array([columns.index(f) for f in _DEFRAG_DETAIL if f in columns], dtype=np.int32)
+    detail = (np.frombuffer(_scan.first_spans(np.ascontiguousarray(spans, np.int32), len(columns), first),
+                            dtype=np.int32).reshape(-1, 2) if first.size else np.full((len(rows), 2), -1, np.int32))
     schema = SCHEMAS["defrag"]
     # the bucket's own fields typed from its spans in place; the two worked out here from their own matrix
     own_fields = typed_taken(raw.data, spans, field_take(columns, _DEFRAG_OWN), [schema[c] for c in _DEFRAG_OWN])

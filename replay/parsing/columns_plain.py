@@ -5,6 +5,7 @@ one row per templated record (`plain_table`), which the event and count builders
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -38,14 +39,18 @@ class Records:
     method: np.ndarray  # 1: a FIXED_SHARE counting method, 2: a RESERVE one, 0: any other (steps.counts)
 
 
-def record_columns(records: pl.DataFrame, info: pl.DataFrame, names: list[str]) -> Records | None:
-    """The chunk's `Records` from `records` and their `info` (assemble.record_info: the cycle, the JID
-    as an integer, the METHOD's class); None: a record has no time, which the compiled tables do not take."""
+def record_columns(records: pl.DataFrame, info: Callable[[], pl.DataFrame], names: list[str],
+                   cycle: np.ndarray) -> Records | None:
+    """The chunk's `Records` from `records`, their cycles (assemble.record_cycles, 0 for none) and,
+    for records the scanner did not number, their `info` (assemble.record_info: the JID as an
+    integer, the METHOD's class; built only then); None: a record has no time, which the compiled
+    tables do not take."""
     if records["ts"].null_count():
         return None
-    job, job_ok = filled(info["_job"], np.int64)
-    return Records(filled(records["ts"], np.int64)[0], filled(info["cycle"], np.uint32)[0], job, job_ok,
-                   records["file"].to_numpy(), records["line"].to_numpy(), names, info["_mc"].to_numpy())
+    numbered = records if "_job" in records.columns else info()
+    job, job_ok = filled(numbered["_job"], np.int64)
+    return Records(filled(records["ts"], np.int64)[0], cycle, job, job_ok, records["file"].to_numpy(),
+                   records["line"].to_numpy(), names, numbered["_mc"].to_numpy())
 
 
 def where_columns(recs: Records, rec: np.ndarray) -> dict[str, pa.Array]:

@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from replay.parsing.built import Built
 from replay.parsing.chunks import Bytes
-from replay.parsing.arrays import (field_take, names_column, numeric, present_rows, span_column, table_of, typed_spans,
-                                  typed_taken, with_validity)
+from replay.parsing.arrays import (field_take, from_scanner, names_column, numeric, present_rows, span_column, table_of,
+                                  typed_spans, typed_taken, with_validity)
 from replay.parsing.columns import Unframed
 from replay.parsing.columns_plain import Records, where_columns
 from replay.parsing.families import FAMILY_CODE
@@ -134,24 +134,11 @@ def _schedule(rows: BlockRows | None, recs: Records) -> tuple[pa.Table, _Schedul
     purged = np.frombuffer(got[2], dtype=np.int32)
     spans = np.frombuffer(got[3], dtype=np.int32).reshape(-1, 2 * len(_SCHED_SPANS))
     data = rows.data if rows is not None else b""
-    n = len(rec)
-    job_col = typed_taken(data, spans, (1,), (I64,))
-    if job_col is None:
+    # per record and job its share rows, else its first row, grouped in one compiled pass
+    kept = _scan.schedule_keep(data, np.ascontiguousarray(spans), np.ascontiguousarray(rec))
+    if kept is None:
         return None
-    job = np.frombuffer(job_col[0].buffers()[1], dtype=np.int64, count=n)
-    if n:
-        has_host = spans[:, 8] >= 0
-        order = np.lexsort((job, rec))  # stable: a group's first row is its first in the log
-        new = np.ones(n, dtype=bool)
-        new[1:] = (np.diff(rec[order]) != 0) | (np.diff(job[order]) != 0)
-        group = np.empty(n, dtype=np.int64)
-        group[order] = np.cumsum(new) - 1
-        has_share = np.bincount(group, weights=has_host, minlength=int(group.max()) + 1) > 0
-        first = np.zeros(n, dtype=bool)
-        first[order[new]] = True
-        keep = np.flatnonzero(has_host | (~has_share[group] & first))
-    else:
-        keep = np.zeros(0, dtype=np.int64)
+    keep, job = np.frombuffer(kept[0], dtype=np.int32), np.frombuffer(kept[1], dtype=np.int64, count=len(rec))
     at = spans[keep]
     others = [i for i, c in enumerate(_SCHED_SPANS) if c != "job_id"]  # the job is typed already
     typed = typed_taken(data, at, others, [_SCHED_TYPES[i] for i in others])
@@ -272,9 +259,12 @@ def _rmcounter(parts: list[Unframed], recs: Records | None) -> pa.Table | None:
 
     block_of = i32("row_block")
     rec = parts[0].rec.to_numpy()[i32("block_line")[block_of]]
-    typed = typed_spans(data, [i32("descr").reshape(-1, 2)[block_of], i32("entity").reshape(-1, 2)], [S, S])
-    if typed is None:
+    # a block's description is on each of its rows: read once a block, then laid out per row
+    blocks = typed_spans(data, [i32("descr").reshape(-1, 2)], [S])
+    entity = typed_spans(data, [i32("entity").reshape(-1, 2)], [S])
+    if blocks is None or entity is None:
         return None
+    typed = [_per_row(blocks[0], block_of), entity[0]]
     cycle = recs.cycle[rec]
     maxorder = np.frombuffer(got["maxorder"], dtype=np.int64)[block_of]
     return table_of("rmcounter", {
@@ -285,6 +275,15 @@ def _rmcounter(parts: list[Unframed], recs: Records | None) -> pa.Table | None:
         "vmachines": _lists_of(got, "vmachines", block_of),
         "maxorder": numeric(pa.int64(), maxorder, i32("maxorder_ok")[block_of] != 0),
     })
+
+
+def _per_row(names: pa.Array, at: np.ndarray) -> pa.Array:
+    """The large_string column of `names[at]` (`_scan.names` over the names' own offsets and bytes)."""
+    valid, offsets, blob = names.buffers()
+    starts = np.frombuffer(offsets, dtype=np.int64, count=len(names) + 1)
+    got = _scan.names(np.ascontiguousarray(at, dtype=np.int32), 4, starts, b"" if blob is None else blob,
+                      present_rows(names).view(np.uint8))
+    return from_scanner(pa.large_string(), len(at), got)
 
 
 def _lists_of(got: dict[str, Any], key: str, at: np.ndarray | None = None) -> pa.Array:

@@ -1,17 +1,20 @@
 """The scanner's records without text columns (replay.parsing.scan `Scanned`, `with_strings`), the
-numbers it reads from each header (`_scan.numbers`) and the cycle numbering in numpy
-(replay.parsing.assemble.record_cycles): hand-worked lines, the polars path as reference, Hypothesis."""
+numbers it reads from each header (`_scan.numbers`) and the cycle numbering (replay.parsing.assemble.record_cycles,
+compiled and in numpy): hand-worked lines, the polars path as reference, Hypothesis."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
+from replay.parsing import assemble
 from replay.parsing.assemble import record_cycles
 from replay.parsing.chunks import Piece
+from replay.parsing.compiled import COMPILED
 from replay.parsing.families import FAMILY_CODE, GENERIC
 from replay.parsing.records import find_records, split_lines
 from replay.parsing.pipeline import parse
@@ -235,3 +238,18 @@ def test_continuation_lines_that_begin_with_a_date_are_found_from_their_bytes():
     assert stamped(replace(recs, stamped=None)).tolist() == expected  # from the spans
     text_only = replace(recs, continuations=recs.continuations.select("rec", "file", "line", "text"), stamped=None)
     assert stamped(text_only).tolist() == expected  # the regex over the text: the reference
+
+
+@pytest.mark.skipif(not COMPILED, reason="the compiled scanner is not built")
+@pytest.mark.parametrize("last", [True, False])
+@pytest.mark.parametrize("unread", [True, False])
+def test_the_compiled_cycles_are_the_numpy_ones(monkeypatch, last, unread):
+    rng = np.random.default_rng(3)
+    s, p = FAMILY_CODE["schedule_state"], FAMILY_CODE["schedule_sent"]
+    # codes of no family, the two schedule families, and others; a chunk with none published too
+    for codes in (rng.choice([-1, s, p, 0, 5, 40], size=500).astype(np.int32), np.array([-1, 0, s], dtype=np.int32),
+                  np.zeros(0, dtype=np.int32)):
+        compiled = record_cycles(codes, last, unread)
+        monkeypatch.setattr(assemble, "COMPILED", False)
+        assert compiled.tolist() == record_cycles(codes, last, unread).tolist()
+        monkeypatch.undo()

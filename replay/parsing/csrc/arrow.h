@@ -31,7 +31,10 @@ int col_put(Col *c, Py_ssize_t i, const char *d, int32_t s, int32_t e);  /* 1, 0
 PyObject *col_to_python(Col *c);
 PyObject *typed_columns(PyObject *self, PyObject *args);
 PyObject *where_rows(PyObject *self, PyObject *args);  /* where.c */
+PyObject *record_cycles(PyObject *self, PyObject *args);  /* where.c */
+PyObject *first_spans(PyObject *self, PyObject *args);  /* where.c */
 PyObject *name_column(PyObject *self, PyObject *args);  /* names.c */
+PyObject *schedule_keep(PyObject *self, PyObject *args);  /* schedule.c */
 /* rows grouped by (job, cycle) (keys.c): dense numbers into gid; the number of groups, -1 out of memory */
 Py_ssize_t group_ids(Py_ssize_t n, const uint32_t *cyc, const int64_t *job, const uint8_t *ok, int32_t *gid);
 

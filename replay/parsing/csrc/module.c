@@ -13,6 +13,7 @@
  *                                   (replay/parsing/templates.py), gathered by the table they land in;
  *   rmcounter(...)               -> the RmCounter blocks of a chunk, one row per entity;
  *   schedule(...)                -> the rows of createState structures of the canonical shape;
+ *   schedule_keep(...)           -> which of them the schedule table keeps (schedule.c);
  *   occupancy(...)               -> the rows of DEBUG occupancy tables of the canonical shape;
  *   sections(...)                -> the rows of the DEBUG pretty-printed schedule of the canonical shape;
  *   expansions(...)              -> one row per job of doExpansion bodies of the canonical shape;
@@ -21,6 +22,8 @@
  *   caps(...)                    -> the job_caps table's typed columns, as Arrow buffers (caps.c, arrow.c);
  *   typed(...)                   -> span columns typed as Arrow buffers (arrow.c);
  *   where(...)                   -> the time, cycle and line of a table's rows, by record (where.c);
+ *   cycles(...)                  -> each record's cycle in its chunk (where.c);
+ *   first_spans(...)             -> per row, the first of several span columns it has (where.c);
  *   names(...)                   -> a string column of a few names picked per row (names.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
  *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c);
@@ -47,6 +50,8 @@ static PyMethodDef methods[] = {
      "rmcounter(data, starts, ends, kinds, templates) -> dict of row columns, or None when a line fails."},
     {"schedule", schedule_rows, METH_VARARGS,
      "schedule(data, recs, starts, ends) -> (rec, kind, purged, spans, refused): createState's rows."},
+    {"schedule_keep", schedule_keep, METH_VARARGS,
+     "schedule_keep(data, spans, rec) -> (keep int32, job int64) or None: the schedule table's rows, every row's job."},
     {"occupancy", occupancy_rows, METH_VARARGS,
      "occupancy(data, recs, starts, ends) -> (rec, spans, job counts, job spans, refused): occupancy rows."},
     {"sections", section_rows, METH_VARARGS,
@@ -65,6 +70,10 @@ static PyMethodDef methods[] = {
      "typed(data, spans, ncols, types[, take]) -> [column or None per type] or None (a value refused)."},
     {"where", where_rows, METH_VARARGS,
      "where(rec, width, ts, cycle, line) -> (ts i64, cycle u32, cycle validity or None, nulls, line u32) of the rows."},
+    {"cycles", record_cycles, METH_VARARGS,
+     "cycles(codes, sent, state, last, unread) -> uint32 per record: its cycle in the chunk, 0 for none."},
+    {"first_spans", first_spans, METH_VARARGS,
+     "first_spans(spans, ncols, cols) -> int32 (start, end) per row: the first of the span columns cols it has."},
     {"names", name_column, METH_VARARGS,
      "names(at, width, starts, blob, known) -> (nulls, validity or None, int64 offsets, bytes): names[at]."},
     {"defrag_class", defrag_class, METH_VARARGS,

@@ -1,5 +1,5 @@
 /* schedule(): the rows of createState structures (see module.c) */
-#include "scan.h"
+#include "arrow.h"
 
 /* ---- the published schedule --------------------------------------------------------------- */
 
@@ -204,4 +204,74 @@ PyObject *schedule_rows(PyObject *self, PyObject *args)
     (void)self;
     memset(&out, 0, sizeof(out));
     return read_records(args, "schedule", schedule_record, (I32s *)&out, 4);
+}
+
+/* ---- the schedule table's rows ------------------------------------------------------------- */
+
+/* schedule_keep(data, spans, rec) -> (keep int32, job int64) or None: of schedule()'s rows (their
+ * SF_N spans, their records), the ones the schedule table keeps, as replay/parsing/steps.py's
+ * `schedule` keeps them: per record and job (a job typed from its span, 0 where it has none), its
+ * rows with a share, else its first row; and every row's job. None: a job that is no integer. */
+PyObject *schedule_keep(PyObject *self, PyObject *args)
+{
+    Py_buffer in, sp, rb;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &in, &sp, &rb))
+        return NULL;
+    Py_ssize_t n = rb.len / 4, kept = 0, groups = 0;
+    PyObject *out = NULL;
+    int64_t *job = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int64_t));
+    int32_t *gid = PyMem_RawMalloc((size_t)(n + 1) * sizeof(int32_t)), *keep = PyMem_RawMalloc((size_t)(n + 1) * 4);
+    int32_t *first = NULL;
+    uint8_t *ok = PyMem_RawMalloc((size_t)(n + 1)), *shared = NULL;
+    int status = 1;  /* 1 done, 0 a job refused, -1 out of memory */
+    if (sp.len != n * SF_N * 8) {
+        PyErr_SetString(PyExc_ValueError, "schedule_keep: a row of spans per record number");
+        goto done;
+    }
+    if (!job || !gid || !keep || !ok) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    const char *d = in.buf;
+    const int32_t *s = sp.buf;
+    for (Py_ssize_t r = 0; r < n && status == 1; r++) {
+        const int32_t *j = s + r * 2 * SF_N + 2 * SF_JOB;
+        ok[r] = 1, job[r] = 0;
+        if (j[0] >= 0 && !int_value(d + j[0], j[1] - j[0], &job[r]))
+            status = 0;
+    }
+    if (status == 1 && (groups = group_ids(n, rb.buf, job, ok, gid)) < 0)
+        status = -1;
+    if (status == 1 && (!(first = PyMem_RawMalloc((size_t)(groups + 1) * 4))
+                        || !(shared = PyMem_RawCalloc((size_t)groups + 1, 1))))
+        status = -1;
+    if (status == 1) {
+        memset(first, 0xff, (size_t)(groups + 1) * 4);  /* -1: no row yet */
+        for (Py_ssize_t r = 0; r < n; r++) {
+            shared[gid[r]] |= s[r * 2 * SF_N + 2 * SF_HOST] >= 0;
+            if (first[gid[r]] < 0)
+                first[gid[r]] = (int32_t)r;
+        }
+        for (Py_ssize_t r = 0; r < n; r++)
+            if (s[r * 2 * SF_N + 2 * SF_HOST] >= 0 || (!shared[gid[r]] && first[gid[r]] == r))
+                keep[kept++] = (int32_t)r;
+    }
+    Py_END_ALLOW_THREADS
+    if (status == -1)
+        PyErr_NoMemory();
+    else if (status == 0)
+        out = Py_NewRef(Py_None);
+    else {
+        PyObject *k = bytes_of(keep, 4 * kept), *j = own_buffer(job, 8 * n);
+        job = NULL;
+        if (k && j)
+            out = PyTuple_Pack(2, k, j);
+        Py_XDECREF(k), Py_XDECREF(j);
+    }
+done:
+    PyMem_RawFree(job), PyMem_RawFree(gid), PyMem_RawFree(keep), PyMem_RawFree(first), PyMem_RawFree(ok);
+    PyMem_RawFree(shared);
+    PyBuffer_Release(&in), PyBuffer_Release(&sp), PyBuffer_Release(&rb);
+    return out;
 }
