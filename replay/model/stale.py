@@ -72,8 +72,9 @@ def logged_stale_free(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[tuple[in
 
 
 def _howmuch_end(tables: Mapping[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFrame:
-    """Per cycle of `cycles`, the file and line of How Much's last line (its counters and counting
-    messages); only those columns are read (the counters' vectors are most of a log's tables)."""
+    """Per cycle of `cycles`, the log position (`end_at`) of How Much's last line (its counters and
+    counting messages), wherever a roll cut the cycle; only the file and line are read (the
+    counters' vectors are most of a log's tables)."""
     counted = [narrow(tables, "rmcounter", ("cycle", "file", "line")),
                narrow(tables, "counts", ("cycle", "kind", "file", "line")).filter(pl.col("kind") != "given")
                .select("cycle", "file", "line")]
