@@ -10,7 +10,6 @@ line (their names and numbers), and the report's title and list of files.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import re
 from pathlib import Path
@@ -22,6 +21,7 @@ from replay import parse
 from replay.cli import main
 from replay.model.logorder import file_place, log_order
 from replay.parsing.sources import rolled_key
+from tests.damaged import rolled
 from tests.helpers import log_path
 
 # (fixture, where the older files end as fractions of the log's lines, the job and cycle explained,
@@ -34,17 +34,6 @@ SPLITS = [
 ]
 WHERE = re.compile(r"[\w.-]+\.log(?:\.\d+)?(?:\.gz)? line \d+")
 TIMES = (re.compile(r"[\d.]+ s\b"), re.compile(r"[\d,]+ cycles/s"))
-
-
-def rolled(src: Path, folder: Path, cuts: tuple[float, ...]) -> Path:
-    """`src` cut at line ends into len(cuts) + 1 files, named as log4j rolls them."""
-    data = src.read_bytes()
-    lines = (gzip.decompress(data) if src.suffix == ".gz" else data).splitlines(keepends=True)
-    at = [0, *(int(len(lines) * c) for c in cuts), len(lines)]
-    folder.mkdir(parents=True)
-    for age, (a, b) in enumerate(reversed(list(zip(at, at[1:])))):
-        (folder / ("rm.log" if age == 0 else f"rm.log.{age}")).write_bytes(b"".join(lines[a:b]))
-    return folder
 
 
 def _text(text: str) -> str:
@@ -93,7 +82,7 @@ def _answers(log: Path, work: Path, job: int, cycle: int, change: str) -> dict[s
 @pytest.mark.parametrize(("name", "cuts", "job", "cycle", "change"), SPLITS, ids=[s[0] for s in SPLITS])
 def test_a_rolled_set_answers_as_one_file(tmp_path, name, cuts, job, cycle, change):
     src = log_path(name)
-    folder = rolled(src, tmp_path / "logs", cuts)
+    folder = rolled(tmp_path / "logs", name=name, cuts=cuts)
     tables = parse([folder]).tables
     # the split is one that matters: the newest file holds rows, numbered below the older files', and
     # a cycle has rows on both sides of a cut
