@@ -55,22 +55,26 @@ def nul_run(out: Path, line: int, size: int = 4096) -> Path:
     return out
 
 
-def rolled(folder: Path, drop: str | None = None, parts: int = 3, gzipped: bool = False) -> Path:
-    """The log split into a rolled set (rm.log.2, rm.log.1, rm.log: oldest first) at line
+def rolled(folder: Path, drop: str | None = None, parts: int = 3, gzipped: bool = False, name: str = NAME,
+           cuts: tuple[float, ...] | None = None) -> Path:
+    """The fixture's log split into a rolled set (rm.log.2, rm.log.1, rm.log: oldest first) at line
     boundaries, beside another daemon's log; `drop` names a member to leave out; `gzipped`: the
-    oldest member gzipped (rm.log.2.gz), as logrotate leaves it."""
+    oldest member gzipped (rm.log.2.gz), as logrotate leaves it; `cuts`: where the older members
+    end, as fractions of the lines (else `parts` of equal lines)."""
     folder.mkdir(parents=True, exist_ok=True)
-    src = lines()
-    size = len(src) // parts
+    src = lines(name)
+    ends = [int(len(src) * c) for c in cuts] if cuts else [len(src) // parts * (i + 1) for i in range(parts - 1)]
+    bounds = list(zip([0, *ends], [*ends, len(src)]))
+    parts = len(bounds)
     names = [f"rm.log.{parts - 1 - i}" if i < parts - 1 else "rm.log" for i in range(parts)]
-    for i, name in enumerate(names):
-        if name != drop:
-            chunk = src[i * size: (i + 1) * size if i < parts - 1 else len(src)]
+    for i, member in enumerate(names):
+        if member != drop:
+            chunk = src[bounds[i][0]:bounds[i][1]]
             data = b"".join(chunk)
             if gzipped and i == 0:
-                (folder / f"{name}.gz").write_bytes(gzip.compress(data, mtime=0))
+                (folder / f"{member}.gz").write_bytes(gzip.compress(data, mtime=0))
             else:
-                (folder / name).write_bytes(data)
+                (folder / member).write_bytes(data)
     (folder / "or.log").write_bytes(b"01 Jan 2015 00:00:00,000  INFO OR.OrchestratorComponent - N/A T[1] start  "
                                     b"Orchestrator up\n")
     return folder

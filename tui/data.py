@@ -31,6 +31,7 @@ from replay.model.bootstrap import Bootstrap
 from replay.model.start import bootstrap
 from replay.parsing.store import ParquetTables
 from replay.parsing.tables import LEFT
+from replay.model.logorder import log_order
 from tui.views import Later, Sliced, deferred
 
 DEFRAG_KINDS = ["needy_detected", "needy", "failed", "satisfied", "machines_found", "candidate_machine",
@@ -135,7 +136,7 @@ def jobs_frame(tables: Mapping[str, pl.DataFrame], quantum: int | None, only: in
         pl.col("refused").fill_null(False).any().alias("refused"),
     ).sort("cycle")
     # who each job is, as every command reads it: work there before the log began included
-    described = (in_cycles(job_descriptions(tables)).sort("job_id", "cycle", "line", nulls_last=False)
+    described = (in_cycles(job_descriptions(tables)).sort(log_order("job_id", "cycle"), nulls_last=False)
                  .unique(["job_id", "cycle"], keep="last", maintain_order=True)
                  .select("job_id", "cycle", "user", "class", pl.col("order").alias("job_order"),
                          pl.col("memory_gb").alias("submitted_gb")).sort("cycle"))

@@ -28,6 +28,7 @@ from replay.model.start import bootstrap
 from replay.parsing.sources import InputError
 from replay.parsing.tables import LEFT
 from replay.apps.measures import logged_holdings
+from replay.model.logorder import log_order
 from rmref import UNLIMITED
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ def _quantum(tables: Mapping[str, pl.DataFrame]) -> int:
 def _owners(tables: Mapping[str, pl.DataFrame]) -> dict[int, tuple[str, str]]:
     """job -> (user, class), from the job's latest description."""
     # as every command reads them: work there before the log began is named by its later lines
-    rows = (job_descriptions(tables).filter(pl.col("user").is_not_null()).sort("job_id", "line", nulls_last=False)
+    rows = (job_descriptions(tables).filter(pl.col("user").is_not_null()).sort(log_order("job_id"), nulls_last=False)
             .unique("job_id", keep="last").select("job_id", "user", "class"))
     return {j: (u, c or "?") for j, u, c in rows.iter_rows()}
 
@@ -193,7 +194,7 @@ def _waiting(tables: Mapping[str, pl.DataFrame], owners: Mapping[int, tuple[str,
         return []
     held = tables["schedule"].filter(pl.col("host").is_not_null() & (pl.col("kind") == "existing")).select(
         "cycle", "job_id").unique()
-    agg = (s.sort("cycle", "line").group_by("job_id").agg(
+    agg = (s.sort(log_order("cycle")).group_by("job_id").agg(
         pl.col("cycle").n_unique().alias("n"), pl.col("cycle").min().alias("first"),
         pl.col("cycle").max().alias("last"), pl.col("reason").last().alias("reason"),
         pl.col("work_type").first().alias("type"))
@@ -409,7 +410,7 @@ def _deaths_section(tables: Mapping[str, pl.DataFrame], epoch_of: Mapping[int, i
     """Node deaths and returns."""
     parts: list[str] = []
     nd = tables["nodes"].filter(pl.col("event").is_in(["death", "disable", "missed", "reactivate", "recover",
-                                                      "recover_node"])).sort("line")
+                                                      "recover_node"])).sort(log_order())
     deaths = nd.filter(pl.col("event") == "death").height
     parts.append(f"<h2 id=\"nodes\">Node deaths</h2><p>{deaths} node death(s).</p>"
                  + (table(("time", "cycle", "epoch", "host", "event", "nodepool"), [

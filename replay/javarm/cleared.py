@@ -28,6 +28,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from replay.javarm.hashes import MIN_BITS, Listing, machine_map, map_bits
+from replay.model.logorder import log_order
 
 Share = tuple[int, int, int]  # (share id, job, order)
 
@@ -42,7 +43,7 @@ def clearing_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
                 .group_by("job_id").agg(pl.col("user").first()).iter_rows())
     placed = (tables["placements"].filter(pl.col("cycle").is_not_null() & pl.col("share_id").is_not_null()
                                           & pl.col("job_id").is_not_null() & pl.col("placed_for").is_null())
-              .filter(pl.col("host").is_not_null()).sort("cycle", "file", "line")
+              .filter(pl.col("host").is_not_null()).sort(log_order("cycle"))
               .select("cycle", "host", "share_id", "job_id", "order", "m_unused", "m_jobs"))
     most: dict[str, int] = {}  # host -> the most shares its map has held
     for host, jobs in placed.select("host", "m_jobs").iter_rows():

@@ -20,6 +20,7 @@ from replay.javarm.cleared import clearing_listings
 from replay.javarm.hashes import MIN_BITS, Hashes, Listing, hashes_of, machine_map, map_bits
 from replay.javarm.purged import purge_listings
 from replay.model.published import PublishedShares, published_schedule
+from replay.model.logorder import log_order
 
 
 def share_map(job: int) -> str:
@@ -81,7 +82,7 @@ def machine_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
         return []
     rows = (tables["placements"].filter(pl.col("cycle").is_not_null() & pl.col("share_id").is_not_null()
                                         & pl.col("job_id").is_not_null())
-            .sort("cycle", "file", "line").select("cycle", "host", "share_id", "job_id", "m_jobs"))
+            .sort(log_order("cycle")).select("cycle", "host", "share_id", "job_id", "m_jobs"))
     # a map that grows past 16 buckets walks by hash bits no line before its growth shows, and least
     # hashes (all below 16) would keep its old walk: such a machine's shares are left to the seed
     grown = {h for h, n in rows.group_by("host").agg(pl.col("m_jobs").list.len().max()).iter_rows()

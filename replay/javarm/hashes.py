@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
+from replay.model.logorder import log_order
 
 MIN_BITS = 4  # a HashMap's initial table: 16 buckets
 LOAD = 0.75  # a HashMap doubles when its size passes this fraction of its buckets
@@ -96,13 +97,13 @@ def class_walks(tables: Mapping[str, pl.DataFrame]) -> list[dict[tuple[int, str]
     fixed-share and reservation classes too)."""
     given = (tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()
                                      & pl.col("job_id").is_not_null() & pl.col("class").is_not_null())
-             .sort("cycle", "file", "line").select("cycle", "class", "job_id"))
+             .sort(log_order("cycle")).select("cycle", "class", "job_id"))
     out = [_walks(given.iter_rows())]
     if "job_caps" in tables and "jobs" in tables:
         klass = dict(tables["jobs"].filter(pl.col("class").is_not_null() & pl.col("job_id").is_not_null())
                      .group_by("job_id").agg(pl.col("class").first()).iter_rows())
         caps = (tables["job_caps"].filter(pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
-                .sort("cycle", "file", "line").select("cycle", "job_id"))
+                .sort(log_order("cycle")).select("cycle", "job_id"))
         out.append(_walks((c, klass[j], j) for c, j in caps.iter_rows() if j in klass))
     return out
 
@@ -125,7 +126,7 @@ def needy_walks(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
         return []
     rows = (tables["defrag"].filter(pl.col("kind").is_in(["needy", "satisfied", "failed"])
                                     & pl.col("cycle").is_not_null() & pl.col("job_id").is_not_null())
-            .sort("cycle", "file", "line").select("cycle", "kind", "job_id"))
+            .sort(log_order("cycle")).select("cycle", "kind", "job_id"))
     put: dict[int, list[int]] = {}
     walked: dict[int, list[int]] = {}
     for cycle, kind, job in rows.iter_rows():

@@ -36,6 +36,7 @@ import polars as pl
 from replay.javarm.hashes import Hashes, Listing, hashes_of, map_bits
 from replay.model.bootstrap import Bootstrap
 from replay.model.start import ReplayStart, replay_start
+from replay.model.logorder import log_order
 from rmref.behaviours import Behaviours
 from rmref.howmuch_state import stale_after_howmuch
 from rmref.javahash import JavaHashMap, hashmap_order, node_hash, spread
@@ -77,7 +78,7 @@ def rich_walks(tables: Mapping[str, pl.DataFrame]) -> list[tuple[int, int | None
         return []
     rows = (tables["defrag"].filter(pl.col("kind").is_in(["candidate_machine", "not_candidate_machine",
                                                            "machines_found"]) & pl.col("cycle").is_not_null())
-            .sort("cycle", "file", "line").select("cycle", "kind", "job_id", "host"))
+            .sort(log_order("cycle")).select("cycle", "kind", "job_id", "host"))
     out: list[tuple[int, int | None, tuple[str, ...]]] = []
     hosts: list[str] = []
     for cycle, kind, job, host in rows.iter_rows():
@@ -119,7 +120,7 @@ def freeable_listings(tables: Mapping[str, pl.DataFrame], behaviours: Behaviours
     if "expansions" not in tables or behaviours.has("freeable_by_eviction_cost"):
         return []
     rows = (tables["expansions"].filter((pl.col("kind") == "freeable_order") & pl.col("cycle").is_not_null())
-            .sort("cycle", "file", "line").select("cycle", "hosts"))
+            .sort(log_order("cycle")).select("cycle", "hosts"))
     order = dict(tables["nodes"].filter(pl.col("share_order").is_not_null()).group_by("host")
                  .agg(pl.col("share_order").last()).iter_rows())
     most: dict[int | None, int] = {}
@@ -166,7 +167,7 @@ def _cluster(tables: Mapping[str, pl.DataFrame], behaviours: Behaviours) -> _Clu
     pool_of = dict(nodes.filter(pl.col("nodepool").is_not_null()).group_by("host")
                    .agg(pl.col("nodepool").last()).iter_rows())
     events: dict[str, list[tuple[int, bool]]] = {}
-    for cycle, host, event in (nodes.filter(pl.col("event").is_in([*JOINS, *LEAVES])).sort("line")
+    for cycle, host, event in (nodes.filter(pl.col("event").is_in([*JOINS, *LEAVES])).sort(log_order())
                                .select(pl.col("cycle").fill_null(0), "host", "event").iter_rows()):
         events.setdefault(host, []).append((cycle, event in JOINS))
     for marks in events.values():

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from replay.javarm.hashes import MIN_BITS, Listing, machine_map, map_bits
+from replay.model.logorder import log_order
 
 
 def purge_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
@@ -29,7 +30,7 @@ def purge_listings(tables: Mapping[str, pl.DataFrame]) -> list[Listing]:
         return []
     events = (tables["nodes"].filter(pl.col("event").is_in(["purge", "not_purged"]) & pl.col("cycle").is_not_null()
                                      & pl.col("host").is_not_null())
-              .sort("cycle", "file", "line").select("cycle", "host", "event"))
+              .sort(log_order("cycle")).select("cycle", "host", "event"))
     stops: dict[tuple[int, str], int] = {}  # (cycle, host) -> the purges before the walk stopped
     purges: dict[tuple[int, str], int] = {}
     for cycle, host, event in events.iter_rows():

@@ -28,6 +28,7 @@ from replay.javarm.order import addition_orders, investment_orders
 from replay.model.start import bootstrap
 from replay.model.submission import submission_order
 from replay.parsing.sources import InputError
+from replay.model.logorder import log_order
 from rmref.constants import UNLIMITED
 
 TYPES = {"Job": "job", "Service": "service", "Reservation": "reservation", "ManagedReservation": "ap"}
@@ -150,8 +151,9 @@ def config_from_log(tables: Mapping[str, pl.DataFrame]) -> Config:
     fixed = tables["classes"].filter((pl.col("policy") == "FIXED_SHARE") & (pl.col("name") != "JobDriver"))
     assumed = []
     if not fixed.is_empty():
-        defaults.add(fixed.sort("line")["name"][0])
-        assumed.append(f"default FIXED_SHARE class {fixed.sort('line')['name'][0]} (the first the log prints: "
+        first = str(fixed.sort(log_order())["name"][0])
+        defaults.add(first)
+        assumed.append(f"default FIXED_SHARE class {first} (the first the log prints: "
                        "the log does not name it)")
     if full:
         assumed.append("node files list the hosts' full names (the log prints them short)")
@@ -311,7 +313,7 @@ def logged_outages(tables: Mapping[str, pl.DataFrame], rate_ms: int) -> dict[str
     rows = nodes.filter(pl.col("event").is_in(["missed", "recover", "death"]) & pl.col("host").is_not_null())
     out: dict[str, list[tuple[float, str]]] = {}
     last: dict[str, float] = {}  # host -> its open run's last miss
-    for ts, host, event, count in rows.sort("ts", "line").select("ts", "host", "event", "count").iter_rows():
+    for ts, host, event, count in rows.sort(log_order("ts")).select("ts", "host", "event", "count").iter_rows():
         t = (ts - t0).total_seconds()
         if event == "missed" and count == 2:
             if host in last:  # a run that stopped before this one began

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from replay.model.logorder import log_order, log_position
 from replay.model.published import PublishedShares, published_schedule
 from replay.model.settings import INFERRED, Assumption
 
@@ -20,12 +21,12 @@ class ProcessClock:
                                  & (pl.col("state_from").is_null() | (pl.col("state_from") == "Initializing")))
         self._reported = self._first(reports)
         self._running = self._first(running)
-        self._starts = dict(cycles.select("cycle", "line").iter_rows())
+        self._starts: dict[int, int] = dict(cycles.select("cycle", log_position()).iter_rows())
 
     @staticmethod
     def _first(frame: pl.DataFrame) -> dict[tuple[str, int], tuple[int, int]]:
-        rows = frame.sort("cycle", "line").unique(["host", "share_id"], keep="first")
-        return {(h, s): (c, ln) for h, s, c, ln in rows.select("host", "share_id", "cycle", "line").iter_rows()}
+        rows = frame.sort(log_order("cycle")).unique(["host", "share_id"], keep="first")
+        return {(h, s): (c, at) for h, s, c, at in rows.select("host", "share_id", "cycle", log_position()).iter_rows()}
 
     def reported_in(self, host: str, share_id: int) -> int | None:
         """The cycle a line first shows the process report in (None: no line does)."""

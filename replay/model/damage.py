@@ -38,6 +38,7 @@ import polars as pl
 from replay.model.reads import narrow, where
 from replay.parsing.header import HEADER_FIELDS, HEADER_RE
 from replay.parsing.rm_methods import LOGGED_METHODS
+from replay.model.logorder import log_order
 
 UNPARSED = "unparsed lines"
 NUL = "NUL bytes"
@@ -181,7 +182,7 @@ def damaged_cycles(tables: Mapping[str, pl.DataFrame]) -> dict[int, Damage]:
         # the RM prints one schedule per loop, after its "Schedule sent" line, which numbers the
         # cycle: a second one in a cycle is a later loop's, whose own line a lost span took
         dumps = narrow(tables, "schedule", ("cycle", "file", "line")).filter(pl.col("cycle").is_not_null()).unique(
-            ["cycle", "line"]).sort("cycle", "line")
+            ["cycle", "file", "line"]).sort(log_order("cycle"))
         for cycle, file, line in dumps.filter(pl.int_range(pl.len()).over("cycle") == 1).iter_rows():
             mark(cycle, SECOND_SCHEDULE, file, line)
             resumes.add(cycle)

@@ -15,16 +15,15 @@ import polars as pl
 from rmref import UNLIMITED
 from rmref.apportion import Entity
 
+from replay.model.logorder import AT, log_order
+
 # the cap chain's inputs the log gives per job (the class's settings come from the bootstrap)
 CAP_INPUT_COLUMNS = ["remaining", "threads", "max_processes", "initialized", "projected", "item_time"]
 
 
-AT = (pl.col("cycle").cast(pl.Int64) * (1 << 32) + pl.col("line")).alias("at")  # log order within a cycle
-
-
 def in_force(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """(job_id, at, max_in_force, remaining_in_force): every value a job's process limit and
-    remaining work took, in log order (`at`: the cycle and line, AT).
+    remaining work took, in log order (`at`: the cycle, file and line, AT).
 
     The job rows print both; the Orchestrator's updates change them between rows ("Max shares
     adjusted", jobUpdate's `rem:`), and a job that is not fair share is printed only once.
@@ -92,7 +91,7 @@ def _carried_back(described: pl.DataFrame, seen: pl.DataFrame) -> pl.DataFrame:
     """Each job's first description, at the first cycle the log names the job in when that is earlier."""
     first_seen = seen.group_by("job_id").agg(pl.col("cycle").min().alias("seen"))
     first = (described.filter(pl.col("cycle").is_not_null() & pl.col("user").is_not_null())
-             .sort("job_id", "cycle", "line").unique("job_id", keep="first", maintain_order=True))
+             .sort(log_order("job_id", "cycle")).unique("job_id", keep="first", maintain_order=True))
     return (first.join(first_seen, on="job_id").filter(pl.col("seen") < pl.col("cycle"))
             .with_columns(pl.col("seen").cast(described.schema["cycle"]).alias("cycle"),
                           pl.lit(DESCRIBED_LATER).alias("source"))

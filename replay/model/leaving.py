@@ -18,6 +18,7 @@ import polars as pl
 
 from replay.model.cycleref import label
 from replay.model.damage import lost_after_start
+from replay.model.logorder import log_order, log_position
 from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
 
@@ -95,8 +96,10 @@ def _uncounted(tables: Mapping[str, pl.DataFrame], cycle: int, evicted: pl.DataF
         held=(pl.col("kind") == "existing").sum().cast(pl.Int64) - (pl.col("kind") == "addition").sum()).iter_rows())
     counted = (tables["expansions"].filter((pl.col("cycle") == cycle) & (pl.col("kind") == "find_shares_counted")
                                            & pl.col("current").is_not_null())
-               .sort("line").group_by("job_id").agg(pl.col("current").first(), pl.col("line").first()))
-    lines = list(evicted.filter(pl.col("job_id").is_not_null()).select("job_id", "share_id", "line").iter_rows())
+               .sort(log_order()).group_by("job_id")
+               .agg(pl.col("current").first(), log_position().first()))
+    lines = list(evicted.filter(pl.col("job_id").is_not_null()).select("job_id", "share_id", log_position())
+                 .iter_rows())
     listed = schedule.filter((pl.col("kind") == "removal") & pl.col("host").is_not_null()).select(REMOVAL_KEY)
     out = []
     for job, current, at in counted.iter_rows():

@@ -27,6 +27,7 @@ from replay.model.bycycle import CycleRows
 from replay.model.inputs import CounterBlock, counter_blocks
 from replay.model.leaving import REMOVAL_KEY, removals_before_the_log
 from replay.model.reads import narrow
+from replay.model.logorder import log_order
 
 PerJob = dict[int, dict[int, Any]]  # cycle -> job -> value, as polars gives it
 EVICTION_REASONS = ["shrink", "node_purge"]  # the `evictions` rows that name a share doEvictions took
@@ -223,13 +224,14 @@ def _with_clearing(shrunk: pl.DataFrame, cleared: pl.DataFrame, removals: pl.Dat
     cannot take them too (a cleared host's shares are already leaving), so every new removal
     there that no shrink line names is the clearing's.
     """
-    columns = ["cycle", "job_id", "host", "share_id", "order", "reason", "line"]
+    columns = ["cycle", "job_id", "host", "share_id", "order", "reason", "file", "line"]
     # a share it found not preemptable ("Found non-preemptable share N") stays; defragmentation may take it later
     kept = evictions_rows.filter(pl.col("reason") == "non_preemptable").select("cycle", "share_id")
     taken = (removals.join(cleared.select("cycle", "host").unique(), on=["cycle", "host"])
              .join(shrunk, on=["cycle", "job_id", "host", "share_id"], how="anti")
              .join(kept, on=["cycle", "share_id"], how="anti")
-             .join(cleared.group_by("cycle", "host").agg(pl.col("line").min()), on=["cycle", "host"])
+             .join(cleared.sort(log_order()).group_by("cycle", "host").agg(pl.col("file", "line").first()),
+                   on=["cycle", "host"])
              .with_columns(pl.lit(None, pl.Int64).alias("order"), pl.lit("reservation").alias("reason")))
     return pl.concat([shrunk.select(columns), taken.select(columns)], how="vertical_relaxed")
 
@@ -240,11 +242,11 @@ def share_walk(shrunk: pl.DataFrame, evictions: pl.DataFrame) -> dict[int, dict[
     order, under the host's "Clearing" line). A host's shares are keyed by random ids, so this
     order is the log's to tell; which of a job's shares go depends on nothing else."""
     walked = (evictions.filter(pl.col("reason").is_in(["clear_for_reservation", "non_preemptable"]))
-              .sort("cycle", "line")
+              .sort(log_order("cycle"))
               .with_columns(pl.when(pl.col("reason") == "clear_for_reservation").then(pl.col("host"))
                             .forward_fill().over("cycle").alias("host"))
               .filter(pl.col("reason") == "non_preemptable"))
-    taken = shrunk.filter(pl.col("reason") == "reservation").sort("cycle", "line", "share_id")
+    taken = shrunk.filter(pl.col("reason") == "reservation").sort(log_order("cycle", after=("share_id",)))
     out: dict[int, dict[str, tuple[int, ...]]] = {}
     for frame in (taken, walked):
         for cycle, host, sid in frame.select("cycle", "host", "share_id").drop_nulls().iter_rows():
@@ -281,8 +283,8 @@ def logged_decisions(tables: Mapping[str, pl.DataFrame], before: pl.DataFrame | 
         needy=_nest(analysis.filter(pl.col("kind") == "needy"), "needed"),
         detected=frozenset(analysis.filter(pl.col("kind") == "analysis")["cycle"].to_list()),
         cleared={c: tuple(h for (h,) in rows) for c, rows in _rows(cleared, "host").items()},
-        connected=_rows(connected.sort("cycle", "line"), "job_id", "host", "order", "share_id"),
-        shrunk=_rows(shrunk.sort("cycle", "line"), "job_id", "host", "share_id", "order", "reason"),
+        connected=_rows(connected.sort(log_order("cycle")), "job_id", "host", "order", "share_id"),
+        shrunk=_rows(shrunk.sort(log_order("cycle")), "job_id", "host", "share_id", "order", "reason"),
         pure_fair_share=_nest(analysis.filter((pl.col("kind") == "analysis") & pl.col("pure_fs").is_not_null()),
                               "pure_fs"),
         job_order={c: order for c, (order, _) in orders.items()},
@@ -304,7 +306,7 @@ def _searched(defrag: pl.DataFrame) -> dict[int, dict[int, tuple[tuple[str, ...]
     machines:`), in the order it met them in its first round: the TreeMap's, whose ties between
     machines of equal owner wealth and memory follow a node map hashed on IPs a log before DUCC
     3.0.0 never shows."""
-    rows = defrag.filter(pl.col("kind") == "eligible_machines").sort("cycle", "line")
+    rows = defrag.filter(pl.col("kind") == "eligible_machines").sort(log_order("cycle"))
     out: dict[int, dict[int, tuple[tuple[str, ...], ...]]] = {}
     for cycle, job, hosts in rows.select("cycle", "job_id", "hosts").iter_rows():
         calls = out.setdefault(cycle, {})
@@ -315,7 +317,7 @@ def _searched(defrag: pl.DataFrame) -> dict[int, dict[int, tuple[tuple[str, ...]
 def _freeable_given(expansions: pl.DataFrame) -> dict[int, tuple[str, ...]]:
     """Per cycle, the hosts countFreeableMachines gave (`Giving H because it is free|freeable`),
     each once, in log order: its walk over a node map (before 2.1.0 free machines not first)."""
-    given = in_cycles(expansions).filter(pl.col("kind") == "freeable_giving").sort("cycle", "line")
+    given = in_cycles(expansions).filter(pl.col("kind") == "freeable_giving").sort(log_order("cycle"))
     return {c: tuple(dict.fromkeys(h for (h,) in rows)) for c, rows in _rows(given, "host").items()}
 
 

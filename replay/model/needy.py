@@ -13,6 +13,7 @@ import polars as pl
 
 from replay.model.bycycle import ByCycle
 from replay.model.reads import narrow
+from replay.model.logorder import log_order, log_position
 
 
 def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
@@ -20,7 +21,7 @@ def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
     carried from the one before (its doExpansion lines before the fair-share traversal, the
     fixed-share and reserve work its needy pass gave processes to, `expandNeedyJobs Assign:`, and
     at DEBUG every job its "Expand needy ..." lines name)."""
-    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null()).sort("file", "line")
+    expansions = tables["expansions"].filter(pl.col("cycle").is_not_null()).sort(log_order())
     # findShares prints the same "Doing expansions" line for a job's subpools, also inside the
     # needy pass, right after its "counted" line: only traverseNodepoolsForExpansion's start the
     # normal pass
@@ -33,19 +34,20 @@ def needy_expanded(tables: Mapping[str, pl.DataFrame]) -> ByCycle:
                if pools is not None and not pools.is_empty() else pl.lit(False))
     normal = pl.concat([
         expansions.filter((pl.col("kind") == "expansion_order") & ~in_find.fill_null(False) & ~subpool)
-        .select("cycle", "line"),
-        tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null()).select("cycle", "line"),
-    ]).group_by("cycle").agg(pl.col("line").min().alias("normal"))
+        .select("cycle", log_position()),
+        tables["counts"].filter((pl.col("kind") == "given") & pl.col("cycle").is_not_null())
+        .select("cycle", log_position()),
+    ]).group_by("cycle").agg(pl.col("log_position").min().alias("normal"))
     early = (expansions.filter((pl.col("kind") == "do_expansion") & pl.col("job_id").is_not_null())
              .join(normal, on="cycle", how="left")
-             .filter(pl.col("normal").is_null() | (pl.col("line") < pl.col("normal"))))
-    defrag = (narrow(tables, "defrag", ("cycle", "line", "kind", "job_id", "job_ids"))
+             .filter(pl.col("normal").is_null() | (log_position() < pl.col("normal"))))
+    defrag = (narrow(tables, "defrag", ("cycle", "file", "line", "kind", "job_id", "job_ids"))
               .filter(pl.col("cycle").is_not_null()))
     assigned = defrag.filter((pl.col("kind") == "expand_needy_assign") & pl.col("job_id").is_not_null())
     named = (defrag.filter(pl.col("kind") == "expand_needy").explode("job_ids")
              .filter(pl.col("job_ids").is_not_null()).with_columns(pl.col("job_ids").alias("job_id")))
-    rows = pl.concat([frame.select("cycle", "line", "job_id") for frame in (early, assigned, named)])
-    return ByCycle(rows.sort("cycle", "line").unique(["cycle", "job_id"], keep="first", maintain_order=True)
+    rows = pl.concat([frame.select("cycle", "file", "line", "job_id") for frame in (early, assigned, named)])
+    return ByCycle(rows.sort(log_order("cycle")).unique(["cycle", "job_id"], keep="first", maintain_order=True)
                    .select("cycle", "job_id"))
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import polars as pl
 
 from replay.model.bycycle import ByCycle
-from replay.model.inputs import AT, in_force, job_descriptions
+from replay.model.inputs import in_force, job_descriptions
+from replay.model.logorder import AT, cycle_end, log_order, log_position
 from replay.parsing.tables import LEFT
 
 
@@ -44,7 +45,7 @@ def work_rows(tables: Mapping[str, pl.DataFrame], forced: pl.DataFrame | None = 
         "cycle", "job_id", maintain_order=True).agg(pl.col("work_type").first(), pl.col("memory_gb").first())
     described = (
         job_descriptions(tables).filter(pl.col("cycle").is_not_null())
-        .sort("job_id", "cycle", "line")
+        .sort(log_order("job_id", "cycle"))
         .unique(["job_id", "cycle"], keep="last", maintain_order=True)
         .select("job_id", "cycle", "type_code", "user", "class", "order", "threads", "remaining",
                 "init_wait", "max_processes", "shares", pl.col("memory_gb").alias("declared_gb"),
@@ -52,14 +53,13 @@ def work_rows(tables: Mapping[str, pl.DataFrame], forced: pl.DataFrame | None = 
         .sort("cycle")
     )
     table_order = tables["counts"].filter(pl.col("cycle").is_not_null()).group_by("cycle", "job_id").agg(
-        pl.col("file").first().alias("table_file"), pl.col("line").min().alias("table_line"))
-    end = ((pl.col("cycle").cast(pl.Int64) + 1) * (1 << 32) - 1).alias("at")  # after every line of the cycle
+        log_position().min().alias("table_at"))
     # an update logged after the description in force (a description the log never printed has no line)
     updated = pl.col("_forced_at") > pl.col("described_at").fill_null(-1)
     return (
         published.sort("cycle")
         .join_asof(described, on="cycle", by="job_id", strategy="backward", check_sortedness=False)
-        .with_columns(end).sort("at")
+        .with_columns(cycle_end()).sort("at")
         .join_asof((in_force(tables) if forced is None else forced).rename({"at": "_forced_at"}).with_columns(
                    pl.col("_forced_at").alias("at")), on="at", by="job_id", strategy="backward", check_sortedness=False)
         .with_columns(
@@ -69,7 +69,7 @@ def work_rows(tables: Mapping[str, pl.DataFrame], forced: pl.DataFrame | None = 
             .alias("max_processes"))
         .drop("at", "_forced_at", "described_at", "remaining_in_force", "max_in_force")
         .join(table_order, on=["cycle", "job_id"], **LEFT)
-        .sort("cycle", pl.col("table_line").is_null(), "table_file", "table_line", "job_id")
+        .sort("cycle", pl.col("table_at").is_null(), "table_at", "job_id")
     )
 
 

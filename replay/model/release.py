@@ -18,6 +18,7 @@ import polars as pl
 from replay.model.reads import narrow
 from replay.model.release_names import resolve
 from replay.parsing.sources import InputError
+from replay.model.logorder import log_order
 from rmref.releases import LATEST, RELEASES, Release
 
 BANNER, OPTION, INFERRED, DEFAULT = "banner", "option", "inferred", "default"
@@ -118,7 +119,7 @@ def _rule_takes_an_unmatched_host(nodes: pl.DataFrame, messages: Callable[[], pl
         return False
     # the RM adds a host by rule right after its round (nodeArrives is synchronized, so rounds do
     # not interleave): an add whose line before is the same host's heartbeat follows no match
-    seq = pl.concat([beats.select("event", "short_name", "file", "line"), adds]).sort("file", "line")
+    seq = pl.concat([beats.select("event", "short_name", "file", "line"), adds]).sort(log_order())
     before = seq.with_columns(pl.col("event").shift(1).over("file").alias("prev"),
                               pl.col("short_name").shift(1).over("file").alias("prev_short"))
     return bool(before.filter((pl.col("event") == "add") & (pl.col("prev") == "heartbeat")

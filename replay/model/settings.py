@@ -30,6 +30,7 @@ import polars as pl
 
 from replay.model.reads import narrow
 from replay.model.resources.defaults import DEFAULTS_FILE, DOCUMENTED_DEFAULTS
+from replay.model.logorder import log_order
 from rmref import UNLIMITED, CapInput, job_caps
 from rmref.model import ClassDef
 
@@ -236,7 +237,7 @@ def infer_defragmentation(tables: Mapping[str, pl.DataFrame]) -> Assumption:
 
 
 def _allotment_lines(tables: Mapping[str, pl.DataFrame], overridden: set[str]) -> pl.DataFrame:
-    """(cycle, line, job_id, allotment_gb, user) of every allotment the log shows a count checked
+    """(cycle, file, line, job_id, allotment_gb, user) of every allotment the log shows a count checked
     against, in log order: every fixed-share and reservation count prints it, and every allotment
     deferral names it (users of `overridden` left out: their own allotment is known)."""
     # a job's cap lines name its user too: after a gap that took its submission, they are all that
@@ -244,19 +245,19 @@ def _allotment_lines(tables: Mapping[str, pl.DataFrame], overridden: set[str]) -
     named = [narrow(tables, t, ("job_id", "user")) for t in ("jobs", "job_caps") if t in tables]
     users = pl.concat(named).drop_nulls().unique("job_id", keep="first", maintain_order=True)
     checked = tables["allotments"].filter((pl.col("kind") == "current") & pl.col("allotment_gb").is_not_null()).select(
-        "cycle", "line", "job_id", "allotment_gb")
+        "cycle", "file", "line", "job_id", "allotment_gb")
     # a deferral names the user (the job's submission, which names it too, may be before the log
     # or a gap in it)
-    deferred = narrow(tables, "counts", ("cycle", "line", "job_id", "reason")).filter(
+    deferred = narrow(tables, "counts", ("cycle", "file", "line", "job_id", "reason")).filter(
         pl.col("reason").str.contains("allotment of")).select(
-        "cycle", "line", "job_id",
+        "cycle", "file", "line", "job_id",
         pl.col("reason").str.extract(r"allotment of (\d+)GB").cast(pl.Int64).alias("allotment_gb"),
         pl.col("reason").str.extract(r"exceeded by user (\S+)").alias("named"))
     checked = checked.with_columns(pl.lit(None, pl.String).alias("named"))
     return (pl.concat([checked, deferred]).drop_nulls("allotment_gb").join(users, on="job_id", how="left")
             .with_columns(pl.coalesce("user", "named").alias("user")).drop("named")
             .filter(~pl.col("user").is_in(list(overridden)) | pl.col("user").is_null())
-            .sort("cycle", "line", nulls_last=False))
+            .sort(log_order("cycle"), nulls_last=False))
 
 
 def infer_global_allotment(tables: Mapping[str, pl.DataFrame], overridden: set[str]) -> Assumption:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
+from replay.model.logorder import log_order, log_position
 from replay.model.reads import narrow
 from replay.model.settings import INFERRED, Assumption
 from rmref import job_order
@@ -61,8 +62,7 @@ def logged_stale_free(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[tuple[in
     if printed.is_empty():  # (most logs: How Much's lines are not read at all)
         return {}, {}
     lines = (printed.join(_howmuch_end(tables, printed["cycle"].unique()), on="cycle", how="left")
-             # a line in another file than How Much's last (a cycle cut by a roll) is taken as How Much's
-             .with_columns(whatof=(pl.col("file") == pl.col("end_file")) & (pl.col("line") > pl.col("end_line")))
+             .with_columns(whatof=log_position() > pl.col("end_at"))
              .with_columns(pl.col("whatof").fill_null(False))
              .unique(["cycle", "host", "whatof"], keep="first", maintain_order=True))
     out: tuple[dict[tuple[int, str], int], dict[tuple[int, str], int]] = ({}, {})
@@ -72,15 +72,16 @@ def logged_stale_free(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[tuple[in
 
 
 def _howmuch_end(tables: Mapping[str, pl.DataFrame], cycles: pl.Series) -> pl.DataFrame:
-    """Per cycle of `cycles`, the file and line of How Much's last line (its counters and counting
-    messages); only those columns are read (the counters' vectors are most of a log's tables)."""
+    """Per cycle of `cycles`, the log position (`end_at`) of How Much's last line (its counters and
+    counting messages), wherever a roll cut the cycle; only the file and line are read (the
+    counters' vectors are most of a log's tables)."""
     counted = [narrow(tables, "rmcounter", ("cycle", "file", "line")),
                narrow(tables, "counts", ("cycle", "kind", "file", "line")).filter(pl.col("kind") != "given")
                .select("cycle", "file", "line")]
     return (pl.concat([c.with_columns(pl.col("line").cast(pl.UInt32)) for c in counted])
             .filter(pl.col("cycle").is_in(cycles.implode()))
-            .sort("cycle", "line").group_by("cycle", maintain_order=True).last()
-            .rename({"file": "end_file", "line": "end_line"}))
+            .sort(log_order("cycle")).group_by("cycle", maintain_order=True).last()
+            .select("cycle", log_position().alias("end_at")))
 
 
 class StaleFree:

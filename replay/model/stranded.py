@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import polars as pl
+from replay.model.logorder import log_order
 
 
 class Stranded:
@@ -30,7 +31,7 @@ class Stranded:
         # only for a node it holds none of: a node that held processes before either was disabled
         # first, whether its disable is in the log or before it, or in lines lost from it (a node
         # new to the RM held nothing, and no share of it is published before its arrival)
-        for host, event, cycle in nodes.sort("line").select("host", "event", "cycle").iter_rows():
+        for host, event, cycle in nodes.sort(log_order()).select("host", "event", "cycle").iter_rows():
             (self._reborn if event == "arrive" else self._revived).setdefault(host, []).append(cycle)
         hosts = list(self._reborn) + list(self._revived)
         placed = tables["schedule"].filter(pl.col("share_id").is_not_null() & pl.col("host").is_in(hosts))

@@ -33,6 +33,7 @@ from replay.model.start import node_liveness
 from replay.parsing.sources import InputError
 from replay.parsing.tables import SCHEMAS, conform
 from replay.progress import OnProgress, counted
+from replay.model.logorder import log_order
 from rmref.constants import PURGES
 from rmref.cycle import CycleResult, Hints, Phases, schedule
 from rmref.defrag import CANCEL, EVICT, REASSIGN
@@ -97,7 +98,7 @@ class Simulation:
         # the machines the log's configuration sizes, back in service by the simulated release's rules
         self.machines = node_liveness(nodes, ctx.boot, behaviours=boot.config.behaviours)
         self.node_events: dict[int, list[tuple[str, str]]] = {}  # cycle -> (host, event), in order
-        for c, host, event in nodes["nodes"].sort("line").select("cycle", "host", "event").iter_rows():
+        for c, host, event in nodes["nodes"].sort(log_order()).select("cycle", "host", "event").iter_rows():
             self.node_events.setdefault(c, []).append((host, event))
         self.off: set[str] = set()  # hosts NodePool.disable ran on that have not come back since
         self.purged_now: set[tuple[int, int]] = set()  # (job, share) the cycle's disables purged

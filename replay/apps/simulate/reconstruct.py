@@ -57,6 +57,7 @@ from replay.model.bootstrap import Bootstrap
 from replay.model.reads import narrow
 from replay.model.start import node_liveness
 from replay.parsing.sources import InputError
+from replay.model.logorder import log_order
 from rmref import UNLIMITED
 
 
@@ -125,7 +126,7 @@ def _init_times(tables: Mapping[str, pl.DataFrame]) -> tuple[dict[int, float], d
 def _ends(tables: Mapping[str, pl.DataFrame], t0: datetime) -> pl.DataFrame:
     """job -> (end, remaining then): the first publication that showed the work Completing or Completed."""
     ev = tables["job_events"].filter(pl.col("state_to").is_in(["Completing", "Completed"]) & pl.col("ts").is_not_null())
-    return (ev.sort("ts", "line").group_by("job_id", maintain_order=True)
+    return (ev.sort(log_order("ts")).group_by("job_id", maintain_order=True)
             .agg(pl.col("ts").first().alias("end"), pl.col("remaining").first().alias("left"))
             .with_columns(_seconds("end", t0)))
 
@@ -163,7 +164,7 @@ def _items(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     ev = tables["job_events"].filter(pl.col("event").is_in(["update", "arrives"]) & pl.col("total").is_not_null())
     done = pl.col("completed").fill_null(0) + pl.col("errors").fill_null(0)
     mean = pl.when(pl.col("mean").is_nan()).then(0.0).otherwise(pl.col("mean").fill_null(0.0))
-    steps = (ev.sort("ts", "line")
+    steps = (ev.sort(log_order("ts"))
              .with_columns(done.alias("done"), (pl.col("completed").fill_null(0) * mean).alias("spent"))
              .with_columns(pl.col("done").diff().over("job_id").fill_null(pl.col("done")).alias("n"),
                            pl.col("spent").diff().over("job_id").fill_null(pl.col("spent")).alias("ms")))
@@ -180,7 +181,7 @@ def _items(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     rows = tables["jobs"].filter(pl.col("nquest").is_not_null() & pl.col("remaining").is_not_null()
                                  & ~pl.col("job_id").is_in(updated["job_id"].implode()))
     done = pl.col("nquest") - pl.col("remaining")
-    from_rm = (rows.sort("line").group_by("job_id", maintain_order=True)
+    from_rm = (rows.sort(log_order()).group_by("job_id", maintain_order=True)
                .agg(pl.col("nquest").last().alias("items"), done.first().alias("items_done"),
                     pl.lit(None, pl.Float64).alias("item_ms"), done.last().alias("done_logged"))
                .with_columns(pl.lit([], updated.schema["item_profile"]).alias("item_profile"),
@@ -191,8 +192,8 @@ def _items(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 def _max_processes(tables: Mapping[str, pl.DataFrame]) -> dict[int, int | None]:
     """The Orchestrator's process limit: the last 'Max shares adjusted' value, else the job row's."""
     adjusted = (tables["job_events"].filter((pl.col("event") == "max_shares") & pl.col("max_processes").is_not_null())
-                .sort("line").group_by("job_id", maintain_order=True).agg(pl.col("max_processes").last()))
-    rows = (tables["jobs"].filter(pl.col("max_processes").is_not_null()).sort("line")
+                .sort(log_order()).group_by("job_id", maintain_order=True).agg(pl.col("max_processes").last()))
+    rows = (tables["jobs"].filter(pl.col("max_processes").is_not_null()).sort(log_order())
             .group_by("job_id", maintain_order=True).agg(pl.col("max_processes").first()))
     out = dict(rows.iter_rows())
     out.update(dict(adjusted.iter_rows()))
@@ -242,7 +243,7 @@ def completion_stop_delay(tables: Mapping[str, pl.DataFrame]) -> float | None:
     first publication after with none left, so this delay keeps the log's Completed publication
     (`stop_delay` where the schedule removed no share)."""
     ev = tables["job_events"].filter(pl.col("state_to").is_in(["Completing", "Completed"]) & pl.col("ts").is_not_null())
-    first = {(j, s): ts for j, s, ts in ev.sort("ts", "line").group_by("job_id", "state_to", maintain_order=True)
+    first = {(j, s): ts for j, s, ts in ev.sort(log_order("ts")).group_by("job_id", "state_to", maintain_order=True)
              .agg(pl.col("ts").first()).iter_rows()}
     starts = tables["cycles"].filter(pl.col("cycle").is_not_null()).sort("cycle").select("cycle", "ts_start")
     held = set(tables["schedule"].filter((pl.col("kind") == "existing") & pl.col("host").is_not_null()
@@ -279,7 +280,7 @@ def _timelines(tables: Mapping[str, pl.DataFrame], t0: datetime) -> dict[int, Ti
     ev = tables["job_events"].filter(pl.col("event").is_in(["update", "arrives"]) & pl.col("total").is_not_null()
                                      & pl.col("ts").is_not_null())
     done = (pl.col("completed").fill_null(0) + pl.col("errors").fill_null(0)).alias("done")
-    for job, ms, n in ev.sort("ts", "line").select("job_id", _seconds("ts", t0) * 1000.0, done).iter_rows():
+    for job, ms, n in ev.sort(log_order("ts")).select("job_id", _seconds("ts", t0) * 1000.0, done).iter_rows():
         entry(job)[2].append((ms, n))
     return out
 
@@ -315,7 +316,8 @@ def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
     # who the work is: its submission, else (work there before the log began) what the log says of
     # it later, as every command reads it (replay.model.inputs.job_descriptions)
     desc = {r["job_id"]: r for r in job_descriptions(tables).filter(pl.col("user").is_not_null())
-            .sort("line", nulls_last=False).unique("job_id", keep="last", maintain_order=True).iter_rows(named=True)}
+            .sort(log_order(), nulls_last=False).unique("job_id", keep="last", maintain_order=True)
+            .iter_rows(named=True)}
     items = {r["job_id"]: r for r in _items(tables).iter_rows(named=True)}
     inits, least = _init_times(tables)
     ends = {r["job_id"]: r for r in _ends(tables, t0).iter_rows(named=True)}
@@ -493,7 +495,7 @@ def _node_events(tables: Mapping[str, pl.DataFrame], boot: Bootstrap, t0: dateti
     ips = dict(tables["nodes"].filter(pl.col("ip").is_not_null()).unique("host", keep="first", maintain_order=True)
                .select("host", "ip").iter_rows())  # a heartbeat names the IP an arrival may not
     nodes = tables["nodes"].filter(pl.col("event").is_in(list(NODE_EVENTS)) & pl.col("ts").is_not_null())
-    events = [NodeEvent(t, h, e, p, m, o, ip or ips.get(h)) for t, h, e, p, m, o, ip in nodes.sort("ts", "line")
+    events = [NodeEvent(t, h, e, p, m, o, ip or ips.get(h)) for t, h, e, p, m, o, ip in nodes.sort(log_order("ts"))
               .with_columns(_seconds("ts", t0))
               .select("ts", "host", "event", "nodepool", "memory_mb", "share_order", "ip").iter_rows()]
     arrived = {e.host for e in events if e.event in ("arrive", "reactivate", "recover_node")}
@@ -624,7 +626,7 @@ def _start_shares(tables: Mapping[str, pl.DataFrame],
     t0 = _origin(tables)
     left = (tables["processes"].filter((pl.col("state_from") == "Initializing") & pl.col("state_to").is_not_null()
                                        & (pl.col("state_to") != "Initializing") & pl.col("ts").is_not_null())
-            .sort("ts", "line").unique(["host", "share_id"], keep="first").with_columns(_seconds("ts", t0))
+            .sort(log_order("ts")).unique(["host", "share_id"], keep="first").with_columns(_seconds("ts", t0))
             .select("host", "share_id", "ts"))
     running_from = {(h, s): ts for h, s, ts in left.iter_rows()}
     return tuple(StartShare(j, h, s, running_from.get((h, s)), (j, s) in leaving) for j, h, s in held.select(

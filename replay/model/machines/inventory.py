@@ -22,6 +22,7 @@ import polars as pl
 
 from replay.model.pools import PoolOf
 from replay.model.settings import CONFIG, INFERRED, Assumption
+from replay.model.logorder import log_order
 from rmref.javahash import node_map_order
 
 STATED, UNKNOWN = "log", "unknown"
@@ -126,23 +127,25 @@ def prelog_hosts(tables: Mapping[str, pl.DataFrame]) -> list[str]:
         # ('map' lines belong to an arrival, and name the host by its short name too; a rule's match
         # belongs to the report line before it, and names the host by whichever of its full name,
         # short name and IP the rule matched)
-        nodes.filter(~pl.col("event").is_in((*ONLINE_EVENTS, "map", "rule_match"))).select("host", "cycle", "line"),
-        tables["schedule"].filter(listed).select("host", "cycle", "line"),
-    ]).sort("cycle", "line", maintain_order=True)
+        nodes.filter(~pl.col("event").is_in((*ONLINE_EVENTS, "map", "rule_match")))
+        .select("host", "cycle", "file", "line"),
+        tables["schedule"].filter(listed).select("host", "cycle", "file", "line"),
+    ]).sort(log_order("cycle"), maintain_order=True)
     # the occupancy table and countFreeableMachines list every machine in the RM's tables, those
     # it cannot schedule on too (the counters tell which: replay.model.machines.solver); they come
     # after the machines heard from, as no line tells when they arrived
     freeable = tables["expansions"].filter(pl.col("cycle").is_not_null())
     lists = pl.concat([
-        tables["occupancy"].filter(listed).select("host", "cycle", "line"),
-        freeable.filter(listed).select("host", "cycle", "line"),
-        freeable.filter(pl.col("kind") == "freeable_order").select(pl.col("hosts").alias("item"), "cycle", "line")
-        .explode("item").select(pl.col("item").str.extract(r"^(.*):\d+$").alias("host"), "cycle", "line")
+        tables["occupancy"].filter(listed).select("host", "cycle", "file", "line"),
+        freeable.filter(listed).select("host", "cycle", "file", "line"),
+        freeable.filter(pl.col("kind") == "freeable_order")
+        .select(pl.col("hosts").alias("item"), "cycle", "file", "line").explode("item")
+        .select(pl.col("item").str.extract(r"^(.*):\d+$").alias("host"), "cycle", "file", "line")
         .filter(pl.col("host").is_not_null()),
-    ]).sort("cycle", "line", maintain_order=True)
+    ]).sort(log_order("cycle"), maintain_order=True)
     first = mentions.unique("host", keep="first", maintain_order=True)
     first_listed = lists.unique("host", keep="first", maintain_order=True)
-    before = {h for h, c in pl.concat([first, first_listed]).sort("cycle", "line").unique("host", keep="first")
+    before = {h for h, c in pl.concat([first, first_listed]).sort(log_order("cycle")).unique("host", keep="first")
               .select("host", "cycle").iter_rows() if c < arrival.get(h, c + 1)}
     before |= dead_before_log(tables)
     heard = nodes.filter(pl.col("event") == "heartbeat")["host"].unique(maintain_order=True).to_list()
@@ -167,14 +170,14 @@ def disabled_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     (`host.share_id`)."""
     def rows(frame: pl.DataFrame, purged: pl.Expr, share: pl.Expr) -> pl.DataFrame:
         return frame.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
-            "host", "cycle", "line", purged.alias("purged"), share.cast(pl.Int64).alias("share_id"))
+            "host", "cycle", "file", "line", purged.alias("purged"), share.cast(pl.Int64).alias("share_id"))
     none = pl.lit(None, pl.Int64)
     moves = rows(tables["nodes"].filter(pl.col("event").is_in(_UP_OR_DOWN)), pl.lit(False), none)
     placed = rows(tables["placements"], pl.lit(False), none) if "placements" in tables else moves.clear()
     held = rows(tables["schedule"].filter(pl.col("share_id").is_not_null() & pl.col("purged").fill_null(False)),
                 pl.lit(True), pl.col("share_id"))
-    first = (pl.concat([moves, placed, held]).sort("cycle", "line", "purged", descending=[False, False, True],
-                                                  maintain_order=True)
+    first = (pl.concat([moves, placed, held])
+             .sort(log_order("cycle", after=("purged",)), descending=[False, False, True], maintain_order=True)
              .unique("host", keep="first", maintain_order=True))
     return {h: f"{h}.{sid}" for h, sid in first.filter("purged").select("host", "share_id").iter_rows()}
 
@@ -192,7 +195,8 @@ def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     on or off. Host -> where the log says so."""
     def rows(frame: pl.DataFrame, down: bool) -> pl.DataFrame:
         return frame.filter(pl.col("host").is_not_null() & pl.col("cycle").is_not_null()).select(
-            "host", "cycle", "line", pl.lit(down).alias("down"), pl.format("{} line {}", "file", "line").alias("at"))
+            "host", "cycle", "file", "line", pl.lit(down).alias("down"),
+            pl.format("{} line {}", "file", "line").alias("at"))
     expansions = tables["expansions"]
     where = ("host", "cycle", "line", "file")
     bypassed = pl.concat([
@@ -213,7 +217,7 @@ def down_before_log(tables: Mapping[str, pl.DataFrame]) -> dict[str, str]:
     moves = tables["nodes"].filter(pl.col("event").is_in(_UP_OR_DOWN))
     placed = tables["placements"] if "placements" in tables else moves.clear()
     first = (pl.concat([rows(moves, False), rows(placed, False), rows(bypassed, True)])
-             .sort("cycle", "line", maintain_order=True).unique("host", keep="first", maintain_order=True))
+             .sort(log_order("cycle"), maintain_order=True).unique("host", keep="first", maintain_order=True))
     return dict(first.filter("down").select("host", "at").iter_rows())
 
 
@@ -229,11 +233,11 @@ def reporting_while_down(tables: Mapping[str, pl.DataFrame], down: Mapping[str, 
     missed = nodes.filter(pl.col("event") == "missed_recorded").select("host", "file", (pl.col("line") - 1)
                                                                          .alias("line"))
     beats = (nodes.filter(pl.col("event") == "heartbeat").join(missed, on=["host", "file", "line"], how="anti")
-             .select("host", "cycle", "line", pl.lit(True).alias("beat"), pl.format("{} line {}", "file", "line")
-                     .alias("at")))
+             .select("host", "cycle", "file", "line", pl.lit(True).alias("beat"),
+                     pl.format("{} line {}", "file", "line").alias("at")))
     moves = nodes.filter(pl.col("event").is_in(_UP_OR_DOWN)).select(
-        "host", "cycle", "line", pl.lit(False).alias("beat"), pl.lit(None, pl.String).alias("at"))
-    first = (pl.concat([moves, beats]).sort("cycle", "line", maintain_order=True)
+        "host", "cycle", "file", "line", pl.lit(False).alias("beat"), pl.lit(None, pl.String).alias("at"))
+    first = (pl.concat([moves, beats]).sort(log_order("cycle"), maintain_order=True)
              .unique("host", keep="first", maintain_order=True))
     return dict(first.filter("beat").select("host", "at").iter_rows())
 
