@@ -39,8 +39,8 @@ def tune_allocators(command: str | None = None) -> None:
             # every chunk allocates and frees buffers of the same sizes: kept in the heap (none mapped
             # apart, the top never trimmed), the next chunk's land on pages already faulted in, where
             # glibc's own thresholds hand the first chunks' buffers back and fault them in afresh
-            # (i_mega24, one core: a quarter of the parse's page faults, 0.03 CPU s; the peak the heap's
-            # high-water mark as before)
+            # (i_mega24: a third of the page faults, 0.03-0.05 s of system time; 10-18 MiB more peak on
+            # two threads, under twice the log: docs/benchmarks.md "Reading the chunks")
             mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD, the largest glibc takes
             mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
         elif holds:
