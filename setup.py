@@ -8,7 +8,7 @@ from setuptools import Extension, setup
 
 MODULES = ("module", "lines", "chunk", "templates", "fill", "route", "rmcounter", "schedule", "occupancy", "sections",
            "groups", "arrow", "keys", "caps", "defrag", "shares", "numbers",
-           "expansions", "pools", "texts", "boot", "where", "names")
+           "expansions", "pools", "texts", "boot", "where", "names", "reader")
 SOURCES = [f"replay/parsing/csrc/{name}.c" for name in MODULES]
 HEADERS = ["replay/parsing/csrc/scan.h", "replay/parsing/csrc/arrow.h"]
 

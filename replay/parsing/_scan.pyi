@@ -86,3 +86,9 @@ def share_match(data: Data, sched_spans: Int32s, sched_cycles: Any, adds: Any, p
     """(uint8 is_new, int32 schedule row or -1, uint8 first of its share) per placement row: placements' joins."""
 def trim(data: Data, spans: Int32s, /) -> bytes | None:
     """int32 (start, end) per span, ASCII whitespace trimmed; None: a trimmed edge is not ASCII."""
+
+def grow(buf: bytearray, size: int, /) -> None:
+    """The bytearray resized to `size`, the bytes it gains unfilled (the reader reads over them)."""
+
+def newlines(data: Data, lo: int, hi: int, /) -> int:
+    """The newlines in data[lo:hi], counted without the GIL."""

@@ -11,11 +11,12 @@ import gzip
 import io
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from replay.parsing.compiled import COMPILED
 from replay.parsing.sources import InputError, Source
 
 HEADER_START = re.compile(rb"\n\d\d [A-Z][a-z][a-z] \d\d\d\d \d\d:\d\d:\d\d,\d\d\d ")
@@ -77,8 +78,13 @@ def _opened(source: Source) -> Iterator[io.BufferedIOBase]:
 
 
 def newlines(data: Bytes) -> int:
-    """How many newlines `data` holds, counted by numpy a megabyte at a time (three times the speed of
-    bytearray.count, and without the GIL: the reader runs beside the parsing threads)."""
+    """How many newlines `data` holds, counted without the GIL (the reader runs beside the parsing
+    threads): by the compiled scanner, or by numpy a megabyte at a time (three times the speed of
+    bytearray.count)."""
+    if COMPILED:
+        from replay.parsing import _scan
+
+        return _scan.newlines(data, 0, len(data))
     import numpy as np  # here, not above: the TUI's first screen reaches this module and loads no numpy
 
     view = np.frombuffer(data, dtype=np.uint8)
@@ -86,6 +92,30 @@ def newlines(data: Bytes) -> int:
 
 
 _COUNT_STEP = 1 << 20
+
+
+def _grower() -> Callable[[bytearray, int], None]:
+    """How the reader sizes its buffer before a read: the compiled scanner leaves the new bytes
+    unfilled (the read writes each byte once, and faults its pages in itself); without it they are
+    zero-filled first."""
+    if COMPILED:
+        from replay.parsing import _scan
+
+        return _scan.grow
+
+    def zero_filled(buf: bytearray, size: int) -> None:
+        if size < len(buf):
+            del buf[size:]
+        else:
+            buf.extend(bytes(size - len(buf)))
+
+    return zero_filled
+
+
+def _read_into(stream: io.BufferedIOBase, buf: bytearray, at: int, size: int) -> int:
+    """Bytes read from `stream` into buf[at:at + size] (0: the end), buf already that long."""
+    with memoryview(buf) as whole, whole[at:at + size] as room:
+        return stream.readinto(room) or 0
 
 
 def _cycle_cut(buf: bytearray, lo: int, hi: int) -> int | None:
@@ -107,12 +137,13 @@ def _last_header(buf: bytearray, lo: int, hi: int) -> int | None:
     return m.start() + 1 if m else None
 
 
-def _stamp(data: Bytes, last: bool = False) -> datetime | None:
-    """The time of the first (or last) record header in `data` (the last one searched for in the
+def _stamp(data: Bytes, last: bool = False, end: int | None = None) -> datetime | None:
+    """The time of the first (or last) record header in data[:end] (the last one searched for in the
     final megabyte first, so a big file's tail is not scanned whole)."""
     found = None
-    for lo in ((max(len(data) - SNIFF_BYTES, 0), 0) if last else (0,)):
-        for found in _TS.finditer(data, lo):
+    end = len(data) if end is None else end
+    for lo in ((max(end - SNIFF_BYTES, 0), 0) if last else (0,)):
+        for found in _TS.finditer(data, lo, end):
             if not last:
                 break
         if found is not None:
@@ -130,9 +161,9 @@ class _TimeOrder:
 
     previous: tuple[str, datetime] | None = None
 
-    def begins(self, src: Source, buf: bytearray) -> bool:
-        """Check the file's first record (False: no header yet, look again in the next block)."""
-        first = _stamp(buf)
+    def begins(self, src: Source, buf: bytearray, end: int) -> bool:
+        """Check the file's first record, in buf[:end] (False: no header yet, look again in the next block)."""
+        first = _stamp(buf, end=end)
         if first is None:
             return False
         if self.previous and first < self.previous[1] - ROLL_SKEW:
@@ -157,21 +188,25 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
     # read in quarters of a chunk, so a chunk overshoots its size by at most a quarter (the first
     # chunk's working set sets the peak memory of the whole parse)
     block_bytes = max(chunk_bytes // 4, 1 << 16)
+    grow = _grower()
     for idx, src in enumerate(sources):
-        # this file's bytes not yet handed out, in one buffer: each byte is copied in once, and a
-        # chunk's bytes leave as the buffer itself (only the lines after the cut are copied, to a
-        # new buffer); deleting a chunk from the front would keep its whole allocation alive
-        buf, line_no, seen = bytearray(), 1, 0  # seen: buf[:seen] is whole lines already searched
+        # this file's bytes not yet handed out, in one buffer read into in place: each byte is copied
+        # in once, and a chunk's bytes leave as the buffer itself (only the lines after the cut are
+        # copied, to a new buffer); deleting a chunk from the front would keep its whole allocation
+        # alive. buf[:got] is what was read, the rest room for the next read
+        buf, got, line_no, seen = bytearray(), 0, 1, 0  # seen: buf[:seen] is whole lines already searched
         begun = len(sources) == 1
         with _opened(src) as stream:
-            while block := stream.read(block_bytes):
-                buf += block
-                del block  # (a reader that yielded it would hold it while the chunk it ends is parsed)
-                begun = begun or order.begins(src, buf)
-                end = buf.rfind(b"\n", seen) + 1
+            while True:
+                grow(buf, got + block_bytes)
+                if not (more := _read_into(stream, buf, got, block_bytes)):
+                    break
+                got += more
+                begun = begun or order.begins(src, buf, got)
+                end = buf.rfind(b"\n", seen, got) + 1
                 if end <= seen:
                     continue
-                cut = _cycle_cut(buf, seen, end) if size + len(buf) >= chunk_bytes else None
+                cut = _cycle_cut(buf, seen, end) if size + got >= chunk_bytes else None
                 if cut is None and size + end >= max(4 * chunk_bytes, LONG_STRETCH):
                     # no published schedule for a long stretch (an RM that never got to schedule):
                     # cut at a record boundary anyway, so memory stays bounded
@@ -179,8 +214,11 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
                 seen = end
                 if cut is None:
                     continue
-                head, buf = buf, buf[cut:]
+                head, buf = buf, bytearray()
+                grow(buf, got - cut + block_bytes)  # the next read goes in after the tail, not into a copy of it
+                buf[:got - cut] = memoryview(head)[cut:got]
                 del head[cut:]
+                got -= cut
                 seen -= cut
                 ready = [Chunk([*done, Piece(idx, line_no, head)], last=False)]
                 line_no += newlines(head)
@@ -189,6 +227,7 @@ def stream_chunks(sources: list[Source], chunk_bytes: int) -> Iterator[Chunk]:
                 # as soon as the parse is done with them, not when the next chunk is cut
                 del head
                 yield ready.pop()
+        del buf[got:]
         if idx + 1 < len(sources):
             order.ends(src, buf)
         if buf:  # the file's last lines (the very last one may lack its newline: a file cut mid-line)

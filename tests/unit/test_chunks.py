@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import gzip
+import io
+import random
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from replay.parsing.chunks import HEADER_START, SCHEDULE_BODY, Chunk, stream_chunks
-from replay.parsing.sources import discover
+import pytest
+
+from replay.parsing import chunks as chunks_module
+from replay.parsing.chunks import HEADER_START, SCHEDULE_BODY, Chunk, newlines, stream_chunks
+from replay.parsing.sources import Source, discover
 from tests.helpers import log_path
 
 HEAD = "01 Jan 2015 00:00:{:02d},000  INFO RM.{} - N/A T[19] {}"
@@ -70,3 +77,63 @@ def test_the_reader_holds_no_chunk_it_handed_out(tmp_path: Path) -> None:
     del first
     assert handed() is None
     assert sum(1 for _ in stream) > 1  # the stream goes on from where it was
+
+
+def test_the_reader_reads_each_block_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each block was read into a bytes object of its own and then appended to the chunk's buffer:
+    # every byte of the log copied twice, through a temporary as large as the block.
+    data = gzip.decompress(log_path("h_mega15").read_bytes())
+    (tmp_path / "rm.log").write_bytes(data)
+    copied = {"read": 0, "readinto": 0}
+
+    class Counted(io.BufferedReader):
+        def read(self, size: int | None = -1, /) -> bytes:
+            out = super().read(size)
+            copied["read"] += len(out)
+            return out
+
+        def readinto(self, buffer: "memoryview", /) -> int:  # type: ignore[override]
+            got = super().readinto(buffer)
+            copied["readinto"] += got
+            return got
+
+    @contextmanager
+    def counted(source: Source) -> Iterator[io.BufferedIOBase]:
+        with Counted(io.FileIO(source.path, "rb")) as stream:
+            yield stream
+
+    monkeypatch.setattr(chunks_module, "_opened", counted)
+    got = list(stream_chunks(discover([str(tmp_path / "rm.log")]), chunk_bytes=256 << 10))
+    assert len(got) > 3 and b"".join(p.data for c in got for p in c.pieces) == data
+    assert copied == {"read": 0, "readinto": len(data)}
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_chunks_are_the_same_with_or_without_the_scanner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         compiled: bool) -> None:
+    # without the compiled scanner the reader's buffer is zero-filled before each read, and the
+    # lines are counted by numpy: the same chunks, lines and line numbers
+    monkeypatch.setattr(chunks_module, "COMPILED", compiled and chunks_module.COMPILED)
+    data = _cycle_log(cycles=300, filler=25)
+    chunks = _chunks(tmp_path, data, 48 << 10)
+    assert len(chunks) > 5 and b"".join(p.data for c in chunks for p in c.pieces) == data
+    starts = [c.pieces[0].first_line for c in chunks]
+    assert starts == [1 + data[:sum(len(p.data) for c in chunks[:i] for p in c.pieces)].count(b"\n")
+                      for i in range(len(chunks))]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_newlines_counts_every_newline(monkeypatch: pytest.MonkeyPatch, compiled: bool) -> None:
+    # the compiled count goes 16 bytes a step in runs of 4080: lengths around both, newlines dense
+    # and sparse, every byte value beside them
+    monkeypatch.setattr(chunks_module, "COMPILED", compiled and chunks_module.COMPILED)
+    rng = random.Random(7)
+    cases = [bytearray(rng.randbytes((1 << 20) + 3)), bytearray(b"\n" * 9000)]  # about one newline in 256; all
+    for n in (0, 1, 15, 16, 17, 4079, 4080, 4081, 3 * 4080 + 5):
+        for share in (0.0, 0.01, 0.5, 1.0):
+            data = bytearray(rng.randbytes(n))
+            for at in rng.sample(range(n), int(n * share)):
+                data[at] = 10
+            cases.append(data)
+    for data in cases:
+        assert newlines(data) == data.count(b"\n"), len(data)

@@ -27,7 +27,8 @@
  *   names(...)                   -> a string column of a few names picked per row (names.c);
  *   defrag_class(...)            -> the defrag table's class of each row (defrag.c);
  *   share_match(...)             -> the placements table's joins on (cycle, host, share) (shares.c);
- *   trim(...)                    -> text spans trimmed of whitespace, for the messages table (texts.c).
+ *   trim(...)                    -> text spans trimmed of whitespace, for the messages table (texts.c);
+ *   grow(...), newlines(...)     -> the chunk reader's buffer grown unfilled, its lines counted (reader.c).
  * Each of them takes only what it is sure of and hands the rest back; the pure-polars path in
  * replay/parsing/records.py and replay/parsing/fast.py gives the same tables without any of it, and
  * tests/integration/test_engines.py and tests/unit/test_scan.py hold the two to identical output.
@@ -86,6 +87,8 @@ static PyMethodDef methods[] = {
      "route(data, header_spans, table, generic) -> int32[n]: each record's family code (-1 no route, -2 undecided)."},
     {"trim", trim_spans, METH_VARARGS,
      "trim(data, spans) -> int32 (start, end) per span, whitespace trimmed, or None (a non-ASCII edge)."},
+    {"grow", grow_bytes, METH_VARARGS, "grow(buf, size): the bytearray resized to size, the bytes it gains unfilled."},
+    {"newlines", newline_count, METH_VARARGS, "newlines(data, lo, hi) -> the newlines in data[lo:hi], counted without the GIL."},
     {NULL, NULL, 0, NULL},
 };
 

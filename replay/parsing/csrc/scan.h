@@ -287,5 +287,7 @@ PyObject *caps_columns(PyObject *self, PyObject *args);
 PyObject *defrag_class(PyObject *self, PyObject *args);
 PyObject *share_match(PyObject *self, PyObject *args);
 PyObject *trim_spans(PyObject *self, PyObject *args);
+PyObject *grow_bytes(PyObject *self, PyObject *args);   /* reader.c */
+PyObject *newline_count(PyObject *self, PyObject *args);  /* reader.c */
 
 #endif
