@@ -35,15 +35,7 @@ def tune_allocators(command: str | None = None) -> None:
     mallopt = getattr(ctypes.CDLL(None), "mallopt", None) if sys.platform.startswith("linux") else None
     if mallopt is not None:
         mallopt(-8, 1)  # M_ARENA_MAX
-        if command == "parse":
-            # every chunk allocates and frees buffers of the same sizes: kept in the heap (none mapped
-            # apart, the top never trimmed), the next chunk's land on pages already faulted in, where
-            # glibc's own thresholds hand the first chunks' buffers back and fault them in afresh
-            # (i_mega24: a third of the page faults, 0.03-0.05 s of system time; 10-18 MiB more peak on
-            # two threads, under twice the log: docs/benchmarks.md "Reading the chunks")
-            mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD, the largest glibc takes
-            mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
-        elif holds:
+        if holds:
             # a fixed mmap threshold (glibc raises it after each large free, and then keeps large
             # buffers in its heap) and a low trim threshold: freed buffers leave the process
             mallopt(-3, 256 << 10)  # M_MMAP_THRESHOLD

@@ -116,26 +116,3 @@ def test_lark_loads_only_for_a_record_only_the_grammar_reads(tmp_path):
     code = ("import sys; from replay.parsing import pipeline; r = pipeline.parse(sys.argv[1:]); "
             "sys.exit(10 * ('lark' not in sys.modules) + (r.summary.unparsed != 0))")
     assert subprocess.run([sys.executable, "-c", code, str(tmp_path / "nodes.log")], cwd=ROOT).returncode == 0
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator settings")
-def test_parse_keeps_its_chunk_sized_buffers_in_the_heap():
-    """A parse frees and allocates buffers of a chunk's size (8-10 MB) chunk after chunk: glibc's
-    defaults map the first ones apart and hand them back, and the heap's top back too, and the next
-    chunk faults the same sizes in afresh. Under parse's settings such a buffer lands in the heap
-    and stays there once freed (glibc's own counts, mallinfo2)."""
-    code = ("import ctypes, sys, replay.cli.process as p; p.tune_allocators(sys.argv[1])\n"
-            "class Info(ctypes.Structure):\n"
-            "    _fields_ = [(n, ctypes.c_size_t) for n in ('arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks',"
-            " 'fsmblks', 'uordblks', 'fordblks', 'keepcost')]\n"
-            "libc = ctypes.CDLL(None); libc.mallinfo2.restype = Info\n"
-            "buf = bytearray(10 << 20); mapped = libc.mallinfo2().hblkhd >= 10 << 20\n"
-            "del buf; print(int(mapped), int(libc.mallinfo2().arena >= 10 << 20))")
-
-    def run(command: str) -> str:
-        got = subprocess.run([sys.executable, "-c", code, command], cwd=ROOT, capture_output=True, text=True,
-                             check=True)
-        return got.stdout.strip()
-
-    assert run("parse") == "0 1"  # in the heap, and kept there
-    assert run("anonymize") == "1 0"  # glibc's defaults: mapped apart, handed back
