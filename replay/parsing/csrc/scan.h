@@ -79,6 +79,21 @@ static inline uint64_t bytes_below(uint64_t w, unsigned n) { return (w - ONES * 
 /* nonzero when some byte of w equals c; the lowest flagged byte is the first such byte */
 static inline uint64_t bytes_equal(uint64_t w, unsigned char c) { return bytes_below(w ^ (ONES * c), 1); }
 
+/* Exact per-byte flags (the high bit of each byte), unlike bytes_below's, whose flags above the
+ * first may be false: a byte's low seven bits plus a bound never carry into the next byte. */
+#define LOWS (~HIGHS)
+static inline uint64_t digit_bytes(uint64_t w)  /* the bytes '0'..'9' */
+{
+    uint64_t low = w & LOWS;
+    return ~w & (low + ONES * (0x80 - '0')) & ~(low + ONES * (0x80 - '9' - 1)) & HIGHS;
+}
+
+static inline uint64_t blank_bytes(uint64_t w)  /* the bytes ' ' */
+{
+    uint64_t x = w ^ (ONES * ' ');
+    return ~(((x & LOWS) + LOWS) | x) & HIGHS;
+}
+
 /* the first ' ' in d[i, end), or end */
 static inline Py_ssize_t find_space(const char *d, Py_ssize_t i, Py_ssize_t end)
 {
@@ -129,11 +144,14 @@ typedef struct {
 int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields);
 /* the body has only the bytes a template reads (no byte >= 0x80, no tab or other \t..\r blank) */
 int plain_body(const char *d, Py_ssize_t s, Py_ssize_t e);
-/* match_one() of a body plain_body() accepted (fill.c checks a body once for all its templates) */
+/* Match one body plain_body() accepted (fill.c checks a body once for all its templates): spans get
+ * (start, end) per field, list tokens are appended to `items` */
 int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
                 int32_t *items, Py_ssize_t *nitems, int32_t *count);
-int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
-              int32_t *items, Py_ssize_t *nitems, int32_t *count);
+/* plain_body() and match_plain() of one body, but a K_INT list's values go to vals (from *nvals; room
+ * for one per two bytes of the body) in place of its tokens' spans to items (rmcounter.c) */
+int match_values(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+                 int32_t *items, Py_ssize_t *nitems, int64_t *vals, Py_ssize_t *nvals, int32_t *count);
 
 /* ---- growable arrays ---- */
 typedef struct { int64_t *v; Py_ssize_t n, cap; } I64s;
