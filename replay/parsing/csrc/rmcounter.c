@@ -150,21 +150,22 @@ static Py_ssize_t tokens_in(const char *d, int32_t s, int32_t e)
     return n;
 }
 
-/* the runs of digits in d[s, e), at least the values of an integer list there: counted a word at a
- * time (a run starts at a digit after a byte that is not one), a flag per byte summed by a multiply */
+/* the runs of digits in d[s, e), at least the values of an integer list there: read 64 bytes at a
+ * time as the list's values are (digit_bits), a run starting at a digit after a byte that is not one */
 static Py_ssize_t digit_runs(const char *d, int32_t s, int32_t e)
 {
     Py_ssize_t n = 0;
     int32_t k = s;
-    uint64_t before = 0;  /* the flag of the byte before the word, where byte 0's would be */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; k + 8 <= e; k += 8) {
-        uint64_t dig = digit_bytes(load8(d + k)), starts = dig & ~((dig << 8) | before);
-        n += (Py_ssize_t)((((starts >> 7) * ONES) >> 56) & 0xff);
-        before = dig >> 56;
+    int last = 0;  /* the byte before k is a digit */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; k + 64 <= e; k += 64) {
+        uint64_t dig;
+        digit_bits(d + k, &dig);  /* its other bytes are no digit: whether it has any does not matter here */
+        n += __builtin_popcountll(dig & ~((dig << 1) | (uint64_t)last));
+        last = (int)(dig >> 63);
     }
 #endif
-    for (int last = before != 0; k < e; k++) {
+    for (; k < e; k++) {
         int digit = is_digit(d[k]);
         n += digit && !last;
         last = digit;

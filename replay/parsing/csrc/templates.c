@@ -1,8 +1,5 @@
 /* match_plain(), match_values(), read_ops(): token templates over record bodies (see module.c and fill.c) */
 #include "scan.h"
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 /* A template (compiled by replay/parsing/templates.py) is a tuple of ops, one per blank-separated token
  * of a single-line body; a blank in the body is one or more spaces, as the grammar's %ignore.
@@ -182,37 +179,6 @@ static int int_values_bytewise(const char *d, Py_ssize_t t, Py_ssize_t le, int64
     *n = k;
     return 1;
 }
-
-#if WORDWISE
-/* The digits of p[0, 64) as a bit per byte (bit i: p[i]) into *dig; 0 when a byte is neither a digit
- * nor ' ' (a '-', or a byte no integer list has). With SSE2 (every x86-64), 16 bytes a step and a
- * byte's flag to its bit by movemask; else a word a step, a byte's flag moved to bit 56 + its place
- * in the word by one multiplication, every partial product on a bit of its own. */
-static inline int digit_bits(const char *p, uint64_t *dig)
-{
-#ifdef __SSE2__
-    uint64_t bits = 0, known = 0;
-    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9), blank = _mm_set1_epi8(' ');
-    for (int i = 0; i < 4; i++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)), y = _mm_sub_epi8(x, zero);
-        __m128i digits = _mm_cmpeq_epi8(_mm_min_epu8(y, nine), y);  /* x - '0' is 0..9 */
-        bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(digits) << (16 * i);
-        known |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(digits, _mm_cmpeq_epi8(x, blank))) << (16 * i);
-    }
-    *dig = bits;
-    return known == ~0ULL;
-#else
-    uint64_t bits = 0, other = 0;
-    for (int w = 0; w < 8; w++) {
-        uint64_t x = load8(p + 8 * w), digits = digit_bytes(x);
-        other |= ~(digits | blank_bytes(x)) & HIGHS;
-        bits |= (((digits >> 7) * 0x0102040810204080ULL) >> 56) << (8 * w);
-    }
-    *dig = bits;
-    return !other;
-#endif
-}
-#endif
 
 /* int_values_bytewise's answer, 64 bytes at a time. The RmCounter lists are mostly blanks and
  * one-digit values ("   0   0  28"): a byte loop over them and a second pass over the tokens'
