@@ -130,16 +130,6 @@ typedef struct {
     I32s weight_ok, wanted_ok, given_ok, vm_ok, maxorder_ok;
 } Rows;
 
-/* room for `count` elements of `size` bytes in the empty vector *v, exactly (reserve() rounds up) */
-static int room(void **v, Py_ssize_t *cap, size_t size, Py_ssize_t count)
-{
-    if (count <= 0)
-        return 1;
-    *v = PyMem_RawMalloc((size_t)count * size);
-    *cap = *v ? count : 0;
-    return *v != NULL;
-}
-
 /* the tokens of d[s, e): the bytes that are not ' ' and follow one that is, or s (the names lines
  * are short and few: a byte loop) */
 static Py_ssize_t tokens_in(const char *d, int32_t s, int32_t e)
@@ -196,18 +186,18 @@ static int reserve_rows(Rows *r, const char *d, const int32_t *s, const int32_t 
     I32s *per_row[] = {&r->row_blk, &r->wanted_off, &r->given_off, &r->weight_ok, &r->wanted_ok, &r->given_ok};
     I32s *per_blk[] = {&r->blk_line, &r->vm_off, &r->vm_ok, &r->maxorder_ok};
     for (size_t k = 0; k < sizeof per_row / sizeof *per_row; k++)
-        if (!room((void **)&per_row[k]->v, &per_row[k]->cap, sizeof(int32_t), rows))
+        if (!reserve_exact((void **)&per_row[k]->v, &per_row[k]->cap, sizeof(int32_t), rows))
             return 0;
     for (size_t k = 0; k < sizeof per_blk / sizeof *per_blk; k++)
-        if (!room((void **)&per_blk[k]->v, &per_blk[k]->cap, sizeof(int32_t), blocks))
+        if (!reserve_exact((void **)&per_blk[k]->v, &per_blk[k]->cap, sizeof(int32_t), blocks))
             return 0;
-    return room((void **)&r->row_entity.v, &r->row_entity.cap, sizeof(int32_t), 2 * rows)
-           && room((void **)&r->descr.v, &r->descr.cap, sizeof(int32_t), 2 * blocks)
-           && room((void **)&r->weight.v, &r->weight.cap, sizeof(int64_t), rows)
-           && room((void **)&r->maxorder.v, &r->maxorder.cap, sizeof(int64_t), blocks)
-           && room((void **)&r->wanted.v, &r->wanted.cap, sizeof(int64_t), wanted)
-           && room((void **)&r->given.v, &r->given.cap, sizeof(int64_t), given)
-           && room((void **)&r->vm.v, &r->vm.cap, sizeof(int64_t), vm);
+    return reserve_exact((void **)&r->row_entity.v, &r->row_entity.cap, sizeof(int32_t), 2 * rows)
+           && reserve_exact((void **)&r->descr.v, &r->descr.cap, sizeof(int32_t), 2 * blocks)
+           && reserve_exact((void **)&r->weight.v, &r->weight.cap, sizeof(int64_t), rows)
+           && reserve_exact((void **)&r->maxorder.v, &r->maxorder.cap, sizeof(int64_t), blocks)
+           && reserve_exact((void **)&r->wanted.v, &r->wanted.cap, sizeof(int64_t), wanted)
+           && reserve_exact((void **)&r->given.v, &r->given.cap, sizeof(int64_t), given)
+           && reserve_exact((void **)&r->vm.v, &r->vm.cap, sizeof(int64_t), vm);
 }
 
 /* the rows of block `b` (matched; its Start line is line b0 of the call) appended to `r`; 0 out of memory */

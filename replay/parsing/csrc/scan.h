@@ -216,6 +216,17 @@ static inline int reserve(void **v, Py_ssize_t n, Py_ssize_t *cap, size_t size, 
     return 1;
 }
 
+/* room for exactly `count` elements of `size` bytes in the empty vector *v (reserve() rounds up to a
+ * power of two), for a vector whose length is known or bounded before it is filled */
+static inline int reserve_exact(void **v, Py_ssize_t *cap, size_t size, Py_ssize_t count)
+{
+    if (count <= 0)
+        return 1;
+    *v = PyMem_RawMalloc((size_t)count * size);
+    *cap = *v ? count : 0;
+    return *v != NULL;
+}
+
 static inline int i64_push(I64s *a, int64_t x)
 {
     if (!grow((void **)&a->v, a->n, &a->cap, sizeof(int64_t)))
