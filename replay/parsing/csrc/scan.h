@@ -97,10 +97,10 @@ static inline uint64_t blank_bytes(uint64_t w)  /* the bytes ' ' */
     return ~(((x & LOWS) + LOWS) | x) & HIGHS;
 }
 
-/* The digits of p[0, 64) as a bit per byte (bit i: p[i]; little-endian only) into *dig; 0 when a byte is neither a digit
- * nor ' ' (a '-', or a byte no integer list has). With SSE2 (every x86-64), 16 bytes a step and a
- * byte's flag to its bit by movemask; else a word a step, a byte's flag moved to bit 56 + its place
- * in the word by one multiplication, every partial product on a bit of its own. */
+/* The digits of p[0, 64) as a bit per byte (bit i: p[i]; little-endian only) into *dig; 0 when a
+ * byte is neither a digit nor ' ' (a '-', or a byte no integer list has). With SSE2 (every x86-64),
+ * 16 bytes a step and a byte's flag to its bit by movemask; else a word a step, a byte's flag moved
+ * to bit 56 + its place in the word by one multiplication, every partial product on a bit of its own. */
 static inline int digit_bits(const char *p, uint64_t *dig)
 {
 #ifdef __SSE2__
