@@ -177,6 +177,31 @@ static int add_row(Bucket *bk, const Alt *alt, Py_ssize_t rec, const int32_t *fs
     return 1;
 }
 
+/* Room for each bucket's rows at once, a row per record of its families (the few no template takes
+ * leave theirs unused): its vectors grew by doubling before, each step a copy beside the old buffer,
+ * and the largest passing need of a chunk after `_scan.rmcounter`'s. The lists' values still grow. */
+static int reserve_buckets(Plan *p, const int32_t *fam, Py_ssize_t n)
+{
+    Py_ssize_t *rows = PyMem_RawCalloc((size_t)p->nbuckets + 1, sizeof(Py_ssize_t));
+    if (!rows)
+        return PyErr_NoMemory(), 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (fam[i] >= 0 && fam[i] < p->nfams && p->fams[fam[i]].bucket >= 0)
+            rows[p->fams[fam[i]].bucket]++;
+    int ok = 1;
+    for (Py_ssize_t b = 0; b < p->nbuckets && ok; b++) {
+        Bucket *bk = &p->buckets[b];
+        if (!rows[b])
+            continue;
+        ok = reserve_exact((void **)&bk->recs.v, &bk->recs.cap, sizeof(int32_t), rows[b])
+             && reserve_exact((void **)&bk->spans.v, &bk->spans.cap, sizeof(int32_t), 2 * bk->ncols * rows[b]);
+        for (int l = 0; l < bk->nlists && ok; l++)
+            ok = reserve_exact((void **)&bk->lists[l].counts.v, &bk->lists[l].counts.cap, sizeof(int32_t), rows[b]);
+    }
+    PyMem_RawFree(rows);
+    return ok || (PyErr_NoMemory(), 0);
+}
+
 /* the bucket's vectors handed over as Buffers, without a copy (the bucket keeps none) */
 static PyObject *bucket_result(Bucket *bk)
 {
@@ -226,6 +251,8 @@ PyObject *fill_rows(PyObject *self, PyObject *args)
         goto done;
     }
     if (!read_plan(families, buckets, &plan))
+        goto done;
+    if (!reserve_buckets(&plan, fam, n))
         goto done;
     status = PyBytes_FromStringAndSize(NULL, n);
     fspans = PyMem_RawMalloc(((size_t)plan.maxfields + 1) * 2 * sizeof(int32_t));

@@ -7,6 +7,9 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* int32 columns per line (lines()): start, end, kind, then (start, end) of level, component, cls,
  * jid, tid, method, body */
@@ -86,6 +89,50 @@ static inline uint64_t bytes_below(uint64_t w, unsigned n) { return (w - ONES * 
 /* nonzero when some byte of w equals c; the lowest flagged byte is the first such byte */
 static inline uint64_t bytes_equal(uint64_t w, unsigned char c) { return bytes_below(w ^ (ONES * c), 1); }
 
+/* Exact per-byte flags (the high bit of each byte), unlike bytes_below's, whose flags above the
+ * first may be false: a byte's low seven bits plus a bound never carry into the next byte. */
+#define LOWS (~HIGHS)
+static inline uint64_t digit_bytes(uint64_t w)  /* the bytes '0'..'9' */
+{
+    uint64_t low = w & LOWS;
+    return ~w & (low + ONES * (0x80 - '0')) & ~(low + ONES * (0x80 - '9' - 1)) & HIGHS;
+}
+
+static inline uint64_t blank_bytes(uint64_t w)  /* the bytes ' ' */
+{
+    uint64_t x = w ^ (ONES * ' ');
+    return ~(((x & LOWS) + LOWS) | x) & HIGHS;
+}
+
+/* The digits of p[0, 64) as a bit per byte (bit i: p[i]; little-endian only) into *dig; 0 when a
+ * byte is neither a digit nor ' ' (a '-', or a byte no integer list has). With SSE2 (every x86-64),
+ * 16 bytes a step and a byte's flag to its bit by movemask; else a word a step, a byte's flag moved
+ * to bit 56 + its place in the word by one multiplication, every partial product on a bit of its own. */
+static inline int digit_bits(const char *p, uint64_t *dig)
+{
+#ifdef __SSE2__
+    uint64_t bits = 0, known = 0;
+    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9), blank = _mm_set1_epi8(' ');
+    for (int i = 0; i < 4; i++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i)), y = _mm_sub_epi8(x, zero);
+        __m128i digits = _mm_cmpeq_epi8(_mm_min_epu8(y, nine), y);  /* x - '0' is 0..9 */
+        bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(digits) << (16 * i);
+        known |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(digits, _mm_cmpeq_epi8(x, blank))) << (16 * i);
+    }
+    *dig = bits;
+    return known == ~0ULL;
+#else
+    uint64_t bits = 0, other = 0;
+    for (int w = 0; w < 8; w++) {
+        uint64_t x = load8(p + 8 * w), digits = digit_bytes(x);
+        other |= ~(digits | blank_bytes(x)) & HIGHS;
+        bits |= (((digits >> 7) * 0x0102040810204080ULL) >> 56) << (8 * w);
+    }
+    *dig = bits;
+    return !other;
+#endif
+}
+
 /* the first ' ' in d[i, end), or end */
 static inline Py_ssize_t find_space(const char *d, Py_ssize_t i, Py_ssize_t end)
 {
@@ -136,11 +183,14 @@ typedef struct {
 int read_ops(PyObject *tmpl, Op **ops, int *nops, int *nfields);
 /* the body has only the bytes a template reads (no byte >= 0x80, no tab or other \t..\r blank) */
 int plain_body(const char *d, Py_ssize_t s, Py_ssize_t e);
-/* match_one() of a body plain_body() accepted (fill.c checks a body once for all its templates) */
+/* Match one body plain_body() accepted (fill.c checks a body once for all its templates): spans get
+ * (start, end) per field, list tokens are appended to `items` */
 int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
                 int32_t *items, Py_ssize_t *nitems, int32_t *count);
-int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
-              int32_t *items, Py_ssize_t *nitems, int32_t *count);
+/* plain_body() and match_plain() of one body, but a K_INT list's values go to vals (from *nvals; room
+ * for one per two bytes of the body) in place of its tokens' spans to items (rmcounter.c) */
+int match_values(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+                 int32_t *items, Py_ssize_t *nitems, int64_t *vals, Py_ssize_t *nvals, int32_t *count);
 
 /* ---- growable arrays ---- */
 typedef struct { int64_t *v; Py_ssize_t n, cap; } I64s;
@@ -171,6 +221,17 @@ static inline int reserve(void **v, Py_ssize_t n, Py_ssize_t *cap, size_t size, 
         return 0;
     *v = p, *cap = want;
     return 1;
+}
+
+/* room for exactly `count` elements of `size` bytes in the empty vector *v (reserve() rounds up to a
+ * power of two), for a vector whose length is known or bounded before it is filled */
+static inline int reserve_exact(void **v, Py_ssize_t *cap, size_t size, Py_ssize_t count)
+{
+    if (count <= 0)
+        return 1;
+    *v = PyMem_RawMalloc((size_t)count * size);
+    *cap = *v ? count : 0;
+    return *v != NULL;
 }
 
 static inline int i64_push(I64s *a, int64_t x)

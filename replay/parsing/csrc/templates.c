@@ -1,4 +1,4 @@
-/* match_one(), read_ops(): token templates over record bodies (see module.c and fill.c) */
+/* match_plain(), match_values(), read_ops(): token templates over record bodies (see module.c and fill.c) */
 #include "scan.h"
 
 /* A template (compiled by replay/parsing/templates.py) is a tuple of ops, one per blank-separated token
@@ -154,15 +154,98 @@ int plain_body(const char *d, Py_ssize_t s, Py_ssize_t e)
     return 1;
 }
 
-/* Match one body; spans get (start, end) per field; list tokens are appended to `items`. */
-int match_one(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
-              int32_t *items, Py_ssize_t *nitems, int32_t *count)
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WORDWISE 1
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define WORDWISE 0
+#define ALWAYS_INLINE inline
+#endif
+
+/* The tokens of d[t, le) as integers (int_token_end's: an optional '-' and 1 to 18 digits, then a
+ * ' ' or le), their values appended to vals from *n; 0 when one is not. */
+static int int_values_bytewise(const char *d, Py_ssize_t t, Py_ssize_t le, int64_t *vals, Py_ssize_t *n)
 {
-    return plain_body(d, s, e) && match_plain(d, s, e, ops, nops, spans, items, nitems, count);
+    Py_ssize_t k = *n;
+    for (;;) {
+        while (t < le && d[t] == ' ') t++;
+        if (t == le)
+            break;
+        Py_ssize_t te = int_token_end(d, t, le);
+        if (te < 0)
+            return 0;
+        vals[k++] = int_at(d, (int32_t)t, (int32_t)te), t = te;
+    }
+    *n = k;
+    return 1;
 }
 
-int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
-                int32_t *items, Py_ssize_t *nitems, int32_t *count)
+/* int_values_bytewise's answer, 64 bytes at a time. The RmCounter lists are mostly blanks and
+ * one-digit values ("   0   0  28"): a byte loop over them and a second pass over the tokens'
+ * spans for their values were most of `_scan.rmcounter`'s time, and finding each token from the end
+ * of the one before (a word at a time) chains every load on the last. Here each 64 bytes become a
+ * bit per digit, with no load waiting on another, and the runs of digits are read off the bits. */
+static int int_values(const char *d, Py_ssize_t t, Py_ssize_t le, int64_t *vals, Py_ssize_t *n)
+{
+#if WORDWISE
+    Py_ssize_t k = *n;
+    uint64_t v = 0;  /* the value of the run of digits open at the end of the last 64 bytes */
+    int open = 0;  /* its digits so far (0: none open) */
+    char pad[64];
+    for (Py_ssize_t p = t; p < le; p += 64) {
+        const char *q = d + p;
+        if (le - p < 64) {  /* the last bytes, blanks after them */
+            memset(pad, ' ', sizeof pad);
+            memcpy(pad, q, (size_t)(le - p));
+            q = pad;
+        }
+        uint64_t dig;
+        if (!digit_bits(q, &dig))
+            return int_values_bytewise(d, t, le, vals, n);
+        uint64_t starts = dig & ~(dig << 1), ends = dig & ~(dig >> 1) & ~(1ULL << 63);
+        if (open && !(dig & 1)) {  /* the open run ended with the last 64 bytes */
+            vals[k++] = (int64_t)v;
+            open = 0;
+        } else if (open) {
+            starts &= starts - 1;  /* bit 0 goes on with the open run */
+        }
+        for (; ends; ends &= ends - 1) {
+            int a = 0, b = __builtin_ctzll(ends) + 1;
+            if (!open) {
+                a = __builtin_ctzll(starts), v = 0;
+                starts &= starts - 1;
+            }
+            if (open + b - a > 18)
+                return 0;
+            for (int j = a; j < b; j++) v = v * 10 + (uint64_t)(q[j] - '0');
+            vals[k++] = (int64_t)v;
+            open = 0;
+        }
+        if (dig >> 63) {  /* a run reaches the end of these 64 bytes: it stays open */
+            int a = 0;
+            if (!open) {
+                a = __builtin_ctzll(starts), v = 0;
+            }
+            if (open + 64 - a > 18)
+                return 0;
+            for (int j = a; j < 64; j++) v = v * 10 + (uint64_t)(q[j] - '0');
+            open += 64 - a;
+        }
+    }
+    if (open)
+        vals[k++] = (int64_t)v;
+    *n = k;
+    return 1;
+#else
+    return int_values_bytewise(d, t, le, vals, n);
+#endif
+}
+
+/* match_plain's work; with `vals`, a K_INT list's values go to vals (from *nvals) in place of its
+ * tokens' spans to items, and [*vs, *ve) is the part of the body they were read from */
+static ALWAYS_INLINE int match_ops(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops,
+                                   int32_t *spans, int32_t *items, Py_ssize_t *nitems, int32_t *count,
+                                   int64_t *vals, Py_ssize_t *nvals, Py_ssize_t *vs, Py_ssize_t *ve)
 {
     Py_ssize_t pos = s, te;
     for (int o = 0; o < nops; o++) {
@@ -176,6 +259,17 @@ int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int no
                     || memcmp(d + e - op->nsuf, op->suf, (size_t)op->nsuf) != 0)
                     return 0;
                 pos = t + op->npre, le = e - op->nsuf;
+            }
+            if (vals && op->kind == K_INT) {
+                Py_ssize_t vfirst = *nvals;
+                if (!int_values(d, pos, le, vals, nvals) || *nvals - vfirst < op->minimum) {
+                    *nvals = vfirst;
+                    return 0;
+                }
+                *count = (int32_t)(*nvals - vfirst);
+                *vs = pos, *ve = le;
+                pos = e;
+                continue;
             }
             for (Py_ssize_t t = pos;; t = te) {
                 while (t < le && d[t] == ' ') t++;  /* a byte loop: runs of blanks are short */
@@ -281,6 +375,22 @@ int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int no
         }
     }
     return next_token(d, pos, e, &te) == e;  /* nothing left over */
+}
+
+int match_plain(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+                int32_t *items, Py_ssize_t *nitems, int32_t *count)
+{
+    return match_ops(d, s, e, ops, nops, spans, items, nitems, count, NULL, NULL, NULL, NULL);
+}
+
+/* The bytes an integer list's values were read from are digits, '-' and ' ' (plain), so only the
+ * rest of the body is checked for plain bytes, and after the match: the same answer either way. */
+int match_values(const char *d, Py_ssize_t s, Py_ssize_t e, const Op *ops, int nops, int32_t *spans,
+                 int32_t *items, Py_ssize_t *nitems, int64_t *vals, Py_ssize_t *nvals, int32_t *count)
+{
+    Py_ssize_t vs = e, ve = e;
+    return match_ops(d, s, e, ops, nops, spans, items, nitems, count, vals, nvals, &vs, &ve)
+           && plain_body(d, s, vs) && plain_body(d, ve, e);
 }
 
 /* The ops of one template tuple (see the top of this file); the number of field slots it fills. */
