@@ -352,6 +352,29 @@ def user_allotments_assumed(users: tuple[tuple[str, int], ...]) -> Assumption:
                       "global one read: each user's count is checked against its own lines' allotment")
 
 
+USERS_UNREAD = "neither the log nor --config gives ducc.users, where a user's own allotment is set"
+
+
+def rests_on_unread_allotment(reason: str, user: str | None, own: Mapping[str, int]) -> bool:
+    """Whether a deferral (`reason`, rmref's) rests on `user`'s allotment where ducc.users was not
+    read: the global one was checked, and the user may have one of its own."""
+    return "allotment" in reason and user not in own
+
+
+def users_shown_allotted(tables: Mapping[str, pl.DataFrame]) -> set[str]:
+    """The users some allotment line of the log shows checked against their allotment: the one
+    the RM held for them, whether their own or the global one."""
+    if not {"jobs", "allotments", "counts"} <= tables.keys():
+        return set()
+    return set(_allotment_lines(tables, set())["user"].drop_nulls().to_list())
+
+
+def user_allotment_assumed(user: str, job: int, reason: str, global_gb: int) -> Assumption:
+    """A user's allotment a simulated deferral rests on, taken as the global one (no ducc.users read)."""
+    return Assumption(f"user {user}'s allotment", f"{_gb(global_gb)} (the global one)", INFERRED,
+                      f"the simulation defers job {job} for it ({reason}); {USERS_UNREAD}")
+
+
 # ---------------------------------------------------------------------------------------------
 # the cap chain's class settings
 

@@ -21,7 +21,7 @@ from replay.apps.simulate.metrics import identity, measure
 from replay.apps.simulate.simulation import simulate
 from replay.apps.change import Change, parse_sets
 from replay.cli import main
-from tests.helpers import LOGS, log_path, parsed, truth
+from tests.helpers import FIXTURES, LOGS, log_path, parsed, truth
 from tests.integration.test_whatif import FIRST_FIT
 
 OUTPUTS = ("report.json", "jobs.parquet", "shares.parquet", "cycles.parquet", "workload.parquet")
@@ -323,3 +323,34 @@ def test_report_adds_the_simulation_section(tmp_path, capsys):
     assert 'id="simulation"' in html and "<script" not in html and "src=" not in html
     code, _, err = _run(capsys, "report", log, "--no-audit", "--simulation", str(tmp_path), "-o", str(html_path))
     assert code == 2 and "not a `rmreplay simulate -o` directory" in err
+
+
+ALLOTTED = "corpus/midstream_user_allotment_unknown"
+
+
+def test_a_cut_log_names_the_user_allotment_it_takes_as_the_global_one(tmp_path, capsys):
+    """corpus/midstream_user_allotment_unknown (oracle seed 11313, shrunk) cut mid-stream and simulated with
+    ducc.classes only: dan's deferrals are the log's only allotment lines (8 GB, read as the global one),
+    and no line shows user ben's. The real RM granted ben's 44 GB reservation (job 2; truth.jsonl: it holds
+    a process), as its ducc.users sets no allotment for ben and ducc.properties no global one; the
+    simulation defers it against 8 GB. report.json's 'assumed' and the console name ben's allotment as
+    taken, as the audit skips that count for it; with the fixture's ducc.users read, none is named."""
+    from tests.midstream import classes_only, cut
+
+    assert max(held for (_c, job), held in _truth_held(ALLOTTED).items() if job == 2) >= 1
+    real = (FIXTURES / ALLOTTED / "resources" / "ducc.users").read_text()
+    assert "ben" not in real
+    log = cut(ALLOTTED, "rm.log", "between", tmp_path / "cut.log")
+    config = classes_only(ALLOTTED, tmp_path / "config")
+    code, text, _ = _run(capsys, "simulate", str(log), "--config", str(config), "-o", str(tmp_path / "out"))
+    assert code == 0
+    said = [a for a in json.loads((tmp_path / "out" / "report.json").read_text())["assumed"]["settings"]
+            if "allotment" in a["setting"] and a["setting"].startswith("user ")]
+    assert [(a["setting"], a["value"]) for a in said] == [("user ben's allotment", "8 GB (the global one)")], said
+    assert "job 2" in said[0]["evidence"] and "ducc.users" in said[0]["evidence"]
+    assert "user ben's allotment = 8 GB (the global one)" in text
+    # with ducc.users beside ducc.classes, nothing about the users' allotments is taken
+    (config / "ducc.users").write_text(real)
+    code, text, _ = _run(capsys, "simulate", str(log), "--config", str(config), "-o", str(tmp_path / "given"))
+    assert code == 0 and "user ben's allotment" not in text
+    assert "user ben" not in (tmp_path / "given" / "report.json").read_text()

@@ -13,6 +13,7 @@ from replay.apps.audit.reuse import OWN, Follow, Reuse
 from replay.apps.audit.schedule import audit_schedule
 from replay.apps.causes import Cause, CyclePlacements, count_cause, eviction_cause, placement_cause, placement_step
 from replay.apps.verify import Verified, follow_arrival_order, follow_node_ips, follow_placements
+from replay.model import settings as st
 from replay.model.logged import Logged, pair_key
 from rmref import Caps, HowMuch, Phases
 from rmref.constants import ALREADY_LEAVING, PURGES, RESERVATION
@@ -112,11 +113,10 @@ def _allotment_open(inp: CycleInput, hm: HowMuch, logged_counts: Mapping[int, An
     own = dict(inp.config.user_allotments)
     for job, reason in sorted(hm.deferred.items()):
         theirs = logged_counts.get(job)
-        if ("allotment" in reason and isinstance(theirs, int) and theirs > hm.counts.get(job, 0)
-                and users.get(job) not in own):
+        if (isinstance(theirs, int) and theirs > hm.counts.get(job, 0)
+                and st.rests_on_unread_allotment(reason, users.get(job), own)):
             return (f"job {job}'s count rests on user {users.get(job)}'s allotment, which the log does not show: "
-                    f"rmref defers it ({reason}) and the RM counts it {theirs}; neither the log nor --config "
-                    "gives ducc.users, where a user's own allotment is set")
+                    f"rmref defers it ({reason}) and the RM counts it {theirs}; {st.USERS_UNREAD}")
     return None
 
 

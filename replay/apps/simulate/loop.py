@@ -24,6 +24,7 @@ from replay.apps.simulate import rm
 from replay.apps.simulate.orchestrator import COMPLETED, COMPLETING
 from replay.apps.simulate.orchestrator import Work as OrWork
 from replay.apps.simulate.workload import Workload, WorkSpec
+from replay.model import settings as st
 from replay.model.defrag_inputs import cleared_by_rm
 from replay.model.logged import Logged
 from replay.model.nodes import online_capacity
@@ -82,6 +83,8 @@ class Run:
     first_share: dict[int, float] = field(default_factory=dict)  # job -> s of its first assignment
     preempted: list[tuple[int, int, int, str]] = field(default_factory=list)  # (cycle, job, share, reason)
     users: dict[int, tuple[str, ...]] = field(default_factory=dict)  # cycle -> users with work
+    # user -> (job, reason) of the first deferral resting on an allotment ducc.users would set, unread
+    unread_allotments: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 class Simulation:
@@ -168,11 +171,22 @@ class Simulation:
         occupied = {s.host for job in self.jobs.values() for s in job.shares.values()}
         inp = self._input(cycle, self.stale.fill(cycle, machines, occupied))
         result = self._schedule(inp, cycle)
+        if self.boot.users_open:
+            self._unread_allotments(inp, result)
         self._check(inp, result, cycle)
         self._apply(inp, result, cycle, t)
         self.stale.record(machines, ((s.host, job.spec.memory_gb) for job in self.jobs.values()
                                      for s in job.shares.values()))
         self.memory = result.memory
+
+    def _unread_allotments(self, inp: CycleInput, result: CycleResult) -> None:
+        """The users whose allotment a deferral of the cycle rests on where no ducc.users was read."""
+        users = {w.job_id: w.user for w in inp.work}
+        own = dict(inp.config.user_allotments)
+        for job, reason in sorted(result.how_much.deferred.items()):
+            user = users.get(job)
+            if user is not None and st.rests_on_unread_allotment(reason, user, own):
+                self.run.unread_allotments.setdefault(user, (job, reason))
 
     def _node_news(self, cycle: int, machines: tuple[Machine, ...]) -> None:
         """What the cycle's node events did to the simulated processes on those nodes, as the

@@ -20,7 +20,7 @@ from replay.apps.simulate.reconstruct import cycle_times, workload_from_log
 from replay.apps.simulate.workload import Workload
 from replay.model.machines.inventory import Inventory
 from replay.model.logged import Logged, logged_decisions
-from replay.model.settings import Assumption
+from replay.model.settings import Assumption, user_allotment_assumed, users_shown_allotted
 from replay.model.start import ReplayStart, replay_start
 from replay.model.bootstrap import Bootstrap
 from replay.model.published import existing_order, job_table_order, purge_marks
@@ -118,5 +118,16 @@ def simulate(tables: Mapping[str, pl.DataFrame], change: Change | None = None, w
     # the runs are done: the published orders they followed are read no more (about 28 MB on
     # i_mega24, held through the measures otherwise)
     ctx = dataclasses.replace(ctx, ranks={})
-    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from, (*start.assumed, *changed.assumed),
+    return Simulated(change, boot, ctx, workload, baseline, sim, workload_from,
+                     (*start.assumed, *changed.assumed, *_unread_allotments(tables, baseline, sim, boot)),
                      start.inventory, start.work_orders)
+
+
+def _unread_allotments(tables: Mapping[str, pl.DataFrame], baseline: Run, sim: Run,
+                       boot: Bootstrap) -> tuple[Assumption, ...]:
+    """Each user whose allotment a simulated deferral rests on, ducc.users unread, and no line of
+    the log shows (the global one is taken; a user's lines show the allotment the RM held it to)."""
+    first = {**sim.unread_allotments, **baseline.unread_allotments}
+    shown = users_shown_allotted(tables) if first else set()
+    return tuple(user_allotment_assumed(user, job, reason, boot.config.global_allotment)
+                 for user, (job, reason) in sorted(first.items()) if user not in shown)
