@@ -104,7 +104,7 @@ def java_lines(report: dict[str, Any]) -> list[str]:
 def print_workload_notes(console: Console, report: dict[str, Any], workload: Workload | None = None) -> None:
     """The jobs whose submission or end the log does not hold, and what the simulation took for them
     (`workload`: the one simulated, whose notes say which rates were assumed)."""
-    from replay.apps.simulate.reconstruct import NO_ITEM_DONE, OPEN_ORDER
+    from replay.apps.simulate.reconstruct import OPEN_ORDER, projected_rates
     from replay.apps.simulate.unnamed import UNNAMED
     present = report["workload"]["present_from_start"]
     if present:
@@ -113,10 +113,9 @@ def print_workload_notes(console: Console, report: dict[str, Any], workload: Wor
                       highlight=False)
     projected = report["workload"]["projected"]
     if projected:
-        unseen = sorted(w.job_id for w in (workload.work if workload else ()) if w.job_id in set(projected)
-                        and NO_ITEM_DONE in w.note)
-        rate = ("the rate observed" if not unseen else f"the rate observed, or, for {len(unseen)} of them that "
-                f"completed no item in the log ({ids(unseen)}), an assumed one")
+        notes = {job: "" for job in projected} | {w.job_id: w.note for w in (workload.work if workload else ())
+                                                  if w.job_id in set(projected)}
+        rate = projected_rates(notes)
         console.print(f"[yellow]{len(projected)} job(s) run past the log's end ({ids(projected)}): their remaining "
                       f"work is projected at {rate} (workload.parquet, note)[/]", highlight=False)
     if workload is None:

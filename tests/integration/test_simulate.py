@@ -8,6 +8,7 @@ checked for the direction the fair-share rules give, and every bad input for a o
 
 from __future__ import annotations
 
+import html
 import json
 import textwrap
 import xml.etree.ElementTree as ET
@@ -17,6 +18,7 @@ import pandas as pd
 import polars as pl
 import pytest
 
+from replay import parse
 from replay.apps.simulate.metrics import identity, measure
 from replay.apps.simulate.simulation import simulate
 from replay.apps.change import Change, parse_sets
@@ -354,3 +356,28 @@ def test_a_cut_log_names_the_user_allotment_it_takes_as_the_global_one(tmp_path,
     code, text, _ = _run(capsys, "simulate", str(log), "--config", str(config), "-o", str(tmp_path / "given"))
     assert code == 0 and "user ben's allotment" not in text
     assert "user ben" not in (tmp_path / "given" / "report.json").read_text()
+
+
+@pytest.mark.parametrize("name, config", [("corpus/midstream_rich_donor_threshold", None),
+                                          ("cuts/leaving_or_cleared", "resources")])
+def test_the_html_report_says_which_projected_rates_were_assumed(tmp_path, capsys, name, config):
+    """The report's simulation section said every job run past the log's end was projected "at the rate
+    observed". A job whose jobUpdate lines (the log) show no item completed has no observed rate: its
+    item time is assumed (corpus/midstream_rich_donor_threshold: none of the log's jobs completed one;
+    the leaving_or_cleared cut: the median of the jobs that did), and the section names those jobs."""
+    log = FIXTURES / name / "rm.log.gz"
+    args = ["--config", str(FIXTURES / name / config)] if config else []
+    out, page = tmp_path / "sim", tmp_path / "report.html"
+    assert _run(capsys, "simulate", str(log), *args, "-o", str(out))[0] == 0
+    assert _run(capsys, "report", str(log), *args, "--no-audit", "--simulation", str(out), "-o", str(page))[0] == 0
+    text = html.unescape(page.read_text())
+    projected = json.loads((out / "report.json").read_text())["workload"]["projected"]
+    events = parse([log]).tables["job_events"]
+    done = set(events.filter(pl.col("completed") > 0)["job_id"].to_list())
+    unseen = [j for j in projected if j not in done]
+    assert unseen and "the rate observed" not in text
+    if len(unseen) == len(projected):
+        assert "projected at an item time assumed (no job of the log completed one)" in text
+    else:
+        assert (f"or, for {len(unseen)} of them that completed no item in the log (job(s) "
+                f"{', '.join(map(str, unseen))}), an item time assumed (the median of the log's jobs)") in text

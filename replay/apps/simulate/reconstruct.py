@@ -292,6 +292,21 @@ MEDIAN_OF_JOBS = "the median of the log's jobs"  # of the mean item times the lo
 NONE_OF_JOBS = "no job of the log completed one"  # (then 0 ms)
 
 
+def projected_rates(notes: Mapping[int, str]) -> str:
+    """The rate(s) the remaining work of the jobs run past the log's end (`notes`: job -> its
+    workload note) is projected at, as their notes say: the mean observed, else an assumed one."""
+    unseen = sorted(job for job, note in notes.items() if NO_ITEM_DONE in note)
+    observed = "the mean item time the Orchestrator last reported"
+    if not unseen:
+        return observed
+    bases = [b for b in (MEDIAN_OF_JOBS, NONE_OF_JOBS) if any(f"assumed: {b}" in notes[j] for j in unseen)]
+    jobs = ", ".join(map(str, unseen[:10])) + (", ..." if len(unseen) > 10 else "")
+    assumed = f"an item time assumed ({'; '.join(bases)})"
+    if len(unseen) == len(notes):
+        return f"{assumed}, none of them having completed an item in the log"
+    return f"{observed}, or, for {len(unseen)} of them that completed no item in the log (job(s) {jobs}), {assumed}"
+
+
 def workload_from_log(tables: Mapping[str, pl.DataFrame], boot: Bootstrap,
                       replay: ReplayStart | None = None) -> Workload:
     """Reconstruct the workload the log records (see the module docstring for every source)."""

@@ -13,6 +13,7 @@ import polars as pl
 
 from replay.apps.report import MAX_SERIES, PALETTE, E, Series, axis_ticks, svg_plot, table
 from replay.apps.report import tick_label as tick
+from replay.apps.simulate.reconstruct import projected_rates
 from replay.parsing.sources import InputError
 
 FILES = ("report.json", "shares.parquet", "cycles.parquet", "jobs.parquet")
@@ -109,6 +110,17 @@ def java_note(rep: dict[str, Any]) -> str:
     return f'<p class="note">{text}</p><p class="note">Assumed (the log cannot settle it):</p><ul>{assumed}</ul>'
 
 
+def _notes(out: str | Path, jobs: Sequence[int]) -> dict[int, str]:
+    """Each of `jobs`' workload note (workload.parquet; empty where the directory has none)."""
+    path = Path(out) / "workload.parquet"
+    notes = {job: "" for job in jobs}
+    if path.is_file():
+        work = pl.read_parquet(path, columns=["kind", "job_id", "note"]).filter(
+            (pl.col("kind") == "work") & pl.col("job_id").is_in(list(jobs)))
+        notes |= {job: note or "" for job, note in work.select("job_id", "note").iter_rows()}
+    return notes
+
+
 def simulation_section(out: str | Path) -> str:
     """The report's "Simulation" section for a `rmreplay simulate -o OUT` directory."""
     rep, shares, cyc = load_simulation(out)
@@ -132,9 +144,11 @@ def simulation_section(out: str | Path) -> str:
     rows = [(key, *(_fmt(rep[key][s]) for s in ("logged", "baseline", "sim")))
             for key in ("preemptions", "defrag_takes", "utilisation", "fairness")]
     parts.append(table(("", "logged", "baseline", "sim"), rows, "kv"))
-    if rep["workload"]["projected"]:
-        parts.append(f'<p class="note">{len(rep["workload"]["projected"])} job(s) run past the log\'s end; their '
-                     "remaining work is projected at the rate observed (workload.parquet, note).</p>")
+    projected = rep["workload"]["projected"]
+    if projected:
+        rate = projected_rates(_notes(out, projected))
+        parts.append(f'<p class="note">{len(projected)} job(s) run past the log\'s end; their remaining work is '
+                     f"projected at {E(rate)} (workload.parquet, note).</p>")
 
     totals = shares.group_by("user").agg(pl.col("qshares_logged").sum() + pl.col("qshares_sim").sum())
     ranked = [u for u, _ in sorted(totals.iter_rows(), key=lambda r: (-r[1], r[0]))]
