@@ -61,7 +61,8 @@ def trials(opens: Sequence[OpenOrder]) -> list[dict[str, int]]:
     out = [{a.host: b.taken, b.host: a.taken} for a, b in combinations(opens, 2)
            if a.taken != b.taken and a.taken in b.options and b.taken in a.options]
     out += [{o.host: k} for o in opens for k in o.options if k != o.taken]
-    return out[:MAX_TRIALS] + by_pool(opens)
+    first = out[:MAX_TRIALS]
+    return first + [t for t in by_pool(opens) if t not in first]
 
 
 def by_pool(opens: Sequence[OpenOrder]) -> list[dict[str, int]]:
