@@ -35,6 +35,9 @@ class HostTie:
     hosts: tuple[str, ...]  # the equally free machines, in the order rmref met them
     got: tuple[int, ...]  # processes rmref gave the job on each
     walked_by: int  # the job whose process walk (a HashMap keyed by random ids) put them in that order
+    # or, where they were last moved by fixed-share or reserved work, its class, whose job map (keyed
+    # by random ids) accounting walks and no line lists
+    walked_in: str = ""
 
     def admits(self, placed: Mapping[str, int]) -> bool:
         """Whether `placed` (processes per host) on these hosts is one way the walk could have gone."""

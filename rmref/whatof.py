@@ -98,6 +98,10 @@ class Walk:
     placements: list[Placement] = field(default_factory=list)
     # the job whose process walk (random ids) last moved a machine at accounting; None once placed on
     walked_by: dict[str, int | None] = field(default_factory=dict)
+    # where that job is fixed share or a reservation, its class: howMuchFixed and the reservations'
+    # lines list a class's jobs oldest first, not in the class's job map order (keyed by random ids)
+    # that accounting walks them in, so which of the class's jobs moved a machine last no line settles
+    walked_in: dict[str, str] = field(default_factory=dict)
     prefer: Mapping[str, int] = field(default_factory=dict)  # rank of a machine within an open order
     ties: list[HostTie] = field(default_factory=list)
 
@@ -199,6 +203,10 @@ def start_walk(inp: CycleInput, stale_left: Mapping[str, int] | None = None) -> 
                 if in_tables(machines[share.host], inp):
                     _move(walk, share.host, share.order, _policy(inp.class_of(work)))
                 walk.walked_by[share.host] = work.job_id
+                if _policy(inp.class_of(work)) == FAIR_SHARE:
+                    walk.walked_in.pop(share.host, None)
+                else:
+                    walk.walked_in[share.host] = work.class_name
     walk.current.update(held_now(inp))
     return walk
 
@@ -281,6 +289,7 @@ def _place(walk: Walk, work: Work, host: str, policy: str) -> None:
     walk.jobs_on[host].append(work.job_id)
     walk.current[work.job_id] = walk.current.get(work.job_id, 0) + 1
     walk.walked_by[host] = None
+    walk.walked_in.pop(host, None)
     _move(walk, host, work.order, policy)
 
 
@@ -327,16 +336,19 @@ def _walk_table(walk: Walk, table: JavaHashMap, work: Work, needed: int, policy:
     def usable(host: str) -> bool:
         return _schedulable(walk.machines[host]) and (vertical or not _conflicts(walk, host, work))
 
-    def key(host: str) -> tuple[int, int, int, int] | None:
+    def key(host: str) -> tuple[int, int, int | str, int] | None:
         by = walk.walked_by.get(host)
         if by is None or not usable(host):
             return None
         h = spread(_hash(walk.machines[host]))
-        return h & (table.capacity - 1), h & (clone.capacity - 1), by, capacity(host)
+        return h & (table.capacity - 1), h & (clone.capacity - 1), walk.walked_in.get(host, by), capacity(host)
 
     groups = tie_groups(hosts, key)
     met = met_order(hosts, groups, walk.prefer)
     walked_by = {i: walk.walked_by.get(hosts[group[0]]) for i, group in enumerate(groups)}
+    # a class named only where its jobs, not one job's processes, left the order open
+    walked_in = {i: walk.walked_in.get(hosts[group[0]], "") if len({walk.walked_by.get(hosts[k]) for k in group}) > 1
+                 else "" for i, group in enumerate(groups)}
     got: dict[str, int] = {}
     given = 0
     first = len(walk.placements)
@@ -355,7 +367,7 @@ def _walk_table(walk: Walk, table: JavaHashMap, work: Work, needed: int, policy:
         members = tuple(met[k] for k in group)
         counts = tuple(got.get(h, 0) for h in members)
         if len(set(counts)) > 1:
-            walk.ties.append(HostTie(work.job_id, members, counts, walked_by[i] or 0))
+            walk.ties.append(HostTie(work.job_id, members, counts, walked_by[i] or 0, walked_in[i]))
     return given
 
 

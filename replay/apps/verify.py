@@ -67,8 +67,10 @@ def tie_sentence(ties: Sequence[HostTie], theirs: Counter[str]) -> str:
         parts.append(f"the RM chose {len(chosen)} of {len(t.hosts)} equally free hosts ({', '.join(chosen)} of "
                      f"{', '.join(sorted(t.hosts))}; rmref took "
                      f"{', '.join(h for h, n in zip(t.hosts, t.got) if n)}), which findShares meets in the order "
-                     f"the RM walked job {t.walked_by}'s processes in (a HashMap keyed by random ids): "
-                     f"{t.ways()} placements were possible")
+                     + (f"the RM walked class {t.walked_in}'s jobs in at accounting (a HashMap keyed by random ids; "
+                        "its lines list them oldest first)" if t.walked_in else
+                        f"the RM walked job {t.walked_by}'s processes in (a HashMap keyed by random ids)")
+                     + f": {t.ways()} placements were possible")
     return "agrees: " + "; ".join(parts)
 
 

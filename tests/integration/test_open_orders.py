@@ -101,3 +101,41 @@ def test_at_info_which_removals_the_clearing_took_is_not_a_divergence():
     why = result.skipped[first]
     assert "job 5 np102.sim.ducc.12" in why and "clearing of np102.sim.ducc" in why
     assert len(result.cycles) == len(epochs) - 1
+
+
+POOLS = FIXTURES / "cuts" / "open_order_pools"
+
+
+def test_a_deferral_for_want_of_a_big_machine_on_sizes_the_counters_leave_to_either_pool_is_no_divergence():
+    """fixtures/cuts/open_order_pools: an INFO log of the real trunk RM (oracle seed 12222, focus
+    reserve, scenario 2) cut inside an RmCounter block after a node went idle, then ended at
+    00:27:10, audited with its ducc.classes and np1.nodes. Only --default--'s counters are printed,
+    and they count np1's machines with its own: which pool holds the four order-21 nodes they show
+    no counter tells, and the inference puts them in np1 (truth: n01, n04, n05, n06 of --default--).
+    Job 15, a 56 GB (order 19) request of fixed-share class fixeda in np1, is deferred by the RM
+    (`no machines big enough`: truth gives it nothing, np1's largest node is order 18); on the
+    orders taken rmref granted it one, on np1's order-21 nodes. The RM is not at fault: with np1's
+    open nodes given the smallest of the sizes the counters count, rmref defers it too."""
+    tables = dict(parse([POOLS / "rm.log.gz"]).tables)
+    tables.update(read_resources(POOLS / "resources"))
+    with gzip.open(POOLS / "truth.jsonl.gz", "rt") as fh:
+        records = {r["epoch"]: r for r in map(json.loads, fh)}
+    epochs = dict(tables["cycles"].select("cycle", "epoch").iter_rows())
+    result = audit(tables)
+    audited = [epochs[c] for c in result.cycles]
+    # truth: job 15 asks for order 19, np1 has no node that big, the RM gave it nothing
+    job15 = [j for e in audited for j in records[e]["jobs"] if j["id"] == 15]
+    assert job15 and {(j["class"], j["nshares_given"]) for j in job15} == {("fixeda", 0)}
+    assert all(n["order"] < 19 for e in audited for n in records[e]["nodes"] if n["nodepool"] == "np1")
+    assert {n["name"] for n in records[audited[0]]["nodes"] if n["order"] == 21} >= {
+        "n01.sim.ducc", "n04.sim.ducc", "n05.sim.ducc", "n06.sim.ducc"}
+    taken = {a.setting: a.value for a in result.assumed}
+    assert sum(taken[f"node np10{k}.sim.ducc"].startswith("order 21 taken") for k in (1, 3, 5, 6)) >= 3
+    assert not result.divergences, result.divergences[:2]
+    left_out = result.skipped_kinds.get("counts", {})
+    open_ = {epochs[c] for c, why in left_out.items() if "rest on orders the log leaves open" in why}
+    assert open_ == {158, 159, 162}  # the cycles the RM counted job 15 in (deferring it)
+    # what is audited agrees with truth: every count rmref gave, and job 15's nothing elsewhere
+    counted = {(c, j): n for c, j, _o, n in result.ref["counts"]}
+    given = {(c, j["id"]): j["nshares_given"] for c in result.cycles for j in records[epochs[c]]["jobs"]}
+    assert counted and all(given[k] == n for k, n in counted.items())

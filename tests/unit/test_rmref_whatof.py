@@ -15,7 +15,7 @@ from rmref import CapInput
 from rmref.javahash import JavaHashMap, node_hash, spread, string_hash
 from rmref.model import (FAIR_SHARE, FIXED_SHARE, RESERVE, ClassDef, Config, CycleInput, Machine,
                          Nodepool, Share, Work)
-from rmref.whatof import unschedulable_free, what_of
+from rmref.whatof import unschedulable_free, what_of, what_of_choices
 
 A = Machine("nodeA.sim.ducc", "--default--", 8, 32768, "10.0.0.1")
 B = Machine("nodeB.sim.ducc", "--default--", 8, 32768, "10.0.0.2")
@@ -284,3 +284,31 @@ def test_what_of_starts_where_how_muchs_accounting_left_a_dead_machine():
     d = Machine("nodeD.sim.ducc", "--default--", 7, 28672, "10.0.0.4")
     work = (_work(1, 1, cls="fixed", shares=((1, A.name),)),)
     assert unschedulable_free(_cycle((dead, B, d), work, classes=(NORMAL, fixed))) == {A.name: 6}
+
+
+def test_machines_two_jobs_of_one_fixed_share_class_left_alike_are_met_in_an_open_order():
+    """The real trunk RM (oracle seed 12323, focus wide, scenario 5, epoch 107): np114 holds fixed-share
+    jobs 32 (1 quantum) and 35 (2), np121 job 40 (3), all of class fixeda; both are left 9 free and
+    share a bucket (3 of 16, and of the clone's 4). Accounting walks class fixeda's jobs in its job
+    map (keyed by random ids; howMuchFixed lists them oldest first), so which joined the 9-free map
+    first no line says: the RM put new job 42 on np121, rmref, walking 32, 35, 40, on np114. That
+    order is a tie of the class's jobs, which the RM's pick is one way of; jobs of a fair-share class,
+    whose map order the log shows, leave none."""
+    np114 = Machine("np114.sim.ducc", "--default--", 12, 12 * 4096, "10.2.0.15")
+    np121 = Machine("np121.sim.ducc", "--default--", 12, 12 * 4096, "10.2.0.22")
+    assert {spread(node_hash(m.name, m.ip)) & 15 for m in (np114, np121)} == {3}
+    fixed = ClassDef("fixeda", FIXED_SHARE, 5, 0, "--default--")
+
+    def cycle(cls, policy_of_old):
+        old = [_work(32, 1, cls=policy_of_old, shares=[(255, np114.name)], work_type="Service"),
+               _work(35, 2, cls=policy_of_old, shares=[(283, np114.name)], work_type="Service"),
+               _work(40, 3, cls=policy_of_old, shares=[(294, np121.name)], work_type="Service")]
+        return _cycle([np114, np121], old + [_work(42, 1, cls=cls, work_type="Service")], classes=(NORMAL, fixed))
+
+    got = what_of_choices(cycle("fixeda", "fixeda"), {32: 1, 35: 1, 40: 1, 42: 1})
+    assert [(p.job_id, p.host) for p in got.placements] == [(42, np114.name)]
+    assert [(t.job_id, t.hosts, t.got, t.walked_in) for t in got.ties] == [
+        (42, (np114.name, np121.name), (1, 0), "fixeda")]
+    assert got.ties[0].admits({np121.name: 1})  # the RM's
+    settled = what_of_choices(cycle("fixeda", "normal"), {32: 1, 35: 1, 40: 1, 42: 1})
+    assert [(p.job_id, p.host) for p in settled.placements] == [(42, np114.name)] and not settled.ties
