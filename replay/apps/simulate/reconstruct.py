@@ -588,7 +588,7 @@ def _unprinted_sizes(tables: Mapping[str, pl.DataFrame], no_threads: set[int], n
     for job, sid in held.iter_rows():
         if (job, sid) not in leaving:
             counted[job] = counted.get(job, 0) + 1
-    nth = dict(caps.filter((pl.col("cycle") == first) & (pl.col("prj_nth") > 0)).sort("line")
+    nth = dict(caps.filter((pl.col("cycle") == first) & (pl.col("prj_nth") > 0)).sort(log_order())
                .group_by("job_id", maintain_order=True).agg(pl.col("prj_nth").first()).iter_rows())
     highest = dict(caps.filter(pl.col("base_cap") > 0).group_by("job_id").agg(pl.col("base_cap").max()).iter_rows())
     out = {}

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
+from replay.model.logorder import log_order
 from rmref.model import ClassDef
 
 DEFER_IN_CLASS = r"in class (\S+)$"  # RmJob.defer's "no hosts of the correct size in class X"
@@ -37,9 +38,9 @@ def unnamed_classes(tables: Mapping[str, pl.DataFrame], classes: tuple[ClassDef,
     if not wanted:
         return {}
     defrag = (tables["defrag"].filter(pl.col("job_id").is_in(wanted) & pl.col("class").is_not_null())
-              .sort("line").group_by("job_id", maintain_order=True).agg(pl.col("class").first()))
+              .sort(log_order()).group_by("job_id", maintain_order=True).agg(pl.col("class").first()))
     named = {j: (c, f"{UNNAMED}: {c}, as detectFragmentation's table lists it") for j, c in defrag.iter_rows()}
-    counts = tables["counts"].filter(pl.col("job_id").is_in(wanted)).sort("line")
+    counts = tables["counts"].filter(pl.col("job_id").is_in(wanted)).sort(log_order())
     deferred = (counts.filter(pl.col("reason").is_not_null())
                 .select("job_id", pl.col("reason").str.extract(DEFER_IN_CLASS).alias("class"))
                 .drop_nulls().group_by("job_id", maintain_order=True).agg(pl.col("class").first()))
@@ -48,7 +49,7 @@ def unnamed_classes(tables: Mapping[str, pl.DataFrame], classes: tuple[ClassDef,
     policy = dict(counts.filter(pl.col("policy").is_not_null()).group_by("job_id", maintain_order=True)
                   .agg(pl.col("policy").first()).iter_rows())
     pools = dict(tables["eviction_counts"].filter(pl.col("job_id").is_in(wanted) & pl.col("nodepool").is_not_null())
-                 .sort("line").group_by("job_id", maintain_order=True).agg(pl.col("nodepool").first()).iter_rows())
+                 .sort(log_order()).group_by("job_id", maintain_order=True).agg(pl.col("nodepool").first()).iter_rows())
     out = {}
     for job in wanted:
         if job in named:
